@@ -1,0 +1,107 @@
+"""active-memory: lesson memory for multi-agent coding workflows.
+
+The public API is what ``__all__`` lists; everything else is private and may change.
+"""
+
+from __future__ import annotations
+
+from active_memory.config import (
+    ActiveMemoryConfig,
+    PostmortemConfig,
+    RuntimeConfig,
+    load_runtime_config,
+    parse_runtime_config,
+)
+from active_memory.errors import (
+    ActiveMemoryError,
+    ConfigError,
+    ContractViolation,
+    EvidenceError,
+    LessonNotFound,
+    LessonValidationError,
+    PostmortemError,
+    ProvenanceError,
+    ProviderDeadlineExceeded,
+    ProviderError,
+    ProviderUnavailable,
+    PublicationError,
+    PublicationFenced,
+    RecallError,
+    ReplayMismatch,
+    RevisionConflict,
+    RevisionMismatch,
+    RunRecordError,
+    SnapshotError,
+    StoreError,
+    StoreUnavailable,
+)
+from active_memory.lessons import (
+    Decision,
+    Evidence,
+    GraphScope,
+    Lesson,
+    LessonDraft,
+    Mutation,
+    Proposal,
+    Publication,
+    Rejection,
+    RepositoryScope,
+    new_lesson_id,
+)
+from active_memory.store.backend import (
+    ActiveMemoryBackend,
+    PublicationControl,
+    PublicationReceipt,
+    RunIdentity,
+    Snapshot,
+    SnapshotRequest,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ActiveMemoryBackend",
+    "ActiveMemoryConfig",
+    "ActiveMemoryError",
+    "ConfigError",
+    "ContractViolation",
+    "Decision",
+    "Evidence",
+    "EvidenceError",
+    "GraphScope",
+    "Lesson",
+    "LessonDraft",
+    "LessonNotFound",
+    "LessonValidationError",
+    "Mutation",
+    "PostmortemConfig",
+    "PostmortemError",
+    "Proposal",
+    "ProvenanceError",
+    "ProviderDeadlineExceeded",
+    "ProviderError",
+    "ProviderUnavailable",
+    "Publication",
+    "PublicationControl",
+    "PublicationError",
+    "PublicationFenced",
+    "PublicationReceipt",
+    "RecallError",
+    "Rejection",
+    "ReplayMismatch",
+    "RepositoryScope",
+    "RevisionConflict",
+    "RevisionMismatch",
+    "RunIdentity",
+    "RunRecordError",
+    "RuntimeConfig",
+    "Snapshot",
+    "SnapshotError",
+    "SnapshotRequest",
+    "StoreError",
+    "StoreUnavailable",
+    "__version__",
+    "load_runtime_config",
+    "new_lesson_id",
+    "parse_runtime_config",
+]

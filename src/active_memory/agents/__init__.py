@@ -1,0 +1,1 @@
+"""Specialist sessions: providers, read-only tools, the tool loop, the postmortem."""

@@ -1,0 +1,1 @@
+"""Model providers: one small async interface, one module per SDK."""

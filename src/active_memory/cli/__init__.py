@@ -1,0 +1,1 @@
+"""The ``active-memory`` command line: thin click commands over the library."""

@@ -1,0 +1,21 @@
+"""Entry point of ``active-memory``: the root group and its command registry.
+
+Each concern registers one command or group here; commands parse, call the library and format.
+Exit codes: 0 success, 1 the work failed, 2 bad input (click's own usage errors are 2 too).
+"""
+
+from __future__ import annotations
+
+import click
+
+from active_memory import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="active-memory")
+def main() -> None:
+    """Lesson memory for multi-agent coding workflows."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

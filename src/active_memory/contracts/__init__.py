@@ -1,0 +1,1 @@
+"""Specialist JSON contracts and host admission."""

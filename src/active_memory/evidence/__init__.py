@@ -1,0 +1,1 @@
+"""Evidence for the postmortem specialists: paged history under a byte budget."""

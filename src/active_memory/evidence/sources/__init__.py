@@ -1,0 +1,1 @@
+"""Adapters that produce a RunRecord from recorded sources."""

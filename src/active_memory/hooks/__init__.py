@@ -1,0 +1,1 @@
+"""Harness hook adapters (Claude Code, Codex, Copilot, pi) and their installer."""

@@ -1,0 +1,1 @@
+"""Recall: signals from tool calls, resident indexes, budgeted rendering, the broker."""

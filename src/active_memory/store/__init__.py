@@ -1,0 +1,1 @@
+"""Lesson storage: the backend interface and its SQLite implementation."""

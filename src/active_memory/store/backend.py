@@ -1,0 +1,110 @@
+"""The backend interface: a scoped snapshot and a checked publication.
+
+SQLite implements it for local runs; a hosted multi-tenant engine (PostgreSQL, later) implements
+the same two operations and must derive the tenant, repository and graph scope from the run
+identity itself, never from request fields alone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from active_memory.lessons import Lesson, Publication
+
+__all__ = [
+    "ActiveMemoryBackend",
+    "PublicationControl",
+    "PublicationReceipt",
+    "RunIdentity",
+    "Snapshot",
+    "SnapshotRequest",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RunIdentity:
+    """Who is asking: the run and the scopes it was accepted for."""
+
+    run_id: str
+    repository: str | None = None
+    graph_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRequest:
+    """Which lessons a run may see.
+
+    Repository lessons of ``identity.repository`` when ``repository`` is on; graph lessons of
+    ``identity.graph_hash`` (unqualified, or qualified by the same repository) when ``graph`` is on.
+    """
+
+    identity: RunIdentity
+    repository: bool = True
+    graph: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A complete, frozen set of live lessons, sorted by id, at one store generation."""
+
+    generation: int
+    lessons: tuple[Lesson, ...]
+
+    def by_id(self) -> dict[str, Lesson]:
+        return {lesson.id: lesson for lesson in self.lessons}
+
+
+@dataclass(slots=True)
+class PublicationControl:
+    """Checked immediately before a write is dispatched: cancellation and an absolute deadline.
+
+    ``deadline`` is a ``time.monotonic()`` value. Once ``cancel()`` is called or the deadline
+    passes, no new publication starts; one already dispatched runs to completion.
+    """
+
+    deadline: float | None = None
+    cancelled: bool = field(default=False)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def refusal(self) -> str | None:
+        """Why a publication may not start now, or None when it may."""
+        if self.cancelled:
+            return "cancelled"
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return "deadline passed"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class PublicationReceipt:
+    """What a committed batch did: the new generation and each id's new revision."""
+
+    generation: int
+    revisions: dict[str, int]
+    retired: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class ActiveMemoryBackend(Protocol):
+    def snapshot(self, request: SnapshotRequest) -> Snapshot:
+        """Return every live lesson in scope, or raise SnapshotError; never a partial set."""
+        ...
+
+    def publish(
+        self, publication: Publication, control: PublicationControl | None = None
+    ) -> PublicationReceipt:
+        """Commit every mutation or none.
+
+        Raises RevisionConflict naming each id whose expected revision does not match (a
+        tombstoned id always conflicts), PublicationError for a malformed or over-capacity
+        batch, PublicationFenced when ``control`` refuses before dispatch.
+        """
+        ...
+
+    def generation(self) -> int:
+        """The store-wide generation: how many batches have committed."""
+        ...

@@ -96,6 +96,10 @@ def load_prompt(name: str) -> str:
     """The raw template text of ``preamble`` or a specialist, checked for malformed placeholders."""
     _check_name(name, PROMPT_NAMES)
     text = resources.files(__name__).joinpath(f"{name}.md").read_text(encoding="utf-8")
+    return _check_template(name, text)
+
+
+def _check_template(name: str, text: str) -> str:
     if "{{" in _PLACEHOLDER.sub("", text):
         raise PromptError(name, "contains '{{' that is not a {{lowercase_name}} placeholder")
     unknown = sorted(_names_in(text) - LIMIT_VALUES.keys() - RUN_VALUES)
@@ -124,10 +128,8 @@ def _system_template(specialist: str) -> str:
 def _render(label: str, template: str, values: Mapping[str, object]) -> str:
     fixed = sorted(values.keys() & LIMIT_VALUES.keys())
     if fixed:
-        raise PromptError(
-            label, f"{fixed!r} come from the card limits in active_memory.lessons; do not pass them",
-            fixed,
-        )  # fmt: skip
+        problem = f"{fixed!r} come from the card limits in active_memory.lessons; do not pass them"
+        raise PromptError(label, problem, fixed)
     needed = _names_in(template) & RUN_VALUES
     missing = sorted(needed - values.keys())
     if missing:
@@ -135,16 +137,12 @@ def _render(label: str, template: str, values: Mapping[str, object]) -> str:
         raise PromptError(label, f"no value for placeholder {shown}; pass it by name", missing)
     unknown = sorted(values.keys() - needed)
     if unknown:
-        raise PromptError(
-            label, f"got values {unknown!r} it has no placeholder for; it uses {sorted(needed)!r}",
-            unknown,
-        )  # fmt: skip
+        problem = f"got values {unknown!r} it has no placeholder for; it uses {sorted(needed)!r}"
+        raise PromptError(label, problem, unknown)
     for name, value in values.items():
         if not isinstance(value, str):
-            raise PromptError(
-                label, f"value for {{{{{name}}}}} must be a string, got {type(value).__name__}",
-                [name],
-            )  # fmt: skip
+            problem = f"value for {{{{{name}}}}} must be a string, got {type(value).__name__}"
+            raise PromptError(label, problem, [name])
         if not value.strip():
             raise PromptError(label, f"value for {{{{{name}}}}} is empty", [name])
     filled = {**LIMIT_VALUES, **values}

@@ -147,5 +147,7 @@ def test_repository_discovery_needs_a_verified_file_and_association() -> None:
 
     assert "Cite at least one current file as `repository:<root-relative path>`" in text
     assert "each occurring verbatim in a file you cite" in text
+    assert "at least one file, folder or identifier the current checkout verifies" in text
+    assert "keyword groups only add to those" in text
     for word in REFERENCE_BROAD_WORDS:
         assert f" {word}," in text or f" {word}." in text, word

@@ -134,7 +134,8 @@ def _render(label: str, template: str, values: Mapping[str, object]) -> str:
     missing = sorted(needed - values.keys())
     if missing:
         shown = ", ".join(f"{{{{{name}}}}}" for name in missing)
-        raise PromptError(label, f"no value for placeholder {shown}; pass it by name", missing)
+        hint = ", ".join(f"{name}=..." for name in missing)
+        raise PromptError(label, f"no value for placeholder {shown}; pass {hint}", missing)
     unknown = sorted(values.keys() - needed)
     if unknown:
         problem = f"got values {unknown!r} it has no placeholder for; it uses {sorted(needed)!r}"

@@ -17,6 +17,7 @@ do; attributes carry the same facts for programs.
      ├── RunRecordError              a run record (or transcript) is malformed
      ├── EvidenceError
      ├── ContractViolation           a specialist answer breaks its JSON contract
+     ├── PromptError                 a specialist prompt is unknown or cannot be rendered
      ├── ProvenanceError             git inspection of a checkout failed
      ├── ProviderError               a model provider failed (SDK errors translated)
      │    ├── ProviderUnavailable     SDK extra or credential missing
@@ -39,6 +40,7 @@ __all__ = [
     "LessonNotFound",
     "LessonValidationError",
     "PostmortemError",
+    "PromptError",
     "ProvenanceError",
     "ProviderDeadlineExceeded",
     "ProviderError",
@@ -162,6 +164,19 @@ class ContractViolation(ActiveMemoryError):
         shown = "; ".join(self.errors[:5])
         more = f" (+{len(self.errors) - 5} more)" if len(self.errors) > 5 else ""
         super().__init__(f"answer does not satisfy contract {contract!r}: {shown}{more}")
+
+
+class PromptError(ActiveMemoryError):
+    """A prompt is unknown, or rendering it lacks a value, got an unknown one, or is malformed.
+
+    ``placeholders`` names the offending placeholders (empty when the prompt itself is unknown).
+    """
+
+    def __init__(self, prompt: str, problem: str, placeholders: Sequence[str] = ()) -> None:
+        self.prompt = prompt
+        self.problem = problem
+        self.placeholders = tuple(placeholders)
+        super().__init__(f"prompt {prompt!r}: {problem}")
 
 
 class ProvenanceError(ActiveMemoryError):

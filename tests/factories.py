@@ -1,12 +1,20 @@
-"""Small builders for valid lesson content, shared by tests (fake values only)."""
+"""Small builders for valid lesson content (fake values only), and a directory digest."""
 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from active_memory.lessons import Evidence, GraphScope, LessonDraft, RepositoryScope
 
-__all__ = ["GRAPH_HASH", "REPOSITORY", "make_draft", "make_evidence", "make_graph_draft"]
+__all__ = [
+    "GRAPH_HASH",
+    "REPOSITORY",
+    "make_draft",
+    "make_evidence",
+    "make_graph_draft",
+    "tree_digest",
+]
 
 REPOSITORY = "forge:example.com/acme/app"
 GRAPH_HASH = hashlib.sha256(b"example graph").hexdigest()
@@ -46,3 +54,14 @@ def make_graph_draft(
         recommendation=recommendation,
         evidence=make_evidence(),
     )
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``root``, to prove nothing changed."""
+    digest: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            digest[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            digest[str(path.relative_to(root))] = "dir" if path.is_dir() else "other"
+    return digest

@@ -17,12 +17,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from active_memory.errors import RevisionConflict  # noqa: E402
-from active_memory.lessons import Mutation, Publication, new_lesson_id  # noqa: E402
-from active_memory.store import writes  # noqa: E402
-from active_memory.store.backend import RunIdentity, SnapshotRequest  # noqa: E402
-from active_memory.store.sqlite import SqliteStore  # noqa: E402
-from factories import REPOSITORY, make_draft  # noqa: E402
+from active_memory.errors import RevisionConflict
+from active_memory.lessons import Mutation, Publication, new_lesson_id
+from active_memory.store import writes
+from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.sqlite import SqliteStore
+from factories import REPOSITORY, make_draft
 
 
 def race(store_path: str, worker: int, batches: int, out: str, start_at: float) -> None:
@@ -43,7 +43,8 @@ def race(store_path: str, worker: int, batches: int, out: str, start_at: float) 
             run_id = f"w{worker}-b{batch}"
             expected = {lesson_id: seen[lesson_id].revision for lesson_id in chosen}
             mutations = tuple(
-                Mutation("upsert", i, rev, make_draft(f"{run_id} {i}")) for i, rev in expected.items()
+                Mutation("upsert", i, rev, make_draft(f"{run_id} {i}"))
+                for i, rev in expected.items()
             )
             try:
                 receipt = store.publish(Publication(run_id, mutations))

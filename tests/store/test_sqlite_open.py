@@ -25,8 +25,9 @@ def _mode(path: Path) -> int:
 def _seed(path: Path, count: int = 3) -> list[str]:
     ids = sorted(new_lesson_id() for _ in range(count))
     with SqliteStore(path) as store:
-        mutations = [Mutation("upsert", i, 0, make_draft(files=(f"src/m{n}.py",)))
-                     for n, i in enumerate(ids)]  # fmt: skip
+        mutations = [
+            Mutation("upsert", i, 0, make_draft(files=(f"src/m{n}.py",))) for n, i in enumerate(ids)
+        ]
         store.publish(Publication("run-1", tuple(mutations)))
     return ids
 
@@ -57,7 +58,9 @@ def test_an_existing_empty_file_becomes_a_store(tmp_path: Path) -> None:
         assert store.generation() == 0
 
 
-def test_default_path_follows_the_namespace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_path_follows_the_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MYHOST_STATE_DIR", str(tmp_path / "myhost"))
     with SqliteStore(namespace="myhost") as store:
         assert store.path == tmp_path / "myhost" / "active-memory" / "lessons.sqlite3"
@@ -185,7 +188,9 @@ def test_corruption_found_while_reading_is_a_snapshot_error_not_an_empty_set(
 ) -> None:
     _seed(store_path, count=40)
     with sqlite3.connect(store_path) as raw:
-        (root,) = raw.execute("SELECT rootpage FROM sqlite_master WHERE name = 'records'").fetchone()
+        (root,) = raw.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'records'"
+        ).fetchone()
         (page_size,) = raw.execute("PRAGMA page_size").fetchone()
     raw.close()
     data = bytearray(store_path.read_bytes())

@@ -43,15 +43,13 @@ def test_namespace_variable_may_start_with_tilde() -> None:
 
 
 def test_relative_namespace_variable_is_refused() -> None:
-    with pytest.raises(ConfigError, match="ZEROSHOT_STATE_DIR.*absolute"):
+    with pytest.raises(ConfigError, match=r"ZEROSHOT_STATE_DIR.*absolute"):
         default_store_path(env={"ZEROSHOT_STATE_DIR": "state"}, platform="linux")
 
 
 def test_embedder_namespace_reads_its_own_variable_and_folder() -> None:
     env = {"MYHOST_STATE_DIR": "/srv/myhost", "ZEROSHOT_STATE_DIR": "/srv/zs"}
-    assert str(default_store_path("myhost", env=env, platform="linux")) == (
-        f"/srv/myhost/{TAIL}"
-    )
+    assert str(default_store_path("myhost", env=env, platform="linux")) == (f"/srv/myhost/{TAIL}")
     assert str(default_store_path("myhost", env={"XDG_STATE_HOME": "/x"}, platform="linux")) == (
         f"/x/myhost/{TAIL}"
     )

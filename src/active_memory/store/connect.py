@@ -80,8 +80,16 @@ def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Co
             conn.execute(pragma)
     except sqlite3.Error as error:
         conn.close()
-        raise StoreUnavailable(str(path), f"cannot be configured ({error})") from None
+        raise _unreadable(path, error) from None
     return conn
+
+
+def _unreadable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
+    return StoreUnavailable(
+        str(path),
+        f"is not a readable SQLite database ({error}); restore it from a backup or move it "
+        "aside (it was left untouched)",
+    )
 
 
 def _same_file(path: Path, info: os.stat_result) -> None:
@@ -100,11 +108,7 @@ def _prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
         names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
         applied = applied_migrations(conn) if names else []
     except sqlite3.DatabaseError as error:
-        raise StoreUnavailable(
-            str(path),
-            f"is not a readable SQLite database ({error}); restore it from a backup or move it "
-            "aside (it was left untouched)",
-        ) from None
+        raise _unreadable(path, error) from None
     if names and "schema_migrations" not in names:
         raise StoreUnavailable(
             str(path), "is an SQLite database but not an active-memory lesson store"

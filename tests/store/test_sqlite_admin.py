@@ -190,3 +190,14 @@ def test_backup_refuses_the_store_itself_and_directories(
         store.backup(tmp_path)
     with pytest.raises(StoreError, match="cannot write a backup"):
         store.backup(tmp_path / "missing-folder" / "copy.sqlite3")
+
+
+def test_check_reports_capacity_counters_that_drifted(store: SqliteStore) -> None:
+    _create(store, make_draft())
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE meta SET live_count = 99")
+    raw.close()
+    report = store.check()
+    assert not report.ok
+    assert "capacity counters" in report.problems[0]
+    assert report.live == 1

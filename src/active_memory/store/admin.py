@@ -14,7 +14,7 @@ from active_memory.lessons import Lesson
 from active_memory.store.codec import RecordError, decode_draft, decode_lesson
 from active_memory.store.migrations import applied_migrations
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
-from active_memory.store.writes import Change, read_capacity, read_states
+from active_memory.store.writes import Change, count_capacity, read_capacity, read_states
 
 __all__ = [
     "LIVE_COLUMNS",
@@ -205,10 +205,16 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
         f"foreign key violation in {row[0]} row {row[1]}"
         for row in conn.execute("PRAGMA foreign_key_check")
     ]
+    capacity = read_capacity(conn)
+    recount = count_capacity(conn)
+    if capacity != recount:
+        problems.append(
+            f"capacity counters {capacity} disagree with a recount {recount}; the store was "
+            "edited outside active-memory"
+        )
     applied = applied_migrations(conn)
     (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
     (history_rows,) = conn.execute("SELECT count(*) FROM history").fetchone()
-    capacity = read_capacity(conn)
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     page_count = conn.execute("PRAGMA page_count").fetchone()[0]
     return StoreCheck(
@@ -216,10 +222,10 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
         schema_version=applied[-1][0] if applied else "none",
         migrations=len(applied),
         generation=int(generation),
-        live=capacity.live,
-        tombstones=capacity.rows - capacity.live,
+        live=recount.live,
+        tombstones=recount.rows - recount.live,
         history_rows=int(history_rows),
-        content_bytes=capacity.content_bytes,
+        content_bytes=recount.content_bytes,
         file_bytes=int(page_size) * int(page_count),
         problems=tuple(problems),
     )

@@ -94,9 +94,12 @@ def decode_lesson(
 ) -> Lesson:
     """A live row as a Lesson; the indexed scope columns must agree with the body's scope."""
     draft = decode_draft(body, evidence)
-    encoded = encode_draft(draft)
-    columns = (kind, repository, graph_hash, node_id)
-    if columns != (encoded.kind, encoded.repository, encoded.graph_hash, encoded.node_id):
+    scope = draft.scope
+    if isinstance(scope, GraphScope):
+        expected: tuple[object, ...] = ("graph", scope.repository, scope.graph_hash, scope.node_id)
+    else:
+        expected = ("repository", scope.repository, None, None)
+    if (kind, repository, graph_hash, node_id) != expected:
         raise RecordError("its scope columns disagree with its body")
     try:
         return Lesson.from_draft(lesson_id, revision, draft)

@@ -25,6 +25,7 @@ __all__ = [
     "Change",
     "RowState",
     "apply_changes",
+    "count_capacity",
     "read_capacity",
     "read_states",
     "read_transaction",
@@ -137,6 +138,15 @@ class Capacity:
 
 
 def read_capacity(conn: sqlite3.Connection) -> Capacity:
+    """The trigger-maintained counters in ``meta`` (one row, no scan)."""
+    live, rows, size = conn.execute(
+        "SELECT live_count, record_count, content_bytes FROM meta"
+    ).fetchone()
+    return Capacity(int(live), int(rows), int(size))
+
+
+def count_capacity(conn: sqlite3.Connection) -> Capacity:
+    """The same figures recounted from ``records``, to audit the counters."""
     live = rows = size = 0
     for deleted, count, total in conn.execute(
         "SELECT deleted, count(*), coalesce(sum(size), 0) FROM records GROUP BY deleted"

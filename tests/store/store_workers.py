@@ -124,12 +124,21 @@ def write_loop(store_path: str, seconds: float) -> None:
     print(f"done {n}", flush=True)
 
 
+def open_fresh(store_path: str, start_at: float) -> None:
+    """Open (and so create and migrate) a store at the same moment as other processes."""
+    time.sleep(max(0.0, start_at - time.time()))
+    with SqliteStore(store_path, busy_timeout_ms=30_000) as store:
+        print(store.generation(), flush=True)
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
     if mode == "race":
         race(args[0], int(args[1]), int(args[2]), args[3], float(args[4]))
     elif mode == "crash":
         crash(args[0], int(args[1]), int(args[2]))
+    elif mode == "open":
+        open_fresh(args[0], float(args[1]))
     elif mode == "write-loop":
         write_loop(args[0], float(args[1]))
     else:

@@ -90,6 +90,21 @@ def test_racing_processes_lose_no_update(store_path: Path, tmp_path: Path) -> No
     assert sum(len(entries) for entries in history.values()) == SHARED + total_writes
 
 
+def test_processes_creating_the_same_store_at_once_migrate_it_once(store_path: Path) -> None:
+    start_at = str(time.time() + 0.5)
+    openers = [_spawn("open", str(store_path), start_at) for _ in range(PROCESSES)]
+    for opener in openers:
+        stdout, stderr = opener.communicate(timeout=30)
+        assert opener.returncode == 0, stderr
+        assert stdout.strip() == "0"
+    with sqlite3.connect(store_path) as raw:
+        names = [row[0] for row in raw.execute("SELECT name FROM schema_migrations")]
+        (meta_rows,) = raw.execute("SELECT count(*) FROM meta").fetchone()
+    raw.close()
+    assert names == ["m001_initial"]
+    assert meta_rows == 1
+
+
 @pytest.mark.parametrize(
     ("kill_after", "present"), [(700, False), (0, True)], ids=["mid-batch", "after-commit"]
 )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from active_memory.errors import (
     PublicationFenced,
     RevisionConflict,
     RevisionMismatch,
+    StoreError,
 )
 from active_memory.lessons import (
     LessonDraft,
@@ -224,3 +226,36 @@ def test_ten_thousand_live_lessons_is_the_default_limit(store: SqliteStore) -> N
     with pytest.raises(PublicationError, match="10001 live lessons; the limit is 10000"):
         store.publish(Publication("run-x", (Mutation("upsert", new_lesson_id(), 0, draft),)))
     assert store.check().live == 10_000
+
+
+def test_a_writer_held_past_the_busy_timeout_fails_without_writing(store_path: Path) -> None:
+    SqliteStore(store_path).close()
+    blocker = sqlite3.connect(store_path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with SqliteStore(store_path, busy_timeout_ms=50) as store:
+            mutation = Mutation("upsert", new_lesson_id(), 0, make_draft())
+            with pytest.raises(StoreError, match="locked by another writer"):
+                store.publish(Publication("run-1", (mutation,)))
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    with SqliteStore(store_path) as store:
+        assert store.generation() == 0
+
+
+def test_threads_sharing_one_store_are_serialised(store: SqliteStore) -> None:
+    def publish_many(worker: int) -> None:
+        for n in range(25):
+            draft = make_draft(f"thread {worker} lesson {n}")
+            store.publish(
+                Publication(f"t{worker}-{n}", (Mutation("upsert", new_lesson_id(), 0, draft),))
+            )
+
+    threads = [threading.Thread(target=publish_many, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.generation() == 100
+    assert len(store.list_lessons()) == 100

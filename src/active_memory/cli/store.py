@@ -56,7 +56,7 @@ def check_command(store: Path | None, as_json: bool) -> None:
         rows = [
             ("path", report.path),
             ("integrity", "ok" if report.ok else "; ".join(report.problems)),
-            ("schema", f"{report.schema_version} ({report.migrations} migrations)"),
+            ("schema", f"{report.schema_version} ({report.migrations} applied)"),
             ("generation", str(report.generation)),
             ("live lessons", str(report.live)),
             ("tombstones", str(report.tombstones)),

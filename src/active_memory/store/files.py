@@ -83,9 +83,9 @@ def inspect_store_file(path: Path) -> os.stat_result | None:
 
 
 def _check_header(path: Path, size: int) -> None:
-    not_sqlite = "is not an SQLite database; move it aside or pass another --store path"
+    advice = "move it aside or choose another store path"
     if size < _HEADER_BYTES:
-        raise _unavailable(path, f"{not_sqlite} (only {size} bytes)")
+        raise _unavailable(path, f"is not an SQLite database (only {size} bytes); {advice}")
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
     except OSError as error:
@@ -95,7 +95,7 @@ def _check_header(path: Path, size: int) -> None:
     finally:
         os.close(fd)
     if not header.startswith(SQLITE_HEADER):
-        raise _unavailable(path, not_sqlite)
+        raise _unavailable(path, f"is not an SQLite database (no SQLite header); {advice}")
     (raw_page_size,) = struct.unpack(">H", header[16:18])
     page_size = 65536 if raw_page_size == 1 else raw_page_size
     fractions = header[21:24]

@@ -116,3 +116,9 @@ def test_unwritable_store_directory_fails_cleanly(tmp_path: Path) -> None:
         tmp_path,
         "regular file",
     )
+
+
+def test_relative_state_dir_is_bad_input() -> None:
+    result = CliRunner(env={"ZEROSHOT_STATE_DIR": "relative/state"}).invoke(main, ["store", "path"])
+    assert result.exit_code == 2
+    assert result.stderr == "error: ZEROSHOT_STATE_DIR: 'relative/state' must be an absolute path\n"

@@ -27,6 +27,7 @@ def store() -> None:
 @store.command("path")
 @store_option
 @json_option
+@reports_errors
 def path_command(store: Path | None, as_json: bool) -> None:
     """Print the store file's path (it may not exist yet)."""
     chosen = store_path(store)

@@ -114,13 +114,18 @@ def ensure_private_directory(directory: Path) -> None:
     """Create ``directory`` and its missing parents as 0700; an existing one is left alone."""
     missing: list[Path] = []
     current = directory
-    while not current.exists():
-        if current.is_symlink():
-            raise _unavailable(directory, f"its parent {str(current)!r} is a dangling symlink")
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
+    try:
+        while not current.exists():
+            if current.is_symlink():
+                raise _unavailable(directory, f"its parent {str(current)!r} is a dangling symlink")
+            missing.append(current)
+            if current.parent == current:
+                break
+            current = current.parent
+    except OSError as error:
+        raise _unavailable(
+            directory, f"cannot inspect {str(current)!r} ({error.strerror})"
+        ) from None
     for folder in reversed(missing):
         try:
             os.mkdir(folder, 0o700)

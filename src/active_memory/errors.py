@@ -11,9 +11,11 @@ do; attributes carry the same facts for programs.
      │    ├── StoreUnavailable        path is not a usable private SQLite store
      │    ├── SnapshotError           a scoped read failed (never an empty lesson set)
      │    ├── PublicationError        a checked batch is malformed or over capacity
-     │    │    └── RevisionConflict   expected revisions did not match; nothing written
+     │    │    ├── RevisionConflict   expected revisions did not match; nothing written
+     │    │    └── ImportConflict     import lines collide with stored lessons; nothing written
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
      │    └── LessonNotFound
+     │         └── LessonRetired      the id is a tombstone
      ├── RunRecordError              a run record (or transcript) is malformed
      ├── EvidenceError
      ├── ContractViolation           a specialist answer breaks its JSON contract
@@ -37,7 +39,9 @@ __all__ = [
     "ConfigError",
     "ContractViolation",
     "EvidenceError",
+    "ImportConflict",
     "LessonNotFound",
+    "LessonRetired",
     "LessonValidationError",
     "PostmortemError",
     "PromptError",
@@ -130,6 +134,16 @@ class RevisionConflict(PublicationError):
         )
 
 
+class ImportConflict(PublicationError):
+    """Imported lines collide with stored lessons (retired ids, different content)."""
+
+    def __init__(self, conflicts: Sequence[tuple[str, str]]) -> None:
+        self.conflicts = tuple(conflicts)
+        shown = "; ".join(f"{lesson_id} {problem}" for lesson_id, problem in self.conflicts[:10])
+        more = f" (+{len(self.conflicts) - 10} more)" if len(self.conflicts) > 10 else ""
+        super().__init__(f"import refused, nothing was imported: {shown}{more}")
+
+
 class PublicationFenced(StoreError):
     """Publication was cancelled or its deadline passed before the write was dispatched."""
 
@@ -138,6 +152,19 @@ class LessonNotFound(StoreError):
     def __init__(self, lesson_id: str) -> None:
         self.lesson_id = lesson_id
         super().__init__(f"no lesson {lesson_id!r} in this store; `active-memory lessons list`")
+
+
+class LessonRetired(LessonNotFound):
+    """The id exists only as a tombstone; its history may still be read."""
+
+    def __init__(self, lesson_id: str, revision: int) -> None:
+        self.revision = revision
+        StoreError.__init__(
+            self,
+            f"lesson {lesson_id!r} was retired at revision {revision}; "
+            f"`active-memory lessons history {lesson_id}` shows its past",
+        )
+        self.lesson_id = lesson_id
 
 
 class RunRecordError(ActiveMemoryError):

@@ -130,7 +130,9 @@ def check_answer(contract: AnswerContract, raw: str) -> AnswerCheck:
     if not isinstance(value, dict):
         return AnswerCheck(None, ("the answer must be a JSON object",))
     validator = Draft202012Validator(dict(contract.schema))
-    found = sorted(validator.iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path])
+    found = sorted(
+        validator.iter_errors(value), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
+    )
     if not found:
         return AnswerCheck(value)
     errors = [

@@ -84,7 +84,7 @@ class _Wait:
     def __init__(self, policy: RetryPolicy) -> None:
         self._policy = policy
         self._backoff = wait_exponential_jitter(
-            initial=policy.initial_wait, max=policy.max_wait, jitter=policy.jitter
+            multiplier=policy.initial_wait, max=policy.max_wait, jitter=policy.jitter
         )
 
     def __call__(self, state: RetryCallState) -> float:

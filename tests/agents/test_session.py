@@ -91,7 +91,7 @@ async def test_tool_calls_run_and_their_results_go_back_with_usage_summed(
             tool_calls_response(tool_call("read_file", READ, id="c1"), usage=USAGE),
             tool_calls_response(
                 tool_call("list_folder", {"root": "checkout", "path": ""}, id="c2"), usage=USAGE
-            ),  # fmt: skip
+            ),
             answer_response(GOOD, usage=USAGE),
         ]
     )
@@ -102,7 +102,8 @@ async def test_tool_calls_run_and_their_results_go_back_with_usage_summed(
     assert result.usage == USAGE + USAGE + USAGE
     second = provider.requests[1].messages
     assert isinstance(second[-1], ToolResult)
-    assert second[-1].call_id == "c1" and "alpha" in second[-1].content
+    assert second[-1].call_id == "c1"
+    assert "alpha" in second[-1].content
     assert [r.labels.turn for r in provider.requests] == [1, 2, 3]
 
 
@@ -113,7 +114,8 @@ async def test_schema_violation_gets_one_repair_turn_listing_the_errors(
 
     result = await _session(provider, contract).run()
 
-    assert result.repaired is True and result.turns == 2
+    assert result.repaired is True
+    assert result.turns == 2
     repair = provider.requests[1].messages[-1]
     assert isinstance(repair, UserMessage)
     assert "(root): 'reason' is a required property" in repair.text
@@ -135,12 +137,14 @@ async def test_a_second_invalid_answer_fails_with_the_errors(contract: AnswerCon
 async def test_text_without_an_answer_is_repaired_like_a_malformed_answer(
     contract: AnswerContract,
 ) -> None:
-    provider = ScriptedProvider([text_response("I think we should keep it."),
-                                 answer_response(GOOD)])  # fmt: skip
+    provider = ScriptedProvider(
+        [text_response("I think we should keep it."), answer_response(GOOD)]
+    )
     result = await _session(provider, contract).run()
     assert result.repaired is True
     repair = provider.requests[1].messages[-1]
-    assert isinstance(repair, UserMessage) and "no answer was given" in repair.text
+    assert isinstance(repair, UserMessage)
+    assert "no answer was given" in repair.text
 
 
 async def test_the_last_two_turns_are_final_and_refuse_further_investigation(
@@ -156,9 +160,11 @@ async def test_the_last_two_turns_are_final_and_refuse_further_investigation(
     assert [r.final for r in provider.requests] == [False, False, True, True]
     assert session.tool_calls == 2
     final_note = provider.requests[2].messages[-1]
-    assert isinstance(final_note, UserMessage) and "Investigation is over" in final_note.text
+    assert isinstance(final_note, UserMessage)
+    assert "Investigation is over" in final_note.text
     refused = provider.requests[3].messages[-2]
-    assert isinstance(refused, ToolResult) and refused.is_error
+    assert isinstance(refused, ToolResult)
+    assert refused.is_error
 
 
 async def test_the_tool_budget_caps_calls_and_ends_investigation(
@@ -166,8 +172,7 @@ async def test_the_tool_budget_caps_calls_and_ends_investigation(
 ) -> None:
     three = tool_calls_response(*(tool_call("read_file", READ, id=f"c{i}") for i in range(3)))
     provider = ScriptedProvider([three, answer_response(GOOD)])
-    session = _session(provider, contract, toolbox=checkout,
-                       limits=SessionLimits(max_tool_calls=2))  # fmt: skip
+    session = _session(provider, contract, toolbox=checkout, limits=SessionLimits(max_tool_calls=2))
 
     result = await session.run()
 
@@ -241,11 +246,13 @@ async def test_the_deadline_cuts_a_hanging_provider_and_keeps_earlier_usage(
         await asyncio.sleep(3600)
         raise AssertionError("unreachable")
 
-    session = _session(ScriptedProvider(then_hang), contract, toolbox=checkout,
-                       deadline=time.monotonic() + 0.3)  # fmt: skip
+    session = _session(
+        ScriptedProvider(then_hang), contract, toolbox=checkout, deadline=time.monotonic() + 0.3
+    )
     with pytest.raises(ProviderDeadlineExceeded, match="turn 2"):
         await session.run()
-    assert session.turns == 1 and session.usage == USAGE
+    assert session.turns == 1
+    assert session.usage == USAGE
 
 
 async def test_provider_errors_propagate_with_the_counters_kept(contract: AnswerContract) -> None:
@@ -253,7 +260,7 @@ async def test_provider_errors_propagate_with_the_counters_kept(contract: Answer
         [
             answer_response({"verdict": "keep"}, usage=USAGE, retries=1),
             ProviderTransientError("scripted", "overloaded", status=529),
-        ]  # fmt: skip
+        ]
     )
     session = _session(provider, contract)
     with pytest.raises(ProviderTransientError):

@@ -40,8 +40,14 @@ async def _run(tools: Toolbox, name: str, **arguments: Any) -> ToolOutcome:
 
 
 async def _read(tools: Toolbox, path: str, root: str = "checkout", **window: Any) -> ToolOutcome:
-    return await _run(tools, "read_file", root=root, path=path,
-                      offset=window.get("offset"), limit=window.get("limit"))  # fmt: skip
+    return await _run(
+        tools,
+        "read_file",
+        root=root,
+        path=path,
+        offset=window.get("offset"),
+        limit=window.get("limit"),
+    )
 
 
 def test_tool_schemas_are_strict_for_both_apis(tools: Toolbox) -> None:
@@ -85,8 +91,15 @@ async def test_a_symlink_pointing_outside_is_refused(tools: Toolbox, tree: dict[
     assert outcome.content == "'escape.txt' is refused: it lies outside the checkout root"
     listing = await _run(tools, "list_folder", root="checkout", path="")
     assert "escape.txt -> (link)" in listing.content
-    found = await _run(tools, "search_text", root="checkout", pattern="TOP-SECRET", path=None,
-                       regex=False, max_matches=None)  # fmt: skip
+    found = await _run(
+        tools,
+        "search_text",
+        root="checkout",
+        pattern="TOP-SECRET",
+        path=None,
+        regex=False,
+        max_matches=None,
+    )
     assert "(no matches)" in found.content
 
 
@@ -94,7 +107,8 @@ async def test_an_absolute_path_inside_the_root_is_accepted(
     tools: Toolbox, tree: dict[str, Path]
 ) -> None:
     outcome = await _read(tools, str(tree["checkout"] / "src" / "pkg" / "mod.py"))
-    assert not outcome.is_error and "BEDROCK_REGION" in outcome.content
+    assert not outcome.is_error
+    assert "BEDROCK_REGION" in outcome.content
 
 
 async def test_list_folder_marks_folders_and_sizes(tools: Toolbox) -> None:
@@ -110,25 +124,41 @@ async def test_listing_is_bounded(tree: dict[str, Path]) -> None:
 
 
 async def test_search_finds_text_skipping_binaries_and_git(tools: Toolbox) -> None:
-    outcome = await _run(tools, "search_text", root="checkout", pattern="BEDROCK", path=None,
-                         regex=False, max_matches=None)  # fmt: skip
+    outcome = await _run(
+        tools,
+        "search_text",
+        root="checkout",
+        pattern="BEDROCK",
+        path=None,
+        regex=False,
+        max_matches=None,
+    )
     assert outcome.content == (
         "1 match(es) in 2 file(s)\ncheckout:src/pkg/mod.py:2: BEDROCK_REGION = 'x'"
     )
 
 
 async def test_search_regex_and_match_bound(tools: Toolbox) -> None:
-    outcome = await _run(tools, "search_text", root="checkout", pattern=r"^line \d$",
-                         path="README.md", regex=True, max_matches=3)  # fmt: skip
+    outcome = await _run(
+        tools,
+        "search_text",
+        root="checkout",
+        pattern=r"^line \d$",
+        path="README.md",
+        regex=True,
+        max_matches=3,
+    )
     lines = outcome.content.splitlines()
     assert lines[0] == "3 match(es) in 1 file(s); stopped at 3 matches"
     assert lines[1:] == [f"checkout:README.md:{n}: line {n}" for n in (1, 2, 3)]
 
 
 async def test_a_bad_regex_is_an_error_result(tools: Toolbox) -> None:
-    outcome = await _run(tools, "search_text", root="checkout", pattern="(", path=None,
-                         regex=True, max_matches=None)  # fmt: skip
-    assert outcome.is_error and "does not compile" in outcome.content
+    outcome = await _run(
+        tools, "search_text", root="checkout", pattern="(", path=None, regex=True, max_matches=None
+    )
+    assert outcome.is_error
+    assert "does not compile" in outcome.content
 
 
 async def test_output_is_bounded_in_bytes(tree: dict[str, Path]) -> None:
@@ -141,17 +171,22 @@ async def test_output_is_bounded_in_bytes(tree: dict[str, Path]) -> None:
 
 async def test_calls_the_model_gets_wrong_come_back_as_errors(tools: Toolbox) -> None:
     unknown = await tools.run(ToolCall("c", "write_file", "{}"))
-    assert unknown.is_error and "unknown tool 'write_file'" in unknown.content
+    assert unknown.is_error
+    assert "unknown tool 'write_file'" in unknown.content
     malformed = await tools.run(ToolCall("c", "read_file", "{not json"))
-    assert malformed.is_error and "not valid JSON" in malformed.content
+    assert malformed.is_error
+    assert "not valid JSON" in malformed.content
     missing = await tools.run(ToolCall("c", "read_file", '{"root": "checkout"}'))
-    assert missing.is_error and "invalid arguments" in missing.content
+    assert missing.is_error
+    assert "invalid arguments" in missing.content
     wrong_root = await _read(tools, "x", root="home")
     assert wrong_root.is_error
     folder = await _read(tools, "src")
-    assert folder.is_error and "is not a file" in folder.content
+    assert folder.is_error
+    assert "is not a file" in folder.content
     binary = await _read(tools, "src/blob.bin")
-    assert binary.is_error and "binary" in binary.content
+    assert binary.is_error
+    assert "binary" in binary.content
 
 
 def test_roots_must_exist_and_be_named_plainly(tmp_path: Path) -> None:

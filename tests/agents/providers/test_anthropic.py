@@ -77,7 +77,8 @@ async def test_request_carries_model_effort_tools_and_the_contract_as_answer_too
     ]
     assert body["tools"][-1]["input_schema"] == dict(contract.schema)
     assert body["tool_choice"] == {"type": "auto"}
-    assert response.answer is not None and response.answer_call_id == "toolu_1"
+    assert response.answer is not None
+    assert response.answer_call_id == "toolu_1"
     assert response.tool_calls == ()
 
 
@@ -198,8 +199,11 @@ async def test_vertex_lane_posts_to_the_publisher_model_path_with_the_connection
 async def test_rate_limit_with_retry_after_waits_as_asked_then_succeeds(
     api: MockAPI, retry: RetryPolicy, fake_sleep: FakeSleep, contract: AnswerContract
 ) -> None:
-    api.reply({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
-              status=429, headers={"retry-after": "3"})  # fmt: skip
+    api.reply(
+        {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+        status=429,
+        headers={"retry-after": "3"},
+    )
     api.reply(anthropic_message({"type": "text", "text": "ok"}))
 
     response = await _provider(api, retry).complete(_request(contract))
@@ -215,8 +219,9 @@ async def test_server_error_and_overload_are_retried_with_backoff(
     api: MockAPI, retry: RetryPolicy, fake_sleep: FakeSleep, contract: AnswerContract
 ) -> None:
     api.reply({"type": "error", "error": {"type": "api_error", "message": "boom"}}, status=500)
-    api.reply({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
-              status=529)  # fmt: skip
+    api.reply(
+        {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}, status=529
+    )
     api.reply(anthropic_message({"type": "text", "text": "ok"}))
 
     response = await _provider(api, retry).complete(_request(contract))
@@ -269,8 +274,11 @@ async def test_a_hanging_server_is_cut_at_the_deadline(
 async def test_a_retry_after_past_the_deadline_ends_the_call_without_waiting(
     api: MockAPI, retry: RetryPolicy, fake_sleep: FakeSleep, contract: AnswerContract
 ) -> None:
-    api.reply({"type": "error", "error": {"type": "rate_limit_error", "message": "later"}},
-              status=429, headers={"retry-after": "120"})  # fmt: skip
+    api.reply(
+        {"type": "error", "error": {"type": "rate_limit_error", "message": "later"}},
+        status=429,
+        headers={"retry-after": "120"},
+    )
     with pytest.raises(ProviderDeadlineExceeded, match="no time to retry"):
         await _provider(api, retry).complete(_request(contract, deadline=time.monotonic() + 10))
     assert fake_sleep.waits == []
@@ -296,7 +304,7 @@ async def test_session_runs_a_multi_turn_tool_loop_over_http(
                 "read_file",
                 {"root": "checkout", "path": "notes.md", "offset": None, "limit": None},
                 "toolu_1",
-            ),  # fmt: skip
+            ),
             stop_reason="tool_use",
         )
     )
@@ -316,7 +324,8 @@ async def test_session_runs_a_multi_turn_tool_loop_over_http(
 
     assert result.answer == VERDICT
     assert (result.turns, result.tool_calls) == (2, 1)
-    assert result.usage.input_tokens == 20 and result.usage.output_tokens == 10
+    assert result.usage.input_tokens == 20
+    assert result.usage.output_tokens == 10
     second = api.body(1)["messages"]
     tool_result = second[-1]["content"][0]
     assert tool_result["tool_use_id"] == "toolu_1"
@@ -342,7 +351,8 @@ async def test_session_repairs_an_invalid_answer_by_replying_to_the_answer_call(
         await session.run()
 
     repair = api.body(1)["messages"][-1]["content"][0]
-    assert repair["type"] == "tool_result" and repair["tool_use_id"] == "toolu_1"
+    assert repair["type"] == "tool_result"
+    assert repair["tool_use_id"] == "toolu_1"
     assert repair["is_error"] is True
     assert "verdict: 'maybe' is not one of" in repair["content"]
     assert api.body(1)["tool_choice"] == {"type": "tool", "name": "verdict"}

@@ -200,22 +200,38 @@ async def test_refusal_is_reported_as_a_refusal_without_an_answer(
 
 
 async def test_session_tool_loop_then_structured_answer_with_summed_usage(
-    api: MockAPI, retry: RetryPolicy, fake_sleep: FakeSleep, contract: AnswerContract,
+    api: MockAPI,
+    retry: RetryPolicy,
+    fake_sleep: FakeSleep,
+    contract: AnswerContract,
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("def configure_bedrock():\n    pass\n")
-    search = json.dumps({"root": "checkout", "pattern": "configure_bedrock", "path": None,
-                         "regex": False, "max_matches": None})  # fmt: skip
-    api.reply(chat_completion(tool_calls=[("call_1", "search_text", search)],
-                              finish_reason="tool_calls"))  # fmt: skip
+    search = json.dumps(
+        {
+            "root": "checkout",
+            "pattern": "configure_bedrock",
+            "path": None,
+            "regex": False,
+            "max_matches": None,
+        }
+    )
+    api.reply(
+        chat_completion(tool_calls=[("call_1", "search_text", search)], finish_reason="tool_calls")
+    )
     api.reply({"error": {"message": "busy"}}, status=503)
-    usage = {"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49,
-             "prompt_tokens_details": {"cached_tokens": 30}}  # fmt: skip
+    usage = {
+        "prompt_tokens": 40,
+        "completion_tokens": 9,
+        "total_tokens": 49,
+        "prompt_tokens_details": {"cached_tokens": 30},
+    }
     api.reply(chat_completion(content=VERDICT_JSON, usage=usage))
 
-    result = await _session(_provider(api, retry), contract,
-                            toolbox=Toolbox({"checkout": tmp_path})).run()  # fmt: skip
+    result = await _session(
+        _provider(api, retry), contract, toolbox=Toolbox({"checkout": tmp_path})
+    ).run()
 
     assert result.answer == {"verdict": "retire", "reason": "the file is gone"}
     assert (result.turns, result.tool_calls, result.retries) == (2, 1, 1)
@@ -223,7 +239,8 @@ async def test_session_tool_loop_then_structured_answer_with_summed_usage(
     assert result.usage.output_tokens == 14
     assert result.usage.cache_read_tokens == 30
     tool_message = api.body()["messages"][-1]
-    assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
+    assert tool_message["role"] == "tool"
+    assert tool_message["tool_call_id"] == "call_1"
     assert "checkout:src/app.py:1: def configure_bedrock():" in tool_message["content"]
 
 
@@ -260,7 +277,8 @@ async def test_session_fails_clearly_when_json_is_malformed_twice(
     assert caught.value.contract == "verdict"
     assert caught.value.errors[0].startswith("the answer is not valid JSON")
     assert str(caught.value).startswith("answer does not satisfy contract 'verdict'")
-    assert session.turns == 2 and session.usage.input_tokens == 20
+    assert session.turns == 2
+    assert session.usage.input_tokens == 20
 
 
 async def test_missing_credentials_name_the_variable_to_set() -> None:

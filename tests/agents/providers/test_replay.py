@@ -50,14 +50,25 @@ class Capture:
 
 def _script(api: MockAPI) -> None:
     usage = {"input_tokens": 120, "output_tokens": 30, "cache_read_input_tokens": 80}
-    api.reply(anthropic_message({"type": "thinking", "thinking": "Check the notes.",
-                                 "signature": "sig-1"},
-                                tool_use("read_file", READ, "toolu_1"),
-                                stop_reason="tool_use", usage=usage))  # fmt: skip
-    api.reply(anthropic_message(tool_use("verdict", {"verdict": "keep"}, "toolu_2"),
-                                stop_reason="tool_use"))  # fmt: skip
-    api.reply(anthropic_message(tool_use("verdict", {"verdict": "keep", "reason": "notes agree"},
-                                         "toolu_3"), stop_reason="tool_use"))  # fmt: skip
+    api.reply(
+        anthropic_message(
+            {"type": "thinking", "thinking": "Check the notes.", "signature": "sig-1"},
+            tool_use("read_file", READ, "toolu_1"),
+            stop_reason="tool_use",
+            usage=usage,
+        )
+    )
+    api.reply(
+        anthropic_message(
+            tool_use("verdict", {"verdict": "keep"}, "toolu_2"), stop_reason="tool_use"
+        )
+    )
+    api.reply(
+        anthropic_message(
+            tool_use("verdict", {"verdict": "keep", "reason": "notes agree"}, "toolu_3"),
+            stop_reason="tool_use",
+        )
+    )
 
 
 async def _session(provider: ModelProvider, contract: AnswerContract, root: Path) -> SessionResult:
@@ -98,7 +109,8 @@ async def test_recording_an_http_session_gives_the_committed_fixture_bytes(
 ) -> None:
     # Regenerate after an intended change by copying the recorded file over FIXTURE.
     result, path, _ = await _record(tmp_path, contract, retry)
-    assert result.repaired is True and result.turns == 3
+    assert result.repaired is True
+    assert result.turns == 3
     assert path.read_bytes() == FIXTURE.read_bytes()
     assert b"sk-ant-api03" not in path.read_bytes()
 

@@ -298,3 +298,17 @@ def test_check_answer_reports_json_and_schema_problems_without_raising(
         "(root): Additional properties are not allowed ('extra' was unexpected)",
         "verdict: 'no' is not one of ['keep', 'retire']",
     )
+
+
+async def test_the_deadline_also_cuts_a_tool_that_does_not_return(
+    contract: AnswerContract, checkout: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def stuck(call: object, *, deadline: float | None = None) -> object:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(checkout, "run", stuck)
+    provider = ScriptedProvider([tool_calls_response(tool_call("search_text", {}, id="c1"))])
+    session = _session(provider, contract, toolbox=checkout, deadline=time.monotonic() + 0.2)
+    with pytest.raises(ProviderDeadlineExceeded, match="during tool call 'search_text'"):
+        await session.run()

@@ -37,7 +37,7 @@ from active_memory.agents.providers.base import (
     ToolResult,
     UserMessage,
 )
-from active_memory.agents.tools import Toolbox
+from active_memory.agents.tools import Toolbox, ToolOutcome
 from active_memory.errors import (
     ConfigError,
     ContractViolation,
@@ -288,9 +288,23 @@ class Session:
                 content, is_error = "the tool-call budget is spent; give your final answer", True
             else:
                 self.tool_calls += 1
-                outcome = await self._toolbox.run(call, deadline=self._deadline)
+                outcome = await self._run_tool(self._toolbox, call)
                 content, is_error = outcome.content, outcome.is_error
             self._messages.append(ToolResult(call.id, call.name, content, is_error))
+
+    async def _run_tool(self, toolbox: Toolbox, call: ToolCall) -> ToolOutcome:
+        # A tool runs in a worker thread that cannot be interrupted (a pathological regex);
+        # the session still ends at its deadline.
+        scope = asyncio.timeout(self._deadline - time.monotonic())
+        try:
+            async with scope:
+                return await toolbox.run(call, deadline=self._deadline)
+        except TimeoutError as e:
+            if not scope.expired():
+                raise
+            raise ProviderDeadlineExceeded(
+                f"{self._who}: the deadline passed during tool call {call.name!r}"
+            ) from e
 
     def _missing_answer(self, response: ModelResponse) -> str:
         if response.stop_reason == "refusal":

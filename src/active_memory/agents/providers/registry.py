@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ProviderContext",
     "ProviderFactory",
+    "close_provider",
     "create_provider",
     "provider_names",
     "register_provider",
@@ -115,3 +116,10 @@ def create_provider(
         retry=retry or RetryPolicy(),
     )
     return factory(binding, context)
+
+
+async def close_provider(provider: ModelProvider) -> None:
+    """Release a provider's HTTP pool when it has one (the interface itself has no close)."""
+    close = getattr(provider, "aclose", None)
+    if close is not None:
+        await close()

@@ -127,8 +127,9 @@ async def call_with_retries(
         assert isinstance(error, ProviderTransientError)
         if crosses_deadline(state):
             raise ProviderDeadlineExceeded(
-                f"{provider}: the deadline leaves no time to retry after {error.problem} "
-                f"(would wait {state.upcoming_sleep:.1f}s; {state.attempt_number} attempt(s) made)"
+                f"{provider}: not retrying {error.problem!r}: waiting "
+                f"{state.upcoming_sleep:.1f}s would pass the deadline "
+                f"({state.attempt_number} attempt(s) made)"
             ) from error
         raise ProviderTransientError(
             provider,

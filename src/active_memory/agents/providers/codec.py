@@ -2,13 +2,12 @@
 
 A response round-trips exactly (strings are kept byte for byte), so a replayed exchange gives
 the same :class:`ModelResponse` and the same answer bytes. A request is stored as a small
-projection for people reading a recording, and identified by a digest over its whole canonical
-form (deadline excluded: it differs on every run).
+projection for people reading a recording; :func:`request_to_dict` is its whole form (deadline
+excluded: it differs on every run), which recordings digest.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -24,11 +23,9 @@ from active_memory.agents.providers.base import (
     ToolResult,
     UserMessage,
 )
-from active_memory.runs import canonical_json
 
 __all__ = [
     "message_to_dict",
-    "request_digest",
     "request_projection",
     "request_to_dict",
     "response_from_dict",
@@ -87,10 +84,6 @@ def request_to_dict(request: ModelRequest) -> dict[str, Any]:
         ],
         "messages": [message_to_dict(message) for message in request.messages],
     }
-
-
-def request_digest(request: ModelRequest) -> str:
-    return hashlib.sha256(canonical_json(request_to_dict(request)).encode("utf-8")).hexdigest()
 
 
 def request_projection(request: ModelRequest) -> dict[str, Any]:

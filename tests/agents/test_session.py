@@ -312,3 +312,23 @@ async def test_the_deadline_also_cuts_a_tool_that_does_not_return(
     session = _session(provider, contract, toolbox=checkout, deadline=time.monotonic() + 0.2)
     with pytest.raises(ProviderDeadlineExceeded, match="during tool call 'search_text'"):
         await session.run()
+
+
+async def test_an_answer_beside_investigation_calls_replies_to_every_call_on_repair(
+    contract: AnswerContract, checkout: Toolbox
+) -> None:
+    mixed = ModelResponse(
+        tool_calls=(tool_call("read_file", READ, id="c1"),),
+        answer='{"verdict": "keep"}',
+        answer_call_id="a1",
+        stop_reason="tool_use",
+    )
+    provider = ScriptedProvider([mixed, answer_response(GOOD, call_id="a2")])
+
+    result = await _session(provider, contract, toolbox=checkout).run()
+
+    assert result.tool_calls == 0
+    replies = [m for m in provider.requests[1].messages if isinstance(m, ToolResult)]
+    assert [(r.call_id, r.is_error) for r in replies] == [("c1", True), ("a1", True)]
+    assert "not run" in replies[0].content
+    assert "'reason' is a required property" in replies[1].content

@@ -293,3 +293,27 @@ async def test_missing_credentials_name_the_variable_to_set() -> None:
         )
     with pytest.raises(ProviderUnavailable, match="set OPENAI_BASE_URL"):
         OpenAIProvider(lane="compatible", env={})
+
+
+async def test_a_tool_call_for_etc_passwd_is_refused_over_the_wire(
+    api: MockAPI, retry: RetryPolicy, contract: AnswerContract, tmp_path: Path
+) -> None:
+    escape = json.dumps(
+        {"root": "checkout", "path": "../../etc/passwd", "offset": None, "limit": None}
+    )
+    api.reply(
+        chat_completion(tool_calls=[("call_1", "read_file", escape)], finish_reason="tool_calls")
+    )
+    api.reply(chat_completion(content=VERDICT_JSON))
+
+    result = await _session(
+        _provider(api, retry), contract, toolbox=Toolbox({"checkout": tmp_path})
+    ).run()
+
+    refused = api.body()["messages"][-1]
+    assert refused["role"] == "tool"
+    assert (
+        refused["content"] == "error: '../../etc/passwd' is refused: '..' may not appear in a path"
+    )
+    assert "root:" not in json.dumps(api.body())
+    assert result.tool_calls == 1

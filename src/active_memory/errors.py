@@ -24,7 +24,9 @@ do; attributes carry the same facts for programs.
      ├── ProviderError               a model provider failed (SDK errors translated)
      │    ├── ProviderUnavailable     SDK extra or credential missing
      │    ├── ProviderDeadlineExceeded
+     │    ├── ProviderTransientError  429, 5xx, overloaded, connection: retried, then raised
      │    └── ReplayMismatch          a replayed exchange was unexpected or left over
+     ├── SessionCancelled            a specialist session's cancellation token fired
      ├── RecallError                 broker, hooks, signals
      └── PostmortemError             e.g. an unknown or non-agent sourceNode
 """
@@ -48,6 +50,7 @@ __all__ = [
     "ProvenanceError",
     "ProviderDeadlineExceeded",
     "ProviderError",
+    "ProviderTransientError",
     "ProviderUnavailable",
     "PublicationError",
     "PublicationFenced",
@@ -56,6 +59,7 @@ __all__ = [
     "RevisionConflict",
     "RevisionMismatch",
     "RunRecordError",
+    "SessionCancelled",
     "SnapshotError",
     "StoreError",
     "StoreUnavailable",
@@ -222,8 +226,35 @@ class ProviderDeadlineExceeded(ProviderError):
     """The shared postmortem deadline passed during a provider call."""
 
 
+class ProviderTransientError(ProviderError):
+    """A failure worth retrying: rate limit, overload, server error or lost connection.
+
+    Raised to the caller only once the retries are used up; ``retry_after`` is the server's
+    requested wait in seconds when it sent one.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        problem: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.provider = provider
+        self.problem = problem
+        self.status = status
+        self.retry_after = retry_after
+        code = f"HTTP {status}: " if status is not None else ""
+        super().__init__(f"{provider}: {code}{problem}")
+
+
 class ReplayMismatch(ProviderError):
     """A replayed provider exchange was unexpected, different, or left unconsumed."""
+
+
+class SessionCancelled(ActiveMemoryError):
+    """A specialist session stopped because its cancellation token fired."""
 
 
 class RecallError(ActiveMemoryError):

@@ -16,6 +16,7 @@ do; attributes carry the same facts for programs.
      │    └── LessonNotFound
      ├── RunRecordError              a run record (or transcript) is malformed
      ├── EvidenceError
+     │    └── EvidenceCancelled       the cancellation token was set between two pages
      ├── ContractViolation           a specialist answer breaks its JSON contract
      ├── ProvenanceError             git inspection of a checkout failed
      ├── ProviderError               a model provider failed (SDK errors translated)
@@ -35,6 +36,7 @@ __all__ = [
     "ActiveMemoryError",
     "ConfigError",
     "ContractViolation",
+    "EvidenceCancelled",
     "EvidenceError",
     "LessonNotFound",
     "LessonValidationError",
@@ -151,6 +153,14 @@ class RunRecordError(ActiveMemoryError):
 
 class EvidenceError(ActiveMemoryError):
     """Evidence could not be built (unreadable history, cancelled, bad budget)."""
+
+
+class EvidenceCancelled(EvidenceError):
+    """Reading history stopped between two pages because cancellation was requested."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        super().__init__(f"cancelled while reading history {where!r}; nothing was built")
 
 
 class ContractViolation(ActiveMemoryError):

@@ -37,6 +37,11 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"
         ),
     ),
+    (
+        # The end of a key whose beginning was cut away (e.g. an excerpt's tail).
+        "private-key",
+        re.compile(r"\A[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    ),
     ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
     ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
@@ -54,8 +59,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         # NAME_TOKEN=value, "password": "value", api-key: value … only the value is replaced.
         "assignment",
         re.compile(
-            r"(?i)(?:[A-Za-z0-9_.-]*(?:token(?!s)|secret|passw(?:or)?d|api[_-]?key|apikey"
-            r"|credential|private[_-]?key|authorization)[A-Za-z0-9_.-]*)"
+            r"(?i)(?:token(?!s)|secret|passw(?:or)?d|api[_-]?key|apikey|credential"
+            r"|private[_-]?key|authorization)[A-Za-z0-9_.-]{0,40}"
             r"[\"']?\s*[:=]\s*[\"']?(?P<value>(?!\[redacted)[^\s\"',;]{8,})"
         ),
     ),
@@ -91,7 +96,7 @@ def find_secrets(text: str) -> list[str]:
     kinds: list[str] = []
     for kind, pattern in SECRET_PATTERNS:
         text, count = pattern.subn(_replace(kind), text)
-        if count:
+        if count and kind not in kinds:
             kinds.append(kind)
     return kinds
 

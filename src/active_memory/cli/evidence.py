@@ -55,14 +55,16 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
     ]
     for item in payload["executions"]:
         excerpt = excerpts.get(item["ref"])
-        kept = (
-            f"{len(excerpt['records'])}/{excerpt['records_total']} records"
-            if excerpt
-            else "no transcript"
-        )
+        kept = ""
+        if "transcripts" in payload:
+            kept = (
+                f"{len(excerpt['records'])}/{excerpt['records_total']} records"
+                if excerpt
+                else "no transcript"
+            )
         lines.append(
             f"  {item['ref']:<24} {item['node']:<16} occurrence {item['occurrence']} "
-            f"attempt {item['attempt']} {item['status']:<9} {kept}"
+            f"attempt {item['attempt']} {item['status']:<9} {kept}".rstrip()
         )
     if "receipts" in payload:
         lines.append(f"receipts     {len(payload['receipts'])} of {run['receipts_total']}")

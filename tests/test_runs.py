@@ -40,7 +40,8 @@ def test_every_fixture_run_loads_with_its_graph_hash_over_the_authored_json(name
     assert record.checkout is not None
     assert (record.checkout.path / "src" / "app" / "config.py").is_file()
     for execution in record.executions:
-        assert execution.transcript is not None and execution.transcript.is_file()
+        assert execution.transcript is not None
+        assert execution.transcript.is_file()
 
 
 def test_loading_run_json_or_its_folder_gives_the_same_record() -> None:
@@ -63,7 +64,8 @@ def test_dump_then_load_round_trips_and_copies_outside_transcripts(tmp_path: Pat
     assert again.graph_hash == record.graph_hash
     assert [e.id for e in again.executions] == [e.id for e in record.executions]
     for before, after in zip(record.executions, again.executions, strict=True):
-        assert after.transcript is not None and after.transcript.is_relative_to(tmp_path / "copy")
+        assert after.transcript is not None
+        assert after.transcript.is_relative_to(tmp_path / "copy")
         assert before.transcript is not None
         assert after.transcript.read_bytes() == before.transcript.read_bytes()
     assert again.to_dict()["receipts"] == record.to_dict()["receipts"]
@@ -85,7 +87,8 @@ def test_dump_in_place_keeps_transcript_paths(tmp_path: Path) -> None:
 def test_materialized_checkout_is_a_git_repo_with_its_commit_recorded(tmp_path: Path) -> None:
     folder, commit = materialize("clean-success", tmp_path)
     record = load_run_record(folder)
-    assert record.checkout is not None and record.checkout.commit == commit
+    assert record.checkout is not None
+    assert record.checkout.commit == commit
     assert (record.checkout.path / ".git").is_dir()
 
 
@@ -151,7 +154,7 @@ def test_record_that_is_not_json_fails_at_the_root(tmp_path: Path) -> None:
 
 
 def test_missing_record_says_what_to_pass(tmp_path: Path) -> None:
-    with pytest.raises(RunRecordError, match="run record folder or its run.json"):
+    with pytest.raises(RunRecordError, match=r"run record folder or its run\.json"):
         load_run_record(tmp_path / "nowhere")
 
 

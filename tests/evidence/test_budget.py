@@ -22,7 +22,8 @@ def test_cut_keeps_head_and_tail_around_an_explicit_marker() -> None:
     text = "BEGIN " + "x" * 5000 + " END"
     cut, removed = cut_text(text, 300)
     assert json_size(cut) - 2 <= 300
-    assert cut.startswith("BEGIN ") and cut.endswith(" END")
+    assert cut.startswith("BEGIN ")
+    assert cut.endswith(" END")
     assert f"…[cut {removed} bytes]…" in cut
     assert removed == utf8_len(text) - utf8_len(cut.replace(f"…[cut {removed} bytes]…", ""))
 
@@ -46,7 +47,8 @@ def test_a_secret_never_survives_a_cut_wherever_it_sits(
     text = "a " * (before // 2) + SECRET + " b" * (after // 2)
     cut, _ = redact_and_cut(text, limit)
     # No fragment long enough to be useful survives either.
-    assert SECRET[:12] not in cut and SECRET[-12:] not in cut
+    assert SECRET[:12] not in cut
+    assert SECRET[-12:] not in cut
 
 
 def _add(budget: TranscriptBudget, lane: int, number: int, size: int) -> None:
@@ -64,13 +66,17 @@ def test_a_verbose_late_lane_reclaims_its_own_old_records_first() -> None:
     assert budget.total <= 20_000
     for lane in range(3):
         stats = budget.stats(lane)
-        assert stats is not None and stats.dropped == 0
+        assert stats is not None
+        assert stats.dropped == 0
     verbose = budget.stats(3)
-    assert verbose is not None and verbose.dropped > 1900
+    assert verbose is not None
+    assert verbose.dropped > 1900
     entries, _ = budget.excerpt(3)
     numbers = [entry["n"] for entry in entries]
     # The first record (the task) and the latest ones survive; the old middle went.
-    assert numbers[0] == 1 and numbers[-1] == 2000 and numbers[1] > 1900
+    assert numbers[0] == 1
+    assert numbers[-1] == 2000
+    assert numbers[1] > 1900
 
 
 def test_when_every_lane_is_large_they_end_with_similar_shares() -> None:

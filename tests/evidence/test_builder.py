@@ -23,11 +23,15 @@ GRAPH_LESSON = {
     "id": "lesson-01JWKR2B7D5F3H1K9M8N6P4Q2S",
     "revision": 1,
     "title": "Name new settings with the APP_ prefix",
-    "recommendation": "Read new settings from APP_* variables; the test fixture only isolates those.",
+    "recommendation": "Read new settings from APP_* variables; the fixture isolates only those.",
     "scope": {"kind": "graph", "graph_hash": "0" * 64, "node_id": "implement", "repository": None},
 }
-REPOSITORY_LESSON = {**GRAPH_LESSON, "id": "lesson-01JWKQ7Z3M8V4T2R6N0P5X9C1B", "revision": 2,
-                     "scope": {"kind": "repository", "repository": "forge:github.com/example/x"}}  # fmt: skip
+REPOSITORY_LESSON = {
+    **GRAPH_LESSON,
+    "id": "lesson-01JWKQ7Z3M8V4T2R6N0P5X9C1B",
+    "revision": 2,
+    "scope": {"kind": "repository", "repository": "forge:github.com/example/x"},
+}
 
 
 def _build(name: str, specialist: str, tmp_path: Path, **options: Any) -> Any:

@@ -18,7 +18,9 @@ FAKE = {
     "slack-token": "xoxb-000000000000-EXAMPLEONLY",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJleGFtcGxlIn0.c2lnbmF0dXJlZXhhbXBsZQ",
     "bearer": "Bearer EXAMPLEONLYbearertoken0000",
-    "private-key": "-----BEGIN OPENSSH PRIVATE KEY-----\nEXAMPLEONLY\n-----END OPENSSH PRIVATE KEY-----",
+    "private-key": (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nEXAMPLEONLY\n-----END OPENSSH PRIVATE KEY-----"
+    ),
 }
 
 
@@ -29,13 +31,15 @@ def test_common_key_formats_are_found_and_redacted_in_text(kind: str, secret: st
     redacted = redact_text(text)
     assert secret not in redacted
     assert f"[redacted:{kind}]" in redacted
-    assert redacted.startswith("before ") and redacted.endswith(" after")
+    assert redacted.startswith("before ")
+    assert redacted.endswith(" after")
 
 
 def test_assignment_keeps_the_name_and_drops_the_value() -> None:
     text = "export APP_API_TOKEN=abcdef123456 && password: 'hunter2hunter2'"
     redacted = redact_text(text)
-    assert "abcdef123456" not in redacted and "hunter2hunter2" not in redacted
+    assert "abcdef123456" not in redacted
+    assert "hunter2hunter2" not in redacted
     assert "APP_API_TOKEN=" in redacted
     assert find_secrets(text) == ["assignment"]
 

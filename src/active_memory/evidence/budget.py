@@ -12,6 +12,7 @@ recognise.
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,9 +106,9 @@ class _Record:
 
 @dataclass(slots=True)
 class _Lane:
-    records: list[_Record] = field(default_factory=list)
-    start: int = 0  # index of the oldest record still kept (the head record is index 0)
-    head_kept: bool = True
+    pinned: _Record | None = None  # the task: the first record that is not a system prompt
+    pinned_once: bool = False
+    body: deque[_Record] = field(default_factory=deque)
     weight: int = 0
     seen: int = 0
     seen_bytes: int = 0
@@ -115,17 +116,18 @@ class _Lane:
     pager_cuts: int = 0
 
     def kept(self) -> list[_Record]:
-        body = self.records[max(self.start, 1) :]
-        return ([self.records[0]] if self.head_kept and self.records else []) + body
+        records = [*self.body, self.pinned] if self.pinned else list(self.body)
+        return sorted(records, key=lambda record: record.number)
 
 
 class TranscriptBudget:
     """Per-execution excerpts under one fixed byte budget.
 
-    Every execution keeps its first record (the task it was given) and a window of its latest
-    records. When the total passes the budget, the oldest kept record of the execution holding
-    the most is reclaimed; its first record goes only once nothing else of it is left. A verbose
-    execution therefore pays for itself instead of pushing out everyone else's evidence.
+    Every execution keeps its first record that is not a system prompt (the task it was given)
+    and a window of its latest records. When the total passes the budget, the oldest kept record
+    of the execution holding the most is reclaimed; the task goes only once nothing else of it is
+    left. A verbose execution therefore pays for itself instead of pushing out everyone else's
+    evidence.
     """
 
     def __init__(self, budget_bytes: int, record_bytes: int) -> None:
@@ -155,7 +157,10 @@ class TranscriptBudget:
             size = original_bytes if cut_by_pager else utf8_len(text)
             tail = text[-keep:] if len(text) > keep else ""
             record = _Record(number, role, tool, text[:keep], tail, size, cut_by_pager)
-        lane.records.append(record)
+        if not lane.pinned_once and role != "system":
+            lane.pinned, lane.pinned_once = record, True
+        else:
+            lane.body.append(record)
         lane.seen += 1
         lane.seen_bytes += original_bytes
         lane.pager_cuts += cut_by_pager
@@ -179,18 +184,10 @@ class TranscriptBudget:
                 heapq.heappop(self._heap)
                 continue
             heapq.heappop(self._heap)
-            oldest = max(lane.start, 1)
-            if oldest < len(lane.records):
-                record = lane.records[oldest]
-                lane.records[oldest] = _Record(0, None, None, "", None, 0, False)
-                lane.start = oldest + 1
-                if lane.start > 64 and lane.start * 2 > len(lane.records):
-                    # Compact the list so dropped slots do not accumulate with history size.
-                    lane.records = lane.records[:1] + lane.records[lane.start :]
-                    lane.start = 1
-            elif lane.head_kept and lane.records:
-                record = lane.records[0]
-                lane.head_kept = False
+            if lane.body:
+                record = lane.body.popleft()
+            elif lane.pinned is not None:
+                record, lane.pinned = lane.pinned, None
             else:
                 continue
             lane.dropped += 1

@@ -32,6 +32,18 @@ _LAST_REASON = "budget too small to keep an excerpt of every execution"
 _STRING_REASON = "long string cut with a marker to fit the budget"
 
 
+def _drop_index(items: list[Any], *, transcript: bool) -> int:
+    """The oldest item that is neither the first (for a transcript: the task, the first record
+    that is not a system prompt) nor the latest; then the first; the latest goes last."""
+    first = 0
+    if transcript:
+        first = next((i for i, item in enumerate(items) if item.get("role") != "system"), 0)
+    for index in range(len(items) - 1):
+        if index != first:
+            return index
+    return 0
+
+
 @dataclass(slots=True)
 class _Array:
     section: str
@@ -102,7 +114,7 @@ class Trimmer:
         changed = False
         for array, size in zip(arrays, sizes, strict=True):
             while size > level and len(array.items) > array.floor:
-                index = 1 if len(array.items) > 2 else 0
+                index = _drop_index(array.items, transcript=array.counter is not None)
                 dropped = json_size(array.items.pop(index)) + 1
                 size -= dropped
                 changed = True

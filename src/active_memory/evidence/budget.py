@@ -98,10 +98,13 @@ class _Record:
     original_bytes: int
     cut_by_pager: bool
 
+    record_bytes: int = 0
+
     @property
     def weight(self) -> int:
-        # Characters plus a fixed overhead: a bound on memory, not the exact JSON size.
-        return len(self.head) + (len(self.tail) if self.tail else 0) + 48
+        # About what the record will weigh once cut to record_bytes, so the transcript budget
+        # matches the evidence it yields; memory per record stays under 2 * (record + margin).
+        return min(len(self.head) + (len(self.tail) if self.tail else 0), self.record_bytes) + 48
 
 
 @dataclass(slots=True)
@@ -151,12 +154,14 @@ class TranscriptBudget:
         lane = self.lanes.setdefault(lane_id, _Lane())
         keep = self.record_bytes + MARGIN
         if len(text) <= 2 * keep and not cut_by_pager:
-            record = _Record(number, role, tool, text, None, original_bytes, cut_by_pager)
+            record = _Record(number, role, tool, text, None, original_bytes, cut_by_pager,
+                             self.record_bytes)  # fmt: skip
         else:
             # The text's full size for the cut marker: a pager-cut line only knows its line size.
             size = original_bytes if cut_by_pager else utf8_len(text)
             tail = text[-keep:] if len(text) > keep else ""
-            record = _Record(number, role, tool, text[:keep], tail, size, cut_by_pager)
+            record = _Record(number, role, tool, text[:keep], tail, size, cut_by_pager,
+                             self.record_bytes)  # fmt: skip
         if not lane.pinned_once and role != "system":
             lane.pinned, lane.pinned_once = record, True
         else:

@@ -18,6 +18,7 @@ do; attributes carry the same facts for programs.
      │         └── LessonRetired      the id is a tombstone
      ├── RunRecordError              a run record (or transcript) is malformed
      ├── EvidenceError
+     │    └── EvidenceCancelled       the cancellation token was set between two pages
      ├── ContractViolation           a specialist answer breaks its JSON contract
      ├── PromptError                 a specialist prompt is unknown or cannot be rendered
      ├── ProvenanceError             git inspection of a checkout failed
@@ -40,6 +41,7 @@ __all__ = [
     "ActiveMemoryError",
     "ConfigError",
     "ContractViolation",
+    "EvidenceCancelled",
     "EvidenceError",
     "ImportConflict",
     "LessonNotFound",
@@ -184,6 +186,14 @@ class RunRecordError(ActiveMemoryError):
 
 class EvidenceError(ActiveMemoryError):
     """Evidence could not be built (unreadable history, cancelled, bad budget)."""
+
+
+class EvidenceCancelled(EvidenceError):
+    """Reading history stopped between two pages because cancellation was requested."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        super().__init__(f"cancelled while reading history {where!r}; nothing was built")
 
 
 class ContractViolation(ActiveMemoryError):

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "AGENT_KINDS",
+    "RECORD_FORMAT",
+    "RUN_FILE",
     "AuthoredGraph",
     "Binding",
     "Checkout",
@@ -27,8 +30,14 @@ __all__ = [
     "RunRecord",
     "ToolReceipt",
     "canonical_json",
+    "dump_run_record",
     "graph_hash",
+    "load_run_record",
+    "parse_run_record",
 ]
+
+RECORD_FORMAT = "active-memory/run-record@1"
+RUN_FILE = "run.json"
 
 ExecutionStatus: TypeAlias = Literal["completed", "error", "timeout", "crashed", "cancelled"]
 EXECUTION_STATUSES: tuple[str, ...] = ("completed", "error", "timeout", "crashed", "cancelled")
@@ -56,6 +65,15 @@ class Binding:
     lane: str | None = None
     connections: tuple[str, ...] = ()
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "effort": self.effort,
+            "lane": self.lane,
+            "connections": list(self.connections),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class GraphNode:
@@ -68,6 +86,15 @@ class GraphNode:
     @property
     def is_agent(self) -> bool:
         return self.binding is not None and self.kind in AGENT_KINDS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "binding": None if self.binding is None else self.binding.to_dict(),
+            "instructions": self.instructions,
+            "output_contract": self.output_contract,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +115,12 @@ class AuthoredGraph:
                 return node
         return None
 
+    def to_raw(self) -> Any:
+        """The authored JSON: ``raw`` when loaded, else one built from the nodes."""
+        if self.raw is not None:
+            return self.raw
+        return {"name": self.name, "nodes": [node.to_dict() for node in self.nodes]}
+
 
 @dataclass(frozen=True, slots=True)
 class Checkout:
@@ -96,6 +129,13 @@ class Checkout:
     path: Path
     repository: str
     commit: str | None = None
+
+    def to_dict(self, relative_to: Path | None = None) -> dict[str, Any]:
+        return {
+            "path": _path_text(self.path, relative_to),
+            "repository": self.repository,
+            "commit": self.commit,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +153,27 @@ class Execution:
     conversation_id: str | None = None
     completion: str | None = None
     transcript: Path | None = None
+
+    @property
+    def ref(self) -> str:
+        """The evidence reference specialists cite: ``exec:<id>``."""
+        return f"exec:{self.id}"
+
+    def to_dict(self, relative_to: Path | None = None) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "node": self.node_id,
+            "occurrence": self.occurrence,
+            "attempt": self.attempt,
+            "status": self.status,
+            "started_ms": self.started_ms,
+            "ended_ms": self.ended_ms,
+            "conversation_id": self.conversation_id,
+            "completion": self.completion,
+            "transcript": (
+                None if self.transcript is None else _path_text(self.transcript, relative_to)
+            ),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +232,9 @@ class Outcome:
     latched_ms: int
     summary: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "latched_ms": self.latched_ms, "summary": self.summary}
+
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
@@ -194,3 +258,57 @@ class RunRecord:
             if execution.id == execution_id:
                 return execution
         return None
+
+    def to_dict(self, relative_to: Path | None = None) -> dict[str, Any]:
+        """The run.json form; paths relative to ``relative_to`` (default: ``base_dir``)."""
+        base = self.base_dir if relative_to is None else relative_to
+        return {
+            "format": RECORD_FORMAT,
+            "run_id": self.run_id,
+            "outcome": None if self.outcome is None else self.outcome.to_dict(),
+            "checkout": None if self.checkout is None else self.checkout.to_dict(base),
+            "initial_input": self.initial_input,
+            "graph_hash": self.graph_hash,
+            "graph": self.graph.to_raw(),
+            "runtime": self.runtime,
+            "executions": [execution.to_dict(base) for execution in self.executions],
+            "receipts": [receipt.to_dict() for receipt in self.receipts],
+            "deliveries": [delivery.to_dict() for delivery in self.deliveries],
+        }
+
+
+def _path_text(path: Path, relative_to: Path | None) -> str:
+    """Relative (POSIX) when ``path`` lies under ``relative_to``, absolute otherwise."""
+    if relative_to is not None:
+        try:
+            return Path(os.path.abspath(path)).relative_to(os.path.abspath(relative_to)).as_posix()
+        except ValueError:
+            pass
+    return os.path.abspath(path) if path.is_absolute() or relative_to is not None else str(path)
+
+
+# The native format's reader and writer live with the other sources in evidence/sources/native.py;
+# importing them lazily keeps this module the small type module every layer imports.
+def load_run_record(path: str | os.PathLike[str]) -> RunRecord:
+    """Load a record folder (or its ``run.json``); transcripts stay on disk, read lazily.
+
+    Raises :class:`~active_memory.errors.RunRecordError` naming the bad field
+    (``executions[3].node``): the schema is checked first, then the links between sections.
+    """
+    from active_memory.evidence.sources import native
+
+    return native.load_run_record(path)
+
+
+def parse_run_record(data: Any, base_dir: Path, *, source: str | None = None) -> RunRecord:
+    """Check ``data`` (a run.json object whose paths are relative to ``base_dir``) and build it."""
+    from active_memory.evidence.sources import native
+
+    return native.parse_run_record(data, base_dir, source=source)
+
+
+def dump_run_record(record: RunRecord, folder: str | os.PathLike[str]) -> Path:
+    """Write ``record`` as ``folder/run.json`` plus its transcripts; returns the run.json path."""
+    from active_memory.evidence.sources import native
+
+    return native.dump_run_record(record, folder)

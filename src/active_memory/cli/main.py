@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from active_memory import __version__
+from active_memory.cli.evidence import evidence
 from active_memory.cli.lessons import lessons
 from active_memory.cli.store import store
 
@@ -21,6 +22,7 @@ def main() -> None:
 
 main.add_command(store)
 main.add_command(lessons)
+main.add_command(evidence)
 
 
 if __name__ == "__main__":  # pragma: no cover

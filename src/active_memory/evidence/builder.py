@@ -1,0 +1,336 @@
+"""build_evidence: what one postmortem specialist sees of a run, within a byte budget.
+
+Pure apart from the private files it writes: the same record, specialist, lessons and budget
+give the same serialized payload (canonical JSON, sorted keys). The serialized payload never
+exceeds ``budget_bytes``; every cut is listed in ``truncation`` and flagged by
+``evidence_truncated``. What each specialist receives:
+
+=======================  =====  ========  ===========  ===========  ========  ==========
+specialist               graph  checkout  completions  transcripts  receipts  deliveries
+=======================  =====  ========  ===========  ===========  ========  ==========
+graph_maintenance        yes    no        yes          no           no        yes
+repository_maintenance   no     yes       no           no           yes       yes
+graph_discovery          yes    no        yes          yes          yes       no
+repository_discovery     no     yes       yes          yes          yes       no
+=======================  =====  ========  ===========  ===========  ========  ==========
+
+Every specialist gets the run identity, the latched outcome, the initial input (≤ 4 KiB), every
+execution's identity (``exec:<id>``, node, occurrence, attempt, status) and pointers to private
+files holding the complete authored graph and nonsecret runtime. Maintenance specialists also get
+the supplied lessons and before/current changes, which are never trimmed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from active_memory.errors import EvidenceError
+from active_memory.evidence.budget import cut_text, json_size, redact_and_cut
+from active_memory.evidence.history import collect_excerpts
+from active_memory.evidence.pager import Cancellation, PageLimits
+from active_memory.evidence.private import prepare_private_dir, write_private_file
+from active_memory.evidence.redact import redact_text, redact_value
+from active_memory.evidence.report import CutLog, TruncationReport
+from active_memory.evidence.shrink import shrink_strings
+from active_memory.evidence.trim import Trimmer
+from active_memory.runs import Delivery, RunRecord, canonical_json
+
+__all__ = [
+    "EVIDENCE_FORMAT",
+    "SPECIALISTS",
+    "EvidenceBundle",
+    "Needs",
+    "build_evidence",
+]
+
+EVIDENCE_FORMAT = "active-memory/evidence@1"
+DEFAULT_BUDGET = 128 * 1024
+MIN_BUDGET = 4 * 1024
+INITIAL_INPUT_BYTES = 4 * 1024
+GRAPH_INLINE_BYTES = 16 * 1024
+RUNTIME_INLINE_BYTES = 8 * 1024
+RECEIPT_RING = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    scope: str
+    graph: bool
+    checkout: bool
+    completions: bool
+    transcripts: bool
+    receipts: bool
+    maintenance: bool
+
+
+SPECIALISTS: Mapping[str, Needs] = MappingProxyType(
+    {
+        "graph_maintenance": Needs("graph", True, False, True, False, False, True),
+        "repository_maintenance": Needs("repository", False, True, False, False, True, True),
+        "graph_discovery": Needs("graph", True, False, True, True, True, False),
+        "repository_discovery": Needs("repository", False, True, True, True, True, False),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceBundle:
+    """The evidence one specialist receives. ``serialized`` is what goes into its context."""
+
+    specialist: str
+    payload: Mapping[str, Any]
+    serialized: str
+    truncation: TruncationReport
+    private_files: Mapping[str, Path]
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.serialized.encode("utf-8"))
+
+
+def _check_lessons(lessons: Sequence[Mapping[str, Any]], needs: Needs) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for index, lesson in enumerate(lessons):
+        if not isinstance(lesson, Mapping):
+            raise EvidenceError(f"lessons[{index}] must be a card object, got {lesson!r}")
+        lesson_id, revision = lesson.get("id"), lesson.get("revision")
+        if (
+            not isinstance(lesson_id, str)
+            or isinstance(revision, bool)
+            or not (isinstance(revision, int) and revision >= 1)
+        ):
+            raise EvidenceError(f"lessons[{index}] needs a string id and a revision >= 1")
+        scope = lesson.get("scope")
+        kind = scope.get("kind") if isinstance(scope, Mapping) else None
+        if kind is not None and kind != needs.scope:
+            raise EvidenceError(
+                f"lesson {lesson_id!r} has scope {kind!r}; a {needs.scope} specialist only "
+                f"receives {needs.scope} lessons"
+            )
+        out.append(json.loads(canonical_json(lesson)))
+    return out
+
+
+def _deliveries(deliveries: Sequence[Delivery]) -> list[dict[str, Any]]:
+    """One entry per ``id@revision``: how often, where and how it was handed over."""
+    grouped: dict[str, list[Delivery]] = {}
+    for delivery in deliveries:
+        grouped.setdefault(delivery.key, []).append(delivery)
+    out: list[dict[str, Any]] = []
+    for key in sorted(grouped):
+        items = grouped[key]
+        refs = sorted({f"exec:{d.execution}" for d in items if d.execution})
+        out.append(
+            {
+                "lesson": key,
+                "count": len(items),
+                "channels": sorted({d.channel for d in items}),
+                "nodes": sorted({d.node_id for d in items})[:16],
+                "conversations": len({d.conversation_id for d in items}),
+                "executions": refs[:16],
+            }
+        )
+    return out
+
+
+def _receipts(record: RunRecord, log: CutLog) -> list[dict[str, Any]]:
+    receipts = sorted(record.receipts, key=lambda receipt: receipt.seq)
+    if len(receipts) > RECEIPT_RING:
+        half = RECEIPT_RING // 2
+        log.add(
+            "receipts",
+            f"receipt ring of {RECEIPT_RING}: the first and the latest kept",
+            count=len(receipts) - RECEIPT_RING,
+        )
+        receipts = receipts[:half] + receipts[-half:]
+    return [
+        {
+            "ref": f"receipt:{receipt.seq}",
+            "execution": None if receipt.execution is None else f"exec:{receipt.execution}",
+            "time_ms": receipt.time_ms,
+            "tool": redact_text(receipt.tool),
+            "paths": [redact_text(path) for path in receipt.paths[:8]],
+        }
+        for receipt in receipts
+    ]
+
+
+def _executions(
+    record: RunRecord, needs: Needs, completion_bytes: int, log: CutLog
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for execution in record.executions:
+        node = record.graph.node(execution.node_id)
+        item: dict[str, Any] = {
+            "ref": execution.ref,
+            "node": execution.node_id,
+            "node_kind": node.kind if node else None,
+            "occurrence": execution.occurrence,
+            "attempt": execution.attempt,
+            "status": execution.status,
+            "started_ms": execution.started_ms,
+            "ended_ms": execution.ended_ms,
+            "conversation": execution.conversation_id,
+        }
+        if needs.completions and execution.completion is not None:
+            text, cut = redact_and_cut(execution.completion, completion_bytes)
+            item["completion"] = text
+            log.add(
+                "executions[].completion",
+                f"completion longer than {completion_bytes} bytes cut with a marker",
+                count=int(cut > 0),
+                size=cut,
+                ref=execution.ref,
+            )
+        out.append(item)
+    return out
+
+
+def _inline(value: Any, max_bytes: int, section: str, log: CutLog) -> Any:
+    def note(cut: int) -> None:
+        log.add(section, f"inline copy limited to {max_bytes} bytes", size=cut)
+
+    shrunk = shrink_strings(value, max_bytes, on_cut=note)
+    if json_size(shrunk) <= max_bytes:
+        return shrunk
+    log.add(section, f"inline copy over {max_bytes} bytes replaced by the private file")
+    return None
+
+
+def _private_files(
+    record: RunRecord, folder: Path, runtime: Any, initial_input: str | None
+) -> dict[str, str]:
+    names = {
+        "graph": write_private_file(
+            folder, "graph.json", canonical_json(redact_value(record.graph.to_raw(), keys=False))
+        ),
+        "runtime": write_private_file(
+            folder, "runtime.json", json.dumps(runtime, indent=2, sort_keys=True) + "\n"
+        ),
+    }
+    if initial_input is not None:
+        names["initial_input"] = write_private_file(folder, "initial-input.txt", initial_input)
+    return names
+
+
+def build_evidence(
+    record: RunRecord,
+    specialist: str,
+    *,
+    private_dir: str | Path,
+    budget_bytes: int = DEFAULT_BUDGET,
+    lessons: Sequence[Mapping[str, Any]] = (),
+    lesson_changes: Sequence[Mapping[str, Any]] = (),
+    cancel: Cancellation | None = None,
+    page_limits: PageLimits | None = None,
+) -> EvidenceBundle:
+    """The evidence ``specialist`` receives about ``record``, at most ``budget_bytes`` long.
+
+    ``lessons`` are the supplied cards (each with ``id`` and ``revision``) and ``lesson_changes``
+    the before/current changes since the run's snapshot; both reach the specialist whole.
+    Raises EvidenceError for an unknown specialist, a budget under 4 KiB, lessons of the other
+    scope or lessons that alone overflow the budget; EvidenceCancelled once ``cancel`` is set.
+    """
+    needs = SPECIALISTS.get(specialist)
+    if needs is None:
+        raise EvidenceError(
+            f"unknown specialist {specialist!r}; choose one of {sorted(SPECIALISTS)}"
+        )
+    if budget_bytes < MIN_BUDGET:
+        raise EvidenceError(f"budget {budget_bytes!r} bytes is below the minimum of {MIN_BUDGET}")
+    supplied = _check_lessons(lessons, needs)
+    changes = [json.loads(canonical_json(change)) for change in lesson_changes]
+    log = CutLog()
+    runtime = redact_value(record.runtime)
+    folder = prepare_private_dir(private_dir)
+    redacted_input = None if record.initial_input is None else redact_text(record.initial_input)
+    files = _private_files(record, folder, runtime, redacted_input)
+
+    run: dict[str, Any] = {
+        "run_id": record.run_id,
+        "graph_name": record.graph.name,
+        "graph_hash": record.graph_hash,
+        "outcome": None if record.outcome is None else record.outcome.to_dict(),
+        "executions_total": len(record.executions),
+        "receipts_total": len(record.receipts),
+    }
+    if redacted_input is not None:
+        text, cut = cut_text(redacted_input, INITIAL_INPUT_BYTES)
+        run["initial_input"] = text
+        log.add("run.initial_input", f"longer than {INITIAL_INPUT_BYTES} bytes", count=int(cut > 0))
+    payload: dict[str, Any] = {
+        "format": EVIDENCE_FORMAT,
+        "specialist": specialist,
+        "run": run,
+        "private_files": files,
+        "executions": _executions(record, needs, min(8192, budget_bytes // 8), log),
+    }
+    if needs.graph:
+        raw = redact_value(record.graph.to_raw(), keys=False)
+        graph = _inline(json.loads(canonical_json(raw)), GRAPH_INLINE_BYTES, "graph", log)
+        if graph is None:
+            graph = {
+                "name": record.graph.name,
+                "nodes": [{"id": n.id, "kind": n.kind} for n in record.graph.nodes],
+            }
+            graph = _inline(graph, GRAPH_INLINE_BYTES, "graph", log)
+        payload["graph"] = graph
+    if needs.maintenance:
+        payload["runtime"] = _inline(
+            json.loads(canonical_json(runtime)), RUNTIME_INLINE_BYTES, "runtime", log
+        )
+        payload["deliveries"] = _deliveries(record.deliveries)
+        payload["lessons"] = supplied
+        payload["lesson_changes"] = changes
+    if needs.checkout and record.checkout is not None:
+        payload["checkout"] = {
+            "path": str(record.checkout.path),
+            "repository": record.checkout.repository,
+            "commit": record.checkout.commit,
+        }
+    if needs.receipts:
+        payload["receipts"] = _receipts(record, log)
+    if needs.transcripts:
+        excerpts = collect_excerpts(
+            record.executions,
+            budget_bytes=budget_bytes,
+            record_bytes=max(512, min(4096, budget_bytes // 32)),
+            limits=page_limits,
+            cancel=cancel,
+        )
+        for excerpt in excerpts:
+            log.add(
+                "transcripts[].records",
+                "transcript budget: oldest records reclaimed from the execution holding the most",
+                count=excerpt.records_dropped,
+                ref=excerpt.execution,
+            )
+            log.add(
+                "transcripts[].records[].text",
+                "record too long: cut with a marker",
+                count=excerpt.records_cut,
+                ref=excerpt.execution,
+            )
+            if excerpt.unavailable:
+                log.add("transcripts", excerpt.unavailable, ref=excerpt.execution)
+        payload["transcripts"] = [excerpt.to_dict() for excerpt in excerpts]
+
+    serialized = Trimmer(payload, budget_bytes, log).run()
+    size = len(serialized.encode("utf-8"))
+    if size > budget_bytes:
+        raise EvidenceError(
+            f"the evidence for {specialist!r} needs {size} bytes even after trimming, over the "
+            f"budget of {budget_bytes}; raise the budget or supply fewer lessons per batch"
+        )
+    return EvidenceBundle(
+        specialist=specialist,
+        payload=MappingProxyType(payload),
+        serialized=serialized,
+        truncation=TruncationReport(budget_bytes, size, log.cuts()),
+        private_files=MappingProxyType({key: folder / name for key, name in files.items()}),
+    )

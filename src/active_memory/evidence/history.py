@@ -1,0 +1,117 @@
+"""Transcript excerpts per execution: paged reads into one fixed transcript budget.
+
+Native transcript lines are JSON objects ``{"role", "text", "tool"?, "time_ms"?}``; any other
+JSON is kept as its compact encoding, and a line that is not JSON is kept as text. Memory stays
+bounded by the budget plus one page, however long the history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from active_memory.evidence.budget import MARGIN, TranscriptBudget
+from active_memory.evidence.pager import Cancellation, PageLimits, TranscriptLine, iter_pages
+from active_memory.runs import Execution, canonical_json
+
+__all__ = ["Excerpt", "collect_excerpts", "project_line"]
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """What survived of one execution's transcript, with counts that make every cut visible."""
+
+    execution: str
+    records: tuple[dict[str, Any], ...]
+    records_total: int
+    bytes_total: int
+    records_dropped: int
+    records_cut: int
+    unavailable: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "execution": self.execution,
+            "records": list(self.records),
+            "records_total": self.records_total,
+            "bytes_total": self.bytes_total,
+            "records_dropped": self.records_dropped,
+        }
+        if self.records_cut:
+            out["records_cut"] = self.records_cut
+        if self.unavailable:
+            out["unavailable"] = self.unavailable
+        return out
+
+
+def project_line(line: TranscriptLine) -> tuple[str | None, str | None, str]:
+    """``(role, tool, text)`` of one transcript line."""
+    if line.cut:
+        # The cut may split a credential; drop the stretch the redaction patterns cannot vouch for.
+        return None, None, line.text[: max(0, len(line.text) - MARGIN)]
+    try:
+        value = json.loads(line.text)
+    except ValueError:
+        return None, None, line.text
+    if not isinstance(value, dict):
+        return None, None, canonical_json(value)
+    role = value.get("role") if isinstance(value.get("role"), str) else None
+    tool = value.get("tool") if isinstance(value.get("tool"), str) else None
+    for key in ("text", "content"):
+        if isinstance(value.get(key), str):
+            return role, tool, value[key]
+    rest = {k: v for k, v in value.items() if k not in ("role", "tool", "time_ms")}
+    return role, tool, canonical_json(rest)
+
+
+def collect_excerpts(
+    executions: Sequence[Execution],
+    *,
+    budget_bytes: int,
+    record_bytes: int,
+    limits: PageLimits | None = None,
+    cancel: Cancellation | None = None,
+) -> tuple[Excerpt, ...]:
+    """Stream every execution's transcript, in record order, through one TranscriptBudget."""
+    budget = TranscriptBudget(budget_bytes, record_bytes)
+    unavailable: dict[int, str] = {}
+    for index, execution in enumerate(executions):
+        if execution.transcript is None:
+            continue
+        try:
+            for page in iter_pages(execution.transcript, limits, cancel):
+                for line in page.lines:
+                    role, tool, text = project_line(line)
+                    budget.add(
+                        index,
+                        number=line.number,
+                        role=role,
+                        tool=tool,
+                        text=text,
+                        original_bytes=line.size,
+                        cut_by_pager=line.cut,
+                    )
+        except FileNotFoundError:
+            unavailable[index] = "transcript file not found"
+        except OSError as exc:
+            unavailable[index] = f"transcript unreadable ({exc.strerror or exc})"
+    out: list[Excerpt] = []
+    for index, execution in enumerate(executions):
+        lane = budget.stats(index)
+        if lane is None and index not in unavailable:
+            continue
+        records, cuts = budget.excerpt(index)
+        out.append(
+            Excerpt(
+                execution=execution.ref,
+                records=tuple(records),
+                records_total=lane.seen if lane else 0,
+                bytes_total=lane.seen_bytes if lane else 0,
+                records_dropped=lane.dropped if lane else 0,
+                records_cut=cuts,
+                unavailable=unavailable.get(index),
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,47 @@
+"""Private files beside the evidence: complete copies the specialist may read in full.
+
+The folder is created 0700 and each file written 0600, atomically (temporary name, then
+rename), so a reader never sees half a file and nobody else on the machine can read either.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from active_memory.errors import EvidenceError
+
+__all__ = ["prepare_private_dir", "write_private_file"]
+
+
+def prepare_private_dir(path: str | os.PathLike[str]) -> Path:
+    folder = Path(path)
+    if folder.is_symlink():
+        raise EvidenceError(f"private evidence folder {str(folder)!r} is a symlink; use a real one")
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)
+    except OSError as exc:
+        raise EvidenceError(
+            f"cannot prepare private evidence folder {str(folder)!r}: {exc.strerror or exc}"
+        ) from exc
+    return folder
+
+
+def write_private_file(folder: Path, name: str, text: str) -> str:
+    """Write ``folder/name`` with mode 0600; returns ``name`` (what the payload records)."""
+    target = folder / name
+    temporary = folder / f".{name}.tmp-{os.getpid()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(temporary, flags, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            handle.write(text)
+        os.replace(temporary, target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise EvidenceError(
+            f"cannot write private evidence file {str(target)!r}: {exc.strerror or exc}"
+        ) from exc
+    return name

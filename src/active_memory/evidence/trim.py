@@ -1,0 +1,200 @@
+"""Final trimming: make the serialized payload fit the budget, largest evidence first.
+
+Phases, each tried only while the payload is still over budget:
+
+1. shrink the largest evidence arrays (each execution's transcript records, receipts), keeping
+   the first and the latest item and at least one excerpt record per execution;
+2. cut the longest strings (completions, excerpt texts) with a marker, down to 256 bytes;
+3. drop the last excerpt records and receipts, largest first;
+4. drop executions' completions, then executions from the middle (first and latest stay);
+5. replace the inline graph and runtime by their private-file pointers.
+
+Lessons and lesson changes are never trimmed: a specialist must see every supplied card, so when
+they alone exceed the budget the builder fails and the caller splits the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from active_memory.evidence.budget import cut_text, json_size
+from active_memory.evidence.report import CutLog
+from active_memory.evidence.shrink import water_level
+from active_memory.runs import canonical_json
+
+__all__ = ["Trimmer"]
+
+MIN_STRING = 256
+_ARRAYS_REASON = "largest evidence array shrunk to fit the budget (first and latest kept)"
+_LAST_REASON = "budget too small to keep an excerpt of every execution"
+_STRING_REASON = "long string cut with a marker to fit the budget"
+
+
+def _drop_index(items: list[Any], *, transcript: bool) -> int:
+    """The oldest item that is neither the first (for a transcript: the task, the first record
+    that is not a system prompt) nor the latest; then the first; the latest goes last."""
+    first = 0
+    if transcript:
+        first = next((i for i, item in enumerate(items) if item.get("role") != "system"), 0)
+    for index in range(len(items) - 1):
+        if index != first:
+            return index
+    return 0
+
+
+@dataclass(slots=True)
+class _Array:
+    section: str
+    items: list[Any]
+    floor: int
+    ref: str | None = None
+    counter: dict[str, Any] | None = None  # an excerpt whose records_dropped follows the cuts
+
+    def size(self) -> int:
+        return json_size(self.items)
+
+
+class Trimmer:
+    """Trims ``payload`` in place; ``finish`` stamps the truncation report into it."""
+
+    def __init__(self, payload: dict[str, Any], budget: int, log: CutLog) -> None:
+        self.payload = payload
+        self.budget = budget
+        self.log = log
+
+    def serialize(self) -> str:
+        self.payload["evidence_truncated"] = bool(self.log)
+        self.payload["truncation"] = self.log.to_dict(self.budget)
+        return canonical_json(self.payload)
+
+    def excess(self) -> int:
+        return len(self.serialize().encode("utf-8")) - self.budget
+
+    def run(self) -> str:
+        phases: list[Callable[[int], bool]] = [
+            lambda excess: self._arrays(excess, last=False),
+            self._strings,
+            lambda excess: self._arrays(excess, last=True),
+            self._executions,
+            self._sections,
+        ]
+        for phase in phases:
+            for _ in range(64):
+                excess = self.excess()
+                if excess <= 0:
+                    return self.serialize()
+                if not phase(excess):
+                    break
+        return self.serialize()
+
+    def _candidates(self, last: bool) -> list[_Array]:
+        arrays: list[_Array] = []
+        for excerpt in self.payload.get("transcripts", []):
+            arrays.append(
+                _Array(
+                    "transcripts[].records",
+                    excerpt["records"],
+                    0 if last else 1,
+                    excerpt["execution"],
+                    excerpt,
+                )
+            )
+        if "receipts" in self.payload:
+            arrays.append(_Array("receipts", self.payload["receipts"], 0 if last else 2))
+        return [array for array in arrays if len(array.items) > array.floor]
+
+    def _arrays(self, excess: int, *, last: bool) -> bool:
+        arrays = self._candidates(last)
+        if not arrays:
+            return False
+        sizes = [array.size() for array in arrays]
+        level = water_level(sizes, excess + 64)
+        changed = False
+        for array, size in zip(arrays, sizes, strict=True):
+            while size > level and len(array.items) > array.floor:
+                index = _drop_index(array.items, transcript=array.counter is not None)
+                dropped = json_size(array.items.pop(index)) + 1
+                size -= dropped
+                changed = True
+                if array.counter is not None:
+                    array.counter["records_dropped"] = array.counter.get("records_dropped", 0) + 1
+                reason = _LAST_REASON if last and not array.items else _ARRAYS_REASON
+                self.log.add(array.section, reason, size=dropped, ref=array.ref)
+        return changed
+
+    def _string_slots(self) -> list[tuple[dict[str, Any], str, str, int]]:
+        slots: list[tuple[dict[str, Any], str, str, int]] = []
+        for execution in self.payload.get("executions", []):
+            if isinstance(execution.get("completion"), str):
+                text = execution["completion"]
+                slots.append((execution, "completion", "executions[].completion", len(text)))
+        for excerpt in self.payload.get("transcripts", []):
+            for record in excerpt["records"]:
+                text = record["text"]
+                slots.append((record, "text", "transcripts[].records[].text", len(text)))
+        return [slot for slot in slots if slot[3] > MIN_STRING]
+
+    def _strings(self, excess: int) -> bool:
+        slots = self._string_slots()
+        if not slots:
+            return False
+        sizes = [len(slot[0][slot[1]].encode("utf-8")) for slot in slots]
+        level = water_level(sizes, excess + 32 * len(slots), MIN_STRING)
+        changed = False
+        for (holder, key, section, _), size in zip(slots, sizes, strict=True):
+            if size > level:
+                text, cut = cut_text(holder[key], level)
+                if cut:
+                    holder[key] = text
+                    changed = True
+                    self.log.add(section, _STRING_REASON, size=cut)
+        return changed
+
+    def _executions(self, excess: int) -> bool:
+        executions: list[dict[str, Any]] = self.payload.get("executions", [])
+        with_completion = [item for item in executions if "completion" in item]
+        if with_completion:
+            for item in sorted(with_completion, key=lambda e: -json_size(e["completion"])):
+                if excess <= 0:
+                    break
+                text = item.pop("completion")
+                excess -= json_size(text) + 14
+                self.log.add(
+                    "executions[].completion",
+                    "completion dropped: budget too small",
+                    size=len(text.encode("utf-8")),
+                    ref=item.get("ref"),
+                )
+            return True
+        if len(executions) <= 2:
+            return False
+        while excess > 0 and len(executions) > 2:
+            item = executions.pop(len(executions) // 2)
+            size = json_size(item) + 1
+            excess -= size
+            self.log.add(
+                "executions",
+                "executions dropped from the middle: budget too small (first and latest kept)",
+                size=size,
+                ref=item.get("ref"),
+            )
+        return True
+
+    def _sections(self, excess: int) -> bool:
+        run = self.payload.get("run", {})
+        if isinstance(run.get("initial_input"), str):
+            text, cut = cut_text(run["initial_input"], MIN_STRING)
+            if cut:
+                run["initial_input"] = text
+                self.log.add("run.initial_input", _STRING_REASON, size=cut)
+                return True
+        for key in ("runtime", "graph", "transcripts"):
+            if key in self.payload:
+                size = json_size(self.payload.pop(key))
+                pointer = self.payload.get("private_files", {}).get(key)
+                where = f"; complete copy in private file {pointer!r}" if pointer else ""
+                self.log.add(key, f"section dropped: budget too small{where}", size=size)
+                return True
+        return False

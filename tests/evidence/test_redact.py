@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import pytest
+
+from active_memory.evidence.redact import (
+    REDACTED,
+    find_secrets,
+    is_secret_key,
+    redact_text,
+    redact_value,
+)
+
+FAKE = {
+    "anthropic-key": "sk-ant-api03-EXAMPLEONLY-not-a-real-key-000000000000",
+    "openai-key": "sk-proj-EXAMPLEONLYnotarealkey0000000000",
+    "aws-access-key": "AKIAEXAMPLEONLY00000",
+    "github-token": "ghp_EXAMPLEONLYnotarealtoken000000000000",
+    "slack-token": "xoxb-000000000000-EXAMPLEONLY",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJleGFtcGxlIn0.c2lnbmF0dXJlZXhhbXBsZQ",
+    "bearer": "Bearer EXAMPLEONLYbearertoken0000",
+    "private-key": (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nEXAMPLEONLY\n-----END OPENSSH PRIVATE KEY-----"
+    ),
+}
+
+
+@pytest.mark.parametrize(("kind", "secret"), sorted(FAKE.items()))
+def test_common_key_formats_are_found_and_redacted_in_text(kind: str, secret: str) -> None:
+    text = f"before {secret} after"
+    assert kind in find_secrets(text)
+    redacted = redact_text(text)
+    assert secret not in redacted
+    assert f"[redacted:{kind}]" in redacted
+    assert redacted.startswith("before ")
+    assert redacted.endswith(" after")
+
+
+def test_assignment_keeps_the_name_and_drops_the_value() -> None:
+    text = "export APP_API_TOKEN=abcdef123456 && password: 'hunter2hunter2'"
+    redacted = redact_text(text)
+    assert "abcdef123456" not in redacted
+    assert "hunter2hunter2" not in redacted
+    assert "APP_API_TOKEN=" in redacted
+    assert find_secrets(text) == ["assignment"]
+
+
+def test_counts_and_ordinary_prose_are_not_secrets() -> None:
+    text = "max_tokens=4096 nodeInjectionTokens: 16000; see configure_token_refresh in config.py"
+    assert find_secrets(text) == []
+    assert redact_text(text) == text
+
+
+def test_a_truncated_private_key_is_redacted_to_the_end() -> None:
+    text = "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA"
+    assert redact_text(text) == "key:\n[redacted:private-key]"
+    assert redact_text("AKCAQEA\n-----END RSA PRIVATE KEY-----\nrest") == (
+        "[redacted:private-key]\nrest"
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["token", "GITHUB_TOKEN", "apiKey", "api_key", "x-api-key", "APIKEY", "client_secret",
+     "Password", "authorization", "credentials", "privateKey", "AWS_SECRET_ACCESS_KEY"],
+)  # fmt: skip
+def test_secret_key_names(name: str) -> None:
+    assert is_secret_key(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["max_tokens", "nodeInjectionTokens", "model", "baseUrl", "keyword_groups", "monkey"]
+)
+def test_non_secret_key_names(name: str) -> None:
+    assert not is_secret_key(name)
+
+
+def test_redact_value_replaces_secret_keys_at_any_depth_and_patterns_everywhere() -> None:
+    runtime = {
+        "providers": {"anthropic": {"apiKey": "anything at all", "model": "m"}},
+        "servers": [{"name": "db", "env": {"DB_PASSWORD": 12345}}],
+        "notes": ["call with " + FAKE["github-token"]],
+        "limits": {"max_tokens": 100},
+        "token": None,
+    }
+    out = redact_value(runtime)
+    assert out["providers"]["anthropic"] == {"apiKey": REDACTED, "model": "m"}
+    assert out["servers"][0]["env"]["DB_PASSWORD"] == REDACTED
+    assert out["notes"] == ["call with [redacted:github-token]"]
+    assert out["limits"] == {"max_tokens": 100}
+    assert out["token"] is None
+    assert runtime["providers"]["anthropic"]["apiKey"] == "anything at all"
+
+
+def test_redact_value_without_keys_only_applies_patterns() -> None:
+    graph = {"nodes": [{"id": "n", "token": "plain", "instructions": FAKE["openai-key"]}]}
+    out = redact_value(graph, keys=False)
+    assert out["nodes"][0]["token"] == "plain"
+    assert out["nodes"][0]["instructions"] == "[redacted:openai-key]"

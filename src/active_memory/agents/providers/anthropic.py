@@ -8,6 +8,7 @@ Credentials come from a resolved connection or the lane's standard environment v
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -103,13 +104,12 @@ def _bedrock_client(
             http_client=http_client,
         )
         return bearer, credential or "AWS_BEARER_TOKEN_BEDROCK"
-    try:
-        import boto3  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
-    except ImportError as e:
+    # Only whether boto3 is importable matters here; the SDK imports it itself to sign.
+    if importlib.util.find_spec("boto3") is None:
         raise ProviderUnavailable(
             "the bedrock lane signs requests with boto3, which is not installed; run "
             "pip install 'active-memory[bedrock]' or set AWS_BEARER_TOKEN_BEDROCK"
-        ) from e
+        )
     signed = AsyncAnthropicBedrock(
         aws_access_key=_env_value(env, "AWS_ACCESS_KEY_ID"),
         aws_secret_key=_env_value(env, "AWS_SECRET_ACCESS_KEY"),
@@ -135,13 +135,11 @@ def _vertex_client(
     project = _env_value(env, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT")
     token = endpoint.api_key if endpoint else None
     if token is None:
-        try:
-            import google.auth  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
-        except ImportError as e:
+        if importlib.util.find_spec("google.auth") is None:
             raise ProviderUnavailable(
                 "the vertex lane reads Application Default Credentials with google-auth, which "
                 "is not installed; run pip install 'active-memory[vertex]'"
-            ) from e
+            )
     elif project is None:
         raise ProviderUnavailable(
             "no Google Cloud project for the vertex lane: set ANTHROPIC_VERTEX_PROJECT_ID"

@@ -44,6 +44,14 @@ ANTHROPIC_LANES = ("anthropic", "bedrock", "vertex")
 _EXTRAS = {"anthropic": "anthropic", "bedrock": "bedrock", "vertex": "vertex"}
 
 
+def _installed(module: str) -> bool:
+    """Whether an optional library can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a missing parent package (``google`` for ``google.auth``)
+        return False
+
+
 def _env_value(env: Mapping[str, str], *names: str) -> str | None:
     for name in names:
         value = env.get(name, "").strip()
@@ -105,7 +113,7 @@ def _bedrock_client(
         )
         return bearer, credential or "AWS_BEARER_TOKEN_BEDROCK"
     # Only whether boto3 is importable matters here; the SDK imports it itself to sign.
-    if importlib.util.find_spec("boto3") is None:
+    if not _installed("boto3"):
         raise ProviderUnavailable(
             "the bedrock lane signs requests with boto3, which is not installed; run "
             "pip install 'active-memory[bedrock]' or set AWS_BEARER_TOKEN_BEDROCK"
@@ -135,7 +143,7 @@ def _vertex_client(
     project = _env_value(env, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT")
     token = endpoint.api_key if endpoint else None
     if token is None:
-        if importlib.util.find_spec("google.auth") is None:
+        if not _installed("google.auth"):
             raise ProviderUnavailable(
                 "the vertex lane reads Application Default Credentials with google-auth, which "
                 "is not installed; run pip install 'active-memory[vertex]'"

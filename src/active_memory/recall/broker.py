@@ -51,7 +51,6 @@ ACK_TIMEOUT_S = 1.0
 KEEPALIVE_IDLE_S = 5.0
 EMPTY_ANSWER = b"{}"
 _HTTP_STARTS = (b"POST", b"GET ", b"PUT ", b"HEAD", b"DELE", b"OPTI", b"PATC")
-_ACK = b'{"ack":true}'
 
 _log = logging.getLogger("active_memory.recall.broker")
 
@@ -105,6 +104,16 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
 
 def _frame(body: bytes) -> bytes:
     return len(body).to_bytes(4, "big") + body
+
+
+def _is_ack(data: bytes | None) -> bool:
+    if not data:
+        return False
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and message.get("ack") is True
 
 
 def _text(value: Any) -> str | None:
@@ -170,7 +179,7 @@ class RecallBroker:
             ) from exc
         self._server = server
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.2},
+            target=server.serve_forever, kwargs={"poll_interval": 0.05},
             name="active-memory-broker", daemon=True,
         )  # fmt: skip
         self._thread.start()
@@ -278,7 +287,7 @@ class RecallBroker:
             ack = _recv_exact(sock, size) if 0 < size <= 1024 else None
         except OSError:
             ack = None
-        if ack == _ACK:
+        if _is_ack(ack):
             answer.commit()
         else:
             answer.release()

@@ -228,8 +228,9 @@ def _shell(collector: _Collector, script: str, base: str | None, depth: int) -> 
 
     for token in _shell_tokens(script):
         if in_comment:
-            in_comment = token != "\n" and "\n" not in token
-            continue
+            if "\n" not in token:
+                continue
+            in_comment = False  # the newline ends the comment and the command
         if token and all(char in _OPERATOR_CHARS for char in token):
             if any(char in token for char in ";&|\n"):
                 finish()
@@ -241,7 +242,7 @@ def _shell(collector: _Collector, script: str, base: str | None, depth: int) -> 
                 if stack:
                     base = stack.pop()
             continue
-        if token.startswith("#") and not words:
+        if token.startswith("#"):
             in_comment = True
             continue
         words.append(token)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
-__all__ = ["write_ticket"]
+__all__ = ["read_ticket", "write_ticket"]
 
 
 def _curl_string(value: str) -> str:
@@ -43,3 +43,27 @@ def write_ticket(
         temporary.unlink(missing_ok=True)
         raise
     return target
+
+
+def _curl_value(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return text
+
+
+def read_ticket(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """The broker url and token a ticket names; ValueError when it names neither."""
+    url = token = ""
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        name, sep, value = line.partition("=")
+        if not sep or line.lstrip().startswith("#"):
+            continue
+        value = _curl_value(value)
+        if name.strip() == "url":
+            url = value
+        elif name.strip() == "header" and value.lower().startswith("authorization: bearer "):
+            token = value[len("authorization: bearer ") :].strip()
+    if not url or not token:
+        raise ValueError(f"{str(path)!r} is not a broker ticket (no url or token)")
+    return url, token

@@ -96,7 +96,8 @@ def test_the_harness_session_is_the_conversation_unless_the_run_names_one() -> N
     assert served.ledger.deliveries[0].conversation_id == "3f2b9c1e-7a44-4a51-9d0e-1c2b3d4e5f60"
     assert json.loads(answer_hook(served, "claude", load("claude/read.json")).body) == {}
     named = answer_hook(served, "claude", load("claude/read.json"), conversation_id="run-conv")
-    assert named.recall is not None and named.recall.report.delivered
+    assert named.recall is not None
+    assert named.recall.report.delivered
 
 
 @pytest.mark.parametrize(
@@ -126,7 +127,9 @@ def test_claude_context_respects_its_character_cap() -> None:
     from recall.kit import lesson
 
     cards = [lesson(n, folders=["src"], recommendation="r" * 600) for n in range(1, 40)]
-    served = RecallSession(RecallIndex(cards), ROOT, ActiveMemoryConfig(hook_injection_tokens=64_000))
+    served = RecallSession(
+        RecallIndex(cards), ROOT, ActiveMemoryConfig(hook_injection_tokens=64_000)
+    )
     payload = load("claude/read.json")
     context = json.loads(answer_hook(served, "claude", payload).body)["hookSpecificOutput"]
     assert len(context["additionalContext"]) <= 10_000
@@ -137,8 +140,11 @@ def test_answers_fit_the_broker_response_limit_even_with_escaping() -> None:
     from recall.kit import lesson
 
     cards = [lesson(n, folders=["src"], recommendation='"\\' * 300) for n in range(1, 60)]
-    served = RecallSession(RecallIndex(cards), ROOT, ActiveMemoryConfig(hook_injection_tokens=64_000))
+    served = RecallSession(
+        RecallIndex(cards), ROOT, ActiveMemoryConfig(hook_injection_tokens=64_000)
+    )
     answer = answer_hook(served, "pi", load("pi/read.json") | {"input": {"path": "src/a.py"}})
     assert 0 < len(answer.body) <= 32 * 1024
-    assert answer.recall is not None and answer.recall.report.delivered
+    assert answer.recall is not None
+    assert answer.recall.report.delivered
     assert len(served.receipts.snapshot()) == 1

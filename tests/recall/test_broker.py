@@ -189,7 +189,9 @@ def test_http_limits_and_errors(broker: RecallBroker, recorder: Recorder) -> Non
 
 def test_http_expect_continue_is_honoured(broker: RecallBroker) -> None:
     body = b'{"tool_name":"Read"}'
-    head = post("/hook/claude", b"", f"Authorization: Bearer {broker.token}", "Expect: 100-continue")
+    head = post(
+        "/hook/claude", b"", f"Authorization: Bearer {broker.token}", "Expect: 100-continue"
+    )
     head = head.replace(b"Content-Length: 0", f"Content-Length: {len(body)}".encode())
     with connect(broker) as sock:
         sock.sendall(head)
@@ -233,7 +235,7 @@ def test_close_stops_listening(recorder: Recorder) -> None:
     broker = RecallBroker(recorder).start()
     address = broker.address
     broker.close()
-    with pytest.raises(OSError):
+    with pytest.raises(ConnectionRefusedError):
         socket.create_connection(address, timeout=1)
     with pytest.raises(RecallError, match="not running"):
         _ = broker.address

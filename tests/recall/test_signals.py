@@ -218,7 +218,9 @@ def test_huge_inputs_are_bounded() -> None:
 
 
 def test_odd_argument_types_never_raise() -> None:
-    call = ToolCall("Weird", {"path": 3, "paths": [None, 4], "command": {"x": 1}, "deep": [[[["a"]]]]})
+    call = ToolCall(
+        "Weird", {"path": 3, "paths": [None, 4], "command": {"x": 1}, "deep": [[[["a"]]]]}
+    )
     assert extract_signals(call, ROOT).paths == ()
 
 

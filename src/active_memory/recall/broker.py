@@ -133,6 +133,8 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
+    # Parallel tool calls connect at once; the default backlog of 5 drops SYNs (1 s retries).
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], broker: RecallBroker) -> None:
         self.broker = broker

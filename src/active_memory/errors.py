@@ -11,17 +11,22 @@ do; attributes carry the same facts for programs.
      │    ├── StoreUnavailable        path is not a usable private SQLite store
      │    ├── SnapshotError           a scoped read failed (never an empty lesson set)
      │    ├── PublicationError        a checked batch is malformed or over capacity
-     │    │    └── RevisionConflict   expected revisions did not match; nothing written
+     │    │    ├── RevisionConflict   expected revisions did not match; nothing written
+     │    │    └── ImportConflict     import lines collide with stored lessons; nothing written
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
      │    └── LessonNotFound
+     │         └── LessonRetired      the id is a tombstone
      ├── RunRecordError              a run record (or transcript) is malformed
      ├── EvidenceError
      ├── ContractViolation           a specialist answer breaks its JSON contract
+     ├── PromptError                 a specialist prompt is unknown or cannot be rendered
      ├── ProvenanceError             git inspection of a checkout failed
      ├── ProviderError               a model provider failed (SDK errors translated)
      │    ├── ProviderUnavailable     SDK extra or credential missing
      │    ├── ProviderDeadlineExceeded
+     │    ├── ProviderTransientError  429, 5xx, overloaded, connection: retried, then raised
      │    └── ReplayMismatch          a replayed exchange was unexpected or left over
+     ├── SessionCancelled            a specialist session's cancellation token fired
      ├── RecallError                 broker, hooks, signals
      └── PostmortemError             e.g. an unknown or non-agent sourceNode
 """
@@ -36,12 +41,16 @@ __all__ = [
     "ConfigError",
     "ContractViolation",
     "EvidenceError",
+    "ImportConflict",
     "LessonNotFound",
+    "LessonRetired",
     "LessonValidationError",
     "PostmortemError",
+    "PromptError",
     "ProvenanceError",
     "ProviderDeadlineExceeded",
     "ProviderError",
+    "ProviderTransientError",
     "ProviderUnavailable",
     "PublicationError",
     "PublicationFenced",
@@ -50,6 +59,7 @@ __all__ = [
     "RevisionConflict",
     "RevisionMismatch",
     "RunRecordError",
+    "SessionCancelled",
     "SnapshotError",
     "StoreError",
     "StoreUnavailable",
@@ -128,6 +138,16 @@ class RevisionConflict(PublicationError):
         )
 
 
+class ImportConflict(PublicationError):
+    """Imported lines collide with stored lessons (retired ids, different content)."""
+
+    def __init__(self, conflicts: Sequence[tuple[str, str]]) -> None:
+        self.conflicts = tuple(conflicts)
+        shown = "; ".join(f"{lesson_id} {problem}" for lesson_id, problem in self.conflicts[:10])
+        more = f" (+{len(self.conflicts) - 10} more)" if len(self.conflicts) > 10 else ""
+        super().__init__(f"import refused, nothing was imported: {shown}{more}")
+
+
 class PublicationFenced(StoreError):
     """Publication was cancelled or its deadline passed before the write was dispatched."""
 
@@ -136,6 +156,19 @@ class LessonNotFound(StoreError):
     def __init__(self, lesson_id: str) -> None:
         self.lesson_id = lesson_id
         super().__init__(f"no lesson {lesson_id!r} in this store; `active-memory lessons list`")
+
+
+class LessonRetired(LessonNotFound):
+    """The id exists only as a tombstone; its history may still be read."""
+
+    def __init__(self, lesson_id: str, revision: int) -> None:
+        self.revision = revision
+        StoreError.__init__(
+            self,
+            f"lesson {lesson_id!r} was retired at revision {revision}; "
+            f"`active-memory lessons history {lesson_id}` shows its past",
+        )
+        self.lesson_id = lesson_id
 
 
 class RunRecordError(ActiveMemoryError):
@@ -164,6 +197,19 @@ class ContractViolation(ActiveMemoryError):
         super().__init__(f"answer does not satisfy contract {contract!r}: {shown}{more}")
 
 
+class PromptError(ActiveMemoryError):
+    """A prompt is unknown, or rendering it lacks a value, got an unknown one, or is malformed.
+
+    ``placeholders`` names the offending placeholders (empty when the prompt itself is unknown).
+    """
+
+    def __init__(self, prompt: str, problem: str, placeholders: Sequence[str] = ()) -> None:
+        self.prompt = prompt
+        self.problem = problem
+        self.placeholders = tuple(placeholders)
+        super().__init__(f"prompt {prompt!r}: {problem}")
+
+
 class ProvenanceError(ActiveMemoryError):
     """A checkout could not be inspected with git."""
 
@@ -180,8 +226,35 @@ class ProviderDeadlineExceeded(ProviderError):
     """The shared postmortem deadline passed during a provider call."""
 
 
+class ProviderTransientError(ProviderError):
+    """A failure worth retrying: rate limit, overload, server error or lost connection.
+
+    Raised to the caller only once the retries are used up; ``retry_after`` is the server's
+    requested wait in seconds when it sent one.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        problem: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        self.provider = provider
+        self.problem = problem
+        self.status = status
+        self.retry_after = retry_after
+        code = f"HTTP {status}: " if status is not None else ""
+        super().__init__(f"{provider}: {code}{problem}")
+
+
 class ReplayMismatch(ProviderError):
     """A replayed provider exchange was unexpected, different, or left unconsumed."""
+
+
+class SessionCancelled(ActiveMemoryError):
+    """A specialist session stopped because its cancellation token fired."""
 
 
 class RecallError(ActiveMemoryError):

@@ -9,12 +9,18 @@ from __future__ import annotations
 import click
 
 from active_memory import __version__
+from active_memory.cli.lessons import lessons
+from active_memory.cli.store import store
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="active-memory")
 def main() -> None:
     """Lesson memory for multi-agent coding workflows."""
+
+
+main.add_command(store)
+main.add_command(lessons)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,191 @@
+"""Lesson store benchmark: snapshot latency and publication throughput at 10,000 live lessons.
+
+Run: ``python benchmarks/store_bench.py`` (``--help`` for sizes). Every figure is a median over
+repeats, with p99 where there are enough samples, next to a baseline measured in the same run
+on the same disk with the same pragmas (WAL, synchronous=FULL):
+
+* snapshot baseline: a raw ``SELECT`` of the same rows without decoding or validation;
+* publication baseline: a raw sqlite3 loop that updates the same number of rows per
+  transaction with prepared JSON, without revision checks, history or capacity checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from active_memory.lessons import (
+    Evidence,
+    LessonDraft,
+    Mutation,
+    Publication,
+    RepositoryScope,
+    new_lesson_id,
+)
+from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.codec import encode_draft
+from active_memory.store.sqlite import SqliteStore
+
+REPOSITORY = "forge:example.com/acme/app"
+
+
+def draft(n: int, version: int = 0) -> LessonDraft:
+    return LessonDraft(
+        scope=RepositoryScope(
+            repository=REPOSITORY,
+            files=(f"src/module_{n % 500}/file_{n}.py",),
+            identifiers=(f"handler_{n}",),
+            keyword_groups=(("retry", f"topic{n % 97}"),),
+        ),
+        title=f"Lesson {n} (v{version}) about the retry handler",
+        recommendation=(
+            "Call the retry wrapper with an explicit deadline; the default waits forever and "
+            f"hides timeouts in module {n % 500}."
+        ),
+        evidence=Evidence(run_id=f"bench-{version}", references=("exec:e1",), reason="bench"),
+    )
+
+
+def timed(action: Callable[[], object], repeats: int) -> list[float]:
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def p99(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def fill(store: SqliteStore, count: int) -> list[str]:
+    ids = sorted(new_lesson_id() for _ in range(count))
+    for start in range(0, count, 1000):
+        chunk = ids[start : start + 1000]
+        mutations = tuple(Mutation("upsert", i, 0, draft(start + k)) for k, i in enumerate(chunk))
+        store.publish(Publication("bench-fill", mutations))
+    return ids
+
+
+def bench_snapshot(store: SqliteStore, repeats: int) -> tuple[list[float], list[float], int]:
+    request = SnapshotRequest(RunIdentity("bench", repository=REPOSITORY))
+    size = len(store.snapshot(request).lessons)
+    ours = timed(lambda: store.snapshot(request), repeats)
+    raw = sqlite3.connect(f"{store.path.as_uri()}?mode=ro", uri=True)
+
+    def baseline() -> None:
+        raw.execute(
+            "SELECT id, revision, body, evidence FROM records "
+            "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
+            (REPOSITORY,),
+        ).fetchall()
+
+    base = timed(baseline, repeats)
+    raw.close()
+    return ours, base, size
+
+
+def bench_publish(store: SqliteStore, ids: list[str], batch: int, batches: int) -> list[float]:
+    revisions = {lesson.id: lesson.revision for lesson in store.list_lessons()}
+    cursor = 0
+    samples = []
+    for b in range(batches):
+        chosen = [ids[(cursor + k) % len(ids)] for k in range(batch)]
+        cursor += batch
+        mutations = tuple(
+            Mutation("upsert", i, revisions[i], draft(n, b + 1)) for n, i in enumerate(chosen)
+        )
+        start = time.perf_counter()
+        receipt = store.publish(Publication(f"bench-{batch}-{b}", mutations))
+        samples.append(time.perf_counter() - start)
+        revisions.update(receipt.revisions)
+    return samples
+
+
+def bench_raw_updates(folder: Path, count: int, batch: int, batches: int) -> list[float]:
+    conn = sqlite3.connect(folder / "baseline.sqlite3", isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("CREATE TABLE IF NOT EXISTS t (id TEXT PRIMARY KEY, revision INT, body TEXT)")
+    encoded = [encode_draft(draft(n)).body for n in range(count)]
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT OR REPLACE INTO t VALUES (?, 1, ?)", [(str(n), e) for n, e in enumerate(encoded)]
+    )
+    conn.execute("COMMIT")
+    samples = []
+    cursor = 0
+    for _ in range(batches):
+        rows = [(encoded[(cursor + k) % count], str((cursor + k) % count)) for k in range(batch)]
+        cursor += batch
+        start = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE t SET body = ?, revision = revision + 1 WHERE id = ?", rows)
+        conn.execute("COMMIT")
+        samples.append(time.perf_counter() - start)
+    conn.close()
+    return samples
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lessons", type=int, default=10_000)
+    parser.add_argument("--snapshot-repeats", type=int, default=15)
+    parser.add_argument("--batches", type=int, default=200, help="batches of size 1")
+    parser.add_argument("--big-batches", type=int, default=30, help="batches of size 100")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
+        folder = Path(tmp)
+        with SqliteStore(folder / "state" / "lessons.sqlite3") as store:
+            start = time.perf_counter()
+            ids = fill(store, args.lessons)
+            fill_s = time.perf_counter() - start
+            ours, base, size = bench_snapshot(store, args.snapshot_repeats)
+            results = {}
+            for batch, batches in ((1, args.batches), (100, args.big_batches)):
+                results[batch] = (
+                    bench_publish(store, ids, batch, batches),
+                    bench_raw_updates(folder, args.lessons, batch, batches),
+                )
+            check = store.check()
+
+    print(
+        f"store benchmark: {args.lessons} live lessons, SQLite {sqlite3.sqlite_version}, "
+        f"Python {sys.version.split()[0]}"
+    )
+    print(f"fill: {args.lessons} lessons in {fill_s:.2f} s (batches of 1000)")
+    print(f"final store: generation {check.generation}, {check.file_bytes / 2**20:.1f} MiB")
+    print()
+    med, raw = statistics.median(ours), statistics.median(base)
+    print(f"snapshot of {size} lessons (median of {args.snapshot_repeats}):")
+    print(f"  SqliteStore.snapshot   {med * 1000:8.1f} ms   p99 {p99(ours) * 1000:8.1f} ms")
+    print(f"  raw SELECT (baseline)  {raw * 1000:8.1f} ms   p99 {p99(base) * 1000:8.1f} ms")
+    print(f"  ratio store/baseline   {med / raw:8.1f} x")
+    print()
+    for batch, (samples, baseline) in results.items():
+        med, raw = statistics.median(samples), statistics.median(baseline)
+        print(f"publication, batch size {batch} ({len(samples)} batches, median):")
+        for label, values, middle in (
+            ("SqliteStore.publish  ", samples, med),
+            ("raw UPDATE (baseline)", baseline, raw),
+        ):
+            print(
+                f"  {label}  {middle * 1000:8.2f} ms/batch  p99 {p99(values) * 1000:7.2f} ms  "
+                f"{1 / middle:8.0f} batches/s  {batch / middle:9.0f} mutations/s"
+            )
+        print(f"  ratio store/baseline   {med / raw:8.1f} x")
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

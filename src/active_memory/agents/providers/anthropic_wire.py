@@ -1,0 +1,216 @@
+"""Conversion between the toolkit's types and the Anthropic Messages API wire shapes.
+
+The final answer is a tool whose ``input_schema`` is the contract. While investigating, the model
+may call any tool (``tool_choice: auto``). When investigation is over the answer is forced with
+``tool_choice: {"type": "tool", "name": contract}``; the API refuses forced tool use while
+thinking is on, so with an effort set the answer tool stays allowed (``auto``) and the session's
+final instruction asks for it. Effort maps to ``output_config.effort`` with adaptive thinking;
+``none`` turns thinking off. SDK types appear only under ``TYPE_CHECKING`` and in
+:func:`parse_message`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from active_memory.agents.providers.base import (
+    AssistantMessage,
+    ModelRequest,
+    ModelResponse,
+    ReasoningBlock,
+    StopReason,
+    TokenUsage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from active_memory.errors import ConfigError
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
+
+__all__ = ["ANTHROPIC_EFFORTS", "build_params", "effort_params", "parse_message"]
+
+ANTHROPIC_EFFORTS = ("none", "low", "medium", "high", "xhigh", "max")
+
+ANSWER_DESCRIPTION = (
+    "Give your final answer. Call this once, when your investigation is complete; "
+    "its input is the whole answer."
+)
+
+_STOP_REASONS: dict[str | None, StopReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "refusal": "refusal",
+}
+
+
+def effort_params(effort: str | None) -> dict[str, Any]:
+    """The Messages API reasoning controls for a binding's effort."""
+    if effort is None:
+        return {}
+    if effort == "none":
+        return {"thinking": {"type": "disabled"}}
+    if effort in ANTHROPIC_EFFORTS:
+        return {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}}
+    raise ConfigError(
+        "binding.effort",
+        f"{effort!r} is not an Anthropic effort; use one of {', '.join(ANTHROPIC_EFFORTS)} "
+        "or leave it unset for the model's default",
+    )
+
+
+def _tool_input(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _assistant_blocks(message: AssistantMessage, answer_tool: str) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in message.reasoning:
+        if block.kind == "redacted_thinking":
+            blocks.append({"type": "redacted_thinking", "data": block.content})
+        else:
+            blocks.append(
+                {"type": "thinking", "thinking": block.content, "signature": block.signature}
+            )
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    for call in message.tool_calls:
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.id,
+                "name": call.name,
+                "input": _tool_input(call.arguments),
+            }
+        )
+    if message.answer is not None and message.answer_call_id is not None:
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": message.answer_call_id,
+                "name": answer_tool,
+                "input": _tool_input(message.answer),
+            }
+        )
+    elif message.answer is not None:
+        blocks.append({"type": "text", "text": message.answer})
+    return blocks
+
+
+def _messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """Alternating user/assistant turns; tool results lead their user turn, as the API wants."""
+    turns: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    texts: list[dict[str, Any]] = []
+
+    def flush_user() -> None:
+        if results or texts:
+            turns.append({"role": "user", "content": [*results, *texts]})
+            results.clear()
+            texts.clear()
+
+    for message in request.messages:
+        if isinstance(message, UserMessage):
+            texts.append({"type": "text", "text": message.text})
+        elif isinstance(message, ToolResult):
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": message.call_id,
+                    "content": message.content,
+                    "is_error": message.is_error,
+                }
+            )
+        else:
+            blocks = _assistant_blocks(message, request.contract.name)
+            if blocks:
+                flush_user()
+                turns.append({"role": "assistant", "content": blocks})
+    flush_user()
+    return turns
+
+
+def build_params(request: ModelRequest) -> dict[str, Any]:
+    """Keyword arguments for ``messages.create``."""
+    reasoning = effort_params(request.effort)
+    thinking = reasoning.get("thinking", {}).get("type") == "adaptive"
+    contract = request.contract
+    tools: list[dict[str, Any]] = [
+        {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
+        for tool in request.tools
+    ]
+    tools.append(
+        {
+            "name": contract.name,
+            "description": contract.description or ANSWER_DESCRIPTION,
+            "input_schema": dict(contract.schema),
+        }
+    )
+    forced = request.final and not thinking
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": _messages(request),
+        "tools": tools,
+        "tool_choice": {"type": "tool", "name": contract.name} if forced else {"type": "auto"},
+        **reasoning,
+    }
+    if request.system:
+        params["system"] = request.system
+    return params
+
+
+def _usage(message: Message) -> TokenUsage:
+    usage = message.usage
+    cache_write = usage.cache_creation_input_tokens or 0
+    cache_read = usage.cache_read_input_tokens or 0
+    return TokenUsage(
+        input_tokens=usage.input_tokens + cache_write + cache_read,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+    )
+
+
+def parse_message(message: Message, answer_tool: str, retries: int) -> ModelResponse:
+    """A Messages API response in the toolkit's terms; the first answer-tool call is the answer."""
+    from anthropic.types import RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolUseBlock
+
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningBlock] = []
+    answer: str | None = None
+    answer_call_id: str | None = None
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif isinstance(block, ToolUseBlock):
+            arguments = json.dumps(block.input, ensure_ascii=False)
+            if block.name == answer_tool and answer is None:
+                answer, answer_call_id = arguments, block.id
+            else:
+                calls.append(ToolCall(id=block.id, name=block.name, arguments=arguments))
+        elif isinstance(block, ThinkingBlock):
+            reasoning.append(ReasoningBlock("thinking", block.thinking, block.signature))
+        elif isinstance(block, RedactedThinkingBlock):
+            reasoning.append(ReasoningBlock("redacted_thinking", block.data))
+    return ModelResponse(
+        text="".join(texts),
+        tool_calls=tuple(calls),
+        answer=answer,
+        answer_call_id=answer_call_id,
+        reasoning=tuple(reasoning),
+        usage=_usage(message),
+        stop_reason=_STOP_REASONS.get(message.stop_reason, "other"),
+        retries=retries,
+        model=message.model,
+    )

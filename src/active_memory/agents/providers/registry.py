@@ -1,0 +1,125 @@
+"""Bindings to providers: a dict from provider name to factory.
+
+A binding is plain data (``provider``, ``model``, ``effort``, ``lane``, ``connections``). The
+factory for its provider builds the SDK client for its lane, with credentials from the first
+declared connection that applies or the lane's standard variables (see ``connections.py``).
+Adapter modules are imported only when their provider is asked for, so a missing SDK only
+matters to bindings that use it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from active_memory.agents.providers.base import ModelProvider
+from active_memory.agents.providers.connections import Connection, resolve_endpoint
+from active_memory.agents.providers.retry import RetryPolicy
+from active_memory.errors import ConfigError
+from active_memory.runs import Binding
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = [
+    "ProviderContext",
+    "ProviderFactory",
+    "close_provider",
+    "create_provider",
+    "provider_names",
+    "register_provider",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderContext:
+    """What a factory may use besides the binding; ``http_client`` is the test seam."""
+
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    connections: Mapping[str, Connection] = field(default_factory=dict)
+    http_client: Any = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+ProviderFactory = Callable[[Binding, ProviderContext], ModelProvider]
+
+
+def _anthropic(binding: Binding, context: ProviderContext) -> ModelProvider:
+    from active_memory.agents.providers.anthropic import AnthropicProvider
+
+    AnthropicProvider.check_effort(binding.effort)
+    endpoint = resolve_endpoint(
+        binding.provider, binding.connections, context.env, context.connections
+    )
+    return AnthropicProvider(
+        lane=binding.lane or "anthropic",
+        endpoint=endpoint,
+        env=context.env,
+        http_client=context.http_client,
+        retry=context.retry,
+    )
+
+
+def _openai(binding: Binding, context: ProviderContext) -> ModelProvider:
+    from active_memory.agents.providers.openai import OpenAIProvider
+
+    OpenAIProvider.check_effort(binding.effort)
+    endpoint = resolve_endpoint(
+        binding.provider, binding.connections, context.env, context.connections
+    )
+    lane = binding.lane
+    if lane is None:
+        # A connection that names its own server is a compatible endpoint, not api.openai.com.
+        lane = "compatible" if endpoint is not None and endpoint.base_url else "openai"
+    return OpenAIProvider(
+        lane=lane,
+        endpoint=endpoint,
+        env=context.env,
+        http_client=context.http_client,
+        retry=context.retry,
+    )
+
+
+_REGISTRY: dict[str, ProviderFactory] = {"anthropic": _anthropic, "openai": _openai}
+
+
+def register_provider(name: str, factory: ProviderFactory) -> None:
+    """Add or replace the factory for a provider name (e.g. a host's own gateway)."""
+    _REGISTRY[name] = factory
+
+
+def provider_names() -> tuple[str, ...]:
+    return tuple(sorted(_REGISTRY))
+
+
+def create_provider(
+    binding: Binding,
+    *,
+    env: Mapping[str, str] | None = None,
+    connections: Mapping[str, Connection] | None = None,
+    http_client: httpx2.AsyncClient | None = None,
+    retry: RetryPolicy | None = None,
+) -> ModelProvider:
+    """The provider for a binding; unknown names, lanes or efforts fail here, before any call."""
+    factory = _REGISTRY.get(binding.provider)
+    if factory is None:
+        raise ConfigError(
+            "binding.provider",
+            f"unknown provider {binding.provider!r}; known: {', '.join(provider_names())}",
+        )
+    context = ProviderContext(
+        env=os.environ if env is None else env,
+        connections=connections or {},
+        http_client=http_client,
+        retry=retry or RetryPolicy(),
+    )
+    return factory(binding, context)
+
+
+async def close_provider(provider: ModelProvider) -> None:
+    """Release a provider's HTTP pool when it has one (the interface itself has no close)."""
+    close = getattr(provider, "aclose", None)
+    if close is not None:
+        await close()

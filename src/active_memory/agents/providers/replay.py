@@ -1,0 +1,200 @@
+"""Recorded provider exchanges: replay them offline, or record them from a real provider.
+
+A recording is a JSONL file, one line per model turn::
+
+    {"specialist": …, "batch": …, "turn": …, "request_digest": …, "request": {projection},
+     "response": {…}}
+
+Replay matches a request by its labels (specialist, batch, turn), which sessions set, so
+specialists running in parallel replay in any order. It fails loudly with
+:class:`ReplayMismatch` on a call nobody recorded, on a recorded exchange asked for twice, on a
+request whose digest differs (``strict=True``), and on exchanges left unconsumed at
+:meth:`ReplayProvider.assert_consumed`. Recordings hold only the toolkit's own types, with
+key-like strings scrubbed, never SDK objects or HTTP headers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from active_memory.agents.providers.base import ModelProvider, ModelRequest, ModelResponse
+from active_memory.agents.providers.codec import (
+    request_projection,
+    request_to_dict,
+    response_from_dict,
+    response_to_dict,
+)
+from active_memory.errors import ReplayMismatch
+from active_memory.runs import canonical_json
+
+__all__ = ["RecordingProvider", "ReplayProvider", "scrub"]
+
+REDACTED = "[REDACTED]"
+_KEY_LIKE = re.compile(
+    r"sk-[A-Za-z0-9_\-]{16,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
+    r"|AIza[0-9A-Za-z_\-]{35}"
+    r"|(?i:bearer)\s+[A-Za-z0-9._\-~+/]{16,}=*"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
+)
+
+Key = tuple[str, int, int]
+
+
+def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """``value`` with key-like strings and the given secret values replaced by a marker."""
+    known = [s for s in secrets if len(s) >= 8]
+    if isinstance(value, str):
+        for secret in known:
+            value = value.replace(secret, REDACTED)
+        return _KEY_LIKE.sub(REDACTED, value)
+    if isinstance(value, list):
+        return [scrub(item, known) for item in value]
+    if isinstance(value, dict):
+        return {key: scrub(item, known) for key, item in value.items()}
+    return value
+
+
+def _key(request: ModelRequest) -> Key:
+    labels = request.labels
+    return (labels.specialist, labels.batch, labels.turn)
+
+
+def _describe(key: Key) -> str:
+    specialist, batch, turn = key
+    return f"specialist {specialist!r} batch {batch} turn {turn}"
+
+
+def _digest(request: ModelRequest, secrets: Iterable[str] = ()) -> str:
+    """The digest of the request as a recording would hold it: scrubbed first."""
+    data = scrub(request_to_dict(request), secrets)
+    return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
+
+
+class ReplayProvider:
+    """Answers from a recording; ``strict`` also requires each request's digest to match."""
+
+    def __init__(self, path: str | Path, *, strict: bool = False) -> None:
+        self.path = Path(path)
+        self.strict = strict
+        self._exchanges: dict[Key, dict[str, Any]] = {}
+        self._consumed: set[Key] = set()
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise ReplayMismatch(f"cannot read recording {str(self.path)!r}: {e.strerror}") from e
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                self._load(number, line)
+
+    def _load(self, number: int, line: str) -> None:
+        where = f"{self.path}:{number}"
+        try:
+            record = json.loads(line)
+            key: Key = (str(record["specialist"]), int(record["batch"]), int(record["turn"]))
+            response_from_dict(record["response"])
+            str(record["request_digest"])
+        except (ValueError, KeyError, TypeError) as e:
+            raise ReplayMismatch(f"{where}: not a recorded exchange ({e!r})") from e
+        if key in self._exchanges:
+            raise ReplayMismatch(f"{where}: {_describe(key)} is recorded twice")
+        self._exchanges[key] = record
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        key = _key(request)
+        record = self._exchanges.get(key)
+        if record is None:
+            raise ReplayMismatch(
+                f"unexpected call: {_describe(key)} is not in the recording {str(self.path)!r}"
+            )
+        if key in self._consumed:
+            raise ReplayMismatch(f"unexpected call: {_describe(key)} was already replayed once")
+        if self.strict and record["request_digest"] != _digest(request):
+            raise ReplayMismatch(
+                f"the request for {_describe(key)} differs from the recording: recorded "
+                f"{record['request']!r}, got {scrub(request_projection(request))!r}"
+            )
+        self._consumed.add(key)
+        return response_from_dict(record["response"])
+
+    def leftovers(self) -> tuple[Key, ...]:
+        return tuple(sorted(set(self._exchanges) - self._consumed))
+
+    def assert_consumed(self) -> None:
+        """Fail when recorded exchanges were never asked for (a session made fewer calls)."""
+        left = self.leftovers()
+        if left:
+            listed = "; ".join(_describe(key) for key in left)
+            raise ReplayMismatch(
+                f"{len(left)} recorded exchange(s) in {str(self.path)!r} were never requested: "
+                f"{listed}"
+            )
+
+    def close(self) -> None:
+        self.assert_consumed()
+
+    async def aclose(self) -> None:
+        self.close()
+
+
+class RecordingProvider:
+    """Forwards to a real provider and writes each exchange to a recording on :meth:`save`.
+
+    The file is written whole and atomically, sorted by specialist, batch and turn, so the same
+    exchanges always give the same bytes. ``secrets`` are extra exact values to scrub (e.g. the
+    key in use); key-like strings are scrubbed regardless.
+    """
+
+    def __init__(
+        self, inner: ModelProvider, path: str | Path, *, secrets: Iterable[str] = ()
+    ) -> None:
+        self.inner = inner
+        self.path = Path(path)
+        self._secrets = tuple(secrets)
+        self._records: dict[Key, dict[str, Any]] = {}
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        response = await self.inner.complete(request)
+        key = _key(request)
+        if key in self._records:
+            raise ReplayMismatch(f"cannot record {_describe(key)} twice; labels must be unique")
+        self._records[key] = {
+            "specialist": key[0],
+            "batch": key[1],
+            "turn": key[2],
+            "request_digest": _digest(request, self._secrets),
+            "request": scrub(request_projection(request), self._secrets),
+            "response": scrub(response_to_dict(response), self._secrets),
+        }
+        return response
+
+    def save(self) -> Path:
+        lines = [
+            json.dumps(self._records[key], ensure_ascii=False, sort_keys=True)
+            for key in sorted(self._records)
+        ]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write("".join(line + "\n" for line in lines))
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        return self.path
+
+    async def aclose(self) -> None:
+        self.save()
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()

@@ -1,0 +1,93 @@
+"""Shared CLI plumbing: ``--store``/``--json`` options, opening the store, error exits.
+
+Exit codes: 0 success, 1 the work failed (store unusable, conflict, not found), 2 bad input
+(malformed id, invalid import file, bad configuration). Errors go to stderr as one sentence.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, ParamSpec, TypeVar
+
+import click
+
+from active_memory.errors import ActiveMemoryError, ConfigError, LessonValidationError
+from active_memory.lessons import validate_lesson_id
+from active_memory.store.paths import default_store_path
+from active_memory.store.sqlite import SqliteStore
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED",
+    "emit_json",
+    "fail",
+    "json_option",
+    "lesson_id_argument",
+    "open_store",
+    "reports_errors",
+    "store_option",
+    "store_path",
+]
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+store_option = click.option(
+    "--store",
+    "store",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Lesson store file (default: see `active-memory store path`).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def _lesson_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        return validate_lesson_id("ID", value)
+    except LessonValidationError as error:
+        raise click.BadParameter(error.problem, ctx=ctx, param=param) from None
+
+
+lesson_id_argument = click.argument("lesson_id", metavar="ID", callback=_lesson_id)
+
+
+def store_path(store: Path | None) -> Path:
+    return default_store_path() if store is None else store
+
+
+@contextmanager
+def open_store(store: Path | None, *, read_only: bool) -> Iterator[SqliteStore]:
+    with SqliteStore(store_path(store), read_only=read_only) as opened:
+        yield opened
+
+
+def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise click.exceptions.Exit(code)
+
+
+def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn library errors into one stderr sentence and the matching exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except (LessonValidationError, ConfigError) as error:
+            fail(str(error), EXIT_BAD_INPUT)
+        except ActiveMemoryError as error:
+            fail(str(error), EXIT_FAILED)
+
+    return wrapper
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))

@@ -1,0 +1,261 @@
+"""``active-memory lessons``: list, show, history, export, import, revert, purge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+import click
+
+from active_memory.cli._common import (
+    emit_json,
+    json_option,
+    lesson_id_argument,
+    open_store,
+    reports_errors,
+    store_option,
+)
+from active_memory.lessons import GraphScope, Lesson, LessonDraft, Scope
+from active_memory.store.results import HistoryEntry
+
+__all__ = ["lessons"]
+
+
+@click.group()
+def lessons() -> None:
+    """Read and administer stored lessons."""
+
+
+def _scope_label(scope: Scope) -> str:
+    if isinstance(scope, GraphScope):
+        qualifier = f" @ {scope.repository}" if scope.repository else ""
+        return f"{scope.graph_hash[:12]}…/{scope.node_id}{qualifier}"
+    return scope.repository
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@lessons.command("list")
+@click.option("--repository", help="Only lessons of this repository key.")
+@click.option("--graph", "graph_hash", help="Only graph lessons of this graph hash.")
+@click.option("--node", "node_id", help="Only graph lessons of this node id.")
+@click.option("--retired", is_flag=True, help="List tombstones (retired ids) instead.")
+@store_option
+@json_option
+@reports_errors
+def list_command(
+    repository: str | None,
+    graph_hash: str | None,
+    node_id: str | None,
+    retired: bool,
+    store: Path | None,
+    as_json: bool,
+) -> None:
+    """List live lessons sorted by id."""
+    with open_store(store, read_only=True) as opened:
+        if retired:
+            tombstones = opened.list_retired()
+            if as_json:
+                emit_json([t.to_dict() for t in tombstones])
+                return
+            for tombstone in tombstones:
+                click.echo(f"{tombstone.id}  {tombstone.revision:>4}  {tombstone.kind}")
+            click.echo(f"{len(tombstones)} retired")
+            return
+        found = opened.list_lessons(repository, graph_hash, node_id)
+    if as_json:
+        emit_json([lesson.to_dict() for lesson in found])
+        return
+    if found:
+        click.echo(f"{'ID':<33} {'REV':>4}  {'KIND':<10}  {'SCOPE':<34}  TITLE")
+    for lesson in found:
+        click.echo(
+            f"{lesson.id:<33} {lesson.revision:>4}  {lesson.scope.kind:<10}  "
+            f"{_clip(_scope_label(lesson.scope), 34):<34}  {_clip(lesson.title, 60)}"
+        )
+    click.echo(f"{len(found)} live lesson{'' if len(found) == 1 else 's'}")
+
+
+def _card_lines(draft: LessonDraft) -> list[str]:
+    scope = draft.scope
+    lines = [f"title           {draft.title}", f"recommendation  {draft.recommendation}"]
+    if isinstance(scope, GraphScope):
+        lines += [
+            f"graph           {scope.graph_hash}",
+            f"node            {scope.node_id}",
+            f"repository      {scope.repository or '(any)'}",
+        ]
+    else:
+        lines.append(f"repository      {scope.repository}")
+        groups = " | ".join(" ".join(group) for group in scope.keyword_groups)
+        for label, values in (
+            ("files", ", ".join(scope.files)),
+            ("folders", ", ".join(scope.folders)),
+            ("identifiers", ", ".join(scope.identifiers)),
+            ("keywords", groups),
+        ):
+            if values:
+                lines.append(f"{label:<15} {values}")
+    evidence = draft.evidence
+    lines += [
+        "evidence (kept apart, never injected)",
+        f"  run           {evidence.run_id}",
+        f"  references    {', '.join(evidence.references)}",
+        f"  reason        {evidence.reason}",
+        f"  source commit {evidence.source_commit or '-'}",
+    ]
+    return lines
+
+
+@lessons.command("show")
+@lesson_id_argument
+@store_option
+@json_option
+@reports_errors
+def show_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
+    """Show one live lesson: its card and its evidence."""
+    with open_store(store, read_only=True) as opened:
+        lesson: Lesson = opened.get(lesson_id)
+    if as_json:
+        emit_json(lesson.to_dict())
+        return
+    click.echo(f"{lesson.id} @ revision {lesson.revision} ({lesson.scope.kind} lesson)")
+    for line in _card_lines(lesson.draft):
+        click.echo(line)
+
+
+def _history_note(entry: HistoryEntry) -> str:
+    if entry.op == "retire":
+        return "(retired)"
+    if entry.op == "purge":
+        return "(past contents purged)"
+    if entry.draft is None:
+        return "(content erased by purge)"
+    source = f"[from r{entry.source_revision}] " if entry.source_revision else ""
+    return source + _clip(entry.draft.title, 60)
+
+
+@lessons.command("history")
+@lesson_id_argument
+@store_option
+@json_option
+@reports_errors
+def history_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
+    """Every revision of a lesson, oldest first."""
+    with open_store(store, read_only=True) as opened:
+        entries = opened.history(lesson_id)
+    if as_json:
+        emit_json([entry.to_dict() for entry in entries])
+        return
+    click.echo(f"{'REV':>4}  {'OP':<7} {'GEN':>5}  {'TIME':<24}  {'RUN':<20}  CONTENT")
+    for entry in entries:
+        click.echo(
+            f"{entry.revision:>4}  {entry.op:<7} {entry.generation:>5}  {entry.time:<24}  "
+            f"{_clip(entry.run_id, 20):<20}  {_history_note(entry)}"
+        )
+
+
+@lessons.command("export")
+@store_option
+@reports_errors
+def export_command(store: Path | None) -> None:
+    """Write every live lesson and tombstone as JSON lines on stdout, sorted by id."""
+    with open_store(store, read_only=True) as opened:
+        lines = list(opened.export())
+    for line in lines:
+        click.echo(line)
+
+
+@lessons.command("import")
+@click.argument("source", metavar="FILE", type=click.File("r", encoding="utf-8"))
+@click.option(
+    "--replace", is_flag=True, help="Overwrite live lessons whose content differs (new revision)."
+)
+@store_option
+@json_option
+@reports_errors
+def import_command(source: IO[str], replace: bool, store: Path | None, as_json: bool) -> None:
+    """Import JSON lines from FILE (`-` for stdin): validated first, then all or nothing.
+
+    Identical lessons are skipped; retired ids are never recreated; live lessons with different
+    content are conflicts unless --replace.
+    """
+    lines = source.readlines()
+    with open_store(store, read_only=False) as opened:
+        report = opened.import_lines(lines, replace=replace)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    click.echo(
+        f"imported: {len(report.created)} created, {len(report.replaced)} replaced, "
+        f"{len(report.retired)} retired, {len(report.unchanged)} unchanged; "
+        f"generation {report.generation}"
+    )
+
+
+@lessons.command("revert")
+@lesson_id_argument
+@click.option("--to", "to_revision", type=click.IntRange(min=1), required=True)
+@click.option(
+    "--expected",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Fail unless the lesson is still at this revision.",
+)
+@store_option
+@json_option
+@reports_errors
+def revert_command(
+    lesson_id: str, to_revision: int, expected: int | None, store: Path | None, as_json: bool
+) -> None:
+    """Publish an old revision's content as a new revision."""
+    with open_store(store, read_only=False) as opened:
+        receipt = opened.revert(lesson_id, to_revision, expected_revision=expected)
+    revision = receipt.revisions[lesson_id]
+    if as_json:
+        emit_json(
+            {
+                "id": lesson_id,
+                "revision": revision,
+                "generation": receipt.generation,
+                "source_revision": to_revision,
+            }
+        )
+        return
+    click.echo(
+        f"{lesson_id} now at revision {revision} with the content of revision {to_revision}; "
+        f"generation {receipt.generation}"
+    )
+
+
+@lessons.command("purge")
+@lesson_id_argument
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@store_option
+@json_option
+@reports_errors
+def purge_command(lesson_id: str, yes: bool, store: Path | None, as_json: bool) -> None:
+    """Erase every past content of a retired lesson for good (e.g. a leaked secret)."""
+    if not yes:
+        click.confirm(
+            f"Erase every past revision's content of retired lesson {lesson_id}? "
+            "This cannot be undone",
+            abort=True,
+        )
+    with open_store(store, read_only=False) as opened:
+        receipt = opened.purge(lesson_id)
+    if as_json:
+        emit_json(receipt.to_dict())
+        return
+    click.echo(
+        f"{lesson_id}: content of {receipt.erased_revisions} revision(s) erased; tombstone at "
+        f"revision {receipt.revision}; generation {receipt.generation}"
+    )
+    if not receipt.scrubbed:
+        click.echo(
+            "warning: another process holds the store open, so old pages may remain in its "
+            "write-ahead log until the next checkpoint; run purge again when it is idle",
+            err=True,
+        )

@@ -1,0 +1,86 @@
+"""``active-memory store``: where the store is, whether it is healthy, and backups."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from active_memory.cli._common import (
+    emit_json,
+    json_option,
+    open_store,
+    reports_errors,
+    store_option,
+    store_path,
+)
+
+__all__ = ["store"]
+
+
+@click.group()
+def store() -> None:
+    """Inspect and back up the lesson store."""
+
+
+@store.command("path")
+@store_option
+@json_option
+@reports_errors
+def path_command(store: Path | None, as_json: bool) -> None:
+    """Print the store file's path (it may not exist yet)."""
+    chosen = store_path(store)
+    exists = os.path.lexists(chosen)
+    if as_json:
+        emit_json({"path": str(chosen), "exists": exists})
+    else:
+        click.echo(str(chosen))
+
+
+@store.command("check")
+@store_option
+@json_option
+@reports_errors
+def check_command(store: Path | None, as_json: bool) -> None:
+    """Run SQLite's integrity check and print counts; exit 1 when problems are found.
+
+    An existing store is opened for writing, so a pending schema upgrade is applied; a missing
+    store is reported, not created.
+    """
+    read_only = not os.path.lexists(store_path(store))
+    with open_store(store, read_only=read_only) as opened:
+        report = opened.check()
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        rows = [
+            ("path", report.path),
+            ("integrity", "ok" if report.ok else "; ".join(report.problems)),
+            ("schema", f"{report.schema_version} ({report.migrations} applied)"),
+            ("generation", str(report.generation)),
+            ("live lessons", str(report.live)),
+            ("tombstones", str(report.tombstones)),
+            ("history rows", str(report.history_rows)),
+            ("content bytes", str(report.content_bytes)),
+            ("file bytes", str(report.file_bytes)),
+        ]
+        for label, value in rows:
+            click.echo(f"{label:<14} {value}")
+    if not report.ok:
+        raise click.exceptions.Exit(1)
+
+
+@store.command("backup")
+@click.argument("destination", type=click.Path(path_type=Path))
+@store_option
+@json_option
+@reports_errors
+def backup_command(destination: Path, store: Path | None, as_json: bool) -> None:
+    """Copy the store to DESTINATION (0600) while it stays in use."""
+    with open_store(store, read_only=True) as opened:
+        written = opened.backup(destination)
+    if as_json:
+        emit_json({"backup": str(written)})
+    else:
+        click.echo(f"backup written to {written}")

@@ -1,0 +1,231 @@
+"""Admin reads and repairs behind ``SqliteStore``: list, get, history, revert, purge, check.
+
+Functions take an open connection; ``SqliteStore`` owns locking and transactions. Decoding
+failures become StoreError naming the id, never a silently shorter list.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from active_memory.errors import LessonNotFound, LessonRetired, PublicationError, StoreError
+from active_memory.lessons import Lesson
+from active_memory.store.codec import RecordError, decode_draft, decode_lesson
+from active_memory.store.migrations import applied_migrations
+from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
+from active_memory.store.writes import Change, count_capacity, read_capacity, read_states
+
+__all__ = [
+    "LIVE_COLUMNS",
+    "check_store",
+    "get_lesson",
+    "list_live",
+    "list_tombstones",
+    "plan_purge",
+    "plan_revert",
+    "read_history",
+    "row_to_lesson",
+]
+
+LIVE_COLUMNS = "id, revision, body, evidence, kind, repository, graph_hash, node_id"
+_HISTORY_OPS: tuple[HistoryOp, ...] = ("upsert", "retire", "revert", "purge")
+
+
+def row_to_lesson(row: tuple[object, ...]) -> Lesson:
+    """Decode a ``LIVE_COLUMNS`` row; RecordError propagates for the caller to name."""
+    lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = row
+    return decode_lesson(
+        str(lesson_id),
+        int(str(revision)),
+        body,
+        evidence,
+        kind=kind,
+        repository=repository,
+        graph_hash=graph_hash,
+        node_id=node_id,
+    )
+
+
+def _decode_all(rows: list[tuple[object, ...]]) -> tuple[Lesson, ...]:
+    lessons = []
+    for row in rows:
+        try:
+            lessons.append(row_to_lesson(row))
+        except RecordError as error:
+            raise StoreError(
+                f"stored lesson {row[0]!r} {error}; run `active-memory store check` and restore "
+                "it from a backup or history"
+            ) from None
+    return tuple(lessons)
+
+
+def list_live(
+    conn: sqlite3.Connection,
+    *,
+    repository: str | None = None,
+    graph_hash: str | None = None,
+    node_id: str | None = None,
+) -> tuple[Lesson, ...]:
+    clauses, params = ["deleted = 0"], []
+    for column, value in (
+        ("repository", repository),
+        ("graph_hash", graph_hash),
+        ("node_id", node_id),
+    ):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    rows = conn.execute(
+        f"SELECT {LIVE_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY id", params
+    ).fetchall()
+    return _decode_all(rows)
+
+
+def list_tombstones(conn: sqlite3.Connection) -> tuple[Tombstone, ...]:
+    rows = conn.execute("SELECT id, revision, kind FROM records WHERE deleted = 1 ORDER BY id")
+    return tuple(Tombstone(str(i), int(r), str(k)) for i, r, k in rows)
+
+
+def get_lesson(conn: sqlite3.Connection, lesson_id: str) -> Lesson:
+    row = conn.execute(f"SELECT {LIVE_COLUMNS}, deleted FROM records WHERE id = ?", (lesson_id,))
+    found = row.fetchone()
+    if found is None:
+        raise LessonNotFound(lesson_id)
+    if found[-1]:
+        raise LessonRetired(lesson_id, int(found[1]))
+    return _decode_all([found[:-1]])[0]
+
+
+def read_history(conn: sqlite3.Connection, lesson_id: str) -> tuple[HistoryEntry, ...]:
+    rows = conn.execute(
+        "SELECT revision, op, body, evidence, source_revision, generation, run_id, time "
+        "FROM history WHERE id = ? ORDER BY revision",
+        (lesson_id,),
+    ).fetchall()
+    if not rows:
+        raise LessonNotFound(lesson_id)
+    entries = []
+    for revision, op, body, evidence, source, generation, run_id, time in rows:
+        draft = None
+        if body is not None:
+            try:
+                draft = decode_draft(body, evidence)
+            except RecordError as error:
+                raise StoreError(f"revision {revision} of {lesson_id!r} {error}") from None
+        entries.append(
+            HistoryEntry(
+                lesson_id,
+                int(revision),
+                _op(op),
+                int(generation),
+                str(run_id),
+                str(time),
+                draft,
+                None if source is None else int(source),
+            )
+        )
+    return tuple(entries)
+
+
+def _op(value: object) -> HistoryOp:
+    for op in _HISTORY_OPS:
+        if value == op:
+            return op
+    raise StoreError(f"history holds an unknown operation {value!r}; the store is damaged")
+
+
+def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> Change:
+    """The change that writes ``to_revision``'s content as a new revision (in a write txn)."""
+    state = read_states(conn, [lesson_id]).get(lesson_id)
+    if state is None:
+        raise LessonNotFound(lesson_id)
+    if state.deleted:
+        raise PublicationError(
+            f"lesson {lesson_id!r} is retired (revision {state.revision}); a retired id cannot "
+            "come back, publish a new lesson instead"
+        )
+    if to_revision == state.revision:
+        raise PublicationError(f"lesson {lesson_id!r} is already at revision {to_revision}")
+    row = conn.execute(
+        "SELECT body, evidence FROM history WHERE id = ? AND revision = ?",
+        (lesson_id, to_revision),
+    ).fetchone()
+    if row is None:
+        raise PublicationError(
+            f"lesson {lesson_id!r} has no revision {to_revision}; "
+            f"`active-memory lessons history {lesson_id}` lists its revisions"
+        )
+    if row[0] is None:
+        raise PublicationError(
+            f"revision {to_revision} of {lesson_id!r} has no content (a retirement or erased by "
+            "purge); pick another revision"
+        )
+    try:
+        draft = decode_draft(row[0], row[1])
+    except RecordError as error:
+        raise StoreError(f"revision {to_revision} of {lesson_id!r} {error}") from None
+    return Change(
+        lesson_id, "revert", state.revision + 1, state.kind, draft, source_revision=to_revision
+    )
+
+
+def plan_purge(conn: sqlite3.Connection, lesson_id: str) -> tuple[Change | None, int]:
+    """Erase the past contents of a retired id (in a write txn).
+
+    Returns the purge marker to write (None when a previous purge already erased everything)
+    and how many history rows lost their content.
+    """
+    state = read_states(conn, [lesson_id]).get(lesson_id)
+    if state is None:
+        raise LessonNotFound(lesson_id)
+    if not state.deleted:
+        raise PublicationError(
+            f"lesson {lesson_id!r} is live at revision {state.revision}; purge only erases "
+            "retired lessons, so retire it first"
+        )
+    erased = conn.execute(
+        "UPDATE history SET body = NULL, evidence = NULL WHERE id = ? AND body IS NOT NULL",
+        (lesson_id,),
+    ).rowcount
+    (last_op,) = conn.execute(
+        "SELECT op FROM history WHERE id = ? ORDER BY revision DESC LIMIT 1", (lesson_id,)
+    ).fetchone()
+    if erased == 0 and last_op == "purge":
+        return None, 0
+    return Change(lesson_id, "purge", state.revision + 1, state.kind), erased
+
+
+def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
+    """Integrity verdict plus counts, read in the caller's read transaction."""
+    problems = [
+        str(row[0]) for row in conn.execute("PRAGMA integrity_check") if str(row[0]).lower() != "ok"
+    ]
+    problems += [
+        f"foreign key violation in {row[0]} row {row[1]}"
+        for row in conn.execute("PRAGMA foreign_key_check")
+    ]
+    capacity = read_capacity(conn)
+    recount = count_capacity(conn)
+    if capacity != recount:
+        problems.append(
+            f"capacity counters {capacity} disagree with a recount {recount}; the store was "
+            "edited outside active-memory"
+        )
+    applied = applied_migrations(conn)
+    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
+    (history_rows,) = conn.execute("SELECT count(*) FROM history").fetchone()
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+    return StoreCheck(
+        path=str(path),
+        schema_version=applied[-1][0] if applied else "none",
+        migrations=len(applied),
+        generation=int(generation),
+        live=recount.live,
+        tombstones=recount.rows - recount.live,
+        history_rows=int(history_rows),
+        content_bytes=recount.content_bytes,
+        file_bytes=int(page_size) * int(page_count),
+        problems=tuple(problems),
+    )

@@ -1,0 +1,141 @@
+"""Opening a store: file checks first, then SQLite, then schema checks, then migrations.
+
+Order matters: nothing is created or written next to a path until it is known to be a
+private regular file that is empty or carries a valid SQLite header, and nothing is written
+into a database until it is known to be an active-memory store (or brand new). A file that
+fails any check is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from active_memory.errors import StoreUnavailable
+from active_memory.store.files import (
+    create_private_file,
+    ensure_private_directory,
+    inspect_store_file,
+)
+from active_memory.store.migrations import (
+    MigrationMismatch,
+    applied_migrations,
+    apply_pending,
+    pending_migrations,
+)
+
+__all__ = ["open_connection"]
+
+
+def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A configured connection to a valid, migrated store at ``path`` (absolute)."""
+    info = inspect_store_file(path)
+    if info is None:
+        if read_only:
+            raise StoreUnavailable(
+                str(path), "does not exist yet; it is created by the first write to the store"
+            )
+        ensure_private_directory(path.parent)
+        try:
+            create_private_file(path)
+        except OSError as error:
+            raise StoreUnavailable(
+                str(path), f"cannot be created ({error.strerror}); its directory must be writable"
+            ) from None
+        info = inspect_store_file(path)
+        if info is None:
+            raise StoreUnavailable(str(path), "disappeared while it was being created")
+    conn = _connect(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
+    try:
+        _same_file(path, info)
+        _prepare(conn, path, read_only=read_only)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+    mode = "ro" if read_only else "rw"  # never "rwc": creation happened above, privately
+    try:
+        conn = sqlite3.connect(
+            f"{path.as_uri()}?mode={mode}",
+            uri=True,
+            isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE for writes
+            timeout=busy_timeout_ms / 1000,
+            check_same_thread=False,  # SqliteStore serialises use with its own lock
+        )
+    except sqlite3.Error as error:
+        raise StoreUnavailable(str(path), f"cannot be opened by SQLite ({error})") from None
+    try:
+        for pragma in (
+            f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+            "PRAGMA trusted_schema = OFF",
+            "PRAGMA foreign_keys = ON",
+            "PRAGMA synchronous = FULL",
+            # Freed content is zeroed, so a purged lesson's text does not linger in free pages.
+            "PRAGMA secure_delete = ON",
+        ):
+            conn.execute(pragma)
+    except sqlite3.Error as error:
+        conn.close()
+        raise _unreadable(path, error) from None
+    return conn
+
+
+def _unreadable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
+    return StoreUnavailable(
+        str(path),
+        f"is not a readable SQLite database ({error}); restore it from a backup or move it "
+        "aside (it was left untouched)",
+    )
+
+
+def _same_file(path: Path, info: os.stat_result) -> None:
+    # Narrows the window between the checks and SQLite's own open: a file swapped in between
+    # (e.g. for a symlink) is refused rather than trusted.
+    try:
+        now = os.lstat(path)
+    except OSError as error:
+        raise StoreUnavailable(str(path), f"changed while opening ({error.strerror})") from None
+    if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+        raise StoreUnavailable(str(path), "was replaced while opening; try again")
+
+
+def _prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
+    try:
+        names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
+        applied = applied_migrations(conn) if names else []
+    except sqlite3.DatabaseError as error:
+        raise _unreadable(path, error) from None
+    if names and "schema_migrations" not in names:
+        raise StoreUnavailable(
+            str(path), "is an SQLite database but not an active-memory lesson store"
+        )
+    try:
+        pending = pending_migrations(applied)
+    except MigrationMismatch as error:
+        raise StoreUnavailable(str(path), str(error)) from None
+    if read_only:
+        if pending:
+            raise StoreUnavailable(
+                str(path),
+                "is not initialised or needs a schema upgrade; open it once for writing "
+                "(e.g. `active-memory store check`)",
+            )
+        return
+    try:
+        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        if mode != "wal":
+            mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        if mode != "wal":
+            raise StoreUnavailable(
+                str(path), f"cannot use write-ahead logging (journal mode stays {mode!r})"
+            )
+        if pending:
+            apply_pending(conn)
+    except MigrationMismatch as error:
+        raise StoreUnavailable(str(path), str(error)) from None
+    except sqlite3.Error as error:
+        raise StoreUnavailable(str(path), f"cannot be initialised ({error})") from None

@@ -1,0 +1,388 @@
+"""``SqliteStore``: the embedded lesson store, implementing ``ActiveMemoryBackend``.
+
+One connection per instance, guarded by a lock, so an instance may be shared by threads (calls
+are serialised); processes coordinate through SQLite's own locking (WAL readers never block the
+single writer; writers queue on ``BEGIN IMMEDIATE`` up to the busy timeout).
+
+This module and everything it imports use only the standard library plus
+``active_memory.{errors,lessons,store.backend}``, so the stdlib-only hook helper can open a
+store directly (``read_only=True``) for fallback recall.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import TracebackType
+
+from active_memory.errors import (
+    ConfigError,
+    ImportConflict,
+    RevisionConflict,
+    RevisionMismatch,
+    SnapshotError,
+    StoreError,
+)
+from active_memory.lessons import Lesson, Publication
+from active_memory.store import admin
+from active_memory.store.backend import (
+    PublicationControl,
+    PublicationReceipt,
+    Snapshot,
+    SnapshotRequest,
+)
+from active_memory.store.codec import RecordError
+from active_memory.store.connect import open_connection
+from active_memory.store.files import fsync_directory, private_temp_path
+from active_memory.store.paths import DEFAULT_NAMESPACE, default_store_path
+from active_memory.store.results import (
+    DEFAULT_LIMITS,
+    HistoryEntry,
+    ImportReport,
+    PurgeReceipt,
+    StoreCheck,
+    StoreLimits,
+    Tombstone,
+)
+from active_memory.store.transfer import lesson_line, parse_lines, plan_import
+from active_memory.store.writes import (
+    Change,
+    apply_changes,
+    read_states,
+    read_transaction,
+    write_transaction,
+)
+
+__all__ = ["SqliteStore"]
+
+_ADMIN_RUN = "admin"
+
+
+class SqliteStore:
+    """A private SQLite lesson store at ``path`` (default: ``default_store_path(namespace)``).
+
+    ``read_only=True`` opens an existing, migrated store with ``mode=ro``: it never creates,
+    migrates or writes. ``limits`` exists for tests and embedders with smaller budgets.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        read_only: bool = False,
+        busy_timeout_ms: int = 5000,
+        limits: StoreLimits = DEFAULT_LIMITS,
+    ) -> None:
+        if isinstance(busy_timeout_ms, bool) or not isinstance(busy_timeout_ms, int):
+            raise ConfigError("busy_timeout_ms", f"{busy_timeout_ms!r} must be an integer")
+        if busy_timeout_ms < 0:
+            raise ConfigError("busy_timeout_ms", f"{busy_timeout_ms!r} must be 0 or more")
+        chosen = default_store_path(namespace) if path is None else Path(path)
+        # abspath, not resolve(): resolving would follow the very symlink we must refuse.
+        self._path = Path(os.path.abspath(os.fspath(chosen)))
+        self._read_only = read_only
+        self._limits = limits
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = open_connection(
+            self._path, read_only=read_only, busy_timeout_ms=busy_timeout_ms
+        )
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _connection(self, *, write: bool = False) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"the lesson store {str(self._path)!r} is closed")
+        if write and self._read_only:
+            raise StoreError(
+                f"the lesson store {str(self._path)!r} was opened read-only; "
+                "open it without read_only to change it"
+            )
+        return self._conn
+
+    @contextlib.contextmanager
+    def _reading(self, failure: type[StoreError] = StoreError) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._connection()
+            try:
+                with read_transaction(conn):
+                    yield conn
+            except sqlite3.Error as error:
+                raise failure(
+                    f"reading the lesson store {str(self._path)!r} failed ({error}); "
+                    "run `active-memory store check`"
+                ) from error
+
+    # -- the backend protocol --------------------------------------------------------------
+
+    def generation(self) -> int:
+        with self._reading() as conn:
+            (value,) = conn.execute("SELECT generation FROM meta").fetchone()
+            return int(value)
+
+    def snapshot(self, request: SnapshotRequest) -> Snapshot:
+        """Every live lesson in scope, sorted by id, read in one transaction."""
+        identity = request.identity
+        with self._reading(SnapshotError) as conn:
+            (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
+            rows: list[tuple[object, ...]] = []
+            if request.repository and identity.repository is not None:
+                rows += conn.execute(
+                    f"SELECT {admin.LIVE_COLUMNS} FROM records "
+                    "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
+                    (identity.repository,),
+                ).fetchall()
+            if request.graph and identity.graph_hash is not None:
+                rows += conn.execute(
+                    f"SELECT {admin.LIVE_COLUMNS} FROM records "
+                    "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
+                    "AND (repository IS NULL OR repository = ?)",
+                    (identity.graph_hash, identity.repository),
+                ).fetchall()
+        lessons = []
+        for row in sorted(rows, key=lambda r: str(r[0])):
+            try:
+                lessons.append(admin.row_to_lesson(row))
+            except RecordError as error:
+                raise SnapshotError(
+                    f"stored lesson {row[0]!r} {error}; the snapshot was refused rather than "
+                    "returned incomplete, run `active-memory store check`"
+                ) from None
+        return Snapshot(int(generation), tuple(lessons))
+
+    def publish(
+        self, publication: Publication, control: PublicationControl | None = None
+    ) -> PublicationReceipt:
+        """Commit every mutation or none; see ``ActiveMemoryBackend.publish``."""
+        with self._lock:
+            conn = self._connection(write=True)
+            with write_transaction(conn, control):
+                if not publication.mutations:
+                    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
+                    return PublicationReceipt(int(generation), {})
+                changes = self._checked_changes(conn, publication)
+                generation = apply_changes(
+                    conn, changes, run_id=publication.run_id, limits=self._limits
+                )
+        return PublicationReceipt(
+            generation,
+            {change.id: change.revision for change in changes},
+            tuple(change.id for change in changes if change.op == "retire"),
+        )
+
+    @staticmethod
+    def _checked_changes(conn: sqlite3.Connection, publication: Publication) -> list[Change]:
+        states = read_states(conn, (m.id for m in publication.mutations))
+        mismatches: list[RevisionMismatch] = []
+        changes: list[Change] = []
+        for mutation in publication.mutations:
+            state = states.get(mutation.id)
+            found = 0 if state is None else state.revision
+            tombstoned = state is not None and state.deleted
+            if tombstoned or found != mutation.expected_revision:
+                mismatches.append(
+                    RevisionMismatch(mutation.id, mutation.expected_revision, found, tombstoned)
+                )
+                continue
+            if mutation.op == "upsert" and mutation.draft is not None:
+                kind = mutation.draft.scope.kind
+                changes.append(
+                    Change(
+                        mutation.id, "upsert", found + 1, kind, mutation.draft, create=state is None
+                    )
+                )
+            elif state is not None:
+                changes.append(Change(mutation.id, "retire", found + 1, state.kind))
+        if mismatches:
+            raise RevisionConflict(mismatches)
+        return changes
+
+    # -- admin -----------------------------------------------------------------------------
+
+    def list_lessons(
+        self,
+        repository: str | None = None,
+        graph_hash: str | None = None,
+        node_id: str | None = None,
+    ) -> tuple[Lesson, ...]:
+        """Live lessons sorted by id; each filter given must match its column exactly."""
+        with self._reading() as conn:
+            return admin.list_live(
+                conn, repository=repository, graph_hash=graph_hash, node_id=node_id
+            )
+
+    def list_retired(self) -> tuple[Tombstone, ...]:
+        with self._reading() as conn:
+            return admin.list_tombstones(conn)
+
+    def get(self, lesson_id: str) -> Lesson:
+        """The live lesson; LessonNotFound (LessonRetired for a tombstone) otherwise."""
+        with self._reading() as conn:
+            return admin.get_lesson(conn, lesson_id)
+
+    def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
+        """Every revision of ``lesson_id``, oldest first (content erased by purge is None)."""
+        with self._reading() as conn:
+            return admin.read_history(conn, lesson_id)
+
+    def revert(
+        self,
+        lesson_id: str,
+        to_revision: int,
+        *,
+        expected_revision: int | None = None,
+        run_id: str = _ADMIN_RUN,
+    ) -> PublicationReceipt:
+        """Write ``to_revision``'s content as a new revision, checked like a publication.
+
+        ``expected_revision`` (when given) must be the current revision, else RevisionConflict.
+        """
+        with self._lock:
+            conn = self._connection(write=True)
+            with write_transaction(conn):
+                change = admin.plan_revert(conn, lesson_id, to_revision)
+                if expected_revision is not None and change.revision - 1 != expected_revision:
+                    raise RevisionConflict(
+                        [RevisionMismatch(lesson_id, expected_revision, change.revision - 1)]
+                    )
+                generation = apply_changes(conn, [change], run_id=run_id, limits=self._limits)
+        return PublicationReceipt(generation, {lesson_id: change.revision})
+
+    def purge(self, lesson_id: str, *, run_id: str = _ADMIN_RUN) -> PurgeReceipt:
+        """Erase every past content of a retired lesson, then scrub the file and its WAL.
+
+        The tombstone (id, kind, a new revision marking the purge) stays so the id can never
+        be recreated. Secure delete zeroes freed cells; VACUUM and a truncating checkpoint
+        then drop stale pages from the main file and the WAL.
+        """
+        with self._lock:
+            conn = self._connection(write=True)
+            with write_transaction(conn):
+                marker, erased = admin.plan_purge(conn, lesson_id)
+                if marker is None:
+                    state = read_states(conn, [lesson_id])[lesson_id]
+                    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
+                    revision, generation = state.revision, int(generation)
+                else:
+                    revision = marker.revision
+                    generation = apply_changes(conn, [marker], run_id=run_id, limits=self._limits)
+            scrubbed = self._scrub(conn)
+        return PurgeReceipt(lesson_id, revision, generation, erased, scrubbed)
+
+    def _scrub(self, conn: sqlite3.Connection) -> bool:
+        try:
+            conn.execute("PRAGMA temp_store = MEMORY")  # VACUUM's copy stays off the disk
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("VACUUM")
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError:
+            return False
+        return not busy
+
+    def export(self) -> Iterator[str]:
+        """JSON lines (no newline) for every live lesson and tombstone, sorted by id, read at
+        one generation."""
+        with self._reading() as conn:
+            lessons = admin.list_live(conn)
+            tombstones = admin.list_tombstones(conn)
+        items: list[Lesson | Tombstone] = [*lessons, *tombstones]
+        items.sort(key=lambda item: item.id)
+        return (lesson_line(item) for item in items)
+
+    def import_lines(
+        self, lines: Iterable[str], *, replace: bool = False, run_id: str = "import"
+    ) -> ImportReport:
+        """Import an export, all or nothing (semantics in ``store/transfer.py``).
+
+        Raises LessonValidationError for a bad line (before touching the store) and
+        ImportConflict listing every colliding id.
+        """
+        entries = parse_lines(lines)
+        with self._lock:
+            conn = self._connection(write=True)
+            with write_transaction(conn):
+                plan = plan_import(conn, entries, replace=replace)
+                if plan.conflicts:
+                    raise ImportConflict(plan.conflicts)
+                if plan.changes:
+                    generation = apply_changes(
+                        conn, plan.changes, run_id=run_id, limits=self._limits
+                    )
+                else:
+                    (current,) = conn.execute("SELECT generation FROM meta").fetchone()
+                    generation = int(current)
+        return ImportReport(
+            generation,
+            tuple(plan.created),
+            tuple(plan.replaced),
+            tuple(plan.retired),
+            tuple(plan.unchanged),
+        )
+
+    def backup(self, destination: str | os.PathLike[str]) -> Path:
+        """Copy the store with SQLite's online backup API to ``destination`` (0600).
+
+        Safe while other processes write: the copy is one consistent read. It is written to a
+        temporary file beside ``destination`` and renamed over it atomically.
+        """
+        target = Path(os.path.abspath(os.fspath(destination)))
+        if target == self._path:
+            raise StoreError("the backup destination is the store itself; choose another path")
+        if target.is_symlink() or target.is_dir():
+            raise StoreError(f"backup destination {str(target)!r} must be a plain file path")
+        with self._lock:
+            conn = self._connection()
+            try:
+                temporary = private_temp_path(target)
+            except OSError as error:
+                raise StoreError(
+                    f"cannot write a backup in {str(target.parent)!r} ({error.strerror})"
+                ) from None
+            try:
+                copy = sqlite3.connect(temporary, isolation_level=None)
+                try:
+                    conn.backup(copy)
+                finally:
+                    copy.close()
+                with open(temporary, "rb+") as handle:
+                    os.fsync(handle.fileno())
+                os.replace(temporary, target)
+            except (sqlite3.Error, OSError) as error:
+                temporary.unlink(missing_ok=True)
+                raise StoreError(f"backup to {str(target)!r} failed ({error})") from error
+        fsync_directory(target.parent)
+        return target
+
+    def check(self) -> StoreCheck:
+        """``PRAGMA integrity_check`` and ``foreign_key_check`` plus counts."""
+        with self._reading() as conn:
+            return admin.check_store(conn, self._path)

@@ -1,0 +1,262 @@
+"""The write path shared by publish, revert, purge and import: one checked transaction.
+
+Every change names the revision it will write; the caller has already compared expected and
+found revisions under the same ``BEGIN IMMEDIATE`` lock, so nothing can slip in between the
+check and the write. Capacity is measured after the writes, inside the transaction, and a
+batch that crosses a limit is rolled back whole.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from active_memory.errors import PublicationError, PublicationFenced, StoreError
+from active_memory.lessons import LessonDraft
+from active_memory.store.backend import PublicationControl
+from active_memory.store.codec import encode_draft
+from active_memory.store.results import HistoryOp, StoreLimits
+
+__all__ = [
+    "Capacity",
+    "Change",
+    "RowState",
+    "apply_changes",
+    "count_capacity",
+    "read_capacity",
+    "read_states",
+    "read_transaction",
+    "utc_now",
+    "write_transaction",
+]
+
+# Well under SQLite's default limit on bound parameters (32766 since 3.32, 999 before).
+_CHUNK = 500
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@contextmanager
+def write_transaction(
+    conn: sqlite3.Connection, control: PublicationControl | None = None
+) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``; any exception rolls everything back.
+
+    ``control`` is consulted before waiting for the lock and again once it is held, the last
+    moment before the first write is dispatched.
+    """
+    _fence(control)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as error:
+        raise StoreError(
+            f"the lesson store stayed locked by another writer past the busy timeout ({error}); "
+            "nothing was written, retry"
+        ) from error
+    try:
+        _fence(control)
+        yield
+        conn.execute("COMMIT")
+    except sqlite3.Error as error:
+        _rollback(conn)
+        raise StoreError(
+            f"the lesson store failed while writing ({error}); nothing was committed"
+        ) from error
+    except BaseException:
+        _rollback(conn)
+        raise
+
+
+@contextmanager
+def read_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: every SELECT inside sees the same committed state (WAL)."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        _rollback(conn)
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def _fence(control: PublicationControl | None) -> None:
+    if control is None:
+        return
+    refusal = control.refusal()
+    if refusal is not None:
+        raise PublicationFenced(f"publication not started: {refusal}; nothing was written")
+
+
+@dataclass(frozen=True, slots=True)
+class RowState:
+    revision: int
+    deleted: bool
+    kind: str
+
+
+def read_states(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, RowState]:
+    """Current revision and tombstone flag of each id that has a row."""
+    wanted = list(dict.fromkeys(ids))
+    states: dict[str, RowState] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            f"SELECT id, revision, deleted, kind FROM records WHERE id IN ({marks})", chunk
+        )
+        for lesson_id, revision, deleted, kind in rows:
+            states[lesson_id] = RowState(int(revision), bool(deleted), str(kind))
+    return states
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One row write. ``draft`` None writes a tombstone (retire) or a purge marker."""
+
+    id: str
+    op: HistoryOp
+    revision: int
+    kind: str
+    draft: LessonDraft | None = None
+    create: bool = False
+    source_revision: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    live: int
+    rows: int
+    content_bytes: int
+
+
+def read_capacity(conn: sqlite3.Connection) -> Capacity:
+    """The trigger-maintained counters in ``meta`` (one row, no scan)."""
+    live, rows, size = conn.execute(
+        "SELECT live_count, record_count, content_bytes FROM meta"
+    ).fetchone()
+    return Capacity(int(live), int(rows), int(size))
+
+
+def count_capacity(conn: sqlite3.Connection) -> Capacity:
+    """The same figures recounted from ``records``, to audit the counters."""
+    live = rows = size = 0
+    for deleted, count, total in conn.execute(
+        "SELECT deleted, count(*), coalesce(sum(size), 0) FROM records GROUP BY deleted"
+    ):
+        rows += int(count)
+        size += int(total)
+        if not deleted:
+            live = int(count)
+    return Capacity(live, rows, size)
+
+
+def apply_changes(
+    conn: sqlite3.Connection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
+) -> int:
+    """Write ``changes`` and their history rows, check capacity, bump the generation.
+
+    Must run inside ``write_transaction``; raises PublicationError (and the caller's
+    transaction rolls back) when a body or the store would exceed a limit.
+    """
+    before = read_capacity(conn)
+    (current,) = conn.execute("SELECT generation FROM meta").fetchone()
+    generation = int(current) + 1
+    now = utc_now()
+    for change in changes:
+        body = evidence = None
+        if change.draft is not None:
+            encoded = encode_draft(change.draft)
+            if encoded.body_bytes > limits.max_body_bytes:
+                raise PublicationError(
+                    f"lesson {change.id!r} has a {encoded.body_bytes}-byte card; the per-body "
+                    f"limit is {limits.max_body_bytes} bytes; shorten its scope lists"
+                )
+            body, evidence = encoded.body, encoded.evidence
+            values = (
+                change.revision,
+                encoded.kind,
+                encoded.repository,
+                encoded.graph_hash,
+                encoded.node_id,
+                body,
+                evidence,
+                encoded.size,
+            )
+            if change.create:
+                conn.execute(
+                    "INSERT INTO records (revision, deleted, kind, repository, graph_hash, "
+                    "node_id, body, evidence, size, id) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*values, change.id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE records SET revision = ?, deleted = 0, kind = ?, repository = ?, "
+                    "graph_hash = ?, node_id = ?, body = ?, evidence = ?, size = ? WHERE id = ?",
+                    (*values, change.id),
+                )
+        elif change.create:
+            conn.execute(
+                "INSERT INTO records (id, revision, deleted, kind, size) VALUES (?, ?, 1, ?, 0)",
+                (change.id, change.revision, change.kind),
+            )
+        else:
+            conn.execute(
+                "UPDATE records SET revision = ?, deleted = 1, repository = NULL, "
+                "graph_hash = NULL, node_id = NULL, body = NULL, evidence = NULL, size = 0 "
+                "WHERE id = ?",
+                (change.revision, change.id),
+            )
+        conn.execute(
+            "INSERT INTO history (id, revision, op, body, evidence, source_revision, generation, "
+            "run_id, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                change.id,
+                change.revision,
+                change.op,
+                body,
+                evidence,
+                change.source_revision,
+                generation,
+                run_id,
+                now,
+            ),
+        )
+    _check_capacity(before, read_capacity(conn), limits)
+    conn.execute("UPDATE meta SET generation = ?", (generation,))
+    return generation
+
+
+def _check_capacity(before: Capacity, after: Capacity, limits: StoreLimits) -> None:
+    # Only a batch that grows a measure past its limit fails, so a store already over a
+    # (lowered) limit can still shrink.
+    checks = (
+        (after.live, before.live, limits.max_live, "live lessons", "retire some first"),
+        (
+            after.rows,
+            before.rows,
+            limits.max_rows,
+            "rows including tombstones",
+            "move to a new store",
+        ),
+        (
+            after.content_bytes,
+            before.content_bytes,
+            limits.max_total_bytes,
+            "bytes of stored content",
+            "retire or shorten lessons",
+        ),
+    )
+    for value, previous, limit, what, advice in checks:
+        if value > limit and value > previous:
+            raise PublicationError(
+                f"capacity limit reached: the batch would leave {value} {what}; the limit is "
+                f"{limit}; nothing was published, {advice}"
+            )

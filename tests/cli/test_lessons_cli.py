@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from active_memory.cli.main import main
+from active_memory.lessons import Mutation, Publication, new_lesson_id
+from active_memory.store.sqlite import SqliteStore
+from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft, tree_digest
+
+
+@pytest.fixture
+def store_file(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "lessons.sqlite3"
+
+
+@pytest.fixture
+def ids(store_file: Path) -> list[str]:
+    ids = sorted(new_lesson_id() for _ in range(3))
+    drafts = (make_draft("Repository card"), make_graph_draft(), make_draft("Retired card"))
+    with SqliteStore(store_file) as store:
+        store.publish(
+            Publication(
+                "run-1",
+                tuple(Mutation("upsert", i, 0, d) for i, d in zip(ids, drafts, strict=True)),
+            )
+        )
+        store.publish(Publication("run-2", (Mutation("upsert", ids[0], 1, make_draft("Edited")),)))
+        store.publish(Publication("run-3", (Mutation("retire", ids[2], 1),)))
+    return ids
+
+
+def _run(store_file: Path, *args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(main, ["lessons", *args, "--store", str(store_file)], input=stdin)
+
+
+def test_list_prints_a_table_of_live_lessons(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "list")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["ID", "REV", "KIND", "SCOPE", "TITLE"]
+    assert lines[1].split()[:4] == [ids[0], "2", "repository", REPOSITORY]
+    assert lines[1].endswith("Edited")
+    assert lines[2].startswith(f"{ids[1]}    1  graph")
+    assert lines[-1] == "2 live lessons"
+
+
+def test_list_filters_and_json(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "list", "--graph", GRAPH_HASH, "--node", "verifier", "--json")
+    assert [lesson["id"] for lesson in json.loads(result.stdout)] == [ids[1]]
+    result = _run(store_file, "list", "--repository", REPOSITORY, "--json")
+    assert [lesson["id"] for lesson in json.loads(result.stdout)] == [ids[0]]
+    result = _run(store_file, "list", "--retired", "--json")
+    assert json.loads(result.stdout) == [
+        {"id": ids[2], "revision": 2, "retired": True, "kind": "repository"}
+    ]
+
+
+def test_show_prints_the_card_and_its_evidence(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "show", ids[0])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0] == f"{ids[0]} @ revision 2 (repository lesson)"
+    assert "title           Edited" in result.stdout
+    assert "files           src/app.py" in result.stdout
+    assert "  references    exec:e1" in result.stdout
+    shown = json.loads(_run(store_file, "show", ids[0], "--json").stdout)
+    assert (shown["id"], shown["revision"], shown["title"]) == (ids[0], 2, "Edited")
+
+
+def test_show_of_a_retired_or_unknown_id_fails_with_one_sentence(
+    store_file: Path, ids: list[str]
+) -> None:
+    result = _run(store_file, "show", ids[2])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: lesson {ids[2]!r} was retired at revision 2; "
+        f"`active-memory lessons history {ids[2]}` shows its past\n"
+    )
+    assert _run(store_file, "show", new_lesson_id()).exit_code == 1
+
+
+def test_malformed_id_is_bad_input(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "show", "lesson-nope")
+    assert result.exit_code == 2
+    assert "is not a lesson id" in result.stderr
+
+
+def test_history_lists_every_revision(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "history", ids[2])
+    assert result.exit_code == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()[1:]]
+    assert [(r[0], r[1], r[2], r[4]) for r in rows] == [
+        ("1", "upsert", "1", "run-1"),
+        ("2", "retire", "3", "run-3"),
+    ]
+    entries = json.loads(_run(store_file, "history", ids[0], "--json").stdout)
+    assert [(e["revision"], e["lesson"]["title"]) for e in entries] == [
+        (1, "Repository card"),
+        (2, "Edited"),
+    ]
+
+
+def test_export_then_import_into_a_new_store_round_trips(
+    store_file: Path, ids: list[str], tmp_path: Path
+) -> None:
+    exported = _run(store_file, "export")
+    assert exported.exit_code == 0, exported.stderr
+    assert len(exported.stdout.splitlines()) == 3
+    other = tmp_path / "other" / "lessons.sqlite3"
+    result = _run(other, "import", "-", "--json", stdin=exported.stdout)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["created"], report["retired"]) == ([ids[0], ids[1]], [ids[2]])
+    assert _run(other, "export").stdout == exported.stdout
+    again = _run(other, "import", "-", stdin=exported.stdout)
+    assert again.stdout == "imported: 0 created, 0 replaced, 0 retired, 3 unchanged; generation 1\n"
+
+
+def test_import_file_with_one_invalid_line_changes_nothing(
+    store_file: Path, ids: list[str], tmp_path: Path
+) -> None:
+    good = json.dumps({**make_draft().to_dict(), "id": new_lesson_id(), "revision": 1})
+    source = tmp_path / "import.jsonl"
+    source.write_text(f"{good}\n{{broken json\n")
+    before = tree_digest(store_file.parent)
+    result = _run(store_file, "import", str(source))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: line 2: is not valid JSON")
+    assert result.stderr.count("\n") == 1
+    assert tree_digest(store_file.parent) == before
+
+
+def test_import_cannot_recreate_a_retired_id(store_file: Path, ids: list[str]) -> None:
+    revived = json.dumps({**make_draft().to_dict(), "id": ids[2], "revision": 1})
+    result = _run(store_file, "import", "-", "--replace", stdin=revived + "\n")
+    assert result.exit_code == 1
+    assert f"{ids[2]} is retired (revision 2) and cannot be recreated" in result.stderr
+
+
+def test_revert_writes_the_old_content_as_a_new_revision(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "revert", ids[0], "--to", "1")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == (
+        f"{ids[0]} now at revision 3 with the content of revision 1; generation 4\n"
+    )
+    shown = json.loads(_run(store_file, "show", ids[0], "--json").stdout)
+    assert (shown["revision"], shown["title"]) == (3, "Repository card")
+    stale = _run(store_file, "revert", ids[0], "--to", "2", "--expected", "2")
+    assert stale.exit_code == 1
+    assert f"{ids[0]} expected revision 2, found 3" in stale.stderr
+
+
+def test_purge_asks_for_confirmation(store_file: Path, ids: list[str]) -> None:
+    before = tree_digest(store_file.parent)
+    declined = _run(store_file, "purge", ids[2], stdin="n\n")
+    assert declined.exit_code == 1
+    assert tree_digest(store_file.parent) == before
+    accepted = _run(store_file, "purge", ids[2], stdin="y\n")
+    assert accepted.exit_code == 0, accepted.stderr
+    assert f"{ids[2]}: content of 1 revision(s) erased; tombstone at revision 3" in accepted.stdout
+
+
+def test_purge_with_yes_and_json(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "purge", ids[2], "--yes", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "id": ids[2],
+        "revision": 3,
+        "generation": 4,
+        "erased_revisions": 1,
+        "scrubbed": True,
+    }
+    live = _run(store_file, "purge", ids[0], "--yes")
+    assert live.exit_code == 1
+    assert "retire it first" in live.stderr
+
+
+def test_read_commands_on_a_missing_store_fail_without_creating_it(tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "lessons.sqlite3"
+    for command in (["list"], ["export"], ["history", new_lesson_id()]):
+        result = _run(missing, *command)
+        assert result.exit_code == 1
+        assert "does not exist yet" in result.stderr
+    assert not missing.parent.exists()

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from active_memory.cli.main import main
+from active_memory.lessons import Mutation, Publication, new_lesson_id
+from active_memory.store.sqlite import SqliteStore
+from factories import make_draft, tree_digest
+
+
+@pytest.fixture
+def store_file(tmp_path: Path) -> Path:
+    path = tmp_path / "state" / "lessons.sqlite3"
+    with SqliteStore(path) as store:
+        store.publish(Publication("run-1", (Mutation("upsert", new_lesson_id(), 0, make_draft()),)))
+    return path
+
+
+def test_store_path_defaults_to_the_namespace_state_dir(tmp_path: Path) -> None:
+    env = {"ZEROSHOT_STATE_DIR": str(tmp_path / "zs")}
+    result = CliRunner(env=env).invoke(main, ["store", "path"])
+    assert result.exit_code == 0
+    assert result.stdout == f"{tmp_path}/zs/active-memory/lessons.sqlite3\n"
+    result = CliRunner(env=env).invoke(main, ["store", "path", "--json"])
+    assert json.loads(result.stdout) == {
+        "path": f"{tmp_path}/zs/active-memory/lessons.sqlite3",
+        "exists": False,
+    }
+
+
+def test_store_path_echoes_an_explicit_store(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["store", "path", "--store", str(tmp_path / "x.sqlite3")])
+    assert result.stdout.strip() == str(tmp_path / "x.sqlite3")
+
+
+def test_store_check_prints_counts(store_file: Path) -> None:
+    result = CliRunner().invoke(main, ["store", "check", "--store", str(store_file)])
+    assert result.exit_code == 0, result.stderr
+    assert "integrity      ok" in result.stdout
+    assert "live lessons   1" in result.stdout
+    result = CliRunner().invoke(main, ["store", "check", "--store", str(store_file), "--json"])
+    report = json.loads(result.stdout)
+    assert (report["ok"], report["generation"], report["schema_version"]) == (
+        True,
+        1,
+        "m001_initial",
+    )
+
+
+def test_store_check_on_a_missing_store_fails_without_creating_it(tmp_path: Path) -> None:
+    missing = tmp_path / "none" / "lessons.sqlite3"
+    result = CliRunner().invoke(main, ["store", "check", "--store", str(missing)])
+    assert result.exit_code == 1
+    assert "does not exist yet" in result.stderr
+    assert not missing.parent.exists()
+
+
+def test_store_backup_writes_a_private_copy(store_file: Path, tmp_path: Path) -> None:
+    destination = tmp_path / "copy.sqlite3"
+    result = CliRunner().invoke(
+        main, ["store", "backup", str(destination), "--store", str(store_file), "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"backup": str(destination)}
+    assert destination.stat().st_mode & 0o777 == 0o600
+    with SqliteStore(destination, read_only=True) as copy:
+        assert copy.check().live == 1
+
+
+def _refused(args: list[str], folder: Path, expected: str) -> None:
+    before = tree_digest(folder)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ")
+    assert result.stderr.count("\n") == 1
+    assert expected in result.stderr
+    assert tree_digest(folder) == before
+
+
+@pytest.mark.parametrize("command", [["store", "check"], ["lessons", "import", "-"]])
+def test_non_sqlite_store_file_fails_cleanly(tmp_path: Path, command: list[str]) -> None:
+    path = tmp_path / "lessons.sqlite3"
+    path.write_text("plain text, not a database\n" * 10)
+    path.chmod(0o600)
+    _refused([*command, "--store", str(path)], tmp_path, "not an SQLite database")
+
+
+def test_corrupt_store_file_fails_cleanly(store_file: Path) -> None:
+    data = bytearray(store_file.read_bytes())
+    data[100:4096] = b"\x00\xff" * ((4096 - 100) // 2)
+    store_file.write_bytes(bytes(data))
+    _refused(
+        ["lessons", "import", "-", "--store", str(store_file)],
+        store_file.parent,
+        "not a readable SQLite database",
+    )
+
+
+def test_store_path_that_is_a_directory_fails_cleanly(tmp_path: Path) -> None:
+    folder = tmp_path / "lessons.sqlite3"
+    folder.mkdir()
+    _refused(["store", "check", "--store", str(folder)], tmp_path, "is a directory")
+
+
+def test_unwritable_store_directory_fails_cleanly(tmp_path: Path) -> None:
+    # As root a chmod'ed directory stays writable; a regular file where the directory should be
+    # is unwritable for everyone, so it exercises the same refusal honestly.
+    (tmp_path / "state").write_text("not a directory")
+    _refused(
+        ["lessons", "import", "-", "--store", str(tmp_path / "state" / "lessons.sqlite3")],
+        tmp_path,
+        "regular file",
+    )
+
+
+def test_relative_state_dir_is_bad_input() -> None:
+    result = CliRunner(env={"ZEROSHOT_STATE_DIR": "relative/state"}).invoke(main, ["store", "path"])
+    assert result.exit_code == 2
+    assert result.stderr == "error: ZEROSHOT_STATE_DIR: 'relative/state' must be an absolute path\n"

@@ -1,0 +1,145 @@
+"""Subprocess entry points for store tests: racing publishers, a crashing writer, a busy writer.
+
+Run as ``python store_workers.py <mode> …``; results go to a JSON file or stdout lines so the
+parent test can check them against the store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from active_memory.errors import RevisionConflict
+from active_memory.lessons import Mutation, Publication, new_lesson_id
+from active_memory.store import writes
+from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.sqlite import SqliteStore
+from factories import REPOSITORY, make_draft
+
+
+def race(store_path: str, worker: int, batches: int, out: str, start_at: float) -> None:
+    """Snapshot, pick 1-3 shared lessons, upsert them at the revisions seen; record outcomes.
+
+    Workers start together at ``start_at`` (wall clock) and pause briefly between snapshot and
+    publish, so their read-decide-write windows really overlap.
+    """
+    rng = random.Random(worker)
+    results: list[dict[str, Any]] = []
+    request = SnapshotRequest(RunIdentity(f"worker-{worker}", repository=REPOSITORY))
+    with SqliteStore(store_path, busy_timeout_ms=30_000) as store:
+        time.sleep(max(0.0, start_at - time.time()))
+        for batch in range(batches):
+            seen = store.snapshot(request).by_id()
+            time.sleep(rng.uniform(0, 0.002))
+            chosen = rng.sample(sorted(seen), rng.randint(1, 3))
+            run_id = f"w{worker}-b{batch}"
+            expected = {lesson_id: seen[lesson_id].revision for lesson_id in chosen}
+            mutations = tuple(
+                Mutation("upsert", i, rev, make_draft(f"{run_id} {i}"))
+                for i, rev in expected.items()
+            )
+            try:
+                receipt = store.publish(Publication(run_id, mutations))
+            except RevisionConflict as conflict:
+                results.append(
+                    {
+                        "run_id": run_id,
+                        "status": "conflict",
+                        "expected": expected,
+                        "mismatches": [[m.id, m.expected, m.found] for m in conflict.mismatches],
+                    }
+                )
+            else:
+                results.append(
+                    {
+                        "run_id": run_id,
+                        "status": "committed",
+                        "expected": expected,
+                        "revisions": receipt.revisions,
+                        "generation": receipt.generation,
+                    }
+                )
+    Path(out).write_text(json.dumps(results))
+
+
+def crash(store_path: str, count: int, kill_after: int) -> None:
+    """Publish one large batch and SIGKILL this process after ``kill_after`` rows are written.
+
+    ``kill_after`` 0 kills right after the batch committed instead.
+    """
+    with SqliteStore(store_path) as store:
+        conn = store._conn
+        assert conn is not None
+        # A tiny page cache forces SQLite to spill uncommitted pages into the WAL mid-batch,
+        # so the kill leaves real uncommitted frames behind, not just dirty memory.
+        conn.execute("PRAGMA cache_size = 8")
+        written = 0
+        encode = writes.encode_draft
+
+        def encode_then_maybe_die(draft: Any) -> Any:
+            nonlocal written
+            written += 1
+            if written == kill_after:
+                print("writing", flush=True)
+                os.kill(os.getpid(), signal.SIGKILL)
+            return encode(draft)
+
+        writes.encode_draft = encode_then_maybe_die  # type: ignore[assignment]
+        mutations = tuple(
+            Mutation("upsert", new_lesson_id(), 0, make_draft(f"bulk {n}", reason="x" * 400))
+            for n in range(count)
+        )
+        store.publish(Publication("crash-run", mutations))
+        print("committed", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def write_loop(store_path: str, seconds: float) -> None:
+    """Rewrite the same 20 lessons in every batch; print "ready" after the first commit.
+
+    Every committed batch moves all 20 to the next revision, so a consistent copy holds 20
+    lessons sharing one revision equal to the generation.
+    """
+    deadline = time.monotonic() + seconds
+    ids = [new_lesson_id() for _ in range(20)]
+    with SqliteStore(store_path, busy_timeout_ms=30_000) as store:
+        n = 0
+        while time.monotonic() < deadline:
+            mutations = tuple(
+                Mutation("upsert", lesson_id, n, make_draft(f"loop {n} {lesson_id}"))
+                for lesson_id in ids
+            )
+            store.publish(Publication(f"loop-{n}", mutations))
+            if n == 0:
+                print("ready", flush=True)
+            n += 1
+    print(f"done {n}", flush=True)
+
+
+def open_fresh(store_path: str, start_at: float) -> None:
+    """Open (and so create and migrate) a store at the same moment as other processes."""
+    time.sleep(max(0.0, start_at - time.time()))
+    with SqliteStore(store_path, busy_timeout_ms=30_000) as store:
+        print(store.generation(), flush=True)
+
+
+if __name__ == "__main__":
+    mode, *args = sys.argv[1:]
+    if mode == "race":
+        race(args[0], int(args[1]), int(args[2]), args[3], float(args[4]))
+    elif mode == "crash":
+        crash(args[0], int(args[1]), int(args[2]))
+    elif mode == "open":
+        open_fresh(args[0], float(args[1]))
+    elif mode == "write-loop":
+        write_loop(args[0], float(args[1]))
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from active_memory.errors import StoreUnavailable
+from active_memory.store.migrations import MIGRATIONS, Migration, apply_pending
+from active_memory.store.sqlite import SqliteStore
+from factories import tree_digest
+
+# Checksums of released migrations. Append a line when adding a migration; a released line
+# never changes, so a test failure here means a released migration was edited.
+RELEASED = {
+    "m001_initial": "41959624207867afcfcc0b3ce38e82cbe6a00f6a3c1b3d1daf584cad127191d4",
+}
+
+
+def test_migrations_are_named_in_order_without_gaps() -> None:
+    for position, migration in enumerate(MIGRATIONS, 1):
+        assert re.fullmatch(rf"m{position:03d}_[a-z0-9_]+", migration.name), migration.name
+    assert len({m.name for m in MIGRATIONS}) == len(MIGRATIONS)
+
+
+def test_released_migrations_are_never_edited() -> None:
+    current = {m.name: m.checksum for m in MIGRATIONS}
+    assert list(current)[: len(RELEASED)] == list(RELEASED)
+    for name, checksum in RELEASED.items():
+        assert current[name] == checksum, f"{name} was edited after release; add a new migration"
+
+
+def test_store_records_each_applied_migration_with_its_checksum(store: SqliteStore) -> None:
+    with sqlite3.connect(store.path) as raw:
+        rows = raw.execute("SELECT seq, name, checksum FROM schema_migrations ORDER BY seq")
+        recorded = [(seq, name, checksum) for seq, name, checksum in rows]
+    expected = [(i, m.name, m.checksum) for i, m in enumerate(MIGRATIONS, 1)]
+    assert recorded == expected
+
+
+def test_only_pending_migrations_run_and_in_order(tmp_path: Path) -> None:
+    extra = Migration("m999_extra", ("CREATE TABLE extra (x INTEGER)",))
+    conn = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    assert apply_pending(conn) == len(MIGRATIONS)
+    assert apply_pending(conn, (*MIGRATIONS, extra)) == 1
+    assert apply_pending(conn, (*MIGRATIONS, extra)) == 0
+    names = [row[0] for row in conn.execute("SELECT name FROM schema_migrations ORDER BY seq")]
+    assert names == [*(m.name for m in MIGRATIONS), "m999_extra"]
+    conn.close()
+
+
+def test_a_store_with_an_edited_migration_is_refused_untouched(store_path: Path) -> None:
+    SqliteStore(store_path).close()
+    with sqlite3.connect(store_path) as raw:
+        raw.execute("UPDATE schema_migrations SET checksum = 'edited' WHERE name = 'm001_initial'")
+    raw.close()
+    before = tree_digest(store_path.parent)
+    with pytest.raises(StoreUnavailable, match="never be edited"):
+        SqliteStore(store_path)
+    assert tree_digest(store_path.parent) == before
+
+
+def test_a_store_from_a_newer_version_is_refused(store_path: Path) -> None:
+    SqliteStore(store_path).close()
+    with sqlite3.connect(store_path) as raw:
+        raw.execute(
+            "INSERT INTO schema_migrations (name, checksum, applied_at) "
+            "VALUES ('m999_future', 'abc', 'later')"
+        )
+    raw.close()
+    with pytest.raises(StoreUnavailable, match="newer active-memory"):
+        SqliteStore(store_path)
+
+
+def test_read_only_open_refuses_a_store_that_needs_migration(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.sqlite3"
+    path.touch(mode=0o600)
+    with pytest.raises(StoreUnavailable, match="open it once for writing"):
+        SqliteStore(path, read_only=True)

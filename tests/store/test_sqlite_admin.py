@@ -1,0 +1,203 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from active_memory.errors import (
+    LessonNotFound,
+    LessonRetired,
+    PublicationError,
+    RevisionConflict,
+    RevisionMismatch,
+    StoreError,
+)
+from active_memory.lessons import LessonDraft, Mutation, Publication, new_lesson_id
+from active_memory.store.sqlite import SqliteStore
+from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
+
+SECRET = "sk-FAKE-0000-not-a-real-key-purge-me"
+
+
+def _create(store: SqliteStore, *drafts: LessonDraft) -> list[str]:
+    ids = sorted(new_lesson_id() for _ in drafts)
+    mutations = (Mutation("upsert", i, 0, d) for i, d in zip(ids, drafts, strict=True))
+    store.publish(Publication("run-1", tuple(mutations)))
+    return ids
+
+
+def test_list_filters_by_repository_graph_and_node(store: SqliteStore) -> None:
+    repo, graph, other = _create(
+        store,
+        make_draft(),
+        make_graph_draft(node_id="worker", repository=REPOSITORY),
+        make_graph_draft(node_id="verifier"),
+    )
+    assert [x.id for x in store.list_lessons()] == [repo, graph, other]
+    assert [x.id for x in store.list_lessons(repository=REPOSITORY)] == [repo, graph]
+    assert [x.id for x in store.list_lessons(graph_hash=GRAPH_HASH)] == [graph, other]
+    assert [x.id for x in store.list_lessons(graph_hash=GRAPH_HASH, node_id="verifier")] == [other]
+
+
+def test_get_unknown_id_raises_lesson_not_found(store: SqliteStore) -> None:
+    missing = new_lesson_id()
+    with pytest.raises(LessonNotFound, match=missing):
+        store.get(missing)
+    with pytest.raises(LessonNotFound):
+        store.history(missing)
+
+
+def test_history_keeps_every_revision_with_run_and_generation(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store, make_draft("First"))
+    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft("Second")),)))
+    store.publish(Publication("run-3", (Mutation("retire", lesson_id, 2),)))
+    history = store.history(lesson_id)
+    assert [(h.revision, h.op, h.generation, h.run_id) for h in history] == [
+        (1, "upsert", 1, "run-1"),
+        (2, "upsert", 2, "run-2"),
+        (3, "retire", 3, "run-3"),
+    ]
+    assert [h.draft.title if h.draft else None for h in history] == ["First", "Second", None]
+    assert store.list_retired()[0].id == lesson_id
+
+
+def test_revert_writes_a_new_revision_with_the_old_content(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store, make_draft("First"))
+    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft("Bad")),)))
+    receipt = store.revert(lesson_id, 1)
+    assert receipt.revisions == {lesson_id: 3}
+    assert receipt.generation == 3
+    lesson = store.get(lesson_id)
+    assert (lesson.revision, lesson.title) == (3, "First")
+    last = store.history(lesson_id)[-1]
+    assert (last.op, last.source_revision, last.run_id) == ("revert", 1, "admin")
+
+
+def test_revert_is_checked_like_a_publication(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store, make_draft("First"))
+    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft("Two")),)))
+    with pytest.raises(RevisionConflict) as caught:
+        store.revert(lesson_id, 1, expected_revision=1)
+    assert caught.value.mismatches == (RevisionMismatch(lesson_id, 1, 2),)
+    with pytest.raises(PublicationError, match="has no revision 9"):
+        store.revert(lesson_id, 9)
+    with pytest.raises(PublicationError, match="already at revision 2"):
+        store.revert(lesson_id, 2)
+    assert store.generation() == 2
+
+
+def test_revert_cannot_bring_back_a_retired_lesson(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store, make_draft())
+    store.publish(Publication("run-2", (Mutation("retire", lesson_id, 1),)))
+    with pytest.raises(PublicationError, match="retired"):
+        store.revert(lesson_id, 1)
+    with pytest.raises(LessonRetired):
+        store.get(lesson_id)
+
+
+def test_purge_refuses_a_live_lesson(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store, make_draft())
+    with pytest.raises(PublicationError, match="retire it first"):
+        store.purge(lesson_id)
+    with pytest.raises(LessonNotFound):
+        store.purge(new_lesson_id())
+
+
+def _bytes_under(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
+
+
+def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> None:
+    leaked = make_draft(recommendation=f"Use the token {SECRET} to reach the staging API.")
+    (lesson_id,) = _create(store, leaked)
+    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft("Fixed")),)))
+    store.publish(Publication("run-3", (Mutation("retire", lesson_id, 2),)))
+    assert SECRET.encode() in _bytes_under(store.path.parent)
+
+    receipt = store.purge(lesson_id)
+
+    assert (receipt.revision, receipt.erased_revisions, receipt.scrubbed) == (4, 2, True)
+    assert SECRET.encode() not in _bytes_under(store.path.parent)
+    history = store.history(lesson_id)
+    assert [(h.revision, h.op, h.draft) for h in history] == [
+        (1, "upsert", None),
+        (2, "upsert", None),
+        (3, "retire", None),
+        (4, "purge", None),
+    ]
+    assert history[0].erased
+    with pytest.raises(RevisionConflict):
+        store.publish(Publication("run-4", (Mutation("upsert", lesson_id, 0, make_draft()),)))
+    assert store.check().ok
+    store.close()
+    assert SECRET.encode() not in _bytes_under(store.path.parent)
+
+
+def test_purging_twice_changes_nothing_more(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store, make_draft())
+    store.publish(Publication("run-2", (Mutation("retire", lesson_id, 1),)))
+    first = store.purge(lesson_id)
+    second = store.purge(lesson_id)
+    assert (second.revision, second.generation, second.erased_revisions) == (
+        first.revision,
+        first.generation,
+        0,
+    )
+
+
+def test_check_reports_counts_and_integrity(store: SqliteStore) -> None:
+    first, _ = _create(store, make_draft(), make_graph_draft())
+    store.publish(Publication("run-2", (Mutation("retire", first, 1),)))
+    report = store.check()
+    assert report.ok
+    assert (report.generation, report.live, report.tombstones, report.history_rows) == (2, 1, 1, 3)
+    assert report.schema_version == "m001_initial"
+    assert report.content_bytes > 0
+    assert report.file_bytes > 0
+
+
+def test_check_reports_a_broken_foreign_key(store: SqliteStore) -> None:
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(
+            "INSERT INTO history (id, revision, op, generation, run_id, time) "
+            "VALUES ('lesson-orphan', 1, 'retire', 1, 'r', 't')"
+        )
+    raw.close()
+    report = store.check()
+    assert not report.ok
+    assert "foreign key violation in history" in report.problems[0]
+
+
+def test_backup_is_a_private_atomic_copy(store: SqliteStore, tmp_path: Path) -> None:
+    _create(store, make_draft(), make_graph_draft())
+    destination = tmp_path / "backups" / "copy.sqlite3"
+    destination.parent.mkdir()
+    destination.write_text("an older backup, replaced atomically")
+    assert store.backup(destination) == destination
+    assert destination.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in destination.parent.iterdir()] == ["copy.sqlite3"]
+    with SqliteStore(destination, read_only=True) as copy:
+        assert list(copy.export()) == list(store.export())
+
+
+def test_backup_refuses_the_store_itself_and_directories(
+    store: SqliteStore, tmp_path: Path
+) -> None:
+    with pytest.raises(StoreError, match="store itself"):
+        store.backup(store.path)
+    with pytest.raises(StoreError, match="plain file path"):
+        store.backup(tmp_path)
+    with pytest.raises(StoreError, match="cannot write a backup"):
+        store.backup(tmp_path / "missing-folder" / "copy.sqlite3")
+
+
+def test_check_reports_capacity_counters_that_drifted(store: SqliteStore) -> None:
+    _create(store, make_draft())
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE meta SET live_count = 99")
+    raw.close()
+    report = store.check()
+    assert not report.ok
+    assert "capacity counters" in report.problems[0]
+    assert report.live == 1

@@ -1,0 +1,261 @@
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from active_memory.errors import (
+    LessonRetired,
+    PublicationError,
+    PublicationFenced,
+    RevisionConflict,
+    RevisionMismatch,
+    StoreError,
+)
+from active_memory.lessons import (
+    LessonDraft,
+    Mutation,
+    Publication,
+    RepositoryScope,
+    new_lesson_id,
+)
+from active_memory.store.backend import PublicationControl
+from active_memory.store.results import StoreLimits
+from active_memory.store.sqlite import SqliteStore
+from factories import REPOSITORY, make_draft, make_graph_draft
+
+
+def _create(store: SqliteStore, count: int = 1, run_id: str = "run-1") -> list[str]:
+    ids = sorted(new_lesson_id() for _ in range(count))
+    mutations = tuple(
+        Mutation("upsert", i, 0, make_draft(files=(f"src/f{n}.py",))) for n, i in enumerate(ids)
+    )
+    store.publish(Publication(run_id, mutations))
+    return ids
+
+
+def test_created_lessons_start_at_revision_one_and_each_batch_bumps_the_generation(
+    store: SqliteStore,
+) -> None:
+    assert store.generation() == 0
+    a, b = new_lesson_id(), new_lesson_id()
+    receipt = store.publish(
+        Publication(
+            "run-1",
+            (Mutation("upsert", a, 0, make_draft()), Mutation("upsert", b, 0, make_draft())),
+        )
+    )
+    assert receipt.generation == 1
+    assert receipt.revisions == {a: 1, b: 1}
+    receipt = store.publish(Publication("run-2", (Mutation("upsert", a, 1, make_draft("New")),)))
+    assert (receipt.generation, receipt.revisions) == (2, {a: 2})
+    assert store.get(a).title == "New"
+    assert store.get(a).revision == 2
+    assert store.generation() == 2
+
+
+def test_evidence_is_stored_apart_from_the_card(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store)
+    with sqlite3.connect(store.path) as raw:
+        body, evidence = raw.execute(
+            "SELECT body, evidence FROM records WHERE id = ?", (lesson_id,)
+        ).fetchone()
+    raw.close()
+    assert set(json.loads(body)) == {"title", "recommendation", "scope"}
+    assert json.loads(evidence)["references"] == ["exec:e1"]
+
+
+def test_retire_writes_a_tombstone_without_content(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store)
+    receipt = store.publish(Publication("run-2", (Mutation("retire", lesson_id, 1),)))
+    assert receipt.retired == (lesson_id,)
+    assert receipt.revisions == {lesson_id: 2}
+    with pytest.raises(LessonRetired, match="retired at revision 2"):
+        store.get(lesson_id)
+    with sqlite3.connect(store.path) as raw:
+        row = raw.execute(
+            "SELECT revision, deleted, body, evidence, repository FROM records WHERE id = ?",
+            (lesson_id,),
+        ).fetchone()
+    raw.close()
+    assert row == (2, 1, None, None, None)
+
+
+def test_conflict_names_every_conflicting_id_and_writes_nothing(store: SqliteStore) -> None:
+    stale, retired, fine = _create(store, 3)
+    store.publish(Publication("run-2", (Mutation("upsert", stale, 1, make_draft("Newer")),)))
+    store.publish(Publication("run-3", (Mutation("retire", retired, 1),)))
+    missing = new_lesson_id()
+    batch = Publication(
+        "run-4",
+        (
+            Mutation("upsert", stale, 1, make_draft("Stale")),
+            Mutation("upsert", fine, 1, make_draft("Would be fine")),
+            Mutation("retire", missing, 3),
+            Mutation("upsert", retired, 2, make_draft("Resurrect")),
+        ),
+    )
+    with pytest.raises(RevisionConflict) as caught:
+        store.publish(batch)
+    assert set(caught.value.mismatches) == {
+        RevisionMismatch(stale, 1, 2),
+        RevisionMismatch(missing, 3, 0),
+        RevisionMismatch(retired, 2, 2, tombstoned=True),
+    }
+    message = str(caught.value)
+    for lesson_id in (stale, missing, retired):
+        assert lesson_id in message
+    assert f"{stale} expected revision 1, found 2" in message
+    assert store.generation() == 3
+    assert store.get(fine).revision == 1
+
+
+def test_tombstoned_id_cannot_be_recreated_through_publish(store: SqliteStore) -> None:
+    (lesson_id,) = _create(store)
+    store.publish(Publication("run-2", (Mutation("retire", lesson_id, 1),)))
+    for expected in (0, 1, 2):
+        with pytest.raises(RevisionConflict) as caught:
+            store.publish(
+                Publication("run-3", (Mutation("upsert", lesson_id, expected, make_draft()),))
+            )
+        assert caught.value.mismatches == (RevisionMismatch(lesson_id, expected, 2, True),)
+    assert store.generation() == 2
+
+
+def test_cancelled_control_fences_the_publication(store: SqliteStore) -> None:
+    control = PublicationControl()
+    control.cancel()
+    draft = Mutation("upsert", new_lesson_id(), 0, make_draft())
+    with pytest.raises(PublicationFenced, match="cancelled"):
+        store.publish(Publication("run-1", (draft,)), control)
+    expired = PublicationControl(deadline=time.monotonic() - 1)
+    with pytest.raises(PublicationFenced, match="deadline"):
+        store.publish(Publication("run-1", (draft,)), expired)
+    assert store.generation() == 0
+    assert store.list_lessons() == ()
+
+
+def test_open_control_lets_the_publication_through(store: SqliteStore) -> None:
+    control = PublicationControl(deadline=time.monotonic() + 60)
+    receipt = store.publish(
+        Publication("run-1", (Mutation("upsert", new_lesson_id(), 0, make_draft()),)), control
+    )
+    assert receipt.generation == 1
+
+
+def test_empty_publication_commits_nothing(store: SqliteStore) -> None:
+    assert store.publish(Publication("run-1", ())).generation == 0
+    assert store.generation() == 0
+
+
+def _limited(path: Path, **limits: int) -> SqliteStore:
+    return SqliteStore(path, limits=StoreLimits(**limits))
+
+
+def test_live_lesson_limit_fails_the_whole_batch(store_path: Path) -> None:
+    with _limited(store_path, max_live=3) as store:
+        _create(store, 2)
+        with pytest.raises(PublicationError, match="4 live lessons; the limit is 3"):
+            _create(store, 2)
+        assert len(store.list_lessons()) == 2
+        assert store.generation() == 1
+        _create(store, 1)
+
+
+def test_row_limit_counts_tombstones(store_path: Path) -> None:
+    with _limited(store_path, max_rows=2) as store:
+        (first,) = _create(store)
+        store.publish(Publication("run-2", (Mutation("retire", first, 1),)))
+        _create(store)
+        with pytest.raises(PublicationError, match="rows including tombstones"):
+            _create(store)
+        assert store.generation() == 3
+
+
+def test_total_bytes_limit(store_path: Path) -> None:
+    with _limited(store_path, max_total_bytes=1500) as store:
+        _create(store, 2)
+        with pytest.raises(PublicationError, match="bytes of stored content; the limit is 1500"):
+            _create(store, 2)
+        assert len(store.list_lessons()) == 2
+
+
+def test_per_body_limit_names_the_lesson(store_path: Path) -> None:
+    with _limited(store_path, max_body_bytes=200) as store:
+        lesson_id = new_lesson_id()
+        with pytest.raises(PublicationError, match=f"{lesson_id}.*per-body limit is 200"):
+            store.publish(Publication("run-1", (Mutation("upsert", lesson_id, 0, make_draft()),)))
+        assert store.generation() == 0
+
+
+def test_default_per_body_limit_is_8_kib(store: SqliteStore) -> None:
+    long_name = "d" * 240
+    draft = make_draft()
+    draft = LessonDraft(
+        RepositoryScope(
+            repository=REPOSITORY,
+            files=tuple(f"src/{long_name}/f{n:02d}.py" for n in range(20)),
+            folders=tuple(f"lib/{long_name}/d{n:02d}" for n in range(16)),
+        ),
+        draft.title,
+        draft.recommendation,
+        draft.evidence,
+    )
+    lesson_id = new_lesson_id()
+    with pytest.raises(PublicationError, match="per-body limit is 8192"):
+        store.publish(Publication("run-1", (Mutation("upsert", lesson_id, 0, draft),)))
+
+
+def test_a_store_over_a_lowered_limit_can_still_shrink(store_path: Path) -> None:
+    with SqliteStore(store_path) as store:
+        ids = _create(store, 3)
+    with _limited(store_path, max_live=1) as store:
+        receipt = store.publish(Publication("run-2", (Mutation("retire", ids[0], 1),)))
+        assert receipt.retired == (ids[0],)
+
+
+def test_ten_thousand_live_lessons_is_the_default_limit(store: SqliteStore) -> None:
+    draft = make_graph_draft()
+    for start in range(0, 10_000, 2_500):
+        mutations = tuple(Mutation("upsert", new_lesson_id(), 0, draft) for _ in range(2_500))
+        store.publish(Publication(f"run-{start}", mutations))
+    with pytest.raises(PublicationError, match="10001 live lessons; the limit is 10000"):
+        store.publish(Publication("run-x", (Mutation("upsert", new_lesson_id(), 0, draft),)))
+    assert store.check().live == 10_000
+
+
+def test_a_writer_held_past_the_busy_timeout_fails_without_writing(store_path: Path) -> None:
+    SqliteStore(store_path).close()
+    blocker = sqlite3.connect(store_path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with SqliteStore(store_path, busy_timeout_ms=50) as store:
+            mutation = Mutation("upsert", new_lesson_id(), 0, make_draft())
+            with pytest.raises(StoreError, match="locked by another writer"):
+                store.publish(Publication("run-1", (mutation,)))
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    with SqliteStore(store_path) as store:
+        assert store.generation() == 0
+
+
+def test_threads_sharing_one_store_are_serialised(store: SqliteStore) -> None:
+    def publish_many(worker: int) -> None:
+        for n in range(25):
+            draft = make_draft(f"thread {worker} lesson {n}")
+            store.publish(
+                Publication(f"t{worker}-{n}", (Mutation("upsert", new_lesson_id(), 0, draft),))
+            )
+
+    threads = [threading.Thread(target=publish_many, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.generation() == 100
+    assert len(store.list_lessons()) == 100

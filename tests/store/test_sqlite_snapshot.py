@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from active_memory.errors import SnapshotError
+from active_memory.lessons import LessonDraft, Mutation, Publication, new_lesson_id
+from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
+from active_memory.store.sqlite import SqliteStore
+from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
+
+OTHER_REPOSITORY = "forge:example.com/acme/other"
+OTHER_GRAPH = "0" * 64
+
+
+def _publish(store: SqliteStore, drafts: dict[str, LessonDraft]) -> dict[str, str]:
+    ids = {name: new_lesson_id() for name in drafts}
+    mutations = tuple(Mutation("upsert", ids[name], 0, d) for name, d in drafts.items())
+    store.publish(Publication("run-1", mutations))
+    return ids
+
+
+@pytest.fixture
+def ids(store: SqliteStore) -> dict[str, str]:
+    return _publish(
+        store,
+        {
+            "repo": make_draft(),
+            "other_repo": make_draft(repository=OTHER_REPOSITORY),
+            "graph": make_graph_draft(),
+            "graph_same_repo": make_graph_draft(node_id="worker", repository=REPOSITORY),
+            "graph_other_repo": make_graph_draft(repository=OTHER_REPOSITORY),
+            "other_graph": make_graph_draft(graph_hash=OTHER_GRAPH),
+        },
+    )
+
+
+def _names(store: SqliteStore, ids: dict[str, str], request: SnapshotRequest) -> set[str]:
+    by_id = {v: k for k, v in ids.items()}
+    return {by_id[lesson.id] for lesson in store.snapshot(request).lessons}
+
+
+def test_sqlite_store_implements_the_backend_protocol(store: SqliteStore) -> None:
+    assert isinstance(store, ActiveMemoryBackend)
+
+
+def test_snapshot_scopes_repository_and_graph_lessons(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    identity = RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH)
+    assert _names(store, ids, SnapshotRequest(identity)) == {"repo", "graph", "graph_same_repo"}
+
+
+def test_scope_flags_switch_each_scope_off(store: SqliteStore, ids: dict[str, str]) -> None:
+    identity = RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH)
+    assert _names(store, ids, SnapshotRequest(identity, graph=False)) == {"repo"}
+    assert _names(store, ids, SnapshotRequest(identity, repository=False)) == {
+        "graph",
+        "graph_same_repo",
+    }
+    assert _names(store, ids, SnapshotRequest(identity, repository=False, graph=False)) == set()
+
+
+def test_run_without_repository_sees_only_unqualified_graph_lessons(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    identity = RunIdentity("run-2", graph_hash=GRAPH_HASH)
+    assert _names(store, ids, SnapshotRequest(identity)) == {"graph"}
+
+
+def test_snapshot_is_sorted_by_id_and_carries_the_generation(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    store.publish(Publication("run-3", (Mutation("upsert", new_lesson_id(), 0, make_draft()),)))
+    snapshot = store.snapshot(SnapshotRequest(RunIdentity("r", REPOSITORY, GRAPH_HASH)))
+    assert [lesson.id for lesson in snapshot.lessons] == sorted(x.id for x in snapshot.lessons)
+    assert len(snapshot.lessons) == 4
+    assert snapshot.generation == store.generation() == 2
+
+
+def test_retired_lessons_leave_the_snapshot(store: SqliteStore, ids: dict[str, str]) -> None:
+    store.publish(Publication("run-2", (Mutation("retire", ids["repo"], 1),)))
+    identity = RunIdentity("run-3", repository=REPOSITORY, graph_hash=GRAPH_HASH)
+    assert _names(store, ids, SnapshotRequest(identity)) == {"graph", "graph_same_repo"}
+
+
+def test_stored_body_that_fails_validation_fails_the_snapshot(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(
+            "UPDATE records SET body = replace(body, 'Run the schema', 'Run\tthe schema') "
+            "WHERE id = ?",
+            (ids["repo"],),
+        )
+    raw.close()
+    with pytest.raises(SnapshotError, match=ids["repo"]):
+        store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
+
+
+def test_scope_columns_that_disagree_with_the_body_fail_the_snapshot(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(
+            "UPDATE records SET repository = ? WHERE id = ?", (REPOSITORY, ids["other_repo"])
+        )
+    raw.close()
+    with pytest.raises(SnapshotError, match="scope columns"):
+        store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
+
+
+def test_snapshot_sees_each_batch_committed_by_another_connection(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    identity = RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH)
+    with SqliteStore(store.path) as writer:
+        for n in range(5):
+            snapshot = store.snapshot(SnapshotRequest(identity))
+            writer.publish(
+                Publication(f"w{n}", (Mutation("upsert", new_lesson_id(), 0, make_draft()),))
+            )
+            assert len(snapshot.lessons) == 3 + n
+            assert snapshot.generation == 1 + n

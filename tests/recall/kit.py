@@ -6,6 +6,7 @@ Imported as ``recall.kit`` (``tests/`` is on ``sys.path`` through the root conft
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from active_memory.errors import PublicationError
 from active_memory.lessons import Evidence, GraphScope, Lesson, Publication, RepositoryScope
@@ -22,6 +23,7 @@ WORKSPACE = "/home/dev/widgets"
 ROOT = WorkspaceRoot.at(WORKSPACE)
 GRAPH = "a" * 64
 EVIDENCE = Evidence("run-1", ("exec:e1",), "seen in run-1")
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"
 
 
 def lesson_id(number: int) -> str:
@@ -119,3 +121,28 @@ class FakeBackend:
 
     def generation(self) -> int:
         return self._generation
+
+
+def seed_store(path: Path, lessons: Iterable[Lesson]) -> None:
+    """Create a real SQLite store at ``path`` holding ``lessons`` (each at revision 1)."""
+    from active_memory.lessons import Mutation
+    from active_memory.store.sqlite import SqliteStore
+
+    with SqliteStore(path) as store:
+        mutations = tuple(Mutation("upsert", item.id, 0, item.draft) for item in lessons)
+        store.publish(Publication("seed", mutations))
+
+
+def widgets_checkout(path: Path) -> Path:
+    """A git checkout whose origin makes its repository key :data:`REPOSITORY`."""
+    import git
+
+    path.mkdir(parents=True, exist_ok=True)
+    git.Repo.init(path).create_remote("origin", "https://github.com/acme/widgets.git")
+    return path
+
+
+def payload_in(name: str, workspace: Path) -> bytes:
+    """A fixture payload moved from :data:`WORKSPACE` to a real ``workspace`` directory."""
+    text = (FIXTURES / name).read_text(encoding="utf-8")
+    return text.replace(WORKSPACE, str(workspace)).encode("utf-8")

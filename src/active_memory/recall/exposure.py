@@ -130,6 +130,11 @@ class ExposureLedger:
             self._deliveries.extend(records)
             return tuple(records)
 
+    def mark_delivered(self, conversation_id: str, keys: Sequence[str]) -> None:
+        """Restore exposures recorded elsewhere (a file ledger), without delivery records."""
+        with self._lock:
+            self._delivered.setdefault(conversation_id, set()).update(keys)
+
     def was_delivered(self, conversation_id: str, key: str) -> bool:
         with self._lock:
             return key in self._delivered.get(conversation_id, ())

@@ -141,3 +141,17 @@ def test_reasons_are_deterministic_when_several_associations_tie() -> None:
     card = lesson(1, identifiers=["zeta_one", "alpha_one"])
     found = signals(identifiers={"zeta_one", "alpha_one"})
     assert scored(RecallIndex([card]), found)[0][2] == "identifier alpha_one"
+
+
+def test_a_group_whose_rarest_terms_are_present_still_needs_the_rest() -> None:
+    index = RecallIndex(
+        [
+            lesson(1, keyword_groups=[["alpha", "beta", "gamma"]]),
+            lesson(2, keyword_groups=[["gamma", "delta"]]),
+            lesson(3, keyword_groups=[["gamma", "epsilon"]]),
+        ]
+    )
+    assert scored(index, signals(words={"alpha", "beta", "delta"})) == []
+    assert [m for m, _, _ in scored(index, signals(words={"alpha", "beta", "gamma"}))] == [
+        lesson_id(1)
+    ]

@@ -36,6 +36,8 @@ SCORE_FILE = 1000
 SCORE_FOLDER = 800
 SCORE_IDENTIFIER = 700
 SCORE_KEYWORDS = 500
+_KINDS = {SCORE_FILE: "file", SCORE_FOLDER: "folder", SCORE_IDENTIFIER: "identifier",
+          SCORE_KEYWORDS: "keywords"}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +69,8 @@ class RecallIndex:
         self._files: dict[str, list[int]] = {}
         self._folders: dict[str, list[int]] = {}
         self._identifiers: dict[str, list[int]] = {}
-        self._groups: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        # rarest term -> second rarest term -> (position, all terms)
+        self._groups: dict[str, dict[str, list[tuple[int, tuple[str, ...]]]]] = {}
         self._graph: dict[tuple[str, str], list[Lesson]] = {}
         groups: list[tuple[int, tuple[str, ...]]] = []
         for lesson in lessons:
@@ -92,11 +95,13 @@ class RecallIndex:
                 terms = tuple(sorted(set(group)))
                 if len(terms) >= 2 and not BROAD_WORDS.intersection(terms):
                     groups.append((position, terms))
-        # Each group waits on its rarest term, so a common word wakes few groups.
+        # A group waits on its two rarest terms: a word of the call wakes only the groups whose
+        # second term is also present, found by a set intersection rather than a Python loop.
         frequency = Counter(term for _, terms in groups for term in terms)
         for position, terms in groups:
-            anchor = min(terms, key=lambda term: (frequency[term], term))
-            self._groups.setdefault(anchor, []).append((position, terms))
+            first, second = sorted(terms, key=lambda term: (frequency[term], term))[:2]
+            seconds = self._groups.setdefault(first, {})
+            seconds.setdefault(second, []).append((position, terms))
         for cards in self._graph.values():
             cards.sort(key=lambda lesson: lesson.id)
 
@@ -108,33 +113,45 @@ class RecallIndex:
         return sum(len(cards) for cards in self._graph.values())
 
     def match(self, signals: Signals) -> tuple[Match, ...]:
+        # position -> (score, key); one score belongs to one kind of association, so equal
+        # scores compare keys of the same kind and the smallest key wins (set order never shows).
         best: dict[int, tuple[int, str]] = {}
-
-        def offer(position: int, score: int, reason: str) -> None:
-            current = best.get(position)
-            # Equal scores keep the smallest reason, so reports do not depend on set order.
-            if current is None or (-score, reason) < (-current[0], current[1]):
-                best[position] = (score, reason)
-
         for path in signals.paths:
             for position in self._files.get(path, ()):
-                offer(position, SCORE_FILE, f"file {path}")
+                current = best.get(position)
+                if current is None or (-SCORE_FILE, path) < (-current[0], current[1]):
+                    best[position] = (SCORE_FILE, path)
             if not self._folders:
                 continue
             prefix = ""
             for component in path.split("/"):
                 prefix = f"{prefix}/{component}" if prefix else component
                 for position in self._folders.get(prefix, ()):
-                    offer(position, SCORE_FOLDER, f"folder {prefix}")
+                    current = best.get(position)
+                    if current is None or (-SCORE_FOLDER, prefix) < (-current[0], current[1]):
+                        best[position] = (SCORE_FOLDER, prefix)
         for identifier in signals.identifiers:
             for position in self._identifiers.get(identifier, ()):
-                offer(position, SCORE_IDENTIFIER, f"identifier {identifier}")
+                current = best.get(position)
+                if current is None or (-SCORE_IDENTIFIER, identifier) < (-current[0], current[1]):
+                    best[position] = (SCORE_IDENTIFIER, identifier)
         words = signals.words
         for word in words:
-            for position, terms in self._groups.get(word, ()):
-                if all(term in words for term in terms):
-                    offer(position, SCORE_KEYWORDS, "keywords " + "+".join(terms))
-        matches = [Match(self._cards[p], score, reason) for p, (score, reason) in best.items()]
+            seconds = self._groups.get(word)
+            if seconds is None:
+                continue
+            for second in words.intersection(seconds):
+                for position, terms in seconds[second]:
+                    if len(terms) > 2 and not words.issuperset(terms):
+                        continue
+                    key = "+".join(terms)
+                    current = best.get(position)
+                    if current is None or (-SCORE_KEYWORDS, key) < (-current[0], current[1]):
+                        best[position] = (SCORE_KEYWORDS, key)
+        matches = [
+            Match(self._cards[position], score, f"{_KINDS[score]} {key}")
+            for position, (score, key) in best.items()
+        ]
         matches.sort(key=lambda match: (-match.score, match.lesson.id))
         return tuple(matches)
 

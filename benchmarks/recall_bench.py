@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from active_memory.config import RuntimeConfig
+from active_memory.hooks import helper as helper_module
 from active_memory.hooks.install import curl_command, helper_command
 from active_memory.host import open_run
 from active_memory.lessons import Evidence, Lesson, RepositoryScope, new_lesson_id
@@ -255,6 +256,8 @@ def bench_commands(env: dict[str, str], payload: bytes, rounds: int) -> None:
             ["sh", "-c", f"{sys.executable} -I -S -c pass"]),
         "python helper hook (sh -c, live broker)": spawn(
             ["sh", "-c", helper_command("claude")], payload),
+        "python helper run as a script (for comparison)": spawn(
+            ["sh", "-c", f"{sys.executable} -I -S {helper_module.__file__} claude"], payload),
     }  # fmt: skip
     if curl is not None:
         commands["bare curl of a closed port (baseline)"] = spawn([curl, "-s", dead])

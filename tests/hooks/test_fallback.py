@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from active_memory.hooks import helper
+from active_memory.hooks.install import helper_command
 from recall.kit import lesson_id, payload_in, seed_store, widgets_checkout, widgets_lessons
 
 CLEAN_ENV = {key: value for key, value in os.environ.items()
@@ -27,10 +26,10 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def ask(workspace: Path, store: Path, payload: bytes, **env: str) -> object:
-    command = [sys.executable, "-I", "-S", str(Path(helper.__file__)), "claude",
-               "--store", str(store), "--workspace", str(workspace)]  # fmt: skip
-    done = subprocess.run(command, input=payload, capture_output=True, timeout=60,
-                          env={**CLEAN_ENV, **env})  # fmt: skip
+    """Run the helper exactly as `hooks install` writes it (no broker anywhere)."""
+    command = helper_command("claude", store=str(store), workspace=str(workspace))
+    done = subprocess.run(["sh", "-c", command], input=payload, capture_output=True,
+                          timeout=60, env={**CLEAN_ENV, **env})  # fmt: skip
     assert (done.returncode, done.stderr) == (0, b"")
     return json.loads(done.stdout)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -52,8 +53,10 @@ def test_claude_helper_hook_merges_with_existing_settings(tmp_path: Path) -> Non
     assert groups[0] == USER_HOOK
     ours = groups[1]["hooks"][0]
     assert ours["type"] == "command"
-    assert " -I -S " in ours["command"]
-    assert "helper.py claude" in ours["command"]
+    words = shlex.split(ours["command"])
+    assert words[1:4] == ["-I", "-S", "-c"]
+    assert "from helper import main" in words[4]
+    assert words[5] == "claude"
     assert json.loads(done.backup.read_text())["model"] == "opus"  # type: ignore[attr-defined]
 
 
@@ -100,7 +103,7 @@ def test_copilot_needs_a_project_and_writes_its_own_file(tmp_path: Path) -> None
     assert document["version"] == 1
     (hook,) = document["hooks"]["preToolUse"]
     assert hook["type"] == "command"
-    assert "helper.py copilot" in hook["bash"]
+    assert "from helper import main;main()' copilot" in hook["bash"]
 
 
 def test_pi_gets_the_extension_with_the_ticket_filled_in(tmp_path: Path, serve: ServeState) -> None:

@@ -108,7 +108,7 @@ def test_cd_to_home_makes_the_base_unknown_and_falls_back_to_the_root() -> None:
 
 def test_newlines_or_and_pipes_separate_commands() -> None:
     found = shell("cd src\ncat a.py || cat b.py | grep x > out.txt")
-    assert found == ("src", "src/a.py", "src/b.py", "src/x", "src/out.txt")
+    assert found == ("src", "src/a.py", "src/b.py", "src/out.txt")
 
 
 def test_quoted_arguments_keep_spaces() -> None:
@@ -227,3 +227,9 @@ def test_odd_argument_types_never_raise() -> None:
 def test_root_spellings_come_from_the_real_path(tmp_path: Path) -> None:
     root = WorkspaceRoot.at(tmp_path)
     assert root.primary == os.path.abspath(tmp_path)
+
+
+def test_search_patterns_are_not_paths() -> None:
+    assert shell("grep -rn configure_bedrock src") == ("src",)
+    assert shell("rg -n 'BEDROCK_REGION' src/a docs") == ("src/a", "docs")
+    assert shell("grep -e pattern src/a.py") == ("pattern", "src/a.py")

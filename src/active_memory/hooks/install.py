@@ -6,8 +6,8 @@ call:
 * a broker is running (``active-memory serve``): Claude Code gets an ``http`` hook (no process
   at all); Codex and Copilot get a ``curl`` one-liner reading the broker ticket with ``-K``
   (the token stays off command lines), limited to 250 ms, printing ``{}`` on any failure;
-* otherwise: the stdlib-only helper, ``python3 -I -S …/helper.py <harness>``, which also falls
-  back to reading the store directly.
+* otherwise: the stdlib-only helper under ``python3 -I -S`` (imported from its directory so
+  its cached bytecode is used), which also falls back to reading the store directly.
 
 Existing files are merged (other hooks are kept; an earlier active-memory hook is replaced, so
 installing twice changes nothing), backed up before a change, and replaced atomically. pi gets
@@ -101,9 +101,14 @@ def helper_command(
     workspace: str | None = None,
     python: str | None = None,
 ) -> str:
-    """``python3 -I -S /abs/helper.py <harness> …``: no site packages, nothing but built-ins."""
-    words = [python or sys.executable, "-I", "-S", str(Path(helper_module.__file__).resolve()),
-             harness]  # fmt: skip
+    """``python3 -I -S`` running the helper: no site packages, nothing but built-ins.
+
+    The helper is imported from its directory rather than run as a script: an imported module
+    is loaded from its cached bytecode, a script is compiled again on every tool call.
+    """
+    directory = str(Path(helper_module.__file__).resolve().parent)
+    launcher = f"import sys;sys.path.insert(0,{directory!r});from helper import main;main()"
+    words = [python or sys.executable, "-I", "-S", "-c", launcher, harness]
     for option, value in (("--ticket", ticket), ("--store", store), ("--workspace", workspace)):
         if value:
             words += [option, value]

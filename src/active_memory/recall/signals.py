@@ -49,6 +49,9 @@ DIRECTORY_FIELDS = ("cwd", "workdir")
 SHELL_FIELDS = ("command", "cmd", "script")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _CD = frozenset({"cd", "pushd"})
+# Search tools whose first operand is a pattern, not a path (unless -e/-f gives the pattern).
+_SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+_PATTERN_OPTIONS = ("-e", "-f", "--regexp", "--file")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 # camelCase, PascalCase and ACRONYMWord boundaries; digits stay with the letters before them.
@@ -276,6 +279,10 @@ def _simple_command(
             if arg.startswith("-") and not arg.startswith("--") and "c" in arg:
                 _shell(collector, args[position + 1], base, depth + 1)
                 return base
+    if command in _SEARCHES and not any(arg.startswith(_PATTERN_OPTIONS) for arg in args):
+        operands = [position for position, arg in enumerate(args) if not arg.startswith("-")]
+        if operands:
+            args = args[: operands[0]] + args[operands[0] + 1 :]
     for arg in args:
         if arg.startswith("-"):
             if arg.startswith("--") and "=" in arg:

@@ -256,7 +256,7 @@ def bench_commands(env: dict[str, str], payload: bytes, rounds: int) -> None:
             ["sh", "-c", f"{sys.executable} -I -S -c pass"]),
         "python helper hook (sh -c, live broker)": spawn(
             ["sh", "-c", helper_command("claude")], payload),
-        "python helper run as a script (for comparison)": spawn(
+        "python helper as a script (comparison)": spawn(
             ["sh", "-c", f"{sys.executable} -I -S {helper_module.__file__} claude"], payload),
     }  # fmt: skip
     if curl is not None:

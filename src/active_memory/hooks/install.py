@@ -107,7 +107,9 @@ def helper_command(
     is loaded from its cached bytecode, a script is compiled again on every tool call.
     """
     directory = str(Path(helper_module.__file__).resolve().parent)
-    launcher = f"import sys;sys.path.insert(0,{directory!r});from helper import main;main()"
+    # A JSON string is a valid Python literal and keeps the shell quoting readable.
+    literal = json.dumps(directory)
+    launcher = f"import sys;sys.path.insert(0,{literal});from helper import main;main()"
     words = [python or sys.executable, "-I", "-S", "-c", launcher, harness]
     for option, value in (("--ticket", ticket), ("--store", store), ("--workspace", workspace)):
         if value:

@@ -12,18 +12,18 @@ One port speaks two protocols, told apart by the first four bytes:
   ``-Execution`` (percent-encoded). The exposure is recorded once the response was written.
 
 A wrong or missing token is refused without running recall (nothing is logged but the fact).
-The server runs in background threads so a host can drive it from synchronous code.
+The server is an asyncio loop in one background thread, so a host can drive it from synchronous
+code; recall itself is a few dictionary lookups and runs on that loop between reads.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import json
 import logging
 import secrets
-import socket
-import socketserver
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +31,20 @@ from typing import Any, Protocol
 from urllib.parse import unquote
 
 from active_memory.errors import RecallError
+from active_memory.recall.wire import (
+    HTTP_STARTS,
+    MAX_HEADER_BYTES,
+    MAX_REQUEST_BYTES,
+    MAX_RESPONSE_BYTES,
+    HttpRequest,
+    WireError,
+    frame,
+    http_response,
+    is_ack,
+    read_frame,
+    read_http,
+    text_field,
+)
 
 __all__ = [
     "EMPTY_ANSWER",
@@ -42,15 +56,11 @@ __all__ = [
     "RecallBroker",
 ]
 
-MAX_REQUEST_BYTES = 256 * 1024
-MAX_RESPONSE_BYTES = 32 * 1024
-MAX_HEADER_BYTES = 16 * 1024
 MAX_CONNECTIONS = 64
 IO_TIMEOUT_S = 2.0
 ACK_TIMEOUT_S = 1.0
 KEEPALIVE_IDLE_S = 5.0
 EMPTY_ANSWER = b"{}"
-_HTTP_STARTS = (b"POST", b"GET ", b"PUT ", b"HEAD", b"DELE", b"OPTI", b"PATC")
 
 _log = logging.getLogger("active_memory.recall.broker")
 
@@ -91,63 +101,6 @@ class _Static:
         return None
 
 
-def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
-    chunks, remaining = [], size
-    while remaining:
-        chunk = sock.recv(min(remaining, 65536))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def _frame(body: bytes) -> bytes:
-    return len(body).to_bytes(4, "big") + body
-
-
-def _is_ack(data: bytes | None) -> bool:
-    if not data:
-        return False
-    try:
-        message = json.loads(data)
-    except ValueError:
-        return False
-    return isinstance(message, dict) and message.get("ack") is True
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _http_response(status: str, body: bytes, *, keep_alive: bool) -> bytes:
-    head = (
-        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: {'keep-alive' if keep_alive else 'close'}"
-        "\r\n\r\n"
-    )
-    return head.encode("ascii") + body
-
-
-class _Server(socketserver.ThreadingTCPServer):
-    daemon_threads = True
-    block_on_close = False
-    allow_reuse_address = True
-    # Parallel tool calls connect at once; the default backlog of 5 drops SYNs (1 s retries).
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], broker: RecallBroker) -> None:
-        self.broker = broker
-        super().__init__(address, _Connection)
-
-
-class _Connection(socketserver.BaseRequestHandler):
-    server: _Server
-
-    def handle(self) -> None:
-        self.server.broker._serve(self.request)
-
-
 class RecallBroker:
     """A loopback endpoint serving recall to hook helpers, ``curl`` hooks and HTTP hooks."""
 
@@ -164,35 +117,38 @@ class RecallBroker:
         self.token = token or secrets.token_urlsafe(32)
         self._handler = handler
         self._requested = (host, port)
-        self._server: _Server | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._connections: set[socket.socket] = set()
+        self._address: tuple[str, int] | None = None
+        self._connections: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def start(self) -> RecallBroker:
-        if self._server is not None:
+        if self._thread is not None:
             return self
+        loop = asyncio.new_event_loop()
+        host, port = self._requested
+        serving = asyncio.start_server(self._serve, host, port, backlog=128, limit=MAX_HEADER_BYTES)
         try:
-            server = _Server(self._requested, self)
+            server = loop.run_until_complete(serving)
         except OSError as exc:
-            host, port = self._requested
+            loop.close()
             raise RecallError(
                 f"cannot listen on {host}:{port} ({exc.strerror}); choose another port or 0"
             ) from exc
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05},
-            name="active-memory-broker", daemon=True,
-        )  # fmt: skip
+        bound = server.sockets[0].getsockname()
+        self._loop, self._server, self._address = loop, server, (str(bound[0]), int(bound[1]))
+        self._thread = threading.Thread(target=loop.run_forever, name="active-memory-broker",
+                                        daemon=True)  # fmt: skip
         self._thread.start()
         return self
 
     @property
     def address(self) -> tuple[str, int]:
-        if self._server is None:
+        if self._address is None:
             raise RecallError("the broker is not running; call start() first")
-        host, port = self._server.server_address[:2]
-        return str(host), int(port)
+        return self._address
 
     @property
     def url(self) -> str:
@@ -200,18 +156,27 @@ class RecallBroker:
         return f"http://{host}:{port}/hook"
 
     def close(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
             return
-        server.shutdown()
-        server.server_close()
-        with self._lock:
-            open_connections = list(self._connections)
-        for connection in open_connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._address = None
+        future = asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
+        with contextlib.suppress(Exception):
+            future.result(timeout=5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        loop.close()
+        self._loop = self._thread = self._server = None
+
+    async def _shutdown(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for writer in list(self._connections):
+            writer.close()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=IO_TIMEOUT_S)
+        if self._server is not None:
+            await self._server.wait_closed()
 
     def __enter__(self) -> RecallBroker:
         return self.start()
@@ -237,38 +202,36 @@ class RecallBroker:
             return _Static(EMPTY_ANSWER)
         return answer
 
-    def _serve(self, sock: socket.socket) -> None:
-        with self._lock:
-            if len(self._connections) >= MAX_CONNECTIONS:
-                return
-            self._connections.add(sock)
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._connections) >= MAX_CONNECTIONS:
+            writer.close()
+            return
+        self._connections.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         try:
-            sock.settimeout(IO_TIMEOUT_S)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            first = _recv_exact(sock, 4)
-            if first is None:
-                return
-            if first in _HTTP_STARTS:
-                self._serve_http(sock, first)
+            first = await asyncio.wait_for(reader.readexactly(4), IO_TIMEOUT_S)
+            if first in HTTP_STARTS:
+                await self._serve_http(reader, writer, first)
             else:
-                self._serve_frame(sock, int.from_bytes(first, "big"))
-        except OSError:
-            return  # the client went away or timed out; nothing was handed over
+                await self._serve_frame(reader, writer, int.from_bytes(first, "big"))
+        except (OSError, EOFError, TimeoutError, asyncio.IncompleteReadError):
+            pass  # the client went away or stalled; nothing was handed over
         finally:
-            with self._lock:
-                self._connections.discard(sock)
+            self._connections.discard(writer)
+            writer.close()
 
-    def _serve_frame(self, sock: socket.socket, length: int) -> None:
-        if not 0 < length <= MAX_REQUEST_BYTES:
-            _log.info("refused a helper frame of %d bytes", length)
-            return
-        data = _recv_exact(sock, length)
-        if data is None:
-            return
+    async def _serve_frame(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, length: int
+    ) -> None:
         try:
+            data = await asyncio.wait_for(read_frame(reader, length, MAX_REQUEST_BYTES),
+                                          IO_TIMEOUT_S)  # fmt: skip
             message = json.loads(data)
-        except ValueError:
-            _log.info("refused a helper frame that is not JSON")
+        except (WireError, ValueError):
+            _log.info("refused a helper frame that is oversized or not JSON")
             return
         if not isinstance(message, dict) or not self._authorised(message.get("token")):
             _log.info("refused a helper request with a wrong or missing token")
@@ -276,116 +239,73 @@ class RecallBroker:
         request = BrokerRequest(
             harness=str(message.get("harness") or ""),
             payload=message.get("payload"),
-            node_id=_text(message.get("node_id")),
-            conversation_id=_text(message.get("conversation_id")),
-            execution_id=_text(message.get("execution_id")),
+            node_id=text_field(message.get("node_id")),
+            conversation_id=text_field(message.get("conversation_id")),
+            execution_id=text_field(message.get("execution_id")),
         )
         answer = self._answer(request)
+        ack = None
         try:
-            sock.sendall(_frame(answer.body))
-            sock.settimeout(ACK_TIMEOUT_S)
-            head = _recv_exact(sock, 4)
-            size = int.from_bytes(head, "big") if head else 0
-            ack = _recv_exact(sock, size) if 0 < size <= 1024 else None
-        except OSError:
+            writer.write(frame(answer.body))
+            await writer.drain()
+            size = int.from_bytes(await asyncio.wait_for(reader.readexactly(4), ACK_TIMEOUT_S))
+            if 0 < size <= 1024:
+                ack = await asyncio.wait_for(reader.readexactly(size), ACK_TIMEOUT_S)
+        except (OSError, EOFError, TimeoutError, asyncio.IncompleteReadError):
             ack = None
-        if _is_ack(ack):
-            answer.commit()
-        else:
-            answer.release()
+        finally:
+            # The exposure counts only once the helper says it printed the answer.
+            if is_ack(ack):
+                answer.commit()
+            else:
+                answer.release()
 
-    def _serve_http(self, sock: socket.socket, first: bytes) -> None:
-        buffer = first
+    async def _serve_http(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, start: bytes
+    ) -> None:
+        timeout = IO_TIMEOUT_S
         while True:
-            end = buffer.find(b"\r\n\r\n")
-            while end < 0:
-                if len(buffer) > MAX_HEADER_BYTES:
-                    sock.sendall(_http_response("431 Request Header Fields Too Large",
-                                                EMPTY_ANSWER, keep_alive=False))  # fmt: skip
-                    return
-                chunk = sock.recv(65536)
-                if not chunk:
-                    return
-                buffer += chunk
-                end = buffer.find(b"\r\n\r\n")
-            head, buffer = buffer[:end].decode("latin-1"), buffer[end + 4 :]
-            lines = head.split("\r\n")
-            parts = lines[0].split(" ")
-            if len(parts) != 3:
-                sock.sendall(_http_response("400 Bad Request", EMPTY_ANSWER, keep_alive=False))
-                return
-            method, target, version = parts
-            headers: dict[str, str] = {}
-            for line in lines[1:]:
-                name, _, value = line.partition(":")
-                headers[name.strip().lower()] = value.strip()
-            keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-            body, buffer, status = self._http_body(sock, method, headers, buffer)
-            if status is not None:
-                sock.sendall(_http_response(status, EMPTY_ANSWER, keep_alive=False))
-                return
-            status, answer = self._http_route(method, target, headers, body)
             try:
-                sock.sendall(_http_response(status, answer.body, keep_alive=keep_alive))
-            except OSError:
+                request = await asyncio.wait_for(read_http(reader, writer, start), timeout)
+            except WireError as refusal:
+                writer.write(http_response(refusal.status, EMPTY_ANSWER, keep_alive=False))
+                await writer.drain()
+                return
+            status, answer = self._route(request)
+            try:
+                writer.write(http_response(status, answer.body, keep_alive=request.keep_alive))
+                await writer.drain()
+            except BaseException:
                 answer.release()
                 raise
             answer.commit()
-            if not keep_alive:
+            if not request.keep_alive:
                 return
-            sock.settimeout(KEEPALIVE_IDLE_S)
-            if not buffer:
-                buffer = sock.recv(65536)
-                if not buffer:
-                    return
-            sock.settimeout(IO_TIMEOUT_S)
+            start, timeout = b"", KEEPALIVE_IDLE_S
 
-    def _http_body(
-        self, sock: socket.socket, method: str, headers: dict[str, str], buffer: bytes
-    ) -> tuple[bytes, bytes, str | None]:
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            return b"", b"", "411 Length Required"
-        try:
-            length = int(headers.get("content-length", "0"))
-        except ValueError:
-            return b"", b"", "400 Bad Request"
-        if length < 0 or length > MAX_REQUEST_BYTES:
-            return b"", b"", "413 Content Too Large"
-        if length and headers.get("expect", "").lower() == "100-continue":
-            sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-        if len(buffer) < length:
-            rest = _recv_exact(sock, length - len(buffer))
-            if rest is None:
-                return b"", b"", "400 Bad Request"
-            buffer += rest
-        return buffer[:length], buffer[length:], None
-
-    def _http_route(
-        self, method: str, target: str, headers: dict[str, str], body: bytes
-    ) -> tuple[str, BrokerAnswer]:
-        path = target.split("?", 1)[0]
+    def _route(self, request: HttpRequest) -> tuple[str, BrokerAnswer]:
+        headers, path = request.headers, request.path
         scheme, _, token = headers.get("authorization", "").partition(" ")
         if not (scheme.lower() == "bearer" and self._authorised(token.strip())):
-            _log.info("refused an HTTP %s %s with a wrong or missing token", method, path)
+            _log.info("refused an HTTP %s %s with a wrong or missing token", request.method, path)
             return "401 Unauthorized", _Static(EMPTY_ANSWER)
-        if method == "GET" and path == "/health":
+        if request.method == "GET" and path == "/health":
             return "200 OK", _Static(b'{"ok":true}')
         if path != "/hook" and not path.startswith("/hook/"):
             return "404 Not Found", _Static(EMPTY_ANSWER)
-        if method != "POST":
+        if request.method != "POST":
             return "405 Method Not Allowed", _Static(EMPTY_ANSWER)
         harness = path[len("/hook/") :] if path.startswith("/hook/") else ""
         harness = harness or headers.get("x-active-memory-harness", "")
         try:
-            payload = json.loads(body) if body else None
+            payload = json.loads(request.body) if request.body else None
         except ValueError:
             return "400 Bad Request", _Static(EMPTY_ANSWER)
 
         def header(name: str) -> str | None:
-            value = headers.get(f"x-active-memory-{name}", "")
-            return unquote(value) or None
+            return unquote(headers.get(f"x-active-memory-{name}", "")) or None
 
-        request = BrokerRequest(
+        hook = BrokerRequest(
             harness, payload, header("node"), header("conversation"), header("execution")
         )
-        return "200 OK", self._answer(request)
+        return "200 OK", self._answer(hook)

@@ -19,7 +19,7 @@ from active_memory.store.backend import RunIdentity
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 
 NODE = shutil.which("node")
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 # Runs several scenarios in one node process: node's start-up dominates otherwise.
 DRIVER = """
@@ -81,6 +81,7 @@ def drive(extension: Path, env: dict[str, str], event: Any = EVENT) -> Any:
     return drive_all(extension, [{"event": event, "mode": "", "env": env}])[0]
 
 
+@needs_node
 def test_extension_appends_cards_to_the_tool_result(run: ActiveRun, extension: Path) -> None:
     result = drive(extension, run.hook_env("build", "conv-1"))
     first, added = result["content"]
@@ -91,12 +92,14 @@ def test_extension_appends_cards_to_the_tool_result(run: ActiveRun, extension: P
     assert {d.conversation_id for d in run.deliveries} == {"conv-1"}
 
 
+@needs_node
 def test_extension_reads_the_broker_from_a_ticket(run: ActiveRun, extension: Path) -> None:
     ticket = run.hook_env("build", "conv-7")["ACTIVE_MEMORY_TICKET"]
     result = drive(extension, {"ACTIVE_MEMORY_TICKET": ticket})
     assert lesson_id(2) in result["content"][1]["text"]
 
 
+@needs_node
 def test_extension_leaves_the_result_alone_when_the_broker_is_down(
     run: ActiveRun, extension: Path
 ) -> None:
@@ -105,6 +108,7 @@ def test_extension_leaves_the_result_alone_when_the_broker_is_down(
     assert drive(extension, env) is None
 
 
+@needs_node
 def test_extension_never_throws(run: ActiveRun, extension: Path) -> None:
     live = run.hook_env("build", "conv-1")
     envs = [
@@ -120,3 +124,9 @@ def test_extension_never_throws(run: ActiveRun, extension: Path) -> None:
     ]
     assert drive_all(extension, scenarios) == [None] * len(scenarios)
     assert run.deliveries == ()
+
+
+def test_extension_ships_as_package_data() -> None:
+    source = extension_source()
+    assert source.is_file()
+    assert 'pi.on("tool_result"' in source.read_text(encoding="utf-8")

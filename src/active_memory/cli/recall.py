@@ -61,17 +61,17 @@ def _tool_call(
         return ToolCall("Read", {"file_path": file}, cwd), None
     if command is not None:
         return ToolCall("Bash", {"command": command}, cwd), None
-    assert tool_json is not None
+    source = tool_json or "-"
     try:
-        text = sys.stdin.read() if tool_json == "-" else Path(tool_json).read_text("utf-8")
+        text = sys.stdin.read() if source == "-" else Path(source).read_text("utf-8")
         payload = json.loads(text)
     except (OSError, ValueError) as error:
-        fail(f"cannot read a hook payload from {tool_json!r} ({error})", EXIT_BAD_INPUT)
+        fail(f"cannot read a hook payload from {source!r} ({error})", EXIT_BAD_INPUT)
     name = harness or _detect(payload)
     parsed = HARNESSES[name].parse(payload) if name in HARNESSES else None
     if parsed is None:
         fail(
-            f"{tool_json!r} is not a hook payload of a known harness; pass --harness",
+            f"{source!r} is not a hook payload of a known harness; pass --harness",
             EXIT_BAD_INPUT,
         )
     call = parsed.call if parsed.call.cwd else ToolCall(parsed.call.tool, parsed.call.arguments,

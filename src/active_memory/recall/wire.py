@@ -23,6 +23,7 @@ __all__ = [
     "is_ack",
     "read_frame",
     "read_http",
+    "text_field",
 ]
 
 MAX_REQUEST_BYTES = 256 * 1024

@@ -10,7 +10,10 @@ import click
 
 from active_memory import __version__
 from active_memory.cli.evidence import evidence
+from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
+from active_memory.cli.recall import recall
+from active_memory.cli.serve import serve
 from active_memory.cli.store import store
 
 
@@ -22,6 +25,9 @@ def main() -> None:
 
 main.add_command(store)
 main.add_command(lessons)
+main.add_command(recall)
+main.add_command(hooks)
+main.add_command(serve)
 main.add_command(evidence)
 
 

@@ -1,0 +1,297 @@
+"""Recall benchmark: index build, match latency, broker round trips, hook command wall time.
+
+Run: ``python benchmarks/recall_bench.py`` (``--quick`` for a smaller, faster pass).
+
+Figures are medians and p99s measured in this run; the hook commands are compared with
+baselines measured in the same run (a bare ``curl`` of a closed port, ``python3 -I -S -c pass``),
+interleaved so machine noise hits every series alike. Targets: match p99 under 1 ms at 100,000
+lessons; http hook round trip under 2 ms; the curl hook within 1.3x bare curl; the Python
+helper within 1.5x the bare interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from active_memory.config import RuntimeConfig
+from active_memory.hooks import helper as helper_module
+from active_memory.hooks.install import curl_command, helper_command
+from active_memory.host import open_run
+from active_memory.lessons import Evidence, Lesson, RepositoryScope, new_lesson_id
+from active_memory.recall.index import RecallIndex
+from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
+from active_memory.store.backend import RunIdentity, Snapshot, SnapshotRequest
+
+REPOSITORY = "forge:example.com/acme/monorepo"
+WORKSPACE = "/work/monorepo"
+EVIDENCE = Evidence("bench", ("exec:e1",), "synthetic")
+RECOMMENDATION = "Check the cache region before retrying the export; the queue lease expires."
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def line(label: str, samples: Sequence[float], unit: str = "ms", scale: float = 1e3) -> str:
+    median, p99 = statistics.median(samples) * scale, percentile(samples, 0.99) * scale
+    return f"  {label:<44} median {median:9.3f} {unit}   p99 {p99:9.3f} {unit}   (n={len(samples)})"
+
+
+class Tree:
+    """A synthetic monorepo: a vocabulary, nested folders, files and identifiers."""
+
+    def __init__(self, rng: random.Random, folders: int, files: int, identifiers: int) -> None:
+        syllables = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "vo", "pe", "du", "ga", "xi"]
+        self.words = sorted({"".join(rng.choices(syllables, k=rng.randint(2, 4)))
+                             for _ in range(6_000)})  # fmt: skip
+        self.folders = [f"pkg{n}" for n in range(20)]
+        while len(self.folders) < folders:
+            self.folders.append(f"{rng.choice(self.folders)}/{rng.choice(self.words)}")
+        self.folders = sorted(set(self.folders))
+        self.files = [f"{rng.choice(self.folders)}/{rng.choice(self.words)}_{n}.py"
+                      for n in range(files)]  # fmt: skip
+        self.identifiers = [f"{rng.choice(self.words)}_{rng.choice(self.words)}{n}"
+                            for n in range(identifiers)]  # fmt: skip
+
+    def group(self, rng: random.Random) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(rng.sample(self.words, rng.randint(2, 3))))
+
+
+def make_lessons(count: int, tree: Tree, rng: random.Random) -> list[Lesson]:
+    deep = [folder for folder in tree.folders if folder.count("/") >= 2]
+    lessons = []
+    for number in range(count):
+        scope = RepositoryScope(
+            REPOSITORY,
+            files=tuple(dict.fromkeys(rng.sample(tree.files, rng.randint(0, 3)))),
+            folders=tuple(rng.sample(deep, rng.randint(0, 1))),
+            identifiers=tuple(dict.fromkeys(rng.sample(tree.identifiers, rng.randint(1, 3)))),
+            keyword_groups=tuple(tree.group(rng) for _ in range(rng.randint(0, 2))),
+        )
+        lesson_id = new_lesson_id(1_700_000_000_000 + number)
+        title = f"Synthetic lesson {number}"
+        lessons.append(Lesson(lesson_id, 1, scope, title, RECOMMENDATION, EVIDENCE))
+    return lessons
+
+
+def make_queries(tree: Tree, rng: random.Random, count: int) -> list[ToolCall]:
+    """Reads, shell commands, greps and edits whose code holds a few known identifiers."""
+    calls = []
+    for _ in range(count):
+        kind = rng.randrange(4)
+        if kind == 0:
+            path = f"{WORKSPACE}/{rng.choice(tree.files)}"
+            calls.append(ToolCall("Read", {"file_path": path}, WORKSPACE))
+        elif kind == 1:
+            folder, ident = rng.choice(tree.folders), rng.choice(tree.identifiers)
+            command = f"cd {folder} && python -m pytest -q -k {ident} ../{rng.choice(tree.words)}"
+            calls.append(ToolCall("Bash", {"command": command}, WORKSPACE))
+        elif kind == 2:
+            pattern = f"{rng.choice(tree.identifiers)}|{rng.choice(tree.words)}Client"
+            arguments = {"pattern": pattern, "path": rng.choice(tree.folders)}
+            calls.append(ToolCall("Grep", arguments, WORKSPACE))
+        else:
+            code = [rng.choice(tree.words) for _ in range(60)] + rng.sample(tree.identifiers, 3)
+            body = " ".join(code)
+            arguments = {"file_path": rng.choice(tree.files), "old_string": body,
+                         "new_string": body + " x"}  # fmt: skip
+            calls.append(ToolCall("Edit", arguments, WORKSPACE))
+    return calls
+
+
+def bench_index(sizes: Sequence[int], queries: int) -> None:
+    rng = random.Random(7)
+    tree = Tree(rng, folders=20_000, files=200_000, identifiers=150_000)
+    root = WorkspaceRoot((WORKSPACE,))
+    calls = make_queries(tree, rng, queries)
+    signals = [extract_signals(call, root) for call in calls]
+    print("index build and match (resident index, no I/O)")
+    for size in sizes:
+        lessons = make_lessons(size, tree, rng)
+        builds = []
+        for _ in range(3):
+            started = time.perf_counter()
+            index = RecallIndex(lessons, repository=REPOSITORY)
+            builds.append(time.perf_counter() - started)
+        match, both, matched = [], [], []
+        for call, found in zip(calls, signals, strict=True):
+            started = time.perf_counter()
+            matched.append(len(index.match(found)))
+            match.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            index.match(extract_signals(call, root))
+            both.append(time.perf_counter() - started)
+        print(f"  {size:,} lessons: build median {statistics.median(builds):.3f} s (n=3); "
+              f"cards matched per query: median {statistics.median(matched):.0f}, "
+              f"max {max(matched)}")  # fmt: skip
+        print(line("match (index lookup)", match))
+        print(line("signals + match", both))
+
+
+class FakeBackend:
+    def __init__(self, lessons: list[Lesson]) -> None:
+        self.lessons = tuple(lessons)
+
+    def snapshot(self, request: SnapshotRequest) -> Snapshot:
+        return Snapshot(1, self.lessons)
+
+    def publish(self, *args: object) -> object:
+        raise NotImplementedError
+
+    def generation(self) -> int:
+        return 1
+
+
+def claude_payload(path: str) -> bytes:
+    return json.dumps({
+        "session_id": "bench", "transcript_path": "/tmp/t.jsonl", "cwd": WORKSPACE,
+        "hook_event_name": "PreToolUse", "tool_name": "Read",
+        "tool_input": {"file_path": f"{WORKSPACE}/{path}"}, "tool_use_id": "toolu_bench",
+    }).encode()  # fmt: skip
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def timed_runs(commands: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, run in commands.items():  # interleaved: noise hits every series alike
+            started = time.perf_counter()
+            run()
+            samples[name].append(time.perf_counter() - started)
+    return samples
+
+
+def bench_broker(rounds: int, spawn_rounds: int) -> None:
+    rng = random.Random(11)
+    tree = Tree(rng, folders=5_000, files=30_000, identifiers=20_000)
+    lessons = make_lessons(10_000, tree, rng)
+    identity = RunIdentity("bench", repository=REPOSITORY)
+    run = open_run(identity, RuntimeConfig(), FakeBackend(lessons), WORKSPACE)
+    try:
+        env = run.hook_env("bench-node", "bench-conversation")
+        host, port = env["ACTIVE_MEMORY_BROKER"].split(":")
+        token = env["ACTIVE_MEMORY_TOKEN"]
+        paths = [rng.choice(tree.files) for _ in range(rounds)]
+        print("broker round trip (10,000 lessons, Claude Read payloads, fresh conversations)")
+
+        def helper_protocol(number: int) -> None:
+            payload = json.loads(claude_payload(paths[number]))
+            message = json.dumps(
+                {
+                    "token": token,
+                    "harness": "claude",
+                    "conversation_id": f"h{number}",
+                    "payload": payload,
+                }
+            ).encode()
+            with socket.create_connection((host, int(port))) as sock:
+                sock.sendall(len(message).to_bytes(4, "big") + message)
+                size = int.from_bytes(sock.recv(4, socket.MSG_WAITALL), "big")
+                sock.recv(size, socket.MSG_WAITALL)
+                ack = b'{"ack":true}'
+                sock.sendall(len(ack).to_bytes(4, "big") + ack)
+
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+
+        def http_new(number: int) -> None:
+            connection = http.client.HTTPConnection(host, int(port))
+            extra = {**headers, "X-Active-Memory-Conversation": f"n{number}"}
+            connection.request("POST", "/hook/claude", claude_payload(paths[number]), extra)
+            connection.getresponse().read()
+            connection.close()
+
+        keep = http.client.HTTPConnection(host, int(port))
+
+        def http_keep_alive(number: int) -> None:
+            keep.request("POST", "/hook/claude", claude_payload(paths[number]),
+                         {**headers, "X-Active-Memory-Conversation": f"k{number}"})  # fmt: skip
+            keep.getresponse().read()
+
+        for label, call in (("helper protocol (frame + ack)", helper_protocol),
+                            ("http hook, new connection", http_new),
+                            ("http hook, keep-alive connection", http_keep_alive)):  # fmt: skip
+            samples = []
+            for number in range(rounds):
+                started = time.perf_counter()
+                call(number)
+                samples.append(time.perf_counter() - started)
+            print(line(label, samples))
+        keep.close()
+        bench_commands(env, claude_payload(paths[0]), spawn_rounds)
+    finally:
+        run.close()
+
+
+def bench_commands(env: dict[str, str], payload: bytes, rounds: int) -> None:
+    curl = shutil.which("curl")
+    print("hook commands as `hooks install` writes them (spawned per tool call)")
+    if curl is None:
+        print("  curl is not installed: the curl hook and its baseline are skipped")
+    base_env = {"PATH": "/usr/bin:/bin", **env}
+    dead = f"http://127.0.0.1:{closed_port()}/"
+
+    def spawn(argv: list[str], data: bytes = b"") -> Callable[[], None]:
+        return lambda: subprocess.run(argv, input=data, capture_output=True, env=base_env,
+                                      check=False)  # fmt: skip
+
+    commands: dict[str, Callable[[], None]] = {
+        "python3 -I -S -c pass (baseline)": spawn([sys.executable, "-I", "-S", "-c", "pass"]),
+        "sh -c 'python3 -I -S -c pass' (baseline)": spawn(
+            ["sh", "-c", f"{sys.executable} -I -S -c pass"]),
+        "python helper hook (sh -c, live broker)": spawn(
+            ["sh", "-c", helper_command("claude")], payload),
+        "python helper as a script (comparison)": spawn(
+            ["sh", "-c", f"{sys.executable} -I -S {helper_module.__file__} claude"], payload),
+    }  # fmt: skip
+    if curl is not None:
+        commands["bare curl of a closed port (baseline)"] = spawn([curl, "-s", dead])
+        commands["sh -c 'curl closed port' (baseline)"] = spawn(["sh", "-c", f"curl -s {dead}"])
+        commands["curl hook (sh -c, live broker)"] = spawn(
+            ["sh", "-c", curl_command("claude")], payload)  # fmt: skip
+    samples = timed_runs(commands, rounds)
+    for name, values in samples.items():
+        print(line(name, values))
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    python_ratio = median["python helper hook (sh -c, live broker)"] / median[
+        "python3 -I -S -c pass (baseline)"]  # fmt: skip
+    shell_python = median["sh -c 'python3 -I -S -c pass' (baseline)"]
+    print(
+        f"  ratio python helper hook / bare interpreter: {python_ratio:.2f}x (target 1.5x); "
+        f"/ sh -c bare interpreter: "
+        f"{median['python helper hook (sh -c, live broker)'] / shell_python:.2f}x"
+    )
+    if curl is not None:
+        hook = median["curl hook (sh -c, live broker)"]
+        bare = median["bare curl of a closed port (baseline)"]
+        shell = median["sh -c 'curl closed port' (baseline)"]
+        print(f"  ratio curl hook / bare curl: {hook / bare:.2f}x (target 1.3x); "
+              f"/ sh -c bare curl: {hook / shell:.2f}x")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 lessons only, fewer rounds")
+    options = parser.parse_args()
+    sizes = [10_000] if options.quick else [10_000, 100_000]
+    bench_index(sizes, queries=500 if options.quick else 2_000)
+    bench_broker(rounds=200 if options.quick else 1_000, spawn_rounds=15 if options.quick else 60)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""``active-memory hooks install``: wire a harness's hooks to active-memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from active_memory.cli._common import (
+    EXIT_BAD_INPUT,
+    emit_json,
+    fail,
+    json_option,
+    reports_errors,
+    store_option,
+    store_path,
+)
+from active_memory.errors import RecallError
+from active_memory.hooks.install import HARNESS_NAMES, install_hooks
+from active_memory.recall.serve import find_live, serve_paths
+
+__all__ = ["hooks"]
+
+
+@click.group()
+def hooks() -> None:
+    """Harness hooks that deliver recalled lessons."""
+
+
+@hooks.command("install")
+@click.option("--harness", required=True, type=click.Choice(HARNESS_NAMES))
+@click.option(
+    "--project",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Install for this repository only (default: for the user).",
+)
+@click.option(
+    "--repository",
+    "workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The workspace recall serves (default: --project, else the current directory).",
+)
+@store_option
+@json_option
+@reports_errors
+def install_command(
+    harness: str,
+    project: Path | None,
+    workspace: Path | None,
+    store: Path | None,
+    as_json: bool,
+) -> None:
+    """Merge active-memory's hook into the harness configuration (idempotent, backed up).
+
+    With `active-memory serve` running for the workspace, Claude Code gets an http hook and the
+    others a curl one-liner; otherwise the stdlib helper, which can read the store itself.
+    """
+    root = (workspace or project or Path.cwd()).resolve()
+    database = store_path(store)
+    state_dir = database.parent / "serve"
+    live = find_live(state_dir, root)
+    try:
+        done = install_hooks(
+            harness,
+            workspace=root,
+            store=database,
+            serve=live,
+            project=project.resolve() if project else None,
+            ticket=serve_paths(state_dir, root)[1],
+        )
+    except RecallError as error:
+        fail(str(error), EXIT_BAD_INPUT)
+    if as_json:
+        emit_json(done.to_dict())
+        return
+    verb = "installed" if done.changed else "already installed"
+    click.echo(f"{verb}: {harness} {done.mode} hook in {done.path}")
+    if done.backup:
+        click.echo(f"previous file kept as {done.backup}")
+    if harness == "codex" and done.changed:
+        click.echo("Codex runs new hooks only after you review and trust them (/hooks).")

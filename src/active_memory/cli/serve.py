@@ -1,0 +1,75 @@
+"""``active-memory serve``: a long-lived recall broker for one workspace."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from active_memory.cli._common import (
+    emit_json,
+    json_option,
+    reports_errors,
+    store_option,
+    store_path,
+)
+from active_memory.config import ActiveMemoryConfig
+from active_memory.recall.serve import Server
+from active_memory.store.sqlite import SqliteStore
+
+__all__ = ["serve"]
+
+
+@click.command("serve")
+@click.option(
+    "--repository",
+    "workspace",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="The repository checkout to serve.",
+)
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Port on 127.0.0.1 (default: the previous one, else any).")  # fmt: skip
+@click.option("--tokens", type=click.IntRange(1, 64_000), default=8_000, show_default=True,
+              help="hookInjectionTokens budget per tool call.")  # fmt: skip
+@click.option("--poll", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
+              help="Seconds between checks of the store generation.")  # fmt: skip
+@store_option
+@json_option
+@reports_errors
+def serve(
+    workspace: Path,
+    port: int | None,
+    tokens: int,
+    poll: float,
+    store: Path | None,
+    as_json: bool,
+) -> None:
+    """Serve recall to harness hooks until interrupted; reload when lessons change."""
+    database = store_path(store)
+    config = ActiveMemoryConfig(graph=False, hook_injection_tokens=tokens)
+    with SqliteStore(database, read_only=True) as backend:
+        server = Server(backend, workspace.resolve(), state_dir=database.parent / "serve",
+                        store=str(database), config=config, port=port, poll_s=poll)  # fmt: skip
+
+        def stop(signum: int, frame: FrameType | None) -> None:
+            server.close()
+
+        state = server.start()
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            if as_json:
+                emit_json(state.to_dict())
+            else:
+                click.echo(f"serving {state.repository} for {state.workspace}")
+                click.echo(f"url {state.url} (generation {state.generation})")
+                click.echo(f"ticket {state.ticket}")
+                click.echo("hooks: active-memory hooks install --harness claude|codex|copilot|pi")
+            server.wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            server.close()

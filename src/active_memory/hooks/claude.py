@@ -1,0 +1,46 @@
+"""Claude Code ``PreToolUse`` hooks (command or ``http``).
+
+Payload: ``{session_id, transcript_path, cwd, hook_event_name, tool_name, tool_input,
+tool_use_id}``; Read/Edit/Write carry an absolute ``file_path``, Grep/Glob ``pattern`` and
+``path``, Bash ``command``. Answer: ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+"additionalContext": "…"}}`` with no permission decision, so the tool runs as it would have;
+Claude Code keeps at most 10,000 characters of ``additionalContext``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
+from active_memory.recall.signals import ToolCall
+
+__all__ = ["HARNESS", "MAX_CONTEXT_CHARS", "answer", "parse"]
+
+MAX_CONTEXT_CHARS = 10_000
+EVENT = "PreToolUse"
+
+
+def parse(payload: Any) -> ParsedCall | None:
+    if not isinstance(payload, Mapping):
+        return None
+    event = payload.get("hook_event_name")
+    tool = text_field(payload, "tool_name")
+    if tool is None or (event is not None and event != EVENT):
+        return None
+    arguments = payload.get("tool_input")
+    call = ToolCall(
+        tool,
+        arguments if isinstance(arguments, Mapping) else {},
+        text_field(payload, "cwd"),
+    )
+    return ParsedCall(call, text_field(payload, "session_id"))
+
+
+def answer(context: str) -> dict[str, Any]:
+    if not context:
+        return dict(EMPTY)
+    return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": context}}
+
+
+HARNESS = Harness("claude", parse, answer, MAX_CONTEXT_CHARS)

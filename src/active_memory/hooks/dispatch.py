@@ -1,0 +1,116 @@
+"""From a hook payload to a harness answer: parse, recall, frame, encode.
+
+Used by the broker (helper frames, ``curl`` and HTTP hooks) and by ``active-memory recall``.
+The conversation is the one named by the run (``hook_env``) when present, else the harness's own
+session id; the node is the run's, else ``default_node``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from active_memory.hooks import claude, codex, copilot, pi
+from active_memory.hooks.base import Harness
+from active_memory.recall.broker import (
+    EMPTY_ANSWER,
+    MAX_RESPONSE_BYTES,
+    BrokerAnswer,
+    BrokerRequest,
+    Handler,
+)
+from active_memory.recall.session import Caller, Recall, RecallSession
+
+__all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "encode"]
+
+HARNESSES: dict[str, Harness] = {
+    harness.name: harness
+    for harness in (claude.HARNESS, codex.HARNESS, copilot.HARNESS, pi.HARNESS)
+}
+# Room for the answer envelope and JSON escaping inside the broker's response limit.
+_ENVELOPE_BYTES = 512
+_SHRINK_ATTEMPTS = 4
+
+
+def encode(answer: dict[str, Any]) -> bytes:
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+@dataclass(eq=False)
+class HookAnswer:
+    """An encoded harness answer and the recall behind it (None when nothing was recalled)."""
+
+    body: bytes
+    recall: Recall | None = None
+
+    def commit(self) -> None:
+        if self.recall is not None:
+            self.recall.commit()
+
+    def release(self) -> None:
+        if self.recall is not None:
+            self.recall.release()
+
+
+def answer_hook(
+    session: RecallSession,
+    harness_name: str,
+    payload: Any,
+    *,
+    node_id: str | None = None,
+    conversation_id: str | None = None,
+    execution_id: str | None = None,
+    default_node: str = "standalone",
+    workspace_only: bool = False,
+) -> HookAnswer:
+    """Recall for one hook payload. Unknown harnesses and unreadable payloads answer ``{}``.
+
+    ``workspace_only`` answers ``{}`` (recording nothing) when the harness reports a working
+    directory outside the workspace, for a long-lived broker that user-wide hooks reach from
+    every project.
+    """
+    harness = HARNESSES.get(harness_name)
+    parsed = harness.parse(payload) if harness is not None else None
+    if harness is None or parsed is None:
+        return HookAnswer(EMPTY_ANSWER)
+    cwd = parsed.call.cwd
+    if workspace_only and (cwd is None or session.root.resolve(cwd, None) is None):
+        return HookAnswer(EMPTY_ANSWER)
+    caller = Caller(
+        node_id or default_node,
+        conversation_id or parsed.session_id or "unknown",
+        execution_id,
+    )
+    budget = min(session.config.hook_injection_bytes, MAX_RESPONSE_BYTES - _ENVELOPE_BYTES)
+    recall = session.recall(parsed.call, caller, max_chars=harness.max_chars, budget_bytes=budget)
+    for _ in range(_SHRINK_ATTEMPTS):
+        body = encode(harness.answer(recall.text))
+        if len(body) <= MAX_RESPONSE_BYTES:
+            return HookAnswer(body, recall)
+        # JSON escaping grew the text past the broker's limit: frame fewer cards.
+        recall.release()
+        budget -= len(body) - MAX_RESPONSE_BYTES + _ENVELOPE_BYTES
+        recall = session.rerender(recall, budget_bytes=budget, max_chars=harness.max_chars)
+    recall.release()
+    return HookAnswer(EMPTY_ANSWER)
+
+
+def broker_handler(
+    session: RecallSession, *, default_node: str = "standalone", workspace_only: bool = False
+) -> Handler:
+    """The broker's request handler over one recall session."""
+
+    def handle(request: BrokerRequest) -> BrokerAnswer:
+        return answer_hook(
+            session,
+            request.harness,
+            request.payload,
+            node_id=request.node_id,
+            conversation_id=request.conversation_id,
+            execution_id=request.execution_id,
+            default_node=default_node,
+            workspace_only=workspace_only,
+        )
+
+    return handle

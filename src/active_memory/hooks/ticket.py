@@ -1,0 +1,69 @@
+"""Broker tickets: private curl configuration files naming a broker and its token.
+
+A ``curl`` hook reads one with ``-K`` (so the token never appears on a command line, where
+other local users could see it in the process list) and the Python helper reads the same file.
+Ids travel percent-encoded in ``X-Active-Memory-*`` headers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import quote
+
+__all__ = ["read_ticket", "write_ticket"]
+
+
+def _curl_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def write_ticket(
+    path: str | os.PathLike[str], url: str, token: str, ids: Mapping[str, str | None] | None = None
+) -> Path:
+    """Write (atomically, mode 0600) a ticket for ``url``; ``ids`` maps node/conversation/…"""
+    lines = [
+        "# active-memory broker ticket: private, do not share or commit",
+        f"url = {_curl_string(url)}",
+        f"header = {_curl_string('Authorization: Bearer ' + token)}",
+    ]
+    for name, value in sorted((ids or {}).items()):
+        if value:
+            header = f"X-Active-Memory-{name.capitalize()}: {quote(value, safe='')}"
+            lines.append(f"header = {_curl_string(header)}")
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def _curl_value(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return text
+
+
+def read_ticket(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """The broker url and token a ticket names; ValueError when it names neither."""
+    url = token = ""
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        name, sep, value = line.partition("=")
+        if not sep or line.lstrip().startswith("#"):
+            continue
+        value = _curl_value(value)
+        if name.strip() == "url":
+            url = value
+        elif name.strip() == "header" and value.lower().startswith("authorization: bearer "):
+            token = value[len("authorization: bearer ") :].strip()
+    if not url or not token:
+        raise ValueError(f"{str(path)!r} is not a broker ticket (no url or token)")
+    return url, token

@@ -1,0 +1,185 @@
+"""Exposure ledger and tool receipts: the delivery manifest a postmortem reads.
+
+An ``id@revision`` reaches a conversation once: compaction does not reset it, a new revision is
+delivered again, another conversation can receive it. Exposure is recorded only when the answer
+was handed over (the helper acknowledged, the HTTP response was written, the prompt text was
+returned); until then the cards are *claimed* so a parallel tool call of the same conversation
+does not deliver them twice, and a claim that is released makes them eligible again.
+
+Receipts record every tool call (even one that matched nothing): node execution, tool name, time
+and a few root-relative paths, never arguments or results. At most 512 are kept: the first half
+and the most recent half, with a count of those dropped in between.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from active_memory.errors import RecallError
+from active_memory.lessons import Lesson
+from active_memory.runs import Delivery, ToolReceipt
+
+__all__ = ["RECEIPT_CAPACITY", "RECEIPT_PATHS", "Claim", "ExposureLedger", "ReceiptRing"]
+
+RECEIPT_CAPACITY = 512
+RECEIPT_PATHS = 8
+
+Channel = Literal["hook", "prompt"]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(eq=False)
+class Claim:
+    """Cards reserved for one answer in flight; ``commit`` once handed over, else ``release``."""
+
+    ledger: ExposureLedger
+    number: int
+    conversation_id: str
+    node_id: str
+    execution: str | None
+    channel: Channel
+    lessons: tuple[Lesson, ...]
+    _settled: bool = field(default=False, repr=False)
+
+    def commit(self) -> tuple[Delivery, ...]:
+        """Record the deliveries; a second call (or one after ``release``) records nothing."""
+        return self.ledger._settle(self, delivered=True)
+
+    def release(self) -> None:
+        self.ledger._settle(self, delivered=False)
+
+
+class ExposureLedger:
+    """Which ``id@revision`` each conversation has received, and the deliveries as records."""
+
+    def __init__(self, clock: Callable[[], int] = _now_ms) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._delivered: dict[str, set[str]] = {}
+        self._claimed: dict[str, dict[str, int]] = {}
+        self._deliveries: list[Delivery] = []
+        self._numbers = itertools.count(1)
+
+    def claim(
+        self,
+        conversation_id: str,
+        lessons: Sequence[Lesson],
+        choose: Callable[[tuple[Lesson, ...]], Sequence[Lesson]],
+        *,
+        node_id: str,
+        execution: str | None = None,
+        channel: Channel = "hook",
+    ) -> Claim:
+        """Offer ``choose`` the lessons this conversation has neither received nor claimed.
+
+        ``choose`` runs under the ledger lock (it renders; it must be quick) and returns the
+        lessons it will hand over; those are claimed until the returned claim is settled.
+        """
+        with self._lock:
+            delivered = self._delivered.get(conversation_id, set())
+            claimed = self._claimed.setdefault(conversation_id, {})
+            eligible = tuple(
+                lesson
+                for lesson in lessons
+                if lesson.key not in delivered and lesson.key not in claimed
+            )
+            chosen = tuple(choose(eligible))
+            number = next(self._numbers)
+            for lesson in chosen:
+                claimed[lesson.key] = number
+        return Claim(self, number, conversation_id, node_id, execution, channel, chosen)
+
+    def _settle(self, claim: Claim, *, delivered: bool) -> tuple[Delivery, ...]:
+        with self._lock:
+            if claim._settled:
+                return ()
+            claim._settled = True
+            claimed = self._claimed.get(claim.conversation_id, {})
+            for lesson in claim.lessons:
+                if claimed.get(lesson.key) == claim.number:
+                    del claimed[lesson.key]
+            if not delivered or not claim.lessons:
+                return ()
+            keys = self._delivered.setdefault(claim.conversation_id, set())
+            now = self._clock()
+            records = []
+            for lesson in claim.lessons:
+                if lesson.key in keys:
+                    continue
+                keys.add(lesson.key)
+                records.append(
+                    Delivery(
+                        lesson.id,
+                        lesson.revision,
+                        claim.node_id,
+                        claim.conversation_id,
+                        claim.channel,
+                        claim.execution,
+                        now,
+                    )
+                )
+            self._deliveries.extend(records)
+            return tuple(records)
+
+    def mark_delivered(self, conversation_id: str, keys: Sequence[str]) -> None:
+        """Restore exposures recorded elsewhere (a file ledger), without delivery records."""
+        with self._lock:
+            self._delivered.setdefault(conversation_id, set()).update(keys)
+
+    def was_delivered(self, conversation_id: str, key: str) -> bool:
+        with self._lock:
+            return key in self._delivered.get(conversation_id, ())
+
+    @property
+    def deliveries(self) -> tuple[Delivery, ...]:
+        """Every recorded delivery, in the order it was handed over."""
+        with self._lock:
+            return tuple(self._deliveries)
+
+
+class ReceiptRing:
+    """Bounded tool receipts keeping the first ``capacity // 2`` and the latest ones."""
+
+    def __init__(self, capacity: int = RECEIPT_CAPACITY, clock: Callable[[], int] = _now_ms):
+        if capacity < 2:
+            raise RecallError(f"receipt capacity is {capacity!r}; a receipt ring needs at least 2")
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._head_size = capacity // 2
+        self._head: list[ToolReceipt] = []
+        self._tail: deque[ToolReceipt] = deque(maxlen=capacity - self._head_size)
+        self._seq = 0
+        self._dropped = 0
+
+    def add(self, tool: str, paths: Sequence[str], execution: str | None = None) -> ToolReceipt:
+        with self._lock:
+            self._seq += 1
+            receipt = ToolReceipt(
+                self._seq, execution, self._clock(), tool[:128], tuple(paths[:RECEIPT_PATHS])
+            )
+            if len(self._head) < self._head_size:
+                self._head.append(receipt)
+            else:
+                if len(self._tail) == self._tail.maxlen:
+                    self._dropped += 1
+                self._tail.append(receipt)
+            return receipt
+
+    @property
+    def dropped(self) -> int:
+        """How many receipts between the first and the latest were not kept."""
+        with self._lock:
+            return self._dropped
+
+    def snapshot(self) -> tuple[ToolReceipt, ...]:
+        with self._lock:
+            return (*self._head, *self._tail)

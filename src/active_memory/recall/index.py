@@ -1,0 +1,168 @@
+"""Resident inverted indexes over a frozen snapshot, and deterministic scoring.
+
+Built once per run (or per store generation for ``serve``); matching is dictionary lookups only:
+no model call, network access or filesystem scan. A card's score is its strongest single match:
+
+    exact root-relative file   1000
+    containing folder           800   (component-aware: ``src/ab`` is not inside ``src/a``)
+    exact whole identifier      700
+    every term of one keyword group  500
+
+Repeated words add nothing and a broad word alone never retrieves a card. Results are ordered by
+score (highest first), then lesson id.
+
+Standard library and ``active_memory.lessons`` only: the hook helper's store fallback imports it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from active_memory.lessons import BROAD_WORDS, GraphScope, Lesson, RepositoryScope
+from active_memory.recall.signals import Signals
+
+__all__ = [
+    "SCORE_FILE",
+    "SCORE_FOLDER",
+    "SCORE_IDENTIFIER",
+    "SCORE_KEYWORDS",
+    "Match",
+    "RecallIndex",
+]
+
+SCORE_FILE = 1000
+SCORE_FOLDER = 800
+SCORE_IDENTIFIER = 700
+SCORE_KEYWORDS = 500
+_KINDS = {SCORE_FILE: "file", SCORE_FOLDER: "folder", SCORE_IDENTIFIER: "identifier",
+          SCORE_KEYWORDS: "keywords"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One retrieved card: its strongest association and why (e.g. ``folder src/recall``)."""
+
+    lesson: Lesson
+    score: int
+    reason: str
+
+
+def _add(table: dict[str, list[int]], key: str, position: int) -> None:
+    entries = table.setdefault(key, [])
+    if not entries or entries[-1] != position:
+        entries.append(position)
+
+
+class RecallIndex:
+    """Inverted indexes over the repository lessons of one repository, plus its graph lessons.
+
+    ``repository`` restricts repository lessons to that key (a backend should already scope its
+    snapshot; this keeps a foreign card from ever matching). Graph lessons are kept by
+    ``(graph_hash, node_id)`` with their optional repository qualifier.
+    """
+
+    def __init__(self, lessons: Iterable[Lesson], *, repository: str | None = None) -> None:
+        self.repository = repository
+        self._cards: list[Lesson] = []
+        self._files: dict[str, list[int]] = {}
+        self._folders: dict[str, list[int]] = {}
+        self._identifiers: dict[str, list[int]] = {}
+        # rarest term -> second rarest term -> (position, all terms)
+        self._groups: dict[str, dict[str, list[tuple[int, tuple[str, ...]]]]] = {}
+        self._graph: dict[tuple[str, str], list[Lesson]] = {}
+        groups: list[tuple[int, tuple[str, ...]]] = []
+        for lesson in lessons:
+            scope = lesson.scope
+            if isinstance(scope, GraphScope):
+                self._graph.setdefault((scope.graph_hash, scope.node_id), []).append(lesson)
+                continue
+            if not isinstance(scope, RepositoryScope):
+                continue
+            if repository is not None and scope.repository != repository:
+                continue
+            position = len(self._cards)
+            self._cards.append(lesson)
+            for path in scope.files:
+                _add(self._files, path, position)
+            for folder in scope.folders:
+                _add(self._folders, folder, position)
+            for identifier in scope.identifiers:
+                if identifier.lower() not in BROAD_WORDS:
+                    _add(self._identifiers, identifier, position)
+            for group in scope.keyword_groups:
+                terms = tuple(sorted(set(group)))
+                if len(terms) >= 2 and not BROAD_WORDS.intersection(terms):
+                    groups.append((position, terms))
+        # A group waits on its two rarest terms: a word of the call wakes only the groups whose
+        # second term is also present, found by a set intersection rather than a Python loop.
+        frequency = Counter(term for _, terms in groups for term in terms)
+        for position, terms in groups:
+            first, second = sorted(terms, key=lambda term: (frequency[term], term))[:2]
+            seconds = self._groups.setdefault(first, {})
+            seconds.setdefault(second, []).append((position, terms))
+        for cards in self._graph.values():
+            cards.sort(key=lambda lesson: lesson.id)
+
+    def __len__(self) -> int:
+        return len(self._cards)
+
+    @property
+    def graph_lesson_count(self) -> int:
+        return sum(len(cards) for cards in self._graph.values())
+
+    def match(self, signals: Signals) -> tuple[Match, ...]:
+        # position -> (score, key); one score belongs to one kind of association, so equal
+        # scores compare keys of the same kind and the smallest key wins (set order never shows).
+        best: dict[int, tuple[int, str]] = {}
+        for path in signals.paths:
+            for position in self._files.get(path, ()):
+                current = best.get(position)
+                if current is None or (-SCORE_FILE, path) < (-current[0], current[1]):
+                    best[position] = (SCORE_FILE, path)
+            if not self._folders:
+                continue
+            prefix = ""
+            for component in path.split("/"):
+                prefix = f"{prefix}/{component}" if prefix else component
+                for position in self._folders.get(prefix, ()):
+                    current = best.get(position)
+                    if current is None or (-SCORE_FOLDER, prefix) < (-current[0], current[1]):
+                        best[position] = (SCORE_FOLDER, prefix)
+        for identifier in signals.identifiers:
+            for position in self._identifiers.get(identifier, ()):
+                current = best.get(position)
+                if current is None or (-SCORE_IDENTIFIER, identifier) < (-current[0], current[1]):
+                    best[position] = (SCORE_IDENTIFIER, identifier)
+        words = signals.words
+        for word in words:
+            seconds = self._groups.get(word)
+            if seconds is None:
+                continue
+            for second in words.intersection(seconds):
+                for position, terms in seconds[second]:
+                    if len(terms) > 2 and not words.issuperset(terms):
+                        continue
+                    key = "+".join(terms)
+                    current = best.get(position)
+                    if current is None or (-SCORE_KEYWORDS, key) < (-current[0], current[1]):
+                        best[position] = (SCORE_KEYWORDS, key)
+        matches = [
+            Match(self._cards[position], score, f"{_KINDS[score]} {key}")
+            for position, (score, key) in best.items()
+        ]
+        matches.sort(key=lambda match: (-match.score, match.lesson.id))
+        return tuple(matches)
+
+    def graph_lessons(
+        self, graph_hash: str, node_id: str, repository: str | None = None
+    ) -> tuple[Lesson, ...]:
+        """Graph lessons of one node, unqualified or qualified by ``repository``, by id."""
+        cards = self._graph.get((graph_hash, node_id), ())
+        return tuple(
+            lesson
+            for lesson in cards
+            if isinstance(lesson.scope, GraphScope)
+            and lesson.scope.repository in (None, repository)
+        )

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from active_memory.cli.main import main
+
+
+def test_hooks_install_writes_and_reports(tmp_path: Path) -> None:
+    project = tmp_path / "widgets"
+    project.mkdir()
+    store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
+    args = ["hooks", "install", "--harness", "codex", "--project", str(project),
+            "--store", str(store), "--json"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["mode"], report["changed"]) == ("helper", True)
+    command = json.loads(Path(report["path"]).read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert str(store) in command["command"]
+    assert str(project) in command["command"]
+    again = CliRunner().invoke(main, args[:-1])
+    assert again.exit_code == 0
+    assert again.stdout.startswith("already installed: codex helper hook in ")
+
+
+def test_hooks_install_copilot_without_project_is_bad_input(tmp_path: Path) -> None:
+    store = tmp_path / "s" / "lessons.sqlite3"
+    args = ["hooks", "install", "--harness", "copilot", "--repository", str(tmp_path)]
+    result = CliRunner().invoke(main, [*args, "--store", str(store)])
+    assert result.exit_code == 2
+    assert "--project" in result.stderr

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from active_memory.hooks.copilot import pre_tool_use_hook
+from active_memory.recall.index import RecallIndex
+from active_memory.recall.session import RecallSession
+from recall.kit import REPOSITORY, ROOT, WORKSPACE, lesson_id, widgets_lessons
+
+
+def session() -> RecallSession:
+    return RecallSession(RecallIndex(widgets_lessons(), repository=REPOSITORY), ROOT)
+
+
+@dataclass
+class Invocation:
+    session_id: str
+
+
+@dataclass
+class ToolInput:
+    toolName: str
+    toolArgs: Any
+    cwd: str
+    timestamp: int = 0
+
+
+async def test_sdk_callback_answers_with_additional_context_and_records_delivery() -> None:
+    served = session()
+    hook = pre_tool_use_hook(served, node_id="build", execution_id="e1")
+    data = {"toolName": "view", "toolArgs": {"path": "src/widgets/config.py"}, "cwd": WORKSPACE}
+    answer = await hook(data, {"session_id": "sdk-session-1"})
+    assert answer is not None
+    assert f"[{lesson_id(1)}@1]" in answer["additionalContext"]
+    delivery = served.ledger.deliveries[0]
+    assert (delivery.node_id, delivery.conversation_id, delivery.execution) == (
+        "build", "sdk-session-1", "e1")  # fmt: skip
+    assert await hook(data, {"session_id": "sdk-session-1"}) is None
+
+
+async def test_sdk_callback_reads_attribute_objects_and_string_arguments() -> None:
+    hook = pre_tool_use_hook(session(), node_id="build", conversation_id="conv-9")
+    args = json.dumps({"command": "grep -rn configure_bedrock src"})
+    answer = await hook(ToolInput("bash", args, WORKSPACE), Invocation("ignored"))
+    assert answer is not None
+    assert lesson_id(3) in answer["additionalContext"]
+
+
+async def test_sdk_callback_never_raises() -> None:
+    class Exploding:
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError("hostile input")
+
+    hook = pre_tool_use_hook(session(), node_id="build")
+    assert await hook(Exploding(), None) is None
+    assert await hook({"toolArgs": {}}, None) is None
+    assert await hook({"toolName": "view", "toolArgs": "{nope"}, None) is None

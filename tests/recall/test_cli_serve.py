@@ -1,0 +1,74 @@
+"""``active-memory serve`` as a real process: hooks reach it, it reloads, it stops cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from active_memory.hooks.install import curl_command
+from active_memory.lessons import Mutation, Publication
+from active_memory.store.sqlite import SqliteStore
+from recall.kit import (
+    lesson,
+    lesson_id,
+    payload_in,
+    seed_store,
+    widgets_checkout,
+    widgets_lessons,
+)
+
+CLEAN_ENV = {key: value for key, value in os.environ.items()
+             if not key.startswith("ACTIVE_MEMORY_")}  # fmt: skip
+
+
+def hook(command: str, payload: bytes) -> object:
+    done = subprocess.run(["sh", "-c", command], input=payload, capture_output=True,
+                          timeout=20, env=CLEAN_ENV)  # fmt: skip
+    assert done.returncode == 0
+    return json.loads(done.stdout)
+
+
+def test_serve_answers_hooks_reloads_and_stops(tmp_path: Path) -> None:
+    workspace = widgets_checkout(tmp_path / "widgets")
+    store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
+    seed_store(store, widgets_lessons())
+    script = Path(sys.executable).with_name("active-memory")
+    process = subprocess.Popen(
+        [str(script), "serve", "--repository", str(workspace), "--store", str(store),
+         "--poll", "0.05", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=CLEAN_ENV,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        lines = []
+        while not lines or lines[-1] != "}":
+            line = process.stdout.readline().decode()
+            assert line, process.stderr.read() if process.stderr else ""
+            lines.append(line.rstrip("\n"))
+        state = json.loads("\n".join(lines))
+        assert (state["repository"], state["generation"]) == ("forge:github.com/acme/widgets", 1)
+        command = curl_command("codex", state["ticket"])
+        payload = payload_in("codex/apply_patch.json", workspace)
+        first = json.dumps(hook(command, payload))
+        assert f"[{lesson_id(1)}@1]" in first
+        with SqliteStore(store) as writer:
+            update = lesson(1, files=["src/widgets/config.py"], title="Config loads eagerly")
+            writer.publish(Publication("run-2", (Mutation("upsert", update.id, 1, update.draft),)))
+        deadline = time.monotonic() + 10
+        second = ""
+        while f"{lesson_id(1)}@2" not in second and time.monotonic() < deadline:
+            time.sleep(0.05)
+            second = json.dumps(hook(command, payload))
+        assert f"[{lesson_id(1)}@2] Config loads eagerly" in second
+        assert Path(state["ticket"]).exists()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=20)
+    assert code == 0
+    assert not any(path.suffix == ".json" for path in (store.parent / "serve").iterdir())
+    assert hook(command, payload) == {}

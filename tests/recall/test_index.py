@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from active_memory.recall.index import (
+    SCORE_FILE,
+    SCORE_FOLDER,
+    SCORE_IDENTIFIER,
+    SCORE_KEYWORDS,
+    RecallIndex,
+)
+from active_memory.recall.signals import Signals, ToolCall, extract_signals
+from recall.kit import GRAPH, ROOT, graph_lesson, lesson, lesson_id
+
+
+def signals(
+    paths: tuple[str, ...] = (), identifiers: set[str] = frozenset(), words: set[str] = frozenset()
+) -> Signals:
+    return Signals(paths, frozenset(identifiers), frozenset(words))
+
+
+def scored(index: RecallIndex, found: Signals) -> list[tuple[str, int, str]]:
+    return [(m.lesson.id, m.score, m.reason) for m in index.match(found)]
+
+
+def test_each_tier_scores_as_specified() -> None:
+    index = RecallIndex(
+        [
+            lesson(1, files=["src/app.py"]),
+            lesson(2, folders=["src"]),
+            lesson(3, identifiers=["configure_bedrock"]),
+            lesson(4, keyword_groups=[["bedrock", "region"]]),
+        ]
+    )
+    found = signals(("src/app.py",), {"configure_bedrock"}, {"bedrock", "region"})
+    assert scored(index, found) == [
+        (lesson_id(1), SCORE_FILE, "file src/app.py"),
+        (lesson_id(2), SCORE_FOLDER, "folder src"),
+        (lesson_id(3), SCORE_IDENTIFIER, "identifier configure_bedrock"),
+        (lesson_id(4), SCORE_KEYWORDS, "keywords bedrock+region"),
+    ]
+    assert (SCORE_FILE, SCORE_FOLDER, SCORE_IDENTIFIER, SCORE_KEYWORDS) == (1000, 800, 700, 500)
+
+
+def test_a_card_gets_its_strongest_single_match() -> None:
+    card = lesson(1, files=["src/app.py"], folders=["src"], identifiers=["make_app"])
+    found = signals(("src/app.py",), {"make_app"})
+    assert scored(RecallIndex([card]), found) == [(lesson_id(1), 1000, "file src/app.py")]
+
+
+def test_several_weaker_matches_do_not_add_up() -> None:
+    strong = lesson(1, files=["src/app.py"])
+    many = lesson(2, folders=["src", "src/lib"], identifiers=["alpha", "beta", "gamma"])
+    found = signals(("src/app.py", "src/lib/x.py"), {"alpha", "beta", "gamma"})
+    assert [score for _, score, _ in scored(RecallIndex([many, strong]), found)] == [1000, 800]
+
+
+def test_repeated_words_and_extra_groups_add_nothing() -> None:
+    card = lesson(1, keyword_groups=[["bedrock", "region"], ["region", "fallback"]])
+    call = ToolCall("Bash", {"command": "bedrock region " * 50 + "fallback"}, None)
+    matches = RecallIndex([card]).match(extract_signals(call, ROOT))
+    assert [match.score for match in matches] == [SCORE_KEYWORDS]
+
+
+def test_ties_are_ordered_by_id() -> None:
+    cards = [lesson(n, folders=["src"]) for n in (3, 1, 2)]
+    assert [m for m, _, _ in scored(RecallIndex(cards), signals(("src/x.py",)))] == [
+        lesson_id(1),
+        lesson_id(2),
+        lesson_id(3),
+    ]
+
+
+def test_folders_are_component_aware() -> None:
+    index = RecallIndex([lesson(1, folders=["src/a"])])
+    assert scored(index, signals(("src/ab/x.py",))) == []
+    assert scored(index, signals(("src/ab",))) == []
+    assert scored(index, signals(("src/a/x.py",))) == [(lesson_id(1), 800, "folder src/a")]
+    assert scored(index, signals(("src/a",))) == [(lesson_id(1), 800, "folder src/a")]
+    assert scored(index, signals(("src",))) == []
+
+
+def test_files_match_only_exactly() -> None:
+    index = RecallIndex([lesson(1, files=["src/app.py"])])
+    assert scored(index, signals(("src/app.py.bak", "app.py", "src"))) == []
+
+
+def test_identifiers_match_whole_and_case_sensitively() -> None:
+    index = RecallIndex([lesson(1, identifiers=["configure_bedrock"])])
+    assert scored(index, signals(identifiers={"configure_bedrock_v2", "Configure_Bedrock"})) == []
+
+
+def test_keyword_groups_need_every_term() -> None:
+    index = RecallIndex([lesson(1, keyword_groups=[["bedrock", "region", "fallback"]])])
+    assert scored(index, signals(words={"bedrock", "region"})) == []
+    assert len(scored(index, signals(words={"bedrock", "region", "fallback", "other"}))) == 1
+
+
+def test_any_one_of_several_groups_is_enough() -> None:
+    card = lesson(1, keyword_groups=[["bedrock", "region"], ["vertex", "project"]])
+    assert scored(RecallIndex([card]), signals(words={"vertex", "project"})) == [
+        (lesson_id(1), 500, "keywords project+vertex")
+    ]
+
+
+def test_broad_words_never_retrieve() -> None:
+    # Card rules already refuse broad keyword terms; an identifier spelled like one is ignored.
+    index = RecallIndex([lesson(1, identifiers=["file", "the_file"])])
+    assert scored(index, signals(identifiers={"file"}, words={"file"})) == []
+    assert len(scored(index, signals(identifiers={"the_file"}))) == 1
+
+
+def test_foreign_repository_cards_are_not_indexed() -> None:
+    mine = lesson(1, folders=["src"])
+    theirs = lesson(2, folders=["src"], repository="forge:github.com/other/repo")
+    index = RecallIndex([mine, theirs], repository=mine.scope.repository)  # type: ignore[union-attr]
+    assert [m for m, _, _ in scored(index, signals(("src/x.py",)))] == [lesson_id(1)]
+    assert len(index) == 1
+
+
+def test_graph_lessons_are_kept_apart_by_node_and_qualifier() -> None:
+    repo = "forge:github.com/acme/widgets"
+    index = RecallIndex(
+        [
+            graph_lesson(2, "build"),
+            graph_lesson(1, "build", repository=repo),
+            graph_lesson(3, "build", repository="forge:github.com/other/repo"),
+            graph_lesson(4, "review"),
+            graph_lesson(5, "build", graph_hash="b" * 64),
+        ],
+        repository=repo,
+    )
+    assert [card.id for card in index.graph_lessons(GRAPH, "build", repo)] == [
+        lesson_id(1),
+        lesson_id(2),
+    ]
+    assert index.graph_lessons(GRAPH, "deploy", repo) == ()
+    assert len(index) == 0
+    assert index.graph_lesson_count == 5
+
+
+def test_reasons_are_deterministic_when_several_associations_tie() -> None:
+    card = lesson(1, identifiers=["zeta_one", "alpha_one"])
+    found = signals(identifiers={"zeta_one", "alpha_one"})
+    assert scored(RecallIndex([card]), found)[0][2] == "identifier alpha_one"
+
+
+def test_a_group_whose_rarest_terms_are_present_still_needs_the_rest() -> None:
+    index = RecallIndex(
+        [
+            lesson(1, keyword_groups=[["alpha", "beta", "gamma"]]),
+            lesson(2, keyword_groups=[["gamma", "delta"]]),
+            lesson(3, keyword_groups=[["gamma", "epsilon"]]),
+        ]
+    )
+    assert scored(index, signals(words={"alpha", "beta", "delta"})) == []
+    assert [m for m, _, _ in scored(index, signals(words={"alpha", "beta", "gamma"}))] == [
+        lesson_id(1)
+    ]

@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from active_memory.recall.signals import (
+    MAX_PATHS,
+    MAX_SHELL_TOKENS,
+    ToolCall,
+    WorkspaceRoot,
+    extract_signals,
+    split_words,
+)
+from recall.kit import ROOT, WORKSPACE
+
+
+def paths(tool: str, cwd: str | None = WORKSPACE, **arguments: object) -> tuple[str, ...]:
+    return extract_signals(ToolCall(tool, arguments, cwd), ROOT).paths
+
+
+def shell(command: str, cwd: str | None = WORKSPACE) -> tuple[str, ...]:
+    return paths("Bash", cwd, command=command)
+
+
+def test_absolute_native_path_becomes_root_relative() -> None:
+    assert paths("Read", file_path=f"{WORKSPACE}/src/app.py") == ("src/app.py",)
+
+
+@pytest.mark.parametrize("field", ["file_path", "filePath", "path", "filename"])
+def test_every_native_path_field_is_read(field: str) -> None:
+    assert paths("Tool", **{field: "src/app.py"}) == ("src/app.py",)
+
+
+def test_paths_list_field_is_read_in_order() -> None:
+    assert paths("MultiRead", paths=["b.py", "a.py"]) == ("b.py", "a.py")
+
+
+def test_relative_path_resolves_against_the_tool_cwd() -> None:
+    assert paths("Read", cwd=f"{WORKSPACE}/src", file_path="app.py") == ("src/app.py",)
+
+
+def test_relative_path_falls_back_to_the_root_when_the_cwd_is_outside() -> None:
+    assert paths("Read", cwd="/tmp/elsewhere", file_path="src/app.py") == ("src/app.py",)
+
+
+def test_tool_workdir_moves_the_base_and_is_a_path_itself() -> None:
+    found = paths("shell", command="cat app.py", workdir=f"{WORKSPACE}/src")
+    assert found == ("src", "src/app.py")
+
+
+def test_dot_dot_and_backslashes_normalise_without_the_filesystem() -> None:
+    assert paths("Read", file_path=f"{WORKSPACE}/src/./lib/../app.py") == ("src/app.py",)
+    assert paths("Read", file_path="src\\pkg\\mod.py") == ("src/pkg/mod.py",)
+
+
+def test_paths_outside_the_workspace_are_ignored() -> None:
+    assert paths("Read", file_path="/etc/passwd") == ()
+    assert paths("Read", file_path=f"{WORKSPACE}/../other/x.py") == ()
+    assert paths("Read", file_path="../../../../etc/passwd") == ()
+    assert paths("Read", file_path=f"{WORKSPACE}-old/src/app.py") == ()
+
+
+def test_the_root_itself_is_not_a_path_signal() -> None:
+    assert paths("Glob", path=WORKSPACE, pattern="*.md") == ()
+
+
+def test_home_relative_paths_are_ignored() -> None:
+    assert paths("Read", file_path="~/notes.txt") == ()
+
+
+def test_symlinks_are_not_followed_when_matching(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "src").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    root = WorkspaceRoot.at(link)
+    # Both spellings of the root are known, computed once when the root is made.
+    assert root.roots == (str(link), str(real))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (real / "src" / "escape").symlink_to(outside)
+    call = ToolCall("Read", {"file_path": str(link / "src" / "escape" / "x.py")}, str(link))
+    # A symlink inside the workspace is kept as written: lexical, never resolved.
+    assert extract_signals(call, root).paths == ("src/escape/x.py",)
+    call = ToolCall("Read", {"file_path": str(real / "src" / "app.py")}, str(link))
+    assert extract_signals(call, root).paths == ("src/app.py",)
+
+
+def test_windows_paths_normalise_with_their_drive() -> None:
+    root = WorkspaceRoot(("c:/work/repo",))
+    call = ToolCall("Read", {"file_path": "C:\\work\\repo\\src\\app.py"}, "C:\\work\\repo")
+    assert extract_signals(call, root).paths == ("src/app.py",)
+
+
+def test_cd_chain_moves_the_base_for_later_commands() -> None:
+    assert shell("cd src && cat app.py; ls ../docs") == ("src", "src/app.py", "docs")
+
+
+def test_cd_inside_a_subshell_does_not_leak() -> None:
+    assert shell("(cd src && cat app.py) && cat app.py") == ("src", "src/app.py", "app.py")
+
+
+def test_cd_to_home_makes_the_base_unknown_and_falls_back_to_the_root() -> None:
+    assert shell("cd ~ && cat src/app.py") == ("src/app.py",)
+
+
+def test_newlines_or_and_pipes_separate_commands() -> None:
+    found = shell("cd src\ncat a.py || cat b.py | grep x > out.txt")
+    assert found == ("src", "src/a.py", "src/b.py", "src/out.txt")
+
+
+def test_quoted_arguments_keep_spaces() -> None:
+    assert shell("cat 'docs/read me.md' \"src/my file.py\"") == (
+        "docs/read me.md",
+        "src/my file.py",
+    )
+
+
+def test_options_are_skipped_but_option_values_after_equals_are_paths() -> None:
+    assert shell("pytest -q --rootdir=tests --maxfail 1") == ("tests", "1")
+
+
+def test_a_command_given_by_path_is_a_path() -> None:
+    assert shell("./scripts/build.sh --fast") == ("scripts/build.sh",)
+
+
+def test_glob_arguments_contribute_their_literal_directory() -> None:
+    assert shell("ls src/app/*.py") == ("src/app",)
+
+
+def test_bash_dash_c_scripts_are_parsed() -> None:
+    assert paths("shell", command=["bash", "-lc", "cd src && cat app.py"]) == ("src", "src/app.py")
+
+
+def test_comments_are_not_paths() -> None:
+    assert shell("cat a.py # then read b.py\ncat c.py") == ("a.py", "c.py")
+
+
+def test_unclosed_quote_keeps_what_came_before() -> None:
+    assert shell("cat a.py && cat 'b.py") == ("a.py",)
+
+
+def test_codex_patch_headers_name_files() -> None:
+    patch = (
+        "*** Begin Patch\n*** Add File: src/new.py\n+x = 1\n*** Update File: src/old.py\n"
+        "*** Move to: src/moved.py\n@@\n-a\n+b\n*** Delete File: src/gone.py\n*** End Patch\n"
+    )
+    found = paths("apply_patch", cwd=f"{WORKSPACE}/pkg", command=patch)
+    assert found == ("pkg/src/new.py", "pkg/src/old.py", "pkg/src/moved.py", "pkg/src/gone.py")
+
+
+def test_patch_in_a_heredoc_is_read_too() -> None:
+    command = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: src/a.py\n*** End Patch\nEOF"
+    assert "src/a.py" in shell(command)
+
+
+def test_glob_pattern_gives_words_and_its_literal_directory() -> None:
+    signals = extract_signals(ToolCall("Glob", {"pattern": "src/recall/**/*.py"}, WORKSPACE), ROOT)
+    assert signals.paths == ("src/recall",)
+    assert "recall" in signals.words
+
+
+def test_grep_pattern_gives_identifiers_and_path_a_path() -> None:
+    call = ToolCall("Grep", {"pattern": "def configure_bedrock\\(", "path": "src"}, WORKSPACE)
+    signals = extract_signals(call, ROOT)
+    assert signals.paths == ("src",)
+    assert "configure_bedrock" in signals.identifiers
+    assert {"configure", "bedrock"} <= signals.words
+
+
+def test_identifiers_are_kept_whole_and_split_into_words() -> None:
+    call = ToolCall("Bash", {"command": "echo $CLAUDE_CODE_USE_BEDROCK parseHTTPResponse2"}, None)
+    signals = extract_signals(call, ROOT)
+    assert {"CLAUDE_CODE_USE_BEDROCK", "parseHTTPResponse2"} <= signals.identifiers
+    assert {"claude", "bedrock", "parse", "http", "response2"} <= signals.words
+
+
+@pytest.mark.parametrize(
+    ("identifier", "words"),
+    [
+        ("configure_bedrock", ["configure", "bedrock"]),
+        ("HTTPServer", ["http", "server"]),
+        ("getUserID", ["get", "user", "id"]),
+        ("sha256sum", ["sha256", "sum"]),
+        ("utf8Decode", ["utf8", "decode"]),
+        ("__init__", ["init"]),
+    ],
+)
+def test_split_words(identifier: str, words: list[str]) -> None:
+    assert list(split_words(identifier)) == words
+
+
+def test_broad_and_short_words_are_not_topic_words() -> None:
+    call = ToolCall("Bash", {"command": "read the_file and write_code x"}, None)
+    signals = extract_signals(call, ROOT)
+    assert not signals.words & {"read", "the", "file", "and", "write", "code", "x"}
+
+
+def test_short_runs_are_not_identifiers() -> None:
+    signals = extract_signals(ToolCall("Bash", {"command": "ab cd efg"}, None), ROOT)
+    assert signals.identifiers == {"efg"}
+
+
+def test_the_workspace_location_is_not_a_topic() -> None:
+    call = ToolCall("Bash", {"command": f"cat {WORKSPACE}/src/app.py"}, WORKSPACE)
+    assert not extract_signals(call, ROOT).identifiers & {"home", "dev", "widgets"}
+
+
+def test_huge_inputs_are_bounded() -> None:
+    many = " ".join(f"f{i}.py" for i in range(MAX_SHELL_TOKENS * 3))
+    signals = extract_signals(ToolCall("Bash", {"command": many}, WORKSPACE), ROOT)
+    assert len(signals.paths) == MAX_PATHS
+    blob = "x_" * 2_000_000
+    signals = extract_signals(ToolCall("Write", {"file_path": "a.py", "content": blob}, None), ROOT)
+    assert signals.paths == ("a.py",)
+
+
+def test_odd_argument_types_never_raise() -> None:
+    call = ToolCall(
+        "Weird", {"path": 3, "paths": [None, 4], "command": {"x": 1}, "deep": [[[["a"]]]]}
+    )
+    assert extract_signals(call, ROOT).paths == ()
+
+
+def test_root_spellings_come_from_the_real_path(tmp_path: Path) -> None:
+    root = WorkspaceRoot.at(tmp_path)
+    assert root.primary == os.path.abspath(tmp_path)
+
+
+def test_search_patterns_are_not_paths() -> None:
+    assert shell("grep -rn configure_bedrock src") == ("src",)
+    assert shell("rg -n 'BEDROCK_REGION' src/a docs") == ("src/a", "docs")
+    assert shell("grep -e pattern src/a.py") == ("pattern", "src/a.py")

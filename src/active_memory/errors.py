@@ -30,6 +30,7 @@ do; attributes carry the same facts for programs.
      ├── SessionCancelled            a specialist session's cancellation token fired
      ├── RecallError                 broker, hooks, signals
      └── PostmortemError             e.g. an unknown or non-agent sourceNode
+          └── AnswerRefused           admission refused a specialist's whole answer
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ActiveMemoryError",
+    "AnswerRefused",
     "ConfigError",
     "ContractViolation",
     "EvidenceCancelled",
@@ -273,3 +275,22 @@ class RecallError(ActiveMemoryError):
 
 class PostmortemError(ActiveMemoryError):
     """The postmortem cannot start (bad sourceNode, missing latched outcome, …)."""
+
+
+class AnswerRefused(PostmortemError):
+    """Admission refused a specialist's whole answer (its shape or maintenance coverage).
+
+    ``codes`` are the stable ``stage:code`` tokens of the refusal, never answer text. Nothing of
+    that specialist publishes: a failing batch fails its whole reconciliation.
+    """
+
+    def __init__(self, specialist: str, batch: int, codes: Sequence[str]) -> None:
+        self.specialist = specialist
+        self.batch = batch
+        self.codes = tuple(codes)
+        shown = ", ".join(self.codes[:5])
+        more = f" (+{len(self.codes) - 5} more)" if len(self.codes) > 5 else ""
+        super().__init__(
+            f"{specialist} batch {batch}: admission refused the whole answer ({shown}{more}); "
+            "nothing of this specialist was published"
+        )

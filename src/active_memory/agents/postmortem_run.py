@@ -1,0 +1,656 @@
+"""One postmortem in progress: preparation, the concurrent review, publication, the report.
+
+:func:`~active_memory.agents.postmortem.run_postmortem` checks the preconditions and hands over
+to :class:`PostmortemRun`, which owns the shared deadline, the publication control and every
+specialist's :class:`~active_memory.agents.specialists.Meter`. Nothing here raises for an
+ordinary failure: each one becomes the status and one-line error of the specialist it hit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from active_memory.agents.changes import lesson_changes, visible_set
+from active_memory.agents.providers.base import ModelProvider
+from active_memory.agents.providers.registry import close_provider, create_provider
+from active_memory.agents.publish import IdBook, Plan, dispatch, plan_publication
+from active_memory.agents.report import (
+    DowngradeNote,
+    LessonChange,
+    PostmortemReport,
+    PostmortemStatus,
+    SpecialistReport,
+    SpecialistStatus,
+)
+from active_memory.agents.session import CancelToken, SessionLimits
+from active_memory.agents.specialists import (
+    SPECS,
+    Meter,
+    ProgressCallback,
+    SpecialistEnv,
+    Validated,
+    run_specialist,
+)
+from active_memory.config import RuntimeConfig
+from active_memory.contracts.validate import AdmissionContext
+from active_memory.errors import (
+    ActiveMemoryError,
+    AnswerRefused,
+    ContractViolation,
+    EvidenceCancelled,
+    EvidenceError,
+    ProvenanceError,
+    ProviderDeadlineExceeded,
+    ProviderError,
+    PublicationFenced,
+    ReplayMismatch,
+    RevisionConflict,
+    RunLogError,
+    SessionCancelled,
+    StoreError,
+)
+from active_memory.lessons import Lesson, Rejection
+from active_memory.prompts import SPECIALISTS
+from active_memory.provenance import (
+    CheckoutState,
+    GitCheckoutVerifier,
+    fingerprint,
+    inspect_checkout,
+    verify_fingerprint,
+)
+from active_memory.runlog import RunLog
+from active_memory.runs import Binding, GraphNode, RunRecord
+from active_memory.store.backend import (
+    ActiveMemoryBackend,
+    PublicationControl,
+    RunIdentity,
+    Snapshot,
+    SnapshotRequest,
+)
+
+__all__ = ["MAX_CONFLICT_ROUNDS", "PostmortemRun", "ProviderFactory", "append_report"]
+
+ProviderFactory = Callable[[Binding], ModelProvider]
+MAX_CONFLICT_ROUNDS = 3
+_ERROR_CHARS = 300
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    status: SpecialistStatus
+    code: str
+    message: str
+
+
+def _one_line(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
+
+
+class _Unprepared(Exception):
+    """Preparation failed for every specialist at once (snapshot, provider)."""
+
+    def __init__(self, failure: _Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+class PostmortemRun:
+    def __init__(
+        self,
+        record: RunRecord,
+        names: tuple[str, ...],
+        *,
+        node: GraphNode,
+        config: RuntimeConfig,
+        backend: ActiveMemoryBackend,
+        private_dir: Path,
+        provider: ModelProvider | None,
+        provider_factory: ProviderFactory | None,
+        cancel: CancelToken | None,
+        new_id: Callable[[], str],
+        evidence_budget: int,
+        dry_run: bool,
+        frozen_lessons: Sequence[Lesson] | None,
+        settlement_s: float,
+        limits: SessionLimits,
+        on_progress: ProgressCallback | None,
+    ) -> None:
+        assert node.binding is not None
+        self.record = record
+        self.names = names
+        self.node = node
+        self.binding: Binding = node.binding
+        self.config = config
+        self.backend = backend
+        self.private_dir = private_dir
+        self._given_provider = provider
+        self._factory = provider_factory
+        self._owned_provider: ModelProvider | None = None
+        self.cancel = cancel
+        self.ids = IdBook(new_id)
+        self.budget = evidence_budget
+        self.dry_run = dry_run
+        self.frozen = frozen_lessons
+        self.limits = limits
+        self.progress = on_progress
+        self.started = time.monotonic()
+        self.deadline = self.started + config.postmortem.timeout_ms / 1000
+        self.control = PublicationControl(deadline=self.deadline + settlement_s)
+        self.meters = {name: Meter(name) for name in names}
+        self.results: dict[str, Validated] = {}
+        self.failures: dict[str, _Failure] = {}
+        self.changes: list[LessonChange] = []
+        self.revisions: dict[str, int] = {}
+        self.snapshot: Snapshot | None = None
+        self.env: SpecialistEnv | None = None
+        self.fingerprint: str | None = None
+        self.checkout_changed = False
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.cancelled
+
+    def note(self, name: str, state: str) -> None:
+        if self.progress is not None:
+            self.progress(name, state)
+
+    def fail(self, name: str, failure: _Failure) -> None:
+        self.results.pop(name, None)
+        self.failures[name] = failure
+        self.meters[name].ended = self.meters[name].ended or time.monotonic()
+        self.note(name, failure.status)
+
+    def classify(self, error: BaseException) -> _Failure:
+        """The status, code and one-line message of a specialist failure."""
+        stopped = "cancelled" if self.cancelled else "timed_out"
+        if isinstance(error, (asyncio.CancelledError, SessionCancelled, EvidenceCancelled)):
+            what = "cancelled by the host" if self.cancelled else "stopped at the shared deadline"
+            return _Failure(stopped, stopped, f"{what}; nothing of it was published")
+        if isinstance(error, (ProviderDeadlineExceeded, TimeoutError)):
+            return _Failure("timed_out", "timed_out", "the shared postmortem deadline passed")
+        if isinstance(error, ContractViolation):
+            message = (
+                f"the answer did not satisfy contract {error.contract!r} after one repair turn "
+                f"({len(error.errors)} error(s))"
+            )
+            return _Failure("failed", "contract_violation", message)
+        codes: tuple[tuple[type[BaseException], str], ...] = (
+            (AnswerRefused, "answer_refused"),
+            (EvidenceError, "evidence_error"),
+            (ReplayMismatch, "replay_mismatch"),
+            (ProviderError, "provider_error"),
+            (StoreError, "store_error"),
+            (ActiveMemoryError, "error"),
+        )
+        for kind, code in codes:
+            if isinstance(error, kind):
+                return _Failure("failed", code, _one_line(str(error)))
+        # A bug must not take the host's run down with it: it is reported like any failure.
+        return _Failure("failed", "internal_error", _one_line(f"{type(error).__name__}: {error}"))
+
+    async def _in_thread(self, function: Callable[..., object], *args: object) -> object:
+        remaining = max(0.0, self.deadline - time.monotonic())
+        async with asyncio.timeout(remaining):
+            return await asyncio.to_thread(function, *args)
+
+    # -- preparation -------------------------------------------------------------------------
+
+    def _identity(self) -> RunIdentity:
+        checkout = self.record.checkout
+        return RunIdentity(
+            self.record.run_id,
+            repository=checkout.repository if checkout is not None else None,
+            graph_hash=self.record.graph_hash,
+        )
+
+    def _request(self) -> SnapshotRequest:
+        memory = self.config.active_memory
+        return SnapshotRequest(self._identity(), repository=memory.repository, graph=memory.graph)
+
+    def _inspect(self) -> tuple[CheckoutState | None, GitCheckoutVerifier | None, str | None]:
+        checkout = self.record.checkout
+        if checkout is None:
+            return None, None, None
+        try:
+            state = inspect_checkout(checkout.path)
+            if not state.is_git:
+                return state, None, None
+            return state, GitCheckoutVerifier.open(checkout.path), fingerprint(checkout.path)
+        except ProvenanceError as error:
+            _log.warning("checkout inspection failed: %s", error)
+            return None, None, None
+
+    def _host_facts(self, state: CheckoutState | None) -> tuple[str, ...]:
+        facts = [f"graph hash: {self.record.graph_hash}"]
+        checkout = self.record.checkout
+        if checkout is None or state is None:
+            facts.append("checkout: none could be inspected; repository citations cannot verify")
+            return tuple(facts)
+        facts.append(f"repository key: {checkout.repository}")
+        if not state.is_git:
+            facts.append("checkout: not a git work tree; adapt and retire of repository lessons "
+                         "are deferred by the host")  # fmt: skip
+        elif state.source_commit is not None:
+            facts.append(f"checkout: commit {state.head}, clean (the inspected commit)")
+        else:
+            facts.append(f"checkout: commit {state.head} with uncommitted changes; adapt and "
+                         "retire of repository lessons are deferred by the host")  # fmt: skip
+        return tuple(facts)
+
+    def _provider(self) -> ModelProvider:
+        if self._given_provider is not None:
+            return self._given_provider
+        try:
+            if self._factory is not None:
+                self._owned_provider = self._factory(self.binding)
+            else:
+                self._owned_provider = create_provider(self.binding)
+        except ActiveMemoryError as error:
+            raise _Unprepared(_Failure("failed", "provider_error", _one_line(str(error)))) from None
+        return self._owned_provider
+
+    async def _prepare(self) -> None:
+        try:
+            snapshot = await self._in_thread(self.backend.snapshot, self._request())
+            inspected = await self._in_thread(self._inspect)
+        except TimeoutError:
+            failure = _Failure("timed_out", "timed_out", "the deadline passed while preparing")
+            raise _Unprepared(failure) from None
+        except StoreError as error:
+            failure = _Failure("failed", "store_error", _one_line(str(error)))
+            raise _Unprepared(failure) from None
+        assert isinstance(snapshot, Snapshot) and isinstance(inspected, tuple)
+        state, verifier, taken = inspected
+        self.snapshot = snapshot
+        self.fingerprint = taken
+        admission = AdmissionContext(
+            run=self.record, config=self.config.active_memory, checkout=state, verifier=verifier
+        )
+        checkout = self.record.checkout
+        self.env = SpecialistEnv(
+            record=self.record,
+            binding=self.binding,
+            provider=self._provider(),
+            admission=admission,
+            private_dir=self.private_dir,
+            checkout_root=checkout.path if checkout is not None else None,
+            host_facts=self._host_facts(state),
+            evidence_budget=self.budget,
+            deadline=self.deadline,
+            cancel=self.cancel,
+            limits=self.limits,
+            progress=self.progress,
+        )
+
+    def _inputs(self, name: str, snapshot: Snapshot) -> tuple[list[Lesson], list[dict[str, object]]]:
+        spec = SPECS[name]
+        if not spec.maintenance:
+            return [], []
+        lessons = [lesson for lesson in snapshot.lessons if lesson.scope.kind == spec.scope]
+        changes = lesson_changes(snapshot.lessons, self.record.deliveries, self.frozen)
+        return lessons, list(changes[spec.scope])
+
+    # -- the review --------------------------------------------------------------------------
+
+    async def _wait(self, tasks: Iterable[asyncio.Task[Validated]]) -> None:
+        """Until every task is done, the deadline passes or the host cancels."""
+        pending = set(tasks)
+        waiter = asyncio.ensure_future(self.cancel.wait()) if self.cancel is not None else None
+        try:
+            while pending and not self.cancelled:
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                watch: set[asyncio.Future[object]] = set(pending)
+                if waiter is not None:
+                    watch.add(waiter)
+                await asyncio.wait(watch, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+                pending = {task for task in pending if not task.done()}
+        finally:
+            if waiter is not None:
+                waiter.cancel()
+
+    async def _run_specialists(self, names: Sequence[str], snapshot: Snapshot) -> None:
+        """Run ``names`` concurrently under the shared deadline; settle each into a result or a
+        failure. Unfinished specialists are cancelled: nothing of theirs publishes."""
+        env = self.env
+        assert env is not None
+        tasks: dict[str, asyncio.Task[Validated]] = {}
+        for name in names:
+            lessons, changes = self._inputs(name, snapshot)
+            self.note(name, "running")
+            tasks[name] = asyncio.create_task(
+                run_specialist(env, name, self.meters[name], lessons=lessons, changes=changes),
+                name=f"postmortem:{name}",
+            )
+        try:
+            await self._wait(tasks.values())
+        finally:
+            for task in tasks.values():
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks.values(), return_exceptions=True)
+        for name, task in tasks.items():
+            if task.cancelled():
+                self.fail(name, self.classify(asyncio.CancelledError()))
+                continue
+            error = task.exception()
+            if error is not None:
+                self.fail(name, self.classify(error))
+                continue
+            self.results[name] = task.result()
+            self.meters[name].ended = time.monotonic()
+            self.note(name, "validated")
+
+    # -- publication -------------------------------------------------------------------------
+
+    def _pending(self) -> dict[str, Validated]:
+        return {name: result for name, result in self.results.items() if result.changes}
+
+    def _fence_all(self, pending: Iterable[str], failure: _Failure) -> None:
+        for name in pending:
+            self.fail(name, failure)
+
+    async def _checkout_unchanged(self) -> bool:
+        checkout = self.record.checkout
+        if self.fingerprint is None or checkout is None:
+            return True
+        try:
+            await asyncio.to_thread(verify_fingerprint, checkout.path, self.fingerprint)
+        except ProvenanceError:
+            return False
+        return True
+
+    async def _gate(self, pending: dict[str, Validated]) -> bool:
+        """Whether publication may go ahead: not cancelled, in time, checkout unchanged."""
+        if self.cancelled:
+            self.control.cancel()
+        refusal = self.control.refusal()
+        if refusal is not None:
+            status: SpecialistStatus = "cancelled" if self.cancelled else "timed_out"
+            self._fence_all(pending, _Failure(status, status, f"publication fenced ({refusal}); "
+                                              "nothing of it was published"))  # fmt: skip
+            return False
+        if not await self._checkout_unchanged():
+            self.checkout_changed = True
+            message = ("the checkout changed during review (its fingerprint differs); "
+                       "publication refused, keep it unchanged until the postmortem publishes")  # fmt: skip
+            self._fence_all(pending, _Failure("failed", "checkout_changed", message))
+            return False
+        return True
+
+    async def publish(self) -> None:
+        rounds = 0
+        while True:
+            pending = self._pending()
+            if not pending or not await self._gate(pending):
+                return
+            plan = plan_publication(self.record.run_id, pending, self.ids)
+            if self.dry_run:
+                self.changes = list(plan.changes)
+                return
+            try:
+                receipt = await dispatch(self.backend, plan.publication, self.control)
+            except RevisionConflict as conflict:
+                rounds += 1
+                await self._resolve(conflict, plan, rounds)
+                continue
+            except PublicationFenced as error:
+                status: SpecialistStatus = "cancelled" if self.cancelled else "timed_out"
+                self._fence_all(pending, _Failure(status, status, _one_line(str(error))))
+                return
+            except StoreError as error:
+                self._fence_all(pending, _Failure("failed", "store_error", _one_line(str(error))))
+                return
+            self.revisions = dict(receipt.revisions)
+            self.changes = [
+                LessonChange(c.op, c.id, c.specialist, c.expected_revision,
+                             receipt.revisions.get(c.id), c.title)  # fmt: skip
+                for c in plan.changes
+            ]
+            for name in pending:
+                self.note(name, "published")
+            return
+
+    async def _resolve(self, conflict: RevisionConflict, plan: Plan, rounds: int) -> None:
+        """After a conflict: fresh ids for refused new lessons, fresh maintenance for the rest."""
+        owners = {plan.owners.get(m.id) for m in conflict.mismatches}
+        owners.discard(None)
+        exhausted = rounds > MAX_CONFLICT_ROUNDS
+        maintenance: list[str] = []
+        for name in sorted(o for o in owners if o is not None):
+            if exhausted:
+                self.fail(name, _Failure("conflict", "conflict", _one_line(str(conflict))))
+            elif SPECS[name].maintenance:
+                maintenance.append(name)
+            else:
+                for mismatch in conflict.mismatches:
+                    self.ids.forget(mismatch.id)
+        if not maintenance:
+            return
+        if time.monotonic() >= self.deadline:
+            message = "revision conflict and no time left before the deadline to decide again"
+            for name in maintenance:
+                self.fail(name, _Failure("conflict", "conflict", message))
+            return
+        try:
+            snapshot = await self._in_thread(self.backend.snapshot, self._request())
+        except (StoreError, TimeoutError) as error:
+            for name in maintenance:
+                self.fail(name, _Failure("conflict", "conflict", _one_line(
+                    f"revision conflict, and the snapshot could not be refreshed: {error}")))  # fmt: skip
+            return
+        assert isinstance(snapshot, Snapshot)
+        again: list[str] = []
+        for name in maintenance:
+            scope = SPECS[name].scope
+            if visible_set(snapshot.lessons, scope) == self.results[name].reviewed:
+                # A conflict the visible lessons do not explain (a hidden tombstone, a store that
+                # lags): retrying would loop, so stop here.
+                message = f"{_one_line(str(conflict))} The visible {scope} lessons did not change"
+                self.fail(name, _Failure("conflict", "conflict", _one_line(message)))
+            else:
+                self.results.pop(name)
+                self.meters[name].conflict_retries += 1
+                self.meters[name].ended = None
+                again.append(name)
+        if again:
+            await self._run_specialists(again, snapshot)
+
+    # -- the whole run -----------------------------------------------------------------------
+
+    async def _watch_cancel(self) -> None:
+        if self.cancel is not None:
+            await self.cancel.wait()
+            self.control.cancel()
+
+    async def run(self, prompts: dict[str, str], contracts: dict[str, str]) -> PostmortemReport:
+        watcher = asyncio.ensure_future(self._watch_cancel())
+        try:
+            try:
+                await self._prepare()
+            except _Unprepared as unprepared:
+                for name in self.names:
+                    self.fail(name, unprepared.failure)
+            else:
+                assert self.snapshot is not None
+                await self._run_specialists(self.names, self.snapshot)
+                await self.publish()
+        finally:
+            watcher.cancel()
+            if self._owned_provider is not None:
+                with contextlib.suppress(Exception):
+                    await close_provider(self._owned_provider)
+        return await self._report(prompts, contracts)
+
+    # -- the report --------------------------------------------------------------------------
+
+    def _specialist_report(self, name: str) -> SpecialistReport:
+        if name not in self.meters:
+            return SpecialistReport(name, "skipped")
+        meter = self.meters[name]
+        result = self.results.get(name)
+        failure = self.failures.get(name)
+        stages: dict[str, int] = {}
+        for rejection in meter.rejections:
+            stages[rejection.stage] = stages.get(rejection.stage, 0) + 1
+        decisions: dict[str, int] = {}
+        downgrades: tuple[DowngradeNote, ...] = ()
+        status: SpecialistStatus
+        mutations = 0
+        if failure is not None or result is None:
+            status = failure.status if failure is not None else "failed"
+        else:
+            for bound in result.decisions:
+                decisions[bound.applied] = decisions.get(bound.applied, 0) + 1
+            downgrades = tuple(DowngradeNote(d.id, d.action, d.reason) for d in result.downgrades)
+            mutations = result.changes
+            if not result.changes:
+                status = "nothing_to_do"
+            else:
+                status = "dry_run" if self.dry_run else "published"
+        usage = meter.usage
+        return SpecialistReport(
+            specialist=name,
+            status=status,
+            batches=meter.batches,
+            decisions=decisions,
+            downgrades=downgrades,
+            proposals_accepted=len(result.proposals) if result is not None else 0,
+            rejections=stages,
+            mutations=mutations,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            retries=meter.retries,
+            conflict_retries=meter.conflict_retries,
+            elapsed_ms=meter.elapsed_ms,
+            error=failure.message if failure is not None else None,
+            error_code=failure.code if failure is not None else None,
+        )
+
+    def _status(self, reports: Sequence[SpecialistReport]) -> PostmortemStatus:
+        ran = [r for r in reports if r.status != "skipped"]
+        statuses = {r.status for r in ran}
+        if self.cancelled and "cancelled" in statuses:
+            return "cancelled"
+        if self.checkout_changed:
+            return "checkout_changed"
+        for special in ("timed_out", "conflict"):
+            if special in statuses:
+                return special  # type: ignore[return-value]
+        failed = [r for r in ran if not r.ok]
+        if failed:
+            return "failed" if len(failed) == len(ran) else "partial"
+        return "dry_run" if self.dry_run else "completed"
+
+    async def _report(self, prompts: dict[str, str], contracts: dict[str, str]) -> PostmortemReport:
+        reports = tuple(self._specialist_report(name) for name in SPECIALISTS)
+        status = self._status(reports)
+        reason = None
+        if status not in ("completed", "dry_run"):
+            reason = next((r.error for r in reports if r.error), None)
+        after: int | None = None
+        try:
+            after = await asyncio.wait_for(asyncio.to_thread(self.backend.generation), 5)
+        except (StoreError, TimeoutError):
+            after = None
+        return PostmortemReport(
+            run_id=self.record.run_id,
+            status=status,
+            specialists=reports,
+            changes=tuple(self.changes),
+            reason=reason,
+            source_node=self.node.id,
+            provider=self.binding.provider,
+            model=self.binding.model,
+            generation_before=self.snapshot.generation if self.snapshot is not None else None,
+            generation_after=after,
+            prompt_sha256=prompts,
+            contract_sha256=contracts,
+            elapsed_ms=int((time.monotonic() - self.started) * 1000),
+            dry_run=self.dry_run,
+        )
+
+    @property
+    def rejections(self) -> tuple[Rejection, ...]:
+        return tuple(r for name in SPECIALISTS if name in self.meters
+                     for r in self.meters[name].rejections)  # fmt: skip
+
+
+def append_report(
+    log: RunLog,
+    record: RunRecord,
+    report: PostmortemReport,
+    *,
+    rejections: Sequence[Rejection] = (),
+    binding: Binding | None = None,
+    reason_code: str | None = None,
+) -> None:
+    """Append the report's allow-listed projection and each rejection (stage and code, never
+    lesson text). A log that cannot be written is a warning, never an error: the postmortem
+    must not fail the host's run."""
+    try:
+        log.append_rejections(record.run_id, rejections)
+        _append(log, record, report, binding, reason_code)
+    except (RunLogError, OSError) as error:
+        _log.warning("could not append the postmortem to the run log: %s", error)
+
+
+def _append(
+    log: RunLog, record: RunRecord, report: PostmortemReport, binding: Binding | None,
+    reason_code: str | None,
+) -> None:  # fmt: skip
+    run_id = record.run_id
+    for specialist in report.specialists:
+        ids = [c.id for c in report.changes if c.specialist == specialist.specialist]
+        log.append_event(
+            "postmortem_specialist",
+            run_id=run_id,
+            role=specialist.specialist,
+            status=specialist.status,
+            batches=specialist.batches,
+            kept=specialist.decisions.get("keep", 0),
+            adapted=specialist.decisions.get("adapt", 0),
+            retired=specialist.decisions.get("retire", 0),
+            deferred=specialist.decisions.get("defer", 0),
+            downgraded=len(specialist.downgrades),
+            accepted=specialist.proposals_accepted,
+            rejected=specialist.rejected,
+            mutations=specialist.mutations,
+            ids=ids,
+            input_tokens=specialist.input_tokens,
+            output_tokens=specialist.output_tokens,
+            conflicts=specialist.conflict_retries,
+            duration_ms=specialist.elapsed_ms,
+            error_code=specialist.error_code,
+            contract_sha256=report.contract_sha256.get(specialist.specialist),
+        )
+    log.append_event(
+        "postmortem",
+        run_id=run_id,
+        status=report.status,
+        reason_code=reason_code,
+        outcome=record.outcome.status if record.outcome is not None else None,
+        node_id=report.source_node,
+        provider=binding.provider if binding is not None else None,
+        model=binding.model if binding is not None else None,
+        effort=binding.effort if binding is not None else None,
+        lane=binding.lane if binding is not None else None,
+        generation=report.generation_after,
+        mutations=len(report.changes),
+        published=len(report.published),
+        input_tokens=report.input_tokens,
+        output_tokens=report.output_tokens,
+        duration_ms=report.elapsed_ms,
+    )

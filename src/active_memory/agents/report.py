@@ -1,0 +1,248 @@
+"""What a postmortem did: frozen per-specialist reports, their totals, and a plain dict form.
+
+A report never holds lesson text beyond the titles of the lessons it published (or would
+publish, in a dry run): rejections are counts by admission stage, decisions counts by action,
+errors one line naming what failed. The same report is returned to the host, printed by the CLI
+and projected onto the run log's allow-list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "ACTIONS",
+    "ChangeOp",
+    "DowngradeNote",
+    "LessonChange",
+    "PostmortemReport",
+    "PostmortemStatus",
+    "SpecialistReport",
+    "SpecialistStatus",
+]
+
+SpecialistStatus: TypeAlias = Literal[
+    "published",
+    "nothing_to_do",
+    "failed",
+    "timed_out",
+    "cancelled",
+    "conflict",
+    "skipped",
+    "dry_run",
+]
+PostmortemStatus: TypeAlias = Literal[
+    "completed",
+    "partial",
+    "failed",
+    "skipped",
+    "cancelled",
+    "timed_out",
+    "conflict",
+    "checkout_changed",
+    "dry_run",
+]
+ChangeOp: TypeAlias = Literal["create", "adapt", "retire"]
+ACTIONS: tuple[str, ...] = ("keep", "adapt", "retire", "defer")
+_SUCCESS: frozenset[str] = frozenset({"published", "nothing_to_do", "skipped", "dry_run"})
+
+
+def _frozen(counts: Mapping[str, int]) -> Mapping[str, int]:
+    return MappingProxyType(dict(sorted(counts.items())))
+
+
+@dataclass(frozen=True, slots=True)
+class DowngradeNote:
+    """An accepted adapt or retire the host turned into ``defer`` (provenance, related adapt)."""
+
+    id: str
+    action: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "action": self.action, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class LessonChange:
+    """One mutation published (or, in a dry run, that would be published).
+
+    ``revision`` is the revision the store assigned; None when nothing was written.
+    """
+
+    op: ChangeOp
+    id: str
+    specialist: str
+    expected_revision: int
+    revision: int | None = None
+    title: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "id": self.id,
+            "specialist": self.specialist,
+            "expected_revision": self.expected_revision,
+            "revision": self.revision,
+            "title": self.title,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SpecialistReport:
+    """One specialist's part of a postmortem.
+
+    ``decisions`` counts applied actions (after host downgrades) by keep/adapt/retire/defer;
+    ``rejections`` counts admission refusals by stage; ``retries`` counts provider retries and
+    ``conflict_retries`` re-invocations after a revision conflict; ``mutations`` what it
+    published or would publish.
+    """
+
+    specialist: str
+    status: SpecialistStatus
+    batches: int = 0
+    decisions: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
+    downgrades: tuple[DowngradeNote, ...] = ()
+    proposals_accepted: int = 0
+    rejections: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
+    mutations: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    retries: int = 0
+    conflict_retries: int = 0
+    elapsed_ms: int = 0
+    error: str | None = None
+    error_code: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "decisions", _frozen(self.decisions))
+        object.__setattr__(self, "rejections", _frozen(self.rejections))
+
+    @property
+    def ok(self) -> bool:
+        return self.status in _SUCCESS
+
+    @property
+    def rejected(self) -> int:
+        return sum(self.rejections.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "specialist": self.specialist,
+            "status": self.status,
+            "batches": self.batches,
+            "decisions": {action: self.decisions.get(action, 0) for action in ACTIONS},
+            "downgrades": [note.to_dict() for note in self.downgrades],
+            "proposals_accepted": self.proposals_accepted,
+            "rejections": dict(self.rejections),
+            "mutations": self.mutations,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "retries": self.retries,
+            "conflict_retries": self.conflict_retries,
+            "elapsed_ms": self.elapsed_ms,
+            "error": self.error,
+            "error_code": self.error_code,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PostmortemReport:
+    """The whole postmortem: its status, each specialist, the changes and the store generations.
+
+    ``reason`` explains a skipped, refused or failed postmortem in one line. ``prompt_sha256`` and
+    ``contract_sha256`` name the exact prompt and contract versions, per specialist.
+    """
+
+    run_id: str
+    status: PostmortemStatus
+    specialists: tuple[SpecialistReport, ...] = ()
+    changes: tuple[LessonChange, ...] = ()
+    reason: str | None = None
+    source_node: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    generation_before: int | None = None
+    generation_after: int | None = None
+    prompt_sha256: Mapping[str, str] = field(default_factory=dict)
+    contract_sha256: Mapping[str, str] = field(default_factory=dict)
+    elapsed_ms: int = 0
+    dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prompt_sha256", MappingProxyType(dict(self.prompt_sha256)))
+        object.__setattr__(self, "contract_sha256", MappingProxyType(dict(self.contract_sha256)))
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing failed: every specialist published, had nothing to do or was off."""
+        return self.status in ("completed", "skipped", "dry_run")
+
+    def specialist(self, name: str) -> SpecialistReport:
+        for report in self.specialists:
+            if report.specialist == name:
+                return report
+        raise KeyError(f"no specialist {name!r} in this report")
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(s.input_tokens for s in self.specialists)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(s.output_tokens for s in self.specialists)
+
+    @property
+    def rejections(self) -> Mapping[str, int]:
+        """Admission rejections of every specialist, by stage."""
+        totals: dict[str, int] = {}
+        for report in self.specialists:
+            for stage, count in report.rejections.items():
+                totals[stage] = totals.get(stage, 0) + count
+        return _frozen(totals)
+
+    @property
+    def decisions(self) -> Mapping[str, int]:
+        totals = dict.fromkeys(ACTIONS, 0)
+        for report in self.specialists:
+            for action, count in report.decisions.items():
+                totals[action] = totals.get(action, 0) + count
+        return MappingProxyType(totals)
+
+    @property
+    def proposals_accepted(self) -> int:
+        return sum(s.proposals_accepted for s in self.specialists)
+
+    @property
+    def published(self) -> tuple[LessonChange, ...]:
+        return tuple(change for change in self.changes if change.revision is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "reason": self.reason,
+            "dry_run": self.dry_run,
+            "source_node": self.source_node,
+            "provider": self.provider,
+            "model": self.model,
+            "generation_before": self.generation_before,
+            "generation_after": self.generation_after,
+            "elapsed_ms": self.elapsed_ms,
+            "specialists": [s.to_dict() for s in self.specialists],
+            "changes": [c.to_dict() for c in self.changes],
+            "totals": {
+                "decisions": dict(self.decisions),
+                "proposals_accepted": self.proposals_accepted,
+                "rejections": dict(self.rejections),
+                "mutations": len(self.changes),
+                "published": len(self.published),
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+            },
+            "prompt_sha256": dict(self.prompt_sha256),
+            "contract_sha256": dict(self.contract_sha256),
+        }

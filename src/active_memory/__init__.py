@@ -1,9 +1,15 @@
 """active-memory: lesson memory for multi-agent coding workflows.
 
 The public API is what ``__all__`` lists; everything else is private and may change.
+
+Importing this package stays standard-library only, because the hook helper's store fallback
+imports it on every tool call: names whose modules need third-party libraries (jsonschema,
+tenacity, the provider SDKs) are resolved lazily on first access.
 """
 
 from __future__ import annotations
+
+import importlib
 
 from active_memory.config import (
     ActiveMemoryConfig,
@@ -16,13 +22,18 @@ from active_memory.errors import (
     ActiveMemoryError,
     ConfigError,
     ContractViolation,
+    EvidenceCancelled,
     EvidenceError,
+    ImportConflict,
     LessonNotFound,
+    LessonRetired,
     LessonValidationError,
     PostmortemError,
+    PromptError,
     ProvenanceError,
     ProviderDeadlineExceeded,
     ProviderError,
+    ProviderTransientError,
     ProviderUnavailable,
     PublicationError,
     PublicationFenced,
@@ -31,10 +42,13 @@ from active_memory.errors import (
     RevisionConflict,
     RevisionMismatch,
     RunRecordError,
+    SessionCancelled,
     SnapshotError,
     StoreError,
     StoreUnavailable,
 )
+from active_memory.evidence.builder import EvidenceBundle, build_evidence
+from active_memory.host import ActiveRun, open_run
 from active_memory.lessons import (
     Decision,
     Evidence,
@@ -48,6 +62,16 @@ from active_memory.lessons import (
     RepositoryScope,
     new_lesson_id,
 )
+from active_memory.runs import (
+    Binding,
+    Delivery,
+    Execution,
+    Outcome,
+    RunRecord,
+    ToolReceipt,
+    dump_run_record,
+    load_run_record,
+)
 from active_memory.store.backend import (
     ActiveMemoryBackend,
     PublicationControl,
@@ -56,30 +80,73 @@ from active_memory.store.backend import (
     Snapshot,
     SnapshotRequest,
 )
+from active_memory.store.paths import default_store_path
+from active_memory.store.sqlite import SqliteStore
 
 __version__ = "0.1.0"
+
+# name -> module for names whose modules import third-party libraries (see the docstring).
+_LAZY = {
+    "AnswerContract": "active_memory.agents.providers",
+    "CancelToken": "active_memory.agents.session",
+    "ModelProvider": "active_memory.agents.providers",
+    "ModelRequest": "active_memory.agents.providers",
+    "ModelResponse": "active_memory.agents.providers",
+    "RetryPolicy": "active_memory.agents.providers",
+    "Session": "active_memory.agents.session",
+    "SessionResult": "active_memory.agents.session",
+    "TokenUsage": "active_memory.agents.providers",
+    "create_provider": "active_memory.agents.providers",
+    "register_provider": "active_memory.agents.providers",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'active_memory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ActiveMemoryBackend",
     "ActiveMemoryConfig",
     "ActiveMemoryError",
+    "ActiveRun",
+    "AnswerContract",
+    "Binding",
+    "CancelToken",
     "ConfigError",
     "ContractViolation",
     "Decision",
+    "Delivery",
     "Evidence",
+    "EvidenceBundle",
+    "EvidenceCancelled",
     "EvidenceError",
+    "Execution",
     "GraphScope",
+    "ImportConflict",
     "Lesson",
     "LessonDraft",
     "LessonNotFound",
+    "LessonRetired",
     "LessonValidationError",
+    "ModelProvider",
+    "ModelRequest",
+    "ModelResponse",
     "Mutation",
+    "Outcome",
     "PostmortemConfig",
     "PostmortemError",
+    "PromptError",
     "Proposal",
     "ProvenanceError",
     "ProviderDeadlineExceeded",
     "ProviderError",
+    "ProviderTransientError",
     "ProviderUnavailable",
     "Publication",
     "PublicationControl",
@@ -90,18 +157,33 @@ __all__ = [
     "Rejection",
     "ReplayMismatch",
     "RepositoryScope",
+    "RetryPolicy",
     "RevisionConflict",
     "RevisionMismatch",
     "RunIdentity",
+    "RunRecord",
     "RunRecordError",
     "RuntimeConfig",
+    "Session",
+    "SessionCancelled",
+    "SessionResult",
     "Snapshot",
     "SnapshotError",
     "SnapshotRequest",
+    "SqliteStore",
     "StoreError",
     "StoreUnavailable",
+    "TokenUsage",
+    "ToolReceipt",
     "__version__",
+    "build_evidence",
+    "create_provider",
+    "default_store_path",
+    "dump_run_record",
+    "load_run_record",
     "load_runtime_config",
     "new_lesson_id",
+    "open_run",
     "parse_runtime_config",
+    "register_provider",
 ]

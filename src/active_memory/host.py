@@ -6,6 +6,8 @@
         env = run.hook_env(node_id, conversation_id)        # for the harness process
         text = run.graph_guidance(node_id, conversation_id)  # append after the node's prompt
         ...                                                  # tool calls reach the broker
+        run.latch_outcome(outcome)                           # durable, before the postmortem
+        report = await run.postmortem(record)                # manifest + receipts from the run
     run.deliveries, run.receipts                             # the manifest for the postmortem
 
 The snapshot is taken once, when the run opens, honouring the ``activeMemory`` scope opt-outs;
@@ -18,21 +20,32 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from active_memory.config import ActiveMemoryConfig, RuntimeConfig
-from active_memory.errors import RecallError
+from active_memory.errors import PostmortemError, RecallError
 from active_memory.hooks.dispatch import broker_handler
 from active_memory.hooks.ticket import write_ticket
+from active_memory.latch import latch_outcome, read_latched_outcome, run_state_dir
 from active_memory.lessons import Lesson
 from active_memory.recall.broker import RecallBroker
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.session import Caller, RecallSession
 from active_memory.recall.signals import WorkspaceRoot
 from active_memory.recall.workspace import repository_key
-from active_memory.runs import Delivery, ToolReceipt
+from active_memory.runs import Delivery, Outcome, RunRecord, ToolReceipt
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
+from active_memory.store.paths import default_store_path
+
+if TYPE_CHECKING:
+    from active_memory.agents.postmortem import ProviderFactory
+    from active_memory.agents.providers.base import ModelProvider
+    from active_memory.agents.report import PostmortemReport
+    from active_memory.agents.session import CancelToken
+    from active_memory.runlog import RunLog
 
 __all__ = ["ENV_BROKER", "ENV_TOKEN", "ActiveRun", "open_run"]
 
@@ -54,11 +67,19 @@ class ActiveRun:
         session: RecallSession,
         *,
         generation: int,
+        runtime: RuntimeConfig | None = None,
+        backend: ActiveMemoryBackend | None = None,
+        lessons: tuple[Lesson, ...] = (),
+        state_dir: str | Path | None = None,
     ) -> None:
         self.identity = identity
         self.config = config
         self.session = session
         self.generation = generation
+        self.runtime = runtime if runtime is not None else RuntimeConfig(active_memory=config)
+        self.backend = backend
+        self.lessons = lessons
+        self._state_dir = Path(state_dir) if state_dir is not None else None
         self._broker: RecallBroker | None = None
         self._tickets: Path | None = None
         self._ticket_count = 0
@@ -142,6 +163,75 @@ class ActiveRun:
     def receipts_dropped(self) -> int:
         return self.session.receipts.dropped
 
+    @property
+    def state_dir(self) -> Path:
+        """The run's private state folder (latched outcome, evidence, run log); by default
+        ``<state>/active-memory/runs/<run>`` beside the default store."""
+        if self._state_dir is None:
+            self._state_dir = run_state_dir(default_store_path().parent, self.identity.run_id)
+        return self._state_dir
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The latched outcome, read back from its durable file; None before latching."""
+        return read_latched_outcome(self.state_dir)
+
+    def latch_outcome(self, outcome: Outcome) -> Path:
+        """Make the main graph's outcome durable (fsync + atomic rename) before any postmortem
+        work; returns the file. Latching again with the same outcome changes nothing."""
+        return latch_outcome(self.state_dir, self.identity.run_id, outcome)
+
+    async def postmortem(
+        self,
+        record: RunRecord,
+        *,
+        provider: ModelProvider | None = None,
+        provider_factory: ProviderFactory | None = None,
+        cancel: CancelToken | None = None,
+        run_log: RunLog | None = None,
+        new_id: Callable[[], str] | None = None,
+        dry_run: bool = False,
+    ) -> PostmortemReport:
+        """Run the postmortem of this run over ``record`` (the host's run record).
+
+        The outcome must have been latched; the record's missing outcome, delivery manifest
+        and tool receipts are taken from this run, and the run's frozen snapshot makes the
+        before/current lesson changes exact. Evidence files and the run log (``run-log.jsonl``
+        unless ``run_log`` is given) go to :attr:`state_dir`. Raises PostmortemError only before
+        any work (no latched outcome, a bad sourceNode); ordinary failures are in the report.
+        """
+        from active_memory.agents.postmortem import run_postmortem
+        from active_memory.lessons import new_lesson_id
+        from active_memory.runlog import RunLog
+
+        outcome = self.outcome
+        if outcome is None:
+            raise PostmortemError(
+                f"run {self.identity.run_id!r} has no latched outcome; call "
+                "run.latch_outcome(outcome) once the graph settles, before the postmortem"
+            )
+        if self.backend is None:
+            raise PostmortemError("this run was opened without a backend; use open_run(...)")
+        record = replace(
+            record,
+            outcome=record.outcome or outcome,
+            deliveries=record.deliveries or self.deliveries,
+            receipts=record.receipts or self.receipts,
+        )
+        return await run_postmortem(
+            record,
+            config=self.runtime,
+            backend=self.backend,
+            private_dir=self.state_dir / "evidence",
+            provider=provider,
+            provider_factory=provider_factory,
+            run_log=run_log if run_log is not None else RunLog(self.state_dir / "run-log.jsonl"),
+            cancel=cancel,
+            new_id=new_id or new_lesson_id,
+            dry_run=dry_run,
+            frozen_lessons=self.lessons,
+        )
+
     def close(self) -> None:
         """Stop the broker and remove the tickets; the manifest stays readable."""
         with self._lock:
@@ -165,11 +255,15 @@ def open_run(
     runtime_config: RuntimeConfig,
     backend: ActiveMemoryBackend,
     workspace: str | Path,
+    *,
+    state_dir: str | Path | None = None,
 ) -> ActiveRun:
     """Freeze the run's snapshot and build its recall index.
 
     The repository key defaults to the workspace's (origin remote, else a local key). A failed
     snapshot raises :class:`~active_memory.errors.SnapshotError`; it never reads as no lessons.
+    ``state_dir`` is the run's private folder for its latched outcome, evidence and run log
+    (default: ``<state>/active-memory/runs/<run>``).
     """
     config = runtime_config.active_memory
     if identity.repository is None:
@@ -182,4 +276,13 @@ def open_run(
         lessons, generation = snapshot.lessons, snapshot.generation
     index = RecallIndex(lessons, repository=identity.repository)
     session = RecallSession(index, WorkspaceRoot.at(workspace), config)
-    return ActiveRun(identity, config, session, generation=generation)
+    return ActiveRun(
+        identity,
+        config,
+        session,
+        generation=generation,
+        runtime=runtime_config,
+        backend=backend,
+        lessons=lessons,
+        state_dir=state_dir,
+    )

@@ -38,7 +38,7 @@ from active_memory.evidence.builder import DEFAULT_BUDGET
 from active_memory.lessons import Lesson, new_lesson_id
 from active_memory.prompts import SPECIALISTS, prompt_sha256
 from active_memory.runlog import RunLog
-from active_memory.runs import AuthoredGraph, GraphNode, RunRecord
+from active_memory.runs import AuthoredGraph, Binding, GraphNode, RunRecord
 from active_memory.store.backend import ActiveMemoryBackend
 
 __all__ = [
@@ -145,6 +145,7 @@ async def run_postmortem(
     private_dir: str | Path,
     provider: ModelProvider | None = None,
     provider_factory: ProviderFactory | None = None,
+    binding: Binding | None = None,
     run_log: RunLog | None = None,
     cancel: CancelToken | None = None,
     new_id: Callable[[], str] = new_lesson_id,
@@ -159,7 +160,8 @@ async def run_postmortem(
 
     ``provider`` (shared by every session; the caller keeps ownership) wins over
     ``provider_factory(binding)``; without either, the source node's binding is resolved through
-    the provider registry. ``private_dir`` receives the private evidence files (0700).
+    the provider registry. ``binding`` replaces the inherited binding (the CLI's ``--provider``
+    and ``--model``). ``private_dir`` receives the private evidence files (0700).
     ``frozen_lessons`` is the run's start snapshot when the host has it; it makes the
     before/current changes exact (otherwise they come from the delivery manifest). ``new_id``
     assigns ids to new lessons. ``settlement_ms`` bounds how long complete results may still
@@ -184,6 +186,7 @@ async def run_postmortem(
         record,
         names,
         node=node,
+        binding=binding,
         config=config,
         backend=backend,
         private_dir=Path(private_dir),
@@ -201,6 +204,6 @@ async def run_postmortem(
     report = await run.run(prompts, contracts)
     if run_log is not None:
         append_report(
-            run_log, record, report, rejections=run.rejections, binding=node.binding
+            run_log, record, report, rejections=run.rejections, binding=run.binding
         )
     return report

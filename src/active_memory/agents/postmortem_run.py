@@ -75,7 +75,13 @@ from active_memory.store.backend import (
     SnapshotRequest,
 )
 
-__all__ = ["MAX_CONFLICT_ROUNDS", "PostmortemRun", "ProviderFactory", "append_report"]
+__all__ = [
+    "MAX_CONFLICT_ROUNDS",
+    "PostmortemRun",
+    "ProviderFactory",
+    "Unprepared",
+    "append_report",
+]
 
 ProviderFactory = Callable[[Binding], ModelProvider]
 MAX_CONFLICT_ROUNDS = 3
@@ -95,8 +101,9 @@ def _one_line(text: str) -> str:
     return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
 
 
-class _Unprepared(Exception):
-    """Preparation failed for every specialist at once (snapshot, provider)."""
+class Unprepared(Exception):
+    """Preparation failed for every specialist at once (snapshot, provider). Internal: the
+    postmortem reports it; a trial turns it into a PostmortemError."""
 
     def __init__(self, failure: _Failure) -> None:
         super().__init__(failure.message)
@@ -110,6 +117,7 @@ class PostmortemRun:
         names: tuple[str, ...],
         *,
         node: GraphNode,
+        binding: Binding | None = None,
         config: RuntimeConfig,
         backend: ActiveMemoryBackend,
         private_dir: Path,
@@ -124,11 +132,12 @@ class PostmortemRun:
         limits: SessionLimits,
         on_progress: ProgressCallback | None,
     ) -> None:
-        assert node.binding is not None
+        chosen = binding or node.binding
+        assert chosen is not None
         self.record = record
         self.names = names
         self.node = node
-        self.binding: Binding = node.binding
+        self.binding: Binding = chosen
         self.config = config
         self.backend = backend
         self.private_dir = private_dir
@@ -257,19 +266,19 @@ class PostmortemRun:
             else:
                 self._owned_provider = create_provider(self.binding)
         except ActiveMemoryError as error:
-            raise _Unprepared(_Failure("failed", "provider_error", _one_line(str(error)))) from None
+            raise Unprepared(_Failure("failed", "provider_error", _one_line(str(error)))) from None
         return self._owned_provider
 
-    async def _prepare(self) -> None:
+    async def prepare(self) -> None:
         try:
             snapshot = await self._in_thread(self.backend.snapshot, self._request())
             inspected = await self._in_thread(self._inspect)
         except TimeoutError:
             failure = _Failure("timed_out", "timed_out", "the deadline passed while preparing")
-            raise _Unprepared(failure) from None
+            raise Unprepared(failure) from None
         except StoreError as error:
             failure = _Failure("failed", "store_error", _one_line(str(error)))
-            raise _Unprepared(failure) from None
+            raise Unprepared(failure) from None
         assert isinstance(snapshot, Snapshot) and isinstance(inspected, tuple)
         state, verifier, taken = inspected
         self.snapshot = snapshot
@@ -293,7 +302,7 @@ class PostmortemRun:
             progress=self.progress,
         )
 
-    def _inputs(self, name: str, snapshot: Snapshot) -> tuple[list[Lesson], list[dict[str, object]]]:
+    def inputs(self, name: str, snapshot: Snapshot) -> tuple[list[Lesson], list[dict[str, object]]]:
         spec = SPECS[name]
         if not spec.maintenance:
             return [], []
@@ -328,7 +337,7 @@ class PostmortemRun:
         assert env is not None
         tasks: dict[str, asyncio.Task[Validated]] = {}
         for name in names:
-            lessons, changes = self._inputs(name, snapshot)
+            lessons, changes = self.inputs(name, snapshot)
             self.note(name, "running")
             tasks[name] = asyncio.create_task(
                 run_specialist(env, name, self.meters[name], lessons=lessons, changes=changes),
@@ -479,8 +488,8 @@ class PostmortemRun:
         watcher = asyncio.ensure_future(self._watch_cancel())
         try:
             try:
-                await self._prepare()
-            except _Unprepared as unprepared:
+                await self.prepare()
+            except Unprepared as unprepared:
                 for name in self.names:
                     self.fail(name, unprepared.failure)
             else:

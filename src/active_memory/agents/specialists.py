@@ -29,7 +29,7 @@ from typing import Any
 from active_memory.agents.batching import plan_batches
 from active_memory.agents.changes import ScopeKind, visible_set
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
-from active_memory.agents.session import CancelToken, Session, SessionLimits
+from active_memory.agents.session import CancelToken, Session, SessionLimits, SessionResult
 from active_memory.agents.tools import Toolbox
 from active_memory.contracts import wire_schema
 from active_memory.contracts.validate import (
@@ -53,6 +53,7 @@ __all__ = [
     "SpecialistSpec",
     "StopSignal",
     "Validated",
+    "answer_session",
     "run_specialist",
 ]
 
@@ -205,7 +206,7 @@ def _toolbox(env: SpecialistEnv, evidence_dir: Path) -> Toolbox:
     return Toolbox(roots)
 
 
-async def _answer(
+async def answer_session(
     env: SpecialistEnv,
     spec: SpecialistSpec,
     meter: Meter,
@@ -214,8 +215,9 @@ async def _answer(
     label: str | None = None,
     lessons: Sequence[Lesson] = (),
     changes: Sequence[Mapping[str, Any]] = (),
-) -> dict[str, Any]:
-    """One session: build the evidence, render the prompts, run the tool loop to an answer."""
+) -> SessionResult:
+    """One session: build the evidence, render the prompts, run the tool loop to an answer
+    that satisfies the contract (admission is the caller's next step)."""
     folder = env.private_dir / spec.name
     bundle = await asyncio.to_thread(
         build_evidence,
@@ -249,8 +251,7 @@ async def _answer(
     )
     meter.sessions.append(session)
     meter.batches += 1
-    result = await session.run()
-    return result.answer
+    return await session.run()
 
 
 def _refusal_codes(rejections: Sequence[Rejection]) -> list[str]:
@@ -278,11 +279,11 @@ async def _maintain(
         described = f"batch {position + 1} of {len(batches)}"
         env.note(spec.name, described)
         own = [by_id[lesson.id] for lesson in batch if lesson.id in by_id]
-        answer = await _answer(
+        session = await answer_session(
             env, spec, meter, batch=label, label=described, lessons=batch,
             changes=own + (orphans if position == 0 else []),
         )  # fmt: skip
-        result = admit_maintenance(answer, spec.name, batch, env.admission)
+        result = admit_maintenance(session.answer, spec.name, batch, env.admission)
         meter.rejections.extend(result.rejections)
         if not result.complete:
             raise AnswerRefused(spec.name, label, _refusal_codes(result.rejections))
@@ -301,8 +302,8 @@ async def _maintain(
 async def _discover(env: SpecialistEnv, spec: SpecialistSpec, meter: Meter) -> Validated:
     label = meter.next_batch
     meter.next_batch += 1
-    answer = await _answer(env, spec, meter, batch=label)
-    result = admit_discovery(answer, spec.name, env.admission)
+    session = await answer_session(env, spec, meter, batch=label)
+    result = admit_discovery(session.answer, spec.name, env.admission)
     meter.rejections.extend(result.rejections)
     # Shape failures and a disabled scope refuse the whole answer; item stages refuse one lesson.
     whole = [r for r in result.rejections if r.stage == "shape" or r.index < 0]

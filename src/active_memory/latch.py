@@ -1,0 +1,114 @@
+"""The latched outcome: the main graph's result, made durable before any postmortem work.
+
+The postmortem is optional work after the run; whatever happens to it (a crash, a provider
+outage, a restart) must not change how the run ended. So the outcome is written first, to a
+private file in the run's state folder: a temporary file, flushed and fsynced, renamed over the
+final name, then the folder fsynced. A reader sees the previous state or the complete new one.
+Latching is final: latching the same outcome again is a no-op, a different one is refused.
+
+Standard library only: :mod:`active_memory.host` imports this at package import time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from active_memory.errors import PostmortemError
+from active_memory.runs import Outcome
+
+__all__ = ["LATCH_FILE", "latch_outcome", "read_latched_outcome", "run_state_dir"]
+
+LATCH_FILE = "outcome.json"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def run_state_dir(base: str | os.PathLike[str], run_id: str) -> Path:
+    """``base/runs/<readable id>-<hash>``: one private folder per run id, whatever it contains."""
+    readable = _UNSAFE.sub("_", run_id)[:64].strip("._") or "run"
+    digest = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:12]
+    return Path(base) / "runs" / f"{readable}-{digest}"
+
+
+def _outcome_from(data: Any, path: Path) -> Outcome:
+    try:
+        outcome = data["outcome"]
+        status = outcome["status"]
+        if status not in ("succeeded", "failed", "cancelled"):
+            raise ValueError(status)
+        return Outcome(status, int(outcome["latched_ms"]), outcome.get("summary"))
+    except (KeyError, TypeError, ValueError) as error:
+        raise PostmortemError(
+            f"latched outcome file {str(path)!r} is malformed ({error!r}); it was not written by "
+            "active-memory, move it aside"
+        ) from None
+
+
+def read_latched_outcome(state_dir: str | os.PathLike[str]) -> Outcome | None:
+    """The outcome latched in ``state_dir``, or None when none was latched."""
+    path = Path(state_dir) / LATCH_FILE
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise PostmortemError(f"cannot read latched outcome {str(path)!r}: {error.strerror}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise PostmortemError(f"latched outcome {str(path)!r} is not JSON ({error})") from None
+    return _outcome_from(data, path)
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Directories cannot be opened for fsync on every platform (Windows); there the rename is
+    # as durable as the OS makes it.
+    with contextlib.suppress(OSError):
+        descriptor = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def latch_outcome(state_dir: str | os.PathLike[str], run_id: str, outcome: Outcome) -> Path:
+    """Write ``outcome`` durably to ``state_dir/outcome.json`` (0600 in a 0700 folder).
+
+    Returns the file's path. Raises PostmortemError when a different outcome is already latched
+    or the folder cannot be written.
+    """
+    folder = Path(state_dir)
+    path = folder / LATCH_FILE
+    existing = read_latched_outcome(folder)
+    if existing is not None:
+        if existing == outcome:
+            return path
+        raise PostmortemError(
+            f"run {run_id!r} already latched outcome {existing.status!r} at "
+            f"{existing.latched_ms}; a latched outcome is final"
+        )
+    body = json.dumps({"run_id": run_id, "outcome": outcome.to_dict()}, sort_keys=True) + "\n"
+    temporary = folder / f".{LATCH_FILE}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        descriptor = os.open(temporary, flags, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(body)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        _fsync_folder(folder)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise PostmortemError(
+            f"cannot latch the outcome of run {run_id!r} in {str(folder)!r}: "
+            f"{error.strerror or error}; the postmortem must not start before it is durable"
+        ) from None
+    return path

@@ -17,12 +17,14 @@ do; attributes carry the same facts for programs.
      ├── RunRecordError              a run record (or transcript) is malformed
      ├── EvidenceError
      ├── ContractViolation           a specialist answer breaks its JSON contract
+     ├── AdmissionError              admission was called with inconsistent host inputs
      ├── ProvenanceError             git inspection of a checkout failed
      ├── ProviderError               a model provider failed (SDK errors translated)
      │    ├── ProviderUnavailable     SDK extra or credential missing
      │    ├── ProviderDeadlineExceeded
      │    └── ReplayMismatch          a replayed exchange was unexpected or left over
      ├── RecallError                 broker, hooks, signals
+     ├── RunLogError                 the run log cannot be written, or a field is not allowed
      └── PostmortemError             e.g. an unknown or non-agent sourceNode
 """
 
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ActiveMemoryError",
+    "AdmissionError",
     "ConfigError",
     "ContractViolation",
     "EvidenceError",
@@ -49,6 +52,7 @@ __all__ = [
     "ReplayMismatch",
     "RevisionConflict",
     "RevisionMismatch",
+    "RunLogError",
     "RunRecordError",
     "SnapshotError",
     "StoreError",
@@ -164,6 +168,14 @@ class ContractViolation(ActiveMemoryError):
         super().__init__(f"answer does not satisfy contract {contract!r}: {shown}{more}")
 
 
+class AdmissionError(ActiveMemoryError):
+    """The host called admission with inputs that contradict each other.
+
+    This is a host bug (an unknown role, a supplied lesson outside the role's scope, one id
+    supplied twice), never a verdict on a specialist's answer: those are rejections.
+    """
+
+
 class ProvenanceError(ActiveMemoryError):
     """A checkout could not be inspected with git."""
 
@@ -186,6 +198,10 @@ class ReplayMismatch(ProviderError):
 
 class RecallError(ActiveMemoryError):
     """Recall could not serve (broker, signals, hook installation)."""
+
+
+class RunLogError(ActiveMemoryError):
+    """A run log record could not be written, or carried a field outside the allow-list."""
 
 
 class PostmortemError(ActiveMemoryError):

@@ -97,16 +97,24 @@ _DISABLE_CHECKS = re.compile(
     r"\b(?:to|so|until)\b[^.]{0,30}\b(?:pass|passes|green|succeed)\b"
 )
 
-_DETECTORS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("override_instructions", _OVERRIDE),
-    ("role_tag", _ROLE_TAG),
-    ("role_play", _ROLE_PLAY),
-    ("exfiltration", _EXFILTRATION),
-    ("remote_execution", _REMOTE_EXECUTION),
-    ("remote_fetch", _REMOTE_FETCH),
-    ("disable_checks", _DISABLE_CHECKS),
+# A warning against the act ("never commit with --no-verify") is advice, not an attack; only
+# actions may be negated this way, and "do not hesitate to" style openers do not count.
+_NEGATED = re.compile(
+    r"\b(?:never|don't|do not|must not|should not|shouldn't|avoid|instead of|rather than)"
+    r"(?:\s+(?!hesitate\b|fail\b|forget\b|be\s+afraid\b|stop\b)[\w-]+){0,2}\s+$"
 )
-INJECTION_KINDS: tuple[str, ...] = tuple(kind for kind, _ in _DETECTORS)
+
+# (kind, pattern, whether a preceding negation turns it into a warning)
+_DETECTORS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
+    ("override_instructions", _OVERRIDE, False),
+    ("role_tag", _ROLE_TAG, False),
+    ("role_play", _ROLE_PLAY, False),
+    ("exfiltration", _EXFILTRATION, True),
+    ("remote_execution", _REMOTE_EXECUTION, True),
+    ("remote_fetch", _REMOTE_FETCH, True),
+    ("disable_checks", _DISABLE_CHECKS, True),
+)
+INJECTION_KINDS: tuple[str, ...] = tuple(kind for kind, _, _ in _DETECTORS)
 
 
 def normalise(text: str) -> str:
@@ -119,7 +127,9 @@ def normalise(text: str) -> str:
 def find_instruction(text: str) -> str | None:
     """The kind of the first instruction-like pattern in ``text`` (see INJECTION_KINDS)."""
     folded = normalise(text)
-    for kind, pattern in _DETECTORS:
-        if pattern.search(folded):
+    for kind, pattern, negatable in _DETECTORS:
+        for match in pattern.finditer(folded):
+            if negatable and _NEGATED.search(folded, 0, match.start()):
+                continue
             return kind
     return None

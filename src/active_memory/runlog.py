@@ -67,9 +67,8 @@ def _check_scalar(name: str, value: object) -> None:
 def _check_fields(fields: Mapping[str, object]) -> None:
     unknown = sorted(set(fields) - ALLOWED_FIELDS)
     if unknown:
-        raise RunLogError(
-            f"run log field(s) {unknown} are not allowed; allowed: {', '.join(sorted(ALLOWED_FIELDS))}"
-        )
+        allowed = ", ".join(sorted(ALLOWED_FIELDS))
+        raise RunLogError(f"run log field(s) {unknown} are not allowed; allowed: {allowed}")
     for name, value in fields.items():
         if isinstance(value, (list, tuple)):
             if len(value) > _MAX_LIST:

@@ -12,9 +12,9 @@ from .builders import (
     graph_lesson,
     graph_replacement,
     only_rejection,
+    replacement,
     repo_discovery,
     repo_lesson,
-    replacement,
 )
 
 

@@ -106,7 +106,8 @@ def test_missing_decision_fails_the_whole_reconciliation(maintain: Maintain) -> 
     one, two = repo_lesson(1), repo_lesson(2)
     result = maintain("repository_maintenance", [one, two], decision(one, "retire"))
     assert not result.complete
-    assert result.mutations == () and result.decisions == ()
+    assert result.mutations == ()
+    assert result.decisions == ()
     assert result.rejections == (
         Rejection("coverage", "repository_maintenance", "missing_id", -1, two.id),
     )
@@ -117,7 +118,8 @@ def test_deciding_one_lesson_twice_fails_the_whole_reconciliation(maintain: Main
     result = maintain(
         "repository_maintenance", [one, two], decision(one), decision(two), decision(one, "retire")
     )
-    assert not result.complete and result.mutations == ()
+    assert not result.complete
+    assert result.mutations == ()
     assert result.rejections == (
         Rejection("coverage", "repository_maintenance", "duplicate_id", 2, one.id),
     )
@@ -126,7 +128,8 @@ def test_deciding_one_lesson_twice_fails_the_whole_reconciliation(maintain: Main
 def test_foreign_scope_id_fails_graph_maintenance(maintain: Maintain) -> None:
     graph, repository = graph_lesson(), repo_lesson(7)
     result = maintain("graph_maintenance", [graph], decision(graph), decision(repository, "retire"))
-    assert not result.complete and result.mutations == ()
+    assert not result.complete
+    assert result.mutations == ()
     assert result.rejections == (
         Rejection("coverage", "graph_maintenance", "foreign_id", 1, repository.id),
     )
@@ -156,15 +159,20 @@ def test_every_coverage_problem_is_reported_once(maintain: Maintain) -> None:
     )
     codes = sorted((r.code, r.id) for r in result.rejections)
     assert codes == sorted(
-        [("duplicate_id", one.id), ("foreign_id", repo_lesson(9).id),
-         ("missing_id", two.id), ("missing_id", three.id)]
-    )  # fmt: skip
+        [
+            ("duplicate_id", one.id),
+            ("foreign_id", repo_lesson(9).id),
+            ("missing_id", two.id),
+            ("missing_id", three.id),
+        ]
+    )
 
 
 def test_exact_coverage_is_accepted(maintain: Maintain) -> None:
     one, two = repo_lesson(1), repo_lesson(2)
     result = maintain("repository_maintenance", [one, two], decision(two), decision(one, "defer"))
-    assert result.complete and result.rejections == ()
+    assert result.complete
+    assert result.rejections == ()
     assert [(d.id, d.revision, d.applied) for d in result.decisions] == [
         (two.id, 3, "keep"),
         (one.id, 3, "defer"),
@@ -230,8 +238,9 @@ def test_node_seen_only_in_imported_history_did_not_execute(
     discover: Discover, context: AdmissionContext
 ) -> None:
     run = context.run
-    imported = tuple(replace(e, imported=True) if e.node_id == "build" else e
-                     for e in run.executions)  # fmt: skip
+    imported = tuple(
+        replace(e, imported=True) if e.node_id == "build" else e for e in run.executions
+    )
     ctx = replace(context, run=replace(run, executions=imported))
     result = discover("graph_discovery", graph_discovery(), ctx=ctx)
     assert only_rejection(result) == ("scope", "node_not_executed")
@@ -254,7 +263,8 @@ def test_repository_bound_discovery_without_a_repository_is_rejected(
 
 
 def test_discovery_for_an_executed_agent_node_is_accepted(discover: Discover) -> None:
-    result = discover("graph_discovery", graph_discovery(node_id="review",
-                                                         references=["exec:e-review-1"]))  # fmt: skip
+    result = discover(
+        "graph_discovery", graph_discovery(node_id="review", references=["exec:e-review-1"])
+    )
     assert result.rejections == ()
     assert result.proposals[0].proposal.node_id == "review"

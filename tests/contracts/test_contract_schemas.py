@@ -38,8 +38,8 @@ def _object_depth(node: dict[str, Any]) -> int:
     children = [*node.get("properties", {}).values(), *node.get("anyOf", [])]
     if "items" in node:
         children.append(node["items"])
-    own = 1 if "object" in ([node.get("type")] if isinstance(node.get("type"), str) else
-                            node.get("type", [])) else 0  # fmt: skip
+    declared = node.get("type", [])
+    own = 1 if "object" in ([declared] if isinstance(declared, str) else declared) else 0
     return own + max((_object_depth(child) for child in children), default=0)
 
 

@@ -46,8 +46,9 @@ def parse_references(texts: Sequence[str]) -> tuple[tuple[Reference, ...], str |
     for index, text in enumerate(texts):
         try:
             validate_reference(f"references[{index}]", text)
-        except LessonValidationError:
-            return (), "malformed_reference"
+        except LessonValidationError as error:
+            too_long = "UTF-8 bytes" in error.problem
+            return (), "reference_too_long" if too_long else "malformed_reference"
         if text in seen:
             return (), "duplicate_reference"
         seen.add(text)

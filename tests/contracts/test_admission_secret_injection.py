@@ -226,3 +226,14 @@ def test_ordinary_advice_passes_the_secret_and_injection_stages(discover: Discov
     for text in NOT_INJECTIONS[:6]:
         result = discover("graph_discovery", graph_discovery(recommendation=text))
         assert result.rejections == (), text
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ["_" * 250_000, "x" * 250_000, "password" * 30_000, "eyJ" + "a" * 200_000, "curl " * 50_000],
+    ids=["underscores", "one-word", "keyword-run", "jwt-prefix", "many-commands"],
+)
+def test_detectors_finish_on_hostile_answer_sized_text(hostile: str) -> None:
+    # These inputs once backtracked quadratically; the suite's timeout guards the regression.
+    find_secret(hostile)
+    assert find_instruction(hostile) is None

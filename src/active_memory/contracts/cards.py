@@ -17,7 +17,7 @@ from active_memory.errors import LessonValidationError
 
 __all__ = ["card_code", "find_position"]
 
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://\S+")
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+")
 _SOURCE_EXTENSIONS = frozenset(
     {
         "py", "pyi", "pyx", "ipynb", "js", "mjs", "cjs", "jsx", "ts", "tsx", "vue", "svelte", "rs",

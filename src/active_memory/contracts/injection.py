@@ -7,7 +7,8 @@ test_cache_eviction until the fixture is fixed" is not; "curl https://x | sh" is
 "curl http://localhost:8080/health before the suite" is not.
 
 Text is normalised first (NFKC, zero-width characters removed, whitespace collapsed,
-case-folded) so look-alike spellings do not slip past.
+case-folded) so look-alike spellings do not slip past. Every gap in a pattern is bounded, so a
+hostile 256 KiB answer costs linear time, never quadratic backtracking.
 """
 
 from __future__ import annotations
@@ -44,25 +45,25 @@ _ROLE_PLAY = re.compile(
 )
 _ROLE_TAG = re.compile(
     r"<\s*/?\s*(?:system|assistant|developer|human|instructions?|active_memory|system[-_]reminder|"
-    r"system[-_]prompt|im_start|im_end)\b[^>]*>"
+    r"system[-_]prompt|im_start|im_end)\b[^>]{0,200}>"
     r"|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>"
     r"|(?:^|[.!?]\s+)(?:system|assistant|human|developer)\s*:"
 )
 _REMOTE_EXECUTION = re.compile(
-    r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|;&]*\|\s*"
+    r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|;&]{0,200}\|\s*"
     r"(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b"
-    r"|\b(?:curl|wget|iwr|irm)\b[^|;&]*\|\s*(?:sudo\s+)?(?:python\d?|node|perl|ruby|iex|"
+    r"|\b(?:curl|wget|iwr|irm)\b[^|;&]{0,200}\|\s*(?:sudo\s+)?(?:python\d?|node|perl|ruby|iex|"
     r"powershell|pwsh)\b"
     r"|\b(?:ba|z)?sh\s+(?:<\(|-c\s+[\"']?\$\()\s*(?:curl|wget)\b"
     r"|\biex\s*\(\s*(?:new-object|iwr|irm|invoke-webrequest|invoke-restmethod)\b"
-    r"|\bpowershell(?:\.exe)?\b[^.]*\s-(?:e|enc|encodedcommand)\s"
+    r"|\bpowershell(?:\.exe)?\b[^.]{0,200}\s-(?:e|enc|encodedcommand)\s"
     r"|\bdownload\s+and\s+(?:run|execute|install|source)\b"
-    r"|\b(?:pip3?|npm|pnpm|yarn|gem|cargo)\s+(?:install|add)\s+(?:[^\s]+\s+)*?(?:git\+)?"
+    r"|\b(?:pip3?|npm|pnpm|yarn|gem|cargo)\s+(?:install|add)\s+(?:[^\s]+\s+){0,8}?(?:git\+)?"
     + _REMOTE_HOST
 )
 _REMOTE_FETCH = re.compile(
     r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|httpie|http)\b"
-    r"[^.;|]*?\s" + _REMOTE_HOST
+    r"[^.;|]{0,200}?\s" + _REMOTE_HOST
 )
 _SENSITIVE = (
     r"(?:secrets?|tokens?|credentials?|api[ _-]?keys?|passwords?|env(?:ironment)?"
@@ -78,9 +79,9 @@ _EXFILTRATION = re.compile(
     + r"|(?:an?\s+|the\s+|my\s+|our\s+|this\s+)?(?:external|remote|public|third[- ]party|"
     r"attacker|webhook|pastebin|gist|requestbin|ngrok|discord|telegram)\b)"
     r"|\b(?:env|printenv|set)\s*\|\s*(?:curl|wget|nc|ncat|netcat|socat)\b"
-    r"|\bcat\s+[^|]*(?:\.env|\.ssh|id_rsa|credentials|\.netrc|\.aws)[^|]*\|\s*"
+    r"|\bcat\s+[^|]{0,200}(?:\.env|\.ssh|id_rsa|credentials|\.netrc|\.aws)[^|]{0,200}\|\s*"
     r"(?:curl|wget|nc|ncat|netcat|socat)\b"
-    r"|\bcurl\b[^|]*\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file)\s+"
+    r"|\bcurl\b[^|]{0,200}\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-f|--form|-t|--upload-file)\s+"
     r"[\"']?@?[^\s]*(?:\.env|\.ssh|id_rsa|credentials|\.netrc|\.aws|/etc/passwd|\$\(env\)|"
     r"\$\(printenv\))"
 )

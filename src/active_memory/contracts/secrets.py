@@ -3,7 +3,8 @@
 Lessons are injected into future agents' contexts and kept in the store, so admission is strict:
 any match is a rejection (there is no redaction here; a card with a secret is simply refused).
 Every detector looks for a *format*, never for a word alone, to keep ordinary engineering advice
-("pass the token through the TOKEN env var") out of its net.
+("pass the token through the TOKEN env var") out of its net. Patterns anchor on a boundary and
+bound their gaps, so scanning a hostile 256 KiB answer stays linear.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ __all__ = ["SECRET_KINDS", "find_secret", "shannon_entropy"]
 _NOT_KEY_CHAR = r"(?<![A-Za-z0-9_-])"
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----|PuTTY-User-Key-File")),
+    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY-----|PuTTY-User-Key-File")),
     ("anthropic_key", re.compile(_NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}")),
     ("openai_key", re.compile(_NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}")),
     ("aws_access_key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)"
@@ -32,13 +33,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                  r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))")),
     ("jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
                        r"\.[A-Za-z0-9_-]{8,}")),
-    ("url_credentials", re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@")),
+    ("url_credentials", re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
+                                   r"[^/\s:@]{1,256}:[^/\s@]{1,256}@")),
 )  # fmt: skip
 
 _BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)")
 # A credential-looking name directly assigned a value: password=..., API_KEY: "...".
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])[A-Za-z0-9_]*?"
+    r"(?i)(?<![A-Za-z0-9_])[A-Za-z0-9_]{0,64}?"
     r"(?:password|passwd|pwd|secret|api_?key|access_?key|auth_?token|token|credentials?)"
     r"\s*[:=]\s*(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;)]+)"
 )

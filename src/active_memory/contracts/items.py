@@ -150,9 +150,13 @@ def _text_refusal(card_texts: Sequence[str], other_texts: Iterable[str]) -> Refu
 
 
 def _draft(
-    scope: Scope, card: Mapping[str, Any], references: Sequence[str], reason: str, run_id: str,
+    scope: Scope,
+    card: Mapping[str, Any],
+    references: Sequence[str],
+    reason: str,
+    run_id: str,
     source_commit: str | None,
-) -> LessonDraft | Refusal:  # fmt: skip
+) -> LessonDraft | Refusal:
     if find_position(card["title"]) or find_position(card["recommendation"]):
         return Refusal("card", "source_position")
     evidence = Evidence(run_id, tuple(references), reason, source_commit)

@@ -204,6 +204,40 @@ def _verdict(context: AdmissionContext, lesson: Lesson) -> Verdict:
     return destructive_changes_allowed(context.checkout, lesson.evidence.source_commit)
 
 
+def _downgrade(
+    spec: RoleSpec,
+    context: AdmissionContext,
+    supplied: Mapping[str, Lesson],
+    decisions: Sequence[Mapping[str, Any]],
+    bound: Sequence[BoundDecision],
+    rejections: Sequence[Rejection],
+) -> tuple[list[BoundDecision], list[Downgrade]]:
+    """Turn accepted decisions the host cannot stand behind into ``defer``, recording why."""
+    applied = list(bound)
+    downgrades: list[Downgrade] = []
+
+    def defer(position: int, reason: str) -> None:
+        item = applied[position]
+        downgrades.append(Downgrade(item.index, item.id, item.applied, reason))
+        applied[position] = BoundDecision(item.index, item.decision, item.revision, "defer")
+
+    if spec.scope == "repository":
+        for position, item in enumerate(applied):
+            if item.applied in ("adapt", "retire"):
+                verdict = _verdict(context, supplied[item.id])
+                if not verdict.allowed:
+                    defer(position, verdict.reason)
+    refused = {rejection.index for rejection in rejections}
+    adapt_lost = any(d.action == "adapt" for d in downgrades) or any(
+        raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions)
+    )
+    if adapt_lost:
+        for position, item in enumerate(applied):
+            if item.applied == "retire":
+                defer(position, "related_adapt_not_applied")
+    return applied, sorted(downgrades, key=lambda d: d.index)
+
+
 def admit_maintenance(
     answer: object, role: str, supplied: Sequence[Lesson], context: AdmissionContext
 ) -> MaintenanceResult:
@@ -240,28 +274,7 @@ def admit_maintenance(
             continue
         bound.append(BoundDecision(index, checked, lesson.revision, checked.action))
 
-    downgrades: list[Downgrade] = []
-    if spec.scope == "repository":
-        for position, item in enumerate(bound):
-            if item.applied in ("adapt", "retire"):
-                verdict = _verdict(context, by_id[item.id])
-                if not verdict.allowed:
-                    downgrades.append(Downgrade(item.index, item.id, item.applied, verdict.reason))
-                    bound[position] = BoundDecision(
-                        item.index, item.decision, item.revision, "defer"
-                    )
-    refused = {rejection.index for rejection in rejections}
-    adapt_lost = any(
-        raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions)
-    ) or any(d.action == "adapt" for d in downgrades)
-    if adapt_lost:
-        for position, item in enumerate(bound):
-            if item.applied == "retire":
-                downgrades.append(
-                    Downgrade(item.index, item.id, "retire", "related_adapt_not_applied")
-                )
-                bound[position] = BoundDecision(item.index, item.decision, item.revision, "defer")
-
+    bound, downgrades = _downgrade(spec, context, by_id, decisions, bound, rejections)
     mutations: list[Mutation] = []
     for item in bound:
         if item.applied == "adapt":
@@ -274,7 +287,7 @@ def admit_maintenance(
         complete=True,
         decisions=tuple(bound),
         mutations=tuple(mutations),
-        downgrades=tuple(sorted(downgrades, key=lambda d: d.index)),
+        downgrades=tuple(downgrades),
         rejections=tuple(rejections),
     )
 
@@ -311,7 +324,7 @@ def admit(
     context: AdmissionContext,
     supplied: Sequence[Lesson] = (),
 ) -> MaintenanceResult | DiscoveryResult:
-    """Dispatch on ``role``: maintenance roles need ``supplied``; discovery roles ignore it."""
+    """Dispatch on ``role``: maintenance roles need ``supplied``; discovery roles take none."""
     if role_spec(role).maintenance:
         return admit_maintenance(answer, role, supplied, context)
     if supplied:

@@ -17,7 +17,7 @@ from active_memory.contracts.validate import (
     admit_maintenance,
 )
 from active_memory.errors import AdmissionError
-from active_memory.lessons import Rejection
+from active_memory.lessons import Lesson, Rejection
 
 from .builders import (
     Discover,
@@ -102,37 +102,35 @@ def test_well_shaped_answer_passes_shape(discover: Discover) -> None:
 # --- coverage -----------------------------------------------------------------------------
 
 
-def test_missing_decision_fails_the_whole_reconciliation(maintain: Maintain) -> None:
-    one, two = repo_lesson(1), repo_lesson(2)
-    result = maintain("repository_maintenance", [one, two], decision(one, "retire"))
+ONE, TWO, GRAPH_ONE = repo_lesson(1), repo_lesson(2), graph_lesson()
+
+
+@pytest.mark.parametrize(
+    ("role", "supplied", "decisions", "expected"),
+    [
+        ("repository_maintenance", [ONE, TWO], [decision(ONE, "retire")],
+         ("missing_id", -1, TWO.id)),
+        ("repository_maintenance", [ONE, TWO],
+         [decision(ONE), decision(TWO), decision(ONE, "retire")], ("duplicate_id", 2, ONE.id)),
+        ("graph_maintenance", [GRAPH_ONE], [decision(GRAPH_ONE), decision(ONE, "retire")],
+         ("foreign_id", 1, ONE.id)),
+        ("repository_maintenance", [ONE], [decision(ONE), decision(GRAPH_ONE, "retire")],
+         ("foreign_id", 1, GRAPH_ONE.id)),
+    ],
+)  # fmt: skip
+def test_coverage_problem_fails_the_whole_reconciliation(
+    maintain: Maintain,
+    role: str,
+    supplied: list[Lesson],
+    decisions: list[dict[str, Any]],
+    expected: tuple[str, int, str],
+) -> None:
+    result = maintain(role, supplied, *decisions)
     assert not result.complete
     assert result.mutations == ()
     assert result.decisions == ()
-    assert result.rejections == (
-        Rejection("coverage", "repository_maintenance", "missing_id", -1, two.id),
-    )
-
-
-def test_deciding_one_lesson_twice_fails_the_whole_reconciliation(maintain: Maintain) -> None:
-    one, two = repo_lesson(1), repo_lesson(2)
-    result = maintain(
-        "repository_maintenance", [one, two], decision(one), decision(two), decision(one, "retire")
-    )
-    assert not result.complete
-    assert result.mutations == ()
-    assert result.rejections == (
-        Rejection("coverage", "repository_maintenance", "duplicate_id", 2, one.id),
-    )
-
-
-def test_foreign_scope_id_fails_graph_maintenance(maintain: Maintain) -> None:
-    graph, repository = graph_lesson(), repo_lesson(7)
-    result = maintain("graph_maintenance", [graph], decision(graph), decision(repository, "retire"))
-    assert not result.complete
-    assert result.mutations == ()
-    assert result.rejections == (
-        Rejection("coverage", "graph_maintenance", "foreign_id", 1, repository.id),
-    )
+    code, index, lesson = expected
+    assert result.rejections == (Rejection("coverage", role, code, index, lesson),)
 
 
 def test_foreign_text_id_is_logged_without_the_text(maintain: Maintain) -> None:

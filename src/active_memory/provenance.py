@@ -20,6 +20,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -318,6 +319,15 @@ def _literal_parts(path: str) -> list[str] | None:
     return parts
 
 
+def _parent_folders(files: Iterable[str]) -> frozenset[str]:
+    """Every folder holding at least one of ``files`` (git tracks files, never folders)."""
+    folders: set[str] = set()
+    for file in files:
+        parts = file.split("/")
+        folders.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
+    return frozenset(folders)
+
+
 class GitCheckoutVerifier:
     """A snapshot of the tracked and untracked-but-not-ignored files of a git work tree.
 
@@ -329,12 +339,7 @@ class GitCheckoutVerifier:
     def __init__(self, root: Path, visible: frozenset[str]) -> None:
         self._root = Path(os.path.realpath(root))
         self._visible = visible
-        self._folders = frozenset(
-            "/".join(parts[:i])
-            for f in visible
-            if (parts := f.split("/"))
-            for i in range(1, len(parts))
-        )
+        self._folders = _parent_folders(visible)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> GitCheckoutVerifier:

@@ -126,10 +126,10 @@ def inspect_checkout(path: str | os.PathLike[str]) -> CheckoutState:
     repo = _open(root)
     if repo is None:
         return CheckoutState(path=root, is_git=False, repository=local_repository_key(root))
-    try:
-        head: str | None = repo.head.commit.hexsha
-    except ValueError:  # unborn branch: no commit yet
-        head = None
+    # Plain git commands, not GitPython objects: those keep a cat-file process alive per repo.
+    _status, resolved = _git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    head = _text(resolved).strip() or None  # None on an unborn branch
+    symbolic, _ = _git(repo, "symbolic-ref", "-q", "HEAD")
     _status, porcelain = _git(
         repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none"
     )
@@ -144,7 +144,7 @@ def inspect_checkout(path: str | os.PathLike[str]) -> CheckoutState:
         shallow=shallow.strip() == b"true",
         has_submodules=gitlinks or (root / ".gitmodules").exists(),
         partial=_is_partial(repo),
-        detached=repo.head.is_detached,
+        detached=symbolic != 0,
         repository=_repository_key(repo, root),
     )
 

@@ -21,6 +21,7 @@ do; attributes carry the same facts for programs.
      │    └── EvidenceCancelled       the cancellation token was set between two pages
      ├── ContractViolation           a specialist answer breaks its JSON contract
      ├── PromptError                 a specialist prompt is unknown or cannot be rendered
+     ├── AdmissionError              admission was called with inconsistent host inputs
      ├── ProvenanceError             git inspection of a checkout failed
      ├── ProviderError               a model provider failed (SDK errors translated)
      │    ├── ProviderUnavailable     SDK extra or credential missing
@@ -29,6 +30,7 @@ do; attributes carry the same facts for programs.
      │    └── ReplayMismatch          a replayed exchange was unexpected or left over
      ├── SessionCancelled            a specialist session's cancellation token fired
      ├── RecallError                 broker, hooks, signals
+     ├── RunLogError                 the run log cannot be written, or a field is not allowed
      └── PostmortemError             e.g. an unknown or non-agent sourceNode
           └── AnswerRefused           admission refused a specialist's whole answer
 """
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ActiveMemoryError",
+    "AdmissionError",
     "AnswerRefused",
     "ConfigError",
     "ContractViolation",
@@ -62,6 +65,7 @@ __all__ = [
     "ReplayMismatch",
     "RevisionConflict",
     "RevisionMismatch",
+    "RunLogError",
     "RunRecordError",
     "SessionCancelled",
     "SnapshotError",
@@ -222,6 +226,14 @@ class PromptError(ActiveMemoryError):
         super().__init__(f"prompt {prompt!r}: {problem}")
 
 
+class AdmissionError(ActiveMemoryError):
+    """The host called admission with inputs that contradict each other.
+
+    This is a host bug (an unknown role, a supplied lesson outside the role's scope, one id
+    supplied twice), never a verdict on a specialist's answer: those are rejections.
+    """
+
+
 class ProvenanceError(ActiveMemoryError):
     """A checkout could not be inspected with git."""
 
@@ -271,6 +283,10 @@ class SessionCancelled(ActiveMemoryError):
 
 class RecallError(ActiveMemoryError):
     """Recall could not serve (broker, signals, hook installation)."""
+
+
+class RunLogError(ActiveMemoryError):
+    """A run log record could not be written, or carried a field outside the allow-list."""
 
 
 class PostmortemError(ActiveMemoryError):

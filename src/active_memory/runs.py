@@ -153,6 +153,9 @@ class Execution:
     conversation_id: str | None = None
     completion: str | None = None
     transcript: Path | None = None
+    # Copied from an earlier run's history (resume, backfill): visible to the evidence builder,
+    # but never current-run evidence for admission.
+    imported: bool = False
 
     @property
     def ref(self) -> str:

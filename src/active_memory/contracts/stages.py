@@ -1,0 +1,84 @@
+"""Admission stage names, in the order they run, and the four specialist roles.
+
+Stage names are stable strings: run logs, reports and dashboards count rejections by them.
+``secret`` and ``injection`` run before ``card`` so that a card leaking a credential or planting
+an instruction is reported as such even when it also breaks a plain card limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from active_memory.errors import AdmissionError
+
+__all__ = [
+    "ROLES",
+    "STAGES",
+    "Role",
+    "RoleSpec",
+    "Stage",
+    "role_spec",
+]
+
+Stage: TypeAlias = Literal[
+    "shape",
+    "coverage",
+    "scope",
+    "references",
+    "attribution",
+    "source",
+    "secret",
+    "injection",
+    "card",
+]
+STAGES: tuple[Stage, ...] = (
+    "shape",  # JSON contract and serialized size: the whole answer
+    "coverage",  # maintenance: one decision per supplied id, nothing foreign
+    "scope",  # scope opted out; node not an agent or not executed in this run
+    "references",  # references not from this run's observed evidence
+    "attribution",  # references do not support the claimed node
+    "source",  # current checkout does not verify citations and associations
+    "secret",  # a credential anywhere in the item
+    "injection",  # instruction-like content aimed at future agents
+    "card",  # card limits, one line, source positions
+)
+
+Role: TypeAlias = Literal[
+    "graph_maintenance", "repository_maintenance", "graph_discovery", "repository_discovery"
+]
+ROLES: tuple[Role, ...] = (
+    "graph_maintenance",
+    "repository_maintenance",
+    "graph_discovery",
+    "repository_discovery",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RoleSpec:
+    """What a role may touch: its scope kind, whether it maintains or discovers, its contract."""
+
+    role: Role
+    scope: Literal["graph", "repository"]
+    maintenance: bool
+
+    @property
+    def contract(self) -> str:
+        return self.role
+
+
+_SPECS: dict[str, RoleSpec] = {
+    "graph_maintenance": RoleSpec("graph_maintenance", "graph", maintenance=True),
+    "repository_maintenance": RoleSpec("repository_maintenance", "repository", maintenance=True),
+    "graph_discovery": RoleSpec("graph_discovery", "graph", maintenance=False),
+    "repository_discovery": RoleSpec("repository_discovery", "repository", maintenance=False),
+}
+
+
+def role_spec(role: str) -> RoleSpec:
+    """The spec of ``role``; an unknown role is a host bug, not a specialist's fault."""
+    spec = _SPECS.get(role)
+    if spec is None:
+        raise AdmissionError(f"unknown specialist role {role!r}; expected one of {ROLES}")
+    return spec

@@ -1,0 +1,410 @@
+"""What the checkout is, and whether it can justify destructive lesson changes.
+
+Everything here reads local git objects and the working tree; nothing fetches, pulls or changes
+branches. Git runs with lazy fetching, optional locks, terminal prompts and fsmonitor hooks off,
+so inspecting a partial clone or a hostile config neither touches the network nor runs code.
+
+- :func:`inspect_checkout`: HEAD, cleanliness, shallow/partial/submodule/detached, repository key.
+- :func:`is_ancestor` and :func:`destructive_changes_allowed`: adapting or retiring a repository
+  lesson needs its recorded source commit to be an ancestor of the clean, complete HEAD; anything
+  else (dirty, non-git, shallow, filtered, submodules, missing commit, divergent or squashed
+  history, unknown legacy provenance) defers the change.
+- :func:`fingerprint` / :func:`verify_fingerprint`: the checkout must not change between review
+  and publication (HEAD, index, tracked and non-ignored files with content and exec bits, remotes).
+- :class:`GitCheckoutVerifier`: what admission's source stage may believe about a cited path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import git
+
+from active_memory.errors import LessonValidationError, ProvenanceError
+from active_memory.lessons import local_repository_key, repository_key_from_remote
+
+__all__ = [
+    "CheckoutState",
+    "CheckoutVerifier",
+    "GitCheckoutVerifier",
+    "Verdict",
+    "destructive_changes_allowed",
+    "fingerprint",
+    "inspect_checkout",
+    "is_ancestor",
+    "verify_fingerprint",
+]
+
+_SAFE_ENV = {
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+_SAFE_CONFIG = ("-c", "core.fsmonitor=false")
+_COMMIT = re.compile(r"[0-9a-f]{7,64}")
+
+
+def _open(path: str | os.PathLike[str]) -> git.Repo | None:
+    """The repository whose work tree is exactly ``path``; None for anything else."""
+    try:
+        repo = git.Repo(os.fspath(path))
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    if repo.bare:
+        return None
+    repo.git.update_environment(**_SAFE_ENV)
+    return repo
+
+
+def _git(repo: git.Repo, *args: str) -> tuple[int, bytes]:
+    status, out, _err = repo.git.execute(
+        ["git", *_SAFE_CONFIG, *args],
+        with_extended_output=True,
+        with_exceptions=False,
+        stdout_as_string=False,
+        strip_newline_in_stdout=False,
+    )
+    return int(status), bytes(out)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckoutState:
+    """One inspection of a checkout. Only a git work tree has the git fields set."""
+
+    path: Path
+    is_git: bool
+    head: str | None = None
+    clean: bool = False
+    shallow: bool = False
+    has_submodules: bool = False
+    partial: bool = False
+    detached: bool = False
+    repository: str | None = None
+
+    @property
+    def source_commit(self) -> str | None:
+        """The commit a new lesson may record as its source: HEAD of a clean checkout only."""
+        return self.head if self.is_git and self.clean else None
+
+
+def _repository_key(repo: git.Repo, root: Path) -> str:
+    try:
+        url = repo.remotes["origin"].url
+    except (IndexError, KeyError, ValueError):
+        return local_repository_key(root)
+    try:
+        return repository_key_from_remote(url)
+    except LessonValidationError:
+        # Local-path and file:// remotes carry no forge identity.
+        return local_repository_key(root)
+
+
+def _is_partial(repo: git.Repo) -> bool:
+    _status, promisors = _git(repo, "config", "--get-regexp", r"^remote\..*\.promisor$")
+    if any(line.split()[-1].lower() == b"true" for line in promisors.splitlines() if line):
+        return True
+    status, _ = _git(repo, "config", "--get", "extensions.partialclone")
+    return status == 0
+
+
+def inspect_checkout(path: str | os.PathLike[str]) -> CheckoutState:
+    """Inspect ``path``; a folder that is not a git work tree root gives ``is_git=False``."""
+    root = Path(path)
+    if not root.is_dir():
+        raise ProvenanceError(f"checkout {os.fspath(root)!r} is not a directory; pass the root")
+    repo = _open(root)
+    if repo is None:
+        return CheckoutState(path=root, is_git=False, repository=local_repository_key(root))
+    # Plain git commands, not GitPython objects: those keep a cat-file process alive per repo.
+    _status, resolved = _git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    head = _text(resolved).strip() or None  # None on an unborn branch
+    symbolic, _ = _git(repo, "symbolic-ref", "-q", "HEAD")
+    _status, porcelain = _git(
+        repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignore-submodules=none"
+    )
+    _status, shallow = _git(repo, "rev-parse", "--is-shallow-repository")
+    _status, staged = _git(repo, "ls-files", "--stage", "-z")
+    gitlinks = any(entry.startswith(b"160000 ") for entry in staged.split(b"\0"))
+    return CheckoutState(
+        path=root,
+        is_git=True,
+        head=head,
+        clean=head is not None and not porcelain.strip(b"\0"),
+        shallow=shallow.strip() == b"true",
+        has_submodules=gitlinks or (root / ".gitmodules").exists(),
+        partial=_is_partial(repo),
+        detached=symbolic != 0,
+        repository=_repository_key(repo, root),
+    )
+
+
+def _has_commit(repo: git.Repo, commit: str) -> bool:
+    status, _ = _git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
+    return status == 0
+
+
+def is_ancestor(repo_path: str | os.PathLike[str], old_commit: str, new_commit: str) -> bool | None:
+    """Whether ``old_commit`` is an ancestor of (or equal to) ``new_commit``.
+
+    None means unknown: not a git work tree, a commit missing locally, or a shallow or partial
+    clone whose local history cannot answer without fetching.
+    """
+    repo = _open(repo_path)
+    if repo is None or not (_COMMIT.fullmatch(old_commit) and _COMMIT.fullmatch(new_commit)):
+        return None
+    _status, shallow = _git(repo, "rev-parse", "--is-shallow-repository")
+    if shallow.strip() == b"true" or _is_partial(repo):
+        return None
+    if not (_has_commit(repo, old_commit) and _has_commit(repo, new_commit)):
+        return None
+    status, _ = _git(repo, "merge-base", "--is-ancestor", old_commit, new_commit)
+    if status in (0, 1):
+        return status == 0
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether destructive changes (adapt, retire) may publish, and a stable reason code."""
+
+    allowed: bool
+    reason: str
+
+
+def destructive_changes_allowed(
+    state: CheckoutState, previous_source_commit: str | None
+) -> Verdict:
+    """May a lesson recorded at ``previous_source_commit`` be adapted or retired now?
+
+    Reasons: ``ancestor`` (allowed), ``not_git``, ``unknown_provenance``, ``no_head``,
+    ``dirty``, ``shallow``, ``filtered``, ``submodules``, ``missing_commit``, ``divergent``
+    (divergent or squashed history: the recorded commit is not in HEAD's history).
+    """
+    if not state.is_git:
+        return Verdict(False, "not_git")
+    if previous_source_commit is None:
+        return Verdict(False, "unknown_provenance")
+    checks = (
+        (state.head is None, "no_head"),
+        (not state.clean, "dirty"),
+        (state.shallow, "shallow"),
+        (state.partial, "filtered"),
+        (state.has_submodules, "submodules"),
+    )
+    for failed, reason in checks:
+        if failed:
+            return Verdict(False, reason)
+    assert state.head is not None
+    ancestor = is_ancestor(state.path, previous_source_commit, state.head)
+    if ancestor is None:
+        return Verdict(False, "missing_commit")
+    if not ancestor:
+        return Verdict(False, "divergent")
+    return Verdict(True, "ancestor")
+
+
+def _changed_paths(porcelain_v2: bytes) -> list[bytes]:
+    """Paths named by ``git status --porcelain=v2 -z`` (changed, unmerged or untracked)."""
+    tokens = porcelain_v2.split(b"\0")
+    paths: list[bytes] = []
+    index = 0
+    while index < len(tokens):
+        entry = tokens[index]
+        index += 1
+        if entry.startswith(b"1 "):
+            paths.append(entry.split(b" ", 8)[8])
+        elif entry.startswith(b"2 "):
+            paths.append(entry.split(b" ", 9)[9])
+            paths.append(tokens[index])  # the rename's original path follows
+            index += 1
+        elif entry.startswith(b"u "):
+            paths.append(entry.split(b" ", 10)[10])
+        elif entry.startswith(b"? "):
+            paths.append(entry[2:])
+    return paths
+
+
+def _worktree_digest(root: Path, relative: bytes) -> bytes:
+    full = Path(os.fsdecode(os.path.join(os.fsencode(root), relative)))
+    try:
+        info = full.lstat()
+    except FileNotFoundError:
+        return b"missing"
+    if stat.S_ISLNK(info.st_mode):
+        return b"link:" + os.fsencode(os.readlink(full))
+    if not stat.S_ISREG(info.st_mode):
+        return b"other"
+    digest = hashlib.sha256()
+    with full.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(chunk)
+    executable = b"x" if info.st_mode & stat.S_IXUSR else b"-"
+    return executable + digest.hexdigest().encode()
+
+
+def fingerprint(path: str | os.PathLike[str]) -> str:
+    """A sha256 over HEAD, the index, every changed or untracked non-ignored file (content and
+    exec bit) and the remote and extension config. Unchanged tracked files are covered by the
+    index entries (git compares them to the work tree), so cost grows with the changes only.
+    """
+    root = Path(path)
+    repo = _open(root)
+    if repo is None:
+        raise ProvenanceError(
+            f"cannot fingerprint {os.fspath(root)!r}: it is not the root of a git work tree"
+        )
+    digest = hashlib.sha256()
+
+    def feed(label: bytes, data: bytes) -> None:
+        digest.update(label + b"\0" + str(len(data)).encode() + b"\0" + data)
+
+    _status, head = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
+    feed(b"head", head.strip() or b"unborn")
+    _status, index = _git(repo, "ls-files", "--stage", "-z")
+    feed(b"index", index)
+    _status, status = _git(
+        repo, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none"
+    )
+    feed(b"status", status)
+    for relative in sorted(set(_changed_paths(status))):
+        feed(b"file:" + relative, _worktree_digest(root, relative))
+    _status, config = _git(repo, "config", "--get-regexp", r"^(remote|extensions)\.")
+    feed(b"config", b"\n".join(sorted(config.splitlines())))
+    return digest.hexdigest()
+
+
+def verify_fingerprint(path: str | os.PathLike[str], expected: str) -> None:
+    """Raise ProvenanceError when the checkout no longer has the fingerprint taken at review."""
+    actual = fingerprint(path)
+    if actual != expected:
+        raise ProvenanceError(
+            f"checkout {os.fspath(path)!r} changed during review (fingerprint "
+            f"{expected[:12]!r} is now {actual[:12]!r}); keep it unchanged until publication, "
+            "or run the review again"
+        )
+
+
+@runtime_checkable
+class CheckoutVerifier(Protocol):
+    """What admission may believe about a root-relative path of the current checkout."""
+
+    def exists(self, path: str) -> bool: ...
+
+    def is_file(self, path: str) -> bool: ...
+
+    def is_folder(self, path: str) -> bool: ...
+
+    def is_tracked_or_unignored(self, path: str) -> bool: ...
+
+    def read_text(self, path: str, max_bytes: int) -> str | None: ...
+
+
+def _literal_parts(path: str) -> list[str] | None:
+    if not path or path.startswith("/") or "\\" in path or "\0" in path:
+        return None
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    return parts
+
+
+def _parent_folders(files: Iterable[str]) -> frozenset[str]:
+    """Every folder holding at least one of ``files`` (git tracks files, never folders)."""
+    folders: set[str] = set()
+    for file in files:
+        parts = file.split("/")
+        folders.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
+    return frozenset(folders)
+
+
+class GitCheckoutVerifier:
+    """A snapshot of the tracked and untracked-but-not-ignored files of a git work tree.
+
+    Paths resolve through symlinks; a citation counts only when the resolved target stays inside
+    the checkout and every symlink on the way, and the target, are tracked or not ignored, so the
+    cited bytes are among those the fingerprint covers.
+    """
+
+    def __init__(self, root: Path, visible: frozenset[str]) -> None:
+        self._root = Path(os.path.realpath(root))
+        self._visible = visible
+        self._folders = _parent_folders(visible)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> GitCheckoutVerifier:
+        repo = _open(path)
+        if repo is None:
+            raise ProvenanceError(
+                f"cannot verify citations in {os.fspath(path)!r}: it is not the root of a git "
+                "work tree, so no file is tracked or known to be unignored"
+            )
+        _status, listed = _git(repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        visible = frozenset(_text(p) for p in listed.split(b"\0") if p)
+        return cls(Path(path), visible)
+
+    def _relative(self, real: Path) -> str | None:
+        try:
+            return real.relative_to(self._root).as_posix()
+        except ValueError:
+            return None
+
+    def _walk(self, path: str) -> tuple[Path, bool] | None:
+        """The canonical path, and whether every symlink on the way is visible."""
+        parts = _literal_parts(path)
+        if parts is None:
+            return None
+        current = self._root
+        links_visible = True
+        for part in parts:
+            candidate = current / part
+            if candidate.is_symlink():
+                link = self._relative(candidate)
+                links_visible = links_visible and link is not None and link in self._visible
+            current = Path(os.path.realpath(candidate))
+            if self._relative(current) is None:
+                return None  # escapes the checkout
+        return current, links_visible
+
+    def exists(self, path: str) -> bool:
+        walked = self._walk(path)
+        return walked is not None and walked[0].exists()
+
+    def is_file(self, path: str) -> bool:
+        walked = self._walk(path)
+        return walked is not None and walked[0].is_file()
+
+    def is_folder(self, path: str) -> bool:
+        walked = self._walk(path)
+        return walked is not None and walked[0].is_dir()
+
+    def is_tracked_or_unignored(self, path: str) -> bool:
+        walked = self._walk(path)
+        if walked is None or not walked[1]:
+            return False
+        real, _ = walked
+        relative = self._relative(real)
+        if relative is None:
+            return False
+        if real.is_dir():
+            return relative == "" or relative in self._folders
+        return real.is_file() and relative in self._visible
+
+    def read_text(self, path: str, max_bytes: int) -> str | None:
+        if not (self.is_file(path) and self.is_tracked_or_unignored(path)):
+            return None
+        walked = self._walk(path)
+        assert walked is not None
+        with walked[0].open("rb") as handle:
+            data = handle.read(max_bytes)
+        return data.decode("utf-8", "replace")

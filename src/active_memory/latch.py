@@ -57,7 +57,9 @@ def read_latched_outcome(state_dir: str | os.PathLike[str]) -> Outcome | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise PostmortemError(f"cannot read latched outcome {str(path)!r}: {error.strerror}") from None
+        raise PostmortemError(
+            f"cannot read latched outcome {str(path)!r}: {error.strerror}"
+        ) from None
     try:
         data = json.loads(text)
     except ValueError as error:

@@ -27,7 +27,9 @@ _CHANNEL_SCOPE: dict[str, ScopeKind] = {"hook": "repository", "prompt": "graph"}
 
 def visible_set(lessons: Iterable[Lesson], kind: ScopeKind) -> frozenset[tuple[str, int]]:
     """The ``(id, revision)`` pairs of ``kind`` a specialist can see: what a conflict compares."""
-    return frozenset((lesson.id, lesson.revision) for lesson in lessons if lesson.scope.kind == kind)
+    return frozenset(
+        (lesson.id, lesson.revision) for lesson in lessons if lesson.scope.kind == kind
+    )
 
 
 def lesson_changes(
@@ -50,25 +52,26 @@ def lesson_changes(
         for delivery in deliveries:
             seen = earlier.get(delivery.lesson_id)
             if seen is None or delivery.revision > seen[0]:
-                kind = _CHANNEL_SCOPE.get(delivery.channel, "repository")
-                earlier[delivery.lesson_id] = (delivery.revision, kind)
+                channel = _CHANNEL_SCOPE.get(delivery.channel, "repository")
+                earlier[delivery.lesson_id] = (delivery.revision, channel)
 
     out: dict[ScopeKind, list[dict[str, Any]]] = {"graph": [], "repository": []}
     for lesson_id in sorted(set(earlier) | (set(now) if before is not None else set())):
-        lesson = now.get(lesson_id)
+        found = now.get(lesson_id)
         previous = earlier.get(lesson_id)
-        if lesson is not None and previous is not None and lesson.revision == previous[0]:
+        if found is not None and previous is not None and found.revision == previous[0]:
             continue
+        kind: ScopeKind
         if previous is None:
-            assert lesson is not None
-            kind: ScopeKind = lesson.scope.kind
-            entry = _entry(lesson_id, None, lesson.revision, "new")
-        elif lesson is None:
+            assert found is not None
+            kind = found.scope.kind
+            entry = _entry(lesson_id, None, found.revision, "new")
+        elif found is None:
             kind = previous[1]
             entry = _entry(lesson_id, previous[0], None, "retired")
         else:
-            kind = lesson.scope.kind
-            entry = _entry(lesson_id, previous[0], lesson.revision, "revised")
+            kind = found.scope.kind
+            entry = _entry(lesson_id, previous[0], found.revision, "revised")
         out[kind].append(entry)
     return out
 

@@ -203,7 +203,5 @@ async def run_postmortem(
     )
     report = await run.run(prompts, contracts)
     if run_log is not None:
-        append_report(
-            run_log, record, report, rejections=run.rejections, binding=run.binding
-        )
+        append_report(run_log, record, report, rejections=run.rejections, binding=run.binding)
     return report

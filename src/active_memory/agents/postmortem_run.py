@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from active_memory.agents.changes import lesson_changes, visible_set
 from active_memory.agents.providers.base import ModelProvider
@@ -182,7 +183,7 @@ class PostmortemRun:
 
     def classify(self, error: BaseException) -> _Failure:
         """The status, code and one-line message of a specialist failure."""
-        stopped = "cancelled" if self.cancelled else "timed_out"
+        stopped: SpecialistStatus = "cancelled" if self.cancelled else "timed_out"
         if isinstance(error, (asyncio.CancelledError, SessionCancelled, EvidenceCancelled)):
             what = "cancelled by the host" if self.cancelled else "stopped at the shared deadline"
             return _Failure(stopped, stopped, f"{what}; nothing of it was published")
@@ -248,13 +249,17 @@ class PostmortemRun:
             return tuple(facts)
         facts.append(f"repository key: {checkout.repository}")
         if not state.is_git:
-            facts.append("checkout: not a git work tree; adapt and retire of repository lessons "
-                         "are deferred by the host")  # fmt: skip
+            facts.append(
+                "checkout: not a git work tree; adapt and retire of repository lessons "
+                "are deferred by the host"
+            )
         elif state.source_commit is not None:
             facts.append(f"checkout: commit {state.head}, clean (the inspected commit)")
         else:
-            facts.append(f"checkout: commit {state.head} with uncommitted changes; adapt and "
-                         "retire of repository lessons are deferred by the host")  # fmt: skip
+            facts.append(
+                f"checkout: commit {state.head} with uncommitted changes; adapt and "
+                "retire of repository lessons are deferred by the host"
+            )
         return tuple(facts)
 
     def _provider(self) -> ModelProvider:
@@ -279,7 +284,8 @@ class PostmortemRun:
         except StoreError as error:
             failure = _Failure("failed", "store_error", _one_line(str(error)))
             raise Unprepared(failure) from None
-        assert isinstance(snapshot, Snapshot) and isinstance(inspected, tuple)
+        assert isinstance(snapshot, Snapshot)
+        assert isinstance(inspected, tuple)
         state, verifier, taken = inspected
         self.snapshot = snapshot
         self.fingerprint = taken
@@ -321,7 +327,7 @@ class PostmortemRun:
                 remaining = self.deadline - time.monotonic()
                 if remaining <= 0:
                     return
-                watch: set[asyncio.Future[object]] = set(pending)
+                watch: set[asyncio.Future[Any]] = set(pending)
                 if waiter is not None:
                     watch.add(waiter)
                 await asyncio.wait(watch, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
@@ -388,13 +394,19 @@ class PostmortemRun:
         refusal = self.control.refusal()
         if refusal is not None:
             status: SpecialistStatus = "cancelled" if self.cancelled else "timed_out"
-            self._fence_all(pending, _Failure(status, status, f"publication fenced ({refusal}); "
-                                              "nothing of it was published"))  # fmt: skip
+            self._fence_all(
+                pending,
+                _Failure(
+                    status, status, f"publication fenced ({refusal}); nothing of it was published"
+                ),
+            )
             return False
         if not await self._checkout_unchanged():
             self.checkout_changed = True
-            message = ("the checkout changed during review (its fingerprint differs); "
-                       "publication refused, keep it unchanged until the postmortem publishes")  # fmt: skip
+            message = (
+                "the checkout changed during review (its fingerprint differs); "
+                "publication refused, keep it unchanged until the postmortem publishes"
+            )
             self._fence_all(pending, _Failure("failed", "checkout_changed", message))
             return False
         return True
@@ -424,8 +436,14 @@ class PostmortemRun:
                 return
             self.revisions = dict(receipt.revisions)
             self.changes = [
-                LessonChange(c.op, c.id, c.specialist, c.expected_revision,
-                             receipt.revisions.get(c.id), c.title)  # fmt: skip
+                LessonChange(
+                    c.op,
+                    c.id,
+                    c.specialist,
+                    c.expected_revision,
+                    receipt.revisions.get(c.id),
+                    c.title,
+                )
                 for c in plan.changes
             ]
             for name in pending:
@@ -457,8 +475,16 @@ class PostmortemRun:
             snapshot = await self._in_thread(self.backend.snapshot, self._request())
         except (StoreError, TimeoutError) as error:
             for name in maintenance:
-                self.fail(name, _Failure("conflict", "conflict", _one_line(
-                    f"revision conflict, and the snapshot could not be refreshed: {error}")))  # fmt: skip
+                self.fail(
+                    name,
+                    _Failure(
+                        "conflict",
+                        "conflict",
+                        _one_line(
+                            f"revision conflict, and the snapshot could not be refreshed: {error}"
+                        ),
+                    ),
+                )
             return
         assert isinstance(snapshot, Snapshot)
         again: list[str] = []
@@ -555,9 +581,10 @@ class PostmortemRun:
             return "cancelled"
         if self.checkout_changed:
             return "checkout_changed"
-        for special in ("timed_out", "conflict"):
-            if special in statuses:
-                return special  # type: ignore[return-value]
+        if "timed_out" in statuses:
+            return "timed_out"
+        if "conflict" in statuses:
+            return "conflict"
         failed = [r for r in ran if not r.ok]
         if failed:
             return "failed" if len(failed) == len(ran) else "partial"
@@ -593,8 +620,9 @@ class PostmortemRun:
 
     @property
     def rejections(self) -> tuple[Rejection, ...]:
-        return tuple(r for name in SPECIALISTS if name in self.meters
-                     for r in self.meters[name].rejections)  # fmt: skip
+        return tuple(
+            r for name in SPECIALISTS if name in self.meters for r in self.meters[name].rejections
+        )
 
 
 def append_report(
@@ -617,9 +645,12 @@ def append_report(
 
 
 def _append(
-    log: RunLog, record: RunRecord, report: PostmortemReport, binding: Binding | None,
+    log: RunLog,
+    record: RunRecord,
+    report: PostmortemReport,
+    binding: Binding | None,
     reason_code: str | None,
-) -> None:  # fmt: skip
+) -> None:
     run_id = record.run_id
     for specialist in report.specialists:
         ids = [c.id for c in report.changes if c.specialist == specialist.specialist]

@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from active_memory.agents.report import LessonChange
+from active_memory.agents.report import ChangeOp, LessonChange
 from active_memory.agents.specialists import Validated
 from active_memory.lessons import Mutation, Publication
 from active_memory.prompts import SPECIALISTS
@@ -60,7 +60,7 @@ class Plan:
 def _change(specialist: str, mutation: Mutation) -> LessonChange:
     if mutation.op == "retire":
         return LessonChange("retire", mutation.id, specialist, mutation.expected_revision)
-    op = "create" if mutation.expected_revision == 0 else "adapt"
+    op: ChangeOp = "create" if mutation.expected_revision == 0 else "adapt"
     title = mutation.draft.title if mutation.draft is not None else None
     return LessonChange(op, mutation.id, specialist, mutation.expected_revision, title=title)
 

@@ -115,7 +115,8 @@ async def try_specialist(
         await run.prepare()
     except Unprepared as unprepared:
         raise PostmortemError(unprepared.failure.message) from None
-    assert run.env is not None and run.snapshot is not None
+    assert run.env is not None
+    assert run.snapshot is not None
     spec = SPECS[name]
     lessons, changes = run.inputs(name, run.snapshot)
     batches = plan_batches(lessons, evidence_budget, {str(c["id"]): c for c in changes})
@@ -131,20 +132,29 @@ async def try_specialist(
     # Changes travel with their lesson's batch; those of lessons no longer live with batch 0.
     own = [c for c in changes if c["id"] in ids or (batch == 0 and c["id"] not in live)]
     session = await answer_session(
-        run.env, spec, meter, batch=batch, label=f"batch {batch + 1} of {count}",
-        lessons=supplied, changes=own if spec.maintenance else (),
-    )  # fmt: skip
+        run.env,
+        spec,
+        meter,
+        batch=batch,
+        label=f"batch {batch + 1} of {count}",
+        lessons=supplied,
+        changes=own if spec.maintenance else (),
+    )
     if spec.maintenance:
         maintained = admit_maintenance(session.answer, name, supplied, run.env.admission)
         complete, accepted, rejections = (
-            maintained.complete, len(maintained.decisions), maintained.rejections
-        )  # fmt: skip
+            maintained.complete,
+            len(maintained.decisions),
+            maintained.rejections,
+        )
     else:
         discovered = admit_discovery(session.answer, name, run.env.admission)
         whole = any(r.stage == "shape" or r.index < 0 for r in discovered.rejections)
         complete, accepted, rejections = (
-            not whole, len(discovered.proposals), discovered.rejections
-        )  # fmt: skip
+            not whole,
+            len(discovered.proposals),
+            discovered.rejections,
+        )
     return TrialResult(
         specialist=name,
         batch=batch,

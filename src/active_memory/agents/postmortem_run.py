@@ -336,6 +336,20 @@ class PostmortemRun:
             if waiter is not None:
                 waiter.cancel()
 
+    async def _timed(
+        self, name: str, lessons: list[Lesson], changes: list[dict[str, object]]
+    ) -> Validated:
+        env = self.env
+        assert env is not None
+        meter = self.meters[name]
+        if meter.conflict_retries == 0:
+            meter.started = time.monotonic()
+        meter.ended = None
+        try:
+            return await run_specialist(env, name, meter, lessons=lessons, changes=changes)
+        finally:
+            meter.ended = time.monotonic()
+
     async def _run_specialists(self, names: Sequence[str], snapshot: Snapshot) -> None:
         """Run ``names`` concurrently under the shared deadline; settle each into a result or a
         failure. Unfinished specialists are cancelled: nothing of theirs publishes."""
@@ -346,8 +360,7 @@ class PostmortemRun:
             lessons, changes = self.inputs(name, snapshot)
             self.note(name, "running")
             tasks[name] = asyncio.create_task(
-                run_specialist(env, name, self.meters[name], lessons=lessons, changes=changes),
-                name=f"postmortem:{name}",
+                self._timed(name, lessons, changes), name=f"postmortem:{name}"
             )
         try:
             await self._wait(tasks.values())
@@ -365,7 +378,6 @@ class PostmortemRun:
                 self.fail(name, self.classify(error))
                 continue
             self.results[name] = task.result()
-            self.meters[name].ended = time.monotonic()
             self.note(name, "validated")
 
     # -- publication -------------------------------------------------------------------------
@@ -498,7 +510,6 @@ class PostmortemRun:
             else:
                 self.results.pop(name)
                 self.meters[name].conflict_retries += 1
-                self.meters[name].ended = None
                 again.append(name)
         if again:
             await self._run_specialists(again, snapshot)

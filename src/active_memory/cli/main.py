@@ -9,9 +9,12 @@ from __future__ import annotations
 import click
 
 from active_memory import __version__
+from active_memory.cli.contracts import contracts
+from active_memory.cli.demo import demo
 from active_memory.cli.evidence import evidence
 from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
+from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
 from active_memory.cli.serve import serve
 from active_memory.cli.store import store
@@ -29,6 +32,10 @@ main.add_command(recall)
 main.add_command(hooks)
 main.add_command(serve)
 main.add_command(evidence)
+main.add_command(postmortem)
+main.add_command(specialist)
+main.add_command(contracts)
+main.add_command(demo)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -20,13 +20,13 @@ import json
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
 import git
 
-from active_memory.agents.postmortem import run_postmortem, sequential_ids
+from active_memory.agents.postmortem import resolve_source_node, run_postmortem, sequential_ids
 from active_memory.agents.providers.replay import ReplayProvider
 from active_memory.agents.report import PostmortemReport
 from active_memory.agents.specialists import ProgressCallback
@@ -190,11 +190,15 @@ async def run_demo(
             )
             parent = folder / "checkout"
             record = load_run_record(folder)
+            config = parse_runtime_config(record.runtime)
+            node = resolve_source_node(record.graph, config.postmortem.source_node)
+            assert node.binding is not None
             provider = ReplayProvider(folder / EXCHANGES)
             report = await run_postmortem(
                 record,
-                config=parse_runtime_config(record.runtime),
+                config=config,
                 backend=store,
+                binding=replace(node.binding, provider="replay"),
                 private_dir=root / ".state" / name / "evidence",
                 provider=provider,
                 run_log=RunLog(root / ".state" / name / "run-log.jsonl"),

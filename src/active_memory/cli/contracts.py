@@ -1,0 +1,37 @@
+"""``active-memory contracts check``: every specialist contract is strict Draft 2020-12."""
+
+from __future__ import annotations
+
+import click
+
+from active_memory.cli._common import EXIT_FAILED, emit_json, json_option
+from active_memory.contracts.check import check_contracts
+
+__all__ = ["contracts"]
+
+
+@click.group("contracts")
+def contracts() -> None:
+    """The specialists' JSON answer contracts."""
+
+
+@contracts.command("check")
+@json_option
+def check(as_json: bool) -> None:
+    """Check that every contract is a strict Draft 2020-12 schema; print their sha256.
+
+    Exit 1 when any contract is not.
+    """
+    results = check_contracts()
+    if as_json:
+        emit_json([result.to_dict() for result in results])
+    else:
+        for result in results:
+            mark = "ok " if result.ok else "BAD"
+            click.echo(f"{mark} {result.name:<24} sha256 {result.sha256}")
+            for problem in result.problems:
+                click.echo(f"    {problem}")
+    if not all(result.ok for result in results):
+        bad = ", ".join(result.name for result in results if not result.ok)
+        click.echo(f"error: contract(s) {bad} are not strict Draft 2020-12 schemas", err=True)
+        raise click.exceptions.Exit(EXIT_FAILED)

@@ -1,0 +1,305 @@
+"""``active-memory postmortem RUN`` and ``active-memory specialist run NAME RUN``.
+
+The postmortem reviews a recorded run (a native record folder, its run.json, or a Claude Code
+session .jsonl) and publishes what admission accepts into the lesson store. ``--provider
+replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's binding chooses the
+provider (``--provider``/``--model`` override it). ``specialist run`` runs one session of one
+specialist for prompt authors and never publishes.
+
+Exit codes: 0 the postmortem completed (or was skipped); 1 a specialist failed, timed out,
+conflicted or publication was refused; 2 bad input (record, runtime, sourceNode, options).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal, cast
+
+import click
+
+from active_memory.agents.postmortem import resolve_source_node, run_postmortem
+from active_memory.agents.providers.base import ModelProvider
+from active_memory.agents.providers.registry import create_provider, provider_names
+from active_memory.agents.providers.replay import ReplayProvider
+from active_memory.agents.trial import TrialResult, try_specialist
+from active_memory.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    emit_json,
+    fail,
+    json_option,
+    open_store,
+    store_option,
+)
+from active_memory.cli._report import format_report, progress_printer
+from active_memory.config import RuntimeConfig, load_runtime_config, parse_runtime_config
+from active_memory.errors import (
+    ActiveMemoryError,
+    ConfigError,
+    PostmortemError,
+    ReplayMismatch,
+    RunRecordError,
+)
+from active_memory.evidence.sources import open_run_source
+from active_memory.prompts import SPECIALISTS
+from active_memory.runlog import RunLog
+from active_memory.runs import RUN_FILE, Binding, Outcome, RunRecord
+
+__all__ = ["postmortem", "specialist"]
+
+OutcomeStatus = Literal["succeeded", "failed", "cancelled"]
+REPLAY = "replay"
+EXCHANGES = "exchanges.jsonl"
+
+
+def _exchanges(run: Path, given: Path | None) -> Path:
+    if given is not None:
+        return given
+    if run.is_dir():
+        return run / EXCHANGES
+    if run.name == RUN_FILE:
+        return run.parent / EXCHANGES
+    return run.with_name(run.stem + "." + EXCHANGES)
+
+
+def _config(record: RunRecord, runtime: Path | None, timeout_ms: int | None) -> RuntimeConfig:
+    config = load_runtime_config(runtime) if runtime else parse_runtime_config(record.runtime)
+    if timeout_ms is not None:
+        config = replace(config, postmortem=replace(config.postmortem, timeout_ms=timeout_ms))
+    return config
+
+
+def _binding(
+    record: RunRecord, config: RuntimeConfig, provider: str | None, model: str | None
+) -> Binding:
+    node = resolve_source_node(record.graph, config.postmortem.source_node)
+    assert node.binding is not None
+    binding = node.binding
+    if provider == REPLAY:
+        # The model and effort are still the inherited ones; only the answers are recorded.
+        binding = replace(binding, provider=REPLAY)
+    elif provider is not None:
+        if provider not in provider_names():
+            known = ", ".join((REPLAY, *provider_names()))
+            raise ConfigError("--provider", f"unknown provider {provider!r}; known: {known}")
+        binding = replace(binding, provider=provider)
+    if model is not None:
+        binding = replace(binding, model=model)
+    return binding
+
+
+def _provider(
+    name: str | None, run: Path, exchanges: Path | None, binding: Binding
+) -> ModelProvider:
+    if name == REPLAY:
+        return ReplayProvider(_exchanges(run, exchanges))
+    return create_provider(binding)
+
+
+def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
+    """A Claude Code session has no latched outcome: ``--outcome`` latches one for it."""
+    if outcome is None:
+        return record
+    if record.outcome is not None:
+        if record.outcome.status != outcome:
+            raise PostmortemError(
+                f"the record already latched outcome {record.outcome.status!r}; a latched "
+                "outcome is final, drop --outcome"
+            )
+        return record
+    status = cast(OutcomeStatus, outcome)
+    return replace(record, outcome=Outcome(status, int(time.time() * 1000), "latched by the CLI"))
+
+
+def _prepare(
+    run: Path, scratch: Path, runtime: Path | None, timeout_ms: int | None,
+    provider_name: str | None, model: str | None, exchanges: Path | None,
+    outcome: str | None = None,
+) -> tuple[RunRecord, RuntimeConfig, Binding, ModelProvider]:  # fmt: skip
+    """Parse the inputs; every problem here is bad input (exit 2) except a missing credential."""
+    try:
+        record = _with_outcome(open_run_source(run, scratch / "record"), outcome)
+        config = _config(record, runtime, timeout_ms)
+        binding = _binding(record, config, provider_name, model)
+        provider = _provider(provider_name, run, exchanges, binding)
+    except (RunRecordError, ConfigError, PostmortemError, ReplayMismatch) as error:
+        fail(str(error), EXIT_BAD_INPUT)
+    except ActiveMemoryError as error:
+        fail(str(error), EXIT_FAILED)
+    return record, config, binding, provider
+
+
+run_argument = click.argument("run", type=click.Path(exists=True, path_type=Path))
+provider_option = click.option(
+    "--provider",
+    "provider_name",
+    help="replay (answers from RUN/exchanges.jsonl), or a provider name such as anthropic or "
+    "openai. Default: the source node's binding.",
+)
+model_option = click.option("--model", help="Override the inherited model.")
+exchanges_option = click.option(
+    "--exchanges",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Recording for --provider replay (default: RUN/exchanges.jsonl).",
+)
+runtime_option = click.option(
+    "--runtime",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Runtime JSON with activeMemory/globalAgents (default: the record's runtime).",
+)
+
+
+@click.command("postmortem")
+@run_argument
+@provider_option
+@model_option
+@exchanges_option
+@store_option
+@click.option("--timeout-ms", type=click.IntRange(1, 600_000), help="Shared deadline (timeoutMs).")
+@runtime_option
+@click.option("--dry-run", is_flag=True, help="Do everything but publish.")
+@click.option(
+    "--outcome",
+    type=click.Choice(["succeeded", "failed", "cancelled"]),
+    help="Latch this outcome for a record that has none (a Claude Code session).",
+)
+@click.option(
+    "--run-log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Append the report's allow-listed fields and rejections to this JSONL run log.",
+)
+@json_option
+def postmortem(
+    run: Path,
+    provider_name: str | None,
+    model: str | None,
+    exchanges: Path | None,
+    store: Path | None,
+    timeout_ms: int | None,
+    runtime: Path | None,
+    dry_run: bool,
+    outcome: str | None,
+    run_log: Path | None,
+    as_json: bool,
+) -> None:
+    """Review a recorded RUN with the four specialists and publish the lessons admitted.
+
+    RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
+    """
+    with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
+        record, config, binding, provider = _prepare(
+            run, Path(scratch), runtime, timeout_ms, provider_name, model, exchanges, outcome
+        )
+        try:
+            with open_store(store, read_only=False) as opened:
+                report = asyncio.run(
+                    run_postmortem(
+                        record,
+                        config=config,
+                        backend=opened,
+                        private_dir=Path(scratch) / "evidence",
+                        provider=provider,
+                        binding=binding,
+                        run_log=RunLog(run_log) if run_log is not None else None,
+                        dry_run=dry_run,
+                        on_progress=progress_printer(not as_json),
+                    )
+                )
+        except PostmortemError as error:
+            fail(str(error), EXIT_BAD_INPUT)
+        except ActiveMemoryError as error:
+            fail(str(error), EXIT_FAILED)
+    if isinstance(provider, ReplayProvider) and provider.leftovers():
+        click.echo(
+            f"warning: {len(provider.leftovers())} recorded exchange(s) were never requested",
+            err=True,
+        )
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        click.echo("\n".join(format_report(report)))
+    if not report.ok:
+        raise click.exceptions.Exit(EXIT_FAILED)
+
+
+@click.group("specialist")
+def specialist() -> None:
+    """Run one postmortem specialist on its own (for prompt authors)."""
+
+
+def _print_trial(result: TrialResult) -> None:
+    click.echo(f"specialist   {result.specialist} (batch {result.batch} of {result.batches})")
+    click.echo(f"prompt       sha256 {result.prompt_sha256}")
+    click.echo(f"contract     sha256 {result.contract_sha256}")
+    click.echo(
+        f"session      {result.turns} turn(s), {result.tool_calls} tool call(s), "
+        f"tokens {result.input_tokens}/{result.output_tokens}"
+    )
+    click.echo("answer")
+    click.echo(json.dumps(json.loads(result.answer_json), indent=2, ensure_ascii=False))
+    verdict = "accepted" if result.complete else "REFUSED as a whole"
+    click.echo(f"validation   {verdict}: {result.accepted} item(s) accepted, "
+               f"{len(result.rejections)} rejected")  # fmt: skip
+    for rejection in result.rejections:
+        which = f"item {rejection.index}" if rejection.index >= 0 else "answer"
+        lesson = f" {rejection.id}" if rejection.id else ""
+        click.echo(f"  {rejection.stage:<12} {rejection.code:<32} {which}{lesson}")
+
+
+@specialist.command("run")
+@click.argument("name", type=click.Choice(SPECIALISTS))
+@run_argument
+@provider_option
+@model_option
+@exchanges_option
+@store_option
+@runtime_option
+@click.option("--batch", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Which maintenance batch (its replay label).")  # fmt: skip
+@json_option
+def run_specialist_command(
+    name: str,
+    run: Path,
+    provider_name: str | None,
+    model: str | None,
+    exchanges: Path | None,
+    store: Path | None,
+    runtime: Path | None,
+    batch: int,
+    as_json: bool,
+) -> None:
+    """Run specialist NAME once on RUN: print its raw answer, its admission and the hashes.
+
+    Maintenance reads its lessons from the store; nothing is ever published.
+    """
+    with tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch:
+        record, config, binding, provider = _prepare(
+            run, Path(scratch), runtime, None, provider_name, model, exchanges
+        )
+        try:
+            with open_store(store, read_only=False) as opened:
+                result = asyncio.run(
+                    try_specialist(
+                        record,
+                        name,
+                        config=config,
+                        backend=opened,
+                        provider=provider,
+                        private_dir=Path(scratch) / "evidence",
+                        binding=binding,
+                        batch=batch,
+                    )
+                )
+        except PostmortemError as error:
+            fail(str(error), EXIT_BAD_INPUT)
+        except ActiveMemoryError as error:
+            fail(str(error), EXIT_FAILED)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        _print_trial(result)

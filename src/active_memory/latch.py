@@ -25,12 +25,12 @@ from active_memory.runs import Outcome
 __all__ = ["LATCH_FILE", "latch_outcome", "read_latched_outcome", "run_state_dir"]
 
 LATCH_FILE = "outcome.json"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 def run_state_dir(base: str | os.PathLike[str], run_id: str) -> Path:
     """``base/runs/<readable id>-<hash>``: one private folder per run id, whatever it contains."""
-    readable = _UNSAFE.sub("_", run_id)[:64].strip("._") or "run"
+    readable = _UNSAFE.sub("_", run_id)[:64].strip("_") or "run"
     digest = hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:12]
     return Path(base) / "runs" / f"{readable}-{digest}"
 

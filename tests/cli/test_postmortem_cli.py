@@ -1,0 +1,127 @@
+"""``postmortem``, ``specialist run``, ``contracts check`` and ``demo`` through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from active_memory.cli.main import main
+from active_memory.store.sqlite import SqliteStore
+from agents.postmortem_kit import first_run
+
+
+def _cli(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_postmortem_with_replay_publishes_and_prints_the_report(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    store = tmp_path / "lessons.sqlite3"
+    log = tmp_path / "run-log.jsonl"
+    result = _cli("postmortem", str(folder), "--provider", "replay", "--store", str(store),
+                  "--run-log", str(log))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "status       completed" in out
+    assert "source node  implement (replay claude-sonnet-4-5)" in out
+    assert "rejections   card 1, injection 1, references 1, secret 1, source 1" in out
+    assert "changes      6 published" in out
+    with SqliteStore(store) as opened:
+        assert len(opened.list_lessons()) == 6
+    assert log.exists()
+
+
+def test_postmortem_json_and_dry_run_publish_nothing(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    store = tmp_path / "lessons.sqlite3"
+    result = _cli("postmortem", str(folder), "--provider", "replay", "--store", str(store),
+                  "--dry-run", "--json")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] == "dry_run"
+    assert report["totals"]["mutations"] == 6
+    assert report["totals"]["published"] == 0
+    with SqliteStore(store) as opened:
+        assert opened.list_lessons() == ()
+
+
+def test_a_bad_source_node_is_bad_input_in_one_sentence(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    runtime = tmp_path / "runtime.json"
+    runtime.write_text(json.dumps({"globalAgents": {"postmortem": {"sourceNode": "deploy"}}}))
+    result = _cli("postmortem", str(folder), "--provider", "replay", "--runtime", str(runtime),
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: globalAgents.postmortem.sourceNode 'deploy'")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "s.sqlite3").exists()
+
+
+def test_a_record_without_an_outcome_needs_outcome(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    run_file = folder / "run.json"
+    data = json.loads(run_file.read_text())
+    data["outcome"] = None
+    run_file.write_text(json.dumps(data))
+    store = str(tmp_path / "s.sqlite3")
+    refused = _cli("postmortem", str(folder), "--provider", "replay", "--store", store)
+    assert refused.exit_code == 2
+    assert "no latched outcome" in refused.stderr
+    latched = _cli("postmortem", str(folder), "--provider", "replay", "--store", store,
+                   "--outcome", "succeeded", "--dry-run")  # fmt: skip
+    assert latched.exit_code == 0, latched.stderr
+
+
+def test_a_failing_specialist_exits_1_with_the_report(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    lines = (folder / "exchanges.jsonl").read_text().splitlines()
+    (folder / "exchanges.jsonl").write_text(
+        "\n".join(line for line in lines if '"graph_discovery"' not in line) + "\n"
+    )
+    result = _cli("postmortem", str(folder), "--provider", "replay",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 1
+    assert "status       partial" in result.stdout
+    assert "graph_discovery: unexpected call" in result.stdout
+
+
+def test_specialist_run_prints_answer_validation_and_hashes(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    result = _cli("specialist", "run", "graph_discovery", str(folder), "--provider", "replay",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert out.startswith("specialist   graph_discovery (batch 0 of 1)")
+    assert "prompt       sha256 " in out
+    assert "contract     sha256 " in out
+    assert '"node_id": "implement"' in out
+    assert "validation   accepted: 2 item(s) accepted, 2 rejected" in out
+    assert "injection    override_instructions" in out
+    assert "references   receipt_unknown" in out
+    with SqliteStore(tmp_path / "s.sqlite3") as opened:
+        assert opened.list_lessons() == ()
+
+
+def test_contracts_check_lists_every_contract_with_its_hash() -> None:
+    result = _cli("contracts", "check")
+    assert result.exit_code == 0
+    assert [line.split()[:2] for line in result.stdout.splitlines()] == [
+        ["ok", name] for name in ("card", "graph_discovery", "graph_maintenance",
+                                  "repository_discovery", "repository_maintenance")
+    ]  # fmt: skip
+
+
+def test_demo_prints_reports_lessons_and_recall(tmp_path: Path) -> None:
+    result = _cli("demo", "--dir", str(tmp_path / "demo"))
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "== postmortem 1: first run" in out
+    assert "== postmortem 2: second run" in out
+    assert "-- live lessons after postmortem 2: 4" in out
+    assert "adapt   lesson-01JWNF15X00000000000000003@2" in out
+    assert "[lesson-01JWNF15X00000000000000003@2] Tests clear only APP_ variables" in out
+    again = _cli("demo", "--dir", str(tmp_path / "demo"))
+    assert again.exit_code == 2
+    assert "is not empty" in again.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 
+from active_memory.cancel import CancelToken
 from active_memory.config import (
     ActiveMemoryConfig,
     PostmortemConfig,
@@ -88,7 +89,6 @@ __version__ = "0.1.0"
 # name -> module for names whose modules import third-party libraries (see the docstring).
 _LAZY = {
     "AnswerContract": "active_memory.agents.providers",
-    "CancelToken": "active_memory.agents.session",
     "ModelProvider": "active_memory.agents.providers",
     "ModelRequest": "active_memory.agents.providers",
     "ModelResponse": "active_memory.agents.providers",

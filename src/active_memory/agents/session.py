@@ -38,6 +38,7 @@ from active_memory.agents.providers.base import (
     UserMessage,
 )
 from active_memory.agents.tools import Toolbox, ToolOutcome
+from active_memory.cancel import CancelToken
 from active_memory.errors import (
     ConfigError,
     ContractViolation,
@@ -73,23 +74,6 @@ class SessionLimits:
             raise ConfigError("limits.max_turns", "must be at least 2 (an answer and a repair)")
         if self.max_tool_calls < 0:
             raise ConfigError("limits.max_tool_calls", "must not be negative")
-
-
-class CancelToken:
-    """A flag a host sets to stop sessions between and during provider calls."""
-
-    def __init__(self) -> None:
-        self._event = asyncio.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    @property
-    def cancelled(self) -> bool:
-        return self._event.is_set()
-
-    async def wait(self) -> None:
-        await self._event.wait()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,20 +9,20 @@ the file's size.
 Cancellation is checked between pages, never inside one: :func:`iter_pages` raises
 :class:`~active_memory.errors.EvidenceCancelled` before reading the next page once the token is
 set. Any object with ``is_set() -> bool`` is a token (``threading.Event``, ``asyncio.Event``,
-:class:`CancelToken`).
+:class:`active_memory.cancel.CancelToken`).
 """
 
 from __future__ import annotations
 
 import codecs
 import os
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
 from typing import Protocol
 
+from active_memory.cancel import CancelToken
 from active_memory.errors import EvidenceCancelled, EvidenceError
 
 __all__ = [
@@ -40,19 +40,6 @@ _SKIP_CHUNK = 1 << 16
 
 class Cancellation(Protocol):
     def is_set(self) -> bool: ...
-
-
-class CancelToken:
-    """A thread-safe cancellation flag: ``cancel()`` once, every reader stops at its next page."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-
-    def cancel(self) -> None:
-        self._event.set()
-
-    def is_set(self) -> bool:
-        return self._event.is_set()
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from active_memory.agents.postmortem import ProviderFactory
     from active_memory.agents.providers.base import ModelProvider
     from active_memory.agents.report import PostmortemReport
-    from active_memory.agents.session import CancelToken
+    from active_memory.cancel import CancelToken
     from active_memory.runlog import RunLog
 
 __all__ = ["ENV_BROKER", "ENV_TOKEN", "ActiveRun", "open_run"]

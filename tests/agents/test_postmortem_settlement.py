@@ -13,7 +13,7 @@ import pytest
 from active_memory.agents.postmortem import run_postmortem, sequential_ids
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.report import PostmortemReport
-from active_memory.agents.session import CancelToken
+from active_memory.cancel import CancelToken
 from active_memory.errors import LessonRetired, RevisionConflict, RevisionMismatch
 from active_memory.lessons import Mutation, Publication
 from active_memory.runs import RunRecord

@@ -30,7 +30,7 @@ from active_memory.agents.report import (
     SpecialistReport,
     SpecialistStatus,
 )
-from active_memory.agents.session import CancelToken, SessionLimits
+from active_memory.agents.session import SessionLimits
 from active_memory.agents.specialists import (
     SPECS,
     Meter,
@@ -39,6 +39,7 @@ from active_memory.agents.specialists import (
     Validated,
     run_specialist,
 )
+from active_memory.cancel import CancelToken
 from active_memory.config import RuntimeConfig
 from active_memory.contracts.validate import AdmissionContext
 from active_memory.errors import (
@@ -664,7 +665,8 @@ def _append(
 ) -> None:
     run_id = record.run_id
     for specialist in report.specialists:
-        ids = [c.id for c in report.changes if c.specialist == specialist.specialist]
+        # The run log caps list fields; ids beyond it stay in the report.
+        ids = [c.id for c in report.changes if c.specialist == specialist.specialist][:256]
         log.append_event(
             "postmortem_specialist",
             run_id=run_id,

@@ -29,8 +29,9 @@ from typing import Any
 from active_memory.agents.batching import plan_batches
 from active_memory.agents.changes import ScopeKind, visible_set
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
-from active_memory.agents.session import CancelToken, Session, SessionLimits, SessionResult
+from active_memory.agents.session import Session, SessionLimits, SessionResult
 from active_memory.agents.tools import Toolbox
+from active_memory.cancel import CancelToken
 from active_memory.contracts import wire_schema
 from active_memory.contracts.validate import (
     AdmissionContext,

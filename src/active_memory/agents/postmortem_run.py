@@ -58,6 +58,7 @@ from active_memory.errors import (
     SessionCancelled,
     StoreError,
 )
+from active_memory.evidence.private import prepare_private_dir
 from active_memory.lessons import Lesson, Rejection
 from active_memory.prompts import SPECIALISTS
 from active_memory.provenance import (
@@ -239,7 +240,7 @@ class PostmortemRun:
                 return state, None, None
             return state, GitCheckoutVerifier.open(checkout.path), fingerprint(checkout.path)
         except ProvenanceError as error:
-            _log.warning("checkout inspection failed: %s", error)
+            _log.info("checkout inspection failed: %s", error)
             return None, None, None
 
     def _host_facts(self, state: CheckoutState | None) -> tuple[str, ...]:
@@ -287,6 +288,10 @@ class PostmortemRun:
             raise Unprepared(failure) from None
         assert isinstance(snapshot, Snapshot)
         assert isinstance(inspected, tuple)
+        try:
+            prepare_private_dir(self.private_dir)
+        except EvidenceError as error:
+            raise Unprepared(_Failure("failed", "evidence_error", _one_line(str(error)))) from None
         state, verifier, taken = inspected
         self.snapshot = snapshot
         self.fingerprint = taken

@@ -383,8 +383,10 @@ class PostmortemRun:
             if error is not None:
                 self.fail(name, self.classify(error))
                 continue
-            self.results[name] = task.result()
-            self.note(name, "validated")
+            result = task.result()
+            self.results[name] = result
+            self.note(name, f"validated, {result.changes} change(s)" if result.changes else
+                      "nothing to do")  # fmt: skip
 
     # -- publication -------------------------------------------------------------------------
 

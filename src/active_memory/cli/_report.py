@@ -33,7 +33,7 @@ def format_report(report: PostmortemReport) -> list[str]:
     seconds = report.elapsed_ms / 1000
     lines = [
         f"run          {report.run_id}",
-        f"status       {report.status}{' (dry run)' if report.dry_run else ''} in {seconds:.2f} s",
+        f"status       {report.status} in {seconds:.2f} s",
     ]
     if report.reason:
         lines.append(f"reason       {report.reason}")

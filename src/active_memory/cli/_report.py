@@ -78,7 +78,7 @@ def format_lessons(lessons: tuple[Lesson, ...]) -> list[str]:
     for lesson in lessons:
         scope = lesson.scope
         if scope.kind == "graph":
-            where = f"graph node {scope.to_dict()['node_id']}"
+            where = f"node {scope.to_dict()['node_id']}"
         else:
             data = scope.to_dict()
             where = ", ".join([*data["files"], *data["folders"], *data["identifiers"]])

@@ -26,11 +26,12 @@ import itertools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from active_memory.agents.postmortem_run import PostmortemRun, ProviderFactory, append_report
+from active_memory.agents.postmortem_run import PostmortemRun, ProviderFactory
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.report import PostmortemReport, SpecialistReport
 from active_memory.agents.session import SessionLimits
 from active_memory.agents.specialists import SPECS, ProgressCallback
+from active_memory.agents.summary import append_report
 from active_memory.cancel import CancelToken
 from active_memory.config import RuntimeConfig
 from active_memory.contracts import contract_sha256

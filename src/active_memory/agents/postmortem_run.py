@@ -10,26 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from active_memory.agents.changes import lesson_changes, visible_set
+from active_memory.agents.failures import Failure, classify, one_line
+from active_memory.agents.inspection import Inspection, host_facts, inspect
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.providers.registry import close_provider, create_provider
 from active_memory.agents.publish import IdBook, Plan, dispatch, plan_publication
-from active_memory.agents.report import (
-    DowngradeNote,
-    LessonChange,
-    PostmortemReport,
-    PostmortemStatus,
-    SpecialistReport,
-    SpecialistStatus,
-)
+from active_memory.agents.report import LessonChange, PostmortemReport, SpecialistStatus
 from active_memory.agents.session import SessionLimits
 from active_memory.agents.specialists import (
     SPECS,
@@ -39,36 +31,22 @@ from active_memory.agents.specialists import (
     Validated,
     run_specialist,
 )
+from active_memory.agents.summary import overall_status, specialist_report
 from active_memory.cancel import CancelToken
 from active_memory.config import RuntimeConfig
 from active_memory.contracts.validate import AdmissionContext
 from active_memory.errors import (
     ActiveMemoryError,
-    AnswerRefused,
-    ContractViolation,
-    EvidenceCancelled,
     EvidenceError,
     ProvenanceError,
-    ProviderDeadlineExceeded,
-    ProviderError,
     PublicationFenced,
-    ReplayMismatch,
     RevisionConflict,
-    RunLogError,
-    SessionCancelled,
     StoreError,
 )
 from active_memory.evidence.private import prepare_private_dir
 from active_memory.lessons import Lesson, Rejection
 from active_memory.prompts import SPECIALISTS
-from active_memory.provenance import (
-    CheckoutState,
-    GitCheckoutVerifier,
-    fingerprint,
-    inspect_checkout,
-    verify_fingerprint,
-)
-from active_memory.runlog import RunLog
+from active_memory.provenance import verify_fingerprint
 from active_memory.runs import Binding, GraphNode, RunRecord
 from active_memory.store.backend import (
     ActiveMemoryBackend,
@@ -78,37 +56,17 @@ from active_memory.store.backend import (
     SnapshotRequest,
 )
 
-__all__ = [
-    "MAX_CONFLICT_ROUNDS",
-    "PostmortemRun",
-    "ProviderFactory",
-    "Unprepared",
-    "append_report",
-]
+__all__ = ["MAX_CONFLICT_ROUNDS", "PostmortemRun", "ProviderFactory", "Unprepared"]
 
 ProviderFactory = Callable[[Binding], ModelProvider]
 MAX_CONFLICT_ROUNDS = 3
-_ERROR_CHARS = 300
-_log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class _Failure:
-    status: SpecialistStatus
-    code: str
-    message: str
-
-
-def _one_line(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
 
 
 class Unprepared(Exception):
     """Preparation failed for every specialist at once (snapshot, provider). Internal: the
     postmortem reports it; a trial turns it into a PostmortemError."""
 
-    def __init__(self, failure: _Failure) -> None:
+    def __init__(self, failure: Failure) -> None:
         super().__init__(failure.message)
         self.failure = failure
 
@@ -159,7 +117,7 @@ class PostmortemRun:
         self.control = PublicationControl(deadline=self.deadline + settlement_s)
         self.meters = {name: Meter(name) for name in names}
         self.results: dict[str, Validated] = {}
-        self.failures: dict[str, _Failure] = {}
+        self.failures: dict[str, Failure] = {}
         self.changes: list[LessonChange] = []
         self.revisions: dict[str, int] = {}
         self.snapshot: Snapshot | None = None
@@ -177,39 +135,11 @@ class PostmortemRun:
         if self.progress is not None:
             self.progress(name, state)
 
-    def fail(self, name: str, failure: _Failure) -> None:
+    def fail(self, name: str, failure: Failure) -> None:
         self.results.pop(name, None)
         self.failures[name] = failure
         self.meters[name].ended = self.meters[name].ended or time.monotonic()
         self.note(name, failure.status)
-
-    def classify(self, error: BaseException) -> _Failure:
-        """The status, code and one-line message of a specialist failure."""
-        stopped: SpecialistStatus = "cancelled" if self.cancelled else "timed_out"
-        if isinstance(error, (asyncio.CancelledError, SessionCancelled, EvidenceCancelled)):
-            what = "cancelled by the host" if self.cancelled else "stopped at the shared deadline"
-            return _Failure(stopped, stopped, f"{what}; nothing of it was published")
-        if isinstance(error, (ProviderDeadlineExceeded, TimeoutError)):
-            return _Failure("timed_out", "timed_out", "the shared postmortem deadline passed")
-        if isinstance(error, ContractViolation):
-            message = (
-                f"the answer did not satisfy contract {error.contract!r} after one repair turn "
-                f"({len(error.errors)} error(s))"
-            )
-            return _Failure("failed", "contract_violation", message)
-        codes: tuple[tuple[type[BaseException], str], ...] = (
-            (AnswerRefused, "answer_refused"),
-            (EvidenceError, "evidence_error"),
-            (ReplayMismatch, "replay_mismatch"),
-            (ProviderError, "provider_error"),
-            (StoreError, "store_error"),
-            (ActiveMemoryError, "error"),
-        )
-        for kind, code in codes:
-            if isinstance(error, kind):
-                return _Failure("failed", code, _one_line(str(error)))
-        # A bug must not take the host's run down with it: it is reported like any failure.
-        return _Failure("failed", "internal_error", _one_line(f"{type(error).__name__}: {error}"))
 
     async def _in_thread(self, function: Callable[..., object], *args: object) -> object:
         remaining = max(0.0, self.deadline - time.monotonic())
@@ -230,40 +160,6 @@ class PostmortemRun:
         memory = self.config.active_memory
         return SnapshotRequest(self._identity(), repository=memory.repository, graph=memory.graph)
 
-    def _inspect(self) -> tuple[CheckoutState | None, GitCheckoutVerifier | None, str | None]:
-        checkout = self.record.checkout
-        if checkout is None:
-            return None, None, None
-        try:
-            state = inspect_checkout(checkout.path)
-            if not state.is_git:
-                return state, None, None
-            return state, GitCheckoutVerifier.open(checkout.path), fingerprint(checkout.path)
-        except ProvenanceError as error:
-            _log.info("checkout inspection failed: %s", error)
-            return None, None, None
-
-    def _host_facts(self, state: CheckoutState | None) -> tuple[str, ...]:
-        facts = [f"graph hash: {self.record.graph_hash}"]
-        checkout = self.record.checkout
-        if checkout is None or state is None:
-            facts.append("checkout: none could be inspected; repository citations cannot verify")
-            return tuple(facts)
-        facts.append(f"repository key: {checkout.repository}")
-        if not state.is_git:
-            facts.append(
-                "checkout: not a git work tree; adapt and retire of repository lessons "
-                "are deferred by the host"
-            )
-        elif state.source_commit is not None:
-            facts.append(f"checkout: commit {state.head}, clean (the inspected commit)")
-        else:
-            facts.append(
-                f"checkout: commit {state.head} with uncommitted changes; adapt and "
-                "retire of repository lessons are deferred by the host"
-            )
-        return tuple(facts)
-
     def _provider(self) -> ModelProvider:
         if self._given_provider is not None:
             return self._given_provider
@@ -273,30 +169,32 @@ class PostmortemRun:
             else:
                 self._owned_provider = create_provider(self.binding)
         except ActiveMemoryError as error:
-            raise Unprepared(_Failure("failed", "provider_error", _one_line(str(error)))) from None
+            raise Unprepared(Failure("failed", "provider_error", one_line(str(error)))) from None
         return self._owned_provider
 
     async def prepare(self) -> None:
         try:
             snapshot = await self._in_thread(self.backend.snapshot, self._request())
-            inspected = await self._in_thread(self._inspect)
+            inspected = await self._in_thread(inspect, self.record)
         except TimeoutError:
-            failure = _Failure("timed_out", "timed_out", "the deadline passed while preparing")
+            failure = Failure("timed_out", "timed_out", "the deadline passed while preparing")
             raise Unprepared(failure) from None
         except StoreError as error:
-            failure = _Failure("failed", "store_error", _one_line(str(error)))
+            failure = Failure("failed", "store_error", one_line(str(error)))
             raise Unprepared(failure) from None
         assert isinstance(snapshot, Snapshot)
-        assert isinstance(inspected, tuple)
+        assert isinstance(inspected, Inspection)
         try:
             prepare_private_dir(self.private_dir)
         except EvidenceError as error:
-            raise Unprepared(_Failure("failed", "evidence_error", _one_line(str(error)))) from None
-        state, verifier, taken = inspected
+            raise Unprepared(Failure("failed", "evidence_error", one_line(str(error)))) from None
         self.snapshot = snapshot
-        self.fingerprint = taken
+        self.fingerprint = inspected.fingerprint
         admission = AdmissionContext(
-            run=self.record, config=self.config.active_memory, checkout=state, verifier=verifier
+            run=self.record,
+            config=self.config.active_memory,
+            checkout=inspected.state,
+            verifier=inspected.verifier,
         )
         checkout = self.record.checkout
         self.env = SpecialistEnv(
@@ -306,7 +204,7 @@ class PostmortemRun:
             admission=admission,
             private_dir=self.private_dir,
             checkout_root=checkout.path if checkout is not None else None,
-            host_facts=self._host_facts(state),
+            host_facts=host_facts(self.record, inspected.state),
             evidence_budget=self.budget,
             deadline=self.deadline,
             cancel=self.cancel,
@@ -377,11 +275,11 @@ class PostmortemRun:
             await asyncio.gather(*tasks.values(), return_exceptions=True)
         for name, task in tasks.items():
             if task.cancelled():
-                self.fail(name, self.classify(asyncio.CancelledError()))
+                self.fail(name, classify(asyncio.CancelledError(), cancelled=self.cancelled))
                 continue
             error = task.exception()
             if error is not None:
-                self.fail(name, self.classify(error))
+                self.fail(name, classify(error, cancelled=self.cancelled))
                 continue
             result = task.result()
             self.results[name] = result
@@ -393,7 +291,7 @@ class PostmortemRun:
     def _pending(self) -> dict[str, Validated]:
         return {name: result for name, result in self.results.items() if result.changes}
 
-    def _fence_all(self, pending: Iterable[str], failure: _Failure) -> None:
+    def _fence_all(self, pending: Iterable[str], failure: Failure) -> None:
         for name in pending:
             self.fail(name, failure)
 
@@ -416,7 +314,7 @@ class PostmortemRun:
             status: SpecialistStatus = "cancelled" if self.cancelled else "timed_out"
             self._fence_all(
                 pending,
-                _Failure(
+                Failure(
                     status, status, f"publication fenced ({refusal}); nothing of it was published"
                 ),
             )
@@ -427,7 +325,7 @@ class PostmortemRun:
                 "the checkout changed during review (its fingerprint differs); "
                 "publication refused, keep it unchanged until the postmortem publishes"
             )
-            self._fence_all(pending, _Failure("failed", "checkout_changed", message))
+            self._fence_all(pending, Failure("failed", "checkout_changed", message))
             return False
         return True
 
@@ -449,10 +347,10 @@ class PostmortemRun:
                 continue
             except PublicationFenced as error:
                 status: SpecialistStatus = "cancelled" if self.cancelled else "timed_out"
-                self._fence_all(pending, _Failure(status, status, _one_line(str(error))))
+                self._fence_all(pending, Failure(status, status, one_line(str(error))))
                 return
             except StoreError as error:
-                self._fence_all(pending, _Failure("failed", "store_error", _one_line(str(error))))
+                self._fence_all(pending, Failure("failed", "store_error", one_line(str(error))))
                 return
             self.revisions = dict(receipt.revisions)
             self.changes = [
@@ -478,7 +376,7 @@ class PostmortemRun:
         maintenance: list[str] = []
         for name in sorted(o for o in owners if o is not None):
             if exhausted:
-                self.fail(name, _Failure("conflict", "conflict", _one_line(str(conflict))))
+                self.fail(name, Failure("conflict", "conflict", one_line(str(conflict))))
             elif SPECS[name].maintenance:
                 maintenance.append(name)
             else:
@@ -489,7 +387,7 @@ class PostmortemRun:
         if time.monotonic() >= self.deadline:
             message = "revision conflict and no time left before the deadline to decide again"
             for name in maintenance:
-                self.fail(name, _Failure("conflict", "conflict", message))
+                self.fail(name, Failure("conflict", "conflict", message))
             return
         try:
             snapshot = await self._in_thread(self.backend.snapshot, self._request())
@@ -497,10 +395,10 @@ class PostmortemRun:
             for name in maintenance:
                 self.fail(
                     name,
-                    _Failure(
+                    Failure(
                         "conflict",
                         "conflict",
-                        _one_line(
+                        one_line(
                             f"revision conflict, and the snapshot could not be refreshed: {error}"
                         ),
                     ),
@@ -513,8 +411,8 @@ class PostmortemRun:
             if visible_set(snapshot.lessons, scope) == self.results[name].reviewed:
                 # A conflict the visible lessons do not explain (a hidden tombstone, a store that
                 # lags): retrying would loop, so stop here.
-                message = f"{_one_line(str(conflict))} The visible {scope} lessons did not change"
-                self.fail(name, _Failure("conflict", "conflict", _one_line(message)))
+                message = f"{one_line(str(conflict))} The visible {scope} lessons did not change"
+                self.fail(name, Failure("conflict", "conflict", one_line(message)))
             else:
                 self.results.pop(name)
                 self.meters[name].conflict_retries += 1
@@ -550,68 +448,23 @@ class PostmortemRun:
 
     # -- the report --------------------------------------------------------------------------
 
-    def _specialist_report(self, name: str) -> SpecialistReport:
-        if name not in self.meters:
-            return SpecialistReport(name, "skipped")
-        meter = self.meters[name]
-        result = self.results.get(name)
-        failure = self.failures.get(name)
-        stages: dict[str, int] = {}
-        for rejection in meter.rejections:
-            stages[rejection.stage] = stages.get(rejection.stage, 0) + 1
-        decisions: dict[str, int] = {}
-        downgrades: tuple[DowngradeNote, ...] = ()
-        status: SpecialistStatus
-        mutations = 0
-        if failure is not None or result is None:
-            status = failure.status if failure is not None else "failed"
-        else:
-            for bound in result.decisions:
-                decisions[bound.applied] = decisions.get(bound.applied, 0) + 1
-            downgrades = tuple(DowngradeNote(d.id, d.action, d.reason) for d in result.downgrades)
-            mutations = result.changes
-            if not result.changes:
-                status = "nothing_to_do"
-            else:
-                status = "dry_run" if self.dry_run else "published"
-        usage = meter.usage
-        return SpecialistReport(
-            specialist=name,
-            status=status,
-            batches=meter.batches,
-            decisions=decisions,
-            downgrades=downgrades,
-            proposals_accepted=len(result.proposals) if result is not None else 0,
-            rejections=stages,
-            mutations=mutations,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            retries=meter.retries,
-            conflict_retries=meter.conflict_retries,
-            elapsed_ms=meter.elapsed_ms,
-            error=failure.message if failure is not None else None,
-            error_code=failure.code if failure is not None else None,
-        )
-
-    def _status(self, reports: Sequence[SpecialistReport]) -> PostmortemStatus:
-        ran = [r for r in reports if r.status != "skipped"]
-        statuses = {r.status for r in ran}
-        if self.cancelled and "cancelled" in statuses:
-            return "cancelled"
-        if self.checkout_changed:
-            return "checkout_changed"
-        if "timed_out" in statuses:
-            return "timed_out"
-        if "conflict" in statuses:
-            return "conflict"
-        failed = [r for r in ran if not r.ok]
-        if failed:
-            return "failed" if len(failed) == len(ran) else "partial"
-        return "dry_run" if self.dry_run else "completed"
-
     async def _report(self, prompts: dict[str, str], contracts: dict[str, str]) -> PostmortemReport:
-        reports = tuple(self._specialist_report(name) for name in SPECIALISTS)
-        status = self._status(reports)
+        reports = tuple(
+            specialist_report(
+                name,
+                self.meters.get(name),
+                self.results.get(name),
+                self.failures.get(name),
+                dry_run=self.dry_run,
+            )
+            for name in SPECIALISTS
+        )
+        status = overall_status(
+            reports,
+            cancelled=self.cancelled,
+            checkout_changed=self.checkout_changed,
+            dry_run=self.dry_run,
+        )
         reason = None
         if status not in ("completed", "dry_run"):
             reason = next((r.error for r in reports if r.error), None)
@@ -642,75 +495,3 @@ class PostmortemRun:
         return tuple(
             r for name in SPECIALISTS if name in self.meters for r in self.meters[name].rejections
         )
-
-
-def append_report(
-    log: RunLog,
-    record: RunRecord,
-    report: PostmortemReport,
-    *,
-    rejections: Sequence[Rejection] = (),
-    binding: Binding | None = None,
-    reason_code: str | None = None,
-) -> None:
-    """Append the report's allow-listed projection and each rejection (stage and code, never
-    lesson text). A log that cannot be written is a warning, never an error: the postmortem
-    must not fail the host's run."""
-    try:
-        log.append_rejections(record.run_id, rejections)
-        _append(log, record, report, binding, reason_code)
-    except (RunLogError, OSError) as error:
-        _log.warning("could not append the postmortem to the run log: %s", error)
-
-
-def _append(
-    log: RunLog,
-    record: RunRecord,
-    report: PostmortemReport,
-    binding: Binding | None,
-    reason_code: str | None,
-) -> None:
-    run_id = record.run_id
-    for specialist in report.specialists:
-        # The run log caps list fields; ids beyond it stay in the report.
-        ids = [c.id for c in report.changes if c.specialist == specialist.specialist][:256]
-        log.append_event(
-            "postmortem_specialist",
-            run_id=run_id,
-            role=specialist.specialist,
-            status=specialist.status,
-            batches=specialist.batches,
-            kept=specialist.decisions.get("keep", 0),
-            adapted=specialist.decisions.get("adapt", 0),
-            retired=specialist.decisions.get("retire", 0),
-            deferred=specialist.decisions.get("defer", 0),
-            downgraded=len(specialist.downgrades),
-            accepted=specialist.proposals_accepted,
-            rejected=specialist.rejected,
-            mutations=specialist.mutations,
-            ids=ids,
-            input_tokens=specialist.input_tokens,
-            output_tokens=specialist.output_tokens,
-            conflicts=specialist.conflict_retries,
-            duration_ms=specialist.elapsed_ms,
-            error_code=specialist.error_code,
-            contract_sha256=report.contract_sha256.get(specialist.specialist),
-        )
-    log.append_event(
-        "postmortem",
-        run_id=run_id,
-        status=report.status,
-        reason_code=reason_code,
-        outcome=record.outcome.status if record.outcome is not None else None,
-        node_id=report.source_node,
-        provider=binding.provider if binding is not None else None,
-        model=binding.model if binding is not None else None,
-        effort=binding.effort if binding is not None else None,
-        lane=binding.lane if binding is not None else None,
-        generation=report.generation_after,
-        mutations=len(report.changes),
-        published=len(report.published),
-        input_tokens=report.input_tokens,
-        output_tokens=report.output_tokens,
-        duration_ms=report.elapsed_ms,
-    )

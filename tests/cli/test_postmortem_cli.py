@@ -125,3 +125,11 @@ def test_demo_prints_reports_lessons_and_recall(tmp_path: Path) -> None:
     again = _cli("demo", "--dir", str(tmp_path / "demo"))
     assert again.exit_code == 2
     assert "is not empty" in again.stderr
+
+
+def test_an_unknown_provider_is_bad_input(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    result = _cli("postmortem", str(folder), "--provider", "mistral",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 2
+    assert "unknown provider 'mistral'; known: replay, anthropic, openai" in result.stderr

@@ -87,7 +87,9 @@ def _binding(
         if provider not in provider_names():
             known = ", ".join((REPLAY, *provider_names()))
             raise ConfigError("--provider", f"unknown provider {provider!r}; known: {known}")
-        binding = replace(binding, provider=provider)
+        if provider != binding.provider:
+            # Lanes belong to one provider (bedrock, azure…): another provider starts on its own.
+            binding = replace(binding, provider=provider, lane=None)
     if model is not None:
         binding = replace(binding, model=model)
     return binding

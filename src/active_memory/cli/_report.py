@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import click
 
 from active_memory.agents.report import PostmortemReport, SpecialistReport
-from active_memory.agents.specialists import ProgressCallback
 from active_memory.lessons import Lesson
 
 __all__ = ["format_lessons", "format_report", "progress_printer"]
@@ -91,7 +90,7 @@ def format_lessons(lessons: tuple[Lesson, ...]) -> list[str]:
     return lines
 
 
-def progress_printer(enabled: bool) -> ProgressCallback | None:
+def progress_printer(enabled: bool) -> Callable[[str, str], None] | None:
     """One stderr line per specialist state change, only when stderr is a terminal."""
     if not enabled or not sys.stderr.isatty():
         return None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from active_memory.cli._common import EXIT_FAILED, emit_json, json_option
-from active_memory.contracts.check import check_contracts
 
 __all__ = ["contracts"]
 
@@ -22,6 +21,9 @@ def check(as_json: bool) -> None:
 
     Exit 1 when any contract is not.
     """
+    # Imported here: jsonschema is not worth loading for every other command.
+    from active_memory.contracts.check import check_contracts
+
     results = check_contracts()
     if as_json:
         emit_json([result.to_dict() for result in results])

@@ -11,13 +11,16 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from active_memory.cli._common import EXIT_BAD_INPUT, EXIT_FAILED, emit_json, fail, json_option
 from active_memory.cli._report import format_lessons, format_report, progress_printer
-from active_memory.demo import DemoResult, run_demo
 from active_memory.errors import ActiveMemoryError
+
+if TYPE_CHECKING:
+    from active_memory.demo import DemoResult
 
 __all__ = ["demo"]
 
@@ -76,6 +79,9 @@ def demo(directory: Path | None, as_json: bool) -> None:
         directory = Path(tempfile.mkdtemp(prefix="active-memory-demo-"))
     elif directory.exists() and any(directory.iterdir()):
         fail(f"--dir {str(directory)!r} is not empty; choose a new or empty folder", EXIT_BAD_INPUT)
+    # Imported here so other commands do not pay for git, jsonschema and the agents on start.
+    from active_memory.demo import run_demo
+
     try:
         result = asyncio.run(run_demo(directory, on_progress=progress_printer(not as_json)))
     except ActiveMemoryError as error:

@@ -18,15 +18,10 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import click
 
-from active_memory.agents.postmortem import resolve_source_node, run_postmortem
-from active_memory.agents.providers.base import ModelProvider
-from active_memory.agents.providers.registry import create_provider, provider_names
-from active_memory.agents.providers.replay import ReplayProvider
-from active_memory.agents.trial import TrialResult, try_specialist
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -49,6 +44,13 @@ from active_memory.evidence.sources import open_run_source
 from active_memory.prompts import SPECIALISTS
 from active_memory.runlog import RunLog
 from active_memory.runs import RUN_FILE, Binding, Outcome, RunRecord
+
+if TYPE_CHECKING:
+    from active_memory.agents.providers.base import ModelProvider
+    from active_memory.agents.trial import TrialResult
+
+# The agents (jsonschema, git, the provider layer) are imported inside the commands, so every
+# other command starts without them.
 
 __all__ = ["postmortem", "specialist"]
 
@@ -77,6 +79,9 @@ def _config(record: RunRecord, runtime: Path | None, timeout_ms: int | None) -> 
 def _binding(
     record: RunRecord, config: RuntimeConfig, provider: str | None, model: str | None
 ) -> Binding:
+    from active_memory.agents.postmortem import resolve_source_node
+    from active_memory.agents.providers.registry import provider_names
+
     node = resolve_source_node(record.graph, config.postmortem.source_node)
     assert node.binding is not None
     binding = node.binding
@@ -98,6 +103,9 @@ def _binding(
 def _provider(
     name: str | None, run: Path, exchanges: Path | None, binding: Binding
 ) -> ModelProvider:
+    from active_memory.agents.providers.registry import create_provider
+    from active_memory.agents.providers.replay import ReplayProvider
+
     if name == REPLAY:
         return ReplayProvider(_exchanges(run, exchanges))
     return create_provider(binding)
@@ -193,6 +201,9 @@ def postmortem(
 
     RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
     """
+    from active_memory.agents.postmortem import run_postmortem
+    from active_memory.agents.providers.replay import ReplayProvider
+
     with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
         record, config, binding, provider = _prepare(
             run, Path(scratch), runtime, timeout_ms, provider_name, model, exchanges, outcome
@@ -279,6 +290,8 @@ def run_specialist_command(
 
     Maintenance reads its lessons from the store; nothing is ever published.
     """
+    from active_memory.agents.trial import try_specialist
+
     with tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch:
         record, config, binding, provider = _prepare(
             run, Path(scratch), runtime, None, provider_name, model, exchanges

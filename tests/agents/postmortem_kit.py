@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -164,10 +163,6 @@ def commit_of(record: RunRecord) -> str:
     assert record.checkout is not None
     assert record.checkout.commit is not None
     return record.checkout.commit
-
-
-def with_outcome_removed(record: RunRecord) -> RunRecord:
-    return replace(record, outcome=None)
 
 
 def worker_lesson(title: str = "Trace an unexpected value to its source first") -> dict[str, Any]:

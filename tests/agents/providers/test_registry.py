@@ -153,3 +153,11 @@ async def test_a_registered_factory_serves_its_provider_name(
     )
     assert response.answer == "{}"
     assert "house" in provider_names()
+
+
+def test_a_harness_lane_means_the_providers_own_api() -> None:
+    env = {"ANTHROPIC_API_KEY": "fake", "OPENAI_API_KEY": "fake"}
+    claude = create_provider(Binding(provider="anthropic", model="m", lane="claude-code"), env=env)
+    codex = create_provider(Binding(provider="openai", model="m", lane="codex"), env=env)
+    assert claude.name == "anthropic"  # type: ignore[attr-defined]
+    assert codex.lane == "openai"  # type: ignore[attr-defined]

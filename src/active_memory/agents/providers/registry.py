@@ -45,6 +45,14 @@ class ProviderContext:
 
 ProviderFactory = Callable[[Binding, ProviderContext], ModelProvider]
 
+# A node run through a coding harness records the harness as its lane. The specialists talk to
+# the same provider's API directly, so a harness lane means the provider's default API lane.
+HARNESS_LANES = frozenset({"claude-code", "codex", "copilot", "pi"})
+
+
+def _api_lane(lane: str | None) -> str | None:
+    return None if lane in HARNESS_LANES else lane
+
 
 def _anthropic(binding: Binding, context: ProviderContext) -> ModelProvider:
     from active_memory.agents.providers.anthropic import AnthropicProvider
@@ -54,7 +62,7 @@ def _anthropic(binding: Binding, context: ProviderContext) -> ModelProvider:
         binding.provider, binding.connections, context.env, context.connections
     )
     return AnthropicProvider(
-        lane=binding.lane or "anthropic",
+        lane=_api_lane(binding.lane) or "anthropic",
         endpoint=endpoint,
         env=context.env,
         http_client=context.http_client,
@@ -69,7 +77,7 @@ def _openai(binding: Binding, context: ProviderContext) -> ModelProvider:
     endpoint = resolve_endpoint(
         binding.provider, binding.connections, context.env, context.connections
     )
-    lane = binding.lane
+    lane = _api_lane(binding.lane)
     if lane is None:
         # A connection that names its own server is a compatible endpoint, not api.openai.com.
         lane = "compatible" if endpoint is not None and endpoint.base_url else "openai"

@@ -32,3 +32,15 @@ def test_importing_the_package_loads_no_third_party_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_hook_console_script_loads_no_other_module_of_the_package() -> None:
+    # `active-memory-hook` imports the package first: it must not pull recall, store or agents.
+    code = (
+        "import sys, active_memory.hooks.helper; "
+        "print(sorted(m for m in sys.modules if m.startswith('active_memory')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(
+        ["active_memory", "active_memory.hooks", "active_memory.hooks.helper"]
+    )

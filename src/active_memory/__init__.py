@@ -2,118 +2,225 @@
 
 The public API is what ``__all__`` lists; everything else is private and may change.
 
-Importing this package stays standard-library only, because the hook helper's store fallback
-imports it on every tool call: names whose modules need third-party libraries (jsonschema,
-tenacity, the provider SDKs) are resolved lazily on first access.
+Every public name is imported on first access (PEP 562), not when the package is imported:
+the hook helper's console script and its store fallback import this package on every tool call
+of an agent, so ``import active_memory`` must cost next to nothing and load no third-party
+library. Type checkers see ordinary imports.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from active_memory.cancel import CancelToken
-from active_memory.config import (
-    ActiveMemoryConfig,
-    PostmortemConfig,
-    RuntimeConfig,
-    load_runtime_config,
-    parse_runtime_config,
-)
-from active_memory.errors import (
-    ActiveMemoryError,
-    AdmissionError,
-    AnswerRefused,
-    ConfigError,
-    ContractViolation,
-    EvidenceCancelled,
-    EvidenceError,
-    ImportConflict,
-    LessonNotFound,
-    LessonRetired,
-    LessonValidationError,
-    PostmortemError,
-    PromptError,
-    ProvenanceError,
-    ProviderDeadlineExceeded,
-    ProviderError,
-    ProviderTransientError,
-    ProviderUnavailable,
-    PublicationError,
-    PublicationFenced,
-    RecallError,
-    ReplayMismatch,
-    RevisionConflict,
-    RevisionMismatch,
-    RunRecordError,
-    SessionCancelled,
-    SnapshotError,
-    StoreError,
-    StoreUnavailable,
-)
-from active_memory.evidence.builder import EvidenceBundle, build_evidence
-from active_memory.host import ActiveRun, open_run
-from active_memory.lessons import (
-    Decision,
-    Evidence,
-    GraphScope,
-    Lesson,
-    LessonDraft,
-    Mutation,
-    Proposal,
-    Publication,
-    Rejection,
-    RepositoryScope,
-    new_lesson_id,
-)
-from active_memory.runs import (
-    Binding,
-    Delivery,
-    Execution,
-    Outcome,
-    RunRecord,
-    ToolReceipt,
-    dump_run_record,
-    load_run_record,
-)
-from active_memory.store.backend import (
-    ActiveMemoryBackend,
-    PublicationControl,
-    PublicationReceipt,
-    RunIdentity,
-    Snapshot,
-    SnapshotRequest,
-)
-from active_memory.store.paths import default_store_path
-from active_memory.store.sqlite import SqliteStore
+if TYPE_CHECKING:
+    from active_memory.agents.postmortem import (
+        run_postmortem,
+    )
+    from active_memory.agents.providers import (
+        AnswerContract,
+        ModelProvider,
+        ModelRequest,
+        ModelResponse,
+        RetryPolicy,
+        TokenUsage,
+        create_provider,
+        register_provider,
+    )
+    from active_memory.agents.report import (
+        LessonChange,
+        PostmortemReport,
+        SpecialistReport,
+    )
+    from active_memory.agents.session import (
+        Session,
+        SessionResult,
+    )
+    from active_memory.cancel import (
+        CancelToken,
+    )
+    from active_memory.config import (
+        ActiveMemoryConfig,
+        PostmortemConfig,
+        RuntimeConfig,
+        load_runtime_config,
+        parse_runtime_config,
+    )
+    from active_memory.errors import (
+        ActiveMemoryError,
+        AdmissionError,
+        AnswerRefused,
+        ConfigError,
+        ContractViolation,
+        EvidenceCancelled,
+        EvidenceError,
+        ImportConflict,
+        LessonNotFound,
+        LessonRetired,
+        LessonValidationError,
+        PostmortemError,
+        PromptError,
+        ProvenanceError,
+        ProviderDeadlineExceeded,
+        ProviderError,
+        ProviderTransientError,
+        ProviderUnavailable,
+        PublicationError,
+        PublicationFenced,
+        RecallError,
+        ReplayMismatch,
+        RevisionConflict,
+        RevisionMismatch,
+        RunRecordError,
+        SessionCancelled,
+        SnapshotError,
+        StoreError,
+        StoreUnavailable,
+    )
+    from active_memory.evidence.builder import (
+        EvidenceBundle,
+        build_evidence,
+    )
+    from active_memory.host import (
+        ActiveRun,
+        open_run,
+    )
+    from active_memory.lessons import (
+        Decision,
+        Evidence,
+        GraphScope,
+        Lesson,
+        LessonDraft,
+        Mutation,
+        Proposal,
+        Publication,
+        Rejection,
+        RepositoryScope,
+        new_lesson_id,
+    )
+    from active_memory.runs import (
+        Binding,
+        Delivery,
+        Execution,
+        Outcome,
+        RunRecord,
+        ToolReceipt,
+        dump_run_record,
+        load_run_record,
+    )
+    from active_memory.store.backend import (
+        ActiveMemoryBackend,
+        PublicationControl,
+        PublicationReceipt,
+        RunIdentity,
+        Snapshot,
+        SnapshotRequest,
+    )
+    from active_memory.store.paths import (
+        default_store_path,
+    )
+    from active_memory.store.sqlite import (
+        SqliteStore,
+    )
 
 __version__ = "0.1.0"
 
-# name -> module for names whose modules import third-party libraries (see the docstring).
-_LAZY = {
+# public name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    "run_postmortem": "active_memory.agents.postmortem",
     "AnswerContract": "active_memory.agents.providers",
     "ModelProvider": "active_memory.agents.providers",
     "ModelRequest": "active_memory.agents.providers",
     "ModelResponse": "active_memory.agents.providers",
     "RetryPolicy": "active_memory.agents.providers",
-    "Session": "active_memory.agents.session",
-    "SessionResult": "active_memory.agents.session",
     "TokenUsage": "active_memory.agents.providers",
+    "create_provider": "active_memory.agents.providers",
+    "register_provider": "active_memory.agents.providers",
     "LessonChange": "active_memory.agents.report",
     "PostmortemReport": "active_memory.agents.report",
     "SpecialistReport": "active_memory.agents.report",
-    "create_provider": "active_memory.agents.providers",
-    "run_postmortem": "active_memory.agents.postmortem",
-    "register_provider": "active_memory.agents.providers",
+    "Session": "active_memory.agents.session",
+    "SessionResult": "active_memory.agents.session",
+    "CancelToken": "active_memory.cancel",
+    "ActiveMemoryConfig": "active_memory.config",
+    "PostmortemConfig": "active_memory.config",
+    "RuntimeConfig": "active_memory.config",
+    "load_runtime_config": "active_memory.config",
+    "parse_runtime_config": "active_memory.config",
+    "ActiveMemoryError": "active_memory.errors",
+    "AdmissionError": "active_memory.errors",
+    "AnswerRefused": "active_memory.errors",
+    "ConfigError": "active_memory.errors",
+    "ContractViolation": "active_memory.errors",
+    "EvidenceCancelled": "active_memory.errors",
+    "EvidenceError": "active_memory.errors",
+    "ImportConflict": "active_memory.errors",
+    "LessonNotFound": "active_memory.errors",
+    "LessonRetired": "active_memory.errors",
+    "LessonValidationError": "active_memory.errors",
+    "PostmortemError": "active_memory.errors",
+    "PromptError": "active_memory.errors",
+    "ProvenanceError": "active_memory.errors",
+    "ProviderDeadlineExceeded": "active_memory.errors",
+    "ProviderError": "active_memory.errors",
+    "ProviderTransientError": "active_memory.errors",
+    "ProviderUnavailable": "active_memory.errors",
+    "PublicationError": "active_memory.errors",
+    "PublicationFenced": "active_memory.errors",
+    "RecallError": "active_memory.errors",
+    "ReplayMismatch": "active_memory.errors",
+    "RevisionConflict": "active_memory.errors",
+    "RevisionMismatch": "active_memory.errors",
+    "RunRecordError": "active_memory.errors",
+    "SessionCancelled": "active_memory.errors",
+    "SnapshotError": "active_memory.errors",
+    "StoreError": "active_memory.errors",
+    "StoreUnavailable": "active_memory.errors",
+    "EvidenceBundle": "active_memory.evidence.builder",
+    "build_evidence": "active_memory.evidence.builder",
+    "ActiveRun": "active_memory.host",
+    "open_run": "active_memory.host",
+    "Decision": "active_memory.lessons",
+    "Evidence": "active_memory.lessons",
+    "GraphScope": "active_memory.lessons",
+    "Lesson": "active_memory.lessons",
+    "LessonDraft": "active_memory.lessons",
+    "Mutation": "active_memory.lessons",
+    "Proposal": "active_memory.lessons",
+    "Publication": "active_memory.lessons",
+    "Rejection": "active_memory.lessons",
+    "RepositoryScope": "active_memory.lessons",
+    "new_lesson_id": "active_memory.lessons",
+    "Binding": "active_memory.runs",
+    "Delivery": "active_memory.runs",
+    "Execution": "active_memory.runs",
+    "Outcome": "active_memory.runs",
+    "RunRecord": "active_memory.runs",
+    "ToolReceipt": "active_memory.runs",
+    "dump_run_record": "active_memory.runs",
+    "load_run_record": "active_memory.runs",
+    "ActiveMemoryBackend": "active_memory.store.backend",
+    "PublicationControl": "active_memory.store.backend",
+    "PublicationReceipt": "active_memory.store.backend",
+    "RunIdentity": "active_memory.store.backend",
+    "Snapshot": "active_memory.store.backend",
+    "SnapshotRequest": "active_memory.store.backend",
+    "default_store_path": "active_memory.store.paths",
+    "SqliteStore": "active_memory.store.sqlite",
 }
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
+    module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'active_memory' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
+    globals()[name] = value  # later lookups skip this function
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
 
 
 __all__ = [
@@ -197,4 +304,5 @@ __all__ = [
     "open_run",
     "parse_runtime_config",
     "register_provider",
+    "run_postmortem",
 ]

@@ -1,8 +1,13 @@
 """The repository key of a checkout, read from its git configuration without running git.
 
 ``forge:host/owner/repo`` from the ``origin`` remote when there is one (credentials dropped),
-else ``local:<hash>`` of the checkout's top-level directory. ``.git`` may be a directory, or a
-file pointing at a worktree's git directory whose ``commondir`` holds the shared config.
+else ``local:<hash>`` of the checkout's top-level directory, whichever folder inside it is
+given. ``.git`` may be a directory, or a file pointing at a linked worktree's or a submodule's
+git directory (a worktree's ``commondir`` holds the shared config).
+
+This is the only derivation of the key: recall (the stdlib-only hook helper included) and
+checkout inspection (:mod:`active_memory.provenance`) both call :func:`repository_key`, so a
+lesson published from one folder of a checkout is recalled from any other.
 """
 
 from __future__ import annotations
@@ -21,8 +26,12 @@ _URL = re.compile(r"\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
 
 
 def find_checkout(path: str | os.PathLike[str]) -> Path | None:
-    """The top-level directory of the git checkout containing ``path``, if any."""
-    current = Path(os.path.abspath(os.fspath(path)))
+    """The top-level directory of the git checkout containing ``path``, if any.
+
+    Like ``git rev-parse --show-toplevel``: symlinks are resolved first, then the nearest folder
+    holding ``.git`` (a directory, or the file of a linked worktree or submodule) wins.
+    """
+    current = Path(os.path.realpath(os.fspath(path)))
     for candidate in (current, *current.parents):
         if (candidate / ".git").exists():
             return candidate

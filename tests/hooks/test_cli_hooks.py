@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import git
 from click.testing import CliRunner
 
 from active_memory.cli.main import main
@@ -32,3 +33,20 @@ def test_hooks_install_copilot_without_project_is_bad_input(tmp_path: Path) -> N
     result = CliRunner().invoke(main, [*args, "--store", str(store)])
     assert result.exit_code == 2
     assert "--project" in result.stderr
+
+
+def test_hooks_install_in_a_git_project_keeps_the_file_out_of_commits(tmp_path: Path) -> None:
+    project = tmp_path / "widgets"
+    git.Repo.init(project)
+    store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
+    args = ["hooks", "install", "--harness", "claude", "--project", str(project),
+            "--store", str(store)]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    exclude = project / ".git" / "info" / "exclude"
+    assert "kept out of git: /.claude/settings.local.json, " in result.stdout
+    assert str(exclude) in result.stdout
+    assert "/.claude/settings.local.json\n" in exclude.read_text()
+    again = CliRunner().invoke(main, [*args, "--json"])
+    report = json.loads(again.stdout)["git_exclude"]
+    assert (report["file"], report["added"]) == (None, [])

@@ -77,5 +77,15 @@ def install_command(
     click.echo(f"{verb}: {harness} {done.mode} hook in {done.path}")
     if done.backup:
         click.echo(f"previous file kept as {done.backup}")
+    exclusion = done.exclusion
+    if exclusion.exclude_file:
+        added = ", ".join(exclusion.added)
+        click.echo(f"kept out of git: {added} added to {exclusion.exclude_file}")
+    if exclusion.tracked:
+        click.echo(
+            f"warning: git tracks {done.path}, which holds a token or ticket path; untrack it "
+            f"with: git rm --cached {done.path}",
+            err=True,
+        )
     if harness == "codex" and done.changed:
         click.echo("Codex runs new hooks only after you review and trust them (/hooks).")

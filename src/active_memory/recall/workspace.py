@@ -19,7 +19,7 @@ from pathlib import Path
 from active_memory.errors import LessonValidationError
 from active_memory.lessons import local_repository_key, repository_key_from_remote
 
-__all__ = ["find_checkout", "origin_url", "repository_key"]
+__all__ = ["find_checkout", "git_dir", "origin_url", "repository_key"]
 
 _SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
 _URL = re.compile(r"\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
@@ -38,7 +38,8 @@ def find_checkout(path: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def _git_dir(checkout: Path) -> Path | None:
+def git_dir(checkout: Path) -> Path | None:
+    """The git directory holding the shared config (a linked worktree's ``commondir``)."""
     dot_git = checkout / ".git"
     if dot_git.is_dir():
         return dot_git
@@ -48,13 +49,13 @@ def _git_dir(checkout: Path) -> Path | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    git_dir = Path(text[len("gitdir:") :].strip())
-    git_dir = git_dir if git_dir.is_absolute() else checkout / git_dir
+    linked = Path(text[len("gitdir:") :].strip())
+    linked = linked if linked.is_absolute() else checkout / linked
     try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        common = (linked / "commondir").read_text(encoding="utf-8").strip()
     except OSError:
-        return git_dir
-    return (git_dir / common) if not Path(common).is_absolute() else Path(common)
+        return linked
+    return Path(os.path.normpath(linked / common))
 
 
 def _unquote(value: str) -> str:
@@ -66,11 +67,11 @@ def _unquote(value: str) -> str:
 
 def origin_url(checkout: Path) -> str | None:
     """The ``url`` of ``[remote "origin"]`` in the checkout's git config, if set."""
-    git_dir = _git_dir(checkout)
-    if git_dir is None:
+    directory = git_dir(checkout)
+    if directory is None:
         return None
     try:
-        lines = (git_dir / "config").read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = (directory / "config").read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
     in_origin = False

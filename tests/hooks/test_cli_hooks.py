@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import git
+import pytest
 from click.testing import CliRunner
 
 from active_memory.cli.main import main
@@ -50,3 +52,21 @@ def test_hooks_install_in_a_git_project_keeps_the_file_out_of_commits(tmp_path: 
     again = CliRunner().invoke(main, [*args, "--json"])
     report = json.loads(again.stdout)["git_exclude"]
     assert (report["file"], report["added"]) == (None, [])
+
+
+def test_a_relative_store_is_written_into_the_hook_as_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "widgets"
+    project.mkdir()
+    monkeypatch.chdir(tmp_path)
+    args = ["hooks", "install", "--harness", "codex", "--project", "widgets",
+            "--store", "state/lessons.sqlite3", "--json"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    command = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]["PreToolUse"]
+    words = shlex.split(command[0]["hooks"][0]["command"])
+    store = words[words.index("--store") + 1]
+    ticket = words[words.index("--ticket") + 1]
+    assert store == str(tmp_path / "state" / "lessons.sqlite3")
+    assert ticket.startswith(str(tmp_path / "state" / "serve") + "/")

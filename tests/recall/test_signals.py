@@ -4,6 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from active_memory.recall.signals import (
     MAX_PATHS,
@@ -315,3 +317,15 @@ def test_git_subcommands_and_messages_are_not_paths() -> None:
     assert shell("git commit -m 'fix the loader' src/app.py") == ("src/app.py",)
     assert shell("git -c core.pager=cat checkout -b feature/x") == ()
     assert shell("git log --grep=bedrock --since=2.weeks -- src") == ("src",)
+
+
+_SHELLISH = st.text(alphabet=st.sampled_from(list("ab/.:-=$&|;<>()'\"\\#\n 12~*{}")), max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SHELLISH)
+def test_any_shell_text_gives_bounded_workspace_paths_without_raising(script: str) -> None:
+    found = shell(script)
+    assert len(found) <= MAX_PATHS
+    assert all(path and not path.startswith(("/", "../")) and ".." not in path.split("/")
+               for path in found)  # fmt: skip

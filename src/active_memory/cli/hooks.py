@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -56,7 +57,8 @@ def install_command(
     others a curl one-liner; otherwise the stdlib helper, which can read the store itself.
     """
     root = (workspace or project or Path.cwd()).resolve()
-    database = store_path(store)
+    # Hooks run from other directories: every path they are given must be absolute.
+    database = Path(os.path.abspath(store_path(store)))
     state_dir = database.parent / "serve"
     live = find_live(state_dir, root)
     try:

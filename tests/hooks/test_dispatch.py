@@ -53,3 +53,11 @@ def test_copilot_payloads_without_a_session_id_are_untracked_too() -> None:
     assert ask(served, payload, "copilot")
     assert ask(served, payload, "copilot")
     assert not served.ledger.was_delivered("unknown", f"{lesson_id(1)}@1")
+
+
+def test_an_empty_conversation_id_counts_as_none() -> None:
+    served = session()
+    for _ in range(2):
+        answer = answer_hook(served, "claude", read_payload(session_id=""), conversation_id="")
+        answer.commit()
+        assert lesson_id(1) in answer.body.decode()

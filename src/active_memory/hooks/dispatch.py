@@ -84,7 +84,7 @@ def answer_hook(
         node_id or default_node,
         conversation or UNKNOWN_CONVERSATION,
         execution_id,
-        tracked=conversation is not None,
+        tracked=bool(conversation),
     )
     budget = min(session.config.hook_injection_bytes, MAX_RESPONSE_BYTES - _ENVELOPE_BYTES)
     recall = session.recall(parsed.call, caller, max_chars=harness.max_chars, budget_bytes=budget)

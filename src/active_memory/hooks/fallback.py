@@ -32,6 +32,7 @@ from active_memory.store.sqlite import SqliteStore
 
 __all__ = [
     "EXPOSURE_MAX_AGE_S",
+    "PRUNE_EVERY_S",
     "PRUNE_LIMIT",
     "answer_from_store",
     "exposure_file",
@@ -120,8 +121,9 @@ def answer_from_store(
     session = RecallSession(
         RecallIndex(snapshot.lessons, repository=repository), WorkspaceRoot.at(workspace)
     )
-    ledger_path = exposure_file(Path(store), workspace, conversation) if conversation else None
-    if conversation and ledger_path is not None:
+    ledger_path = None
+    if conversation:
+        ledger_path = exposure_file(Path(store), workspace, conversation)
         session.ledger.mark_delivered(conversation, _read_keys(ledger_path))
     answer = answer_hook(
         session,

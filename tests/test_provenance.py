@@ -19,6 +19,7 @@ from active_memory.provenance import (
     is_ancestor,
     verify_fingerprint,
 )
+from active_memory.recall.workspace import repository_key
 
 ACTOR = git.Actor("Test Author", "author@example.invalid")
 
@@ -103,6 +104,53 @@ def test_non_git_folder_is_reported_and_defers_everything(tmp_path: Path) -> Non
 
 def test_subfolder_of_a_repository_is_not_a_checkout_root(repo: tuple[git.Repo, str]) -> None:
     assert not inspect_checkout(_root(repo[0]) / "src").is_git
+
+
+def _layouts(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Folders to key, each with the key it must have: every git layout a hook may run in."""
+    plain, _ = _repo(tmp_path / "plain")
+    remote, _ = _repo(tmp_path / "remote")
+    remote.create_remote("origin", "git@github.com:acme/shop.git")
+    plain.git.worktree("add", str(tmp_path / "linked"))
+    remote.git.worktree("add", str(tmp_path / "linked-remote"))
+    library, _ = _repo(tmp_path / "library")
+    remote.git.execute(
+        ["git", "-c", "protocol.file.allow=always", "submodule", "add",
+         str(_root(library)), "vendor/library"]
+    )  # fmt: skip
+    submodule = tmp_path / "remote" / "vendor" / "library"
+    # Its origin is set in the superproject's .git/modules, reached through the .git file.
+    git.Repo(submodule).remote("origin").set_url("https://github.com/acme/library.git")
+    (tmp_path / "loose" / "sub").mkdir(parents=True)
+    forge = "forge:github.com/acme/shop"
+    return {
+        "root, no remote": (tmp_path / "plain", local_repository_key(tmp_path / "plain")),
+        "subdirectory, no remote": (
+            tmp_path / "plain" / "src",
+            local_repository_key(tmp_path / "plain"),
+        ),
+        "root, remote": (tmp_path / "remote", forge),
+        "subdirectory, remote": (tmp_path / "remote" / "src", forge),
+        "worktree, no remote": (tmp_path / "linked", local_repository_key(tmp_path / "linked")),
+        "worktree subdirectory": (
+            tmp_path / "linked" / "src",
+            local_repository_key(tmp_path / "linked"),
+        ),
+        "worktree, remote": (tmp_path / "linked-remote" / "src", forge),
+        "submodule": (submodule, "forge:github.com/acme/library"),
+        "submodule subdirectory": (submodule / "src", "forge:github.com/acme/library"),
+        "not git": (tmp_path / "loose", local_repository_key(tmp_path / "loose")),
+        "not git, subdirectory": (
+            tmp_path / "loose" / "sub",
+            local_repository_key(tmp_path / "loose" / "sub"),
+        ),
+    }
+
+
+def test_checkout_inspection_and_recall_derive_the_same_repository_key(tmp_path: Path) -> None:
+    for name, (folder, expected) in _layouts(tmp_path).items():
+        assert (name, inspect_checkout(folder).repository) == (name, expected)
+        assert (name, repository_key(folder)) == (name, expected)
 
 
 def test_missing_path_is_an_error(tmp_path: Path) -> None:

@@ -27,8 +27,8 @@ from typing import Protocol, runtime_checkable
 
 import git
 
-from active_memory.errors import LessonValidationError, ProvenanceError
-from active_memory.lessons import local_repository_key, repository_key_from_remote
+from active_memory.errors import ProvenanceError
+from active_memory.recall.workspace import repository_key
 
 __all__ = [
     "CheckoutState",
@@ -98,16 +98,9 @@ class CheckoutState:
         return self.head if self.is_git and self.clean else None
 
 
-def _repository_key(repo: git.Repo, root: Path) -> str:
-    try:
-        url = repo.remotes["origin"].url
-    except (IndexError, KeyError, ValueError):
-        return local_repository_key(root)
-    try:
-        return repository_key_from_remote(url)
-    except LessonValidationError:
-        # Local-path and file:// remotes carry no forge identity.
-        return local_repository_key(root)
+def _repository_key(root: Path) -> str:
+    """The key recall uses too: lessons published from here must be recalled from any subfolder."""
+    return repository_key(root)
 
 
 def _is_partial(repo: git.Repo) -> bool:
@@ -125,7 +118,7 @@ def inspect_checkout(path: str | os.PathLike[str]) -> CheckoutState:
         raise ProvenanceError(f"checkout {os.fspath(root)!r} is not a directory; pass the root")
     repo = _open(root)
     if repo is None:
-        return CheckoutState(path=root, is_git=False, repository=local_repository_key(root))
+        return CheckoutState(path=root, is_git=False, repository=_repository_key(root))
     # Plain git commands, not GitPython objects: those keep a cat-file process alive per repo.
     _status, resolved = _git(repo, "rev-parse", "--verify", "-q", "HEAD^{commit}")
     head = _text(resolved).strip() or None  # None on an unborn branch
@@ -145,7 +138,7 @@ def inspect_checkout(path: str | os.PathLike[str]) -> CheckoutState:
         has_submodules=gitlinks or (root / ".gitmodules").exists(),
         partial=_is_partial(repo),
         detached=symbolic != 0,
-        repository=_repository_key(repo, root),
+        repository=_repository_key(root),
     )
 
 

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
+import git
+import pytest
 from click.testing import CliRunner
 
 from active_memory.cli.main import main
@@ -32,3 +35,38 @@ def test_hooks_install_copilot_without_project_is_bad_input(tmp_path: Path) -> N
     result = CliRunner().invoke(main, [*args, "--store", str(store)])
     assert result.exit_code == 2
     assert "--project" in result.stderr
+
+
+def test_hooks_install_in_a_git_project_keeps_the_file_out_of_commits(tmp_path: Path) -> None:
+    project = tmp_path / "widgets"
+    git.Repo.init(project)
+    store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
+    args = ["hooks", "install", "--harness", "claude", "--project", str(project),
+            "--store", str(store)]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    exclude = project / ".git" / "info" / "exclude"
+    assert "kept out of git: /.claude/settings.local.json, " in result.stdout
+    assert str(exclude) in result.stdout
+    assert "/.claude/settings.local.json\n" in exclude.read_text()
+    again = CliRunner().invoke(main, [*args, "--json"])
+    report = json.loads(again.stdout)["git_exclude"]
+    assert (report["file"], report["added"]) == (None, [])
+
+
+def test_a_relative_store_is_written_into_the_hook_as_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "widgets"
+    project.mkdir()
+    monkeypatch.chdir(tmp_path)
+    args = ["hooks", "install", "--harness", "codex", "--project", "widgets",
+            "--store", "state/lessons.sqlite3", "--json"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    command = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]["PreToolUse"]
+    words = shlex.split(command[0]["hooks"][0]["command"])
+    store = words[words.index("--store") + 1]
+    ticket = words[words.index("--ticket") + 1]
+    assert store == str(tmp_path / "state" / "lessons.sqlite3")
+    assert ticket.startswith(str(tmp_path / "state" / "serve") + "/")

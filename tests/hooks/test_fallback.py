@@ -6,15 +6,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from active_memory.hooks.fallback import prune_exposures
 from active_memory.hooks.install import helper_command
 from recall.kit import lesson_id, payload_in, seed_store, widgets_checkout, widgets_lessons
 
 CLEAN_ENV = {key: value for key, value in os.environ.items()
              if not key.startswith("ACTIVE_MEMORY_")}  # fmt: skip
+DAY = 24 * 3600
 
 
 @pytest.fixture
@@ -42,7 +45,7 @@ def test_helper_reads_the_store_when_no_broker_answers(setup: tuple[Path, Path])
     assert ask(workspace, store, payload) == {}
     other = payload.replace(b"3f2b9c1e-7a44", b"99999999-7a44")
     assert ask(workspace, store, other) != {}
-    ledgers = list((store.parent / "exposure").iterdir())
+    ledgers = list((store.parent / "exposure").glob("*.keys"))
     assert len(ledgers) == 2
     assert all(oct(path.stat().st_mode & 0o777) == "0o600" for path in ledgers)
 
@@ -59,3 +62,61 @@ def test_helper_fallback_with_a_missing_store_prints_empty(tmp_path: Path) -> No
     workspace = widgets_checkout(tmp_path / "widgets")
     payload = payload_in("claude/read.json", workspace)
     assert ask(workspace, tmp_path / "none.sqlite3", payload) == {}
+
+
+def test_without_a_session_id_nothing_is_remembered(setup: tuple[Path, Path]) -> None:
+    workspace, store = setup
+    document = json.loads(payload_in("claude/read.json", workspace))
+    del document["session_id"], document["transcript_path"]
+    payload = json.dumps(document).encode()
+    for _ in range(2):
+        answer = ask(workspace, store, payload)
+        assert lesson_id(1) in answer["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+    assert not (store.parent / "exposure").exists()
+
+
+def test_old_exposure_files_are_pruned_at_most_daily(tmp_path: Path) -> None:
+    directory = tmp_path / "exposure"
+    directory.mkdir()
+    now = time.time()
+    ages = {"old": 8 * DAY, "fresh": 2 * DAY, "current": 30 * DAY}
+    for name, age in ages.items():
+        path = directory / f"{name}.keys"
+        path.write_text("lesson@1\n")
+        os.utime(path, (now - age, now - age))
+    (directory / "notes.txt").write_text("not ours")
+    os.utime(directory / "notes.txt", (now - 30 * DAY, now - 30 * DAY))
+    removed = prune_exposures(directory, keep=directory / "current.keys", now=now)
+    assert removed == 1
+    assert sorted(path.name for path in directory.iterdir()) == [
+        ".pruned", "current.keys", "fresh.keys", "notes.txt"]  # fmt: skip
+    stale = directory / "stale.keys"
+    stale.write_text("x\n")
+    os.utime(stale, (now - 9 * DAY, now - 9 * DAY))
+    assert prune_exposures(directory, now=now + 3600) == 0  # pruned less than a day ago
+    assert prune_exposures(directory, now=now + DAY + 1) == 2  # stale, and current (not kept)
+
+
+def test_pruning_looks_at_a_bounded_number_of_files(tmp_path: Path) -> None:
+    directory = tmp_path / "exposure"
+    directory.mkdir()
+    old = time.time() - 30 * DAY
+    for number in range(20):
+        path = directory / f"{number}.keys"
+        path.write_text("x\n")
+        os.utime(path, (old, old))
+    assert prune_exposures(directory, limit=5) <= 5
+    assert len(list(directory.glob("*.keys"))) >= 15
+
+
+def test_recording_a_delivery_prunes_the_exposure_directory(setup: tuple[Path, Path]) -> None:
+    workspace, store = setup
+    directory = store.parent / "exposure"
+    directory.mkdir(mode=0o700)
+    forgotten = directory / "forgotten.keys"
+    forgotten.write_text("lesson@1\n")
+    old = time.time() - 30 * DAY
+    os.utime(forgotten, (old, old))
+    ask(workspace, store, payload_in("claude/read.json", workspace))
+    assert not forgotten.exists()
+    assert len(list(directory.glob("*.keys"))) == 1

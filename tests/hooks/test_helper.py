@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 
 from active_memory.config import RuntimeConfig
 from active_memory.hooks import helper
+from active_memory.hooks.dispatch import HARNESSES, encode
 from active_memory.host import ActiveRun, open_run
 from active_memory.store.backend import RunIdentity
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
@@ -82,8 +85,12 @@ def test_helper_reads_the_broker_from_a_ticket(run: ActiveRun) -> None:
 def test_helper_with_the_broker_down_prints_empty_and_exits_zero(run: ActiveRun) -> None:
     env = run.hook_env("build", "conv-1")
     run.close()
+    started = time.monotonic()
     done = run_helper("claude", fixture("claude/read.json"), env)
+    elapsed = time.monotonic() - started
     assert (done.returncode, json.loads(done.stdout), done.stderr) == (0, {}, b"")
+    # Not a benchmark: a refused connection must not wait out anything near a second.
+    assert elapsed < 2
 
 
 def test_helper_gives_up_on_a_broker_that_never_answers() -> None:
@@ -96,8 +103,8 @@ def test_helper_gives_up_on_a_broker_that_never_answers() -> None:
         done = run_helper("copilot", fixture("copilot/view.json"), env)
         elapsed = time.monotonic() - started
     assert (done.returncode, json.loads(done.stdout)) == (0, {})
-    # Not a benchmark: only shows the helper did not wait for the (never) answer.
-    assert elapsed < 10
+    # Not a benchmark: the helper gave up near its 250 ms deadline, not at some later timeout.
+    assert elapsed < 2
 
 
 @pytest.mark.parametrize(
@@ -158,3 +165,142 @@ def test_main_in_process_prints_empty_without_a_broker(
     monkeypatch.setattr("sys.stdin", open(os.devnull))  # noqa: SIM115
     assert helper.main(["claude"]) == 0
     assert capsysbinary.readouterr().out == b"{}\n"
+
+
+# --- a broker that answers something a harness must not receive ---------------------------
+
+
+class RogueBroker:
+    """A listener on the broker's port that answers every helper frame with ``answer``."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.acks: list[bytes] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def env(self) -> dict[str, str]:
+        host, port = self.sock.getsockname()
+        return {"ACTIVE_MEMORY_BROKER": f"{host}:{port}", "ACTIVE_MEMORY_TOKEN": "t"}
+
+    def read(self, connection: socket.socket) -> bytes:
+        header = connection.recv(4, socket.MSG_WAITALL)
+        size = int.from_bytes(header, "big") if len(header) == 4 else 0
+        return connection.recv(size, socket.MSG_WAITALL) if size else b""
+
+    def serve(self) -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = self.sock.accept()
+            with connection:
+                connection.settimeout(5)
+                self.read(connection)
+                connection.sendall(len(self.answer).to_bytes(4, "big") + self.answer)
+                self.acks.append(self.read(connection))
+
+    def close(self) -> None:
+        self.sock.close()
+        self.thread.join(5)
+
+
+CONTEXT = "<active_memory>\nnote\n</active_memory>"
+CLAUDE_OK = json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                               "additionalContext": CONTEXT}}).encode()  # fmt: skip
+FLAT_OK = json.dumps({"additionalContext": CONTEXT}).encode()
+DENY = {"hookEventName": "PreToolUse", "additionalContext": "x", "permissionDecision": "deny"}
+ROGUE_ANSWERS = [
+    b'{"hookSpecificOutput": }',
+    b'{"additionalContext": "x"',
+    b'{} {"decision": "block"}',
+    b'{"decision": "block", "reason": "stop"}',
+    json.dumps({"hookSpecificOutput": DENY}).encode(),
+    b'{"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "x"}}',
+    b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": 7}}',
+    b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "x"},'
+    b' "continue": false}',
+    b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "x",'
+    b' "additionalContext": "y"}}',
+    b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": NaN}}',
+    b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "\xff"}}',
+    b"[]",
+    FLAT_OK,
+]
+
+
+@pytest.mark.parametrize("answer", ROGUE_ANSWERS)
+def test_helper_never_relays_what_a_claude_hook_must_not_answer(answer: bytes) -> None:
+    rogue = RogueBroker(answer)
+    try:
+        done = run_helper("claude", fixture("claude/read.json"), rogue.env)
+    finally:
+        rogue.close()
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"{}\n", b"")
+    assert rogue.acks in ([], [b""])  # never acknowledged: nothing was handed over
+
+
+@pytest.mark.parametrize(
+    ("harness", "answer"), [("claude", CLAUDE_OK), ("codex", CLAUDE_OK), ("copilot", FLAT_OK),
+                            ("pi", FLAT_OK), ("pi", b" {} ")]
+)  # fmt: skip
+def test_helper_relays_a_well_formed_answer_as_sent(harness: str, answer: bytes) -> None:
+    rogue = RogueBroker(answer)
+    try:
+        done = run_helper(harness, b"{}", rogue.env)
+    finally:
+        rogue.close()
+    assert done.stdout == answer + b"\n"
+    assert rogue.acks == [b'{"ack":true}']
+
+
+@pytest.mark.parametrize("harness", sorted(HARNESSES))
+def test_the_helper_accepts_every_answer_the_adapters_write(harness: str) -> None:
+    for context in ("", CONTEXT, 'é \u2028 \\ " \x01'):
+        assert helper.valid_answer(harness, encode(HARNESSES[harness].answer(context)))
+    other = FLAT_OK if harness in ("claude", "codex") else CLAUDE_OK
+    assert not helper.valid_answer(harness, other)
+
+
+def test_without_the_c_scanner_the_json_module_validates_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "_json", None)
+    assert helper.valid_answer("claude", CLAUDE_OK)
+    assert helper.valid_answer("pi", b"{}")
+    for answer in ROGUE_ANSWERS[:-1]:
+        assert not helper.valid_answer("claude", answer)
+
+
+def test_a_relayed_answer_costs_only_the_c_scanner_import() -> None:
+    rogue = RogueBroker(CLAUDE_OK)
+    try:
+        command = [sys.executable, "-X", "importtime", "-I", "-S", str(HELPER), "claude"]
+        done = subprocess.run(command, input=b"{}", capture_output=True, timeout=20,
+                              env={**CLEAN_ENV, **rogue.env})  # fmt: skip
+    finally:
+        rogue.close()
+    assert done.stdout == CLAUDE_OK + b"\n"
+    imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
+                if line.startswith("import time:") and "|" in line}  # fmt: skip
+    assert imported - imported_modules("-c", "pass") == {"__future__", "_socket", "_json"}
+
+
+def test_helper_answers_empty_where_there_is_no_posix_module(tmp_path: Path) -> None:
+    # What Windows looks like to the helper: no posix module (nor anything that needs it).
+    launcher = (
+        "import sys; sys.modules['posix'] = None; "
+        f"sys.path.insert(0, {str(HELPER.parent)!r}); from helper import main; sys.exit(main())"
+    )
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", launcher, "claude"],
+                          input=fixture("claude/read.json"), capture_output=True, timeout=20,
+                          env={**CLEAN_ENV, "ACTIVE_MEMORY_BROKER": "127.0.0.1:1"})  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"{}\n", b"")
+
+
+def test_without_posix_the_environment_is_read_through_os(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACTIVE_MEMORY_NODE", "build")
+    monkeypatch.setitem(sys.modules, "posix", None)
+    assert helper._env("ACTIVE_MEMORY_NODE") == "build"
+    assert helper._env("ACTIVE_MEMORY_NOT_SET") is None

@@ -8,9 +8,11 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import git
 import pytest
 
 from active_memory.errors import RecallError
+from active_memory.hooks.exclude import Exclusion
 from active_memory.hooks.install import install_hooks
 from active_memory.recall.serve import Server, ServeState
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
@@ -152,3 +154,129 @@ def test_written_helper_command_runs_and_fails_open(tmp_path: Path) -> None:
     command = pre_tool_hooks(done.path)[0]["hooks"][0]["command"]  # type: ignore[attr-defined,index]
     payload = (FIXTURES / "codex" / "bash.json").read_bytes()
     assert run_command(command, payload) == b"{}\n"  # type: ignore[arg-type]
+
+
+def test_installs_in_the_same_second_never_overwrite_a_backup(
+    tmp_path: Path, serve: ServeState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("active_memory.hooks.install.time.strftime", lambda _: "20260101120000")
+    project = tmp_path / "project"
+    settings = project / ".claude" / "settings.local.json"
+    settings.parent.mkdir(parents=True)
+    original = json.dumps({"model": "opus", "hooks": {"PreToolUse": [USER_HOOK]}})
+    settings.write_text(original)
+    first = install("claude", tmp_path, project=project)
+    helper_text = settings.read_text()
+    second = install("claude", tmp_path, project=project, serve=serve)
+    third = install("claude", tmp_path, project=project)
+    backups = [first.backup, second.backup, third.backup]  # type: ignore[attr-defined]
+    assert [backup.name for backup in backups] == [  # type: ignore[union-attr]
+        "settings.local.json.20260101120000.bak",
+        "settings.local.json.20260101120000-1.bak",
+        "settings.local.json.20260101120000-2.bak",
+    ]
+    assert backups[0].read_text() == original  # type: ignore[union-attr]
+    assert backups[1].read_text() == helper_text  # type: ignore[union-attr]
+    assert "Bearer" in backups[2].read_text()  # type: ignore[union-attr]
+    assert all(stat.S_IMODE(b.stat().st_mode) == 0o600 for b in backups)  # type: ignore[union-attr]
+
+
+# --- keeping token files out of git ------------------------------------------------------
+
+
+def git_repo(path: Path) -> git.Repo:
+    repo = git.Repo.init(path)
+    with repo.config_writer() as config:
+        config.set_value("user", "name", "Test Author")
+        config.set_value("user", "email", "author@example.invalid")
+    (path / "README").write_text("hi\n")
+    repo.index.add(["README"])
+    repo.index.commit("first")
+    return repo
+
+
+def staged_after_add_all(repo: git.Repo) -> list[str]:
+    repo.git.add("-A")
+    return str(repo.git.diff("--cached", "--name-only")).splitlines()
+
+
+def test_a_project_token_file_is_excluded_from_git_once(tmp_path: Path, serve: ServeState) -> None:
+    project = tmp_path / "project"
+    repo = git_repo(project)
+    first = install("claude", tmp_path, project=project, ticket=tmp_path / "serve" / "t.ticket")
+    done = install("claude", tmp_path, project=project, serve=serve)
+    exclude = project / ".git" / "info" / "exclude"
+    assert first.exclusion.exclude_file == exclude  # type: ignore[attr-defined]
+    assert first.exclusion.added == (  # type: ignore[attr-defined]
+        "/.claude/settings.local.json",
+        "/.claude/settings.local.json.*.bak",
+    )
+    assert done.exclusion.exclude_file is None  # type: ignore[attr-defined]
+    assert done.backup is not None  # type: ignore[attr-defined]
+    lines = exclude.read_text().splitlines()
+    assert lines.count("/.claude/settings.local.json") == 1
+    assert "Bearer" in done.path.read_text()  # type: ignore[attr-defined]
+    assert staged_after_add_all(repo) == []
+
+
+def test_nothing_is_added_when_git_already_ignores_the_file(
+    tmp_path: Path, serve: ServeState
+) -> None:
+    project = tmp_path / "project"
+    repo = git_repo(project)
+    (project / ".gitignore").write_text(".claude/\n")
+    repo.index.add([".gitignore"])
+    repo.index.commit("ignore .claude")
+    before = (project / ".git" / "info" / "exclude").read_text()
+    done = install("claude", tmp_path, project=project, serve=serve)
+    assert done.exclusion.already_ignored  # type: ignore[attr-defined]
+    assert (project / ".git" / "info" / "exclude").read_text() == before
+
+
+@pytest.mark.parametrize("harness", ["codex", "copilot", "pi"])
+def test_files_naming_the_ticket_are_excluded_in_a_subfolder_checkout(
+    tmp_path: Path, serve: ServeState, harness: str
+) -> None:
+    repo = git_repo(tmp_path / "mono")
+    project = tmp_path / "mono" / "we[ird] *dir"
+    project.mkdir()
+    done = install(harness, tmp_path, project=project, serve=serve)
+    assert serve.ticket in done.path.read_text()  # type: ignore[attr-defined]
+    relative = done.path.relative_to(tmp_path / "mono").as_posix()  # type: ignore[attr-defined]
+    assert done.exclusion.added[0].startswith("/we\\[ird\\] \\*dir/")  # type: ignore[attr-defined]
+    assert relative not in staged_after_add_all(repo)
+
+
+def test_a_linked_worktree_excludes_through_the_shared_git_directory(
+    tmp_path: Path, serve: ServeState
+) -> None:
+    repo = git_repo(tmp_path / "main")
+    repo.git.worktree("add", str(tmp_path / "linked"))
+    linked = git.Repo(tmp_path / "linked")
+    done = install("claude", tmp_path, project=tmp_path / "linked", serve=serve)
+    assert done.exclusion.exclude_file == tmp_path / "main" / ".git" / "info" / "exclude"  # type: ignore[attr-defined]
+    assert staged_after_add_all(linked) == []
+
+
+def test_a_tracked_token_file_is_reported(tmp_path: Path, serve: ServeState) -> None:
+    project = tmp_path / "project"
+    repo = git_repo(project)
+    settings = project / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    repo.index.add([".claude/settings.local.json"])
+    repo.index.commit("track local settings")
+    done = install("claude", tmp_path, project=project, serve=serve)
+    assert done.exclusion.tracked  # type: ignore[attr-defined]
+
+
+def test_outside_git_or_without_a_secret_nothing_is_excluded(
+    tmp_path: Path, serve: ServeState
+) -> None:
+    done = install("claude", tmp_path, project=tmp_path / "plain", serve=serve)
+    assert done.exclusion == Exclusion()  # type: ignore[attr-defined]
+    assert not (tmp_path / "plain" / ".git").exists()
+    git_repo(tmp_path / "repo")
+    helper = install("codex", tmp_path, project=tmp_path / "repo")  # no ticket, no token
+    assert helper.exclusion == Exclusion()  # type: ignore[attr-defined]
+    assert "active-memory" not in (tmp_path / "repo" / ".git" / "info" / "exclude").read_text()

@@ -111,3 +111,16 @@ def test_default_ring_holds_512() -> None:
 def test_a_ring_needs_room() -> None:
     with pytest.raises(RecallError, match="capacity"):
         ReceiptRing(capacity=1)
+
+
+def test_an_untracked_claim_is_offered_everything_and_remembers_nothing() -> None:
+    ledger = ExposureLedger(clock=lambda: 5)
+    card = lesson(1, files=["a.py"])
+    ledger.claim("unknown", [card], take_all, node_id="n").commit()  # type: ignore[arg-type]
+    held = ledger.claim("unknown", [card], take_all, node_id="n")  # type: ignore[arg-type]
+    assert held.lessons == ()  # a tracked conversation named "unknown" is deduplicated
+    first = ledger.claim("x", [card], take_all, node_id="n", tracked=False)  # type: ignore[arg-type]
+    second = ledger.claim("x", [card], take_all, node_id="n", tracked=False)  # type: ignore[arg-type]
+    assert first.lessons == second.lessons == (card,)
+    assert [d.conversation_id for d in (*first.commit(), *second.commit())] == ["x", "x"]
+    assert not ledger.was_delivered("x", card.key)

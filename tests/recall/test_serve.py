@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -121,3 +123,47 @@ def test_state_directory_must_be_private(tmp_path: Path) -> None:
     os.chmod(shared, 0o777)
     with pytest.raises(RecallError, match="chmod 700"):
         private_dir(shared)
+
+
+def post_claude(served: Server, payload: dict[str, object]) -> dict[str, object]:
+    url, token = read_ticket(served.state().ticket)
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
+    try:
+        connection.request("POST", "/hook/claude", json.dumps(payload),
+                           {"Authorization": f"Bearer {token}"})  # fmt: skip
+        response = connection.getresponse()
+        assert response.status == 200
+        return json.loads(response.read())  # type: ignore[no-any-return]
+    finally:
+        connection.close()
+
+
+def claude_event(event: str, session: str, **fields: object) -> dict[str, object]:
+    return {"session_id": session, "cwd": WORKSPACE, "hook_event_name": event, **fields}
+
+
+def context(answer: dict[str, object]) -> str:
+    return answer["hookSpecificOutput"]["additionalContext"]  # type: ignore[index,return-value]
+
+
+def test_compaction_does_not_reset_exposure_but_a_new_revision_is_delivered(
+    server: Server,
+) -> None:
+    read_a = claude_event("PreToolUse", "s-1", tool_name="Read",
+                          tool_input={"file_path": f"{WORKSPACE}/a.py"})  # fmt: skip
+    assert f"[{lesson_id(1)}@1]" in context(post_claude(server, read_a))
+    # Claude Code compacts the conversation: the session id stays, the context is rebuilt.
+    assert post_claude(server, claude_event("PreCompact", "s-1", trigger="auto")) == {}
+    assert post_claude(server, claude_event("SessionStart", "s-1", source="compact")) == {}
+    assert post_claude(server, read_a) == {}
+    backend = server.backend
+    assert isinstance(backend, Moving)
+    backend.replace([lesson(1, files=["a.py"], revision=2)], generation=2)
+    deadline = time.monotonic() + 5
+    while server.generation != 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert f"[{lesson_id(1)}@2]" in context(post_claude(server, read_a))
+    assert post_claude(server, read_a) == {}
+    other = {**read_a, "session_id": "s-2"}
+    assert f"[{lesson_id(1)}@2]" in context(post_claude(server, other))

@@ -4,6 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from active_memory.recall.signals import (
     MAX_PATHS,
@@ -119,7 +121,7 @@ def test_quoted_arguments_keep_spaces() -> None:
 
 
 def test_options_are_skipped_but_option_values_after_equals_are_paths() -> None:
-    assert shell("pytest -q --rootdir=tests --maxfail 1") == ("tests", "1")
+    assert shell("pytest -q --rootdir=tests --maxfail 1") == ("tests",)
 
 
 def test_a_command_given_by_path_is_a_path() -> None:
@@ -232,4 +234,98 @@ def test_root_spellings_come_from_the_real_path(tmp_path: Path) -> None:
 def test_search_patterns_are_not_paths() -> None:
     assert shell("grep -rn configure_bedrock src") == ("src",)
     assert shell("rg -n 'BEDROCK_REGION' src/a docs") == ("src/a", "docs")
-    assert shell("grep -e pattern src/a.py") == ("pattern", "src/a.py")
+    assert shell("grep -e pattern src/a.py") == ("src/a.py",)
+    assert shell("grep -f patterns.txt src/a.py") == ("patterns.txt", "src/a.py")
+    assert shell("sed -n 1,20p src/app.py") == ("src/app.py",)
+    assert shell("sed -i 's/old/new/g' src/app.py") == ("src/app.py",)
+    assert shell("sed -e 's/a/b/' -e '/x/d' src/app.py") == ("src/app.py",)
+    assert shell("awk -F: '{print $1}' docs/users.txt") == ("docs/users.txt",)
+    assert shell("jq .version package.json") == ("package.json",)
+
+
+# --- shell noise (each of these once produced a wrong path or missed the right one) ------
+
+
+def test_a_cd_outside_the_workspace_takes_later_relative_paths_with_it() -> None:
+    assert shell("cd ../other && cat src/app.py") == ()
+    assert shell("cd /tmp && cat src/app.py; ls docs") == ()
+    assert shell(f"cd /tmp && cat {WORKSPACE}/src/app.py") == ("src/app.py",)
+    assert shell("(cd ../other && cat src/a.py) && cat src/b.py") == ("src/b.py",)
+    assert paths("shell", command="cat src/app.py", workdir="/srv/elsewhere") == ()
+
+
+def test_test_node_ids_and_source_positions_name_their_file() -> None:
+    assert shell("pytest tests/test_x.py::test_foo") == ("tests/test_x.py",)
+    assert shell("pytest 'tests/test_x.py::TestA::test_b[param-1]'") == ("tests/test_x.py",)
+    assert shell("vim src/app.py:12") == ("src/app.py",)
+    assert shell("code -g src/app.py:12:5") == ("src/app.py",)
+
+
+def test_redirections_numbers_and_urls_are_not_paths() -> None:
+    assert shell("make test 2>&1 | tee build.log") == ("test", "build.log")
+    assert shell("pytest > out.txt 2> err.txt < in.txt") == ("out.txt", "err.txt", "in.txt")
+    assert shell("cmd &> all.log; cmd >& both.log") == ("all.log", "both.log")
+    written = "cat <<'EOF' > out.txt\nimport src/x.py\n./run.sh\nEOF\ncat src/y.py"
+    assert shell(written) == ("out.txt", "src/y.py")
+    assert shell("cat <<-END\n\tsrc/x.py\n\tEND\ncat <<A <<B\nx/a\nA\nx/b\nB\nls docs") == ("docs",)
+    assert shell("grep x <<< 'src/a.py'") == ()
+    assert shell("head -n 20 src/app.py") == ("src/app.py",)
+    assert shell("curl -s https://example.invalid/src/app.py") == ()
+    assert shell("cat $HOME/notes.txt src/$NAME.py") == ("src",)
+    assert shell("diff <(sort a.txt) <(sort b.txt)") == ("a.txt", "b.txt")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sudo cat src/app.py",
+        "sudo -u root -E cat src/app.py",
+        "env FOO=1 cat src/app.py",
+        "env -i PATH=/bin cat src/app.py",
+        "time cat src/app.py",
+        "nice -n 10 cat src/app.py",
+        "nohup cat src/app.py",
+        "timeout 10 cat src/app.py",
+        "timeout -s KILL 5s cat src/app.py",
+        "find . -name '*.py' | xargs -n 1 cat src/app.py",
+        "sudo -u root env -u HOME time nice cat src/app.py",
+    ],
+)
+def test_wrappers_are_looked_through_to_the_command_they_run(command: str) -> None:
+    assert shell(command)[-1:] == ("src/app.py",)
+    assert not {"cat", "root", "10", "5s", "KILL", "1", "HOME", "FOO=1"} & set(shell(command))
+
+
+def test_xargs_runs_a_search_whose_first_operand_is_a_pattern() -> None:
+    assert shell("git ls-files | xargs grep -l configure_bedrock src") == ("src",)
+
+
+def test_directory_options_move_the_command_base() -> None:
+    assert shell("git -C src log app.py") == ("src", "src/app.py")
+    assert shell("git -C src -C pkg diff -- mod.py") == ("src", "src/pkg", "src/pkg/mod.py")
+    assert shell("git log -C app.py") == ("app.py",)  # after the subcommand: copy detection
+    assert shell("make -C docs html") == ("docs", "docs/html")
+    assert shell("npm --prefix web test") == ("web", "web/test")
+    assert shell("yarn --cwd=web build") == ("web", "web/build")
+    assert shell("env -C src cat app.py") == ("src", "src/app.py")
+    assert shell("sudo -D src cat app.py") == ("src", "src/app.py")
+    # The move is the command's own: the next command is back at the shell's base.
+    assert shell("git -C src status && cat app.py") == ("src", "app.py")
+
+
+def test_git_subcommands_and_messages_are_not_paths() -> None:
+    assert shell("git commit -m 'fix the loader' src/app.py") == ("src/app.py",)
+    assert shell("git -c core.pager=cat checkout -b feature/x") == ()
+    assert shell("git log --grep=bedrock --since=2.weeks -- src") == ("src",)
+
+
+_SHELLISH = st.text(alphabet=st.sampled_from(list("ab/.:-=$&|;<>()'\"\\#\n 12~*{}")), max_size=200)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SHELLISH)
+def test_any_shell_text_gives_bounded_workspace_paths_without_raising(script: str) -> None:
+    found = shell(script)
+    assert len(found) <= MAX_PATHS
+    assert all(path and not path.startswith(("/", "../")) and ".." not in path.split("/")
+               for path in found)  # fmt: skip

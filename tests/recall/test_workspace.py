@@ -76,3 +76,11 @@ def test_hand_written_config_with_quotes_and_comments(tmp_path: Path) -> None:
         + '\tURL = "https://github.com/acme/widgets.git" # trailing comment\n'
     )
     assert origin_url(tmp_path) == "https://github.com/acme/widgets.git"
+
+
+def test_a_symlink_into_a_checkout_has_the_checkout_key(tmp_path: Path) -> None:
+    make_repo(tmp_path / "repo")
+    (tmp_path / "repo" / "src").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "repo" / "src", target_is_directory=True)
+    assert find_checkout(tmp_path / "link") == tmp_path / "repo"
+    assert repository_key(tmp_path / "link") == local_repository_key(tmp_path / "repo")

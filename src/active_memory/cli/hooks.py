@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -56,7 +57,8 @@ def install_command(
     others a curl one-liner; otherwise the stdlib helper, which can read the store itself.
     """
     root = (workspace or project or Path.cwd()).resolve()
-    database = store_path(store)
+    # Hooks run from other directories: every path they are given must be absolute.
+    database = Path(os.path.abspath(store_path(store)))
     state_dir = database.parent / "serve"
     live = find_live(state_dir, root)
     try:
@@ -77,5 +79,15 @@ def install_command(
     click.echo(f"{verb}: {harness} {done.mode} hook in {done.path}")
     if done.backup:
         click.echo(f"previous file kept as {done.backup}")
+    exclusion = done.exclusion
+    if exclusion.exclude_file:
+        added = ", ".join(exclusion.added)
+        click.echo(f"kept out of git: {added} added to {exclusion.exclude_file}")
+    if exclusion.tracked:
+        click.echo(
+            f"warning: git tracks {done.path}, which holds a token or ticket path; untrack it "
+            f"with: git rm --cached {done.path}",
+            err=True,
+        )
     if harness == "codex" and done.changed:
         click.echo("Codex runs new hooks only after you review and trust them (/hooks).")

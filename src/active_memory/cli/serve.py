@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 from types import FrameType
@@ -48,7 +49,8 @@ def serve(
     as_json: bool,
 ) -> None:
     """Serve recall to harness hooks until interrupted; reload when lessons change."""
-    database = store_path(store)
+    # Hooks run from other directories: every path they are given must be absolute.
+    database = Path(os.path.abspath(store_path(store)))
     config = ActiveMemoryConfig(graph=False, hook_injection_tokens=tokens)
     with SqliteStore(database, read_only=True) as backend:
         server = Server(backend, workspace.resolve(), state_dir=database.parent / "serve",

@@ -9,6 +9,7 @@ Claude Code keeps at most 10,000 characters of ``additionalContext``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,7 +35,15 @@ def parse(payload: Any) -> ParsedCall | None:
         arguments if isinstance(arguments, Mapping) else {},
         text_field(payload, "cwd"),
     )
-    return ParsedCall(call, text_field(payload, "session_id"))
+    return ParsedCall(call, text_field(payload, "session_id") or _transcript_key(payload))
+
+
+def _transcript_key(payload: Mapping[str, Any]) -> str | None:
+    """A conversation key from the transcript file when the session id is missing."""
+    path = text_field(payload, "transcript_path")
+    if path is None:
+        return None
+    return "transcript-" + hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def answer(context: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
-from active_memory.recall.session import Caller, RecallSession
+from active_memory.recall.session import UNKNOWN_CONVERSATION, Caller, RecallSession
 from active_memory.recall.signals import ToolCall
 
 __all__ = ["HARNESS", "answer", "parse", "pre_tool_use_hook"]
@@ -75,8 +75,9 @@ def pre_tool_use_hook(
 ) -> Callable[[Any, Any], Awaitable[dict[str, Any] | None]]:
     """An ``on_pre_tool_use(input, invocation)`` callback for the Copilot Python SDK.
 
-    The conversation is ``conversation_id`` when given, else the invocation's session id. The
-    cards count as delivered when the callback returns its answer to the SDK.
+    The conversation is ``conversation_id`` when given, else the invocation's session id (with
+    neither, calls are answered untracked). The cards count as delivered when the callback
+    returns its answer to the SDK.
     """
 
     async def on_pre_tool_use(input_data: Any, invocation: Any = None) -> dict[str, Any] | None:
@@ -88,7 +89,8 @@ def pre_tool_use_hook(
             cwd = _field(input_data, "cwd")
             session_id = _field(invocation, "session_id", "sessionId")
             conversation = conversation_id or (session_id if isinstance(session_id, str) else "")
-            caller = Caller(node_id, conversation or "copilot", execution_id)
+            caller = Caller(node_id, conversation or UNKNOWN_CONVERSATION, execution_id,
+                            tracked=bool(conversation))  # fmt: skip
             call = ToolCall(tool, arguments, cwd if isinstance(cwd, str) else None)
             recall = session.recall(call, caller)
         except Exception:

@@ -2,7 +2,9 @@
 
 Used by the broker (helper frames, ``curl`` and HTTP hooks) and by ``active-memory recall``.
 The conversation is the one named by the run (``hook_env``) when present, else the harness's own
-session id; the node is the run's, else ``default_node``.
+session id (or a key of its transcript); with none of them the call is answered untracked (every
+matching card, nothing remembered) rather than under one conversation shared by every caller
+that could not name its own. The node is the run's, else ``default_node``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from active_memory.recall.broker import (
     BrokerRequest,
     Handler,
 )
-from active_memory.recall.session import Caller, Recall, RecallSession
+from active_memory.recall.session import UNKNOWN_CONVERSATION, Caller, Recall, RecallSession
 
 __all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "encode"]
 
@@ -77,10 +79,12 @@ def answer_hook(
     cwd = parsed.call.cwd
     if workspace_only and (cwd is None or session.root.resolve(cwd, None) is None):
         return HookAnswer(EMPTY_ANSWER)
+    conversation = conversation_id or parsed.session_id
     caller = Caller(
         node_id or default_node,
-        conversation_id or parsed.session_id or "unknown",
+        conversation or UNKNOWN_CONVERSATION,
         execution_id,
+        tracked=bool(conversation),
     )
     budget = min(session.config.hook_injection_bytes, MAX_RESPONSE_BYTES - _ENVELOPE_BYTES)
     recall = session.recall(parsed.call, caller, max_chars=harness.max_chars, budget_bytes=budget)

@@ -1,24 +1,26 @@
 """``active-memory-hook claude|codex|copilot|pi``: the command a harness spawns per tool call.
 
 It reads the hook payload on stdin, asks the run's broker (helper protocol, 250 ms overall),
-prints the answer, then acknowledges it so the broker records the exposure. Whatever fails, it
-prints the harness's empty answer ``{}`` and exits 0: a hook that errors can block or deny the
-tool it was meant to inform.
+checks the answer is the harness's own answer shape (valid JSON: ``{}``, or only
+``additionalContext`` text, never a permission decision or anything else a rogue listener on
+the port might send), prints it, then acknowledges it so the broker records the exposure.
+Whatever fails, it prints the harness's empty answer ``{}`` and exits 0, on every platform: a
+hook that errors can block or deny the tool it was meant to inform.
 
 Because a harness spawns it on every tool call, the fast path imports nothing but the
-interpreter's own built-in modules (``_socket``; ``sys``, ``time`` and ``posix`` are already
-loaded), so ``python3 -I -S /path/to/helper.py claude`` runs it standalone, without the package
-on the path. Where to reach the broker: ``ACTIVE_MEMORY_BROKER`` (``host:port``) and
-``ACTIVE_MEMORY_TOKEN`` from ``ActiveRun.hook_env``, else the ticket file named by
-``ACTIVE_MEMORY_TICKET`` or ``--ticket PATH`` (written by ``active-memory serve``). With
-``--store PATH --workspace DIR``, when no broker answers it reads the lesson store directly
-(imported lazily; slower, for a plain harness user without a running ``serve``).
+interpreter's own modules (``_socket``, and ``_json`` once an answer arrives; ``sys``, ``time``
+and ``posix`` are already loaded; the ``json`` package would also load ``re`` and cost more
+than the rest of the run), so ``python3 -I -S /path/to/helper.py claude`` runs it standalone,
+without the package on the path. Where to reach the broker: ``ACTIVE_MEMORY_BROKER``
+(``host:port``) and ``ACTIVE_MEMORY_TOKEN`` from ``ActiveRun.hook_env``, else the ticket file
+named by ``ACTIVE_MEMORY_TICKET`` or ``--ticket PATH`` (written by ``active-memory serve``).
+With ``--store PATH --workspace DIR``, when no broker answers it reads the lesson store
+directly (imported lazily; slower, for a plain harness user without a running ``serve``).
 """
 
 from __future__ import annotations
 
 import _socket
-import posix
 import sys
 import time
 
@@ -49,8 +51,82 @@ class _Output:
 
 
 def _env(name: str) -> str | None:
+    try:
+        import posix  # built in and already loaded: os would cost an import
+    except ImportError:  # Windows has no posix module
+        import os
+
+        return os.environ.get(name) or None
     value = posix.environ.get(name.encode("ascii"))
     return value.decode("utf-8", "replace") if value else None
+
+
+# The answers a harness accepts from this hook, mirroring hooks/claude.py and hooks/copilot.py
+# (a test keeps them in step): context text only, never a decision.
+_NESTED = frozenset({"claude", "codex"})  # {"hookSpecificOutput": {...}}; others are flat
+_EVENT = "PreToolUse"
+_JSON_SPACE = " \t\n\r"
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        raise _Failed  # duplicate keys: readers disagree on which one counts
+    return document
+
+
+def _reject(constant: str) -> object:
+    raise _Failed  # NaN and Infinity are not JSON
+
+
+class _Strict:
+    """Options for the C scanner: plain JSON only, duplicate keys refused."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = staticmethod(_unique)
+    parse_float = float
+    parse_int = int
+    parse_constant = staticmethod(_reject)
+
+
+def _decode(text: str) -> object:
+    """One JSON document, strictly; raises on anything else."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # an interpreter without CPython's accelerator
+        import json
+
+        decoded: object = json.loads(text, object_pairs_hook=_unique, parse_constant=_reject)
+        return decoded
+    start = len(text) - len(text.lstrip(_JSON_SPACE))
+    value, end = make_scanner(_Strict)(text, start)  # type: ignore[arg-type]
+    if text[end:].strip(_JSON_SPACE):
+        raise _Failed
+    return value
+
+
+def valid_answer(harness: str, body: bytes) -> bool:
+    """Whether ``body`` is an answer ``harness`` accepts: ``{}`` or context text only."""
+    try:
+        document = _decode(body.decode("utf-8"))
+    except Exception:  # any decoding failure means: do not relay it
+        return False
+    if not isinstance(document, dict):
+        return False
+    if not document:
+        return True
+    if harness not in _NESTED:
+        return list(document) == ["additionalContext"] and isinstance(
+            document["additionalContext"], str
+        )
+    inner = document.get("hookSpecificOutput") if list(document) == ["hookSpecificOutput"] else None
+    return (
+        isinstance(inner, dict)
+        and sorted(inner) == ["additionalContext", "hookEventName"]
+        and inner["hookEventName"] == _EVENT
+        and isinstance(inner["additionalContext"], str)
+    )
 
 
 def _quote(value: str | None) -> bytes:
@@ -154,7 +230,7 @@ def _ask(
         if not 2 <= size <= MAX_RESPONSE_BYTES:
             return False
         answer = _receive(sock, size, deadline)
-        if not (answer.startswith(b"{") and answer.endswith(b"}")):
+        if not valid_answer(harness, answer):
             return False
         out.print(answer)
         # Acknowledged only once printed; if this fails the broker keeps the cards eligible.
@@ -174,7 +250,8 @@ def _from_store(out: _Output, harness: str, payload: bytes, options: dict[str, s
     try:
         import active_memory  # noqa: F401  (already importable when installed as a script)
     except ImportError:
-        here = __file__.rsplit("/", 3)[0]  # …/active_memory/hooks/helper.py → package parent
+        # …/active_memory/hooks/helper.py → the package's parent, with either separator.
+        here = __file__.replace("\\", "/").rsplit("/", 3)[0]
         sys.path.insert(0, here)
     from active_memory.hooks.fallback import answer_from_store
 

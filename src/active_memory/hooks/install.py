@@ -10,8 +10,11 @@ call:
   its cached bytecode is used), which also falls back to reading the store directly.
 
 Existing files are merged (other hooks are kept; an earlier active-memory hook is replaced, so
-installing twice changes nothing), backed up before a change, and replaced atomically. pi gets
-the extension file itself.
+installing twice changes nothing), backed up before a change under a name no other backup has
+(the first backup, the user's original, is never overwritten), and replaced atomically. pi gets
+the extension file itself. In a project that is a git checkout, a written file holding a token
+or a ticket path is added to the repository's ``info/exclude`` (see
+:mod:`active_memory.hooks.exclude`).
 """
 
 from __future__ import annotations
@@ -21,12 +24,13 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from active_memory.errors import RecallError
 from active_memory.hooks import helper as helper_module
+from active_memory.hooks.exclude import Exclusion, exclude_from_git
 from active_memory.hooks.pi import EXTENSION_NAME, extension_source
 from active_memory.hooks.ticket import read_ticket
 from active_memory.recall.serve import ServeState
@@ -46,6 +50,7 @@ CLAUDE_MATCHER = "Read|Edit|MultiEdit|Write|NotebookEdit|Grep|Glob|LS|Bash"
 CODEX_MATCHER = "Bash|apply_patch"
 HOOK_TIMEOUT_S = 5
 HTTP_TIMEOUT_S = 1
+_MAX_BACKUPS_PER_SECOND = 1000
 _MARKERS = ("active_memory", "active-memory", "X-Active-Memory")
 _ENV_IDS = (("Node", "ACTIVE_MEMORY_NODE"), ("Conversation", "ACTIVE_MEMORY_CONVERSATION"),
             ("Execution", "ACTIVE_MEMORY_EXECUTION"))  # fmt: skip
@@ -60,14 +65,22 @@ class Installation:
     mode: Mode
     changed: bool
     backup: Path | None = None
+    exclusion: Exclusion = field(default_factory=Exclusion)
 
     def to_dict(self) -> dict[str, Any]:
+        exclusion = self.exclusion
         return {
             "harness": self.harness,
             "path": str(self.path),
             "mode": self.mode,
             "changed": self.changed,
             "backup": str(self.backup) if self.backup else None,
+            "git_exclude": {
+                "file": str(exclusion.exclude_file) if exclusion.exclude_file else None,
+                "added": list(exclusion.added),
+                "already_ignored": exclusion.already_ignored,
+                "tracked": exclusion.tracked,
+            },
         }
 
 
@@ -203,17 +216,32 @@ def _with_copilot_hook(document: dict[str, Any], hook: dict[str, Any]) -> str:
     return json.dumps({"version": 1, **document, "hooks": hooks}, indent=2) + "\n"
 
 
+def _back_up(path: Path, old: str) -> Path:
+    """Write ``old`` beside ``path`` under a new name: an existing backup is never replaced."""
+    stamp = time.strftime("%Y%m%d%H%M%S")
+    for attempt in range(_MAX_BACKUPS_PER_SECOND):
+        suffix = stamp if attempt == 0 else f"{stamp}-{attempt}"
+        backup = path.with_name(f"{path.name}.{suffix}.bak")
+        try:
+            descriptor = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(old)
+        return backup
+    raise RecallError(
+        f"{str(path)!r} already has {_MAX_BACKUPS_PER_SECOND} backups from this second; "
+        "remove old .bak files beside it and install again"
+    )
+
+
 def _write(path: Path, text: str, *, private: bool) -> tuple[bool, Path | None]:
     """Atomically replace ``path`` with ``text`` when it differs; back up what was there."""
     old = path.read_text(encoding="utf-8") if path.exists() else None
     if old == text:
         return False, None
     path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if old is not None:
-        backup = path.with_name(f"{path.name}.{time.strftime('%Y%m%d%H%M%S')}.bak")
-        backup.write_text(old, encoding="utf-8")
-        os.chmod(backup, 0o600)
+    backup = _back_up(path, old) if old is not None else None
     mode = 0o600 if private or old is None else (path.stat().st_mode & 0o777)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
@@ -250,8 +278,9 @@ def install_hooks(
     if harness == "pi":
         source = extension_source().read_text(encoding="utf-8")
         text = source.replace('"__ACTIVE_MEMORY_TICKET__"', json.dumps(ticket_path or ""))
+        exclusion = _keep_out_of_git(path, project, holds_secret=ticket_path is not None)
         changed, backup = _write(path, text, private=False)
-        return Installation(harness, path, "extension", changed, backup)
+        return Installation(harness, path, "extension", changed, backup, exclusion)
     mode: Mode
     if serve is not None and harness == "claude":
         url, token = read_ticket(serve.ticket)
@@ -274,6 +303,15 @@ def install_hooks(
     else:
         matcher = CLAUDE_MATCHER if harness == "claude" else CODEX_MATCHER
         text = _with_pre_tool_hook(document, matcher, hook)
-    # A literal token lives in the file: keep it private to the user.
+    # A literal token lives in the file: keep it private to the user, and out of commits.
+    holds_secret = mode == "http" or ticket_path is not None
+    exclusion = _keep_out_of_git(path, project, holds_secret=holds_secret)
     changed, backup = _write(path, text, private=mode == "http")
-    return Installation(harness, path, mode, changed, backup)
+    return Installation(harness, path, mode, changed, backup, exclusion)
+
+
+def _keep_out_of_git(path: Path, project: Path | None, *, holds_secret: bool) -> Exclusion:
+    """Exclude a project file holding a token or ticket path, before it is written."""
+    if project is None or not holds_secret:
+        return Exclusion()
+    return exclude_from_git(path)

@@ -6,6 +6,11 @@ was handed over (the helper acknowledged, the HTTP response was written, the pro
 returned); until then the cards are *claimed* so a parallel tool call of the same conversation
 does not deliver them twice, and a claim that is released makes them eligible again.
 
+A call whose conversation is unknown (no run id, no session id, no transcript) is claimed
+*untracked*: it is offered every matching card and its deliveries are recorded, but nothing is
+remembered for it, because one shared "unknown" conversation would hide a card from every other
+agent that could not name its conversation either.
+
 Receipts record every tool call (even one that matched nothing): node execution, tool name, time
 and a few root-relative paths, never arguments or results. At most 512 are kept: the first half
 and the most recent half, with a count of those dropped in between.
@@ -48,6 +53,7 @@ class Claim:
     execution: str | None
     channel: Channel
     lessons: tuple[Lesson, ...]
+    tracked: bool = True
     _settled: bool = field(default=False, repr=False)
 
     def commit(self) -> tuple[Delivery, ...]:
@@ -78,13 +84,20 @@ class ExposureLedger:
         node_id: str,
         execution: str | None = None,
         channel: Channel = "hook",
+        tracked: bool = True,
     ) -> Claim:
         """Offer ``choose`` the lessons this conversation has neither received nor claimed.
 
         ``choose`` runs under the ledger lock (it renders; it must be quick) and returns the
-        lessons it will hand over; those are claimed until the returned claim is settled.
+        lessons it will hand over; those are claimed until the returned claim is settled. An
+        untracked claim (``tracked=False``) is offered every lesson and remembers nothing.
         """
         with self._lock:
+            if not tracked:
+                chosen = tuple(choose(tuple(lessons)))
+                number = next(self._numbers)
+                return Claim(self, number, conversation_id, node_id, execution, channel, chosen,
+                             tracked=False)  # fmt: skip
             delivered = self._delivered.get(conversation_id, set())
             claimed = self._claimed.setdefault(conversation_id, {})
             eligible = tuple(
@@ -103,13 +116,16 @@ class ExposureLedger:
             if claim._settled:
                 return ()
             claim._settled = True
-            claimed = self._claimed.get(claim.conversation_id, {})
-            for lesson in claim.lessons:
-                if claimed.get(lesson.key) == claim.number:
-                    del claimed[lesson.key]
+            if claim.tracked:
+                claimed = self._claimed.get(claim.conversation_id, {})
+                for lesson in claim.lessons:
+                    if claimed.get(lesson.key) == claim.number:
+                        del claimed[lesson.key]
             if not delivered or not claim.lessons:
                 return ()
-            keys = self._delivered.setdefault(claim.conversation_id, set())
+            keys = (
+                self._delivered.setdefault(claim.conversation_id, set()) if claim.tracked else set()
+            )
             now = self._clock()
             records = []
             for lesson in claim.lessons:

@@ -22,18 +22,32 @@ from active_memory.recall.render import Rendering, render
 from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
 from active_memory.runs import Delivery, ToolReceipt
 
-__all__ = ["Caller", "CardReport", "Recall", "RecallReport", "RecallSession"]
+__all__ = [
+    "UNKNOWN_CONVERSATION",
+    "Caller",
+    "CardReport",
+    "Recall",
+    "RecallReport",
+    "RecallSession",
+]
 
 Outcome = Literal["delivered", "already_delivered", "left_out"]
+# What an untracked caller's deliveries are recorded under.
+UNKNOWN_CONVERSATION = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who is calling: the node, its provider conversation and (optionally) the execution."""
+    """Who is calling: the node, its provider conversation and (optionally) the execution.
+
+    ``tracked=False`` when the conversation is unknown: every matching card is offered and the
+    exposure is not remembered (see :mod:`active_memory.recall.exposure`).
+    """
 
     node_id: str
     conversation_id: str
     execution_id: str | None = None
+    tracked: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +207,7 @@ class RecallSession:
     def rerender(self, recall: Recall, *, budget_bytes: int, max_chars: int | None) -> Recall:
         """Frame a released recall again under a smaller budget, without a second receipt."""
         recall.release()
-        caller = recall.caller or Caller("unknown", "unknown")
+        caller = recall.caller or Caller("unknown", UNKNOWN_CONVERSATION, tracked=False)
         report = recall.report
         again = self._claim(report.channel, report.tool, report.paths, recall.candidates,
                             caller, max(budget_bytes, 0), max_chars)  # fmt: skip
@@ -234,6 +248,7 @@ class RecallSession:
             node_id=caller.node_id,
             execution=caller.execution_id,
             channel=channel,
+            tracked=caller.tracked,
         )
         report = _report(channel, tool, paths, matches, rendering)
         return Recall(rendering.text, report, claim, candidates=matches, caller=caller)

@@ -1,13 +1,16 @@
 """Signals: what a tool call touches, read from its arguments without touching the filesystem.
 
 Native path fields come first (``file_path``, ``filePath``, ``path``, ``filename``, ``paths``,
-``cwd``, ``workdir``), then shell arguments (``cd dir && …`` moves the base), Codex patch file
-headers, and finally identifiers: maximal ``[A-Za-z0-9_]`` runs kept whole and also split on
-``_`` and camelCase into lowercase topic words.
+``cwd``, ``workdir``), then shell arguments (read by :mod:`active_memory.recall.shell`: ``cd dir
+&& …`` moves the base, wrappers such as ``sudo`` are looked through, ``git -C dir`` is
+honoured), Codex patch file headers, and finally identifiers: maximal ``[A-Za-z0-9_]`` runs
+kept whole and also split on ``_`` and camelCase into lowercase topic words.
 
 Paths resolve against the tool's working directory, then the workspace root; ``.``, ``..`` and
 ``\\`` are normalised lexically (symlinks are never followed at match time) and made
-root-relative. A path outside the workspace is ignored. Work is bounded on huge inputs: at most
+root-relative. A path outside the workspace is ignored, and so is every relative path read
+after the call itself moved its base outside (``cd ../other && cat src/app.py``): only the
+harness's own working directory falls back to the root. Work is bounded on huge inputs: at most
 :data:`MAX_SCAN_CHARS` characters of argument text, :data:`MAX_SHELL_TOKENS` shell tokens,
 :data:`MAX_PATHS` paths and :data:`MAX_IDENTIFIERS` identifiers per call.
 
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from active_memory.lessons import BROAD_WORDS, LIMITS
+from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
 
 __all__ = [
     "MAX_IDENTIFIERS",
@@ -38,28 +42,20 @@ __all__ = [
 ]
 
 MAX_SCAN_CHARS = 65_536
-MAX_SHELL_TOKENS = 4_096
 MAX_PATHS = 64
 MAX_IDENTIFIERS = 2_048
-_MAX_DEPTH = 4  # nesting of argument objects, and of `bash -c` scripts
+_MAX_DEPTH = 4  # nesting of argument objects
 
 # Native path fields, in priority order; directory fields also move the shell base.
 PATH_FIELDS = ("file_path", "filePath", "path", "filename", "paths")
 DIRECTORY_FIELDS = ("cwd", "workdir")
 SHELL_FIELDS = ("command", "cmd", "script")
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
-_CD = frozenset({"cd", "pushd"})
-# Search tools whose first operand is a pattern, not a path (unless -e/-f gives the pattern).
-_SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
-_PATTERN_OPTIONS = ("-e", "-f", "--regexp", "--file")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 # camelCase, PascalCase and ACRONYMWord boundaries; digits stay with the letters before them.
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
 _PATCH_HEADER = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
-_GLOB = re.compile(r"[*?\[{]")
 _DRIVE = re.compile(r"[A-Za-z]:(?:/|$)")
-_OPERATOR_CHARS = "();<>|&\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +140,14 @@ class WorkspaceRoot:
                 return absolute[len(prefix) :]
         return None
 
-    def resolve(self, path: str, base: str | None) -> str | None:
-        """Root-relative form of ``path`` read from ``base`` then from the root; None if outside."""
+    def resolve(self, path: str, base: str | None, *, fallback: bool = True) -> str | None:
+        """Root-relative form of ``path`` read from ``base``, then (``fallback``) from the root.
+
+        None when it is outside the workspace from every start.
+        """
         if not path or len(path) > 4 * LIMITS.path_bytes:
             return None
-        for start in (base, self.primary):
+        for start in (base, self.primary) if fallback else (base,):
             absolute = _join(start, path)
             if absolute is not None:
                 relative = self.relative(absolute)
@@ -166,8 +165,9 @@ class WorkspaceRoot:
 class _Collector:
     """Accumulates bounded, de-duplicated signals for one call."""
 
-    def __init__(self, root: WorkspaceRoot) -> None:
+    def __init__(self, root: WorkspaceRoot, anchor: str | None) -> None:
         self.root = root
+        self.anchor = anchor  # the harness's working directory: only it falls back to the root
         self.paths: dict[str, None] = {}
         self.texts: list[str] = []
         self.budget = MAX_SCAN_CHARS
@@ -175,9 +175,13 @@ class _Collector:
     def path(self, value: str, base: str | None) -> None:
         if len(self.paths) >= MAX_PATHS:
             return
-        relative = self.root.resolve(value, base)
+        fallback = base is None or base == self.anchor
+        relative = self.root.resolve(value, base, fallback=fallback)
         if relative:
             self.paths.setdefault(relative, None)
+
+    def directory(self, value: str | None, base: str | None) -> str | None:
+        return self.root.directory(value, base)
 
     def text(self, value: str) -> str:
         """Record argument text for identifiers; returns the part that fits the scan budget."""
@@ -191,105 +195,6 @@ class _Collector:
             plain = plain.replace(root + "/", "")
         self.texts.append(plain)
         return kept
-
-
-def _glob_prefix(word: str) -> str:
-    """The literal directory in front of a glob (``src/app/*.py`` gives ``src/app``)."""
-    match = _GLOB.search(word)
-    if match is None:
-        return word
-    head = word[: match.start()]
-    return head.rsplit("/", 1)[0] if "/" in head else ""
-
-
-def _shell_tokens(script: str) -> Iterator[str]:
-    lexer = shlex.shlex(script, posix=True, punctuation_chars=_OPERATOR_CHARS)
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    count = 0
-    try:
-        for token in lexer:
-            count += 1
-            if count > MAX_SHELL_TOKENS:
-                return
-            yield token
-    except ValueError:
-        return  # an unclosed quote: keep what was read before it
-
-
-def _shell(collector: _Collector, script: str, base: str | None, depth: int) -> None:
-    """Paths from a shell script: arguments, redirections, ``cd`` chains, ``bash -c`` bodies."""
-    stack: list[str | None] = []
-    words: list[str] = []
-    in_comment = False
-
-    def finish() -> None:
-        nonlocal base
-        base = _simple_command(collector, words, base, depth)
-        words.clear()
-
-    for token in _shell_tokens(script):
-        if in_comment:
-            if "\n" not in token:
-                continue
-            in_comment = False  # the newline ends the comment and the command
-        if token and all(char in _OPERATOR_CHARS for char in token):
-            if any(char in token for char in ";&|\n"):
-                finish()
-            if "(" in token:
-                finish()
-                stack.append(base)
-            if ")" in token:
-                finish()
-                if stack:
-                    base = stack.pop()
-            continue
-        if token.startswith("#"):
-            in_comment = True
-            continue
-        words.append(token)
-    finish()
-
-
-def _simple_command(
-    collector: _Collector, words: list[str], base: str | None, depth: int
-) -> str | None:
-    """Record one simple command's paths; returns the base directory after it ran."""
-    index = 0
-    while index < len(words) and "=" in words[index] and not words[index].startswith("-"):
-        collector.path(words[index].split("=", 1)[1], base)  # FOO=path cmd …
-        index += 1
-    if index >= len(words):
-        return base
-    name, args = words[index], words[index + 1 :]
-    if "/" in name:
-        collector.path(name, base)
-    command = name.rsplit("/", 1)[-1]
-    if command in _CD:
-        target = next((arg for arg in args if not arg.startswith("-")), None)
-        if target is None or target.startswith("~") or target == "-":
-            return None  # home or the previous directory: unknown from here on
-        collector.path(target, base)
-        return collector.root.directory(target, base)
-    if command == "popd":
-        return None
-    if command in _SHELLS and depth < _MAX_DEPTH:
-        for position, arg in enumerate(args[:-1]):
-            if arg.startswith("-") and not arg.startswith("--") and "c" in arg:
-                _shell(collector, args[position + 1], base, depth + 1)
-                return base
-    if command in _SEARCHES and not any(arg.startswith(_PATTERN_OPTIONS) for arg in args):
-        operands = [position for position, arg in enumerate(args) if not arg.startswith("-")]
-        if operands:
-            args = args[: operands[0]] + args[operands[0] + 1 :]
-    for arg in args:
-        if arg.startswith("-"):
-            if arg.startswith("--") and "=" in arg:
-                collector.path(_glob_prefix(arg.split("=", 1)[1]), base)
-            continue
-        collector.path(_glob_prefix(arg), base)
-    return base
 
 
 def _patch(collector: _Collector, text: str, base: str | None) -> None:
@@ -345,9 +250,9 @@ def _shell_text(value: Any) -> str | None:
 
 def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
     """Turn one tool call into bounded signals; never raises on odd or hostile arguments."""
-    collector = _Collector(root)
     arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
     base = root.directory(call.cwd, root.primary) if call.cwd else root.primary
+    collector = _Collector(root, base)
     for name in DIRECTORY_FIELDS:
         value = arguments.get(name)
         if isinstance(value, str) and value:
@@ -358,9 +263,9 @@ def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
         values = value if isinstance(value, (list, tuple)) else [value]
         for item in values[:MAX_PATHS]:
             if isinstance(item, str):
-                collector.path(_glob_prefix(item), base)
+                collector.path(glob_prefix(item), base)
     if isinstance(arguments.get("pattern"), str) and call.tool.lower() in ("glob", "find"):
-        prefix = _glob_prefix(arguments["pattern"])
+        prefix = glob_prefix(arguments["pattern"])
         if prefix:
             collector.path(prefix, base)
     for name in SHELL_FIELDS:
@@ -371,7 +276,7 @@ def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
         if "*** Begin Patch" in kept or "*** Update File:" in kept or "*** Add File:" in kept:
             _patch(collector, kept, base)
         if not kept.lstrip().startswith("*** Begin Patch"):
-            _shell(collector, kept, base, 0)
+            read_shell(collector, kept, base)
     for name, value in arguments.items():
         if name in SHELL_FIELDS or name in PATH_FIELDS or name in DIRECTORY_FIELDS:
             continue

@@ -1,8 +1,13 @@
 """The repository key of a checkout, read from its git configuration without running git.
 
 ``forge:host/owner/repo`` from the ``origin`` remote when there is one (credentials dropped),
-else ``local:<hash>`` of the checkout's top-level directory. ``.git`` may be a directory, or a
-file pointing at a worktree's git directory whose ``commondir`` holds the shared config.
+else ``local:<hash>`` of the checkout's top-level directory, whichever folder inside it is
+given. ``.git`` may be a directory, or a file pointing at a linked worktree's or a submodule's
+git directory (a worktree's ``commondir`` holds the shared config).
+
+This is the only derivation of the key: recall (the stdlib-only hook helper included) and
+checkout inspection (:mod:`active_memory.provenance`) both call :func:`repository_key`, so a
+lesson published from one folder of a checkout is recalled from any other.
 """
 
 from __future__ import annotations
@@ -14,22 +19,27 @@ from pathlib import Path
 from active_memory.errors import LessonValidationError
 from active_memory.lessons import local_repository_key, repository_key_from_remote
 
-__all__ = ["find_checkout", "origin_url", "repository_key"]
+__all__ = ["find_checkout", "git_dir", "origin_url", "repository_key"]
 
 _SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
 _URL = re.compile(r"\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
 
 
 def find_checkout(path: str | os.PathLike[str]) -> Path | None:
-    """The top-level directory of the git checkout containing ``path``, if any."""
-    current = Path(os.path.abspath(os.fspath(path)))
+    """The top-level directory of the git checkout containing ``path``, if any.
+
+    Like ``git rev-parse --show-toplevel``: symlinks are resolved first, then the nearest folder
+    holding ``.git`` (a directory, or the file of a linked worktree or submodule) wins.
+    """
+    current = Path(os.path.realpath(os.fspath(path)))
     for candidate in (current, *current.parents):
         if (candidate / ".git").exists():
             return candidate
     return None
 
 
-def _git_dir(checkout: Path) -> Path | None:
+def git_dir(checkout: Path) -> Path | None:
+    """The git directory holding the shared config (a linked worktree's ``commondir``)."""
     dot_git = checkout / ".git"
     if dot_git.is_dir():
         return dot_git
@@ -39,13 +49,13 @@ def _git_dir(checkout: Path) -> Path | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    git_dir = Path(text[len("gitdir:") :].strip())
-    git_dir = git_dir if git_dir.is_absolute() else checkout / git_dir
+    linked = Path(text[len("gitdir:") :].strip())
+    linked = linked if linked.is_absolute() else checkout / linked
     try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+        common = (linked / "commondir").read_text(encoding="utf-8").strip()
     except OSError:
-        return git_dir
-    return (git_dir / common) if not Path(common).is_absolute() else Path(common)
+        return linked
+    return Path(os.path.normpath(linked / common))
 
 
 def _unquote(value: str) -> str:
@@ -57,11 +67,11 @@ def _unquote(value: str) -> str:
 
 def origin_url(checkout: Path) -> str | None:
     """The ``url`` of ``[remote "origin"]`` in the checkout's git config, if set."""
-    git_dir = _git_dir(checkout)
-    if git_dir is None:
+    directory = git_dir(checkout)
+    if directory is None:
         return None
     try:
-        lines = (git_dir / "config").read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = (directory / "config").read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
     in_origin = False

@@ -1,0 +1,105 @@
+"""Keep hook files that hold a broker token or ticket path out of ``git add``.
+
+``hooks install --project`` writes a bearer token (Claude Code's ``http`` hook) or the path of a
+private broker ticket into the project. When the project is a git checkout, the written file's
+path (and its backups, which may hold an older token) is added to the repository's
+``info/exclude``: local to this clone, never committed, read by every ``git add``. Nothing is
+added when git already ignores the file, and a line already present is not added again.
+
+A file git already tracks is not protected by any ignore rule; that is reported so the user can
+untrack it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from active_memory.recall.workspace import find_checkout, git_dir
+
+__all__ = ["Exclusion", "exclude_from_git"]
+
+_HEADER = "# active-memory: hook files holding a broker token or ticket path (never commit)"
+_SPECIAL = re.compile(r"([\\*?\[\]!#])")
+_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1"}
+_GIT_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    """What was done for one written file: the exclude file changed, or why nothing was needed."""
+
+    exclude_file: Path | None = None
+    added: tuple[str, ...] = ()
+    already_ignored: bool = False
+    tracked: bool = False
+
+
+def _literal(relative: str) -> str:
+    """An anchored gitignore pattern matching exactly ``relative`` (no glob characters)."""
+    escaped = _SPECIAL.sub(r"\\\1", relative)
+    if escaped.endswith(" "):
+        escaped = escaped[:-1] + "\\ "
+    return "/" + escaped
+
+
+def _git(top: Path, *args: str) -> int | None:
+    """Exit status of a read-only git command in ``top``; None when git cannot run."""
+    try:
+        done = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false", *args],
+            cwd=top,
+            env={**os.environ, **_GIT_ENV},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=_GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.returncode
+
+
+def _append(exclude: Path, lines: list[str]) -> tuple[str, ...]:
+    try:
+        text = exclude.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    present = set(text.splitlines())
+    missing = [line for line in lines if line not in present]
+    if not missing:
+        return ()
+    if _HEADER not in present:
+        missing.insert(0, _HEADER)
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    prefix = "" if not text or text.endswith("\n") else "\n"
+    with exclude.open("a", encoding="utf-8") as handle:
+        handle.write(prefix + "".join(line + "\n" for line in missing))
+    return tuple(line for line in missing if line != _HEADER)
+
+
+def exclude_from_git(path: Path, *, backups: bool = True) -> Exclusion:
+    """Add ``path`` (and its ``.bak`` backups) to its checkout's ``info/exclude`` if needed.
+
+    Does nothing outside a git checkout, or for what git already ignores.
+    """
+    top = find_checkout(path.parent)
+    directory = git_dir(top) if top is not None else None
+    if top is None or directory is None:
+        return Exclusion()
+    relative = (Path(os.path.realpath(path.parent)) / path.name).relative_to(top).as_posix()
+    tracked = _git(top, "ls-files", "--error-unmatch", "--", relative) == 0
+    wanted = [(relative, _literal(relative))]
+    if backups:
+        wanted.append((f"{relative}.20000101000000.bak", _literal(relative) + ".*.bak"))
+    # check-ignore: 0 ignored already, 1 not ignored; anything else (or no git): add the line.
+    lines = [line for sample, line in wanted if _git(top, "check-ignore", "-q", "--", sample) != 0]
+    if not lines and not tracked:
+        return Exclusion(already_ignored=True)
+    exclude = directory / "info" / "exclude"
+    added = _append(exclude, lines)
+    return Exclusion(exclude if added else None, added, not lines, tracked)

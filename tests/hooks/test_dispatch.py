@@ -1,0 +1,63 @@
+"""Which conversation a hook payload is answered under, and what is remembered for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from active_memory.hooks.dispatch import answer_hook
+from active_memory.recall.index import RecallIndex
+from active_memory.recall.session import RecallSession
+from recall.kit import REPOSITORY, ROOT, WORKSPACE, lesson, lesson_id
+
+
+def session() -> RecallSession:
+    return RecallSession(RecallIndex([lesson(1, files=["a.py"])], repository=REPOSITORY), ROOT)
+
+
+def read_payload(**ids: str) -> dict[str, Any]:
+    return {"cwd": WORKSPACE, "hook_event_name": "PreToolUse", "tool_name": "Read",
+            "tool_input": {"file_path": f"{WORKSPACE}/a.py"}, **ids}  # fmt: skip
+
+
+def ask(served: RecallSession, payload: dict[str, Any], harness: str = "claude") -> bool:
+    """Whether the card was delivered (the answer is committed as a harness would take it)."""
+    answer = answer_hook(served, harness, payload)
+    answer.commit()
+    return lesson_id(1) in answer.body.decode()
+
+
+def test_payloads_without_any_conversation_are_not_deduplicated_against_each_other() -> None:
+    served = session()
+    assert ask(served, read_payload())
+    assert ask(served, read_payload())  # another agent that could not name its conversation
+    assert ask(served, read_payload(session_id="s-1"))
+    assert not ask(served, read_payload(session_id="s-1"))
+    keys = [delivery.conversation_id for delivery in served.ledger.deliveries]
+    assert keys == ["unknown", "unknown", "s-1"]
+
+
+def test_a_missing_session_id_falls_back_to_the_transcript() -> None:
+    served = session()
+    transcript = "/home/dev/.claude/projects/widgets/one.jsonl"
+    assert ask(served, read_payload(transcript_path=transcript))
+    assert not ask(served, read_payload(transcript_path=transcript))
+    assert ask(served, read_payload(transcript_path=transcript.replace("one", "two")))
+    conversation = served.ledger.deliveries[0].conversation_id
+    assert conversation.startswith("transcript-")
+    assert "jsonl" not in conversation  # a key of the path, not the path
+
+
+def test_copilot_payloads_without_a_session_id_are_untracked_too() -> None:
+    served = session()
+    payload = {"cwd": WORKSPACE, "toolName": "view", "toolArgs": {"path": f"{WORKSPACE}/a.py"}}
+    assert ask(served, payload, "copilot")
+    assert ask(served, payload, "copilot")
+    assert not served.ledger.was_delivered("unknown", f"{lesson_id(1)}@1")
+
+
+def test_an_empty_conversation_id_counts_as_none() -> None:
+    served = session()
+    for _ in range(2):
+        answer = answer_hook(served, "claude", read_payload(session_id=""), conversation_id="")
+        answer.commit()
+        assert lesson_id(1) in answer.body.decode()

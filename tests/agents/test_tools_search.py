@@ -87,7 +87,7 @@ def test_a_session_whose_model_asks_for_a_catastrophic_regex_ends_at_its_deadlin
     # asyncio.run joins the worker threads on the way out: it returns only once the search has.
     asyncio.run(run_until_the_deadline())
 
-    # Generous: the bound is the deadline; the standard library took minutes here.
+    # Generous: the bound is the deadline; the standard library took a minute here.
     assert time.monotonic() - started < 10
     assert set(threading.enumerate()) <= threads_before
 

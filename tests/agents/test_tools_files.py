@@ -97,3 +97,11 @@ async def test_a_window_inside_a_private_key_shows_no_key_material(tmp_path: Pat
     assert whole.content == (
         "checkout:id_fake lines 1-12; end of file\n# deploy key\n[redacted:private-key]\n# end\n"
     )
+
+
+async def test_a_credential_split_by_a_cut_is_still_redacted(tmp_path: Path) -> None:
+    token = "ghp_FAKEfakeFAKEfakeFAKEfakeFAKEfake0000"
+    (tmp_path / "remote.cfg").write_text(f"url = https://user:{token}@github.com/org/repo.git\n")
+    outcome = await _read(Toolbox({"checkout": tmp_path}, max_output_bytes=30), "remote.cfg")
+    body = outcome.content.split("\n", 1)[1]
+    assert body == "url = https://user:[redacted:g [line 1 cut: 30 of 83 bytes shown]\n"

@@ -47,7 +47,10 @@ def _nullable(kind: str, description: str) -> dict[str, Any]:
 
 
 class Toolbox:
-    """The tools over named roots, e.g. ``{"checkout": path, "evidence": path}``."""
+    """The tools over named roots, e.g. ``{"checkout": path, "evidence": path}``.
+
+    ``max_match_seconds`` caps one regex match (one line); a nearer deadline lowers it.
+    """
 
     def __init__(
         self,
@@ -73,6 +76,8 @@ class Toolbox:
         self.max_entries = max_entries
         self.max_matches = max_matches
         self.default_lines = default_lines
+        if max_match_seconds <= 0:
+            raise ConfigError("toolbox.max_match_seconds", f"{max_match_seconds!r} must be > 0")
         self.max_match_seconds = max_match_seconds
         self._specs = self._build_specs()
         self._validators = {

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from active_memory.evidence.redact import redact_text
+
 __all__ = [
     "CHUNK_BYTES",
     "KEY_REDACTED",
@@ -36,6 +38,9 @@ KEY_REDACTED = "[redacted:private-key]"
 _BINARY_PROBE = 8192
 # Enough of a line to see a PEM marker, for lines that are skipped or only tracked.
 _PROBE_BYTES = 256
+# A cut line is redacted with this much beyond the cut, so a credential the cut would split is
+# still whole, and recognised, when redaction runs.
+_REDACT_MARGIN = 4096
 _KEY_BEGIN = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY")
 _KEY_END = re.compile(rb"-----END (?:[A-Z0-9]+ )*PRIVATE KEY")
 
@@ -166,7 +171,8 @@ def read_window(
         count = used = 0
         more = in_key = False
         while count < limit:
-            line = reader.next(max(max_bytes - used, _PROBE_BYTES))
+            keep = max_bytes + _REDACT_MARGIN if not count else max(max_bytes - used, _PROBE_BYTES)
+            line = reader.next(keep)
             if line is None:
                 break
             secret = keys.feed(line.data)
@@ -193,9 +199,9 @@ def read_window(
 def _line_text(line: Line, number: int, max_bytes: int) -> str:
     if line.size <= max_bytes:
         return decode(line.data, cut=False) + "\n"
-    kept = line.data[:max_bytes]
-    shown = decode(kept, cut=True)
-    return f"{shown} [line {number} cut: {len(kept)} of {line.size} bytes shown]\n"
+    redacted = redact_text(decode(line.data, cut=True)).encode("utf-8")
+    shown = decode(redacted[:max_bytes], cut=True)
+    return f"{shown} [line {number} cut: {max_bytes} of {line.size} bytes shown]\n"
 
 
 def _check_scan(reader: LineReader, deadline: float | None, doing: str) -> None:

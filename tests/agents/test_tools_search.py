@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from active_memory.agents.providers.base import AnswerContract, ToolCall
 from active_memory.agents.session import Session
 from active_memory.agents.tools import Toolbox, ToolOutcome
+from active_memory.agents.tools_search import Pattern, compile_pattern, search_files
 from active_memory.errors import ProviderDeadlineExceeded
 from active_memory.runs import Binding
 from active_memory.testing import ScriptedProvider, tool_call, tool_calls_response
@@ -137,3 +141,43 @@ async def test_a_match_found_only_inside_a_secret_is_not_reported(checkout: Path
     key = await _search(tools, "FAKEKEYMATERIAL03")
     assert probe.content == "0 match(es) in 4 file(s)\n(no matches)"
     assert key.content == "0 match(es) in 4 file(s)\n(no matches)"
+
+
+LINE_PATTERNS = [
+    r"a+b", r"^b", r"a$", r"\s+", r"b\s*$", r"(?:ab|ba)+", r"[^a]b", r"\bab\b", r"a.*b",
+    r"(?s)a.*b", r"x*", r"^$", r"(?i)A\sB", r"[\s\S]{2}b", r"(?P<x>a)(?P=x)",
+]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet="ab \r\n", max_size=60),
+    pattern=st.sampled_from(LINE_PATTERNS),
+)
+def test_searching_the_whole_file_first_finds_exactly_the_lines_a_line_by_line_search_does(
+    text: str, pattern: str
+) -> None:
+    compiled = compile_pattern(pattern, is_regex=True)
+    assert compiled.whole_file, pattern
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "sample.txt"
+        path.write_bytes(text.encode())
+        found = [
+            search_files(
+                [path],
+                lambda path: "sample.txt",
+                Pattern(compiled.compiled, whole_file=whole_file),
+                wanted=100,
+                deadline=None,
+                match_seconds=2.0,
+            )
+            for whole_file in (True, False)
+        ]
+    assert found[0] == found[1]
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"a(?!\s)", r"(?<=\n)b", r"\Aa", r"a\Z", r"a\Kb", r"(?r)ab", r"(?:ab){e<=1}"]
+)
+def test_patterns_that_look_beyond_their_line_are_searched_line_by_line(pattern: str) -> None:
+    assert not compile_pattern(pattern, is_regex=True).whole_file

@@ -239,12 +239,12 @@ class Toolbox:
     def _search_text(self, arguments: dict[str, Any], deadline: float | None) -> str:
         root_name = arguments["root"]
         start = self.resolve(root_name, arguments["path"] or "")
-        compiled = compile_pattern(arguments["pattern"], is_regex=arguments["regex"])
+        pattern = compile_pattern(arguments["pattern"], is_regex=arguments["regex"])
         wanted = min(max(1, arguments["max_matches"] or 50), self.max_matches)
         return search_files(
             walk(self._roots[root_name], start),
             lambda path: self._display(root_name, path),
-            compiled,
+            pattern,
             wanted=wanted,
             deadline=deadline,
             match_seconds=self.max_match_seconds,

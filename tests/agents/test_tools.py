@@ -13,6 +13,9 @@ from active_memory.agents.providers.base import ToolCall
 from active_memory.agents.tools import Toolbox, ToolOutcome
 from active_memory.errors import ConfigError
 
+FAKE_TOKEN = "ghp_FAKEfakeFAKEfakeFAKEfakeFAKEfake0000"
+REMOTE = f'[remote "origin"]\n\turl = https://user:{FAKE_TOKEN}@github.com/org/repo.git\n'
+
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:
@@ -24,7 +27,7 @@ def tree(tmp_path: Path) -> dict[str, Path]:
     (checkout / "README.md").write_text("".join(f"line {n}\n" for n in range(1, 11)))
     (checkout / "src" / "pkg" / "mod.py").write_text("import os\nBEDROCK_REGION = 'x'\n")
     (checkout / "src" / "blob.bin").write_bytes(b"BEDROCK\0\1\2")
-    (checkout / ".git" / "config").write_text("BEDROCK in git metadata\n")
+    (checkout / ".git" / "config").write_text("BEDROCK in git metadata\n" + REMOTE)
     (evidence / "executions.json").write_text('{"exec": "e1"}\n')
     (tmp_path / "secret.txt").write_text("TOP-SECRET\n")
     return {"checkout": checkout, "evidence": evidence}
@@ -161,12 +164,68 @@ async def test_a_bad_regex_is_an_error_result(tools: Toolbox) -> None:
     assert "does not compile" in outcome.content
 
 
-async def test_output_is_bounded_in_bytes(tree: dict[str, Path]) -> None:
-    (tree["checkout"] / "long.txt").write_text("é" * 5000 + "\n")
-    outcome = await _read(Toolbox(tree, max_output_bytes=1000), "long.txt")
-    body = outcome.content.split("\n", 1)[1]
-    assert len(body.encode("utf-8")) < 1100
-    assert body.endswith("[truncated at 1000 bytes; read a smaller window with limit]")
+async def test_search_output_is_bounded_in_bytes(tree: dict[str, Path]) -> None:
+    (tree["checkout"] / "many.txt").write_text(
+        "".join(f"hit {n:03d} {'z' * 80}\n" for n in range(50))
+    )
+    tools = Toolbox(tree, max_output_bytes=1000)
+    outcome = await _run(
+        tools,
+        "search_text",
+        root="checkout",
+        pattern="hit",
+        path=None,
+        regex=False,
+        max_matches=None,
+    )
+    assert outcome.content.startswith("50 match(es) in 2 file(s); stopped at 50 matches\n")
+    assert len(outcome.content.encode("utf-8")) < 1600
+    assert outcome.content.endswith("[truncated at 1512 bytes; narrow the search]")
+
+
+@pytest.mark.parametrize(
+    "path", [".git/config", ".GIT/config", ".git", "src/.git/config", "remote.cfg"]
+)
+async def test_git_internals_are_refused_by_name_and_through_links(
+    tools: Toolbox, tree: dict[str, Path], path: str
+) -> None:
+    (tree["checkout"] / "remote.cfg").symlink_to(tree["checkout"] / ".git" / "config")
+    outcome = await _read(tools, path)
+    assert outcome.is_error
+    assert outcome.content == f"{path!r} is refused: git internals (.git) are not evidence"
+
+
+async def test_git_internals_are_not_listed_and_cannot_be_listed(tools: Toolbox) -> None:
+    root = await _run(tools, "list_folder", root="checkout", path="")
+    inside = await _run(tools, "list_folder", root="checkout", path=".git")
+    assert root.content == "checkout: (2 entries)\nREADME.md (71 bytes)\nsrc/"
+    assert inside.is_error
+
+
+async def test_every_output_and_error_is_redacted(tools: Toolbox, tree: dict[str, Path]) -> None:
+    (tree["checkout"] / "deploy.cfg").write_text(REMOTE)
+    (tree["evidence"] / f"{FAKE_TOKEN}.log").write_text("leaked name\n")
+
+    read = await _read(tools, "deploy.cfg")
+    listed = await _run(tools, "list_folder", root="evidence", path="")
+    found = await _run(
+        tools,
+        "search_text",
+        root="checkout",
+        pattern="url",
+        path=None,
+        regex=False,
+        max_matches=None,
+    )
+    error = await _read(tools, f"{FAKE_TOKEN}.cfg")
+
+    assert "\turl = https://user:[redacted:github-token]@github.com/org/repo.git" in read.content
+    assert "[redacted:github-token].log (12 bytes)" in listed.content
+    assert "[redacted:github-token]@github.com" in found.content
+    assert error.is_error
+    assert error.content == "'[redacted:github-token].cfg' is not a file in checkout"
+    for outcome in (read, listed, found, error):
+        assert "FAKEfake" not in outcome.content
 
 
 async def test_calls_the_model_gets_wrong_come_back_as_errors(tools: Toolbox) -> None:

@@ -18,17 +18,14 @@ from active_memory.agents.providers.base import (
 )
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.retry import RetryPolicy
-from active_memory.agents.session import Session
 from active_memory.agents.tools import Toolbox
 from active_memory.errors import (
     ConfigError,
-    ContractViolation,
     ProviderDeadlineExceeded,
     ProviderError,
     ProviderTransientError,
     ProviderUnavailable,
 )
-from active_memory.runs import Binding
 from agents.doubles import FakeSleep, MockAPI, anthropic_message, tool_use
 
 KEY_ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key"}
@@ -291,68 +288,3 @@ async def test_missing_key_names_the_variable_to_set() -> None:
         AnthropicProvider(lane="bedrock", env={})
     with pytest.raises(ProviderUnavailable, match="set CLOUD_ML_REGION"):
         AnthropicProvider(lane="vertex", env={})
-
-
-async def test_session_runs_a_multi_turn_tool_loop_over_http(
-    api: MockAPI, retry: RetryPolicy, contract: AnswerContract, tmp_path: Path
-) -> None:
-    (tmp_path / "notes.md").write_text("the lesson still holds\n")
-    api.reply(
-        anthropic_message(
-            {"type": "text", "text": "Let me check."},
-            tool_use(
-                "read_file",
-                {"root": "checkout", "path": "notes.md", "offset": None, "limit": None},
-                "toolu_1",
-            ),
-            stop_reason="tool_use",
-        )
-    )
-    api.reply(anthropic_message(tool_use("verdict", VERDICT, "toolu_2"), stop_reason="tool_use"))
-    session = Session(
-        _provider(api, retry),
-        Binding(provider="anthropic", model="claude-test", effort="medium"),
-        system="You review lessons.",
-        prompt="Decide about lesson-1.",
-        contract=contract,
-        deadline=time.monotonic() + 30,
-        toolbox=Toolbox({"checkout": tmp_path}),
-        specialist="repository_maintenance",
-    )
-
-    result = await session.run()
-
-    assert result.answer == VERDICT
-    assert (result.turns, result.tool_calls) == (2, 1)
-    assert result.usage.input_tokens == 20
-    assert result.usage.output_tokens == 10
-    second = api.body(1)["messages"]
-    tool_result = second[-1]["content"][0]
-    assert tool_result["tool_use_id"] == "toolu_1"
-    assert "the lesson still holds" in tool_result["content"]
-
-
-async def test_session_repairs_an_invalid_answer_by_replying_to_the_answer_call(
-    api: MockAPI, retry: RetryPolicy, contract: AnswerContract
-) -> None:
-    bad = {"verdict": "maybe", "reason": "unsure"}
-    api.reply(anthropic_message(tool_use("verdict", bad, "toolu_1"), stop_reason="tool_use"))
-    api.reply(anthropic_message(tool_use("verdict", bad, "toolu_2"), stop_reason="tool_use"))
-    session = Session(
-        _provider(api, retry),
-        Binding(provider="anthropic", model="claude-test"),
-        system="",
-        prompt="Decide.",
-        contract=contract,
-        deadline=time.monotonic() + 30,
-    )
-
-    with pytest.raises(ContractViolation, match="'maybe' is not one of"):
-        await session.run()
-
-    repair = api.body(1)["messages"][-1]["content"][0]
-    assert repair["type"] == "tool_result"
-    assert repair["tool_use_id"] == "toolu_1"
-    assert repair["is_error"] is True
-    assert "verdict: 'maybe' is not one of" in repair["content"]
-    assert api.body(1)["tool_choice"] == {"type": "tool", "name": "verdict"}

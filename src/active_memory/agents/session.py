@@ -277,8 +277,8 @@ class Session:
             self._messages.append(ToolResult(call.id, call.name, content, is_error))
 
     async def _run_tool(self, toolbox: Toolbox, call: ToolCall) -> ToolOutcome:
-        # A tool runs in a worker thread that cannot be interrupted (a pathological regex);
-        # the session still ends at its deadline.
+        # Tools bound their own work by the deadline (regex match timeouts, chunked reads);
+        # this timeout is the session's guarantee that it ends at the deadline regardless.
         scope = asyncio.timeout(self._deadline - time.monotonic())
         try:
             async with scope:

@@ -118,6 +118,25 @@ def test_unwritable_store_directory_fails_cleanly(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "command", [["lessons", "list"], ["lessons", "import", "-"], ["store", "check"]]
+)
+def test_a_healthy_store_sqlite_cannot_open_beside_is_not_called_damaged(
+    store_file: Path, command: list[str]
+) -> None:
+    # A directory where SQLite must create <store>-wal: the failure SQLite reports is the one a
+    # damaged file gives, but the advice must point at the companion, not at the healthy store.
+    companion = store_file.with_name(store_file.name + "-wal")
+    companion.mkdir()
+    result = CliRunner().invoke(main, [*command, "--store", str(store_file)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: lesson store {str(store_file)!r}: its companion {str(companion)!r} is not a "
+        "regular file, so SQLite cannot write its journal there; move that aside (the store "
+        "itself was left untouched)\n"
+    )
+
+
 def test_relative_state_dir_is_bad_input() -> None:
     result = CliRunner(env={"ZEROSHOT_STATE_DIR": "relative/state"}).invoke(main, ["store", "path"])
     assert result.exit_code == 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from active_memory.errors import StoreUnavailable
@@ -67,7 +68,10 @@ def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Co
             check_same_thread=False,  # SqliteStore serialises use with its own lock
         )
     except sqlite3.Error as error:
-        raise StoreUnavailable(str(path), f"cannot be opened by SQLite ({error})") from None
+        access = _access_problem(path)
+        raise StoreUnavailable(
+            str(path), access or f"cannot be opened by SQLite ({error})"
+        ) from None
     try:
         for pragma in (
             f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
@@ -85,11 +89,64 @@ def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Co
 
 
 def _unreadable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
+    # A healthy file in a directory this user cannot write fails the same way as a damaged
+    # one ("unable to open database file", "attempt to write a readonly database"): say which,
+    # because "restore it from a backup" is the wrong advice for a permission problem.
+    access = _access_problem(path)
+    if access is not None:
+        return StoreUnavailable(str(path), access)
     return StoreUnavailable(
         str(path),
         f"is not a readable SQLite database ({error}); restore it from a backup or move it "
         "aside (it was left untouched)",
     )
+
+
+def _user() -> str:
+    uid = os.geteuid()
+    try:
+        import pwd  # Unix only; this branch runs only where geteuid exists
+
+        return f"{pwd.getpwuid(uid).pw_name}, uid {uid}"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _access_problem(path: Path) -> str | None:
+    """Why SQLite cannot use a store file that passed the file checks, when it is not the file.
+
+    SQLite creates ``-wal`` and ``-shm`` files beside a WAL database, even to read it, so the
+    directory must be writable and any existing companion must be a writable regular file.
+    Only consulted after SQLite failed, so the happy path pays nothing.
+    """
+    if not hasattr(os, "geteuid"):
+        return None
+    directory = path.parent
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return (
+            f"its directory {str(directory)!r} is not writable by this user ({_user()}); SQLite "
+            "creates its -wal and -shm files there even to read, so make the directory "
+            "writable for this user or use a store in a directory this user owns"
+        )
+    for suffix in ("-wal", "-shm"):
+        companion = path.with_name(path.name + suffix)
+        try:
+            info = os.lstat(companion)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            return f"its companion {str(companion)!r} cannot be inspected ({error.strerror})"
+        if not stat.S_ISREG(info.st_mode):
+            return (
+                f"its companion {str(companion)!r} is not a regular file, so SQLite cannot "
+                "write its journal there; move that aside (the store itself was left untouched)"
+            )
+        if not os.access(companion, os.R_OK | os.W_OK):
+            return (
+                f"its companion {str(companion)!r} is not writable by this user ({_user()}); "
+                "make it writable for this user (the store itself was left untouched)"
+            )
+    return None
 
 
 def _same_file(path: Path, info: os.stat_result) -> None:
@@ -138,4 +195,5 @@ def _prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
     except MigrationMismatch as error:
         raise StoreUnavailable(str(path), str(error)) from None
     except sqlite3.Error as error:
-        raise StoreUnavailable(str(path), f"cannot be initialised ({error})") from None
+        access = _access_problem(path)
+        raise StoreUnavailable(str(path), access or f"cannot be initialised ({error})") from None

@@ -8,10 +8,13 @@ model or a fixture in clear.
 
 Every pattern looks for a *format*, never for a word alone, to keep ordinary engineering advice
 ("pass the token through the TOKEN env var") out of its net. Two formats are contextual (a
-``Bearer`` header and a credential-named assignment): redaction takes every match, erring on the
-side of losing a harmless string, while admission flags only a match whose value reads as a
-literal credential. Admission adds one heuristic that is not a format, ``high_entropy``: evidence
-keeps such strings because lesson ids, hashes and ULIDs there must stay readable.
+``Bearer`` header and a credential-named assignment): redaction takes every bearer token and
+every credential-named value of 8 or more characters, erring on the side of losing a harmless
+string, while admission flags only a value that reads as a literal credential (and, for an
+assignment, only when the name ends with the credential word: ``DB_PASSWORD=``, not
+``TOKEN_PATH=``). Anything admission flags, redaction replaces. Admission adds one heuristic
+that is not a format, ``high_entropy``: evidence keeps such strings because lesson ids, hashes
+and ULIDs there must stay readable.
 
 Patterns anchor on a boundary and bound their gaps, so scanning a hostile 256 KiB answer stays
 linear.

@@ -112,6 +112,12 @@ def _user() -> str:
         return f"uid {uid}"
 
 
+def _can(path: Path, mode: int) -> bool:
+    # The effective ids, like the file checks and SQLite itself (os.access defaults to real ids).
+    effective = os.access in os.supports_effective_ids
+    return os.access(path, mode, effective_ids=effective)
+
+
 def _access_problem(path: Path) -> str | None:
     """Why SQLite cannot use a store file that passed the file checks, when it is not the file.
 
@@ -122,7 +128,7 @@ def _access_problem(path: Path) -> str | None:
     if not hasattr(os, "geteuid"):
         return None
     directory = path.parent
-    if not os.access(directory, os.W_OK | os.X_OK):
+    if not _can(directory, os.W_OK | os.X_OK):
         return (
             f"its directory {str(directory)!r} is not writable by this user ({_user()}); SQLite "
             "creates its -wal and -shm files there even to read, so make the directory "
@@ -141,7 +147,7 @@ def _access_problem(path: Path) -> str | None:
                 f"its companion {str(companion)!r} is not a regular file, so SQLite cannot "
                 "write its journal there; move that aside (the store itself was left untouched)"
             )
-        if not os.access(companion, os.R_OK | os.W_OK):
+        if not _can(companion, os.R_OK | os.W_OK):
             return (
                 f"its companion {str(companion)!r} is not writable by this user ({_user()}); "
                 "make it writable for this user (the store itself was left untouched)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 from pathlib import Path
 
 from active_memory.errors import StoreUnavailable
@@ -50,7 +51,7 @@ def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sql
     conn = _connect(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
     try:
         _same_file(path, info)
-        _prepare(conn, path, read_only=read_only)
+        _prepare(conn, path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
     except BaseException:
         conn.close()
         raise
@@ -166,7 +167,32 @@ def _same_file(path: Path, info: os.stat_result) -> None:
         raise StoreUnavailable(str(path), "was replaced while opening; try again")
 
 
-def _prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
+def _switch_to_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> str:
+    """The journal mode after asking for WAL, waiting out other processes doing the same.
+
+    Switching a fresh database to WAL upgrades a shared lock to an exclusive one; when two
+    processes do it at once SQLite answers SQLITE_BUSY at once instead of calling the busy
+    handler (it would deadlock), so the wait is done here, bounded by the same busy timeout.
+    """
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    while True:
+        try:
+            mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+            if mode == "wal":
+                return mode
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        except sqlite3.OperationalError as error:
+            busy = getattr(error, "sqlite_errorname", "").startswith(
+                ("SQLITE_BUSY", "SQLITE_LOCKED")
+            )
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
+def _prepare(
+    conn: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout_ms: int
+) -> None:
     try:
         names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
         applied = applied_migrations(conn) if names else []
@@ -189,9 +215,7 @@ def _prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
             )
         return
     try:
-        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if mode != "wal":
-            mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        mode = _switch_to_wal(conn, busy_timeout_ms)
         if mode != "wal":
             raise StoreUnavailable(
                 str(path), f"cannot use write-ahead logging (journal mode stays {mode!r})"

@@ -20,6 +20,7 @@ from active_memory.lessons import (
     local_repository_key,
     new_lesson_id,
     repository_key_from_remote,
+    scope_from_dict,
 )
 
 REPO = "forge:example.com/acme/app"
@@ -84,6 +85,40 @@ def test_text_field_accepts_exactly_the_limit_and_rejects_one_byte_over(
         build(at_limit + "a")
     assert info.value.field == field
     assert str(limit) in str(info.value)
+
+
+# Identifier-like fields, built from a byte size (their shapes constrain the characters).
+IDENTIFIER_LIMITS = [
+    (
+        "scope.repository",
+        LIMITS.repository_key_bytes,
+        lambda size: RepositoryScope(repository="repo:" + "a" * (size - 5), files=("a.py",)),
+    ),
+    ("evidence.run_id", LIMITS.run_id_bytes, lambda size: evidence(run_id=text_of(size, "é"))),
+    (
+        "evidence.references[0]",
+        LIMITS.reference_bytes,
+        lambda size: evidence(references=("exec:" + text_of(size - 5, "€"),)),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("field", "limit", "build"), IDENTIFIER_LIMITS, ids=[t[0] for t in IDENTIFIER_LIMITS]
+)
+def test_identifier_field_accepts_exactly_the_limit_and_rejects_one_byte_over(
+    field: str, limit: int, build: Any
+) -> None:
+    assert (LIMITS.repository_key_bytes, LIMITS.run_id_bytes, LIMITS.reference_bytes) == (
+        256,
+        128,
+        300,
+    )
+    build(limit)
+    with pytest.raises(LessonValidationError) as info:
+        build(limit + 1)
+    assert info.value.field == field
+    assert f"is {limit + 1} UTF-8 bytes; the limit is {limit}" in str(info.value)
 
 
 def test_multibyte_character_crossing_the_limit_is_rejected_even_when_chars_fit() -> None:
@@ -260,6 +295,35 @@ def test_unknown_fields_are_rejected_with_the_allowed_ones_listed() -> None:
     data["priority"] = "high"
     with pytest.raises(LessonValidationError, match=r"unknown field\(s\) \['priority'\]"):
         LessonDraft.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("bad", "described"),
+    [(5, "a number"), ([1], "an array"), ("text", "a string"), (None, "null"), (True, "a boolean")],
+)
+@pytest.mark.parametrize("field", ["scope", "evidence"])
+def test_a_nested_field_that_is_not_an_object_is_named(
+    field: str, bad: object, described: str
+) -> None:
+    data = Lesson.from_draft(new_lesson_id(), 1, draft()).to_dict()
+    data[field] = bad
+    with pytest.raises(LessonValidationError) as info:
+        Lesson.from_dict(data)
+    assert (info.value.field, info.value.problem) == (field, f"must be an object, got {described}")
+
+
+@pytest.mark.parametrize("bad", [5, [1], "text", None])
+def test_from_dict_of_something_that_is_not_an_object_is_a_validation_error(bad: Any) -> None:
+    for parse, field in (
+        (Lesson.from_dict, "lesson"),
+        (LessonDraft.from_dict, "lesson"),
+        (Evidence.from_dict, "evidence"),
+        (scope_from_dict, "scope"),
+    ):
+        with pytest.raises(LessonValidationError) as info:
+            parse(bad)
+        assert info.value.field == field
+        assert info.value.problem.startswith("must be an object")
 
 
 def test_card_dict_excludes_evidence() -> None:

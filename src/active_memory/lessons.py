@@ -315,9 +315,29 @@ class GraphScope:
 Scope: TypeAlias = RepositoryScope | GraphScope
 
 
-def _require(data: Mapping[str, Any], key: str, where: str) -> Any:
+def _object(data: object, where: str) -> Mapping[str, Any]:
+    # Checked before anything looks at keys: a number has none, a list's items are not fields.
     if not isinstance(data, Mapping):
-        raise LessonValidationError(where or "lesson", "must be an object")
+        raise LessonValidationError(where or "lesson", f"must be an object, got {_json_type(data)}")
+    return data
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return type(value).__name__
+
+
+def _require(data: Mapping[str, Any], key: str, where: str) -> Any:
+    _object(data, where)
     if key not in data:
         raise LessonValidationError(f"{where}.{key}" if where else key, "is required")
     return data[key]
@@ -332,7 +352,7 @@ def _reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> N
 
 
 def scope_from_dict(data: Mapping[str, Any]) -> Scope:
-    kind = _require(data, "kind", "scope")
+    kind = _require(_object(data, "scope"), "kind", "scope")
     if kind == "repository":
         _reject_unknown(
             data, {"kind", "repository", "files", "folders", "identifiers", "keyword_groups"},
@@ -406,6 +426,7 @@ class Evidence:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Evidence:
+        _object(data, "evidence")
         _reject_unknown(data, {"run_id", "references", "reason", "source_commit"}, "evidence")
         return cls(
             run_id=_require(data, "run_id", "evidence"),
@@ -445,6 +466,7 @@ class LessonDraft:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LessonDraft:
+        _object(data, "lesson")
         _reject_unknown(data, {"title", "recommendation", "scope", "evidence"}, "")
         return cls(
             scope=scope_from_dict(_require(data, "scope", "")),
@@ -493,7 +515,7 @@ class Lesson:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Lesson:
-        body = {k: v for k, v in data.items() if k not in ("id", "revision")}
+        body = {k: v for k, v in _object(data, "lesson").items() if k not in ("id", "revision")}
         draft = LessonDraft.from_dict(body)
         return cls.from_draft(_require(data, "id", ""), _require(data, "revision", ""), draft)
 

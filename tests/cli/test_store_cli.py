@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
 from active_memory.lessons import Mutation, Publication, new_lesson_id
@@ -71,6 +72,58 @@ def test_store_backup_writes_a_private_copy(store_file: Path, tmp_path: Path) ->
         assert copy.check().live == 1
 
 
+def _backup(store_file: Path, destination: Path, *options: str) -> Result:
+    return CliRunner().invoke(
+        main, ["store", "backup", str(destination), *options, "--store", str(store_file)]
+    )
+
+
+def test_store_backup_refuses_an_existing_file_unless_forced(
+    store_file: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    refused = _backup(store_file, notes)
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f"error: backup destination {str(notes)!r} already exists; choose a new path, or pass "
+        "--force to replace it\n"
+    )
+    assert notes.read_text() == "my notes\n"
+
+    forced = _backup(store_file, notes, "--force")
+    assert forced.exit_code == 0, forced.stderr
+    with SqliteStore(notes, read_only=True) as copy:
+        assert copy.check().live == 1
+
+
+def test_store_backup_never_replaces_the_store_its_files_or_a_directory(
+    store_file: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    linked = tmp_path / "hard-link.sqlite3"
+    os.link(store_file, linked)
+    companion = store_file.with_name(store_file.name + "-wal")
+    companion.write_bytes(b"")
+    companion.chmod(0o600)
+    cases = [
+        (store_file, "is the store itself"),
+        (store_file.parent / ".." / "state" / store_file.name, "is the store itself"),
+        (linked, "is the store itself"),
+        (companion, "is one of the store's own SQLite files"),
+        (folder, "is a directory"),
+    ]
+    for destination, problem in cases:
+        before = tree_digest(tmp_path)
+        result = _backup(store_file, destination, "--force")
+        assert result.exit_code == 2, destination
+        prefix = f"error: backup destination {str(destination)!r} {problem}"
+        assert result.stderr.startswith(prefix)
+        assert result.stderr.count("\n") == 1
+        assert tree_digest(tmp_path) == before
+
+
 def _refused(args: list[str], folder: Path, expected: str) -> None:
     before = tree_digest(folder)
     result = CliRunner().invoke(main, args)
@@ -115,6 +168,25 @@ def test_unwritable_store_directory_fails_cleanly(tmp_path: Path) -> None:
         ["lessons", "import", "-", "--store", str(tmp_path / "state" / "lessons.sqlite3")],
         tmp_path,
         "regular file",
+    )
+
+
+@pytest.mark.parametrize(
+    "command", [["lessons", "list"], ["lessons", "import", "-"], ["store", "check"]]
+)
+def test_a_healthy_store_sqlite_cannot_open_beside_is_not_called_damaged(
+    store_file: Path, command: list[str]
+) -> None:
+    # A directory where SQLite must create <store>-wal: the failure SQLite reports is the one a
+    # damaged file gives, but the advice must point at the companion, not at the healthy store.
+    companion = store_file.with_name(store_file.name + "-wal")
+    companion.mkdir()
+    result = CliRunner().invoke(main, [*command, "--store", str(store_file)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: lesson store {str(store_file)!r}: its companion {str(companion)!r} is not a "
+        "regular file, so SQLite cannot write its journal there; move that aside (the store "
+        "itself was left untouched)\n"
     )
 
 

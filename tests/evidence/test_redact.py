@@ -17,7 +17,7 @@ FAKE = {
     "github-token": "ghp_EXAMPLEONLYnotarealtoken000000000000",
     "slack-token": "xoxb-000000000000-EXAMPLEONLY",
     "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJleGFtcGxlIn0.c2lnbmF0dXJlZXhhbXBsZQ",
-    "bearer": "Bearer EXAMPLEONLYbearertoken0000",
+    "bearer-token": "Bearer EXAMPLEONLYbearertoken0000",
     "private-key": (
         "-----BEGIN OPENSSH PRIVATE KEY-----\nEXAMPLEONLY\n-----END OPENSSH PRIVATE KEY-----"
     ),
@@ -41,7 +41,7 @@ def test_assignment_keeps_the_name_and_drops_the_value() -> None:
     assert "abcdef123456" not in redacted
     assert "hunter2hunter2" not in redacted
     assert "APP_API_TOKEN=" in redacted
-    assert find_secrets(text) == ["assignment"]
+    assert find_secrets(text) == ["password-assignment"]
 
 
 def test_counts_and_ordinary_prose_are_not_secrets() -> None:

@@ -18,6 +18,7 @@ from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
 SECRET = "sk-FAKE-0000-not-a-real-key-purge-me"
+FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
 
 def _create(store: SqliteStore, *drafts: LessonDraft) -> list[str]:
@@ -85,6 +86,21 @@ def test_revert_is_checked_like_a_publication(store: SqliteStore) -> None:
     with pytest.raises(PublicationError, match="already at revision 2"):
         store.revert(lesson_id, 2)
     assert store.generation() == 2
+
+
+def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: SqliteStore) -> None:
+    # Written straight through publish, as a card stored before today's detectors would be.
+    lesson_id = new_lesson_id()
+    leaky = make_draft(recommendation=f"Clone with {FAKE_GITHUB} when CI is down.")
+    store.publish(Publication("run-1", (Mutation("upsert", lesson_id, 0, leaky),)))
+    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft()),)))
+    with pytest.raises(PublicationError) as caught:
+        store.revert(lesson_id, 1)
+    assert str(caught.value) == (
+        f"revision 1 of {lesson_id!r} is refused by the admission screen (secret:github_token); "
+        "pick another revision or publish a corrected lesson"
+    )
+    assert (store.get(lesson_id).revision, store.generation()) == (2, 2)
 
 
 def test_revert_cannot_bring_back_a_retired_lesson(store: SqliteStore) -> None:

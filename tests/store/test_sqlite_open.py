@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
 import sqlite3
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -160,6 +164,79 @@ def test_unwritable_directory_is_refused_untouched(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable, match="regular file"):
         SqliteStore(blocker / "active-memory" / "lessons.sqlite3")
     assert tree_digest(tmp_path) == before
+
+
+def _open_in_a_forked_child(path: Path, uid: int | None) -> list[str]:
+    """What opening ``path`` (for writing, then read-only) says, as ``uid`` when given."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop privileges for good, report, and never return into pytest
+        try:
+            os.close(read)
+            if uid is not None:
+                os.setgid(uid)
+                os.setuid(uid)
+            said = []
+            for read_only in (False, True):
+                try:
+                    SqliteStore(path, read_only=read_only).close()
+                    said.append("opened")
+                except StoreUnavailable as error:
+                    said.append(str(error))
+            os.write(write, json.dumps(said).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    said: list[str] = json.loads(data)
+    return said
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs POSIX permissions and fork")
+def test_a_directory_this_user_cannot_write_is_named_not_called_a_damaged_store() -> None:
+    # A real permission problem: the store's directory is read-only for the user opening it.
+    # Root ignores permission bits, so as root the open runs in a forked child that has become
+    # an unprivileged uid (which owns the store, as the file checks require); otherwise the
+    # current user simply opens its own store in its own read-only directory.
+    uid = 65534 if os.geteuid() == 0 else None
+    folder = Path(tempfile.mkdtemp(prefix="am-readonly-"))  # in /tmp, reachable by that uid
+    try:
+        path = folder / "lessons.sqlite3"
+        _seed(path, count=1)
+        if uid is not None:
+            for item in (folder, path):
+                os.chown(item, uid, uid)
+        folder.chmod(0o500)
+        before = hashlib.sha256(path.read_bytes()).hexdigest()
+        for message in _open_in_a_forked_child(path, uid):
+            assert f"its directory {str(folder)!r} is not writable by this user" in message
+            assert "make the directory writable" in message
+            assert "restore it from a backup" not in message
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+        assert sorted(p.name for p in folder.iterdir()) == ["lessons.sqlite3"]
+    finally:
+        folder.chmod(0o700)
+        shutil.rmtree(folder)
+
+
+def test_a_companion_sqlite_cannot_write_is_named_not_called_a_damaged_store(
+    store_path: Path,
+) -> None:
+    # SQLite must open <store>-wal beside a WAL database; a directory there makes it fail the
+    # way a damaged file would ("unable to open database file"), for root as for anyone.
+    _seed(store_path, count=1)
+    companion = store_path.with_name(store_path.name + "-wal")
+    companion.mkdir()
+    before = tree_digest(store_path.parent)
+    for read_only in (False, True):
+        with pytest.raises(StoreUnavailable) as caught:
+            SqliteStore(store_path, read_only=read_only)
+        assert caught.value.problem.startswith(
+            f"its companion {str(companion)!r} is not a regular file"
+        )
+    assert tree_digest(store_path.parent) == before
 
 
 def test_read_only_never_creates_a_store(tmp_path: Path) -> None:

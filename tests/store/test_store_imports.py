@@ -1,4 +1,4 @@
-"""store/ must stay importable by a stdlib-only helper: stdlib plus three of our modules."""
+"""store/ must stay importable by a stdlib-only helper: stdlib plus four of our modules."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from pathlib import Path
 import active_memory.store
 
 STORE = Path(active_memory.store.__file__).parent
-ALLOWED = {"active_memory.errors", "active_memory.lessons", "active_memory.store.backend"}
+# contracts.screen (admission's secret and injection detectors, for import and revert) is
+# stdlib-only too; the subprocess test below imports the store with third parties blocked.
+ALLOWED = {
+    "active_memory.errors",
+    "active_memory.lessons",
+    "active_memory.store.backend",
+    "active_memory.contracts.screen",
+}
 
 
 def _imports(source: Path) -> set[str]:
@@ -35,8 +42,9 @@ def test_store_modules_import_only_stdlib_and_the_allowed_modules() -> None:
             assert name in ALLOWED or in_store, f"{module.name} imports {name}"
 
 
-def test_read_only_store_opens_without_third_party_packages(tmp_path: Path) -> None:
-    # Block every non-stdlib top-level package except active_memory, then read a store.
+def test_store_reads_and_imports_without_third_party_packages(tmp_path: Path) -> None:
+    # Block every non-stdlib top-level package except active_memory, then read a store; the
+    # read path must not even load the import screen, and an import must work with it.
     from active_memory.store.sqlite import SqliteStore
 
     path = tmp_path / "lessons.sqlite3"
@@ -54,9 +62,13 @@ from active_memory.store.sqlite import SqliteStore
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 with SqliteStore({str(path)!r}, read_only=True) as store:
     print(store.snapshot(SnapshotRequest(RunIdentity("r"))).generation)
+print("active_memory.contracts.screen" in sys.modules)
+with SqliteStore({str(path)!r}) as store:
+    print(store.import_lines([]).generation)
+print("active_memory.contracts.screen" in sys.modules)
 """
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "0"
+    assert result.stdout.split() == ["0", "False", "0", "True"]

@@ -8,7 +8,9 @@ from typing import IO
 import click
 
 from active_memory.cli._common import (
+    EXIT_BAD_INPUT,
     emit_json,
+    fail,
     json_option,
     lesson_id_argument,
     open_store,
@@ -17,6 +19,7 @@ from active_memory.cli._common import (
 )
 from active_memory.lessons import GraphScope, Lesson, LessonDraft, Scope
 from active_memory.store.results import HistoryEntry
+from active_memory.store.transfer import parse_lines
 
 __all__ = ["lessons"]
 
@@ -168,21 +171,41 @@ def export_command(store: Path | None) -> None:
         click.echo(line)
 
 
+def _read_lines(source: IO[bytes]) -> list[str]:
+    data = source.read()
+    try:
+        text = data.decode("utf-8-sig")  # a byte-order mark from a Windows editor is harmless
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        name = getattr(source, "name", "<stdin>")
+        what = "standard input" if name == "<stdin>" else repr(str(name))
+        fail(
+            f"{what} is not UTF-8 text (byte {error.start} on line {line} cannot be "
+            "decoded); export lessons with `active-memory lessons export` or save the file as "
+            "UTF-8",
+            EXIT_BAD_INPUT,
+        )
+    return text.split("\n")
+
+
 @lessons.command("import")
-@click.argument("source", metavar="FILE", type=click.File("r", encoding="utf-8"))
+@click.argument("source", metavar="FILE", type=click.File("rb"))
 @click.option(
     "--replace", is_flag=True, help="Overwrite live lessons whose content differs (new revision)."
 )
 @store_option
 @json_option
 @reports_errors
-def import_command(source: IO[str], replace: bool, store: Path | None, as_json: bool) -> None:
+def import_command(source: IO[bytes], replace: bool, store: Path | None, as_json: bool) -> None:
     """Import JSON lines from FILE (`-` for stdin): validated first, then all or nothing.
 
     Identical lessons are skipped; retired ids are never recreated; live lessons with different
-    content are conflicts unless --replace.
+    content are conflicts unless --replace. Cards admission would refuse (a secret, a planted
+    instruction) refuse the whole file.
     """
-    lines = source.readlines()
+    lines = _read_lines(source)
+    # Validate before opening: a bad file must not create the state directory or a new store.
+    parse_lines(lines)
     with open_store(store, read_only=False) as opened:
         report = opened.import_lines(lines, replace=replace)
     if as_json:

@@ -8,13 +8,16 @@ from pathlib import Path
 import click
 
 from active_memory.cli._common import (
+    EXIT_BAD_INPUT,
     emit_json,
+    fail,
     json_option,
     open_store,
     reports_errors,
     store_option,
     store_path,
 )
+from active_memory.store.files import backup_destination_problem
 
 __all__ = ["store"]
 
@@ -73,11 +76,19 @@ def check_command(store: Path | None, as_json: bool) -> None:
 
 @store.command("backup")
 @click.argument("destination", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Replace DESTINATION if it is an existing file.")
 @store_option
 @json_option
 @reports_errors
-def backup_command(destination: Path, store: Path | None, as_json: bool) -> None:
-    """Copy the store to DESTINATION (0600) while it stays in use."""
+def backup_command(destination: Path, force: bool, store: Path | None, as_json: bool) -> None:
+    """Copy the store to DESTINATION (0600) while it stays in use.
+
+    An existing DESTINATION is refused unless --force; the store itself, its -wal/-shm files and
+    directories are always refused.
+    """
+    problem = backup_destination_problem(store_path(store), destination, force=force)
+    if problem is not None:
+        fail(f"backup destination {str(destination)!r} {problem}", EXIT_BAD_INPUT)
     with open_store(store, read_only=True) as opened:
         written = opened.backup(destination)
     if as_json:

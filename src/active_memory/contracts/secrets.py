@@ -1,10 +1,23 @@
-"""Credential detection for lesson text.
+"""Credential formats: the one list admission, evidence redaction and provider recordings share.
 
 Lessons are injected into future agents' contexts and kept in the store, so admission is strict:
-any match is a rejection (there is no redaction here; a card with a secret is simply refused).
-Every detector looks for a *format*, never for a word alone, to keep ordinary engineering advice
-("pass the token through the TOKEN env var") out of its net. Patterns anchor on a boundary and
-bound their gaps, so scanning a hostile 256 KiB answer stays linear.
+any match is a rejection (:func:`find_secret`; a card with a secret is refused, never
+redacted). Evidence sent to a provider and provider recordings written to disk are redacted with
+the very same patterns (:func:`redact_credentials`), so a format admission knows never reaches a
+model or a fixture in clear.
+
+Every pattern looks for a *format*, never for a word alone, to keep ordinary engineering advice
+("pass the token through the TOKEN env var") out of its net. Two formats are contextual (a
+``Bearer`` header and a credential-named assignment): redaction takes every bearer token and
+every credential-named value of 8 or more characters, erring on the side of losing a harmless
+string, while admission flags only a value that reads as a literal credential (and, for an
+assignment, only when the name ends with the credential word: ``DB_PASSWORD=``, not
+``TOKEN_PATH=``). Anything admission flags, redaction replaces. Admission adds one heuristic
+that is not a format, ``high_entropy``: evidence keeps such strings because lesson ids, hashes
+and ULIDs there must stay readable.
+
+Patterns anchor on a boundary and bound their gaps, so scanning a hostile 256 KiB answer stays
+linear.
 """
 
 from __future__ import annotations
@@ -14,37 +27,26 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
-__all__ = ["SECRET_KINDS", "find_secret", "shannon_entropy"]
+__all__ = [
+    "CREDENTIAL_KINDS",
+    "SECRET_KINDS",
+    "find_credential",
+    "find_secret",
+    "redact_credentials",
+    "shannon_entropy",
+]
 
 _NOT_KEY_CHAR = r"(?<![A-Za-z0-9_-])"
-
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY-----"
-                               r"|PuTTY-User-Key-File")),
-    ("anthropic_key", re.compile(_NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}")),
-    ("openai_key", re.compile(_NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}")),
-    ("aws_access_key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)"
-                                  r"[A-Z0-9]{16}(?![A-Z0-9])")),
-    ("github_token", re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}"
-                                r"|github_pat_[A-Za-z0-9_]{22,})")),
-    ("slack_token", re.compile(r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}")),
-    ("google_api_key", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}")),
-    ("service_token", re.compile(r"(?<![A-Za-z0-9_-])(?:(?:glpat-|pypi-)[A-Za-z0-9_-]{20,}"
-                                 r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))")),
-    ("jwt", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
-                       r"\.[A-Za-z0-9_-]{8,}")),
-    ("url_credentials", re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
-                                   r"[^/\s:@]{1,256}:[^/\s@]{1,256}@")),
-)  # fmt: skip
-
-_BEARER = re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)")
-# A credential-looking name directly assigned a value: password=..., API_KEY: "...".
-_ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9_])[A-Za-z0-9_]{0,64}?"
-    r"(?:password|passwd|pwd|secret|api_?key|access_?key|auth_?token|token|credentials?)"
-    r"\s*[:=]\s*(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;)]+)"
+_PRIVATE_KEY_LABEL = r"(?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+# A name that says its value is a credential; ``tokens`` (max_tokens) is a count, not a secret.
+_SECRET_NAME = (
+    r"passw(?:or)?d|pwd|passphrase|secret|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|auth[_-]?token|token(?!s)|credentials?|authorization"
 )
+_NAME_ENDS_SECRET = re.compile(rf"(?i)(?:{_SECRET_NAME})\Z")
+_NAME_HAS_SECRET = re.compile(rf"(?i){_SECRET_NAME}")
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\{\{[^}]*\}\}|%[^%]+%|[*x.]+"
     r"|(?:your|my|some|dummy|fake|example|placeholder|redacted|changeme|none|null|true|false)"
@@ -52,15 +54,103 @@ _PLACEHOLDER = re.compile(
 )
 # Code that computes a value (settings.TOKEN, os.environ["X"], get_token()) is not a literal.
 _EXPRESSION = re.compile(r"[.(\[]")
+_ALREADY_REDACTED = re.compile(r"(?i)\[redacted")
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+# The groups that hold the credential itself, when it is not the whole match.
+_SECRET_GROUPS = ("secret", "dq", "sq", "bare")
 
-SECRET_KINDS: tuple[str, ...] = (
-    *(kind for kind, _ in _PATTERNS),
-    "bearer_token",
-    "password_assignment",
-    "high_entropy",
-)
+
+def _mixed(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _secret_span(match: re.Match[str]) -> tuple[int, int]:
+    groups = match.re.groupindex
+    for name in _SECRET_GROUPS:
+        if name in groups and match.start(name) != -1:
+            return match.span(name)
+    return match.span()
+
+
+def _literal_bearer(match: re.Match[str]) -> bool:
+    # "Bearer authenticationscheme" is prose; a token mixes letters and digits.
+    return _mixed(match.group("token"))
+
+
+def _literal_assignment(match: re.Match[str]) -> bool:
+    if not _NAME_ENDS_SECRET.search(match.group("name")):
+        return False  # TOKEN_PATH=..., password_hash: ... name something else
+    quoted = match.group("bare") is None
+    start, end = _secret_span(match)
+    value = match.string[start:end] if quoted else match.string[start:end].rstrip(".:")
+    if len(value) < 6 or any(c.isspace() for c in value) or _PLACEHOLDER.match(value):
+        return False
+    if quoted:
+        # A quoted literal is a value, unless it is a short plain word ("string", "Bearer").
+        return _mixed(value) or not value.isalnum() or len(value) >= 16
+    # Unquoted, only a value mixing letters and digits reads as a literal password; a bare word
+    # (token: required) or an expression (token=settings.TOKEN) is configuration talk.
+    return _mixed(value) and not _EXPRESSION.search(value)
+
+
+def _redact_assignment(match: re.Match[str]) -> bool:
+    if not _NAME_HAS_SECRET.search(match.group("name")):
+        return False
+    start, end = _secret_span(match)
+    value = match.string[start:end]
+    if _ALREADY_REDACTED.match(value):
+        return False
+    return len(value) >= 8 or _literal_assignment(match)
+
+
+@dataclass(frozen=True, slots=True)
+class _Format:
+    kind: str
+    pattern: re.Pattern[str]
+    # Admission flags a match only when this holds (None: every match is a credential).
+    literal: Callable[[re.Match[str]], bool] | None = None
+    # Redaction replaces a match only when this holds (None: every match).
+    redact: Callable[[re.Match[str]], bool] | None = None
+
+
+_FORMATS: tuple[_Format, ...] = (
+    _Format("private_key", re.compile(
+        rf"-----BEGIN {_PRIVATE_KEY_LABEL}[\s\S]*?(?:-----END {_PRIVATE_KEY_LABEL}|\Z)"
+        r"|PuTTY-User-Key-File-\d{1,2}:[\s\S]*?(?:Private-MAC: ?[0-9A-Fa-f]{1,128}|\Z)")),
+    # The end of a key whose beginning was cut away (e.g. an excerpt's tail). A separate entry,
+    # so a whole key above has been consumed before this one looks for a lone END line.
+    _Format("private_key", re.compile(rf"\A[\s\S]*?-----END {_PRIVATE_KEY_LABEL}")),
+    _Format("anthropic_key", re.compile(_NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}")),
+    _Format("openai_key", re.compile(_NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}")),
+    _Format("aws_access_key", re.compile(
+        r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)"
+        r"[A-Z0-9]{16}(?![A-Z0-9])")),
+    _Format("github_token", re.compile(
+        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
+    _Format("slack_token", re.compile(
+        r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}")),
+    _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}")),
+    _Format("service_token", re.compile(
+        _NOT_KEY_CHAR + r"(?:(?:glpat-|pypi-)[A-Za-z0-9_-]{20,}"
+        r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))")),
+    _Format("jwt", re.compile(
+        _NOT_KEY_CHAR + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    _Format("url_credentials", re.compile(
+        r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
+        r"(?P<secret>[^/\s:@]{1,256}:[^/\s@]{1,256})@")),
+    _Format("bearer_token", re.compile(
+        r"(?i)\bbearer\s{1,8}(?P<token>[A-Za-z0-9._~+/-]{16,}=*)"), literal=_literal_bearer),
+    # NAME=value, "password": "value", api-key: value. The name is a whole run of name
+    # characters (so a run is tried once, not at each of its offsets); only the value is secret.
+    _Format("password_assignment", re.compile(
+        r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{1,128})[\"']?\s{0,8}[:=]\s{0,8}"
+        r"(?:\"(?P<dq>[^\"\n]{0,512})\"|'(?P<sq>[^'\n]{0,512})'|(?P<bare>[^\s\"',;)]+))"),
+        literal=_literal_assignment, redact=_redact_assignment),
+)  # fmt: skip
+
+CREDENTIAL_KINDS: tuple[str, ...] = tuple(dict.fromkeys(fmt.kind for fmt in _FORMATS))
+SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 
 
 def shannon_entropy(text: str) -> float:
@@ -70,32 +160,6 @@ def shannon_entropy(text: str) -> float:
     counts = Counter(text)
     total = len(text)
     return -sum(n / total * math.log2(n / total) for n in counts.values())
-
-
-def _mixed(value: str) -> bool:
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-
-
-def _bearer(text: str) -> bool:
-    return any(_mixed(m.group(1)) for m in _BEARER.finditer(text))
-
-
-def _assignment(text: str) -> bool:
-    for match in _ASSIGNMENT.finditer(text):
-        raw = match.group("value")
-        quoted = raw[:1] in "\"'"
-        value = raw[1:-1] if quoted else raw.rstrip(".:")
-        if len(value) < 6 or any(c.isspace() for c in value) or _PLACEHOLDER.match(value):
-            continue
-        if quoted:
-            # A quoted literal is a value, unless it is a short plain word ("string", "Bearer").
-            if _mixed(value) or not value.isalnum() or len(value) >= 16:
-                return True
-        # Unquoted, only a value mixing letters and digits reads as a literal password; a bare
-        # word (token: required) or an expression (token=settings.TOKEN) is configuration talk.
-        elif _mixed(value) and not _EXPRESSION.search(value):
-            return True
-    return False
 
 
 def _random_looking(segment: str) -> bool:
@@ -122,19 +186,49 @@ def _high_entropy(text: str) -> bool:
     return False
 
 
-_FUNCTIONS: tuple[tuple[str, Callable[[str], bool]], ...] = (
-    ("bearer_token", _bearer),
-    ("password_assignment", _assignment),
-    ("high_entropy", _high_entropy),
-)
+def find_credential(text: str) -> str | None:
+    """The kind of the first credential *format* in ``text`` (see CREDENTIAL_KINDS), or None.
+
+    For identifiers (run ids, node ids) that may be long and random by design: it skips the
+    ``high_entropy`` heuristic.
+    """
+    for fmt in _FORMATS:
+        if fmt.literal is None:
+            if fmt.pattern.search(text):
+                return fmt.kind
+        elif any(fmt.literal(match) for match in fmt.pattern.finditer(text)):
+            return fmt.kind
+    return None
 
 
 def find_secret(text: str) -> str | None:
-    """The kind of the first credential format found in ``text`` (see SECRET_KINDS), or None."""
-    for kind, pattern in _PATTERNS:
-        if pattern.search(text):
-            return kind
-    for kind, check in _FUNCTIONS:
-        if check(text):
-            return kind
-    return None
+    """The kind of the first credential found in ``text`` (see SECRET_KINDS), or None."""
+    kind = find_credential(text)
+    if kind is None and _high_entropy(text):
+        return "high_entropy"
+    return kind
+
+
+def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tuple[str, ...]]:
+    """``text`` with every credential format replaced by ``marker(kind)``, and the kinds found.
+
+    Formats apply in order, each on the previous one's output, so ``sk-ant-…`` is one
+    ``anthropic_key``, not also an ``openai_key``. Kinds are unique, in format order.
+    """
+    kinds: list[str] = []
+    for fmt in _FORMATS:
+        found = False
+
+        def replace(match: re.Match[str], fmt: _Format = fmt) -> str:
+            nonlocal found
+            if fmt.redact is not None and not fmt.redact(match):
+                return match.group(0)
+            found = True
+            start, end = _secret_span(match)
+            whole, offset = match.group(0), match.start()
+            return whole[: start - offset] + marker(fmt.kind) + whole[end - offset :]
+
+        text = fmt.pattern.sub(replace, text)
+        if found and fmt.kind not in kinds:
+            kinds.append(fmt.kind)
+    return text, tuple(kinds)

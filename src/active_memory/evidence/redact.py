@@ -1,25 +1,31 @@
-"""Secret detection and redaction, in one place for evidence and admission alike.
+"""Secret redaction for evidence: credential formats in text, secret-named keys in values.
 
 Two rules. Keys that name a secret (token, secret, password, api key, authorization, credential,
 private key; any case, camelCase, snake_case or kebab-case, at any depth) have their whole value
-replaced by ``[redacted]``. Strings that look like a credential in a common format (provider API
-keys, cloud access keys, forge tokens, chat tokens, PEM private keys, bearer headers, JWTs,
-``NAME_TOKEN=value`` assignments) are replaced wherever they occur by ``[redacted:<kind>]``.
+replaced by ``[redacted]``. Strings in a credential format (provider API keys, cloud access keys,
+forge, registry and chat tokens, PEM and PuTTY private keys, bearer headers, JWTs, URL
+passwords, ``NAME_TOKEN=value`` assignments) are replaced wherever they occur by
+``[redacted:<kind>]``.
 
-The patterns err on the side of redacting: evidence that loses a harmless string is cheaper than
-a credential that reaches a model or a lesson.
+The formats are not defined here: they are :mod:`active_memory.contracts.secrets`, the same
+list admission refuses cards with and provider recordings are scrubbed with, so every format
+admission knows is also kept from the model. Redaction errs on the side of redacting: evidence
+that loses a harmless string is cheaper than a credential that reaches a model or a lesson.
+Admission's ``high_entropy`` heuristic is not applied here, because lesson ids, hashes and ULIDs
+in evidence must stay readable.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
+from active_memory.contracts.secrets import redact_credentials
+
 __all__ = [
     "REDACTED",
-    "SECRET_PATTERNS",
     "find_secrets",
     "is_secret_key",
     "redact_text",
@@ -27,44 +33,6 @@ __all__ = [
 ]
 
 REDACTED = "[redacted]"
-
-# Ordered: the more specific kind wins where two could match the same text.
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "private-key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"
-        ),
-    ),
-    (
-        # The end of a key whose beginning was cut away (e.g. an excerpt's tail).
-        "private-key",
-        re.compile(r"\A[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    ),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("bearer", re.compile(r"\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{16,}")),
-    (
-        "url-credentials",
-        re.compile(r"(?<=://)[^\s:/@]+:[^\s:/@]{3,}(?=@)"),
-    ),
-    (
-        # NAME_TOKEN=value, "password": "value", api-key: value … only the value is replaced.
-        "assignment",
-        re.compile(
-            r"(?i)(?:token(?!s)|secret|passw(?:or)?d|api[_-]?key|apikey|credential"
-            r"|private[_-]?key|authorization)[A-Za-z0-9_.-]{0,40}"
-            r"[\"']?\s*[:=]\s*[\"']?(?P<value>(?!\[redacted)[^\s\"',;]{8,})"
-        ),
-    ),
-)
 
 _SECRET_WORDS = frozenset(
     {
@@ -87,37 +55,26 @@ def is_secret_key(name: str) -> bool:
     return any(pair in _SECRET_PAIRS for pair in pairwise(words))
 
 
-def find_secrets(text: str) -> list[str]:
-    """The kinds of credential found in ``text``, unique, in pattern order (empty: none).
+def _marker(kind: str) -> str:
+    # Evidence markers have always spelled the kind with hyphens ([redacted:github-token]).
+    return f"[redacted:{kind.replace('_', '-')}]"
 
-    Each match is consumed before the next pattern looks, so ``sk-ant-…`` is one
+
+def find_secrets(text: str) -> list[str]:
+    """The kinds of credential :func:`redact_text` would replace in ``text``, unique, in format
+    order (empty: none), spelled as in the markers (``github-token``).
+
+    Each match is consumed before the next format looks, so ``sk-ant-…`` is one
     ``anthropic-key``, not also an ``openai-key``.
     """
-    kinds: list[str] = []
-    for kind, pattern in SECRET_PATTERNS:
-        text, count = pattern.subn(_replace(kind), text)
-        if count and kind not in kinds:
-            kinds.append(kind)
-    return kinds
-
-
-def _replace(kind: str) -> Callable[[re.Match[str]], str]:
-    def replace(match: re.Match[str]) -> str:
-        if kind == "assignment":
-            start, end = match.span("value")
-            whole = match.group(0)
-            offset = match.start()
-            return whole[: start - offset] + f"[redacted:{kind}]" + whole[end - offset :]
-        return f"[redacted:{kind}]"
-
-    return replace
+    _, kinds = redact_credentials(text, _marker)
+    return [kind.replace("_", "-") for kind in kinds]
 
 
 def redact_text(text: str) -> str:
     """``text`` with every credential-looking string replaced by ``[redacted:<kind>]``."""
-    for kind, pattern in SECRET_PATTERNS:
-        text = pattern.sub(_replace(kind), text)
-    return text
+    redacted, _ = redact_credentials(text, _marker)
+    return redacted
 
 
 def redact_value(value: Any, *, keys: bool = True) -> Any:

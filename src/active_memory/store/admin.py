@@ -165,6 +165,16 @@ def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> C
         draft = decode_draft(row[0], row[1])
     except RecordError as error:
         raise StoreError(f"revision {to_revision} of {lesson_id!r} {error}") from None
+    # Lazily, like transfer.parse_lines: the hook helper's read path never reverts.
+    from active_memory.contracts.screen import screen_card
+
+    problems = screen_card(draft)
+    if problems:
+        # An old revision may predate today's detectors; republishing it would inject it again.
+        raise PublicationError(
+            f"revision {to_revision} of {lesson_id!r} is refused by the admission screen "
+            f"({', '.join(problems)}); pick another revision or publish a corrected lesson"
+        )
     return Change(
         lesson_id, "revert", state.revision + 1, state.kind, draft, source_revision=to_revision
     )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
+import time
 from pathlib import Path
 
 from active_memory.errors import StoreUnavailable
@@ -49,7 +51,7 @@ def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sql
     conn = _connect(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
     try:
         _same_file(path, info)
-        _prepare(conn, path, read_only=read_only)
+        _prepare(conn, path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
     except BaseException:
         conn.close()
         raise
@@ -67,7 +69,10 @@ def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Co
             check_same_thread=False,  # SqliteStore serialises use with its own lock
         )
     except sqlite3.Error as error:
-        raise StoreUnavailable(str(path), f"cannot be opened by SQLite ({error})") from None
+        access = _access_problem(path)
+        raise StoreUnavailable(
+            str(path), access or f"cannot be opened by SQLite ({error})"
+        ) from None
     try:
         for pragma in (
             f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
@@ -85,11 +90,70 @@ def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Co
 
 
 def _unreadable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
+    # A healthy file in a directory this user cannot write fails the same way as a damaged
+    # one ("unable to open database file", "attempt to write a readonly database"): say which,
+    # because "restore it from a backup" is the wrong advice for a permission problem.
+    access = _access_problem(path)
+    if access is not None:
+        return StoreUnavailable(str(path), access)
     return StoreUnavailable(
         str(path),
         f"is not a readable SQLite database ({error}); restore it from a backup or move it "
         "aside (it was left untouched)",
     )
+
+
+def _user() -> str:
+    uid = os.geteuid()
+    try:
+        import pwd  # Unix only; this branch runs only where geteuid exists
+
+        return f"{pwd.getpwuid(uid).pw_name}, uid {uid}"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _can(path: Path, mode: int) -> bool:
+    # The effective ids, like the file checks and SQLite itself (os.access defaults to real ids).
+    effective = os.access in os.supports_effective_ids
+    return os.access(path, mode, effective_ids=effective)
+
+
+def _access_problem(path: Path) -> str | None:
+    """Why SQLite cannot use a store file that passed the file checks, when it is not the file.
+
+    SQLite creates ``-wal`` and ``-shm`` files beside a WAL database, even to read it, so the
+    directory must be writable and any existing companion must be a writable regular file.
+    Only consulted after SQLite failed, so the happy path pays nothing.
+    """
+    if not hasattr(os, "geteuid"):
+        return None
+    directory = path.parent
+    if not _can(directory, os.W_OK | os.X_OK):
+        return (
+            f"its directory {str(directory)!r} is not writable by this user ({_user()}); SQLite "
+            "creates its -wal and -shm files there even to read, so make the directory "
+            "writable for this user or use a store in a directory this user owns"
+        )
+    for suffix in ("-wal", "-shm"):
+        companion = path.with_name(path.name + suffix)
+        try:
+            info = os.lstat(companion)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            return f"its companion {str(companion)!r} cannot be inspected ({error.strerror})"
+        if not stat.S_ISREG(info.st_mode):
+            return (
+                f"its companion {str(companion)!r} is not a regular file, so SQLite cannot "
+                "write its journal there; move that aside (the store itself was left untouched)"
+            )
+        if not _can(companion, os.R_OK | os.W_OK):
+            return (
+                f"its companion {str(companion)!r} is not writable by this user ({_user()}); "
+                "make it writable for this user (the store itself was left untouched)"
+            )
+    return None
 
 
 def _same_file(path: Path, info: os.stat_result) -> None:
@@ -103,7 +167,32 @@ def _same_file(path: Path, info: os.stat_result) -> None:
         raise StoreUnavailable(str(path), "was replaced while opening; try again")
 
 
-def _prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
+def _switch_to_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> str:
+    """The journal mode after asking for WAL, waiting out other processes doing the same.
+
+    Switching a fresh database to WAL upgrades a shared lock to an exclusive one; when two
+    processes do it at once SQLite answers SQLITE_BUSY at once instead of calling the busy
+    handler (it would deadlock), so the wait is done here, bounded by the same busy timeout.
+    """
+    deadline = time.monotonic() + busy_timeout_ms / 1000
+    while True:
+        try:
+            mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+            if mode == "wal":
+                return mode
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        except sqlite3.OperationalError as error:
+            busy = getattr(error, "sqlite_errorname", "").startswith(
+                ("SQLITE_BUSY", "SQLITE_LOCKED")
+            )
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
+def _prepare(
+    conn: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout_ms: int
+) -> None:
     try:
         names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
         applied = applied_migrations(conn) if names else []
@@ -126,9 +215,7 @@ def _prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
             )
         return
     try:
-        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if mode != "wal":
-            mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]).lower()
+        mode = _switch_to_wal(conn, busy_timeout_ms)
         if mode != "wal":
             raise StoreUnavailable(
                 str(path), f"cannot use write-ahead logging (journal mode stays {mode!r})"
@@ -138,4 +225,5 @@ def _prepare(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
     except MigrationMismatch as error:
         raise StoreUnavailable(str(path), str(error)) from None
     except sqlite3.Error as error:
-        raise StoreUnavailable(str(path), f"cannot be initialised ({error})") from None
+        access = _access_problem(path)
+        raise StoreUnavailable(str(path), access or f"cannot be initialised ({error})") from None

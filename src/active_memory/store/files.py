@@ -19,6 +19,7 @@ from active_memory.errors import StoreUnavailable
 
 __all__ = [
     "SQLITE_HEADER",
+    "backup_destination_problem",
     "create_private_file",
     "ensure_private_directory",
     "fsync_directory",
@@ -179,3 +180,35 @@ def fsync_directory(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def backup_destination_problem(store: Path, destination: Path, *, force: bool) -> str | None:
+    """Why ``destination`` must not receive a backup of ``store`` (None: it may).
+
+    A directory, the store itself (by any path, hard links included) or one of its SQLite
+    companions (``-wal``, ``-shm``, ``-journal``) is never replaced; any other existing path only
+    with ``force``, and only when it is a regular file.
+    """
+    store = Path(os.path.abspath(store))
+    target = Path(os.path.abspath(destination))
+    companions = {store.with_name(store.name + suffix) for suffix in ("-wal", "-shm", "-journal")}
+    if target == store or _same_file(target, store):
+        return "is the store itself; choose another path"
+    if target in companions or any(_same_file(target, c) for c in companions):
+        return "is one of the store's own SQLite files; choose another path"
+    if target.is_dir():
+        return "is a directory; pass a file path such as <dir>/lessons-backup.sqlite3"
+    if not os.path.lexists(target):
+        return None
+    if not force:
+        return "already exists; choose a new path, or pass --force to replace it"
+    if target.is_symlink() or not target.is_file():
+        return "exists and is not a regular file; --force only replaces a regular file"
+    return None

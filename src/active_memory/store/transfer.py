@@ -5,7 +5,8 @@ A live line is ``Lesson.to_dict()``; a tombstone line is ``{"id", "revision", "r
 meaningful) and is all or nothing:
 
 * every line is parsed and validated before the store is touched (LessonValidationError names
-  the line);
+  the line), including admission's secret and injection screen: a card admission would refuse
+  never enters the store by the back door;
 * an id the store does not hold is created at the line's revision (a tombstone line reserves
   the id, so a restored store still refuses to recreate it);
 * an id whose stored content equals the line (card and evidence) is left alone, whatever the
@@ -50,7 +51,15 @@ class ImportEntry:
 
 
 def parse_lines(lines: Iterable[str]) -> tuple[ImportEntry, ...]:
-    """Every non-blank line as an entry, or LessonValidationError naming the first bad line."""
+    """Every non-blank line as an entry, or LessonValidationError naming the first bad line.
+
+    A card that admission would refuse for a secret or a planted instruction is a bad line: the
+    problem codes are named, never the card's text.
+    """
+    # Imported here, not at the top: the hook helper's fallback imports the store on every tool
+    # call and never imports lessons, so it should not pay for compiling the detectors.
+    from active_memory.contracts.screen import screen_card
+
     entries: list[ImportEntry] = []
     first_seen: dict[str, int] = {}
     for number, raw in enumerate(lines, 1):
@@ -70,6 +79,13 @@ def parse_lines(lines: Iterable[str]) -> tuple[ImportEntry, ...]:
             entry = _entry(number, data)
         except LessonValidationError as error:
             raise LessonValidationError(f"{where}: {error.field}", error.problem) from None
+        problems = screen_card(entry.draft) if entry.draft is not None else ()
+        if problems:
+            raise LessonValidationError(
+                where,
+                f"refused by the admission screen ({', '.join(problems)}); remove or correct "
+                "that lesson, nothing was imported",
+            )
         if entry.id in first_seen:
             raise LessonValidationError(
                 f"{where}: id", f"{entry.id!r} already appears on line {first_seen[entry.id]}"

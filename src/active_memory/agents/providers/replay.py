@@ -10,7 +10,7 @@ specialists running in parallel replay in any order. It fails loudly with
 :class:`ReplayMismatch` on a call nobody recorded, on a recorded exchange asked for twice, on a
 request whose digest differs (``strict=True``), and on exchanges left unconsumed at
 :meth:`ReplayProvider.assert_consumed`. Recordings hold only the toolkit's own types, with
-key-like strings scrubbed, never SDK objects or HTTP headers.
+credential formats scrubbed, never SDK objects or HTTP headers.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,32 +30,30 @@ from active_memory.agents.providers.codec import (
     response_from_dict,
     response_to_dict,
 )
+from active_memory.contracts.secrets import redact_credentials
 from active_memory.errors import ReplayMismatch
 from active_memory.runs import canonical_json
 
 __all__ = ["RecordingProvider", "ReplayProvider", "scrub"]
 
 REDACTED = "[REDACTED]"
-_KEY_LIKE = re.compile(
-    r"sk-[A-Za-z0-9_\-]{16,}"
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"
-    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
-    r"|AIza[0-9A-Za-z_\-]{35}"
-    r"|(?i:bearer)\s+[A-Za-z0-9._\-~+/]{16,}=*"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
-)
 
 Key = tuple[str, int, int]
 
 
+def _marker(kind: str) -> str:
+    return REDACTED
+
+
 def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
-    """``value`` with key-like strings and the given secret values replaced by a marker."""
+    """``value`` with the given secret values and every credential format admission knows
+    (:mod:`active_memory.contracts.secrets`) replaced by a marker."""
     known = [s for s in secrets if len(s) >= 8]
     if isinstance(value, str):
         for secret in known:
             value = value.replace(secret, REDACTED)
-        return _KEY_LIKE.sub(REDACTED, value)
+        scrubbed, _ = redact_credentials(value, _marker)
+        return scrubbed
     if isinstance(value, list):
         return [scrub(item, known) for item in value]
     if isinstance(value, dict):

@@ -219,9 +219,9 @@ async def test_every_output_and_error_is_redacted(tools: Toolbox, tree: dict[str
     )
     error = await _read(tools, f"{FAKE_TOKEN}.cfg")
 
-    assert "\turl = https://user:[redacted:github-token]@github.com/org/repo.git" in read.content
+    assert "\turl = https://[redacted:url-credentials]@github.com/org/repo.git" in read.content
     assert "[redacted:github-token].log (12 bytes)" in listed.content
-    assert "[redacted:github-token]@github.com" in found.content
+    assert "[redacted:url-credentials]@github.com" in found.content
     assert error.is_error
     assert error.content == "'[redacted:github-token].cfg' is not a file in checkout"
     for outcome in (read, listed, found, error):

@@ -104,4 +104,4 @@ async def test_a_credential_split_by_a_cut_is_still_redacted(tmp_path: Path) -> 
     (tmp_path / "remote.cfg").write_text(f"url = https://user:{token}@github.com/org/repo.git\n")
     outcome = await _read(Toolbox({"checkout": tmp_path}, max_output_bytes=30), "remote.cfg")
     body = outcome.content.split("\n", 1)[1]
-    assert body == "url = https://user:[redacted:g [line 1 cut: 30 of 83 bytes shown]\n"
+    assert body == "url = https://[redacted:url-cr [line 1 cut: 30 of 83 bytes shown]\n"

@@ -130,7 +130,7 @@ async def test_matching_lines_are_shown_redacted(checkout: Path) -> None:
         Toolbox({"checkout": checkout}), "github.com", arguments={"regex": False}
     )
     assert outcome.content.splitlines()[1] == (
-        "checkout:remote.cfg:2: url = https://user:[redacted:github-token]@github.com/org/repo.git"
+        "checkout:remote.cfg:2: url = https://[redacted:url-credentials]@github.com/org/repo.git"
     )
 
 

@@ -158,5 +158,5 @@ async def test_git_internals_and_credentials_never_reach_the_wire(
     git, deploy = api.body()["messages"][-1]["content"]
     assert git["is_error"] is True
     assert git["content"] == "'.git/config' is refused: git internals (.git) are not evidence"
-    assert "https://user:[redacted:github-token]@github.com" in deploy["content"]
+    assert "https://[redacted:url-credentials]@github.com" in deploy["content"]
     assert "FAKEfake" not in api.requests[-1].content.decode()

@@ -190,7 +190,10 @@ def test_backup_is_a_private_atomic_copy(store: SqliteStore, tmp_path: Path) -> 
     destination = tmp_path / "backups" / "copy.sqlite3"
     destination.parent.mkdir()
     destination.write_text("an older backup, replaced atomically")
-    assert store.backup(destination) == destination
+    with pytest.raises(StoreError, match="exists"):
+        store.backup(destination)
+    assert destination.read_text() == "an older backup, replaced atomically"
+    assert store.backup(destination, force=True) == destination
     assert destination.stat().st_mode & 0o777 == 0o600
     assert [p.name for p in destination.parent.iterdir()] == ["copy.sqlite3"]
     with SqliteStore(destination, read_only=True) as copy:
@@ -201,9 +204,9 @@ def test_backup_refuses_the_store_itself_and_directories(
     store: SqliteStore, tmp_path: Path
 ) -> None:
     with pytest.raises(StoreError, match="store itself"):
-        store.backup(store.path)
-    with pytest.raises(StoreError, match="plain file path"):
-        store.backup(tmp_path)
+        store.backup(store.path, force=True)
+    with pytest.raises(StoreError, match="directory"):
+        store.backup(tmp_path, force=True)
     with pytest.raises(StoreError, match="cannot write a backup"):
         store.backup(tmp_path / "missing-folder" / "copy.sqlite3")
 

@@ -90,7 +90,7 @@ def backup_command(destination: Path, force: bool, store: Path | None, as_json: 
     if problem is not None:
         fail(f"backup destination {str(destination)!r} {problem}", EXIT_BAD_INPUT)
     with open_store(store, read_only=True) as opened:
-        written = opened.backup(destination)
+        written = opened.backup(destination, force=force)
     if as_json:
         emit_json({"backup": str(written)})
     else:

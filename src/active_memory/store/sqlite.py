@@ -37,7 +37,11 @@ from active_memory.store.backend import (
 )
 from active_memory.store.codec import RecordError
 from active_memory.store.connect import open_connection
-from active_memory.store.files import fsync_directory, private_temp_path
+from active_memory.store.files import (
+    backup_destination_problem,
+    fsync_directory,
+    private_temp_path,
+)
 from active_memory.store.paths import DEFAULT_NAMESPACE, default_store_path
 from active_memory.store.results import (
     DEFAULT_LIMITS,
@@ -348,17 +352,18 @@ class SqliteStore:
             tuple(plan.unchanged),
         )
 
-    def backup(self, destination: str | os.PathLike[str]) -> Path:
+    def backup(self, destination: str | os.PathLike[str], *, force: bool = False) -> Path:
         """Copy the store with SQLite's online backup API to ``destination`` (0600).
 
         Safe while other processes write: the copy is one consistent read. It is written to a
-        temporary file beside ``destination`` and renamed over it atomically.
+        temporary file beside ``destination`` and renamed over it atomically. An existing
+        ``destination`` is refused unless ``force`` (and then only a regular file); the store
+        itself, its SQLite companions and directories are always refused.
         """
         target = Path(os.path.abspath(os.fspath(destination)))
-        if target == self._path:
-            raise StoreError("the backup destination is the store itself; choose another path")
-        if target.is_symlink() or target.is_dir():
-            raise StoreError(f"backup destination {str(target)!r} must be a plain file path")
+        problem = backup_destination_problem(self._path, target, force=force)
+        if problem is not None:
+            raise StoreError(f"backup destination {str(target)!r} {problem}")
         with self._lock:
             conn = self._connection()
             try:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from active_memory.agents.postmortem import run_postmortem, sequential_ids
+from active_memory.agents.postmortem_run import MAX_CONFLICT_ROUNDS
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.report import PostmortemReport
 from active_memory.cancel import CancelToken
@@ -297,3 +298,79 @@ async def test_a_checkout_changed_during_review_refuses_publication(tmp_path: Pa
     assert "changed during review" in (report.reason or "")
     with store:
         assert store.list_lessons() == ()
+
+
+class Stranger:
+    """Refuses every batch over an id no planned mutation holds: a conflict nobody owns."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self.store = store
+        self.calls = 0
+
+    def snapshot(self, request: Any) -> Any:
+        return self.store.snapshot(request)
+
+    def generation(self) -> int:
+        return self.store.generation()
+
+    def publish(
+        self, publication: Publication, control: PublicationControl | None = None
+    ) -> PublicationReceipt:
+        self.calls += 1
+        raise RevisionConflict([RevisionMismatch("lesson-NOT-IN-THE-PLAN", 1, 2)])
+
+
+async def test_a_conflict_no_planned_mutation_owns_fails_the_pending_without_retrying(
+    tmp_path: Path,
+) -> None:
+    _, record = first_run(tmp_path)
+    backend = Stranger(store_at(tmp_path))
+    provider = ScriptedProvider(by_labels({("graph_discovery", 0, 1): discovered(worker_lesson())}))
+    report, _ = await _run(record, tmp_path, provider, backend)
+    assert backend.calls == 1
+    discovery = report.specialist("graph_discovery")
+    assert (discovery.status, discovery.error_code) == ("conflict", "conflict")
+    assert "does not hold" in (discovery.error or "")
+    assert report.status == "conflict"
+    assert report.changes == ()
+
+
+class Contended(ConcurrentWriter):
+    """Another writer revises ``lesson_id`` just before every one of the postmortem's writes."""
+
+    def publish(
+        self, publication: Publication, control: PublicationControl | None = None
+    ) -> PublicationReceipt:
+        self.calls += 1
+        with SqliteStore(self.path) as other:
+            other.publish(
+                Publication(
+                    "other-run", (Mutation("upsert", self.lesson_id, self.calls, self.draft),)
+                )
+            )
+        return self.store.publish(publication, control)
+
+
+async def test_conflicts_beyond_max_conflict_rounds_fail_every_pending_specialist(
+    tmp_path: Path,
+) -> None:
+    _, record = first_run(tmp_path)
+    [lesson_id] = _seeded(tmp_path, record, 1)
+    store = store_at(tmp_path)
+    writer = Contended(store, store.path, lesson_id, graph_draft(record, "Revised again"))
+    script: dict[tuple[str, int, int], Any] = {
+        ("graph_discovery", 0, 1): discovered(worker_lesson())
+    }
+    for batch in range(MAX_CONFLICT_ROUNDS + 1):
+        script[("graph_maintenance", batch, 1)] = decisions((lesson_id, "retire"))
+    provider = ScriptedProvider(by_labels(script))
+    report, _ = await _run(record, tmp_path, provider, writer)
+    maintenance = report.specialist("graph_maintenance")
+    assert (maintenance.status, maintenance.conflict_retries) == ("conflict", MAX_CONFLICT_ROUNDS)
+    assert f"after {MAX_CONFLICT_ROUNDS} retries" in (maintenance.error or "")
+    assert report.specialist("graph_discovery").status == "conflict"
+    assert writer.calls == MAX_CONFLICT_ROUNDS + 1
+    assert report.status == "conflict"
+    assert report.changes == ()
+    with store:
+        assert [lesson.id for lesson in store.list_lessons()] == [lesson_id]

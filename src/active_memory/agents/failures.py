@@ -24,7 +24,7 @@ from active_memory.errors import (
     StoreError,
 )
 
-__all__ = ["Failure", "classify", "one_line"]
+__all__ = ["Failure", "classify", "one_line", "unexpected"]
 
 _ERROR_CHARS = 300
 _CODES: tuple[tuple[type[BaseException], str], ...] = (
@@ -69,3 +69,12 @@ def classify(error: BaseException, *, cancelled: bool) -> Failure:
             return Failure("failed", code, one_line(str(error)))
     # A bug must not take the host's run down with it: it is reported like any failure.
     return Failure("failed", "internal_error", one_line(f"{type(error).__name__}: {error}"))
+
+
+def unexpected(code: str, what: str, error: BaseException) -> Failure:
+    """A failure outside any specialist (the store, the provider factory, the id source): a
+    library error keeps its own message, which already says what to do; anything else is named
+    by where it happened and its type, since its text was never written for a report."""
+    if isinstance(error, ActiveMemoryError):
+        return Failure("failed", code, one_line(str(error)))
+    return Failure("failed", code, one_line(f"{what}: {type(error).__name__}: {error}"))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from active_memory.agents.changes import lesson_changes, visible_set
-from active_memory.agents.failures import Failure, classify, one_line
+from active_memory.agents.failures import Failure, classify, one_line, unexpected
 from active_memory.agents.inspection import Inspection, host_facts, inspect
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.providers.registry import close_provider, create_provider
@@ -36,7 +37,6 @@ from active_memory.cancel import CancelToken
 from active_memory.config import RuntimeConfig
 from active_memory.contracts.validate import AdmissionContext
 from active_memory.errors import (
-    ActiveMemoryError,
     EvidenceError,
     ProvenanceError,
     PublicationFenced,
@@ -60,6 +60,7 @@ __all__ = ["MAX_CONFLICT_ROUNDS", "PostmortemRun", "ProviderFactory", "Unprepare
 
 ProviderFactory = Callable[[Binding], ModelProvider]
 MAX_CONFLICT_ROUNDS = 3
+_log = logging.getLogger(__name__)
 
 
 class Unprepared(Exception):
@@ -124,6 +125,7 @@ class PostmortemRun:
         self.env: SpecialistEnv | None = None
         self.fingerprint: str | None = None
         self.checkout_changed = False
+        self.published: set[str] = set()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -132,8 +134,14 @@ class PostmortemRun:
         return self.cancel is not None and self.cancel.cancelled
 
     def note(self, name: str, state: str) -> None:
-        if self.progress is not None:
+        if self.progress is None:
+            return
+        try:
             self.progress(name, state)
+        except Exception as error:
+            # Progress is a courtesy to the host; its failure must not stop the review.
+            _log.warning("postmortem progress callback failed, no longer called: %s", error)
+            self.progress = None
 
     def fail(self, name: str, failure: Failure) -> None:
         self.results.pop(name, None)
@@ -168,26 +176,28 @@ class PostmortemRun:
                 self._owned_provider = self._factory(self.binding)
             else:
                 self._owned_provider = create_provider(self.binding)
-        except ActiveMemoryError as error:
-            raise Unprepared(Failure("failed", "provider_error", one_line(str(error)))) from None
+        except Exception as error:
+            # A factory is host code: whatever it raises is this postmortem's provider failure.
+            failure = unexpected("provider_error", "the provider could not be created", error)
+            raise Unprepared(failure) from None
         return self._owned_provider
 
     async def prepare(self) -> None:
-        try:
-            snapshot = await self._in_thread(self.backend.snapshot, self._request())
-            inspected = await self._in_thread(inspect, self.record)
-        except TimeoutError:
-            failure = Failure("timed_out", "timed_out", "the deadline passed while preparing")
-            raise Unprepared(failure) from None
-        except StoreError as error:
-            failure = Failure("failed", "store_error", one_line(str(error)))
-            raise Unprepared(failure) from None
+        snapshot = await self._prepared(
+            "store_error", "the store snapshot failed", self.backend.snapshot, self._request()
+        )
+        inspected = await self._prepared(
+            "internal_error", "inspecting the checkout failed", inspect, self.record
+        )
         assert isinstance(snapshot, Snapshot)
         assert isinstance(inspected, Inspection)
         try:
             prepare_private_dir(self.private_dir)
         except EvidenceError as error:
             raise Unprepared(Failure("failed", "evidence_error", one_line(str(error)))) from None
+        except OSError as error:
+            failure = unexpected("evidence_error", "the private evidence folder failed", error)
+            raise Unprepared(failure) from None
         self.snapshot = snapshot
         self.fingerprint = inspected.fingerprint
         admission = AdmissionContext(
@@ -211,6 +221,20 @@ class PostmortemRun:
             limits=self.limits,
             progress=self.progress,
         )
+
+    async def _prepared(
+        self, code: str, what: str, function: Callable[..., object], *args: object
+    ) -> object:
+        """One preparation step in a thread under the deadline; any failure is Unprepared."""
+        try:
+            return await self._in_thread(function, *args)
+        except TimeoutError:
+            failure = Failure("timed_out", "timed_out", "the deadline passed while preparing")
+            raise Unprepared(failure) from None
+        except StoreError as error:
+            raise Unprepared(Failure("failed", "store_error", one_line(str(error)))) from None
+        except Exception as error:
+            raise Unprepared(unexpected(code, what, error)) from None
 
     def inputs(self, name: str, snapshot: Snapshot) -> tuple[list[Lesson], list[dict[str, object]]]:
         spec = SPECS[name]
@@ -335,7 +359,13 @@ class PostmortemRun:
             pending = self._pending()
             if not pending or not await self._gate(pending):
                 return
-            plan = plan_publication(self.record.run_id, pending, self.ids)
+            try:
+                plan = plan_publication(self.record.run_id, pending, self.ids)
+            except Exception as error:
+                # The id source is host code; a broken one must not take the host's run down.
+                failure = unexpected("internal_error", "assigning lesson ids failed", error)
+                self._fence_all(pending, failure)
+                return
             if self.dry_run:
                 self.changes = list(plan.changes)
                 return
@@ -352,6 +382,11 @@ class PostmortemRun:
             except StoreError as error:
                 self._fence_all(pending, Failure("failed", "store_error", one_line(str(error))))
                 return
+            except Exception as error:
+                # A backend outside the library's error tree (a raw sqlite3 or OS error): whether
+                # it wrote is unknown to us, so nothing is reported as published.
+                self._fence_all(pending, unexpected("store_error", "publishing failed", error))
+                return
             self.revisions = dict(receipt.revisions)
             self.changes = [
                 LessonChange(
@@ -364,20 +399,30 @@ class PostmortemRun:
                 )
                 for c in plan.changes
             ]
+            self.published.update(pending)
             for name in pending:
                 self.note(name, "published")
             return
 
     async def _resolve(self, conflict: RevisionConflict, plan: Plan, rounds: int) -> None:
-        """After a conflict: fresh ids for refused new lessons, fresh maintenance for the rest."""
-        owners = {plan.owners.get(m.id) for m in conflict.mismatches}
-        owners.discard(None)
-        exhausted = rounds > MAX_CONFLICT_ROUNDS
+        """After a conflict: fresh ids for refused new lessons, fresh maintenance for the rest.
+
+        A conflict no planned mutation owns, or one more round than MAX_CONFLICT_ROUNDS, fails
+        every pending specialist: retrying the same plan could only conflict again until the
+        deadline, hammering the store."""
+        owners = sorted({plan.owners[m.id] for m in conflict.mismatches if m.id in plan.owners})
+        if not owners or rounds > MAX_CONFLICT_ROUNDS:
+            why = (
+                f"still conflicting after {MAX_CONFLICT_ROUNDS} retries"
+                if owners
+                else "the store refused ids this publication does not hold"
+            )
+            failure = Failure("conflict", "conflict", one_line(f"{conflict} ({why})"))
+            self._fence_all(self._pending(), failure)
+            return
         maintenance: list[str] = []
-        for name in sorted(o for o in owners if o is not None):
-            if exhausted:
-                self.fail(name, Failure("conflict", "conflict", one_line(str(conflict))))
-            elif SPECS[name].maintenance:
+        for name in owners:
+            if SPECS[name].maintenance:
                 maintenance.append(name)
             else:
                 for mismatch in conflict.mismatches:
@@ -391,7 +436,7 @@ class PostmortemRun:
             return
         try:
             snapshot = await self._in_thread(self.backend.snapshot, self._request())
-        except (StoreError, TimeoutError) as error:
+        except Exception as error:
             for name in maintenance:
                 self.fail(
                     name,
@@ -439,12 +484,24 @@ class PostmortemRun:
                 assert self.snapshot is not None
                 await self._run_specialists(self.names, self.snapshot)
                 await self.publish()
+        except Exception as error:
+            # A bug must not take the host's run down: whatever had not settled is reported
+            # failed. Host cancellation (a BaseException) still propagates after the drain.
+            self._settle_unexpected(error)
         finally:
             watcher.cancel()
             if self._owned_provider is not None:
                 with contextlib.suppress(Exception):
                     await close_provider(self._owned_provider)
         return await self._report(prompts, contracts)
+
+    def _settle_unexpected(self, error: Exception) -> None:
+        failure = unexpected("internal_error", "the postmortem stopped", error)
+        for name in self.names:
+            result = self.results.get(name)
+            settled = result is not None and not result.changes
+            if name not in self.failures and name not in self.published and not settled:
+                self.fail(name, failure)
 
     # -- the report --------------------------------------------------------------------------
 
@@ -471,7 +528,9 @@ class PostmortemRun:
         after: int | None = None
         try:
             after = await asyncio.wait_for(asyncio.to_thread(self.backend.generation), 5)
-        except (StoreError, TimeoutError):
+        except Exception as error:
+            # The report matters more than this figure: a store that cannot say is "unknown".
+            _log.warning("the store generation after the postmortem is unknown: %s", error)
             after = None
         return PostmortemReport(
             run_id=self.record.run_id,

@@ -148,6 +148,9 @@ def _append(
             error_code=specialist.error_code,
             contract_sha256=report.contract_sha256.get(specialist.specialist),
         )
+    if reason_code is None and not report.ok:
+        # The code of the failure the report's reason names: the run log holds no message.
+        reason_code = next((s.error_code for s in report.specialists if s.error_code), None)
     log.append_event(
         "postmortem",
         run_id=run_id,

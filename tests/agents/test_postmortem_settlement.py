@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from active_memory.agents import specialists
 from active_memory.agents.postmortem import run_postmortem, sequential_ids
 from active_memory.agents.postmortem_run import MAX_CONFLICT_ROUNDS
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
@@ -374,3 +375,55 @@ async def test_conflicts_beyond_max_conflict_rounds_fail_every_pending_specialis
     assert report.changes == ()
     with store:
         assert [lesson.id for lesson in store.list_lessons()] == [lesson_id]
+
+
+class SlowSnapshot(SlowCommit):
+    """Takes longer to read the snapshot than the whole postmortem may last."""
+
+    def snapshot(self, request: Any) -> Any:
+        time.sleep(0.6)
+        return self.store.snapshot(request)
+
+
+async def test_a_deadline_during_preparation_times_out_without_publishing_or_raising(
+    tmp_path: Path,
+) -> None:
+    _, record = first_run(tmp_path)
+    backend = SlowSnapshot(store_at(tmp_path))
+    provider = ScriptedProvider(by_labels({}))
+    report, store = await _run(
+        record, tmp_path, provider, backend, config=config_of(timeout_ms=200, **GRAPH_ONLY)
+    )
+    assert report.status == "timed_out"
+    assert {s.error for s in report.specialists if s.status != "skipped"} == {
+        "the deadline passed while preparing"
+    }
+    assert provider.requests == []
+    assert not backend.dispatched.is_set()
+    with store:
+        assert store.generation() == 0
+
+
+async def test_a_deadline_while_building_evidence_times_out_without_publishing_or_raising(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, record = first_run(tmp_path)
+    ids = _seeded(tmp_path, record, 1)
+    real = specialists.build_evidence
+
+    def slow_build(*args: Any, **kw: Any) -> Any:
+        time.sleep(0.4)  # outlasts the deadline; the real builder then sees its stop signal
+        return real(*args, **kw)
+
+    monkeypatch.setattr(specialists, "build_evidence", slow_build)
+    provider = ScriptedProvider(by_labels({}))
+    report, store = await _run(
+        record, tmp_path, provider, config=config_of(timeout_ms=200, **GRAPH_ONLY)
+    )
+    assert report.status == "timed_out"
+    assert {s.status for s in report.specialists if s.status != "skipped"} == {"timed_out"}
+    assert provider.requests == []
+    assert report.changes == ()
+    with store:
+        assert [lesson.id for lesson in store.list_lessons()] == ids
+        assert store.generation() == 1  # only the seed

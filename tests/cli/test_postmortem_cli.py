@@ -9,7 +9,8 @@ from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
 from active_memory.store.sqlite import SqliteStore
-from agents.postmortem_kit import first_run
+from agents.postmortem_kit import FIRST, first_run
+from fixture_runs import RUNS
 
 
 def _cli(*args: str) -> Result:
@@ -133,3 +134,51 @@ def test_an_unknown_provider_is_bad_input(tmp_path: Path) -> None:
                   "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert result.exit_code == 2
     assert "unknown provider 'mistral'; known: replay, anthropic, openai" in result.stderr
+
+
+NOT_GIT = "the checkout is not a git work tree, so repository lessons cannot be verified"
+
+
+def test_a_checkout_that_is_no_git_work_tree_is_named_as_why_repository_items_are_rejected(
+    tmp_path: Path,
+) -> None:
+    # The fixture folder as shipped: its checkout is plain files, not a git work tree.
+    result = _cli("postmortem", str(RUNS / FIRST), "--provider", "replay",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert f"note         {NOT_GIT}" in result.stdout
+    assert "source 7" in result.stdout
+    as_json = _cli("postmortem", str(RUNS / FIRST), "--provider", "replay", "--json",
+                   "--store", str(tmp_path / "j.sqlite3"))  # fmt: skip
+    report = json.loads(as_json.stdout)
+    assert report["checkout"] == "not_git"
+    assert [note.startswith(NOT_GIT) for note in report["notes"]] == [True]
+
+
+def test_specialist_run_on_a_checkout_that_is_no_git_work_tree_says_so(tmp_path: Path) -> None:
+    result = _cli("specialist", "run", "repository_discovery", str(RUNS / FIRST),
+                  "--provider", "replay", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert f"note         {NOT_GIT}" in result.stdout
+    as_json = _cli("specialist", "run", "repository_discovery", str(RUNS / FIRST), "--json",
+                   "--provider", "replay", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert json.loads(as_json.stdout)["checkout"] == "not_git"
+
+
+def test_a_git_checkout_carries_no_note(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    result = _cli("postmortem", str(folder), "--provider", "replay", "--json",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    report = json.loads(result.stdout)
+    assert (report["checkout"], report["notes"]) == ("git", [])
+
+
+def test_a_skipped_postmortem_does_not_warn_about_unrequested_exchanges(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    runtime = tmp_path / "runtime.json"
+    runtime.write_text(json.dumps({"activeMemory": {"graph": False, "repository": False}}))
+    result = _cli("postmortem", str(folder), "--provider", "replay", "--runtime", str(runtime),
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "status       skipped" in result.stdout
+    assert result.stderr == ""

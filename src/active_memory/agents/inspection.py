@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from active_memory.agents.report import CheckoutStatus
 from active_memory.errors import ProvenanceError
 from active_memory.provenance import (
     CheckoutState,
@@ -15,7 +16,7 @@ from active_memory.provenance import (
 )
 from active_memory.runs import RunRecord
 
-__all__ = ["Inspection", "host_facts", "inspect"]
+__all__ = ["Inspection", "checkout_status", "host_facts", "inspect"]
 
 _log = logging.getLogger(__name__)
 
@@ -46,6 +47,16 @@ def inspect(record: RunRecord) -> Inspection:
         # Repository citations then cannot verify; the host facts tell the specialists so.
         _log.info("checkout inspection failed: %s", error)
         return Inspection()
+
+
+def checkout_status(record: RunRecord, inspected: Inspection) -> CheckoutStatus:
+    """What admission can verify against: only a git work tree gives repository lessons a
+    verifier."""
+    if record.checkout is None:
+        return "none"
+    if inspected.state is None:
+        return "uninspectable"
+    return "git" if inspected.verifier is not None else "not_git"
 
 
 def host_facts(record: RunRecord, state: CheckoutState | None) -> tuple[str, ...]:

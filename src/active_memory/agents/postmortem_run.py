@@ -18,11 +18,16 @@ from typing import Any
 
 from active_memory.agents.changes import lesson_changes, visible_set
 from active_memory.agents.failures import Failure, classify, one_line, unexpected
-from active_memory.agents.inspection import Inspection, host_facts, inspect
+from active_memory.agents.inspection import Inspection, checkout_status, host_facts, inspect
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.providers.registry import close_provider, create_provider
 from active_memory.agents.publish import IdBook, Plan, dispatch, plan_publication
-from active_memory.agents.report import LessonChange, PostmortemReport, SpecialistStatus
+from active_memory.agents.report import (
+    CheckoutStatus,
+    LessonChange,
+    PostmortemReport,
+    SpecialistStatus,
+)
 from active_memory.agents.session import SessionLimits
 from active_memory.agents.specialists import (
     SPECS,
@@ -124,6 +129,7 @@ class PostmortemRun:
         self.snapshot: Snapshot | None = None
         self.env: SpecialistEnv | None = None
         self.fingerprint: str | None = None
+        self.checkout: CheckoutStatus | None = None
         self.checkout_changed = False
         self.published: set[str] = set()
 
@@ -200,6 +206,7 @@ class PostmortemRun:
             raise Unprepared(failure) from None
         self.snapshot = snapshot
         self.fingerprint = inspected.fingerprint
+        self.checkout = checkout_status(self.record, inspected)
         admission = AdmissionContext(
             run=self.record,
             config=self.config.active_memory,
@@ -547,6 +554,7 @@ class PostmortemRun:
             contract_sha256=contracts,
             elapsed_ms=int((time.monotonic() - self.started) * 1000),
             dry_run=self.dry_run,
+            checkout=self.checkout,
         )
 
     @property

@@ -16,12 +16,14 @@ from typing import Any, Literal, TypeAlias
 __all__ = [
     "ACTIONS",
     "ChangeOp",
+    "CheckoutStatus",
     "DowngradeNote",
     "LessonChange",
     "PostmortemReport",
     "PostmortemStatus",
     "SpecialistReport",
     "SpecialistStatus",
+    "checkout_note",
 ]
 
 SpecialistStatus: TypeAlias = Literal[
@@ -46,8 +48,30 @@ PostmortemStatus: TypeAlias = Literal[
     "dry_run",
 ]
 ChangeOp: TypeAlias = Literal["create", "adapt", "retire"]
+CheckoutStatus: TypeAlias = Literal["git", "not_git", "uninspectable", "none"]
 ACTIONS: tuple[str, ...] = ("keep", "adapt", "retire", "defer")
 _SUCCESS: frozenset[str] = frozenset({"published", "nothing_to_do", "skipped", "dry_run"})
+_REPOSITORY_SPECIALISTS = ("repository_maintenance", "repository_discovery")
+_UNVERIFIABLE: Mapping[str, str] = MappingProxyType(
+    {
+        "not_git": "the checkout is not a git work tree",
+        "uninspectable": "the checkout could not be inspected with git",
+        "none": "the record names no checkout",
+    }
+)
+
+
+def checkout_note(checkout: CheckoutStatus | None) -> str | None:
+    """Why repository lessons could not be verified, in one sentence; None when they could
+    (or the checkout was never inspected). Admission rejects every repository proposal as
+    ``source:no_checkout`` and defers repository adapt/retire then, which alone says little."""
+    what = _UNVERIFIABLE.get(checkout or "git")
+    if what is None:
+        return None
+    return (
+        f"{what}, so repository lessons cannot be verified: repository proposals are rejected "
+        "(source:no_checkout) and adapt/retire of repository lessons are deferred"
+    )
 
 
 def _frozen(counts: Mapping[str, int]) -> Mapping[str, int]:
@@ -155,6 +179,8 @@ class PostmortemReport:
 
     ``reason`` explains a skipped, refused or failed postmortem in one line. ``prompt_sha256`` and
     ``contract_sha256`` name the exact prompt and contract versions, per specialist.
+    ``checkout`` is what inspecting the record's checkout found (None when it was not
+    inspected); :attr:`notes` explain its consequences for the repository specialists.
     """
 
     run_id: str
@@ -171,6 +197,7 @@ class PostmortemReport:
     contract_sha256: Mapping[str, str] = field(default_factory=dict)
     elapsed_ms: int = 0
     dry_run: bool = False
+    checkout: CheckoutStatus | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "prompt_sha256", MappingProxyType(dict(self.prompt_sha256)))
@@ -186,6 +213,16 @@ class PostmortemReport:
             if report.specialist == name:
                 return report
         raise KeyError(f"no specialist {name!r} in this report")
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Plain sentences on what limited the review although nothing failed."""
+        ran = any(
+            s.specialist in _REPOSITORY_SPECIALISTS and s.status != "skipped"
+            for s in self.specialists
+        )
+        note = checkout_note(self.checkout) if ran else None
+        return (note,) if note is not None else ()
 
     @property
     def input_tokens(self) -> int:
@@ -232,6 +269,8 @@ class PostmortemReport:
             "generation_before": self.generation_before,
             "generation_after": self.generation_after,
             "elapsed_ms": self.elapsed_ms,
+            "checkout": self.checkout,
+            "notes": list(self.notes),
             "specialists": [s.to_dict() for s in self.specialists],
             "changes": [c.to_dict() for c in self.changes],
             "totals": {

@@ -16,6 +16,7 @@ from active_memory.agents.batching import plan_batches
 from active_memory.agents.postmortem import resolve_source_node
 from active_memory.agents.postmortem_run import PostmortemRun, Unprepared
 from active_memory.agents.providers.base import ModelProvider
+from active_memory.agents.report import CheckoutStatus, checkout_note
 from active_memory.agents.session import SessionLimits
 from active_memory.agents.specialists import SPECS, Meter, answer_session
 from active_memory.config import RuntimeConfig
@@ -52,6 +53,15 @@ class TrialResult:
     tool_calls: int
     prompt_sha256: str
     contract_sha256: str
+    checkout: CheckoutStatus | None = None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Why this specialist's repository items could not be verified, if so."""
+        note = (
+            checkout_note(self.checkout) if SPECS[self.specialist].scope == "repository" else None
+        )
+        return (note,) if note is not None else ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -68,6 +78,8 @@ class TrialResult:
             "tool_calls": self.tool_calls,
             "prompt_sha256": self.prompt_sha256,
             "contract_sha256": self.contract_sha256,
+            "checkout": self.checkout,
+            "notes": list(self.notes),
         }
 
 
@@ -169,4 +181,5 @@ async def try_specialist(
         tool_calls=session.tool_calls,
         prompt_sha256=prompt_sha256(name),
         contract_sha256=contract_sha256(name),
+        checkout=run.checkout,
     )

@@ -36,6 +36,7 @@ def format_report(report: PostmortemReport) -> list[str]:
     ]
     if report.reason:
         lines.append(f"reason       {report.reason}")
+    lines.extend(f"note         {note}" for note in report.notes)
     if report.source_node is not None:
         lines.append(f"source node  {report.source_node} ({report.provider} {report.model})")
     if report.generation_before is not None:

@@ -227,7 +227,9 @@ def postmortem(
             fail(str(error), EXIT_BAD_INPUT)
         except ActiveMemoryError as error:
             fail(str(error), EXIT_FAILED)
-    if isinstance(provider, ReplayProvider) and provider.leftovers():
+    # A skipped postmortem requests nothing by design: its leftovers say nothing about the file.
+    skipped = report.status == "skipped"
+    if isinstance(provider, ReplayProvider) and provider.leftovers() and not skipped:
         click.echo(
             f"warning: {len(provider.leftovers())} recorded exchange(s) were never requested",
             err=True,
@@ -258,6 +260,8 @@ def _print_trial(result: TrialResult) -> None:
     verdict = "accepted" if result.complete else "REFUSED as a whole"
     click.echo(f"validation   {verdict}: {result.accepted} item(s) accepted, "
                f"{len(result.rejections)} rejected")  # fmt: skip
+    for note in result.notes:
+        click.echo(f"note         {note}")
     for rejection in result.rejections:
         which = f"item {rejection.index}" if rejection.index >= 0 else "answer"
         lesson = f" {rejection.id}" if rejection.id else ""

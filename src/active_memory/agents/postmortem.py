@@ -12,11 +12,13 @@ and returns a ``skipped`` report when the postmortem or both scopes are off. Oth
 4. verify the checkout fingerprint, then publish every validated change in one checked batch;
    a revision conflict refreshes the snapshot and re-invokes the maintenance specialist that
    owns the conflicting ids (validated discoveries are kept), and stops with ``conflict``
-   when its visible lessons did not change;
+   when its visible lessons did not change; a conflict no planned id explains, or one past
+   ``MAX_CONFLICT_ROUNDS``, fails every pending specialist with ``conflict``;
 5. return a :class:`PostmortemReport` and append it (allow-listed fields only) to the run log.
 
-Ordinary failures (provider errors, contract violations, evidence errors, refused answers) never
-raise into the caller and never touch the run's latched outcome: they are report entries.
+Ordinary failures (provider errors, contract violations, evidence errors, refused answers, and
+whatever a provider factory, the backend or the id source raises) never raise into the caller
+and never touch the run's latched outcome: they are report entries.
 Cancellation through ``cancel`` fences new publication and drains a write already started.
 """
 

@@ -126,6 +126,18 @@ async def test_listing_is_bounded(tree: dict[str, Path]) -> None:
     assert outcome.content.endswith("[+3 more entries not shown]")
 
 
+async def test_a_bounded_listing_shows_the_first_names_in_order_and_counts_all(
+    tmp_path: Path,
+) -> None:
+    for name in ("d", "b", "e", "a", "c"):
+        (tmp_path / name).write_text("")
+    outcome = await _run(Toolbox({"checkout": tmp_path}, max_entries=2), "list_folder",
+                         root="checkout", path="")  # fmt: skip
+    lines = outcome.content.splitlines()
+    assert lines[0] == "checkout: (5 entries)"
+    assert lines[1:] == ["a (0 bytes)", "b (0 bytes)", "[+3 more entries not shown]"]
+
+
 async def test_search_finds_text_skipping_binaries_and_git(tools: Toolbox) -> None:
     outcome = await _run(
         tools,

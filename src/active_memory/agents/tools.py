@@ -12,9 +12,11 @@ here writes.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import json
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -218,21 +220,31 @@ class Toolbox:
         folder = self.resolve(arguments["root"], arguments["path"])
         if not folder.is_dir():
             raise Refused(f"{arguments['path']!r} is not a folder in {arguments['root']}")
-        entries = sorted(
-            (entry for entry in folder.iterdir() if not is_git_internal((entry.name,))),
-            key=lambda entry: entry.name,
-        )
+        # A folder may hold millions of entries: count them all, but keep only the first
+        # max_entries names (heapq.nsmallest holds a bounded heap) instead of sorting them all.
+        counted = [0]
+
+        def visible_names() -> Iterator[str]:
+            with os.scandir(folder) as scan:
+                for item in scan:
+                    if not is_git_internal((item.name,)):
+                        counted[0] += 1
+                        yield item.name
+
+        first = heapq.nsmallest(self.max_entries, visible_names())
+        total = counted[0]
+        entries = [folder / name for name in first]
         shown: list[str] = []
-        for entry in entries[: self.max_entries]:
+        for entry in entries:
             if entry.is_symlink():
                 shown.append(f"{entry.name} -> (link)")
             elif entry.is_dir():
                 shown.append(f"{entry.name}/")
             else:
                 shown.append(f"{entry.name} ({entry.stat().st_size} bytes)")
-        if len(entries) > self.max_entries:
-            shown.append(f"[+{len(entries) - self.max_entries} more entries not shown]")
-        header = f"{self._display(arguments['root'], folder)} ({len(entries)} entries)\n"
+        if total > self.max_entries:
+            shown.append(f"[+{total - self.max_entries} more entries not shown]")
+        header = f"{self._display(arguments['root'], folder)} ({total} entries)\n"
         listing = "\n".join(shown) if shown else "(empty)"
         return header + listing
 

@@ -14,7 +14,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 from urllib.parse import urlsplit
@@ -85,6 +85,10 @@ _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 _GLOB = re.compile(r"[*?\[\]{}]")
+_DRIVE = re.compile(r"[A-Za-z]:")
+# A path every _literal_path rule accepts: ASCII word segments, none of them '.' or '..'.
+_PLAIN_SEGMENT = r"(?!\.\.?(?:/|\Z))[\w.-]+"
+_PLAIN_PATH = re.compile(rf"{_PLAIN_SEGMENT}(?:/{_PLAIN_SEGMENT})*", re.ASCII)
 # Credential-free repository keys: forge:host[:port]/owner/repo, local:<hex>, repo:<opaque>.
 _REPOSITORY_KEY = re.compile(
     r"forge:[a-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~-]+)+"
@@ -100,6 +104,16 @@ def _utf8_len(text: str) -> int:
 
 
 def _one_line(field_name: str, value: object, max_bytes: int, *, allow_empty: bool = False) -> str:
+    # Printable ASCII has no control characters and one byte per character, so the common case
+    # needs no regex and no encoding; anything else takes the full checks below.
+    if (
+        type(value) is str
+        and value.isascii()
+        and value.isprintable()
+        and len(value) <= max_bytes
+        and (allow_empty or value.strip())
+    ):
+        return value
     if not isinstance(value, str):
         raise LessonValidationError(field_name, f"must be a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
@@ -118,6 +132,8 @@ def _check_count(field_name: str, items: tuple[Any, ...], maximum: int) -> None:
 
 
 def _check_unique(field_name: str, items: Iterable[str]) -> None:
+    if isinstance(items, tuple) and len(set(items)) == len(items):
+        return
     seen: set[str] = set()
     for item in items:
         if item in seen:
@@ -128,7 +144,7 @@ def _check_unique(field_name: str, items: Iterable[str]) -> None:
 def _literal_path(field_name: str, value: object) -> str:
     """A literal root-relative path: no globs, no ``..``, no leading slash, no empty parts."""
     path = _one_line(field_name, value, LIMITS.path_bytes)
-    if path.startswith("/") or re.match(r"[A-Za-z]:", path):
+    if path.startswith("/") or _DRIVE.match(path):
         raise LessonValidationError(field_name, f"{path!r} must be relative to the repository root")
     if "\\" in path:
         raise LessonValidationError(field_name, f"{path!r} must use '/' separators")
@@ -143,6 +159,12 @@ def _literal_path(field_name: str, value: object) -> str:
 
 
 def _tuple_of_str(field_name: str, value: object) -> tuple[str, ...]:
+    if type(value) is tuple or type(value) is list:
+        for item in value:
+            if type(item) is not str:
+                break
+        else:
+            return tuple(value)
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise LessonValidationError(field_name, "must be a list of strings")
     for item in value:
@@ -209,6 +231,66 @@ def validate_lesson_id(field_name: str, value: object) -> str:
     return value
 
 
+# Field names are built only when a check fails: scopes are re-validated on every snapshot.
+
+
+def _checked_paths(name: str, value: object, maximum: int) -> tuple[str, ...]:
+    where = "scope." + name
+    items = _tuple_of_str(where, value)
+    _check_count(where, items, maximum)
+    limit = LIMITS.path_bytes
+    for index, item in enumerate(items):
+        # Plain ASCII paths pass every rule; only the others need the full checks.
+        if len(item) > limit or not _PLAIN_PATH.fullmatch(item):
+            _literal_path(f"{where}[{index}]", item)
+    _check_unique(where, items)
+    return items
+
+
+def _checked_identifiers(value: object) -> tuple[str, ...]:
+    identifiers = _tuple_of_str("scope.identifiers", value)
+    _check_count("scope.identifiers", identifiers, LIMITS.identifiers)
+    low, high = LIMITS.identifier_min_chars, LIMITS.identifier_max_chars
+    for index, ident in enumerate(identifiers):
+        if not (low <= len(ident) <= high) or not _IDENTIFIER.fullmatch(ident):
+            raise LessonValidationError(
+                f"scope.identifiers[{index}]",
+                f"{ident!r} must be {low}-{high} characters of [A-Za-z0-9_]",
+            )
+    _check_unique("scope.identifiers", identifiers)
+    return identifiers
+
+
+def _checked_keyword_groups(value: object) -> tuple[tuple[str, ...], ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise LessonValidationError("scope.keyword_groups", "must be a list of term lists")
+    groups = tuple(
+        _tuple_of_str(f"scope.keyword_groups[{i}]", group) for i, group in enumerate(value)
+    )
+    _check_count("scope.keyword_groups", groups, LIMITS.keyword_groups)
+    low, high = LIMITS.keyword_group_min_terms, LIMITS.keyword_group_max_terms
+    lo, hi = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
+    for gi, group in enumerate(groups):
+        if not (low <= len(group) <= high):
+            raise LessonValidationError(
+                f"scope.keyword_groups[{gi}]",
+                f"has {len(group)} terms; a group needs {low} to {high}",
+            )
+        for term in group:
+            if not (lo <= len(term) <= hi) or not _KEYWORD.fullmatch(term):
+                raise LessonValidationError(
+                    f"scope.keyword_groups[{gi}]",
+                    f"term {term!r} must be {lo}-{hi} characters of [a-z0-9]",
+                )
+            if term in BROAD_WORDS:
+                raise LessonValidationError(
+                    f"scope.keyword_groups[{gi}]",
+                    f"term {term!r} is too broad to retrieve a card; use specific terms",
+                )
+        _check_unique(f"scope.keyword_groups[{gi}]", group)
+    return groups
+
+
 @dataclass(frozen=True, slots=True)
 class RepositoryScope:
     """A repository lesson: associations that retrieve it when a tool call touches them."""
@@ -222,52 +304,11 @@ class RepositoryScope:
 
     def __post_init__(self) -> None:
         validate_repository_key("scope.repository", self.repository)
-        for name, maximum in (("files", LIMITS.files), ("folders", LIMITS.folders)):
-            items = _tuple_of_str(f"scope.{name}", getattr(self, name))
-            object.__setattr__(self, name, items)
-            _check_count(f"scope.{name}", items, maximum)
-            for index, item in enumerate(items):
-                _literal_path(f"scope.{name}[{index}]", item)
-            _check_unique(f"scope.{name}", items)
-        identifiers = _tuple_of_str("scope.identifiers", self.identifiers)
-        object.__setattr__(self, "identifiers", identifiers)
-        _check_count("scope.identifiers", identifiers, LIMITS.identifiers)
-        for index, ident in enumerate(identifiers):
-            low, high = LIMITS.identifier_min_chars, LIMITS.identifier_max_chars
-            if not (low <= len(ident) <= high) or not _IDENTIFIER.fullmatch(ident):
-                raise LessonValidationError(
-                    f"scope.identifiers[{index}]",
-                    f"{ident!r} must be {low}-{high} characters of [A-Za-z0-9_]",
-                )
-        _check_unique("scope.identifiers", identifiers)
-        if isinstance(self.keyword_groups, str) or not isinstance(
-            self.keyword_groups, (list, tuple)
-        ):
-            raise LessonValidationError("scope.keyword_groups", "must be a list of term lists")
-        groups = tuple(
-            _tuple_of_str(f"scope.keyword_groups[{i}]", group)
-            for i, group in enumerate(self.keyword_groups)
-        )
-        object.__setattr__(self, "keyword_groups", groups)
-        _check_count("scope.keyword_groups", groups, LIMITS.keyword_groups)
-        for gi, group in enumerate(groups):
-            where = f"scope.keyword_groups[{gi}]"
-            low, high = LIMITS.keyword_group_min_terms, LIMITS.keyword_group_max_terms
-            if not (low <= len(group) <= high):
-                raise LessonValidationError(
-                    where, f"has {len(group)} terms; a group needs {low} to {high}"
-                )
-            for term in group:
-                lo, hi = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
-                if not (lo <= len(term) <= hi) or not _KEYWORD.fullmatch(term):
-                    raise LessonValidationError(
-                        where, f"term {term!r} must be {lo}-{hi} characters of [a-z0-9]"
-                    )
-                if term in BROAD_WORDS:
-                    raise LessonValidationError(
-                        where, f"term {term!r} is too broad to retrieve a card; use specific terms"
-                    )
-            _check_unique(where, group)
+        set_field = object.__setattr__
+        set_field(self, "files", _checked_paths("files", self.files, LIMITS.files))
+        set_field(self, "folders", _checked_paths("folders", self.folders, LIMITS.folders))
+        set_field(self, "identifiers", _checked_identifiers(self.identifiers))
+        set_field(self, "keyword_groups", _checked_keyword_groups(self.keyword_groups))
         if not (self.files or self.folders or self.identifiers or self.keyword_groups):
             raise LessonValidationError(
                 "scope",
@@ -337,13 +378,16 @@ def _json_type(value: object) -> str:
 
 
 def _require(data: Mapping[str, Any], key: str, where: str) -> Any:
-    _object(data, where)
+    if type(data) is not dict:
+        _object(data, where)
     if key not in data:
         raise LessonValidationError(f"{where}.{key}" if where else key, "is required")
     return data[key]
 
 
-def _reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+def _reject_unknown(data: Mapping[str, Any], allowed: Set[str], where: str) -> None:
+    if data.keys() <= allowed:
+        return
     unknown = sorted(set(data) - allowed)
     if unknown:
         raise LessonValidationError(
@@ -404,8 +448,17 @@ class Evidence:
             raise LessonValidationError(
                 "evidence.references", f"has {len(refs)} entries; {low} to {high} are required"
             )
+        limit = LIMITS.reference_bytes
         for index, ref in enumerate(refs):
-            validate_reference(f"evidence.references[{index}]", ref)
+            # Printable ASCII within the limit is one line of that many bytes; the rest (and any
+            # failure) goes through validate_reference for its exact message.
+            if not (
+                len(ref) <= limit
+                and ref.isascii()
+                and ref.isprintable()
+                and _REFERENCE.fullmatch(ref)
+            ):
+                validate_reference(f"evidence.references[{index}]", ref)
         _check_unique("evidence.references", refs)
         _one_line("evidence.reason", self.reason, LIMITS.reason_bytes)
         if self.source_commit is not None and (
@@ -436,6 +489,16 @@ class Evidence:
         )
 
 
+def _check_content(scope: object, title: object, recommendation: object, evidence: object) -> None:
+    """The rules a draft and a stored lesson share, kept in one place so both hold the same."""
+    if not isinstance(scope, (RepositoryScope, GraphScope)):
+        raise LessonValidationError("scope", "must be a RepositoryScope or GraphScope")
+    if not isinstance(evidence, Evidence):
+        raise LessonValidationError("evidence", "must be an Evidence")
+    _one_line("title", title, LIMITS.title_bytes)
+    _one_line("recommendation", recommendation, LIMITS.recommendation_bytes)
+
+
 @dataclass(frozen=True, slots=True)
 class LessonDraft:
     """A lesson's content before the host gives it an id and a revision."""
@@ -446,12 +509,7 @@ class LessonDraft:
     evidence: Evidence
 
     def __post_init__(self) -> None:
-        if not isinstance(self.scope, (RepositoryScope, GraphScope)):
-            raise LessonValidationError("scope", "must be a RepositoryScope or GraphScope")
-        if not isinstance(self.evidence, Evidence):
-            raise LessonValidationError("evidence", "must be an Evidence")
-        _one_line("title", self.title, LIMITS.title_bytes)
-        _one_line("recommendation", self.recommendation, LIMITS.recommendation_bytes)
+        _check_content(self.scope, self.title, self.recommendation, self.evidence)
 
     def card_dict(self) -> dict[str, Any]:
         """The injected part (title, recommendation, scope), without evidence."""
@@ -493,8 +551,7 @@ class Lesson:
             raise LessonValidationError("revision", "must be an integer")
         if self.revision < 1:
             raise LessonValidationError("revision", f"is {self.revision}; revisions start at 1")
-        # Reuse the draft's checks so both shapes hold the same rules.
-        LessonDraft(self.scope, self.title, self.recommendation, self.evidence)
+        _check_content(self.scope, self.title, self.recommendation, self.evidence)
 
     @property
     def key(self) -> str:

@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from active_memory.errors import SnapshotError
 from active_memory.lessons import LessonDraft, Mutation, Publication, new_lesson_id
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
+from active_memory.store.codec import canonical_json
 from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
@@ -93,6 +97,70 @@ def test_stored_body_that_fails_validation_fails_the_snapshot(
             "UPDATE records SET body = replace(body, 'Run the schema', 'Run\tthe schema') "
             "WHERE id = ?",
             (ids["repo"],),
+        )
+    raw.close()
+    with pytest.raises(SnapshotError, match=ids["repo"]):
+        store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
+
+
+def _set_scope(key: str, value: object) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    return lambda card, proof: card["scope"].__setitem__(key, value)
+
+
+def _set_card(key: str, value: object) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    return lambda card, proof: card.__setitem__(key, value)
+
+
+def _set_proof(key: str, value: object) -> Callable[[dict[str, Any], dict[str, Any]], None]:
+    return lambda card, proof: proof.__setitem__(key, value)
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        _set_scope("files", ["src/../app.py"]),
+        _set_scope("files", ["src/*.py"]),
+        _set_scope("files", ["/src/app.py"]),
+        _set_scope("files", ["src/app.py", "src/app.py"]),
+        _set_scope("files", ["src/\u2028app.py"]),
+        _set_scope("files", [1]),
+        _set_scope("identifiers", ["ab"]),
+        _set_scope("keyword_groups", [["schema", "the"]]),
+        _set_scope("color", "red"),
+        _set_card("title", "\u00e9" * 49),
+        _set_card("title", "Run\u0085the schema"),
+        _set_card("title", "   "),
+        _set_card("recommendation", "x" * 641),
+        _set_card("extra", "field"),
+        _set_proof("references", ["nope:1"]),
+        _set_proof("references", ["exec:e1", "exec:e1"]),
+        _set_proof("references", ["exec:e\t1"]),
+        _set_proof("references", ["exec:" + "e" * 296]),
+        _set_proof("run_id", ""),
+        _set_proof("extra", "field"),
+    ],
+    ids=[
+        "dotdot-path", "glob-path", "absolute-path", "repeated-file", "separator-in-path",
+        "non-string-file", "short-identifier", "broad-keyword", "unknown-scope-key",
+        "title-over-byte-limit", "title-with-next-line", "blank-title", "long-recommendation",
+        "unknown-card-key", "unknown-reference-kind", "repeated-reference", "tab-in-reference",
+        "long-reference", "empty-run-id", "unknown-evidence-key",
+    ],
+)  # fmt: skip
+def test_stored_row_that_breaks_any_card_rule_fails_the_snapshot(
+    store: SqliteStore,
+    ids: dict[str, str],
+    corrupt: Callable[[dict[str, Any], dict[str, Any]], None],
+) -> None:
+    with sqlite3.connect(store.path) as raw:
+        body, evidence = raw.execute(
+            "SELECT body, evidence FROM records WHERE id = ?", (ids["repo"],)
+        ).fetchone()
+        card, proof = json.loads(body), json.loads(evidence)
+        corrupt(card, proof)
+        raw.execute(
+            "UPDATE records SET body = ?, evidence = ? WHERE id = ?",
+            (canonical_json(card), canonical_json(proof), ids["repo"]),
         )
     raw.close()
     with pytest.raises(SnapshotError, match=ids["repo"]):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from active_memory.errors import LessonValidationError
-from active_memory.lessons import GraphScope, Lesson, LessonDraft
+from active_memory.lessons import Evidence, GraphScope, Lesson, LessonDraft, scope_from_dict
 
 __all__ = [
     "EncodedDraft",
@@ -22,6 +22,9 @@ __all__ = [
     "decode_lesson",
     "encode_draft",
 ]
+
+
+_CARD_KEYS = frozenset({"title", "recommendation", "scope"})
 
 
 class RecordError(ValueError):
@@ -72,6 +75,15 @@ def decode_draft(body: object, evidence: object) -> LessonDraft:
         proof = json.loads(evidence)
         if not isinstance(card, dict) or not isinstance(proof, dict):
             raise RecordError("body and evidence must be JSON objects")
+        if card.keys() == _CARD_KEYS:
+            # The shape encode_draft writes: build the parts directly instead of merging the
+            # dicts for LessonDraft.from_dict; every constructor still runs every check.
+            return LessonDraft(
+                scope=scope_from_dict(card["scope"]),
+                title=card["title"],
+                recommendation=card["recommendation"],
+                evidence=Evidence.from_dict(proof),
+            )
         return LessonDraft.from_dict({**card, "evidence": proof})
     except json.JSONDecodeError as error:
         raise RecordError(f"invalid JSON ({error.msg})") from None

@@ -132,7 +132,7 @@ def _check_count(field_name: str, items: tuple[Any, ...], maximum: int) -> None:
 
 
 def _check_unique(field_name: str, items: Iterable[str]) -> None:
-    if isinstance(items, tuple) and len(set(items)) == len(items):
+    if isinstance(items, tuple) and (len(items) < 2 or len(set(items)) == len(items)):
         return
     seen: set[str] = set()
     for item in items:

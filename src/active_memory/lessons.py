@@ -395,13 +395,27 @@ def _reject_unknown(data: Mapping[str, Any], allowed: Set[str], where: str) -> N
         )
 
 
+_REPOSITORY_SCOPE_KEYS = frozenset(
+    {"kind", "repository", "files", "folders", "identifiers", "keyword_groups"}
+)
+_GRAPH_SCOPE_KEYS = frozenset({"kind", "graph_hash", "node_id", "repository"})
+_EVIDENCE_KEYS = frozenset({"run_id", "references", "reason", "source_commit"})
+
+
 def scope_from_dict(data: Mapping[str, Any]) -> Scope:
     kind = _require(_object(data, "scope"), "kind", "scope")
     if kind == "repository":
-        _reject_unknown(
-            data, {"kind", "repository", "files", "folders", "identifiers", "keyword_groups"},
-            "scope",
-        )  # fmt: skip
+        if data.keys() == _REPOSITORY_SCOPE_KEYS:
+            # Every field present and none unknown (what the store writes): the constructor's
+            # checks are all that is left.
+            return RepositoryScope(
+                data["repository"],
+                data["files"],
+                data["folders"],
+                data["identifiers"],
+                data["keyword_groups"],
+            )
+        _reject_unknown(data, _REPOSITORY_SCOPE_KEYS, "scope")
         return RepositoryScope(
             repository=_require(data, "repository", "scope"),
             files=data.get("files", ()),
@@ -410,7 +424,7 @@ def scope_from_dict(data: Mapping[str, Any]) -> Scope:
             keyword_groups=data.get("keyword_groups", ()),
         )
     if kind == "graph":
-        _reject_unknown(data, {"kind", "graph_hash", "node_id", "repository"}, "scope")
+        _reject_unknown(data, _GRAPH_SCOPE_KEYS, "scope")
         return GraphScope(
             graph_hash=_require(data, "graph_hash", "scope"),
             node_id=_require(data, "node_id", "scope"),
@@ -480,7 +494,9 @@ class Evidence:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Evidence:
         _object(data, "evidence")
-        _reject_unknown(data, {"run_id", "references", "reason", "source_commit"}, "evidence")
+        if data.keys() == _EVIDENCE_KEYS:
+            return cls(data["run_id"], data["references"], data["reason"], data["source_commit"])
+        _reject_unknown(data, _EVIDENCE_KEYS, "evidence")
         return cls(
             run_id=_require(data, "run_id", "evidence"),
             references=_require(data, "references", "evidence"),

@@ -11,7 +11,6 @@ Standard library only: :mod:`active_memory.host` imports this at package import 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.errors import PostmortemError
+from active_memory.private_files import write_private_text
 from active_memory.runs import Outcome
 
 __all__ = ["LATCH_FILE", "latch_outcome", "read_latched_outcome", "run_state_dir"]
@@ -67,17 +67,6 @@ def read_latched_outcome(state_dir: str | os.PathLike[str]) -> Outcome | None:
     return _outcome_from(data, path)
 
 
-def _fsync_folder(folder: Path) -> None:
-    # Directories cannot be opened for fsync on every platform (Windows); there the rename is
-    # as durable as the OS makes it.
-    with contextlib.suppress(OSError):
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
 def latch_outcome(state_dir: str | os.PathLike[str], run_id: str, outcome: Outcome) -> Path:
     """Write ``outcome`` durably to ``state_dir/outcome.json`` (0600 in a 0700 folder).
 
@@ -95,20 +84,10 @@ def latch_outcome(state_dir: str | os.PathLike[str], run_id: str, outcome: Outco
             f"{existing.latched_ms}; a latched outcome is final"
         )
     body = json.dumps({"run_id": run_id, "outcome": outcome.to_dict()}, sort_keys=True) + "\n"
-    temporary = folder / f".{LATCH_FILE}.{os.getpid()}.tmp"
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-        descriptor = os.open(temporary, flags, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-        _fsync_folder(folder)
+        write_private_text(path, body, durable=True)
     except OSError as error:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise PostmortemError(
             f"cannot latch the outcome of run {run_id!r} in {str(folder)!r}: "
             f"{error.strerror or error}; the postmortem must not start before it is durable"

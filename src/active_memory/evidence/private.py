@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from active_memory.errors import EvidenceError
+from active_memory.private_files import write_private_text
 
 __all__ = ["prepare_private_dir", "write_private_file"]
 
@@ -31,16 +32,9 @@ def prepare_private_dir(path: str | os.PathLike[str]) -> Path:
 def write_private_file(folder: Path, name: str, text: str) -> str:
     """Write ``folder/name`` with mode 0600; returns ``name`` (what the payload records)."""
     target = folder / name
-    temporary = folder / f".{name}.tmp-{os.getpid()}"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
-        descriptor = os.open(temporary, flags, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(text)
-        os.replace(temporary, target)
+        write_private_text(target, text)
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
         raise EvidenceError(
             f"cannot write private evidence file {str(target)!r}: {exc.strerror or exc}"
         ) from exc

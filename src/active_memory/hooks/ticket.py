@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from active_memory.private_files import write_private_text
+
 __all__ = ["read_ticket", "write_ticket"]
 
 
@@ -33,15 +35,7 @@ def write_ticket(
             header = f"X-Active-Memory-{name.capitalize()}: {quote(value, safe='')}"
             lines.append(f"header = {_curl_string(header)}")
     target = Path(path)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write("\n".join(lines) + "\n")
-        os.replace(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    write_private_text(target, "\n".join(lines) + "\n")
     return target
 
 

@@ -30,6 +30,7 @@ from active_memory.config import ActiveMemoryConfig
 from active_memory.errors import RecallError
 from active_memory.hooks.dispatch import broker_handler
 from active_memory.hooks.ticket import read_ticket, write_ticket
+from active_memory.private_files import write_private_text
 from active_memory.recall.broker import Handler, RecallBroker
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.session import RecallSession
@@ -73,14 +74,6 @@ def serve_paths(state_dir: Path, workspace: str | os.PathLike[str]) -> tuple[Pat
     real = os.path.realpath(os.fspath(workspace))
     name = hashlib.sha256(real.encode("utf-8")).hexdigest()[:16]
     return state_dir / f"{name}.json", state_dir / f"{name}.ticket"
-
-
-def _write_private(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(temporary, path)
 
 
 def _alive(pid: int) -> bool:
@@ -190,7 +183,7 @@ class Server:
         self._broker = _listen(handler, token, ports)
         write_ticket(self.ticket_path, self._broker.url, self._broker.token)
         state = self.state()
-        _write_private(self.state_path, json.dumps(state.to_dict(), indent=2) + "\n")
+        write_private_text(self.state_path, json.dumps(state.to_dict(), indent=2) + "\n")
         self._thread = threading.Thread(target=self._watch, name="active-memory-reload",
                                         daemon=True)  # fmt: skip
         self._thread.start()

@@ -17,7 +17,7 @@ from active_memory.cli._common import (
     store_path,
 )
 from active_memory.config import ActiveMemoryConfig
-from active_memory.recall.serve import Server
+from active_memory.hooks.serve import Server
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = ["serve"]

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from active_memory.hooks.dispatch import HARNESSES, answer_hook
+from active_memory.hooks.serve import private_dir
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.serve import private_dir
 from active_memory.recall.session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
 from active_memory.recall.workspace import repository_key

@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from active_memory.errors import RecallError
+from active_memory.hooks.serve import Server, find_live, private_dir, serve_paths
 from active_memory.hooks.ticket import read_ticket
 from active_memory.lessons import Lesson
-from active_memory.recall.serve import Server, find_live, private_dir, serve_paths
 from active_memory.recall.session import Caller
 from active_memory.recall.signals import ToolCall
 from active_memory.store.backend import Snapshot, SnapshotRequest

@@ -40,7 +40,7 @@ from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, Snapsh
 
 __all__ = ["ServeState", "Server", "find_live", "private_dir", "serve_paths"]
 
-_log = logging.getLogger("active_memory.recall.serve")
+_log = logging.getLogger("active_memory.hooks.serve")
 
 
 @dataclass(frozen=True, slots=True)

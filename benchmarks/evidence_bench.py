@@ -105,7 +105,7 @@ def generate(folder: Path, total: int) -> None:
 
 def child(record: str, budget: int, traced: bool) -> None:
     from active_memory.evidence.builder import build_evidence
-    from active_memory.runs import load_run_record
+    from active_memory.models.runs import load_run_record
 
     loaded = load_run_record(record)
     if traced:

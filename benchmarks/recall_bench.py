@@ -23,11 +23,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from active_memory.config import RuntimeConfig
 from active_memory.hooks import helper as helper_module
 from active_memory.hooks.install import curl_command, helper_command
 from active_memory.host import open_run
-from active_memory.lessons import Evidence, Lesson, RepositoryScope, new_lesson_id
+from active_memory.models.config import RuntimeConfig
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import Evidence, Lesson, RepositoryScope
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
 from active_memory.store.backend import RunIdentity, Snapshot, SnapshotRequest

@@ -20,14 +20,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from active_memory.lessons import (
-    Evidence,
-    LessonDraft,
-    Mutation,
-    Publication,
-    RepositoryScope,
-    new_lesson_id,
-)
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.codec import encode_draft
 from active_memory.store.sqlite import SqliteStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from active_memory.lessons import Evidence, GraphScope, LessonDraft, RepositoryScope
+from active_memory.models.lessons import Evidence, GraphScope, LessonDraft, RepositoryScope
 
 __all__ = [
     "GRAPH_HASH",

@@ -7,11 +7,11 @@ from pathlib import Path
 import git
 import pytest
 
-from active_memory.config import ActiveMemoryConfig, RuntimeConfig
 from active_memory.errors import RecallError, SnapshotError
 from active_memory.host import ActiveRun, open_run
-from active_memory.lessons import Lesson
-from active_memory.runs import graph_hash
+from active_memory.models.config import ActiveMemoryConfig, RuntimeConfig
+from active_memory.models.lessons import Lesson
+from active_memory.models.runs import graph_hash
 from active_memory.store.backend import RunIdentity, Snapshot, SnapshotRequest
 from recall.kit import (
     GRAPH,

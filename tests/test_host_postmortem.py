@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from active_memory.config import RuntimeConfig
 from active_memory.errors import PostmortemError
 from active_memory.host import open_run
-from active_memory.lessons import Mutation, Publication
-from active_memory.recall.session import Caller
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.config import RuntimeConfig
+from active_memory.models.runs import Outcome
+from active_memory.recall.recall_session import Caller
 from active_memory.recall.signals import ToolCall
 from active_memory.runlog import read_events
-from active_memory.runs import Outcome
 from active_memory.store.backend import RunIdentity
 from active_memory.store.sqlite import SqliteStore
 from active_memory.testing import ScriptedProvider, answer_response
-from agents.postmortem_kit import by_labels, decisions, first_run, graph_draft, no_lessons
+from postmortem.postmortem_kit import by_labels, decisions, first_run, graph_draft, no_lessons
 
 OUTCOME = Outcome("succeeded", 1748772087000, "approved")
 LESSON = "lesson-01JWNF15X00000000000000009"

@@ -10,7 +10,7 @@ import pytest
 
 from active_memory.errors import PostmortemError
 from active_memory.latch import LATCH_FILE, latch_outcome, read_latched_outcome, run_state_dir
-from active_memory.runs import Outcome
+from active_memory.models.runs import Outcome
 
 OUTCOME = Outcome("succeeded", 1748772087000, "approved after one review loop")
 

@@ -9,7 +9,6 @@ import git
 import pytest
 
 from active_memory.errors import ProvenanceError
-from active_memory.lessons import local_repository_key
 from active_memory.provenance import (
     CheckoutState,
     GitCheckoutVerifier,
@@ -19,7 +18,7 @@ from active_memory.provenance import (
     is_ancestor,
     verify_fingerprint,
 )
-from active_memory.recall.workspace import repository_key
+from active_memory.repository import local_repository_key, repository_key
 
 ACTOR = git.Actor("Test Author", "author@example.invalid")
 

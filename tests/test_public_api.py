@@ -13,9 +13,9 @@ def test_every_public_name_is_exported_and_resolves() -> None:
 
 
 def test_public_names_come_from_private_modules_not_redefined() -> None:
-    assert active_memory.Lesson.__module__ == "active_memory.lessons"
+    assert active_memory.Lesson.__module__ == "active_memory.models.lessons"
     assert active_memory.RevisionConflict.__module__ == "active_memory.errors"
-    assert active_memory.Session.__module__ == "active_memory.agents.session"
+    assert active_memory.Session.__module__ == "active_memory.agents.tool_loop"
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:

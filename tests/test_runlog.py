@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from active_memory.errors import RunLogError
-from active_memory.lessons import Rejection
+from active_memory.models.changes import Rejection
 from active_memory.runlog import RunLog, read_events
 
 

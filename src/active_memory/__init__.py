@@ -14,9 +14,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from active_memory.agents.postmortem import (
-        run_postmortem,
-    )
     from active_memory.agents.providers import (
         AnswerContract,
         ModelProvider,
@@ -27,24 +24,12 @@ if TYPE_CHECKING:
         create_provider,
         register_provider,
     )
-    from active_memory.agents.report import (
-        LessonChange,
-        PostmortemReport,
-        SpecialistReport,
-    )
-    from active_memory.agents.session import (
+    from active_memory.agents.tool_loop import (
         Session,
         SessionResult,
     )
     from active_memory.cancel import (
         CancelToken,
-    )
-    from active_memory.config import (
-        ActiveMemoryConfig,
-        PostmortemConfig,
-        RuntimeConfig,
-        load_runtime_config,
-        parse_runtime_config,
     )
     from active_memory.errors import (
         ActiveMemoryError,
@@ -85,20 +70,23 @@ if TYPE_CHECKING:
         ActiveRun,
         open_run,
     )
-    from active_memory.lessons import (
-        Decision,
+    from active_memory.models.changes import Decision, Mutation, Proposal, Publication, Rejection
+    from active_memory.models.config import (
+        ActiveMemoryConfig,
+        PostmortemConfig,
+        RuntimeConfig,
+        load_runtime_config,
+        parse_runtime_config,
+    )
+    from active_memory.models.ids import new_lesson_id
+    from active_memory.models.lessons import (
         Evidence,
         GraphScope,
         Lesson,
         LessonDraft,
-        Mutation,
-        Proposal,
-        Publication,
-        Rejection,
         RepositoryScope,
-        new_lesson_id,
     )
-    from active_memory.runs import (
+    from active_memory.models.runs import (
         Binding,
         Delivery,
         Execution,
@@ -107,6 +95,14 @@ if TYPE_CHECKING:
         ToolReceipt,
         dump_run_record,
         load_run_record,
+    )
+    from active_memory.postmortem.entry import (
+        run_postmortem,
+    )
+    from active_memory.postmortem.report import (
+        LessonChange,
+        PostmortemReport,
+        SpecialistReport,
     )
     from active_memory.store.backend import (
         ActiveMemoryBackend,
@@ -127,7 +123,7 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
-    "run_postmortem": "active_memory.agents.postmortem",
+    "run_postmortem": "active_memory.postmortem.entry",
     "AnswerContract": "active_memory.agents.providers",
     "ModelProvider": "active_memory.agents.providers",
     "ModelRequest": "active_memory.agents.providers",
@@ -136,17 +132,17 @@ _EXPORTS: dict[str, str] = {
     "TokenUsage": "active_memory.agents.providers",
     "create_provider": "active_memory.agents.providers",
     "register_provider": "active_memory.agents.providers",
-    "LessonChange": "active_memory.agents.report",
-    "PostmortemReport": "active_memory.agents.report",
-    "SpecialistReport": "active_memory.agents.report",
-    "Session": "active_memory.agents.session",
-    "SessionResult": "active_memory.agents.session",
+    "LessonChange": "active_memory.postmortem.report",
+    "PostmortemReport": "active_memory.postmortem.report",
+    "SpecialistReport": "active_memory.postmortem.report",
+    "Session": "active_memory.agents.tool_loop",
+    "SessionResult": "active_memory.agents.tool_loop",
     "CancelToken": "active_memory.cancel",
-    "ActiveMemoryConfig": "active_memory.config",
-    "PostmortemConfig": "active_memory.config",
-    "RuntimeConfig": "active_memory.config",
-    "load_runtime_config": "active_memory.config",
-    "parse_runtime_config": "active_memory.config",
+    "ActiveMemoryConfig": "active_memory.models.config",
+    "PostmortemConfig": "active_memory.models.config",
+    "RuntimeConfig": "active_memory.models.config",
+    "load_runtime_config": "active_memory.models.config",
+    "parse_runtime_config": "active_memory.models.config",
     "ActiveMemoryError": "active_memory.errors",
     "AdmissionError": "active_memory.errors",
     "AnswerRefused": "active_memory.errors",
@@ -180,25 +176,25 @@ _EXPORTS: dict[str, str] = {
     "build_evidence": "active_memory.evidence.builder",
     "ActiveRun": "active_memory.host",
     "open_run": "active_memory.host",
-    "Decision": "active_memory.lessons",
-    "Evidence": "active_memory.lessons",
-    "GraphScope": "active_memory.lessons",
-    "Lesson": "active_memory.lessons",
-    "LessonDraft": "active_memory.lessons",
-    "Mutation": "active_memory.lessons",
-    "Proposal": "active_memory.lessons",
-    "Publication": "active_memory.lessons",
-    "Rejection": "active_memory.lessons",
-    "RepositoryScope": "active_memory.lessons",
-    "new_lesson_id": "active_memory.lessons",
-    "Binding": "active_memory.runs",
-    "Delivery": "active_memory.runs",
-    "Execution": "active_memory.runs",
-    "Outcome": "active_memory.runs",
-    "RunRecord": "active_memory.runs",
-    "ToolReceipt": "active_memory.runs",
-    "dump_run_record": "active_memory.runs",
-    "load_run_record": "active_memory.runs",
+    "Decision": "active_memory.models.changes",
+    "Evidence": "active_memory.models.lessons",
+    "GraphScope": "active_memory.models.lessons",
+    "Lesson": "active_memory.models.lessons",
+    "LessonDraft": "active_memory.models.lessons",
+    "Mutation": "active_memory.models.changes",
+    "Proposal": "active_memory.models.changes",
+    "Publication": "active_memory.models.changes",
+    "Rejection": "active_memory.models.changes",
+    "RepositoryScope": "active_memory.models.lessons",
+    "new_lesson_id": "active_memory.models.ids",
+    "Binding": "active_memory.models.runs",
+    "Delivery": "active_memory.models.runs",
+    "Execution": "active_memory.models.runs",
+    "Outcome": "active_memory.models.runs",
+    "RunRecord": "active_memory.models.runs",
+    "ToolReceipt": "active_memory.models.runs",
+    "dump_run_record": "active_memory.models.runs",
+    "load_run_record": "active_memory.models.runs",
     "ActiveMemoryBackend": "active_memory.store.backend",
     "PublicationControl": "active_memory.store.backend",
     "PublicationReceipt": "active_memory.store.backend",

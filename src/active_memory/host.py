@@ -25,26 +25,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from active_memory.config import ActiveMemoryConfig, RuntimeConfig
 from active_memory.errors import PostmortemError, RecallError
 from active_memory.hooks.dispatch import broker_handler
 from active_memory.hooks.ticket import write_ticket
 from active_memory.latch import latch_outcome, read_latched_outcome, run_state_dir
-from active_memory.lessons import Lesson
+from active_memory.models.config import ActiveMemoryConfig, RuntimeConfig
+from active_memory.models.lessons import Lesson
+from active_memory.models.runs import Delivery, Outcome, RunRecord, ToolReceipt
 from active_memory.recall.broker import RecallBroker
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.session import Caller, RecallSession
+from active_memory.recall.recall_session import Caller, RecallSession
 from active_memory.recall.signals import WorkspaceRoot
-from active_memory.recall.workspace import repository_key
-from active_memory.runs import Delivery, Outcome, RunRecord, ToolReceipt
+from active_memory.repository import repository_key
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
 from active_memory.store.paths import default_store_path
 
 if TYPE_CHECKING:
-    from active_memory.agents.postmortem import ProviderFactory
     from active_memory.agents.providers.base import ModelProvider
-    from active_memory.agents.report import PostmortemReport
     from active_memory.cancel import CancelToken
+    from active_memory.postmortem.entry import ProviderFactory
+    from active_memory.postmortem.report import PostmortemReport
     from active_memory.runlog import RunLog
 
 __all__ = ["ENV_BROKER", "ENV_TOKEN", "ActiveRun", "open_run"]
@@ -200,8 +200,8 @@ class ActiveRun:
         unless ``run_log`` is given) go to :attr:`state_dir`. Raises PostmortemError only before
         any work (no latched outcome, a bad sourceNode); ordinary failures are in the report.
         """
-        from active_memory.agents.postmortem import run_postmortem
-        from active_memory.lessons import new_lesson_id
+        from active_memory.models.ids import new_lesson_id
+        from active_memory.postmortem.entry import run_postmortem
         from active_memory.runlog import RunLog
 
         outcome = self.outcome

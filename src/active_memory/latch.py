@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.errors import PostmortemError
+from active_memory.models.runs import Outcome
 from active_memory.private_files import write_private_text
-from active_memory.runs import Outcome
 
 __all__ = ["LATCH_FILE", "latch_outcome", "read_latched_outcome", "run_state_dir"]
 

@@ -28,7 +28,7 @@ from typing import Protocol, runtime_checkable
 import git
 
 from active_memory.errors import ProvenanceError
-from active_memory.recall.workspace import repository_key
+from active_memory.repository import repository_key
 
 __all__ = [
     "CheckoutState",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from active_memory.errors import RunLogError
-from active_memory.lessons import Rejection
+from active_memory.models.changes import Rejection
 
 __all__ = ["ALLOWED_FIELDS", "LogValue", "RunLog", "read_events"]
 

@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from active_memory.agents.providers.base import AnswerContract, ToolCall
-from active_memory.agents.session import Session
+from active_memory.agents.tool_loop import Session
 from active_memory.agents.tools import Toolbox, ToolOutcome
 from active_memory.agents.tools_search import Pattern, compile_pattern, search_files
 from active_memory.errors import ProviderDeadlineExceeded
-from active_memory.runs import Binding
+from active_memory.models.runs import Binding
 from active_memory.testing import ScriptedProvider, tool_call, tool_calls_response
 
 # Exponential backtracking in both the standard library and the regex engine (minutes on 40

@@ -7,7 +7,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
-from active_memory.lessons import Mutation, Publication, new_lesson_id
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
 from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft, tree_digest
 

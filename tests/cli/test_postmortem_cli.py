@@ -9,7 +9,7 @@ from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
 from active_memory.store.sqlite import SqliteStore
-from agents.postmortem_kit import FIRST, first_run
+from postmortem.postmortem_kit import FIRST, first_run
 from fixture_runs import RUNS
 
 

@@ -10,7 +10,7 @@ import pytest
 from active_memory.errors import EvidenceCancelled, EvidenceError
 from active_memory.evidence.builder import SPECIALISTS, build_evidence
 from active_memory.evidence.pager import CancelToken, PageLimits
-from active_memory.runs import load_run_record
+from active_memory.models.runs import load_run_record
 from fixture_runs import RUN_NAMES, RUNS
 
 FAKE_SECRETS = (

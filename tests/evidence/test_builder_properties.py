@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from active_memory.evidence.builder import build_evidence
-from active_memory.runs import RunRecord, parse_run_record
+from active_memory.models.runs import RunRecord, parse_run_record
 
 GRAPH = {
     "name": "random",

@@ -18,8 +18,8 @@ from active_memory.agents.providers.base import (
     RequestLabels,
     UserMessage,
 )
-from active_memory.contracts.secrets import CREDENTIAL_KINDS, find_secret
 from active_memory.evidence.redact import find_secrets, redact_text, redact_value
+from active_memory.screening.secrets import CREDENTIAL_KINDS, find_secret
 from active_memory.testing import RecordingProvider, ScriptedProvider, text_response
 
 PUTTY = (

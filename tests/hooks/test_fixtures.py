@@ -10,7 +10,7 @@ import pytest
 
 from active_memory.hooks.dispatch import HARNESSES, answer_hook
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.session import RecallSession
+from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import extract_signals
 from recall.kit import REPOSITORY, ROOT, lesson_id, widgets_lessons
 
@@ -123,7 +123,7 @@ def test_workspace_only_ignores_calls_from_other_projects() -> None:
 
 
 def test_claude_context_respects_its_character_cap() -> None:
-    from active_memory.config import ActiveMemoryConfig
+    from active_memory.models.config import ActiveMemoryConfig
     from recall.kit import lesson
 
     cards = [lesson(n, folders=["src"], recommendation="r" * 600) for n in range(1, 40)]
@@ -136,7 +136,7 @@ def test_claude_context_respects_its_character_cap() -> None:
 
 
 def test_answers_fit_the_broker_response_limit_even_with_escaping() -> None:
-    from active_memory.config import ActiveMemoryConfig
+    from active_memory.models.config import ActiveMemoryConfig
     from recall.kit import lesson
 
     cards = [lesson(n, folders=["src"], recommendation='"\\' * 300) for n in range(1, 60)]

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from active_memory.config import RuntimeConfig
 from active_memory.hooks import helper
 from active_memory.hooks.dispatch import HARNESSES, encode
 from active_memory.host import ActiveRun, open_run
+from active_memory.models.config import RuntimeConfig
 from active_memory.store.backend import RunIdentity
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 

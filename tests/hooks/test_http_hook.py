@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from active_memory.config import RuntimeConfig
 from active_memory.hooks.install import claude_http_hook
 from active_memory.host import ActiveRun, open_run
+from active_memory.models.config import RuntimeConfig
 from active_memory.store.backend import RunIdentity
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 

@@ -14,7 +14,7 @@ import pytest
 from active_memory.errors import RecallError
 from active_memory.hooks.exclude import Exclusion
 from active_memory.hooks.install import install_hooks
-from active_memory.hooks.serve import Server, ServeState
+from active_memory.hooks.standalone import Server, ServeState
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"

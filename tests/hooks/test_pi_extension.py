@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from active_memory.config import RuntimeConfig
 from active_memory.hooks.pi import extension_source
 from active_memory.host import ActiveRun, open_run
+from active_memory.models.config import RuntimeConfig
 from active_memory.store.backend import RunIdentity
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 

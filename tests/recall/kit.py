@@ -9,7 +9,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from active_memory.errors import PublicationError
-from active_memory.lessons import Evidence, GraphScope, Lesson, Publication, RepositoryScope
+from active_memory.models.changes import Publication
+from active_memory.models.lessons import Evidence, GraphScope, Lesson, RepositoryScope
 from active_memory.recall.signals import WorkspaceRoot
 from active_memory.store.backend import (
     PublicationControl,
@@ -125,7 +126,7 @@ class FakeBackend:
 
 def seed_store(path: Path, lessons: Iterable[Lesson]) -> None:
     """Create a real SQLite store at ``path`` holding ``lessons`` (each at revision 1)."""
-    from active_memory.lessons import Mutation
+    from active_memory.models.changes import Mutation
     from active_memory.store.sqlite import SqliteStore
 
     with SqliteStore(path) as store:

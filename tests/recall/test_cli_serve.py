@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from active_memory.hooks.install import curl_command
-from active_memory.lessons import Mutation, Publication
+from active_memory.models.changes import Mutation, Publication
 from active_memory.store.sqlite import SqliteStore
 from recall.kit import (
     lesson,

@@ -18,7 +18,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from active_memory.errors import RevisionConflict
-from active_memory.lessons import Mutation, Publication, new_lesson_id
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
 from active_memory.store import writes
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.sqlite import SqliteStore

@@ -13,7 +13,9 @@ from active_memory.errors import (
     RevisionMismatch,
     StoreError,
 )
-from active_memory.lessons import LessonDraft, Mutation, Publication, new_lesson_id
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import LessonDraft
 from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from active_memory.errors import SnapshotError, StoreError, StoreUnavailable
-from active_memory.lessons import Mutation, Publication, new_lesson_id
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.sqlite import SqliteStore
 from factories import REPOSITORY, make_draft, tree_digest

@@ -16,13 +16,9 @@ from active_memory.errors import (
     RevisionMismatch,
     StoreError,
 )
-from active_memory.lessons import (
-    LessonDraft,
-    Mutation,
-    Publication,
-    RepositoryScope,
-    new_lesson_id,
-)
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import LessonDraft, RepositoryScope
 from active_memory.store.backend import PublicationControl
 from active_memory.store.results import StoreLimits
 from active_memory.store.sqlite import SqliteStore

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from active_memory.errors import SnapshotError
-from active_memory.lessons import LessonDraft, Mutation, Publication, new_lesson_id
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
 from active_memory.store.codec import canonical_json
 from active_memory.store.sqlite import SqliteStore

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from active_memory.errors import ImportConflict, LessonValidationError, PublicationError
-from active_memory.lessons import Mutation, Publication, new_lesson_id
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
 from active_memory.store.results import StoreLimits
 from active_memory.store.sqlite import SqliteStore
 from factories import make_draft, make_graph_draft, tree_digest

@@ -10,13 +10,16 @@ from pathlib import Path
 import active_memory.store
 
 STORE = Path(active_memory.store.__file__).parent
-# contracts.screen (admission's secret and injection detectors, for import and revert) is
+# screening.cards (admission's secret and injection detectors, for import and revert) is
 # stdlib-only too; the subprocess test below imports the store with third parties blocked.
 ALLOWED = {
     "active_memory.errors",
-    "active_memory.lessons",
+    "active_memory.limits",
+    "active_memory.models.changes",
+    "active_memory.models.ids",
+    "active_memory.models.lessons",
     "active_memory.store.backend",
-    "active_memory.contracts.screen",
+    "active_memory.screening.cards",
 }
 
 
@@ -62,10 +65,10 @@ from active_memory.store.sqlite import SqliteStore
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 with SqliteStore({str(path)!r}, read_only=True) as store:
     print(store.snapshot(SnapshotRequest(RunIdentity("r"))).generation)
-print("active_memory.contracts.screen" in sys.modules)
+print("active_memory.screening.cards" in sys.modules)
 with SqliteStore({str(path)!r}) as store:
     print(store.import_lines([]).generation)
-print("active_memory.contracts.screen" in sys.modules)
+print("active_memory.screening.cards" in sys.modules)
 """
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=30

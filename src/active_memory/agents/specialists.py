@@ -26,25 +26,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.batching import plan_batches
-from active_memory.agents.changes import ScopeKind, visible_set
-from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
-from active_memory.agents.session import Session, SessionLimits, SessionResult
-from active_memory.agents.tools import Toolbox
-from active_memory.cancel import CancelToken
-from active_memory.contracts import wire_schema
-from active_memory.contracts.validate import (
+from active_memory.admission import wire_schema
+from active_memory.admission.validate import (
     AdmissionContext,
     BoundDecision,
     Downgrade,
     admit_discovery,
     admit_maintenance,
 )
+from active_memory.agents.prompts import SPECIALISTS, Specialist, system_prompt
+from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
+from active_memory.agents.tool_loop import Session, SessionLimits, SessionResult
+from active_memory.agents.tools import Toolbox
+from active_memory.cancel import CancelToken
 from active_memory.errors import AnswerRefused
 from active_memory.evidence.builder import EvidenceBundle, build_evidence
-from active_memory.lessons import Lesson, Mutation, Proposal, Rejection
-from active_memory.prompts import SPECIALISTS, Specialist, system_prompt
-from active_memory.runs import Binding, RunRecord
+from active_memory.models.changes import Mutation, Proposal, Rejection
+from active_memory.models.lessons import Lesson
+from active_memory.models.runs import Binding, RunRecord
+from active_memory.postmortem.batching import plan_batches
+from active_memory.postmortem.changes import ScopeKind, visible_set
 
 __all__ = [
     "SPECS",

@@ -16,7 +16,7 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 import click
 
 from active_memory.errors import ActiveMemoryError, ConfigError, LessonValidationError
-from active_memory.lessons import validate_lesson_id
+from active_memory.models.ids import validate_lesson_id
 from active_memory.store.paths import default_store_path
 from active_memory.store.sqlite import SqliteStore
 

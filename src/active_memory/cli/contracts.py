@@ -22,7 +22,7 @@ def check(as_json: bool) -> None:
     Exit 1 when any contract is not.
     """
     # Imported here: jsonschema is not worth loading for every other command.
-    from active_memory.contracts.check import check_contracts
+    from active_memory.admission.check import check_contracts
 
     results = check_contracts()
     if as_json:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from active_memory.cli._common import EXIT_BAD_INPUT, EXIT_FAILED, emit_json, fail, json_option
-from active_memory.cli._report import format_lessons, format_report, progress_printer
+from active_memory.cli._report_text import format_lessons, format_report, progress_printer
 from active_memory.errors import ActiveMemoryError
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from active_memory.cli._common import (
 )
 from active_memory.errors import RecallError
 from active_memory.hooks.install import HARNESS_NAMES, install_hooks
-from active_memory.hooks.serve import find_live, serve_paths
+from active_memory.hooks.standalone import find_live, serve_paths
 
 __all__ = ["hooks"]
 

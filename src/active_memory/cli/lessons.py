@@ -17,7 +17,7 @@ from active_memory.cli._common import (
     reports_errors,
     store_option,
 )
-from active_memory.lessons import GraphScope, Lesson, LessonDraft, Scope
+from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Scope
 from active_memory.store.results import HistoryEntry
 from active_memory.store.transfer import parse_lines
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 import click
 
+from active_memory.agents.prompts import SPECIALISTS
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -31,8 +32,7 @@ from active_memory.cli._common import (
     open_store,
     store_option,
 )
-from active_memory.cli._report import format_report, progress_printer
-from active_memory.config import RuntimeConfig, load_runtime_config, parse_runtime_config
+from active_memory.cli._report_text import format_report, progress_printer
 from active_memory.errors import (
     ActiveMemoryError,
     ConfigError,
@@ -41,13 +41,13 @@ from active_memory.errors import (
     RunRecordError,
 )
 from active_memory.evidence.sources import open_run_source
-from active_memory.prompts import SPECIALISTS
+from active_memory.models.config import RuntimeConfig, load_runtime_config, parse_runtime_config
+from active_memory.models.runs import RUN_FILE, Binding, Outcome, RunRecord
 from active_memory.runlog import RunLog
-from active_memory.runs import RUN_FILE, Binding, Outcome, RunRecord
 
 if TYPE_CHECKING:
     from active_memory.agents.providers.base import ModelProvider
-    from active_memory.agents.trial import TrialResult
+    from active_memory.postmortem.specialist_trial import TrialResult
 
 # The agents (jsonschema, git, the provider layer) are imported inside the commands, so every
 # other command starts without them.
@@ -79,8 +79,8 @@ def _config(record: RunRecord, runtime: Path | None, timeout_ms: int | None) -> 
 def _binding(
     record: RunRecord, config: RuntimeConfig, provider: str | None, model: str | None
 ) -> Binding:
-    from active_memory.agents.postmortem import resolve_source_node
     from active_memory.agents.providers.registry import provider_names
+    from active_memory.postmortem.entry import resolve_source_node
 
     node = resolve_source_node(record.graph, config.postmortem.source_node)
     assert node.binding is not None
@@ -201,8 +201,8 @@ def postmortem(
 
     RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
     """
-    from active_memory.agents.postmortem import run_postmortem
     from active_memory.agents.providers.replay import ReplayProvider
+    from active_memory.postmortem.entry import run_postmortem
 
     with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
         record, config, binding, provider = _prepare(
@@ -294,7 +294,7 @@ def run_specialist_command(
 
     Maintenance reads its lessons from the store; nothing is ever published.
     """
-    from active_memory.agents.trial import try_specialist
+    from active_memory.postmortem.specialist_trial import try_specialist
 
     with tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch:
         record, config, binding, provider = _prepare(

@@ -26,13 +26,13 @@ from active_memory.cli._common import (
     store_option,
     store_path,
 )
-from active_memory.config import ActiveMemoryConfig
 from active_memory.hooks.dispatch import HARNESSES
 from active_memory.hooks.fallback import exposure_file
+from active_memory.models.config import ActiveMemoryConfig
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.session import Caller, RecallReport, RecallSession
+from active_memory.recall.recall_session import Caller, RecallReport, RecallSession
 from active_memory.recall.signals import ToolCall, WorkspaceRoot
-from active_memory.recall.workspace import repository_key
+from active_memory.repository import repository_key
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 
 __all__ = ["recall"]

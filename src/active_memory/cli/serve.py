@@ -16,8 +16,8 @@ from active_memory.cli._common import (
     store_option,
     store_path,
 )
-from active_memory.config import ActiveMemoryConfig
-from active_memory.hooks.serve import Server
+from active_memory.hooks.standalone import Server
+from active_memory.models.config import ActiveMemoryConfig
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = ["serve"]

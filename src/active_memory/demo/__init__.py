@@ -26,17 +26,17 @@ from pathlib import Path
 
 import git
 
-from active_memory.agents.postmortem import resolve_source_node, run_postmortem, sequential_ids
 from active_memory.agents.providers.replay import ReplayProvider
-from active_memory.agents.report import PostmortemReport
 from active_memory.agents.specialists import ProgressCallback
-from active_memory.config import parse_runtime_config
-from active_memory.lessons import Lesson
+from active_memory.models.config import parse_runtime_config
+from active_memory.models.lessons import Lesson
+from active_memory.models.runs import RUN_FILE, load_run_record
+from active_memory.postmortem.entry import resolve_source_node, run_postmortem, sequential_ids
+from active_memory.postmortem.report import PostmortemReport
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.session import Caller, RecallReport, RecallSession
+from active_memory.recall.recall_session import Caller, RecallReport, RecallSession
 from active_memory.recall.signals import ToolCall, WorkspaceRoot
 from active_memory.runlog import RunLog
-from active_memory.runs import RUN_FILE, load_run_record
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.sqlite import SqliteStore
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from active_memory.evidence.redact import redact_text
-from active_memory.runs import canonical_json
+from active_memory.models.runs import canonical_json
 
 __all__ = [
     "MARGIN",

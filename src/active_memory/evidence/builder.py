@@ -35,10 +35,10 @@ from active_memory.evidence.history import collect_excerpts
 from active_memory.evidence.pager import Cancellation, PageLimits
 from active_memory.evidence.private import prepare_private_dir, write_private_file
 from active_memory.evidence.redact import redact_text, redact_value
-from active_memory.evidence.report import CutLog, TruncationReport
 from active_memory.evidence.shrink import shrink_strings
 from active_memory.evidence.trim import Trimmer
-from active_memory.runs import Delivery, RunRecord, canonical_json
+from active_memory.evidence.truncation import CutLog, TruncationReport
+from active_memory.models.runs import Delivery, RunRecord, canonical_json
 
 __all__ = [
     "EVIDENCE_FORMAT",

@@ -14,7 +14,7 @@ from typing import Any
 
 from active_memory.evidence.budget import MARGIN, TranscriptBudget
 from active_memory.evidence.pager import Cancellation, PageLimits, TranscriptLine, iter_pages
-from active_memory.runs import Execution, canonical_json
+from active_memory.models.runs import Execution, canonical_json
 
 __all__ = ["Excerpt", "collect_excerpts", "project_line"]
 

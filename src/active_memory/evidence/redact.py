@@ -7,7 +7,7 @@ forge, registry and chat tokens, PEM and PuTTY private keys, bearer headers, JWT
 passwords, ``NAME_TOKEN=value`` assignments) are replaced wherever they occur by
 ``[redacted:<kind>]``.
 
-The formats are not defined here: they are :mod:`active_memory.contracts.secrets`, the same
+The formats are not defined here: they are :mod:`active_memory.screening.secrets`, the same
 list admission refuses cards with and provider recordings are scrubbed with, so every format
 admission knows is also kept from the model. Redaction errs on the side of redacting: evidence
 that loses a harmless string is cheaper than a credential that reaches a model or a lesson.
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
-from active_memory.contracts.secrets import redact_credentials
+from active_memory.screening.secrets import redact_credentials
 
 __all__ = [
     "REDACTED",

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from active_memory.evidence.budget import cut_text, json_size
-from active_memory.evidence.report import CutLog
 from active_memory.evidence.shrink import water_level
-from active_memory.runs import canonical_json
+from active_memory.evidence.truncation import CutLog
+from active_memory.models.runs import canonical_json
 
 __all__ = ["Trimmer"]
 

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
-from active_memory.recall.session import UNKNOWN_CONVERSATION, Caller, RecallSession
+from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller, RecallSession
 from active_memory.recall.signals import ToolCall
 
 __all__ = ["HARNESS", "answer", "parse", "pre_tool_use_hook"]

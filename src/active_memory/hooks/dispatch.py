@@ -22,7 +22,7 @@ from active_memory.recall.broker import (
     BrokerRequest,
     Handler,
 )
-from active_memory.recall.session import UNKNOWN_CONVERSATION, Caller, Recall, RecallSession
+from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller, Recall, RecallSession
 
 __all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "encode"]
 

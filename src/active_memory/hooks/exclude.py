@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from active_memory.recall.workspace import find_checkout, git_dir
+from active_memory.repository import find_checkout, git_dir
 
 __all__ = ["Exclusion", "exclude_from_git"]
 

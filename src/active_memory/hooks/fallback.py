@@ -22,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from active_memory.hooks.dispatch import HARNESSES, answer_hook
-from active_memory.hooks.serve import private_dir
+from active_memory.hooks.standalone import private_dir
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.session import RecallSession
+from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
-from active_memory.recall.workspace import repository_key
+from active_memory.repository import repository_key
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.sqlite import SqliteStore
 

@@ -32,7 +32,7 @@ from active_memory.errors import RecallError
 from active_memory.hooks import helper as helper_module
 from active_memory.hooks.exclude import Exclusion, exclude_from_git
 from active_memory.hooks.pi import EXTENSION_NAME, extension_source
-from active_memory.hooks.serve import ServeState
+from active_memory.hooks.standalone import ServeState
 from active_memory.hooks.ticket import read_ticket
 
 __all__ = [

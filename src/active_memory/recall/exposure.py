@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from active_memory.errors import RecallError
-from active_memory.lessons import Lesson
-from active_memory.runs import Delivery, ToolReceipt
+from active_memory.models.lessons import Lesson
+from active_memory.models.runs import Delivery, ToolReceipt
 
 __all__ = ["RECEIPT_CAPACITY", "RECEIPT_PATHS", "Claim", "ExposureLedger", "ReceiptRing"]
 

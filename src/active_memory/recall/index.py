@@ -11,7 +11,7 @@ no model call, network access or filesystem scan. A card's score is its stronges
 Repeated words add nothing and a broad word alone never retrieves a card. Results are ordered by
 score (highest first), then lesson id.
 
-Standard library and ``active_memory.lessons`` only: the hook helper's store fallback imports it.
+Standard library and ``active_memory.limits`` only: the hook helper's store fallback imports it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from active_memory.lessons import BROAD_WORDS, GraphScope, Lesson, RepositoryScope
+from active_memory.limits import BROAD_WORDS
+from active_memory.models.lessons import GraphScope, Lesson, RepositoryScope
 from active_memory.recall.signals import Signals
 
 __all__ = [

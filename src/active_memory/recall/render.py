@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from active_memory.lessons import Lesson
+from active_memory.models.lessons import Lesson
 
 __all__ = [
     "FRAME_CLOSE",

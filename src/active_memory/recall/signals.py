@@ -14,7 +14,7 @@ harness's own working directory falls back to the root. Work is bounded on huge 
 :data:`MAX_SCAN_CHARS` characters of argument text, :data:`MAX_SHELL_TOKENS` shell tokens,
 :data:`MAX_PATHS` paths and :data:`MAX_IDENTIFIERS` identifiers per call.
 
-Standard library and ``active_memory.lessons`` only: the hook helper's store fallback imports it.
+Standard library and ``active_memory.limits`` only: the hook helper's store fallback imports it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from active_memory.lessons import BROAD_WORDS, LIMITS
+from active_memory.limits import BROAD_WORDS, LIMITS
 from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
 
 __all__ = [

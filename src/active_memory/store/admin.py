@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from active_memory.errors import LessonNotFound, LessonRetired, PublicationError, StoreError
-from active_memory.lessons import Lesson
+from active_memory.models.lessons import Lesson
 from active_memory.store.codec import RecordError, decode_draft, decode_lesson
 from active_memory.store.migrations import applied_migrations
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
@@ -166,7 +166,7 @@ def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> C
     except RecordError as error:
         raise StoreError(f"revision {to_revision} of {lesson_id!r} {error}") from None
     # Lazily, like transfer.parse_lines: the hook helper's read path never reverts.
-    from active_memory.contracts.screen import screen_card
+    from active_memory.screening.cards import screen_card
 
     problems = screen_card(draft)
     if problems:

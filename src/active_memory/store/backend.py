@@ -11,7 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from active_memory.lessons import Lesson, Publication
+from active_memory.models.changes import Publication
+from active_memory.models.lessons import Lesson
 
 __all__ = [
     "ActiveMemoryBackend",

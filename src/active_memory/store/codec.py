@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from active_memory.errors import LessonValidationError
-from active_memory.lessons import Evidence, GraphScope, Lesson, LessonDraft, scope_from_dict
+from active_memory.models.lessons import Evidence, GraphScope, Lesson, LessonDraft, scope_from_dict
 
 __all__ = [
     "EncodedDraft",

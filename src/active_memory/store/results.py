@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from active_memory.lessons import LessonDraft
+from active_memory.models.lessons import LessonDraft
 
 __all__ = [
     "DEFAULT_LIMITS",

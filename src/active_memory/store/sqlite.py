@@ -27,7 +27,8 @@ from active_memory.errors import (
     SnapshotError,
     StoreError,
 )
-from active_memory.lessons import Lesson, Publication
+from active_memory.models.changes import Publication
+from active_memory.models.lessons import Lesson
 from active_memory.store import admin
 from active_memory.store.backend import (
     PublicationControl,

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from active_memory.errors import LessonValidationError
-from active_memory.lessons import Lesson, LessonDraft, validate_lesson_id
+from active_memory.models.ids import validate_lesson_id
+from active_memory.models.lessons import Lesson, LessonDraft
 from active_memory.store.codec import canonical_json, encode_draft
 from active_memory.store.results import HistoryOp, Tombstone
 from active_memory.store.writes import Change, read_states
@@ -58,7 +59,7 @@ def parse_lines(lines: Iterable[str]) -> tuple[ImportEntry, ...]:
     """
     # Imported here, not at the top: the hook helper's fallback imports the store on every tool
     # call and never imports lessons, so it should not pay for compiling the detectors.
-    from active_memory.contracts.screen import screen_card
+    from active_memory.screening.cards import screen_card
 
     entries: list[ImportEntry] = []
     first_seen: dict[str, int] = {}

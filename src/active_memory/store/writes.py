@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from active_memory.errors import PublicationError, PublicationFenced, StoreError
-from active_memory.lessons import LessonDraft
+from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import PublicationControl
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits

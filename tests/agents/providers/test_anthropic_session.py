@@ -12,10 +12,10 @@ import pytest
 from active_memory.agents.providers.anthropic import AnthropicProvider
 from active_memory.agents.providers.base import AnswerContract
 from active_memory.agents.providers.retry import RetryPolicy
-from active_memory.agents.session import Session
+from active_memory.agents.tool_loop import Session
 from active_memory.agents.tools import Toolbox
 from active_memory.errors import ContractViolation
-from active_memory.runs import Binding
+from active_memory.models.runs import Binding
 from agents.doubles import MockAPI, anthropic_message, tool_use
 
 KEY_ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key"}

@@ -16,14 +16,14 @@ from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.openai import OpenAIProvider
 from active_memory.agents.providers.registry import create_provider
 from active_memory.agents.providers.retry import RetryPolicy
-from active_memory.agents.session import Session
+from active_memory.agents.tool_loop import Session
 from active_memory.agents.tools import Toolbox
 from active_memory.errors import (
     ContractViolation,
     ProviderDeadlineExceeded,
     ProviderUnavailable,
 )
-from active_memory.runs import Binding
+from active_memory.models.runs import Binding
 from agents.doubles import FakeSleep, MockAPI, chat_completion
 
 KEY_ENV = {"OPENAI_API_KEY": "sk-test-not-a-real-key-000"}

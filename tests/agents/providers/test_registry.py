@@ -19,7 +19,7 @@ from active_memory.agents.providers.registry import (
     register_provider,
 )
 from active_memory.errors import ConfigError, ProviderUnavailable
-from active_memory.runs import Binding
+from active_memory.models.runs import Binding
 from active_memory.testing import ScriptedProvider, answer_response
 from agents.doubles import MockAPI, anthropic_message
 

@@ -18,10 +18,10 @@ from active_memory.agents.providers.base import (
     UserMessage,
 )
 from active_memory.agents.providers.retry import RetryPolicy
-from active_memory.agents.session import Session, SessionResult
+from active_memory.agents.tool_loop import Session, SessionResult
 from active_memory.agents.tools import Toolbox
 from active_memory.errors import ReplayMismatch
-from active_memory.runs import Binding
+from active_memory.models.runs import Binding
 from active_memory.testing import (
     RecordingProvider,
     ReplayProvider,

@@ -18,7 +18,7 @@ from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.providers.connections import Connection, resolve_endpoint
 from active_memory.agents.providers.retry import RetryPolicy
 from active_memory.errors import ConfigError
-from active_memory.runs import Binding
+from active_memory.models.runs import Binding
 
 if TYPE_CHECKING:
     import httpx2

@@ -30,9 +30,9 @@ from active_memory.agents.providers.codec import (
     response_from_dict,
     response_to_dict,
 )
-from active_memory.contracts.secrets import redact_credentials
 from active_memory.errors import ReplayMismatch
-from active_memory.runs import canonical_json
+from active_memory.models.runs import canonical_json
+from active_memory.screening.secrets import redact_credentials
 
 __all__ = ["RecordingProvider", "ReplayProvider", "scrub"]
 
@@ -47,7 +47,7 @@ def _marker(kind: str) -> str:
 
 def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
     """``value`` with the given secret values and every credential format admission knows
-    (:mod:`active_memory.contracts.secrets`) replaced by a marker."""
+    (:mod:`active_memory.screening.secrets`) replaced by a marker."""
     known = [s for s in secrets if len(s) >= 8]
     if isinstance(value, str):
         for secret in known:

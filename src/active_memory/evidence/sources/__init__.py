@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from active_memory.errors import RunRecordError
-from active_memory.runs import RUN_FILE, RunRecord
+from active_memory.models.runs import RUN_FILE, RunRecord
 
 __all__ = ["open_run_source"]
 

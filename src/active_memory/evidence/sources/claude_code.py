@@ -28,8 +28,7 @@ from typing import IO, Any
 from active_memory.errors import RunRecordError
 from active_memory.evidence.budget import cut_text
 from active_memory.evidence.pager import PageLimits, iter_pages
-from active_memory.lessons import local_repository_key
-from active_memory.runs import (
+from active_memory.models.runs import (
     AuthoredGraph,
     Binding,
     Checkout,
@@ -42,6 +41,7 @@ from active_memory.runs import (
     dump_run_record,
     load_run_record,
 )
+from active_memory.repository import local_repository_key
 
 __all__ = ["NODE_ID", "load_claude_session"]
 

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.errors import LessonValidationError, RunRecordError
-from active_memory.lessons import validate_repository_key
-from active_memory.runs import (
+from active_memory.models.runs import (
     RUN_FILE,
     AuthoredGraph,
     Binding,
@@ -28,6 +27,7 @@ from active_memory.runs import (
     RunRecord,
     ToolReceipt,
 )
+from active_memory.repository import validate_repository_key
 from active_memory.schemas import first_error
 
 __all__ = ["dump_run_record", "load_run_record", "parse_run_record"]

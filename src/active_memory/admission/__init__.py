@@ -1,0 +1,61 @@
+"""Specialist JSON contracts and host admission.
+
+Each specialist answers in one strict JSON Schema (Draft 2020-12) shipped as package data: every
+object closes ``additionalProperties`` and requires every property (optional values are
+nullable), and only keywords inside the subset that OpenAI strict structured output and
+Anthropic tool input schemas both accept are used. Lengths, counts and patterns are therefore
+not in the schemas; the host enforces them in :mod:`active_memory.admission.validate`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["CONTRACTS", "contract_sha256", "load_contract", "wire_schema"]
+
+CONTRACTS: tuple[str, ...] = (
+    "card",
+    "graph_discovery",
+    "graph_maintenance",
+    "repository_discovery",
+    "repository_maintenance",
+)
+
+
+def _check_name(name: str) -> str:
+    if name not in CONTRACTS:
+        raise KeyError(f"no contract {name!r}; known contracts: {', '.join(CONTRACTS)}")
+    return name
+
+
+@cache
+def _raw(name: str) -> bytes:
+    file = resources.files(__package__).joinpath(f"{_check_name(name)}.schema.json")
+    return file.read_bytes()
+
+
+def load_contract(name: str) -> dict[str, Any]:
+    """The contract ``name`` as a fresh dict (callers may mutate their copy)."""
+    loaded: dict[str, Any] = json.loads(_raw(name))
+    return loaded
+
+
+def contract_sha256(name: str) -> str:
+    """sha256 hex of the contract file's bytes, to bind recorded answers to a contract version."""
+    return hashlib.sha256(_raw(name)).hexdigest()
+
+
+def wire_schema(name: str) -> dict[str, Any]:
+    """The contract as sent to a provider: the ``$schema`` dialect marker removed.
+
+    Providers document the keyword subset they accept, not the meta keywords; dropping the
+    marker keeps the request inside what they document while the file stays self-describing.
+    """
+    schema = copy.deepcopy(load_contract(name))
+    schema.pop("$schema", None)
+    return schema

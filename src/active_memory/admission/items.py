@@ -1,0 +1,294 @@
+"""The per-answer shape stage and the per-item stages, as pure functions.
+
+:func:`check_decision` and :func:`check_discovery` take one contract-shaped item and return
+either the accepted value (a bound :class:`~active_memory.lessons.Decision` or a
+:class:`~active_memory.lessons.Proposal`) or a :class:`Refusal` naming the first stage that
+failed. Secrets are looked for in every string of an item (the store keeps all of them);
+instruction-like content only in the card text that future agents are shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from active_memory.admission import load_contract
+from active_memory.admission.cards import card_code
+from active_memory.admission.references import (
+    Reference,
+    RunEvidence,
+    attribution_problem,
+    parse_references,
+    reference_problem,
+)
+from active_memory.admission.source import (
+    Associations,
+    association_problem,
+    citation_problem,
+    cited_paths,
+)
+from active_memory.admission.stages import RoleSpec, Stage
+from active_memory.errors import LessonValidationError
+from active_memory.models.changes import Decision, Proposal, Rejection
+from active_memory.models.lessons import (
+    Evidence,
+    GraphScope,
+    Lesson,
+    LessonDraft,
+    RepositoryScope,
+    Scope,
+)
+from active_memory.models.runs import RunRecord
+from active_memory.provenance import CheckoutVerifier
+from active_memory.screening.instructions import find_instruction
+from active_memory.screening.positions import find_position
+from active_memory.screening.secrets import find_secret
+
+__all__ = ["ItemContext", "Refusal", "check_decision", "check_discovery", "shape_rejections"]
+
+# Enough to see what is wrong with a malformed answer without flooding the run log.
+MAX_SHAPE_REJECTIONS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    stage: Stage
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class ItemContext:
+    spec: RoleSpec
+    run: RunRecord
+    evidence: RunEvidence
+    verifier: CheckoutVerifier | None
+    repository: str | None
+    source_commit: str | None
+
+    @property
+    def node_ids(self) -> tuple[str, ...]:
+        return tuple(node.id for node in self.run.graph.nodes)
+
+
+@cache
+def _validator(contract: str) -> Draft202012Validator:
+    return Draft202012Validator(load_contract(contract))
+
+
+def _item_index(path: Sequence[object]) -> int:
+    if len(path) >= 2 and path[0] in ("decisions", "lessons") and isinstance(path[1], int):
+        return path[1]
+    return -1
+
+
+def shape_rejections(answer: object, spec: RoleSpec, max_bytes: int) -> tuple[Rejection, ...]:
+    """The whole-answer shape stage: a JSON object, within ``max_bytes`` serialized, matching
+    the role's contract. Codes name the failing JSON Schema keyword (``schema_required``…)."""
+    if not isinstance(answer, Mapping):
+        return (Rejection("shape", spec.role, "not_an_object", -1),)
+    try:
+        encoded = json.dumps(answer, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return (Rejection("shape", spec.role, "not_json", -1),)
+    if len(encoded.encode("utf-8")) > max_bytes:
+        return (Rejection("shape", spec.role, "answer_too_large", -1),)
+    errors = sorted(
+        _validator(spec.contract).iter_errors(answer),
+        key=lambda error: (json.dumps(list(error.absolute_path)), str(error.validator)),
+    )
+    return tuple(
+        Rejection("shape", spec.role, f"schema_{error.validator}", _item_index(error.absolute_path))
+        for error in errors[:MAX_SHAPE_REJECTIONS]
+    )
+
+
+def _references_refusal(
+    texts: Sequence[str], ctx: ItemContext
+) -> tuple[tuple[Reference, ...], Refusal | None]:
+    references, problem = parse_references(texts)
+    if problem is None:
+        problem = reference_problem(references, ctx.evidence, graph_node_ids=ctx.node_ids)
+    return references, (Refusal("references", problem) if problem else None)
+
+
+def _source_refusal(
+    ctx: ItemContext,
+    references: Sequence[Reference],
+    associations: Associations | None,
+    *,
+    require_citation: bool,
+) -> Refusal | None:
+    cited = cited_paths(references)
+    if not cited and not require_citation:
+        return None
+    if ctx.verifier is None:
+        return Refusal("source", "no_checkout")
+    if not cited:
+        return Refusal("source", "no_file_citation")
+    problem = citation_problem(cited, ctx.verifier)
+    if problem is None and associations is not None:
+        problem = association_problem(associations, cited, ctx.verifier)
+    return Refusal("source", problem) if problem else None
+
+
+def _text_refusal(card_texts: Sequence[str], other_texts: Iterable[str]) -> Refusal | None:
+    for text in (*card_texts, *other_texts):
+        kind = find_secret(text)
+        if kind:
+            return Refusal("secret", kind)
+    for text in card_texts:
+        kind = find_instruction(text)
+        if kind:
+            return Refusal("injection", kind)
+    return None
+
+
+def _draft(
+    scope: Scope,
+    card: Mapping[str, Any],
+    references: Sequence[str],
+    reason: str,
+    run_id: str,
+    source_commit: str | None,
+) -> LessonDraft | Refusal:
+    if find_position(card["title"]) or find_position(card["recommendation"]):
+        return Refusal("card", "source_position")
+    evidence = Evidence(run_id, tuple(references), reason, source_commit)
+    return LessonDraft(scope, card["title"], card["recommendation"], evidence)
+
+
+def _repository_scope(repository: str, associations: Associations) -> RepositoryScope:
+    return RepositoryScope(
+        repository,
+        files=associations.files,
+        folders=associations.folders,
+        identifiers=associations.identifiers,
+        keyword_groups=associations.keyword_groups,
+    )
+
+
+def check_decision(raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext) -> Decision | Refusal:
+    """Stages references → card for one maintenance decision on ``lesson`` (coverage passed)."""
+    action, reason, texts = raw["action"], raw["reason"], tuple(raw["references"])
+    replacement: Mapping[str, Any] | None = raw["replacement"]
+    references, refusal = _references_refusal(texts, ctx)
+    if refusal:
+        return refusal
+    if action == "adapt" and not references:
+        return Refusal("references", "no_references")
+    if isinstance(lesson.scope, GraphScope):
+        problem = attribution_problem(
+            references, lesson.scope.node_id, ctx.evidence, require_own=False
+        )
+        if problem:
+            return Refusal("attribution", problem)
+    associations = None
+    if replacement is not None and replacement["associations"] is not None:
+        associations = Associations.from_answer(replacement["associations"])
+    adapt_repository = action == "adapt" and isinstance(lesson.scope, RepositoryScope)
+    refusal = _source_refusal(
+        ctx,
+        references,
+        associations if adapt_repository else None,
+        require_citation=adapt_repository and replacement is not None,
+    )
+    if refusal:
+        return refusal
+    card_texts = (replacement["title"], replacement["recommendation"]) if replacement else ()
+    other = (reason, *texts, *(associations.strings() if associations else ()))
+    refusal = _text_refusal(card_texts, other)
+    if refusal:
+        return refusal
+    if action == "keep":
+        legacy = (lesson.title, lesson.recommendation)
+        if any(find_secret(text) for text in legacy):
+            return Refusal("secret", "kept_card_has_secret")
+        if any(find_instruction(text) for text in legacy):
+            return Refusal("injection", "kept_card_has_instruction")
+        if any(find_position(text) for text in legacy):
+            return Refusal("card", "kept_card_has_source_position")
+    if (action == "adapt") != (replacement is not None):
+        return Refusal(
+            "card", "replacement_missing" if action == "adapt" else "replacement_unexpected"
+        )
+    draft: LessonDraft | None = None
+    try:
+        if replacement is not None:
+            scope: Scope = lesson.scope
+            commit = None
+            if isinstance(lesson.scope, RepositoryScope):
+                assert associations is not None
+                scope = _repository_scope(lesson.scope.repository, associations)
+                commit = ctx.source_commit
+            built = _draft(scope, replacement, texts, reason, ctx.run.run_id, commit)
+            if isinstance(built, Refusal):
+                return Refusal("card", "replacement_has_source_position")
+            draft = built
+        return Decision(lesson.id, action, reason, texts, draft)
+    except LessonValidationError as error:
+        return Refusal("card", card_code(error))
+
+
+def _discovery_scope_refusal(raw: Mapping[str, Any], ctx: ItemContext) -> Refusal | None:
+    node = ctx.run.graph.node(raw["node_id"])
+    if node is None:
+        return Refusal("scope", "node_unknown")
+    if not node.is_agent:
+        return Refusal("scope", "node_not_agent")
+    if not ctx.evidence.executed(node.id):
+        return Refusal("scope", "node_not_executed")
+    repository_role = ctx.spec.scope == "repository"
+    if repository_role and not raw["repository_specific"]:
+        return Refusal("scope", "not_repository_specific")
+    if (repository_role or raw["repository_specific"]) and ctx.repository is None:
+        return Refusal("scope", "no_repository")
+    return None
+
+
+def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refusal:
+    """Stages scope → card for one discovered lesson."""
+    refusal = _discovery_scope_refusal(raw, ctx)
+    if refusal:
+        return refusal
+    node_id: str = raw["node_id"]
+    texts = tuple(raw["references"])
+    references, refusal = _references_refusal(texts, ctx)
+    if refusal:
+        return refusal
+    if not any(reference.is_run_evidence for reference in references):
+        return Refusal("references", "no_run_evidence")
+    problem = attribution_problem(references, node_id, ctx.evidence, require_own=True)
+    if problem:
+        return Refusal("attribution", problem)
+    repository_role = ctx.spec.scope == "repository"
+    associations = None
+    if raw["associations"] is not None:
+        associations = Associations.from_answer(raw["associations"])
+    refusal = _source_refusal(ctx, references, associations, require_citation=repository_role)
+    if refusal:
+        return refusal
+    other = (raw["reason"], node_id, *texts, *(associations.strings() if associations else ()))
+    refusal = _text_refusal((raw["title"], raw["recommendation"]), other)
+    if refusal:
+        return refusal
+    bound = repository_role or raw["repository_specific"]
+    try:
+        scope: Scope
+        if repository_role:
+            assert ctx.repository is not None
+            assert associations is not None
+            scope = _repository_scope(ctx.repository, associations)
+        else:
+            scope = GraphScope(ctx.run.graph_hash, node_id, ctx.repository if bound else None)
+        commit = ctx.source_commit if bound else None
+        draft = _draft(scope, raw, texts, raw["reason"], ctx.run.run_id, commit)
+    except LessonValidationError as error:
+        return Refusal("card", card_code(error))
+    if isinstance(draft, Refusal):
+        return draft
+    return Proposal(draft, node_id=node_id, repository_specific=bool(raw["repository_specific"]))

@@ -1,0 +1,180 @@
+"""Evidence references and what this run actually observed.
+
+A specialist may only cite what the host saw in *this* run: executions of agent nodes of the
+authored graph and the tool receipts recorded for them. Imported history (executions copied from
+an earlier run) and auxiliary agents (nodes outside the authored graph, such as the postmortem's
+own specialists) never count as current evidence. Attribution then asks whether the cited
+evidence belongs to the node a lesson is about; a verifier's execution after the worker ran
+(the reviewer of that work) may support a worker lesson.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, cast
+
+from active_memory.errors import LessonValidationError
+from active_memory.models.lessons import validate_reference
+from active_memory.models.runs import Execution, RunRecord, ToolReceipt
+
+__all__ = [
+    "Reference",
+    "RunEvidence",
+    "attribution_problem",
+    "parse_references",
+    "reference_problem",
+]
+
+ReferenceKind: TypeAlias = Literal["exec", "receipt", "repository", "graph", "source"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    kind: ReferenceKind
+    value: str
+
+    @property
+    def is_run_evidence(self) -> bool:
+        return self.kind in ("exec", "receipt")
+
+
+def parse_references(texts: Sequence[str]) -> tuple[tuple[Reference, ...], str | None]:
+    """Parse ``kind:value`` references; the second item is a refusal code or None."""
+    parsed: list[Reference] = []
+    seen: set[str] = set()
+    for index, text in enumerate(texts):
+        try:
+            validate_reference(f"references[{index}]", text)
+        except LessonValidationError as error:
+            too_long = "UTF-8 bytes" in error.problem
+            return (), "reference_too_long" if too_long else "malformed_reference"
+        if text in seen:
+            return (), "duplicate_reference"
+        seen.add(text)
+        kind, value = text.split(":", 1)
+        if kind == "receipt" and not value.isdigit():
+            return (), "malformed_reference"
+        parsed.append(Reference(cast(ReferenceKind, kind), value))
+    return tuple(parsed), None
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvidence:
+    """An index over a run record: which executions and receipts are current evidence."""
+
+    run: RunRecord
+    executions: Mapping[str, Execution]
+    receipts: Mapping[int, ToolReceipt]
+    agent_kinds: Mapping[str, str]
+
+    @classmethod
+    def of(cls, run: RunRecord) -> RunEvidence:
+        agent_kinds = {node.id: node.kind for node in run.graph.nodes if node.is_agent}
+        return cls(
+            run=run,
+            executions={execution.id: execution for execution in run.executions},
+            receipts={receipt.seq: receipt for receipt in run.receipts},
+            agent_kinds=agent_kinds,
+        )
+
+    def is_agent(self, node_id: str) -> bool:
+        return node_id in self.agent_kinds
+
+    def executed(self, node_id: str) -> bool:
+        """Whether ``node_id`` ran in this run (imported history does not count)."""
+        return any(e.node_id == node_id and not e.imported for e in self.executions.values())
+
+    def first_start_ms(self, node_id: str) -> int | None:
+        starts = [
+            e.started_ms
+            for e in self.executions.values()
+            if e.node_id == node_id and not e.imported
+        ]
+        return min(starts) if starts else None
+
+    def execution_of(self, reference: Reference) -> Execution | None:
+        """The execution behind an ``exec:`` or ``receipt:`` reference, if there is one."""
+        if reference.kind == "exec":
+            return self.executions.get(reference.value)
+        if reference.kind == "receipt":
+            receipt = self.receipts.get(int(reference.value))
+            if receipt is None or receipt.execution is None:
+                return None
+            return self.executions.get(receipt.execution)
+        return None
+
+
+def _execution_problem(execution: Execution, evidence: RunEvidence, kind: str) -> str | None:
+    if execution.imported:
+        return f"{kind}_imported"
+    if not evidence.is_agent(execution.node_id):
+        return f"{kind}_auxiliary"
+    return None
+
+
+def reference_problem(
+    references: Iterable[Reference], evidence: RunEvidence, *, graph_node_ids: Iterable[str]
+) -> str | None:
+    """Why a reference is not this run's observed evidence, or None when all are."""
+    nodes = set(graph_node_ids)
+    for reference in references:
+        if reference.kind == "source":
+            # The host records the inspected commit itself; a model never supplies provenance.
+            return "source_reference_reserved"
+        if reference.kind == "graph" and reference.value not in nodes:
+            return "graph_node_unknown"
+        if reference.kind == "exec":
+            execution = evidence.executions.get(reference.value)
+            if execution is None:
+                return "exec_unknown"
+            problem = _execution_problem(execution, evidence, "exec")
+            if problem:
+                return problem
+        if reference.kind == "receipt":
+            receipt = evidence.receipts.get(int(reference.value))
+            if receipt is None:
+                return "receipt_unknown"
+            if receipt.execution is not None:
+                execution = evidence.executions.get(receipt.execution)
+                if execution is None:
+                    return "receipt_auxiliary"
+                problem = _execution_problem(execution, evidence, "receipt")
+                if problem:
+                    return problem
+    return None
+
+
+def _supports(execution: Execution, node_id: str, evidence: RunEvidence) -> bool:
+    if execution.node_id == node_id:
+        return True
+    # A reviewer's verdict on the worker's output is evidence about the worker's work.
+    if evidence.agent_kinds.get(execution.node_id) != "verifier":
+        return False
+    if evidence.agent_kinds.get(node_id) != "worker":
+        return False
+    worker_start = evidence.first_start_ms(node_id)
+    return worker_start is not None and execution.started_ms >= worker_start
+
+
+def attribution_problem(
+    references: Iterable[Reference], node_id: str, evidence: RunEvidence, *, require_own: bool
+) -> str | None:
+    """Why the run evidence does not support a lesson about ``node_id``, or None.
+
+    Every ``exec:``/``receipt:`` reference must belong to the node (or be reviewer evidence for
+    a worker); with ``require_own`` at least one must be the node's own.
+    """
+    own = False
+    for reference in references:
+        if not reference.is_run_evidence:
+            continue
+        execution = evidence.execution_of(reference)
+        if execution is None:
+            return "receipt_unattributed"
+        if not _supports(execution, node_id, evidence):
+            return f"{reference.kind}_other_node"
+        own = own or execution.node_id == node_id
+    if require_own and not own:
+        return "no_own_evidence"
+    return None

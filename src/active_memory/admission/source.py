@@ -1,0 +1,101 @@
+"""The source stage: does the current checkout back what a lesson cites and associates?
+
+Only tracked or non-ignored files count (ignored build output is no authority). A cited
+``repository:<path>`` must be such a file; every file and folder association must exist and be
+visible; every identifier must occur, as a whole word, in one of the cited files (read through
+the verifier, at most ``MAX_CITED_BYTES`` each). Keyword groups cannot be verified against source,
+so a repository lesson also needs at least one file, folder or identifier association.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from active_memory.admission.references import Reference
+from active_memory.provenance import CheckoutVerifier
+
+__all__ = [
+    "MAX_CITED_BYTES",
+    "Associations",
+    "association_problem",
+    "citation_problem",
+    "cited_paths",
+]
+
+MAX_CITED_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Associations:
+    files: tuple[str, ...]
+    folders: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    keyword_groups: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def from_answer(cls, data: dict[str, Any]) -> Associations:
+        """From a contract-shaped ``associations`` object (the shape stage already passed)."""
+        return cls(
+            files=tuple(data["files"]),
+            folders=tuple(data["folders"]),
+            identifiers=tuple(data["identifiers"]),
+            keyword_groups=tuple(tuple(group) for group in data["keyword_groups"]),
+        )
+
+    def strings(self) -> Iterable[str]:
+        yield from self.files
+        yield from self.folders
+        yield from self.identifiers
+        for group in self.keyword_groups:
+            yield from group
+
+
+def cited_paths(references: Iterable[Reference]) -> tuple[str, ...]:
+    return tuple(r.value for r in references if r.kind == "repository")
+
+
+def citation_problem(paths: Sequence[str], verifier: CheckoutVerifier) -> str | None:
+    for path in paths:
+        if not verifier.exists(path):
+            return "cited_file_missing"
+        if not verifier.is_file(path):
+            return "cited_path_not_file"
+        if not verifier.is_tracked_or_unignored(path):
+            return "cited_file_ignored"
+    return None
+
+
+def _identifier_pattern(identifier: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(identifier) + r"(?![A-Za-z0-9_])")
+
+
+def association_problem(
+    associations: Associations, cited: Sequence[str], verifier: CheckoutVerifier
+) -> str | None:
+    if not (associations.files or associations.folders or associations.identifiers):
+        return "no_verifiable_association"
+    for path in associations.files:
+        if not verifier.exists(path):
+            return "association_file_missing"
+        if not verifier.is_file(path):
+            return "association_not_file"
+        if not verifier.is_tracked_or_unignored(path):
+            return "association_file_ignored"
+    for path in associations.folders:
+        if not verifier.exists(path):
+            return "association_folder_missing"
+        if not verifier.is_folder(path):
+            return "association_not_folder"
+        if not verifier.is_tracked_or_unignored(path):
+            return "association_folder_ignored"
+    if associations.identifiers:
+        texts = [verifier.read_text(path, MAX_CITED_BYTES) for path in cited]
+        readable = [text for text in texts if text is not None]
+        for identifier in associations.identifiers:
+            pattern = _identifier_pattern(identifier)
+            if not any(pattern.search(text) for text in readable):
+                return "identifier_not_in_cited_file"
+    return None

@@ -1,0 +1,326 @@
+"""Host admission: what a specialist's answer may change, decided by pure functions.
+
+The model proposes; the host decides. :func:`admit_maintenance` and :func:`admit_discovery` run
+the stages of :data:`~active_memory.admission.stages.STAGES` in order and return frozen results:
+what was accepted, and one :class:`~active_memory.lessons.Rejection` per refusal (stage, role,
+code, index, id; never any lesson text). They never raise on a bad answer; they raise
+:class:`~active_memory.errors.AdmissionError` only when the host's own inputs contradict each other.
+
+Whole-answer stages: ``shape`` (contract and size), ``coverage`` (maintenance: one decision per
+supplied id, no duplicates, nothing foreign; any problem fails that reconciliation and nothing is
+accepted) and the opt-out half of ``scope``. Every later stage judges one item; an item stops at
+its first failing stage. For maintenance a refused decision leaves its lesson untouched.
+
+After the stages the host applies two downgrades (recorded, not rejections): repository adapt and
+retire become ``defer`` unless :func:`~active_memory.provenance.destructive_changes_allowed`
+says the checkout justifies them; and when an adapt is refused or deferred, the same answer's
+retirements are deferred too, since consolidation may have folded the retired advice into the
+replacement that did not publish.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from active_memory.admission.items import (
+    ItemContext,
+    Refusal,
+    check_decision,
+    check_discovery,
+    shape_rejections,
+)
+from active_memory.admission.references import RunEvidence
+from active_memory.admission.stages import Role, RoleSpec, role_spec
+from active_memory.errors import AdmissionError, LessonValidationError
+from active_memory.models.changes import Decision, DecisionAction, Mutation, Proposal, Rejection
+from active_memory.models.config import ActiveMemoryConfig
+from active_memory.models.ids import validate_lesson_id
+from active_memory.models.lessons import Lesson
+from active_memory.models.runs import RunRecord
+from active_memory.provenance import (
+    CheckoutState,
+    CheckoutVerifier,
+    Verdict,
+    destructive_changes_allowed,
+)
+
+__all__ = [
+    "MAX_ANSWER_BYTES",
+    "AdmissionContext",
+    "AdmittedProposal",
+    "BoundDecision",
+    "DiscoveryResult",
+    "Downgrade",
+    "MaintenanceResult",
+    "admit",
+    "admit_discovery",
+    "admit_maintenance",
+]
+
+MAX_ANSWER_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionContext:
+    """Everything admission may consult besides the answer itself."""
+
+    run: RunRecord
+    config: ActiveMemoryConfig
+    checkout: CheckoutState | None = None
+    verifier: CheckoutVerifier | None = None
+    max_answer_bytes: int = MAX_ANSWER_BYTES
+
+    @property
+    def repository(self) -> str | None:
+        """The repository key new repository lessons are scoped to."""
+        if self.run.checkout is not None:
+            return self.run.checkout.repository
+        return self.checkout.repository if self.checkout is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class BoundDecision:
+    """An accepted decision bound to the frozen revision the host supplied.
+
+    ``applied`` is what publishes: the requested action, or ``defer`` after a host downgrade.
+    """
+
+    index: int
+    decision: Decision
+    revision: int
+    applied: DecisionAction
+
+    @property
+    def id(self) -> str:
+        return self.decision.id
+
+
+@dataclass(frozen=True, slots=True)
+class Downgrade:
+    """A host-side change of an accepted decision to ``defer``, with a stable reason code."""
+
+    index: int
+    id: str
+    action: DecisionAction
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceResult:
+    role: Role
+    run_id: str
+    complete: bool
+    decisions: tuple[BoundDecision, ...]
+    mutations: tuple[Mutation, ...]
+    downgrades: tuple[Downgrade, ...]
+    rejections: tuple[Rejection, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AdmittedProposal:
+    index: int
+    proposal: Proposal
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveryResult:
+    role: Role
+    run_id: str
+    proposals: tuple[AdmittedProposal, ...]
+    rejections: tuple[Rejection, ...]
+
+
+def _scope_enabled(spec: RoleSpec, config: ActiveMemoryConfig) -> bool:
+    return config.graph if spec.scope == "graph" else config.repository
+
+
+def _safe_id(value: object) -> str | None:
+    """The id to log for a decision: only a well-formed lesson id, never arbitrary model text."""
+    try:
+        return validate_lesson_id("id", value)
+    except LessonValidationError:
+        return None
+
+
+def _coverage(
+    spec: RoleSpec, decisions: Sequence[Mapping[str, Any]], supplied: Mapping[str, Lesson]
+) -> tuple[Rejection, ...]:
+    rejections: list[Rejection] = []
+    seen: Counter[str] = Counter()
+    for index, decision in enumerate(decisions):
+        decision_id = decision["id"]
+        if decision_id not in supplied:
+            rejections.append(
+                Rejection("coverage", spec.role, "foreign_id", index, _safe_id(decision_id))
+            )
+            continue
+        seen[decision_id] += 1
+        if seen[decision_id] > 1:
+            rejections.append(Rejection("coverage", spec.role, "duplicate_id", index, decision_id))
+    for lesson_id in supplied:
+        if lesson_id not in seen:
+            rejections.append(Rejection("coverage", spec.role, "missing_id", -1, lesson_id))
+    return tuple(rejections)
+
+
+def _check_supplied(spec: RoleSpec, supplied: Sequence[Lesson]) -> dict[str, Lesson]:
+    by_id: dict[str, Lesson] = {}
+    for lesson in supplied:
+        if lesson.scope.kind != spec.scope:
+            raise AdmissionError(
+                f"lesson {lesson.id!r} has {lesson.scope.kind} scope and cannot be supplied to "
+                f"{spec.role!r}; supply only {spec.scope} lessons"
+            )
+        if lesson.id in by_id:
+            raise AdmissionError(f"lesson {lesson.id!r} is supplied twice to {spec.role!r}")
+        by_id[lesson.id] = lesson
+    return by_id
+
+
+def _item_context(spec: RoleSpec, context: AdmissionContext) -> ItemContext:
+    checkout = context.checkout
+    return ItemContext(
+        spec=spec,
+        run=context.run,
+        evidence=RunEvidence.of(context.run),
+        verifier=context.verifier,
+        repository=context.repository,
+        source_commit=checkout.source_commit if checkout is not None else None,
+    )
+
+
+def _verdict(context: AdmissionContext, lesson: Lesson) -> Verdict:
+    if context.checkout is None:
+        return Verdict(False, "no_checkout")
+    return destructive_changes_allowed(context.checkout, lesson.evidence.source_commit)
+
+
+def _downgrade(
+    spec: RoleSpec,
+    context: AdmissionContext,
+    supplied: Mapping[str, Lesson],
+    decisions: Sequence[Mapping[str, Any]],
+    bound: Sequence[BoundDecision],
+    rejections: Sequence[Rejection],
+) -> tuple[list[BoundDecision], list[Downgrade]]:
+    """Turn accepted decisions the host cannot stand behind into ``defer``, recording why."""
+    applied = list(bound)
+    downgrades: list[Downgrade] = []
+
+    def defer(position: int, reason: str) -> None:
+        item = applied[position]
+        downgrades.append(Downgrade(item.index, item.id, item.applied, reason))
+        applied[position] = BoundDecision(item.index, item.decision, item.revision, "defer")
+
+    if spec.scope == "repository":
+        for position, item in enumerate(applied):
+            if item.applied in ("adapt", "retire"):
+                verdict = _verdict(context, supplied[item.id])
+                if not verdict.allowed:
+                    defer(position, verdict.reason)
+    refused = {rejection.index for rejection in rejections}
+    adapt_lost = any(d.action == "adapt" for d in downgrades) or any(
+        raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions)
+    )
+    if adapt_lost:
+        for position, item in enumerate(applied):
+            if item.applied == "retire":
+                defer(position, "related_adapt_not_applied")
+    return applied, sorted(downgrades, key=lambda d: d.index)
+
+
+def admit_maintenance(
+    answer: object, role: str, supplied: Sequence[Lesson], context: AdmissionContext
+) -> MaintenanceResult:
+    """Admit one maintenance batch: ``supplied`` are the lessons (at their frozen revisions)
+    the specialist was shown; its answer must decide each exactly once."""
+    spec = role_spec(role)
+    if not spec.maintenance:
+        raise AdmissionError(f"{role!r} is a discovery role; use admit_discovery")
+    by_id = _check_supplied(spec, supplied)
+    run_id = context.run.run_id
+
+    def failed(rejections: Sequence[Rejection]) -> MaintenanceResult:
+        return MaintenanceResult(spec.role, run_id, False, (), (), (), tuple(rejections))
+
+    shape = shape_rejections(answer, spec, context.max_answer_bytes)
+    if shape:
+        return failed(shape)
+    assert isinstance(answer, Mapping)
+    decisions: list[Mapping[str, Any]] = list(answer["decisions"])
+    coverage = _coverage(spec, decisions, by_id)
+    if coverage:
+        return failed(coverage)
+    if not _scope_enabled(spec, context.config):
+        return failed([Rejection("scope", spec.role, "scope_disabled", -1)])
+
+    items = _item_context(spec, context)
+    rejections: list[Rejection] = []
+    bound: list[BoundDecision] = []
+    for index, raw in enumerate(decisions):
+        lesson = by_id[raw["id"]]
+        checked = check_decision(raw, lesson, items)
+        if isinstance(checked, Refusal):
+            rejections.append(Rejection(checked.stage, spec.role, checked.code, index, lesson.id))
+            continue
+        bound.append(BoundDecision(index, checked, lesson.revision, checked.action))
+
+    bound, downgrades = _downgrade(spec, context, by_id, decisions, bound, rejections)
+    mutations: list[Mutation] = []
+    for item in bound:
+        if item.applied == "adapt":
+            mutations.append(Mutation("upsert", item.id, item.revision, item.decision.replacement))
+        elif item.applied == "retire":
+            mutations.append(Mutation("retire", item.id, item.revision))
+    return MaintenanceResult(
+        role=spec.role,
+        run_id=run_id,
+        complete=True,
+        decisions=tuple(bound),
+        mutations=tuple(mutations),
+        downgrades=tuple(downgrades),
+        rejections=tuple(rejections),
+    )
+
+
+def admit_discovery(answer: object, role: str, context: AdmissionContext) -> DiscoveryResult:
+    """Admit a discovery answer: every lesson that passes every stage becomes a Proposal."""
+    spec = role_spec(role)
+    if spec.maintenance:
+        raise AdmissionError(f"{role!r} is a maintenance role; use admit_maintenance")
+    run_id = context.run.run_id
+    shape = shape_rejections(answer, spec, context.max_answer_bytes)
+    if shape:
+        return DiscoveryResult(spec.role, run_id, (), shape)
+    if not _scope_enabled(spec, context.config):
+        return DiscoveryResult(
+            spec.role, run_id, (), (Rejection("scope", spec.role, "scope_disabled", -1),)
+        )
+    assert isinstance(answer, Mapping)
+    items = _item_context(spec, context)
+    admitted: list[AdmittedProposal] = []
+    rejections: list[Rejection] = []
+    for index, raw in enumerate(answer["lessons"]):
+        checked = check_discovery(raw, items)
+        if isinstance(checked, Refusal):
+            rejections.append(Rejection(checked.stage, spec.role, checked.code, index))
+        else:
+            admitted.append(AdmittedProposal(index, checked))
+    return DiscoveryResult(spec.role, run_id, tuple(admitted), tuple(rejections))
+
+
+def admit(
+    answer: object,
+    role: str,
+    context: AdmissionContext,
+    supplied: Sequence[Lesson] = (),
+) -> MaintenanceResult | DiscoveryResult:
+    """Dispatch on ``role``: maintenance roles need ``supplied``; discovery roles take none."""
+    if role_spec(role).maintenance:
+        return admit_maintenance(answer, role, supplied, context)
+    if supplied:
+        raise AdmissionError(f"{role!r} is a discovery role and takes no supplied lessons")
+    return admit_discovery(answer, role, context)

@@ -1,0 +1,170 @@
+"""The postmortem specialists' system prompts: Markdown package data with named placeholders.
+
+Each specialist's system prompt is the shared ``preamble.md`` followed by its own file. A
+placeholder is ``{{name}}`` (lowercase letters, digits and ``_``); double braces keep it apart
+from the JSON braces in the prompts' examples. Two kinds of value fill placeholders:
+
+* card limits (``title_bytes``, ``broad_words``, …) come from
+  :data:`active_memory.limits.LIMITS` and :data:`~active_memory.limits.BROAD_WORDS`, so a
+  prompt can never teach a limit that admission does not enforce; callers cannot override them;
+* run values the host supplies for each session (:data:`RUN_VALUES`): ``run_id``,
+  ``evidence_files`` (how to reach the private evidence files) and ``contract`` (the answer's
+  JSON Schema text).
+
+Rendering fails with :class:`~active_memory.errors.PromptError` on a missing, empty or unknown
+value, so a typo cannot ship a prompt with a hole in it. Substitution is a single pass: a value
+that itself contains ``{{…}}`` is inserted literally, because values carry run data.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Mapping
+from importlib import resources
+from types import MappingProxyType
+from typing import Literal, TypeAlias
+
+from active_memory.errors import PromptError
+from active_memory.limits import BROAD_WORDS, LIMITS
+
+__all__ = [
+    "LIMIT_VALUES",
+    "PREAMBLE",
+    "PROMPT_NAMES",
+    "RUN_VALUES",
+    "SPECIALISTS",
+    "Specialist",
+    "load_prompt",
+    "placeholders",
+    "prompt_sha256",
+    "render_prompt",
+    "system_prompt",
+]
+
+Specialist: TypeAlias = Literal[
+    "graph_maintenance", "repository_maintenance", "graph_discovery", "repository_discovery"
+]
+SPECIALISTS: tuple[Specialist, ...] = (
+    "graph_maintenance",
+    "repository_maintenance",
+    "graph_discovery",
+    "repository_discovery",
+)
+PREAMBLE = "preamble"
+PROMPT_NAMES: tuple[str, ...] = (PREAMBLE, *SPECIALISTS)
+RUN_VALUES = frozenset({"run_id", "evidence_files", "contract"})
+
+LIMIT_VALUES: Mapping[str, str] = MappingProxyType(
+    {
+        "title_bytes": str(LIMITS.title_bytes),
+        "recommendation_bytes": str(LIMITS.recommendation_bytes),
+        "reason_bytes": str(LIMITS.reason_bytes),
+        "references_min": str(LIMITS.references_min),
+        "references_max": str(LIMITS.references_max),
+        "files_max": str(LIMITS.files),
+        "folders_max": str(LIMITS.folders),
+        "path_bytes": str(LIMITS.path_bytes),
+        "identifiers_max": str(LIMITS.identifiers),
+        "identifier_min_chars": str(LIMITS.identifier_min_chars),
+        "identifier_max_chars": str(LIMITS.identifier_max_chars),
+        "keyword_groups_max": str(LIMITS.keyword_groups),
+        "keyword_group_min_terms": str(LIMITS.keyword_group_min_terms),
+        "keyword_group_max_terms": str(LIMITS.keyword_group_max_terms),
+        "keyword_min_chars": str(LIMITS.keyword_min_chars),
+        "keyword_max_chars": str(LIMITS.keyword_max_chars),
+        "broad_words": ", ".join(sorted(BROAD_WORDS)),
+    }
+)
+
+_PLACEHOLDER = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}")
+_SEPARATOR = "\n\n"
+
+
+def _check_name(name: str, allowed: tuple[str, ...]) -> None:
+    if name not in allowed:
+        raise PromptError(name, f"unknown prompt; expected one of {list(allowed)!r}")
+
+
+def _names_in(template: str) -> frozenset[str]:
+    return frozenset(_PLACEHOLDER.findall(template))
+
+
+@functools.cache
+def load_prompt(name: str) -> str:
+    """The raw template text of ``preamble`` or a specialist, checked for malformed placeholders."""
+    _check_name(name, PROMPT_NAMES)
+    text = resources.files(__name__).joinpath(f"{name}.md").read_text(encoding="utf-8")
+    return _check_template(name, text)
+
+
+def _check_template(name: str, text: str) -> str:
+    if "{{" in _PLACEHOLDER.sub("", text):
+        raise PromptError(name, "contains '{{' that is not a {{lowercase_name}} placeholder")
+    unknown = sorted(_names_in(text) - LIMIT_VALUES.keys() - RUN_VALUES)
+    if unknown:
+        raise PromptError(
+            name,
+            f"uses placeholders {unknown!r} that are neither card limits nor run values "
+            f"{sorted(RUN_VALUES)!r}",
+            unknown,
+        )
+    return text
+
+
+def placeholders(name: str) -> frozenset[str]:
+    """The run values a prompt needs; for a specialist this includes the preamble's."""
+    if name in SPECIALISTS:
+        return _names_in(_system_template(name)) & RUN_VALUES
+    return _names_in(load_prompt(name)) & RUN_VALUES
+
+
+def _system_template(specialist: str) -> str:
+    _check_name(specialist, SPECIALISTS)
+    return load_prompt(PREAMBLE) + _SEPARATOR + load_prompt(specialist)
+
+
+def _render(label: str, template: str, values: Mapping[str, object]) -> str:
+    fixed = sorted(values.keys() & LIMIT_VALUES.keys())
+    if fixed:
+        problem = f"{fixed!r} come from the card limits in active_memory.limits; do not pass them"
+        raise PromptError(label, problem, fixed)
+    needed = _names_in(template) & RUN_VALUES
+    missing = sorted(needed - values.keys())
+    if missing:
+        shown = ", ".join(f"{{{{{name}}}}}" for name in missing)
+        hint = ", ".join(f"{name}=..." for name in missing)
+        raise PromptError(label, f"no value for placeholder {shown}; pass {hint}", missing)
+    unknown = sorted(values.keys() - needed)
+    if unknown:
+        problem = f"got values {unknown!r} it has no placeholder for; it uses {sorted(needed)!r}"
+        raise PromptError(label, problem, unknown)
+    for name, value in values.items():
+        if not isinstance(value, str):
+            problem = f"value for {{{{{name}}}}} must be a string, got {type(value).__name__}"
+            raise PromptError(label, problem, [name])
+        if not value.strip():
+            raise PromptError(label, f"value for {{{{{name}}}}} is empty", [name])
+    filled = {**LIMIT_VALUES, **values}
+    return _PLACEHOLDER.sub(lambda match: str(filled[match.group(1)]), template)
+
+
+def render_prompt(name: str, **values: str) -> str:
+    """Render one template (``preamble`` or a specialist file) with exactly its run values."""
+    return _render(name, load_prompt(name), values)
+
+
+def system_prompt(specialist: str, **values: str) -> str:
+    """The complete system prompt of a specialist: the preamble, then its own instructions."""
+    return _render(specialist, _system_template(specialist), values)
+
+
+def prompt_sha256(specialist: str) -> str:
+    """Identifies the prompt as shipped: preamble + specialist, card limits filled in, run
+    values left as placeholders. Reports record it so a lesson can be traced to its prompt."""
+    template = _system_template(specialist)
+    shipped = _PLACEHOLDER.sub(
+        lambda match: LIMIT_VALUES.get(match.group(1), match.group(0)), template
+    )
+    return hashlib.sha256(shipped.encode("utf-8")).hexdigest()

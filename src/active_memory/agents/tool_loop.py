@@ -1,0 +1,354 @@
+"""One specialist session: the tool loop from a prompt to an answer that satisfies its contract.
+
+Send the request; run the tools the model calls and send their results; repeat until the model
+gives its final answer, which is parsed and validated with jsonschema against the contract. A
+malformed or invalid answer (or none at all) gets ONE repair turn carrying the errors; a second
+failure ends the session with :class:`ContractViolation`. Investigation ends (``final``) when
+two turns remain, the tool-call budget is spent, or a repair was asked for.
+
+The whole loop honours an absolute deadline on :func:`time.monotonic` (``asyncio.timeout``
+around every provider call) and a :class:`CancelToken`; asyncio cancellation of the calling task
+stops it too. Usage and retries are counted on the :class:`Session` as it goes, so a host can
+report them even when the session fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from active_memory.agents.providers.base import (
+    AnswerContract,
+    AssistantMessage,
+    Message,
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+    RequestLabels,
+    StopReason,
+    TokenUsage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from active_memory.agents.tools import Toolbox, ToolOutcome
+from active_memory.cancel import CancelToken
+from active_memory.errors import (
+    ConfigError,
+    ContractViolation,
+    ProviderDeadlineExceeded,
+    SessionCancelled,
+)
+from active_memory.models.runs import Binding
+
+__all__ = [
+    "AnswerCheck",
+    "CancelToken",
+    "Session",
+    "SessionLimits",
+    "SessionResult",
+    "check_answer",
+    "run_session",
+]
+
+_MAX_LISTED_ERRORS = 20
+_MAX_ERROR_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    """Bounds on one session: provider calls (turns), tool calls, tokens per response."""
+
+    max_turns: int = 24
+    max_tool_calls: int = 64
+    max_tokens: int = 16_384
+
+    def __post_init__(self) -> None:
+        if self.max_turns < 2:
+            raise ConfigError("limits.max_turns", "must be at least 2 (an answer and a repair)")
+        if self.max_tool_calls < 0:
+            raise ConfigError("limits.max_tool_calls", "must not be negative")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    """A session that ended with a valid answer, and what it cost."""
+
+    answer: dict[str, Any]
+    answer_json: str
+    turns: int
+    tool_calls: int
+    usage: TokenUsage
+    retries: int
+    elapsed: float
+    stop_reason: StopReason
+    repaired: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCheck:
+    """An answer parsed and validated: ``value`` when valid, else the errors, in path order."""
+
+    value: dict[str, Any] | None
+    errors: tuple[str, ...] = field(default=())
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS] + "…"
+
+
+def check_answer(contract: AnswerContract, raw: str) -> AnswerCheck:
+    """Parse ``raw`` as JSON and validate it against the contract; never raises."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as e:
+        return AnswerCheck(
+            None, (f"the answer is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}",)
+        )
+    if not isinstance(value, dict):
+        return AnswerCheck(None, ("the answer must be a JSON object",))
+    validator = Draft202012Validator(dict(contract.schema))
+    found = sorted(
+        validator.iter_errors(value), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
+    )
+    if not found:
+        return AnswerCheck(value)
+    errors = [
+        _short(f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}")
+        for error in found[:_MAX_LISTED_ERRORS]
+    ]
+    if len(found) > _MAX_LISTED_ERRORS:
+        errors.append(f"(+{len(found) - _MAX_LISTED_ERRORS} more errors)")
+    return AnswerCheck(None, tuple(errors))
+
+
+class Session:
+    """One specialist's provider session; construct, then ``await session.run()``.
+
+    ``turns``, ``tool_calls``, ``usage`` and ``retries`` are live counters, readable after a
+    failure too. ``binding`` supplies the model and effort; the provider was built for its lane
+    and connections.
+    """
+
+    def __init__(
+        self,
+        provider: ModelProvider,
+        binding: Binding,
+        *,
+        system: str,
+        prompt: str,
+        contract: AnswerContract,
+        deadline: float,
+        toolbox: Toolbox | None = None,
+        limits: SessionLimits | None = None,
+        cancel: CancelToken | None = None,
+        specialist: str = "",
+        batch: int = 0,
+    ) -> None:
+        self._provider = provider
+        self._binding = binding
+        self._system = system
+        self._contract = contract
+        self._deadline = deadline
+        self._toolbox = toolbox
+        self._limits = limits or SessionLimits()
+        self._cancel = cancel
+        self._specialist = specialist
+        self._batch = batch
+        self._messages: list[Message] = [UserMessage(prompt)]
+        self._tools = toolbox.specs() if toolbox is not None else ()
+        self.turns = 0
+        self.tool_calls = 0
+        self.usage = TokenUsage()
+        self.retries = 0
+        self.repaired = False
+        self._final = False
+
+    @property
+    def _who(self) -> str:
+        return f"session of specialist {self._specialist!r} batch {self._batch}"
+
+    async def run(self) -> SessionResult:
+        started = time.monotonic()
+        while True:
+            self._check_stop()
+            self._enter_final_if_due()
+            response = await self._call(self._request())
+            self._messages.append(AssistantMessage.from_response(response))
+            if response.answer is not None:
+                check = check_answer(self._contract, response.answer)
+                if check.value is not None:
+                    return SessionResult(
+                        answer=check.value,
+                        answer_json=response.answer,
+                        turns=self.turns,
+                        tool_calls=self.tool_calls,
+                        usage=self.usage,
+                        retries=self.retries,
+                        elapsed=time.monotonic() - started,
+                        stop_reason=response.stop_reason,
+                        repaired=self.repaired,
+                    )
+                self._repair(response, check.errors)
+            elif response.tool_calls and not self._final:
+                await self._run_tools(response.tool_calls)
+            else:
+                self._repair(response, (self._missing_answer(response),))
+
+    def _check_stop(self) -> None:
+        if self._cancel is not None and self._cancel.cancelled:
+            raise SessionCancelled(f"{self._who} was cancelled after {self.turns} turn(s)")
+        if time.monotonic() >= self._deadline:
+            raise ProviderDeadlineExceeded(
+                f"{self._who}: the deadline passed after {self.turns} turn(s)"
+            )
+
+    def _enter_final_if_due(self) -> None:
+        if self._final:
+            return
+        last_turns = self._limits.max_turns - self.turns <= 2
+        no_tools = self.tool_calls >= self._limits.max_tool_calls
+        if last_turns or no_tools:
+            self._final = True
+            self._messages.append(
+                UserMessage(
+                    "Investigation is over: call no more investigation tools. Give your "
+                    f"complete final {self._contract.name} answer now."
+                )
+            )
+
+    def _request(self) -> ModelRequest:
+        return ModelRequest(
+            model=self._binding.model,
+            system=self._system,
+            messages=tuple(self._messages),
+            contract=self._contract,
+            tools=self._tools,
+            effort=self._binding.effort,
+            max_tokens=self._limits.max_tokens,
+            deadline=self._deadline,
+            final=self._final,
+            labels=RequestLabels(self._specialist, self._batch, self.turns + 1),
+        )
+
+    async def _call(self, request: ModelRequest) -> ModelResponse:
+        remaining = self._deadline - time.monotonic()
+        call = asyncio.ensure_future(self._provider.complete(request))
+        waiters: set[asyncio.Future[Any]] = {call}
+        if self._cancel is not None:
+            waiters.add(asyncio.ensure_future(self._cancel.wait()))
+        try:
+            async with asyncio.timeout(remaining):
+                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        except TimeoutError as e:
+            raise ProviderDeadlineExceeded(
+                f"{self._who}: no response before the deadline on turn {self.turns + 1}"
+            ) from e
+        finally:
+            pending = [waiter for waiter in waiters if not waiter.done()]
+            for waiter in pending:
+                waiter.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        if not call.done() or call.cancelled():
+            raise SessionCancelled(f"{self._who} was cancelled during turn {self.turns + 1}")
+        response = call.result()
+        self.turns += 1
+        self.usage += response.usage
+        self.retries += response.retries
+        return response
+
+    async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
+        for call in calls:
+            self._check_stop()
+            if self._toolbox is None:
+                content, is_error = "no investigation tools are available in this session", True
+            elif self.tool_calls >= self._limits.max_tool_calls:
+                content, is_error = "the tool-call budget is spent; give your final answer", True
+            else:
+                self.tool_calls += 1
+                outcome = await self._run_tool(self._toolbox, call)
+                content, is_error = outcome.content, outcome.is_error
+            self._messages.append(ToolResult(call.id, call.name, content, is_error))
+
+    async def _run_tool(self, toolbox: Toolbox, call: ToolCall) -> ToolOutcome:
+        # Tools bound their own work by the deadline (regex match timeouts, chunked reads);
+        # this timeout is the session's guarantee that it ends at the deadline regardless.
+        scope = asyncio.timeout(self._deadline - time.monotonic())
+        try:
+            async with scope:
+                return await toolbox.run(call, deadline=self._deadline)
+        except TimeoutError as e:
+            if not scope.expired():
+                raise
+            raise ProviderDeadlineExceeded(
+                f"{self._who}: the deadline passed during tool call {call.name!r}"
+            ) from e
+
+    def _missing_answer(self, response: ModelResponse) -> str:
+        if response.stop_reason == "refusal":
+            return f"no answer was given: the model refused ({_short(response.text)!r})"
+        if response.stop_reason == "max_tokens":
+            return "no answer was given: the response hit the token limit"
+        return f"no answer was given; the answer must be given as {self._contract.name}"
+
+    def _repair(self, response: ModelResponse, errors: tuple[str, ...]) -> None:
+        """Ask once for a corrected answer; a second failure is the session's failure."""
+        if self.repaired:
+            raise ContractViolation(self._contract.name, errors)
+        self.repaired = True
+        self._final = True
+        for call in response.tool_calls:
+            self._messages.append(
+                ToolResult(call.id, call.name, "not run: give your final answer instead", True)
+            )
+        listed = "\n".join(f"- {error}" for error in errors)
+        text = (
+            f"Your answer does not satisfy the {self._contract.name} contract:\n{listed}\n"
+            "Give the complete corrected answer now; do not call investigation tools."
+        )
+        if response.answer is not None and response.answer_call_id is not None:
+            self._messages.append(
+                ToolResult(response.answer_call_id, self._contract.name, text, is_error=True)
+            )
+        else:
+            self._messages.append(UserMessage(text))
+
+
+async def run_session(
+    provider: ModelProvider,
+    binding: Binding,
+    *,
+    system: str,
+    prompt: str,
+    contract: AnswerContract | Mapping[str, Any],
+    deadline: float,
+    contract_name: str = "answer",
+    toolbox: Toolbox | None = None,
+    limits: SessionLimits | None = None,
+    cancel: CancelToken | None = None,
+    specialist: str = "",
+    batch: int = 0,
+) -> SessionResult:
+    """Run one session to a valid answer; ``contract`` may be a bare strict JSON Schema dict."""
+    if not isinstance(contract, AnswerContract):
+        contract = AnswerContract(name=contract_name, schema=contract)
+    session = Session(
+        provider,
+        binding,
+        system=system,
+        prompt=prompt,
+        contract=contract,
+        deadline=deadline,
+        toolbox=toolbox,
+        limits=limits,
+        cancel=cancel,
+        specialist=specialist,
+        batch=batch,
+    )
+    return await session.run()

@@ -1,0 +1,103 @@
+"""Human output for postmortem reports, and the progress lines shown on a terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Mapping
+
+import click
+
+from active_memory.models.lessons import Lesson
+from active_memory.postmortem.report import PostmortemReport, SpecialistReport
+
+__all__ = ["format_lessons", "format_report", "progress_printer"]
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in counts.items() if value) or "none"
+
+
+def _row(s: SpecialistReport) -> str:
+    d = s.decisions
+    tokens = f"{s.input_tokens}/{s.output_tokens}"
+    return (
+        f"  {s.specialist:<23} {s.status:<14} {s.batches:>7} {d.get('keep', 0):>4} "
+        f"{d.get('adapt', 0):>5} {d.get('retire', 0):>6} {d.get('defer', 0):>5} "
+        f"{s.proposals_accepted:>4} {s.rejected:>8} {tokens:>13} {s.elapsed_ms:>7} ms"
+    )
+
+
+def format_report(report: PostmortemReport) -> list[str]:
+    seconds = report.elapsed_ms / 1000
+    lines = [
+        f"run          {report.run_id}",
+        f"status       {report.status} in {seconds:.2f} s",
+    ]
+    if report.reason:
+        lines.append(f"reason       {report.reason}")
+    lines.extend(f"note         {note}" for note in report.notes)
+    if report.source_node is not None:
+        lines.append(f"source node  {report.source_node} ({report.provider} {report.model})")
+    if report.generation_before is not None:
+        lines.append(
+            f"store        generation {report.generation_before} -> {report.generation_after}"
+        )
+    lines.append(
+        "  specialist              status         batches keep adapt retire defer  new "
+        "rejected tokens in/out    time"
+    )
+    lines.extend(_row(s) for s in report.specialists)
+    lines.append(f"rejections   {_counts(report.rejections)}")
+    verb = "would publish" if report.dry_run else "published"
+    lines.append(f"changes      {len(report.changes)} {verb}")
+    for change in report.changes:
+        revision = change.revision if change.revision is not None else "-"
+        title = f"  {change.title}" if change.title else ""
+        lines.append(
+            f"  {change.op:<7} {change.id}@{revision:<3} {change.specialist:<22}{title}".rstrip()
+        )
+    downgrades = [(s.specialist, d) for s in report.specialists for d in s.downgrades]
+    if downgrades:
+        lines.append("downgrades")
+        for specialist, note in downgrades:
+            lines.append(f"  {note.action} -> defer  {note.id}  {specialist}  ({note.reason})")
+    errors = [s for s in report.specialists if s.error]
+    if errors:
+        lines.append("errors")
+        lines.extend(f"  {s.specialist}: {s.error}" for s in errors)
+    lines.append("hashes       prompt / contract sha256")
+    for name, digest in report.prompt_sha256.items():
+        contract = report.contract_sha256.get(name, "")
+        lines.append(f"  {name:<23} {digest[:16]} / {contract[:16]}")
+    return lines
+
+
+def format_lessons(lessons: tuple[Lesson, ...]) -> list[str]:
+    lines: list[str] = []
+    for lesson in lessons:
+        scope = lesson.scope
+        if scope.kind == "graph":
+            where = f"node {scope.to_dict()['node_id']}"
+        else:
+            data = scope.to_dict()
+            where = ", ".join([*data["files"], *data["folders"], *data["identifiers"]])
+        lines.append(f"{lesson.key}  [{scope.kind}: {where}]")
+        lines.append(f"  {lesson.title}")
+        lines.append(f"  {lesson.recommendation}")
+        evidence = lesson.evidence
+        commit = (evidence.source_commit or "unknown")[:12]
+        lines.append(f"  evidence: {', '.join(evidence.references)} (source {commit})")
+    return lines
+
+
+def progress_printer(enabled: bool) -> Callable[[str, str], None] | None:
+    """One stderr line per specialist state change, only when stderr is a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        return None
+    started = time.monotonic()
+
+    def show(specialist: str, state: str) -> None:
+        click.echo(f"[{time.monotonic() - started:6.2f}s] {specialist}: {state}", err=True)
+
+    return show

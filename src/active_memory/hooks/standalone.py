@@ -1,0 +1,240 @@
+"""A long-lived broker for one workspace, for a plain Claude Code / Codex / Copilot / pi user.
+
+``active-memory serve`` keeps a recall index of the workspace's repository lessons, reloads it
+when the store's generation changes, and answers hooks from every conversation on that machine.
+It leaves two private files (mode 0600, in a 0700 directory beside the store):
+
+* ``<id>.json``: the state (pid, url, workspace, repository, store, ticket path);
+* ``<id>.ticket``: a curl configuration with the url and token, read by ``curl -K`` hooks, the
+  Python helper and the pi extension.
+
+``<id>`` is derived from the workspace's real path. A restart reuses the previous port and
+token when it can, so hooks written by ``active-memory hooks install`` stay valid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from active_memory.errors import RecallError
+from active_memory.hooks.dispatch import broker_handler
+from active_memory.hooks.ticket import read_ticket, write_ticket
+from active_memory.models.config import ActiveMemoryConfig
+from active_memory.private_files import write_private_text
+from active_memory.recall.broker import Handler, RecallBroker
+from active_memory.recall.index import RecallIndex
+from active_memory.recall.recall_session import RecallSession
+from active_memory.recall.signals import WorkspaceRoot
+from active_memory.repository import repository_key
+from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
+
+__all__ = ["ServeState", "Server", "find_live", "private_dir", "serve_paths"]
+
+_log = logging.getLogger("active_memory.hooks.standalone")
+
+
+@dataclass(frozen=True, slots=True)
+class ServeState:
+    pid: int
+    url: str
+    ticket: str
+    workspace: str
+    repository: str
+    store: str
+    generation: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (mode 0700) if needed and refuse one that others can read or write."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = path.stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise RecallError(
+            f"{str(path)!r} must be a directory only you can use (mode 0700); "
+            f"run `chmod 700 {path}`"
+        )
+    return path
+
+
+def serve_paths(state_dir: Path, workspace: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """The state and ticket files of the broker serving ``workspace``."""
+    real = os.path.realpath(os.fspath(workspace))
+    name = hashlib.sha256(real.encode("utf-8")).hexdigest()[:16]
+    return state_dir / f"{name}.json", state_dir / f"{name}.ticket"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _answers(url: str, token: str) -> bool:
+    host, _, port = url.split("//", 1)[-1].split("/", 1)[0].rpartition(":")
+    request = (
+        f"GET /health HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode("ascii")
+    try:
+        with socket.create_connection((host, int(port)), timeout=0.5) as sock:
+            sock.sendall(request)
+            return sock.recv(64).startswith(b"HTTP/1.1 200")
+    except (OSError, ValueError):
+        return False
+
+
+def find_live(state_dir: Path, workspace: str | os.PathLike[str]) -> ServeState | None:
+    """The running broker for ``workspace``, if its process is alive and it answers."""
+    state_path, _ = serve_paths(state_dir, workspace)
+    try:
+        state = ServeState(**json.loads(state_path.read_text(encoding="utf-8")))
+        url, token = read_ticket(state.ticket)
+    except (OSError, ValueError, TypeError):
+        return None
+    if not _alive(state.pid) or not _answers(url, token):
+        return None
+    return state
+
+
+def _listen(handler: Handler, token: str | None, ports: list[int]) -> RecallBroker:
+    """Start on the first port that binds (the previous one first, so installed hooks hold)."""
+    failure = RecallError("no port to listen on")
+    for port in dict.fromkeys(ports):
+        try:
+            return RecallBroker(handler, token=token, port=port).start()
+        except RecallError as exc:
+            failure = exc
+    raise failure
+
+
+class Server:
+    """Serves one workspace's lessons from ``backend`` until closed; reloads on new generations."""
+
+    def __init__(
+        self,
+        backend: ActiveMemoryBackend,
+        workspace: str | os.PathLike[str],
+        *,
+        state_dir: Path,
+        store: str,
+        repository: str | None = None,
+        config: ActiveMemoryConfig | None = None,
+        port: int | None = None,
+        poll_s: float = 1.0,
+    ) -> None:
+        self.backend = backend
+        self.workspace = os.path.abspath(os.fspath(workspace))
+        self.repository = repository or repository_key(self.workspace)
+        self.config = config or ActiveMemoryConfig(graph=False)
+        self.state_path, self.ticket_path = serve_paths(state_dir, self.workspace)
+        self._state_dir = state_dir
+        self._store = store
+        self._port = port
+        self._poll_s = poll_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._broker: RecallBroker | None = None
+        self.generation = -1
+        self.session: RecallSession | None = None
+
+    def _index(self) -> RecallIndex:
+        identity = RunIdentity("serve", repository=self.repository)
+        snapshot = self.backend.snapshot(SnapshotRequest(identity, repository=True, graph=False))
+        self.generation = snapshot.generation
+        return RecallIndex(snapshot.lessons, repository=self.repository)
+
+    def _previous(self) -> tuple[str | None, int]:
+        try:
+            url, token = read_ticket(self.ticket_path)
+            port = int(url.split("//", 1)[-1].split("/", 1)[0].rpartition(":")[2])
+        except (OSError, ValueError):
+            return None, 0
+        return token, port
+
+    def start(self) -> ServeState:
+        private_dir(self._state_dir)
+        live = find_live(self._state_dir, self.workspace)
+        if live is not None and live.pid != os.getpid():
+            raise RecallError(
+                f"a broker (pid {live.pid}) already serves {self.workspace!r} at {live.url}; "
+                "stop it first"
+            )
+        self.session = RecallSession(self._index(), WorkspaceRoot.at(self.workspace), self.config)
+        handler = broker_handler(self.session, default_node="standalone", workspace_only=True)
+        token, previous_port = self._previous()
+        ports = [self._port] if self._port is not None else [previous_port, 0]
+        self._broker = _listen(handler, token, ports)
+        write_ticket(self.ticket_path, self._broker.url, self._broker.token)
+        state = self.state()
+        write_private_text(self.state_path, json.dumps(state.to_dict(), indent=2) + "\n")
+        self._thread = threading.Thread(target=self._watch, name="active-memory-reload",
+                                        daemon=True)  # fmt: skip
+        self._thread.start()
+        return state
+
+    def state(self) -> ServeState:
+        if self._broker is None:
+            raise RecallError("the server is not running; call start() first")
+        return ServeState(os.getpid(), self._broker.url, str(self.ticket_path), self.workspace,
+                          self.repository, self._store, self.generation)  # fmt: skip
+
+    def reload_if_changed(self) -> bool:
+        """Swap in a fresh index when the store's generation moved; True when it did."""
+        if self.session is None or self.backend.generation() == self.generation:
+            return False
+        self.session.replace_index(self._index())
+        _log.info("reloaded lessons at store generation %d", self.generation)
+        return True
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._poll_s):
+            try:
+                self.reload_if_changed()
+            except Exception:
+                # Keep serving the last complete snapshot; a later poll may succeed.
+                _log.exception("could not reload lessons; still serving generation %d",
+                               self.generation)  # fmt: skip
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until ``close`` (from another thread or a signal handler); True once closed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._stop.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            self._stop.wait(0.5 if left is None else min(left, 0.5))
+        return True
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._broker is not None:
+            self._broker.close()
+            self._broker = None
+        with contextlib.suppress(OSError):
+            self.state_path.unlink()
+
+    def __enter__(self) -> Server:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

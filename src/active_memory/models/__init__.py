@@ -1,0 +1,1 @@
+"""The data models: lessons and their changes, run records, runtime configuration."""

@@ -1,0 +1,80 @@
+"""How a specialist failure becomes a report entry: a status, a stable code, one line.
+
+Messages never carry answer text: a contract violation is described by its count of errors, not
+by the errors themselves (jsonschema quotes the offending values, which may be lesson text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+
+from active_memory.errors import (
+    ActiveMemoryError,
+    AnswerRefused,
+    ContractViolation,
+    EvidenceCancelled,
+    EvidenceError,
+    ProviderDeadlineExceeded,
+    ProviderError,
+    ReplayMismatch,
+    SessionCancelled,
+    StoreError,
+)
+from active_memory.postmortem.report import SpecialistStatus
+
+__all__ = ["Failure", "classify", "one_line", "unexpected"]
+
+_ERROR_CHARS = 300
+_CODES: tuple[tuple[type[BaseException], str], ...] = (
+    (AnswerRefused, "answer_refused"),
+    (EvidenceError, "evidence_error"),
+    (ReplayMismatch, "replay_mismatch"),
+    (ProviderError, "provider_error"),
+    (StoreError, "store_error"),
+    (ActiveMemoryError, "error"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    status: SpecialistStatus
+    code: str
+    message: str
+
+
+def one_line(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= _ERROR_CHARS else text[: _ERROR_CHARS - 1] + "…"
+
+
+def classify(error: BaseException, *, cancelled: bool) -> Failure:
+    """The report entry for ``error``; ``cancelled`` says whether the host cancelled (else a
+    stop is the shared deadline's)."""
+    stopped: SpecialistStatus = "cancelled" if cancelled else "timed_out"
+    if isinstance(error, (asyncio.CancelledError, SessionCancelled, EvidenceCancelled)):
+        what = "cancelled by the host" if cancelled else "stopped at the shared deadline"
+        return Failure(stopped, stopped, f"{what}; nothing of it was published")
+    if isinstance(error, (ProviderDeadlineExceeded, TimeoutError)):
+        return Failure("timed_out", "timed_out", "the shared postmortem deadline passed")
+    if isinstance(error, ContractViolation):
+        message = (
+            f"the answer did not satisfy contract {error.contract!r} after one repair turn "
+            f"({len(error.errors)} error(s))"
+        )
+        return Failure("failed", "contract_violation", message)
+    for kind, code in _CODES:
+        if isinstance(error, kind):
+            return Failure("failed", code, one_line(str(error)))
+    # A bug must not take the host's run down with it: it is reported like any failure.
+    return Failure("failed", "internal_error", one_line(f"{type(error).__name__}: {error}"))
+
+
+def unexpected(code: str, what: str, error: BaseException) -> Failure:
+    """A failure outside any specialist (the store, the provider factory, the id source): a
+    library error keeps its own message, which already says what to do; anything else is named
+    by where it happened and its type, since its text was never written for a report."""
+    if isinstance(error, ActiveMemoryError):
+        return Failure("failed", code, one_line(str(error)))
+    return Failure("failed", code, one_line(f"{what}: {type(error).__name__}: {error}"))

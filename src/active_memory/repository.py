@@ -1,0 +1,167 @@
+"""Repository identity: the credential-free key lessons are stored and recalled under.
+
+``forge:host[:port]/owner/repo`` from the ``origin`` remote when there is one (credentials
+dropped), else ``local:<hash>`` of the checkout's top-level directory, whichever folder inside it
+is given; ``repo:<name>`` is an opaque key a host may choose. The remote is read from the git
+configuration without running git. ``.git`` may be a directory, or a file pointing at a linked
+worktree's or a submodule's git directory (a worktree's ``commondir`` holds the shared config).
+
+This is the only derivation of the key: the models, recall (the stdlib-only hook path included)
+and checkout inspection all call :func:`repository_key`, so a lesson published from one folder of
+a checkout is recalled from any other. Standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from active_memory.errors import LessonValidationError
+
+__all__ = [
+    "find_checkout",
+    "git_dir",
+    "local_repository_key",
+    "origin_url",
+    "repository_key",
+    "repository_key_from_remote",
+    "validate_repository_key",
+]
+
+KEY_BYTES = 256
+# Credential-free repository keys: forge:host[:port]/owner/repo, local:<hex>, repo:<opaque>.
+_REPOSITORY_KEY = re.compile(
+    r"forge:[a-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~-]+)+"
+    r"|local:[0-9a-f]{16,64}"
+    r"|repo:[A-Za-z0-9._~/-]+"
+)
+
+
+def validate_repository_key(field_name: str, value: object) -> str:
+    """``value`` if it is a credential-free key, else LessonValidationError naming the field."""
+    if not isinstance(value, str):
+        raise LessonValidationError(field_name, f"must be a string, got {type(value).__name__}")
+    # The pattern admits no whitespace or control character, so it also keeps the key one line.
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > KEY_BYTES:
+        raise LessonValidationError(field_name, f"is {size} UTF-8 bytes; the limit is {KEY_BYTES}")
+    if not _REPOSITORY_KEY.fullmatch(value) or "@" in value or ".." in value:
+        raise LessonValidationError(
+            field_name,
+            f"{value!r} is not a credential-free repository key "
+            "(forge:host/owner/repo, local:<hex> or repo:<name>)",
+        )
+    return value
+
+
+def repository_key_from_remote(url: str) -> str:
+    """Turn a git remote URL into ``forge:host/owner/repo``, dropping any credentials.
+
+    Accepts ``https://user:token@host/owner/repo.git``, ``ssh://git@host:22/owner/repo`` and
+    scp-like ``git@host:owner/repo.git``.
+    """
+    text = url.strip()
+    scp = re.fullmatch(r"(?:[^@/\s]+@)?([A-Za-z0-9.-]+):(?!//)([^\s]+)", text)
+    if scp and "://" not in text:
+        host, path, port = scp.group(1), scp.group(2), None
+    else:
+        parts = urlsplit(text)
+        if not parts.hostname or not parts.path.strip("/"):
+            raise LessonValidationError("repository", f"cannot derive a key from remote {url!r}")
+        host, path = parts.hostname, parts.path
+        port = parts.port if parts.scheme not in ("https", "http", "ssh", "git") else None
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[: -len(".git")]
+    host = host.lower()
+    key = f"forge:{host}{f':{port}' if port else ''}/{path}"
+    return validate_repository_key("repository", key)
+
+
+def local_repository_key(checkout: str | os.PathLike[str]) -> str:
+    """A stable key for a checkout without a remote: a hash of its resolved absolute path."""
+    resolved = os.path.realpath(os.fspath(checkout))
+    return "local:" + hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:32]
+
+
+_SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+_URL = re.compile(r"\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def find_checkout(path: str | os.PathLike[str]) -> Path | None:
+    """The top-level directory of the git checkout containing ``path``, if any.
+
+    Like ``git rev-parse --show-toplevel``: symlinks are resolved first, then the nearest folder
+    holding ``.git`` (a directory, or the file of a linked worktree or submodule) wins.
+    """
+    current = Path(os.path.realpath(os.fspath(path)))
+    for candidate in (current, *current.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def git_dir(checkout: Path) -> Path | None:
+    """The git directory holding the shared config (a linked worktree's ``commondir``)."""
+    dot_git = checkout / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    try:
+        text = dot_git.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    linked = Path(text[len("gitdir:") :].strip())
+    linked = linked if linked.is_absolute() else checkout / linked
+    try:
+        common = (linked / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return linked
+    return Path(os.path.normpath(linked / common))
+
+
+def _unquote(value: str) -> str:
+    value = re.split(r"\s[;#]", value, maxsplit=1)[0].strip()
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return value
+
+
+def origin_url(checkout: Path) -> str | None:
+    """The ``url`` of ``[remote "origin"]`` in the checkout's git config, if set."""
+    directory = git_dir(checkout)
+    if directory is None:
+        return None
+    try:
+        lines = (directory / "config").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    in_origin = False
+    for line in lines:
+        section = _SECTION.match(line)
+        if section:
+            in_origin = section.group(1).lower() == "remote" and section.group(2) == "origin"
+            line = section.group(3)
+        if in_origin:
+            url = _URL.match(line)
+            if url:
+                return _unquote(url.group(1)) or None
+    return None
+
+
+def repository_key(workspace: str | os.PathLike[str]) -> str:
+    """``forge:host/owner/repo`` from the origin remote, else ``local:<hash>`` of the checkout."""
+    checkout = find_checkout(workspace)
+    if checkout is None:
+        return local_repository_key(workspace)
+    url = origin_url(checkout)
+    if url:
+        try:
+            return repository_key_from_remote(url)
+        except LessonValidationError:
+            pass  # a remote we cannot name (a local path, say) identifies nothing portable
+    return local_repository_key(checkout)

@@ -1,0 +1,52 @@
+"""The secret and injection screen for cards that reach the store without admission.
+
+Admission checks what specialists propose. A card can also arrive by ``lessons import`` (a
+file anyone may have edited) or come back by ``lessons revert`` (an old revision written before
+today's detectors); both are published as they are, so both pass this screen first. It applies
+admission's own detectors to the same fields: secrets in every string a specialist writes
+(title, recommendation, reason, references, associations) plus the host identifiers (run id,
+node id) for credential formats, and instructions in the title and recommendation, the text
+future agents are shown.
+
+Like admission it is pure and returns codes, never text, so a refusal can name what is wrong
+without repeating the secret or the planted instruction. It uses only the standard library: the
+store calls it, and the store must stay importable by the stdlib-only hook helper.
+"""
+
+from __future__ import annotations
+
+from active_memory.models.lessons import GraphScope, LessonDraft
+from active_memory.screening.instructions import find_instruction
+from active_memory.screening.secrets import find_credential, find_secret
+
+__all__ = ["screen_card"]
+
+
+def _authored_strings(draft: LessonDraft) -> tuple[str, ...]:
+    scope = draft.scope
+    evidence = draft.evidence
+    strings = [draft.title, draft.recommendation, evidence.reason, *evidence.references]
+    if not isinstance(scope, GraphScope):
+        strings += [*scope.files, *scope.folders, *scope.identifiers]
+        strings += [term for group in scope.keyword_groups for term in group]
+    return tuple(strings)
+
+
+def _identifiers(draft: LessonDraft) -> tuple[str, ...]:
+    scope = draft.scope
+    node = (scope.node_id,) if isinstance(scope, GraphScope) else ()
+    return (draft.evidence.run_id, *node)
+
+
+def screen_card(draft: LessonDraft) -> tuple[str, ...]:
+    """Every problem admission would refuse ``draft`` for, as ``stage:code`` (empty: clean).
+
+    Codes are unique, secrets first (``secret:github_token``), then instructions
+    (``injection:override_instructions``); see docs/admission.md for the lists.
+    """
+    secrets = [find_secret(text) for text in _authored_strings(draft)]
+    secrets += [find_credential(text) for text in _identifiers(draft)]
+    instructions = [find_instruction(text) for text in (draft.title, draft.recommendation)]
+    codes = [f"secret:{kind}" for kind in secrets if kind]
+    codes += [f"injection:{kind}" for kind in instructions if kind]
+    return tuple(dict.fromkeys(codes))

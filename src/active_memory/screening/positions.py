@@ -1,0 +1,63 @@
+"""Source positions in card text: ``path:123``, "line 42", ``#L10`` anchors.
+
+Positions go stale with the next edit, so admission refuses them in card text; URLs are exempt
+(a permalink is stable). Legacy cards that already carry positions stay readable in the store,
+but maintenance must adapt or defer them.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["find_position"]
+
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://\S+")
+_SOURCE_EXTENSIONS = frozenset(
+    {
+        "py", "pyi", "pyx", "ipynb", "js", "mjs", "cjs", "jsx", "ts", "tsx", "vue", "svelte", "rs",
+        "go", "java", "kt", "kts", "scala", "groovy", "gradle", "c", "h", "cc", "cpp", "cxx", "hh",
+        "hpp", "hxx", "m", "mm", "cs", "fs", "vb", "swift", "dart", "rb", "php", "pl", "pm", "lua",
+        "r", "jl", "ex", "exs", "erl", "hrl", "hs", "ml", "mli", "clj", "cljs", "elm", "zig", "nim",
+        "sh", "bash", "zsh", "fish", "ps1", "bat", "cmd", "sql", "graphql", "proto", "thrift", "tf",
+        "tfvars", "hcl", "nix", "md", "mdx", "rst", "txt", "adoc", "json", "jsonl", "yaml", "yml",
+        "toml", "ini", "cfg", "conf", "env", "xml", "html", "htm", "css", "scss", "sass", "less",
+        "cmake", "mk", "make", "lock", "csv", "tsv",
+    }
+)  # fmt: skip
+_EXTENSIONLESS = frozenset(
+    {"makefile", "dockerfile", "containerfile", "rakefile", "gemfile", "justfile", "procfile",
+        "vagrantfile", "jenkinsfile", "brewfile", "podfile", "build", "workspace"}
+)  # fmt: skip
+# path:123 or path:12:5, the path made of ordinary path characters.
+_FILE_LINE = re.compile(r"(?<![\w./~-])((?:[\w.~-]+/)*[\w.~-]+):(\d+)(?::\d+)?(?!\.?\d)")
+_LINE_WORDS = re.compile(r"(?i)\blines?\s+\d+\b")
+_ANCHOR = re.compile(
+    r"#L\d+\b"  # #L10, #L10-L20
+    r"|\bL\d+(?:C\d+)?\s*-\s*L?\d+\b"  # L10-L20
+    r"|(?<=\.)[A-Za-z][A-Za-z0-9]{0,9}\s+L\d+\b"  # config.py L10
+)
+
+
+def _is_source_path(token: str) -> bool:
+    name = token.rsplit("/", 1)[-1]
+    if "." in name.strip("."):
+        extension = name.rsplit(".", 1)[-1].lower()
+        return extension in _SOURCE_EXTENSIONS or ("/" in token and extension.isalpha())
+    return name.lower() in _EXTENSIONLESS or ("/" in token and not token.startswith("/"))
+
+
+def find_position(text: str) -> str | None:
+    """The kind of source position in ``text`` (``file_line``, ``line_words``, ``anchor``).
+
+    Hosts and ports (``localhost:8080``), versions (``python:3.11``) and times (``12:30``) are
+    not positions; neither is anything inside a URL.
+    """
+    without_urls = _URL.sub(" ", text)
+    for match in _FILE_LINE.finditer(without_urls):
+        if _is_source_path(match.group(1)):
+            return "file_line"
+    if _LINE_WORDS.search(without_urls):
+        return "line_words"
+    if _ANCHOR.search(without_urls):
+        return "anchor"
+    return None

@@ -1,0 +1,44 @@
+"""Prompt hashes identify the shipped prompt of each specialist for reports."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from active_memory.agents import prompts
+from active_memory.agents.prompts import SPECIALISTS, load_prompt, prompt_sha256
+
+
+def test_prompt_hash_is_stable_across_two_loads() -> None:
+    first = {s: prompt_sha256(s) for s in SPECIALISTS}
+    load_prompt.cache_clear()
+    second = {s: prompt_sha256(s) for s in SPECIALISTS}
+
+    assert first == second
+
+
+def test_prompt_hashes_differ_between_specialists() -> None:
+    hashes = [prompt_sha256(s) for s in SPECIALISTS]
+
+    assert len(set(hashes)) == len(SPECIALISTS)
+    assert all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes)
+
+
+def test_prompt_hash_covers_the_card_limits_the_prompt_teaches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = prompt_sha256("repository_discovery")
+    changed = {**prompts.LIMIT_VALUES, "title_bytes": "200"}
+    monkeypatch.setattr(prompts, "LIMIT_VALUES", changed)
+
+    assert prompt_sha256("repository_discovery") != before
+
+
+def test_prompt_hash_ignores_run_values() -> None:
+    before = prompt_sha256("graph_discovery")
+    prompts.system_prompt(
+        "graph_discovery", run_id="run-a", evidence_files="- graph.json", contract="{}"
+    )
+
+    assert prompt_sha256("graph_discovery") == before

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from active_memory.errors import ConfigError
+from active_memory.models.config import load_runtime_config, parse_runtime_config
+
+
+def test_absent_sections_get_the_documented_defaults() -> None:
+    config = parse_runtime_config({"harness": "claude", "nodes": []})
+    assert config.active_memory.repository is True
+    assert config.active_memory.graph is True
+    assert config.active_memory.node_injection_tokens == 16_000
+    assert config.active_memory.hook_injection_tokens == 8_000
+    assert config.active_memory.hook_injection_bytes == 32_000
+    assert config.postmortem.enabled is True
+    assert config.postmortem.source_node is None
+    assert config.postmortem.timeout_ms == 600_000
+
+
+def test_explicit_values_are_read() -> None:
+    config = parse_runtime_config(
+        {
+            "activeMemory": {
+                "repository": False,
+                "graph": True,
+                "nodeInjectionTokens": 1,
+                "hookInjectionTokens": 64_000,
+            },
+            "globalAgents": {
+                "postmortem": {"enabled": False, "sourceNode": "worker", "timeoutMs": 1}
+            },
+        }
+    )
+    assert config.active_memory.repository is False
+    assert config.active_memory.node_injection_tokens == 1
+    assert config.active_memory.hook_injection_tokens == 64_000
+    assert config.postmortem.enabled is False
+    assert config.postmortem.source_node == "worker"
+    assert config.postmortem.timeout_ms == 1
+
+
+@pytest.mark.parametrize("field", ["nodeInjectionTokens", "hookInjectionTokens"])
+@pytest.mark.parametrize("value", [0, 64_001, -5, 1.5, "100", True, None])
+def test_token_fields_accept_only_integers_from_1_to_64000(field: str, value: Any) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_runtime_config({"activeMemory": {field: value}})
+    assert info.value.path == f"activeMemory.{field}"
+    assert "1 to 64000" in str(info.value)
+
+
+@pytest.mark.parametrize("value", [0, 600_001, 2.0, "600000"])
+def test_timeout_ms_accepts_only_integers_from_1_to_600000(value: Any) -> None:
+    with pytest.raises(ConfigError, match=r"globalAgents\.postmortem\.timeoutMs"):
+        parse_runtime_config({"globalAgents": {"postmortem": {"timeoutMs": value}}})
+
+
+@pytest.mark.parametrize(
+    ("runtime", "where", "allowed"),
+    [
+        ({"activeMemory": {"repo": True}}, "activeMemory", "repository, graph"),
+        ({"globalAgents": {"reviewer": {}}}, "globalAgents", "postmortem"),
+        (
+            {"globalAgents": {"postmortem": {"timeout": 5}}},
+            "globalAgents.postmortem",
+            "enabled, sourceNode, timeoutMs",
+        ),
+    ],
+)
+def test_unknown_keys_are_rejected_listing_the_allowed_ones(
+    runtime: dict[str, Any], where: str, allowed: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_runtime_config(runtime)
+    assert info.value.path == where
+    assert allowed in str(info.value)
+
+
+def test_saved_budget_bytes_is_rejected_with_upgrade_instructions() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_runtime_config({"activeMemory": {"repository": True, "budgetBytes": 2048}})
+    message = str(info.value)
+    assert info.value.path == "activeMemory.budgetBytes"
+    assert "remove it" in message
+    assert "nodeInjectionTokens" in message
+    assert "hookInjectionTokens" in message
+
+
+@pytest.mark.parametrize("value", [1, "true", None])
+def test_scope_switches_must_be_booleans(value: Any) -> None:
+    with pytest.raises(ConfigError, match="true or false"):
+        parse_runtime_config({"activeMemory": {"graph": value}})
+
+
+def test_sections_must_be_objects() -> None:
+    with pytest.raises(ConfigError, match="activeMemory: must be a JSON object"):
+        parse_runtime_config({"activeMemory": [1]})
+
+
+def test_load_runtime_config_names_a_file_that_is_not_json(tmp_path: Path) -> None:
+    bad = tmp_path / "runtime.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"runtime\.json: is not valid JSON \(line 1"):
+        load_runtime_config(bad)
+    good = tmp_path / "ok.json"
+    good.write_text(json.dumps({"activeMemory": {"graph": False}}), encoding="utf-8")
+    assert load_runtime_config(good).active_memory.graph is False

@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from active_memory.errors import RunRecordError
+from active_memory.models.runs import (
+    RUN_FILE,
+    canonical_json,
+    dump_run_record,
+    graph_hash,
+    load_run_record,
+)
+from active_memory.schemas import load_schema
+from fixture_runs import RUN_NAMES, RUNS, materialize
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    folder = tmp_path / name
+    shutil.copytree(RUNS / name, folder)
+    return folder
+
+
+def _edit(folder: Path, change: Any) -> None:
+    data = json.loads((folder / RUN_FILE).read_text("utf-8"))
+    change(data)
+    (folder / RUN_FILE).write_text(json.dumps(data), "utf-8")
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_every_fixture_run_loads_with_its_graph_hash_over_the_authored_json(name: str) -> None:
+    record = load_run_record(RUNS / name)
+    raw = json.loads((RUNS / name / RUN_FILE).read_text("utf-8"))["graph"]
+    assert record.graph.raw == raw
+    assert record.graph_hash == graph_hash(raw)
+    assert record.checkout is not None
+    assert (record.checkout.path / "src" / "app" / "config.py").is_file()
+    for execution in record.executions:
+        assert execution.transcript is not None
+        assert execution.transcript.is_file()
+
+
+def test_loading_run_json_or_its_folder_gives_the_same_record() -> None:
+    folder = RUNS / "clean-success"
+    assert load_run_record(folder) == load_run_record(folder / RUN_FILE)
+
+
+def test_retry_and_review_keeps_each_attempt_and_occurrence_apart() -> None:
+    record = load_run_record(RUNS / "retry-and-review")
+    implement = [(e.occurrence, e.attempt, e.status) for e in record.executions
+                 if e.node_id == "implement"]  # fmt: skip
+    assert implement == [(1, 1, "error"), (1, 2, "timeout"), (1, 3, "completed"),
+                         (2, 1, "completed")]  # fmt: skip
+
+
+def test_dump_then_load_round_trips_and_copies_outside_transcripts(tmp_path: Path) -> None:
+    record = load_run_record(RUNS / "retry-and-review")
+    run_file = dump_run_record(record, tmp_path / "copy")
+    again = load_run_record(run_file)
+    assert again.graph_hash == record.graph_hash
+    assert [e.id for e in again.executions] == [e.id for e in record.executions]
+    for before, after in zip(record.executions, again.executions, strict=True):
+        assert after.transcript is not None
+        assert after.transcript.is_relative_to(tmp_path / "copy")
+        assert before.transcript is not None
+        assert after.transcript.read_bytes() == before.transcript.read_bytes()
+    assert again.to_dict()["receipts"] == record.to_dict()["receipts"]
+    assert again.deliveries == record.deliveries
+
+
+def test_dump_in_place_keeps_transcript_paths(tmp_path: Path) -> None:
+    folder = _copy("clean-success", tmp_path)
+    record = load_run_record(folder)
+    dump_run_record(record, folder)
+    data = json.loads((folder / RUN_FILE).read_text("utf-8"))
+    assert [e["transcript"] for e in data["executions"]] == [
+        "transcripts/implement-1.jsonl",
+        "transcripts/review-1.jsonl",
+    ]
+    assert data["checkout"]["path"] == "checkout"
+
+
+def test_materialized_checkout_is_a_git_repo_with_its_commit_recorded(tmp_path: Path) -> None:
+    folder, commit = materialize("clean-success", tmp_path)
+    record = load_run_record(folder)
+    assert record.checkout is not None
+    assert record.checkout.commit == commit
+    assert (record.checkout.path / ".git").is_dir()
+
+
+def _set(path: list[Any], value: Any) -> Any:
+    def change(data: Any) -> None:
+        target = data
+        for part in path[:-1]:
+            target = target[part]
+        target[path[-1]] = value
+
+    return change
+
+
+def _delete(path: list[Any]) -> Any:
+    def change(data: Any) -> None:
+        target = data
+        for part in path[:-1]:
+            target = target[part]
+        del target[path[-1]]
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (_set(["executions", 3, "node"], "reviewer"), "executions[3].node"),
+        (_delete(["executions", 1, "status"]), "executions[1].status"),
+        (_set(["executions", 2, "status"], "exploded"), "executions[2].status"),
+        (_set(["executions", 4, "id"], "ex-implement-1a1"), "executions[4].id"),
+        (_set(["executions", 4, "occurrence"], 1), "executions[4].attempt"),
+        (_set(["executions", 0, "ended_ms"], 1), "executions[0].ended_ms"),
+        (_set(["executions", 0, "transcript"], "../../clean-success/run.json"),
+         "executions[0].transcript"),
+        (_set(["executions", 0, "transcript"], "/etc/passwd"), "executions[0].transcript"),
+        (_set(["receipts", 5, "seq"], 0), "receipts[5].seq"),
+        (_set(["receipts", 2, "execution"], "ex-nope"), "receipts[2].execution"),
+        (_set(["deliveries", 0, "node_id"], "deploy"), "deliveries[0].node_id"),
+        (_set(["graph", "nodes", 1, "id"], "implement"), "graph.nodes[1].id"),
+        (_delete(["graph", "nodes", 0, "binding", "model"]), "graph.nodes[0].binding.model"),
+        (_set(["graph_hash"], "0" * 64), "graph_hash"),
+        (_set(["checkout", "repository"], "https://user:pw@example.com/x.git"),
+         "checkout.repository"),
+        (_set(["surprise"], True), "surprise"),
+        (_delete(["run_id"]), "run_id"),
+    ],
+)  # fmt: skip
+def test_malformed_record_names_the_bad_field(tmp_path: Path, change: Any, field: str) -> None:
+    folder = _copy("retry-and-review", tmp_path)
+    _edit(folder, change)
+    with pytest.raises(RunRecordError) as caught:
+        load_run_record(folder)
+    assert caught.value.path == field
+    assert str(folder / RUN_FILE) in str(caught.value)
+
+
+def test_record_that_is_not_json_fails_at_the_root(tmp_path: Path) -> None:
+    (tmp_path / RUN_FILE).write_text("{not json", "utf-8")
+    with pytest.raises(RunRecordError) as caught:
+        load_run_record(tmp_path)
+    assert caught.value.path == "$"
+    assert "not valid JSON" in caught.value.problem
+
+
+def test_missing_record_says_what_to_pass(tmp_path: Path) -> None:
+    with pytest.raises(RunRecordError, match=r"run record folder or its run\.json"):
+        load_run_record(tmp_path / "nowhere")
+
+
+def test_dump_of_a_bad_record_writes_nothing(tmp_path: Path) -> None:
+    record = load_run_record(RUNS / "clean-success")
+    broken = type(record)(
+        run_id=record.run_id,
+        graph=record.graph,
+        runtime=record.runtime,
+        executions=record.executions + record.executions[:1],
+        checkout=record.checkout,
+        base_dir=record.base_dir,
+    )
+    target = tmp_path / "out"
+    with pytest.raises(RunRecordError, match="repeats execution id"):
+        dump_run_record(broken, target)
+    assert not target.exists()
+
+
+def test_run_record_schema_is_strict_draft_2020_12() -> None:
+    schema = load_schema("run-record")
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["additionalProperties"] is False
+    for name in ("execution", "receipt", "delivery"):
+        assert schema["$defs"][name]["additionalProperties"] is False
+
+
+def test_graph_hash_is_sha256_of_canonical_json() -> None:
+    import hashlib
+
+    authored = {"nodes": [{"kind": "worker", "id": "a"}], "name": "é"}
+    expected = hashlib.sha256(canonical_json(authored).encode("utf-8")).hexdigest()
+    assert graph_hash(authored) == expected
+    assert canonical_json(authored) == '{"name":"é","nodes":[{"id":"a","kind":"worker"}]}'

@@ -1,0 +1,144 @@
+"""End to end on the recorded fixture runs with the replay provider: discover, then maintain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from active_memory.errors import LessonRetired
+from active_memory.models.config import parse_runtime_config
+from active_memory.models.lessons import GraphScope, RepositoryScope
+from active_memory.models.runs import RunRecord
+from active_memory.postmortem.entry import run_postmortem, sequential_ids
+from active_memory.postmortem.report import PostmortemReport
+from active_memory.runlog import RunLog, read_events
+from active_memory.store.sqlite import SqliteStore
+from active_memory.testing import ReplayProvider
+from postmortem.postmortem_kit import G1, G2, R1, R2, R3, R4, commit_of, first_run, second_run
+
+pytestmark = pytest.mark.timeout(30)
+
+
+async def _replay(
+    record: RunRecord,
+    folder: Path,
+    store: SqliteStore,
+    tmp_path: Path,
+    new_id: object,
+    **kw: object,
+) -> PostmortemReport:
+    provider = ReplayProvider(folder / "exchanges.jsonl")
+    report = await run_postmortem(
+        record,
+        config=parse_runtime_config(record.runtime),
+        backend=store,
+        private_dir=tmp_path / f"evidence-{record.run_id}",
+        provider=provider,
+        new_id=new_id,  # type: ignore[arg-type]
+        **kw,  # type: ignore[arg-type]
+    )
+    if not kw.get("dry_run"):
+        provider.assert_consumed()
+    return report
+
+
+async def test_first_postmortem_publishes_lessons_with_evidence_and_rejects_bad_items(
+    tmp_path: Path,
+) -> None:
+    folder, record = first_run(tmp_path)
+    log = RunLog(tmp_path / "run-log.jsonl")
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        report = await _replay(record, folder, store, tmp_path, sequential_ids(), run_log=log)
+        lessons = {lesson.id: lesson for lesson in store.list_lessons()}
+
+    assert report.status == "completed"
+    assert (report.generation_before, report.generation_after) == (0, 1)
+    assert [c.id for c in report.changes] == [G1, G2, R1, R2, R3, R4]
+    assert {c.op for c in report.changes} == {"create"}
+    assert set(lessons) == {G1, G2, R1, R2, R3, R4}
+    # Every bad item of the recorded answers was refused, counted by its stage.
+    assert dict(report.rejections) == {
+        "card": 1, "injection": 1, "references": 1, "secret": 1, "source": 1
+    }  # fmt: skip
+    discovery = report.specialist("repository_discovery")
+    assert (discovery.status, discovery.proposals_accepted, discovery.rejected) == (
+        "published",
+        4,
+        3,
+    )
+    assert report.specialist("graph_maintenance").status == "nothing_to_do"
+    assert discovery.input_tokens > 0
+    assert discovery.batches == 1
+
+    conftest_card = lessons[R1]
+    assert isinstance(conftest_card.scope, RepositoryScope)
+    assert conftest_card.scope.files == ("tests/conftest.py", "src/app/config.py")
+    assert conftest_card.evidence.run_id == record.run_id
+    assert conftest_card.evidence.source_commit == commit_of(record)
+    assert "repository:tests/conftest.py" in conftest_card.evidence.references
+    worker_card = lessons[G1]
+    assert isinstance(worker_card.scope, GraphScope)
+    assert (worker_card.scope.node_id, worker_card.scope.repository) == ("implement", None)
+    assert worker_card.evidence.source_commit is None  # not repository-bound
+    assert isinstance(lessons[G2].scope, GraphScope)
+    assert lessons[G2].scope.repository == "forge:github.com/example/order-service"
+
+    events = read_events(tmp_path / "run-log.jsonl")
+    rejections = [e for e in events if e["event"] == "rejection"]
+    assert sorted(str(e["stage"]) for e in rejections) == [
+        "card", "injection", "references", "secret", "source"
+    ]  # fmt: skip
+    text = (tmp_path / "run-log.jsonl").read_text("utf-8")
+    assert "example-only-pw" not in text
+    assert "Ignore previous" not in text
+    assert "Trace an unexpected value" not in text  # never lesson text, even accepted
+    summary = [e for e in events if e["event"] == "postmortem"]
+    assert summary[-1]["status"] == "completed"
+    assert summary[-1]["published"] == 6
+
+
+async def test_second_postmortem_on_a_later_run_adapts_retires_and_keeps(tmp_path: Path) -> None:
+    first, first_record = first_run(tmp_path)
+    second, second_record = second_run(tmp_path, first)
+    new_id = sequential_ids()
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        await _replay(first_record, first, store, tmp_path, new_id)
+        report = await _replay(second_record, second, store, tmp_path, new_id)
+        live = {lesson.id: lesson for lesson in store.list_lessons()}
+        with pytest.raises(LessonRetired):
+            store.get(R2)
+
+    maintenance = report.specialist("repository_maintenance")
+    assert maintenance.status == "published"
+    assert dict(maintenance.decisions) == {"adapt": 1, "keep": 1, "retire": 2}
+    assert [(c.op, c.id, c.expected_revision, c.revision) for c in report.changes] == [
+        ("adapt", R1, 1, 2), ("retire", R2, 1, 2), ("retire", R3, 1, 2)
+    ]  # fmt: skip
+    assert set(live) == {G1, G2, R1, R4}
+    adapted = live[R1]
+    assert adapted.revision == 2
+    assert "APP_REQUEST_TIMEOUT" in adapted.recommendation
+    assert adapted.evidence.run_id == second_record.run_id
+    assert adapted.evidence.source_commit == commit_of(second_record)
+    assert live[R4].revision == 1  # kept: untouched
+    # Graph lessons belong to the first run's graph version: out of this run's scope.
+    assert report.specialist("graph_maintenance").status == "nothing_to_do"
+    # A lesson citing the earlier run's execution is not evidence of this run.
+    assert dict(report.specialist("graph_discovery").rejections) == {"references": 1}
+    assert (report.generation_before, report.generation_after) == (1, 2)
+
+
+async def test_dry_run_reports_what_would_publish_and_writes_nothing(tmp_path: Path) -> None:
+    folder, record = first_run(tmp_path)
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        report = await _replay(record, folder, store, tmp_path, sequential_ids(), dry_run=True)
+        assert store.list_lessons() == ()
+        assert store.generation() == 0
+
+    assert report.status == "dry_run"
+    assert report.ok
+    assert [c.id for c in report.changes] == [G1, G2, R1, R2, R3, R4]
+    assert all(c.revision is None for c in report.changes)
+    assert report.specialist("repository_discovery").status == "dry_run"
+    assert report.published == ()

@@ -9,8 +9,8 @@ from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
 from active_memory.store.sqlite import SqliteStore
-from postmortem.postmortem_kit import FIRST, first_run
 from fixture_runs import RUNS
+from postmortem.postmortem_kit import FIRST, first_run
 
 
 def _cli(*args: str) -> Result:

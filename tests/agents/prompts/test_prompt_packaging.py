@@ -24,7 +24,9 @@ def test_built_wheel_contains_every_prompt(tmp_path: Path) -> None:
 
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-        shipped = {name: archive.read(f"active_memory/agents/prompts/{name}.md") for name in PROMPT_NAMES}
+        shipped = {
+            name: archive.read(f"active_memory/agents/prompts/{name}.md") for name in PROMPT_NAMES
+        }
 
     for name in PROMPT_NAMES:
         assert f"active_memory/agents/prompts/{name}.md" in names

@@ -65,8 +65,11 @@ def fill(store: SqliteStore, count: int) -> list[str]:
     ids = sorted(new_lesson_id() for _ in range(count))
     for start in range(0, count, 1000):
         chunk = ids[start : start + 1000]
-        mutations = tuple(Mutation("upsert", i, 0, draft(start + k)) for k, i in enumerate(chunk))
-        store.publish(Publication("bench-fill", mutations))
+        mutations = tuple(
+            Mutation(op="upsert", id=i, expected_revision=0, draft=draft(start + k))
+            for k, i in enumerate(chunk)
+        )
+        store.publish(Publication(run_id="bench-fill", mutations=mutations))
     return ids
 
 
@@ -96,10 +99,11 @@ def bench_publish(store: SqliteStore, ids: list[str], batch: int, batches: int) 
         chosen = [ids[(cursor + k) % len(ids)] for k in range(batch)]
         cursor += batch
         mutations = tuple(
-            Mutation("upsert", i, revisions[i], draft(n, b + 1)) for n, i in enumerate(chosen)
+            Mutation(op="upsert", id=i, expected_revision=revisions[i], draft=draft(n, b + 1))
+            for n, i in enumerate(chosen)
         )
         start = time.perf_counter()
-        receipt = store.publish(Publication(f"bench-{batch}-{b}", mutations))
+        receipt = store.publish(Publication(run_id=f"bench-{batch}-{b}", mutations=mutations))
         samples.append(time.perf_counter() - start)
         revisions.update(receipt.revisions)
     return samples

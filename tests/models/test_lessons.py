@@ -329,21 +329,27 @@ def test_card_dict_excludes_evidence() -> None:
 
 def test_adapt_decision_requires_a_replacement_and_others_forbid_it() -> None:
     lesson_id = new_lesson_id()
-    Decision(lesson_id, "adapt", "stale path", replacement=draft())
-    Decision(lesson_id, "keep", "still true")
+    Decision(id=lesson_id, action="adapt", reason="stale path", replacement=draft())
+    Decision(id=lesson_id, action="keep", reason="still true")
     with pytest.raises(LessonValidationError, match="replacement"):
-        Decision(lesson_id, "adapt", "stale path")
+        Decision(id=lesson_id, action="adapt", reason="stale path")
     with pytest.raises(LessonValidationError, match="replacement"):
-        Decision(lesson_id, "retire", "obsolete", replacement=draft())
+        Decision(id=lesson_id, action="retire", reason="obsolete", replacement=draft())
 
 
 def test_mutations_and_publications_are_checked() -> None:
     lesson_id = new_lesson_id()
-    Mutation("upsert", lesson_id, 0, draft())
-    Mutation("retire", lesson_id, 2)
+    Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=draft())
+    Mutation(op="retire", id=lesson_id, expected_revision=2)
     with pytest.raises(LessonValidationError):
-        Mutation("retire", lesson_id, 0)
+        Mutation(op="retire", id=lesson_id, expected_revision=0)
     with pytest.raises(LessonValidationError):
-        Mutation("upsert", lesson_id, 1)
+        Mutation(op="upsert", id=lesson_id, expected_revision=1)
     with pytest.raises(LessonValidationError, match="repeats"):
-        Publication("run-1", (Mutation("retire", lesson_id, 1), Mutation("retire", lesson_id, 1)))
+        Publication(
+            run_id="run-1",
+            mutations=(
+                Mutation(op="retire", id=lesson_id, expected_revision=1),
+                Mutation(op="retire", id=lesson_id, expected_revision=1),
+            ),
+        )

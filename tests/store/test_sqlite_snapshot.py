@@ -22,8 +22,11 @@ OTHER_GRAPH = "0" * 64
 
 def _publish(store: SqliteStore, drafts: dict[str, LessonDraft]) -> dict[str, str]:
     ids = {name: new_lesson_id() for name in drafts}
-    mutations = tuple(Mutation("upsert", ids[name], 0, d) for name, d in drafts.items())
-    store.publish(Publication("run-1", mutations))
+    mutations = tuple(
+        Mutation(op="upsert", id=ids[name], expected_revision=0, draft=d)
+        for name, d in drafts.items()
+    )
+    store.publish(Publication(run_id="run-1", mutations=mutations))
     return ids
 
 
@@ -78,7 +81,14 @@ def test_run_without_repository_sees_only_unqualified_graph_lessons(
 def test_snapshot_is_sorted_by_id_and_carries_the_generation(
     store: SqliteStore, ids: dict[str, str]
 ) -> None:
-    store.publish(Publication("run-3", (Mutation("upsert", new_lesson_id(), 0, make_draft()),)))
+    store.publish(
+        Publication(
+            run_id="run-3",
+            mutations=(
+                Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()),
+            ),
+        )
+    )
     snapshot = store.snapshot(SnapshotRequest(RunIdentity("r", REPOSITORY, GRAPH_HASH)))
     assert [lesson.id for lesson in snapshot.lessons] == sorted(x.id for x in snapshot.lessons)
     assert len(snapshot.lessons) == 4
@@ -86,7 +96,11 @@ def test_snapshot_is_sorted_by_id_and_carries_the_generation(
 
 
 def test_retired_lessons_leave_the_snapshot(store: SqliteStore, ids: dict[str, str]) -> None:
-    store.publish(Publication("run-2", (Mutation("retire", ids["repo"], 1),)))
+    store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=ids["repo"], expected_revision=1),)
+        )
+    )
     identity = RunIdentity("run-3", repository=REPOSITORY, graph_hash=GRAPH_HASH)
     assert _names(store, ids, SnapshotRequest(identity)) == {"graph", "graph_same_repo"}
 
@@ -189,7 +203,14 @@ def test_snapshot_sees_each_batch_committed_by_another_connection(
         for n in range(5):
             snapshot = store.snapshot(SnapshotRequest(identity))
             writer.publish(
-                Publication(f"w{n}", (Mutation("upsert", new_lesson_id(), 0, make_draft()),))
+                Publication(
+                    run_id=f"w{n}",
+                    mutations=(
+                        Mutation(
+                            op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()
+                        ),
+                    ),
+                )
             )
             assert len(snapshot.lessons) == 3 + n
             assert snapshot.generation == 1 + n

@@ -77,12 +77,19 @@ def plan_publication(run_id: str, results: Mapping[str, Validated], ids: IdBook)
             continue
         own = list(result.mutations)
         for position, proposal in enumerate(result.proposals):
-            own.append(Mutation("upsert", ids.id_for(name, position), 0, proposal.draft))
+            own.append(
+                Mutation(
+                    op="upsert",
+                    id=ids.id_for(name, position),
+                    expected_revision=0,
+                    draft=proposal.draft,
+                )
+            )
         for mutation in own:
             mutations.append(mutation)
             changes.append(_change(name, mutation))
             owners[mutation.id] = name
-    return Plan(Publication(run_id, tuple(mutations)), tuple(changes), owners)
+    return Plan(Publication(run_id=run_id, mutations=tuple(mutations)), tuple(changes), owners)
 
 
 async def dispatch(

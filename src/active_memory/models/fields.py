@@ -157,15 +157,33 @@ class Check:
         return value
 
 
-class OneLine(Check):
+@dataclass(frozen=True, slots=True)
+class OneLine:
     """``Annotated[str, OneLine(96)]``: one non-empty line, no control characters, at most
     ``max_bytes`` UTF-8 bytes (``allow_empty`` lets ``""`` through)."""
 
-    def __init__(self, max_bytes: int, *, allow_empty: bool = False) -> None:
-        def rule(value: str) -> str | None:
-            return one_line_problem(value, max_bytes, allow_empty=allow_empty)
+    max_bytes: int
+    allow_empty: bool = False
 
-        super().__init__(rule, "one_line")
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self.validate, handler(source))
+
+    def validate(self, value: str) -> str:
+        # The common case (printable ASCII within the limit) in this one call; text fields are
+        # validated on every stored row a store reads for the first time.
+        if (
+            value.isascii()
+            and value.isprintable()
+            and len(value) <= self.max_bytes
+            and (self.allow_empty or (value and not value.isspace()))
+        ):
+            return value
+        problem = one_line_problem(value, self.max_bytes, allow_empty=self.allow_empty)
+        if problem:
+            raise PydanticCustomError("one_line", problem)
+        return value
 
 
 def _list_as_tuple(value: object) -> object:

@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from active_memory.errors import LessonValidationError
 from active_memory.models.base import first_problem
+from active_memory.models.ids import lesson_id_problem
 from active_memory.models.lessons import Card, Evidence, GraphScope, Lesson, LessonDraft
 
 __all__ = [
@@ -89,37 +89,43 @@ def _parsed(model: type[Card] | type[Evidence], text: str, column: str) -> Any:
         raise RecordError(f"fails lesson validation ({problem})") from None
 
 
-def decode_draft(body: object, evidence: object) -> LessonDraft:
-    """Parse and validate stored JSON; RecordError says what is wrong."""
+def _content(body: object, evidence: object) -> tuple[Card, Evidence]:
     if not isinstance(body, str) or not isinstance(evidence, str):
         raise RecordError("has no body or no evidence")
-    card: Card = _parsed(Card, body, "body")
-    proof: Evidence = _parsed(Evidence, evidence, "evidence")
+    return _parsed(Card, body, "body"), _parsed(Evidence, evidence, "evidence")
+
+
+def decode_draft(body: object, evidence: object) -> LessonDraft:
+    """Parse and validate stored JSON; RecordError says what is wrong."""
+    card, proof = _content(body, evidence)
     return card.draft(proof)
 
 
 def decode_lesson(row: tuple[object, ...]) -> Lesson:
     """A ``LIVE_COLUMNS`` row as a Lesson; the indexed scope columns must agree with the body."""
     lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = row
-    draft = decode_draft(body, evidence)
-    scope = draft.scope
+    if not isinstance(lesson_id, str) or lesson_id_problem(lesson_id):
+        raise RecordError(f"has an id that is not a lesson id ({lesson_id!r})")
+    if type(revision) is not int or revision < 1:
+        raise RecordError(f"has a revision that is not an integer >= 1 ({revision!r})")
+    card, proof = _content(body, evidence)
+    scope = card.scope
     if isinstance(scope, GraphScope):
         expected: tuple[object, ...] = ("graph", scope.repository, scope.graph_hash, scope.node_id)
     else:
         expected = ("repository", scope.repository, None, None)
     if (kind, repository, graph_hash, node_id) != expected:
         raise RecordError("has scope columns that disagree with its body")
-    try:
-        return Lesson(
-            id=lesson_id,
-            revision=revision,
-            scope=scope,
-            title=draft.title,
-            recommendation=draft.recommendation,
-            evidence=draft.evidence,
-        )
-    except LessonValidationError as error:
-        raise RecordError(f"fails lesson validation ({error})") from None
+    # Every part is validated above (the card and evidence completely, id and revision by the
+    # rules of their fields), so the lesson is assembled without checking them a second time.
+    return Lesson.model_construct(
+        id=lesson_id,
+        revision=revision,
+        scope=scope,
+        title=card.title,
+        recommendation=card.recommendation,
+        evidence=proof,
+    )
 
 
 class DecodedRows:

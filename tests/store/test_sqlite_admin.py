@@ -294,3 +294,27 @@ def test_check_reports_capacity_counters_that_drifted(store: SqliteStore) -> Non
     assert not report.ok
     assert "capacity counters" in report.problems[0]
     assert report.live == 1
+
+
+def test_check_validates_every_stored_lesson_and_past_revision(store: SqliteStore) -> None:
+    first, second = _create(store, make_draft("First"), make_draft("Second"))
+    store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(
+                Mutation(op="upsert", id=second, expected_revision=1, draft=make_draft("Later")),
+            ),
+        )
+    )
+    assert store.check().ok
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE records SET body = replace(body, 'First', 'Fi\\trst') WHERE id = ?",
+                    (first,))  # fmt: skip
+        raw.execute("UPDATE history SET evidence = '{}' WHERE id = ? AND revision = 1", (second,))
+    raw.close()
+    report = store.check()
+    assert not report.ok
+    assert len(report.problems) == 2
+    live, past = report.problems
+    assert live.startswith(f"stored lesson {first!r} fails lesson validation (title: ")
+    assert past.startswith(f"revision 1 of {second!r} fails lesson validation (evidence.")

@@ -163,11 +163,16 @@ def _set_proof(key: str, value: object) -> Callable[[dict[str, Any], dict[str, A
         "long-reference", "empty-run-id", "unknown-evidence-key",
     ],
 )  # fmt: skip
+@pytest.mark.parametrize("read_before", [False, True], ids=["first-read", "read-before"])
 def test_stored_row_that_breaks_any_card_rule_fails_the_snapshot(
     store: SqliteStore,
     ids: dict[str, str],
     corrupt: Callable[[dict[str, Any], dict[str, Any]], None],
+    read_before: bool,
 ) -> None:
+    request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
+    if read_before:  # a row this store has decoded before is validated again once it changes
+        assert [lesson.id for lesson in store.snapshot(request).lessons] == [ids["repo"]]
     with sqlite3.connect(store.path) as raw:
         body, evidence = raw.execute(
             "SELECT body, evidence FROM records WHERE id = ?", (ids["repo"],)
@@ -180,12 +185,15 @@ def test_stored_row_that_breaks_any_card_rule_fails_the_snapshot(
         )
     raw.close()
     with pytest.raises(SnapshotError, match=ids["repo"]):
-        store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
+        store.snapshot(request)
 
 
+@pytest.mark.parametrize("read_before", [False, True], ids=["first-read", "read-before"])
 def test_scope_columns_that_disagree_with_the_body_fail_the_snapshot(
-    store: SqliteStore, ids: dict[str, str]
+    store: SqliteStore, ids: dict[str, str], read_before: bool
 ) -> None:
+    if read_before:
+        store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=OTHER_REPOSITORY)))
     with sqlite3.connect(store.path) as raw:
         raw.execute(
             "UPDATE records SET repository = ? WHERE id = ?", (REPOSITORY, ids["other_repo"])
@@ -214,3 +222,37 @@ def test_snapshot_sees_each_batch_committed_by_another_connection(
             )
             assert len(snapshot.lessons) == 3 + n
             assert snapshot.generation == 1 + n
+
+
+def test_rows_unchanged_since_the_last_snapshot_give_the_same_lessons(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH))
+    first = store.snapshot(request).by_id()
+    mutation = Mutation(
+        op="upsert", id=ids["repo"], expected_revision=1, draft=make_draft("Run the check first")
+    )
+    store.publish(Publication(run_id="run-2", mutations=(mutation,)))
+    second = store.snapshot(request).by_id()
+    assert first.keys() == second.keys()
+    for lesson_id, lesson in second.items():
+        if lesson_id == ids["repo"]:
+            assert (lesson.revision, lesson.title) == (2, "Run the check first")
+        else:
+            assert lesson is first[lesson_id]
+
+
+def test_a_row_rewritten_outside_the_store_with_valid_content_is_read_as_written(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
+    store.snapshot(request)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(
+            "UPDATE records SET body = replace(body, 'Run the schema', 'Run the lint') "
+            "WHERE id = ?",
+            (ids["repo"],),
+        )
+    raw.close()
+    lesson = store.snapshot(request).by_id()[ids["repo"]]
+    assert lesson.title.startswith("Run the lint")

@@ -45,7 +45,8 @@ def _allowed(name: str) -> bool:
 
 
 def test_the_allowed_list_refuses_what_the_store_must_not_import() -> None:
-    assert _allowed("active_memory.models.lessons") and _allowed("pydantic.fields")
+    assert _allowed("active_memory.models.lessons")
+    assert _allowed("pydantic.fields")
     for name in ("active_memory.recall.index", "active_memory.admission", "jsonschema", "click"):
         assert not _allowed(name), name
 

@@ -140,10 +140,13 @@ def _entries_problem(
 @dataclass(frozen=True, slots=True)
 class Check:
     """Pydantic metadata: after the type is validated, ``rule(value)`` returns the problem (the
-    error message) or None. ``code`` is the pydantic error type."""
+    error message) or None. ``code`` is the pydantic error type. ``accept`` is an optional
+    pattern whose every full match passes the rule, so the common value skips the Python rule
+    (stored rows are validated whenever a store reads them for the first time)."""
 
     rule: Callable[[Any], str | None]
     code: str = "rule"
+    accept: re.Pattern[str] | None = None
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -151,6 +154,8 @@ class Check:
         return core_schema.no_info_after_validator_function(self.validate, handler(source))
 
     def validate(self, value: Any) -> Any:
+        if self.accept is not None and self.accept.fullmatch(value):
+            return value
         problem = self.rule(value)
         if problem:
             raise PydanticCustomError(self.code, problem)
@@ -210,16 +215,30 @@ class Entries:
         )
 
     def validate(self, items: tuple[Any, ...]) -> tuple[Any, ...]:
+        count = len(items)
+        if self.minimum <= count <= (count if self.maximum is None else self.maximum) and (
+            count < 2 or not self.unique or len(set(items)) == count
+        ):
+            return items
         problem = _entries_problem(items, self.minimum, self.maximum, self.unique)
         if problem:
             raise PydanticCustomError("entries", problem)
         return items
 
 
-LiteralPath = Annotated[str, Check(literal_path_problem, "literal_path")]
+_PLAIN_PATH_WITHIN_LIMIT = re.compile(
+    rf"(?=.{{1,{LIMITS.path_bytes}}}\Z){_PLAIN_PATH.pattern}", re.ASCII
+)
+_WHOLE_IDENTIFIER = re.compile(
+    rf"[A-Za-z0-9_]{{{LIMITS.identifier_min_chars},{LIMITS.identifier_max_chars}}}"
+)
+
+LiteralPath = Annotated[
+    str, Check(literal_path_problem, "literal_path", accept=_PLAIN_PATH_WITHIN_LIMIT)
+]
 """A literal root-relative path (``src/app.py``) within the path byte limit."""
 
-Identifier = Annotated[str, Check(identifier_problem, "identifier")]
+Identifier = Annotated[str, Check(identifier_problem, "identifier", accept=_WHOLE_IDENTIFIER)]
 """A whole code identifier: 3-128 characters of ``[A-Za-z0-9_]``."""
 
 RepositoryKey = Annotated[str, Check(_repository_key_problem, "repository_key")]

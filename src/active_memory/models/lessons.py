@@ -52,6 +52,10 @@ _KEYWORD = re.compile(r"[a-z0-9]+")
 _GRAPH_HASH = re.compile(r"[0-9a-f]{64}")
 _COMMIT = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _REFERENCE = re.compile(r"(exec|receipt|repository|graph|source):(\S.*)")
+# Printable ASCII within the byte limit, in one of the shapes: passes every reference rule.
+_PLAIN_REFERENCE = re.compile(
+    rf"(?=[ -~]{{1,{LIMITS.reference_bytes}}}\Z)(exec|receipt|repository|graph|source):\S.*"
+)
 _REFERENCE_SHAPES = (
     "must be exec:<id>, receipt:<seq>, repository:<path>, graph:<node> or source:<commit>"
 )
@@ -107,7 +111,7 @@ Title = Annotated[str, OneLine(LIMITS.title_bytes)]
 Recommendation = Annotated[str, OneLine(LIMITS.recommendation_bytes)]
 KeywordGroup = Annotated[tuple[str, ...], Entries(), Check(_keyword_group_problem, "keywords")]
 """2-4 unique specific terms of ``[a-z0-9]``; a card matches when all of them occur."""
-Reference = Annotated[str, Check(_reference_problem, "reference")]
+Reference = Annotated[str, Check(_reference_problem, "reference", accept=_PLAIN_REFERENCE)]
 """Evidence: ``exec:<id>``, ``receipt:<seq>``, ``repository:<path>``, ``graph:<node>`` or
 ``source:<commit>``, one line within the reference byte limit."""
 _Paths = tuple[LiteralPath, ...]
@@ -150,7 +154,7 @@ class GraphScope(Model):
     error_root: ClassVar[str] = "scope"
 
     kind: Literal["graph"] = "graph"
-    graph_hash: Annotated[str, Check(_graph_hash_problem, "graph_hash")]
+    graph_hash: Annotated[str, Check(_graph_hash_problem, "graph_hash", accept=_GRAPH_HASH)]
     node_id: Annotated[str, OneLine(LIMITS.node_id_bytes)]
     repository: RepositoryKey | None = None
 
@@ -169,7 +173,7 @@ class Evidence(Model):
         Entries(LIMITS.references_max, minimum=LIMITS.references_min, unique=True),
     ]
     reason: Annotated[str, OneLine(LIMITS.reason_bytes)]
-    source_commit: Annotated[str, Check(_commit_problem, "commit")] | None = None
+    source_commit: Annotated[str, Check(_commit_problem, "commit", accept=_COMMIT)] | None = None
 
 
 class Card(Model):

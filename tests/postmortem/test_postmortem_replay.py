@@ -11,6 +11,7 @@ from active_memory.models.config import parse_runtime_config
 from active_memory.models.lessons import GraphScope, RepositoryScope
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
+from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.report import PostmortemReport
 from active_memory.runlog import RunLog, read_events
 from active_memory.store.sqlite import SqliteStore
@@ -29,8 +30,7 @@ async def _replay(
     **kw: object,
 ) -> PostmortemReport:
     provider = ReplayProvider(folder / "exchanges.jsonl")
-    report = await run_postmortem(
-        record,
+    options = PostmortemOptions(
         config=parse_runtime_config(record.runtime),
         backend=store,
         private_dir=tmp_path / f"evidence-{record.run_id}",
@@ -38,6 +38,7 @@ async def _replay(
         new_id=new_id,  # type: ignore[arg-type]
         **kw,  # type: ignore[arg-type]
     )
+    report = await run_postmortem(record, options)
     if not kw.get("dry_run"):
         provider.assert_consumed()
     return report

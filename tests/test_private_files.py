@@ -73,6 +73,6 @@ def test_a_private_file_replaces_the_old_one_whole_with_mode_0600(tmp_path: Path
 
 def test_a_failed_write_leaves_no_temporary_behind(tmp_path: Path) -> None:
     path = tmp_path / "missing-folder" / "ticket"
-    with pytest.raises(OSError):
+    with pytest.raises(FileNotFoundError):
         write_private_text(path, "x")
     assert list(tmp_path.iterdir()) == []

@@ -2,8 +2,10 @@
 
 Tickets, broker state, latched outcomes, evidence copies and provider recordings all hold things
 other users of the machine must not read, and a reader must never see half of one. Standard
-library only: the hook path uses it. ``store/`` keeps its own copy of these few lines on
-purpose: it imports nothing of the package but the lesson model.
+library only: the hook path uses it. ``store/files.py`` keeps its own, stricter versions on
+purpose (every missing parent made 0700, dangling symlinks refused, unguessable temporary names,
+nothing changed before SQLite is known to be safe to open): a store others can write is a
+prompt-injection channel into every agent.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+
 @pytest.fixture
 def contract() -> AnswerContract:
     return AnswerContract(name="verdict", schema=VERDICT_SCHEMA)

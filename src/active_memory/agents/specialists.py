@@ -6,8 +6,8 @@ provider was built for its lane and connections) and runs its own :class:`Sessio
 even when all four run at once.
 
 - Maintenance (``graph_maintenance``, ``repository_maintenance``) decides every supplied lesson of
-  its scope in the complete :class:`Batch` es the orchestrator planned (bounded by serialized
-  size; the planning is the postmortem's, in ``postmortem/batching.py``). Each batch is one
+  its scope in the complete batches (:class:`Batch`) the orchestrator planned, bounded by
+  serialized size (the planning is the postmortem's, ``postmortem/batching.py``). Each batch is one
   session and one admission; a batch whose answer fails shape or coverage fails the whole
   specialist (:class:`AnswerRefused`), so its decisions publish together or not at all.
 - Discovery (``graph_discovery``, ``repository_discovery``) is one session; every admitted

@@ -89,7 +89,9 @@ def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
             )
         return record
     status = cast(OutcomeStatus, outcome)
-    return replace(record, outcome=Outcome(status, int(time.time() * 1000), "latched by the CLI"))
+    now_ms = int(time.time() * 1000)
+    latched = Outcome(status=status, latched_ms=now_ms, summary="latched by the CLI")
+    return replace(record, outcome=latched)
 
 
 def _prepare(

@@ -12,6 +12,7 @@ from active_memory.host import open_run
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.runs import Outcome
+from active_memory.postmortem.binding import BindingOverride
 from active_memory.recall.recall_session import Caller
 from active_memory.recall.signals import ToolCall
 from active_memory.runlog import read_events
@@ -92,3 +93,19 @@ async def test_a_failing_postmortem_leaves_the_latched_outcome_as_it_was(tmp_pat
             report = await run.postmortem(record, provider=provider)
     assert report.specialist("graph_discovery").error_code == "internal_error"
     assert (tmp_path / "state" / "outcome.json").read_bytes() == latched
+
+
+async def test_a_host_overrides_the_binding_as_the_cli_does(tmp_path: Path) -> None:
+    folder, record = first_run(tmp_path)
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        identity = RunIdentity(record.run_id, graph_hash=record.graph_hash)
+        with open_run(identity, RuntimeConfig(), store, folder / "checkout",
+                      state_dir=tmp_path / "state") as run:  # fmt: skip
+            run.latch_outcome(OUTCOME)
+            provider = ScriptedProvider(by_labels(no_lessons()))
+            override = BindingOverride(model="claude-opus-4")
+            report = await run.postmortem(record, provider=provider, override=override)
+    assert report.status == "completed"
+    assert (report.provider, report.model) == ("anthropic", "claude-opus-4")
+    assert {request.model for request in provider.requests} == {"claude-opus-4"}
+    assert read_events(tmp_path / "state" / "run-log.jsonl")[-1]["model"] == "claude-opus-4"

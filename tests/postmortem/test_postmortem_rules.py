@@ -9,12 +9,9 @@ import pytest
 
 from active_memory.errors import PostmortemError, ProviderUnavailable
 from active_memory.models.runs import AuthoredGraph, Binding, GraphNode, RunRecord
-from active_memory.postmortem.entry import (
-    enabled_specialists,
-    resolve_source_node,
-    run_postmortem,
-    sequential_ids,
-)
+from active_memory.postmortem.binding import resolve_source_node
+from active_memory.postmortem.entry import enabled_specialists, run_postmortem, sequential_ids
+from active_memory.postmortem.options import PostmortemOptions
 from active_memory.runlog import RunLog, read_events
 from active_memory.testing import ScriptedProvider, answer_response
 from postmortem.postmortem_kit import (
@@ -38,10 +35,10 @@ async def _run(record: RunRecord, tmp_path: Path, provider: ScriptedProvider, **
     options: dict[str, object] = {"config": config_of(), "new_id": sequential_ids()}
     options.update(kw)
     with store_at(tmp_path) as store:
-        report = await run_postmortem(
-            record, backend=store, private_dir=tmp_path / "evidence", provider=provider,
+        report = await run_postmortem(record, PostmortemOptions(
+            backend=store, private_dir=tmp_path / "evidence", provider=provider,
             **options,  # type: ignore[arg-type]
-        )  # fmt: skip
+        ))  # fmt: skip
         return report, store.list_lessons()
 
 
@@ -186,10 +183,10 @@ async def test_a_provider_that_cannot_be_created_fails_every_specialist_in_the_r
         raise ProviderUnavailable(f"no key for {binding.provider}: set ANTHROPIC_API_KEY")
 
     with store_at(tmp_path) as store:
-        report = await run_postmortem(
-            record, config=config_of(), backend=store, private_dir=tmp_path / "e",
+        report = await run_postmortem(record, PostmortemOptions(
+            config=config_of(), backend=store, private_dir=tmp_path / "e",
             provider_factory=factory,
-        )  # fmt: skip
+        ))  # fmt: skip
     assert report.status == "failed"
     ran = [s for s in report.specialists if s.status != "skipped"]
     assert {s.error_code for s in ran} == {"provider_error"}

@@ -77,8 +77,7 @@ def installs(request: pytest.FixtureRequest) -> Mapping[str, Installed]:
     """Every harness this session will run, installed (or not, with the reason) in parallel."""
     names = _needed(request.session) or list(HARNESSES)
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        done = dict(zip(names, pool.map(lambda name: install(HARNESSES[name]), names),
-                        strict=True))  # fmt: skip
+        done = dict(zip(names, pool.map(lambda name: install(HARNESSES[name]), names), strict=True))
     return done
 
 
@@ -86,25 +85,45 @@ def installs(request: pytest.FixtureRequest) -> Mapping[str, Installed]:
 def binary(harness: Harness, installs: Mapping[str, Installed]) -> Path:
     installed = installs.get(harness.name) or install(harness)
     if installed.binary is None:
-        pytest.skip(f"{harness.spec}: {installed.reason}")
+        pytest.skip(installed.reason)
     return installed.binary
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``active-memory ARGS`` from this checkout's sources, as a user would run it."""
     env = {**os.environ, "PYTHONPATH": SOURCES}
-    done = subprocess.run([sys.executable, "-m", "active_memory.cli.main", *args], env=env,
-                          cwd=cwd, capture_output=True, text=True, timeout=60, check=False,
-                          stdin=subprocess.DEVNULL)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "active_memory.cli.main", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, f"active-memory {' '.join(args)}: {done.stderr}"
     return done
 
 
 def _git(project: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(project), "-c", "user.name=Conformance",
-                    "-c", "user.email=conformance@example.invalid",
-                    "-c", "commit.gpgsign=false", *args],
-                   check=True, capture_output=True, timeout=30)  # fmt: skip
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(project),
+            "-c",
+            "user.name=Conformance",
+            "-c",
+            "user.email=conformance@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            *args,
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 @pytest.fixture
@@ -137,8 +156,17 @@ def workspace(tmp_path: Path) -> Workspace:
 
 def install_hooks(harness: Harness, workspace: Workspace) -> dict[str, Any]:
     """``active-memory hooks install --harness NAME --project DIR --store PATH --json``."""
-    done = cli("hooks", "install", "--harness", harness.name, "--project",
-               str(workspace.project), "--store", str(workspace.store), "--json")  # fmt: skip
+    done = cli(
+        "hooks",
+        "install",
+        "--harness",
+        harness.name,
+        "--project",
+        str(workspace.project),
+        "--store",
+        str(workspace.store),
+        "--json",
+    )
     report: dict[str, Any] = json.loads(done.stdout)
     return report
 
@@ -153,8 +181,12 @@ _LOOPBACK = re.compile(r'inet_addr\("127\.|inet_pton\(AF_INET6, "::1"|"::ffff:12
 def _tracing() -> bool:
     if _STRACE is None or os.environ.get("ACTIVE_MEMORY_CONFORMANCE_STRACE") == "0":
         return False
-    probe = subprocess.run([_STRACE, "-f", "-qq", "-e", "trace=connect", "-o", os.devnull,
-                            "true"], capture_output=True, timeout=30, check=False)  # fmt: skip
+    probe = subprocess.run(
+        [_STRACE, "-f", "-qq", "-e", "trace=connect", "-o", os.devnull, "true"],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     return probe.returncode == 0
 
 
@@ -218,9 +250,16 @@ def run_harness(
     if TRACING:
         assert _STRACE is not None
         argv = [_STRACE, "-f", "-qq", "-e", "trace=connect", "-o", str(trace), *argv]
-    process = subprocess.run(argv, cwd=workspace.project, env=env, capture_output=True,
-                             text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                             check=False)  # fmt: skip
+    process = subprocess.run(
+        argv,
+        cwd=workspace.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     foreign = foreign_connects(trace.read_text(errors="replace")) if TRACING else None
     return Ran(process, foreign)
 

@@ -90,11 +90,12 @@ class Harness:
 
         def codex(names: Sequence[str]) -> ToolCall | None:
             if "exec_command" in names:
-                return ToolCall("exec_command", {"cmd": f"cat {relative}",
-                                                 "workdir": str(project)})  # fmt: skip
+                return ToolCall("exec_command", {"cmd": f"cat {relative}", "workdir": str(project)})
             if "shell" in names:
-                return ToolCall("shell", {"command": ["bash", "-lc", f"cat {relative}"],
-                                          "workdir": str(project)})  # fmt: skip
+                return ToolCall(
+                    "shell",
+                    {"command": ["bash", "-lc", f"cat {relative}"], "workdir": str(project)},
+                )
             return None
 
         def copilot(names: Sequence[str]) -> ToolCall | None:
@@ -129,8 +130,18 @@ def _claude(binary: Path, project: Path, home: Path, url: str) -> Invocation:
         "DISABLE_BUG_COMMAND": "1",
         "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
     }
-    argv = [str(binary), "-p", PROMPT, "--output-format", "json", "--allowedTools", "Read",
-            "--no-session-persistence", "--model", "claude-sonnet-4-5"]  # fmt: skip
+    argv = [
+        str(binary),
+        "-p",
+        PROMPT,
+        "--output-format",
+        "json",
+        "--allowedTools",
+        "Read",
+        "--no-session-persistence",
+        "--model",
+        "claude-sonnet-4-5",
+    ]
     return Invocation(argv, env)
 
 
@@ -163,11 +174,24 @@ apps = false
 enabled = false
 """
     (codex_home / "config.toml").write_text(config, encoding="utf-8")
-    env = {"CODEX_HOME": str(codex_home), "CONFORMANCE_STAND_IN_KEY": "stand-in",
-           "RUST_LOG": "error"}  # fmt: skip
-    argv = [str(binary), "exec", "--json", "--ephemeral", "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust", "--sandbox", "read-only", "--cd", str(project),
-            PROMPT]  # fmt: skip
+    env = {
+        "CODEX_HOME": str(codex_home),
+        "CONFORMANCE_STAND_IN_KEY": "stand-in",
+        "RUST_LOG": "error",
+    }
+    argv = [
+        str(binary),
+        "exec",
+        "--json",
+        "--ephemeral",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-hook-trust",
+        "--sandbox",
+        "read-only",
+        "--cd",
+        str(project),
+        PROMPT,
+    ]
     return Invocation(argv, env)
 
 
@@ -192,15 +216,32 @@ def _copilot(binary: Path, project: Path, home: Path, url: str) -> Invocation:
 def _pi(binary: Path, project: Path, home: Path, url: str) -> Invocation:
     agent = home / ".pi" / "agent"
     agent.mkdir(parents=True, exist_ok=True)
-    models = {"providers": {"stand-in": {
-        "baseUrl": url + "/v1", "api": "openai-completions", "apiKey": "stand-in",
-        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": "stand-in", "contextWindow": 128000, "maxTokens": 4096}],
-    }}}  # fmt: skip
+    models = {
+        "providers": {
+            "stand-in": {
+                "baseUrl": url + "/v1",
+                "api": "openai-completions",
+                "apiKey": "stand-in",
+                "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+                "models": [{"id": "stand-in", "contextWindow": 128000, "maxTokens": 4096}],
+            }
+        }
+    }
     (agent / "models.json").write_text(json.dumps(models, indent=2), encoding="utf-8")
     env = {"PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
-    argv = [str(binary), "-p", "--provider", "stand-in", "--model", "stand-in", "--no-session",
-            "--offline", "--mode", "json", PROMPT]  # fmt: skip
+    argv = [
+        str(binary),
+        "-p",
+        "--provider",
+        "stand-in",
+        "--model",
+        "stand-in",
+        "--no-session",
+        "--offline",
+        "--mode",
+        "json",
+        PROMPT,
+    ]
     return Invocation(argv, env)
 
 
@@ -244,14 +285,37 @@ def _version(binary: Path, scratch: Path) -> str:
         "PI_OFFLINE": "1",
     }
     (scratch / ".codex").mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([str(binary), "--version"], env=env, cwd=scratch, capture_output=True,
-                          text=True, timeout=VERSION_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(binary), "--version"],
+        env=env,
+        cwd=scratch,
+        capture_output=True,
+        text=True,
+        timeout=VERSION_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     lines = (done.stdout.strip() or done.stderr.strip()).splitlines()  # pi prints on stderr
     if done.returncode != 0 or not lines:
-        raise RuntimeError(f"`{binary.name} --version` exited {done.returncode}: "
-                           f"{(done.stderr or done.stdout).strip()[-400:]}")  # fmt: skip
+        raise RuntimeError(
+            f"`{binary.name} --version` exited {done.returncode}: "
+            f"{(done.stderr or done.stdout).strip()[-400:]}"
+        )
     return lines[0].strip()
+
+
+_NPM_NOISE = ("syscall ", "errno ", "A complete log", "If you are behind a proxy")
+
+
+def _npm_reason(said: str) -> str:
+    """npm's own first words on a failure (its code and message), without the stack trace."""
+    lines = []
+    for line in said.splitlines():
+        if line.startswith("npm error ") and not line.startswith("npm error  "):
+            text = line[len("npm error ") :].strip()
+            if any(char.isalnum() for char in text) and not text.startswith(_NPM_NOISE):
+                lines.append(text)
+    return "; ".join(lines[:3]) or said.strip()[-400:] or "no output"
 
 
 _locks: dict[str, threading.Lock] = {}
@@ -284,19 +348,44 @@ def _install(harness: Harness, root: Path) -> Installed:
             return Installed(None, f"cannot create the cache folder {root}: {error}")
         staging = Path(tempfile.mkdtemp(prefix=f".{_folder(harness)}.", dir=root))
         try:
-            command = [npm, "install", "--prefix", str(staging), "--no-audit", "--no-fund",
-                       "--no-save", "--no-progress", "--loglevel=error", "--fetch-retries=1",
-                       "--fetch-timeout=60000", harness.spec]  # fmt: skip
+            command = [
+                npm,
+                "install",
+                "--prefix",
+                str(staging),
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--no-progress",
+                "--loglevel=error",
+                "--fetch-retries=1",
+                "--fetch-timeout=60000",
+                "--fetch-retry-mintimeout=2000",
+                "--fetch-retry-maxtimeout=10000",
+                "--prefer-offline",  # a tarball already in npm's own cache needs no registry
+                harness.spec,
+            ]
             try:
-                done = subprocess.run(command, capture_output=True, text=True, check=False,
-                                      timeout=INSTALL_TIMEOUT_S, stdin=subprocess.DEVNULL)  # fmt: skip
+                done = subprocess.run(
+                    command,
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    timeout=INSTALL_TIMEOUT_S,
+                    stdin=subprocess.DEVNULL,
+                )
             except subprocess.TimeoutExpired:
-                return Installed(None, f"`npm install {harness.spec}` did not finish within "
-                                       f"{INSTALL_TIMEOUT_S} s (is the npm registry reachable?)")  # fmt: skip
+                return Installed(
+                    None,
+                    f"`npm install {harness.spec}` did not finish within "
+                    f"{INSTALL_TIMEOUT_S} s (is the npm registry reachable?)",
+                )
             if done.returncode != 0:
-                said = (done.stderr or done.stdout).strip().splitlines()[-6:]
-                return Installed(None, f"`npm install {harness.spec}` failed "
-                                       f"(exit {done.returncode}): " + " | ".join(said))  # fmt: skip
+                return Installed(
+                    None,
+                    f"`npm install {harness.spec}` failed (exit {done.returncode}): "
+                    + _npm_reason(done.stderr or done.stdout),
+                )
             staged = staging / "node_modules" / ".bin" / harness.bin
             try:
                 version = _version(staged, Path(scratch))

@@ -108,17 +108,33 @@ def _sse(events: Sequence[tuple[str | None, Mapping[str, Any] | str]]) -> bytes:
 
 def _anthropic(body: Mapping[str, Any], call: ToolCall | None, text: str) -> tuple[Any, bytes]:
     model = str(body.get("model") or "stand-in")
-    usage = {"input_tokens": 12, "output_tokens": 6, "cache_creation_input_tokens": 0,
-             "cache_read_input_tokens": 0}  # fmt: skip
+    usage = {
+        "input_tokens": 12,
+        "output_tokens": 6,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
     if call is not None:
-        block: dict[str, Any] = {"type": "tool_use", "id": "toolu_" + CALL_ID, "name": call.name,
-                                 "input": dict(call.arguments)}  # fmt: skip
+        block: dict[str, Any] = {
+            "type": "tool_use",
+            "id": "toolu_" + CALL_ID,
+            "name": call.name,
+            "input": dict(call.arguments),
+        }
         stop = "tool_use"
     else:
         block = {"type": "text", "text": text}
         stop = "end_turn"
-    message = {"id": "msg_stand_in", "type": "message", "role": "assistant", "model": model,
-               "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": usage}  # fmt: skip
+    message = {
+        "id": "msg_stand_in",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [block],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
     if not body.get("stream"):
         return message, b""
     start = {**message, "content": [], "stop_reason": None}
@@ -130,15 +146,22 @@ def _anthropic(body: Mapping[str, Any], call: ToolCall | None, text: str) -> tup
         delta = {"type": "text_delta", "text": text}
     events: list[tuple[str | None, Mapping[str, Any] | str]] = [
         ("message_start", {"type": "message_start", "message": start}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": opened}),
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": opened},
+        ),
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta",
-                           "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": 6}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 6},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
-    ]  # fmt: skip
+    ]
     return None, _sse(events)
 
 
@@ -148,41 +171,91 @@ def _anthropic(body: Mapping[str, Any], call: ToolCall | None, text: str) -> tup
 def _responses(body: Mapping[str, Any], call: ToolCall | None, text: str) -> tuple[Any, bytes]:
     model = str(body.get("model") or "stand-in")
     if call is not None:
-        item: dict[str, Any] = {"type": "function_call", "id": "fc_stand_in", "call_id": CALL_ID,
-                                "name": call.name, "status": "completed",
-                                "arguments": json.dumps(dict(call.arguments))}  # fmt: skip
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "id": "fc_stand_in",
+            "call_id": CALL_ID,
+            "name": call.name,
+            "status": "completed",
+            "arguments": json.dumps(dict(call.arguments)),
+        }
     else:
-        item = {"type": "message", "id": "msg_stand_in", "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}]}  # fmt: skip
-    usage = {"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0},
-             "output_tokens": 6, "output_tokens_details": {"reasoning_tokens": 0},
-             "total_tokens": 18}  # fmt: skip
-    response = {"id": "resp_stand_in", "object": "response", "created_at": 0, "model": model,
-                "status": "completed", "output": [item], "usage": usage, "error": None,
-                "incomplete_details": None}  # fmt: skip
+        item = {
+            "type": "message",
+            "id": "msg_stand_in",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+    usage = {
+        "input_tokens": 12,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 6,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 18,
+    }
+    response = {
+        "id": "resp_stand_in",
+        "object": "response",
+        "created_at": 0,
+        "model": model,
+        "status": "completed",
+        "output": [item],
+        "usage": usage,
+        "error": None,
+        "incomplete_details": None,
+    }
     if not body.get("stream"):
         return response, b""
     pending = {**response, "status": "in_progress", "output": [], "usage": None}
     events: list[tuple[str | None, Mapping[str, Any] | str]] = [
-        ("response.created", {"type": "response.created", "sequence_number": 0,
-                              "response": pending}),
-        ("response.in_progress", {"type": "response.in_progress", "sequence_number": 1,
-                                  "response": pending}),
-        ("response.output_item.added", {"type": "response.output_item.added",
-                                        "sequence_number": 2, "output_index": 0,
-                                        "item": {**item, "status": "in_progress"}}),
-    ]  # fmt: skip
+        (
+            "response.created",
+            {"type": "response.created", "sequence_number": 0, "response": pending},
+        ),
+        (
+            "response.in_progress",
+            {"type": "response.in_progress", "sequence_number": 1, "response": pending},
+        ),
+        (
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "sequence_number": 2,
+                "output_index": 0,
+                "item": {**item, "status": "in_progress"},
+            },
+        ),
+    ]
     if call is None:
-        events.append(("response.output_text.delta", {
-            "type": "response.output_text.delta", "sequence_number": 3,
-            "item_id": item["id"], "output_index": 0, "content_index": 0, "delta": text}))  # fmt: skip
+        events.append(
+            (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "sequence_number": 3,
+                    "item_id": item["id"],
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": text,
+                },
+            )
+        )
     events += [
-        ("response.output_item.done", {"type": "response.output_item.done",
-                                       "sequence_number": 4, "output_index": 0, "item": item}),
-        ("response.completed", {"type": "response.completed", "sequence_number": 5,
-                                "response": response}),
-    ]  # fmt: skip
+        (
+            "response.output_item.done",
+            {
+                "type": "response.output_item.done",
+                "sequence_number": 4,
+                "output_index": 0,
+                "item": item,
+            },
+        ),
+        (
+            "response.completed",
+            {"type": "response.completed", "sequence_number": 5, "response": response},
+        ),
+    ]
     return None, _sse(events)
 
 
@@ -193,11 +266,12 @@ def _chat(body: Mapping[str, Any], call: ToolCall | None, text: str) -> tuple[An
     model = str(body.get("model") or "stand-in")
     usage = {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18}
     if call is not None:
-        tool_call = {"id": CALL_ID, "type": "function",
-                     "function": {"name": call.name,
-                                  "arguments": json.dumps(dict(call.arguments))}}  # fmt: skip
-        message: dict[str, Any] = {"role": "assistant", "content": None,
-                                   "tool_calls": [tool_call]}  # fmt: skip
+        tool_call = {
+            "id": CALL_ID,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))},
+        }
+        message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [tool_call]}
         finish = "tool_calls"
     else:
         message = {"role": "assistant", "content": text}
@@ -208,8 +282,11 @@ def _chat(body: Mapping[str, Any], call: ToolCall | None, text: str) -> tuple[An
         return {**base, "object": "chat.completion", "choices": [choice], "usage": usage}, b""
     chunk = {**base, "object": "chat.completion.chunk"}
     if call is not None:
-        delta: dict[str, Any] = {"role": "assistant", "content": None,
-                                 "tool_calls": [{"index": 0, **tool_call}]}  # fmt: skip
+        delta: dict[str, Any] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"index": 0, **tool_call}],
+        }
     else:
         delta = {"role": "assistant", "content": text}
     events: list[tuple[str | None, Mapping[str, Any] | str]] = [
@@ -264,9 +341,17 @@ class StandIn:
             def do_GET(self) -> None:
                 stand_in._record("GET", self.path, "", "other")
                 if self.path.rstrip("/").endswith("/models"):
-                    models = {"object": "list", "data": [
-                        {"id": "stand-in", "object": "model", "created": 0,
-                         "owned_by": "stand-in"}]}  # fmt: skip
+                    models = {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": "stand-in",
+                                "object": "model",
+                                "created": 0,
+                                "owned_by": "stand-in",
+                            }
+                        ],
+                    }
                     self._send(200, "application/json", json.dumps(models).encode())
                     return
                 self._send(404, "application/json", b'{"error":{"message":"not found"}}')
@@ -286,8 +371,9 @@ class StandIn:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
-                                        name="conformance-stand-in")  # fmt: skip
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, daemon=True, name="conformance-stand-in"
+        )
         self._thread.start()
         return self
 

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from active_memory.host import open_run
 from active_memory.hooks.standalone import Server
+from active_memory.host import open_run
 from active_memory.models.config import RuntimeConfig
 from active_memory.store.backend import RunIdentity
 from active_memory.store.sqlite import SqliteStore
@@ -101,16 +101,19 @@ def test_the_card_reaches_the_model_and_the_receipt_reaches_the_run(
     conversation = f"conversation-{harness.name}"
     with (
         SqliteStore(workspace.store, read_only=True) as backend,
-        open_run(RunIdentity("conformance-run"), RuntimeConfig(), backend,
-                 workspace.project) as run,
-    ):  # fmt: skip
+        open_run(
+            RunIdentity("conformance-run"), RuntimeConfig(), backend, workspace.project
+        ) as run,
+    ):
         env = run.hook_env("build", conversation, "execution-1")
         ran = run_harness(harness, binary, workspace, stand_in, env)
         after = _completed(ran, stand_in)
         _card_reached_the_model(workspace, stand_in, after)
         _receipt(run.receipts, harness)
-        delivered = [(d.lesson_id, d.revision, d.conversation_id, d.channel, d.execution)
-                     for d in run.deliveries]  # fmt: skip
+        delivered = [
+            (d.lesson_id, d.revision, d.conversation_id, d.channel, d.execution)
+            for d in run.deliveries
+        ]
         assert delivered == [(workspace.lesson.id, 1, conversation, "hook", "execution-1")]
 
 
@@ -120,9 +123,10 @@ def test_a_broker_that_is_down_lets_the_tool_run(
     install_hooks(harness, workspace)
     with (
         SqliteStore(workspace.store, read_only=True) as backend,
-        open_run(RunIdentity("conformance-run"), RuntimeConfig(), backend,
-                 workspace.project) as run,
-    ):  # fmt: skip
+        open_run(
+            RunIdentity("conformance-run"), RuntimeConfig(), backend, workspace.project
+        ) as run,
+    ):
         env = run.hook_env("build", f"conversation-{harness.name}", "execution-1")
     # The run is closed: its broker no longer listens, yet the harness is told to ask it.
     ran = run_harness(harness, binary, workspace, stand_in, env)
@@ -137,8 +141,7 @@ def test_serve_hooks_reach_the_broker_and_a_stopped_serve_lets_the_tool_run(
 ) -> None:
     state_dir = workspace.store.parent / "serve"
     with SqliteStore(workspace.store, read_only=True) as backend:
-        server = Server(backend, workspace.project, state_dir=state_dir,
-                        store=str(workspace.store))  # fmt: skip
+        server = Server(backend, workspace.project, state_dir=state_dir, store=str(workspace.store))
         server.start()
         try:
             installed = install_hooks(harness, workspace)

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -65,7 +66,10 @@ class Workspace:
 
 def _needed(session: pytest.Session) -> list[str]:
     names: set[str] = set()
+    here = Path(__file__).parent
     for item in session.items:
+        if here not in Path(str(item.path)).parents:
+            continue
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("harness") in HARNESSES:
             names.add(callspec.params["harness"])
@@ -82,11 +86,27 @@ def installs(request: pytest.FixtureRequest) -> Mapping[str, Installed]:
 
 
 @pytest.fixture
-def binary(harness: Harness, installs: Mapping[str, Installed]) -> Path:
-    installed = installs.get(harness.name) or install(harness)
-    if installed.binary is None:
-        pytest.skip(installed.reason)
+def installed(harness: Harness, installs: Mapping[str, Installed]) -> Installed:
+    """This harness's install; the test skips with the reason when there is none."""
+    done = installs.get(harness.name) or install(harness)
+    if done.binary is None:
+        pytest.skip(done.reason)
+    return done
+
+
+@pytest.fixture
+def binary(installed: Installed) -> Path:
+    assert installed.binary is not None
     return installed.binary
+
+
+def record(name: str, evidence: Mapping[str, Any]) -> None:
+    """With ``ACTIVE_MEMORY_CONFORMANCE_RECORD=DIR``, keep what the model received as JSON."""
+    folder = os.environ.get("ACTIVE_MEMORY_CONFORMANCE_RECORD")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        text = json.dumps(evidence, indent=2, ensure_ascii=False) + "\n"
+        (Path(folder) / f"{name}.json").write_text(text, encoding="utf-8")
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -206,11 +226,14 @@ def foreign_connects(trace: str) -> list[str]:
 class Ran:
     process: subprocess.CompletedProcess[str]
     foreign: list[str] | None  # non-loopback connects, when traced
+    seconds: float
 
     @property
     def output(self) -> str:
-        return f"exit {self.process.returncode}\nstdout:\n{self.process.stdout[-4000:]}\n" + (
-            f"stderr:\n{self.process.stderr[-4000:]}"
+        process = self.process
+        return (
+            f"exit {process.returncode} after {self.seconds:.1f} s\n"
+            f"stdout:\n{process.stdout[-4000:]}\nstderr:\n{process.stderr[-4000:]}"
         )
 
 
@@ -250,6 +273,7 @@ def run_harness(
     if TRACING:
         assert _STRACE is not None
         argv = [_STRACE, "-f", "-qq", "-e", "trace=connect", "-o", str(trace), *argv]
+    started = time.monotonic()
     process = subprocess.run(
         argv,
         cwd=workspace.project,
@@ -261,7 +285,7 @@ def run_harness(
         check=False,
     )
     foreign = foreign_connects(trace.read_text(errors="replace")) if TRACING else None
-    return Ran(process, foreign)
+    return Ran(process, foreign, time.monotonic() - started)
 
 
 @pytest.fixture

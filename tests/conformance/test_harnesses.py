@@ -38,9 +38,10 @@ from conformance.conftest import (
     Ran,
     Workspace,
     install_hooks,
+    record,
     run_harness,
 )
-from conformance.harnesses import HARNESSES, Harness
+from conformance.harnesses import HARNESSES, Harness, Installed
 from conformance.stand_in import FINAL_TEXT, Recorded, StandIn
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -82,7 +83,17 @@ def _completed(ran: Ran, model: StandIn) -> Recorded:
     return after
 
 
-def _card_reached_the_model(workspace: Workspace, model: StandIn, after: Recorded) -> None:
+def _card_reached_the_model(
+    workspace: Workspace, model: StandIn, after: Recorded, *, evidence: tuple[str, str] = ("", "")
+) -> None:
+    name, cli = evidence
+    if name:
+        received = [
+            text
+            for text in _strings(after.body)
+            if "active_memory" in text or CONTENT_MARKER in text
+        ]
+        record(name, {"cli": cli, "request": f"POST {after.path}", "received": received})
     for line in workspace.card_lines:
         assert _holds(after, line), f"{line!r} is not in the request after the tool call"
         assert not _holds(model.replies("tool_call")[0], line), "the card came before the call"
@@ -94,10 +105,11 @@ def _receipt(receipts: tuple[Any, ...], harness: Harness) -> None:
 
 
 def test_the_card_reaches_the_model_and_the_receipt_reaches_the_run(
-    harness: Harness, binary: Path, workspace: Workspace, stand_in: StandIn
+    harness: Harness, installed: Installed, binary: Path, workspace: Workspace, stand_in: StandIn
 ) -> None:
-    installed = install_hooks(harness, workspace)
-    assert installed["mode"] == STANDALONE_MODE[harness.name]
+    assert harness.version in installed.version, f"{harness.spec} runs as {installed.version}"
+    hooks = install_hooks(harness, workspace)
+    assert hooks["mode"] == STANDALONE_MODE[harness.name]
     conversation = f"conversation-{harness.name}"
     with (
         SqliteStore(workspace.store, read_only=True) as backend,
@@ -108,7 +120,8 @@ def test_the_card_reaches_the_model_and_the_receipt_reaches_the_run(
         env = run.hook_env("build", conversation, "execution-1")
         ran = run_harness(harness, binary, workspace, stand_in, env)
         after = _completed(ran, stand_in)
-        _card_reached_the_model(workspace, stand_in, after)
+        evidence = (f"{harness.name}-run", installed.version)
+        _card_reached_the_model(workspace, stand_in, after, evidence=evidence)
         _receipt(run.receipts, harness)
         delivered = [
             (d.lesson_id, d.revision, d.conversation_id, d.channel, d.execution)
@@ -137,19 +150,20 @@ def test_a_broker_that_is_down_lets_the_tool_run(
 
 
 def test_serve_hooks_reach_the_broker_and_a_stopped_serve_lets_the_tool_run(
-    harness: Harness, binary: Path, workspace: Workspace
+    harness: Harness, installed: Installed, binary: Path, workspace: Workspace
 ) -> None:
     state_dir = workspace.store.parent / "serve"
     with SqliteStore(workspace.store, read_only=True) as backend:
         server = Server(backend, workspace.project, state_dir=state_dir, store=str(workspace.store))
         server.start()
         try:
-            installed = install_hooks(harness, workspace)
-            assert installed["mode"] == SERVE_MODE[harness.name]
+            hooks = install_hooks(harness, workspace)
+            assert hooks["mode"] == SERVE_MODE[harness.name]
             with StandIn(harness.chooser(workspace.project, TARGET)) as model:
                 ran = run_harness(harness, binary, workspace, model, name="served")
                 after = _completed(ran, model)
-                _card_reached_the_model(workspace, model, after)
+                evidence = (f"{harness.name}-serve", installed.version)
+                _card_reached_the_model(workspace, model, after, evidence=evidence)
             assert server.session is not None
             _receipt(server.session.receipts.snapshot(), harness)
             delivered = [d.key for d in server.session.ledger.deliveries]

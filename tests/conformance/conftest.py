@@ -109,13 +109,14 @@ def record(name: str, evidence: Mapping[str, Any]) -> None:
         (Path(folder) / f"{name}.json").write_text(text, encoding="utf-8")
 
 
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, python: str = sys.executable, sources: str = SOURCES
+) -> subprocess.CompletedProcess[str]:
     """``active-memory ARGS`` from this checkout's sources, as a user would run it."""
-    env = {**os.environ, "PYTHONPATH": SOURCES}
+    env = {**os.environ, "PYTHONPATH": sources}
     done = subprocess.run(
-        [sys.executable, "-m", "active_memory.cli.main", *args],
+        [python, "-m", "active_memory.cli.main", *args],
         env=env,
-        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=60,
@@ -174,7 +175,9 @@ def workspace(tmp_path: Path) -> Workspace:
     return Workspace(tmp_path, project, store, home, lesson)
 
 
-def install_hooks(harness: Harness, workspace: Workspace) -> dict[str, Any]:
+def install_hooks(
+    harness: Harness, workspace: Workspace, *, python: str = sys.executable, sources: str = SOURCES
+) -> dict[str, Any]:
     """``active-memory hooks install --harness NAME --project DIR --store PATH --json``."""
     done = cli(
         "hooks",
@@ -186,6 +189,8 @@ def install_hooks(harness: Harness, workspace: Workspace) -> dict[str, Any]:
         "--store",
         str(workspace.store),
         "--json",
+        python=python,
+        sources=sources,
     )
     report: dict[str, Any] = json.loads(done.stdout)
     return report

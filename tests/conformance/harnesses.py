@@ -392,6 +392,7 @@ def _install(harness: Harness, root: Path) -> Installed:
             except (OSError, RuntimeError, subprocess.SubprocessError) as error:
                 return Installed(None, f"{harness.spec} installed but does not run: {error}")
             try:
+                staging.chmod(0o755)  # mkdtemp made it private
                 staging.rename(target)
             except OSError:
                 if not binary.exists():  # nobody else finished it either

@@ -372,7 +372,10 @@ class StandIn:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, daemon=True, name="conformance-stand-in"
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},  # close() waits for one poll
+            daemon=True,
+            name="conformance-stand-in",
         )
         self._thread.start()
         return self

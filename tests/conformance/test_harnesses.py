@@ -36,7 +36,8 @@ from active_memory.host import open_run
 from active_memory.models.config import RuntimeConfig
 from active_memory.store.backend import RunIdentity
 from active_memory.store.sqlite import SqliteStore
-from conformance.conftest import (
+from conformance.harnesses import HARNESSES, Harness, Installed
+from conformance.kit import (
     CONTENT_MARKER,
     SOURCES,
     TARGET,
@@ -46,7 +47,6 @@ from conformance.conftest import (
     record,
     run_harness,
 )
-from conformance.harnesses import HARNESSES, Harness, Installed
 from conformance.stand_in import FINAL_TEXT, Recorded, StandIn
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300)]

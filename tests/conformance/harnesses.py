@@ -49,7 +49,7 @@ __all__ = [
     "install",
 ]
 
-INSTALL_TIMEOUT_S = 240
+INSTALL_TIMEOUT_S = 180
 VERSION_TIMEOUT_S = 60
 PROMPT = "Read src/widgets/storage/blob.py and tell me what it does."
 

@@ -17,7 +17,14 @@ then answers. The tests assert, per CLI, on what ``active-memory hooks install``
 * the receipt reached the run: the broker of an open run (``open_run`` + ``hook_env``), or of
   ``serve``, recorded the tool call with the file's path, and the card as delivered;
 * a broker that is down lets the tool run: the call completes, the model gets the file's
-  content and the CLI finishes normally.
+  content and the CLI finishes normally (an open run's closed broker, and a stopped ``serve``);
+* so does a hook whose interpreter or package has gone away (Copilot CLI denies the tool then:
+  an expected failure until the hook command fails soft at the shell level, issue 11);
+* Copilot CLI, which also runs a project's Claude Code hooks, gets the card once when both are
+  installed.
+
+``ACTIVE_MEMORY_CONFORMANCE_RECORD=DIR`` keeps, per CLI and mode, what the model received after
+the tool call (the tool result and the card) as JSON in DIR.
 """
 
 from __future__ import annotations

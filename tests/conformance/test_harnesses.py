@@ -205,7 +205,7 @@ GONE = (
         "claude",
         "codex",
         pytest.param(
-            "copilot", marks=pytest.mark.xfail(reason=GONE, raises=AssertionError, strict=False)
+            "copilot", marks=pytest.mark.xfail(reason=GONE, raises=AssertionError, strict=True)
         ),
     ],
     indirect=True,

@@ -6,14 +6,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from active_memory.errors import RunRecordError
+from active_memory.models.run_schema import main as run_schema_main
+from active_memory.models.run_schema import render_schema, shipped_schema_path
 from active_memory.models.runs import (
     RUN_FILE,
     canonical_json,
     dump_run_record,
     graph_hash,
     load_run_record,
+    parse_run_record,
 )
 from active_memory.schemas import load_schema
 from fixture_runs import RUN_NAMES, RUNS, materialize
@@ -68,7 +72,7 @@ def test_dump_then_load_round_trips_and_copies_outside_transcripts(tmp_path: Pat
         assert after.transcript.is_relative_to(tmp_path / "copy")
         assert before.transcript is not None
         assert after.transcript.read_bytes() == before.transcript.read_bytes()
-    assert again.to_dict()["receipts"] == record.to_dict()["receipts"]
+    assert again.receipts == record.receipts
     assert again.deliveries == record.deliveries
 
 
@@ -160,14 +164,7 @@ def test_missing_record_says_what_to_pass(tmp_path: Path) -> None:
 
 def test_dump_of_a_bad_record_writes_nothing(tmp_path: Path) -> None:
     record = load_run_record(RUNS / "clean-success")
-    broken = type(record)(
-        run_id=record.run_id,
-        graph=record.graph,
-        runtime=record.runtime,
-        executions=record.executions + record.executions[:1],
-        checkout=record.checkout,
-        base_dir=record.base_dir,
-    )
+    broken = record.model_copy(update={"executions": record.executions + record.executions[:1]})
     target = tmp_path / "out"
     with pytest.raises(RunRecordError, match="repeats execution id"):
         dump_run_record(broken, target)
@@ -176,10 +173,37 @@ def test_dump_of_a_bad_record_writes_nothing(tmp_path: Path) -> None:
 
 def test_run_record_schema_is_strict_draft_2020_12() -> None:
     schema = load_schema("run-record")
+    Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["additionalProperties"] is False
-    for name in ("execution", "receipt", "delivery"):
+    for name in ("Execution", "ToolReceipt", "Delivery", "Outcome", "Checkout"):
         assert schema["$defs"][name]["additionalProperties"] is False
+    # The authored graph belongs to the host: keys the model does not read are allowed there.
+    for name in ("AuthoredGraph", "GraphNode", "Binding"):
+        assert "additionalProperties" not in schema["$defs"][name]
+
+
+def test_shipped_schema_is_the_one_generated_from_the_model() -> None:
+    shipped = shipped_schema_path().read_text("utf-8")
+    assert shipped == render_schema(), "run `python -m active_memory.models.run_schema`"
+    assert run_schema_main(["--check"]) == 0
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_fixture_records_are_valid_against_the_shipped_schema(name: str) -> None:
+    data = json.loads((RUNS / name / RUN_FILE).read_text("utf-8"))
+    assert list(Draft202012Validator(load_schema("run-record")).iter_errors(data)) == []
+
+
+def test_schema_and_model_refuse_the_same_malformed_field(tmp_path: Path) -> None:
+    data = json.loads((RUNS / "clean-success" / RUN_FILE).read_text("utf-8"))
+    data["executions"][0]["occurrence"] = 0
+    errors = list(Draft202012Validator(load_schema("run-record")).iter_errors(data))
+    assert [list(error.absolute_path) for error in errors] == [["executions", 0, "occurrence"]]
+    with pytest.raises(RunRecordError) as caught:
+        parse_run_record(data, tmp_path)
+    assert caught.value.path == "executions[0].occurrence"
+    assert "greater than or equal to 1" in caught.value.problem
 
 
 def test_graph_hash_is_sha256_of_canonical_json() -> None:

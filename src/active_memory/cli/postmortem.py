@@ -16,7 +16,6 @@ import asyncio
 import json
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -72,7 +71,8 @@ def _exchanges(run: Path, given: Path | None) -> Path:
 def _config(record: RunRecord, runtime: Path | None, timeout_ms: int | None) -> RuntimeConfig:
     config = load_runtime_config(runtime) if runtime else parse_runtime_config(record.runtime)
     if timeout_ms is not None:
-        config = replace(config, postmortem=replace(config.postmortem, timeout_ms=timeout_ms))
+        postmortem = config.postmortem.model_copy(update={"timeout_ms": timeout_ms})
+        config = config.model_copy(update={"postmortem": postmortem})
     return config
 
 
@@ -87,16 +87,16 @@ def _binding(
     binding = node.binding
     if provider == REPLAY:
         # The model and effort are still the inherited ones; only the answers are recorded.
-        binding = replace(binding, provider=REPLAY)
+        binding = binding.model_copy(update={"provider": REPLAY})
     elif provider is not None:
         if provider not in provider_names():
             known = ", ".join((REPLAY, *provider_names()))
             raise ConfigError("--provider", f"unknown provider {provider!r}; known: {known}")
         if provider != binding.provider:
             # Lanes belong to one provider (bedrock, azure…): another provider starts on its own.
-            binding = replace(binding, provider=provider, lane=None)
+            binding = binding.model_copy(update={"provider": provider, "lane": None})
     if model is not None:
-        binding = replace(binding, model=model)
+        binding = binding.model_copy(update={"model": model})
     return binding
 
 
@@ -123,7 +123,10 @@ def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
             )
         return record
     status = cast(OutcomeStatus, outcome)
-    return replace(record, outcome=Outcome(status, int(time.time() * 1000), "latched by the CLI"))
+    latched = Outcome(
+        status=status, latched_ms=int(time.time() * 1000), summary="latched by the CLI"
+    )
+    return record.model_copy(update={"outcome": latched})
 
 
 def _prepare(

@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -198,7 +198,7 @@ async def run_demo(
                 record,
                 config=config,
                 backend=store,
-                binding=replace(node.binding, provider="replay"),
+                binding=node.binding.model_copy(update={"provider": "replay"}),
                 private_dir=root / ".state" / name / "evidence",
                 provider=provider,
                 run_log=RunLog(root / ".state" / name / "run-log.jsonl"),

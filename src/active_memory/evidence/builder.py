@@ -207,7 +207,7 @@ def _private_files(
 ) -> dict[str, str]:
     names = {
         "graph": write_private_file(
-            folder, "graph.json", canonical_json(redact_value(record.graph.to_raw(), keys=False))
+            folder, "graph.json", canonical_json(redact_value(record.graph.raw, keys=False))
         ),
         "runtime": write_private_file(
             folder, "runtime.json", json.dumps(runtime, indent=2, sort_keys=True) + "\n"
@@ -255,7 +255,7 @@ def build_evidence(
         "run_id": record.run_id,
         "graph_name": record.graph.name,
         "graph_hash": record.graph_hash,
-        "outcome": None if record.outcome is None else record.outcome.to_dict(),
+        "outcome": None if record.outcome is None else record.outcome.model_dump(),
         "executions_total": len(record.executions),
         "receipts_total": len(record.receipts),
     }
@@ -271,7 +271,7 @@ def build_evidence(
         "executions": _executions(record, needs, min(8192, budget_bytes // 8), log),
     }
     if needs.graph:
-        raw = redact_value(record.graph.to_raw(), keys=False)
+        raw = redact_value(record.graph.raw, keys=False)
         graph = _inline(json.loads(canonical_json(raw)), GRAPH_INLINE_BYTES, "graph", log)
         if graph is None:
             graph = {

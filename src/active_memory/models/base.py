@@ -89,4 +89,3 @@ class Model(BaseModel, metaclass=_ModelMeta):
             return cls.model_validate_json(text)
         except ValidationError as error:
             raise first_problem(error, where) from None
-

@@ -51,7 +51,7 @@ def test_receipts_name_tools_and_paths_never_arguments(tmp_path: Path) -> None:
         ("main", "Bash", ()),
     ]
     assert [r.seq for r in record.receipts] == list(range(7))
-    dumped = json.dumps([r.to_dict() for r in record.receipts])
+    dumped = json.dumps([r.model_dump() for r in record.receipts])
     assert "pytest" not in dumped
     assert FAKE_GITHUB not in dumped
 

@@ -238,7 +238,7 @@ def postmortem(
             err=True,
         )
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(report.model_dump(mode="json"))
     else:
         click.echo("\n".join(format_report(report)))
     if not report.ok:

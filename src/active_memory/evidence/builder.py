@@ -318,7 +318,7 @@ def build_evidence(
             )
             if excerpt.unavailable:
                 log.add("transcripts", excerpt.unavailable, ref=excerpt.execution)
-        payload["transcripts"] = [excerpt.to_dict() for excerpt in excerpts]
+        payload["transcripts"] = [excerpt.model_dump(mode="json") for excerpt in excerpts]
 
     serialized = Trimmer(payload, budget_bytes, log).run()
     size = len(serialized.encode("utf-8"))
@@ -331,6 +331,6 @@ def build_evidence(
         specialist=specialist,
         payload=MappingProxyType(payload),
         serialized=serialized,
-        truncation=TruncationReport(budget_bytes, size, log.cuts()),
+        truncation=log.report(budget_bytes, size),
         private_files=MappingProxyType({key: folder / name for key, name in files.items()}),
     )

@@ -133,7 +133,9 @@ def _skipped(record: RunRecord, config: RuntimeConfig, log: RunLog | None) -> Po
         run_id=record.run_id,
         status="skipped",
         reason=reason,
-        specialists=tuple(SpecialistReport(name, "skipped") for name in SPECIALISTS),
+        specialists=tuple(
+            SpecialistReport(specialist=name, status="skipped") for name in SPECIALISTS
+        ),
         prompt_sha256=prompts,
         contract_sha256=contracts,
     )

@@ -59,10 +59,21 @@ class Plan:
 
 def _change(specialist: str, mutation: Mutation) -> LessonChange:
     if mutation.op == "retire":
-        return LessonChange("retire", mutation.id, specialist, mutation.expected_revision)
+        return LessonChange(
+            op="retire",
+            id=mutation.id,
+            specialist=specialist,
+            expected_revision=mutation.expected_revision,
+        )
     op: ChangeOp = "create" if mutation.expected_revision == 0 else "adapt"
     title = mutation.draft.title if mutation.draft is not None else None
-    return LessonChange(op, mutation.id, specialist, mutation.expected_revision, title=title)
+    return LessonChange(
+        op=op,
+        id=mutation.id,
+        specialist=specialist,
+        expected_revision=mutation.expected_revision,
+        title=title,
+    )
 
 
 def plan_publication(run_id: str, results: Mapping[str, Validated], ids: IdBook) -> Plan:

@@ -397,15 +397,7 @@ class PostmortemRun:
                 return
             self.revisions = dict(receipt.revisions)
             self.changes = [
-                LessonChange(
-                    c.op,
-                    c.id,
-                    c.specialist,
-                    c.expected_revision,
-                    receipt.revisions.get(c.id),
-                    c.title,
-                )
-                for c in plan.changes
+                c.model_copy(update={"revision": receipt.revisions.get(c.id)}) for c in plan.changes
             ]
             self.published.update(pending)
             for name in pending:

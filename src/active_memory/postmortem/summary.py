@@ -37,7 +37,7 @@ def specialist_report(
 ) -> SpecialistReport:
     """The entry of one specialist; a specialist without a meter never ran (scope off)."""
     if meter is None:
-        return SpecialistReport(name, "skipped")
+        return SpecialistReport(specialist=name, status="skipped")
     stages: dict[str, int] = {}
     for rejection in meter.rejections:
         stages[rejection.stage] = stages.get(rejection.stage, 0) + 1
@@ -50,7 +50,9 @@ def specialist_report(
     else:
         for bound in result.decisions:
             decisions[bound.applied] = decisions.get(bound.applied, 0) + 1
-        downgrades = tuple(DowngradeNote(d.id, d.action, d.reason) for d in result.downgrades)
+        downgrades = tuple(
+            DowngradeNote(id=d.id, action=d.action, reason=d.reason) for d in result.downgrades
+        )
         mutations = result.changes
         written: SpecialistStatus = "dry_run" if dry_run else "published"
         status = written if result.changes else "nothing_to_do"

@@ -120,6 +120,8 @@ CommitId = Annotated[str, Field(pattern=r"^[0-9a-f]{40}([0-9a-f]{24})?$")]
 class RunModel(FamilyModel):
     """A part of a run record: a failed check is a RunRecordError naming the field."""
 
+    # Host JSON read by Python's json module may hold Infinity; write it back as it came.
+    model_config = ConfigDict(ser_json_inf_nan="constants")
     validation_error = RunRecordError
 
 
@@ -312,6 +314,16 @@ class Execution(RunModel):
     @field_serializer("transcript")
     def _write_transcript(self, path: Path | None, info: SerializationInfo) -> str | Path | None:
         return _path_out(path, info)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _document_keys(cls, data: object, info: ValidationInfo) -> object:
+        # A document names the node "node"; the attribute's name is no key of it. (Pydantic's
+        # by_name=False does not reach a model below the record's wrap validator.)
+        document = record_document(info.context) is not None
+        if document and isinstance(data, dict) and "node_id" in data:
+            raise problem_at(("node_id",), "extra_forbidden", "is not a known field")
+        return data
 
     @field_validator("transcript", mode="before")
     @classmethod

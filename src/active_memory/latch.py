@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from active_memory.errors import PostmortemError
+from active_memory.errors import PostmortemError, RunRecordError
 from active_memory.models.runs import Outcome
 from active_memory.private_files import write_private_text
 
@@ -44,7 +44,7 @@ def _outcome_from(data: Any, path: Path) -> Outcome:
         return Outcome(
             status=status, latched_ms=int(outcome["latched_ms"]), summary=outcome.get("summary")
         )
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, RunRecordError) as error:
         raise PostmortemError(
             f"latched outcome file {str(path)!r} is malformed ({error!r}); it was not written by "
             "active-memory, move it aside"

@@ -291,7 +291,13 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
             converter.read(agent_path, agent)
     finally:
         converter.close()
-    return _record(converter, target)
+    try:
+        return _record(converter, target)
+    except RunRecordError as error:
+        # A session value the record refuses (an agent id with a space, say): name the session.
+        if error.source is not None:
+            raise
+        raise RunRecordError(error.path, error.problem, source=str(session_file)) from None
 
 
 def _record(converter: _Converter, target: Path) -> RunRecord:

@@ -142,6 +142,7 @@ class RunRecord(RunModel):
 
     def _check_links(self) -> None:
         """What links the sections of a document: each failure names the entry it found."""
+        nodes = {node.id for node in self.graph.nodes}
         ids: set[str] = set()
         identities: dict[tuple[str, int, int], int] = {}
         for index, execution in enumerate(self.executions):
@@ -152,7 +153,7 @@ class RunRecord(RunModel):
                     f"repeats execution id {execution.id!r}",
                 )
             ids.add(execution.id)
-            if self.graph.node(execution.node_id) is None:
+            if execution.node_id not in nodes:
                 raise problem_at(
                     ("executions", index, "node"),
                     "unknown_node",
@@ -176,7 +177,7 @@ class RunRecord(RunModel):
             seqs.add(receipt.seq)
             _known_execution(("receipts", index), receipt.execution, ids)
         for index, delivery in enumerate(self.deliveries):
-            if self.graph.node(delivery.node_id) is None:
+            if delivery.node_id not in nodes:
                 raise problem_at(
                     ("deliveries", index, "node_id"),
                     "unknown_node",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from active_memory.store.sqlite import SqliteStore
 from active_memory.testing import ScriptedProvider, answer_response
 from postmortem.postmortem_kit import by_labels, decisions, first_run, graph_draft, no_lessons
 
-OUTCOME = Outcome("succeeded", 1748772087000, "approved")
+OUTCOME = Outcome(status="succeeded", latched_ms=1748772087000, summary="approved")
 LESSON = "lesson-01JWNF15X00000000000000009"
 
 
@@ -59,7 +58,7 @@ async def test_postmortem_takes_manifest_receipts_and_outcome_from_the_run(tmp_p
                     {**no_lessons(), ("graph_maintenance", 0, 1): decisions((LESSON, "keep"))}
                 )
             )
-            bare = replace(record, outcome=None, deliveries=(), receipts=())
+            bare = record.model_copy(update={"outcome": None, "deliveries": (), "receipts": ()})
             report = await run.postmortem(bare, provider=provider)
         assert report.status == "completed"
         assert report.specialist("graph_maintenance").decisions == {"keep": 1}

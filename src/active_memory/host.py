@@ -218,11 +218,12 @@ class ActiveRun:
             )
         if self.backend is None:
             raise PostmortemError("this run was opened without a backend; use open_run(...)")
-        record = replace(
-            record,
-            outcome=record.outcome or outcome,
-            deliveries=record.deliveries or self.deliveries,
-            receipts=record.receipts or self.receipts,
+        record = record.model_copy(
+            update={
+                "outcome": record.outcome or outcome,
+                "deliveries": record.deliveries or self.deliveries,
+                "receipts": record.receipts or self.receipts,
+            }
         )
         options = PostmortemOptions(
             config=self.runtime,

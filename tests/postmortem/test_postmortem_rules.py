@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,7 @@ from postmortem.postmortem_kit import (
 )
 
 pytestmark = pytest.mark.timeout(30)
-BINDING = Binding("anthropic", "claude-test")
+BINDING = Binding(provider="anthropic", model="claude-test")
 
 
 async def _run(record: RunRecord, tmp_path: Path, provider: ScriptedProvider, **kw: object):  # type: ignore[no-untyped-def]
@@ -91,7 +90,7 @@ async def test_no_latched_outcome_is_refused_before_any_call(tmp_path: Path) -> 
     _, record = first_run(tmp_path)
     provider = ScriptedProvider([])
     with pytest.raises(PostmortemError, match="no latched outcome"):
-        await _run(replace(record, outcome=None), tmp_path, provider)
+        await _run(record.model_copy(update={"outcome": None}), tmp_path, provider)
     assert provider.requests == []
 
 
@@ -104,27 +103,30 @@ async def test_unknown_or_non_agent_source_node_is_refused_before_any_call(
 ) -> None:
     _, record = first_run(tmp_path)
     graph = AuthoredGraph(
-        "g", (*record.graph.nodes, GraphNode("collect", "join")), raw=record.graph.raw
+        name="g", nodes=(*record.graph.nodes, GraphNode(id="collect", kind="join"))
     )
     provider = ScriptedProvider([])
     with pytest.raises(PostmortemError, match=message):
         await _run(
-            replace(record, graph=graph), tmp_path, provider, config=config_of(source_node=source)
+            record.model_copy(update={"graph": graph}),
+            tmp_path,
+            provider,
+            config=config_of(source_node=source),
         )
     assert provider.requests == []
 
 
 def test_source_node_defaults_to_the_first_worker_then_the_first_agent_verifier() -> None:
     nodes = (
-        GraphNode("fanout", "map"),
-        GraphNode("check", "verifier", BINDING),
-        GraphNode("unbound", "worker"),
-        GraphNode("build", "worker", BINDING),
+        GraphNode(id="fanout", kind="map"),
+        GraphNode(id="check", kind="verifier", binding=BINDING),
+        GraphNode(id="unbound", kind="worker"),
+        GraphNode(id="build", kind="worker", binding=BINDING),
     )
-    assert resolve_source_node(AuthoredGraph("g", nodes), None).id == "build"
-    assert resolve_source_node(AuthoredGraph("g", nodes[:3]), None).id == "check"
+    assert resolve_source_node(AuthoredGraph(name="g", nodes=nodes), None).id == "build"
+    assert resolve_source_node(AuthoredGraph(name="g", nodes=nodes[:3]), None).id == "check"
     with pytest.raises(PostmortemError, match="no agent node"):
-        resolve_source_node(AuthoredGraph("g", nodes[:1]), None)
+        resolve_source_node(AuthoredGraph(name="g", nodes=nodes[:1]), None)
 
 
 async def test_specialists_inherit_the_source_node_binding_in_separate_sessions(

@@ -17,7 +17,6 @@ import asyncio
 import json
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -73,7 +72,8 @@ def _exchanges(run: Path, given: Path | None) -> Path:
 def _config(record: RunRecord, runtime: Path | None, timeout_ms: int | None) -> RuntimeConfig:
     config = load_runtime_config(runtime) if runtime else parse_runtime_config(record.runtime)
     if timeout_ms is not None:
-        config = replace(config, postmortem=replace(config.postmortem, timeout_ms=timeout_ms))
+        postmortem = config.postmortem.model_copy(update={"timeout_ms": timeout_ms})
+        config = config.model_copy(update={"postmortem": postmortem})
     return config
 
 
@@ -91,7 +91,7 @@ def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
     status = cast(OutcomeStatus, outcome)
     now_ms = int(time.time() * 1000)
     latched = Outcome(status=status, latched_ms=now_ms, summary="latched by the CLI")
-    return replace(record, outcome=latched)
+    return record.model_copy(update={"outcome": latched})
 
 
 def _prepare(
@@ -216,7 +216,7 @@ def postmortem(
             err=True,
         )
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(report.model_dump(mode="json"))
     else:
         click.echo("\n".join(format_report(report)))
     if not report.ok:

@@ -73,15 +73,16 @@ class BindingOverride:
         """``binding`` with this override's provider and model; ConfigError on an unknown
         provider, before any work."""
         if self.provider == REPLAY:
-            binding = replace(binding, provider=REPLAY)
+            binding = binding.model_copy(update={"provider": REPLAY})
         elif self.provider is not None:
             if self.provider not in provider_names():
                 known = ", ".join((REPLAY, *provider_names()))
                 raise ConfigError("provider", f"unknown provider {self.provider!r}; known: {known}")
             if self.provider != binding.provider:
-                binding = replace(binding, provider=self.provider, lane=None)
+                # Lanes belong to one provider (bedrock, azure…): another provider starts anew.
+                binding = binding.model_copy(update={"provider": self.provider, "lane": None})
         if self.model is not None:
-            binding = replace(binding, model=self.model)
+            binding = binding.model_copy(update={"model": self.model})
         return binding
 
 

@@ -1,11 +1,38 @@
-"""Shared test set-up.
+"""Shared test set-up: no test touches the developer's store or settings, or the network.
 
 The anthropic and openai SDKs are built on httpx2; aliasing it before anything imports httpx
-lets respx see their traffic. No test reaches the network.
+lets respx see their traffic. Every test then runs with its state directories in a temporary
+folder and the provider settings scrubbed (:func:`isolation.isolate_environment`), and with a
+guard that refuses and fails any connection beyond loopback (:class:`isolation.NetworkGuard`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import httpx2
+import pytest
+
+from isolation import NetworkGuard, isolate_environment
 
 httpx2.alias_httpx()
+
+
+@pytest.fixture(autouse=True)
+def isolated_state(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """The state directories, home and settings a test sees: temporary, never the user's.
+
+    Not under ``tmp_path``, so a test that lists its own folder finds only what it made."""
+    return isolate_environment(monkeypatch, tmp_path_factory.mktemp("isolated"))
+
+
+@pytest.fixture(autouse=True)
+def network_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[NetworkGuard]:
+    guard = NetworkGuard()
+    guard.install(monkeypatch)
+    yield guard
+    if guard.attempts:
+        pytest.fail("the test tried to use the network: " + "; ".join(guard.attempts))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from active_memory.host import open_run
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.runs import Outcome
+from active_memory.postmortem.binding import BindingOverride
 from active_memory.recall.recall_session import Caller
 from active_memory.recall.signals import ToolCall
 from active_memory.runlog import read_events
@@ -20,7 +20,7 @@ from active_memory.store.sqlite import SqliteStore
 from active_memory.testing import ScriptedProvider, answer_response
 from postmortem.postmortem_kit import by_labels, decisions, first_run, graph_draft, no_lessons
 
-OUTCOME = Outcome("succeeded", 1748772087000, "approved")
+OUTCOME = Outcome(status="succeeded", latched_ms=1748772087000, summary="approved")
 LESSON = "lesson-01JWNF15X00000000000000009"
 
 
@@ -67,7 +67,7 @@ async def test_postmortem_takes_manifest_receipts_and_outcome_from_the_run(tmp_p
                     {**no_lessons(), ("graph_maintenance", 0, 1): decisions((LESSON, "keep"))}
                 )
             )
-            bare = replace(record, outcome=None, deliveries=(), receipts=())
+            bare = record.model_copy(update={"outcome": None, "deliveries": (), "receipts": ()})
             report = await run.postmortem(bare, provider=provider)
         assert report.status == "completed"
         assert report.specialist("graph_maintenance").decisions == {"keep": 1}
@@ -101,3 +101,19 @@ async def test_a_failing_postmortem_leaves_the_latched_outcome_as_it_was(tmp_pat
             report = await run.postmortem(record, provider=provider)
     assert report.specialist("graph_discovery").error_code == "internal_error"
     assert (tmp_path / "state" / "outcome.json").read_bytes() == latched
+
+
+async def test_a_host_overrides_the_binding_as_the_cli_does(tmp_path: Path) -> None:
+    folder, record = first_run(tmp_path)
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        identity = RunIdentity(record.run_id, graph_hash=record.graph_hash)
+        with open_run(identity, RuntimeConfig(), store, folder / "checkout",
+                      state_dir=tmp_path / "state") as run:  # fmt: skip
+            run.latch_outcome(OUTCOME)
+            provider = ScriptedProvider(by_labels(no_lessons()))
+            override = BindingOverride(model="claude-opus-4")
+            report = await run.postmortem(record, provider=provider, override=override)
+    assert report.status == "completed"
+    assert (report.provider, report.model) == ("anthropic", "claude-opus-4")
+    assert {request.model for request in provider.requests} == {"claude-opus-4"}
+    assert read_events(tmp_path / "state" / "run-log.jsonl")[-1]["model"] == "claude-opus-4"

@@ -12,7 +12,9 @@ from active_memory.errors import PostmortemError
 from active_memory.latch import LATCH_FILE, latch_outcome, read_latched_outcome, run_state_dir
 from active_memory.models.runs import Outcome
 
-OUTCOME = Outcome("succeeded", 1748772087000, "approved after one review loop")
+OUTCOME = Outcome(
+    status="succeeded", latched_ms=1748772087000, summary="approved after one review loop"
+)
 
 
 def test_latching_writes_a_private_file_that_reads_back(tmp_path: Path) -> None:
@@ -30,7 +32,7 @@ def test_latching_is_final_and_idempotent(tmp_path: Path) -> None:
     latch_outcome(tmp_path, "run-1", OUTCOME)
     latch_outcome(tmp_path, "run-1", OUTCOME)
     with pytest.raises(PostmortemError, match="already latched outcome 'succeeded'"):
-        latch_outcome(tmp_path, "run-1", Outcome("failed", 1748772090000))
+        latch_outcome(tmp_path, "run-1", Outcome(status="failed", latched_ms=1748772090000))
     assert read_latched_outcome(tmp_path) == OUTCOME
 
 

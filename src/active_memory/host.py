@@ -43,7 +43,8 @@ from active_memory.store.paths import default_store_path
 if TYPE_CHECKING:
     from active_memory.agents.providers.base import ModelProvider
     from active_memory.cancel import CancelToken
-    from active_memory.postmortem.entry import ProviderFactory
+    from active_memory.postmortem.binding import BindingOverride
+    from active_memory.postmortem.options import ProviderFactory
     from active_memory.postmortem.report import PostmortemReport
     from active_memory.runlog import RunLog
 
@@ -187,6 +188,7 @@ class ActiveRun:
         *,
         provider: ModelProvider | None = None,
         provider_factory: ProviderFactory | None = None,
+        override: BindingOverride | None = None,
         cancel: CancelToken | None = None,
         run_log: RunLog | None = None,
         new_id: Callable[[], str] | None = None,
@@ -197,11 +199,15 @@ class ActiveRun:
         The outcome must have been latched; the record's missing outcome, delivery manifest
         and tool receipts are taken from this run, and the run's frozen snapshot makes the
         before/current lesson changes exact. Evidence files and the run log (``run-log.jsonl``
-        unless ``run_log`` is given) go to :attr:`state_dir`. Raises PostmortemError only before
-        any work (no latched outcome, a bad sourceNode); ordinary failures are in the report.
+        unless ``run_log`` is given) go to :attr:`state_dir`. ``override`` changes the source
+        node's binding as the CLI's ``--provider``/``--model`` do. Raises PostmortemError only
+        before any work (no latched outcome, a bad sourceNode); ordinary failures are in the
+        report.
         """
         from active_memory.models.ids import new_lesson_id
+        from active_memory.postmortem.binding import BindingOverride
         from active_memory.postmortem.entry import run_postmortem
+        from active_memory.postmortem.options import PostmortemOptions
         from active_memory.runlog import RunLog
 
         outcome = self.outcome
@@ -212,25 +218,27 @@ class ActiveRun:
             )
         if self.backend is None:
             raise PostmortemError("this run was opened without a backend; use open_run(...)")
-        record = replace(
-            record,
-            outcome=record.outcome or outcome,
-            deliveries=record.deliveries or self.deliveries,
-            receipts=record.receipts or self.receipts,
+        record = record.model_copy(
+            update={
+                "outcome": record.outcome or outcome,
+                "deliveries": record.deliveries or self.deliveries,
+                "receipts": record.receipts or self.receipts,
+            }
         )
-        return await run_postmortem(
-            record,
+        options = PostmortemOptions(
             config=self.runtime,
             backend=self.backend,
             private_dir=self.state_dir / "evidence",
             provider=provider,
             provider_factory=provider_factory,
+            override=override or BindingOverride(),
             run_log=run_log if run_log is not None else RunLog(self.state_dir / "run-log.jsonl"),
             cancel=cancel,
             new_id=new_id or new_lesson_id,
             dry_run=dry_run,
             frozen_lessons=self.lessons,
         )
+        return await run_postmortem(record, options)
 
     def close(self) -> None:
         """Stop the broker and remove the tickets; the manifest stays readable."""

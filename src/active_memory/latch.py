@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from active_memory.errors import PostmortemError
+from active_memory.errors import PostmortemError, RunRecordError
 from active_memory.models.runs import Outcome
 from active_memory.private_files import write_private_text
 
@@ -41,8 +41,10 @@ def _outcome_from(data: Any, path: Path) -> Outcome:
         status = outcome["status"]
         if status not in ("succeeded", "failed", "cancelled"):
             raise ValueError(status)
-        return Outcome(status, int(outcome["latched_ms"]), outcome.get("summary"))
-    except (KeyError, TypeError, ValueError) as error:
+        return Outcome(
+            status=status, latched_ms=int(outcome["latched_ms"]), summary=outcome.get("summary")
+        )
+    except (KeyError, TypeError, ValueError, RunRecordError) as error:
         raise PostmortemError(
             f"latched outcome file {str(path)!r} is malformed ({error!r}); it was not written by "
             "active-memory, move it aside"
@@ -83,7 +85,7 @@ def latch_outcome(state_dir: str | os.PathLike[str], run_id: str, outcome: Outco
             f"run {run_id!r} already latched outcome {existing.status!r} at "
             f"{existing.latched_ms}; a latched outcome is final"
         )
-    body = json.dumps({"run_id": run_id, "outcome": outcome.to_dict()}, sort_keys=True) + "\n"
+    body = json.dumps({"run_id": run_id, "outcome": outcome.model_dump()}, sort_keys=True) + "\n"
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_private_text(path, body, durable=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,38 +30,56 @@ REPO = "forge:github.com/acme/shop"
 ACTOR = git.Actor("Test Author", "author@example.invalid")
 IDENT_128 = "I" + "x" * 127
 IDENT_129 = "I" + "x" * 128
+# A node id a run record takes (65 characters) but a lesson scope refuses (130 UTF-8 bytes).
+LONG_NODE = "é" * 65
 
 _BINDING = Binding(provider="scripted", model="test-model")
 GRAPH = AuthoredGraph(
     name="shop",
     nodes=(
-        GraphNode("plan", "worker", _BINDING),
-        GraphNode("build", "worker", _BINDING),
-        GraphNode("review", "verifier", _BINDING),
-        GraphNode("unused", "worker", _BINDING),
-        GraphNode("fanout", "map"),
-        GraphNode("n" * 129, "worker", _BINDING),
+        GraphNode(id="plan", kind="worker", binding=_BINDING),
+        GraphNode(id="build", kind="worker", binding=_BINDING),
+        GraphNode(id="review", kind="verifier", binding=_BINDING),
+        GraphNode(id="unused", kind="worker", binding=_BINDING),
+        GraphNode(id="fanout", kind="map"),
+        GraphNode(id=LONG_NODE, kind="worker", binding=_BINDING),
     ),
-    raw={"name": "shop", "nodes": ["plan", "build", "review", "unused", "fanout"]},
 )
+
+
+def _execution(
+    id: str, node: str, occurrence: int, attempt: int, status: Any, started: int, ended: int,
+    *, imported: bool = False,
+) -> Execution:  # fmt: skip
+    return Execution(
+        id=id, node_id=node, occurrence=occurrence, attempt=attempt, status=status,
+        started_ms=started, ended_ms=ended, imported=imported,
+    )  # fmt: skip
+
+
+def _receipt(seq: int, execution: str | None, time_ms: int, tool: str,
+             paths: tuple[str, ...] = ()) -> ToolReceipt:  # fmt: skip
+    return ToolReceipt(seq=seq, execution=execution, time_ms=time_ms, tool=tool, paths=paths)
+
+
 EXECUTIONS = (
-    Execution("e-plan-1", "plan", 0, 1, "completed", 1_000, 1_500),
-    Execution("e-build-1", "build", 0, 1, "error", 2_000, 2_500),
-    Execution("e-build-2", "build", 0, 2, "completed", 3_000, 3_500),
-    Execution("e-review-1", "review", 0, 1, "completed", 4_000, 4_500),
-    Execution("e-review-early", "review", 1, 1, "completed", 500, 900),
-    Execution("e-long", "n" * 129, 0, 1, "completed", 5_000, 5_100),
-    Execution("e-old", "build", 0, 1, "completed", 10, 20, imported=True),
-    Execution("e-aux", "postmortem", 0, 1, "completed", 6_000, 6_100),
+    _execution("e-plan-1", "plan", 1, 1, "completed", 1_000, 1_500),
+    _execution("e-build-1", "build", 1, 1, "error", 2_000, 2_500),
+    _execution("e-build-2", "build", 1, 2, "completed", 3_000, 3_500),
+    _execution("e-review-1", "review", 1, 1, "completed", 4_000, 4_500),
+    _execution("e-review-early", "review", 2, 1, "completed", 500, 900),
+    _execution("e-long", LONG_NODE, 1, 1, "completed", 5_000, 5_100),
+    _execution("e-old", "build", 1, 1, "completed", 10, 20, imported=True),
+    _execution("e-aux", "postmortem", 1, 1, "completed", 6_000, 6_100),
 )
 RECEIPTS = (
-    ToolReceipt(1, "e-build-1", 2_100, "Read", ("src/app/config.py",)),
-    ToolReceipt(2, "e-plan-1", 1_100, "Grep", ("src",)),
-    ToolReceipt(3, None, 2_200, "Bash"),
-    ToolReceipt(4, "e-old", 15, "Read"),
-    ToolReceipt(5, "e-aux", 6_050, "Read"),
-    ToolReceipt(6, "e-review-1", 4_100, "Read", ("src/app/config.py",)),
-    ToolReceipt(7, "e-missing", 4_200, "Read"),
+    _receipt(1, "e-build-1", 2_100, "Read", ("src/app/config.py",)),
+    _receipt(2, "e-plan-1", 1_100, "Grep", ("src",)),
+    _receipt(3, None, 2_200, "Bash"),
+    _receipt(4, "e-old", 15, "Read"),
+    _receipt(5, "e-aux", 6_050, "Read"),
+    _receipt(6, "e-review-1", 4_100, "Read", ("src/app/config.py",)),
+    _receipt(7, "e-missing", 4_200, "Read"),
 )
 
 CONFIG_PY = f"""\
@@ -127,10 +144,10 @@ def make_run(root: Path, head: str | None, **changes: Any) -> RunRecord:
         graph=GRAPH,
         runtime={},
         executions=EXECUTIONS,
-        checkout=Checkout(root, REPO, head),
+        checkout=Checkout(path=root, repository=REPO, commit=head),
         receipts=RECEIPTS,
     )
-    return replace(run, **changes)
+    return run.model_copy(update=changes)
 
 
 Discover = Callable[..., DiscoveryResult]

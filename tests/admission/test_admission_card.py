@@ -11,6 +11,7 @@ from active_memory.screening.positions import find_position
 from .builders import (
     IDENT_128,
     IDENT_129,
+    LONG_NODE,
     Discover,
     Maintain,
     assoc,
@@ -173,7 +174,7 @@ def test_graph_card_exactly_at_the_limits_is_accepted(discover: Discover) -> Non
 
 
 def test_node_id_over_128_bytes_is_rejected_at_card(discover: Discover) -> None:
-    item = graph_discovery(node_id="n" * 129, references=["exec:e-long"])
+    item = graph_discovery(node_id=LONG_NODE, references=["exec:e-long"])
     assert only_rejection(discover("graph_discovery", item)) == ("card", "node_id_too_long")
 
 

@@ -242,9 +242,10 @@ def test_node_seen_only_in_imported_history_did_not_execute(
 ) -> None:
     run = context.run
     imported = tuple(
-        replace(e, imported=True) if e.node_id == "build" else e for e in run.executions
+        e.model_copy(update={"imported": True}) if e.node_id == "build" else e
+        for e in run.executions
     )
-    ctx = replace(context, run=replace(run, executions=imported))
+    ctx = replace(context, run=run.model_copy(update={"executions": imported}))
     result = discover("graph_discovery", graph_discovery(), ctx=ctx)
     assert only_rejection(result) == ("scope", "node_not_executed")
 
@@ -252,7 +253,7 @@ def test_node_seen_only_in_imported_history_did_not_execute(
 def test_repository_bound_discovery_without_a_repository_is_rejected(
     discover: Discover, context: AdmissionContext
 ) -> None:
-    ctx = replace(context, run=replace(context.run, checkout=None), checkout=None)
+    ctx = replace(context, run=context.run.model_copy(update={"checkout": None}), checkout=None)
     assert only_rejection(discover("repository_discovery", repo_discovery(), ctx=ctx)) == (
         "scope",
         "no_repository",

@@ -1,5 +1,6 @@
-"""Fixtures for provider and session tests: a scripted HTTP server, a sleep that does not sleep,
-a small strict contract, and an environment with no real provider settings in it."""
+"""Fixtures for provider and session tests: a scripted HTTP server, a sleep that does not sleep
+and a small strict contract. (The provider settings are scrubbed for every test, in the
+top-level conftest.)"""
 
 from __future__ import annotations
 
@@ -20,18 +21,6 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "required": ["verdict", "reason"],
     "additionalProperties": False,
 }
-
-_PROVIDER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "AZURE_", "AWS_", "GOOGLE_", "CLOUD_ML_")
-
-
-@pytest.fixture(autouse=True)
-def _clean_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The SDKs also read os.environ; a developer's real settings must not leak into tests."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith(_PROVIDER_ENV_PREFIXES):
-            monkeypatch.delenv(name)
 
 
 @pytest.fixture

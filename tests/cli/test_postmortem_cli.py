@@ -182,3 +182,12 @@ def test_a_skipped_postmortem_does_not_warn_about_unrequested_exchanges(tmp_path
     assert result.exit_code == 0, result.stderr
     assert "status       skipped" in result.stdout
     assert result.stderr == ""
+
+
+def test_model_and_provider_options_reach_the_library_policy(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    result = _cli("postmortem", str(folder), "--provider", "replay", "--model", "claude-opus-4",
+                  "--dry-run", "--json", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["provider"], report["model"]) == ("replay", "claude-opus-4")

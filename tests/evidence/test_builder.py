@@ -10,7 +10,7 @@ import pytest
 from active_memory.errors import EvidenceCancelled, EvidenceError
 from active_memory.evidence.builder import SPECIALISTS, build_evidence
 from active_memory.evidence.pager import CancelToken, PageLimits
-from active_memory.models.runs import load_run_record
+from active_memory.models.runs import load_run_record, parse_run_record
 from fixture_runs import RUN_NAMES, RUNS
 
 FAKE_SECRETS = (
@@ -121,15 +121,11 @@ def test_large_authored_graph_is_inline_within_16_kib_and_whole_in_the_private_f
     record = load_run_record(RUNS / "clean-success")
     raw = json.loads(json.dumps(record.graph.raw))
     raw["nodes"][0]["instructions"] = "Follow the checklist. " * 3000
-    from dataclasses import replace
-
-    from active_memory.evidence.sources.native import parse_run_record
-
-    data = record.to_dict()
+    data = record.document(RUNS / "clean-success")
     data["graph"] = raw
     del data["graph_hash"]
     big = parse_run_record(data, RUNS / "clean-success")
-    bundle = build_evidence(replace(big), "graph_maintenance", private_dir=tmp_path / "p")
+    bundle = build_evidence(big, "graph_maintenance", private_dir=tmp_path / "p")
     inline = json.dumps(bundle.payload["graph"], sort_keys=True, separators=(",", ":"))
     assert len(inline.encode()) <= 16 * 1024
     assert "…[cut " in bundle.payload["graph"]["nodes"][0]["instructions"]

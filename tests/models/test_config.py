@@ -5,9 +5,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from active_memory.errors import ConfigError
-from active_memory.models.config import load_runtime_config, parse_runtime_config
+from active_memory.models.config import (
+    ActiveMemoryConfig,
+    PostmortemConfig,
+    RuntimeConfig,
+    load_runtime_config,
+    parse_runtime_config,
+)
 
 
 def test_absent_sections_get_the_documented_defaults() -> None:
@@ -109,3 +116,43 @@ def test_load_runtime_config_names_a_file_that_is_not_json(tmp_path: Path) -> No
     good = tmp_path / "ok.json"
     good.write_text(json.dumps({"activeMemory": {"graph": False}}), encoding="utf-8")
     assert load_runtime_config(good).active_memory.graph is False
+
+
+def test_null_sections_get_the_defaults() -> None:
+    config = parse_runtime_config({"activeMemory": None, "globalAgents": {"postmortem": None}})
+    assert config == RuntimeConfig()
+
+
+def test_runtime_json_keys_are_camel_case_only() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_runtime_config({"activeMemory": {"node_injection_tokens": 100}})
+    assert info.value.path == "activeMemory"
+    assert "'node_injection_tokens'" in info.value.problem
+    assert "nodeInjectionTokens" in info.value.problem
+
+
+@pytest.mark.parametrize(
+    ("build", "path", "rule"),
+    [
+        (lambda: ActiveMemoryConfig(hook_injection_tokens=0), "hook_injection_tokens",
+         "is 0; it must be from 1 to 64000"),
+        (lambda: ActiveMemoryConfig(graph="yes"), "graph", "must be true or false"),
+        (lambda: PostmortemConfig(source_node=""), "source_node", "non-empty node id"),
+        (lambda: ActiveMemoryConfig(budget=1), "ActiveMemoryConfig", "unknown key(s) 'budget'"),
+    ],
+)  # fmt: skip
+def test_building_a_section_in_code_checks_it_the_same_way(
+    build: Any, path: str, rule: str
+) -> None:
+    # Built in code, a section names the attribute; read from the runtime JSON, the key.
+    with pytest.raises(ConfigError) as info:
+        build()
+    assert info.value.path == path
+    assert rule in info.value.problem
+
+
+def test_sections_are_frozen_and_built_by_attribute_name() -> None:
+    config = ActiveMemoryConfig(graph=False, hook_injection_tokens=100)
+    assert (config.graph, config.hook_injection_bytes, config.enabled) == (False, 400, True)
+    with pytest.raises(ValidationError):
+        config.graph = True  # type: ignore[misc]

@@ -344,7 +344,7 @@ def test_a_scope_kind_is_fixed_by_its_class() -> None:
         (("scope", "files"), "scope.files[1]", "must be a literal path, not a glob"),
         (("scope", "keyword_groups"), "scope.keyword_groups[0]", "too broad"),
         (("evidence", "references"), "evidence.references[0]", "must be exec:<id>"),
-        (("evidence", "run_id"), "evidence.run_id", "must be a string, got a number"),
+        (("evidence", "run_id"), "evidence.run_id", "valid string"),
     ],
 )
 def test_a_nested_problem_names_the_whole_field_path(
@@ -424,7 +424,8 @@ def test_lists_from_json_become_tuples_but_other_collections_are_refused() -> No
     assert scope.files == ("a.py",)
     with pytest.raises(LessonValidationError) as info:
         RepositoryScope(repository=REPO, files={"a.py"})  # type: ignore[arg-type]
-    assert (info.value.field, info.value.problem) == ("scope.files", "must be a list, got set")
+    assert info.value.field == "scope.files"
+    assert "valid tuple" in info.value.problem
 
 
 def test_models_are_frozen() -> None:
@@ -504,7 +505,9 @@ def test_mutations_and_publications_are_checked() -> None:
         Mutation(op="retire", id=lesson_id, expected_revision=0)
     with pytest.raises(LessonValidationError, match=r"^mutation\.draft: an upsert needs a draft"):
         Mutation(op="upsert", id=lesson_id, expected_revision=1)
-    with pytest.raises(LessonValidationError, match=r"^mutation\.expected_revision: must be 0"):
+    with pytest.raises(
+        LessonValidationError, match=r"^mutation\.expected_revision: must be 0 or more"
+    ):
         Mutation(op="upsert", id=lesson_id, expected_revision=-1, draft=draft())
     with pytest.raises(LessonValidationError, match=r"^publication\.mutations: repeats"):
         Publication(

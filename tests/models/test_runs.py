@@ -6,14 +6,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from active_memory.errors import RunRecordError
+from active_memory.models.run_schema import main as run_schema_main
+from active_memory.models.run_schema import render_schema, shipped_schema_path
 from active_memory.models.runs import (
     RUN_FILE,
+    AuthoredGraph,
+    Binding,
+    Checkout,
+    Delivery,
+    Execution,
+    GraphNode,
+    Outcome,
+    RunRecord,
+    ToolReceipt,
     canonical_json,
     dump_run_record,
     graph_hash,
     load_run_record,
+    parse_run_record,
 )
 from active_memory.schemas import load_schema
 from fixture_runs import RUN_NAMES, RUNS, materialize
@@ -68,7 +81,7 @@ def test_dump_then_load_round_trips_and_copies_outside_transcripts(tmp_path: Pat
         assert after.transcript.is_relative_to(tmp_path / "copy")
         assert before.transcript is not None
         assert after.transcript.read_bytes() == before.transcript.read_bytes()
-    assert again.to_dict()["receipts"] == record.to_dict()["receipts"]
+    assert again.receipts == record.receipts
     assert again.deliveries == record.deliveries
 
 
@@ -160,14 +173,7 @@ def test_missing_record_says_what_to_pass(tmp_path: Path) -> None:
 
 def test_dump_of_a_bad_record_writes_nothing(tmp_path: Path) -> None:
     record = load_run_record(RUNS / "clean-success")
-    broken = type(record)(
-        run_id=record.run_id,
-        graph=record.graph,
-        runtime=record.runtime,
-        executions=record.executions + record.executions[:1],
-        checkout=record.checkout,
-        base_dir=record.base_dir,
-    )
+    broken = record.model_copy(update={"executions": record.executions + record.executions[:1]})
     target = tmp_path / "out"
     with pytest.raises(RunRecordError, match="repeats execution id"):
         dump_run_record(broken, target)
@@ -176,10 +182,37 @@ def test_dump_of_a_bad_record_writes_nothing(tmp_path: Path) -> None:
 
 def test_run_record_schema_is_strict_draft_2020_12() -> None:
     schema = load_schema("run-record")
+    Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["additionalProperties"] is False
-    for name in ("execution", "receipt", "delivery"):
+    for name in ("Execution", "ToolReceipt", "Delivery", "Outcome", "Checkout"):
         assert schema["$defs"][name]["additionalProperties"] is False
+    # The authored graph belongs to the host: keys the model does not read are allowed there.
+    for name in ("AuthoredGraph", "GraphNode", "Binding"):
+        assert "additionalProperties" not in schema["$defs"][name]
+
+
+def test_shipped_schema_is_the_one_generated_from_the_model() -> None:
+    shipped = shipped_schema_path().read_text("utf-8")
+    assert shipped == render_schema(), "run `python -m active_memory.models.run_schema`"
+    assert run_schema_main(["--check"]) == 0
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_fixture_records_are_valid_against_the_shipped_schema(name: str) -> None:
+    data = json.loads((RUNS / name / RUN_FILE).read_text("utf-8"))
+    assert list(Draft202012Validator(load_schema("run-record")).iter_errors(data)) == []
+
+
+def test_schema_and_model_refuse_the_same_malformed_field(tmp_path: Path) -> None:
+    data = json.loads((RUNS / "clean-success" / RUN_FILE).read_text("utf-8"))
+    data["executions"][0]["occurrence"] = 0
+    errors = list(Draft202012Validator(load_schema("run-record")).iter_errors(data))
+    assert [list(error.absolute_path) for error in errors] == [["executions", 0, "occurrence"]]
+    with pytest.raises(RunRecordError) as caught:
+        parse_run_record(data, tmp_path)
+    assert caught.value.path == "executions[0].occurrence"
+    assert "greater than or equal to 1" in caught.value.problem
 
 
 def test_graph_hash_is_sha256_of_canonical_json() -> None:
@@ -189,3 +222,108 @@ def test_graph_hash_is_sha256_of_canonical_json() -> None:
     expected = hashlib.sha256(canonical_json(authored).encode("utf-8")).hexdigest()
     assert graph_hash(authored) == expected
     assert canonical_json(authored) == '{"name":"é","nodes":[{"id":"a","kind":"worker"}]}'
+
+
+def _built_record(transcript: Path | None = None) -> RunRecord:
+    binding = Binding(provider="anthropic", model="claude-test", effort="high", connections=("gh",))
+    graph = AuthoredGraph(
+        name="built",
+        nodes=(
+            GraphNode(id="plan", kind="worker", binding=binding, instructions="Plan it."),
+            GraphNode(id="fan", kind="map"),
+        ),
+    )
+    return RunRecord(
+        run_id="run-built",
+        graph=graph,
+        runtime={"harness": "test", "nested": {"depth": [1, 2.5, None]}},
+        executions=(
+            Execution(id="e1", node_id="plan", occurrence=1, attempt=1, status="completed",
+                      started_ms=10, ended_ms=20, transcript=transcript),
+            Execution(id="e0", node_id="plan", occurrence=2, attempt=1, status="completed",
+                      started_ms=1, ended_ms=2, imported=True),
+        ),
+        outcome=Outcome(status="succeeded", latched_ms=30),
+        receipts=(ToolReceipt(seq=0, execution="e1", time_ms=12, tool="Read", paths=("a.py",)),),
+        deliveries=(
+            Delivery(lesson_id="lesson-1", revision=2, node_id="plan", conversation_id="c1",
+                     channel="prompt", execution="e1"),
+        ),
+    )  # fmt: skip
+
+
+def test_a_record_built_in_code_loads_back_equal_with_its_bindings(tmp_path: Path) -> None:
+    transcript = tmp_path / "out" / "transcripts" / "e1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text('{"role": "user", "text": "go"}\n', "utf-8")
+    record = _built_record(transcript)
+    again = load_run_record(dump_run_record(record, tmp_path / "out"))
+    assert again == record
+    node = again.graph.node("plan")
+    assert node is not None
+    assert node.binding == record.graph.nodes[0].binding
+    assert again.graph_hash == graph_hash(record.graph.raw)
+    assert [e.imported for e in again.executions] == [False, True]
+
+
+def test_host_keys_of_the_authored_graph_stay_in_raw_and_in_the_hash(tmp_path: Path) -> None:
+    record = load_run_record(RUNS / "retry-and-review")
+    raw = record.graph.raw
+    assert isinstance(raw, dict)
+    assert "edges" in raw
+    assert "retry" in raw["nodes"][0]
+    assert "retry" not in record.graph.nodes[0].model_dump()
+    again = load_run_record(dump_run_record(record, tmp_path / "copy"))
+    assert again.graph.raw == raw
+    assert again.graph_hash == record.graph_hash
+
+
+@pytest.mark.parametrize(
+    ("build", "field", "rule"),
+    [
+        (lambda: Execution(id="e", node_id="n", occurrence=0, attempt=1, status="completed",
+                           started_ms=0), "occurrence", "greater than or equal to 1"),
+        (lambda: Execution(id="e", node_id="n", occurrence=1, attempt=1, status="completed",
+                           started_ms=5, ended_ms=4), "ended_ms", "is before started_ms"),
+        (lambda: Checkout(path=Path("/x"), repository="https://u:p@example.com/r.git"),
+         "repository", "credential-free"),
+        (lambda: GraphNode(id="a b", kind="worker"), "id", "pattern"),
+        (lambda: AuthoredGraph(name="g", nodes=(GraphNode(id="a", kind="worker"),) * 2),
+         "nodes[1].id", "repeats node id 'a'"),
+        (lambda: AuthoredGraph(name="g", nodes=(GraphNode(id="a", kind="worker"),),
+                               raw={"name": "g", "nodes": [{"id": "b", "kind": "worker"}]}),
+         "raw", "does not match name and nodes"),
+        (lambda: ToolReceipt(seq=0, time_ms=0, tool="Read", paths=["a.py", 3]), "paths[1]",
+         "valid string"),
+    ],
+)  # fmt: skip
+def test_building_a_part_checks_its_own_fields(build: Any, field: str, rule: str) -> None:
+    with pytest.raises(RunRecordError) as caught:
+        build()
+    assert caught.value.path == field
+    assert rule in caught.value.problem
+
+
+def test_a_record_held_in_memory_is_not_checked_for_links_until_it_is_written(
+    tmp_path: Path,
+) -> None:
+    record = _built_record()
+    stray = Execution(id="aux", node_id="postmortem", occurrence=1, attempt=1,
+                      status="completed", started_ms=0)  # fmt: skip
+    partial = record.model_copy(update={"executions": (*record.executions, stray)})
+    assert partial.execution("aux") == stray
+    with pytest.raises(RunRecordError, match=r"executions\[2\]\.node: 'postmortem' is not a node"):
+        dump_run_record(partial, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_document_names_executions_by_node_not_by_the_attribute(tmp_path: Path) -> None:
+    data = _built_record().document(tmp_path)
+    assert data["format"] == "active-memory/run-record@1"
+    assert list(data)[:7] == ["format", "run_id", "outcome", "checkout", "initial_input",
+                              "graph_hash", "graph"]  # fmt: skip
+    assert data["executions"][0]["node"] == "plan"
+    data["executions"][0]["node_id"] = data["executions"][0].pop("node")
+    with pytest.raises(RunRecordError) as caught:
+        parse_run_record(data, tmp_path)
+    assert caught.value.path == "executions[0].node_id"

@@ -28,7 +28,13 @@ def _lesson(lesson_id: str, revision: int, graph: bool = False) -> Lesson:
 
 
 def _delivered(lesson_id: str, revision: int, channel: str) -> Delivery:
-    return Delivery(lesson_id, revision, "implement", "conv-1", channel)  # type: ignore[arg-type]
+    return Delivery(
+        lesson_id=lesson_id,
+        revision=revision,
+        node_id="implement",
+        conversation_id="conv-1",
+        channel=channel,  # type: ignore[arg-type]
+    )
 
 
 def test_changes_from_the_manifest_name_revised_and_retired_lessons_by_scope() -> None:

@@ -12,6 +12,7 @@ from active_memory.agents.providers.base import ModelProvider
 from active_memory.models.changes import Publication
 from active_memory.models.runs import Binding
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
+from active_memory.postmortem.options import PostmortemOptions
 from active_memory.runlog import RunLog, read_events
 from active_memory.store.backend import PublicationControl, PublicationReceipt
 from active_memory.store.sqlite import SqliteStore
@@ -65,10 +66,10 @@ async def _run(tmp_path: Path, backend: Any = None, **kw: Any) -> Any:
     log = RunLog(tmp_path / "log.jsonl")
     options: dict[str, Any] = {"provider": _provider(), "new_id": sequential_ids()}
     options.update(kw)
-    report = await run_postmortem(
-        record, config=config_of(repository=False), backend=backend or store_at(tmp_path),
+    report = await run_postmortem(record, PostmortemOptions(
+        config=config_of(repository=False), backend=backend or store_at(tmp_path),
         private_dir=tmp_path / "evidence", run_log=log, **options,
-    )  # fmt: skip
+    ))  # fmt: skip
     assert record.outcome == outcome
     return report, read_events(tmp_path / "log.jsonl")
 

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from active_memory.errors import PostmortemError, ProviderUnavailable
 from active_memory.models.runs import AuthoredGraph, Binding, GraphNode, RunRecord
-from active_memory.postmortem.entry import (
-    enabled_specialists,
-    resolve_source_node,
-    run_postmortem,
-    sequential_ids,
-)
+from active_memory.postmortem.binding import resolve_source_node
+from active_memory.postmortem.entry import enabled_specialists, run_postmortem, sequential_ids
+from active_memory.postmortem.options import PostmortemOptions
 from active_memory.runlog import RunLog, read_events
 from active_memory.testing import ScriptedProvider, answer_response
 from postmortem.postmortem_kit import (
@@ -31,17 +27,17 @@ from postmortem.postmortem_kit import (
 )
 
 pytestmark = pytest.mark.timeout(30)
-BINDING = Binding("anthropic", "claude-test")
+BINDING = Binding(provider="anthropic", model="claude-test")
 
 
 async def _run(record: RunRecord, tmp_path: Path, provider: ScriptedProvider, **kw: object):  # type: ignore[no-untyped-def]
     options: dict[str, object] = {"config": config_of(), "new_id": sequential_ids()}
     options.update(kw)
     with store_at(tmp_path) as store:
-        report = await run_postmortem(
-            record, backend=store, private_dir=tmp_path / "evidence", provider=provider,
+        report = await run_postmortem(record, PostmortemOptions(
+            backend=store, private_dir=tmp_path / "evidence", provider=provider,
             **options,  # type: ignore[arg-type]
-        )  # fmt: skip
+        ))  # fmt: skip
         return report, store.list_lessons()
 
 
@@ -94,7 +90,7 @@ async def test_no_latched_outcome_is_refused_before_any_call(tmp_path: Path) -> 
     _, record = first_run(tmp_path)
     provider = ScriptedProvider([])
     with pytest.raises(PostmortemError, match="no latched outcome"):
-        await _run(replace(record, outcome=None), tmp_path, provider)
+        await _run(record.model_copy(update={"outcome": None}), tmp_path, provider)
     assert provider.requests == []
 
 
@@ -107,27 +103,30 @@ async def test_unknown_or_non_agent_source_node_is_refused_before_any_call(
 ) -> None:
     _, record = first_run(tmp_path)
     graph = AuthoredGraph(
-        "g", (*record.graph.nodes, GraphNode("collect", "join")), raw=record.graph.raw
+        name="g", nodes=(*record.graph.nodes, GraphNode(id="collect", kind="join"))
     )
     provider = ScriptedProvider([])
     with pytest.raises(PostmortemError, match=message):
         await _run(
-            replace(record, graph=graph), tmp_path, provider, config=config_of(source_node=source)
+            record.model_copy(update={"graph": graph}),
+            tmp_path,
+            provider,
+            config=config_of(source_node=source),
         )
     assert provider.requests == []
 
 
 def test_source_node_defaults_to_the_first_worker_then_the_first_agent_verifier() -> None:
     nodes = (
-        GraphNode("fanout", "map"),
-        GraphNode("check", "verifier", BINDING),
-        GraphNode("unbound", "worker"),
-        GraphNode("build", "worker", BINDING),
+        GraphNode(id="fanout", kind="map"),
+        GraphNode(id="check", kind="verifier", binding=BINDING),
+        GraphNode(id="unbound", kind="worker"),
+        GraphNode(id="build", kind="worker", binding=BINDING),
     )
-    assert resolve_source_node(AuthoredGraph("g", nodes), None).id == "build"
-    assert resolve_source_node(AuthoredGraph("g", nodes[:3]), None).id == "check"
+    assert resolve_source_node(AuthoredGraph(name="g", nodes=nodes), None).id == "build"
+    assert resolve_source_node(AuthoredGraph(name="g", nodes=nodes[:3]), None).id == "check"
     with pytest.raises(PostmortemError, match="no agent node"):
-        resolve_source_node(AuthoredGraph("g", nodes[:1]), None)
+        resolve_source_node(AuthoredGraph(name="g", nodes=nodes[:1]), None)
 
 
 async def test_specialists_inherit_the_source_node_binding_in_separate_sessions(
@@ -186,10 +185,10 @@ async def test_a_provider_that_cannot_be_created_fails_every_specialist_in_the_r
         raise ProviderUnavailable(f"no key for {binding.provider}: set ANTHROPIC_API_KEY")
 
     with store_at(tmp_path) as store:
-        report = await run_postmortem(
-            record, config=config_of(), backend=store, private_dir=tmp_path / "e",
+        report = await run_postmortem(record, PostmortemOptions(
+            config=config_of(), backend=store, private_dir=tmp_path / "e",
             provider_factory=factory,
-        )  # fmt: skip
+        ))  # fmt: skip
     assert report.status == "failed"
     ran = [s for s in report.specialists if s.status != "skipped"]
     assert {s.error_code for s in ran} == {"provider_error"}

@@ -17,8 +17,9 @@ from active_memory.errors import LessonRetired, RevisionConflict, RevisionMismat
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
+from active_memory.postmortem.options import PostmortemOptions
+from active_memory.postmortem.publication import MAX_CONFLICT_ROUNDS
 from active_memory.postmortem.report import PostmortemReport
-from active_memory.postmortem.run import MAX_CONFLICT_ROUNDS
 from active_memory.store.backend import PublicationControl, PublicationReceipt
 from active_memory.store.sqlite import SqliteStore
 from active_memory.testing import ScriptedProvider, answer_response
@@ -58,10 +59,9 @@ async def _run(
     store = store_at(tmp_path)
     options: dict[str, Any] = {"config": config_of(**GRAPH_ONLY), "new_id": sequential_ids()}
     options.update(kw)
-    report = await run_postmortem(
-        record, backend=backend or store, private_dir=tmp_path / "evidence", provider=provider,
-        **options,
-    )  # fmt: skip
+    report = await run_postmortem(record, PostmortemOptions(
+        backend=backend or store, private_dir=tmp_path / "evidence", provider=provider, **options,
+    ))  # fmt: skip
     return report, store
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,20 +11,31 @@ import pytest
 from active_memory.agents.prompts import prompt_sha256
 from active_memory.errors import PostmortemError
 from active_memory.models.config import parse_runtime_config
+from active_memory.postmortem.entry import run_postmortem, sequential_ids
+from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.specialist_trial import try_specialist
 from active_memory.store.sqlite import SqliteStore
-from active_memory.testing import ReplayProvider
-from postmortem.postmortem_kit import first_run
+from active_memory.testing import ReplayProvider, ScriptedProvider, answer_response
+from postmortem.postmortem_kit import (
+    by_labels,
+    commit_of,
+    config_of,
+    decisions,
+    first_run,
+    repository_draft,
+    second_run,
+    seed,
+    store_at,
+)
 
 
 async def test_a_replayed_discovery_session_shows_its_answer_and_rejections(tmp_path: Path) -> None:
     folder, record = first_run(tmp_path)
     with SqliteStore(tmp_path / "lessons.sqlite3") as store:
-        result = await try_specialist(
-            record, "repository_discovery", config=parse_runtime_config(record.runtime),
-            backend=store, provider=ReplayProvider(folder / "exchanges.jsonl"),
-            private_dir=tmp_path / "evidence",
-        )  # fmt: skip
+        result = await try_specialist(record, "repository_discovery", PostmortemOptions(
+            config=parse_runtime_config(record.runtime), backend=store,
+            provider=ReplayProvider(folder / "exchanges.jsonl"), private_dir=tmp_path / "evidence",
+        ))  # fmt: skip
         assert store.list_lessons() == ()
     assert result.complete
     assert result.accepted == 4
@@ -41,14 +53,52 @@ async def test_a_maintenance_trial_without_lessons_or_with_a_bad_batch_is_an_err
     folder, record = first_run(tmp_path)
     with SqliteStore(tmp_path / "lessons.sqlite3") as store:
         with pytest.raises(PostmortemError, match="no supplied lessons"):
-            await try_specialist(
-                record, "graph_maintenance", config=parse_runtime_config(record.runtime),
-                backend=store, provider=ReplayProvider(folder / "exchanges.jsonl"),
+            await try_specialist(record, "graph_maintenance", PostmortemOptions(
+                config=parse_runtime_config(record.runtime), backend=store,
+                provider=ReplayProvider(folder / "exchanges.jsonl"),
                 private_dir=tmp_path / "evidence",
-            )  # fmt: skip
+            ))  # fmt: skip
         with pytest.raises(PostmortemError, match="has 1 batch"):
-            await try_specialist(
-                record, "graph_discovery", config=parse_runtime_config(record.runtime),
-                backend=store, provider=ReplayProvider(folder / "exchanges.jsonl"),
-                private_dir=tmp_path / "evidence", batch=3,
-            )  # fmt: skip
+            await try_specialist(record, "graph_discovery", PostmortemOptions(
+                config=parse_runtime_config(record.runtime), backend=store,
+                provider=ReplayProvider(folder / "exchanges.jsonl"),
+                private_dir=tmp_path / "evidence",
+            ), batch=3)  # fmt: skip
+
+
+async def test_a_trial_sends_exactly_what_the_postmortem_sends_for_that_batch(
+    tmp_path: Path,
+) -> None:
+    first, _ = first_run(tmp_path)
+    _, record = second_run(tmp_path, first)
+    commit = commit_of(record)
+    make = sequential_ids(1_700_000_000_000)
+    ids = [make() for _ in range(6)]
+    keep = {
+        0: decisions(*[(i, "keep") for i in ids[:3]]),
+        1: decisions(*[(i, "keep") for i in ids[3:]]),
+    }
+    script = {("repository_maintenance", b, 1): answer for b, answer in keep.items()}
+    postmortem = ScriptedProvider(
+        by_labels({**script, ("repository_discovery", 0, 1): answer_response({"lessons": []})})
+    )
+    with store_at(tmp_path) as store:
+        seed(store, *[(i, repository_draft(commit, f"Lesson {i}", padded=True)) for i in ids])
+        shared = PostmortemOptions(
+            config=config_of(graph=False), backend=store, private_dir=tmp_path / "evidence",
+            provider=postmortem, new_id=sequential_ids(), dry_run=True, evidence_budget=7 * 1024,
+        )  # fmt: skip
+        report = await run_postmortem(record, shared)
+        assert report.specialist("repository_maintenance").batches == 2
+        sent = {r.labels.batch: r for r in postmortem.requests if r.labels.specialist ==
+                "repository_maintenance"}  # fmt: skip
+        for batch in (0, 1):
+            trial = ScriptedProvider(by_labels({("repository_maintenance", batch, 1): keep[batch]}))
+            options = dataclasses.replace(shared, provider=trial)
+            result = await try_specialist(record, "repository_maintenance", options, batch=batch)
+            assert (result.batches, result.complete, result.accepted) == (2, True, 3)
+            [request] = trial.requests
+            assert (request.system, request.messages) == (sent[batch].system, sent[batch].messages)
+    # The first batch carries the changes of lessons retired since the run's snapshot.
+    assert '"change":"retired"' in str(sent[0].messages[0])
+    assert '"change":"retired"' not in str(sent[1].messages[0])

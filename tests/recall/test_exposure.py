@@ -95,7 +95,7 @@ def test_receipts_hold_a_few_paths_never_arguments() -> None:
     ring = ReceiptRing()
     receipt = ring.add("Bash", [f"p{n}" for n in range(50)], execution=None)
     assert len(receipt.paths) == RECEIPT_PATHS
-    assert set(receipt.to_dict()) == {"seq", "execution", "time_ms", "tool", "paths"}
+    assert set(receipt.model_dump()) == {"seq", "execution", "time_ms", "tool", "paths"}
 
 
 def test_default_ring_holds_512() -> None:

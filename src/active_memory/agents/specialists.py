@@ -6,14 +6,16 @@ provider was built for its lane and connections) and runs its own :class:`Sessio
 even when all four run at once.
 
 - Maintenance (``graph_maintenance``, ``repository_maintenance``) decides every supplied lesson of
-  its scope in complete batches bounded by serialized size (:mod:`.batching`). Each batch is one
+  its scope in the complete batches (:class:`Batch`) the orchestrator planned, bounded by
+  serialized size (the planning is the postmortem's, ``postmortem/batching.py``). Each batch is one
   session and one admission; a batch whose answer fails shape or coverage fails the whole
   specialist (:class:`AnswerRefused`), so its decisions publish together or not at all.
 - Discovery (``graph_discovery``, ``repository_discovery``) is one session; every admitted
   proposal becomes a new lesson at publication.
 
 These functions raise on failure (provider, contract, evidence, refusal, cancellation); the
-orchestrator in :mod:`.postmortem` turns failures into report entries.
+postmortem's orchestration turns failures into report entries. This module receives what it
+works on as data and never imports the postmortem package above it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from active_memory.admission import wire_schema
 from active_memory.admission.validate import (
@@ -44,13 +46,13 @@ from active_memory.evidence.builder import EvidenceBundle, build_evidence
 from active_memory.models.changes import Mutation, Proposal, Rejection
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Binding, RunRecord
-from active_memory.postmortem.batching import plan_batches
-from active_memory.postmortem.changes import ScopeKind, visible_set
 
 __all__ = [
     "SPECS",
+    "Batch",
     "Meter",
     "ProgressCallback",
+    "ScopeKind",
     "SpecialistEnv",
     "SpecialistSpec",
     "StopSignal",
@@ -60,6 +62,7 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[str, str], None]
+ScopeKind: TypeAlias = Literal["graph", "repository"]
 
 _FILE_NOTES = {
     "graph": "the complete authored graph (secrets redacted)",
@@ -152,11 +155,20 @@ class Meter:
 
 
 @dataclass(frozen=True, slots=True)
+class Batch:
+    """One maintenance session's supplied lessons and the before/current change entries that
+    travel with them (``{id, before_revision, current_revision, change}``)."""
+
+    lessons: tuple[Lesson, ...]
+    changes: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Validated:
     """A specialist's complete, host-validated result, ready to publish.
 
-    Maintenance carries mutations (with the revisions it reviewed in ``reviewed``); discovery
-    carries proposals, which become new lessons when ids are assigned at publication.
+    Maintenance carries mutations; discovery carries proposals, which become new lessons when
+    ids are assigned at publication.
     """
 
     specialist: str
@@ -164,7 +176,6 @@ class Validated:
     proposals: tuple[Proposal, ...] = ()
     decisions: tuple[BoundDecision, ...] = ()
     downgrades: tuple[Downgrade, ...] = ()
-    reviewed: frozenset[tuple[str, int]] = frozenset()
 
     @property
     def changes(self) -> int:
@@ -262,17 +273,8 @@ def _refusal_codes(rejections: Sequence[Rejection]) -> list[str]:
 
 
 async def _maintain(
-    env: SpecialistEnv,
-    spec: SpecialistSpec,
-    meter: Meter,
-    lessons: Sequence[Lesson],
-    changes: Sequence[Mapping[str, Any]],
+    env: SpecialistEnv, spec: SpecialistSpec, meter: Meter, batches: Sequence[Batch]
 ) -> Validated:
-    reviewed = visible_set(lessons, spec.scope)
-    by_id = {str(change["id"]): change for change in changes}
-    batches = plan_batches(lessons, env.evidence_budget, by_id)
-    live = {lesson.id for lesson in lessons}
-    orphans = [change for change in changes if change["id"] not in live]
     mutations: list[Mutation] = []
     decisions: list[BoundDecision] = []
     downgrades: list[Downgrade] = []
@@ -281,17 +283,16 @@ async def _maintain(
         meter.next_batch += 1
         described = f"batch {position + 1} of {len(batches)}"
         env.note(spec.name, described)
-        own = [by_id[lesson.id] for lesson in batch if lesson.id in by_id]
         session = await answer_session(
             env,
             spec,
             meter,
             batch=label,
             label=described,
-            lessons=batch,
-            changes=own + (orphans if position == 0 else []),
+            lessons=batch.lessons,
+            changes=batch.changes,
         )
-        result = admit_maintenance(session.answer, spec.name, batch, env.admission)
+        result = admit_maintenance(session.answer, spec.name, batch.lessons, env.admission)
         meter.rejections.extend(result.rejections)
         if not result.complete:
             raise AnswerRefused(spec.name, label, _refusal_codes(result.rejections))
@@ -303,7 +304,6 @@ async def _maintain(
         mutations=tuple(mutations),
         decisions=tuple(decisions),
         downgrades=tuple(downgrades),
-        reviewed=reviewed,
     )
 
 
@@ -321,20 +321,16 @@ async def _discover(env: SpecialistEnv, spec: SpecialistSpec, meter: Meter) -> V
 
 
 async def run_specialist(
-    env: SpecialistEnv,
-    name: str,
-    meter: Meter,
-    *,
-    lessons: Sequence[Lesson] = (),
-    changes: Sequence[Mapping[str, Any]] = (),
+    env: SpecialistEnv, name: str, meter: Meter, *, batches: Sequence[Batch] = ()
 ) -> Validated:
     """Run one specialist to a validated result; raises on any failure.
 
-    A maintenance specialist with no supplied lessons has nothing to decide and makes no call.
+    Maintenance decides ``batches`` in order (discovery takes none); a maintenance specialist
+    without batches has nothing to decide and makes no call.
     """
     spec = SPECS[name]
     if spec.maintenance:
-        if not lessons:
+        if not batches:
             return Validated(name)
-        return await _maintain(env, spec, meter, lessons, changes)
+        return await _maintain(env, spec, meter, batches)
     return await _discover(env, spec, meter)

@@ -52,7 +52,7 @@ def _json(result: DemoResult) -> dict[str, object]:
             {
                 "name": step.name,
                 "commit": step.commit,
-                "report": step.report.to_dict(),
+                "report": step.report.model_dump(mode="json"),
                 "lessons": [lesson.model_dump(mode="json") for lesson in step.lessons],
             }
             for step in result.steps

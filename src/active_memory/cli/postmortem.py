@@ -3,8 +3,9 @@
 The postmortem reviews a recorded run (a native record folder, its run.json, or a Claude Code
 session .jsonl) and publishes what admission accepts into the lesson store. ``--provider
 replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's binding chooses the
-provider (``--provider``/``--model`` override it). ``specialist run`` runs one session of one
-specialist for prompt authors and never publishes.
+provider (``--provider``/``--model`` override it, by the library's own policy:
+:class:`~active_memory.postmortem.binding.BindingOverride`). ``specialist run`` runs one
+session of one specialist for prompt authors and never publishes.
 
 Exit codes: 0 the postmortem completed (or was skipped); 1 a specialist failed, timed out,
 conflicted or publication was refused; 2 bad input (record, runtime, sourceNode, options).
@@ -16,7 +17,6 @@ import asyncio
 import json
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -42,20 +42,20 @@ from active_memory.errors import (
 )
 from active_memory.evidence.sources import open_run_source
 from active_memory.models.config import RuntimeConfig, load_runtime_config, parse_runtime_config
-from active_memory.models.runs import RUN_FILE, Binding, Outcome, RunRecord
+from active_memory.models.runs import RUN_FILE, Outcome, RunRecord
 from active_memory.runlog import RunLog
 
 if TYPE_CHECKING:
     from active_memory.agents.providers.base import ModelProvider
+    from active_memory.postmortem.binding import BindingOverride
     from active_memory.postmortem.specialist_trial import TrialResult
 
-# The agents (jsonschema, git, the provider layer) are imported inside the commands, so every
-# other command starts without them.
+# The postmortem (jsonschema, git, the provider layer) is imported inside the commands, so every
+# other command starts without it.
 
 __all__ = ["postmortem", "specialist"]
 
 OutcomeStatus = Literal["succeeded", "failed", "cancelled"]
-REPLAY = "replay"
 EXCHANGES = "exchanges.jsonl"
 
 
@@ -72,43 +72,9 @@ def _exchanges(run: Path, given: Path | None) -> Path:
 def _config(record: RunRecord, runtime: Path | None, timeout_ms: int | None) -> RuntimeConfig:
     config = load_runtime_config(runtime) if runtime else parse_runtime_config(record.runtime)
     if timeout_ms is not None:
-        config = replace(config, postmortem=replace(config.postmortem, timeout_ms=timeout_ms))
+        postmortem = config.postmortem.model_copy(update={"timeout_ms": timeout_ms})
+        config = config.model_copy(update={"postmortem": postmortem})
     return config
-
-
-def _binding(
-    record: RunRecord, config: RuntimeConfig, provider: str | None, model: str | None
-) -> Binding:
-    from active_memory.agents.providers.registry import provider_names
-    from active_memory.postmortem.entry import resolve_source_node
-
-    node = resolve_source_node(record.graph, config.postmortem.source_node)
-    assert node.binding is not None
-    binding = node.binding
-    if provider == REPLAY:
-        # The model and effort are still the inherited ones; only the answers are recorded.
-        binding = replace(binding, provider=REPLAY)
-    elif provider is not None:
-        if provider not in provider_names():
-            known = ", ".join((REPLAY, *provider_names()))
-            raise ConfigError("--provider", f"unknown provider {provider!r}; known: {known}")
-        if provider != binding.provider:
-            # Lanes belong to one provider (bedrock, azure…): another provider starts on its own.
-            binding = replace(binding, provider=provider, lane=None)
-    if model is not None:
-        binding = replace(binding, model=model)
-    return binding
-
-
-def _provider(
-    name: str | None, run: Path, exchanges: Path | None, binding: Binding
-) -> ModelProvider:
-    from active_memory.agents.providers.registry import create_provider
-    from active_memory.agents.providers.replay import ReplayProvider
-
-    if name == REPLAY:
-        return ReplayProvider(_exchanges(run, exchanges))
-    return create_provider(binding)
 
 
 def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
@@ -123,25 +89,41 @@ def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
             )
         return record
     status = cast(OutcomeStatus, outcome)
-    return replace(record, outcome=Outcome(status, int(time.time() * 1000), "latched by the CLI"))
+    now_ms = int(time.time() * 1000)
+    latched = Outcome(status=status, latched_ms=now_ms, summary="latched by the CLI")
+    return record.model_copy(update={"outcome": latched})
 
 
 def _prepare(
     run: Path, scratch: Path, runtime: Path | None, timeout_ms: int | None,
     provider_name: str | None, model: str | None, exchanges: Path | None,
     outcome: str | None = None,
-) -> tuple[RunRecord, RuntimeConfig, Binding, ModelProvider]:  # fmt: skip
-    """Parse the inputs; every problem here is bad input (exit 2) except a missing credential."""
+) -> tuple[RunRecord, RuntimeConfig, BindingOverride, ModelProvider]:  # fmt: skip
+    """Parse the inputs; every problem here is bad input (exit 2) except a missing credential.
+
+    The provider is built here, before any work, so a bad recording or a missing credential is
+    one sentence on stderr rather than a report of failed specialists.
+    """
+    from active_memory.postmortem.binding import (
+        REPLAY,
+        BindingOverride,
+        provider_for,
+        resolve_source_node,
+        specialist_binding,
+    )
+
     try:
         record = _with_outcome(open_run_source(run, scratch / "record"), outcome)
         config = _config(record, runtime, timeout_ms)
-        binding = _binding(record, config, provider_name, model)
-        provider = _provider(provider_name, run, exchanges, binding)
+        override = BindingOverride(provider=provider_name, model=model)
+        node = resolve_source_node(record.graph, config.postmortem.source_node)
+        recording = _exchanges(run, exchanges) if provider_name == REPLAY else None
+        provider = provider_for(specialist_binding(node, override), recording)
     except (RunRecordError, ConfigError, PostmortemError, ReplayMismatch) as error:
         fail(str(error), EXIT_BAD_INPUT)
     except ActiveMemoryError as error:
         fail(str(error), EXIT_FAILED)
-    return record, config, binding, provider
+    return record, config, override, provider
 
 
 run_argument = click.argument("run", type=click.Path(exists=True, path_type=Path))
@@ -203,26 +185,25 @@ def postmortem(
     """
     from active_memory.agents.providers.replay import ReplayProvider
     from active_memory.postmortem.entry import run_postmortem
+    from active_memory.postmortem.options import PostmortemOptions
 
     with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
-        record, config, binding, provider = _prepare(
+        record, config, override, provider = _prepare(
             run, Path(scratch), runtime, timeout_ms, provider_name, model, exchanges, outcome
         )
         try:
             with open_store(store, read_only=False) as opened:
-                report = asyncio.run(
-                    run_postmortem(
-                        record,
-                        config=config,
-                        backend=opened,
-                        private_dir=Path(scratch) / "evidence",
-                        provider=provider,
-                        binding=binding,
-                        run_log=RunLog(run_log) if run_log is not None else None,
-                        dry_run=dry_run,
-                        on_progress=progress_printer(not as_json),
-                    )
+                options = PostmortemOptions(
+                    config=config,
+                    backend=opened,
+                    private_dir=Path(scratch) / "evidence",
+                    provider=provider,
+                    override=override,
+                    run_log=RunLog(run_log) if run_log is not None else None,
+                    dry_run=dry_run,
+                    on_progress=progress_printer(not as_json),
                 )
+                report = asyncio.run(run_postmortem(record, options))
         except PostmortemError as error:
             fail(str(error), EXIT_BAD_INPUT)
         except ActiveMemoryError as error:
@@ -235,7 +216,7 @@ def postmortem(
             err=True,
         )
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(report.model_dump(mode="json"))
     else:
         click.echo("\n".join(format_report(report)))
     if not report.ok:
@@ -294,26 +275,23 @@ def run_specialist_command(
 
     Maintenance reads its lessons from the store; nothing is ever published.
     """
+    from active_memory.postmortem.options import PostmortemOptions
     from active_memory.postmortem.specialist_trial import try_specialist
 
     with tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch:
-        record, config, binding, provider = _prepare(
+        record, config, override, provider = _prepare(
             run, Path(scratch), runtime, None, provider_name, model, exchanges
         )
         try:
             with open_store(store, read_only=False) as opened:
-                result = asyncio.run(
-                    try_specialist(
-                        record,
-                        name,
-                        config=config,
-                        backend=opened,
-                        provider=provider,
-                        private_dir=Path(scratch) / "evidence",
-                        binding=binding,
-                        batch=batch,
-                    )
+                options = PostmortemOptions(
+                    config=config,
+                    backend=opened,
+                    private_dir=Path(scratch) / "evidence",
+                    provider=provider,
+                    override=override,
                 )
+                result = asyncio.run(try_specialist(record, name, options, batch=batch))
         except PostmortemError as error:
             fail(str(error), EXIT_BAD_INPUT)
         except ActiveMemoryError as error:

@@ -20,7 +20,7 @@ import json
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -31,7 +31,8 @@ from active_memory.agents.specialists import ProgressCallback
 from active_memory.models.config import parse_runtime_config
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import RUN_FILE, load_run_record
-from active_memory.postmortem.entry import resolve_source_node, run_postmortem, sequential_ids
+from active_memory.postmortem.entry import run_postmortem, sequential_ids
+from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.report import PostmortemReport
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import Caller, RecallReport, RecallSession
@@ -191,20 +192,17 @@ async def run_demo(
             parent = folder / "checkout"
             record = load_run_record(folder)
             config = parse_runtime_config(record.runtime)
-            node = resolve_source_node(record.graph, config.postmortem.source_node)
-            assert node.binding is not None
             provider = ReplayProvider(folder / EXCHANGES)
-            report = await run_postmortem(
-                record,
+            options = PostmortemOptions(
                 config=config,
                 backend=store,
-                binding=replace(node.binding, provider="replay"),
                 private_dir=root / ".state" / name / "evidence",
                 provider=provider,
                 run_log=RunLog(root / ".state" / name / "run-log.jsonl"),
                 new_id=new_id,
                 on_progress=on_progress,
             )
+            report = await run_postmortem(record, options)
             provider.assert_consumed()
             steps.append(DemoStep(name, folder, commit, report, store.list_lessons()))
         assert parent is not None

@@ -207,7 +207,7 @@ def _private_files(
 ) -> dict[str, str]:
     names = {
         "graph": write_private_file(
-            folder, "graph.json", canonical_json(redact_value(record.graph.to_raw(), keys=False))
+            folder, "graph.json", canonical_json(redact_value(record.graph.raw, keys=False))
         ),
         "runtime": write_private_file(
             folder, "runtime.json", json.dumps(runtime, indent=2, sort_keys=True) + "\n"
@@ -255,7 +255,7 @@ def build_evidence(
         "run_id": record.run_id,
         "graph_name": record.graph.name,
         "graph_hash": record.graph_hash,
-        "outcome": None if record.outcome is None else record.outcome.to_dict(),
+        "outcome": None if record.outcome is None else record.outcome.model_dump(),
         "executions_total": len(record.executions),
         "receipts_total": len(record.receipts),
     }
@@ -271,7 +271,7 @@ def build_evidence(
         "executions": _executions(record, needs, min(8192, budget_bytes // 8), log),
     }
     if needs.graph:
-        raw = redact_value(record.graph.to_raw(), keys=False)
+        raw = redact_value(record.graph.raw, keys=False)
         graph = _inline(json.loads(canonical_json(raw)), GRAPH_INLINE_BYTES, "graph", log)
         if graph is None:
             graph = {
@@ -318,7 +318,7 @@ def build_evidence(
             )
             if excerpt.unavailable:
                 log.add("transcripts", excerpt.unavailable, ref=excerpt.execution)
-        payload["transcripts"] = [excerpt.to_dict() for excerpt in excerpts]
+        payload["transcripts"] = [excerpt.model_dump(mode="json") for excerpt in excerpts]
 
     serialized = Trimmer(payload, budget_bytes, log).run()
     size = len(serialized.encode("utf-8"))
@@ -331,6 +331,6 @@ def build_evidence(
         specialist=specialist,
         payload=MappingProxyType(payload),
         serialized=serialized,
-        truncation=TruncationReport(budget_bytes, size, log.cuts()),
+        truncation=log.report(budget_bytes, size),
         private_files=MappingProxyType({key: folder / name for key, name in files.items()}),
     )

@@ -9,41 +9,36 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from pydantic import Field
 
 from active_memory.evidence.budget import MARGIN, TranscriptBudget
 from active_memory.evidence.pager import Cancellation, PageLimits, TranscriptLine, iter_pages
+from active_memory.models.base import Model
 from active_memory.models.runs import Execution, canonical_json
 
 __all__ = ["Excerpt", "collect_excerpts", "project_line"]
 
 
-@dataclass(frozen=True, slots=True)
-class Excerpt:
-    """What survived of one execution's transcript, with counts that make every cut visible."""
+def _says_nothing(value: object) -> bool:
+    return not value
+
+
+class Excerpt(Model):
+    """What survived of one execution's transcript, with counts that make every cut visible.
+
+    Its JSON form (``model_dump(mode="json")``) leaves out ``records_cut`` when none was cut and
+    ``unavailable`` when the transcript was read.
+    """
 
     execution: str
     records: tuple[dict[str, Any], ...]
     records_total: int
     bytes_total: int
     records_dropped: int
-    records_cut: int
-    unavailable: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "execution": self.execution,
-            "records": list(self.records),
-            "records_total": self.records_total,
-            "bytes_total": self.bytes_total,
-            "records_dropped": self.records_dropped,
-        }
-        if self.records_cut:
-            out["records_cut"] = self.records_cut
-        if self.unavailable:
-            out["unavailable"] = self.unavailable
-        return out
+    records_cut: int = Field(exclude_if=_says_nothing)
+    unavailable: str | None = Field(None, exclude_if=_says_nothing)
 
 
 def project_line(line: TranscriptLine) -> tuple[str | None, str | None, str]:

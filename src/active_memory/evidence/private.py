@@ -10,23 +10,20 @@ import os
 from pathlib import Path
 
 from active_memory.errors import EvidenceError
-from active_memory.private_files import write_private_text
+from active_memory.private_files import make_private_dir, write_private_text
 
 __all__ = ["prepare_private_dir", "write_private_file"]
 
 
 def prepare_private_dir(path: str | os.PathLike[str]) -> Path:
+    """The evidence folder, made exactly 0700 (an existing one too); EvidenceError naming it."""
     folder = Path(path)
-    if folder.is_symlink():
-        raise EvidenceError(f"private evidence folder {str(folder)!r} is a symlink; use a real one")
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(folder, 0o700)
+        return make_private_dir(folder)
     except OSError as exc:
         raise EvidenceError(
             f"cannot prepare private evidence folder {str(folder)!r}: {exc.strerror or exc}"
         ) from exc
-    return folder
 
 
 def write_private_file(folder: Path, name: str, text: str) -> str:

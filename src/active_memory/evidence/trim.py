@@ -66,7 +66,7 @@ class Trimmer:
 
     def serialize(self) -> str:
         self.payload["evidence_truncated"] = bool(self.log)
-        self.payload["truncation"] = self.log.to_dict(self.budget)
+        self.payload["truncation"] = self.log.report(self.budget).model_dump(mode="json")
         return canonical_json(self.payload)
 
     def excess(self) -> int:

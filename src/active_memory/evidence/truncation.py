@@ -1,17 +1,29 @@
-"""The truncation report: every cut the builder made, grouped by section and reason."""
+"""The truncation report: every cut the builder made, grouped by section and reason.
+
+The report's JSON form (``model_dump()``) is what the evidence payload carries as
+``truncation``: ``evidence_truncated``, ``budget_bytes`` and the cuts, each without the zero
+counts and empty lists that say nothing.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+
+from active_memory.models.base import Model
+
 __all__ = ["Cut", "CutLog", "TruncationReport"]
 
 _REFS_SHOWN = 16
 
 
-@dataclass(frozen=True, slots=True)
-class Cut:
+def _says_nothing(value: object) -> bool:
+    return not value
+
+
+class Cut(Model):
     """``count`` items of ``section`` were dropped or shortened, ``bytes`` removed, and why.
 
     ``refs`` names up to 16 affected executions (``exec:<id>``); ``more_refs`` counts the rest.
@@ -20,37 +32,27 @@ class Cut:
     section: str
     reason: str
     count: int
-    bytes: int = 0
-    refs: tuple[str, ...] = ()
-    more_refs: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"section": self.section, "reason": self.reason, "count": self.count}
-        if self.bytes:
-            out["bytes"] = self.bytes
-        if self.refs:
-            out["refs"] = list(self.refs)
-        if self.more_refs:
-            out["more_refs"] = self.more_refs
-        return out
+    bytes: int = Field(0, exclude_if=_says_nothing)
+    refs: tuple[str, ...] = Field((), exclude_if=_says_nothing)
+    more_refs: int = Field(0, exclude_if=_says_nothing)
 
 
-@dataclass(frozen=True, slots=True)
-class TruncationReport:
+class TruncationReport(Model):
+    """What the builder cut to keep the payload within ``budget_bytes``; ``size_bytes`` is the
+    final payload's size (not part of the JSON form: the payload cannot contain its own size)."""
+
     budget_bytes: int
-    size_bytes: int
+    size_bytes: int = Field(exclude=True)
     cuts: tuple[Cut, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _flagged(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        fields: dict[str, Any] = handler(self)
+        return {"evidence_truncated": self.truncated, **fields}
 
     @property
     def truncated(self) -> bool:
         return bool(self.cuts)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence_truncated": self.truncated,
-            "budget_bytes": self.budget_bytes,
-            "cuts": [cut.to_dict() for cut in self.cuts],
-        }
 
 
 @dataclass(slots=True)
@@ -95,5 +97,5 @@ class CutLog:
             for (section, reason), entry in self._entries.items()
         )
 
-    def to_dict(self, budget_bytes: int) -> dict[str, Any]:
-        return TruncationReport(budget_bytes, 0, self.cuts()).to_dict()
+    def report(self, budget_bytes: int, size_bytes: int = 0) -> TruncationReport:
+        return TruncationReport(budget_bytes=budget_bytes, size_bytes=size_bytes, cuts=self.cuts())

@@ -13,7 +13,8 @@ toolkit's callers (admission, the store, the CLI) want one sentence that names t
   :meth:`Model.parse_json` for JSON text;
 * rules are written as validators that raise :class:`pydantic_core.PydanticCustomError` whose
   message is the rule (``is 120 UTF-8 bytes; the limit is 96``); the path comes from pydantic.
-  Pydantic's own refusals (a missing field, a wrong type) are reworded in the same voice.
+  Pydantic's own refusals keep pydantic's wording, except a missing or unknown field, a value
+  that is not an object, and an unknown union tag, which are worded like the rules.
 
 A model may set ``error_root`` (``"scope"``, ``"evidence"``): the name its fields' paths start
 with when it is validated on its own, so ``Evidence(...)`` and a lesson's ``evidence`` report the
@@ -129,19 +130,8 @@ def _rule(detail: Mapping[str, Any], parent: object) -> str:
         return "is required"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"must be an object, {got}"
-    if kind in ("tuple_type", "list_type"):
-        return f"must be a list, {got}"
-    words = {"string_type": "a string", "int_type": "an integer", "bool_type": "true or false"}
-    if kind in words:
-        return f"must be {words[kind]}, {got}"
-    if kind == "literal_error":
-        return f"{value!r} must be {context['expected']}"
     if kind == "union_tag_invalid":
         return f"{context['tag']!r} must be {_or(context['expected_tags'])}"
-    if kind == "greater_than_equal":
-        return f"must be {context['ge']} or more"
-    if kind == "too_long" and "max_length" in context:
-        return f"has {context['actual_length']} entries; the limit is {context['max_length']}"
     if kind == "json_invalid":
         return f"is not valid JSON ({context.get('error', detail['msg'])})"
     return str(detail["msg"])

@@ -10,13 +10,17 @@ from pydantic_core import PydanticCustomError
 
 from active_memory.limits import LIMITS
 from active_memory.models.base import Model
-from active_memory.models.fields import Entries, OneLine
+from active_memory.models.fields import Check, Entries, OneLine
 from active_memory.models.ids import LessonId
 from active_memory.models.lessons import LessonDraft
 
 __all__ = ["Decision", "DecisionAction", "Mutation", "Proposal", "Publication", "Rejection"]
 
 DecisionAction: TypeAlias = Literal["keep", "adapt", "retire", "defer"]
+
+
+def _expected_revision_problem(value: int) -> str | None:
+    return None if value >= 0 else "must be 0 or more"
 
 
 class Decision(Model):
@@ -80,7 +84,7 @@ class Mutation(Model):
 
     op: Literal["upsert", "retire"]
     id: LessonId
-    expected_revision: Annotated[int, Field(ge=0)]
+    expected_revision: Annotated[int, Check(_expected_revision_problem, "revision")]
     draft: LessonDraft | None = Field(default=None, validate_default=True)
 
     @field_validator("draft")

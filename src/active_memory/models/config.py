@@ -2,18 +2,31 @@
 
 Both live in the host's runtime JSON beside keys that are not ours (harness, provider, nodes…),
 which are ignored. Inside our sections every key is checked: an unknown key is an error that
-lists the allowed ones, so a typo never silently disables memory.
+lists the allowed ones, so a typo never silently disables memory. The sections use the runtime
+JSON's camelCase keys (``nodeInjectionTokens``); the models' attributes are snake_case. Every
+refusal is a :class:`~active_memory.errors.ConfigError` naming the key and the rule.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from active_memory.errors import ConfigError
+from active_memory.models.fields import json_type
+from active_memory.models.problems import FamilyModel, family_problem, problem_at
 
 __all__ = [
     "ActiveMemoryConfig",
@@ -26,14 +39,84 @@ __all__ = [
 TOKEN_RANGE = (1, 64_000)
 TIMEOUT_MS_RANGE = (1, 600_000)
 BYTES_PER_TOKEN = 4
+# Validation context of a host's runtime JSON: only the camelCase keys are keys there.
+_RUNTIME_JSON = "runtime JSON"
 
 
-@dataclass(frozen=True, slots=True)
-class ActiveMemoryConfig:
-    repository: bool = True
-    graph: bool = True
-    node_injection_tokens: int = 16_000
-    hook_injection_tokens: int = 8_000
+def _switch(value: object) -> object:
+    if not isinstance(value, bool):
+        raise PydanticCustomError("switch", f"must be true or false, got {json_type(value)}")
+    return value
+
+
+def _integer_from(low: int, high: int) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, int):
+            problem = f"must be an integer from {low} to {high}"
+        elif not low <= value <= high:
+            problem = f"is {value}; it must be from {low} to {high}"
+        else:
+            return value
+        raise PydanticCustomError("integer_range", problem)
+
+    return check
+
+
+def _node_id(value: object) -> object:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise PydanticCustomError("node_id", "must be a non-empty node id string")
+    return value
+
+
+Switch = Annotated[bool, BeforeValidator(_switch)]
+Tokens = Annotated[int, BeforeValidator(_integer_from(*TOKEN_RANGE))]
+TimeoutMs = Annotated[int, BeforeValidator(_integer_from(*TIMEOUT_MS_RANGE))]
+NodeId = Annotated[str | None, BeforeValidator(_node_id)]
+
+
+class _Section(FamilyModel):
+    """One JSON object of the runtime: absent or null means defaults; unknown keys are refused
+    with the list of allowed ones; a retired key is refused with what replaced it."""
+
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True)
+    validation_error = ConfigError
+    retired_keys: ClassVar[Mapping[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: object, info: ValidationInfo) -> object:
+        if data is None:
+            return {}
+        if not isinstance(data, Mapping):
+            raise PydanticCustomError("section", f"must be a JSON object, got {json_type(data)}")
+        for key, replacement in cls.retired_keys.items():
+            if key in data:
+                raise problem_at((key,), "retired_key", replacement)
+        keys = [str(field.validation_alias or name) for name, field in cls.model_fields.items()]
+        allowed = set(keys) if info.context == _RUNTIME_JSON else {*keys, *cls.model_fields}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise PydanticCustomError(
+                "unknown_keys",
+                f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(keys)}",
+            )
+        return dict(data)
+
+
+class ActiveMemoryConfig(_Section):
+    """``activeMemory``: which lesson scopes are on and how much each injection may carry."""
+
+    retired_keys: ClassVar[Mapping[str, str]] = {
+        "budgetBytes": "is no longer supported; remove it from your saved runtime JSON. "
+        "It was replaced by nodeInjectionTokens (graph guidance per node invocation, "
+        "default 16000) and hookInjectionTokens (repository recall per tool call, "
+        "default 8000)"
+    }
+
+    repository: Switch = True
+    graph: Switch = True
+    node_injection_tokens: Tokens = Field(16_000, validation_alias="nodeInjectionTokens")
+    hook_injection_tokens: Tokens = Field(8_000, validation_alias="hookInjectionTokens")
 
     @property
     def node_injection_bytes(self) -> int:
@@ -48,105 +131,55 @@ class ActiveMemoryConfig:
         return self.repository or self.graph
 
 
-@dataclass(frozen=True, slots=True)
-class PostmortemConfig:
-    enabled: bool = True
-    source_node: str | None = None
-    timeout_ms: int = 600_000
+class PostmortemConfig(_Section):
+    """``globalAgents.postmortem``: whether the postmortem runs, on which node's binding, and
+    for how long at most."""
+
+    enabled: Switch = True
+    source_node: NodeId = Field(None, validation_alias="sourceNode")
+    timeout_ms: TimeoutMs = Field(600_000, validation_alias="timeoutMs")
 
 
-@dataclass(frozen=True, slots=True)
-class RuntimeConfig:
-    active_memory: ActiveMemoryConfig = field(default_factory=ActiveMemoryConfig)
-    postmortem: PostmortemConfig = field(default_factory=PostmortemConfig)
+class _GlobalAgents(_Section):
+    postmortem: PostmortemConfig = Field(default_factory=PostmortemConfig)
 
 
-_ACTIVE_MEMORY_KEYS = ("repository", "graph", "nodeInjectionTokens", "hookInjectionTokens")
-_GLOBAL_AGENTS_KEYS = ("postmortem",)
-_POSTMORTEM_KEYS = ("enabled", "sourceNode", "timeoutMs")
+class RuntimeConfig(FamilyModel):
+    """Our two sections of a host's runtime JSON, read by :func:`parse_runtime_config`."""
+
+    validation_error = ConfigError
+
+    active_memory: ActiveMemoryConfig = Field(default_factory=ActiveMemoryConfig)
+    postmortem: PostmortemConfig = Field(default_factory=PostmortemConfig)
 
 
-def _section(data: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
-    value = data.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}", f"must be a JSON object, got {_json_type(value)}")
-    return value
+class _RuntimeJson(FamilyModel):
+    """The shape of the runtime JSON where our sections sit; other keys belong to the host."""
 
+    model_config = ConfigDict(extra="ignore")
+    validation_error = ConfigError
 
-def _json_type(value: object) -> str:
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string",
-             list: "an array", dict: "an object"}  # fmt: skip
-    return names.get(type(value), type(value).__name__)
-
-
-def _reject_unknown(section: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    unknown = sorted(set(section) - set(allowed))
-    if unknown:
-        raise ConfigError(
-            where, f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)}"
-        )
-
-
-def _bool(section: Mapping[str, Any], key: str, default: bool, where: str) -> bool:
-    value = section.get(key, default)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{where}.{key}", f"must be true or false, got {_json_type(value)}")
-    return value
-
-
-def _int_in(section: Mapping[str, Any], key: str, default: int, bounds: tuple[int, int],
-            where: str) -> int:  # fmt: skip
-    value = section.get(key, default)
-    low, high = bounds
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}.{key}", f"must be an integer from {low} to {high}")
-    if not low <= value <= high:
-        raise ConfigError(f"{where}.{key}", f"is {value}; it must be from {low} to {high}")
-    return value
+    active_memory: ActiveMemoryConfig = Field(
+        default_factory=ActiveMemoryConfig, validation_alias="activeMemory"
+    )
+    global_agents: _GlobalAgents = Field(
+        default_factory=_GlobalAgents, validation_alias="globalAgents"
+    )
 
 
 def parse_runtime_config(runtime: Mapping[str, Any]) -> RuntimeConfig:
     """Read our two sections from a host's runtime JSON object; absent sections get defaults."""
     if not isinstance(runtime, Mapping):
-        raise ConfigError("runtime", f"must be a JSON object, got {_json_type(runtime)}")
-
-    memory = _section(runtime, "activeMemory", "activeMemory")
-    if "budgetBytes" in memory:
-        raise ConfigError(
-            "activeMemory.budgetBytes",
-            "is no longer supported; remove it from your saved runtime JSON. "
-            "It was replaced by nodeInjectionTokens (graph guidance per node invocation, "
-            "default 16000) and hookInjectionTokens (repository recall per tool call, "
-            "default 8000)",
+        raise ConfigError("runtime", f"must be a JSON object, got {json_type(runtime)}")
+    try:
+        sections = _RuntimeJson.model_validate(
+            dict(runtime), context=_RUNTIME_JSON, by_alias=True, by_name=False
         )
-    _reject_unknown(memory, _ACTIVE_MEMORY_KEYS, "activeMemory")
-    active_memory = ActiveMemoryConfig(
-        repository=_bool(memory, "repository", True, "activeMemory"),
-        graph=_bool(memory, "graph", True, "activeMemory"),
-        node_injection_tokens=_int_in(
-            memory, "nodeInjectionTokens", 16_000, TOKEN_RANGE, "activeMemory"
-        ),
-        hook_injection_tokens=_int_in(
-            memory, "hookInjectionTokens", 8_000, TOKEN_RANGE, "activeMemory"
-        ),
+    except ValidationError as error:
+        raise ConfigError(*family_problem(error)) from None
+    return RuntimeConfig(
+        active_memory=sections.active_memory, postmortem=sections.global_agents.postmortem
     )
-
-    agents = _section(runtime, "globalAgents", "globalAgents")
-    _reject_unknown(agents, _GLOBAL_AGENTS_KEYS, "globalAgents")
-    pm = _section(agents, "postmortem", "globalAgents.postmortem")
-    where = "globalAgents.postmortem"
-    _reject_unknown(pm, _POSTMORTEM_KEYS, where)
-    source_node = pm.get("sourceNode")
-    if source_node is not None and (not isinstance(source_node, str) or not source_node.strip()):
-        raise ConfigError(f"{where}.sourceNode", "must be a non-empty node id string")
-    postmortem = PostmortemConfig(
-        enabled=_bool(pm, "enabled", True, where),
-        source_node=source_node,
-        timeout_ms=_int_in(pm, "timeoutMs", 600_000, TIMEOUT_MS_RANGE, where),
-    )
-    return RuntimeConfig(active_memory=active_memory, postmortem=postmortem)
 
 
 def load_runtime_config(path: str | Path) -> RuntimeConfig:

@@ -3,17 +3,59 @@
 It holds the authored graph (with bindings) and its hash, the nonsecret runtime, every execution
 with its identity (node, occurrence, attempt), tool receipts, the delivery manifest (which lesson
 ``id@revision`` reached which node and conversation, and how), the repository checkout and the
-latched outcome. Transcripts stay in JSONL files and are read lazily by ``evidence/``.
+latched outcome (the parts are in :mod:`active_memory.models.run_parts`). Transcripts stay in
+JSONL files and are read lazily by ``evidence/``.
+
+The models validate their own fields whenever they are built. A record read from its folder
+(``run.json``, see :func:`load_run_record`) is also checked for what links its sections: node ids
+unique, executions on graph nodes with unique ids and identities, receipt sequence numbers unique,
+receipts and deliveries pointing at known executions and nodes, transcripts inside the folder and
+``graph_hash`` equal to the authored graph's. Those links are left to the document because a host
+may hold a partial record in memory (an auxiliary execution outside the graph, say) that
+admission then refuses item by item. Every failure is a :class:`RunRecordError` naming the field.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+import shutil
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any
+
+from pydantic import (
+    ConfigDict,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+from active_memory.errors import RunRecordError
+from active_memory.models.problems import family_problem, problem_at
+from active_memory.models.run_parts import (
+    AGENT_KINDS,
+    AuthoredGraph,
+    Binding,
+    Checkout,
+    Delivery,
+    Execution,
+    ExecutionStatus,
+    GraphNode,
+    Items,
+    Outcome,
+    OutcomeStatus,
+    RecordDocument,
+    RecordId,
+    RunModel,
+    ToolReceipt,
+    canonical_json,
+    graph_hash,
+    record_document,
+)
 
 __all__ = [
     "AGENT_KINDS",
@@ -27,6 +69,7 @@ __all__ = [
     "ExecutionStatus",
     "GraphNode",
     "Outcome",
+    "OutcomeStatus",
     "RunRecord",
     "ToolReceipt",
     "canonical_json",
@@ -38,223 +81,129 @@ __all__ = [
 
 RECORD_FORMAT = "active-memory/run-record@1"
 RUN_FILE = "run.json"
-
-ExecutionStatus: TypeAlias = Literal["completed", "error", "timeout", "crashed", "cancelled"]
-EXECUTION_STATUSES: tuple[str, ...] = ("completed", "error", "timeout", "crashed", "cancelled")
-# Node kinds whose nodes run a model; other kinds (map, join, choice, tool…) are structure.
-AGENT_KINDS = frozenset({"worker", "verifier"})
+_HASH_LENGTH = 64
 
 
-def canonical_json(value: Any) -> str:
-    """Sorted keys, no insignificant whitespace, UTF-8 kept: the encoding hashes are taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def _record_schema(schema: dict[str, Any]) -> None:
+    # Two keys of the document are not stored: the constant format and the hash of the graph.
+    properties: dict[str, Any] = {"format": {"const": RECORD_FORMAT}}
+    for key, value in schema["properties"].items():
+        if key == "graph":
+            properties["graph_hash"] = {
+                "description": "optional; when given, sha256 over the canonical JSON of graph",
+                "type": "string",
+                "pattern": f"^[0-9a-f]{{{_HASH_LENGTH}}}$",
+            }
+        properties[key] = value
+    schema["properties"] = properties
+    schema["required"] = ["format", *schema["required"]]
 
 
-def graph_hash(authored: Any) -> str:
-    """sha256 hex over the canonical encoding of the authored graph exactly as written."""
-    return hashlib.sha256(canonical_json(authored).encode("utf-8")).hexdigest()
+class RunRecord(RunModel):
+    """What a host hands over after its graph settles (run.json in a record folder). Transcript
+    and checkout paths are relative to the folder that holds run.json, or absolute."""
 
+    model_config = ConfigDict(title="active-memory run record", json_schema_extra=_record_schema)
 
-@dataclass(frozen=True, slots=True)
-class Binding:
-    """How an agent node runs: plain data, resolved through the provider registry."""
-
-    provider: str
-    model: str
-    effort: str | None = None
-    lane: str | None = None
-    connections: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "effort": self.effort,
-            "lane": self.lane,
-            "connections": list(self.connections),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class GraphNode:
-    id: str
-    kind: str
-    binding: Binding | None = None
-    instructions: str = ""
-    output_contract: Any = None
-
-    @property
-    def is_agent(self) -> bool:
-        return self.binding is not None and self.kind in AGENT_KINDS
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "binding": None if self.binding is None else self.binding.to_dict(),
-            "instructions": self.instructions,
-            "output_contract": self.output_contract,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class AuthoredGraph:
-    """The graph as authored. ``raw`` is the exact authored JSON the hash is taken over."""
-
-    name: str
-    nodes: tuple[GraphNode, ...]
-    raw: Any = None
-
-    @property
-    def hash(self) -> str:
-        return graph_hash(self.raw)
-
-    def node(self, node_id: str) -> GraphNode | None:
-        for node in self.nodes:
-            if node.id == node_id:
-                return node
-        return None
-
-    def to_raw(self) -> Any:
-        """The authored JSON: ``raw`` when loaded, else one built from the nodes."""
-        if self.raw is not None:
-            return self.raw
-        return {"name": self.name, "nodes": [node.to_dict() for node in self.nodes]}
-
-
-@dataclass(frozen=True, slots=True)
-class Checkout:
-    """The repository checkout the run worked in; ``commit`` is the recorded HEAD if known."""
-
-    path: Path
-    repository: str
-    commit: str | None = None
-
-    def to_dict(self, relative_to: Path | None = None) -> dict[str, Any]:
-        return {
-            "path": _path_text(self.path, relative_to),
-            "repository": self.repository,
-            "commit": self.commit,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Execution:
-    """One execution of a node. Occurrence (which visit, e.g. map item) and attempt (retry)
-    are part of its identity: shared node names alone never merge executions."""
-
-    id: str
-    node_id: str
-    occurrence: int
-    attempt: int
-    status: ExecutionStatus
-    started_ms: int
-    ended_ms: int | None
-    conversation_id: str | None = None
-    completion: str | None = None
-    transcript: Path | None = None
-    # Copied from an earlier run's history (resume, backfill): visible to the evidence builder,
-    # but never current-run evidence for admission.
-    imported: bool = False
-
-    @property
-    def ref(self) -> str:
-        """The evidence reference specialists cite: ``exec:<id>``."""
-        return f"exec:{self.id}"
-
-    def to_dict(self, relative_to: Path | None = None) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "node": self.node_id,
-            "occurrence": self.occurrence,
-            "attempt": self.attempt,
-            "status": self.status,
-            "started_ms": self.started_ms,
-            "ended_ms": self.ended_ms,
-            "conversation_id": self.conversation_id,
-            "completion": self.completion,
-            "transcript": (
-                None if self.transcript is None else _path_text(self.transcript, relative_to)
-            ),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ToolReceipt:
-    """A bounded record of one tool call: never arguments or results, never success claims."""
-
-    seq: int
-    execution: str | None
-    time_ms: int
-    tool: str
-    paths: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "execution": self.execution,
-            "time_ms": self.time_ms,
-            "tool": self.tool,
-            "paths": list(self.paths),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """One lesson revision handed to one conversation: through a hook or the node prompt."""
-
-    lesson_id: str
-    revision: int
-    node_id: str
-    conversation_id: str
-    channel: Literal["hook", "prompt"]
-    execution: str | None = None
-    time_ms: int | None = None
-
-    @property
-    def key(self) -> str:
-        return f"{self.lesson_id}@{self.revision}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "lesson_id": self.lesson_id,
-            "revision": self.revision,
-            "node_id": self.node_id,
-            "conversation_id": self.conversation_id,
-            "channel": self.channel,
-            "execution": self.execution,
-            "time_ms": self.time_ms,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """The main graph's result, latched durably before any postmortem work."""
-
-    status: Literal["succeeded", "failed", "cancelled"]
-    latched_ms: int
-    summary: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "latched_ms": self.latched_ms, "summary": self.summary}
-
-
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    run_id: str
-    graph: AuthoredGraph
-    runtime: dict[str, Any]
-    executions: tuple[Execution, ...]
+    run_id: RecordId
     outcome: Outcome | None = None
     checkout: Checkout | None = None
     initial_input: str | None = None
-    receipts: tuple[ToolReceipt, ...] = ()
-    deliveries: tuple[Delivery, ...] = ()
-    base_dir: Path | None = field(default=None, compare=False)
+    graph: AuthoredGraph
+    runtime: dict[str, JsonValue]
+    executions: Items[Execution]
+    receipts: Items[ToolReceipt] = ()
+    deliveries: Items[Delivery] = ()
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _document_keys(
+        cls, data: object, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> RunRecord:
+        if record_document(info.context) is None or not isinstance(data, dict):
+            record: RunRecord = handler(data)
+            return record
+        fields = dict(data)
+        if "format" not in fields:
+            raise problem_at(("format",), "missing", "is required")
+        if fields.pop("format") != RECORD_FORMAT:
+            raise problem_at(("format",), "record_format", f"must be {RECORD_FORMAT!r}")
+        declared = fields.pop("graph_hash", None)
+        record = handler(fields)
+        if declared is not None and declared != record.graph_hash:
+            raise problem_at(
+                ("graph_hash",),
+                "graph_hash_mismatch",
+                f"{declared!r} does not match the authored graph ({record.graph_hash!r}); "
+                "the hash is sha256 over the canonical JSON of 'graph' exactly as given",
+            )
+        record._check_links()
+        return record
+
+    def _check_links(self) -> None:
+        """What links the sections of a document: each failure names the entry it found."""
+        nodes = {node.id for node in self.graph.nodes}
+        ids: set[str] = set()
+        identities: dict[tuple[str, int, int], int] = {}
+        for index, execution in enumerate(self.executions):
+            if execution.id in ids:
+                raise problem_at(
+                    ("executions", index, "id"),
+                    "execution_id_repeated",
+                    f"repeats execution id {execution.id!r}",
+                )
+            ids.add(execution.id)
+            if execution.node_id not in nodes:
+                raise problem_at(
+                    ("executions", index, "node"),
+                    "unknown_node",
+                    f"{execution.node_id!r} is not a node of the graph",
+                )
+            identity = (execution.node_id, execution.occurrence, execution.attempt)
+            if identity in identities:
+                raise problem_at(
+                    ("executions", index, "attempt"),
+                    "execution_identity_repeated",
+                    f"node, occurrence and attempt {identity!r} repeat "
+                    f"executions[{identities[identity]}]; each execution needs its own identity",
+                )
+            identities[identity] = index
+        seqs: set[int] = set()
+        for index, receipt in enumerate(self.receipts):
+            if receipt.seq in seqs:
+                raise problem_at(
+                    ("receipts", index, "seq"), "seq_repeated", f"repeats seq {receipt.seq!r}"
+                )
+            seqs.add(receipt.seq)
+            _known_execution(("receipts", index), receipt.execution, ids)
+        for index, delivery in enumerate(self.deliveries):
+            if delivery.node_id not in nodes:
+                raise problem_at(
+                    ("deliveries", index, "node_id"),
+                    "unknown_node",
+                    f"{delivery.node_id!r} is not a node of the graph",
+                )
+            _known_execution(("deliveries", index), delivery.execution, ids)
+
+    @model_serializer(mode="wrap")
+    def _as_document(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        fields: dict[str, Any] = handler(self)
+        out: dict[str, Any] = {"format": RECORD_FORMAT}
+        for key, value in fields.items():
+            if key == "graph":
+                out["graph_hash"] = self.graph_hash
+            out[key] = value
+        return out
 
     @property
     def graph_hash(self) -> str:
         return self.graph.hash
+
+    def document(self, folder: str | os.PathLike[str]) -> dict[str, Any]:
+        """The run.json object, paths relative to ``folder`` (absolute when outside it)."""
+        context = RecordDocument(Path(os.path.abspath(folder)))
+        data: dict[str, Any] = self.model_dump(mode="json", context=context)
+        return data
 
     def execution(self, execution_id: str) -> Execution | None:
         for execution in self.executions:
@@ -262,56 +211,99 @@ class RunRecord:
                 return execution
         return None
 
-    def to_dict(self, relative_to: Path | None = None) -> dict[str, Any]:
-        """The run.json form; paths relative to ``relative_to`` (default: ``base_dir``)."""
-        base = self.base_dir if relative_to is None else relative_to
-        return {
-            "format": RECORD_FORMAT,
-            "run_id": self.run_id,
-            "outcome": None if self.outcome is None else self.outcome.to_dict(),
-            "checkout": None if self.checkout is None else self.checkout.to_dict(base),
-            "initial_input": self.initial_input,
-            "graph_hash": self.graph_hash,
-            "graph": self.graph.to_raw(),
-            "runtime": self.runtime,
-            "executions": [execution.to_dict(base) for execution in self.executions],
-            "receipts": [receipt.to_dict() for receipt in self.receipts],
-            "deliveries": [delivery.to_dict() for delivery in self.deliveries],
-        }
 
-
-def _path_text(path: Path, relative_to: Path | None) -> str:
-    """Relative (POSIX) when ``path`` lies under ``relative_to``, absolute otherwise."""
-    if relative_to is not None:
-        try:
-            return Path(os.path.abspath(path)).relative_to(os.path.abspath(relative_to)).as_posix()
-        except ValueError:
-            pass
-    return os.path.abspath(path) if path.is_absolute() or relative_to is not None else str(path)
-
-
-# The native format's reader and writer live with the other sources in evidence/sources/native.py;
-# importing them lazily keeps this module the small type module every layer imports.
-def load_run_record(path: str | os.PathLike[str]) -> RunRecord:
-    """Load a record folder (or its ``run.json``); transcripts stay on disk, read lazily.
-
-    Raises :class:`~active_memory.errors.RunRecordError` naming the bad field
-    (``executions[3].node``): the schema is checked first, then the links between sections.
-    """
-    from active_memory.evidence.sources import native
-
-    return native.load_run_record(path)
+def _known_execution(where: tuple[str, int], execution: str | None, ids: set[str]) -> None:
+    if execution is not None and execution not in ids:
+        raise problem_at(
+            (*where, "execution"), "unknown_execution", f"{execution!r} is not an execution id"
+        )
 
 
 def parse_run_record(data: Any, base_dir: Path, *, source: str | None = None) -> RunRecord:
-    """Check ``data`` (a run.json object whose paths are relative to ``base_dir``) and build it."""
-    from active_memory.evidence.sources import native
+    """Check ``data`` (a run.json object whose paths are relative to ``base_dir``) and build it.
 
-    return native.parse_run_record(data, base_dir, source=source)
+    Raises :class:`~active_memory.errors.RunRecordError` naming the bad field
+    (``executions[3].node``) and the rule it breaks.
+    """
+    if not isinstance(data, dict):
+        raise RunRecordError("$", "must be a JSON object", source=source)
+    context = RecordDocument(Path(os.path.abspath(base_dir)))
+    try:
+        return RunRecord.model_validate(data, context=context, by_alias=True, by_name=False)
+    except ValidationError as error:
+        raise RunRecordError(*family_problem(error), source=source) from None
+
+
+def load_run_record(path: str | os.PathLike[str]) -> RunRecord:
+    """Load a record folder (or its ``run.json``); transcripts stay on disk, read lazily."""
+    given = Path(path)
+    file = given / RUN_FILE if given.is_dir() else given
+    source = str(file)
+    try:
+        text = file.read_text("utf-8")
+    except FileNotFoundError:
+        raise RunRecordError(
+            "$", "no such file; pass a run record folder or its run.json", source=source
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunRecordError("$", f"cannot be read as UTF-8 text ({exc})", source=source) from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RunRecordError(
+            "$", f"is not valid JSON ({exc.msg} at line {exc.lineno})", source=source
+        ) from None
+    return parse_run_record(data, file.parent, source=source)
 
 
 def dump_run_record(record: RunRecord, folder: str | os.PathLike[str]) -> Path:
-    """Write ``record`` as ``folder/run.json`` plus its transcripts; returns the run.json path."""
-    from active_memory.evidence.sources import native
+    """Write ``record`` as ``folder/run.json`` plus its transcripts; returns the run.json path.
 
-    return native.dump_run_record(record, folder)
+    Transcripts already inside ``folder`` stay where they are; others are copied to
+    ``transcripts/<execution id>-<index>.jsonl``. Everything is checked before the first write,
+    so a bad record leaves no file behind; what is written loads back as an equal record.
+    """
+    target = Path(os.path.abspath(folder))
+    run_file = target / RUN_FILE
+    copies: list[tuple[Path, Path]] = []
+    executions = list(record.executions)
+    for index, execution in enumerate(executions):
+        if execution.transcript is None:
+            continue
+        source = Path(os.path.abspath(execution.transcript))
+        if not source.is_file():
+            raise RunRecordError(
+                f"executions[{index}].transcript",
+                f"{str(source)!r} is not a readable file",
+                source=str(run_file),
+            )
+        if not source.is_relative_to(target):
+            copy = target / "transcripts" / f"{_safe_name(execution.id)}-{index}.jsonl"
+            copies.append((source, copy))
+            executions[index] = execution.model_copy(update={"transcript": copy})
+    placed = record.model_copy(update={"executions": tuple(executions)})
+    data = placed.document(target)
+    parse_run_record(data, target, source=str(run_file))
+    target.mkdir(parents=True, exist_ok=True)
+    for source, destination in copies:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_copy(source, destination)
+    _atomic_write(run_file, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return run_file
+
+
+def _safe_name(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)[:80] or "execution"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(text, "utf-8")
+    os.replace(temporary, path)
+
+
+def _atomic_copy(source: Path, destination: Path) -> None:
+    temporary = destination.with_name(f".{destination.name}.tmp-{os.getpid()}")
+    with source.open("rb") as reader, temporary.open("wb") as writer:
+        shutil.copyfileobj(reader, writer, 1 << 20)
+    os.replace(temporary, destination)

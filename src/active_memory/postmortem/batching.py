@@ -6,6 +6,11 @@ budget, leaving the rest for the run's own evidence. Lessons are taken in id ord
 snapshot always gives the same batches, and a batch boundary never splits a card. A single card
 too large for a batch is an error naming it: that specialist's reconciliation fails rather than
 silently dropping the lesson.
+
+:func:`maintenance_batches` is what a maintenance specialist receives: each batch with the change
+entries of its own lessons, and the first batch also those of lessons no longer live (nothing
+else would carry them). The postmortem and the single-specialist trial both use it, so a trial
+session sees exactly what the postmortem's would.
 """
 
 from __future__ import annotations
@@ -13,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from active_memory.agents.specialists import Batch
 from active_memory.errors import EvidenceError
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import canonical_json
 
-__all__ = ["LESSON_SHARE", "batch_capacity", "card_size", "plan_batches"]
+__all__ = ["LESSON_SHARE", "batch_capacity", "card_size", "maintenance_batches", "plan_batches"]
 
 # The supplied cards may use half the evidence budget; transcripts, completions and receipts are
 # trimmed to fit the other half.
@@ -69,3 +75,26 @@ def plan_batches(
     if current:
         batches.append(tuple(current))
     return tuple(batches)
+
+
+def maintenance_batches(
+    lessons: Sequence[Lesson], changes: Sequence[Mapping[str, Any]], budget_bytes: int
+) -> tuple[Batch, ...]:
+    """The batches of ``lessons`` under ``budget_bytes``, each carrying its change entries.
+
+    Changes of lessons no longer live (retired since the run froze its snapshot) travel with the
+    first batch; without any lesson there is no batch, so they are not sent at all.
+    Raises :class:`EvidenceError` as :func:`plan_batches` does.
+    """
+    by_id = {str(change["id"]): change for change in changes}
+    live = {lesson.id for lesson in lessons}
+    orphans = tuple(change for change in changes if change["id"] not in live)
+    planned = plan_batches(lessons, budget_bytes, by_id)
+    return tuple(
+        Batch(
+            lessons=batch,
+            changes=tuple(by_id[lesson.id] for lesson in batch if lesson.id in by_id)
+            + (orphans if position == 0 else ()),
+        )
+        for position, batch in enumerate(planned)
+    )

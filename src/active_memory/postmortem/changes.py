@@ -14,14 +14,14 @@ deliveries graph guidance).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
+from active_memory.agents.specialists import ScopeKind
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Delivery
 
-__all__ = ["ScopeKind", "lesson_changes", "visible_set"]
+__all__ = ["lesson_changes", "visible_set"]
 
-ScopeKind: TypeAlias = Literal["graph", "repository"]
 _CHANNEL_SCOPE: dict[str, ScopeKind] = {"hook": "repository", "prompt": "graph"}
 
 

@@ -1,17 +1,27 @@
-"""What a postmortem did: frozen per-specialist reports, their totals, and a plain dict form.
+"""What a postmortem did: frozen per-specialist reports, their totals, and their JSON form.
 
 A report never holds lesson text beyond the titles of the lessons it published (or would
 publish, in a dry run): rejections are counts by admission stage, decisions counts by action,
 errors one line naming what failed. The same report is returned to the host, printed by the CLI
-and projected onto the run log's allow-list.
+(``report.model_dump(mode="json")`` for ``--json``) and projected onto the run log's allow-list.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_serializer,
+)
+
+from active_memory.models.base import Model
 
 __all__ = [
     "ACTIONS",
@@ -78,20 +88,36 @@ def _frozen(counts: Mapping[str, int]) -> Mapping[str, int]:
     return MappingProxyType(dict(sorted(counts.items())))
 
 
-@dataclass(frozen=True, slots=True)
-class DowngradeNote:
+def _read_only(values: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(values))
+
+
+def _as_tuple(value: object) -> object:
+    # Built from lists as often as from tuples; strict validation takes only tuples.
+    return tuple(value) if type(value) is list else value
+
+
+# Counts by name, sorted and read-only, serialised as a plain object.
+Counts = Annotated[Mapping[str, int], AfterValidator(_frozen)]
+Digests = Annotated[Mapping[str, str], AfterValidator(_read_only)]
+_NO_COUNTS: Mapping[str, int] = MappingProxyType({})
+
+
+def _no_counts() -> Mapping[str, int]:
+    # A factory: pydantic deep-copies a plain default it cannot hash, and a read-only mapping
+    # cannot be copied (nor needs to be).
+    return _NO_COUNTS
+
+
+class DowngradeNote(Model):
     """An accepted adapt or retire the host turned into ``defer`` (provenance, related adapt)."""
 
     id: str
     action: str
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "action": self.action, "reason": self.reason}
 
-
-@dataclass(frozen=True, slots=True)
-class LessonChange:
+class LessonChange(Model):
     """One mutation published (or, in a dry run, that would be published).
 
     ``revision`` is the revision the store assigned; None when nothing was written.
@@ -104,19 +130,8 @@ class LessonChange:
     revision: int | None = None
     title: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "id": self.id,
-            "specialist": self.specialist,
-            "expected_revision": self.expected_revision,
-            "revision": self.revision,
-            "title": self.title,
-        }
 
-
-@dataclass(frozen=True, slots=True)
-class SpecialistReport:
+class SpecialistReport(Model):
     """One specialist's part of a postmortem.
 
     ``decisions`` counts applied actions (after host downgrades) by keep/adapt/retire/defer;
@@ -128,10 +143,10 @@ class SpecialistReport:
     specialist: str
     status: SpecialistStatus
     batches: int = 0
-    decisions: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
-    downgrades: tuple[DowngradeNote, ...] = ()
+    decisions: Counts = Field(default_factory=_no_counts)
+    downgrades: Annotated[tuple[DowngradeNote, ...], BeforeValidator(_as_tuple)] = ()
     proposals_accepted: int = 0
-    rejections: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
+    rejections: Counts = Field(default_factory=_no_counts)
     mutations: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -141,9 +156,13 @@ class SpecialistReport:
     error: str | None = None
     error_code: str | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "decisions", _frozen(self.decisions))
-        object.__setattr__(self, "rejections", _frozen(self.rejections))
+    @field_serializer("decisions")
+    def _every_action(self, decisions: Mapping[str, int]) -> dict[str, int]:
+        return {action: decisions.get(action, 0) for action in ACTIONS}
+
+    @field_serializer("rejections")
+    def _plain_counts(self, counts: Mapping[str, int]) -> dict[str, int]:
+        return dict(counts)
 
     @property
     def ok(self) -> bool:
@@ -153,55 +172,51 @@ class SpecialistReport:
     def rejected(self) -> int:
         return sum(self.rejections.values())
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "specialist": self.specialist,
-            "status": self.status,
-            "batches": self.batches,
-            "decisions": {action: self.decisions.get(action, 0) for action in ACTIONS},
-            "downgrades": [note.to_dict() for note in self.downgrades],
-            "proposals_accepted": self.proposals_accepted,
-            "rejections": dict(self.rejections),
-            "mutations": self.mutations,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "retries": self.retries,
-            "conflict_retries": self.conflict_retries,
-            "elapsed_ms": self.elapsed_ms,
-            "error": self.error,
-            "error_code": self.error_code,
-        }
 
-
-@dataclass(frozen=True, slots=True)
-class PostmortemReport:
+class PostmortemReport(Model):
     """The whole postmortem: its status, each specialist, the changes and the store generations.
 
     ``reason`` explains a skipped, refused or failed postmortem in one line. ``prompt_sha256`` and
     ``contract_sha256`` name the exact prompt and contract versions, per specialist.
     ``checkout`` is what inspecting the record's checkout found (None when it was not
-    inspected); :attr:`notes` explain its consequences for the repository specialists.
+    inspected); :attr:`notes` explain its consequences for the repository specialists. The JSON
+    form (``model_dump(mode="json")``) adds ``notes`` and the ``totals`` of every specialist.
     """
 
     run_id: str
     status: PostmortemStatus
-    specialists: tuple[SpecialistReport, ...] = ()
-    changes: tuple[LessonChange, ...] = ()
     reason: str | None = None
+    dry_run: bool = False
     source_node: str | None = None
     provider: str | None = None
     model: str | None = None
     generation_before: int | None = None
     generation_after: int | None = None
-    prompt_sha256: Mapping[str, str] = field(default_factory=dict)
-    contract_sha256: Mapping[str, str] = field(default_factory=dict)
     elapsed_ms: int = 0
-    dry_run: bool = False
     checkout: CheckoutStatus | None = None
+    specialists: Annotated[tuple[SpecialistReport, ...], BeforeValidator(_as_tuple)] = ()
+    changes: Annotated[tuple[LessonChange, ...], BeforeValidator(_as_tuple)] = ()
+    prompt_sha256: Digests = Field(default_factory=lambda: _read_only({}))
+    contract_sha256: Digests = Field(default_factory=lambda: _read_only({}))
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "prompt_sha256", MappingProxyType(dict(self.prompt_sha256)))
-        object.__setattr__(self, "contract_sha256", MappingProxyType(dict(self.contract_sha256)))
+    @field_serializer("prompt_sha256", "contract_sha256")
+    def _plain_digests(self, digests: Mapping[str, str]) -> dict[str, str]:
+        return dict(digests)
+
+    @model_serializer(mode="wrap")
+    def _with_totals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        out["notes"] = list(self.notes)
+        out["totals"] = {
+            "decisions": dict(self.decisions),
+            "proposals_accepted": self.proposals_accepted,
+            "rejections": dict(self.rejections),
+            "mutations": len(self.changes),
+            "published": len(self.published),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+        return out
 
     @property
     def ok(self) -> bool:
@@ -256,32 +271,3 @@ class PostmortemReport:
     @property
     def published(self) -> tuple[LessonChange, ...]:
         return tuple(change for change in self.changes if change.revision is not None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "status": self.status,
-            "reason": self.reason,
-            "dry_run": self.dry_run,
-            "source_node": self.source_node,
-            "provider": self.provider,
-            "model": self.model,
-            "generation_before": self.generation_before,
-            "generation_after": self.generation_after,
-            "elapsed_ms": self.elapsed_ms,
-            "checkout": self.checkout,
-            "notes": list(self.notes),
-            "specialists": [s.to_dict() for s in self.specialists],
-            "changes": [c.to_dict() for c in self.changes],
-            "totals": {
-                "decisions": dict(self.decisions),
-                "proposals_accepted": self.proposals_accepted,
-                "rejections": dict(self.rejections),
-                "mutations": len(self.changes),
-                "published": len(self.published),
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-            },
-            "prompt_sha256": dict(self.prompt_sha256),
-            "contract_sha256": dict(self.contract_sha256),
-        }

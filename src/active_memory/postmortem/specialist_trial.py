@@ -1,34 +1,31 @@
 """One specialist session on its own, for prompt authors: the raw answer and its admission.
 
-:func:`try_specialist` prepares exactly what a postmortem would (snapshot, lesson changes,
-provenance, evidence), runs ONE session of one specialist (for maintenance, one batch of the
-planned batches) and runs admission on the answer. It never publishes. Unlike the postmortem it
-raises on failure: the author wants the error itself.
+:func:`try_specialist` takes the postmortem's own :class:`~.options.PostmortemOptions` and
+prepares exactly what a postmortem would (snapshot, lesson changes, provenance, evidence, the
+binding and its provider), runs ONE session of one specialist (for maintenance, one of the
+planned batches, with the change entries the postmortem would send with it) and runs admission
+on the answer. It never publishes. Unlike the postmortem it raises on failure: the author wants
+the error itself.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from active_memory.admission import contract_sha256
 from active_memory.admission.validate import admit_discovery, admit_maintenance
 from active_memory.agents.prompts import prompt_sha256
-from active_memory.agents.providers.base import ModelProvider
-from active_memory.agents.specialists import SPECS, Meter, answer_session
-from active_memory.agents.tool_loop import SessionLimits
+from active_memory.agents.providers.registry import close_provider
+from active_memory.agents.specialists import SPECS, Batch, Meter, answer_session
 from active_memory.errors import PostmortemError
-from active_memory.evidence.builder import DEFAULT_BUDGET
 from active_memory.models.changes import Rejection
-from active_memory.models.config import RuntimeConfig
-from active_memory.models.ids import new_lesson_id
-from active_memory.models.runs import Binding, RunRecord
-from active_memory.postmortem.batching import plan_batches
-from active_memory.postmortem.entry import resolve_source_node
+from active_memory.models.runs import RunRecord
+from active_memory.postmortem.binding import resolve_source_node, specialist_binding
+from active_memory.postmortem.options import PostmortemOptions
+from active_memory.postmortem.preparation import Prepared, Unprepared, maintenance_input, prepare
 from active_memory.postmortem.report import CheckoutStatus, checkout_note
-from active_memory.postmortem.run import PostmortemRun, Unprepared
-from active_memory.store.backend import ActiveMemoryBackend
 
 __all__ = ["TrialResult", "try_specialist"]
 
@@ -85,83 +82,67 @@ class TrialResult:
 
 
 async def try_specialist(
-    record: RunRecord,
-    name: str,
-    *,
-    config: RuntimeConfig,
-    backend: ActiveMemoryBackend,
-    provider: ModelProvider,
-    private_dir: str | Path,
-    binding: Binding | None = None,
-    batch: int = 0,
-    evidence_budget: int = DEFAULT_BUDGET,
-    limits: SessionLimits | None = None,
+    record: RunRecord, name: str, options: PostmortemOptions, *, batch: int = 0
 ) -> TrialResult:
     """Run batch ``batch`` of specialist ``name`` once and admit its answer; never publishes.
 
-    The session's labels are the ones the postmortem would use on its first pass, so a
-    recording of a postmortem replays here batch by batch.
+    The preparation, the binding and the batches are the postmortem's own, and the session's
+    labels are the ones the postmortem would use on its first pass, so a recording of a
+    postmortem replays here batch by batch. Raises PostmortemError for a bad specialist, batch or
+    preparation; a session failure raises as it is (a ProviderError, a ContractViolation...).
     """
     if name not in SPECS:
         raise PostmortemError(f"unknown specialist {name!r}; choose one of {', '.join(SPECS)}")
-    node = resolve_source_node(record.graph, config.postmortem.source_node)
-    run = PostmortemRun(
-        record,
-        (name,),
-        node=node,
-        binding=binding,
-        config=config,
-        backend=backend,
-        private_dir=Path(private_dir),
-        provider=provider,
-        provider_factory=None,
-        cancel=None,
-        new_id=new_lesson_id,
-        evidence_budget=evidence_budget,
-        dry_run=True,
-        frozen_lessons=None,
-        settlement_s=0,
-        limits=limits or SessionLimits(),
-        on_progress=None,
-    )
+    node = resolve_source_node(record.graph, options.config.postmortem.source_node)
+    binding = specialist_binding(node, options.override, options.provider)
+    deadline = time.monotonic() + options.config.postmortem.timeout_ms / 1000
     try:
-        await run.prepare()
+        prepared = await prepare(record, options, binding, deadline=deadline)
     except Unprepared as unprepared:
         raise PostmortemError(unprepared.failure.message) from None
-    assert run.env is not None
-    assert run.snapshot is not None
+    try:
+        return await _trial(record, name, options, prepared, batch)
+    finally:
+        if prepared.owned_provider is not None:
+            await close_provider(prepared.owned_provider)
+
+
+async def _trial(
+    record: RunRecord, name: str, options: PostmortemOptions, prepared: Prepared, batch: int
+) -> TrialResult:
     spec = SPECS[name]
-    lessons, changes = run.inputs(name, run.snapshot)
-    batches = plan_batches(lessons, evidence_budget, {str(c["id"]): c for c in changes})
-    count = len(batches) if spec.maintenance else 1
-    if spec.maintenance and not batches:
+    given = maintenance_input(
+        record,
+        name,
+        prepared.snapshot.lessons,
+        frozen=options.frozen_lessons,
+        budget=options.evidence_budget,
+    )
+    count = len(given.batches) if spec.maintenance else 1
+    if spec.maintenance and not given.batches:
         raise PostmortemError(f"{name} has no supplied lessons in this store: nothing to decide")
     if not 0 <= batch < count:
         raise PostmortemError(f"{name} has {count} batch(es) (0 to {count - 1}); got {batch}")
-    meter = Meter(name)
-    supplied = batches[batch] if spec.maintenance else ()
-    ids = {lesson.id for lesson in supplied}
-    live = {lesson.id for lesson in lessons}
-    # Changes travel with their lesson's batch; those of lessons no longer live with batch 0.
-    own = [c for c in changes if c["id"] in ids or (batch == 0 and c["id"] not in live)]
+    supplied = given.batches[batch] if spec.maintenance else Batch(lessons=())
+    env = prepared.env
     session = await answer_session(
-        run.env,
+        env,
         spec,
-        meter,
+        Meter(name),
         batch=batch,
         label=f"batch {batch + 1} of {count}",
-        lessons=supplied,
-        changes=own if spec.maintenance else (),
+        lessons=supplied.lessons,
+        changes=supplied.changes,
     )
     if spec.maintenance:
-        maintained = admit_maintenance(session.answer, name, supplied, run.env.admission)
+        maintained = admit_maintenance(session.answer, name, supplied.lessons, env.admission)
         complete, accepted, rejections = (
             maintained.complete,
             len(maintained.decisions),
             maintained.rejections,
         )
     else:
-        discovered = admit_discovery(session.answer, name, run.env.admission)
+        discovered = admit_discovery(session.answer, name, env.admission)
         whole = any(r.stage == "shape" or r.index < 0 for r in discovered.rejections)
         complete, accepted, rejections = (
             not whole,
@@ -182,5 +163,5 @@ async def try_specialist(
         tool_calls=session.tool_calls,
         prompt_sha256=prompt_sha256(name),
         contract_sha256=contract_sha256(name),
-        checkout=run.checkout,
+        checkout=prepared.checkout,
     )

@@ -134,13 +134,13 @@ class ExposureLedger:
                 keys.add(lesson.key)
                 records.append(
                     Delivery(
-                        lesson.id,
-                        lesson.revision,
-                        claim.node_id,
-                        claim.conversation_id,
-                        claim.channel,
-                        claim.execution,
-                        now,
+                        lesson_id=lesson.id,
+                        revision=lesson.revision,
+                        node_id=claim.node_id,
+                        conversation_id=claim.conversation_id,
+                        channel=claim.channel,
+                        execution=claim.execution,
+                        time_ms=now,
                     )
                 )
             self._deliveries.extend(records)
@@ -180,7 +180,11 @@ class ReceiptRing:
         with self._lock:
             self._seq += 1
             receipt = ToolReceipt(
-                self._seq, execution, self._clock(), tool[:128], tuple(paths[:RECEIPT_PATHS])
+                seq=self._seq,
+                execution=execution,
+                time_ms=self._clock(),
+                tool=tool[:128],
+                paths=tuple(paths[:RECEIPT_PATHS]),
             )
             if len(self._head) < self._head_size:
                 self._head.append(receipt)

@@ -142,6 +142,8 @@ async def test_recording_a_replay_reproduces_the_file(
     await _session(again, contract, tmp_path)
     await again.aclose()
     assert (tmp_path / "again.jsonl").read_bytes() == FIXTURE.read_bytes()
+    # A recording is run evidence: written whole and private, like the evidence files.
+    assert (tmp_path / "again.jsonl").stat().st_mode & 0o777 == 0o600
 
 
 def _request(contract: AnswerContract, turn: int, text: str = "Decide.") -> ModelRequest:

@@ -51,7 +51,7 @@ def test_receipts_name_tools_and_paths_never_arguments(tmp_path: Path) -> None:
         ("main", "Bash", ()),
     ]
     assert [r.seq for r in record.receipts] == list(range(7))
-    dumped = json.dumps([r.to_dict() for r in record.receipts])
+    dumped = json.dumps([r.model_dump() for r in record.receipts])
     assert "pytest" not in dumped
     assert FAKE_GITHUB not in dumped
 
@@ -111,3 +111,18 @@ def test_unknown_source_kind_is_refused(tmp_path: Path) -> None:
     path.write_text("hello", "utf-8")
     with pytest.raises(RunRecordError, match="neither a run record"):
         open_run_source(path, tmp_path / "rec")
+
+
+def test_a_session_value_the_record_refuses_names_the_session_file(tmp_path: Path) -> None:
+    path = tmp_path / "spaced.jsonl"
+    lines = [
+        {"type": "user", "sessionId": "s1", "message": {"role": "user", "content": "go"}},
+        {"type": "assistant", "sessionId": "s1", "isSidechain": True, "agentId": "a b",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    with pytest.raises(RunRecordError) as caught:
+        load_claude_session(path, tmp_path / "rec")
+    assert caught.value.source == str(path)
+    assert caught.value.path == "id"
+    assert "pattern" in caught.value.problem

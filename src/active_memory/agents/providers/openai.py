@@ -2,28 +2,23 @@
 
 Lanes: ``openai`` (AsyncOpenAI), ``azure`` (AsyncAzureOpenAI; the binding's model is the
 deployment name) and ``compatible`` (AsyncOpenAI against a base URL: vLLM, llama.cpp's server,
-any OpenAI-compatible endpoint). The SDK is imported lazily; its retries are off
-(``max_retries=0``) so ``retry.py`` owns them; its exceptions are translated in
+any OpenAI-compatible endpoint). The shared shell (lane check, lazy SDK import, retries, close)
+is :class:`~.sdk_adapter.SdkAdapter`; the SDK's exceptions are translated in
 :func:`_map_api_errors` only.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.openai_wire import build_params, check_effort, parse_completion
-from active_memory.agents.providers.retry import RetryPolicy, call_with_retries, classify_status
-from active_memory.errors import (
-    ConfigError,
-    ProviderError,
-    ProviderTransientError,
-    ProviderUnavailable,
-)
+from active_memory.agents.providers.retry import classify_status
+from active_memory.agents.providers.sdk_adapter import SdkAdapter, env_value
+from active_memory.errors import ProviderError, ProviderTransientError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -37,24 +32,16 @@ OPENAI_LANES = ("openai", "azure", "compatible")
 UNUSED_KEY = "unused"
 
 
-def _env_value(env: Mapping[str, str], *names: str) -> str | None:
-    for name in names:
-        value = env.get(name, "").strip()
-        if value:
-            return value
-    return None
-
-
 def _openai_client(
     env: Mapping[str, str], endpoint: Endpoint | None, http_client: httpx2.AsyncClient | None
 ) -> tuple[AsyncOpenAI, str]:
     from openai import AsyncOpenAI
 
     credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else "OPENAI_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or _env_value(env, "OPENAI_API_KEY")
+    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "OPENAI_API_KEY")
     if api_key is None:
         raise ProviderUnavailable(f"no OpenAI API key: set {credential}")
-    base_url = (endpoint.base_url if endpoint else None) or _env_value(env, "OPENAI_BASE_URL")
+    base_url = (endpoint.base_url if endpoint else None) or env_value(env, "OPENAI_BASE_URL")
     client = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, http_client=http_client)
     return client, credential
 
@@ -65,16 +52,16 @@ def _azure_client(
     from openai import AsyncAzureOpenAI
 
     key_var = endpoint.api_key_env if endpoint and endpoint.api_key_env else "AZURE_OPENAI_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or _env_value(env, "AZURE_OPENAI_API_KEY")
-    ad_token = None if api_key else _env_value(env, "AZURE_OPENAI_AD_TOKEN")
+    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "AZURE_OPENAI_API_KEY")
+    ad_token = None if api_key else env_value(env, "AZURE_OPENAI_AD_TOKEN")
     if api_key is None and ad_token is None:
         raise ProviderUnavailable(f"no Azure OpenAI API key: set {key_var}")
-    azure_endpoint = (endpoint.base_url if endpoint else None) or _env_value(
+    azure_endpoint = (endpoint.base_url if endpoint else None) or env_value(
         env, "AZURE_OPENAI_ENDPOINT"
     )
     if azure_endpoint is None:
         raise ProviderUnavailable("no Azure OpenAI endpoint: set AZURE_OPENAI_ENDPOINT")
-    api_version = (endpoint.api_version if endpoint else None) or _env_value(
+    api_version = (endpoint.api_version if endpoint else None) or env_value(
         env, "OPENAI_API_VERSION"
     )
     if api_version is None:
@@ -97,7 +84,7 @@ def _compatible_client(
 ) -> tuple[AsyncOpenAI, str]:
     from openai import AsyncOpenAI
 
-    base_url = (endpoint.base_url if endpoint else None) or _env_value(env, "OPENAI_BASE_URL")
+    base_url = (endpoint.base_url if endpoint else None) or env_value(env, "OPENAI_BASE_URL")
     if base_url is None:
         where = endpoint.connection if endpoint else "the binding"
         raise ProviderUnavailable(
@@ -105,7 +92,7 @@ def _compatible_client(
             "or declare a connection whose <NAME>_BASE_URL is set"
         )
     credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else "OPENAI_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or _env_value(env, "OPENAI_API_KEY")
+    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "OPENAI_API_KEY")
     client = AsyncOpenAI(
         api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
     )
@@ -129,64 +116,38 @@ def _map_api_errors(provider: str, credential: str) -> Iterator[None]:
         raise ProviderError(f"{provider}: {e}") from e
 
 
-class OpenAIProvider:
-    """A provider session's transport to an OpenAI-style Chat Completions endpoint.
+class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
+    """A provider session's transport to an OpenAI-style Chat Completions endpoint (see
+    :class:`SdkAdapter`)."""
 
-    ``http_client`` is the seam tests use to inject an ``httpx2.AsyncClient`` with a mock
-    transport; ``retry`` sets the retry policy (tests inject a sleep that does not sleep).
-    """
-
-    def __init__(
-        self,
-        *,
-        lane: str = "openai",
-        endpoint: Endpoint | None = None,
-        env: Mapping[str, str] | None = None,
-        http_client: httpx2.AsyncClient | None = None,
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        if lane not in OPENAI_LANES:
-            raise ConfigError(
-                "binding.lane",
-                f"{lane!r} is not an OpenAI lane; use one of {', '.join(OPENAI_LANES)}",
-            )
-        try:
-            import openai  # noqa: F401
-        except ImportError as e:
-            raise ProviderUnavailable(
-                "the openai SDK is not installed; run pip install 'active-memory[openai]'"
-            ) from e
-        env = os.environ if env is None else env
-        builders = {"openai": _openai_client, "azure": _azure_client}
-        build = builders.get(lane, _compatible_client)
-        self._client, self._credential = build(env, endpoint, http_client)
-        self.lane = lane
-        self.name = "openai" if lane == "openai" else f"openai/{lane}"
-        self._retry = retry or RetryPolicy()
+    family = "openai"
+    title = "OpenAI"
+    lanes = OPENAI_LANES
 
     @staticmethod
     def check_effort(effort: str | None) -> None:
         """Fail early, at resolution, on an effort this API does not know."""
         check_effort(effort)
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        params = build_params(request, compatible=self.lane == "compatible")
+    def _build_client(
+        self,
+        lane: str,
+        env: Mapping[str, str],
+        endpoint: Endpoint | None,
+        http_client: httpx2.AsyncClient | None,
+    ) -> tuple[AsyncOpenAI, str]:
+        builders = {"openai": _openai_client, "azure": _azure_client}
+        return builders.get(lane, _compatible_client)(env, endpoint, http_client)
 
-        async def call() -> ChatCompletion:
-            with _map_api_errors(self.name, self._credential):
-                completion: ChatCompletion = await self._client.chat.completions.create(**params)
-                return completion
+    def _map_errors(self) -> AbstractContextManager[None]:
+        return _map_api_errors(self.name, self._credential)
 
-        completion, retries = await call_with_retries(
-            call, provider=self.name, deadline=request.deadline, policy=self._retry
-        )
-        return parse_completion(completion, retries)
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        return build_params(request, compatible=self.lane == "compatible")
 
-    async def aclose(self) -> None:
-        await self._client.close()
+    async def _send(self, params: dict[str, Any]) -> ChatCompletion:
+        completion: ChatCompletion = await self._client.chat.completions.create(**params)
+        return completion
 
-    async def __aenter__(self) -> OpenAIProvider:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+    def _parse(self, result: ChatCompletion, request: ModelRequest, retries: int) -> ModelResponse:
+        return parse_completion(result, retries)

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from active_memory.agents.providers.codec import (
 )
 from active_memory.errors import ReplayMismatch
 from active_memory.models.runs import canonical_json
+from active_memory.private_files import write_private_text
 from active_memory.screening.secrets import redact_credentials
 
 __all__ = ["RecordingProvider", "ReplayProvider", "scrub"]
@@ -179,15 +178,9 @@ class RecordingProvider:
             json.dumps(self._records[key], ensure_ascii=False, sort_keys=True)
             for key in sorted(self._records)
         ]
+        # A recording holds run evidence (scrubbed of credentials, still the user's own).
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write("".join(line + "\n" for line in lines))
-            os.replace(tmp, self.path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_private_text(self.path, "".join(line + "\n" for line in lines))
         return self.path
 
     async def aclose(self) -> None:

@@ -1,5 +1,6 @@
-"""Adapters that produce a RunRecord from recorded sources: the native record folder, and a
-Claude Code session transcript (converted into a native folder first)."""
+"""Adapters that produce a RunRecord from recorded sources: the native record folder (read by the
+model, :func:`active_memory.models.runs.load_run_record`), and a Claude Code session transcript
+(converted into a native folder first)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 from pathlib import Path
 
 from active_memory.errors import RunRecordError
-from active_memory.models.runs import RUN_FILE, RunRecord
+from active_memory.models.runs import RUN_FILE, RunRecord, load_run_record
 
 __all__ = ["open_run_source"]
 
@@ -17,8 +18,6 @@ def open_run_source(path: str | os.PathLike[str], workdir: str | os.PathLike[str
     session and converted into ``workdir`` (which should be private and may be temporary)."""
     given = Path(path)
     if given.is_dir() or given.name == RUN_FILE:
-        from active_memory.evidence.sources.native import load_run_record
-
         return load_run_record(given)
     if given.suffix == ".jsonl":
         from active_memory.evidence.sources.claude_code import load_claude_session

@@ -211,7 +211,9 @@ class _Converter:
         self.write(lane, "assistant", canonical_json(tool_input), when, tool=name)
         paths = [self.relative(tool_input[key]) for key in _PATH_KEYS
                  if isinstance(tool_input.get(key), str) and tool_input[key]]  # fmt: skip
-        receipt = ToolReceipt(self.seq, lane.id, when or 0, name, tuple(paths))
+        receipt = ToolReceipt(
+            seq=self.seq, execution=lane.id, time_ms=when or 0, tool=name, paths=tuple(paths)
+        )
         self.seq += 1
         if len(self.first_receipts) < RECEIPT_RING // 2:
             self.first_receipts.append(receipt)
@@ -289,7 +291,13 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
             converter.read(agent_path, agent)
     finally:
         converter.close()
-    return _record(converter, target)
+    try:
+        return _record(converter, target)
+    except RunRecordError as error:
+        # A session value the record refuses (an agent id with a space, say): name the session.
+        if error.source is not None:
+            raise
+        raise RunRecordError(error.path, error.problem, source=str(session_file)) from None
 
 
 def _record(converter: _Converter, target: Path) -> RunRecord:
@@ -318,7 +326,13 @@ def _record(converter: _Converter, target: Path) -> RunRecord:
     record = RunRecord(
         run_id=f"claude-{session}"[:128],
         graph=AuthoredGraph(
-            NODE_ID, (GraphNode(NODE_ID, "worker", Binding("anthropic", model)),), raw=raw
+            name=NODE_ID,
+            nodes=(
+                GraphNode(
+                    id=NODE_ID, kind="worker", binding=Binding(provider="anthropic", model=model)
+                ),
+            ),
+            raw=raw,
         ),
         runtime={
             "source": "claude-code",
@@ -332,10 +346,9 @@ def _record(converter: _Converter, target: Path) -> RunRecord:
         executions=executions,
         checkout=None
         if not converter.cwd
-        else Checkout(Path(converter.cwd), local_repository_key(converter.cwd)),
+        else Checkout(path=Path(converter.cwd), repository=local_repository_key(converter.cwd)),
         initial_input=main.first_user,
         receipts=tuple(converter.first_receipts) + tuple(converter.last_receipts),
-        base_dir=target,
     )
     dump_run_record(record, target)
     return load_run_record(target)

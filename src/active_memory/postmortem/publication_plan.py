@@ -1,4 +1,4 @@
-"""Turning validated specialist results into one checked batch, and dispatching it safely.
+"""Planning one publication from validated specialist results, and dispatching it safely.
 
 Ids for new lessons are assigned here, in a fixed order (specialist order, then proposal order),
 so a deterministic id source gives the same ids however the specialists' tasks interleaved.
@@ -58,11 +58,17 @@ class Plan:
 
 
 def _change(specialist: str, mutation: Mutation) -> LessonChange:
-    if mutation.op == "retire":
-        return LessonChange("retire", mutation.id, specialist, mutation.expected_revision)
     op: ChangeOp = "create" if mutation.expected_revision == 0 else "adapt"
+    if mutation.op == "retire":
+        op = "retire"
     title = mutation.draft.title if mutation.draft is not None else None
-    return LessonChange(op, mutation.id, specialist, mutation.expected_revision, title=title)
+    return LessonChange(
+        op=op,
+        id=mutation.id,
+        specialist=specialist,
+        expected_revision=mutation.expected_revision,
+        title=title,
+    )
 
 
 def plan_publication(run_id: str, results: Mapping[str, Validated], ids: IdBook) -> Plan:
@@ -77,19 +83,16 @@ def plan_publication(run_id: str, results: Mapping[str, Validated], ids: IdBook)
             continue
         own = list(result.mutations)
         for position, proposal in enumerate(result.proposals):
+            lesson_id = ids.id_for(name, position)
             own.append(
-                Mutation(
-                    op="upsert",
-                    id=ids.id_for(name, position),
-                    expected_revision=0,
-                    draft=proposal.draft,
-                )
+                Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=proposal.draft)
             )
         for mutation in own:
             mutations.append(mutation)
             changes.append(_change(name, mutation))
             owners[mutation.id] = name
-    return Plan(Publication(run_id=run_id, mutations=tuple(mutations)), tuple(changes), owners)
+    publication = Publication(run_id=run_id, mutations=tuple(mutations))
+    return Plan(publication=publication, changes=tuple(changes), owners=owners)
 
 
 async def dispatch(

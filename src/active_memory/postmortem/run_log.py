@@ -1,98 +1,22 @@
-"""Assembling the report: one specialist's entry from its meter and outcome, the overall status,
-and the run log projection (allow-listed fields only, never lesson text)."""
+"""A postmortem in the run log: the report's allow-listed projection and its rejections (stage
+and code only, never lesson text)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
 
-from active_memory.agents.specialists import Meter, Validated
 from active_memory.errors import RunLogError
 from active_memory.models.changes import Rejection
 from active_memory.models.runs import Binding, RunRecord
-from active_memory.postmortem.failures import Failure
-from active_memory.postmortem.report import (
-    DowngradeNote,
-    PostmortemReport,
-    PostmortemStatus,
-    SpecialistReport,
-    SpecialistStatus,
-)
+from active_memory.postmortem.report import PostmortemReport
 from active_memory.runlog import RunLog
 
-__all__ = ["append_report", "overall_status", "specialist_report"]
+__all__ = ["append_report"]
 
 # The run log caps list fields; ids beyond it stay in the report.
 _MAX_LOGGED_IDS = 256
 _log = logging.getLogger(__name__)
-
-
-def specialist_report(
-    name: str,
-    meter: Meter | None,
-    result: Validated | None,
-    failure: Failure | None,
-    *,
-    dry_run: bool,
-) -> SpecialistReport:
-    """The entry of one specialist; a specialist without a meter never ran (scope off)."""
-    if meter is None:
-        return SpecialistReport(name, "skipped")
-    stages: dict[str, int] = {}
-    for rejection in meter.rejections:
-        stages[rejection.stage] = stages.get(rejection.stage, 0) + 1
-    decisions: dict[str, int] = {}
-    downgrades: tuple[DowngradeNote, ...] = ()
-    mutations = 0
-    status: SpecialistStatus
-    if failure is not None or result is None:
-        status = failure.status if failure is not None else "failed"
-    else:
-        for bound in result.decisions:
-            decisions[bound.applied] = decisions.get(bound.applied, 0) + 1
-        downgrades = tuple(DowngradeNote(d.id, d.action, d.reason) for d in result.downgrades)
-        mutations = result.changes
-        written: SpecialistStatus = "dry_run" if dry_run else "published"
-        status = written if result.changes else "nothing_to_do"
-    usage = meter.usage
-    return SpecialistReport(
-        specialist=name,
-        status=status,
-        batches=meter.batches,
-        decisions=decisions,
-        downgrades=downgrades,
-        proposals_accepted=len(result.proposals) if result is not None else 0,
-        rejections=stages,
-        mutations=mutations,
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        retries=meter.retries,
-        conflict_retries=meter.conflict_retries,
-        elapsed_ms=meter.elapsed_ms,
-        error=failure.message if failure is not None else None,
-        error_code=failure.code if failure is not None else None,
-    )
-
-
-def overall_status(
-    reports: Sequence[SpecialistReport], *, cancelled: bool, checkout_changed: bool, dry_run: bool
-) -> PostmortemStatus:
-    """The most telling status: cancellation, a refused checkout, the deadline, a conflict,
-    then failed (all) or partial (some); else completed (or dry_run)."""
-    ran = [r for r in reports if r.status != "skipped"]
-    statuses = {r.status for r in ran}
-    if cancelled and "cancelled" in statuses:
-        return "cancelled"
-    if checkout_changed:
-        return "checkout_changed"
-    if "timed_out" in statuses:
-        return "timed_out"
-    if "conflict" in statuses:
-        return "conflict"
-    failed = [r for r in ran if not r.ok]
-    if failed:
-        return "failed" if len(failed) == len(ran) else "partial"
-    return "dry_run" if dry_run else "completed"
 
 
 def append_report(

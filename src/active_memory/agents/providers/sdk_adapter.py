@@ -1,0 +1,141 @@
+"""The shell both SDK adapters share: lane check, SDK import, client, complete with retries, close.
+
+An adapter (``anthropic.py``, ``openai.py``) subclasses :class:`SdkAdapter` and supplies only
+what is its own: its lanes and install extras, how each lane's client is built from a resolved
+connection or the standard environment variables, the wire conversion in its ``*_wire`` module,
+and its ``_map_api_errors()``, the one place its SDK's exceptions become toolkit errors. The
+SDK's own retries are off (``max_retries=0``) so :mod:`.retry` owns them, counted and bounded by
+the request's deadline.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
+
+from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.agents.providers.connections import Endpoint
+from active_memory.agents.providers.retry import RetryPolicy, call_with_retries
+from active_memory.errors import ConfigError, ProviderUnavailable
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = ["SdkAdapter", "env_value"]
+
+
+class _Closable(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closable)
+ResultT = TypeVar("ResultT")
+
+
+def env_value(env: Mapping[str, str], *names: str) -> str | None:
+    """The first of ``names`` set to something other than blanks, stripped."""
+    for name in names:
+        value = env.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+class SdkAdapter(ABC, Generic[ClientT, ResultT]):
+    """A provider session's transport to one SDK on one lane.
+
+    ``http_client`` is the seam tests use to inject an ``httpx2.AsyncClient`` with a mock
+    transport; ``retry`` sets the retry policy (tests inject a sleep that does not sleep).
+    """
+
+    family: ClassVar[str]  # the provider name: also its SDK's module and its default lane
+    title: ClassVar[str]  # how its documentation spells it, for messages
+    lanes: ClassVar[tuple[str, ...]]
+
+    def __init__(
+        self,
+        *,
+        lane: str | None = None,
+        endpoint: Endpoint | None = None,
+        env: Mapping[str, str] | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        lane = self.family if lane is None else lane
+        if lane not in self.lanes:
+            raise ConfigError(
+                "binding.lane",
+                f"{lane!r} is not an {self.title} lane; use one of {', '.join(self.lanes)}",
+            )
+        try:
+            importlib.import_module(self.family)
+        except ImportError as e:
+            raise ProviderUnavailable(
+                f"the {self.family} SDK is not installed; run pip install "
+                f"'active-memory[{self.extra(lane)}]'"
+            ) from e
+        environ = os.environ if env is None else env
+        self._client, self._credential = self._build_client(lane, environ, endpoint, http_client)
+        self.lane = lane
+        self.name = self.family if lane == self.family else f"{self.family}/{lane}"
+        self._retry = retry or RetryPolicy()
+
+    # -- what each adapter supplies ----------------------------------------------------------
+
+    @classmethod
+    def extra(cls, lane: str) -> str:
+        """The install extra that brings the SDK for ``lane``."""
+        return cls.family
+
+    @abstractmethod
+    def _build_client(
+        self,
+        lane: str,
+        env: Mapping[str, str],
+        endpoint: Endpoint | None,
+        http_client: httpx2.AsyncClient | None,
+    ) -> tuple[ClientT, str]:
+        """The lane's client and the name of the credential a 401 should tell the user to set."""
+
+    @abstractmethod
+    def _map_errors(self) -> AbstractContextManager[None]:
+        """The adapter's ``_map_api_errors()`` for this provider and credential."""
+
+    @abstractmethod
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        """The SDK call's keyword arguments for ``request`` (the wire module's job)."""
+
+    @abstractmethod
+    async def _send(self, params: dict[str, Any]) -> ResultT:
+        """One SDK call, inside the adapter's error mapping; retried by the shell."""
+
+    @abstractmethod
+    def _parse(self, result: ResultT, request: ModelRequest, retries: int) -> ModelResponse:
+        """The toolkit's response for the SDK's result."""
+
+    # -- the shared shell --------------------------------------------------------------------
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        params = self._params(request)
+
+        async def call() -> ResultT:
+            with self._map_errors():
+                return await self._send(params)
+
+        result, retries = await call_with_retries(
+            call, provider=self.name, deadline=request.deadline, policy=self._retry
+        )
+        return self._parse(result, request, retries)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

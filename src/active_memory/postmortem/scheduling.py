@@ -1,0 +1,90 @@
+"""Review scheduling: the specialists run concurrently, each in its own task, under one deadline.
+
+When the deadline passes or the host cancels, the unfinished ones are cancelled (nothing of
+theirs publishes); each of the others settles into a validated result or a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from active_memory.agents.specialists import Validated, run_specialist
+from active_memory.postmortem.failures import classify
+from active_memory.postmortem.preparation import maintenance_input
+from active_memory.postmortem.state import ReviewState
+from active_memory.store.backend import Snapshot
+
+__all__ = ["review"]
+
+
+async def _wait(state: ReviewState, tasks: Iterable[asyncio.Task[Validated]]) -> None:
+    """Until every task is done, the deadline passes or the host cancels."""
+    pending = set(tasks)
+    cancel = state.options.cancel
+    waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    try:
+        while pending and not state.cancelled:
+            remaining = state.deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            watch: set[asyncio.Future[Any]] = set(pending)
+            if waiter is not None:
+                watch.add(waiter)
+            await asyncio.wait(watch, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+            pending = {task for task in pending if not task.done()}
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+
+
+async def _timed(state: ReviewState, name: str, snapshot: Snapshot) -> Validated:
+    prepared = state.prepared
+    assert prepared is not None
+    meter = state.meters[name]
+    if meter.conflict_retries == 0:
+        meter.started = time.monotonic()
+    meter.ended = None
+    try:
+        # Planned inside the task: a lesson too large for any batch fails this specialist only.
+        given = maintenance_input(
+            state.record,
+            name,
+            snapshot.lessons,
+            frozen=state.options.frozen_lessons,
+            budget=state.options.evidence_budget,
+        )
+        state.reviewed[name] = given.reviewed
+        return await run_specialist(prepared.env, name, meter, batches=given.batches)
+    finally:
+        meter.ended = time.monotonic()
+
+
+async def review(state: ReviewState, names: Sequence[str], snapshot: Snapshot) -> None:
+    """Run ``names`` concurrently under the shared deadline; settle each into a result or a
+    failure. Unfinished specialists are cancelled: nothing of theirs publishes."""
+    tasks: dict[str, asyncio.Task[Validated]] = {}
+    for name in names:
+        state.note(name, "running")
+        tasks[name] = asyncio.create_task(_timed(state, name, snapshot), name=f"postmortem:{name}")
+    try:
+        await _wait(state, tasks.values())
+    finally:
+        for task in tasks.values():
+            if not task.done():
+                task.cancel()
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+    for name, task in tasks.items():
+        if task.cancelled():
+            state.fail(name, classify(asyncio.CancelledError(), cancelled=state.cancelled))
+            continue
+        error = task.exception()
+        if error is not None:
+            state.fail(name, classify(error, cancelled=state.cancelled))
+            continue
+        result = task.result()
+        state.results[name] = result
+        state.note(name, f"validated, {result.changes} change(s)" if result.changes else
+                   "nothing to do")  # fmt: skip

@@ -1,0 +1,261 @@
+"""What the conformance tests share: the checkout with a lesson, the CLI runner, the evidence.
+
+The checkout is a temporary git repository (``origin`` names github.com/acme/widgets, so its
+repository key is ``forge:github.com/acme/widgets``; nothing is fetched) with one source file.
+Its lesson is written as an export line and imported with ``active-memory lessons import``, and
+hooks are installed with ``active-memory hooks install``, both run as a user would, in a
+subprocess of this interpreter with this checkout's sources first on the path.
+
+Each CLI runs with a clean environment (``base_env``: a temporary HOME, XDG folders and TMPDIR,
+nothing of the real user's config, keys or proxies) plus what its ``Invocation`` adds. Where
+``strace`` is installed, the run is traced and every IPv4/IPv6 ``connect`` of the process tree
+must be to loopback (``ACTIVE_MEMORY_CONFORMANCE_STRACE=0`` turns the trace off).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import active_memory
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import Evidence, Lesson, RepositoryScope
+from active_memory.store.sqlite import SqliteStore
+from active_memory.store.transfer import lesson_line
+from conformance.harnesses import Harness, Invocation
+from conformance.stand_in import StandIn
+
+REPOSITORY = "forge:github.com/acme/widgets"
+TARGET = "src/widgets/storage/blob.py"
+CONTENT_MARKER = "BLOB_WRITER_CONTENT_3f9c"
+SOURCE = f'''class BlobWriter:
+    """Buffers writes until flush() or close()."""
+
+    def flush(self) -> None:
+        pass  # {CONTENT_MARKER}
+'''
+TITLE = "Storage writes are batched"
+RECOMMENDATION = (
+    "Flush the BlobWriter before asserting on stored objects; writes are buffered until "
+    "flush() or close()."
+)
+RUN_TIMEOUT_S = 120
+SOURCES = str(Path(active_memory.__file__).resolve().parents[1])
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    root: Path
+    project: Path
+    store: Path
+    home: Path
+    lesson: Lesson
+
+    @property
+    def card_lines(self) -> tuple[str, str]:
+        """The card's header and recommendation, as every frame renders them."""
+        return f"[{self.lesson.key}] {TITLE}", f"  {RECOMMENDATION}"
+
+
+def record(name: str, evidence: Mapping[str, Any]) -> None:
+    """With ``ACTIVE_MEMORY_CONFORMANCE_RECORD=DIR``, keep what the model received as JSON."""
+    folder = os.environ.get("ACTIVE_MEMORY_CONFORMANCE_RECORD")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        text = json.dumps(evidence, indent=2, ensure_ascii=False) + "\n"
+        (Path(folder) / f"{name}.json").write_text(text, encoding="utf-8")
+
+
+def cli(
+    *args: str, python: str = sys.executable, sources: str = SOURCES
+) -> subprocess.CompletedProcess[str]:
+    """``active-memory ARGS`` from this checkout's sources, as a user would run it."""
+    env = {**os.environ, "PYTHONPATH": sources}
+    done = subprocess.run(
+        [python, "-m", "active_memory.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, f"active-memory {' '.join(args)}: {done.stderr}"
+    return done
+
+
+def _git(project: Path, *args: str) -> None:
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(project),
+            "-c",
+            "user.name=Conformance",
+            "-c",
+            "user.email=conformance@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            *args,
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+
+
+def make_workspace(tmp_path: Path) -> Workspace:
+    """A git checkout with the file, and a store holding its lesson (imported by the CLI)."""
+    project = tmp_path / "widgets"
+    (project / TARGET).parent.mkdir(parents=True)
+    (project / TARGET).write_text(SOURCE, encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(project)], check=True, capture_output=True)
+    _git(project, "remote", "add", "origin", "https://github.com/acme/widgets.git")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "widgets")
+    lesson = Lesson(
+        id=new_lesson_id(),
+        revision=1,
+        scope=RepositoryScope(repository=REPOSITORY, files=(TARGET,)),
+        title=TITLE,
+        recommendation=RECOMMENDATION,
+        evidence=Evidence(
+            run_id="run-earlier", references=("exec:e1",), reason="seen in an earlier run"
+        ),
+    )
+    export = tmp_path / "lessons.jsonl"
+    export.write_text(lesson_line(lesson) + "\n", encoding="utf-8")
+    store = tmp_path / "state" / "lessons.sqlite3"
+    cli("lessons", "import", str(export), "--store", str(store))
+    with SqliteStore(store, read_only=True) as opened:
+        assert opened.get(lesson.id) == lesson
+    home = tmp_path / "home"
+    home.mkdir()
+    return Workspace(tmp_path, project, store, home, lesson)
+
+
+def install_hooks(
+    harness: Harness, workspace: Workspace, *, python: str = sys.executable, sources: str = SOURCES
+) -> dict[str, Any]:
+    """``active-memory hooks install --harness NAME --project DIR --store PATH --json``."""
+    done = cli(
+        "hooks",
+        "install",
+        "--harness",
+        harness.name,
+        "--project",
+        str(workspace.project),
+        "--store",
+        str(workspace.store),
+        "--json",
+        python=python,
+        sources=sources,
+    )
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+# --- running a CLI ----------------------------------------------------------------------------
+
+_STRACE = shutil.which("strace")
+_CONNECT = re.compile(r"connect\(\d+, \{sa_family=AF_INET6?, (?P<address>[^}]*)\}")
+_LOOPBACK = re.compile(r'inet_addr\("127\.|inet_pton\(AF_INET6, "::1"|"::ffff:127\.')
+
+
+@functools.cache
+def tracing() -> bool:
+    """Whether runs are traced: strace is installed, works here, and is not turned off."""
+    if _STRACE is None or os.environ.get("ACTIVE_MEMORY_CONFORMANCE_STRACE") == "0":
+        return False
+    probe = subprocess.run(
+        [_STRACE, "-f", "-qq", "-e", "trace=connect", "-o", os.devnull, "true"],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    return probe.returncode == 0
+
+
+def foreign_connects(trace: str) -> list[str]:
+    """Every IPv4/IPv6 ``connect`` in an strace log whose address is not loopback."""
+    return [
+        match.group("address")
+        for match in _CONNECT.finditer(trace)
+        if not _LOOPBACK.search(match.group("address"))
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    process: subprocess.CompletedProcess[str]
+    foreign: list[str] | None  # non-loopback connects, when traced
+    seconds: float
+
+    @property
+    def output(self) -> str:
+        process = self.process
+        return (
+            f"exit {process.returncode} after {self.seconds:.1f} s\n"
+            f"stdout:\n{process.stdout[-4000:]}\nstderr:\n{process.stderr[-4000:]}"
+        )
+
+
+def base_env(home: Path) -> dict[str, str]:
+    """A clean environment: nothing of the real user's config, keys or proxies leaks in."""
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "TMPDIR": str(home / "tmp"),
+        "NO_UPDATE_NOTIFIER": "1",
+        "DO_NOT_TRACK": "1",
+    }
+
+
+def run_harness(
+    harness: Harness,
+    binary: Path,
+    workspace: Workspace,
+    model: StandIn,
+    extra_env: Mapping[str, str] | None = None,
+    *,
+    name: str = "run",
+) -> Ran:
+    """Run the CLI headless in the project against ``model``; its HOME is a fresh folder."""
+    home = workspace.home / name
+    (home / "tmp").mkdir(parents=True)
+    invocation: Invocation = harness.invocation(binary, workspace.project, home, model.url)
+    env = {**base_env(home), **invocation.env, **(extra_env or {})}
+    argv = invocation.argv
+    trace = workspace.root / f"{name}.strace"
+    if tracing():
+        assert _STRACE is not None
+        argv = [_STRACE, "-f", "-qq", "-e", "trace=connect", "-o", str(trace), *argv]
+    started = time.monotonic()
+    process = subprocess.run(
+        argv,
+        cwd=workspace.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    foreign = foreign_connects(trace.read_text(errors="replace")) if tracing() else None
+    return Ran(process, foreign, time.monotonic() - started)

@@ -1,0 +1,78 @@
+"""Private folders and private files: 0700 and 0600 whatever the umask, written whole."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from active_memory.errors import EvidenceError
+from active_memory.evidence.private import prepare_private_dir
+from active_memory.private_files import make_private_dir, write_private_text
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+
+
+@pytest.fixture
+def loose_umask() -> Iterator[None]:
+    """A umask that would leave new files readable by everyone."""
+    old = os.umask(0o000)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.usefixtures("loose_umask")
+def test_a_new_private_folder_is_0700_whatever_the_umask(tmp_path: Path) -> None:
+    folder = make_private_dir(tmp_path / "a" / "b")
+    assert folder.is_dir()
+    assert _mode(folder) == 0o700
+
+
+def test_an_existing_folder_is_tightened_unless_told_to_keep_it(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    make_private_dir(shared, tighten=False)
+    assert _mode(shared) == 0o755
+    make_private_dir(shared)
+    assert _mode(shared) == 0o700
+
+
+def test_a_symlinked_folder_is_refused_and_nothing_is_changed(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o755)
+    os.chmod(target, 0o755)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    with pytest.raises(OSError, match="symlink"):
+        make_private_dir(link)
+    assert _mode(target) == 0o755
+    with pytest.raises(EvidenceError, match=r"private evidence folder .*link.*symlink"):
+        prepare_private_dir(link)
+
+
+@pytest.mark.usefixtures("loose_umask")
+def test_a_private_file_replaces_the_old_one_whole_with_mode_0600(tmp_path: Path) -> None:
+    path = tmp_path / "ticket"
+    path.write_text("old")
+    os.chmod(path, 0o644)
+    write_private_text(path, "new\n", durable=True)
+    assert path.read_text() == "new\n"
+    assert _mode(path) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ticket"]  # no temporary left
+
+
+def test_a_failed_write_leaves_no_temporary_behind(tmp_path: Path) -> None:
+    path = tmp_path / "missing-folder" / "ticket"
+    with pytest.raises(FileNotFoundError):
+        write_private_text(path, "x")
+    assert list(tmp_path.iterdir()) == []

@@ -5,24 +5,26 @@ The conversation is the one named by the run (``hook_env``) when present, else t
 session id (or a key of its transcript); with none of them the call is answered untracked (every
 matching card, nothing remembered) rather than under one conversation shared by every caller
 that could not name its own. The node is the run's, else ``default_node``.
+
+The hook fallback answers through here on every tool call without a broker, so the broker (and
+asyncio, threading, logging behind it) is only named for the type checker.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
 
 from active_memory.hooks import claude, codex, copilot, pi
-from active_memory.hooks.base import Harness
-from active_memory.recall.broker import (
-    EMPTY_ANSWER,
-    MAX_RESPONSE_BYTES,
-    BrokerAnswer,
-    BrokerRequest,
-    Handler,
-)
-from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller, Recall, RecallSession
+from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES
+from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from typing import Any
+
+    from active_memory.hooks.base import Harness
+    from active_memory.recall.broker import BrokerAnswer, BrokerRequest, Handler
+    from active_memory.recall.recall_session import Recall, RecallSession
 
 __all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "encode"]
 
@@ -39,12 +41,14 @@ def encode(answer: dict[str, Any]) -> bytes:
     return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-@dataclass(eq=False)
 class HookAnswer:
     """An encoded harness answer and the recall behind it (None when nothing was recalled)."""
 
-    body: bytes
-    recall: Recall | None = None
+    __slots__ = ("body", "recall")
+
+    def __init__(self, body: bytes, recall: Recall | None = None) -> None:
+        self.body = body
+        self.recall = recall
 
     def commit(self) -> None:
         if self.recall is not None:

@@ -14,7 +14,9 @@ harness's own working directory falls back to the root. Work is bounded on huge 
 :data:`MAX_SCAN_CHARS` characters of argument text, :data:`MAX_SHELL_TOKENS` shell tokens,
 :data:`MAX_PATHS` paths and :data:`MAX_IDENTIFIERS` identifiers per call.
 
-Standard library and ``active_memory.limits`` only: the hook helper's store fallback imports it.
+Standard library and ``active_memory.limits`` only, and no ``dataclasses`` or ``typing`` at run
+time: the hook helper's store fallback imports it on every tool call, where those imports alone
+would cost more than the matching.
 """
 
 from __future__ import annotations
@@ -22,12 +24,15 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
 
 from active_memory.limits import BROAD_WORDS, LIMITS
 from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 __all__ = [
     "MAX_IDENTIFIERS",
@@ -58,22 +63,48 @@ _PATCH_HEADER = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+
 _DRIVE = re.compile(r"[A-Za-z]:(?:/|$)")
 
 
-@dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One tool call as a harness reports it: the tool, its arguments and its working directory."""
+    """One tool call as a harness reports it: the tool, its arguments and its working directory.
 
-    tool: str
-    arguments: Mapping[str, Any] = field(default_factory=dict)
-    cwd: str | None = None
+    A plain value (treat it as frozen), like every type on the hook path: see the module note.
+    """
+
+    __slots__ = ("arguments", "cwd", "tool")
+
+    def __init__(
+        self, tool: str, arguments: Mapping[str, Any] | None = None, cwd: str | None = None
+    ) -> None:
+        self.tool = tool
+        self.arguments: Mapping[str, Any] = {} if arguments is None else arguments
+        self.cwd = cwd
+
+    def __repr__(self) -> str:
+        return f"ToolCall({self.tool!r}, {self.arguments!r}, {self.cwd!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class Signals:
     """What a call touches: root-relative paths (in discovery order), identifiers, topic words."""
 
-    paths: tuple[str, ...] = ()
-    identifiers: frozenset[str] = frozenset()
-    words: frozenset[str] = frozenset()
+    __slots__ = ("identifiers", "paths", "words")
+
+    def __init__(
+        self,
+        paths: tuple[str, ...] = (),
+        identifiers: frozenset[str] = frozenset(),
+        words: frozenset[str] = frozenset(),
+    ) -> None:
+        self.paths = paths
+        self.identifiers = identifiers
+        self.words = words
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Signals):
+            return NotImplemented
+        return (self.paths, self.identifiers, self.words) == (
+            other.paths, other.identifiers, other.words)  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"Signals({self.paths!r}, {set(self.identifiers)!r}, {set(self.words)!r})"
 
 
 def _normalise(path: str) -> str | None:
@@ -106,7 +137,6 @@ def _join(base: str | None, path: str) -> str | None:
     return _normalise(base + "/" + text)
 
 
-@dataclass(frozen=True, slots=True)
 class WorkspaceRoot:
     """The workspace as absolute normalised prefixes: the path given and its real path.
 
@@ -114,7 +144,13 @@ class WorkspaceRoot:
     ``/private/tmp``) is understood while matching itself never touches the filesystem.
     """
 
-    roots: tuple[str, ...]
+    __slots__ = ("roots",)
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+
+    def __repr__(self) -> str:
+        return f"WorkspaceRoot({self.roots!r})"
 
     @classmethod
     def at(cls, workspace: str | os.PathLike[str]) -> WorkspaceRoot:

@@ -8,7 +8,6 @@ Python SDK's in-process callback is :mod:`active_memory.hooks.copilot_sdk`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
@@ -26,6 +25,8 @@ def tool_arguments(value: Any) -> Mapping[str, Any]:
     if isinstance(value, Mapping):
         return value
     if isinstance(value, str) and value:
+        import json  # only for a string: the hook fallback loads this adapter on every call
+
         try:
             decoded = json.loads(value)
         except ValueError:

@@ -12,8 +12,6 @@ asyncio, threading, logging behind it) is only named for the type checker.
 
 from __future__ import annotations
 
-import json
-
 from active_memory.hooks import claude, codex, copilot, pi
 from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES
 from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller
@@ -28,6 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "encode"]
 
+try:
+    # The C string encoder json.dumps(ensure_ascii=False) itself uses: the json package would
+    # cost the hook fallback more to import than encoding its answer does.
+    from _json import encode_basestring as _json_string
+except ImportError:  # an interpreter without CPython's accelerator
+    from json.encoder import py_encode_basestring as _json_string
+
 HARNESSES: dict[str, Harness] = {
     harness.name: harness
     for harness in (claude.HARNESS, codex.HARNESS, copilot.HARNESS, pi.HARNESS)
@@ -38,7 +43,18 @@ _SHRINK_ATTEMPTS = 4
 
 
 def encode(answer: dict[str, Any]) -> bytes:
-    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Compact JSON with UTF-8 kept, byte for byte what ``json.dumps(answer,
+    ensure_ascii=False, separators=(",", ":"))`` writes, for answers of objects and strings."""
+    return _json_value(answer).encode("utf-8")
+
+
+def _json_value(value: object) -> str:
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, dict):
+        members = (f"{_json_string(key)}:{_json_value(item)}" for key, item in value.items())
+        return "{" + ",".join(members) + "}"
+    raise TypeError(f"a hook answer holds objects and strings, not {type(value).__name__}")
 
 
 class HookAnswer:

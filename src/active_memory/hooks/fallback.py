@@ -19,7 +19,6 @@ looking at no more than :data:`PRUNE_LIMIT` of them.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -113,14 +112,13 @@ def _read_keys(path: str) -> list[str]:
 
 
 def answer_from_store(
-    harness: str, payload: bytes, *, store: str, workspace: str
+    harness: str, document: object, *, store: str, workspace: str
 ) -> tuple[bytes, Callable[[], None]] | None:
-    """The encoded answer and a commit callback (record once printed), or None."""
+    """The encoded answer and a commit callback (record once printed), or None.
+
+    ``document`` is the hook payload as decoded JSON (the helper decodes it strictly).
+    """
     adapter = HARNESSES.get(harness)
-    try:
-        document = json.loads(payload)
-    except ValueError:
-        return None
     parsed = adapter.parse(document) if adapter is not None else None
     if parsed is None:
         return None

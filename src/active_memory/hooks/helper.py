@@ -247,6 +247,11 @@ def _from_store(out: _Output, harness: str, payload: bytes, options: dict[str, s
     store, workspace = options.get("store"), options.get("workspace")
     if not store or not workspace:
         return False
+    # This process ends within milliseconds: collecting cycles among the thousands of objects
+    # the imports and the cached index create would only cost it time.
+    import gc  # built in; imported here so the broker path's module set stays the bare one
+
+    gc.disable()
     try:
         import active_memory  # noqa: F401  (already importable when installed as a script)
     except ImportError:
@@ -255,7 +260,8 @@ def _from_store(out: _Output, harness: str, payload: bytes, options: dict[str, s
         sys.path.insert(0, here)
     from active_memory.hooks.fallback import answer_from_store
 
-    answer = answer_from_store(harness, payload, store=store, workspace=workspace)
+    document = _decode(payload.decode("utf-8"))  # strictly, as broker answers are read
+    answer = answer_from_store(harness, document, store=store, workspace=workspace)
     if answer is None:
         return False
     body, commit = answer

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "MAX_CACHE_BYTES", "CachedIndex", "cache_path", "load_index"]
 
-FORMAT = ("active-memory/hook-index", 1, marshal.version, sys.version_info[:2])
+FORMAT = ("active-memory/hook-index", 2, marshal.version, sys.version_info[:2])
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _POSIX = hasattr(os, "geteuid")
@@ -124,10 +124,13 @@ def _read(path: str) -> tuple[Any, ...] | None:
         private = not _POSIX or (info.st_uid == os.geteuid() and not info.st_mode & 0o077)
         if not stat.S_ISREG(info.st_mode) or not private or info.st_size > MAX_CACHE_BYTES:
             return None
-        chunks = []
-        while chunk := os.read(descriptor, 1 << 20):
-            chunks.append(chunk)
-        entry = marshal.loads(b"".join(chunks))
+        data = b""
+        while len(data) < info.st_size:  # one read of the known size, not a big buffer per chunk
+            chunk = os.read(descriptor, info.st_size - len(data))
+            if not chunk:
+                break
+            data += chunk
+        entry = marshal.loads(data)
     except (OSError, EOFError, ValueError, TypeError):
         return None
     finally:
@@ -139,6 +142,7 @@ def _read(path: str) -> tuple[Any, ...] | None:
         isinstance(state, tuple)
         and len(state) == 6
         and isinstance(state[1], tuple)
+        and len(state[1]) == 4
         and all(isinstance(table, dict) for table in state[2:])
     )
     return entry if shaped else None

@@ -7,6 +7,7 @@ Standard library and the exception tree only: the fallback checks its folder on 
 from __future__ import annotations
 
 import os
+import sys
 
 from active_memory.errors import RecallError
 
@@ -20,14 +21,12 @@ __all__ = ["digest_name", "private_dir"]
 def _sha256() -> Any:
     """CPython's own SHA-256 (``_sha256`` up to 3.11, ``_sha2`` after): hashlib would load
     OpenSSL first, which costs a hook call about 3 ms. Other interpreters get hashlib's."""
-    for name in ("_sha2", "_sha256"):
-        try:
-            return __import__(name).sha256
-        except (ImportError, AttributeError):
-            continue
-    import hashlib
+    try:
+        return __import__("_sha2" if sys.version_info >= (3, 12) else "_sha256").sha256
+    except (ImportError, AttributeError):
+        import hashlib
 
-    return hashlib.sha256
+        return hashlib.sha256
 
 
 _SHA256 = _sha256()

@@ -14,13 +14,13 @@ so a recommendation cannot pass for another card.
 
 The hook fallback imports this module on every tool call, so nothing costly happens at import:
 the patterns are compiled on first use (and kept by ``re``'s own cache), ASCII text without a
-bracket of any kind never reaches them, and neither ``dataclasses`` nor ``typing`` is loaded.
+bracket of any kind never reaches them, ``unicodedata`` is loaded for non-ASCII text only, and
+neither ``dataclasses`` nor ``typing`` is loaded.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from active_memory.recall.card import card_key
 
@@ -87,6 +87,8 @@ def _utf8(text: str) -> int:
 def normalise_card_text(text: str) -> str:
     """NFKC with zero-width and bidi controls removed, on one line."""
     if not text.isascii():  # ASCII is already NFKC and holds nothing invisible
+        import unicodedata  # only for such text: see the module note
+
         text = re.sub(_INVISIBLE, "", unicodedata.normalize("NFKC", text))
     return " ".join(text.splitlines())
 

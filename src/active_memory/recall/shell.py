@@ -50,10 +50,11 @@ _OPERATOR_CHARS = "();<>|&\n"
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _CD = frozenset({"cd", "pushd"})
 _GLOB = re.compile(r"[*?\[{$`]")
+# Compiled on first use (re keeps them): only shell operands need them.
 # A trailing source position: `src/app.py:12`, `src/app.py:12:5`, `src/app.py:12:`.
-_POSITION = re.compile(r"(?<=[^\s:/]):\d+(?::\d+)?:?$")
+_POSITION = r"(?<=[^\s:/]):\d+(?::\d+)?:?$"
 # Numbers, ranges and sed addresses: 10, +3, 1.5, 1,20p, 5d, 3:7.
-_NUMERIC = re.compile(r"[+-]?\d[\d,.:+-]*[A-Za-z]?")
+_NUMERIC = r"[+-]?\d[\d,.:+-]*[A-Za-z]?"
 
 
 class _Options:
@@ -148,8 +149,8 @@ def path_word(word: str) -> str | None:
         return None
     if "::" in word:
         word = word.split("::", 1)[0]
-    word = _POSITION.sub("", word)
-    if not word or _NUMERIC.fullmatch(word):
+    word = re.sub(_POSITION, "", word)
+    if not word or re.fullmatch(_NUMERIC, word):
         return None
     return word
 

@@ -59,7 +59,8 @@ SHELL_FIELDS = ("command", "cmd", "script")
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 # camelCase, PascalCase and ACRONYMWord boundaries; digits stay with the letters before them.
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
-_PATCH_HEADER = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
+# Compiled on first use (re keeps it): only a Codex patch needs it.
+_PATCH_HEADER = r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$"
 _DRIVE = re.compile(r"[A-Za-z]:(?:/|$)")
 
 
@@ -234,7 +235,7 @@ class _Collector:
 
 
 def _patch(collector: _Collector, text: str, base: str | None) -> None:
-    for match in _PATCH_HEADER.finditer(text):
+    for match in re.finditer(_PATCH_HEADER, text, re.MULTILINE):
         collector.path(match.group(1), base)
 
 

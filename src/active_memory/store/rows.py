@@ -20,7 +20,6 @@ from __future__ import annotations
 # _sqlite3 is sqlite3's C module itself: the package around it only adds date adapters (never
 # used here) and would cost a hook call about 2 ms more to import.
 import _sqlite3
-import json
 import os
 import stat
 
@@ -99,6 +98,8 @@ def decode_card(
         return None
     if not isinstance(body, str):
         return None
+    import json  # rows are decoded only when the cached index is rebuilt, never on a warm call
+
     try:
         card: Any = json.loads(body)
     except ValueError:

@@ -68,10 +68,10 @@ def fill(store: Path, count: int) -> None:
         ids = sorted(new_lesson_id() for _ in range(count))
         for start in range(0, count, 500):
             mutations = tuple(
-                Mutation("upsert", lesson_id, 0, draft(start + offset))
-                for offset, lesson_id in enumerate(ids[start : start + 500])
+                Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=draft(start + n))
+                for n, lesson_id in enumerate(ids[start : start + 500])
             )
-            opened.publish(Publication("bench-fill", mutations))
+            opened.publish(Publication(run_id="bench-fill", mutations=mutations))
 
 
 def checkout(folder: Path) -> Path:

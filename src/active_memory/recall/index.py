@@ -28,8 +28,8 @@ from active_memory.limits import BROAD_WORDS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-    from typing import TypeAlias
+    from collections.abc import Iterable, Iterator
+    from typing import Protocol, TypeAlias
 
     from active_memory.recall.card import Card, ScopedCard
     from active_memory.recall.signals import Signals
@@ -43,6 +43,16 @@ if TYPE_CHECKING:
     ]
     # repository, cards, files, folders, identifiers, keyword groups
     IndexState: TypeAlias = tuple[str | None, CardColumns, Postings, Postings, Postings, Groups]
+
+    class Cards(Protocol):
+        """The cards of an index by position: a list, or the columns of a restored one."""
+
+        def __len__(self) -> int: ...
+
+        def __getitem__(self, position: int, /) -> Card: ...
+
+        def __iter__(self) -> Iterator[Card]: ...
+
 
 __all__ = [
     "SCORE_FILE",
@@ -89,6 +99,27 @@ class CardText:
         self.recommendation = recommendation
 
 
+class _CardColumns:
+    """A restored index's cards, each built from its columns only when a match names it: a
+    hook call matches a handful of a thousand cards."""
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, columns: CardColumns) -> None:
+        self._columns = columns
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def __getitem__(self, position: int, /) -> CardText:
+        ids, revisions, titles, recommendations = self._columns
+        return CardText(ids[position], revisions[position], titles[position],
+                        recommendations[position])  # fmt: skip
+
+    def __iter__(self) -> Iterator[CardText]:
+        return (self[position] for position in range(len(self)))
+
+
 def _add(table: dict[str, list[int]], key: str, position: int) -> None:
     entries = table.setdefault(key, [])
     if not entries or entries[-1] != position:
@@ -106,7 +137,7 @@ class RecallIndex:
     def __init__(self, lessons: Iterable[ScopedCard], *, repository: str | None = None) -> None:
         self.repository = repository
         cards: list[Card] = []
-        self._cards: Sequence[Card] = cards
+        self._cards: Cards = cards
         self._files: Postings = {}
         self._folders: Postings = {}
         self._identifiers: Postings = {}
@@ -160,7 +191,9 @@ class RecallIndex:
         """An index that matches exactly as the one whose :meth:`state` this is."""
         repository, cards, files, folders, identifiers, groups = state
         index = cls((), repository=repository)
-        index._cards = [CardText(*card) for card in zip(*cards, strict=True)]
+        if len({len(column) for column in cards}) > 1:
+            raise ValueError("the card columns of an index state differ in length")
+        index._cards = _CardColumns(cards)
         index._files, index._folders, index._identifiers = files, folders, identifiers
         index._groups = groups
         return index

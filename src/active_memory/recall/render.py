@@ -13,14 +13,12 @@ included, and the bracket closing such a name. Each recommendation is indented u
 so a recommendation cannot pass for another card.
 
 The hook fallback imports this module on every tool call, so nothing costly happens at import:
-the patterns are compiled on first use (and kept by ``re``'s own cache), ASCII text without a
-bracket of any kind never reaches them, ``unicodedata`` is loaded for non-ASCII text only, and
-neither ``dataclasses`` nor ``typing`` is loaded.
+``re`` and ``unicodedata`` are imported, and the patterns compiled (then kept by ``re``'s own
+cache), only for text that needs them: ASCII text without a bracket of any kind never does.
+Neither ``dataclasses`` nor ``typing`` is loaded.
 """
 
 from __future__ import annotations
-
-import re
 
 from active_memory.recall.card import card_key
 
@@ -87,7 +85,8 @@ def _utf8(text: str) -> int:
 def normalise_card_text(text: str) -> str:
     """NFKC with zero-width and bidi controls removed, on one line."""
     if not text.isascii():  # ASCII is already NFKC and holds nothing invisible
-        import unicodedata  # only for such text: see the module note
+        import re  # only for such text: see the module note
+        import unicodedata
 
         text = re.sub(_INVISIBLE, "", unicodedata.normalize("NFKC", text))
     return " ".join(text.splitlines())
@@ -98,6 +97,8 @@ def escape_card_text(text: str) -> str:
     flat = normalise_card_text(text)
     if _BRACKETS.isdisjoint(flat):
         return flat
+    import re  # only for text with a bracket: see the module note
+
     opened = re.sub(_TAG_OPEN, "&lt;", flat, flags=re.IGNORECASE)
     return re.sub(_TAG_CLOSE, r"\1&gt;", opened, flags=re.IGNORECASE)
 

@@ -20,13 +20,13 @@ separate commands, quoting is honoured and ``#`` starts a comment. Then, per sim
   sed addresses such as ``1,20p``, URLs and words with unexpanded ``$variables`` are not paths;
 * every other argument is a candidate path (a glob contributes its literal directory).
 
-Standard library only: the hook helper's store fallback imports it through ``signals``.
+Standard library only: the hook helper's store fallback imports it through ``signals``, on
+every tool call. ``shlex`` and ``re`` (which loads ``enum`` and more, as much again as the rest
+of a call) are imported when a command is read, not with the module, so a call that carries no
+command never loads them.
 """
 
 from __future__ import annotations
-
-import re
-import shlex
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -49,8 +49,8 @@ MAX_DEPTH = 4  # nesting of `bash -c` scripts
 _OPERATOR_CHARS = "();<>|&\n"
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _CD = frozenset({"cd", "pushd"})
-_GLOB = re.compile(r"[*?\[{$`]")
-# Compiled on first use (re keeps them): only shell operands need them.
+_GLOB = "*?[{$`"  # what starts a glob or an expansion
+# Compiled on first use (re keeps them).
 # A trailing source position: `src/app.py:12`, `src/app.py:12:5`, `src/app.py:12:`.
 _POSITION = r"(?<=[^\s:/]):\d+(?::\d+)?:?$"
 # Numbers, ranges and sed addresses: 10, +3, 1.5, 1,20p, 5d, 3:7.
@@ -136,10 +136,10 @@ _PLAIN = _Options()
 
 def glob_prefix(word: str) -> str:
     """The literal directory in front of a glob or variable (``src/app/*.py`` gives ``src/app``)."""
-    match = _GLOB.search(word)
-    if match is None:
+    cut = min((index for index in map(word.find, _GLOB) if index >= 0), default=-1)
+    if cut < 0:
         return word
-    head = word[: match.start()]
+    head = word[:cut]
     return head.rsplit("/", 1)[0] if "/" in head else ""
 
 
@@ -149,6 +149,8 @@ def path_word(word: str) -> str | None:
         return None
     if "::" in word:
         word = word.split("::", 1)[0]
+    import re  # see the module note
+
     word = re.sub(_POSITION, "", word)
     if not word or re.fullmatch(_NUMERIC, word):
         return None
@@ -156,6 +158,8 @@ def path_word(word: str) -> str | None:
 
 
 def _tokens(script: str) -> Iterator[str]:
+    import shlex  # see the module note
+
     lexer = shlex.shlex(script, posix=True, punctuation_chars=_OPERATOR_CHARS)
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True

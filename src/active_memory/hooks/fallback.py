@@ -145,7 +145,8 @@ def answer_from_store(
             workspace_only=True,
         )
     except Exception:
-        # Only a damaged cache file could make a cached index fail: never trust it again.
+        # A cached index that fails may come from a damaged file: drop it, the next call
+        # rebuilds it (at worst a needless rebuild).
         if cached.from_cache:
             cached.discard()
         raise

@@ -15,7 +15,8 @@ without the package on the path. Where to reach the broker: ``ACTIVE_MEMORY_BROK
 (``host:port``) and ``ACTIVE_MEMORY_TOKEN`` from ``ActiveRun.hook_env``, else the ticket file
 named by ``ACTIVE_MEMORY_TICKET`` or ``--ticket PATH`` (written by ``active-memory serve``).
 With ``--store PATH --workspace DIR``, when no broker answers it reads the lesson store
-directly (imported lazily; slower, for a plain harness user without a running ``serve``).
+directly (:mod:`active_memory.hooks.fallback`, imported only then, with the payload decoded as
+strictly as a broker answer): for a plain harness user without a running ``serve``.
 """
 
 from __future__ import annotations

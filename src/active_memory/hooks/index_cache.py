@@ -156,7 +156,9 @@ def _write(path: str, entry: tuple[Any, ...]) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW
         descriptor = os.open(temporary, flags, 0o600)
         try:
-            os.write(descriptor, marshal.dumps(entry))
+            data = memoryview(marshal.dumps(entry))
+            while data:
+                data = data[os.write(descriptor, data) :]
         finally:
             os.close(descriptor)
         os.replace(temporary, path)

@@ -35,7 +35,7 @@ from active_memory.store.backend import RunIdentity, Snapshot, SnapshotRequest
 
 REPOSITORY = "forge:example.com/acme/monorepo"
 WORKSPACE = "/work/monorepo"
-EVIDENCE = Evidence("bench", ("exec:e1",), "synthetic")
+EVIDENCE = Evidence(run_id="bench", references=("exec:e1",), reason="synthetic")
 RECOMMENDATION = "Check the cache region before retrying the export; the queue lease expires."
 
 
@@ -74,7 +74,7 @@ def make_lessons(count: int, tree: Tree, rng: random.Random) -> list[Lesson]:
     lessons = []
     for number in range(count):
         scope = RepositoryScope(
-            REPOSITORY,
+            repository=REPOSITORY,
             files=tuple(dict.fromkeys(rng.sample(tree.files, rng.randint(0, 3)))),
             folders=tuple(rng.sample(deep, rng.randint(0, 1))),
             identifiers=tuple(dict.fromkeys(rng.sample(tree.identifiers, rng.randint(1, 3)))),
@@ -82,7 +82,8 @@ def make_lessons(count: int, tree: Tree, rng: random.Random) -> list[Lesson]:
         )
         lesson_id = new_lesson_id(1_700_000_000_000 + number)
         title = f"Synthetic lesson {number}"
-        lessons.append(Lesson(lesson_id, 1, scope, title, RECOMMENDATION, EVIDENCE))
+        lessons.append(Lesson(id=lesson_id, revision=1, scope=scope, title=title,
+                              recommendation=RECOMMENDATION, evidence=EVIDENCE))  # fmt: skip
     return lessons
 
 

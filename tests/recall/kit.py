@@ -23,7 +23,7 @@ REPOSITORY = "forge:github.com/acme/widgets"
 WORKSPACE = "/home/dev/widgets"
 ROOT = WorkspaceRoot.at(WORKSPACE)
 GRAPH = "a" * 64
-EVIDENCE = Evidence("run-1", ("exec:e1",), "seen in run-1")
+EVIDENCE = Evidence(run_id="run-1", references=("exec:e1",), reason="seen in run-1")
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"
 
 
@@ -44,19 +44,19 @@ def lesson(
     repository: str = REPOSITORY,
 ) -> Lesson:
     scope = RepositoryScope(
-        repository,
-        tuple(files),
-        tuple(folders),
-        tuple(identifiers),
-        tuple(tuple(group) for group in keyword_groups),
+        repository=repository,
+        files=tuple(files),
+        folders=tuple(folders),
+        identifiers=tuple(identifiers),
+        keyword_groups=tuple(tuple(group) for group in keyword_groups),
     )
     return Lesson(
-        lesson_id(number),
-        revision,
-        scope,
-        title or f"Card {number}",
-        recommendation or f"Recommendation {number}.",
-        EVIDENCE,
+        id=lesson_id(number),
+        revision=revision,
+        scope=scope,
+        title=title or f"Card {number}",
+        recommendation=recommendation or f"Recommendation {number}.",
+        evidence=EVIDENCE,
     )
 
 
@@ -69,12 +69,12 @@ def graph_lesson(
     revision: int = 1,
 ) -> Lesson:
     return Lesson(
-        lesson_id(number),
-        revision,
-        GraphScope(graph_hash, node_id, repository),
-        f"Node card {number}",
-        f"Node recommendation {number}.",
-        EVIDENCE,
+        id=lesson_id(number),
+        revision=revision,
+        scope=GraphScope(graph_hash=graph_hash, node_id=node_id, repository=repository),
+        title=f"Node card {number}",
+        recommendation=f"Node recommendation {number}.",
+        evidence=EVIDENCE,
     )
 
 
@@ -104,7 +104,7 @@ class FakeBackend:
         kept = []
         for item in self.lessons:
             scope = item.scope
-            if isinstance(scope, RepositoryScope):
+            if scope.kind == "repository":
                 if request.repository and scope.repository == identity.repository:
                     kept.append(item)
             elif (
@@ -130,8 +130,11 @@ def seed_store(path: Path, lessons: Iterable[Lesson]) -> None:
     from active_memory.store.sqlite import SqliteStore
 
     with SqliteStore(path) as store:
-        mutations = tuple(Mutation("upsert", item.id, 0, item.draft) for item in lessons)
-        store.publish(Publication("seed", mutations))
+        mutations = tuple(
+            Mutation(op="upsert", id=item.id, expected_revision=0, draft=item.draft)
+            for item in lessons
+        )
+        store.publish(Publication(run_id="seed", mutations=mutations))
 
 
 def widgets_checkout(path: Path) -> Path:

@@ -58,7 +58,16 @@ def test_serve_answers_hooks_reloads_and_stops(tmp_path: Path) -> None:
         assert f"[{lesson_id(1)}@1]" in first
         with SqliteStore(store) as writer:
             update = lesson(1, files=["src/widgets/config.py"], title="Config loads eagerly")
-            writer.publish(Publication("run-2", (Mutation("upsert", update.id, 1, update.draft),)))
+            writer.publish(
+                Publication(
+                    run_id="run-2",
+                    mutations=(
+                        Mutation(
+                            op="upsert", id=update.id, expected_revision=1, draft=update.draft
+                        ),
+                    ),
+                )
+            )
         deadline = time.monotonic() + 10
         second = ""
         while f"{lesson_id(1)}@2" not in second and time.monotonic() < deadline:

@@ -82,16 +82,8 @@ def make_lessons(count: int, tree: Tree, rng: random.Random) -> list[Lesson]:
         )
         lesson_id = new_lesson_id(1_700_000_000_000 + number)
         title = f"Synthetic lesson {number}"
-        lessons.append(
-            Lesson(
-                id=lesson_id,
-                revision=1,
-                scope=scope,
-                title=title,
-                recommendation=RECOMMENDATION,
-                evidence=EVIDENCE,
-            )
-        )
+        lessons.append(Lesson(id=lesson_id, revision=1, scope=scope, title=title,
+                              recommendation=RECOMMENDATION, evidence=EVIDENCE))  # fmt: skip
     return lessons
 
 

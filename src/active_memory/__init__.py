@@ -10,9 +10,9 @@ library. Type checkers see ordinary imports.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
-
+# typing.TYPE_CHECKING without importing typing (a measurable share of a hook call's start-up);
+# type checkers treat the name as True.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from active_memory.agents.providers import (
         AnswerContract,
@@ -210,6 +210,8 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'active_memory' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value

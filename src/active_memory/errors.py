@@ -38,7 +38,6 @@ do; attributes carry the same facts for programs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 __all__ = [
     "ActiveMemoryError",
@@ -117,17 +116,38 @@ class PublicationError(StoreError):
     """A checked batch was refused before or while it was written; nothing was committed."""
 
 
-@dataclass(frozen=True, slots=True)
 class RevisionMismatch:
     """One conflicting mutation: the revision it expected and the one the store holds.
 
-    ``found`` is 0 when the id does not exist; ``tombstoned`` says the id was retired.
+    ``found`` is 0 when the id does not exist; ``tombstoned`` says the id was retired. A plain
+    value class rather than a dataclass: the hook path imports this module on every tool call,
+    and ``dataclasses`` alone costs more than the rest of that call.
     """
 
-    id: str
-    expected: int
-    found: int
-    tombstoned: bool = False
+    __slots__ = ("expected", "found", "id", "tombstoned")
+
+    def __init__(self, id: str, expected: int, found: int, tombstoned: bool = False) -> None:
+        self.id = id
+        self.expected = expected
+        self.found = found
+        self.tombstoned = tombstoned
+
+    def _fields(self) -> tuple[str, int, int, bool]:
+        return (self.id, self.expected, self.found, self.tombstoned)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RevisionMismatch):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"RevisionMismatch(id={self.id!r}, expected={self.expected!r}, "
+            f"found={self.found!r}, tombstoned={self.tombstoned!r})"
+        )
 
     def describe(self) -> str:
         state = " (retired)" if self.tombstoned else ""

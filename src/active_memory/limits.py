@@ -6,33 +6,35 @@ read these numbers, so a prompt can never teach a limit that admission does not 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 __all__ = ["BROAD_WORDS", "LIMITS"]
 
 
-@dataclass(frozen=True, slots=True)
 class _Limits:
-    title_bytes: int = 96
-    recommendation_bytes: int = 640
-    reason_bytes: int = 512
-    files: int = 32
-    folders: int = 16
-    path_bytes: int = 256
-    identifiers: int = 32
-    identifier_min_chars: int = 3
-    identifier_max_chars: int = 128
-    keyword_groups: int = 8
-    keyword_group_min_terms: int = 2
-    keyword_group_max_terms: int = 4
-    keyword_min_chars: int = 2
-    keyword_max_chars: int = 48
-    node_id_bytes: int = 128
-    repository_key_bytes: int = 256
-    references_min: int = 1
-    references_max: int = 8
-    reference_bytes: int = 300
-    run_id_bytes: int = 128
+    """Read-only numbers. A plain class rather than a dataclass: the hook path imports this
+    module on every tool call, and ``dataclasses`` alone costs more than the rest of that call."""
+
+    __slots__ = ()  # no instance attributes: every number stays the class's, read-only
+
+    title_bytes = 96
+    recommendation_bytes = 640
+    reason_bytes = 512
+    files = 32
+    folders = 16
+    path_bytes = 256
+    identifiers = 32
+    identifier_min_chars = 3
+    identifier_max_chars = 128
+    keyword_groups = 8
+    keyword_group_min_terms = 2
+    keyword_group_max_terms = 4
+    keyword_min_chars = 2
+    keyword_max_chars = 48
+    node_id_bytes = 128
+    repository_key_bytes = 256
+    references_min = 1
+    references_max = 8
+    reference_bytes = 300
+    run_id_bytes = 128
 
 
 LIMITS = _Limits()

@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from active_memory.hooks.copilot import pre_tool_use_hook
+from active_memory.hooks.copilot_sdk import pre_tool_use_hook
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import RecallSession
 from recall.kit import REPOSITORY, ROOT, WORKSPACE, lesson_id, widgets_lessons

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from active_memory.hooks.dispatch import answer_hook
+import pytest
+
+from active_memory.hooks import helper
+from active_memory.hooks.dispatch import HARNESSES, answer_hook, encode
+from active_memory.recall.exchange import EMPTY_ANSWER, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import RecallSession
 from recall.kit import REPOSITORY, ROOT, WORKSPACE, lesson, lesson_id
@@ -61,3 +66,20 @@ def test_an_empty_conversation_id_counts_as_none() -> None:
         answer = answer_hook(served, "claude", read_payload(session_id=""), conversation_id="")
         answer.commit()
         assert lesson_id(1) in answer.body.decode()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "plain", 'quotes " and \\ back', "line\nbreak\ttab\x00\x1f", "é ü 日本 😀 \u2028\u2029",
+     "<active_memory>\n[lesson@1] x\n</active_memory>"],
+)  # fmt: skip
+def test_answers_are_encoded_byte_for_byte_as_json_dumps_writes_them(text: str) -> None:
+    for name, harness in HARNESSES.items():
+        answer = harness.answer(text)
+        expected = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        assert encode(answer) == expected, name
+
+
+def test_the_helper_keeps_the_exchange_sizes() -> None:
+    assert (helper.MAX_REQUEST_BYTES, helper.MAX_RESPONSE_BYTES, helper.EMPTY) == (
+        MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES, EMPTY_ANSWER)  # fmt: skip

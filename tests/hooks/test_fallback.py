@@ -1,16 +1,18 @@
-"""The helper without a broker reads the real store directly (slow path, still once per
-conversation)."""
+"""The helper without a broker reads the real store directly (still once per conversation),
+loading neither the models nor asyncio, threading or logging."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from active_memory.hooks import helper
 from active_memory.hooks.fallback import prune_exposures
 from active_memory.hooks.install import helper_command
 from recall.kit import lesson_id, payload_in, seed_store, widgets_checkout, widgets_lessons
@@ -72,7 +74,7 @@ def test_without_a_session_id_nothing_is_remembered(setup: tuple[Path, Path]) ->
     for _ in range(2):
         answer = ask(workspace, store, payload)
         assert lesson_id(1) in answer["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
-    assert not (store.parent / "exposure").exists()
+    assert not list((store.parent / "exposure").glob("*.keys"))  # only the cached index is kept
 
 
 def test_old_exposure_files_are_pruned_at_most_daily(tmp_path: Path) -> None:
@@ -120,3 +122,60 @@ def test_recording_a_delivery_prunes_the_exposure_directory(setup: tuple[Path, P
     ask(workspace, store, payload_in("claude/read.json", workspace))
     assert not forgotten.exists()
     assert len(list(directory.glob("*.keys"))) == 1
+
+
+# Runs the helper's main exactly as the installed command imports it, then lists what it loaded.
+MODULES_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from helper import main
+try:
+    main(sys.argv[3:])
+finally:
+    with open(sys.argv[2], "w", encoding="utf-8") as listing:
+        listing.write("\\n".join(sorted(sys.modules)))
+"""
+# What a hook call must never pay for: pydantic (the models), the broker's machinery, logging.
+HEAVY = ("pydantic", "pydantic_core", "asyncio", "threading", "logging", "dataclasses")
+
+
+def loaded_by_one_call(workspace: Path, store: Path, listing: Path, payload: bytes) -> set[str]:
+    argv = ["claude", "--store", str(store), "--workspace", str(workspace)]
+    command = [sys.executable, "-I", "-S", "-c", MODULES_PROBE, str(Path(helper.__file__).parent),
+               str(listing), *argv]  # fmt: skip
+    done = subprocess.run(command, input=payload, capture_output=True, timeout=60, env=CLEAN_ENV)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert lesson_id(1) in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    return set(listing.read_text(encoding="utf-8").split())
+
+
+def test_a_fallback_call_loads_neither_the_models_nor_asyncio_threading_or_logging(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace, store = setup
+    payload = payload_in("claude/read.json", workspace)
+    cold = loaded_by_one_call(workspace, store, tmp_path / "cold.txt", payload)
+    other = payload.replace(b"3f2b9c1e-7a44", b"99999999-7a44")  # a new conversation
+    warm = loaded_by_one_call(workspace, store, tmp_path / "warm.txt", other)
+    for loaded in (cold, warm):
+        assert "active_memory.hooks.fallback" in loaded
+        assert "active_memory.store.rows" in loaded
+        assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
+        assert [name for name in loaded if name.startswith("active_memory.models")] == []
+    # The warm call takes the repository key from the cache: git metadata is not even parsed,
+    # and a call without a shell command needs no regular expression (beyond any the package's
+    # own __init__ loads).
+    package = loaded_by_the_package_alone(tmp_path / "package.txt")
+    assert {"active_memory.repository", "re"} <= cold
+    assert {"active_memory.repository", "re", "shlex"}.isdisjoint(warm - package)
+
+
+def loaded_by_the_package_alone(listing: Path) -> set[str]:
+    import active_memory
+
+    probe = "import sys; sys.path.insert(0, sys.argv[1]); import active_memory; "
+    probe += "open(sys.argv[2], 'w').write(' '.join(sys.modules))"
+    source = str(Path(active_memory.__file__).parents[1])
+    subprocess.run([sys.executable, "-I", "-S", "-c", probe, source, str(listing)], check=True,
+                   timeout=60)  # fmt: skip
+    return set(listing.read_text().split())

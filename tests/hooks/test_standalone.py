@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from active_memory.errors import RecallError
-from active_memory.hooks.standalone import Server, find_live, private_dir, serve_paths
+from active_memory.hooks.private_dir import private_dir
+from active_memory.hooks.standalone import Server, find_live, serve_paths
 from active_memory.hooks.ticket import read_ticket
 from active_memory.models.lessons import Lesson
 from active_memory.recall.recall_session import Caller

@@ -104,7 +104,7 @@ class FakeBackend:
         kept = []
         for item in self.lessons:
             scope = item.scope
-            if isinstance(scope, RepositoryScope):
+            if scope.kind == "repository":
                 if request.repository and scope.repository == identity.repository:
                     kept.append(item)
             elif (

@@ -60,7 +60,7 @@ def test_recall_from_a_hook_payload_on_stdin(setup: tuple[Path, Path]) -> None:
 
 def test_recall_shows_budget_leftovers_and_earlier_deliveries(setup: tuple[Path, Path]) -> None:
     workspace, store = setup
-    ledger = exposure_file(store, str(workspace.resolve()), "conv-1")
+    ledger = Path(exposure_file(store, str(workspace.resolve()), "conv-1"))
     ledger.parent.mkdir(mode=0o700)
     ledger.write_text(f"{lesson_id(3)}@1\n")
     code, out, _ = invoke("--repository", str(workspace), "--store", str(store), "--json",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -329,3 +330,35 @@ def test_any_shell_text_gives_bounded_workspace_paths_without_raising(script: st
     assert len(found) <= MAX_PATHS
     assert all(path and not path.startswith(("/", "../")) and ".." not in path.split("/")
                for path in found)  # fmt: skip
+
+
+# The patterns signals.py once compiled, now matched without re (it stays off the hook path).
+IDENTIFIER_RUN = re.compile(r"[A-Za-z0-9_]+")
+CAMEL_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+ALNUM_AND_MORE = st.text(st.sampled_from("AaBbZz019_-é É.\u00e9"), max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(ALNUM_AND_MORE)
+def test_words_are_split_exactly_as_the_camel_case_pattern_splits_them(text: str) -> None:
+    expected = [word.lower() for chunk in text.split("_") for word in CAMEL_WORD.findall(chunk)]
+    assert list(split_words(text)) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=200) | ALNUM_AND_MORE)
+def test_identifiers_are_the_runs_the_identifier_pattern_finds(text: str) -> None:
+    found = extract_signals(ToolCall("Tool", {"text": text}), ROOT).identifiers
+    runs = {run for run in IDENTIFIER_RUN.findall(text) if 3 <= len(run) <= 128}
+    assert found == runs
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("c:/work/repo/a.py", ("a.py",)), ("C:", ()), ("c:x", ("c:x",)),
+     ("1:/work/repo/a.py", ("1:/work/repo/a.py",)), ("é:/work/repo/a.py", ("é:/work/repo/a.py",))],
+)  # fmt: skip
+def test_a_drive_is_one_ascii_letter_and_a_colon(path: str, expected: tuple[str, ...]) -> None:
+    # Not a drive, a path is relative: it resolves from the root, where it stays.
+    root = WorkspaceRoot(("c:/work/repo",))
+    assert extract_signals(ToolCall("Read", {"file_path": path}), root).paths == expected

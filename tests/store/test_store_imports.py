@@ -1,8 +1,8 @@
 """What store/ may import: the standard library, pydantic, and the layers below the store.
 
 The store decodes rows through the lesson models, so it needs pydantic; it needs no other third
-party. The stdlib-only hook fallback does not import the store: it reads raw rows through
-``store/rows.py``, which has its own, stricter check.
+party. The stdlib-only hook fallback does not import these modules: it reads raw rows through
+``store/rows.py`` (tests/hooks/test_fallback.py checks what a hook call loads).
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def recall(
     )
     chosen = conversation or session_id or "recall-cli"
     if conversation:
-        ledger = exposure_file(store_path(store), root, conversation)
+        ledger = Path(exposure_file(store_path(store), root, conversation))
         keys = ledger.read_text("utf-8").split() if ledger.exists() else []
         session.ledger.mark_delivered(conversation, keys)
     result = session.recall(call, Caller("recall-cli", chosen))

@@ -3,37 +3,57 @@
 Adapters are pure functions over plain JSON values. They never raise on a malformed payload:
 ``parse`` returns None and the caller answers with the harness's empty answer, because an
 erroring hook can block or deny the tool call it was meant to inform.
+
+The adapters run in the hook fallback on every tool call, so they import no ``dataclasses`` or
+``typing`` at run time (either costs that call more than its matching does).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
-from active_memory.recall.signals import ToolCall
+    from active_memory.recall.signals import ToolCall
 
 __all__ = ["EMPTY", "Harness", "ParsedCall", "text_field"]
 
 EMPTY: dict[str, Any] = {}
 
 
-@dataclass(frozen=True, slots=True)
 class ParsedCall:
     """A hook payload read as a tool call, with the harness's own session id when it has one."""
 
-    call: ToolCall
-    session_id: str | None = None
+    __slots__ = ("call", "session_id")
+
+    def __init__(self, call: ToolCall, session_id: str | None = None) -> None:
+        self.call = call
+        self.session_id = session_id
+
+    def __repr__(self) -> str:
+        return f"ParsedCall({self.call!r}, {self.session_id!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class Harness:
     """One harness: its name, payload reader, answer writer and context size cap (characters)."""
 
-    name: str
-    parse: Callable[[Any], ParsedCall | None]
-    answer: Callable[[str], dict[str, Any]]
-    max_chars: int | None = None
+    __slots__ = ("answer", "max_chars", "name", "parse")
+
+    def __init__(
+        self,
+        name: str,
+        parse: Callable[[Any], ParsedCall | None],
+        answer: Callable[[str], dict[str, Any]],
+        max_chars: int | None = None,
+    ) -> None:
+        self.name = name
+        self.parse = parse
+        self.answer = answer
+        self.max_chars = max_chars
+
+    def __repr__(self) -> str:
+        return f"Harness({self.name!r})"
 
 
 def text_field(payload: Mapping[str, Any], *names: str) -> str | None:

@@ -9,12 +9,14 @@ Claude Code keeps at most 10,000 characters of ``additionalContext``.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
-from typing import Any
 
 from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
 from active_memory.recall.signals import ToolCall
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["HARNESS", "MAX_CONTEXT_CHARS", "answer", "parse"]
 
@@ -43,6 +45,8 @@ def _transcript_key(payload: Mapping[str, Any]) -> str | None:
     path = text_field(payload, "transcript_path")
     if path is None:
         return None
+    import hashlib  # only here: loading it costs the usual call, which has a session id, ~3 ms
+
     return "transcript-" + hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

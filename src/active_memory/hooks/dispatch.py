@@ -5,26 +5,33 @@ The conversation is the one named by the run (``hook_env``) when present, else t
 session id (or a key of its transcript); with none of them the call is answered untracked (every
 matching card, nothing remembered) rather than under one conversation shared by every caller
 that could not name its own. The node is the run's, else ``default_node``.
+
+The hook fallback answers through here on every tool call without a broker, so the broker (and
+asyncio, threading, logging behind it) is only named for the type checker.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from typing import Any
-
 from active_memory.hooks import claude, codex, copilot, pi
-from active_memory.hooks.base import Harness
-from active_memory.recall.broker import (
-    EMPTY_ANSWER,
-    MAX_RESPONSE_BYTES,
-    BrokerAnswer,
-    BrokerRequest,
-    Handler,
-)
-from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller, Recall, RecallSession
+from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES
+from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from typing import Any
+
+    from active_memory.hooks.base import Harness
+    from active_memory.recall.broker import BrokerAnswer, BrokerRequest, Handler
+    from active_memory.recall.recall_session import Recall, RecallSession
 
 __all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "encode"]
+
+try:
+    # The C string encoder json.dumps(ensure_ascii=False) itself uses: the json package would
+    # cost the hook fallback more to import than encoding its answer does.
+    from _json import encode_basestring as _json_string
+except ImportError:  # an interpreter without CPython's accelerator
+    from json.encoder import py_encode_basestring as _json_string
 
 HARNESSES: dict[str, Harness] = {
     harness.name: harness
@@ -36,15 +43,28 @@ _SHRINK_ATTEMPTS = 4
 
 
 def encode(answer: dict[str, Any]) -> bytes:
-    return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Compact JSON with UTF-8 kept, byte for byte what ``json.dumps(answer,
+    ensure_ascii=False, separators=(",", ":"))`` writes, for answers of objects and strings."""
+    return _json_value(answer).encode("utf-8")
 
 
-@dataclass(eq=False)
+def _json_value(value: object) -> str:
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, dict):
+        members = (f"{_json_string(key)}:{_json_value(item)}" for key, item in value.items())
+        return "{" + ",".join(members) + "}"
+    raise TypeError(f"a hook answer holds objects and strings, not {type(value).__name__}")
+
+
 class HookAnswer:
     """An encoded harness answer and the recall behind it (None when nothing was recalled)."""
 
-    body: bytes
-    recall: Recall | None = None
+    __slots__ = ("body", "recall")
+
+    def __init__(self, body: bytes, recall: Recall | None = None) -> None:
+        self.body = body
+        self.recall = recall
 
     def commit(self) -> None:
         if self.recall is not None:

@@ -1,34 +1,38 @@
 """Recall straight from the lesson store, for a helper that found no broker.
 
 A plain harness user without ``active-memory serve`` still gets recall: the helper opens the
-store read-only, indexes the workspace's repository lessons and answers. It is slower than a
-resident broker (the index is built per call) and exposures are kept in a small private file
-per conversation beside the store, so a card is still delivered once per conversation. A call
-that names no conversation (no session id nor transcript) is answered untracked: nothing is
+store read-only, indexes the workspace's repository lessons and answers. The index is built from
+the stored rows (:mod:`active_memory.store.rows`) and cached beside the store until the store or
+the repository key changes (:mod:`active_memory.hooks.index_cache`), so a repeated call opens the
+store, reads its stamp, loads the cached index and matches. Exposures are kept in a small private
+file per conversation beside the store, so a card is still delivered once per conversation. A
+call that names no conversation (no session id nor transcript) is answered untracked: nothing is
 remembered for it.
 
+This runs in a fresh process on every tool call, so it imports neither the models (pydantic)
+nor asyncio, threading or logging; a test checks ``sys.modules`` after a call.
+
 Those files are pruned opportunistically: at most once a day, when a delivery is recorded,
-files not written for :data:`EXPOSURE_MAX_AGE_S` (7 days) are removed, looking at no more than
-:data:`PRUNE_LIMIT` of them.
+exposure and cache files not written for :data:`EXPOSURE_MAX_AGE_S` (7 days) are removed,
+looking at no more than :data:`PRUNE_LIMIT` of them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
-from collections.abc import Callable
-from pathlib import Path
 
 from active_memory.hooks.dispatch import HARNESSES, answer_hook
-from active_memory.hooks.standalone import private_dir
-from active_memory.recall.index import RecallIndex
+from active_memory.hooks.index_cache import load_index
+from active_memory.hooks.private_dir import digest_name, private_dir
+from active_memory.recall.card import card_key
 from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
-from active_memory.repository import repository_key
-from active_memory.store.backend import RunIdentity, SnapshotRequest
-from active_memory.store.sqlite import SqliteStore
+from active_memory.store.rows import StoreRows
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "EXPOSURE_MAX_AGE_S",
@@ -43,31 +47,36 @@ EXPOSURE_MAX_AGE_S = 7 * 24 * 3600
 PRUNE_EVERY_S = 24 * 3600
 PRUNE_LIMIT = 4096
 _PRUNED_MARKER = ".pruned"
+# Exposure ledgers, cached indexes (rebuilt when missing) and what a crash left of their writes.
+_PRUNED_SUFFIXES = (".keys", ".index", ".tmp")
 
 
-def exposure_file(store: Path, workspace: str, conversation: str) -> Path:
+def exposure_file(store: str | os.PathLike[str], workspace: str, conversation: str) -> str:
     """Where exposures of one conversation in one workspace are kept."""
-    digest = hashlib.sha256(f"{os.path.realpath(workspace)}\0{conversation}".encode()).hexdigest()
-    return store.parent / "exposure" / f"{digest[:32]}.keys"
+    folder = os.path.join(os.path.dirname(os.path.abspath(store)), "exposure")
+    return os.path.join(
+        folder, digest_name(f"{os.path.realpath(workspace)}\0{conversation}") + ".keys"
+    )
 
 
 def prune_exposures(
-    directory: Path,
+    directory: str | os.PathLike[str],
     *,
-    keep: Path | None = None,
+    keep: str | os.PathLike[str] | None = None,
     now: float | None = None,
     max_age_s: float = EXPOSURE_MAX_AGE_S,
     every_s: float = PRUNE_EVERY_S,
     limit: int = PRUNE_LIMIT,
 ) -> int:
-    """Remove exposure files older than ``max_age_s`` if no prune ran in ``every_s``.
+    """Remove exposure and cache files older than ``max_age_s`` if no prune ran in ``every_s``.
 
     Bounded: looks at no more than ``limit`` entries. Returns how many files were removed.
     """
     now = time.time() if now is None else now
-    marker = directory / _PRUNED_MARKER
+    marker = os.path.join(directory, _PRUNED_MARKER)
+    kept = None if keep is None else os.fspath(keep)
     try:
-        if now - marker.stat().st_mtime < every_s:
+        if now - os.stat(marker).st_mtime < every_s:
             return 0
     except FileNotFoundError:
         pass
@@ -79,7 +88,7 @@ def prune_exposures(
             for count, entry in enumerate(entries):
                 if count >= limit:
                     break
-                if not entry.name.endswith(".keys") or entry.path == str(keep):
+                if not entry.name.endswith(_PRUNED_SUFFIXES) or entry.path == kept:
                     continue
                 try:
                     if now - entry.stat(follow_symlinks=False).st_mtime > max_age_s:
@@ -87,53 +96,60 @@ def prune_exposures(
                         removed += 1
                 except OSError:
                     continue  # another process pruned it first, or it is not ours
-        marker.touch(mode=0o600)
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
         os.utime(marker, (now, now))
     except OSError:
         pass
     return removed
 
 
-def _read_keys(path: Path) -> list[str]:
+def _read_keys(path: str) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").split()
-    except OSError:
+        with open(path, encoding="utf-8") as ledger:
+            return ledger.read().split()
+    except (OSError, ValueError):
         return []
 
 
 def answer_from_store(
-    harness: str, payload: bytes, *, store: str, workspace: str
+    harness: str, document: object, *, store: str, workspace: str
 ) -> tuple[bytes, Callable[[], None]] | None:
-    """The encoded answer and a commit callback (record once printed), or None."""
+    """The encoded answer and a commit callback (record once printed), or None.
+
+    ``document`` is the hook payload as decoded JSON (the helper decodes it strictly).
+    """
     adapter = HARNESSES.get(harness)
-    try:
-        document = json.loads(payload)
-    except ValueError:
-        return None
     parsed = adapter.parse(document) if adapter is not None else None
     if parsed is None:
         return None
+    root = WorkspaceRoot.at(workspace)
+    cwd = parsed.call.cwd
+    if cwd is None or root.resolve(cwd, None) is None:
+        return None  # a call from another project: answered empty without reading the store
     conversation = os.environ.get("ACTIVE_MEMORY_CONVERSATION") or parsed.session_id
-    repository = repository_key(workspace)
-    identity = RunIdentity("hook-fallback", repository=repository)
-    with SqliteStore(store, read_only=True) as backend:
-        snapshot = backend.snapshot(SnapshotRequest(identity, repository=True, graph=False))
-    session = RecallSession(
-        RecallIndex(snapshot.lessons, repository=repository), WorkspaceRoot.at(workspace)
-    )
+    with StoreRows(store) as rows:
+        cached = load_index(rows, workspace)
+    session = RecallSession(cached.index, root, manifest=False)
     ledger_path = None
     if conversation:
-        ledger_path = exposure_file(Path(store), workspace, conversation)
+        ledger_path = exposure_file(store, workspace, conversation)
         session.ledger.mark_delivered(conversation, _read_keys(ledger_path))
-    answer = answer_hook(
-        session,
-        harness,
-        document,
-        node_id=os.environ.get("ACTIVE_MEMORY_NODE"),
-        conversation_id=conversation,
-        execution_id=os.environ.get("ACTIVE_MEMORY_EXECUTION"),
-        workspace_only=True,
-    )
+    try:
+        answer = answer_hook(
+            session,
+            harness,
+            document,
+            node_id=os.environ.get("ACTIVE_MEMORY_NODE"),
+            conversation_id=conversation,
+            execution_id=os.environ.get("ACTIVE_MEMORY_EXECUTION"),
+            workspace_only=True,
+        )
+    except Exception:
+        # A cached index that fails may come from a damaged file: drop it, the next call
+        # rebuilds it (at worst a needless rebuild).
+        if cached.from_cache:
+            cached.discard()
+        raise
 
     def commit() -> None:
         recall = answer.recall
@@ -142,9 +158,10 @@ def answer_from_store(
         answer.commit()
         if ledger_path is None:
             return  # untracked: nothing to remember
-        private_dir(ledger_path.parent)
-        prune_exposures(ledger_path.parent, keep=ledger_path)
-        lines = "".join(f"{lesson.key}\n" for lesson in recall.claim.lessons)
+        folder = os.path.dirname(ledger_path)
+        private_dir(folder)
+        prune_exposures(folder, keep=ledger_path)
+        lines = "".join(f"{card_key(lesson)}\n" for lesson in recall.claim.lessons)
         descriptor = os.open(ledger_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
             handle.write(lines)

@@ -15,7 +15,8 @@ without the package on the path. Where to reach the broker: ``ACTIVE_MEMORY_BROK
 (``host:port``) and ``ACTIVE_MEMORY_TOKEN`` from ``ActiveRun.hook_env``, else the ticket file
 named by ``ACTIVE_MEMORY_TICKET`` or ``--ticket PATH`` (written by ``active-memory serve``).
 With ``--store PATH --workspace DIR``, when no broker answers it reads the lesson store
-directly (imported lazily; slower, for a plain harness user without a running ``serve``).
+directly (:mod:`active_memory.hooks.fallback`, imported only then, with the payload decoded as
+strictly as a broker answer): for a plain harness user without a running ``serve``.
 """
 
 from __future__ import annotations
@@ -247,6 +248,11 @@ def _from_store(out: _Output, harness: str, payload: bytes, options: dict[str, s
     store, workspace = options.get("store"), options.get("workspace")
     if not store or not workspace:
         return False
+    # This process ends within milliseconds: collecting cycles among the thousands of objects
+    # the imports and the cached index create would only cost it time.
+    import gc  # built in; imported here so the broker path's module set stays the bare one
+
+    gc.disable()
     try:
         import active_memory  # noqa: F401  (already importable when installed as a script)
     except ImportError:
@@ -255,7 +261,8 @@ def _from_store(out: _Output, harness: str, payload: bytes, options: dict[str, s
         sys.path.insert(0, here)
     from active_memory.hooks.fallback import answer_from_store
 
-    answer = answer_from_store(harness, payload, store=store, workspace=workspace)
+    document = _decode(payload.decode("utf-8"))  # strictly, as broker answers are read
+    answer = answer_from_store(harness, document, store=store, workspace=workspace)
     if answer is None:
         return False
     body, commit = answer

@@ -28,6 +28,7 @@ from typing import Any
 
 from active_memory.errors import RecallError
 from active_memory.hooks.dispatch import broker_handler
+from active_memory.hooks.private_dir import private_dir
 from active_memory.hooks.ticket import read_ticket, write_ticket
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.private_files import write_private_text
@@ -38,7 +39,7 @@ from active_memory.recall.signals import WorkspaceRoot
 from active_memory.repository import repository_key
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
 
-__all__ = ["ServeState", "Server", "find_live", "private_dir", "serve_paths"]
+__all__ = ["ServeState", "Server", "find_live", "serve_paths"]
 
 _log = logging.getLogger("active_memory.hooks.standalone")
 
@@ -55,18 +56,6 @@ class ServeState:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def private_dir(path: Path) -> Path:
-    """Create ``path`` (mode 0700) if needed and refuse one that others can read or write."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = path.stat()
-    if info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise RecallError(
-            f"{str(path)!r} must be a directory only you can use (mode 0700); "
-            f"run `chmod 700 {path}`"
-        )
-    return path
 
 
 def serve_paths(state_dir: Path, workspace: str | os.PathLike[str]) -> tuple[Path, Path]:

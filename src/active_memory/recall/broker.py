@@ -31,11 +31,10 @@ from typing import Any, Protocol
 from urllib.parse import unquote
 
 from active_memory.errors import RecallError
+from active_memory.recall.exchange import EMPTY_ANSWER, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
 from active_memory.recall.wire import (
     HTTP_STARTS,
     MAX_HEADER_BYTES,
-    MAX_REQUEST_BYTES,
-    MAX_RESPONSE_BYTES,
     HttpRequest,
     WireError,
     frame,
@@ -60,7 +59,6 @@ MAX_CONNECTIONS = 64
 IO_TIMEOUT_S = 2.0
 ACK_TIMEOUT_S = 1.0
 KEEPALIVE_IDLE_S = 5.0
-EMPTY_ANSWER = b"{}"
 
 _log = logging.getLogger("active_memory.recall.broker")
 

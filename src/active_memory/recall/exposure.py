@@ -14,47 +14,73 @@ agent that could not name its conversation either.
 Receipts record every tool call (even one that matched nothing): node execution, tool name, time
 and a few root-relative paths, never arguments or results. At most 512 are kept: the first half
 and the most recent half, with a count of those dropped in between.
+
+Deliveries and receipts are run-record models, imported when the first one is made rather than
+with this module: the hook fallback (one call per process, its exposures kept in a file) keeps
+neither (``ExposureLedger(records=False)``) and so never loads the models or pydantic. Locks
+come from ``_thread``, the built-in module behind ``threading.Lock``, for the same reason.
 """
 
 from __future__ import annotations
 
 import itertools
-import threading
 import time
+from _thread import allocate_lock
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
 
 from active_memory.errors import RecallError
-from active_memory.models.lessons import Lesson
-from active_memory.models.runs import Delivery, ToolReceipt
+from active_memory.recall.card import card_key
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Literal, TypeAlias
+
+    from active_memory.models.runs import Delivery, ToolReceipt
+    from active_memory.recall.card import Card
+
+    Channel: TypeAlias = Literal["hook", "prompt"]
 
 __all__ = ["RECEIPT_CAPACITY", "RECEIPT_PATHS", "Claim", "ExposureLedger", "ReceiptRing"]
 
 RECEIPT_CAPACITY = 512
 RECEIPT_PATHS = 8
 
-Channel = Literal["hook", "prompt"]
-
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@dataclass(eq=False)
 class Claim:
     """Cards reserved for one answer in flight; ``commit`` once handed over, else ``release``."""
 
-    ledger: ExposureLedger
-    number: int
-    conversation_id: str
-    node_id: str
-    execution: str | None
-    channel: Channel
-    lessons: tuple[Lesson, ...]
-    tracked: bool = True
-    _settled: bool = field(default=False, repr=False)
+    __slots__ = ("_settled", "channel", "conversation_id", "execution", "ledger", "lessons",
+                 "node_id", "number", "tracked")  # fmt: skip
+
+    def __init__(
+        self,
+        ledger: ExposureLedger,
+        number: int,
+        conversation_id: str,
+        node_id: str,
+        execution: str | None,
+        channel: Channel,
+        lessons: tuple[Card, ...],
+        tracked: bool = True,
+    ) -> None:
+        self.ledger = ledger
+        self.number = number
+        self.conversation_id = conversation_id
+        self.node_id = node_id
+        self.execution = execution
+        self.channel: Channel = channel
+        self.lessons = lessons
+        self.tracked = tracked
+        self._settled = False
+
+    def __repr__(self) -> str:
+        keys = [card_key(lesson) for lesson in self.lessons]
+        return f"Claim({self.number}, {self.conversation_id!r}, {keys!r})"
 
     def commit(self) -> tuple[Delivery, ...]:
         """Record the deliveries; a second call (or one after ``release``) records nothing."""
@@ -65,11 +91,15 @@ class Claim:
 
 
 class ExposureLedger:
-    """Which ``id@revision`` each conversation has received, and the deliveries as records."""
+    """Which ``id@revision`` each conversation has received, and the deliveries as records.
 
-    def __init__(self, clock: Callable[[], int] = _now_ms) -> None:
+    ``records=False`` keeps only the keys: ``commit`` then returns no delivery records.
+    """
+
+    def __init__(self, clock: Callable[[], int] = _now_ms, *, records: bool = True) -> None:
         self._clock = clock
-        self._lock = threading.Lock()
+        self._records = records
+        self._lock = allocate_lock()
         self._delivered: dict[str, set[str]] = {}
         self._claimed: dict[str, dict[str, int]] = {}
         self._deliveries: list[Delivery] = []
@@ -78,8 +108,8 @@ class ExposureLedger:
     def claim(
         self,
         conversation_id: str,
-        lessons: Sequence[Lesson],
-        choose: Callable[[tuple[Lesson, ...]], Sequence[Lesson]],
+        lessons: Sequence[Card],
+        choose: Callable[[tuple[Card, ...]], Sequence[Card]],
         *,
         node_id: str,
         execution: str | None = None,
@@ -103,12 +133,12 @@ class ExposureLedger:
             eligible = tuple(
                 lesson
                 for lesson in lessons
-                if lesson.key not in delivered and lesson.key not in claimed
+                if card_key(lesson) not in delivered and card_key(lesson) not in claimed
             )
             chosen = tuple(choose(eligible))
             number = next(self._numbers)
             for lesson in chosen:
-                claimed[lesson.key] = number
+                claimed[card_key(lesson)] = number
         return Claim(self, number, conversation_id, node_id, execution, channel, chosen)
 
     def _settle(self, claim: Claim, *, delivered: bool) -> tuple[Delivery, ...]:
@@ -119,32 +149,36 @@ class ExposureLedger:
             if claim.tracked:
                 claimed = self._claimed.get(claim.conversation_id, {})
                 for lesson in claim.lessons:
-                    if claimed.get(lesson.key) == claim.number:
-                        del claimed[lesson.key]
+                    if claimed.get(card_key(lesson)) == claim.number:
+                        del claimed[card_key(lesson)]
             if not delivered or not claim.lessons:
                 return ()
             keys = (
                 self._delivered.setdefault(claim.conversation_id, set()) if claim.tracked else set()
             )
+            fresh = {card_key(lesson): lesson for lesson in claim.lessons}
+            for key in keys.intersection(fresh):
+                del fresh[key]
+            keys.update(fresh)
+            if not self._records or not fresh:
+                return ()
+            from active_memory.models.runs import Delivery  # see the module note
+
             now = self._clock()
-            records = []
-            for lesson in claim.lessons:
-                if lesson.key in keys:
-                    continue
-                keys.add(lesson.key)
-                records.append(
-                    Delivery(
-                        lesson_id=lesson.id,
-                        revision=lesson.revision,
-                        node_id=claim.node_id,
-                        conversation_id=claim.conversation_id,
-                        channel=claim.channel,
-                        execution=claim.execution,
-                        time_ms=now,
-                    )
+            records = tuple(
+                Delivery(
+                    lesson_id=lesson.id,
+                    revision=lesson.revision,
+                    node_id=claim.node_id,
+                    conversation_id=claim.conversation_id,
+                    channel=claim.channel,
+                    execution=claim.execution,
+                    time_ms=now,
                 )
+                for lesson in fresh.values()
+            )
             self._deliveries.extend(records)
-            return tuple(records)
+            return records
 
     def mark_delivered(self, conversation_id: str, keys: Sequence[str]) -> None:
         """Restore exposures recorded elsewhere (a file ledger), without delivery records."""
@@ -169,7 +203,7 @@ class ReceiptRing:
         if capacity < 2:
             raise RecallError(f"receipt capacity is {capacity!r}; a receipt ring needs at least 2")
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._head_size = capacity // 2
         self._head: list[ToolReceipt] = []
         self._tail: deque[ToolReceipt] = deque(maxlen=capacity - self._head_size)
@@ -177,6 +211,8 @@ class ReceiptRing:
         self._dropped = 0
 
     def add(self, tool: str, paths: Sequence[str], execution: str | None = None) -> ToolReceipt:
+        from active_memory.models.runs import ToolReceipt  # see the module note
+
         with self._lock:
             self._seq += 1
             receipt = ToolReceipt(

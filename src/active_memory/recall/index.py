@@ -11,24 +11,55 @@ no model call, network access or filesystem scan. A card's score is its stronges
 Repeated words add nothing and a broad word alone never retrieves a card. Results are ordered by
 score (highest first), then lesson id.
 
-Standard library and ``active_memory.limits`` only: the hook helper's store fallback imports it.
+Cards are read through the protocols of :mod:`active_memory.recall.card`: any object with the
+lesson's attributes will do. :meth:`RecallIndex.state` gives the repository part as plain
+builtins and :meth:`RecallIndex.from_state` takes it back, so the hook fallback can cache a
+built index instead of rebuilding it on every tool call.
+
+Standard library and ``active_memory.limits`` only, no ``dataclasses`` or ``typing`` at run
+time: the hook helper's store fallback imports it on every tool call.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from active_memory.limits import BROAD_WORDS
-from active_memory.models.lessons import GraphScope, Lesson, RepositoryScope
-from active_memory.recall.signals import Signals
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Protocol, TypeAlias
+
+    from active_memory.recall.card import Card, ScopedCard
+    from active_memory.recall.signals import Signals
+
+    Postings: TypeAlias = dict[str, list[int]]
+    # rarest term -> second rarest term -> (position, all terms)
+    Groups: TypeAlias = dict[str, dict[str, list[tuple[int, tuple[str, ...]]]]]
+    # ids, revisions, titles, recommendations: columns load faster than a tuple per card
+    CardColumns: TypeAlias = tuple[
+        tuple[str, ...], tuple[int, ...], tuple[str, ...], tuple[str, ...]
+    ]
+    # repository, cards, files, folders, identifiers, keyword groups
+    IndexState: TypeAlias = tuple[str | None, CardColumns, Postings, Postings, Postings, Groups]
+
+    class Cards(Protocol):
+        """The cards of an index by position: a list, or the columns of a restored one."""
+
+        def __len__(self) -> int: ...
+
+        def __getitem__(self, position: int, /) -> Card: ...
+
+        def __iter__(self) -> Iterator[Card]: ...
+
 
 __all__ = [
     "SCORE_FILE",
     "SCORE_FOLDER",
     "SCORE_IDENTIFIER",
     "SCORE_KEYWORDS",
+    "CardText",
     "Match",
     "RecallIndex",
 ]
@@ -41,13 +72,52 @@ _KINDS = {SCORE_FILE: "file", SCORE_FOLDER: "folder", SCORE_IDENTIFIER: "identif
           SCORE_KEYWORDS: "keywords"}  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
 class Match:
     """One retrieved card: its strongest association and why (e.g. ``folder src/recall``)."""
 
-    lesson: Lesson
-    score: int
-    reason: str
+    __slots__ = ("lesson", "reason", "score")
+
+    def __init__(self, lesson: Card, score: int, reason: str) -> None:
+        self.lesson = lesson
+        self.score = score
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Match({self.lesson.id!r}@{self.lesson.revision}, {self.score}, {self.reason!r})"
+
+
+class CardText:
+    """The part of a card a recall frames and records, as an index restored from its state
+    holds it (the scope lives on in the index tables)."""
+
+    __slots__ = ("id", "recommendation", "revision", "title")
+
+    def __init__(self, id: str, revision: int, title: str, recommendation: str) -> None:
+        self.id = id
+        self.revision = revision
+        self.title = title
+        self.recommendation = recommendation
+
+
+class _CardColumns:
+    """A restored index's cards, each built from its columns only when a match names it: a
+    hook call matches a handful of a thousand cards."""
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, columns: CardColumns) -> None:
+        self._columns = columns
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def __getitem__(self, position: int, /) -> CardText:
+        ids, revisions, titles, recommendations = self._columns
+        return CardText(ids[position], revisions[position], titles[position],
+                        recommendations[position])  # fmt: skip
+
+    def __iter__(self) -> Iterator[CardText]:
+        return (self[position] for position in range(len(self)))
 
 
 def _add(table: dict[str, list[int]], key: str, position: int) -> None:
@@ -64,27 +134,27 @@ class RecallIndex:
     ``(graph_hash, node_id)`` with their optional repository qualifier.
     """
 
-    def __init__(self, lessons: Iterable[Lesson], *, repository: str | None = None) -> None:
+    def __init__(self, lessons: Iterable[ScopedCard], *, repository: str | None = None) -> None:
         self.repository = repository
-        self._cards: list[Lesson] = []
-        self._files: dict[str, list[int]] = {}
-        self._folders: dict[str, list[int]] = {}
-        self._identifiers: dict[str, list[int]] = {}
-        # rarest term -> second rarest term -> (position, all terms)
-        self._groups: dict[str, dict[str, list[tuple[int, tuple[str, ...]]]]] = {}
-        self._graph: dict[tuple[str, str], list[Lesson]] = {}
+        cards: list[Card] = []
+        self._cards: Cards = cards
+        self._files: Postings = {}
+        self._folders: Postings = {}
+        self._identifiers: Postings = {}
+        self._groups: Groups = {}
+        self._graph: dict[tuple[str, str], list[ScopedCard]] = {}
         groups: list[tuple[int, tuple[str, ...]]] = []
         for lesson in lessons:
             scope = lesson.scope
-            if isinstance(scope, GraphScope):
+            if scope.kind == "graph":
                 self._graph.setdefault((scope.graph_hash, scope.node_id), []).append(lesson)
                 continue
-            if not isinstance(scope, RepositoryScope):
+            if scope.kind != "repository":
                 continue
             if repository is not None and scope.repository != repository:
                 continue
-            position = len(self._cards)
-            self._cards.append(lesson)
+            position = len(cards)
+            cards.append(lesson)
             for path in scope.files:
                 _add(self._files, path, position)
             for folder in scope.folders:
@@ -103,8 +173,30 @@ class RecallIndex:
             first, second = sorted(terms, key=lambda term: (frequency[term], term))[:2]
             seconds = self._groups.setdefault(first, {})
             seconds.setdefault(second, []).append((position, terms))
-        for cards in self._graph.values():
-            cards.sort(key=lambda lesson: lesson.id)
+        for placed in self._graph.values():
+            placed.sort(key=lambda lesson: lesson.id)
+
+    def state(self) -> IndexState:
+        """The repository part as plain builtins (tuples, lists, dicts, str, int): what
+        :meth:`from_state` takes back, e.g. through ``marshal``. Graph lessons are left out."""
+        cards = self._cards
+        columns = (tuple(card.id for card in cards), tuple(card.revision for card in cards),
+                   tuple(card.title for card in cards),
+                   tuple(card.recommendation for card in cards))  # fmt: skip
+        return (self.repository, columns, self._files, self._folders, self._identifiers,
+                self._groups)  # fmt: skip
+
+    @classmethod
+    def from_state(cls, state: IndexState) -> RecallIndex:
+        """An index that matches exactly as the one whose :meth:`state` this is."""
+        repository, cards, files, folders, identifiers, groups = state
+        index = cls((), repository=repository)
+        if len({len(column) for column in cards}) > 1:
+            raise ValueError("the card columns of an index state differ in length")
+        index._cards = _CardColumns(cards)
+        index._files, index._folders, index._identifiers = files, folders, identifiers
+        index._groups = groups
+        return index
 
     def __len__(self) -> int:
         return len(self._cards)
@@ -158,12 +250,7 @@ class RecallIndex:
 
     def graph_lessons(
         self, graph_hash: str, node_id: str, repository: str | None = None
-    ) -> tuple[Lesson, ...]:
+    ) -> tuple[ScopedCard, ...]:
         """Graph lessons of one node, unqualified or qualified by ``repository``, by id."""
         cards = self._graph.get((graph_hash, node_id), ())
-        return tuple(
-            lesson
-            for lesson in cards
-            if isinstance(lesson.scope, GraphScope)
-            and lesson.scope.repository in (None, repository)
-        )
+        return tuple(lesson for lesson in cards if lesson.scope.repository in (None, repository))

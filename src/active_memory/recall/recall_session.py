@@ -5,22 +5,52 @@ score, the association that matched, and whether it was delivered, skipped as al
 in this conversation, or left out for budget). ``guidance`` does the same for a node prompt with
 the node's graph lessons. Both return a pending :class:`Recall`: the caller commits it once the
 text was handed over, or releases it.
+
+The session reads its ``activeMemory`` settings through :class:`RecallConfig` (a runtime
+``ActiveMemoryConfig`` satisfies it) and defaults to :class:`RecallSettings`, so the hook
+fallback runs it without importing the models: nothing here loads them, ``dataclasses``,
+``typing`` or ``threading`` at import. ``manifest=False`` keeps no receipts and no delivery
+records, for that fallback, whose exposures live in a file.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from _thread import allocate_lock
 
-from active_memory.models.config import ActiveMemoryConfig
-from active_memory.models.lessons import Lesson
-from active_memory.models.runs import Delivery, ToolReceipt
-from active_memory.recall.exposure import Channel, Claim, ExposureLedger, ReceiptRing
-from active_memory.recall.index import Match, RecallIndex
+from active_memory.recall.card import card_key
+from active_memory.recall.exposure import ExposureLedger, ReceiptRing
 from active_memory.recall.render import Rendering, render
-from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
+from active_memory.recall.signals import extract_signals
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, Literal, Protocol, TypeAlias
+
+    from active_memory.models.runs import Delivery, ToolReceipt
+    from active_memory.recall.card import Card
+    from active_memory.recall.exposure import Channel, Claim
+    from active_memory.recall.index import Match, RecallIndex
+    from active_memory.recall.signals import ToolCall, WorkspaceRoot
+
+    Outcome: TypeAlias = Literal["delivered", "already_delivered", "left_out"]
+    Candidate: TypeAlias = tuple[Card, int | None, str]  # card, score (None: graph), reason
+
+    class RecallConfig(Protocol):
+        """What a session reads of the ``activeMemory`` section."""
+
+        @property
+        def repository(self) -> bool: ...
+
+        @property
+        def graph(self) -> bool: ...
+
+        @property
+        def hook_injection_bytes(self) -> int: ...
+
+        @property
+        def node_injection_bytes(self) -> int: ...
+
 
 __all__ = [
     "UNKNOWN_CONVERSATION",
@@ -29,14 +59,33 @@ __all__ = [
     "Recall",
     "RecallReport",
     "RecallSession",
+    "RecallSettings",
 ]
 
-Outcome = Literal["delivered", "already_delivered", "left_out"]
 # What an untracked caller's deliveries are recorded under.
 UNKNOWN_CONVERSATION = "unknown"
 
 
-@dataclass(frozen=True, slots=True)
+class RecallSettings:
+    """The ``activeMemory`` defaults in the units a session reads (a test keeps them equal to
+    ``ActiveMemoryConfig()``): both channels on, 8,000 hook and 16,000 node tokens of 4 bytes."""
+
+    __slots__ = ("graph", "hook_injection_bytes", "node_injection_bytes", "repository")
+
+    def __init__(
+        self,
+        *,
+        repository: bool = True,
+        graph: bool = True,
+        hook_injection_bytes: int = 8_000 * 4,
+        node_injection_bytes: int = 16_000 * 4,
+    ) -> None:
+        self.repository = repository
+        self.graph = graph
+        self.hook_injection_bytes = hook_injection_bytes
+        self.node_injection_bytes = node_injection_bytes
+
+
 class Caller:
     """Who is calling: the node, its provider conversation and (optionally) the execution.
 
@@ -44,19 +93,38 @@ class Caller:
     exposure is not remembered (see :mod:`active_memory.recall.exposure`).
     """
 
-    node_id: str
-    conversation_id: str
-    execution_id: str | None = None
-    tracked: bool = True
+    __slots__ = ("conversation_id", "execution_id", "node_id", "tracked")
+
+    def __init__(
+        self,
+        node_id: str,
+        conversation_id: str,
+        execution_id: str | None = None,
+        tracked: bool = True,
+    ) -> None:
+        self.node_id = node_id
+        self.conversation_id = conversation_id
+        self.execution_id = execution_id
+        self.tracked = tracked
+
+    def __repr__(self) -> str:
+        return (f"Caller({self.node_id!r}, {self.conversation_id!r}, {self.execution_id!r}, "
+                f"tracked={self.tracked})")  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
 class CardReport:
-    id: str
-    revision: int
-    score: int | None
-    reason: str
-    outcome: Outcome
+    """One matched card in a report: its score, the association that matched, the outcome."""
+
+    __slots__ = ("id", "outcome", "reason", "revision", "score")
+
+    def __init__(
+        self, id: str, revision: int, score: int | None, reason: str, outcome: Outcome
+    ) -> None:
+        self.id = id
+        self.revision = revision
+        self.score = score
+        self.reason = reason
+        self.outcome: Outcome = outcome
 
     @property
     def key(self) -> str:
@@ -66,17 +134,35 @@ class CardReport:
         return {"id": self.id, "revision": self.revision, "score": self.score,
                 "reason": self.reason, "outcome": self.outcome}  # fmt: skip
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CardReport):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
 
-@dataclass(frozen=True, slots=True)
+    def __repr__(self) -> str:
+        return f"CardReport({self.key!r}, {self.score}, {self.reason!r}, {self.outcome!r})"
+
+
 class RecallReport:
     """What one recall matched and did with each card; never the card text."""
 
-    channel: Channel
-    tool: str
-    paths: tuple[str, ...]
-    cards: tuple[CardReport, ...]
-    budget_bytes: int
-    used_bytes: int
+    __slots__ = ("budget_bytes", "cards", "channel", "paths", "tool", "used_bytes")
+
+    def __init__(
+        self,
+        channel: Channel,
+        tool: str,
+        paths: tuple[str, ...],
+        cards: tuple[CardReport, ...],
+        budget_bytes: int,
+        used_bytes: int,
+    ) -> None:
+        self.channel: Channel = channel
+        self.tool = tool
+        self.paths = paths
+        self.cards = cards
+        self.budget_bytes = budget_bytes
+        self.used_bytes = used_bytes
 
     def _keys(self, outcome: Outcome) -> tuple[str, ...]:
         return tuple(card.key for card in self.cards if card.outcome == outcome)
@@ -104,19 +190,29 @@ class RecallReport:
         }
 
 
-Candidate = tuple[Lesson, int | None, str]  # lesson, score (None for graph guidance), reason
-
-
-@dataclass(eq=False)
 class Recall:
     """A framed answer in flight. ``text`` is empty when nothing is to be delivered."""
 
-    text: str
-    report: RecallReport
-    claim: Claim
-    receipt: ToolReceipt | None = field(default=None)
-    candidates: tuple[Candidate, ...] = field(default=(), repr=False)
-    caller: Caller | None = field(default=None, repr=False)
+    __slots__ = ("caller", "candidates", "claim", "receipt", "report", "text")
+
+    def __init__(
+        self,
+        text: str,
+        report: RecallReport,
+        claim: Claim,
+        receipt: ToolReceipt | None = None,
+        candidates: tuple[Candidate, ...] = (),
+        caller: Caller | None = None,
+    ) -> None:
+        self.text = text
+        self.report = report
+        self.claim = claim
+        self.receipt = receipt
+        self.candidates = candidates
+        self.caller = caller
+
+    def __repr__(self) -> str:
+        return f"Recall({self.text!r}, {self.report.to_dict()!r})"
 
     def commit(self) -> tuple[Delivery, ...]:
         """The text was handed over: record its cards as delivered to the conversation."""
@@ -134,17 +230,15 @@ def _report(
     matches: Sequence[Candidate],
     rendering: Rendering,
 ) -> RecallReport:
-    delivered = {lesson.key for lesson in rendering.delivered}
-    left_out = {lesson.key for lesson in rendering.left_out}
+    delivered = {card_key(lesson) for lesson in rendering.delivered}
+    left_out = {card_key(lesson) for lesson in rendering.left_out}
     cards = []
     for lesson, score, reason in matches:
+        key = card_key(lesson)
         outcome: Outcome = (
-            "delivered"
-            if lesson.key in delivered
-            else "left_out"
-            if lesson.key in left_out
+            "delivered" if key in delivered else "left_out" if key in left_out
             else "already_delivered"
-        )
+        )  # fmt: skip
         cards.append(CardReport(lesson.id, lesson.revision, score, reason, outcome))
     used = rendering.used_bytes
     return RecallReport(channel, tool, paths, tuple(cards), rendering.budget_bytes, used)
@@ -157,16 +251,18 @@ class RecallSession:
         self,
         index: RecallIndex,
         root: WorkspaceRoot,
-        config: ActiveMemoryConfig | None = None,
+        config: RecallConfig | None = None,
         *,
         ledger: ExposureLedger | None = None,
         receipts: ReceiptRing | None = None,
+        manifest: bool = True,
     ) -> None:
         self._index = index
-        self._index_lock = threading.Lock()
+        self._index_lock = allocate_lock()
         self.root = root
-        self.config = config or ActiveMemoryConfig()
-        self.ledger = ledger or ExposureLedger()
+        self.config: RecallConfig = config or RecallSettings()
+        self.manifest = manifest
+        self.ledger = ledger or ExposureLedger(records=manifest)
         self.receipts = receipts or ReceiptRing()
 
     @property
@@ -191,7 +287,9 @@ class RecallSession:
         The budget is ``hookInjectionTokens`` × 4 bytes unless ``budget_bytes`` narrows it.
         """
         signals = extract_signals(call, self.root)
-        receipt = self.receipts.add(call.tool, signals.paths, caller.execution_id)
+        receipt = None
+        if self.manifest:
+            receipt = self.receipts.add(call.tool, signals.paths, caller.execution_id)
         matches: tuple[Match, ...] = ()
         if self.config.repository:
             matches = self._index.match(signals)
@@ -216,7 +314,7 @@ class RecallSession:
 
     def guidance(self, graph_hash: str, node_id: str, caller: Caller) -> Recall:
         """Graph lessons of one node for its prompt, under ``nodeInjectionTokens``."""
-        lessons: tuple[Lesson, ...] = ()
+        lessons: tuple[Card, ...] = ()
         if self.config.graph:
             lessons = self._index.graph_lessons(graph_hash, node_id, self._index.repository)
         reason = f"graph node {node_id}"
@@ -236,7 +334,7 @@ class RecallSession:
     ) -> Recall:
         rendering = Rendering("", (), (), budget_bytes)
 
-        def choose(eligible: tuple[Lesson, ...]) -> tuple[Lesson, ...]:
+        def choose(eligible: tuple[Card, ...]) -> tuple[Card, ...]:
             nonlocal rendering
             rendering = render(eligible, budget_bytes=budget_bytes, max_chars=max_chars)
             return rendering.delivered

@@ -11,16 +11,22 @@ open, close or imitate the frame is escaped: an angle bracket or a look-alike (`
 front of ``active memory`` in any case, spacing or separator, Cyrillic and Greek homoglyphs
 included, and the bracket closing such a name. Each recommendation is indented under its header
 so a recommendation cannot pass for another card.
+
+The hook fallback imports this module on every tool call, so nothing costly happens at import:
+``re`` and ``unicodedata`` are imported, and the patterns compiled (then kept by ``re``'s own
+cache), only for text that needs them: ASCII text without a bracket of any kind never does.
+Neither ``dataclasses`` nor ``typing`` is loaded.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+from active_memory.recall.card import card_key
 
-from active_memory.models.lessons import Lesson
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from active_memory.recall.card import Card
 
 __all__ = [
     "FRAME_CLOSE",
@@ -42,7 +48,7 @@ FRAME_NOTE = (
 # Invisible characters that could split a tag name without showing: zero-width spaces and
 # joiners, soft hyphen, every bidi control (marks, embeddings, overrides, isolates), byte-order
 # mark, variation and filler characters, and the invisible "tag" block.
-_INVISIBLE = re.compile(
+_INVISIBLE = (
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
@@ -66,8 +72,10 @@ def _word(word: str) -> str:
 
 _NAME = _word("active") + _SEPARATOR + _word("memory")
 # The bracket that would open (or, after the name, close) an active_memory tag.
-_TAG_OPEN = re.compile(rf"[{_OPEN}](?=\s*[{_SLASH}]?\s*{_NAME})", re.IGNORECASE)
-_TAG_CLOSE = re.compile(rf"({_NAME}\s*)[{_CLOSE}]", re.IGNORECASE)
+_TAG_OPEN = rf"[{_OPEN}](?=\s*[{_SLASH}]?\s*{_NAME})"
+_TAG_CLOSE = rf"({_NAME}\s*)[{_CLOSE}]"
+# Text holding none of these cannot match either tag pattern.
+_BRACKETS = frozenset(_OPEN + _CLOSE)
 
 
 def _utf8(text: str) -> int:
@@ -77,34 +85,46 @@ def _utf8(text: str) -> int:
 def normalise_card_text(text: str) -> str:
     """NFKC with zero-width and bidi controls removed, on one line."""
     if not text.isascii():  # ASCII is already NFKC and holds nothing invisible
-        text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+        import re  # only for such text: see the module note
+        import unicodedata
+
+        text = re.sub(_INVISIBLE, "", unicodedata.normalize("NFKC", text))
     return " ".join(text.splitlines())
 
 
 def escape_card_text(text: str) -> str:
     """Neutralise frame look-alikes (``</active_memory>``…) and keep the text on one line."""
     flat = normalise_card_text(text)
-    return _TAG_CLOSE.sub(r"\1&gt;", _TAG_OPEN.sub("&lt;", flat))
+    if _BRACKETS.isdisjoint(flat):
+        return flat
+    import re  # only for text with a bracket: see the module note
+
+    opened = re.sub(_TAG_OPEN, "&lt;", flat, flags=re.IGNORECASE)
+    return re.sub(_TAG_CLOSE, r"\1&gt;", opened, flags=re.IGNORECASE)
 
 
-def card_block(lesson: Lesson) -> str:
+def card_block(lesson: Card) -> str:
     title = escape_card_text(lesson.title)
     recommendation = escape_card_text(lesson.recommendation)
-    return f"[{lesson.key}] {title}\n  {recommendation}\n"
+    return f"[{card_key(lesson)}] {title}\n  {recommendation}\n"
 
 
 _HEAD = f"{FRAME_OPEN}\n{FRAME_NOTE}\n"
 _TAIL = FRAME_CLOSE
 
 
-@dataclass(frozen=True, slots=True)
 class Rendering:
     """The framed text (empty when nothing fits), and which cards it holds or left out."""
 
-    text: str
-    delivered: tuple[Lesson, ...]
-    left_out: tuple[Lesson, ...]
-    budget_bytes: int
+    __slots__ = ("budget_bytes", "delivered", "left_out", "text")
+
+    def __init__(
+        self, text: str, delivered: tuple[Card, ...], left_out: tuple[Card, ...], budget_bytes: int
+    ) -> None:
+        self.text = text
+        self.delivered = delivered
+        self.left_out = left_out
+        self.budget_bytes = budget_bytes
 
     @property
     def used_bytes(self) -> int:
@@ -112,14 +132,14 @@ class Rendering:
 
 
 def render(
-    lessons: Sequence[Lesson], *, budget_bytes: int, max_chars: int | None = None
+    lessons: Sequence[Card], *, budget_bytes: int, max_chars: int | None = None
 ) -> Rendering:
     """Frame as many complete cards as fit, in the order given."""
     used_bytes = _utf8(_HEAD) + _utf8(_TAIL)
     used_chars = len(_HEAD) + len(_TAIL)
     blocks: list[str] = []
-    delivered: list[Lesson] = []
-    left_out: list[Lesson] = []
+    delivered: list[Card] = []
+    left_out: list[Card] = []
     for lesson in lessons:
         block = card_block(lesson)
         size, chars = _utf8(block), len(block)

@@ -20,18 +20,28 @@ separate commands, quoting is honoured and ``#`` starts a comment. Then, per sim
   sed addresses such as ``1,20p``, URLs and words with unexpanded ``$variables`` are not paths;
 * every other argument is a candidate path (a glob contributes its literal directory).
 
-Standard library only: the hook helper's store fallback imports it through ``signals``.
+Standard library only: the hook helper's store fallback imports it through ``signals``, on
+every tool call. ``shlex`` and ``re`` (which loads ``enum`` and more, as much again as the rest
+of a call) are imported when a command is read, not with the module, so a call that carries no
+command never loads them.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Protocol
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Protocol
 
-__all__ = ["MAX_DEPTH", "MAX_SHELL_TOKENS", "PathSink", "glob_prefix", "path_word", "read_shell"]
+    class PathSink(Protocol):
+        """Where candidate paths go, and how a directory move is resolved."""
+
+        def path(self, value: str, base: str | None) -> None: ...
+
+        def directory(self, value: str | None, base: str | None) -> str | None: ...
+
+
+__all__ = ["MAX_DEPTH", "MAX_SHELL_TOKENS", "glob_prefix", "path_word", "read_shell"]
 
 MAX_SHELL_TOKENS = 4_096
 MAX_DEPTH = 4  # nesting of `bash -c` scripts
@@ -39,24 +49,16 @@ MAX_DEPTH = 4  # nesting of `bash -c` scripts
 _OPERATOR_CHARS = "();<>|&\n"
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _CD = frozenset({"cd", "pushd"})
-_GLOB = re.compile(r"[*?\[{$`]")
+_GLOB = "*?[{$`"  # what starts a glob or an expansion
+# Compiled on first use (re keeps them).
 # A trailing source position: `src/app.py:12`, `src/app.py:12:5`, `src/app.py:12:`.
-_POSITION = re.compile(r"(?<=[^\s:/]):\d+(?::\d+)?:?$")
+_POSITION = r"(?<=[^\s:/]):\d+(?::\d+)?:?$"
 # Numbers, ranges and sed addresses: 10, +3, 1.5, 1,20p, 5d, 3:7.
-_NUMERIC = re.compile(r"[+-]?\d[\d,.:+-]*[A-Za-z]?")
+_NUMERIC = r"[+-]?\d[\d,.:+-]*[A-Za-z]?"
 
 
-class PathSink(Protocol):
-    """Where candidate paths go, and how a directory move is resolved."""
-
-    def path(self, value: str, base: str | None) -> None: ...
-
-    def directory(self, value: str | None, base: str | None) -> str | None: ...
-
-
-@dataclass(frozen=True, slots=True)
 class _Options:
-    """How one command reads its arguments.
+    """How one command reads its arguments (built once, below; never changed).
 
     ``values``: options whose value is never a path (skipped); ``chdir``: options whose value
     is the directory the command's paths are relative to; ``program``: the first operand is a
@@ -65,69 +67,68 @@ class _Options:
     command it runs (``timeout 10 cmd``).
     """
 
-    values: frozenset[str] = frozenset()
-    chdir: frozenset[str] = frozenset()
-    program: bool = False
-    program_options: frozenset[str] = frozenset()
-    subcommand: bool = False
-    operands: int = 0
+    __slots__ = ("chdir", "operands", "program", "program_options", "subcommand", "values")
 
-
-def _options(
-    values: str = "",
-    chdir: str = "",
-    *,
-    program: bool = False,
-    program_options: str = "",
-    subcommand: bool = False,
-    operands: int = 0,
-) -> _Options:
-    return _Options(frozenset(values.split()), frozenset(chdir.split()), program,
-                    frozenset(program_options.split()), subcommand, operands)  # fmt: skip
+    def __init__(
+        self,
+        values: str = "",
+        chdir: str = "",
+        *,
+        program: bool = False,
+        program_options: str = "",
+        subcommand: bool = False,
+        operands: int = 0,
+    ) -> None:
+        self.values = frozenset(values.split())
+        self.chdir = frozenset(chdir.split())
+        self.program = program
+        self.program_options = frozenset(program_options.split())
+        self.subcommand = subcommand
+        self.operands = operands
 
 
 # Commands that run the command after them; their own options are skipped.
 _WRAPPERS: dict[str, _Options] = {
-    "sudo": _options("-u -g -h -p -r -t -T -U -C --user --group --host --prompt --role --type "
+    "sudo": _Options("-u -g -h -p -r -t -T -U -C --user --group --host --prompt --role --type "
                      "--other-user --close-from --command-timeout", "-D --chdir"),
-    "doas": _options("-u -C"),
-    "env": _options("-u -S --unset --split-string", "-C --chdir"),
-    "time": _options("-f -o --format --output"),
-    "nice": _options("-n --adjustment"),
-    "ionice": _options("-c -n -p -P -u --class --classdata"),
-    "nohup": _options(),
-    "exec": _options("-a"),
-    "command": _options(),
-    "builtin": _options(),
-    "stdbuf": _options("-i -o -e --input --output --error"),
-    "timeout": _options("-k -s --kill-after --signal", operands=1),
-    "xargs": _options("-d -E -I -L -n -P -s --delimiter --eof --replace --max-lines "
+    "doas": _Options("-u -C"),
+    "env": _Options("-u -S --unset --split-string", "-C --chdir"),
+    "time": _Options("-f -o --format --output"),
+    "nice": _Options("-n --adjustment"),
+    "ionice": _Options("-c -n -p -P -u --class --classdata"),
+    "nohup": _Options(),
+    "exec": _Options("-a"),
+    "command": _Options(),
+    "builtin": _Options(),
+    "stdbuf": _Options("-i -o -e --input --output --error"),
+    "timeout": _Options("-k -s --kill-after --signal", operands=1),
+    "xargs": _Options("-d -E -I -L -n -P -s --delimiter --eof --replace --max-lines "
                       "--max-args --max-procs --max-chars --process-slot-var"),
 }  # fmt: skip
 
-_SEARCH = _options("-e -m -A -B -C -t -T --regexp --max-count --context --after-context "
+_SEARCH = _Options("-e -m -A -B -C -t -T --regexp --max-count --context --after-context "
                    "--before-context --type --type-not", program=True,
                    program_options="-e -f --regexp --file")  # fmt: skip
 _COMMANDS: dict[str, _Options] = {
     **dict.fromkeys(("grep", "egrep", "fgrep", "rg", "ag", "ack"), _SEARCH),
-    "sed": _options("-e -l --expression --line-length", program=True,
+    "sed": _Options("-e -l --expression --line-length", program=True,
                     program_options="-e -f --expression --file"),
-    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _options(
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk"), _Options(
         "-v -F -e --assign --field-separator --source", program=True,
         program_options="-f -e --file --source")),
-    "jq": _options(program=True),
+    "jq": _Options(program=True),
     # -C moves git only before the subcommand (`git log -C` detects copies).
-    "git": _options("-c --git-dir --work-tree --namespace --config-env -m -b -B --message "
+    "git": _Options("-c --git-dir --work-tree --namespace --config-env -m -b -B --message "
                     "--grep --author --committer --format --pretty --since --until --after "
                     "--before --date", "-C", subcommand=True),
-    "make": _options(chdir="-C --directory"),
-    "tar": _options(chdir="-C --directory"),
-    "npm": _options(chdir="--prefix"),
-    "yarn": _options(chdir="--cwd"),
-    "pnpm": _options(chdir="-C --dir"),
-    "uv": _options(chdir="--directory"),
-    "pytest": _options("-k -m -p -o -n --maxfail --durations"),
-    "find": _options("-name -iname -path -ipath -regex -iregex -type -maxdepth -mindepth -size "
+    "make": _Options(chdir="-C --directory"),
+    "tar": _Options(chdir="-C --directory"),
+    "npm": _Options(chdir="--prefix"),
+    "yarn": _Options(chdir="--cwd"),
+    "pnpm": _Options(chdir="-C --dir"),
+    "uv": _Options(chdir="--directory"),
+    "pytest": _Options("-k -m -p -o -n --maxfail --durations"),
+    "find": _Options("-name -iname -path -ipath -regex -iregex -type -maxdepth -mindepth -size "
                      "-mtime -mmin -perm -user -group -printf"),
 }  # fmt: skip
 _PLAIN = _Options()
@@ -135,10 +136,10 @@ _PLAIN = _Options()
 
 def glob_prefix(word: str) -> str:
     """The literal directory in front of a glob or variable (``src/app/*.py`` gives ``src/app``)."""
-    match = _GLOB.search(word)
-    if match is None:
+    cut = min((index for index in map(word.find, _GLOB) if index >= 0), default=-1)
+    if cut < 0:
         return word
-    head = word[: match.start()]
+    head = word[:cut]
     return head.rsplit("/", 1)[0] if "/" in head else ""
 
 
@@ -148,13 +149,17 @@ def path_word(word: str) -> str | None:
         return None
     if "::" in word:
         word = word.split("::", 1)[0]
-    word = _POSITION.sub("", word)
-    if not word or _NUMERIC.fullmatch(word):
+    import re  # see the module note
+
+    word = re.sub(_POSITION, "", word)
+    if not word or re.fullmatch(_NUMERIC, word):
         return None
     return word
 
 
 def _tokens(script: str) -> Iterator[str]:
+    import shlex  # see the module note
+
     lexer = shlex.shlex(script, posix=True, punctuation_chars=_OPERATOR_CHARS)
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True

@@ -14,20 +14,25 @@ harness's own working directory falls back to the root. Work is bounded on huge 
 :data:`MAX_SCAN_CHARS` characters of argument text, :data:`MAX_SHELL_TOKENS` shell tokens,
 :data:`MAX_PATHS` paths and :data:`MAX_IDENTIFIERS` identifiers per call.
 
-Standard library and ``active_memory.limits`` only: the hook helper's store fallback imports it.
+Standard library and ``active_memory.limits`` only, and no ``dataclasses`` or ``typing`` at run
+time: the hook helper's store fallback imports it on every tool call, where those imports alone
+would cost more than the matching. For the same reason identifiers are found without ``re``
+(which loads ``enum`` and more, as much again as the rest of a call): a call without a shell
+command or a patch never loads it (:mod:`active_memory.recall.shell` does, for a command).
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shlex
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
 
 from active_memory.limits import BROAD_WORDS, LIMITS
 from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 __all__ = [
     "MAX_IDENTIFIERS",
@@ -51,29 +56,62 @@ PATH_FIELDS = ("file_path", "filePath", "path", "filename", "paths")
 DIRECTORY_FIELDS = ("cwd", "workdir")
 SHELL_FIELDS = ("command", "cmd", "script")
 
-_IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
-# camelCase, PascalCase and ACRONYMWord boundaries; digits stay with the letters before them.
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
-_PATCH_HEADER = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
-_DRIVE = re.compile(r"[A-Za-z]:(?:/|$)")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_IDENTIFIER_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# Every byte that cannot be part of an identifier run becomes a space: the runs ([A-Za-z0-9_]+,
+# UTF-8 of any other character included) then split apart in C.
+_RUN_SEPARATORS = bytes(byte if byte in _IDENTIFIER_BYTES else 0x20 for byte in range(256))
+# Compiled on first use (re keeps it): only a Codex patch needs it.
+_PATCH_HEADER = r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$"
 
 
-@dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One tool call as a harness reports it: the tool, its arguments and its working directory."""
+    """One tool call as a harness reports it: the tool, its arguments and its working directory.
 
-    tool: str
-    arguments: Mapping[str, Any] = field(default_factory=dict)
-    cwd: str | None = None
+    A plain value (treat it as frozen), like every type on the hook path: see the module note.
+    """
+
+    __slots__ = ("arguments", "cwd", "tool")
+
+    def __init__(
+        self, tool: str, arguments: Mapping[str, Any] | None = None, cwd: str | None = None
+    ) -> None:
+        self.tool = tool
+        self.arguments: Mapping[str, Any] = {} if arguments is None else arguments
+        self.cwd = cwd
+
+    def __repr__(self) -> str:
+        return f"ToolCall({self.tool!r}, {self.arguments!r}, {self.cwd!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class Signals:
     """What a call touches: root-relative paths (in discovery order), identifiers, topic words."""
 
-    paths: tuple[str, ...] = ()
-    identifiers: frozenset[str] = frozenset()
-    words: frozenset[str] = frozenset()
+    __slots__ = ("identifiers", "paths", "words")
+
+    def __init__(
+        self,
+        paths: tuple[str, ...] = (),
+        identifiers: frozenset[str] = frozenset(),
+        words: frozenset[str] = frozenset(),
+    ) -> None:
+        self.paths = paths
+        self.identifiers = identifiers
+        self.words = words
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Signals):
+            return NotImplemented
+        return (self.paths, self.identifiers, self.words) == (
+            other.paths, other.identifiers, other.words)  # fmt: skip
+
+    def __repr__(self) -> str:
+        return f"Signals({self.paths!r}, {set(self.identifiers)!r}, {set(self.words)!r})"
+
+
+def _has_drive(text: str) -> bool:
+    """Whether ``text`` starts with a drive, ``c:`` alone or before ``/`` (``[A-Za-z]:(/|$)``)."""
+    return len(text) > 1 and text[1] == ":" and text[0] in _LETTERS and text[2:3] in ("", "/")
 
 
 def _normalise(path: str) -> str | None:
@@ -81,7 +119,7 @@ def _normalise(path: str) -> str | None:
     text = path.replace("\\", "/")
     if text.startswith("/"):
         prefix, rest = "", text
-    elif _DRIVE.match(text):
+    elif _has_drive(text):
         prefix, rest = text[0].lower() + ":", text[2:]
     else:
         return None
@@ -99,14 +137,13 @@ def _normalise(path: str) -> str | None:
 
 def _join(base: str | None, path: str) -> str | None:
     text = path.replace("\\", "/")
-    if text.startswith("/") or _DRIVE.match(text):
+    if text.startswith("/") or _has_drive(text):
         return _normalise(text)
     if base is None or text.startswith("~"):
         return None
     return _normalise(base + "/" + text)
 
 
-@dataclass(frozen=True, slots=True)
 class WorkspaceRoot:
     """The workspace as absolute normalised prefixes: the path given and its real path.
 
@@ -114,7 +151,13 @@ class WorkspaceRoot:
     ``/private/tmp``) is understood while matching itself never touches the filesystem.
     """
 
-    roots: tuple[str, ...]
+    __slots__ = ("roots",)
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+
+    def __repr__(self) -> str:
+        return f"WorkspaceRoot({self.roots!r})"
 
     @classmethod
     def at(cls, workspace: str | os.PathLike[str]) -> WorkspaceRoot:
@@ -198,7 +241,9 @@ class _Collector:
 
 
 def _patch(collector: _Collector, text: str, base: str | None) -> None:
-    for match in _PATCH_HEADER.finditer(text):
+    import re  # only for a patch: see the module note
+
+    for match in re.finditer(_PATCH_HEADER, text, re.MULTILINE):
         collector.path(match.group(1), base)
 
 
@@ -213,10 +258,39 @@ def _strings(value: Any, depth: int = 0) -> Iterator[str]:
             yield from _strings(item, depth + 1)
 
 
+def _camel_words(chunk: str) -> Iterator[str]:
+    """The words ``[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+`` finds, found
+    without ``re`` (a test holds the two equal): acronyms apart (``HTTPServer``: ``HTTP``,
+    ``Server``), digits kept with the letters before them."""
+    end, start = len(chunk), 0
+    while start < end:
+        position, char = start, chunk[start]
+        if "A" <= char <= "Z":
+            while position < end and "A" <= chunk[position] <= "Z":
+                position += 1
+            if position < end and "a" <= chunk[position] <= "z":
+                if position - start > 1:  # an acronym, then a capitalised word
+                    yield chunk[start : position - 1]
+                    start = position - 1
+                    continue
+                while position < end and "a" <= chunk[position] <= "z":
+                    position += 1
+        elif "a" <= char <= "z":
+            while position < end and "a" <= chunk[position] <= "z":
+                position += 1
+        elif not "0" <= char <= "9":
+            start += 1  # no word starts here
+            continue
+        while position < end and "0" <= chunk[position] <= "9":
+            position += 1
+        yield chunk[start:position]
+        start = position
+
+
 def split_words(identifier: str) -> Iterator[str]:
     """Lowercase topic words of one identifier, split on ``_`` and camelCase."""
     for chunk in identifier.split("_"):
-        for word in _WORD.findall(chunk):
+        for word in _camel_words(chunk):
             yield word.lower()
 
 
@@ -225,10 +299,10 @@ def _identifiers(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     word_low, word_high = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
     runs: dict[str, None] = {}
     for text in texts:
-        for run in _IDENTIFIER.findall(text):
+        for run in text.encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS).split():
             if len(runs) >= MAX_IDENTIFIERS:
                 break
-            runs.setdefault(run, None)
+            runs.setdefault(run.decode("ascii"), None)
     identifiers = frozenset(run for run in runs if low <= len(run) <= high)
     words = {
         word
@@ -244,6 +318,8 @@ def _shell_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        import shlex  # only for an argv list: see the module note
+
         return shlex.join(value)
     return None
 

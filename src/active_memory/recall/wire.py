@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from active_memory.recall.exchange import MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
+
 __all__ = [
     "HTTP_STARTS",
     "MAX_HEADER_BYTES",
@@ -26,8 +28,6 @@ __all__ = [
     "text_field",
 ]
 
-MAX_REQUEST_BYTES = 256 * 1024
-MAX_RESPONSE_BYTES = 32 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 HTTP_STARTS = (b"POST", b"GET ", b"PUT ", b"HEAD", b"DELE", b"OPTI", b"PATC")
 

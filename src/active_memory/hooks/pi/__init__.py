@@ -10,12 +10,14 @@ handler never throws: a throwing handler would block the tool.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
-from importlib.abc import Traversable
-from typing import Any
 
 from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
 from active_memory.recall.signals import ToolCall
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
+    from typing import Any
 
 __all__ = ["EXTENSION_NAME", "HARNESS", "answer", "extension_source", "parse"]
 
@@ -44,4 +46,8 @@ HARNESS = Harness("pi", parse, answer, None)
 
 def extension_source() -> Traversable:
     """The extension file, for ``pi -e`` (contained mode) or copying into ``.pi/extensions``."""
+    # Imported here, not with the adapter: the hook fallback loads the adapter on every tool
+    # call, and importlib.resources costs more than that whole call.
+    from importlib import resources
+
     return resources.files(__name__).joinpath(EXTENSION_NAME)

@@ -1,0 +1,170 @@
+"""Hook fallback benchmark: the installed helper command with no broker, at 1,000 lessons.
+
+Run: ``python benchmarks/hook_fallback_bench.py`` (``--runs N``, ``--lessons N``).
+
+A real store holds the lessons and a real git checkout is the workspace. The command is exactly
+what ``active-memory hooks install`` writes for Claude Code when no broker runs (``sh -c`` on
+the helper command, as the harness spawns it), fed a Claude Code ``PreToolUse`` payload on
+stdin: a ``Read`` of a file one lesson names, in a new conversation each time, so every call
+matches, frames and records a card. Three series run interleaved, so machine noise hits them
+alike, each the median of ``--runs`` spawns:
+
+* the baseline, ``python3 -I -S -c pass``;
+* the first call (cold): the cached index removed before each run, so the call reads every
+  row, builds the index and writes the cache;
+* repeated calls (warm): the cache holds, so the call opens the store, reads its stamp, loads
+  the cached index and matches; and the same with a ``Bash`` command in place of the ``Read``
+  (reading a command loads ``shlex`` and ``re``, which a ``Read`` never needs).
+
+Target: warm ≤ 3× the baseline. ``import active_memory`` alone is timed too, for the share the
+package's own ``__init__`` takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import active_memory
+from active_memory.hooks import index_cache
+from active_memory.hooks.install import helper_command
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
+from active_memory.store.sqlite import SqliteStore
+
+ORIGIN = "https://github.com/acme/monorepo.git"
+REPOSITORY = "forge:github.com/acme/monorepo"
+TARGET = 3.0
+
+
+def draft(number: int) -> LessonDraft:
+    return LessonDraft(
+        scope=RepositoryScope(
+            repository=REPOSITORY,
+            files=(f"src/module_{number % 50}/file_{number}.py",),
+            folders=(f"src/module_{number % 50}/part_{number % 7}",),
+            identifiers=(f"handler_{number}",),
+            keyword_groups=(("retry", f"topic{number % 97}"),),
+        ),
+        title=f"Lesson {number} about the retry handler",
+        recommendation=(
+            "Call the retry wrapper with an explicit deadline; the default waits forever and "
+            f"hides timeouts in module {number % 50}."
+        ),
+        evidence=Evidence(run_id="bench", references=("exec:e1",), reason="bench"),
+    )
+
+
+def fill(store: Path, count: int) -> None:
+    with SqliteStore(store) as opened:
+        ids = sorted(new_lesson_id() for _ in range(count))
+        for start in range(0, count, 500):
+            mutations = tuple(
+                Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=draft(start + n))
+                for n, lesson_id in enumerate(ids[start : start + 500])
+            )
+            opened.publish(Publication(run_id="bench-fill", mutations=mutations))
+
+
+def checkout(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", ORIGIN], check=True,
+                   capture_output=True)  # fmt: skip
+    return folder
+
+
+def payload(workspace: Path, conversation: str, number: int, *, shell: bool = False) -> bytes:
+    """A Read of a file lesson ``number`` names, or a shell command running its tests."""
+    module, name = f"src/module_{number % 50}", f"file_{number}.py"
+    tool, arguments = ("Read", {"file_path": str(workspace / module / name)})
+    if shell:
+        command = f"cd {module} && python -m pytest -q {name} -k handler_{number} 2>&1 | tail -5"
+        tool, arguments = "Bash", {"command": command, "description": "Run the tests"}
+    return json.dumps({
+        "session_id": conversation, "transcript_path": f"/tmp/{conversation}.jsonl",
+        "cwd": str(workspace), "hook_event_name": "PreToolUse", "tool_name": tool,
+        "tool_input": arguments, "tool_use_id": f"toolu_{conversation}",
+    }).encode()  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40, help="spawns per series (median)")
+    parser.add_argument("--lessons", type=int, default=1000, help="lessons in the store")
+    options = parser.parse_args()
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith("ACTIVE_MEMORY_")
+    }  # fmt: skip  (no broker anywhere)
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        workspace = checkout(root / "monorepo")
+        store = root / "state" / "lessons.sqlite3"
+        store.parent.mkdir(mode=0o700)
+        fill(store, options.lessons)
+        command = helper_command("claude", store=str(store), workspace=str(workspace))
+        cache = index_cache.cache_path(str(store), os.path.realpath(workspace))
+        counter = iter(range(1_000_000))
+
+        def hook(cold: bool, shell: bool = False) -> Callable[[], None]:
+            def run() -> None:
+                if cold:
+                    Path(cache).unlink(missing_ok=True)
+                number = next(counter) % options.lessons
+                stdin = payload(workspace, f"bench-{next(counter)}", number, shell=shell)
+                done = subprocess.run(["sh", "-c", command], env=env, input=stdin,
+                                      capture_output=True)  # fmt: skip
+                if b"additionalContext" not in done.stdout:
+                    raise SystemExit(f"the hook answered {done.stdout!r} {done.stderr!r}")
+
+            return run
+
+        def spawn(*argv: str) -> Callable[[], None]:
+            def run() -> None:
+                subprocess.run(argv, env=env, check=True)
+
+            return run
+
+        package = str(Path(active_memory.__file__).parents[1])  # the src folder benchmarked
+        series: dict[str, Callable[[], None]] = {
+            "python3 -I -S -c pass (baseline)": spawn(sys.executable, "-I", "-S", "-c", "pass"),
+            "import active_memory (package __init__ only)": spawn(
+                sys.executable, "-I", "-S", "-c",
+                f"import sys; sys.path.insert(0, {package!r}); import active_memory"),
+            "fallback hook, first call (cold cache)": hook(cold=True),
+            "fallback hook, repeated call (warm cache)": hook(cold=False),
+            "  the same with a shell command (Bash)": hook(cold=False, shell=True),
+        }  # fmt: skip
+        hook(cold=False)()  # compile the bytecode caches once, as an installed package has them
+        samples: dict[str, list[float]] = {name: [] for name in series}
+        for _ in range(options.runs):
+            for name, run in series.items():
+                started = time.perf_counter()
+                run()
+                samples[name].append(time.perf_counter() - started)
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    base = median["python3 -I -S -c pass (baseline)"]
+    print(f"hook fallback, {options.lessons:,} lessons, no broker; median of {options.runs} "
+          "interleaved spawns")  # fmt: skip
+    for name, value in median.items():
+        print(f"  {name:<48} {value * 1e3:8.1f} ms   {value / base:5.2f}x")
+    warm = median["fallback hook, repeated call (warm cache)"] / base
+    cold = median["fallback hook, first call (cold cache)"] / base
+    verdict = "meets" if warm <= TARGET else "misses"
+    print(
+        f"  ratio warm / baseline: {warm:.2f}x ({verdict} the {TARGET:.0f}x target); "
+        f"cold / baseline: {cold:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()

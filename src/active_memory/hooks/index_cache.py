@@ -1,0 +1,197 @@
+"""The hook fallback's recall index, built once per store content and cached beside the store.
+
+Without a broker every tool call is a new process; rebuilding the index from the store on each
+one costs more than the interpreter's own start. So the built index
+(:meth:`~active_memory.recall.index.RecallIndex.state`) is kept in a private file, in the
+``exposure`` folder beside the store (0700, the fallback's own): ``<digest>.index``, mode 0600,
+one per store and workspace, written atomically.
+
+The file is used only when everything it was built from still holds, else it is rebuilt:
+
+* its format (this layout and this interpreter's ``marshal`` version);
+* the store (path, file identity, creation time, generation and content counters, read from
+  the store on every call);
+* the workspace's real path and its repository key. Deriving that key reads git metadata and
+  costs as much as the rest of the call, so the file also keeps the status (``stat``) of every
+  file and folder the key was derived from: the checkout's ``.git``, its config (the origin
+  remote), and the folders between the workspace and the checkout, where a new ``.git`` would
+  make another checkout. When any of them changed, the key is derived again.
+
+A file that cannot be read, does not unmarshal, is not private to this user or has the wrong
+shape counts as missing. Per call, the cost is opening the store, reading its stamp, a few
+``stat`` calls and loading this file.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import sys
+
+from active_memory.hooks.private_dir import digest_name, private_dir
+from active_memory.recall.index import RecallIndex
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
+
+    from active_memory.recall.index import IndexState
+    from active_memory.store.rows import StoreRows, StoreStamp
+
+    Status: TypeAlias = tuple[int, int, int, int] | None  # inode, size, mtime_ns, ctime_ns
+    Fingerprint: TypeAlias = tuple[tuple[str, Status], ...]
+
+__all__ = ["FORMAT", "MAX_CACHE_BYTES", "CachedIndex", "cache_path", "load_index"]
+
+FORMAT = ("active-memory/hook-index", 2, marshal.version, sys.version_info[:2])
+MAX_CACHE_BYTES = 64 * 1024 * 1024
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_POSIX = hasattr(os, "geteuid")
+
+
+class CachedIndex:
+    """The index for one call: where its file is, and whether it came from that file."""
+
+    __slots__ = ("from_cache", "index", "path", "repository")
+
+    def __init__(self, index: RecallIndex, repository: str, path: str, from_cache: bool) -> None:
+        self.index = index
+        self.repository = repository
+        self.path = path
+        self.from_cache = from_cache
+
+    def discard(self) -> None:
+        """Remove the file (the index it held failed): the next call rebuilds it."""
+        try:  # noqa: SIM105  (contextlib would cost the hook path an import)
+            os.unlink(self.path)
+        except OSError:
+            pass  # already gone, or never written
+
+
+def cache_path(store: str, real_workspace: str) -> str:
+    """Where the index of ``real_workspace`` over the store at ``store`` is cached."""
+    name = digest_name(f"{store}\0{real_workspace}")
+    return os.path.join(os.path.dirname(store), "exposure", name + ".index")
+
+
+def _status(path: str) -> Status:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _holds(fingerprint: Fingerprint) -> bool:
+    return all(_status(path) == status for path, status in fingerprint)
+
+
+def _derive_repository(real_workspace: str) -> tuple[str, Fingerprint]:
+    """The workspace's repository key, and the status of everything it was derived from."""
+    # Imported only when the cached key no longer holds: repository identity (pathlib, urllib,
+    # hashlib behind it) costs a warm call more than everything else it does.
+    from active_memory.repository import find_checkout, git_dir, repository_key
+
+    checkout = find_checkout(real_workspace)
+    top = None if checkout is None else str(checkout)
+    sources = []
+    folder = real_workspace
+    while folder != top:  # a `.git` created in any of these would move the checkout
+        sources.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    if checkout is not None:
+        sources.append(os.path.join(str(checkout), ".git"))
+        directory = git_dir(checkout)
+        if directory is not None:
+            sources.append(os.path.join(str(directory), "config"))
+    # Status first, key second: a change in between makes the next call derive it again.
+    fingerprint = tuple((path, _status(path)) for path in sources)
+    return repository_key(real_workspace), fingerprint
+
+
+def _read(path: str) -> tuple[Any, ...] | None:
+    """The cache entry at ``path``; None when it is missing, foreign or damaged."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(descriptor)
+        private = not _POSIX or (info.st_uid == os.geteuid() and not info.st_mode & 0o077)
+        if not stat.S_ISREG(info.st_mode) or not private or info.st_size > MAX_CACHE_BYTES:
+            return None
+        data = b""
+        while len(data) < info.st_size:  # one read of the known size, not a big buffer per chunk
+            chunk = os.read(descriptor, info.st_size - len(data))
+            if not chunk:
+                break
+            data += chunk
+        entry = marshal.loads(data)
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    finally:
+        os.close(descriptor)
+    if not isinstance(entry, tuple) or len(entry) != 6 or entry[0] != FORMAT:
+        return None
+    state = entry[5]
+    shaped = (
+        isinstance(state, tuple)
+        and len(state) == 6
+        and isinstance(state[1], tuple)
+        and len(state[1]) == 4
+        and all(isinstance(table, dict) for table in state[2:])
+    )
+    return entry if shaped else None
+
+
+def _write(path: str, entry: tuple[Any, ...]) -> None:
+    """Replace the cache file atomically (0600); a failure only costs the next call a rebuild."""
+    try:
+        private_dir(os.path.dirname(path))
+        temporary = f"{path}.{os.getpid()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW
+        descriptor = os.open(temporary, flags, 0o600)
+        try:
+            data = memoryview(marshal.dumps(entry))
+            while data:
+                data = data[os.write(descriptor, data) :]
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except Exception:
+        try:  # noqa: SIM105  (contextlib would cost the hook path an import)
+            os.unlink(f"{path}.{os.getpid()}.tmp")
+        except OSError:
+            pass
+
+
+def load_index(rows: StoreRows, workspace: str) -> CachedIndex:
+    """The repository index of ``workspace`` over the open store ``rows``: from its cache file
+    when that still holds, else built from the stored rows and cached.
+
+    An entry is ``(FORMAT, (store, real workspace), store stamp, repository, fingerprint,
+    index state)``.
+    """
+    real = os.path.realpath(os.path.abspath(workspace))
+    path = cache_path(rows.path, real)
+    stamp: StoreStamp = rows.stamp()
+    entry = _read(path)
+    known = entry is not None and entry[1] == (rows.path, real)
+    if entry is not None and known and _holds(entry[4]):
+        repository, fingerprint = entry[3], entry[4]
+        if entry[2] == stamp:
+            return CachedIndex(RecallIndex.from_state(entry[5]), repository, path, True)
+    else:
+        repository, fingerprint = _derive_repository(real)
+    state: IndexState
+    if entry is not None and known and entry[2:4] == (stamp, repository):
+        state = entry[5]  # only the key's sources moved: the index itself still holds
+    else:
+        stamp, cards = rows.repository_cards(repository)
+        state = RecallIndex(cards, repository=repository).state()
+    _write(path, (FORMAT, (rows.path, real), stamp, repository, fingerprint, state))
+    return CachedIndex(RecallIndex.from_state(state), repository, path, False)

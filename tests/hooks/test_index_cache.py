@@ -1,0 +1,159 @@
+"""The fallback's cached index: reused while it holds, rebuilt when anything it was built from
+changed, never trusted when damaged."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from active_memory.hooks import index_cache
+from active_memory.hooks.fallback import answer_from_store
+from active_memory.hooks.index_cache import CachedIndex, load_index
+from active_memory.recall.signals import Signals
+from active_memory.repository import local_repository_key
+from active_memory.store.rows import StoreRows
+from recall.kit import (
+    REPOSITORY,
+    lesson,
+    lesson_id,
+    payload_in,
+    seed_store,
+    widgets_checkout,
+    widgets_lessons,
+)
+
+CONFIG = Signals(("src/widgets/config.py",))
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path]:
+    workspace = widgets_checkout(tmp_path / "widgets")
+    store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
+    seed_store(store, widgets_lessons())
+    return workspace, store
+
+
+def load(workspace: Path, store: Path) -> CachedIndex:
+    with StoreRows(store) as rows:
+        return load_index(rows, str(workspace))
+
+
+def matched(cached: CachedIndex, signals: Signals = CONFIG) -> list[str]:
+    return [match.lesson.id for match in cached.index.match(signals)]
+
+
+def test_a_repeated_call_uses_the_cached_index_without_rebuilding_it(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, store = setup
+    first = load(workspace, store)
+    assert (first.from_cache, first.repository, matched(first)) == (False, REPOSITORY,
+                                                                   [lesson_id(1)])  # fmt: skip
+    written = os.stat(first.path)
+    assert (written.st_mode & 0o777, os.stat(Path(first.path).parent).st_mode & 0o777) == (
+        0o600, 0o700)  # fmt: skip
+    again = load(workspace, store)
+    assert (again.from_cache, matched(again)) == (True, [lesson_id(1)])
+    assert again.index.match(Signals(words=frozenset({"bedrock", "region"})))[0].score == 500
+    assert os.stat(again.path).st_mtime_ns == written.st_mtime_ns  # not written again
+
+
+def test_a_publication_makes_the_next_call_rebuild(setup: tuple[Path, Path]) -> None:
+    workspace, store = setup
+    load(workspace, store)
+    seed_store(store, [lesson(7, files=["src/widgets/config.py"])])
+    after = load(workspace, store)
+    assert (after.from_cache, matched(after)) == (False, [lesson_id(1), lesson_id(7)])
+    assert load(workspace, store).from_cache
+
+
+def test_a_store_file_restored_over_the_store_makes_the_next_call_rebuild(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, store = setup
+    backup = store.with_name("backup.sqlite3")
+    shutil.copy2(store, backup)
+    load(workspace, store)
+    os.replace(backup, store)  # same generation and counters: only the file differs
+    assert not load(workspace, store).from_cache
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda path: path.write_bytes(b"not marshal at all"),
+        lambda path: path.write_bytes(path.read_bytes()[:100]),
+        lambda path: path.write_bytes(marshal.dumps(("active-memory/hook-index", 0))),
+        lambda path: path.write_bytes(marshal.dumps(
+            (("another", "format"), *marshal.loads(path.read_bytes())[1:]))),
+        lambda path: path.chmod(0o644),
+    ],
+    ids=["garbage", "truncated", "wrong shape", "other format", "readable by others"],
+)  # fmt: skip
+def test_a_damaged_or_foreign_cache_file_is_rebuilt(
+    setup: tuple[Path, Path], damage: Callable[[Path], object]
+) -> None:
+    workspace, store = setup
+    path = Path(load(workspace, store).path)
+    damage(path)
+    rebuilt = load(workspace, store)
+    assert (rebuilt.from_cache, matched(rebuilt)) == (False, [lesson_id(1)])
+    assert load(workspace, store).from_cache
+
+
+def test_a_cached_index_that_fails_is_discarded(setup: tuple[Path, Path]) -> None:
+    workspace, store = setup
+    path = Path(load(workspace, store).path)
+    entry = list(marshal.loads(path.read_bytes()))
+    state = list(entry[5])
+    state[2] = {"src/widgets/config.py": [999]}  # a position no card holds
+    entry[5] = tuple(state)
+    path.write_bytes(marshal.dumps(tuple(entry)))
+    document = json.loads(payload_in("claude/read.json", workspace))
+    with pytest.raises(IndexError):
+        answer_from_store("claude", document, store=str(store), workspace=str(workspace))
+    assert not path.exists()
+    answer = answer_from_store("claude", document, store=str(store), workspace=str(workspace))
+    assert answer is not None
+    assert lesson_id(1).encode() in answer[0]
+
+
+def test_a_new_origin_remote_is_seen_by_the_next_call(setup: tuple[Path, Path]) -> None:
+    workspace, store = setup
+    assert load(workspace, store).repository == REPOSITORY
+    subprocess.run(["git", "-C", str(workspace), "remote", "set-url", "origin",
+                    "https://github.com/acme/gadgets.git"], check=True)  # fmt: skip
+    moved = load(workspace, store)
+    assert (moved.from_cache, moved.repository) == (False, "forge:github.com/acme/gadgets")
+    assert matched(moved) == []
+
+
+def test_a_new_checkout_between_workspace_and_repository_is_seen(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, store = setup
+    inner = workspace / "src" / "widgets"
+    inner.mkdir(parents=True)
+    assert load(inner, store).repository == REPOSITORY
+    subprocess.run(["git", "init", "-q", str(workspace / "src")], check=True)
+    assert load(inner, store).repository == local_repository_key(workspace / "src")
+
+
+def test_each_store_and_workspace_has_its_own_cache_file(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    workspace, store = setup
+    other = widgets_checkout(tmp_path / "other")
+    paths = {load(workspace, store).path, load(other, store).path}
+    assert len(paths) == 2
+    assert load(workspace, store).from_cache
+    assert load(other, store).from_cache
+    real = os.path.realpath(workspace)
+    assert index_cache.cache_path(str(store), real) == load(workspace, store).path

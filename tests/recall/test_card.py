@@ -1,0 +1,77 @@
+"""Recall reads cards through protocols: a Lesson, a stored row and a restored index agree."""
+
+from __future__ import annotations
+
+import marshal
+from pathlib import Path
+
+from active_memory.models.config import ActiveMemoryConfig
+from active_memory.recall.card import card_key
+from active_memory.recall.index import RecallIndex
+from active_memory.recall.recall_session import Caller, RecallSession, RecallSettings
+from active_memory.recall.signals import Signals, ToolCall
+from active_memory.store.rows import StoreRows
+from recall.kit import GRAPH, REPOSITORY, ROOT, WORKSPACE, graph_lesson, lesson, seed_store
+
+LESSONS = (
+    lesson(1, files=["src/a.py"], identifiers=["load_config"]),
+    lesson(
+        2, folders=["src"], keyword_groups=[["bedrock", "region"], ["cache", "lease", "expiry"]]
+    ),
+    lesson(3, identifiers=["configure_bedrock"], repository="forge:github.com/acme/other"),
+    graph_lesson(4, "build"),
+)
+PROBES = (
+    Signals(("src/a.py",)),
+    Signals(("src/b/c.py",), frozenset({"load_config"})),
+    Signals(words=frozenset({"bedrock", "region", "cache", "lease"})),
+    Signals(words=frozenset({"cache", "lease", "expiry"})),
+    Signals(identifiers=frozenset({"configure_bedrock"})),
+)
+
+
+def matches(index: RecallIndex) -> list[list[tuple[str, int, str]]]:
+    return [[(card_key(m.lesson), m.score, m.reason) for m in index.match(probe)]
+            for probe in PROBES]  # fmt: skip
+
+
+def test_the_defaults_a_session_runs_with_are_active_memorys() -> None:
+    config, settings = ActiveMemoryConfig(), RecallSettings()
+    assert (settings.repository, settings.graph, settings.hook_injection_bytes,
+            settings.node_injection_bytes) == (config.repository, config.graph,
+                                               config.hook_injection_bytes,
+                                               config.node_injection_bytes)  # fmt: skip
+
+
+def test_stored_rows_index_exactly_as_the_lessons_do(tmp_path: Path) -> None:
+    store = tmp_path / "lessons.sqlite3"
+    seed_store(store, LESSONS)
+    with StoreRows(store) as rows:
+        _, cards = rows.repository_cards(REPOSITORY)
+    from_rows = RecallIndex(cards, repository=REPOSITORY)
+    from_lessons = RecallIndex(LESSONS, repository=REPOSITORY)
+    assert matches(from_rows) == matches(from_lessons)
+    assert [m for m in matches(from_lessons) if m] != []  # the probes do match something
+    assert len(from_rows) == len(from_lessons) == 2
+
+
+def test_an_index_restored_from_its_state_matches_as_the_original() -> None:
+    original = RecallIndex(LESSONS, repository=REPOSITORY)
+    restored = RecallIndex.from_state(marshal.loads(marshal.dumps(original.state())))
+    assert matches(restored) == matches(original)
+    assert (len(restored), restored.repository) == (len(original), REPOSITORY)
+    assert restored.graph_lessons(GRAPH, "build") == ()  # graph lessons are not carried
+    assert len(original.graph_lessons(GRAPH, "build")) == 1
+
+
+def test_a_session_frames_restored_cards_as_it_frames_lessons() -> None:
+    call = ToolCall("Read", {"file_path": f"{WORKSPACE}/src/a.py"}, WORKSPACE)
+    index = RecallIndex(LESSONS, repository=REPOSITORY)
+    texts = []
+    for served in (index, RecallIndex.from_state(index.state())):
+        session = RecallSession(served, ROOT, manifest=False)
+        recall = session.recall(call, Caller("n", "c"))
+        assert recall.receipt is None
+        assert recall.commit() == ()
+        texts.append(recall.text)
+    assert texts[0] == texts[1] != ""

@@ -41,7 +41,16 @@ async def test_postmortem_takes_manifest_receipts_and_outcome_from_the_run(tmp_p
     checkout = folder / "checkout"
     state = tmp_path / "state"
     with SqliteStore(tmp_path / "lessons.sqlite3") as store:
-        store.publish(Publication("seed", (Mutation("upsert", LESSON, 0, graph_draft(record)),)))
+        store.publish(
+            Publication(
+                run_id="seed",
+                mutations=(
+                    Mutation(
+                        op="upsert", id=LESSON, expected_revision=0, draft=graph_draft(record)
+                    ),
+                ),
+            )
+        )
         identity = RunIdentity(record.run_id, graph_hash=record.graph_hash)
         with open_run(identity, RuntimeConfig(), store, checkout, state_dir=state) as run:
             guidance = run.graph_guidance(

@@ -16,7 +16,7 @@ from active_memory.runlog import RunLog, read_events
 
 def test_rejection_record_has_exactly_the_documented_fields(tmp_path: Path) -> None:
     log = RunLog(tmp_path / "logs" / "run.jsonl")
-    rejection = Rejection("card", "graph_discovery", "title_too_long", 2)
+    rejection = Rejection(stage="card", role="graph_discovery", code="title_too_long", index=2)
     log.append_rejection("run-1", rejection, time_ms=1234)
     line = (tmp_path / "logs" / "run.jsonl").read_text()
     assert line.endswith("\n")

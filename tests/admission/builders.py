@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -165,24 +164,29 @@ def repo_lesson(n: int = 1, source_commit: str | None = None, **changes: Any) ->
     lesson = Lesson(
         id=lesson_id(n),
         revision=3,
-        scope=RepositoryScope(REPO, files=("src/app/config.py",)),
+        scope=RepositoryScope(repository=REPO, files=("src/app/config.py",)),
         title="Reload settings after editing the config module",
         recommendation="Call load_settings again after changing src/app/config.py defaults.",
-        evidence=Evidence("run-0", ("repository:src/app/config.py",), "seen before", source_commit),
+        evidence=Evidence(
+            run_id="run-0",
+            references=("repository:src/app/config.py",),
+            reason="seen before",
+            source_commit=source_commit,
+        ),
     )
-    return replace(lesson, **changes)
+    return Lesson(**{**dict(lesson), **changes})
 
 
 def graph_lesson(n: int = 101, node: str = "build", **changes: Any) -> Lesson:
     lesson = Lesson(
         id=lesson_id(n),
         revision=2,
-        scope=GraphScope(GRAPH.hash, node),
+        scope=GraphScope(graph_hash=GRAPH.hash, node_id=node),
         title="Run the unit tests before handing over",
         recommendation="Run pytest -q in the checkout before returning the build result.",
-        evidence=Evidence("run-0", ("graph:build",), "seen before"),
+        evidence=Evidence(run_id="run-0", references=("graph:build",), reason="seen before"),
     )
-    return replace(lesson, **changes)
+    return Lesson(**{**dict(lesson), **changes})
 
 
 def assoc(**changes: Any) -> dict[str, Any]:

@@ -219,7 +219,7 @@ def test_repository_card_exactly_at_the_association_limits_is_accepted(
     result = discover("repository_discovery", repo_discovery(associations=associations))
     assert result.rejections == ()
     scope = result.proposals[0].proposal.draft.scope
-    assert scope.to_dict()["files"][-1] == LONG_256
+    assert scope.model_dump()["files"][-1] == LONG_256
 
 
 def test_adapted_replacement_one_byte_over_is_rejected(maintain: Maintain) -> None:

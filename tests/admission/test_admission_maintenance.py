@@ -58,7 +58,10 @@ def test_accepted_decisions_become_mutations_bound_to_the_supplied_revision(
     draft = result.mutations[0].draft
     assert draft is not None
     assert draft.scope == RepositoryScope(
-        REPO, files=("src/app/config.py",), folders=("src/app",), identifiers=("load_settings",)
+        repository=REPO,
+        files=("src/app/config.py",),
+        folders=("src/app",),
+        identifiers=("load_settings",),
     )
     assert draft.evidence.run_id == "run-1"
     assert draft.evidence.source_commit == head
@@ -73,7 +76,9 @@ def test_graph_adapt_keeps_the_supplied_scope_and_records_no_source(maintain: Ma
     result = maintain("graph_maintenance", [lesson], adapt)
     assert result.downgrades == ()
     (mutation,) = result.mutations
-    assert mutation == Mutation("upsert", lesson.id, 2, mutation.draft)
+    assert mutation == Mutation(
+        op="upsert", id=lesson.id, expected_revision=2, draft=mutation.draft
+    )
     assert mutation.draft is not None
     assert isinstance(mutation.draft.scope, GraphScope)
     assert mutation.draft.scope == lesson.scope

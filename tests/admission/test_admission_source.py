@@ -170,7 +170,8 @@ def test_repository_adapt_the_checkout_does_not_back_is_rejected(
 
 
 def test_retiring_a_lesson_whose_file_is_gone_needs_no_citation(maintain: Maintain) -> None:
-    lesson = repo_lesson(scope=replace(repo_lesson().scope, files=("src/app/removed.py",)))
+    scope = repo_lesson().scope.model_copy(update={"files": ("src/app/removed.py",)})
+    lesson = repo_lesson(scope=scope)
     result = maintain("repository_maintenance", [lesson], decision(lesson, "retire"))
     assert result.rejections == ()
 

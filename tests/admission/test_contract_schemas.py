@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import hashlib
 from importlib import resources
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from active_memory.admission import CONTRACTS, contract_sha256, load_contract, wire_schema
+from active_memory.limits import LIMITS
+from active_memory.models.changes import Decision, DecisionAction, Proposal
+from active_memory.models.lessons import Card, Evidence, GraphScope, RepositoryScope
 
 from .builders import decision, graph_discovery, graph_lesson, replacement, repo_discovery
 
@@ -138,3 +141,74 @@ def test_answers_for_the_other_scope_do_not_satisfy_the_contract(
     name: str, answer: dict[str, Any]
 ) -> None:
     assert list(Draft202012Validator(load_contract(name)).iter_errors(answer))
+
+
+# -- the contracts and the lesson models name the same fields ---------------------------------
+# A specialist writes a card's text and associations; the host adds what it owns: the scope's
+# kind and repository, the graph hash, the run id and the source commit.
+CARD_TEXT = set(Card.model_fields) - {"scope"}
+ASSOCIATIONS = set(RepositoryScope.model_fields) - {"kind", "repository"}
+HOST_EVIDENCE = {"run_id", "source_commit"}
+
+
+def _association_objects(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object branches of an ``associations`` property (a graph lesson's is only null)."""
+    associations = node["properties"]["associations"]
+    branches = associations.get("anyOf", [associations])
+    objects = [branch for branch in branches if branch.get("type") == "object"]
+    for branch in objects:
+        assert set(branch["properties"]) == ASSOCIATIONS
+    return objects
+
+
+def test_the_model_field_sets_compared_below_are_the_expected_ones() -> None:
+    assert {"title", "recommendation"} == CARD_TEXT
+    assert {"files", "folders", "identifiers", "keyword_groups"} == ASSOCIATIONS
+    assert set(Evidence.model_fields) - HOST_EVIDENCE == {"references", "reason"}
+
+
+def test_the_card_contract_has_the_card_model_fields() -> None:
+    card = load_contract("card")
+    assert set(card["properties"]) == CARD_TEXT | {"associations"}
+    assert len(_association_objects(card)) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "associated"), [("repository_discovery", 1), ("graph_discovery", 0)]
+)
+def test_a_discovered_lesson_has_the_card_evidence_and_proposal_fields(
+    name: str, associated: int
+) -> None:
+    item = load_contract(name)["properties"]["lessons"]["items"]
+    proposal = set(Proposal.model_fields) - {"draft"}
+    evidence = set(Evidence.model_fields) - HOST_EVIDENCE
+    assert set(item["properties"]) == CARD_TEXT | {"associations"} | evidence | proposal
+    assert len(_association_objects(item)) == associated
+    assert "node_id" in GraphScope.model_fields  # the proposal's node becomes the scope's
+
+
+@pytest.mark.parametrize(
+    ("name", "associated"), [("repository_maintenance", 1), ("graph_maintenance", 0)]
+)
+def test_a_maintenance_decision_has_the_decision_model_fields(name: str, associated: int) -> None:
+    item = load_contract(name)["properties"]["decisions"]["items"]
+    assert set(item["properties"]) == set(Decision.model_fields)
+    assert item["properties"]["action"]["enum"] == list(get_args(DecisionAction))
+    card = item["properties"]["replacement"]["anyOf"][0]
+    assert set(card["properties"]) == CARD_TEXT | {"associations"}
+    assert len(_association_objects(card)) == associated
+
+
+def test_the_card_contract_teaches_the_limits_the_models_enforce() -> None:
+    card = load_contract("card")["properties"]
+    associations = card["associations"]["anyOf"][0]["properties"]
+    low, high = LIMITS.identifier_min_chars, LIMITS.identifier_max_chars
+    for description, taught in (
+        (card["title"]["description"], f"at most {LIMITS.title_bytes} UTF-8 bytes"),
+        (card["recommendation"]["description"], f"at most {LIMITS.recommendation_bytes} UTF-8"),
+        (associations["files"]["description"], f"at most {LIMITS.files};"),
+        (associations["folders"]["description"], f"at most {LIMITS.folders})"),
+        (associations["identifiers"]["description"], f"at most {LIMITS.identifiers}, {low}-{high}"),
+        (associations["keyword_groups"]["description"], f"At most {LIMITS.keyword_groups} groups"),
+    ):
+        assert taught in description

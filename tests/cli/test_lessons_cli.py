@@ -25,12 +25,28 @@ def ids(store_file: Path) -> list[str]:
     with SqliteStore(store_file) as store:
         store.publish(
             Publication(
-                "run-1",
-                tuple(Mutation("upsert", i, 0, d) for i, d in zip(ids, drafts, strict=True)),
+                run_id="run-1",
+                mutations=tuple(
+                    Mutation(op="upsert", id=i, expected_revision=0, draft=d)
+                    for i, d in zip(ids, drafts, strict=True)
+                ),
             )
         )
-        store.publish(Publication("run-2", (Mutation("upsert", ids[0], 1, make_draft("Edited")),)))
-        store.publish(Publication("run-3", (Mutation("retire", ids[2], 1),)))
+        store.publish(
+            Publication(
+                run_id="run-2",
+                mutations=(
+                    Mutation(
+                        op="upsert", id=ids[0], expected_revision=1, draft=make_draft("Edited")
+                    ),
+                ),
+            )
+        )
+        store.publish(
+            Publication(
+                run_id="run-3", mutations=(Mutation(op="retire", id=ids[2], expected_revision=1),)
+            )
+        )
     return ids
 
 
@@ -123,7 +139,9 @@ def test_export_then_import_into_a_new_store_round_trips(
 def test_import_file_with_one_invalid_line_changes_nothing(
     store_file: Path, ids: list[str], tmp_path: Path
 ) -> None:
-    good = json.dumps({**make_draft().to_dict(), "id": new_lesson_id(), "revision": 1})
+    good = json.dumps(
+        {**make_draft().model_dump(mode="json"), "id": new_lesson_id(), "revision": 1}
+    )
     source = tmp_path / "import.jsonl"
     source.write_text(f"{good}\n{{broken json\n")
     before = tree_digest(store_file.parent)
@@ -135,7 +153,7 @@ def test_import_file_with_one_invalid_line_changes_nothing(
 
 
 def test_import_cannot_recreate_a_retired_id(store_file: Path, ids: list[str]) -> None:
-    revived = json.dumps({**make_draft().to_dict(), "id": ids[2], "revision": 1})
+    revived = json.dumps({**make_draft().model_dump(mode="json"), "id": ids[2], "revision": 1})
     result = _run(store_file, "import", "-", "--replace", stdin=revived + "\n")
     assert result.exit_code == 1
     assert f"{ids[2]} is retired (revision 2) and cannot be recreated" in result.stderr
@@ -198,8 +216,10 @@ PLANTED = make_draft(
 def test_import_refuses_a_planted_card_naming_line_and_codes_but_not_its_text(
     store_file: Path, ids: list[str]
 ) -> None:
-    good = json.dumps({**make_draft().to_dict(), "id": new_lesson_id(), "revision": 1})
-    planted = json.dumps({**PLANTED.to_dict(), "id": new_lesson_id(), "revision": 1})
+    good = json.dumps(
+        {**make_draft().model_dump(mode="json"), "id": new_lesson_id(), "revision": 1}
+    )
+    planted = json.dumps({**PLANTED.model_dump(mode="json"), "id": new_lesson_id(), "revision": 1})
     before = tree_digest(store_file.parent)
     result = _run(store_file, "import", "-", stdin=f"{good}\n{planted}\n")
     assert result.exit_code == 2
@@ -213,8 +233,20 @@ def test_import_refuses_a_planted_card_naming_line_and_codes_but_not_its_text(
 
 def test_revert_refuses_a_revision_that_fails_the_screen(store_file: Path, ids: list[str]) -> None:
     with SqliteStore(store_file) as store:
-        store.publish(Publication("run-4", (Mutation("upsert", ids[1], 1, PLANTED),)))
-        store.publish(Publication("run-5", (Mutation("upsert", ids[1], 2, make_graph_draft()),)))
+        store.publish(
+            Publication(
+                run_id="run-4",
+                mutations=(Mutation(op="upsert", id=ids[1], expected_revision=1, draft=PLANTED),),
+            )
+        )
+        store.publish(
+            Publication(
+                run_id="run-5",
+                mutations=(
+                    Mutation(op="upsert", id=ids[1], expected_revision=2, draft=make_graph_draft()),
+                ),
+            )
+        )
     result = _run(store_file, "revert", ids[1], "--to", "2")
     assert result.exit_code == 1
     assert "refused by the admission screen (secret:github_token" in result.stderr
@@ -254,7 +286,9 @@ def test_import_of_a_file_that_is_not_utf8_is_one_sentence_of_bad_input(
 def test_import_of_a_bad_file_creates_no_store_and_names_the_field(
     tmp_path: Path, change: dict[str, object], message: str
 ) -> None:
-    line = json.dumps({**make_draft().to_dict(), "id": new_lesson_id(), "revision": 1, **change})
+    line = json.dumps(
+        {**make_draft().model_dump(mode="json"), "id": new_lesson_id(), "revision": 1, **change}
+    )
     store_file = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
     result = _run(store_file, "import", "-", stdin=line + "\n")
     assert (result.exit_code, result.stderr) == (2, message)

@@ -18,7 +18,16 @@ from factories import make_draft, tree_digest
 def store_file(tmp_path: Path) -> Path:
     path = tmp_path / "state" / "lessons.sqlite3"
     with SqliteStore(path) as store:
-        store.publish(Publication("run-1", (Mutation("upsert", new_lesson_id(), 0, make_draft()),)))
+        store.publish(
+            Publication(
+                run_id="run-1",
+                mutations=(
+                    Mutation(
+                        op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()
+                    ),
+                ),
+            )
+        )
     return path
 
 

@@ -124,12 +124,14 @@ def make_workspace(tmp_path: Path) -> Workspace:
     _git(project, "add", "-A")
     _git(project, "commit", "-qm", "widgets")
     lesson = Lesson(
-        new_lesson_id(),
-        1,
-        RepositoryScope(REPOSITORY, files=(TARGET,)),
-        TITLE,
-        RECOMMENDATION,
-        Evidence("run-earlier", ("exec:e1",), "seen in an earlier run"),
+        id=new_lesson_id(),
+        revision=1,
+        scope=RepositoryScope(repository=REPOSITORY, files=(TARGET,)),
+        title=TITLE,
+        recommendation=RECOMMENDATION,
+        evidence=Evidence(
+            run_id="run-earlier", references=("exec:e1",), reason="seen in an earlier run"
+        ),
     )
     export = tmp_path / "lessons.jsonl"
     export.write_text(lesson_line(lesson) + "\n", encoding="utf-8")

@@ -1,22 +1,27 @@
-"""Card limits: one byte over is rejected, exactly at the limit is accepted (UTF-8 counted)."""
+"""Card limits: one byte over is rejected, exactly at the limit is accepted (UTF-8 counted);
+the models' parsing, error paths and serialisation."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from active_memory.errors import LessonValidationError
+from active_memory.limits import BROAD_WORDS as BROAD
 from active_memory.limits import LIMITS
 from active_memory.models.changes import Decision, Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import (
+    Card,
     Evidence,
     GraphScope,
     Lesson,
     LessonDraft,
     RepositoryScope,
-    scope_from_dict,
 )
 from active_memory.repository import local_repository_key, repository_key_from_remote
 
@@ -278,20 +283,155 @@ def test_revisions_start_at_one() -> None:
         Lesson.from_draft(new_lesson_id(), 0, draft())
 
 
-def test_lesson_round_trips_through_its_dict_form() -> None:
+def test_lesson_round_trips_through_its_json_form() -> None:
     lesson = Lesson.from_draft(new_lesson_id(), 3, draft())
-    assert Lesson.from_dict(lesson.to_dict()) == lesson
+    assert Lesson.parse(lesson.model_dump(mode="json")) == lesson
     graph = Lesson.from_draft(
         new_lesson_id(), 1, draft(scope=GraphScope(graph_hash=HASH, node_id="w", repository=REPO))
     )
-    assert Lesson.from_dict(graph.to_dict()) == graph
+    assert Lesson.parse(graph.model_dump(mode="json")) == graph
+    assert Lesson.parse_json(graph.model_dump_json()) == graph
+
+
+def test_a_dumped_scope_carries_its_kind_and_every_field() -> None:
+    dumped = draft().model_dump(mode="json")["scope"]
+    assert dumped == {
+        "kind": "repository",
+        "repository": REPO,
+        "files": ["src/app.py"],
+        "folders": [],
+        "identifiers": [],
+        "keyword_groups": [],
+    }
+    graph = GraphScope(graph_hash=HASH, node_id="w").model_dump(mode="json")
+    assert graph == {"kind": "graph", "graph_hash": HASH, "node_id": "w", "repository": None}
+
+
+def test_the_scope_union_is_chosen_by_kind_from_a_dict() -> None:
+    data = draft().model_dump(mode="json")
+    assert isinstance(LessonDraft.parse(data).scope, RepositoryScope)
+    data["scope"] = {"kind": "graph", "graph_hash": HASH, "node_id": "review"}
+    scope = LessonDraft.parse(data).scope
+    assert scope == GraphScope(graph_hash=HASH, node_id="review")
+    assert scope.kind == "graph"
+
+
+@pytest.mark.parametrize(
+    ("scope", "problem"),
+    [
+        ({"repository": REPO, "files": ["a.py"]}, "is required"),
+        ({"kind": "folder", "repository": REPO}, "'folder' must be 'repository' or 'graph'"),
+    ],
+)
+def test_a_scope_without_a_known_kind_names_the_kind(scope: object, problem: str) -> None:
+    data = {**draft().model_dump(mode="json"), "scope": scope}
+    with pytest.raises(LessonValidationError) as info:
+        LessonDraft.parse(data)
+    assert (info.value.field, info.value.problem) == ("scope.kind", problem)
+
+
+def test_a_scope_kind_is_fixed_by_its_class() -> None:
+    with pytest.raises(LessonValidationError) as info:
+        RepositoryScope.parse({"kind": "graph", "repository": REPO, "files": ["a.py"]})
+    assert info.value.field == "scope.kind"
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "rule"),
+    [
+        # The union's tag ("repository") is not part of the path, even where a field shares it.
+        (("scope", "repository"), "scope.repository", "credential-free"),
+        (("scope", "files"), "scope.files[1]", "must be a literal path, not a glob"),
+        (("scope", "keyword_groups"), "scope.keyword_groups[0]", "too broad"),
+        (("evidence", "references"), "evidence.references[0]", "must be exec:<id>"),
+        (("evidence", "run_id"), "evidence.run_id", "valid string"),
+    ],
+)
+def test_a_nested_problem_names_the_whole_field_path(
+    change: tuple[str, str], field: str, rule: str
+) -> None:
+    values = {
+        "repository": "https://tok@github.com/a/b",
+        "files": ["src/app.py", "src/*.py"],
+        "keyword_groups": [["the", "schema"]],
+        "references": ["nonsense"],
+        "run_id": 7,
+    }
+    data = Lesson.from_draft(new_lesson_id(), 1, draft()).model_dump(mode="json")
+    part, key = change
+    data[part][key] = values[key]
+    with pytest.raises(LessonValidationError) as info:
+        Lesson.parse(data)
+    assert info.value.field == field
+    assert rule in info.value.problem
+
+
+def test_a_graph_scope_problem_is_named_without_the_union_tag() -> None:
+    data = draft(scope=GraphScope(graph_hash=HASH, node_id="w")).model_dump(mode="json")
+    data["scope"]["graph_hash"] = "A" * 64
+    with pytest.raises(LessonValidationError) as info:
+        LessonDraft.parse(data)
+    assert info.value.field == "scope.graph_hash"
+
+
+def test_problems_inside_changes_name_the_path_from_the_change() -> None:
+    lesson_id = new_lesson_id()
+    replacement = {**draft().model_dump(mode="json"), "title": "two\nlines"}
+    with pytest.raises(LessonValidationError) as info:
+        Decision.parse({"id": lesson_id, "action": "adapt", "reason": "r",
+                        "replacement": replacement})  # fmt: skip
+    assert info.value.field == "decision.replacement.title"
+    bad = draft().model_dump(mode="json")
+    bad["scope"]["files"] = ["src/app.py", "../up.py"]
+    mutations = [
+        {"op": "retire", "id": new_lesson_id(), "expected_revision": 1},
+        {"op": "upsert", "id": lesson_id, "expected_revision": 0, "draft": bad},
+    ]
+    with pytest.raises(LessonValidationError) as info:
+        Publication.parse({"run_id": "run-1", "mutations": mutations})
+    assert info.value.field == "publication.mutations[1].draft.scope.files[1]"
 
 
 def test_unknown_fields_are_rejected_with_the_allowed_ones_listed() -> None:
-    data = draft().to_dict()
+    data = draft().model_dump(mode="json")
     data["priority"] = "high"
-    with pytest.raises(LessonValidationError, match=r"unknown field\(s\) \['priority'\]"):
-        LessonDraft.from_dict(data)
+    with pytest.raises(LessonValidationError) as info:
+        LessonDraft.parse(data)
+    assert info.value.field == "priority"
+    assert info.value.problem == (
+        "is not a known field; allowed: ['evidence', 'recommendation', 'scope', 'title']"
+    )
+
+
+def test_missing_fields_are_named() -> None:
+    data = draft().model_dump(mode="json")
+    del data["evidence"]["reason"]
+    with pytest.raises(LessonValidationError) as info:
+        LessonDraft.parse(data)
+    assert (info.value.field, info.value.problem) == ("evidence.reason", "is required")
+
+
+def test_types_are_not_coerced() -> None:
+    data = Lesson.from_draft(new_lesson_id(), 1, draft()).model_dump(mode="json")
+    for key, value in (("revision", "1"), ("revision", True), ("title", 5)):
+        with pytest.raises(LessonValidationError) as info:
+            Lesson.parse({**data, key: value})
+        assert info.value.field == key
+
+
+def test_lists_from_json_become_tuples_but_other_collections_are_refused() -> None:
+    scope = RepositoryScope.parse({"repository": REPO, "files": ["a.py"]})
+    assert scope.files == ("a.py",)
+    with pytest.raises(LessonValidationError) as info:
+        RepositoryScope(repository=REPO, files={"a.py"})  # type: ignore[arg-type]
+    assert info.value.field == "scope.files"
+    assert "valid tuple" in info.value.problem
+
+
+def test_models_are_frozen() -> None:
+    lesson = draft()
+    with pytest.raises(Exception, match="frozen"):
+        lesson.title = "Other"  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
@@ -302,48 +442,127 @@ def test_unknown_fields_are_rejected_with_the_allowed_ones_listed() -> None:
 def test_a_nested_field_that_is_not_an_object_is_named(
     field: str, bad: object, described: str
 ) -> None:
-    data = Lesson.from_draft(new_lesson_id(), 1, draft()).to_dict()
+    data = Lesson.from_draft(new_lesson_id(), 1, draft()).model_dump(mode="json")
     data[field] = bad
     with pytest.raises(LessonValidationError) as info:
-        Lesson.from_dict(data)
+        Lesson.parse(data)
     assert (info.value.field, info.value.problem) == (field, f"must be an object, got {described}")
 
 
 @pytest.mark.parametrize("bad", [5, [1], "text", None])
-def test_from_dict_of_something_that_is_not_an_object_is_a_validation_error(bad: Any) -> None:
-    for parse, field in (
-        (Lesson.from_dict, "lesson"),
-        (LessonDraft.from_dict, "lesson"),
-        (Evidence.from_dict, "evidence"),
-        (scope_from_dict, "scope"),
+def test_parsing_something_that_is_not_an_object_is_a_validation_error(bad: Any) -> None:
+    for model, field in (
+        (Lesson, "Lesson"),
+        (LessonDraft, "LessonDraft"),
+        (Evidence, "evidence"),
+        (RepositoryScope, "scope"),
     ):
         with pytest.raises(LessonValidationError) as info:
-            parse(bad)
+            model.parse(bad)
         assert info.value.field == field
         assert info.value.problem.startswith("must be an object")
 
 
-def test_card_dict_excludes_evidence() -> None:
-    assert "evidence" not in draft().card_dict()
+def test_invalid_json_text_is_a_validation_error() -> None:
+    with pytest.raises(LessonValidationError, match="is not valid JSON"):
+        Lesson.parse_json('{"id": ')
+
+
+def test_the_card_is_the_draft_without_its_evidence() -> None:
+    lesson = draft()
+    assert lesson.card == Card(
+        scope=lesson.scope, title=lesson.title, recommendation=lesson.recommendation
+    )
+    assert "evidence" not in lesson.card.model_dump()
+    assert lesson.card.draft(lesson.evidence) == lesson
+
+
+def test_a_lesson_keeps_its_key_and_its_draft() -> None:
+    lesson_id = new_lesson_id()
+    lesson = Lesson.from_draft(lesson_id, 4, draft())
+    assert lesson.key == f"{lesson_id}@4"
+    assert lesson.draft == draft()
 
 
 def test_adapt_decision_requires_a_replacement_and_others_forbid_it() -> None:
     lesson_id = new_lesson_id()
-    Decision(lesson_id, "adapt", "stale path", replacement=draft())
-    Decision(lesson_id, "keep", "still true")
+    Decision(id=lesson_id, action="adapt", reason="stale path", replacement=draft())
+    Decision(id=lesson_id, action="keep", reason="still true")
     with pytest.raises(LessonValidationError, match="replacement"):
-        Decision(lesson_id, "adapt", "stale path")
+        Decision(id=lesson_id, action="adapt", reason="stale path")
     with pytest.raises(LessonValidationError, match="replacement"):
-        Decision(lesson_id, "retire", "obsolete", replacement=draft())
+        Decision(id=lesson_id, action="retire", reason="obsolete", replacement=draft())
+    with pytest.raises(LessonValidationError) as info:
+        Decision(id=lesson_id, action="drop", reason="obsolete")  # type: ignore[arg-type]
+    assert info.value.field == "decision.action"
 
 
 def test_mutations_and_publications_are_checked() -> None:
     lesson_id = new_lesson_id()
-    Mutation("upsert", lesson_id, 0, draft())
-    Mutation("retire", lesson_id, 2)
-    with pytest.raises(LessonValidationError):
-        Mutation("retire", lesson_id, 0)
-    with pytest.raises(LessonValidationError):
-        Mutation("upsert", lesson_id, 1)
-    with pytest.raises(LessonValidationError, match="repeats"):
-        Publication("run-1", (Mutation("retire", lesson_id, 1), Mutation("retire", lesson_id, 1)))
+    Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=draft())
+    Mutation(op="retire", id=lesson_id, expected_revision=2)
+    with pytest.raises(LessonValidationError, match=r"^mutation: a retire names"):
+        Mutation(op="retire", id=lesson_id, expected_revision=0)
+    with pytest.raises(LessonValidationError, match=r"^mutation\.draft: an upsert needs a draft"):
+        Mutation(op="upsert", id=lesson_id, expected_revision=1)
+    with pytest.raises(
+        LessonValidationError, match=r"^mutation\.expected_revision: must be 0 or more"
+    ):
+        Mutation(op="upsert", id=lesson_id, expected_revision=-1, draft=draft())
+    with pytest.raises(LessonValidationError, match=r"^publication\.mutations: repeats"):
+        Publication(
+            run_id="run-1",
+            mutations=(
+                Mutation(op="retire", id=lesson_id, expected_revision=1),
+                Mutation(op="retire", id=lesson_id, expected_revision=1),
+            ),
+        )
+
+
+# -- round trip: any valid lesson dumps to JSON and parses back equal ---------------------------
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=2, max_size=12)
+_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=24
+).filter(lambda text: text.strip() and "\x85" not in text)
+_PATH = st.lists(_WORD, min_size=1, max_size=3, unique=True).map("/".join)
+_IDENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{2,15}", fullmatch=True)
+_GROUP = st.lists(_WORD.filter(lambda word: word not in BROAD), min_size=2, max_size=4,
+                  unique=True).map(tuple)  # fmt: skip
+_REPOSITORY_SCOPE = st.builds(
+    RepositoryScope,
+    repository=st.just(REPO),
+    files=st.lists(_PATH, min_size=1, max_size=3, unique=True).map(tuple),
+    folders=st.lists(_PATH, max_size=2, unique=True).map(tuple),
+    identifiers=st.lists(_IDENT, max_size=2, unique=True).map(tuple),
+    keyword_groups=st.lists(_GROUP, max_size=2).map(tuple),
+)
+_GRAPH_SCOPE = st.builds(
+    GraphScope,
+    graph_hash=st.just(HASH),
+    node_id=_TEXT,
+    repository=st.sampled_from([None, REPO]),
+)
+_EVIDENCE = st.builds(
+    Evidence,
+    run_id=_TEXT,
+    references=st.lists(_WORD.map("exec:".__add__), min_size=1, max_size=3, unique=True).map(tuple),
+    reason=_TEXT,
+    source_commit=st.sampled_from([None, "0" * 40]),
+)
+_LESSON = st.builds(
+    Lesson,
+    id=st.just(new_lesson_id(now_ms=1)),
+    revision=st.integers(min_value=1, max_value=10**6),
+    scope=st.one_of(_REPOSITORY_SCOPE, _GRAPH_SCOPE),
+    title=_TEXT,
+    recommendation=_TEXT,
+    evidence=_EVIDENCE,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_LESSON)
+def test_any_lesson_round_trips_through_json(lesson: Lesson) -> None:
+    assert Lesson.parse(json.loads(json.dumps(lesson.model_dump(mode="json")))) == lesson
+    assert Lesson.parse_json(lesson.model_dump_json()) == lesson

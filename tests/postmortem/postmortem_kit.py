@@ -130,10 +130,12 @@ def graph_draft(
 ) -> LessonDraft:
     advice = "Check the harness environment before editing a failing default test."
     return LessonDraft(
-        GraphScope(record.graph_hash, node),
-        title,
-        advice + (PADDING if padded else ""),
-        Evidence("run-earlier", ("exec:e1",), "seen in an earlier run"),
+        scope=GraphScope(graph_hash=record.graph_hash, node_id=node),
+        title=title,
+        recommendation=advice + (PADDING if padded else ""),
+        evidence=Evidence(
+            run_id="run-earlier", references=("exec:e1",), reason="seen in an earlier run"
+        ),
     )
 
 
@@ -142,15 +144,27 @@ def repository_draft(
 ) -> LessonDraft:
     advice = "The autouse fixture in tests/conftest.py clears only APP_ variables."
     return LessonDraft(
-        RepositoryScope(REPOSITORY, files=("tests/conftest.py",)),
-        title,
-        advice + (PADDING if padded else ""),
-        Evidence("run-earlier", ("exec:e1",), "seen in an earlier run", commit),
+        scope=RepositoryScope(repository=REPOSITORY, files=("tests/conftest.py",)),
+        title=title,
+        recommendation=advice + (PADDING if padded else ""),
+        evidence=Evidence(
+            run_id="run-earlier",
+            references=("exec:e1",),
+            reason="seen in an earlier run",
+            source_commit=commit,
+        ),
     )
 
 
 def seed(store: SqliteStore, *drafts: tuple[str, LessonDraft]) -> None:
-    store.publish(Publication("seed", tuple(Mutation("upsert", lid, 0, d) for lid, d in drafts)))
+    store.publish(
+        Publication(
+            run_id="seed",
+            mutations=tuple(
+                Mutation(op="upsert", id=lid, expected_revision=0, draft=d) for lid, d in drafts
+            ),
+        )
+    )
 
 
 def commit_of(record: RunRecord) -> str:

@@ -18,12 +18,12 @@ REPOSITORY = "forge:github.com/example/order-service"
 
 def _lesson(lesson_id: str, words: int) -> Lesson:
     return Lesson(
-        lesson_id,
-        1,
-        RepositoryScope(REPOSITORY, files=("src/app/config.py",)),
-        "Settings are read once",
-        ("Read settings through load_settings. " * words).strip()[:640],
-        Evidence("run-1", ("exec:e1",), "observed"),
+        id=lesson_id,
+        revision=1,
+        scope=RepositoryScope(repository=REPOSITORY, files=("src/app/config.py",)),
+        title="Settings are read once",
+        recommendation=("Read settings through load_settings. " * words).strip()[:640],
+        evidence=Evidence(run_id="run-1", references=("exec:e1",), reason="observed"),
     )
 
 

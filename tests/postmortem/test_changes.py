@@ -13,9 +13,18 @@ A, B, C, D = (f"lesson-01JWNF15X0000000000000000{n}" for n in "1234")
 
 def _lesson(lesson_id: str, revision: int, graph: bool = False) -> Lesson:
     scope = (
-        GraphScope(GRAPH, "implement") if graph else RepositoryScope(REPOSITORY, files=("a.py",))
+        GraphScope(graph_hash=GRAPH, node_id="implement")
+        if graph
+        else RepositoryScope(repository=REPOSITORY, files=("a.py",))
     )
-    return Lesson(lesson_id, revision, scope, "title", "advice", Evidence("r", ("exec:e",), "x"))
+    return Lesson(
+        id=lesson_id,
+        revision=revision,
+        scope=scope,
+        title="title",
+        recommendation="advice",
+        evidence=Evidence(run_id="r", references=("exec:e",), reason="x"),
+    )
 
 
 def _delivered(lesson_id: str, revision: int, channel: str) -> Delivery:

@@ -196,7 +196,17 @@ class ConcurrentWriter:
         if self.calls == 1:
             with SqliteStore(self.path) as other:
                 other.publish(
-                    Publication("other-run", (Mutation("upsert", self.lesson_id, 1, self.draft),))
+                    Publication(
+                        run_id="other-run",
+                        mutations=(
+                            Mutation(
+                                op="upsert",
+                                id=self.lesson_id,
+                                expected_revision=1,
+                                draft=self.draft,
+                            ),
+                        ),
+                    )
                 )
         return self.store.publish(publication, control)
 
@@ -346,7 +356,15 @@ class Contended(ConcurrentWriter):
         with SqliteStore(self.path) as other:
             other.publish(
                 Publication(
-                    "other-run", (Mutation("upsert", self.lesson_id, self.calls, self.draft),)
+                    run_id="other-run",
+                    mutations=(
+                        Mutation(
+                            op="upsert",
+                            id=self.lesson_id,
+                            expected_revision=self.calls,
+                            draft=self.draft,
+                        ),
+                    ),
                 )
             )
         return self.store.publish(publication, control)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from active_memory.models.lessons import Evidence, GraphScope, LessonDraft, RepositoryScope
@@ -36,10 +34,15 @@ def test_a_planted_card_lists_every_problem_as_codes_without_its_text() -> None:
     assert not any(FAKE_GITHUB in code or "evil" in code for code in problems)
 
 
+def _with(draft: LessonDraft, **changes: object) -> LessonDraft:
+    return LessonDraft(**{**dict(draft), **changes})
+
+
 def _with_evidence(
     *, run_id: str = "run-1", references: tuple[str, ...] = ("exec:e1",), reason: str = "seen"
 ) -> LessonDraft:
-    return replace(make_draft(), evidence=Evidence(run_id, references, reason))
+    evidence = Evidence(run_id=run_id, references=references, reason=reason)
+    return _with(make_draft(), evidence=evidence)
 
 
 @pytest.mark.parametrize(
@@ -49,13 +52,16 @@ def _with_evidence(
         _with_evidence(references=("exec:e1", f"repository:src/{FAKE_GITHUB}.py")),
         _with_evidence(run_id=f"run-{FAKE_GITHUB}"),
         make_draft(files=(f"src/{FAKE_GITHUB}.py",)),
-        replace(
+        _with(
             make_draft(),
             scope=RepositoryScope(
-                "forge:example.com/acme/app", keyword_groups=(("settings", FAKE_RANDOM.lower()),)
+                repository="forge:example.com/acme/app",
+                keyword_groups=(("settings", FAKE_RANDOM.lower()),),
             ),
         ),
-        replace(make_graph_draft(), scope=GraphScope("0" * 64, f"node-{FAKE_GITHUB}")),
+        _with(
+            make_graph_draft(), scope=GraphScope(graph_hash="0" * 64, node_id=f"node-{FAKE_GITHUB}")
+        ),
     ],
     ids=["reason", "reference", "run-id", "file", "keyword", "node-id"],
 )

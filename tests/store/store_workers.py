@@ -44,11 +44,13 @@ def race(store_path: str, worker: int, batches: int, out: str, start_at: float) 
             run_id = f"w{worker}-b{batch}"
             expected = {lesson_id: seen[lesson_id].revision for lesson_id in chosen}
             mutations = tuple(
-                Mutation("upsert", i, rev, make_draft(f"{run_id} {i}"))
+                Mutation(
+                    op="upsert", id=i, expected_revision=rev, draft=make_draft(f"{run_id} {i}")
+                )
                 for i, rev in expected.items()
             )
             try:
-                receipt = store.publish(Publication(run_id, mutations))
+                receipt = store.publish(Publication(run_id=run_id, mutations=mutations))
             except RevisionConflict as conflict:
                 results.append(
                     {
@@ -95,10 +97,15 @@ def crash(store_path: str, count: int, kill_after: int) -> None:
 
         writes.encode_draft = encode_then_maybe_die  # type: ignore[assignment]
         mutations = tuple(
-            Mutation("upsert", new_lesson_id(), 0, make_draft(f"bulk {n}", reason="x" * 400))
+            Mutation(
+                op="upsert",
+                id=new_lesson_id(),
+                expected_revision=0,
+                draft=make_draft(f"bulk {n}", reason="x" * 400),
+            )
             for n in range(count)
         )
-        store.publish(Publication("crash-run", mutations))
+        store.publish(Publication(run_id="crash-run", mutations=mutations))
         print("committed", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -115,10 +122,15 @@ def write_loop(store_path: str, seconds: float) -> None:
         n = 0
         while time.monotonic() < deadline:
             mutations = tuple(
-                Mutation("upsert", lesson_id, n, make_draft(f"loop {n} {lesson_id}"))
+                Mutation(
+                    op="upsert",
+                    id=lesson_id,
+                    expected_revision=n,
+                    draft=make_draft(f"loop {n} {lesson_id}"),
+                )
                 for lesson_id in ids
             )
-            store.publish(Publication(f"loop-{n}", mutations))
+            store.publish(Publication(run_id=f"loop-{n}", mutations=mutations))
             if n == 0:
                 print("ready", flush=True)
             n += 1

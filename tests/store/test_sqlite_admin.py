@@ -25,8 +25,11 @@ FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
 def _create(store: SqliteStore, *drafts: LessonDraft) -> list[str]:
     ids = sorted(new_lesson_id() for _ in drafts)
-    mutations = (Mutation("upsert", i, 0, d) for i, d in zip(ids, drafts, strict=True))
-    store.publish(Publication("run-1", tuple(mutations)))
+    mutations = (
+        Mutation(op="upsert", id=i, expected_revision=0, draft=d)
+        for i, d in zip(ids, drafts, strict=True)
+    )
+    store.publish(Publication(run_id="run-1", mutations=tuple(mutations)))
     return ids
 
 
@@ -53,8 +56,21 @@ def test_get_unknown_id_raises_lesson_not_found(store: SqliteStore) -> None:
 
 def test_history_keeps_every_revision_with_run_and_generation(store: SqliteStore) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
-    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft("Second")),)))
-    store.publish(Publication("run-3", (Mutation("retire", lesson_id, 2),)))
+    store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(
+                Mutation(
+                    op="upsert", id=lesson_id, expected_revision=1, draft=make_draft("Second")
+                ),
+            ),
+        )
+    )
+    store.publish(
+        Publication(
+            run_id="run-3", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=2),)
+        )
+    )
     history = store.history(lesson_id)
     assert [(h.revision, h.op, h.generation, h.run_id) for h in history] == [
         (1, "upsert", 1, "run-1"),
@@ -67,7 +83,14 @@ def test_history_keeps_every_revision_with_run_and_generation(store: SqliteStore
 
 def test_revert_writes_a_new_revision_with_the_old_content(store: SqliteStore) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
-    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft("Bad")),)))
+    store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(
+                Mutation(op="upsert", id=lesson_id, expected_revision=1, draft=make_draft("Bad")),
+            ),
+        )
+    )
     receipt = store.revert(lesson_id, 1)
     assert receipt.revisions == {lesson_id: 3}
     assert receipt.generation == 3
@@ -79,7 +102,14 @@ def test_revert_writes_a_new_revision_with_the_old_content(store: SqliteStore) -
 
 def test_revert_is_checked_like_a_publication(store: SqliteStore) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
-    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft("Two")),)))
+    store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(
+                Mutation(op="upsert", id=lesson_id, expected_revision=1, draft=make_draft("Two")),
+            ),
+        )
+    )
     with pytest.raises(RevisionConflict) as caught:
         store.revert(lesson_id, 1, expected_revision=1)
     assert caught.value.mismatches == (RevisionMismatch(lesson_id, 1, 2),)
@@ -94,8 +124,20 @@ def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: SqliteSt
     # Written straight through publish, as a card stored before today's detectors would be.
     lesson_id = new_lesson_id()
     leaky = make_draft(recommendation=f"Clone with {FAKE_GITHUB} when CI is down.")
-    store.publish(Publication("run-1", (Mutation("upsert", lesson_id, 0, leaky),)))
-    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft()),)))
+    store.publish(
+        Publication(
+            run_id="run-1",
+            mutations=(Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=leaky),),
+        )
+    )
+    store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(
+                Mutation(op="upsert", id=lesson_id, expected_revision=1, draft=make_draft()),
+            ),
+        )
+    )
     with pytest.raises(PublicationError) as caught:
         store.revert(lesson_id, 1)
     assert str(caught.value) == (
@@ -107,7 +149,11 @@ def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: SqliteSt
 
 def test_revert_cannot_bring_back_a_retired_lesson(store: SqliteStore) -> None:
     (lesson_id,) = _create(store, make_draft())
-    store.publish(Publication("run-2", (Mutation("retire", lesson_id, 1),)))
+    store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=1),)
+        )
+    )
     with pytest.raises(PublicationError, match="retired"):
         store.revert(lesson_id, 1)
     with pytest.raises(LessonRetired):
@@ -129,8 +175,19 @@ def _bytes_under(folder: Path) -> bytes:
 def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> None:
     leaked = make_draft(recommendation=f"Use the token {SECRET} to reach the staging API.")
     (lesson_id,) = _create(store, leaked)
-    store.publish(Publication("run-2", (Mutation("upsert", lesson_id, 1, make_draft("Fixed")),)))
-    store.publish(Publication("run-3", (Mutation("retire", lesson_id, 2),)))
+    store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(
+                Mutation(op="upsert", id=lesson_id, expected_revision=1, draft=make_draft("Fixed")),
+            ),
+        )
+    )
+    store.publish(
+        Publication(
+            run_id="run-3", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=2),)
+        )
+    )
     assert SECRET.encode() in _bytes_under(store.path.parent)
 
     receipt = store.purge(lesson_id)
@@ -146,7 +203,14 @@ def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> N
     ]
     assert history[0].erased
     with pytest.raises(RevisionConflict):
-        store.publish(Publication("run-4", (Mutation("upsert", lesson_id, 0, make_draft()),)))
+        store.publish(
+            Publication(
+                run_id="run-4",
+                mutations=(
+                    Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=make_draft()),
+                ),
+            )
+        )
     assert store.check().ok
     store.close()
     assert SECRET.encode() not in _bytes_under(store.path.parent)
@@ -154,7 +218,11 @@ def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> N
 
 def test_purging_twice_changes_nothing_more(store: SqliteStore) -> None:
     (lesson_id,) = _create(store, make_draft())
-    store.publish(Publication("run-2", (Mutation("retire", lesson_id, 1),)))
+    store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=1),)
+        )
+    )
     first = store.purge(lesson_id)
     second = store.purge(lesson_id)
     assert (second.revision, second.generation, second.erased_revisions) == (
@@ -166,7 +234,11 @@ def test_purging_twice_changes_nothing_more(store: SqliteStore) -> None:
 
 def test_check_reports_counts_and_integrity(store: SqliteStore) -> None:
     first, _ = _create(store, make_draft(), make_graph_draft())
-    store.publish(Publication("run-2", (Mutation("retire", first, 1),)))
+    store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=first, expected_revision=1),)
+        )
+    )
     report = store.check()
     assert report.ok
     assert (report.generation, report.live, report.tombstones, report.history_rows) == (2, 1, 1, 3)
@@ -222,3 +294,27 @@ def test_check_reports_capacity_counters_that_drifted(store: SqliteStore) -> Non
     assert not report.ok
     assert "capacity counters" in report.problems[0]
     assert report.live == 1
+
+
+def test_check_validates_every_stored_lesson_and_past_revision(store: SqliteStore) -> None:
+    first, second = _create(store, make_draft("First"), make_draft("Second"))
+    store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(
+                Mutation(op="upsert", id=second, expected_revision=1, draft=make_draft("Later")),
+            ),
+        )
+    )
+    assert store.check().ok
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE records SET body = replace(body, 'First', 'Fi\\trst') WHERE id = ?",
+                    (first,))  # fmt: skip
+        raw.execute("UPDATE history SET evidence = '{}' WHERE id = ? AND revision = 1", (second,))
+    raw.close()
+    report = store.check()
+    assert not report.ok
+    assert len(report.problems) == 2
+    live, past = report.problems
+    assert live.startswith(f"stored lesson {first!r} fails lesson validation (title: ")
+    assert past.startswith(f"revision 1 of {second!r} fails lesson validation (evidence.")

@@ -38,7 +38,13 @@ def test_racing_processes_lose_no_update(store_path: Path, tmp_path: Path) -> No
     ids = sorted(new_lesson_id() for _ in range(SHARED))
     with SqliteStore(store_path) as store:
         store.publish(
-            Publication("seed", tuple(Mutation("upsert", i, 0, make_draft()) for i in ids))
+            Publication(
+                run_id="seed",
+                mutations=tuple(
+                    Mutation(op="upsert", id=i, expected_revision=0, draft=make_draft())
+                    for i in ids
+                ),
+            )
         )
     outputs = [tmp_path / f"worker-{n}.json" for n in range(PROCESSES)]
     start_at = str(time.time() + 1.0)  # after every worker has started and opened the store
@@ -113,7 +119,16 @@ def test_writer_killed_during_a_large_batch_leaves_all_or_nothing(
     store_path: Path, kill_after: int, present: bool
 ) -> None:
     with SqliteStore(store_path) as store:
-        store.publish(Publication("seed", (Mutation("upsert", new_lesson_id(), 0, make_draft()),)))
+        store.publish(
+            Publication(
+                run_id="seed",
+                mutations=(
+                    Mutation(
+                        op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()
+                    ),
+                ),
+            )
+        )
     writer = _spawn("crash", str(store_path), "1000", str(kill_after))
     stdout, stderr = writer.communicate(timeout=60)
     assert writer.returncode == -signal.SIGKILL, stderr

@@ -31,9 +31,12 @@ def _seed(path: Path, count: int = 3) -> list[str]:
     ids = sorted(new_lesson_id() for _ in range(count))
     with SqliteStore(path) as store:
         mutations = [
-            Mutation("upsert", i, 0, make_draft(files=(f"src/m{n}.py",))) for n, i in enumerate(ids)
+            Mutation(
+                op="upsert", id=i, expected_revision=0, draft=make_draft(files=(f"src/m{n}.py",))
+            )
+            for n, i in enumerate(ids)
         ]
-        store.publish(Publication("run-1", tuple(mutations)))
+        store.publish(Publication(run_id="run-1", mutations=tuple(mutations)))
     return ids
 
 
@@ -251,7 +254,12 @@ def test_read_only_store_reads_but_refuses_writes(store_path: Path) -> None:
     with SqliteStore(store_path, read_only=True) as reader:
         assert [lesson.id for lesson in reader.snapshot(REQUEST).lessons] == ids
         with pytest.raises(StoreError, match="read-only"):
-            reader.publish(Publication("run-2", (Mutation("retire", ids[0], 1),)))
+            reader.publish(
+                Publication(
+                    run_id="run-2",
+                    mutations=(Mutation(op="retire", id=ids[0], expected_revision=1),),
+                )
+            )
 
 
 def test_closed_store_raises_a_store_error(store_path: Path) -> None:

@@ -28,9 +28,10 @@ from factories import REPOSITORY, make_draft, make_graph_draft
 def _create(store: SqliteStore, count: int = 1, run_id: str = "run-1") -> list[str]:
     ids = sorted(new_lesson_id() for _ in range(count))
     mutations = tuple(
-        Mutation("upsert", i, 0, make_draft(files=(f"src/f{n}.py",))) for n, i in enumerate(ids)
+        Mutation(op="upsert", id=i, expected_revision=0, draft=make_draft(files=(f"src/f{n}.py",)))
+        for n, i in enumerate(ids)
     )
-    store.publish(Publication(run_id, mutations))
+    store.publish(Publication(run_id=run_id, mutations=mutations))
     return ids
 
 
@@ -41,13 +42,21 @@ def test_created_lessons_start_at_revision_one_and_each_batch_bumps_the_generati
     a, b = new_lesson_id(), new_lesson_id()
     receipt = store.publish(
         Publication(
-            "run-1",
-            (Mutation("upsert", a, 0, make_draft()), Mutation("upsert", b, 0, make_draft())),
+            run_id="run-1",
+            mutations=(
+                Mutation(op="upsert", id=a, expected_revision=0, draft=make_draft()),
+                Mutation(op="upsert", id=b, expected_revision=0, draft=make_draft()),
+            ),
         )
     )
     assert receipt.generation == 1
     assert receipt.revisions == {a: 1, b: 1}
-    receipt = store.publish(Publication("run-2", (Mutation("upsert", a, 1, make_draft("New")),)))
+    receipt = store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(Mutation(op="upsert", id=a, expected_revision=1, draft=make_draft("New")),),
+        )
+    )
     assert (receipt.generation, receipt.revisions) == (2, {a: 2})
     assert store.get(a).title == "New"
     assert store.get(a).revision == 2
@@ -67,7 +76,11 @@ def test_evidence_is_stored_apart_from_the_card(store: SqliteStore) -> None:
 
 def test_retire_writes_a_tombstone_without_content(store: SqliteStore) -> None:
     (lesson_id,) = _create(store)
-    receipt = store.publish(Publication("run-2", (Mutation("retire", lesson_id, 1),)))
+    receipt = store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=1),)
+        )
+    )
     assert receipt.retired == (lesson_id,)
     assert receipt.revisions == {lesson_id: 2}
     with pytest.raises(LessonRetired, match="retired at revision 2"):
@@ -83,16 +96,27 @@ def test_retire_writes_a_tombstone_without_content(store: SqliteStore) -> None:
 
 def test_conflict_names_every_conflicting_id_and_writes_nothing(store: SqliteStore) -> None:
     stale, retired, fine = _create(store, 3)
-    store.publish(Publication("run-2", (Mutation("upsert", stale, 1, make_draft("Newer")),)))
-    store.publish(Publication("run-3", (Mutation("retire", retired, 1),)))
+    store.publish(
+        Publication(
+            run_id="run-2",
+            mutations=(
+                Mutation(op="upsert", id=stale, expected_revision=1, draft=make_draft("Newer")),
+            ),
+        )
+    )
+    store.publish(
+        Publication(
+            run_id="run-3", mutations=(Mutation(op="retire", id=retired, expected_revision=1),)
+        )
+    )
     missing = new_lesson_id()
     batch = Publication(
-        "run-4",
-        (
-            Mutation("upsert", stale, 1, make_draft("Stale")),
-            Mutation("upsert", fine, 1, make_draft("Would be fine")),
-            Mutation("retire", missing, 3),
-            Mutation("upsert", retired, 2, make_draft("Resurrect")),
+        run_id="run-4",
+        mutations=(
+            Mutation(op="upsert", id=stale, expected_revision=1, draft=make_draft("Stale")),
+            Mutation(op="upsert", id=fine, expected_revision=1, draft=make_draft("Would be fine")),
+            Mutation(op="retire", id=missing, expected_revision=3),
+            Mutation(op="upsert", id=retired, expected_revision=2, draft=make_draft("Resurrect")),
         ),
     )
     with pytest.raises(RevisionConflict) as caught:
@@ -112,11 +136,25 @@ def test_conflict_names_every_conflicting_id_and_writes_nothing(store: SqliteSto
 
 def test_tombstoned_id_cannot_be_recreated_through_publish(store: SqliteStore) -> None:
     (lesson_id,) = _create(store)
-    store.publish(Publication("run-2", (Mutation("retire", lesson_id, 1),)))
+    store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=1),)
+        )
+    )
     for expected in (0, 1, 2):
         with pytest.raises(RevisionConflict) as caught:
             store.publish(
-                Publication("run-3", (Mutation("upsert", lesson_id, expected, make_draft()),))
+                Publication(
+                    run_id="run-3",
+                    mutations=(
+                        Mutation(
+                            op="upsert",
+                            id=lesson_id,
+                            expected_revision=expected,
+                            draft=make_draft(),
+                        ),
+                    ),
+                )
             )
         assert caught.value.mismatches == (RevisionMismatch(lesson_id, expected, 2, True),)
     assert store.generation() == 2
@@ -125,12 +163,12 @@ def test_tombstoned_id_cannot_be_recreated_through_publish(store: SqliteStore) -
 def test_cancelled_control_fences_the_publication(store: SqliteStore) -> None:
     control = PublicationControl()
     control.cancel()
-    draft = Mutation("upsert", new_lesson_id(), 0, make_draft())
+    draft = Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft())
     with pytest.raises(PublicationFenced, match="cancelled"):
-        store.publish(Publication("run-1", (draft,)), control)
+        store.publish(Publication(run_id="run-1", mutations=(draft,)), control)
     expired = PublicationControl(deadline=time.monotonic() - 1)
     with pytest.raises(PublicationFenced, match="deadline"):
-        store.publish(Publication("run-1", (draft,)), expired)
+        store.publish(Publication(run_id="run-1", mutations=(draft,)), expired)
     assert store.generation() == 0
     assert store.list_lessons() == ()
 
@@ -138,13 +176,19 @@ def test_cancelled_control_fences_the_publication(store: SqliteStore) -> None:
 def test_open_control_lets_the_publication_through(store: SqliteStore) -> None:
     control = PublicationControl(deadline=time.monotonic() + 60)
     receipt = store.publish(
-        Publication("run-1", (Mutation("upsert", new_lesson_id(), 0, make_draft()),)), control
+        Publication(
+            run_id="run-1",
+            mutations=(
+                Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()),
+            ),
+        ),
+        control,
     )
     assert receipt.generation == 1
 
 
 def test_empty_publication_commits_nothing(store: SqliteStore) -> None:
-    assert store.publish(Publication("run-1", ())).generation == 0
+    assert store.publish(Publication(run_id="run-1", mutations=())).generation == 0
     assert store.generation() == 0
 
 
@@ -165,7 +209,11 @@ def test_live_lesson_limit_fails_the_whole_batch(store_path: Path) -> None:
 def test_row_limit_counts_tombstones(store_path: Path) -> None:
     with _limited(store_path, max_rows=2) as store:
         (first,) = _create(store)
-        store.publish(Publication("run-2", (Mutation("retire", first, 1),)))
+        store.publish(
+            Publication(
+                run_id="run-2", mutations=(Mutation(op="retire", id=first, expected_revision=1),)
+            )
+        )
         _create(store)
         with pytest.raises(PublicationError, match="rows including tombstones"):
             _create(store)
@@ -184,7 +232,16 @@ def test_per_body_limit_names_the_lesson(store_path: Path) -> None:
     with _limited(store_path, max_body_bytes=200) as store:
         lesson_id = new_lesson_id()
         with pytest.raises(PublicationError, match=f"{lesson_id}.*per-body limit is 200"):
-            store.publish(Publication("run-1", (Mutation("upsert", lesson_id, 0, make_draft()),)))
+            store.publish(
+                Publication(
+                    run_id="run-1",
+                    mutations=(
+                        Mutation(
+                            op="upsert", id=lesson_id, expected_revision=0, draft=make_draft()
+                        ),
+                    ),
+                )
+            )
         assert store.generation() == 0
 
 
@@ -192,35 +249,54 @@ def test_default_per_body_limit_is_8_kib(store: SqliteStore) -> None:
     long_name = "d" * 240
     draft = make_draft()
     draft = LessonDraft(
-        RepositoryScope(
+        scope=RepositoryScope(
             repository=REPOSITORY,
             files=tuple(f"src/{long_name}/f{n:02d}.py" for n in range(20)),
             folders=tuple(f"lib/{long_name}/d{n:02d}" for n in range(16)),
         ),
-        draft.title,
-        draft.recommendation,
-        draft.evidence,
+        title=draft.title,
+        recommendation=draft.recommendation,
+        evidence=draft.evidence,
     )
     lesson_id = new_lesson_id()
     with pytest.raises(PublicationError, match="per-body limit is 8192"):
-        store.publish(Publication("run-1", (Mutation("upsert", lesson_id, 0, draft),)))
+        store.publish(
+            Publication(
+                run_id="run-1",
+                mutations=(Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=draft),),
+            )
+        )
 
 
 def test_a_store_over_a_lowered_limit_can_still_shrink(store_path: Path) -> None:
     with SqliteStore(store_path) as store:
         ids = _create(store, 3)
     with _limited(store_path, max_live=1) as store:
-        receipt = store.publish(Publication("run-2", (Mutation("retire", ids[0], 1),)))
+        receipt = store.publish(
+            Publication(
+                run_id="run-2", mutations=(Mutation(op="retire", id=ids[0], expected_revision=1),)
+            )
+        )
         assert receipt.retired == (ids[0],)
 
 
 def test_ten_thousand_live_lessons_is_the_default_limit(store: SqliteStore) -> None:
     draft = make_graph_draft()
     for start in range(0, 10_000, 2_500):
-        mutations = tuple(Mutation("upsert", new_lesson_id(), 0, draft) for _ in range(2_500))
-        store.publish(Publication(f"run-{start}", mutations))
+        mutations = tuple(
+            Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=draft)
+            for _ in range(2_500)
+        )
+        store.publish(Publication(run_id=f"run-{start}", mutations=mutations))
     with pytest.raises(PublicationError, match="10001 live lessons; the limit is 10000"):
-        store.publish(Publication("run-x", (Mutation("upsert", new_lesson_id(), 0, draft),)))
+        store.publish(
+            Publication(
+                run_id="run-x",
+                mutations=(
+                    Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=draft),
+                ),
+            )
+        )
     assert store.check().live == 10_000
 
 
@@ -230,9 +306,11 @@ def test_a_writer_held_past_the_busy_timeout_fails_without_writing(store_path: P
     blocker.execute("BEGIN IMMEDIATE")
     try:
         with SqliteStore(store_path, busy_timeout_ms=50) as store:
-            mutation = Mutation("upsert", new_lesson_id(), 0, make_draft())
+            mutation = Mutation(
+                op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()
+            )
             with pytest.raises(StoreError, match="locked by another writer"):
-                store.publish(Publication("run-1", (mutation,)))
+                store.publish(Publication(run_id="run-1", mutations=(mutation,)))
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
@@ -245,7 +323,12 @@ def test_threads_sharing_one_store_are_serialised(store: SqliteStore) -> None:
         for n in range(25):
             draft = make_draft(f"thread {worker} lesson {n}")
             store.publish(
-                Publication(f"t{worker}-{n}", (Mutation("upsert", new_lesson_id(), 0, draft),))
+                Publication(
+                    run_id=f"t{worker}-{n}",
+                    mutations=(
+                        Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=draft),
+                    ),
+                )
             )
 
     threads = [threading.Thread(target=publish_many, args=(w,)) for w in range(4)]

@@ -22,8 +22,11 @@ OTHER_GRAPH = "0" * 64
 
 def _publish(store: SqliteStore, drafts: dict[str, LessonDraft]) -> dict[str, str]:
     ids = {name: new_lesson_id() for name in drafts}
-    mutations = tuple(Mutation("upsert", ids[name], 0, d) for name, d in drafts.items())
-    store.publish(Publication("run-1", mutations))
+    mutations = tuple(
+        Mutation(op="upsert", id=ids[name], expected_revision=0, draft=d)
+        for name, d in drafts.items()
+    )
+    store.publish(Publication(run_id="run-1", mutations=mutations))
     return ids
 
 
@@ -78,7 +81,14 @@ def test_run_without_repository_sees_only_unqualified_graph_lessons(
 def test_snapshot_is_sorted_by_id_and_carries_the_generation(
     store: SqliteStore, ids: dict[str, str]
 ) -> None:
-    store.publish(Publication("run-3", (Mutation("upsert", new_lesson_id(), 0, make_draft()),)))
+    store.publish(
+        Publication(
+            run_id="run-3",
+            mutations=(
+                Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()),
+            ),
+        )
+    )
     snapshot = store.snapshot(SnapshotRequest(RunIdentity("r", REPOSITORY, GRAPH_HASH)))
     assert [lesson.id for lesson in snapshot.lessons] == sorted(x.id for x in snapshot.lessons)
     assert len(snapshot.lessons) == 4
@@ -86,7 +96,11 @@ def test_snapshot_is_sorted_by_id_and_carries_the_generation(
 
 
 def test_retired_lessons_leave_the_snapshot(store: SqliteStore, ids: dict[str, str]) -> None:
-    store.publish(Publication("run-2", (Mutation("retire", ids["repo"], 1),)))
+    store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=ids["repo"], expected_revision=1),)
+        )
+    )
     identity = RunIdentity("run-3", repository=REPOSITORY, graph_hash=GRAPH_HASH)
     assert _names(store, ids, SnapshotRequest(identity)) == {"graph", "graph_same_repo"}
 
@@ -149,11 +163,16 @@ def _set_proof(key: str, value: object) -> Callable[[dict[str, Any], dict[str, A
         "long-reference", "empty-run-id", "unknown-evidence-key",
     ],
 )  # fmt: skip
+@pytest.mark.parametrize("read_before", [False, True], ids=["first-read", "read-before"])
 def test_stored_row_that_breaks_any_card_rule_fails_the_snapshot(
     store: SqliteStore,
     ids: dict[str, str],
     corrupt: Callable[[dict[str, Any], dict[str, Any]], None],
+    read_before: bool,
 ) -> None:
+    request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
+    if read_before:  # a row this store has decoded before is validated again once it changes
+        assert [lesson.id for lesson in store.snapshot(request).lessons] == [ids["repo"]]
     with sqlite3.connect(store.path) as raw:
         body, evidence = raw.execute(
             "SELECT body, evidence FROM records WHERE id = ?", (ids["repo"],)
@@ -166,12 +185,15 @@ def test_stored_row_that_breaks_any_card_rule_fails_the_snapshot(
         )
     raw.close()
     with pytest.raises(SnapshotError, match=ids["repo"]):
-        store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
+        store.snapshot(request)
 
 
+@pytest.mark.parametrize("read_before", [False, True], ids=["first-read", "read-before"])
 def test_scope_columns_that_disagree_with_the_body_fail_the_snapshot(
-    store: SqliteStore, ids: dict[str, str]
+    store: SqliteStore, ids: dict[str, str], read_before: bool
 ) -> None:
+    if read_before:
+        store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=OTHER_REPOSITORY)))
     with sqlite3.connect(store.path) as raw:
         raw.execute(
             "UPDATE records SET repository = ? WHERE id = ?", (REPOSITORY, ids["other_repo"])
@@ -189,7 +211,48 @@ def test_snapshot_sees_each_batch_committed_by_another_connection(
         for n in range(5):
             snapshot = store.snapshot(SnapshotRequest(identity))
             writer.publish(
-                Publication(f"w{n}", (Mutation("upsert", new_lesson_id(), 0, make_draft()),))
+                Publication(
+                    run_id=f"w{n}",
+                    mutations=(
+                        Mutation(
+                            op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()
+                        ),
+                    ),
+                )
             )
             assert len(snapshot.lessons) == 3 + n
             assert snapshot.generation == 1 + n
+
+
+def test_rows_unchanged_since_the_last_snapshot_give_the_same_lessons(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH))
+    first = store.snapshot(request).by_id()
+    mutation = Mutation(
+        op="upsert", id=ids["repo"], expected_revision=1, draft=make_draft("Run the check first")
+    )
+    store.publish(Publication(run_id="run-2", mutations=(mutation,)))
+    second = store.snapshot(request).by_id()
+    assert first.keys() == second.keys()
+    for lesson_id, lesson in second.items():
+        if lesson_id == ids["repo"]:
+            assert (lesson.revision, lesson.title) == (2, "Run the check first")
+        else:
+            assert lesson is first[lesson_id]
+
+
+def test_a_row_rewritten_outside_the_store_with_valid_content_is_read_as_written(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
+    store.snapshot(request)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(
+            "UPDATE records SET body = replace(body, 'Run the schema', 'Run the lint') "
+            "WHERE id = ?",
+            (ids["repo"],),
+        )
+    raw.close()
+    lesson = store.snapshot(request).by_id()[ids["repo"]]
+    assert lesson.title.startswith("Run the lint")

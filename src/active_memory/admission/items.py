@@ -90,19 +90,24 @@ def shape_rejections(answer: object, spec: RoleSpec, max_bytes: int) -> tuple[Re
     """The whole-answer shape stage: a JSON object, within ``max_bytes`` serialized, matching
     the role's contract. Codes name the failing JSON Schema keyword (``schema_required``…)."""
     if not isinstance(answer, Mapping):
-        return (Rejection("shape", spec.role, "not_an_object", -1),)
+        return (Rejection(stage="shape", role=spec.role, code="not_an_object", index=-1),)
     try:
         encoded = json.dumps(answer, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
-        return (Rejection("shape", spec.role, "not_json", -1),)
+        return (Rejection(stage="shape", role=spec.role, code="not_json", index=-1),)
     if len(encoded.encode("utf-8")) > max_bytes:
-        return (Rejection("shape", spec.role, "answer_too_large", -1),)
+        return (Rejection(stage="shape", role=spec.role, code="answer_too_large", index=-1),)
     errors = sorted(
         _validator(spec.contract).iter_errors(answer),
         key=lambda error: (json.dumps(list(error.absolute_path)), str(error.validator)),
     )
     return tuple(
-        Rejection("shape", spec.role, f"schema_{error.validator}", _item_index(error.absolute_path))
+        Rejection(
+            stage="shape",
+            role=spec.role,
+            code=f"schema_{error.validator}",
+            index=_item_index(error.absolute_path),
+        )
         for error in errors[:MAX_SHAPE_REJECTIONS]
     )
 
@@ -158,13 +163,17 @@ def _draft(
 ) -> LessonDraft | Refusal:
     if find_position(card["title"]) or find_position(card["recommendation"]):
         return Refusal("card", "source_position")
-    evidence = Evidence(run_id, tuple(references), reason, source_commit)
-    return LessonDraft(scope, card["title"], card["recommendation"], evidence)
+    evidence = Evidence(
+        run_id=run_id, references=tuple(references), reason=reason, source_commit=source_commit
+    )
+    return LessonDraft(
+        scope=scope, title=card["title"], recommendation=card["recommendation"], evidence=evidence
+    )
 
 
 def _repository_scope(repository: str, associations: Associations) -> RepositoryScope:
     return RepositoryScope(
-        repository,
+        repository=repository,
         files=associations.files,
         folders=associations.folders,
         identifiers=associations.identifiers,
@@ -229,7 +238,9 @@ def check_decision(raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext) -> 
             if isinstance(built, Refusal):
                 return Refusal("card", "replacement_has_source_position")
             draft = built
-        return Decision(lesson.id, action, reason, texts, draft)
+        return Decision(
+            id=lesson.id, action=action, reason=reason, references=texts, replacement=draft
+        )
     except LessonValidationError as error:
         return Refusal("card", card_code(error))
 
@@ -284,11 +295,17 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
             assert associations is not None
             scope = _repository_scope(ctx.repository, associations)
         else:
-            scope = GraphScope(ctx.run.graph_hash, node_id, ctx.repository if bound else None)
+            scope = GraphScope(
+                graph_hash=ctx.run.graph_hash,
+                node_id=node_id,
+                repository=ctx.repository if bound else None,
+            )
         commit = ctx.source_commit if bound else None
         draft = _draft(scope, raw, texts, raw["reason"], ctx.run.run_id, commit)
     except LessonValidationError as error:
         return Refusal("card", card_code(error))
     if isinstance(draft, Refusal):
         return draft
-    return Proposal(draft, node_id=node_id, repository_specific=bool(raw["repository_specific"]))
+    return Proposal(
+        draft=draft, node_id=node_id, repository_specific=bool(raw["repository_specific"])
+    )

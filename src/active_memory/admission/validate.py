@@ -154,15 +154,33 @@ def _coverage(
         decision_id = decision["id"]
         if decision_id not in supplied:
             rejections.append(
-                Rejection("coverage", spec.role, "foreign_id", index, _safe_id(decision_id))
+                Rejection(
+                    stage="coverage",
+                    role=spec.role,
+                    code="foreign_id",
+                    index=index,
+                    id=_safe_id(decision_id),
+                )
             )
             continue
         seen[decision_id] += 1
         if seen[decision_id] > 1:
-            rejections.append(Rejection("coverage", spec.role, "duplicate_id", index, decision_id))
+            rejections.append(
+                Rejection(
+                    stage="coverage",
+                    role=spec.role,
+                    code="duplicate_id",
+                    index=index,
+                    id=decision_id,
+                )
+            )
     for lesson_id in supplied:
         if lesson_id not in seen:
-            rejections.append(Rejection("coverage", spec.role, "missing_id", -1, lesson_id))
+            rejections.append(
+                Rejection(
+                    stage="coverage", role=spec.role, code="missing_id", index=-1, id=lesson_id
+                )
+            )
     return tuple(rejections)
 
 
@@ -255,7 +273,7 @@ def admit_maintenance(
     if coverage:
         return failed(coverage)
     if not _scope_enabled(spec, context.config):
-        return failed([Rejection("scope", spec.role, "scope_disabled", -1)])
+        return failed([Rejection(stage="scope", role=spec.role, code="scope_disabled", index=-1)])
 
     items = _item_context(spec, context)
     rejections: list[Rejection] = []
@@ -264,7 +282,15 @@ def admit_maintenance(
         lesson = by_id[raw["id"]]
         checked = check_decision(raw, lesson, items)
         if isinstance(checked, Refusal):
-            rejections.append(Rejection(checked.stage, spec.role, checked.code, index, lesson.id))
+            rejections.append(
+                Rejection(
+                    stage=checked.stage,
+                    role=spec.role,
+                    code=checked.code,
+                    index=index,
+                    id=lesson.id,
+                )
+            )
             continue
         bound.append(BoundDecision(index, checked, lesson.revision, checked.action))
 
@@ -272,9 +298,16 @@ def admit_maintenance(
     mutations: list[Mutation] = []
     for item in bound:
         if item.applied == "adapt":
-            mutations.append(Mutation("upsert", item.id, item.revision, item.decision.replacement))
+            mutations.append(
+                Mutation(
+                    op="upsert",
+                    id=item.id,
+                    expected_revision=item.revision,
+                    draft=item.decision.replacement,
+                )
+            )
         elif item.applied == "retire":
-            mutations.append(Mutation("retire", item.id, item.revision))
+            mutations.append(Mutation(op="retire", id=item.id, expected_revision=item.revision))
     return MaintenanceResult(
         role=spec.role,
         run_id=run_id,
@@ -297,7 +330,10 @@ def admit_discovery(answer: object, role: str, context: AdmissionContext) -> Dis
         return DiscoveryResult(spec.role, run_id, (), shape)
     if not _scope_enabled(spec, context.config):
         return DiscoveryResult(
-            spec.role, run_id, (), (Rejection("scope", spec.role, "scope_disabled", -1),)
+            spec.role,
+            run_id,
+            (),
+            (Rejection(stage="scope", role=spec.role, code="scope_disabled", index=-1),),
         )
     assert isinstance(answer, Mapping)
     items = _item_context(spec, context)
@@ -306,7 +342,9 @@ def admit_discovery(answer: object, role: str, context: AdmissionContext) -> Dis
     for index, raw in enumerate(answer["lessons"]):
         checked = check_discovery(raw, items)
         if isinstance(checked, Refusal):
-            rejections.append(Rejection(checked.stage, spec.role, checked.code, index))
+            rejections.append(
+                Rejection(stage=checked.stage, role=spec.role, code=checked.code, index=index)
+            )
         else:
             admitted.append(AdmittedProposal(index, checked))
     return DiscoveryResult(spec.role, run_id, tuple(admitted), tuple(rejections))

@@ -239,7 +239,7 @@ async def answer_session(
         spec.name,
         private_dir=folder,
         budget_bytes=env.evidence_budget,
-        lessons=[lesson.to_dict() for lesson in lessons],
+        lessons=[lesson.model_dump(mode="json") for lesson in lessons],
         lesson_changes=changes,
         cancel=StopSignal(env.deadline, env.cancel),
     )

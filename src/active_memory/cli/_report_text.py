@@ -78,9 +78,9 @@ def format_lessons(lessons: tuple[Lesson, ...]) -> list[str]:
     for lesson in lessons:
         scope = lesson.scope
         if scope.kind == "graph":
-            where = f"node {scope.to_dict()['node_id']}"
+            where = f"node {scope.model_dump()['node_id']}"
         else:
-            data = scope.to_dict()
+            data = scope.model_dump(mode="json")
             where = ", ".join([*data["files"], *data["folders"], *data["identifiers"]])
         lines.append(f"{lesson.key}  [{scope.kind}: {where}]")
         lines.append(f"  {lesson.title}")

@@ -53,7 +53,7 @@ def _json(result: DemoResult) -> dict[str, object]:
                 "name": step.name,
                 "commit": step.commit,
                 "report": step.report.model_dump(mode="json"),
-                "lessons": [lesson.to_dict() for lesson in step.lessons],
+                "lessons": [lesson.model_dump(mode="json") for lesson in step.lessons],
             }
             for step in result.steps
         ],

@@ -69,7 +69,7 @@ def list_command(
             return
         found = opened.list_lessons(repository, graph_hash, node_id)
     if as_json:
-        emit_json([lesson.to_dict() for lesson in found])
+        emit_json([lesson.model_dump(mode="json") for lesson in found])
         return
     if found:
         click.echo(f"{'ID':<33} {'REV':>4}  {'KIND':<10}  {'SCOPE':<34}  TITLE")
@@ -122,7 +122,7 @@ def show_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
     with open_store(store, read_only=True) as opened:
         lesson: Lesson = opened.get(lesson_id)
     if as_json:
-        emit_json(lesson.to_dict())
+        emit_json(lesson.model_dump(mode="json"))
         return
     click.echo(f"{lesson.id} @ revision {lesson.revision} ({lesson.scope.kind} lesson)")
     for line in _card_lines(lesson.draft):

@@ -9,19 +9,31 @@ toolkit's callers (admission, the store, the CLI) want one sentence that names t
   in the metaclass's ``__call__``, not in ``__init__``: pydantic builds nested models without
   calling the class, so the path of a nested problem stays whole (an ``__init__`` override would
   be called for every nested model and cut the path at that level);
-* :meth:`Model.parse` does the same for a JSON-like value (a dict read from a file or a wire);
+* :meth:`Model.parse` does the same for a JSON-like value (a dict read from a file or a wire),
+  :meth:`Model.parse_json` for JSON text;
 * rules are written as validators that raise :class:`pydantic_core.PydanticCustomError` whose
   message is the rule (``is 120 UTF-8 bytes; the limit is 96``); the path comes from pydantic.
+  Pydantic's own refusals keep pydantic's wording, except a missing or unknown field, a value
+  that is not an object, and an unknown union tag, which are worded like the rules.
+
+A model may set ``error_root`` (``"scope"``, ``"evidence"``): the name its fields' paths start
+with when it is validated on its own, so ``Evidence(...)`` and a lesson's ``evidence`` report the
+same ``evidence.reason``. A union discriminated on a tag (``scope``: ``kind``) makes pydantic add
+the tag to the location; :func:`first_problem` drops it, so the path is the data's own.
 """
 
 from __future__ import annotations
 
-from typing import Any, Self
+import types
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic._internal._model_construction import ModelMetaclass
+from pydantic.fields import FieldInfo
 
 from active_memory.errors import LessonValidationError
+from active_memory.models.fields import json_type
 
 __all__ = ["Model", "error_path", "first_problem"]
 
@@ -37,21 +49,113 @@ def error_path(location: tuple[int | str, ...]) -> str:
     return text
 
 
-def first_problem(error: ValidationError, prefix: str = "") -> LessonValidationError:
-    """The first problem of ``error`` as a LessonValidationError naming its field path."""
-    details = error.errors(include_url=False, include_input=False)
+def _discriminator(metadata: object) -> str | None:
+    found = getattr(metadata, "discriminator", None)
+    return found if isinstance(found, str) else None
+
+
+def _unwrap(annotation: object) -> tuple[object, str | None]:
+    """The type under ``Annotated`` and ``| None``, and the tag of a discriminated union."""
+    tag = None
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            base, *metadata = get_args(annotation)
+            tag = next((d for d in map(_discriminator, metadata) if d), tag)
+            annotation = base
+        elif origin in (Union, types.UnionType):
+            members = [arg for arg in get_args(annotation) if arg is not type(None)]
+            if len(members) != 1:
+                return annotation, tag
+            annotation = members[0]
+        else:
+            return annotation, tag
+
+
+def _child(parent: object, part: int | str) -> tuple[object, str | None]:
+    """The declared type found at ``part`` of ``parent`` (None when unknown), and its tag."""
+    if isinstance(parent, type) and issubclass(parent, BaseModel) and isinstance(part, str):
+        field: FieldInfo | None = parent.model_fields.get(part)
+        if field is None:
+            return None, None
+        annotation, tag = _unwrap(field.annotation)
+        return annotation, field.discriminator if isinstance(field.discriminator, str) else tag
+    if get_origin(parent) in (tuple, list) and isinstance(part, int):
+        return _unwrap(get_args(parent)[0])
+    return None, None
+
+
+def _member(union: object, tag_field: str, tag: object) -> object:
+    for member in get_args(union):
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            field = member.model_fields.get(tag_field)
+            if field is not None and field.default == tag:
+                return member
+    return None
+
+
+def _resolve(
+    model: object, location: tuple[int | str, ...]
+) -> tuple[tuple[int | str, ...], object]:
+    """``location`` without discriminator tags, and the declared type of its parent."""
+    kept: list[int | str] = []
+    current, parent = model, None
+    parts = list(location)
+    while parts:
+        part = parts.pop(0)
+        kept.append(part)
+        parent = current
+        current, tag_field = _child(current, part)
+        if tag_field is not None and parts:
+            current = _member(current, tag_field, parts.pop(0))
+    return tuple(kept), parent
+
+
+def _or(choices: str) -> str:
+    """``"'a', 'b', 'c'"`` → ``"'a', 'b' or 'c'"``."""
+    head, _, last = choices.rpartition(", ")
+    return f"{head} or {last}" if head else choices
+
+
+def _rule(detail: Mapping[str, Any], parent: object) -> str:
+    """The problem of one pydantic error detail, worded like the toolkit's own rules."""
+    kind, value = detail["type"], detail.get("input")
+    context: Mapping[str, Any] = detail.get("ctx") or {}
+    got = f"got {json_type(value)}"
+    if kind == "extra_forbidden":
+        if isinstance(parent, type) and issubclass(parent, BaseModel):
+            return f"is not a known field; allowed: {sorted(parent.model_fields)}"
+        return "is not a known field"
+    if kind in ("missing", "union_tag_not_found"):
+        return "is required"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"must be an object, {got}"
+    if kind == "union_tag_invalid":
+        return f"{context['tag']!r} must be {_or(context['expected_tags'])}"
+    if kind == "json_invalid":
+        return f"is not valid JSON ({context.get('error', detail['msg'])})"
+    return str(detail["msg"])
+
+
+def first_problem(
+    error: ValidationError, prefix: str = "", *, model: object = None
+) -> LessonValidationError:
+    """The first problem of ``error`` as a LessonValidationError naming its field path.
+
+    ``model`` (the validated type) lets the path drop discriminator tags and an unknown field
+    list the known ones; ``prefix`` starts the path (``evidence``, ``line 3``).
+    """
+    details = error.errors(include_url=False)
     if not details:  # pydantic never raises an empty error; keep the contract anyway
         return LessonValidationError(prefix or error.title, "is not valid")
     detail = details[0]
-    path = error_path(tuple(detail["loc"]))
+    location, parent = _resolve(model, tuple(detail["loc"]))
+    if detail["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        location = (*location, str(detail["ctx"]["discriminator"]).strip("'"))
+    path = error_path(location)
     if prefix:
         path = f"{prefix}.{path}" if path and not path.startswith("[") else f"{prefix}{path}"
-    message = detail["msg"]
-    if detail["type"] == "extra_forbidden":
-        message = "is not a known field"
-    elif detail["type"] == "missing":
-        message = "is required"
-    return LessonValidationError(path or error.title, message)
+    return LessonValidationError(path or error.title, _rule(detail, parent))
 
 
 class _ModelMeta(ModelMetaclass):
@@ -59,7 +163,7 @@ class _ModelMeta(ModelMetaclass):
         try:
             return super().__call__(*args, **kwargs)
         except ValidationError as error:
-            raise first_problem(error) from None
+            raise first_problem(error, getattr(cls, "error_root", ""), model=cls) from None
 
 
 class Model(BaseModel, metaclass=_ModelMeta):
@@ -74,13 +178,16 @@ class Model(BaseModel, metaclass=_ModelMeta):
         hide_input_in_errors=True,
     )
 
+    # The name this model's field paths start with when it is validated on its own.
+    error_root: ClassVar[str] = ""
+
     @classmethod
     def parse(cls, data: object, *, where: str = "") -> Self:
         """Validate a JSON-like value; LessonValidationError names the first bad field."""
         try:
             return cls.model_validate(data)
         except ValidationError as error:
-            raise first_problem(error, where) from None
+            raise first_problem(error, where or cls.error_root, model=cls) from None
 
     @classmethod
     def parse_json(cls, text: str | bytes, *, where: str = "") -> Self:
@@ -88,4 +195,4 @@ class Model(BaseModel, metaclass=_ModelMeta):
         try:
             return cls.model_validate_json(text)
         except ValidationError as error:
-            raise first_problem(error, where) from None
+            raise first_problem(error, where or cls.error_root, model=cls) from None

@@ -3,61 +3,67 @@ the mutations of a checked publication."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, ClassVar, Literal, Self, TypeAlias
 
-from active_memory.errors import LessonValidationError
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
 from active_memory.limits import LIMITS
-from active_memory.models.fields import check_count, check_unique, one_line, tuple_of_str
-from active_memory.models.ids import validate_lesson_id
+from active_memory.models.base import Model
+from active_memory.models.fields import Check, Entries, OneLine
+from active_memory.models.ids import LessonId
 from active_memory.models.lessons import LessonDraft
 
 __all__ = ["Decision", "DecisionAction", "Mutation", "Proposal", "Publication", "Rejection"]
 
 DecisionAction: TypeAlias = Literal["keep", "adapt", "retire", "defer"]
-_ACTIONS = ("keep", "adapt", "retire", "defer")
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+def _expected_revision_problem(value: int) -> str | None:
+    return None if value >= 0 else "must be 0 or more"
+
+
+class Decision(Model):
     """A maintenance specialist's verdict on one supplied lesson.
 
     The host binds ``id`` to the frozen revision it supplied; models never return revisions.
     ``replacement`` is required for ``adapt`` and forbidden otherwise.
     """
 
-    id: str
+    error_root: ClassVar[str] = "decision"
+
+    id: LessonId
     action: DecisionAction
-    reason: str
-    references: tuple[str, ...] = ()
-    replacement: LessonDraft | None = None
+    reason: Annotated[str, OneLine(LIMITS.reason_bytes)]
+    references: Annotated[tuple[str, ...], Entries(LIMITS.references_max)] = ()
+    # Validated even when left out, so the rule below also sees a missing replacement.
+    replacement: LessonDraft | None = Field(default=None, validate_default=True)
 
-    def __post_init__(self) -> None:
-        validate_lesson_id("decision.id", self.id)
-        if self.action not in _ACTIONS:
-            raise LessonValidationError("decision.action", f"{self.action!r} not in {_ACTIONS}")
-        one_line("decision.reason", self.reason, LIMITS.reason_bytes)
-        refs = tuple_of_str("decision.references", self.references)
-        object.__setattr__(self, "references", refs)
-        check_count("decision.references", refs, LIMITS.references_max)
-        if (self.action == "adapt") != (self.replacement is not None):
-            raise LessonValidationError(
-                "decision.replacement", "is required for 'adapt' and only for 'adapt'"
-            )
+    @field_validator("replacement")
+    @classmethod
+    def _replacement_only_for_adapt(
+        cls, replacement: LessonDraft | None, info: ValidationInfo
+    ) -> LessonDraft | None:
+        action = info.data.get("action")
+        if action is not None and (action == "adapt") != (replacement is not None):
+            raise PydanticCustomError("replacement", "is required for 'adapt' and only for 'adapt'")
+        return replacement
 
 
-@dataclass(frozen=True, slots=True)
-class Proposal:
+class Proposal(Model):
     """A discovery specialist's new lesson, before admission."""
+
+    error_root: ClassVar[str] = "proposal"
 
     draft: LessonDraft
     node_id: str | None = None
     repository_specific: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class Rejection:
+class Rejection(Model):
     """One admission refusal. Never carries the lesson text, so it is safe to log."""
+
+    error_root: ClassVar[str] = "rejection"
 
     stage: str
     role: str
@@ -65,18 +71,8 @@ class Rejection:
     index: int
     id: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "stage": self.stage,
-            "role": self.role,
-            "code": self.code,
-            "index": self.index,
-            "id": self.id,
-        }
 
-
-@dataclass(frozen=True, slots=True)
-class Mutation:
+class Mutation(Model):
     """One change in a checked batch.
 
     ``upsert`` with ``expected_revision == 0`` creates ``id``; otherwise it replaces the live
@@ -84,34 +80,47 @@ class Mutation:
     the next revision; callers never choose one.
     """
 
+    error_root: ClassVar[str] = "mutation"
+
     op: Literal["upsert", "retire"]
-    id: str
-    expected_revision: int
-    draft: LessonDraft | None = None
+    id: LessonId
+    expected_revision: Annotated[int, Check(_expected_revision_problem, "revision")]
+    draft: LessonDraft | None = Field(default=None, validate_default=True)
 
-    def __post_init__(self) -> None:
-        validate_lesson_id("mutation.id", self.id)
-        if self.op not in ("upsert", "retire"):
-            raise LessonValidationError("mutation.op", f"{self.op!r} must be upsert or retire")
-        if isinstance(self.expected_revision, bool) or not isinstance(self.expected_revision, int):
-            raise LessonValidationError("mutation.expected_revision", "must be an integer")
-        if self.expected_revision < 0:
-            raise LessonValidationError("mutation.expected_revision", "must be 0 or more")
-        if self.op == "upsert" and self.draft is None:
-            raise LessonValidationError("mutation.draft", "an upsert needs a draft")
+    @field_validator("draft")
+    @classmethod
+    def _upsert_has_a_draft(
+        cls, draft: LessonDraft | None, info: ValidationInfo
+    ) -> LessonDraft | None:
+        if info.data.get("op") == "upsert" and draft is None:
+            raise PydanticCustomError("draft", "an upsert needs a draft")
+        return draft
+
+    @model_validator(mode="after")
+    def _retire_names_a_revision(self) -> Self:
         if self.op == "retire" and (self.draft is not None or self.expected_revision == 0):
-            raise LessonValidationError(
-                "mutation", "a retire names an existing revision (≥ 1) and carries no draft"
+            raise PydanticCustomError(
+                "retire", "a retire names an existing revision (≥ 1) and carries no draft"
             )
+        return self
 
 
-@dataclass(frozen=True, slots=True)
-class Publication:
+class Publication(Model):
     """A checked batch: every mutation commits together or none does."""
 
-    run_id: str
-    mutations: tuple[Mutation, ...] = field(default_factory=tuple)
+    error_root: ClassVar[str] = "publication"
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "mutations", tuple(self.mutations))
-        check_unique("publication.mutations", (m.id for m in self.mutations))
+    run_id: str
+    mutations: Annotated[tuple[Mutation, ...], Entries()] = ()
+
+    @field_validator("mutations")
+    @classmethod
+    def _one_mutation_per_id(cls, mutations: tuple[Mutation, ...]) -> tuple[Mutation, ...]:
+        seen: set[str] = set()
+        for mutation in mutations:
+            if mutation.id in seen:
+                raise PydanticCustomError(
+                    "duplicate", f"repeats {mutation.id!r}; entries must be unique"
+                )
+            seen.add(mutation.id)
+        return mutations

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from typing import Annotated
 
 from active_memory.errors import LessonValidationError
+from active_memory.models.fields import Check
 
-__all__ = ["new_lesson_id", "validate_lesson_id"]
+__all__ = ["LessonId", "lesson_id_problem", "new_lesson_id", "validate_lesson_id"]
 
 _LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -25,7 +27,17 @@ def new_lesson_id(now_ms: int | None = None) -> str:
     return "lesson-" + "".join(reversed(chars))
 
 
+def lesson_id_problem(value: str) -> str | None:
+    if _LESSON_ID.fullmatch(value):
+        return None
+    return f"{value!r} is not a lesson id (lesson-<ULID>)"
+
+
 def validate_lesson_id(field_name: str, value: object) -> str:
     if not isinstance(value, str) or not _LESSON_ID.fullmatch(value):
         raise LessonValidationError(field_name, f"{value!r} is not a lesson id (lesson-<ULID>)")
     return value
+
+
+LessonId = Annotated[str, Check(lesson_id_problem, "lesson_id")]
+"""A host-assigned ``lesson-<ULID>``."""

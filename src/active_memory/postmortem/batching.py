@@ -38,7 +38,7 @@ def batch_capacity(budget_bytes: int) -> int:
 
 def card_size(lesson: Lesson, change: Mapping[str, Any] | None = None) -> int:
     """Serialized bytes a lesson adds to a batch's evidence, with its change entry if any."""
-    size = len(canonical_json(lesson.to_dict()).encode("utf-8")) + _SEPARATOR_BYTES
+    size = len(canonical_json(lesson.model_dump(mode="json")).encode("utf-8")) + _SEPARATOR_BYTES
     if change is not None:
         size += len(canonical_json(dict(change)).encode("utf-8")) + _SEPARATOR_BYTES
     return size

@@ -69,7 +69,7 @@ class TrialResult:
             "answer": json.loads(self.answer_json),
             "complete": self.complete,
             "accepted": self.accepted,
-            "rejections": [r.to_dict() for r in self.rejections],
+            "rejections": [r.model_dump(mode="json") for r in self.rejections],
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "turns": self.turns,

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from active_memory.errors import LessonNotFound, LessonRetired, PublicationError, StoreError
 from active_memory.models.lessons import Lesson
-from active_memory.store.codec import RecordError, decode_draft, decode_lesson
+from active_memory.screening.cards import screen_card
+from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
 from active_memory.store.migrations import applied_migrations
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
 from active_memory.store.writes import Change, count_capacity, read_capacity, read_states
 
 __all__ = [
-    "LIVE_COLUMNS",
     "check_store",
     "get_lesson",
     "list_live",
@@ -25,33 +25,16 @@ __all__ = [
     "plan_purge",
     "plan_revert",
     "read_history",
-    "row_to_lesson",
 ]
 
-LIVE_COLUMNS = "id, revision, body, evidence, kind, repository, graph_hash, node_id"
 _HISTORY_OPS: tuple[HistoryOp, ...] = ("upsert", "retire", "revert", "purge")
-
-
-def row_to_lesson(row: tuple[object, ...]) -> Lesson:
-    """Decode a ``LIVE_COLUMNS`` row; RecordError propagates for the caller to name."""
-    lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = row
-    return decode_lesson(
-        str(lesson_id),
-        int(str(revision)),
-        body,
-        evidence,
-        kind=kind,
-        repository=repository,
-        graph_hash=graph_hash,
-        node_id=node_id,
-    )
 
 
 def _decode_all(rows: list[tuple[object, ...]]) -> tuple[Lesson, ...]:
     lessons = []
     for row in rows:
         try:
-            lessons.append(row_to_lesson(row))
+            lessons.append(decode_lesson(row))
         except RecordError as error:
             raise StoreError(
                 f"stored lesson {row[0]!r} {error}; run `active-memory store check` and restore "
@@ -165,9 +148,6 @@ def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> C
         draft = decode_draft(row[0], row[1])
     except RecordError as error:
         raise StoreError(f"revision {to_revision} of {lesson_id!r} {error}") from None
-    # Lazily, like transfer.parse_lines: the hook helper's read path never reverts.
-    from active_memory.screening.cards import screen_card
-
     problems = screen_card(draft)
     if problems:
         # An old revision may predate today's detectors; republishing it would inject it again.
@@ -206,8 +186,28 @@ def plan_purge(conn: sqlite3.Connection, lesson_id: str) -> tuple[Change | None,
     return Change(lesson_id, "purge", state.revision + 1, state.kind), erased
 
 
+def _content_problems(conn: sqlite3.Connection) -> list[str]:
+    """Every live row and every stored past revision, validated completely."""
+    problems = []
+    for row in conn.execute(f"SELECT {LIVE_COLUMNS} FROM records WHERE deleted = 0 ORDER BY id"):
+        try:
+            decode_lesson(row)
+        except RecordError as error:
+            problems.append(f"stored lesson {row[0]!r} {error}")
+    for lesson_id, revision, body, evidence in conn.execute(
+        "SELECT id, revision, body, evidence FROM history WHERE body IS NOT NULL "
+        "ORDER BY id, revision"
+    ):
+        try:
+            decode_draft(body, evidence)
+        except RecordError as error:
+            problems.append(f"revision {revision} of {lesson_id!r} {error}")
+    return problems
+
+
 def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
-    """Integrity verdict plus counts, read in the caller's read transaction."""
+    """Integrity verdict, every stored lesson validated, plus counts; read in the caller's read
+    transaction."""
     problems = [
         str(row[0]) for row in conn.execute("PRAGMA integrity_check") if str(row[0]).lower() != "ok"
     ]
@@ -215,6 +215,8 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
         f"foreign key violation in {row[0]} row {row[1]}"
         for row in conn.execute("PRAGMA foreign_key_check")
     ]
+    if not problems:  # decoding rows of a damaged file could fail in SQLite itself
+        problems += _content_problems(conn)
     capacity = read_capacity(conn)
     recount = count_capacity(conn)
     if capacity != recount:

@@ -1,8 +1,13 @@
 """Rows to lessons and back: the card JSON (body) and the evidence JSON, stored apart.
 
-The body is exactly what an agent may be shown (title, recommendation, scope); evidence lives
-in its own column so no reader can inject it by accident. JSON is canonical (sorted keys, no
-spaces) so equal content is byte-equal and sizes are stable.
+The body is exactly what an agent may be shown (a :class:`Card`: title, recommendation, scope);
+evidence lives in its own column so no reader can inject it by accident. JSON is canonical
+(sorted keys, no spaces) so equal content is byte-equal and sizes are stable.
+
+Reading validates every row completely, in pydantic-core straight from the stored JSON text: a
+damaged row is a RecordError, never a silently wrong lesson. :class:`DecodedRows` remembers the
+lessons it decoded by their exact stored row, so a snapshot re-reading rows that did not change
+since the last one pays for a comparison, not for a second validation.
 """
 
 from __future__ import annotations
@@ -11,10 +16,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from active_memory.errors import LessonValidationError
-from active_memory.models.lessons import Evidence, GraphScope, Lesson, LessonDraft, scope_from_dict
+from pydantic import ValidationError
+
+from active_memory.models.base import first_problem
+from active_memory.models.ids import lesson_id_problem
+from active_memory.models.lessons import Card, Evidence, GraphScope, Lesson, LessonDraft
 
 __all__ = [
+    "LIVE_COLUMNS",
+    "DecodedRows",
     "EncodedDraft",
     "RecordError",
     "canonical_json",
@@ -23,8 +33,8 @@ __all__ = [
     "encode_draft",
 ]
 
-
-_CARD_KEYS = frozenset({"title", "recommendation", "scope"})
+# The columns of a live row, in the order decode_lesson and DecodedRows read them.
+LIVE_COLUMNS = "id, revision, body, evidence, kind, repository, graph_hash, node_id"
 
 
 class RecordError(ValueError):
@@ -56,64 +66,87 @@ class EncodedDraft:
 
 def encode_draft(draft: LessonDraft) -> EncodedDraft:
     scope = draft.scope
+    content = draft.model_dump(mode="json")
+    evidence = content.pop("evidence")
     return EncodedDraft(
         kind=scope.kind,
         repository=scope.repository,
         graph_hash=scope.graph_hash if isinstance(scope, GraphScope) else None,
         node_id=scope.node_id if isinstance(scope, GraphScope) else None,
-        body=canonical_json(draft.card_dict()),
-        evidence=canonical_json(draft.evidence.to_dict()),
+        body=canonical_json(content),
+        evidence=canonical_json(evidence),
     )
 
 
-def decode_draft(body: object, evidence: object) -> LessonDraft:
-    """Parse and re-validate stored JSON; RecordError says what is wrong."""
-    if not isinstance(body, str) or not isinstance(evidence, str):
-        raise RecordError("body or evidence is missing")
+def _parsed(model: type[Card] | type[Evidence], text: str, column: str) -> Any:
     try:
-        card = json.loads(body)
-        proof = json.loads(evidence)
-        if not isinstance(card, dict) or not isinstance(proof, dict):
-            raise RecordError("body and evidence must be JSON objects")
-        if card.keys() == _CARD_KEYS:
-            # The shape encode_draft writes: build the parts directly instead of merging the
-            # dicts for LessonDraft.from_dict; every constructor still runs every check.
-            return LessonDraft(
-                scope=scope_from_dict(card["scope"]),
-                title=card["title"],
-                recommendation=card["recommendation"],
-                evidence=Evidence.from_dict(proof),
-            )
-        return LessonDraft.from_dict({**card, "evidence": proof})
-    except json.JSONDecodeError as error:
-        raise RecordError(f"invalid JSON ({error.msg})") from None
-    except LessonValidationError as error:
-        raise RecordError(f"fails lesson validation ({error})") from None
-    except (TypeError, KeyError, AttributeError) as error:
-        raise RecordError(f"has an unexpected shape ({error})") from None
+        return model.model_validate_json(text)
+    except ValidationError as error:
+        detail = error.errors(include_url=False)[0]
+        if detail["type"] == "json_invalid":
+            raise RecordError(f"has invalid JSON in its {column} ({detail['msg']})") from None
+        problem = first_problem(error, model.error_root, model=model)
+        raise RecordError(f"fails lesson validation ({problem})") from None
 
 
-def decode_lesson(
-    lesson_id: str,
-    revision: int,
-    body: object,
-    evidence: object,
-    *,
-    kind: object,
-    repository: object,
-    graph_hash: object,
-    node_id: object,
-) -> Lesson:
-    """A live row as a Lesson; the indexed scope columns must agree with the body's scope."""
-    draft = decode_draft(body, evidence)
-    scope = draft.scope
+def _content(body: object, evidence: object) -> tuple[Card, Evidence]:
+    if not isinstance(body, str) or not isinstance(evidence, str):
+        raise RecordError("has no body or no evidence")
+    return _parsed(Card, body, "body"), _parsed(Evidence, evidence, "evidence")
+
+
+def decode_draft(body: object, evidence: object) -> LessonDraft:
+    """Parse and validate stored JSON; RecordError says what is wrong."""
+    card, proof = _content(body, evidence)
+    return card.draft(proof)
+
+
+def decode_lesson(row: tuple[object, ...]) -> Lesson:
+    """A ``LIVE_COLUMNS`` row as a Lesson; the indexed scope columns must agree with the body."""
+    lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = row
+    if not isinstance(lesson_id, str) or lesson_id_problem(lesson_id):
+        raise RecordError(f"has an id that is not a lesson id ({lesson_id!r})")
+    if type(revision) is not int or revision < 1:
+        raise RecordError(f"has a revision that is not an integer >= 1 ({revision!r})")
+    card, proof = _content(body, evidence)
+    scope = card.scope
     if isinstance(scope, GraphScope):
         expected: tuple[object, ...] = ("graph", scope.repository, scope.graph_hash, scope.node_id)
     else:
         expected = ("repository", scope.repository, None, None)
     if (kind, repository, graph_hash, node_id) != expected:
-        raise RecordError("its scope columns disagree with its body")
-    try:
-        return Lesson.from_draft(lesson_id, revision, draft)
-    except LessonValidationError as error:
-        raise RecordError(f"fails lesson validation ({error})") from None
+        raise RecordError("has scope columns that disagree with its body")
+    # Every part is validated above (the card and evidence completely, id and revision by the
+    # rules of their fields), so the lesson is assembled without checking them a second time.
+    return Lesson.model_construct(
+        id=lesson_id,
+        revision=revision,
+        scope=scope,
+        title=card.title,
+        recommendation=card.recommendation,
+        evidence=proof,
+    )
+
+
+class DecodedRows:
+    """Lessons decoded from live rows, remembered by the exact row they came from.
+
+    A row equal to one decoded before (same id, revision, body, evidence and scope columns)
+    yields the same frozen Lesson without validating it again; any difference decodes afresh.
+    At most ``capacity`` rows are remembered; past that the memory starts over.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._seen: dict[object, tuple[tuple[object, ...], Lesson]] = {}
+
+    def lesson(self, row: tuple[object, ...]) -> Lesson:
+        """The Lesson of a ``LIVE_COLUMNS`` row; RecordError when the row is not valid."""
+        seen = self._seen.get(row[0])
+        if seen is not None and seen[0] == row:
+            return seen[1]
+        lesson = decode_lesson(row)
+        if len(self._seen) >= self._capacity:
+            self._seen.clear()
+        self._seen[row[0]] = (row, lesson)
+        return lesson

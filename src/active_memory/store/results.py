@@ -62,7 +62,7 @@ class HistoryEntry:
             "time": self.time,
             "source_revision": self.source_revision,
             "erased": self.erased,
-            "lesson": None if self.draft is None else self.draft.to_dict(),
+            "lesson": None if self.draft is None else self.draft.model_dump(mode="json"),
         }
 
 

@@ -4,9 +4,9 @@ One connection per instance, guarded by a lock, so an instance may be shared by 
 are serialised); processes coordinate through SQLite's own locking (WAL readers never block the
 single writer; writers queue on ``BEGIN IMMEDIATE`` up to the busy timeout).
 
-This module and everything it imports use only the standard library plus
-``active_memory.{errors,lessons,store.backend}``, so the stdlib-only hook helper can open a
-store directly (``read_only=True``) for fallback recall.
+A snapshot validates every row it reads; the lessons of rows that have not changed since this
+instance last read them are reused (see ``codec.DecodedRows``), so a long-lived reader such as a
+broker re-reads a large store for the price of the SELECT and a comparison.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from active_memory.store.backend import (
     Snapshot,
     SnapshotRequest,
 )
-from active_memory.store.codec import RecordError
+from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.connect import open_connection
 from active_memory.store.files import (
     backup_destination_problem,
@@ -92,6 +92,7 @@ class SqliteStore:
         self._path = Path(os.path.abspath(os.fspath(chosen)))
         self._read_only = read_only
         self._limits = limits
+        self._decoded = DecodedRows(capacity=2 * max(limits.max_live, 1))
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = open_connection(
             self._path, read_only=read_only, busy_timeout_ms=busy_timeout_ms
@@ -162,21 +163,22 @@ class SqliteStore:
             rows: list[tuple[object, ...]] = []
             if request.repository and identity.repository is not None:
                 rows += conn.execute(
-                    f"SELECT {admin.LIVE_COLUMNS} FROM records "
+                    f"SELECT {LIVE_COLUMNS} FROM records "
                     "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
                     (identity.repository,),
                 ).fetchall()
             if request.graph and identity.graph_hash is not None:
                 rows += conn.execute(
-                    f"SELECT {admin.LIVE_COLUMNS} FROM records "
+                    f"SELECT {LIVE_COLUMNS} FROM records "
                     "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
                     "AND (repository IS NULL OR repository = ?)",
                     (identity.graph_hash, identity.repository),
                 ).fetchall()
         lessons = []
-        for row in sorted(rows, key=lambda r: str(r[0])):
+        rows.sort(key=lambda row: str(row[0]))
+        for row in rows:
             try:
-                lessons.append(admin.row_to_lesson(row))
+                lessons.append(self._decoded.lesson(row))
             except RecordError as error:
                 raise SnapshotError(
                     f"stored lesson {row[0]!r} {error}; the snapshot was refused rather than "

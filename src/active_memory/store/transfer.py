@@ -1,8 +1,8 @@
 """Export and import as JSON lines: one lesson or tombstone per line, sorted by id.
 
-A live line is ``Lesson.to_dict()``; a tombstone line is ``{"id", "revision", "retired": true,
-"kind"}``. Import keeps each line's revision (so ``id@revision`` keys recorded elsewhere stay
-meaningful) and is all or nothing:
+A live line is ``Lesson.model_dump(mode="json")``; a tombstone line is ``{"id", "revision",
+"retired": true, "kind"}``. Import keeps each line's revision (so ``id@revision`` keys recorded
+elsewhere stay meaningful) and is all or nothing:
 
 * every line is parsed and validated before the store is touched (LessonValidationError names
   the line), including admission's secret and injection screen: a card admission would refuse
@@ -29,6 +29,7 @@ from typing import Any
 from active_memory.errors import LessonValidationError
 from active_memory.models.ids import validate_lesson_id
 from active_memory.models.lessons import Lesson, LessonDraft
+from active_memory.screening.cards import screen_card
 from active_memory.store.codec import canonical_json, encode_draft
 from active_memory.store.results import HistoryOp, Tombstone
 from active_memory.store.writes import Change, read_states
@@ -39,6 +40,8 @@ _TOMBSTONE_KEYS = {"id", "revision", "retired", "kind"}
 
 
 def lesson_line(item: Lesson | Tombstone) -> str:
+    if isinstance(item, Lesson):
+        return canonical_json(item.model_dump(mode="json"))
     return canonical_json(item.to_dict())
 
 
@@ -57,10 +60,6 @@ def parse_lines(lines: Iterable[str]) -> tuple[ImportEntry, ...]:
     A card that admission would refuse for a secret or a planted instruction is a bad line: the
     problem codes are named, never the card's text.
     """
-    # Imported here, not at the top: the hook helper's fallback imports the store on every tool
-    # call and never imports lessons, so it should not pay for compiling the detectors.
-    from active_memory.screening.cards import screen_card
-
     entries: list[ImportEntry] = []
     first_seen: dict[str, int] = {}
     for number, raw in enumerate(lines, 1):
@@ -113,7 +112,7 @@ def _entry(number: int, data: dict[str, Any]) -> ImportEntry:
         return ImportEntry(number, lesson_id, revision, data["kind"], None)
     if retired is not False:
         raise LessonValidationError("retired", f"{retired!r} must be true or false")
-    lesson = Lesson.from_dict({k: v for k, v in data.items() if k != "retired"})
+    lesson = Lesson.parse({k: v for k, v in data.items() if k != "retired"})
     return ImportEntry(number, lesson.id, lesson.revision, lesson.scope.kind, lesson.draft)
 
 

@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     )
     from active_memory.models.ids import new_lesson_id
     from active_memory.models.lessons import (
+        Card,
         Evidence,
         GraphScope,
         Lesson,
@@ -87,23 +88,29 @@ if TYPE_CHECKING:
         RepositoryScope,
     )
     from active_memory.models.runs import (
+        AuthoredGraph,
         Binding,
+        Checkout,
         Delivery,
         Execution,
+        GraphNode,
         Outcome,
         RunRecord,
         ToolReceipt,
         dump_run_record,
         load_run_record,
     )
+    from active_memory.postmortem.binding import BindingOverride
     from active_memory.postmortem.entry import (
         run_postmortem,
     )
+    from active_memory.postmortem.options import PostmortemOptions
     from active_memory.postmortem.report import (
         LessonChange,
         PostmortemReport,
         SpecialistReport,
     )
+    from active_memory.postmortem.specialist_trial import try_specialist
     from active_memory.store.backend import (
         ActiveMemoryBackend,
         PublicationControl,
@@ -124,6 +131,13 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     "run_postmortem": "active_memory.postmortem.entry",
+    "PostmortemOptions": "active_memory.postmortem.options",
+    "BindingOverride": "active_memory.postmortem.binding",
+    "Card": "active_memory.models.lessons",
+    "AuthoredGraph": "active_memory.models.runs",
+    "GraphNode": "active_memory.models.runs",
+    "Checkout": "active_memory.models.runs",
+    "try_specialist": "active_memory.postmortem.specialist_trial",
     "AnswerContract": "active_memory.agents.providers",
     "ModelProvider": "active_memory.agents.providers",
     "ModelRequest": "active_memory.agents.providers",
@@ -229,8 +243,12 @@ __all__ = [
     "AdmissionError",
     "AnswerContract",
     "AnswerRefused",
+    "AuthoredGraph",
     "Binding",
+    "BindingOverride",
     "CancelToken",
+    "Card",
+    "Checkout",
     "ConfigError",
     "ContractViolation",
     "Decision",
@@ -240,6 +258,7 @@ __all__ = [
     "EvidenceCancelled",
     "EvidenceError",
     "Execution",
+    "GraphNode",
     "GraphScope",
     "ImportConflict",
     "Lesson",
@@ -255,6 +274,7 @@ __all__ = [
     "Outcome",
     "PostmortemConfig",
     "PostmortemError",
+    "PostmortemOptions",
     "PostmortemReport",
     "PromptError",
     "Proposal",
@@ -303,4 +323,5 @@ __all__ = [
     "parse_runtime_config",
     "register_provider",
     "run_postmortem",
+    "try_specialist",
 ]

@@ -34,6 +34,7 @@ from active_memory.hooks.exclude import Exclusion, exclude_from_git
 from active_memory.hooks.pi import EXTENSION_NAME, extension_source
 from active_memory.hooks.standalone import ServeState
 from active_memory.hooks.ticket import read_ticket
+from active_memory.private_files import write_private_text
 
 __all__ = [
     "HARNESS_NAMES",
@@ -242,7 +243,10 @@ def _write(path: Path, text: str, *, private: bool) -> tuple[bool, Path | None]:
         return False, None
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = _back_up(path, old) if old is not None else None
-    mode = 0o600 if private or old is None else (path.stat().st_mode & 0o777)
+    if private:  # it holds a token: 0600 whatever the old mode, fsynced with its folder
+        write_private_text(path, text, durable=True)
+        return True, backup
+    mode = 0o600 if old is None else (path.stat().st_mode & 0o777)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -26,6 +27,20 @@ def test_latching_writes_a_private_file_that_reads_back(tmp_path: Path) -> None:
     assert json.loads(path.read_text("utf-8"))["outcome"]["status"] == "succeeded"
     assert read_latched_outcome(folder) == OUTCOME
     assert [p.name for p in folder.iterdir()] == [LATCH_FILE]  # no temporary file left
+
+
+def test_an_existing_state_folder_is_tightened_and_a_symlinked_one_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    latch_outcome(folder, "run-1", OUTCOME)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere").mkdir()
+    with pytest.raises(PostmortemError, match="symlink"):
+        latch_outcome(link, "run-1", OUTCOME)
+    assert not (tmp_path / "elsewhere" / LATCH_FILE).exists()
 
 
 def test_latching_is_final_and_idempotent(tmp_path: Path) -> None:

@@ -60,6 +60,16 @@ def test_a_symlinked_folder_is_refused_and_nothing_is_changed(tmp_path: Path) ->
         prepare_private_dir(link)
 
 
+def test_a_folder_the_user_named_is_used_through_a_symlink_as_it_is(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o755)
+    os.chmod(target, 0o755)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    assert make_private_dir(link, tighten=False) == link
+    assert _mode(target) == 0o755
+
+
 @pytest.mark.usefixtures("loose_umask")
 def test_a_private_file_replaces_the_old_one_whole_with_mode_0600(tmp_path: Path) -> None:
     path = tmp_path / "ticket"

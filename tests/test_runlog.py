@@ -39,6 +39,15 @@ def test_log_file_is_private_and_its_folder_too(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
+def test_an_existing_folder_is_left_as_it_is(tmp_path: Path) -> None:
+    # The log may sit in the user's working directory: never tighten it.
+    folder = tmp_path / "work"
+    folder.mkdir()
+    folder.chmod(0o755)
+    RunLog(folder / "run.jsonl").append_event("postmortem_started", run_id="run-1")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+
+
 def test_existing_world_readable_log_is_narrowed(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     path.write_text("")

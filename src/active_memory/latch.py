@@ -20,7 +20,7 @@ from typing import Any
 
 from active_memory.errors import PostmortemError, RunRecordError
 from active_memory.models.runs import Outcome
-from active_memory.private_files import write_private_text
+from active_memory.private_files import make_private_dir, write_private_text
 
 __all__ = ["LATCH_FILE", "latch_outcome", "read_latched_outcome", "run_state_dir"]
 
@@ -87,7 +87,7 @@ def latch_outcome(state_dir: str | os.PathLike[str], run_id: str, outcome: Outco
         )
     body = json.dumps({"run_id": run_id, "outcome": outcome.model_dump()}, sort_keys=True) + "\n"
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dir(folder)
         write_private_text(path, body, durable=True)
     except OSError as error:
         raise PostmortemError(

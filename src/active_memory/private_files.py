@@ -2,18 +2,24 @@
 
 Tickets, broker state, latched outcomes, evidence copies and provider recordings all hold things
 other users of the machine must not read, and a reader must never see half of one. Standard
-library only: the hook path uses it. ``store/files.py`` keeps its own, stricter versions on
-purpose (every missing parent made 0700, dangling symlinks refused, unguessable temporary names,
-nothing changed before SQLite is known to be safe to open): a store others can write is a
-prompt-injection channel into every agent.
+library only, and only modules the interpreter has loaded anyway (``os``, ``errno``): the hook
+path uses it on every tool call, where ``pathlib`` or ``contextlib`` would cost more than the
+work. ``store/files.py`` keeps its own, stricter versions on purpose (every missing parent made
+0700, dangling symlinks refused, unguessable temporary names, nothing changed before SQLite is
+known to be safe to open): a store others can write is a prompt-injection channel into every
+agent.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Folder = TypeVar("_Folder", bound="str | os.PathLike[str]")
 
 __all__ = ["fsync_directory", "make_private_dir", "write_private_text"]
 
@@ -21,41 +27,48 @@ PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 
 
-def make_private_dir(folder: Path, *, tighten: bool = True) -> Path:
+def make_private_dir(folder: _Folder, *, tighten: bool = True) -> _Folder:
     """``folder`` as a directory only this user may use; returns it, OSError on failure.
 
     A missing folder is created 0700 exactly (``mkdir`` alone honours the umask); missing parents
-    are created too, with the default mode. ``tighten`` also sets an existing folder to 0700;
-    without it an existing folder stays as it is (a folder the user named may hold other
-    things). A symlink is refused: it could point the private files anywhere.
+    are created too, with the default mode. ``tighten`` also sets an existing folder to 0700 and
+    refuses a symlink (it could point the private files anywhere). Without it an existing folder
+    is used as it is, through a symlink too: a folder the user named (a working directory, where
+    a run log goes) may hold other things, and may well be reached through a link.
     """
-    if folder.is_symlink():
-        raise OSError(errno.ELOOP, "it is a symlink; use a real folder", str(folder))
-    existed = folder.is_dir()
-    folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    path: str | os.PathLike[str] = folder
+    if tighten and os.path.islink(path):
+        raise OSError(errno.ELOOP, "it is a symlink; use a real folder", os.fspath(path))
+    existed = os.path.isdir(path)
+    os.makedirs(path, mode=PRIVATE_DIR_MODE, exist_ok=True)
     if tighten or not existed:
-        os.chmod(folder, PRIVATE_DIR_MODE)
+        os.chmod(path, PRIVATE_DIR_MODE)
     return folder
 
 
-def fsync_directory(folder: Path) -> None:
+def fsync_directory(folder: str | os.PathLike[str]) -> None:
     """Make a rename in ``folder`` durable where the platform allows it."""
     # Directories cannot be opened for fsync on every platform (Windows); there the rename is
     # as durable as the OS makes it.
-    with contextlib.suppress(OSError):
+    try:
         descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
-def write_private_text(path: Path, text: str, *, durable: bool = False) -> None:
+def write_private_text(path: str | os.PathLike[str], text: str, *, durable: bool = False) -> None:
     """Replace ``path`` with ``text`` atomically, mode 0600; OSError on failure, nothing left.
 
     ``durable`` also fsyncs the file and its folder, for records that must survive a crash.
     """
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    folder, name = os.path.split(os.fspath(path))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
@@ -68,8 +81,10 @@ def write_private_text(path: Path, text: str, *, durable: bool = False) -> None:
                 os.fsync(handle.fileno())
         os.replace(temporary, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+        try:  # noqa: SIM105  (contextlib would cost the hook path an import)
+            os.unlink(temporary)
+        except OSError:
+            pass
         raise
     if durable:
-        fsync_directory(path.parent)
+        fsync_directory(folder or os.curdir)

@@ -24,6 +24,7 @@ from typing import TypeAlias
 
 from active_memory.errors import RunLogError
 from active_memory.models.changes import Rejection
+from active_memory.private_files import make_private_dir
 
 __all__ = ["ALLOWED_FIELDS", "LogValue", "RunLog", "read_events"]
 
@@ -127,7 +128,8 @@ class RunLog:
             )
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # Never tightened: the log may sit in the user's working directory.
+            make_private_dir(self.path.parent, tighten=False)
             fd = os.open(self.path, flags, 0o600)
         except OSError as exc:
             hint = " (it is a symlink)" if exc.errno == errno.ELOOP else ""

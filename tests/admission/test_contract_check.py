@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from active_memory.admission import CONTRACTS, contract_sha256
-from active_memory.admission.check import DRAFT_2020_12, check_contracts, problems
+from active_memory.admission.check import DRAFT_2020_12, ContractCheck, check_contracts, problems
 
 
 def _schema(**item: Any) -> dict[str, Any]:
@@ -46,3 +46,13 @@ def test_a_wrong_dialect_or_an_invalid_schema_is_a_problem() -> None:
     found = problems(schema)
     assert any("$schema must be" in p for p in found)
     assert any("not a valid Draft 2020-12 schema" in p for p in found)
+
+
+def test_a_check_prints_its_verdict_with_its_problems() -> None:
+    check = ContractCheck(
+        name="c", sha256="ab", problems=("$: additionalProperties must be false",)
+    )
+    assert check.model_dump(mode="json") == {
+        "name": "c", "sha256": "ab", "ok": False,
+        "problems": ["$: additionalProperties must be false"],
+    }  # fmt: skip

@@ -13,7 +13,7 @@ import pytest
 
 from active_memory.errors import RecallError
 from active_memory.hooks.exclude import Exclusion
-from active_memory.hooks.install import install_hooks
+from active_memory.hooks.install import Installation, install_hooks
 from active_memory.hooks.standalone import Server, ServeState
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 
@@ -280,3 +280,18 @@ def test_outside_git_or_without_a_secret_nothing_is_excluded(
     helper = install("codex", tmp_path, project=tmp_path / "repo")  # no ticket, no token
     assert helper.exclusion == Exclusion()  # type: ignore[attr-defined]
     assert "active-memory" not in (tmp_path / "repo" / ".git" / "info" / "exclude").read_text()
+
+
+def test_an_installation_prints_its_paths_and_git_exclusion(tmp_path: Path) -> None:
+    exclusion = Exclusion(exclude_file=tmp_path / "exclude", added=("/a",), tracked=True)
+    done = Installation(harness="claude", path=tmp_path / "settings.json", mode="http",
+                        changed=True, exclusion=exclusion)  # fmt: skip
+    assert done.model_dump(mode="json") == {
+        "harness": "claude", "path": str(tmp_path / "settings.json"), "mode": "http",
+        "changed": True, "backup": None,
+        "git_exclude": {"file": str(tmp_path / "exclude"), "added": ["/a"],
+                        "already_ignored": False, "tracked": True},
+    }  # fmt: skip
+    assert Installation(harness="pi", path=tmp_path, mode="extension", changed=False).model_dump(
+        mode="json"
+    )["git_exclude"] == {"file": None, "added": [], "already_ignored": False, "tracked": False}

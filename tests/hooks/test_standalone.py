@@ -118,6 +118,20 @@ def test_a_second_server_for_the_same_workspace_is_refused(server: Server, state
         other.start()
 
 
+def test_the_state_file_reads_back_and_a_damaged_one_is_no_broker(
+    server: Server, state_dir: Path
+) -> None:
+    state_path, _ = serve_paths(state_dir, WORKSPACE)
+    state = json.loads(state_path.read_text())
+    assert state == server.state().model_dump(mode="json")
+    assert find_live(state_dir, WORKSPACE) == server.state()
+    for damaged in ({**state, "pid": str(state["pid"])}, {**state, "extra": 1}, {"pid": 1}):
+        state_path.write_text(json.dumps(damaged))
+        assert find_live(state_dir, WORKSPACE) is None
+    state_path.write_text("not json")
+    assert find_live(state_dir, WORKSPACE) is None
+
+
 def test_state_directory_must_be_private(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o777)

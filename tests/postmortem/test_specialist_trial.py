@@ -45,6 +45,11 @@ async def test_a_replayed_discovery_session_shows_its_answer_and_rejections(tmp_
     assert len(json.loads(result.answer_json)["lessons"]) == 7
     assert (result.turns, result.tool_calls) == (3, 3)
     assert result.prompt_sha256 == prompt_sha256("repository_discovery")
+    shown = result.model_dump(mode="json")  # what ``specialist run --json`` prints
+    assert shown["answer"] == json.loads(result.answer_json)
+    assert "answer_json" not in shown
+    assert shown["notes"] == list(result.notes)
+    assert shown["rejections"] == [r.model_dump(mode="json") for r in result.rejections]
 
 
 async def test_a_maintenance_trial_without_lessons_or_with_a_bad_batch_is_an_error(

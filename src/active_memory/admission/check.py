@@ -8,32 +8,36 @@ is an object, and every object (at any depth, inside ``items`` and ``anyOf`` too
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from active_memory.admission import CONTRACTS, contract_sha256, load_contract
+from active_memory.models.base import Model
 
 __all__ = ["DRAFT_2020_12", "ContractCheck", "check_contract", "check_contracts", "problems"]
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
-@dataclass(frozen=True, slots=True)
-class ContractCheck:
+class ContractCheck(Model):
+    """One contract's verdict; the JSON form (``contracts check --json``) adds ``ok``."""
+
     name: str
     sha256: str
     problems: tuple[str, ...]
 
+    @model_serializer(mode="wrap")
+    def _with_ok(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        out["ok"] = self.ok
+        return out
+
     @property
     def ok(self) -> bool:
         return not self.problems
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "sha256": self.sha256, "ok": self.ok,
-                "problems": list(self.problems)}  # fmt: skip
 
 
 def _objects(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -74,7 +78,9 @@ def problems(schema: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def check_contract(name: str) -> ContractCheck:
-    return ContractCheck(name, contract_sha256(name), problems(load_contract(name)))
+    return ContractCheck(
+        name=name, sha256=contract_sha256(name), problems=problems(load_contract(name))
+    )
 
 
 def check_contracts() -> tuple[ContractCheck, ...]:

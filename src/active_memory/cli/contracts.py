@@ -26,7 +26,7 @@ def check(as_json: bool) -> None:
 
     results = check_contracts()
     if as_json:
-        emit_json([result.to_dict() for result in results])
+        emit_json([result.model_dump(mode="json") for result in results])
     else:
         for result in results:
             mark = "ok " if result.ok else "BAD"

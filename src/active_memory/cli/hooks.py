@@ -73,7 +73,7 @@ def install_command(
     except RecallError as error:
         fail(str(error), EXIT_BAD_INPUT)
     if as_json:
-        emit_json(done.to_dict())
+        emit_json(done.model_dump(mode="json"))
         return
     verb = "installed" if done.changed else "already installed"
     click.echo(f"{verb}: {harness} {done.mode} hook in {done.path}")

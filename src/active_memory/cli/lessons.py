@@ -61,7 +61,7 @@ def list_command(
         if retired:
             tombstones = opened.list_retired()
             if as_json:
-                emit_json([t.to_dict() for t in tombstones])
+                emit_json([t.model_dump(mode="json") for t in tombstones])
                 return
             for tombstone in tombstones:
                 click.echo(f"{tombstone.id}  {tombstone.revision:>4}  {tombstone.kind}")
@@ -150,7 +150,7 @@ def history_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
     with open_store(store, read_only=True) as opened:
         entries = opened.history(lesson_id)
     if as_json:
-        emit_json([entry.to_dict() for entry in entries])
+        emit_json([entry.model_dump(mode="json") for entry in entries])
         return
     click.echo(f"{'REV':>4}  {'OP':<7} {'GEN':>5}  {'TIME':<24}  {'RUN':<20}  CONTENT")
     for entry in entries:
@@ -209,7 +209,7 @@ def import_command(source: IO[bytes], replace: bool, store: Path | None, as_json
     with open_store(store, read_only=False) as opened:
         report = opened.import_lines(lines, replace=replace)
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(report.model_dump(mode="json"))
         return
     click.echo(
         f"imported: {len(report.created)} created, {len(report.replaced)} replaced, "
@@ -270,7 +270,7 @@ def purge_command(lesson_id: str, yes: bool, store: Path | None, as_json: bool) 
     with open_store(store, read_only=False) as opened:
         receipt = opened.purge(lesson_id)
     if as_json:
-        emit_json(receipt.to_dict())
+        emit_json(receipt.model_dump(mode="json"))
         return
     click.echo(
         f"{lesson_id}: content of {receipt.erased_revisions} revision(s) erased; tombstone at "

@@ -297,6 +297,6 @@ def run_specialist_command(
         except ActiveMemoryError as error:
             fail(str(error), EXIT_FAILED)
     if as_json:
-        emit_json(result.to_dict())
+        emit_json(result.model_dump(mode="json"))
     else:
         _print_trial(result)

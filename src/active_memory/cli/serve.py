@@ -63,7 +63,7 @@ def serve(
         previous = signal.signal(signal.SIGTERM, stop)
         try:
             if as_json:
-                emit_json(state.to_dict())
+                emit_json(state.model_dump(mode="json"))
             else:
                 click.echo(f"serving {state.repository} for {state.workspace}")
                 click.echo(f"url {state.url} (generation {state.generation})")

@@ -55,7 +55,7 @@ def check_command(store: Path | None, as_json: bool) -> None:
     with open_store(store, read_only=read_only) as opened:
         report = opened.check()
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(report.model_dump(mode="json"))
     else:
         rows = [
             ("path", report.path),

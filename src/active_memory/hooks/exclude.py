@@ -15,9 +15,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ConfigDict, Field
+
+from active_memory.models.base import Model
 from active_memory.repository import find_checkout, git_dir
 
 __all__ = ["Exclusion", "exclude_from_git"]
@@ -28,11 +30,14 @@ _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_
 _GIT_TIMEOUT_S = 10
 
 
-@dataclass(frozen=True, slots=True)
-class Exclusion:
-    """What was done for one written file: the exclude file changed, or why nothing was needed."""
+class Exclusion(Model):
+    """What was done for one written file: the exclude file changed, or why nothing was needed.
 
-    exclude_file: Path | None = None
+    The JSON form names ``exclude_file`` ``file``."""
+
+    model_config = ConfigDict(serialize_by_alias=True)
+
+    exclude_file: Path | None = Field(default=None, serialization_alias="file")
     added: tuple[str, ...] = ()
     already_ignored: bool = False
     tracked: bool = False
@@ -102,4 +107,9 @@ def exclude_from_git(path: Path, *, backups: bool = True) -> Exclusion:
         return Exclusion(already_ignored=True)
     exclude = directory / "info" / "exclude"
     added = _append(exclude, lines)
-    return Exclusion(exclude if added else None, added, not lines, tracked)
+    return Exclusion(
+        exclude_file=exclude if added else None,
+        added=added,
+        already_ignored=not lines,
+        tracked=tracked,
+    )

@@ -24,9 +24,10 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
 
 from active_memory.errors import RecallError
 from active_memory.hooks import helper as helper_module
@@ -34,6 +35,8 @@ from active_memory.hooks.exclude import Exclusion, exclude_from_git
 from active_memory.hooks.pi import EXTENSION_NAME, extension_source
 from active_memory.hooks.standalone import ServeState
 from active_memory.hooks.ticket import read_ticket
+from active_memory.models.base import Model
+from active_memory.private_files import write_private_text
 
 __all__ = [
     "HARNESS_NAMES",
@@ -58,30 +61,17 @@ _ENV_IDS = (("Node", "ACTIVE_MEMORY_NODE"), ("Conversation", "ACTIVE_MEMORY_CONV
 Mode = Literal["http", "curl", "helper", "extension"]
 
 
-@dataclass(frozen=True, slots=True)
-class Installation:
+class Installation(Model):
+    """What ``hooks install`` did; the JSON form names ``exclusion`` ``git_exclude``."""
+
+    model_config = ConfigDict(serialize_by_alias=True)
+
     harness: str
     path: Path
     mode: Mode
     changed: bool
     backup: Path | None = None
-    exclusion: Exclusion = field(default_factory=Exclusion)
-
-    def to_dict(self) -> dict[str, Any]:
-        exclusion = self.exclusion
-        return {
-            "harness": self.harness,
-            "path": str(self.path),
-            "mode": self.mode,
-            "changed": self.changed,
-            "backup": str(self.backup) if self.backup else None,
-            "git_exclude": {
-                "file": str(exclusion.exclude_file) if exclusion.exclude_file else None,
-                "added": list(exclusion.added),
-                "already_ignored": exclusion.already_ignored,
-                "tracked": exclusion.tracked,
-            },
-        }
+    exclusion: Exclusion = Field(default_factory=Exclusion, serialization_alias="git_exclude")
 
 
 def _double_quoted(text: str) -> str:
@@ -242,7 +232,10 @@ def _write(path: Path, text: str, *, private: bool) -> tuple[bool, Path | None]:
         return False, None
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = _back_up(path, old) if old is not None else None
-    mode = 0o600 if private or old is None else (path.stat().st_mode & 0o777)
+    if private:  # it holds a token: 0600 whatever the old mode, fsynced with its folder
+        write_private_text(path, text, durable=True)
+        return True, backup
+    mode = 0o600 if old is None else (path.stat().st_mode & 0o777)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
@@ -280,7 +273,14 @@ def install_hooks(
         text = source.replace('"__ACTIVE_MEMORY_TICKET__"', json.dumps(ticket_path or ""))
         exclusion = _keep_out_of_git(path, project, holds_secret=ticket_path is not None)
         changed, backup = _write(path, text, private=False)
-        return Installation(harness, path, "extension", changed, backup, exclusion)
+        return Installation(
+            harness=harness,
+            path=path,
+            mode="extension",
+            changed=changed,
+            backup=backup,
+            exclusion=exclusion,
+        )
     mode: Mode
     if serve is not None and harness == "claude":
         url, token = read_ticket(serve.ticket)
@@ -307,7 +307,9 @@ def install_hooks(
     holds_secret = mode == "http" or ticket_path is not None
     exclusion = _keep_out_of_git(path, project, holds_secret=holds_secret)
     changed, backup = _write(path, text, private=mode == "http")
-    return Installation(harness, path, mode, changed, backup, exclusion)
+    return Installation(
+        harness=harness, path=path, mode=mode, changed=changed, backup=backup, exclusion=exclusion
+    )
 
 
 def _keep_out_of_git(path: Path, project: Path | None, *, holds_secret: bool) -> Exclusion:

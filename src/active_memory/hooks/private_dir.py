@@ -2,6 +2,9 @@
 store where the hook fallback keeps exposures and its cached index.
 
 Standard library and the exception tree only: the fallback checks its folder on every call.
+The folder is made by :func:`active_memory.private_files.make_private_dir` (exactly 0700 when
+new, a symlink refused); an existing one is not tightened here but refused unless it is this
+user's alone.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import os
 import sys
 
 from active_memory.errors import RecallError
+from active_memory.private_files import make_private_dir
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -39,8 +43,12 @@ def digest_name(text: str) -> str:
 
 
 def private_dir(path: str | os.PathLike[str]) -> None:
-    """Create ``path`` (mode 0700) if needed and refuse one that others can read or write."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
+    """Create ``path`` (mode 0700) if needed and refuse one that others can read or write.
+
+    OSError when it cannot be created or is a symlink; RecallError when it exists but is not
+    this user's alone.
+    """
+    make_private_dir(path, tighten=False)
     info = os.stat(path)
     if info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise RecallError(

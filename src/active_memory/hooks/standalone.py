@@ -22,14 +22,13 @@ import os
 import socket
 import threading
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
-from active_memory.errors import RecallError
+from active_memory.errors import LessonValidationError, RecallError
 from active_memory.hooks.dispatch import broker_handler
 from active_memory.hooks.private_dir import private_dir
 from active_memory.hooks.ticket import read_ticket, write_ticket
+from active_memory.models.base import Model
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.private_files import write_private_text
 from active_memory.recall.broker import Handler, RecallBroker
@@ -44,8 +43,11 @@ __all__ = ["ServeState", "Server", "find_live", "serve_paths"]
 _log = logging.getLogger("active_memory.hooks.standalone")
 
 
-@dataclass(frozen=True, slots=True)
-class ServeState:
+class ServeState(Model):
+    """The broker's state file (``model_dump(mode="json")``). Only this module reads it back
+    (:func:`find_live`, for ``serve`` and ``hooks install``); the stdlib hook helper reads the
+    ticket, never this file, so the state may be a model."""
+
     pid: int
     url: str
     ticket: str
@@ -53,9 +55,6 @@ class ServeState:
     repository: str
     store: str
     generation: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def serve_paths(state_dir: Path, workspace: str | os.PathLike[str]) -> tuple[Path, Path]:
@@ -93,9 +92,9 @@ def find_live(state_dir: Path, workspace: str | os.PathLike[str]) -> ServeState 
     """The running broker for ``workspace``, if its process is alive and it answers."""
     state_path, _ = serve_paths(state_dir, workspace)
     try:
-        state = ServeState(**json.loads(state_path.read_text(encoding="utf-8")))
+        state = ServeState.parse_json(state_path.read_bytes())
         url, token = read_ticket(state.ticket)
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, LessonValidationError):
         return None
     if not _alive(state.pid) or not _answers(url, token):
         return None
@@ -172,7 +171,9 @@ class Server:
         self._broker = _listen(handler, token, ports)
         write_ticket(self.ticket_path, self._broker.url, self._broker.token)
         state = self.state()
-        write_private_text(self.state_path, json.dumps(state.to_dict(), indent=2) + "\n")
+        write_private_text(
+            self.state_path, json.dumps(state.model_dump(mode="json"), indent=2) + "\n"
+        )
         self._thread = threading.Thread(target=self._watch, name="active-memory-reload",
                                         daemon=True)  # fmt: skip
         self._thread.start()
@@ -181,8 +182,15 @@ class Server:
     def state(self) -> ServeState:
         if self._broker is None:
             raise RecallError("the server is not running; call start() first")
-        return ServeState(os.getpid(), self._broker.url, str(self.ticket_path), self.workspace,
-                          self.repository, self._store, self.generation)  # fmt: skip
+        return ServeState(
+            pid=os.getpid(),
+            url=self._broker.url,
+            ticket=str(self.ticket_path),
+            workspace=self.workspace,
+            repository=self.repository,
+            store=self._store,
+            generation=self.generation,
+        )
 
     def reload_if_changed(self) -> bool:
         """Swap in a fresh index when the store's generation moved; True when it did."""

@@ -12,7 +12,15 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from typing import Any
+
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_serializer,
+)
 
 from active_memory.admission import contract_sha256
 from active_memory.admission.validate import admit_discovery, admit_maintenance
@@ -20,6 +28,7 @@ from active_memory.agents.prompts import prompt_sha256
 from active_memory.agents.providers.registry import close_provider
 from active_memory.agents.specialists import SPECS, Batch, Meter, answer_session
 from active_memory.errors import PostmortemError
+from active_memory.models.base import Model
 from active_memory.models.changes import Rejection
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.binding import resolve_source_node, specialist_binding
@@ -30,18 +39,20 @@ from active_memory.postmortem.report import CheckoutStatus, checkout_note
 __all__ = ["TrialResult", "try_specialist"]
 
 
-@dataclass(frozen=True, slots=True)
-class TrialResult:
+class TrialResult(Model):
     """One session's raw answer and what admission made of it.
 
     ``complete`` is False when the whole answer was refused (shape, or maintenance coverage);
-    ``accepted`` counts admitted decisions or proposals.
+    ``accepted`` counts admitted decisions or proposals. The JSON form (``specialist run
+    --json``) holds the answer parsed, as ``answer``, and adds :attr:`notes`.
     """
+
+    model_config = ConfigDict(serialize_by_alias=True)
 
     specialist: str
     batch: int
     batches: int
-    answer_json: str
+    answer_json: str = Field(serialization_alias="answer")
     complete: bool
     accepted: int
     rejections: tuple[Rejection, ...]
@@ -53,6 +64,16 @@ class TrialResult:
     contract_sha256: str
     checkout: CheckoutStatus | None = None
 
+    @field_serializer("answer_json")
+    def _parsed(self, answer_json: str) -> Any:
+        return json.loads(answer_json)
+
+    @model_serializer(mode="wrap")
+    def _with_notes(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        out["notes"] = list(self.notes)
+        return out
+
     @property
     def notes(self) -> tuple[str, ...]:
         """Why this specialist's repository items could not be verified, if so."""
@@ -60,25 +81,6 @@ class TrialResult:
             checkout_note(self.checkout) if SPECS[self.specialist].scope == "repository" else None
         )
         return (note,) if note is not None else ()
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "specialist": self.specialist,
-            "batch": self.batch,
-            "batches": self.batches,
-            "answer": json.loads(self.answer_json),
-            "complete": self.complete,
-            "accepted": self.accepted,
-            "rejections": [r.model_dump(mode="json") for r in self.rejections],
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "turns": self.turns,
-            "tool_calls": self.tool_calls,
-            "prompt_sha256": self.prompt_sha256,
-            "contract_sha256": self.contract_sha256,
-            "checkout": self.checkout,
-            "notes": list(self.notes),
-        }
 
 
 async def try_specialist(

@@ -112,6 +112,8 @@ class Caller:
                 f"tracked={self.tracked})")  # fmt: skip
 
 
+# The two reports stay hand-written classes with to_dict, not models: the hook fallback builds
+# them on every tool call and must not load pydantic (tests/recall/test_imports.py).
 class CardReport:
     """One matched card in a report: its score, the association that matched, the outcome."""
 

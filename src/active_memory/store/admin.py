@@ -67,7 +67,7 @@ def list_live(
 
 def list_tombstones(conn: sqlite3.Connection) -> tuple[Tombstone, ...]:
     rows = conn.execute("SELECT id, revision, kind FROM records WHERE deleted = 1 ORDER BY id")
-    return tuple(Tombstone(str(i), int(r), str(k)) for i, r, k in rows)
+    return tuple(Tombstone(id=str(i), revision=int(r), kind=str(k)) for i, r, k in rows)
 
 
 def get_lesson(conn: sqlite3.Connection, lesson_id: str) -> Lesson:
@@ -98,14 +98,14 @@ def read_history(conn: sqlite3.Connection, lesson_id: str) -> tuple[HistoryEntry
                 raise StoreError(f"revision {revision} of {lesson_id!r} {error}") from None
         entries.append(
             HistoryEntry(
-                lesson_id,
-                int(revision),
-                _op(op),
-                int(generation),
-                str(run_id),
-                str(time),
-                draft,
-                None if source is None else int(source),
+                id=lesson_id,
+                revision=int(revision),
+                op=_op(op),
+                generation=int(generation),
+                run_id=str(run_id),
+                time=str(time),
+                draft=draft,
+                source_revision=None if source is None else int(source),
             )
         )
     return tuple(entries)

@@ -1,10 +1,18 @@
-"""Plain results of the store's admin operations, and its capacity limits."""
+"""Results of the store's admin operations, and its capacity limits.
+
+The results are models on :class:`~active_memory.models.base.Model`: their JSON form
+(``model_dump(mode="json")``) is what ``lessons`` and ``store`` print with ``--json`` and what
+an export line of a tombstone holds, derived fields (``erased``, ``ok``, ``retired``) included.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from active_memory.models.base import Model
 from active_memory.models.lessons import LessonDraft
 
 __all__ = [
@@ -34,10 +42,12 @@ class StoreLimits:
 DEFAULT_LIMITS = StoreLimits()
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryEntry:
+class HistoryEntry(Model):
     """One revision of a lesson. ``draft`` is None for a retirement, a purge marker, or content
-    erased by ``purge``; ``source_revision`` is the revision a ``revert`` copied."""
+    erased by ``purge``; ``source_revision`` is the revision a ``revert`` copied. The JSON form
+    names the draft ``lesson`` and adds ``erased``."""
+
+    model_config = ConfigDict(serialize_by_alias=True)
 
     id: str
     revision: int
@@ -45,42 +55,36 @@ class HistoryEntry:
     generation: int
     run_id: str
     time: str
-    draft: LessonDraft | None
+    draft: LessonDraft | None = Field(serialization_alias="lesson")
     source_revision: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _with_erased(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        out["erased"] = self.erased
+        return out
 
     @property
     def erased(self) -> bool:
         return self.op in ("upsert", "revert") and self.draft is None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "revision": self.revision,
-            "op": self.op,
-            "generation": self.generation,
-            "run_id": self.run_id,
-            "time": self.time,
-            "source_revision": self.source_revision,
-            "erased": self.erased,
-            "lesson": None if self.draft is None else self.draft.model_dump(mode="json"),
-        }
 
-
-@dataclass(frozen=True, slots=True)
-class Tombstone:
-    """A retired id: only its revision and kind remain."""
+class Tombstone(Model):
+    """A retired id: only its revision and kind remain (the JSON form adds ``retired``)."""
 
     id: str
     revision: int
     kind: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "revision": self.revision, "retired": True, "kind": self.kind}
+    @model_serializer(mode="wrap")
+    def _retired(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        out["retired"] = True
+        return out
 
 
-@dataclass(frozen=True, slots=True)
-class StoreCheck:
-    """``check()``: SQLite's integrity verdict plus quick counts."""
+class StoreCheck(Model):
+    """``check()``: SQLite's integrity verdict plus quick counts (the JSON form adds ``ok``)."""
 
     path: str
     schema_version: str
@@ -93,28 +97,18 @@ class StoreCheck:
     file_bytes: int
     problems: tuple[str, ...]
 
+    @model_serializer(mode="wrap")
+    def _with_ok(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        out["ok"] = self.ok
+        return out
+
     @property
     def ok(self) -> bool:
         return not self.problems
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "ok": self.ok,
-            "problems": list(self.problems),
-            "schema_version": self.schema_version,
-            "migrations": self.migrations,
-            "generation": self.generation,
-            "live": self.live,
-            "tombstones": self.tombstones,
-            "history_rows": self.history_rows,
-            "content_bytes": self.content_bytes,
-            "file_bytes": self.file_bytes,
-        }
 
-
-@dataclass(frozen=True, slots=True)
-class ImportReport:
+class ImportReport(Model):
     """What an import did; ``generation`` is unchanged when every line was already present."""
 
     generation: int
@@ -127,18 +121,8 @@ class ImportReport:
     def changed(self) -> int:
         return len(self.created) + len(self.replaced) + len(self.retired)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "generation": self.generation,
-            "created": list(self.created),
-            "replaced": list(self.replaced),
-            "retired": list(self.retired),
-            "unchanged": list(self.unchanged),
-        }
 
-
-@dataclass(frozen=True, slots=True)
-class PurgeReceipt:
+class PurgeReceipt(Model):
     """A purge: the tombstone's new revision, how many past revisions lost their content, and
     whether the freed bytes also left the WAL (False while another connection held it open)."""
 
@@ -147,12 +131,3 @@ class PurgeReceipt:
     generation: int
     erased_revisions: int
     scrubbed: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "revision": self.revision,
-            "generation": self.generation,
-            "erased_revisions": self.erased_revisions,
-            "scrubbed": self.scrubbed,
-        }

@@ -303,7 +303,13 @@ class SqliteStore:
                     revision = marker.revision
                     generation = apply_changes(conn, [marker], run_id=run_id, limits=self._limits)
             scrubbed = self._scrub(conn)
-        return PurgeReceipt(lesson_id, revision, generation, erased, scrubbed)
+        return PurgeReceipt(
+            id=lesson_id,
+            revision=revision,
+            generation=generation,
+            erased_revisions=erased,
+            scrubbed=scrubbed,
+        )
 
     def _scrub(self, conn: sqlite3.Connection) -> bool:
         try:
@@ -348,11 +354,11 @@ class SqliteStore:
                     (current,) = conn.execute("SELECT generation FROM meta").fetchone()
                     generation = int(current)
         return ImportReport(
-            generation,
-            tuple(plan.created),
-            tuple(plan.replaced),
-            tuple(plan.retired),
-            tuple(plan.unchanged),
+            generation=generation,
+            created=tuple(plan.created),
+            replaced=tuple(plan.replaced),
+            retired=tuple(plan.retired),
+            unchanged=tuple(plan.unchanged),
         )
 
     def backup(self, destination: str | os.PathLike[str], *, force: bool = False) -> Path:

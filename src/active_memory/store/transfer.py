@@ -40,9 +40,7 @@ _TOMBSTONE_KEYS = {"id", "revision", "retired", "kind"}
 
 
 def lesson_line(item: Lesson | Tombstone) -> str:
-    if isinstance(item, Lesson):
-        return canonical_json(item.model_dump(mode="json"))
-    return canonical_json(item.to_dict())
+    return canonical_json(item.model_dump(mode="json"))
 
 
 @dataclass(frozen=True, slots=True)

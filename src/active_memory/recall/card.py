@@ -5,7 +5,7 @@ Recall is typed against these structural protocols rather than the lesson models
 straight from the store (:mod:`active_memory.store.rows`), so the hook path never imports the
 models, nor pydantic behind them.
 
-* :class:`Card`: what is framed, reported and recorded (``id``, ``revision``, ``title``,
+* :class:`RecallCard`: what is framed, reported and recorded (``id``, ``revision``, ``title``,
   ``recommendation``);
 * :class:`ScopedCard`: a card with the scope the index places it by. ``scope.kind`` tells the
   two scopes apart (never ``isinstance`` on a model class): a repository scope carries the
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Literal, Protocol
 
-    class Card(Protocol):
+    class RecallCard(Protocol):
         @property
         def id(self) -> str: ...
 
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
         @property
         def repository(self) -> str | None: ...
 
-    class ScopedCard(Card, Protocol):
+    class ScopedCard(RecallCard, Protocol):
         @property
         def scope(self) -> RepositoryAssociations | GraphPlacement: ...
 
@@ -75,6 +75,6 @@ if TYPE_CHECKING:
 __all__ = ["card_key"]
 
 
-def card_key(card: Card) -> str:
+def card_key(card: RecallCard) -> str:
     """``id@revision``: what the exposure ledger and the delivery manifest record."""
     return f"{card.id}@{card.revision}"

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from typing import Literal, TypeAlias
 
     from active_memory.models.runs import Delivery, ToolReceipt
-    from active_memory.recall.card import Card
+    from active_memory.recall.card import RecallCard
 
     Channel: TypeAlias = Literal["hook", "prompt"]
 
@@ -65,7 +65,7 @@ class Claim:
         node_id: str,
         execution: str | None,
         channel: Channel,
-        lessons: tuple[Card, ...],
+        lessons: tuple[RecallCard, ...],
         tracked: bool = True,
     ) -> None:
         self.ledger = ledger
@@ -108,8 +108,8 @@ class ExposureLedger:
     def claim(
         self,
         conversation_id: str,
-        lessons: Sequence[Card],
-        choose: Callable[[tuple[Card, ...]], Sequence[Card]],
+        lessons: Sequence[RecallCard],
+        choose: Callable[[tuple[RecallCard, ...]], Sequence[RecallCard]],
         *,
         node_id: str,
         execution: str | None = None,

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Protocol, TypeAlias
 
-    from active_memory.recall.card import Card, ScopedCard
+    from active_memory.recall.card import RecallCard, ScopedCard
     from active_memory.recall.signals import Signals
 
     Postings: TypeAlias = dict[str, list[int]]
@@ -49,9 +49,9 @@ if TYPE_CHECKING:
 
         def __len__(self) -> int: ...
 
-        def __getitem__(self, position: int, /) -> Card: ...
+        def __getitem__(self, position: int, /) -> RecallCard: ...
 
-        def __iter__(self) -> Iterator[Card]: ...
+        def __iter__(self) -> Iterator[RecallCard]: ...
 
 
 __all__ = [
@@ -77,7 +77,7 @@ class Match:
 
     __slots__ = ("lesson", "reason", "score")
 
-    def __init__(self, lesson: Card, score: int, reason: str) -> None:
+    def __init__(self, lesson: RecallCard, score: int, reason: str) -> None:
         self.lesson = lesson
         self.score = score
         self.reason = reason
@@ -136,7 +136,7 @@ class RecallIndex:
 
     def __init__(self, lessons: Iterable[ScopedCard], *, repository: str | None = None) -> None:
         self.repository = repository
-        cards: list[Card] = []
+        cards: list[RecallCard] = []
         self._cards: Cards = cards
         self._files: Postings = {}
         self._folders: Postings = {}

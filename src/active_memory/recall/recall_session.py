@@ -28,13 +28,13 @@ if TYPE_CHECKING:
     from typing import Any, Literal, Protocol, TypeAlias
 
     from active_memory.models.runs import Delivery, ToolReceipt
-    from active_memory.recall.card import Card
+    from active_memory.recall.card import RecallCard
     from active_memory.recall.exposure import Channel, Claim
     from active_memory.recall.index import Match, RecallIndex
     from active_memory.recall.signals import ToolCall, WorkspaceRoot
 
     Outcome: TypeAlias = Literal["delivered", "already_delivered", "left_out"]
-    Candidate: TypeAlias = tuple[Card, int | None, str]  # card, score (None: graph), reason
+    Candidate: TypeAlias = tuple[RecallCard, int | None, str]  # card, score (None: graph), reason
 
     class RecallConfig(Protocol):
         """What a session reads of the ``activeMemory`` section."""
@@ -316,7 +316,7 @@ class RecallSession:
 
     def guidance(self, graph_hash: str, node_id: str, caller: Caller) -> Recall:
         """Graph lessons of one node for its prompt, under ``nodeInjectionTokens``."""
-        lessons: tuple[Card, ...] = ()
+        lessons: tuple[RecallCard, ...] = ()
         if self.config.graph:
             lessons = self._index.graph_lessons(graph_hash, node_id, self._index.repository)
         reason = f"graph node {node_id}"
@@ -336,7 +336,7 @@ class RecallSession:
     ) -> Recall:
         rendering = Rendering("", (), (), budget_bytes)
 
-        def choose(eligible: tuple[Card, ...]) -> tuple[Card, ...]:
+        def choose(eligible: tuple[RecallCard, ...]) -> tuple[RecallCard, ...]:
             nonlocal rendering
             rendering = render(eligible, budget_bytes=budget_bytes, max_chars=max_chars)
             return rendering.delivered

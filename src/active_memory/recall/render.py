@@ -26,7 +26,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from active_memory.recall.card import Card
+    from active_memory.recall.card import RecallCard
 
 __all__ = [
     "FRAME_CLOSE",
@@ -103,7 +103,7 @@ def escape_card_text(text: str) -> str:
     return re.sub(_TAG_CLOSE, r"\1&gt;", opened, flags=re.IGNORECASE)
 
 
-def card_block(lesson: Card) -> str:
+def card_block(lesson: RecallCard) -> str:
     title = escape_card_text(lesson.title)
     recommendation = escape_card_text(lesson.recommendation)
     return f"[{card_key(lesson)}] {title}\n  {recommendation}\n"
@@ -119,7 +119,11 @@ class Rendering:
     __slots__ = ("budget_bytes", "delivered", "left_out", "text")
 
     def __init__(
-        self, text: str, delivered: tuple[Card, ...], left_out: tuple[Card, ...], budget_bytes: int
+        self,
+        text: str,
+        delivered: tuple[RecallCard, ...],
+        left_out: tuple[RecallCard, ...],
+        budget_bytes: int,
     ) -> None:
         self.text = text
         self.delivered = delivered
@@ -132,14 +136,14 @@ class Rendering:
 
 
 def render(
-    lessons: Sequence[Card], *, budget_bytes: int, max_chars: int | None = None
+    lessons: Sequence[RecallCard], *, budget_bytes: int, max_chars: int | None = None
 ) -> Rendering:
     """Frame as many complete cards as fit, in the order given."""
     used_bytes = _utf8(_HEAD) + _utf8(_TAIL)
     used_chars = len(_HEAD) + len(_TAIL)
     blocks: list[str] = []
-    delivered: list[Card] = []
-    left_out: list[Card] = []
+    delivered: list[RecallCard] = []
+    left_out: list[RecallCard] = []
     for lesson in lessons:
         block = card_block(lesson)
         size, chars = _utf8(block), len(block)

@@ -344,7 +344,7 @@ def test_a_scope_kind_is_fixed_by_its_class() -> None:
         (("scope", "files"), "scope.files[1]", "must be a literal path, not a glob"),
         (("scope", "keyword_groups"), "scope.keyword_groups[0]", "too broad"),
         (("evidence", "references"), "evidence.references[0]", "must be exec:<id>"),
-        (("evidence", "run_id"), "evidence.run_id", "valid string"),
+        (("evidence", "run_id"), "evidence.run_id", "must be a string"),
     ],
 )
 def test_a_nested_problem_names_the_whole_field_path(
@@ -425,7 +425,7 @@ def test_lists_from_json_become_tuples_but_other_collections_are_refused() -> No
     with pytest.raises(LessonValidationError) as info:
         RepositoryScope(repository=REPO, files={"a.py"})  # type: ignore[arg-type]
     assert info.value.field == "scope.files"
-    assert "valid tuple" in info.value.problem
+    assert "must be a list" in info.value.problem
 
 
 def test_models_are_frozen() -> None:

@@ -294,7 +294,7 @@ def test_host_keys_of_the_authored_graph_stay_in_raw_and_in_the_hash(tmp_path: P
                                raw={"name": "g", "nodes": [{"id": "b", "kind": "worker"}]}),
          "raw", "does not match name and nodes"),
         (lambda: ToolReceipt(seq=0, time_ms=0, tool="Read", paths=["a.py", 3]), "paths[1]",
-         "valid string"),
+         "must be a string"),
     ],
 )  # fmt: skip
 def test_building_a_part_checks_its_own_fields(build: Any, field: str, rule: str) -> None:

@@ -1,8 +1,8 @@
 """The per-answer shape stage and the per-item stages, as pure functions.
 
 :func:`check_decision` and :func:`check_discovery` take one contract-shaped item and return
-either the accepted value (a bound :class:`~active_memory.lessons.Decision` or a
-:class:`~active_memory.lessons.Proposal`) or a :class:`Refusal` naming the first stage that
+either the accepted value (a bound :class:`~active_memory.models.changes.Decision` or a
+:class:`~active_memory.models.changes.Proposal`) or a :class:`Refusal` naming the first stage that
 failed. Secrets are looked for in every string of an item (the store keeps all of them);
 instruction-like content only in the card text that future agents are shown.
 """

@@ -2,8 +2,8 @@
 
 The model proposes; the host decides. :func:`admit_maintenance` and :func:`admit_discovery` run
 the stages of :data:`~active_memory.admission.stages.STAGES` in order and return frozen results:
-what was accepted, and one :class:`~active_memory.lessons.Rejection` per refusal (stage, role,
-code, index, id; never any lesson text). They never raise on a bad answer; they raise
+what was accepted, and one :class:`~active_memory.models.changes.Rejection` per refusal (stage,
+role, code, index, id; never any lesson text). They never raise on a bad answer; they raise
 :class:`~active_memory.errors.AdmissionError` only when the host's own inputs contradict each other.
 
 Whole-answer stages: ``shape`` (contract and size), ``coverage`` (maintenance: one decision per

@@ -134,6 +134,23 @@ def _rule(detail: Mapping[str, Any], parent: object) -> str:
         return f"{context['tag']!r} must be {_or(context['expected_tags'])}"
     if kind == "json_invalid":
         return f"is not valid JSON ({context.get('error', detail['msg'])})"
+    if kind in ("tuple_type", "list_type"):
+        return f"must be a list, {got}"
+    if kind == "too_short":
+        least, actual = context.get("min_length"), context.get("actual_length")
+        return f"needs at least {least} entr{'y' if least == 1 else 'ies'}, got {actual}"
+    if kind == "too_long":
+        return (
+            f"has {context.get('actual_length')} entries; the limit is {context.get('max_length')}"
+        )
+    if kind == "string_pattern_mismatch":
+        return f"{value!r} does not match the pattern {context.get('pattern')}"
+    if kind in ("int_type", "int_from_float", "int_parsing"):
+        return f"must be an integer, {got}"
+    if kind in ("string_type",):
+        return f"must be a string, {got}"
+    if kind in ("bool_type",):
+        return f"must be true or false, {got}"
     return str(detail["msg"])
 
 
@@ -160,6 +177,13 @@ def first_problem(
 
 class _ModelMeta(ModelMetaclass):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            # BaseModel's own message ("takes 1 positional argument") names neither the model
+            # nor what to write instead.
+            fields = ", ".join(f"{name}=..." for name in cls.model_fields)  # type: ignore[attr-defined]
+            raise TypeError(
+                f"{cls.__name__} takes keyword arguments only: {cls.__name__}({fields})"
+            )
         try:
             return super().__call__(*args, **kwargs)
         except ValidationError as error:

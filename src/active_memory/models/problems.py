@@ -32,9 +32,10 @@ def problem_at(location: tuple[int | str, ...], code: str, rule: str) -> Validat
     return ValidationError.from_exception_data("rule", [detail])
 
 
-def family_problem(error: ValidationError) -> tuple[str, str]:
-    """``(field path, rule)`` of the first problem, worded as every model words it."""
-    problem = first_problem(error)
+def family_problem(error: ValidationError, model: object = None) -> tuple[str, str]:
+    """``(field path, rule)`` of the first problem, worded as every model words it; ``model``
+    (the validated type) lets an unknown field list the known ones."""
+    problem = first_problem(error, model=model)
     return problem.field, problem.problem
 
 

@@ -215,7 +215,7 @@ class AuthoredGraph(RunModel):
         try:
             read = AuthoredGraph.model_validate(self.raw, context=RecordDocument(None))
         except ValidationError as error:
-            path, rule = family_problem(error)
+            path, rule = family_problem(error, AuthoredGraph)
             raise problem_at(("raw",), "graph_raw", f"{path}: {rule}") from None
         if (read.name, read.nodes) != (self.name, self.nodes):
             raise problem_at(

@@ -231,7 +231,7 @@ def parse_run_record(data: Any, base_dir: Path, *, source: str | None = None) ->
     try:
         return RunRecord.model_validate(data, context=context, by_alias=True, by_name=False)
     except ValidationError as error:
-        raise RunRecordError(*family_problem(error), source=source) from None
+        raise RunRecordError(*family_problem(error, RunRecord), source=source) from None
 
 
 def load_run_record(path: str | os.PathLike[str]) -> RunRecord:

@@ -26,12 +26,15 @@ from active_memory.store.migrations import (
     apply_pending,
     pending_migrations,
 )
+from active_memory.store.paths import ZEROSHOT_IMPORT_HINT, check_store_location
+from active_memory.store.zeroshot import looks_like_zeroshot_schema
 
 __all__ = ["open_connection"]
 
 
 def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
     """A configured connection to a valid, migrated store at ``path`` (absolute)."""
+    check_store_location(path)  # never the zeroshot CLI's own store, even before it exists
     info = inspect_store_file(path)
     if info is None:
         if read_only:
@@ -198,6 +201,12 @@ def _prepare(
         applied = applied_migrations(conn) if names else []
     except sqlite3.DatabaseError as error:
         raise _unreadable(path, error) from None
+    if looks_like_zeroshot_schema(names):
+        raise StoreUnavailable(
+            str(path),
+            "is a zeroshot CLI lesson store, which is incompatible and never opened as "
+            f"active-memory's (it was left untouched); {ZEROSHOT_IMPORT_HINT}",
+        )
     if names and "schema_migrations" not in names:
         raise StoreUnavailable(
             str(path), "is an SQLite database but not an active-memory lesson store"

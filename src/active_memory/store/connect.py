@@ -27,9 +27,14 @@ from active_memory.store.migrations import (
     pending_migrations,
 )
 from active_memory.store.paths import ZEROSHOT_IMPORT_HINT, check_store_location
-from active_memory.store.zeroshot import looks_like_zeroshot_schema
+from active_memory.store.zeroshot import is_zeroshot_store_file, looks_like_zeroshot_schema
 
 __all__ = ["open_connection"]
+
+_ZEROSHOT_STORE = (
+    "is a zeroshot CLI lesson store, which is incompatible and never opened as active-memory's "
+    f"(it was left untouched); {ZEROSHOT_IMPORT_HINT}"
+)
 
 
 def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
@@ -51,6 +56,8 @@ def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sql
         info = inspect_store_file(path)
         if info is None:
             raise StoreUnavailable(str(path), "disappeared while it was being created")
+    elif info.st_size and is_zeroshot_store_file(path):
+        raise StoreUnavailable(str(path), _ZEROSHOT_STORE)
     conn = _connect(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
     try:
         _same_file(path, info)
@@ -202,11 +209,7 @@ def _prepare(
     except sqlite3.DatabaseError as error:
         raise _unreadable(path, error) from None
     if looks_like_zeroshot_schema(names):
-        raise StoreUnavailable(
-            str(path),
-            "is a zeroshot CLI lesson store, which is incompatible and never opened as "
-            f"active-memory's (it was left untouched); {ZEROSHOT_IMPORT_HINT}",
-        )
+        raise StoreUnavailable(str(path), _ZEROSHOT_STORE)
     if names and "schema_migrations" not in names:
         raise StoreUnavailable(
             str(path), "is an SQLite database but not an active-memory lesson store"

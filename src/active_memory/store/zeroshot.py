@@ -56,7 +56,13 @@ from active_memory.store.files import SQLITE_HEADER
 from active_memory.store.results import Tombstone
 from active_memory.store.transfer import lesson_line
 
-__all__ = ["NotTaken", "ZeroshotCards", "looks_like_zeroshot_schema", "read_zeroshot_store"]
+__all__ = [
+    "NotTaken",
+    "ZeroshotCards",
+    "is_zeroshot_store_file",
+    "looks_like_zeroshot_schema",
+    "read_zeroshot_store",
+]
 
 _FIELD = "zeroshot store"
 MAX_RECORDS = 100_000  # the zeroshot store's own cap on rows, tombstones included
@@ -72,6 +78,29 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 def looks_like_zeroshot_schema(names: Collection[str]) -> bool:
     """Whether an SQLite schema (its table names) is a zeroshot store rather than ours."""
     return "records" in names and "meta" in names and "schema_migrations" not in names
+
+
+def is_zeroshot_store_file(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` holds a zeroshot store, read without a trace.
+
+    For opening: SQLite creates ``-wal``/``-shm`` beside a WAL database even to read it, so the
+    schema is looked at first through an ``immutable`` connection, which creates nothing. Only
+    when nothing is beside the file (otherwise the ordinary schema check decides); any failure
+    answers False and leaves the decision to that check.
+    """
+    if any(_companions(path)):
+        return False
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return False
+    with closing(conn):
+        try:
+            conn.execute("PRAGMA trusted_schema = OFF")
+            names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.Error:
+            return False
+    return looks_like_zeroshot_schema(names)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
 """What keeps a test away from the developer's machine: its state, its settings, the network.
 
 :func:`isolate_environment` points every state directory the package reads (its own
-``<NAMESPACE>_STATE_DIR``, ``XDG_STATE_HOME`` and ``HOME``) at temporary folders and removes
-the settings a developer's shell may carry (provider credentials, a running broker's
-``ACTIVE_MEMORY_*``), so no test reads or writes a user's lesson store.
+``ACTIVE_MEMORY_STATE_DIR``, ``XDG_STATE_HOME``, ``HOME``, and the zeroshot CLI's
+``ZEROSHOT_STATE_DIR``, read only to recognise that store and refuse it) at temporary folders
+and removes the settings a developer's shell may carry (provider credentials, a running
+broker's ``ACTIVE_MEMORY_*``), so no test reads or writes a user's lesson store.
 
 :class:`NetworkGuard` refuses any connection outside loopback (127.0.0.0/8 and ::1; Unix
 sockets pass) before the real call, and any name resolution other than ``localhost`` and IP
@@ -42,7 +43,7 @@ def isolate_environment(monkeypatch: pytest.MonkeyPatch, root: Path) -> dict[str
         "HOME": root / "home",
         "XDG_STATE_HOME": root / "xdg-state",
         state_dir_variable(): root / "state",
-        "ACTIVE_MEMORY_STATE_DIR": root / "state",
+        "ZEROSHOT_STATE_DIR": root / "zeroshot-state",
     }
     for variable, folder in folders.items():
         folder.mkdir(parents=True, exist_ok=True)

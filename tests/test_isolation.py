@@ -24,7 +24,7 @@ UNROUTABLE = "192.0.2.1"  # TEST-NET-1 (RFC 5737): documentation only, never rou
 
 def test_the_default_store_and_home_are_temporary(isolated_state: dict[str, Path]) -> None:
     state = isolated_state[state_dir_variable()]
-    assert default_store_path() == state / "active-memory" / "lessons.sqlite3"
+    assert default_store_path() == state / "lessons.sqlite3"
     assert run_state_dir(default_store_path().parent, "run-1").is_relative_to(state)
     assert Path.home() == isolated_state["HOME"]
     assert Path.home() != Path(pwd.getpwuid(os.getuid()).pw_dir)

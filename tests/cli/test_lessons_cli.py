@@ -9,8 +9,16 @@ from click.testing import CliRunner, Result
 from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.store.paths import zeroshot_store_path
 from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft, tree_digest
+from zeroshot_fixture import (
+    GITHUB_TOKEN,
+    ULID_ID,
+    build_zeroshot_store,
+    graph_card,
+    repository_card,
+)
 
 
 @pytest.fixture
@@ -293,3 +301,136 @@ def test_import_of_a_bad_file_creates_no_store_and_names_the_field(
     result = _run(store_file, "import", "-", stdin=line + "\n")
     assert (result.exit_code, result.stderr) == (2, message)
     assert not (tmp_path / "state").exists()
+
+
+# -- import --from-zeroshot ------------------------------------------------------------------
+
+ZS_RETIRED = "lesson-01HZX3M4K5N6P7Q8R9S0T1V2W4"
+ZS_SECRET = "lesson-01HZX3M4K5N6P7Q8R9S0T1V2W5"
+
+
+@pytest.fixture
+def zeroshot_store(tmp_path: Path) -> Path:
+    return build_zeroshot_store(
+        tmp_path / "zs" / "active-memory" / "lessons.sqlite3",
+        [
+            {"id": ULID_ID, "revision": 3, "body": repository_card()},
+            {"id": "lesson-7f3a9c", "revision": 2, "body": graph_card()},
+            {"id": ZS_RETIRED, "revision": 5, "deleted": True, "kind": "graph"},
+            {"id": ZS_SECRET, "body": repository_card(recommendation=f"Use {GITHUB_TOKEN} here.")},
+        ],
+    )
+
+
+def test_import_from_zeroshot_takes_what_maps_and_reports_the_rest(
+    store_file: Path, zeroshot_store: Path
+) -> None:
+    before = tree_digest(zeroshot_store.parent)
+    result = _run(store_file, "import", "--from-zeroshot", str(zeroshot_store))
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "imported: 2 created, 0 replaced, 1 retired, 0 unchanged; generation 1"
+    assert lines[1].startswith("renamed: lesson-7f3a9c -> lesson-")
+    assert lines[2] == (
+        f"not taken: {ZS_SECRET} (revision 1): refused by the admission screen "
+        "(secret:github_token)"
+    )
+    assert lines[3] == (
+        f"zeroshot store {str(zeroshot_store)!r}: 3 of 4 records taken; it was read only, "
+        "never written"
+    )
+    assert GITHUB_TOKEN not in result.output
+    assert tree_digest(zeroshot_store.parent) == before
+    with SqliteStore(store_file, read_only=True) as store:
+        assert store.get(ULID_ID).revision == 3
+        assert [t.id for t in store.list_retired()] == [ZS_RETIRED]
+        renamed = lines[1].split(" -> ")[1]
+        assert store.get(renamed).revision == 2
+
+    again = _run(store_file, "import", "--from-zeroshot", str(zeroshot_store), "--json")
+    assert again.exit_code == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["created"] == []
+    assert sorted(report["unchanged"]) == sorted([ULID_ID, renamed, ZS_RETIRED])
+    assert report["source_generation"] == 9
+    assert report["taken"] == 3
+    assert report["renamed"] == {"lesson-7f3a9c": renamed}
+    assert report["not_taken"] == [
+        {"id": ZS_SECRET, "revision": 1, "reason": "refused by the admission screen "
+         "(secret:github_token)"}
+    ]  # fmt: skip
+    assert tree_digest(zeroshot_store.parent) == before
+
+
+def test_import_from_zeroshot_with_nothing_to_take_creates_no_store(
+    tmp_path: Path, store_file: Path
+) -> None:
+    only_bad = build_zeroshot_store(
+        tmp_path / "bad.sqlite3", [{"id": ZS_SECRET, "body": repository_card(evidence=False)}]
+    )
+    result = _run(store_file, "import", "--from-zeroshot", str(only_bad))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "imported: nothing (no card could be taken)"
+    assert not store_file.parent.exists()
+
+
+def test_import_from_something_that_is_not_a_zeroshot_store_is_bad_input(
+    tmp_path: Path, store_file: Path, ids: list[str]
+) -> None:
+    other = tmp_path / "elsewhere" / "lessons.sqlite3"
+    for source, expected in (
+        (store_file, "is an active-memory store, not a zeroshot one"),
+        (tmp_path / "missing.sqlite3", "does not exist"),
+    ):
+        result = _run(other, "import", "--from-zeroshot", str(source))
+        assert result.exit_code == 2
+        assert result.stderr.startswith("error: zeroshot store: ")
+        assert expected in result.stderr
+        assert "Traceback" not in result.output
+    assert not other.parent.exists()
+
+
+@pytest.mark.parametrize("extra", [[], ["-", "--from-zeroshot", "z.sqlite3"]])
+def test_import_needs_exactly_one_source(store_file: Path, extra: list[str]) -> None:
+    result = _run(store_file, "import", *extra, stdin="")
+    assert result.exit_code == 2
+    assert "give either FILE" in result.stderr
+    assert "--from-zeroshot PATH" in result.stderr
+    assert not store_file.parent.exists()
+
+
+COMMANDS_WITH_STORE = [
+    ["lessons", "list"],
+    ["lessons", "show", ULID_ID],
+    ["lessons", "export"],
+    ["lessons", "import", "-"],
+    ["lessons", "purge", ULID_ID, "--yes"],
+    ["store", "path"],
+    ["store", "check"],
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_STORE)
+def test_a_url_store_is_refused_and_nothing_is_created(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    url = "postgresql://app:hunter2@db.example.com/lessons"
+    result = CliRunner().invoke(main, [*command, "--store", url], input="")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        "error: --store: 'postgresql://…' looks like a URL, and no active-memory backend for the "
+        "'postgresql' scheme exists yet; a store is the path of an SQLite file, e.g. "
+        "~/.local/state/active-memory/lessons.sqlite3\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_STORE)
+def test_the_zeroshot_store_as_store_is_refused_naming_the_import(command: list[str]) -> None:
+    location = zeroshot_store_path()  # the isolated ZEROSHOT_STATE_DIR
+    result = CliRunner().invoke(main, [*command, "--store", str(location)], input="")
+    assert result.exit_code == 2, result.output
+    assert "zeroshot CLI's own lesson store" in result.stderr
+    assert "`active-memory lessons import --from-zeroshot PATH`" in result.stderr
+    assert not location.parent.exists()

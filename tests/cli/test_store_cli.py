@@ -31,16 +31,13 @@ def store_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_store_path_defaults_to_the_namespace_state_dir(tmp_path: Path) -> None:
-    env = {"ZEROSHOT_STATE_DIR": str(tmp_path / "zs")}
+def test_store_path_defaults_to_active_memorys_own_state_dir(tmp_path: Path) -> None:
+    env = {"ACTIVE_MEMORY_STATE_DIR": str(tmp_path / "am"), "ZEROSHOT_STATE_DIR": "/ignored"}
     result = CliRunner(env=env).invoke(main, ["store", "path"])
     assert result.exit_code == 0
-    assert result.stdout == f"{tmp_path}/zs/active-memory/lessons.sqlite3\n"
+    assert result.stdout == f"{tmp_path}/am/lessons.sqlite3\n"
     result = CliRunner(env=env).invoke(main, ["store", "path", "--json"])
-    assert json.loads(result.stdout) == {
-        "path": f"{tmp_path}/zs/active-memory/lessons.sqlite3",
-        "exists": False,
-    }
+    assert json.loads(result.stdout) == {"path": f"{tmp_path}/am/lessons.sqlite3", "exists": False}
 
 
 def test_store_path_echoes_an_explicit_store(tmp_path: Path) -> None:
@@ -201,6 +198,9 @@ def test_a_healthy_store_sqlite_cannot_open_beside_is_not_called_damaged(
 
 
 def test_relative_state_dir_is_bad_input() -> None:
-    result = CliRunner(env={"ZEROSHOT_STATE_DIR": "relative/state"}).invoke(main, ["store", "path"])
+    env = {"ACTIVE_MEMORY_STATE_DIR": "relative/state"}
+    result = CliRunner(env=env).invoke(main, ["store", "path"])
     assert result.exit_code == 2
-    assert result.stderr == "error: ZEROSHOT_STATE_DIR: 'relative/state' must be an absolute path\n"
+    assert result.stderr == (
+        "error: ACTIVE_MEMORY_STATE_DIR: 'relative/state' must be an absolute path\n"
+    )

@@ -18,7 +18,7 @@ from active_memory.hooks.standalone import Server, ServeState
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"
-STORE = Path("/home/dev/.local/state/zeroshot/active-memory/lessons.sqlite3")
+STORE = Path("/home/dev/.local/state/active-memory/lessons.sqlite3")
 USER_HOOK = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh"}]}
 CLEAN_ENV = {key: value for key, value in os.environ.items()
              if not key.startswith("ACTIVE_MEMORY_")}  # fmt: skip

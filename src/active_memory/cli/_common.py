@@ -1,5 +1,9 @@
 """Shared CLI plumbing: ``--store``/``--json`` options, opening the store, error exits.
 
+``--store`` is checked as it is parsed (:func:`~active_memory.store.paths.check_store_location`):
+a URL (no backend for one exists yet) or the zeroshot CLI's own store is bad input, exit 2,
+before any command creates a directory or a file.
+
 Exit codes: 0 success, 1 the work failed (store unusable, conflict, not found), 2 bad input
 (malformed id, invalid import file, bad configuration). Errors go to stderr as one sentence.
 """
@@ -17,7 +21,7 @@ import click
 
 from active_memory.errors import ActiveMemoryError, ConfigError, LessonValidationError
 from active_memory.models.ids import validate_lesson_id
-from active_memory.store.paths import default_store_path
+from active_memory.store.paths import check_store_location, default_store_path
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = [
@@ -39,11 +43,23 @@ EXIT_BAD_INPUT = 2
 P = ParamSpec("P")
 R = TypeVar("R")
 
+
+def _store_location(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    # The text as typed: a Path would already have folded "postgresql://" into "postgresql:/".
+    if value is None:
+        return None
+    try:
+        return check_store_location(value)
+    except ConfigError as error:
+        fail(f"--store: {error.problem}", EXIT_BAD_INPUT)
+
+
 store_option = click.option(
     "--store",
     "store",
-    type=click.Path(path_type=Path),
+    type=click.Path(),
     default=None,
+    callback=_store_location,
     help="Lesson store file (default: see `active-memory store path`).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -60,7 +76,7 @@ lesson_id_argument = click.argument("lesson_id", metavar="ID", callback=_lesson_
 
 
 def store_path(store: Path | None) -> Path:
-    return default_store_path() if store is None else store
+    return default_store_path() if store is None else check_store_location(store)
 
 
 @contextmanager

@@ -18,8 +18,9 @@ from active_memory.cli._common import (
     store_option,
 )
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Scope
-from active_memory.store.results import HistoryEntry
+from active_memory.store.results import HistoryEntry, ImportReport
 from active_memory.store.transfer import parse_lines
+from active_memory.store.zeroshot import ZeroshotCards, read_zeroshot_store
 
 __all__ = ["lessons"]
 
@@ -189,32 +190,87 @@ def _read_lines(source: IO[bytes]) -> list[str]:
 
 
 @lessons.command("import")
-@click.argument("source", metavar="FILE", type=click.File("rb"))
+@click.argument("source", metavar="FILE", type=click.File("rb"), required=False)
+@click.option(
+    "--from-zeroshot",
+    "zeroshot",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Read a zeroshot CLI store (read-only) instead of FILE; see docs/store.md.",
+)
 @click.option(
     "--replace", is_flag=True, help="Overwrite live lessons whose content differs (new revision)."
 )
 @store_option
 @json_option
 @reports_errors
-def import_command(source: IO[bytes], replace: bool, store: Path | None, as_json: bool) -> None:
+def import_command(
+    source: IO[bytes] | None,
+    zeroshot: Path | None,
+    replace: bool,
+    store: Path | None,
+    as_json: bool,
+) -> None:
     """Import JSON lines from FILE (`-` for stdin): validated first, then all or nothing.
 
     Identical lessons are skipped; retired ids are never recreated; live lessons with different
     content are conflicts unless --replace. Cards admission would refuse (a secret, a planted
     instruction) refuse the whole file.
+
+    With --from-zeroshot PATH, the lessons of a zeroshot CLI store are read without writing to
+    it; each card that cannot be taken is reported (id and why) and the rest are imported.
     """
-    lines = _read_lines(source)
-    # Validate before opening: a bad file must not create the state directory or a new store.
-    parse_lines(lines)
-    with open_store(store, read_only=False) as opened:
-        report = opened.import_lines(lines, replace=replace)
+    if (source is None) == (zeroshot is None):
+        fail(
+            "give either FILE (an `active-memory lessons export`) or --from-zeroshot PATH",
+            EXIT_BAD_INPUT,
+        )
+    cards = None
+    if zeroshot is not None:
+        cards = read_zeroshot_store(zeroshot)
+        lines = list(cards.lines)
+    else:
+        assert source is not None
+        lines = _read_lines(source)
+        # Validate before opening: a bad file must not create the state directory or a store.
+        parse_lines(lines)
+    report = None
+    if lines:
+        with open_store(store, read_only=False) as opened:
+            run_id = "import" if cards is None else "zeroshot-import"
+            report = opened.import_lines(lines, replace=replace, run_id=run_id)
+    if cards is not None:
+        _zeroshot_report(cards, report, as_json)
+        return
+    assert report is not None
     if as_json:
         emit_json(report.model_dump(mode="json"))
         return
-    click.echo(
+    click.echo(_import_summary(report))
+
+
+def _import_summary(report: ImportReport) -> str:
+    return (
         f"imported: {len(report.created)} created, {len(report.replaced)} replaced, "
         f"{len(report.retired)} retired, {len(report.unchanged)} unchanged; "
         f"generation {report.generation}"
+    )
+
+
+def _zeroshot_report(cards: ZeroshotCards, report: ImportReport | None, as_json: bool) -> None:
+    if as_json:
+        emit_json({**(report.to_dict() if report else {}), **cards.to_dict()})
+        return
+    click.echo(_import_summary(report) if report else "imported: nothing (no card could be taken)")
+    for old, new in cards.renamed:
+        click.echo(f"renamed: {old} -> {new}")
+    for item in cards.not_taken:
+        click.echo(item.line())
+    taken = len(cards.lines)
+    click.echo(
+        f"zeroshot store {str(cards.path)!r}: {taken} of {taken + len(cards.not_taken)} "
+        "records taken; it was read only, never written"
     )
 
 

@@ -26,12 +26,20 @@ from active_memory.store.migrations import (
     apply_pending,
     pending_migrations,
 )
+from active_memory.store.paths import ZEROSHOT_IMPORT_HINT, check_store_location
+from active_memory.store.zeroshot import is_zeroshot_store_file, looks_like_zeroshot_schema
 
 __all__ = ["open_connection"]
+
+_ZEROSHOT_STORE = (
+    "is a zeroshot CLI lesson store, which is incompatible and never opened as active-memory's "
+    f"(it was left untouched); {ZEROSHOT_IMPORT_HINT}"
+)
 
 
 def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
     """A configured connection to a valid, migrated store at ``path`` (absolute)."""
+    check_store_location(path)  # never the zeroshot CLI's own store, even before it exists
     info = inspect_store_file(path)
     if info is None:
         if read_only:
@@ -48,6 +56,8 @@ def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sql
         info = inspect_store_file(path)
         if info is None:
             raise StoreUnavailable(str(path), "disappeared while it was being created")
+    elif info.st_size and is_zeroshot_store_file(path):
+        raise StoreUnavailable(str(path), _ZEROSHOT_STORE)
     conn = _connect(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
     try:
         _same_file(path, info)
@@ -198,6 +208,8 @@ def _prepare(
         applied = applied_migrations(conn) if names else []
     except sqlite3.DatabaseError as error:
         raise _unreadable(path, error) from None
+    if looks_like_zeroshot_schema(names):
+        raise StoreUnavailable(str(path), _ZEROSHOT_STORE)
     if names and "schema_migrations" not in names:
         raise StoreUnavailable(
             str(path), "is an SQLite database but not an active-memory lesson store"

@@ -61,3 +61,15 @@ def test_the_zeroshot_store_is_refused_by_location_even_before_it_exists(tmp_pat
 def test_the_isolated_zeroshot_store_is_refused_with_the_process_environment() -> None:
     with pytest.raises(ConfigError, match="--from-zeroshot"):
         check_store_location(zeroshot_store_path())
+
+
+def test_the_library_store_refuses_a_url_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from active_memory.errors import ConfigError
+    from active_memory.store.sqlite import SqliteStore
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="postgresql"):
+        SqliteStore("postgresql://user:secret@db.example/lessons")
+    assert list(tmp_path.iterdir()) == []

@@ -260,7 +260,7 @@ def _import_summary(report: ImportReport) -> str:
 
 def _zeroshot_report(cards: ZeroshotCards, report: ImportReport | None, as_json: bool) -> None:
     if as_json:
-        emit_json({**(report.to_dict() if report else {}), **cards.to_dict()})
+        emit_json({**(report.model_dump(mode="json") if report else {}), **cards.to_dict()})
         return
     click.echo(_import_summary(report) if report else "imported: nothing (no card could be taken)")
     for old, new in cards.renamed:

@@ -43,7 +43,7 @@ from active_memory.store.files import (
     fsync_directory,
     private_temp_path,
 )
-from active_memory.store.paths import DEFAULT_NAMESPACE, default_store_path
+from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
 from active_memory.store.results import (
     DEFAULT_LIMITS,
     HistoryEntry,
@@ -87,7 +87,7 @@ class SqliteStore:
             raise ConfigError("busy_timeout_ms", f"{busy_timeout_ms!r} must be an integer")
         if busy_timeout_ms < 0:
             raise ConfigError("busy_timeout_ms", f"{busy_timeout_ms!r} must be 0 or more")
-        chosen = default_store_path(namespace) if path is None else Path(path)
+        chosen = default_store_path(namespace) if path is None else check_store_location(path)
         # abspath, not resolve(): resolving would follow the very symlink we must refuse.
         self._path = Path(os.path.abspath(os.fspath(chosen)))
         self._read_only = read_only

@@ -310,7 +310,7 @@ def _record(row: Mapping[str, Any]) -> tuple[str, str]:
     if row["deleted"] not in (0, 1, False, True):
         raise _Refused("its deleted flag is neither 0 nor 1")
     if row["deleted"]:
-        return lesson_id, lesson_line(Tombstone(lesson_id, revision, kind))
+        return lesson_id, lesson_line(Tombstone(id=lesson_id, revision=revision, kind=kind))
     body = _body(row["body"])
     data = {
         "id": lesson_id,

@@ -60,12 +60,13 @@ class HarnessWiring:
 
     def write_settings(self, path: str | os.PathLike[str]) -> Path:
         """Write ``settings`` to ``path`` (mode 0600, atomically: it holds the run's token for
-        Claude Code) and return it. RecallError for a harness without a settings document."""
+        Claude Code; a missing folder is made 0700) and return it. RecallError for a harness without a settings document."""
         if self.settings is None:
             raise RecallError(
                 f"{self.harness} has no hook file to write; merge wiring.env into its environment"
             )
         target = Path(path)
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_private_text(target, json.dumps(self.settings, indent=2) + "\n")
         return target
 

@@ -60,7 +60,8 @@ class HarnessWiring:
 
     def write_settings(self, path: str | os.PathLike[str]) -> Path:
         """Write ``settings`` to ``path`` (mode 0600, atomically: it holds the run's token for
-        Claude Code; a missing folder is made 0700) and return it. RecallError for a harness without a settings document."""
+        Claude Code; a missing folder is made 0700) and return it. RecallError for a harness
+        without a settings document (pi)."""
         if self.settings is None:
             raise RecallError(
                 f"{self.harness} has no hook file to write; merge wiring.env into its environment"

@@ -114,6 +114,7 @@ async def test_a_host_overrides_the_binding_as_the_cli_does(tmp_path: Path) -> N
             override = BindingOverride(model="claude-opus-4")
             report = await run.postmortem(record, provider=provider, override=override)
     assert report.status == "completed"
-    assert (report.provider, report.model) == ("anthropic", "claude-opus-4")
+    # The scripted provider served every session: the report names it, with the model asked.
+    assert (report.provider, report.model) == ("scripted", "claude-opus-4")
     assert {request.model for request in provider.requests} == {"claude-opus-4"}
     assert read_events(tmp_path / "state" / "run-log.jsonl")[-1]["model"] == "claude-opus-4"

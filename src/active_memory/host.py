@@ -4,6 +4,7 @@
 
     with open_run(identity, runtime_config, backend, workspace) as run:
         env = run.hook_env(node_id, conversation_id)        # for the harness process
+        wiring = run.harness_wiring("claude", node_id, conversation_id)  # + its hook file
         text = run.graph_guidance(node_id, conversation_id)  # append after the node's prompt
         ...                                                  # tool calls reach the broker
         run.latch_outcome(outcome)                           # durable, before the postmortem
@@ -12,11 +13,15 @@
 
 The snapshot is taken once, when the run opens, honouring the ``activeMemory`` scope opt-outs;
 lessons published while the run executes are for later runs. The broker starts on the first
-``hook_env`` call and stops on ``close``.
+``hook_env`` (or ``harness_wiring``) call and stops on ``close``. It runs on an event loop in a
+thread of its own, and is started from a thread of its own too, so every call here is safe from
+synchronous code and inside a running event loop (``asyncio.run``) alike. ``ahook_env``,
+``aharness_wiring`` and ``aclose`` (and ``async with``) are the same calls off the caller's loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 import threading
@@ -28,11 +33,12 @@ from typing import TYPE_CHECKING
 from active_memory.errors import PostmortemError, RecallError
 from active_memory.hooks.dispatch import broker_handler
 from active_memory.hooks.ticket import write_ticket
+from active_memory.host_wiring import HarnessWiring, harness_wiring, no_wiring
 from active_memory.latch import latch_outcome, read_latched_outcome, run_state_dir
 from active_memory.models.config import ActiveMemoryConfig, RuntimeConfig
 from active_memory.models.lessons import Lesson
-from active_memory.models.runs import Delivery, Outcome, RunRecord, ToolReceipt
-from active_memory.recall.broker import RecallBroker
+from active_memory.models.runs import Checkout, Delivery, Outcome, RunRecord, ToolReceipt
+from active_memory.recall.broker import Handler, RecallBroker
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import Caller, RecallSession
 from active_memory.recall.signals import WorkspaceRoot
@@ -48,7 +54,7 @@ if TYPE_CHECKING:
     from active_memory.postmortem.report import PostmortemReport
     from active_memory.runlog import RunLog
 
-__all__ = ["ENV_BROKER", "ENV_TOKEN", "ActiveRun", "open_run"]
+__all__ = ["ENV_BROKER", "ENV_TOKEN", "ActiveRun", "HarnessWiring", "open_run"]
 
 ENV_BROKER = "ACTIVE_MEMORY_BROKER"
 ENV_TOKEN = "ACTIVE_MEMORY_TOKEN"
@@ -56,6 +62,46 @@ ENV_NODE = "ACTIVE_MEMORY_NODE"
 ENV_CONVERSATION = "ACTIVE_MEMORY_CONVERSATION"
 ENV_EXECUTION = "ACTIVE_MEMORY_EXECUTION"
 ENV_TICKET = "ACTIVE_MEMORY_TICKET"
+BROKER_START_TIMEOUT_S = 10.0
+
+
+def _start_broker(handler: Handler) -> RecallBroker:
+    """A started broker, started on a thread of its own.
+
+    ``RecallBroker.start`` sets its loop up on the calling thread, and asyncio refuses that on
+    a thread already running a loop (a host inside ``asyncio.run``): "Cannot run the event loop
+    while another loop is running". A fresh thread runs none, in sync and async hosts alike.
+    """
+    broker = RecallBroker(handler)
+    lock = threading.Lock()
+    state: dict[str, object] = {}
+
+    def start() -> None:
+        try:
+            broker.start()
+        except BaseException as error:  # handed to the caller below
+            state["error"] = error
+            return
+        with lock:
+            if state.get("abandoned"):
+                broker.close()  # the caller gave up waiting: nothing may keep listening
+            else:
+                state["started"] = True
+
+    thread = threading.Thread(target=start, name="active-memory-broker-start", daemon=True)
+    thread.start()
+    thread.join(BROKER_START_TIMEOUT_S)
+    with lock:
+        error = state.get("error")
+        if isinstance(error, BaseException):
+            raise error
+        if not state.get("started"):
+            state["abandoned"] = True
+            raise RecallError(
+                f"the run's broker did not start within {BROKER_START_TIMEOUT_S:g} s; "
+                "check that 127.0.0.1 accepts local connections, then call hook_env again"
+            )
+    return broker
 
 
 class ActiveRun:
@@ -72,8 +118,10 @@ class ActiveRun:
         backend: ActiveMemoryBackend | None = None,
         lessons: tuple[Lesson, ...] = (),
         state_dir: str | Path | None = None,
+        workspace: str | Path | None = None,
     ) -> None:
         self.identity = identity
+        self.workspace = Path(workspace) if workspace is not None else None
         self.config = config
         self.session = session
         self.generation = generation
@@ -94,7 +142,7 @@ class ActiveRun:
                 raise RecallError("this run is closed; open a new run to serve recall")
             if self._broker is None:
                 handler = broker_handler(self.session, default_node="unknown")
-                self._broker = RecallBroker(handler).start()
+                self._broker = _start_broker(handler)
             return self._broker
 
     def hook_env(
@@ -103,9 +151,60 @@ class ActiveRun:
         """Environment for a harness process: broker address, run token, ids and a ticket.
 
         Empty when active memory is disabled for this run (the harness needs no hooks then).
+        Safe inside a running event loop; ``await run.ahook_env(...)`` runs it off the loop.
         """
         if not self.config.enabled:
             return {}
+        return self._ticketed(node_id, conversation_id, execution_id)[0]
+
+    def harness_wiring(
+        self,
+        harness: str,
+        node_id: str,
+        conversation_id: str,
+        execution_id: str | None = None,
+        *,
+        python: str | None = None,
+    ) -> HarnessWiring:
+        """What ``harness`` (``claude``, ``codex``, ``copilot`` or ``pi``) needs to reach this
+        run's broker: ``env`` (as :meth:`hook_env`), the hook entry and hook-file document
+        (for Claude Code a per-run ``http`` hook carrying the token and ids; write it with
+        ``wiring.write_settings(path)`` and launch ``claude --settings PATH``), and pi's
+        ``args``. ``python`` is the interpreter the command hooks run (default: this one).
+        With active memory disabled, the wiring is empty: no env, no hook.
+        """
+        empty = no_wiring(harness)  # an unknown harness is refused before the broker starts
+        if not self.config.enabled:
+            return empty
+        env, broker = self._ticketed(node_id, conversation_id, execution_id)
+        ids = {"node": node_id, "conversation": conversation_id, "execution": execution_id}
+        return harness_wiring(
+            harness, env, url=broker.url, token=broker.token, ids=ids, python=python
+        )
+
+    async def ahook_env(
+        self, node_id: str, conversation_id: str, execution_id: str | None = None
+    ) -> dict[str, str]:
+        """:meth:`hook_env` on a worker thread, for hosts that keep their loop free of I/O."""
+        return await asyncio.to_thread(self.hook_env, node_id, conversation_id, execution_id)
+
+    async def aharness_wiring(
+        self,
+        harness: str,
+        node_id: str,
+        conversation_id: str,
+        execution_id: str | None = None,
+        *,
+        python: str | None = None,
+    ) -> HarnessWiring:
+        """:meth:`harness_wiring` on a worker thread."""
+        return await asyncio.to_thread(
+            self.harness_wiring, harness, node_id, conversation_id, execution_id, python=python
+        )
+
+    def _ticketed(
+        self, node_id: str, conversation_id: str, execution_id: str | None
+    ) -> tuple[dict[str, str], RecallBroker]:
         broker = self.broker()
         host, port = broker.address
         with self._lock:
@@ -124,7 +223,7 @@ class ActiveRun:
         }
         if execution_id:
             env[ENV_EXECUTION] = execution_id
-        return env
+        return env, broker
 
     def graph_guidance(
         self,
@@ -182,6 +281,36 @@ class ActiveRun:
         work; returns the file. Latching again with the same outcome changes nothing."""
         return latch_outcome(self.state_dir, self.identity.run_id, outcome)
 
+    def _checkout(self, record: RunRecord) -> Checkout | None:
+        """The record's checkout, checked against this run's identity (or this run's own when
+        the record has none); PostmortemError when the record names another run, repository
+        or graph, whose lessons recall would never query."""
+        identity = self.identity
+        if record.run_id != identity.run_id:
+            raise PostmortemError(
+                f"the record's run_id {record.run_id!r} is not this run's ({identity.run_id!r}); "
+                "build the record with run_id=run.identity.run_id"
+            )
+        if identity.graph_hash is not None and record.graph_hash != identity.graph_hash:
+            raise PostmortemError(
+                f"the record's graph hashes to {record.graph_hash!r}, but this run was opened "
+                f"with graph_hash {identity.graph_hash!r}; pass the graph the run executed and "
+                "open the run with RunIdentity(..., graph_hash=graph.hash)"
+            )
+        checkout = record.checkout
+        if checkout is None:
+            if self.workspace is None or identity.repository is None:
+                return None
+            return Checkout(path=self.workspace, repository=identity.repository)
+        if identity.repository is not None and checkout.repository != identity.repository:
+            raise PostmortemError(
+                f"the record's checkout.repository {checkout.repository!r} is not the key this "
+                f"run recalls under ({identity.repository!r}); lessons published under it would "
+                "never be recalled. Leave checkout out (the run's own is used) or give "
+                "repository=run.identity.repository"
+            )
+        return checkout
+
     async def postmortem(
         self,
         record: RunRecord,
@@ -200,9 +329,13 @@ class ActiveRun:
         and tool receipts are taken from this run, and the run's frozen snapshot makes the
         before/current lesson changes exact. Evidence files and the run log (``run-log.jsonl``
         unless ``run_log`` is given) go to :attr:`state_dir`. ``override`` changes the source
-        node's binding as the CLI's ``--provider``/``--model`` do. Raises PostmortemError only
-        before any work (no latched outcome, a bad sourceNode); ordinary failures are in the
-        report.
+        node's binding as the CLI's ``--provider``/``--model`` do.
+
+        One identity: the record's ``run_id`` must be this run's, its graph must hash to the
+        run's ``graph_hash`` (when the run has one) and its ``checkout.repository`` must be the
+        run's repository key; a record without a checkout gets the run's (its workspace and
+        key). Raises PostmortemError only before any work (no latched outcome, another run's
+        identity, a bad sourceNode); ordinary failures are in the report.
         """
         from active_memory.models.ids import new_lesson_id
         from active_memory.postmortem.binding import BindingOverride
@@ -221,6 +354,7 @@ class ActiveRun:
         record = record.model_copy(
             update={
                 "outcome": record.outcome or outcome,
+                "checkout": self._checkout(record),
                 "deliveries": record.deliveries or self.deliveries,
                 "receipts": record.receipts or self.receipts,
             }
@@ -251,11 +385,21 @@ class ActiveRun:
         if tickets is not None:
             shutil.rmtree(tickets, ignore_errors=True)
 
+    async def aclose(self) -> None:
+        """:meth:`close` on a worker thread (stopping the broker waits for its thread)."""
+        await asyncio.to_thread(self.close)
+
     def __enter__(self) -> ActiveRun:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> ActiveRun:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def open_run(
@@ -293,4 +437,5 @@ def open_run(
         backend=backend,
         lessons=lessons,
         state_dir=state_dir,
+        workspace=workspace,
     )

@@ -74,7 +74,8 @@ def test_a_replay_provider_counts_as_replay_unless_another_provider_is_named(
     assert specialist_binding(node, BindingOverride(), replay).provider == "replay"
     named = specialist_binding(node, BindingOverride(provider="openai"), replay)
     assert named.provider == "openai"
-    assert specialist_binding(node, BindingOverride(), ScriptedProvider([])) == INHERITED
+    scripted = specialist_binding(node, BindingOverride(), ScriptedProvider([]))
+    assert scripted == INHERITED.model_copy(update={"provider": "scripted"})
 
 
 def test_a_replay_binding_needs_a_recording(tmp_path: Path) -> None:

@@ -10,25 +10,42 @@ connections). A caller may override two parts of it, and the CLI's ``--provider`
   inherited name keeps its lane. An unknown name is a :class:`ConfigError` naming the known ones.
 * ``model``: replaces the inherited model.
 
-A :class:`~active_memory.agents.providers.replay.ReplayProvider` handed over as the provider
-counts as ``replay`` when no other provider is named, so a report says its answers were replayed
-whoever started the postmortem.
+A provider handed over in-process (``provider=``) is the one that serves every session, so
+when no other provider is named the binding, the report and the run log name it, not the
+inherited one (:func:`provider_label`): a ReplayProvider counts as ``replay``, a
+ScriptedProvider as ``scripted``, an SDK adapter as its provider (and its lane), any other
+provider by its ``name`` attribute, else its class name. Providers a ``provider_factory`` makes
+serve the binding they are given, which is the name the report keeps.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.providers.registry import create_provider, provider_names
-from active_memory.agents.providers.replay import ReplayProvider
+from active_memory.agents.providers.replay import RecordingProvider, ReplayProvider
+from active_memory.agents.providers.scripted import ScriptedProvider
+from active_memory.agents.providers.sdk_adapter import SdkAdapter
 from active_memory.errors import ConfigError, PostmortemError
 from active_memory.models.runs import AuthoredGraph, Binding, GraphNode
 
-__all__ = ["REPLAY", "BindingOverride", "provider_for", "resolve_source_node", "specialist_binding"]
+__all__ = [
+    "REPLAY",
+    "BindingOverride",
+    "provider_for",
+    "provider_label",
+    "resolve_source_node",
+    "specialist_binding",
+]
 
 REPLAY = "replay"
+SCRIPTED = "scripted"
+# A name a report and the run log may carry: short, one word, no control characters.
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}$")
+_MAX_WRAPPERS = 8
 
 
 def resolve_source_node(graph: AuthoredGraph, source_node: str | None) -> GraphNode:
@@ -86,15 +103,46 @@ class BindingOverride:
         return binding
 
 
+def provider_label(provider: ModelProvider) -> tuple[str, str | None]:
+    """The provider name (and lane, when the provider has one of its own) that a provider
+    passed in-process is reported under; a recording provider is named by the one it wraps."""
+    for _ in range(_MAX_WRAPPERS):
+        if not isinstance(provider, RecordingProvider):
+            break
+        provider = provider.inner
+    if isinstance(provider, ReplayProvider):
+        return REPLAY, None
+    if isinstance(provider, ScriptedProvider):
+        return SCRIPTED, None
+    if isinstance(provider, SdkAdapter):
+        return provider.family, provider.lane
+    name = getattr(provider, "name", None)
+    if isinstance(name, str) and _LABEL.match(name):
+        return name, None
+    return type(provider).__name__, None
+
+
 def specialist_binding(
     node: GraphNode, override: BindingOverride, provider: ModelProvider | None = None
 ) -> Binding:
-    """The binding the specialists of ``node`` run with: the node's own, overridden."""
+    """The binding the specialists of ``node`` run with: the node's own, overridden, and named
+    after ``provider`` (passed in-process) when the override names no provider."""
     if node.binding is None:
         raise PostmortemError(f"node {node.id!r} has no agent binding to inherit")
-    if override.provider is None and isinstance(provider, ReplayProvider):
-        override = replace(override, provider=REPLAY)
-    return override.apply(node.binding)
+    if override.provider is not None or provider is None:
+        return override.apply(node.binding)
+    name, lane = provider_label(provider)
+    if name == REPLAY:
+        return replace(override, provider=REPLAY).apply(node.binding)
+    binding = override.apply(node.binding)
+    if name == binding.provider and lane in (None, binding.lane):
+        return binding
+    # Only the name changes: the model, effort and lane requested stay the inherited ones,
+    # unless the provider brings a lane of its own (an SDK adapter).
+    update: dict[str, object] = {"provider": name}
+    if lane is not None:
+        update["lane"] = lane
+    return binding.model_copy(update=update)
 
 
 def provider_for(binding: Binding, recording: Path | None = None) -> ModelProvider:

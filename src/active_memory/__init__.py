@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     )
     from active_memory.host import (
         ActiveRun,
+        HarnessWiring,
         open_run,
     )
     from active_memory.models.changes import Decision, Mutation, Proposal, Publication, Rejection
@@ -190,6 +191,7 @@ _EXPORTS: dict[str, str] = {
     "build_evidence": "active_memory.evidence.builder",
     "ActiveRun": "active_memory.host",
     "open_run": "active_memory.host",
+    "HarnessWiring": "active_memory.host",
     "Decision": "active_memory.models.changes",
     "Evidence": "active_memory.models.lessons",
     "GraphScope": "active_memory.models.lessons",
@@ -260,6 +262,7 @@ __all__ = [
     "Execution",
     "GraphNode",
     "GraphScope",
+    "HarnessWiring",
     "ImportConflict",
     "Lesson",
     "LessonChange",

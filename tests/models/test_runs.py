@@ -212,7 +212,7 @@ def test_schema_and_model_refuse_the_same_malformed_field(tmp_path: Path) -> Non
     with pytest.raises(RunRecordError) as caught:
         parse_run_record(data, tmp_path)
     assert caught.value.path == "executions[0].occurrence"
-    assert "greater than or equal to 1" in caught.value.problem
+    assert "must be at least 1" in caught.value.problem
 
 
 def test_graph_hash_is_sha256_of_canonical_json() -> None:
@@ -282,7 +282,7 @@ def test_host_keys_of_the_authored_graph_stay_in_raw_and_in_the_hash(tmp_path: P
     ("build", "field", "rule"),
     [
         (lambda: Execution(id="e", node_id="n", occurrence=0, attempt=1, status="completed",
-                           started_ms=0), "occurrence", "greater than or equal to 1"),
+                           started_ms=0), "occurrence", "must be at least 1"),
         (lambda: Execution(id="e", node_id="n", occurrence=1, attempt=1, status="completed",
                            started_ms=5, ended_ms=4), "ended_ms", "is before started_ms"),
         (lambda: Checkout(path=Path("/x"), repository="https://u:p@example.com/r.git"),
@@ -327,3 +327,27 @@ def test_the_document_names_executions_by_node_not_by_the_attribute(tmp_path: Pa
     with pytest.raises(RunRecordError) as caught:
         parse_run_record(data, tmp_path)
     assert caught.value.path == "executions[0].node_id"
+
+
+def test_whole_number_times_written_as_doubles_load_as_integers(tmp_path: Path) -> None:
+    folder = _copy(RUN_NAMES[0], tmp_path)
+    _edit(folder, lambda data: data["executions"][0].update(started_ms=1748772001500.0))
+    assert load_run_record(folder).executions[0].started_ms == 1748772001500
+    _edit(folder, lambda data: data["executions"][0].update(started_ms=1.5))
+    with pytest.raises(RunRecordError, match=r"executions\[0\]\.started_ms: must be an integer"):
+        load_run_record(folder)
+
+
+def test_a_plain_execution_is_dumped_without_the_imported_flag(tmp_path: Path) -> None:
+    record = load_run_record(RUNS / RUN_NAMES[0])
+    written = json.loads(dump_run_record(record, tmp_path / "out").read_text("utf-8"))
+    assert all("imported" not in execution for execution in written["executions"])
+    flagged = record.executions[0].model_copy(update={"imported": True})
+    assert flagged.model_dump(mode="json", by_alias=True)["imported"] is True
+
+
+def test_a_null_graph_hash_is_refused_like_the_schema_refuses_it(tmp_path: Path) -> None:
+    folder = _copy(RUN_NAMES[0], tmp_path)
+    _edit(folder, lambda data: data.update(graph_hash=None))
+    with pytest.raises(RunRecordError, match="graph_hash: must be a string, got null"):
+        load_run_record(folder)

@@ -149,6 +149,8 @@ def _rule(detail: Mapping[str, Any], parent: object) -> str:
         return f"must be an integer, {got}"
     if kind in ("string_type",):
         return f"must be a string, {got}"
+    if kind == "greater_than_equal":
+        return f"must be at least {context.get('ge')}, got {value!r}"
     if kind in ("bool_type",):
         return f"must be true or false, {got}"
     return str(detail["msg"])

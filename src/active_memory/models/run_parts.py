@@ -110,8 +110,16 @@ _T = TypeVar("_T")
 Items = Annotated[tuple[_T, ...], BeforeValidator(as_tuple)]
 RecordId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[^\s/\\]+$")]
 Text = Annotated[str, Field(min_length=1)]
-Millis = Annotated[int, Field(ge=0)]
-Ordinal = Annotated[int, Field(ge=1)]
+
+
+def _whole_number(value: object) -> object:
+    # JSON Schema's "integer" admits 1748772001500.0 (a host writing numbers as doubles); any
+    # other float, a string or a bool still fails the strict integer check after this.
+    return int(value) if type(value) is float and value.is_integer() else value
+
+
+Millis = Annotated[int, Field(ge=0), BeforeValidator(_whole_number)]
+Ordinal = Annotated[int, Field(ge=1), BeforeValidator(_whole_number)]
 FilePath = Annotated[Path, Field(json_schema_extra={"minLength": 1})]
 RepositoryKey = Annotated[str, Field(min_length=1), AfterValidator(_repository_key)]
 CommitId = Annotated[str, Field(pattern=r"^[0-9a-f]{40}([0-9a-f]{24})?$")]
@@ -309,7 +317,8 @@ class Execution(RunModel):
     transcript: FilePath | None = None
     # Copied from an earlier run's history (resume, backfill): visible to the evidence builder,
     # but never current-run evidence for admission.
-    imported: bool = False
+    # Left out of the document when false, so a record of a plain run reads as it always did.
+    imported: bool = Field(default=False, exclude_if=lambda value: value is False)
 
     @field_serializer("transcript")
     def _write_transcript(self, path: Path | None, info: SerializationInfo) -> str | Path | None:

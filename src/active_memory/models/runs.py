@@ -129,6 +129,10 @@ class RunRecord(RunModel):
         if fields.pop("format") != RECORD_FORMAT:
             raise problem_at(("format",), "record_format", f"must be {RECORD_FORMAT!r}")
         declared = fields.pop("graph_hash", None)
+        if "graph_hash" in data and not isinstance(declared, str):
+            raise problem_at(
+                ("graph_hash",), "string_type", "must be 64 lowercase hex characters, or left out"
+            )
         record = handler(fields)
         if declared is not None and declared != record.graph_hash:
             raise problem_at(

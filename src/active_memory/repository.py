@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from active_memory.errors import LessonValidationError
+from active_memory.limits import LIMITS
 
 __all__ = [
     "find_checkout",
@@ -31,7 +32,7 @@ __all__ = [
     "validate_repository_key",
 ]
 
-KEY_BYTES = 256
+KEY_BYTES = LIMITS.repository_key_bytes
 # Credential-free repository keys: forge:host[:port]/owner/repo, local:<hex>, repo:<opaque>.
 _REPOSITORY_KEY = re.compile(
     r"forge:[a-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~-]+)+"

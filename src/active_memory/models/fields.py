@@ -6,15 +6,15 @@ Use them as pydantic metadata or aliases (``title: Annotated[str, OneLine(96)]``
 :class:`pydantic_core.PydanticCustomError` whose message is the rule, so the models report it as
 ``scope.files[2]: 'src/*.py' must be a literal path, not a glob`` (see ``models/base.py``).
 
-The rules themselves are plain functions returning the problem or None; the older helpers below
-(``one_line``, ``literal_path``…) raise :class:`~active_memory.errors.LessonValidationError`
-with the same wording for code that validates by hand.
+The rules themselves are plain functions returning the problem or None; ``one_line`` raises
+:class:`~active_memory.errors.LessonValidationError` with the same wording for the few values
+checked by hand (a run id given on the command line, say).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Set
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -32,18 +32,11 @@ __all__ = [
     "LiteralPath",
     "OneLine",
     "RepositoryKey",
-    "check_count",
-    "check_unique",
     "identifier_problem",
     "json_type",
-    "literal_path",
     "literal_path_problem",
     "one_line",
     "one_line_problem",
-    "reject_unknown",
-    "require",
-    "require_object",
-    "tuple_of_str",
     "utf8_len",
 ]
 
@@ -258,40 +251,6 @@ def one_line(field_name: str, value: object, max_bytes: int, *, allow_empty: boo
     return value
 
 
-def literal_path(field_name: str, value: object) -> str:
-    """A literal root-relative path: no globs, no ``..``, no leading slash, no empty parts."""
-    if not isinstance(value, str):
-        raise LessonValidationError(field_name, f"must be a string, got {type(value).__name__}")
-    problem = literal_path_problem(value)
-    if problem:
-        raise LessonValidationError(field_name, problem)
-    return value
-
-
-def check_count(field_name: str, items: tuple[Any, ...], maximum: int) -> None:
-    if len(items) > maximum:
-        raise LessonValidationError(field_name, f"has {len(items)} entries; the limit is {maximum}")
-
-
-def check_unique(field_name: str, items: Iterable[str]) -> None:
-    problem = _entries_problem(tuple(items), 0, None, True)
-    if problem:
-        raise LessonValidationError(field_name, problem)
-
-
-def tuple_of_str(field_name: str, value: object) -> tuple[str, ...]:
-    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-        return tuple(value)
-    raise LessonValidationError(field_name, "must be a list of strings")
-
-
-def require_object(data: object, where: str) -> Mapping[str, Any]:
-    # Checked before anything looks at keys: a number has none, a list's items are not fields.
-    if not isinstance(data, Mapping):
-        raise LessonValidationError(where or "lesson", f"must be an object, got {json_type(data)}")
-    return data
-
-
 def json_type(value: object) -> str:
     if value is None:
         return "null"
@@ -306,21 +265,3 @@ def json_type(value: object) -> str:
     if isinstance(value, Mapping):
         return "an object"
     return type(value).__name__
-
-
-def require(data: Mapping[str, Any], key: str, where: str) -> Any:
-    if type(data) is not dict:
-        require_object(data, where)
-    if key not in data:
-        raise LessonValidationError(f"{where}.{key}" if where else key, "is required")
-    return data[key]
-
-
-def reject_unknown(data: Mapping[str, Any], allowed: Set[str], where: str) -> None:
-    if data.keys() <= allowed:
-        return
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise LessonValidationError(
-            where or "lesson", f"unknown field(s) {unknown}; allowed: {sorted(allowed)}"
-        )

@@ -81,8 +81,9 @@ def report(title: str, results: dict[str, list[float | None]]) -> None:
         line = f"  {label:<13} answered {len(answered)}/{len(series)}"
         line += f" ({100 * len(answered) / max(1, len(series)):.1f}%)"
         if answered:
-            line += (f"; median {statistics.median(answered):.2f} ms, p99 "
-                     f"{percentile(answered, 0.99):.2f} ms, worst {max(answered):.2f} ms")  # fmt: skip
+            p99 = percentile(answered, 0.99)
+            line += f"; median {statistics.median(answered):.2f} ms, p99 {p99:.2f} ms"
+            line += f", worst {max(answered):.2f} ms"
         print(line)
 
 
@@ -99,9 +100,9 @@ def main() -> None:
         host, port = broker.address
         report("alone", calls(broker, args.calls))
         seconds = str(60 + args.calls * 0.05)
-        swarm = subprocess.Popen([sys.executable, str(ABUSE), host, str(port), "--each",
-                                  str(args.each), "--seconds", seconds, "--nice", str(args.nice)],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        command = [sys.executable, str(ABUSE), host, str(port), "--each", str(args.each),
+                   "--seconds", seconds, "--nice", str(args.nice)]  # fmt: skip
+        swarm = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert swarm.stdin is not None
         assert swarm.stdout is not None
         try:

@@ -1,8 +1,8 @@
 """Hostile local clients of a recall broker, and a legitimate one, for the abuse test and its
 benchmark (``benchmarks/broker_abuse_bench.py``).
 
-The swarm runs as a script (standard library only, its own process, so the swarm competes with the broker
-for the machine and not for the test's interpreter lock)::
+The swarm runs as a script (standard library only, in its own process, so it competes with the
+broker for the machine and not for the test's interpreter lock)::
 
     python hostile.py HOST PORT --each 200 --seconds 10
 

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from active_memory.recall.exchange import MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
+from active_memory.recall.exchange import (
+    MAX_ID_CHARS,
+    MAX_REQUEST_BYTES,
+    MAX_RESPONSE_BYTES,
+    id_field,
+)
 
 __all__ = [
     "ANSWER_CONTEXT",
@@ -56,13 +61,6 @@ MAC_BYTES = 32
 MAX_FRAME_BYTES = MAX_REQUEST_BYTES + MAC_BYTES + 4096
 REQUEST_CONTEXT = b"active-memory request 2\n"
 ANSWER_CONTEXT = b"active-memory answer 2\n"
-MAX_ID_CHARS = 256
-# C0 and C1 controls, DEL, line and paragraph separators, and the bidirectional overrides that
-# would let an id rewrite how a manifest line reads.
-_CONTROL = frozenset(
-    [*map(chr, range(0x20)), *map(chr, range(0x7F, 0xA0)), "\u2028", "\u2029",
-     *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A))]
-)  # fmt: skip
 
 
 class WireError(Exception):
@@ -185,23 +183,6 @@ def http_response(status: str, body: bytes, *, keep_alive: bool) -> bytes:
 
 def text_field(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def id_field(value: Any) -> str | None:
-    """A node, conversation or execution id fit to record, else None (it is dropped).
-
-    At most MAX_ID_CHARS characters, none of them a control character, a line separator, a
-    bidirectional override or a lone surrogate.
-    """
-    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS:
-        return None
-    if not _CONTROL.isdisjoint(value):
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape
-        return None
-    return value
 
 
 def header_id(raw: str | None) -> str | None:

@@ -31,6 +31,7 @@ from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import Evidence, Lesson, RepositoryScope
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
+from active_memory.recall.wire import opened_answer, signed_request
 from active_memory.store.backend import RunIdentity, Snapshot, SnapshotRequest
 
 REPOSITORY = "forge:example.com/acme/monorepo"
@@ -194,18 +195,13 @@ def bench_broker(rounds: int, spawn_rounds: int) -> None:
 
         def helper_protocol(number: int) -> None:
             payload = json.loads(claude_payload(paths[number]))
-            message = json.dumps(
-                {
-                    "token": token,
-                    "harness": "claude",
-                    "conversation_id": f"h{number}",
-                    "payload": payload,
-                }
-            ).encode()
+            message = {"harness": "claude", "conversation_id": f"h{number}", "payload": payload}
+            request, nonce = signed_request(token, message)
             with socket.create_connection((host, int(port))) as sock:
-                sock.sendall(len(message).to_bytes(4, "big") + message)
+                sock.sendall(request)
                 size = int.from_bytes(sock.recv(4, socket.MSG_WAITALL), "big")
-                sock.recv(size, socket.MSG_WAITALL)
+                if opened_answer(token, nonce, sock.recv(size, socket.MSG_WAITALL)) is None:
+                    raise SystemExit("the broker's answer was not signed for this call")
                 ack = b'{"ack":true}'
                 sock.sendall(len(ack).to_bytes(4, "big") + ack)
 

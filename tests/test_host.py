@@ -12,6 +12,7 @@ from active_memory.host import ActiveRun, open_run
 from active_memory.models.config import ActiveMemoryConfig, RuntimeConfig
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import graph_hash
+from active_memory.recall.wire import opened_answer, signed_request
 from active_memory.store.backend import RunIdentity, Snapshot, SnapshotRequest
 from recall.kit import (
     GRAPH,
@@ -144,7 +145,6 @@ def test_graph_guidance_without_a_graph_hash_is_empty() -> None:
 
 
 def test_run_is_usable_from_sync_code_with_parallel_hooks() -> None:
-    import json
     import socket
     from concurrent.futures import ThreadPoolExecutor
 
@@ -156,18 +156,13 @@ def test_run_is_usable_from_sync_code_with_parallel_hooks() -> None:
         def call(number: int) -> bytes:
             payload = {"tool_name": "Read", "tool_input": {"file_path": f"src/f{number}.py"},
                        "cwd": WORKSPACE, "hook_event_name": "PreToolUse"}  # fmt: skip
-            message = json.dumps(
-                {
-                    "token": env["ACTIVE_MEMORY_TOKEN"],
-                    "harness": "claude",
-                    "conversation_id": "conv-1",
-                    "payload": payload,
-                }
-            ).encode()
+            token = env["ACTIVE_MEMORY_TOKEN"]
+            message = {"harness": "claude", "conversation_id": "conv-1", "payload": payload}
+            request, nonce = signed_request(token, message)
             with socket.create_connection((host, int(port)), timeout=5) as sock:
-                sock.sendall(len(message).to_bytes(4, "big") + message)
+                sock.sendall(request)
                 size = int.from_bytes(sock.recv(4, socket.MSG_WAITALL), "big")
-                body = sock.recv(size, socket.MSG_WAITALL)
+                body = opened_answer(token, nonce, sock.recv(size, socket.MSG_WAITALL)) or b""
                 ack = b'{"ack":true}'
                 sock.sendall(len(ack).to_bytes(4, "big") + ack)
                 sock.recv(1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 from pathlib import Path
@@ -15,6 +14,7 @@ from active_memory.errors import RecallError
 from active_memory.host import ActiveRun, open_run
 from active_memory.models.config import RuntimeConfig
 from active_memory.recall.broker import RecallBroker
+from active_memory.recall.wire import opened_answer, signed_request
 from active_memory.store.backend import RunIdentity
 from recall.kit import GRAPH, REPOSITORY, WORKSPACE, FakeBackend, lesson, lesson_id
 
@@ -30,19 +30,18 @@ def ask(env: dict[str, str], path: str = "src/a.py") -> bytes:
     host, port = env["ACTIVE_MEMORY_BROKER"].split(":")
     payload = {"tool_name": "Read", "tool_input": {"file_path": path}, "cwd": WORKSPACE,
                "hook_event_name": "PreToolUse"}  # fmt: skip
-    message = json.dumps(
-        {
-            "token": env["ACTIVE_MEMORY_TOKEN"],
-            "harness": "claude",
-            "payload": payload,
-            "node_id": env["ACTIVE_MEMORY_NODE"],
-            "conversation_id": env["ACTIVE_MEMORY_CONVERSATION"],
-        }
-    ).encode()
+    token = env["ACTIVE_MEMORY_TOKEN"]
+    message = {
+        "harness": "claude",
+        "payload": payload,
+        "node_id": env["ACTIVE_MEMORY_NODE"],
+        "conversation_id": env["ACTIVE_MEMORY_CONVERSATION"],
+    }
+    request, nonce = signed_request(token, message)
     with socket.create_connection((host, int(port)), timeout=5) as sock:
-        sock.sendall(len(message).to_bytes(4, "big") + message)
+        sock.sendall(request)
         size = int.from_bytes(sock.recv(4, socket.MSG_WAITALL), "big")
-        body = sock.recv(size, socket.MSG_WAITALL)
+        body = opened_answer(token, nonce, sock.recv(size, socket.MSG_WAITALL)) or b""
         ack = b'{"ack":true}'
         sock.sendall(len(ack).to_bytes(4, "big") + ack)
         sock.recv(1)

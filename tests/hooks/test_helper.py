@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import os
 import socket
@@ -19,6 +21,7 @@ from active_memory.hooks import helper
 from active_memory.hooks.dispatch import HARNESSES, encode
 from active_memory.host import ActiveRun, open_run
 from active_memory.models.config import RuntimeConfig
+from active_memory.recall import wire
 from active_memory.store.backend import RunIdentity
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 
@@ -148,6 +151,9 @@ def test_helper_imports_nothing_beyond_the_bare_interpreter_but_builtins() -> No
     assert extra == {"__future__", "_socket"}
 
 
+SHA256 = "_sha2" if sys.version_info >= (3, 12) else "_sha256"
+
+
 def test_console_script_entry_point_behaves_the_same(run: ActiveRun) -> None:
     script = Path(sys.executable).with_name("active-memory-hook")
     env = run.hook_env("build", "conv-9")
@@ -171,10 +177,17 @@ def test_main_in_process_prints_empty_without_a_broker(
 
 
 class RogueBroker:
-    """A listener on the broker's port that answers every helper frame with ``answer``."""
+    """A listener on the broker's port that answers every helper frame with ``answer``.
 
-    def __init__(self, answer: bytes) -> None:
+    By default it knows the token (``t``) and signs its answer as the broker does: a broker gone
+    wrong. With another ``key`` it is an impostor that bound the port; with ``replay`` it signs
+    with the token but over another call's nonce (an answer recorded earlier).
+    """
+
+    def __init__(self, answer: bytes, *, key: bytes = b"t", replay: bool = False) -> None:
         self.answer = answer
+        self.key, self.replay = key, replay
+        self.requests: list[bytes] = []
         self.acks: list[bytes] = []
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -197,8 +210,12 @@ class RogueBroker:
             connection, _ = self.sock.accept()
             with connection:
                 connection.settimeout(5)
-                self.read(connection)
-                connection.sendall(len(self.answer).to_bytes(4, "big") + self.answer)
+                request = self.read(connection)
+                self.requests.append(request)
+                nonce = b"0" * 32 if self.replay else json.loads(request[32:])["nonce"].encode()
+                tag = helper.hmac_sha256(self.key, helper.ANSWER_CONTEXT, nonce, self.answer)
+                data = tag + self.answer
+                connection.sendall(len(data).to_bytes(4, "big") + data)
                 self.acks.append(self.read(connection))
 
     def close(self) -> None:
@@ -284,7 +301,7 @@ def test_a_relayed_answer_costs_only_the_c_scanner_import() -> None:
     assert done.stdout == CLAUDE_OK + b"\n"
     imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
                 if line.startswith("import time:") and "|" in line}  # fmt: skip
-    assert imported - imported_modules("-c", "pass") == {"__future__", "_socket", "_json"}
+    assert imported - imported_modules("-c", "pass") == {"__future__", "_socket", "_json", SHA256}
 
 
 def test_helper_answers_empty_where_there_is_no_posix_module(tmp_path: Path) -> None:
@@ -304,3 +321,98 @@ def test_without_posix_the_environment_is_read_through_os(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "posix", None)
     assert helper._env("ACTIVE_MEMORY_NODE") == "build"
     assert helper._env("ACTIVE_MEMORY_NOT_SET") is None
+
+
+# --- a listener that is not the broker the token was issued for ----------------------------
+
+
+@pytest.mark.parametrize(("key", "replay"), [(b"guess", False), (b"", False), (b"t", True)])
+def test_helper_relays_nothing_from_a_listener_that_cannot_sign_this_call(
+    key: bytes, replay: bool
+) -> None:
+    rogue = RogueBroker(CLAUDE_OK, key=key, replay=replay)
+    try:
+        env = rogue.env | {"ACTIVE_MEMORY_TOKEN": "a-token-the-listener-must-never-see"}
+        if not replay:
+            done = run_helper("claude", b"{}", env)
+        else:
+            done = run_helper("claude", b"{}", rogue.env)
+    finally:
+        rogue.close()
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"{}\n", b"")
+    assert rogue.acks in ([], [b""])
+    assert len(rogue.requests) == 1
+    assert b"a-token-the-listener-must-never-see" not in rogue.requests[0]
+    assert b"token" not in rogue.requests[0]
+
+
+def test_helper_request_is_signed_with_the_token_over_its_exact_bytes() -> None:
+    rogue = RogueBroker(FLAT_OK)
+    try:
+        done = run_helper("pi", b'{"tool": "read"}', rogue.env)
+    finally:
+        rogue.close()
+    assert done.stdout == FLAT_OK + b"\n"
+    tag, body = rogue.requests[0][:32], rogue.requests[0][32:]
+    assert tag == hmac.new(b"t", helper.REQUEST_CONTEXT + body, hashlib.sha256).digest()
+    assert json.loads(body)["payload"] == {"tool": "read"}
+
+
+def test_hmac_matches_the_standard_library() -> None:
+    for key in (b"", b"k", b"x" * 64, b"y" * 65, b"z" * 200):
+        parts = (b"context\n", b"nonce", b"answer " * 100)
+        expected = hmac.new(key, b"".join(parts), hashlib.sha256).digest()
+        assert helper.hmac_sha256(key, *parts) == expected
+
+
+def test_helper_signing_contexts_match_the_broker() -> None:
+    assert helper.REQUEST_CONTEXT == wire.REQUEST_CONTEXT
+    assert helper.ANSWER_CONTEXT == wire.ANSWER_CONTEXT
+    assert helper.MAC_BYTES == wire.MAC_BYTES
+
+
+# --- the whole call stays within its budget ---------------------------------------------------
+
+
+def test_helper_gives_up_on_stdin_that_never_ends(run: ActiveRun) -> None:
+    env = run.hook_env("build", "conv-1")
+    command = [sys.executable, "-I", "-S", str(HELPER), "claude"]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={**CLEAN_ENV, **env})  # fmt: skip
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdin.write(fixture("claude/read.json")[:20])  # part of a payload, and no EOF
+        process.stdin.flush()
+        # A helper blocked on stdin would wait for the EOF that never comes: the wait times out.
+        code = process.wait(timeout=10)
+        out = process.stdout.read()
+    finally:
+        process.stdin.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert (code, out) == (0, b"{}\n")
+    assert run.deliveries == ()
+
+
+def test_helper_does_not_block_on_a_fifo_ticket(tmp_path: Path) -> None:
+    fifo = tmp_path / "ticket"
+    os.mkfifo(fifo, 0o600)
+    started = time.monotonic()
+    done = run_helper("claude", b"{}", {"ACTIVE_MEMORY_TICKET": str(fifo)})
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"{}\n", b"")
+    # Not a benchmark: a blocking open would have hung until the 20 s subprocess timeout.
+    assert time.monotonic() - started < 10
+
+
+def test_helper_refuses_a_ticket_others_can_read(run: ActiveRun, tmp_path: Path) -> None:
+    env = run.hook_env("build", "conv-1")
+    ticket = Path(env["ACTIVE_MEMORY_TICKET"])
+    assert json.loads(run_helper("claude", fixture("claude/read.json"), {},
+                                 "--ticket", str(ticket)).stdout) != {}  # fmt: skip
+    shared = tmp_path / "shared.ticket"
+    shared.write_bytes(ticket.read_bytes())
+    os.chmod(shared, 0o644)
+    done = run_helper("claude", fixture("claude/read.json"), {}, "--ticket", str(shared))
+    assert (done.returncode, done.stdout) == (0, b"{}\n")

@@ -97,3 +97,30 @@ def test_http_hook_without_the_token_in_its_environment_is_refused(run: ActiveRu
     )
     assert (status, answer) == (401, {})
     assert run.receipts == ()
+
+
+@pytest.mark.parametrize(
+    ("node", "session"), [("build%0Aevil", "s-1\n[lesson] forged"), ("x" * 600, "\u202es-2")]
+)
+def test_the_manifest_never_records_control_characters_from_a_call(
+    run: ActiveRun, node: str, session: str
+) -> None:
+    broker = run.broker()
+    host, port = broker.address
+    payload = json.loads((FIXTURES / "claude" / "edit.json").read_bytes())
+    payload["session_id"] = session
+    connection = http.client.HTTPConnection(host, port, timeout=5)
+    headers = {"Authorization": f"Bearer {broker.token}", "X-Active-Memory-Node": node}
+    connection.request("POST", "/hook/claude", body=json.dumps(payload), headers=headers)
+    response = connection.getresponse()
+    assert response.status == 200
+    assert "additionalContext" in json.loads(response.read())["hookSpecificOutput"]
+    connection.close()
+    deadline = time.monotonic() + 5
+    while not run.deliveries and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert run.deliveries
+    for delivery in run.deliveries:
+        for text in (delivery.node_id, delivery.conversation_id):
+            assert text.isprintable()
+            assert len(text) <= 512

@@ -3,6 +3,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import socket
 import stat
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import pytest
 from active_memory.errors import RecallError
 from active_memory.hooks.private_dir import private_dir
 from active_memory.hooks.standalone import Server, find_live, serve_paths
-from active_memory.hooks.ticket import read_ticket
+from active_memory.hooks.ticket import read_ticket, write_ticket
 from active_memory.models.lessons import Lesson
 from active_memory.recall.recall_session import Caller
 from active_memory.recall.signals import ToolCall
@@ -92,20 +93,44 @@ def test_a_failed_reload_keeps_serving_the_last_snapshot(state_dir: Path) -> Non
         assert read(served, "c1") == (f"{lesson_id(1)}@1",)
 
 
-def test_restart_reuses_port_and_token(state_dir: Path) -> None:
+def test_each_start_draws_a_new_token_and_close_removes_the_ticket(state_dir: Path) -> None:
     backend = Moving([lesson(1, files=["a.py"])])
-    first = Server(backend, WORKSPACE, state_dir=state_dir, store="/s", repository=REPOSITORY)
-    url = first.start().url
     _, ticket = serve_paths(state_dir, WORKSPACE)
-    token = read_ticket(ticket)[1]
-    first.close()
-    assert find_live(state_dir, WORKSPACE) is None
-    second = Server(backend, WORKSPACE, state_dir=state_dir, store="/s", repository=REPOSITORY)
-    try:
-        assert second.start().url == url
-        assert read_ticket(ticket)[1] == token
-    finally:
-        second.close()
+    tokens = []
+    for _ in range(2):
+        served = Server(backend, WORKSPACE, state_dir=state_dir, store="/s", repository=REPOSITORY)
+        served.start()
+        tokens.append(read_ticket(ticket)[1])
+        served.close()
+        assert not ticket.exists()
+        assert find_live(state_dir, WORKSPACE) is None
+    assert tokens[0] != tokens[1]
+
+
+def test_a_ticket_left_by_a_crashed_serve_gives_its_port_but_not_its_token(
+    state_dir: Path,
+) -> None:
+    backend = Moving([lesson(1, files=["a.py"])])
+    _, ticket = serve_paths(state_dir, WORKSPACE)
+    with socket.socket() as probe:  # a free port, as a crashed serve would have left it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    private_dir(state_dir)
+    write_ticket(ticket, f"http://127.0.0.1:{port}/hook", "stale-token")
+    with Server(backend, WORKSPACE, state_dir=state_dir, store="/s",
+                repository=REPOSITORY) as served:  # fmt: skip
+        assert served.state().url == f"http://127.0.0.1:{port}/hook"
+        assert read_ticket(ticket)[1] != "stale-token"
+
+
+def test_close_leaves_a_ticket_another_broker_rewrote(state_dir: Path) -> None:
+    backend = Moving([lesson(1, files=["a.py"])])
+    _, ticket = serve_paths(state_dir, WORKSPACE)
+    served = Server(backend, WORKSPACE, state_dir=state_dir, store="/s", repository=REPOSITORY)
+    served.start()
+    write_ticket(ticket, "http://127.0.0.1:1/hook", "a-newer-broker")
+    served.close()
+    assert read_ticket(ticket)[1] == "a-newer-broker"
 
 
 def test_a_second_server_for_the_same_workspace_is_refused(server: Server, state_dir: Path) -> None:

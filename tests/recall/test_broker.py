@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import json
+import logging
+import secrets
 import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 import pytest
 
@@ -15,6 +18,7 @@ from active_memory.recall.broker import (
     BrokerRequest,
     RecallBroker,
 )
+from active_memory.recall.wire import ANSWER_CONTEXT, MAX_FRAME_BYTES, REQUEST_CONTEXT, mac
 
 
 @dataclass(eq=False)
@@ -71,6 +75,13 @@ def frame(message: object) -> bytes:
     return len(body).to_bytes(4, "big") + body
 
 
+def signed(token: str, message: object) -> bytes:
+    """A helper request frame: the tag under ``token``, then the JSON it signs."""
+    body = message if isinstance(message, bytes) else json.dumps(message).encode()
+    data = mac(token.encode(), REQUEST_CONTEXT, body) + body
+    return len(data).to_bytes(4, "big") + data
+
+
 def read_frame(sock: socket.socket) -> bytes | None:
     head = sock.recv(4, socket.MSG_WAITALL)
     if len(head) < 4:
@@ -78,16 +89,28 @@ def read_frame(sock: socket.socket) -> bytes | None:
     return sock.recv(int.from_bytes(head, "big"), socket.MSG_WAITALL)
 
 
-def helper_request(token: str, **extra: object) -> dict[str, object]:
-    return {"token": token, "harness": "claude", "payload": {"tool_name": "Read"}, **extra}
+def read_answer(sock: socket.socket, token: str, nonce: str) -> bytes | None:
+    """The answer of a signed frame, once its tag is checked against the call's nonce."""
+    data = read_frame(sock)
+    if data is None:
+        return None
+    tag, answer = data[:32], data[32:]
+    assert tag == mac(token.encode(), ANSWER_CONTEXT, nonce.encode(), answer)
+    return answer
+
+
+def helper_request(**extra: object) -> dict[str, object]:
+    return {"nonce": secrets.token_hex(16), "harness": "claude",
+            "payload": {"tool_name": "Read"}, **extra}  # fmt: skip
 
 
 def test_helper_frame_is_answered_and_committed_after_the_ack(
     broker: RecallBroker, recorder: Recorder
 ) -> None:
+    message = helper_request(node_id="n1", conversation_id="c1")
     with connect(broker) as sock:
-        sock.sendall(frame(helper_request(broker.token, node_id="n1", conversation_id="c1")))
-        assert read_frame(sock) == b'{"ok":1}'
+        sock.sendall(signed(broker.token, message))
+        assert read_answer(sock, broker.token, str(message["nonce"])) == b'{"ok":1}'
         sock.sendall(frame({"ack": True}))
         assert sock.recv(1) == b""  # the broker closes after the acknowledgement
     assert recorder.requests == [BrokerRequest("claude", {"tool_name": "Read"}, "n1", "c1", None)]
@@ -95,27 +118,82 @@ def test_helper_frame_is_answered_and_committed_after_the_ack(
 
 
 def test_helper_frame_without_ack_is_released(broker: RecallBroker, recorder: Recorder) -> None:
+    message = helper_request()
     with connect(broker) as sock:
-        sock.sendall(frame(helper_request(broker.token)))
-        assert read_frame(sock) == b'{"ok":1}'
+        sock.sendall(signed(broker.token, message))
+        assert read_answer(sock, broker.token, str(message["nonce"])) == b'{"ok":1}'
     assert eventually(lambda: recorder.answers[0].events == ["release"])
 
 
-@pytest.mark.parametrize("token", ["wrong", "", None, 7])
-def test_wrong_or_missing_token_is_refused_before_recall(
-    broker: RecallBroker, recorder: Recorder, token: object
+@pytest.mark.parametrize("key", ["wrong", "secret-token-for-tests-but-longer", "x"])
+def test_a_frame_signed_with_another_token_is_refused_before_recall(
+    broker: RecallBroker, recorder: Recorder, key: str
 ) -> None:
     with connect(broker) as sock:
-        sock.sendall(frame(helper_request(token)))  # type: ignore[arg-type]
+        sock.sendall(signed(key, helper_request()))
         assert read_frame(sock) is None
     assert recorder.requests == []
+
+
+def test_the_old_frame_carrying_the_token_in_clear_is_refused(
+    broker: RecallBroker, recorder: Recorder
+) -> None:
+    with connect(broker) as sock:
+        sock.sendall(frame({"token": broker.token, **helper_request()}))
+        assert read_frame(sock) is None
+    assert recorder.requests == []
+
+
+def test_a_replayed_frame_is_refused(broker: RecallBroker, recorder: Recorder) -> None:
+    raw = signed(broker.token, helper_request())
+    for expected in (b'{"ok":1}', None):
+        with connect(broker) as sock:
+            sock.sendall(raw)
+            answer = read_frame(sock)
+            assert (answer[32:] if answer else None) == expected
+    assert len(recorder.requests) == 1
+
+
+@pytest.mark.parametrize("nonce", [None, 7, "", "short", "x" * 65, "not hex! not hex! not hex!"])
+def test_a_signed_frame_needs_a_well_formed_nonce(
+    broker: RecallBroker, recorder: Recorder, nonce: object
+) -> None:
+    with connect(broker) as sock:
+        sock.sendall(signed(broker.token, {**helper_request(), "nonce": nonce}))
+        assert read_frame(sock) is None
+    assert recorder.requests == []
+
+
+def test_a_malformed_frame_is_refused_without_parsing_or_a_traceback(
+    broker: RecallBroker, recorder: Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    caplog.set_level(logging.DEBUG, logger="active_memory.recall.broker")
+    for raw in (len(deep).to_bytes(4, "big") + deep, signed("wrong", deep),
+                signed(broker.token, deep)):  # fmt: skip
+        with connect(broker) as sock:
+            sock.sendall(raw)
+            assert read_frame(sock) is None
+    assert recorder.requests == []
+    assert not [record for record in caplog.records if record.exc_info]
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages.count("refused a helper frame not signed with the run's token") == 2
+    assert "refused a signed helper frame that is not JSON" in messages
 
 
 def test_oversized_frame_is_refused(broker: RecallBroker, recorder: Recorder) -> None:
     with connect(broker) as sock:
-        sock.sendall((MAX_REQUEST_BYTES + 1).to_bytes(4, "big"))
+        sock.sendall((MAX_FRAME_BYTES + 1).to_bytes(4, "big"))
         assert read_frame(sock) is None
     assert recorder.requests == []
+
+
+def test_a_frame_at_the_payload_limit_is_answered(broker: RecallBroker, recorder: Recorder) -> None:
+    message = helper_request(payload="x" * (MAX_REQUEST_BYTES - 2))
+    with connect(broker) as sock:
+        sock.sendall(signed(broker.token, message))
+        assert read_answer(sock, broker.token, str(message["nonce"])) == b'{"ok":1}'
+    assert len(recorder.requests) == 1
 
 
 def http(broker: RecallBroker, raw: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -250,3 +328,75 @@ def test_tokens_are_run_scoped_and_unguessable(recorder: Recorder) -> None:
     first, second = RecallBroker(recorder), RecallBroker(recorder)
     assert first.token != second.token
     assert len(first.token) >= 40
+
+
+def test_a_refused_http_request_closes_its_keep_alive_connection(
+    broker: RecallBroker, recorder: Recorder
+) -> None:
+    raw = post("/hook/claude", b"{}", "Authorization: Bearer nope").replace(
+        b"Connection: close", b"Connection: keep-alive"
+    )
+    with connect(broker) as sock:
+        sock.sendall(raw)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+        assert reply.startswith(b"HTTP/1.1 401")
+        assert b"Connection: close" in reply
+    assert recorder.requests == []
+
+
+def test_the_token_is_checked_before_the_body_is_read(
+    broker: RecallBroker, recorder: Recorder
+) -> None:
+    head = post("/hook/claude", b"", "Authorization: Bearer nope").replace(
+        b"Content-Length: 0", f"Content-Length: {MAX_REQUEST_BYTES}".encode()
+    )
+    with connect(broker) as sock:
+        sock.sendall(head)  # no body follows: a broker waiting for it would time out
+        started = time.monotonic()
+        assert sock.recv(64).startswith(b"HTTP/1.1 401")
+        assert time.monotonic() - started < 0.5
+    assert recorder.requests == []
+
+
+def test_an_authorised_deeply_nested_body_is_a_bad_request(
+    broker: RecallBroker, recorder: Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    raw = post("/hook/claude", deep, f"Authorization: Bearer {broker.token}")
+    assert http(broker, raw)[0] == 400
+    assert not [record for record in caplog.records if record.exc_info]
+    assert recorder.requests == []
+
+
+BAD_IDS = ["a\nb", "a\x1b[31mred", "x" * 513, "a\u2028b", "\u202eevil", "a\x7fb", "\ud800"]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS)
+def test_ids_with_control_characters_or_too_long_are_dropped(
+    broker: RecallBroker, recorder: Recorder, bad: str
+) -> None:
+    message = helper_request(node_id=bad, conversation_id=bad, execution_id=bad)
+    with connect(broker) as sock:
+        sock.sendall(signed(broker.token, message))
+        assert read_answer(sock, broker.token, str(message["nonce"])) == b'{"ok":1}'
+    encoded = quote(bad.encode("utf-8", "surrogatepass"), safe="")
+    raw = post("/hook/claude", b"{}", f"Authorization: Bearer {broker.token}",
+               f"X-Active-Memory-Node: {encoded}", f"X-Active-Memory-Conversation: {encoded}",
+               f"X-Active-Memory-Execution: {encoded}")  # fmt: skip
+    assert http(broker, raw)[0] == 200
+    assert [(r.node_id, r.conversation_id, r.execution_id) for r in recorder.requests] == [
+        (None, None, None),
+        (None, None, None),
+    ]
+
+
+def test_ids_that_are_not_utf_8_once_decoded_are_dropped(
+    broker: RecallBroker, recorder: Recorder
+) -> None:
+    auth = f"Authorization: Bearer {broker.token}"
+    raw = post("/hook/claude", b"{}", auth, "X-Active-Memory-Node: %ff%fe",
+               "X-Active-Memory-Conversation: ok%20one")  # fmt: skip
+    assert http(broker, raw)[0] == 200
+    assert (recorder.requests[0].node_id, recorder.requests[0].conversation_id) == (None, "ok one")

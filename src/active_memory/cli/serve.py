@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from pathlib import Path
@@ -21,6 +22,24 @@ from active_memory.models.config import ActiveMemoryConfig
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = ["serve"]
+
+# Room for the broker's connection cap (a quarter of the descriptor limit) under abuse.
+_WANTED_DESCRIPTORS = 4096
+
+
+def _raise_descriptor_limit() -> None:
+    """Raise this process's soft descriptor limit toward the hard one (POSIX only)."""
+    try:
+        import resource
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = (
+        _WANTED_DESCRIPTORS if hard == resource.RLIM_INFINITY else min(hard, _WANTED_DESCRIPTORS)
+    )
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 @click.command("serve")
@@ -59,8 +78,11 @@ def serve(
         def stop(signum: int, frame: FrameType | None) -> None:
             server.close()
 
+        _raise_descriptor_limit()
         state = server.start()
-        previous = signal.signal(signal.SIGTERM, stop)
+        # A closed terminal (SIGHUP) stops it as cleanly as SIGTERM: the ticket is removed.
+        stops = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+        previous = {number: signal.signal(number, stop) for number in stops}
         try:
             if as_json:
                 emit_json(state.model_dump(mode="json"))
@@ -73,5 +95,6 @@ def serve(
         except KeyboardInterrupt:
             pass
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
             server.close()

@@ -13,7 +13,7 @@ asyncio, threading, logging behind it) is only named for the type checker.
 from __future__ import annotations
 
 from active_memory.hooks import claude, codex, copilot, pi
-from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES
+from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES, id_field
 from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
@@ -99,7 +99,7 @@ def answer_hook(
     cwd = parsed.call.cwd
     if workspace_only and (cwd is None or session.root.resolve(cwd, None) is None):
         return HookAnswer(EMPTY_ANSWER)
-    conversation = conversation_id or parsed.session_id
+    conversation = conversation_id or id_field(parsed.session_id)
     caller = Caller(
         node_id or default_node,
         conversation or UNKNOWN_CONVERSATION,

@@ -1,17 +1,21 @@
 """``active-memory-hook claude|codex|copilot|pi``: the command a harness spawns per tool call.
 
-It reads the hook payload on stdin, asks the run's broker (helper protocol, 250 ms overall),
-checks the answer is the harness's own answer shape (valid JSON: ``{}``, or only
-``additionalContext`` text, never a permission decision or anything else a rogue listener on
-the port might send), prints it, then acknowledges it so the broker records the exposure.
+It reads the hook payload on stdin, asks the run's broker (helper protocol), checks the answer
+is signed by the broker it was issued for (an HMAC-SHA256 tag keyed by the run's token over this
+call's fresh nonce; the token itself is never sent, so a listener that bound the port after the
+broker exited learns nothing and is never relayed) and that it is the harness's own answer shape
+(valid JSON: ``{}``, or only ``additionalContext`` text, never a permission decision), prints
+it, then acknowledges it so the broker records the exposure. The whole call, reading stdin and
+the ticket included, stays within 250 ms: stdin is read with a deadline, and the ticket is
+opened without blocking and read only when it is a regular file only this user can read.
 Whatever fails, it prints the harness's empty answer ``{}`` and exits 0, on every platform: a
 hook that errors can block or deny the tool it was meant to inform.
 
 Because a harness spawns it on every tool call, the fast path imports nothing but the
-interpreter's own modules (``_socket``, and ``_json`` once an answer arrives; ``sys``, ``time``
-and ``posix`` are already loaded; the ``json`` package would also load ``re`` and cost more
-than the rest of the run), so ``python3 -I -S /path/to/helper.py claude`` runs it standalone,
-without the package on the path. Where to reach the broker: ``ACTIVE_MEMORY_BROKER``
+interpreter's own modules (``_socket``; ``_sha256`` and ``_json`` once a broker is asked;
+``sys``, ``time`` and ``posix`` are already loaded; the ``json`` package would also load ``re``
+and cost more than the rest of the run), so ``python3 -I -S /path/to/helper.py claude`` runs it
+standalone, without the package on the path. Where to reach the broker: ``ACTIVE_MEMORY_BROKER``
 (``host:port``) and ``ACTIVE_MEMORY_TOKEN`` from ``ActiveRun.hook_env``, else the ticket file
 named by ``ACTIVE_MEMORY_TICKET`` or ``--ticket PATH`` (written by ``active-memory serve``).
 With ``--store PATH --workspace DIR``, when no broker answers it reads the lesson store
@@ -25,12 +29,23 @@ import _socket
 import sys
 import time
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+if TYPE_CHECKING:
+    from typing import Any
+
 HARNESSES = ("claude", "codex", "copilot", "pi")
 EMPTY = b"{}"
 TIMEOUT_S = 0.25
 MAX_REQUEST_BYTES = 256 * 1024
 MAX_RESPONSE_BYTES = 32 * 1024
 ACK = b'{"ack":true}'
+# The broker's signing contexts and tag size (recall/wire.py; a test keeps them in step).
+MAC_BYTES = 32
+REQUEST_CONTEXT = b"active-memory request 2\n"
+ANSWER_CONTEXT = b"active-memory answer 2\n"
+# With a store fallback, the broker gets the budget less what the fallback needs.
+FALLBACK_RESERVE_S = 0.1
+MAX_TICKET_BYTES = 8192
 
 
 class _Failed(Exception):
@@ -157,10 +172,70 @@ def _options(argv: list[str]) -> tuple[str, dict[str, str]]:
     return argv[0], options
 
 
+def _posix() -> Any:
+    try:
+        import posix  # built in and already loaded: os would cost an import
+    except ImportError:  # Windows has no posix module
+        return None
+    return posix
+
+
+def _read_stdin(deadline: float) -> bytes:
+    """The payload, read until EOF or the deadline (a harness that never closes stdin)."""
+    posix = _posix()
+    if posix is None:  # no non-blocking pipes without posix: read as before
+        data: bytes = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+        return data
+    fd = sys.stdin.fileno()
+    blocking = posix.get_blocking(fd)
+    if blocking:
+        posix.set_blocking(fd, False)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= MAX_REQUEST_BYTES:
+            try:
+                chunk = posix.read(fd, 65536)
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _Failed from None
+                time.sleep(min(left, 0.001))
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        if blocking:  # stdin may be shared with the harness: leave it as it was
+            posix.set_blocking(fd, True)
+    return b"".join(chunks)
+
+
+def _ticket_text(path: str) -> str:
+    """A ticket's text: opened without blocking (a FIFO cannot hold the call), and read only
+    when it is a regular file of this user that no one else can read or write."""
+    posix = _posix()
+    if posix is None:
+        with open(path, encoding="utf-8") as ticket:
+            return ticket.read(MAX_TICKET_BYTES)
+    flags = posix.O_RDONLY | posix.O_NONBLOCK | posix.O_NOCTTY | getattr(posix, "O_CLOEXEC", 0)
+    fd = posix.open(path, flags)
+    try:
+        info = posix.fstat(fd)
+        if info.st_mode & 0o170000 != 0o100000:  # S_ISREG, without importing stat
+            raise _Failed
+        if info.st_uid != posix.getuid() or info.st_mode & 0o077:
+            raise _Failed  # others could read the token or swap the broker
+        data: bytes = posix.read(fd, MAX_TICKET_BYTES)
+    finally:
+        posix.close(fd)
+    return data.decode("utf-8")
+
+
 def _read_ticket(path: str) -> tuple[str, int, str]:
     """``url`` and the bearer token from a ticket (a private curl config file)."""
-    with open(path, encoding="utf-8") as ticket:
-        text = ticket.read(8192)
+    text = _ticket_text(path)
     url = token = None
     for line in text.splitlines():
         name, _, value = line.partition("=")
@@ -189,6 +264,50 @@ def _broker(options: dict[str, str]) -> tuple[str, int, str] | None:
     return None
 
 
+def _sha256() -> Any:
+    """CPython's own SHA-256 (``_sha256`` up to 3.11, ``_sha2`` after): hashlib loads OpenSSL."""
+    try:
+        return __import__("_sha2" if sys.version_info >= (3, 12) else "_sha256").sha256
+    except (ImportError, AttributeError):
+        import hashlib
+
+        return hashlib.sha256
+
+
+def hmac_sha256(key: bytes, *parts: bytes) -> bytes:
+    """HMAC-SHA256 (RFC 2104) of the concatenated ``parts``, without the ``hmac`` module."""
+    sha256 = _sha256()
+    if len(key) > 64:
+        key = sha256(key).digest()
+    key = key + bytes(64 - len(key))
+    inner = sha256(key.translate(bytes(byte ^ 0x36 for byte in range(256))))
+    for part in parts:
+        inner.update(part)
+    outer = key.translate(bytes(byte ^ 0x5C for byte in range(256)))
+    digest: bytes = sha256(outer + inner.digest()).digest()
+    return digest
+
+
+def _same(left: bytes, right: bytes) -> bool:
+    """Equal, in time independent of where they differ."""
+    if len(left) != len(right):
+        return False
+    difference = 0
+    for one, other in zip(left, right, strict=True):
+        difference |= one ^ other
+    return difference == 0
+
+
+def _nonce() -> bytes:
+    posix = _posix()
+    if posix is None:
+        import os
+
+        return os.urandom(16).hex().encode("ascii")
+    random: bytes = posix.urandom(16)
+    return random.hex().encode("ascii")
+
+
 def _receive(sock: _socket.socket, size: int, deadline: float) -> bytes:
     chunks: list[bytes] = []
     remaining = size
@@ -214,13 +333,16 @@ def _ask(
 ) -> bool:
     """Ask the broker; print and acknowledge its answer. False when it did not answer."""
     host, port, token = broker
-    request = b"".join((
-        b'{"token":', _quote(token), b',"harness":', _quote(harness),
+    key, nonce = token.encode("utf-8"), _nonce()
+    body = b"".join((
+        b'{"nonce":"', nonce, b'","harness":', _quote(harness),
         b',"node_id":', _quote(_env("ACTIVE_MEMORY_NODE")),
         b',"conversation_id":', _quote(_env("ACTIVE_MEMORY_CONVERSATION")),
         b',"execution_id":', _quote(_env("ACTIVE_MEMORY_EXECUTION")),
         b',"payload":', payload.strip() or b"null", b"}",
     ))  # fmt: skip
+    # Signed, not sent: whatever listens on the port never sees the token.
+    request = hmac_sha256(key, REQUEST_CONTEXT, body) + body
     family = _socket.AF_INET6 if ":" in host else _socket.AF_INET
     sock = _socket.socket(family, _socket.SOCK_STREAM)
     try:
@@ -228,9 +350,13 @@ def _ask(
         sock.connect((host.strip("[]"), port))
         sock.sendall(len(request).to_bytes(4, "big") + request)
         size = int.from_bytes(_receive(sock, 4, deadline), "big")
-        if not 2 <= size <= MAX_RESPONSE_BYTES:
+        if not MAC_BYTES + 2 <= size <= MAC_BYTES + MAX_RESPONSE_BYTES:
             return False
-        answer = _receive(sock, size, deadline)
+        signed = _receive(sock, size, deadline)
+        tag, answer = signed[:MAC_BYTES], signed[MAC_BYTES:]
+        # Only the broker the token was issued for can sign this call's nonce.
+        if not _same(tag, hmac_sha256(key, ANSWER_CONTEXT, nonce, answer)):
+            return False
         if not valid_answer(harness, answer):
             return False
         out.print(answer)
@@ -277,12 +403,14 @@ def main(argv: list[str] | None = None) -> int:
     # contextlib.suppress would cost more import time than the rest of this process.
     try:
         harness, options = _options(sys.argv[1:] if argv is None else argv)
-        payload = sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1)
+        payload = _read_stdin(deadline)
         if len(payload) > MAX_REQUEST_BYTES:
             raise _Failed
         broker = _broker(options)
-        answered = broker is not None and _ask(out, broker, harness, payload, deadline)
-        if not answered:
+        fallback = bool(options.get("store") and options.get("workspace"))
+        asking = deadline - FALLBACK_RESERVE_S if fallback else deadline
+        answered = broker is not None and _ask(out, broker, harness, payload, asking)
+        if not answered and fallback and time.monotonic() < deadline:
             _from_store(out, harness, payload, options)
     except BaseException:  # a hook must never fail the tool call it informs
         pass

@@ -8,8 +8,11 @@ It leaves two private files (mode 0600, in a 0700 directory beside the store):
 * ``<id>.ticket``: a curl configuration with the url and token, read by ``curl -K`` hooks, the
   Python helper and the pi extension.
 
-``<id>`` is derived from the workspace's real path. A restart reuses the previous port and
-token when it can, so hooks written by ``active-memory hooks install`` stay valid.
+``<id>`` is derived from the workspace's real path. Every start draws a new token, and ``close``
+removes both files, so a hook that outlives ``serve`` finds no ticket (it answers empty, or reads
+the store itself) instead of handing a token to whatever binds the port next. Command hooks
+written by ``active-memory hooks install`` read the ticket on every call, so they follow a
+restart; a restart reuses the previous port when a ticket from a crashed run still names it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 from active_memory.errors import LessonValidationError, RecallError
 from active_memory.hooks.dispatch import broker_handler
 from active_memory.hooks.private_dir import private_dir
-from active_memory.hooks.ticket import read_ticket, write_ticket
+from active_memory.hooks.ticket import read_ticket, remove_ticket, write_ticket
 from active_memory.models.base import Model
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.private_files import write_private_text
@@ -101,12 +104,12 @@ def find_live(state_dir: Path, workspace: str | os.PathLike[str]) -> ServeState 
     return state
 
 
-def _listen(handler: Handler, token: str | None, ports: list[int]) -> RecallBroker:
-    """Start on the first port that binds (the previous one first, so installed hooks hold)."""
+def _listen(handler: Handler, ports: list[int]) -> RecallBroker:
+    """Start on the first port that binds (the previous one first), with a new token."""
     failure = RecallError("no port to listen on")
     for port in dict.fromkeys(ports):
         try:
-            return RecallBroker(handler, token=token, port=port).start()
+            return RecallBroker(handler, port=port).start()
         except RecallError as exc:
             failure = exc
     raise failure
@@ -148,13 +151,13 @@ class Server:
         self.generation = snapshot.generation
         return RecallIndex(snapshot.lessons, repository=self.repository)
 
-    def _previous(self) -> tuple[str | None, int]:
+    def _previous_port(self) -> int:
+        """The port a ticket left behind by a run that did not close names, else 0 (any)."""
         try:
-            url, token = read_ticket(self.ticket_path)
-            port = int(url.split("//", 1)[-1].split("/", 1)[0].rpartition(":")[2])
+            url, _ = read_ticket(self.ticket_path)
+            return int(url.split("//", 1)[-1].split("/", 1)[0].rpartition(":")[2])
         except (OSError, ValueError):
-            return None, 0
-        return token, port
+            return 0
 
     def start(self) -> ServeState:
         private_dir(self._state_dir)
@@ -166,9 +169,8 @@ class Server:
             )
         self.session = RecallSession(self._index(), WorkspaceRoot.at(self.workspace), self.config)
         handler = broker_handler(self.session, default_node="standalone", workspace_only=True)
-        token, previous_port = self._previous()
-        ports = [self._port] if self._port is not None else [previous_port, 0]
-        self._broker = _listen(handler, token, ports)
+        ports = [self._port] if self._port is not None else [self._previous_port(), 0]
+        self._broker = _listen(handler, ports)
         write_ticket(self.ticket_path, self._broker.url, self._broker.token)
         state = self.state()
         write_private_text(
@@ -224,6 +226,8 @@ class Server:
         if self._thread is not None:
             self._thread.join(timeout=5)
         if self._broker is not None:
+            # The ticket goes first: no hook reads this token once the port is free.
+            remove_ticket(self.ticket_path, self._broker.token)
             self._broker.close()
             self._broker = None
         with contextlib.suppress(OSError):

@@ -2,19 +2,25 @@
 
 A ``curl`` hook reads one with ``-K`` (so the token never appears on a command line, where
 other local users could see it in the process list) and the Python helper reads the same file.
-Ids travel percent-encoded in ``X-Active-Memory-*`` headers.
+Ids travel percent-encoded in ``X-Active-Memory-*`` headers. A ticket names one broker start:
+``active-memory serve`` writes a new token into it at every start and removes it on exit
+(:func:`remove_ticket`), so a hook never sends a live token to whatever binds the port later.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
 from active_memory.private_files import write_private_text
 
-__all__ = ["read_ticket", "write_ticket"]
+__all__ = ["read_ticket", "remove_ticket", "write_ticket"]
+
+MAX_TICKET_BYTES = 8192
 
 
 def _curl_string(value: str) -> str:
@@ -46,10 +52,23 @@ def _curl_value(text: str) -> str:
     return text
 
 
+def _ticket_text(path: str | os.PathLike[str]) -> str:
+    """The text of a ticket, opened without blocking: a FIFO in its place cannot hang us."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{os.fspath(path)!r} is not a regular file; remove it")
+        data = os.read(fd, MAX_TICKET_BYTES)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8")
+
+
 def read_ticket(path: str | os.PathLike[str]) -> tuple[str, str]:
     """The broker url and token a ticket names; ValueError when it names neither."""
     url = token = ""
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in _ticket_text(path).splitlines():
         name, sep, value = line.partition("=")
         if not sep or line.lstrip().startswith("#"):
             continue
@@ -61,3 +80,18 @@ def read_ticket(path: str | os.PathLike[str]) -> tuple[str, str]:
     if not url or not token:
         raise ValueError(f"{str(path)!r} is not a broker ticket (no url or token)")
     return url, token
+
+
+def remove_ticket(path: str | os.PathLike[str], token: str) -> bool:
+    """Remove the ticket at ``path`` if it still names ``token``; True when it was removed.
+
+    A ticket rewritten since (by a newer broker for the same workspace) is left alone.
+    """
+    try:
+        if read_ticket(path)[1] != token:
+            return False
+    except (OSError, ValueError):
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return True

@@ -2,16 +2,27 @@
 
 One port speaks two protocols, told apart by the first four bytes:
 
-* the helper protocol: 4-byte big-endian length-prefixed JSON frames. The request frame
-  ``{"token", "harness", "payload", "node_id", "conversation_id", "execution_id"}`` (≤ 256 KiB)
-  is answered by one frame holding the harness answer itself (≤ 32 KiB); the helper prints it and
-  sends an acknowledgement frame, and only then is the exposure recorded;
+* the helper protocol: 4-byte big-endian length-prefixed frames. A request frame is a 32-byte
+  HMAC-SHA256 tag (keyed by the token) followed by the JSON it signs, ``{"nonce", "harness",
+  "payload", "node_id", "conversation_id", "execution_id"}``; the tag is checked before the JSON
+  is parsed, and a nonce seen before is refused. It is answered by one frame holding the tag of
+  the answer (keyed by the token, over the helper's nonce and the answer) and the harness answer
+  itself (≤ 32 KiB); the helper checks the tag, prints the answer and sends an acknowledgement
+  frame, and only then is the exposure recorded. The token itself never crosses the wire;
 * HTTP/1.1 ``POST /hook`` (or ``/hook/<harness>``) as Claude Code ``http`` hooks and ``curl``
   send it: the JSON payload as body, ``Authorization: Bearer <token>``, the harness in the path
   or an ``X-Active-Memory-Harness`` header, ids in ``X-Active-Memory-Node``/``-Conversation``/
-  ``-Execution`` (percent-encoded). The exposure is recorded once the response was written.
+  ``-Execution`` (percent-encoded). The token is checked once the head is read, before the body
+  is. The exposure is recorded once the response was written.
 
-A wrong or missing token is refused without running recall (nothing is logged but the fact).
+A refused request (wrong or missing token, malformed, oversized) is closed without running
+recall (nothing is logged but the fact). Every connection must deliver a whole request within
+``REQUEST_TIMEOUT_S`` and may then idle ``KEEPALIVE_IDLE_S`` between HTTP requests; the broker
+holds at most ``max_connections`` (and ``max_per_client`` from one peer address), and when full
+a new connection displaces the longest-waiting one that has not proved it holds the token, so
+sockets that connect and stall cannot lock callers out. Ids are recorded only when they are
+short, printable text (:func:`active_memory.recall.wire.id_field`).
+
 The server is an asyncio loop in one background thread, so a host can drive it from synchronous
 code; recall itself is a few dictionary lookups and runs on that loop between reads.
 """
@@ -25,24 +36,30 @@ import json
 import logging
 import secrets
 import threading
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import unquote
 
 from active_memory.errors import RecallError
 from active_memory.recall.exchange import EMPTY_ANSWER, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
 from active_memory.recall.wire import (
+    ANSWER_CONTEXT,
     HTTP_STARTS,
+    MAC_BYTES,
+    MAX_FRAME_BYTES,
     MAX_HEADER_BYTES,
+    REQUEST_CONTEXT,
     HttpRequest,
     WireError,
     frame,
+    header_id,
     http_response,
+    id_field,
     is_ack,
-    read_frame,
-    read_http,
-    text_field,
+    mac,
+    read_body,
+    read_head,
 )
 
 __all__ = [
@@ -55,10 +72,14 @@ __all__ = [
     "RecallBroker",
 ]
 
-MAX_CONNECTIONS = 64
+MAX_CONNECTIONS = 1024
+MAX_PER_CLIENT = 768
+REQUEST_TIMEOUT_S = 1.0
+KEEPALIVE_IDLE_S = 5.0
 IO_TIMEOUT_S = 2.0
 ACK_TIMEOUT_S = 1.0
-KEEPALIVE_IDLE_S = 5.0
+REPLAY_WINDOW = 4096
+_NONCE_CHARS = (16, 64)
 
 _log = logging.getLogger("active_memory.recall.broker")
 
@@ -99,6 +120,77 @@ class _Static:
         return None
 
 
+def _fd_cap(requested: int) -> int:
+    """``requested``, lowered to a quarter of the process's file-descriptor limit."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to respect
+        return requested
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return requested
+    return max(8, min(requested, soft // 4))
+
+
+class _Slots:
+    """Connection accounting on the broker's loop: a global and a per-peer cap.
+
+    Connections that have not yet shown the token (or idle between HTTP requests) are kept in
+    arrival order; a new connection over a cap displaces the oldest of them, so stalled
+    sockets can only delay a caller, never lock one out. Only when every held connection is
+    busy with an authorised request is the new one refused.
+    """
+
+    def __init__(self, total: int, per_client: int) -> None:
+        self.total, self.per_client = total, min(per_client, total)
+        self.peers: dict[asyncio.StreamWriter, str] = {}
+        self.counts: Counter[str] = Counter()
+        self.waiting: OrderedDict[asyncio.StreamWriter, None] = OrderedDict()
+        self.evicted = self.refused = 0
+
+    def admit(self, writer: asyncio.StreamWriter, peer: str) -> bool:
+        if self.counts[peer] >= self.per_client and not self._evict(peer):
+            self.refused += 1
+            return False
+        if len(self.peers) >= self.total and not self._evict(None):
+            self.refused += 1
+            return False
+        self.peers[writer] = peer
+        self.counts[peer] += 1
+        self.waiting[writer] = None
+        return True
+
+    def _evict(self, peer: str | None) -> bool:
+        for writer in self.waiting:
+            if peer is None or self.peers[writer] == peer:
+                self.release(writer)
+                writer.transport.abort()
+                self.evicted += 1
+                return True
+        return False
+
+    def busy(self, writer: asyncio.StreamWriter) -> None:
+        self.waiting.pop(writer, None)
+
+    def idle(self, writer: asyncio.StreamWriter) -> None:
+        if writer in self.peers:
+            self.waiting[writer] = None
+            self.waiting.move_to_end(writer)
+
+    def release(self, writer: asyncio.StreamWriter) -> None:
+        self.waiting.pop(writer, None)
+        peer = self.peers.pop(writer, None)
+        if peer is not None:
+            self.counts[peer] -= 1
+            if not self.counts[peer]:
+                del self.counts[peer]
+
+
+def _peer(writer: asyncio.StreamWriter) -> str:
+    name = writer.get_extra_info("peername")
+    return str(name[0]) if isinstance(name, tuple) and name else ""
+
+
 class RecallBroker:
     """A loopback endpoint serving recall to hook helpers, ``curl`` hooks and HTTP hooks."""
 
@@ -109,17 +201,23 @@ class RecallBroker:
         token: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        max_connections: int = MAX_CONNECTIONS,
+        max_per_client: int = MAX_PER_CLIENT,
     ) -> None:
         if host not in ("127.0.0.1", "::1", "localhost"):
             raise RecallError(f"broker host {host!r} is not loopback; use 127.0.0.1")
+        if max_connections < 1 or max_per_client < 1:
+            raise RecallError("broker connection limits must be at least 1")
         self.token = token or secrets.token_urlsafe(32)
+        self._key = self.token.encode("utf-8")
         self._handler = handler
         self._requested = (host, port)
+        self._slots = _Slots(_fd_cap(max_connections), max_per_client)
+        self._nonces: OrderedDict[str, None] = OrderedDict()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
         self._address: tuple[str, int] | None = None
-        self._connections: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
     def start(self) -> RecallBroker:
@@ -127,7 +225,8 @@ class RecallBroker:
             return self
         loop = asyncio.new_event_loop()
         host, port = self._requested
-        serving = asyncio.start_server(self._serve, host, port, backlog=128, limit=MAX_HEADER_BYTES)
+        serving = asyncio.start_server(self._serve, host, port, backlog=1024,
+                                       limit=MAX_HEADER_BYTES)  # fmt: skip
         try:
             server = loop.run_until_complete(serving)
         except OSError as exc:
@@ -153,6 +252,12 @@ class RecallBroker:
         host, port = self.address
         return f"http://{host}:{port}/hook"
 
+    @property
+    def connection_stats(self) -> dict[str, int]:
+        """Connections held now, displaced to admit newer ones, and refused, since start."""
+        slots = self._slots
+        return {"open": len(slots.peers), "evicted": slots.evicted, "refused": slots.refused}
+
     def close(self) -> None:
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
@@ -169,8 +274,8 @@ class RecallBroker:
     async def _shutdown(self) -> None:
         if self._server is not None:
             self._server.close()
-        for writer in list(self._connections):
-            writer.close()
+        for writer in list(self._slots.peers):
+            writer.transport.abort()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=IO_TIMEOUT_S)
         if self._server is not None:
@@ -185,7 +290,7 @@ class RecallBroker:
     def _authorised(self, token: object) -> bool:
         if not isinstance(token, str) or not token:
             return False
-        return hmac.compare_digest(token.encode("utf-8"), self.token.encode("utf-8"))
+        return hmac.compare_digest(token.encode("utf-8"), self._key)
 
     def _answer(self, request: BrokerRequest) -> BrokerAnswer:
         try:
@@ -201,54 +306,85 @@ class RecallBroker:
         return answer
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if len(self._connections) >= MAX_CONNECTIONS:
-            writer.close()
+        if not self._slots.admit(writer, _peer(writer)):
+            writer.transport.abort()
             return
-        self._connections.add(writer)
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        deadline = asyncio.get_running_loop().time() + REQUEST_TIMEOUT_S
         try:
-            first = await asyncio.wait_for(reader.readexactly(4), IO_TIMEOUT_S)
+            async with asyncio.timeout_at(deadline):
+                first = await reader.readexactly(4)
             if first in HTTP_STARTS:
-                await self._serve_http(reader, writer, first)
+                await self._serve_http(reader, writer, first, deadline)
             else:
-                await self._serve_frame(reader, writer, int.from_bytes(first, "big"))
+                await self._serve_frame(reader, writer, int.from_bytes(first, "big"), deadline)
         except (OSError, EOFError, TimeoutError, asyncio.IncompleteReadError):
-            pass  # the client went away or stalled; nothing was handed over
+            pass  # the client went away, stalled or was displaced; nothing was handed over
         finally:
-            self._connections.discard(writer)
+            self._slots.release(writer)
             writer.close()
 
+    def _fresh(self, nonce: object) -> str | None:
+        """The request's nonce when it is well formed and not seen before (no replays)."""
+        low, high = _NONCE_CHARS
+        if not isinstance(nonce, str) or not low <= len(nonce) <= high or not nonce.isalnum():
+            return None
+        if nonce in self._nonces:
+            return None
+        self._nonces[nonce] = None
+        if len(self._nonces) > REPLAY_WINDOW:
+            self._nonces.popitem(last=False)
+        return nonce
+
     async def _serve_frame(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, length: int
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        length: int,
+        deadline: float,
     ) -> None:
+        if not MAC_BYTES < length <= MAX_FRAME_BYTES:
+            _log.info("refused a helper frame of %d bytes", length)
+            return
+        async with asyncio.timeout_at(deadline):
+            data = await reader.readexactly(length)
+        tag, body = data[:MAC_BYTES], data[MAC_BYTES:]
+        # The signature is checked before a byte of the body is parsed.
+        if not hmac.compare_digest(tag, mac(self._key, REQUEST_CONTEXT, body)):
+            _log.info("refused a helper frame not signed with the run's token")
+            return
+        self._slots.busy(writer)
         try:
-            data = await asyncio.wait_for(read_frame(reader, length, MAX_REQUEST_BYTES),
-                                          IO_TIMEOUT_S)  # fmt: skip
-            message = json.loads(data)
-        except (WireError, ValueError):
-            _log.info("refused a helper frame that is oversized or not JSON")
+            message = json.loads(body)
+        except (ValueError, RecursionError):
+            _log.info("refused a signed helper frame that is not JSON")
             return
-        if not isinstance(message, dict) or not self._authorised(message.get("token")):
-            _log.info("refused a helper request with a wrong or missing token")
+        nonce = self._fresh(message.get("nonce")) if isinstance(message, dict) else None
+        if nonce is None:
+            _log.info("refused a helper frame without a fresh nonce (a replay?)")
             return
+        harness = message.get("harness")
         request = BrokerRequest(
-            harness=str(message.get("harness") or ""),
+            harness=harness if isinstance(harness, str) else "",
             payload=message.get("payload"),
-            node_id=text_field(message.get("node_id")),
-            conversation_id=text_field(message.get("conversation_id")),
-            execution_id=text_field(message.get("execution_id")),
+            node_id=id_field(message.get("node_id")),
+            conversation_id=id_field(message.get("conversation_id")),
+            execution_id=id_field(message.get("execution_id")),
         )
         answer = self._answer(request)
+        signed = mac(self._key, ANSWER_CONTEXT, nonce.encode("ascii"), answer.body) + answer.body
         ack = None
         try:
-            writer.write(frame(answer.body))
-            await writer.drain()
-            size = int.from_bytes(await asyncio.wait_for(reader.readexactly(4), ACK_TIMEOUT_S))
-            if 0 < size <= 1024:
-                ack = await asyncio.wait_for(reader.readexactly(size), ACK_TIMEOUT_S)
+            writer.write(frame(signed))
+            async with asyncio.timeout(IO_TIMEOUT_S):
+                await writer.drain()
+            async with asyncio.timeout(ACK_TIMEOUT_S):
+                size = int.from_bytes(await reader.readexactly(4), "big")
+                if 0 < size <= 1024:
+                    ack = await reader.readexactly(size)
         except (OSError, EOFError, TimeoutError, asyncio.IncompleteReadError):
             ack = None
         finally:
@@ -259,34 +395,46 @@ class RecallBroker:
                 answer.release()
 
     async def _serve_http(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, start: bytes
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        start: bytes,
+        deadline: float,
     ) -> None:
-        timeout = IO_TIMEOUT_S
         while True:
             try:
-                request = await asyncio.wait_for(read_http(reader, writer, start), timeout)
+                async with asyncio.timeout_at(deadline):
+                    head = await read_head(reader, start)
+                    scheme, _, token = head.headers.get("authorization", "").partition(" ")
+                    if not (scheme.lower() == "bearer" and self._authorised(token.strip())):
+                        _log.info("refused an HTTP %s %s with a wrong or missing token",
+                                  head.method, head.path)  # fmt: skip
+                        raise WireError("401 Unauthorized")
+                    self._slots.busy(writer)
+                    request = await read_body(reader, writer, head)
             except WireError as refusal:
+                # Refused: answered and closed, so a refused caller holds no connection.
                 writer.write(http_response(refusal.status, EMPTY_ANSWER, keep_alive=False))
-                await writer.drain()
                 return
             status, answer = self._route(request)
+            keep_alive = request.keep_alive and status == "200 OK"
             try:
-                writer.write(http_response(status, answer.body, keep_alive=request.keep_alive))
-                await writer.drain()
+                writer.write(http_response(status, answer.body, keep_alive=keep_alive))
+                async with asyncio.timeout(IO_TIMEOUT_S):
+                    await writer.drain()
             except BaseException:
                 answer.release()
                 raise
             answer.commit()
-            if not request.keep_alive:
+            if not keep_alive:
                 return
-            start, timeout = b"", KEEPALIVE_IDLE_S
+            self._slots.idle(writer)
+            async with asyncio.timeout(KEEPALIVE_IDLE_S):
+                start = await reader.readexactly(1)
+            deadline = asyncio.get_running_loop().time() + REQUEST_TIMEOUT_S
 
     def _route(self, request: HttpRequest) -> tuple[str, BrokerAnswer]:
         headers, path = request.headers, request.path
-        scheme, _, token = headers.get("authorization", "").partition(" ")
-        if not (scheme.lower() == "bearer" and self._authorised(token.strip())):
-            _log.info("refused an HTTP %s %s with a wrong or missing token", request.method, path)
-            return "401 Unauthorized", _Static(EMPTY_ANSWER)
         if request.method == "GET" and path == "/health":
             return "200 OK", _Static(b'{"ok":true}')
         if path != "/hook" and not path.startswith("/hook/"):
@@ -297,13 +445,13 @@ class RecallBroker:
         harness = harness or headers.get("x-active-memory-harness", "")
         try:
             payload = json.loads(request.body) if request.body else None
-        except ValueError:
+        except (ValueError, RecursionError):
             return "400 Bad Request", _Static(EMPTY_ANSWER)
-
-        def header(name: str) -> str | None:
-            return unquote(headers.get(f"x-active-memory-{name}", "")) or None
-
         hook = BrokerRequest(
-            harness, payload, header("node"), header("conversation"), header("execution")
+            harness,
+            payload,
+            header_id(headers.get("x-active-memory-node")),
+            header_id(headers.get("x-active-memory-conversation")),
+            header_id(headers.get("x-active-memory-execution")),
         )
         return "200 OK", self._answer(hook)

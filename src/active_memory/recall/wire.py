@@ -1,35 +1,66 @@
 """The broker's two wire protocols, read from and written to asyncio streams.
 
-Helper frames are a 4-byte big-endian length then JSON. HTTP is the small subset hooks use:
-a request line, headers, a ``Content-Length`` body (no chunked encoding), keep-alive.
+Helper frames are a 4-byte big-endian length then a 32-byte HMAC-SHA256 tag and the JSON it
+authenticates, keyed by the run's token: the helper never sends the token itself, and the broker
+signs its answer with the helper's fresh nonce, so a listener that is not the broker (one that
+bound the port after the broker exited) neither learns the token nor gets an answer relayed.
+HTTP is the small subset hooks use: a request line, headers, a ``Content-Length`` body (no
+chunked encoding), keep-alive. The head is read and the token checked before any body is read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
+import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
-from active_memory.recall.exchange import MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
+from active_memory.recall.exchange import (
+    MAX_ID_CHARS,
+    MAX_REQUEST_BYTES,
+    MAX_RESPONSE_BYTES,
+    id_field,
+)
 
 __all__ = [
+    "ANSWER_CONTEXT",
     "HTTP_STARTS",
+    "MAC_BYTES",
+    "MAX_FRAME_BYTES",
     "MAX_HEADER_BYTES",
+    "MAX_ID_CHARS",
     "MAX_REQUEST_BYTES",
     "MAX_RESPONSE_BYTES",
+    "REQUEST_CONTEXT",
+    "HttpHead",
     "HttpRequest",
     "WireError",
     "frame",
+    "header_id",
     "http_response",
+    "id_field",
     "is_ack",
+    "mac",
+    "opened_answer",
+    "read_body",
     "read_frame",
-    "read_http",
+    "read_head",
+    "signed_request",
     "text_field",
 ]
 
 MAX_HEADER_BYTES = 16 * 1024
 HTTP_STARTS = (b"POST", b"GET ", b"PUT ", b"HEAD", b"DELE", b"OPTI", b"PATC")
+MAC_BYTES = 32
+# A request frame carries a payload of up to MAX_REQUEST_BYTES plus the tag and the envelope.
+MAX_FRAME_BYTES = MAX_REQUEST_BYTES + MAC_BYTES + 4096
+REQUEST_CONTEXT = b"active-memory request 2\n"
+ANSWER_CONTEXT = b"active-memory answer 2\n"
 
 
 class WireError(Exception):
@@ -38,6 +69,15 @@ class WireError(Exception):
     def __init__(self, status: str) -> None:
         self.status = status
         super().__init__(status)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpHead:
+    method: str
+    path: str
+    headers: dict[str, str]
+    length: int
+    keep_alive: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +93,28 @@ def frame(body: bytes) -> bytes:
     return len(body).to_bytes(4, "big") + body
 
 
+def mac(key: bytes, context: bytes, *parts: bytes) -> bytes:
+    """HMAC-SHA256 of ``context`` and ``parts`` under ``key`` (the token's UTF-8 bytes)."""
+    return hmac.new(key, b"".join((context, *parts)), hashlib.sha256).digest()
+
+
+def signed_request(token: str, message: Mapping[str, Any]) -> tuple[bytes, str]:
+    """A whole helper request frame for ``message`` with a fresh nonce, and that nonce.
+
+    For clients other than the command helper (tests, benchmarks, other hosts' tools).
+    """
+    nonce = secrets.token_hex(16)
+    body = json.dumps({**message, "nonce": nonce}).encode("utf-8")
+    return frame(mac(token.encode("utf-8"), REQUEST_CONTEXT, body) + body), nonce
+
+
+def opened_answer(token: str, nonce: str, data: bytes) -> bytes | None:
+    """The answer in an answer frame's body when the broker signed it for ``nonce``."""
+    tag, answer = data[:MAC_BYTES], data[MAC_BYTES:]
+    expected = mac(token.encode("utf-8"), ANSWER_CONTEXT, nonce.encode("ascii"), answer)
+    return answer if hmac.compare_digest(tag, expected) else None
+
+
 async def read_frame(reader: asyncio.StreamReader, length: int, limit: int) -> bytes:
     """The body of a frame whose length prefix was already read."""
     if not 0 < length <= limit:
@@ -65,15 +127,13 @@ def is_ack(data: bytes | None) -> bool:
         return False
     try:
         message = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(message, dict) and message.get("ack") is True
 
 
-async def read_http(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, start: bytes = b""
-) -> HttpRequest:
-    """One HTTP request; ``start`` holds bytes already read from its first line."""
+async def read_head(reader: asyncio.StreamReader, start: bytes = b"") -> HttpHead:
+    """The request line and headers of one HTTP request; ``start`` holds bytes already read."""
     try:
         head = start + await reader.readuntil(b"\r\n\r\n")
     except asyncio.LimitOverrunError:
@@ -97,12 +157,19 @@ async def read_http(
         raise WireError("400 Bad Request") from None
     if not 0 <= length <= MAX_REQUEST_BYTES:
         raise WireError("413 Content Too Large")
-    if length and headers.get("expect", "").lower() == "100-continue":
+    keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+    return HttpHead(method, target.split("?", 1)[0], headers, length, keep_alive)
+
+
+async def read_body(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: HttpHead
+) -> HttpRequest:
+    """The rest of a request whose head was read (and whose caller was authorised)."""
+    if head.length and head.headers.get("expect", "").lower() == "100-continue":
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         await writer.drain()
-    body = await reader.readexactly(length) if length else b""
-    keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-    return HttpRequest(method, target.split("?", 1)[0], headers, body, keep_alive)
+    body = await reader.readexactly(head.length) if head.length else b""
+    return HttpRequest(head.method, head.path, head.headers, body, head.keep_alive)
 
 
 def http_response(status: str, body: bytes, *, keep_alive: bool) -> bytes:
@@ -116,3 +183,13 @@ def http_response(status: str, body: bytes, *, keep_alive: bool) -> bytes:
 
 def text_field(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def header_id(raw: str | None) -> str | None:
+    """An id from a percent-encoded ``X-Active-Memory-*`` header, validated as ``id_field``."""
+    if not raw or len(raw) > 3 * MAX_ID_CHARS:
+        return None
+    try:
+        return id_field(unquote(raw, errors="strict"))
+    except UnicodeDecodeError:
+        return None

@@ -1,0 +1,144 @@
+"""The broker's connection limits and deadlines, with small limits and short deadlines."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+from test_broker import Recorder, eventually, read_answer, signed
+
+from active_memory.errors import RecallError
+from active_memory.recall import broker as broker_module
+from active_memory.recall.broker import RecallBroker
+
+TOKEN = "secret-token-for-tests"
+
+
+@pytest.fixture
+def short_deadline(monkeypatch: pytest.MonkeyPatch) -> float:
+    monkeypatch.setattr(broker_module, "REQUEST_TIMEOUT_S", 0.3)
+    return 0.3
+
+
+def closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the broker closes ``sock`` within ``seconds`` (whatever it sends first)."""
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(65536):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+    return True
+
+
+def call(broker: RecallBroker) -> bytes | None:
+    message = {"nonce": f"{time.monotonic_ns():032d}", "harness": "claude", "payload": {}}
+    with socket.create_connection(broker.address, timeout=5) as sock:
+        sock.sendall(signed(broker.token, message))
+        return read_answer(sock, broker.token, str(message["nonce"]))
+
+
+@pytest.fixture
+def small(recorder: Recorder) -> Iterator[RecallBroker]:
+    with RecallBroker(recorder, token=TOKEN, max_connections=4, max_per_client=4) as running:
+        yield running
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+def test_an_idle_connection_is_closed_at_the_request_deadline(short_deadline: float) -> None:
+    with (
+        RecallBroker(Recorder(), token=TOKEN) as broker,
+        socket.create_connection(broker.address) as idle,
+    ):
+        started = time.monotonic()
+        assert closed_within(idle, 5)
+        assert time.monotonic() - started >= short_deadline * 0.9
+
+
+@pytest.mark.parametrize("start", [b"POST /hook/claude HTTP/1.1\r\n", (1000).to_bytes(4, "big")])
+def test_a_slow_sender_is_closed_at_the_deadline_though_bytes_keep_coming(
+    short_deadline: float, start: bytes
+) -> None:
+    with (
+        RecallBroker(Recorder(), token=TOKEN) as broker,
+        socket.create_connection(broker.address) as slow,
+    ):
+        slow.sendall(start)
+        started = time.monotonic()
+        closed = False
+        while not closed and time.monotonic() - started < 5:
+            try:
+                slow.sendall(b"x")
+                slow.settimeout(0.05)
+                closed = slow.recv(1) == b""
+            except TimeoutError:
+                continue
+            except OSError:
+                closed = True
+        assert closed
+        assert time.monotonic() - started < 2
+
+
+def test_a_full_broker_displaces_the_oldest_idle_socket_for_a_caller(
+    small: RecallBroker, recorder: Recorder
+) -> None:
+    idle = [socket.create_connection(small.address) for _ in range(4)]
+    try:
+        assert eventually(lambda: small.connection_stats["open"] == 4)
+        assert call(small) == b'{"ok":1}'
+        assert closed_within(idle[0], 5)  # the oldest went
+        assert small.connection_stats["evicted"] == 1
+        assert len(recorder.requests) == 1
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_the_per_client_limit_displaces_that_clients_oldest_socket(recorder: Recorder) -> None:
+    with RecallBroker(recorder, token=TOKEN, max_connections=10, max_per_client=2) as broker:
+        first = socket.create_connection(broker.address)
+        second = socket.create_connection(broker.address)
+        try:
+            assert eventually(lambda: broker.connection_stats["open"] == 2)
+            assert call(broker) == b'{"ok":1}'
+            assert closed_within(first, 5)
+            assert eventually(lambda: broker.connection_stats["open"] == 1)
+            assert broker.connection_stats["evicted"] == 1
+        finally:
+            first.close()
+            second.close()
+
+
+def test_a_caller_that_showed_the_token_is_never_displaced(recorder: Recorder) -> None:
+    with RecallBroker(recorder, token=TOKEN, max_connections=1, max_per_client=1) as broker:
+        message = {"nonce": "a" * 32, "harness": "claude", "payload": {}}
+        with socket.create_connection(broker.address, timeout=5) as busy:
+            busy.sendall(signed(TOKEN, message))
+            assert read_answer(busy, TOKEN, "a" * 32) == b'{"ok":1}'
+            # It owes its acknowledgement: the broker holds it, and a newcomer is refused.
+            with socket.create_connection(broker.address, timeout=5) as newcomer:
+                assert closed_within(newcomer, 5)
+            assert broker.connection_stats == {"open": 1, "evicted": 0, "refused": 1}
+            busy.sendall(len(b'{"ack":true}').to_bytes(4, "big") + b'{"ack":true}')
+        assert eventually(lambda: recorder.answers[0].events == ["commit"])
+
+
+def test_connection_limits_follow_the_descriptor_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    resource = pytest.importorskip("resource")
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: (1024, 4096))
+    assert broker_module._fd_cap(1024) == 256
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: (resource.RLIM_INFINITY, 4096))
+    assert broker_module._fd_cap(1024) == 1024
+
+
+def test_limits_must_be_positive(recorder: Recorder) -> None:
+    with pytest.raises(RecallError, match="at least 1"):
+        RecallBroker(recorder, max_connections=0)

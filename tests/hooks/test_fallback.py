@@ -79,7 +79,7 @@ def test_without_a_session_id_nothing_is_remembered(setup: tuple[Path, Path]) ->
 
 def test_old_exposure_files_are_pruned_at_most_daily(tmp_path: Path) -> None:
     directory = tmp_path / "exposure"
-    directory.mkdir()
+    directory.mkdir(mode=0o700)  # only a folder of this user's alone is pruned
     now = time.time()
     ages = {"old": 8 * DAY, "fresh": 2 * DAY, "current": 30 * DAY}
     for name, age in ages.items():
@@ -101,7 +101,7 @@ def test_old_exposure_files_are_pruned_at_most_daily(tmp_path: Path) -> None:
 
 def test_pruning_looks_at_a_bounded_number_of_files(tmp_path: Path) -> None:
     directory = tmp_path / "exposure"
-    directory.mkdir()
+    directory.mkdir(mode=0o700)
     old = time.time() - 30 * DAY
     for number in range(20):
         path = directory / f"{number}.keys"

@@ -7,6 +7,7 @@ import json
 import marshal
 import os
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from active_memory.hooks import index_cache
 from active_memory.hooks.fallback import answer_from_store
 from active_memory.hooks.index_cache import CachedIndex, load_index
+from active_memory.private_files import write_private_bytes
 from active_memory.recall.signals import Signals
 from active_memory.repository import local_repository_key
 from active_memory.store.rows import StoreRows
@@ -157,3 +159,48 @@ def test_each_store_and_workspace_has_its_own_cache_file(
     assert load(other, store).from_cache
     real = os.path.realpath(workspace)
     assert index_cache.cache_path(str(store), real) == load(workspace, store).path
+
+
+def test_the_cache_is_written_by_the_shared_private_file_writer(
+    setup: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, store = setup
+    written: list[str] = []
+
+    def record(path: str, data: bytes) -> None:
+        written.append(path)
+        write_private_bytes(path, data)
+
+    monkeypatch.setattr(index_cache, "write_private_bytes", record)
+    cached = load(workspace, store)
+    assert written == [cached.path]
+    assert load(workspace, store).from_cache
+
+
+def test_a_private_bytes_file_is_0600_whole_and_leaves_no_temporary(tmp_path: Path) -> None:
+    folder = tmp_path / "exposure"
+    folder.mkdir(mode=0o700)
+    path = folder / "x.index"
+    stale = folder / f".x.index.{os.getpid()}.tmp"  # what a crash of this pid would leave
+    stale.write_bytes(b"old")
+    stale.chmod(0o644)
+    old = os.umask(0)
+    try:
+        write_private_bytes(path, b"\x00" * 300_000)
+    finally:
+        os.umask(old)
+    assert (path.read_bytes(), stat.S_IMODE(path.stat().st_mode)) == (b"\x00" * 300_000, 0o600)
+    assert sorted(os.listdir(folder)) == ["x.index"]
+    write_private_bytes(path, b"new")
+    assert path.read_bytes() == b"new"
+
+
+def test_a_private_bytes_file_is_not_written_through_a_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.write_bytes(b"keep")
+    path = tmp_path / "x.index"
+    (tmp_path / f".x.index.{os.getpid()}.tmp").symlink_to(target)
+    with pytest.raises(OSError, match=r"symbolic links|Too many levels"):
+        write_private_bytes(path, b"data")
+    assert target.read_bytes() == b"keep"
+    assert not path.exists()

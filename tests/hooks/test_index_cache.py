@@ -9,6 +9,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -204,3 +205,55 @@ def test_a_private_bytes_file_is_not_written_through_a_symlink(tmp_path: Path) -
         write_private_bytes(path, b"data")
     assert target.read_bytes() == b"keep"
     assert not path.exists()
+
+
+# Loads the index in a fresh process, with the package version optionally changed first.
+LOAD_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[4])
+import active_memory
+if sys.argv[3]:
+    active_memory.__version__ = sys.argv[3]
+from active_memory.hooks.index_cache import load_index
+from active_memory.store.rows import StoreRows
+with StoreRows(sys.argv[1]) as rows:
+    print(load_index(rows, sys.argv[2]).from_cache)
+"""
+
+
+def load_in_a_new_process(workspace: Path, store: Path, version: str = "") -> bool:
+    source = str(Path(index_cache.__file__).parents[2])  # the src folder under test
+    command = [sys.executable, "-c", LOAD_PROBE, str(store), str(workspace), version, source]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=60)
+    return {"True\n": True, "False\n": False}[done.stdout]
+
+
+def test_a_cache_written_by_another_version_is_rebuilt(setup: tuple[Path, Path]) -> None:
+    workspace, store = setup
+    assert not load(workspace, store).from_cache
+    assert load_in_a_new_process(workspace, store)  # the same code: reused
+    assert not load_in_a_new_process(workspace, store, version="99.0.0")
+    assert load_in_a_new_process(workspace, store, version="99.0.0")  # rebuilt for that one
+    assert not load(workspace, store).from_cache  # and back
+
+
+def test_the_format_follows_the_version_and_the_code_of_the_state() -> None:
+    import active_memory
+    from active_memory.recall import index
+    from active_memory.store import rows
+
+    assert active_memory.__version__ in index_cache.FORMAT
+    assert set(index_cache.LAYOUT_SOURCES) == {index.__file__, rows.__file__, index_cache.__file__}
+    assert index_cache.layout_stamp(index_cache.LAYOUT_SOURCES) in index_cache.FORMAT
+
+
+def test_the_layout_stamp_changes_when_a_source_changes(tmp_path: Path) -> None:
+    source = tmp_path / "index.py"
+    source.write_text("STATE = 1\n")
+    os.utime(source, ns=(1_000_000_000, 1_000_000_000))
+    paths = (str(source), str(tmp_path / "missing.py"), None)
+    before = index_cache.layout_stamp(paths)
+    assert before == index_cache.layout_stamp(paths)
+    assert before[1:] == (None, None)
+    source.write_text("STATE = 2\n")  # same size
+    assert index_cache.layout_stamp(paths) != before

@@ -8,7 +8,11 @@ one per store and workspace, written atomically.
 
 The file is used only when everything it was built from still holds, else it is rebuilt:
 
-* its format (this layout and this interpreter's ``marshal`` version);
+* its format (:data:`FORMAT`): this entry layout's number, the package version, the status of
+  the source files whose code decides what the index state holds (:data:`LAYOUT_SOURCES`: the
+  index itself, the row decoder and this module; Python recompiles them by the same status, so
+  an edit there rebuilds every cache without a manual bump) and this interpreter's ``marshal``
+  version;
 * the store (path, file identity, creation time, generation and content counters, read from
   the store on every call);
 * the workspace's real path and its repository key. Deriving that key reads git metadata and
@@ -19,8 +23,8 @@ The file is used only when everything it was built from still holds, else it is 
 
 A file that cannot be read, does not unmarshal, is not private to this user or has the wrong
 shape counts as missing; in a folder that is not this user's alone (0700, not a symlink) the
-file is neither read nor written. Per call, the cost is opening the store, reading its stamp, a few
-``stat`` calls and loading this file.
+file is neither read nor written. Per call, the cost is opening the store, reading its stamp, a
+few ``stat`` calls and loading this file.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import marshal
 import os
 import sys
 
+from active_memory import __version__
 from active_memory.hooks.private_dir import digest_name, is_private_dir, private_dir, read_private
 from active_memory.private_files import write_private_bytes
 from active_memory.recall.index import RecallIndex
+from active_memory.store import rows as _rows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -43,9 +49,44 @@ if TYPE_CHECKING:
     Status: TypeAlias = tuple[int, int, int, int] | None  # inode, size, mtime_ns, ctime_ns
     Fingerprint: TypeAlias = tuple[tuple[str, Status], ...]
 
-__all__ = ["FORMAT", "MAX_CACHE_BYTES", "CachedIndex", "cache_path", "load_index"]
+__all__ = [
+    "FORMAT",
+    "LAYOUT_SOURCES",
+    "MAX_CACHE_BYTES",
+    "CachedIndex",
+    "cache_path",
+    "layout_stamp",
+    "load_index",
+]
 
-FORMAT = ("active-memory/hook-index", 2, marshal.version, sys.version_info[:2])
+
+def layout_stamp(paths: tuple[str | None, ...]) -> tuple[tuple[int, int] | None, ...]:
+    """The size and modification time of each source file (None when it cannot be read): what
+    CPython checks before reusing a module's compiled code, so what changes when the code does.
+    """
+    stamps: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            info = os.stat(path) if path else None
+        except OSError:
+            info = None
+        stamps.append(None if info is None else (info.st_size, info.st_mtime_ns))
+    return tuple(stamps)
+
+
+# The code that decides the shape and the content of the cached state: the index (state and
+# from_state), the row decoder (which rows it holds) and the entry layout below.
+LAYOUT_SOURCES = (sys.modules[RecallIndex.__module__].__file__, _rows.__file__, __file__)
+# Bump the number when the entry layout changes; the version and the sources' status follow
+# the code by themselves.
+FORMAT = (
+    "active-memory/hook-index",
+    3,
+    __version__,
+    layout_stamp(LAYOUT_SOURCES),
+    marshal.version,
+    sys.version_info[:2],
+)
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 
 

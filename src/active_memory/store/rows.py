@@ -95,6 +95,10 @@ _GLOB = frozenset("*?[]{}")
 _CARD_KEYS = frozenset({"title", "recommendation", "scope"})
 _SCOPE_KEYS = frozenset({"kind", "repository", "files", "folders", "identifiers", "keyword_groups"})
 _LESSON_ID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+_PATH_BYTES = LIMITS.path_bytes
+_IDENTIFIER_CHARS = (LIMITS.identifier_min_chars, LIMITS.identifier_max_chars)
+_GROUP_TERMS = (LIMITS.keyword_group_min_terms, LIMITS.keyword_group_max_terms)
+_KEYWORD_CHARS = (LIMITS.keyword_min_chars, LIMITS.keyword_max_chars)
 
 
 def _one_line(value: str, max_bytes: int) -> bool:
@@ -114,44 +118,44 @@ def _one_line(value: str, max_bytes: int) -> bool:
 
 def _literal_path(path: str) -> bool:
     """``models.fields.literal_path_problem`` finds nothing (the path byte limit included)."""
-    if not _one_line(path, LIMITS.path_bytes):
+    if not _one_line(path, _PATH_BYTES) or path[0] == "/" or "\\" in path:
         return False
-    if path.startswith("/") or "\\" in path or not _GLOB.isdisjoint(path):
+    if not _GLOB.isdisjoint(path):
         return False
-    if len(path) > 1 and path[1] == ":" and path[0].isascii() and path[0].isalpha():
+    if path[1:2] == ":" and path[0].isascii() and path[0].isalpha():
         return False  # a drive: C:...
-    return not any(part in ("", ".", "..") for part in path.split("/"))
+    wrapped = f"/{path}/"  # an empty, '.' or '..' part
+    return "//" not in wrapped and "/./" not in wrapped and "/../" not in wrapped
 
 
 def _identifier(value: str) -> bool:
-    low, high = LIMITS.identifier_min_chars, LIMITS.identifier_max_chars
-    return low <= len(value) <= high and value.isascii() and value.replace("_", "a").isalnum()
+    return (
+        _IDENTIFIER_CHARS[0] <= len(value) <= _IDENTIFIER_CHARS[1]
+        and value.isascii()
+        and value.replace("_", "a").isalnum()
+    )
 
 
 def _keyword_group(group: tuple[str, ...]) -> bool:
-    low, high = LIMITS.keyword_group_min_terms, LIMITS.keyword_group_max_terms
-    lo, hi = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
-    return (
-        low <= len(group) <= high
-        and len(set(group)) == len(group)
-        and all(
-            lo <= len(term) <= hi
-            and term.isascii()
-            and term.isalnum()
-            and (term.isdigit() or term.islower())
-            and term not in BROAD_WORDS
-            for term in group
-        )
-    )
+    if not _GROUP_TERMS[0] <= len(group) <= _GROUP_TERMS[1] or len(set(group)) != len(group):
+        return False
+    low, high = _KEYWORD_CHARS
+    for term in group:  # [a-z0-9], within the length limits, and not too broad
+        if not (low <= len(term) <= high and term.isascii() and term.isalnum()):
+            return False
+        if not (term.islower() or term.isdigit()) or term in BROAD_WORDS:
+            return False
+    return True
 
 
 def _entries(value: object, limit: int) -> tuple[str, ...] | None:
     """``value`` as a tuple of at most ``limit`` unique strings, or None."""
     if not isinstance(value, list) or len(value) > limit:
         return None
-    if not all(isinstance(item, str) for item in value) or len(set(value)) != len(value):
-        return None
-    return tuple(value)
+    for item in value:
+        if not isinstance(item, str):
+            return None
+    return tuple(value) if len(set(value)) == len(value) else None
 
 
 def _lesson_id(value: str) -> bool:

@@ -12,6 +12,13 @@ remembered for it.
 This runs in a fresh process on every tool call, so it imports neither the models (pydantic)
 nor asyncio, threading or logging; a test checks ``sys.modules`` after a call.
 
+The store may sit in a folder others can write, where another user could make ``exposure``
+first and plant ledgers that suppress cards. So nothing in that folder is read, written or
+pruned unless it is a real directory (not a symlink) of this user's alone, mode 0700, and a
+ledger or cached index counts only when it is this user's regular file, mode 0600, opened
+without following a symlink (:mod:`active_memory.hooks.private_dir`). Otherwise the call is
+answered as in a fresh conversation, and nothing is remembered.
+
 Those files are pruned opportunistically: at most once a day, when a delivery is recorded,
 exposure and cache files not written for :data:`EXPOSURE_MAX_AGE_S` (7 days) are removed,
 looking at no more than :data:`PRUNE_LIMIT` of them.

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     _Folder = TypeVar("_Folder", bound="str | os.PathLike[str]")
 
-__all__ = ["fsync_directory", "make_private_dir", "write_private_text"]
+__all__ = ["fsync_directory", "make_private_dir", "write_private_bytes", "write_private_text"]
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -88,3 +88,28 @@ def write_private_text(path: str | os.PathLike[str], text: str, *, durable: bool
         raise
     if durable:
         fsync_directory(folder or os.curdir)
+
+
+def write_private_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """:func:`write_private_text` for bytes (the hook fallback's cached index): replace ``path``
+    with ``data`` atomically, mode 0600; OSError on failure, nothing left."""
+    folder, name = os.path.split(os.fspath(path))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
+        try:
+            if hasattr(os, "fchmod"):  # an old temporary may have kept another mode
+                os.fchmod(descriptor, PRIVATE_FILE_MODE)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view) :]
+        finally:
+            os.close(descriptor)
+        os.replace(temporary, path)
+    except BaseException:
+        try:  # noqa: SIM105  (contextlib would cost the hook path an import)
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

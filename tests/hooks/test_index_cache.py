@@ -7,7 +7,9 @@ import json
 import marshal
 import os
 import shutil
+import stat
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pytest
 from active_memory.hooks import index_cache
 from active_memory.hooks.fallback import answer_from_store
 from active_memory.hooks.index_cache import CachedIndex, load_index
+from active_memory.private_files import write_private_bytes
 from active_memory.recall.signals import Signals
 from active_memory.repository import local_repository_key
 from active_memory.store.rows import StoreRows
@@ -157,3 +160,100 @@ def test_each_store_and_workspace_has_its_own_cache_file(
     assert load(other, store).from_cache
     real = os.path.realpath(workspace)
     assert index_cache.cache_path(str(store), real) == load(workspace, store).path
+
+
+def test_the_cache_is_written_by_the_shared_private_file_writer(
+    setup: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, store = setup
+    written: list[str] = []
+
+    def record(path: str, data: bytes) -> None:
+        written.append(path)
+        write_private_bytes(path, data)
+
+    monkeypatch.setattr(index_cache, "write_private_bytes", record)
+    cached = load(workspace, store)
+    assert written == [cached.path]
+    assert load(workspace, store).from_cache
+
+
+def test_a_private_bytes_file_is_0600_whole_and_leaves_no_temporary(tmp_path: Path) -> None:
+    folder = tmp_path / "exposure"
+    folder.mkdir(mode=0o700)
+    path = folder / "x.index"
+    stale = folder / f".x.index.{os.getpid()}.tmp"  # what a crash of this pid would leave
+    stale.write_bytes(b"old")
+    stale.chmod(0o644)
+    old = os.umask(0)
+    try:
+        write_private_bytes(path, b"\x00" * 300_000)
+    finally:
+        os.umask(old)
+    assert (path.read_bytes(), stat.S_IMODE(path.stat().st_mode)) == (b"\x00" * 300_000, 0o600)
+    assert sorted(os.listdir(folder)) == ["x.index"]
+    write_private_bytes(path, b"new")
+    assert path.read_bytes() == b"new"
+
+
+def test_a_private_bytes_file_is_not_written_through_a_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.write_bytes(b"keep")
+    path = tmp_path / "x.index"
+    (tmp_path / f".x.index.{os.getpid()}.tmp").symlink_to(target)
+    with pytest.raises(OSError, match=r"symbolic links|Too many levels"):
+        write_private_bytes(path, b"data")
+    assert target.read_bytes() == b"keep"
+    assert not path.exists()
+
+
+# Loads the index in a fresh process, with the package version optionally changed first.
+LOAD_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[4])
+import active_memory
+if sys.argv[3]:
+    active_memory.__version__ = sys.argv[3]
+from active_memory.hooks.index_cache import load_index
+from active_memory.store.rows import StoreRows
+with StoreRows(sys.argv[1]) as rows:
+    print(load_index(rows, sys.argv[2]).from_cache)
+"""
+
+
+def load_in_a_new_process(workspace: Path, store: Path, version: str = "") -> bool:
+    source = str(Path(index_cache.__file__).parents[2])  # the src folder under test
+    command = [sys.executable, "-c", LOAD_PROBE, str(store), str(workspace), version, source]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=60)
+    return {"True\n": True, "False\n": False}[done.stdout]
+
+
+def test_a_cache_written_by_another_version_is_rebuilt(setup: tuple[Path, Path]) -> None:
+    workspace, store = setup
+    assert not load(workspace, store).from_cache
+    assert load_in_a_new_process(workspace, store)  # the same code: reused
+    assert not load_in_a_new_process(workspace, store, version="99.0.0")
+    assert load_in_a_new_process(workspace, store, version="99.0.0")  # rebuilt for that one
+    assert not load(workspace, store).from_cache  # and back
+
+
+def test_the_format_follows_the_version_and_the_code_of_the_state() -> None:
+    import active_memory
+    from active_memory.recall import index
+    from active_memory.store import rows
+
+    assert active_memory.__version__ in index_cache.FORMAT
+    assert set(index_cache.LAYOUT_SOURCES) == {index.__file__, rows.__file__, index_cache.__file__}
+    assert index_cache.layout_stamp(index_cache.LAYOUT_SOURCES) in index_cache.FORMAT
+
+
+def test_the_layout_stamp_changes_when_a_source_changes(tmp_path: Path) -> None:
+    source = tmp_path / "index.py"
+    source.write_text("STATE = 1\n")
+    os.utime(source, ns=(1_000_000_000, 1_000_000_000))
+    paths = (str(source), str(tmp_path / "missing.py"), None)
+    before = index_cache.layout_stamp(paths)
+    assert before == index_cache.layout_stamp(paths)
+    assert before[1:] == (None, None)
+    source.write_text("STATE = 2\n")  # same size
+    assert index_cache.layout_stamp(paths) != before

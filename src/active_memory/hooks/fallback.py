@@ -12,6 +12,13 @@ remembered for it.
 This runs in a fresh process on every tool call, so it imports neither the models (pydantic)
 nor asyncio, threading or logging; a test checks ``sys.modules`` after a call.
 
+The store may sit in a folder others can write, where another user could make ``exposure``
+first and plant ledgers that suppress cards. So nothing in that folder is read, written or
+pruned unless it is a real directory (not a symlink) of this user's alone, mode 0700, and a
+ledger or cached index counts only when it is this user's regular file, mode 0600, opened
+without following a symlink (:mod:`active_memory.hooks.private_dir`). Otherwise the call is
+answered as in a fresh conversation, and nothing is remembered.
+
 Those files are pruned opportunistically: at most once a day, when a delivery is recorded,
 exposure and cache files not written for :data:`EXPOSURE_MAX_AGE_S` (7 days) are removed,
 looking at no more than :data:`PRUNE_LIMIT` of them.
@@ -20,11 +27,19 @@ looking at no more than :data:`PRUNE_LIMIT` of them.
 from __future__ import annotations
 
 import os
+import stat
 import time
 
+from active_memory.errors import RecallError
 from active_memory.hooks.dispatch import HARNESSES, answer_hook
 from active_memory.hooks.index_cache import load_index
-from active_memory.hooks.private_dir import digest_name, private_dir
+from active_memory.hooks.private_dir import (
+    digest_name,
+    is_private,
+    is_private_dir,
+    private_dir,
+    read_private,
+)
 from active_memory.recall.card import card_key
 from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
@@ -36,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXPOSURE_MAX_AGE_S",
+    "MAX_LEDGER_BYTES",
     "PRUNE_EVERY_S",
     "PRUNE_LIMIT",
     "answer_from_store",
@@ -46,6 +62,9 @@ __all__ = [
 EXPOSURE_MAX_AGE_S = 7 * 24 * 3600
 PRUNE_EVERY_S = 24 * 3600
 PRUNE_LIMIT = 4096
+# A ledger holds one ``id@revision`` line per delivery; one this large is not the fallback's.
+MAX_LEDGER_BYTES = 4 * 1024 * 1024
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _PRUNED_MARKER = ".pruned"
 # Exposure ledgers, cached indexes (rebuilt when missing) and what a crash left of their writes.
 _PRUNED_SUFFIXES = (".keys", ".index", ".tmp")
@@ -71,7 +90,10 @@ def prune_exposures(
     """Remove exposure and cache files older than ``max_age_s`` if no prune ran in ``every_s``.
 
     Bounded: looks at no more than ``limit`` entries. Returns how many files were removed.
+    Nothing is done in a folder that is not a real directory of this user's alone (0700).
     """
+    if not is_private_dir(directory):
+        return 0
     now = time.time() if now is None else now
     marker = os.path.join(directory, _PRUNED_MARKER)
     kept = None if keep is None else os.fspath(keep)
@@ -96,7 +118,7 @@ def prune_exposures(
                         removed += 1
                 except OSError:
                     continue  # another process pruned it first, or it is not ours
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o600))
         os.utime(marker, (now, now))
     except OSError:
         pass
@@ -104,11 +126,31 @@ def prune_exposures(
 
 
 def _read_keys(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8") as ledger:
-            return ledger.read().split()
-    except (OSError, ValueError):
+    """The keys the ledger at ``path`` records; none when it, or its folder, is not this user's
+    alone (another user could otherwise suppress cards), a symlink, or not text."""
+    if not is_private_dir(os.path.dirname(path)):
         return []
+    data = read_private(path, MAX_LEDGER_BYTES)
+    try:
+        return [] if data is None else data.decode("utf-8").split()
+    except ValueError:
+        return []
+
+
+def _record(ledger_path: str, lines: str) -> None:
+    """Append ``lines`` to the ledger, in a folder of this user's alone; else record nothing."""
+    folder = os.path.dirname(ledger_path)
+    try:
+        private_dir(folder)
+    except (OSError, RecallError):
+        return  # not ours (another user made it, or a symlink): it is neither read nor written
+    prune_exposures(folder, keep=ledger_path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW
+    descriptor = os.open(ledger_path, flags, 0o600)
+    with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+        info = os.fstat(descriptor)
+        if stat.S_ISREG(info.st_mode) and is_private(info):
+            handle.write(lines)
 
 
 def answer_from_store(
@@ -158,12 +200,6 @@ def answer_from_store(
         answer.commit()
         if ledger_path is None:
             return  # untracked: nothing to remember
-        folder = os.path.dirname(ledger_path)
-        private_dir(folder)
-        prune_exposures(folder, keep=ledger_path)
-        lines = "".join(f"{card_key(lesson)}\n" for lesson in recall.claim.lessons)
-        descriptor = os.open(ledger_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
-            handle.write(lines)
+        _record(ledger_path, "".join(f"{card_key(lesson)}\n" for lesson in recall.claim.lessons))
 
     return answer.body, commit

@@ -8,7 +8,11 @@ one per store and workspace, written atomically.
 
 The file is used only when everything it was built from still holds, else it is rebuilt:
 
-* its format (this layout and this interpreter's ``marshal`` version);
+* its format (:data:`FORMAT`): this entry layout's number, the package version, the status of
+  the source files whose code decides what the index state holds (:data:`LAYOUT_SOURCES`: the
+  index itself, the row decoder and this module; Python recompiles them by the same status, so
+  an edit there rebuilds every cache without a manual bump) and this interpreter's ``marshal``
+  version;
 * the store (path, file identity, creation time, generation and content counters, read from
   the store on every call);
 * the workspace's real path and its repository key. Deriving that key reads git metadata and
@@ -18,19 +22,22 @@ The file is used only when everything it was built from still holds, else it is 
   make another checkout. When any of them changed, the key is derived again.
 
 A file that cannot be read, does not unmarshal, is not private to this user or has the wrong
-shape counts as missing. Per call, the cost is opening the store, reading its stamp, a few
-``stat`` calls and loading this file.
+shape counts as missing; in a folder that is not this user's alone (0700, not a symlink) the
+file is neither read nor written. Per call, the cost is opening the store, reading its stamp, a
+few ``stat`` calls and loading this file.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
-import stat
 import sys
 
-from active_memory.hooks.private_dir import digest_name, private_dir
+from active_memory import __version__
+from active_memory.hooks.private_dir import digest_name, is_private_dir, private_dir, read_private
+from active_memory.private_files import write_private_bytes
 from active_memory.recall.index import RecallIndex
+from active_memory.store import rows as _rows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -42,12 +49,45 @@ if TYPE_CHECKING:
     Status: TypeAlias = tuple[int, int, int, int] | None  # inode, size, mtime_ns, ctime_ns
     Fingerprint: TypeAlias = tuple[tuple[str, Status], ...]
 
-__all__ = ["FORMAT", "MAX_CACHE_BYTES", "CachedIndex", "cache_path", "load_index"]
+__all__ = [
+    "FORMAT",
+    "LAYOUT_SOURCES",
+    "MAX_CACHE_BYTES",
+    "CachedIndex",
+    "cache_path",
+    "layout_stamp",
+    "load_index",
+]
 
-FORMAT = ("active-memory/hook-index", 2, marshal.version, sys.version_info[:2])
+
+def layout_stamp(paths: tuple[str | None, ...]) -> tuple[tuple[int, int] | None, ...]:
+    """The size and modification time of each source file (None when it cannot be read): what
+    CPython checks before reusing a module's compiled code, so what changes when the code does.
+    """
+    stamps: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            info = os.stat(path) if path else None
+        except OSError:
+            info = None
+        stamps.append(None if info is None else (info.st_size, info.st_mtime_ns))
+    return tuple(stamps)
+
+
+# The code that decides the shape and the content of the cached state: the index (state and
+# from_state), the row decoder (which rows it holds) and the entry layout below.
+LAYOUT_SOURCES = (sys.modules[RecallIndex.__module__].__file__, _rows.__file__, __file__)
+# Bump the number when the entry layout changes; the version and the sources' status follow
+# the code by themselves.
+FORMAT = (
+    "active-memory/hook-index",
+    3,
+    __version__,
+    layout_stamp(LAYOUT_SOURCES),
+    marshal.version,
+    sys.version_info[:2],
+)
 MAX_CACHE_BYTES = 64 * 1024 * 1024
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_POSIX = hasattr(os, "geteuid")
 
 
 class CachedIndex:
@@ -114,27 +154,17 @@ def _derive_repository(real_workspace: str) -> tuple[str, Fingerprint]:
 
 
 def _read(path: str) -> tuple[Any, ...] | None:
-    """The cache entry at ``path``; None when it is missing, foreign or damaged."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
-    except OSError:
+    """The cache entry at ``path``; None when it is missing, foreign or damaged, or its folder
+    is not this user's alone (another user may have made it: nothing in it is trusted)."""
+    if not is_private_dir(os.path.dirname(path)):
+        return None
+    data = read_private(path, MAX_CACHE_BYTES)
+    if data is None:
         return None
     try:
-        info = os.fstat(descriptor)
-        private = not _POSIX or (info.st_uid == os.geteuid() and not info.st_mode & 0o077)
-        if not stat.S_ISREG(info.st_mode) or not private or info.st_size > MAX_CACHE_BYTES:
-            return None
-        data = b""
-        while len(data) < info.st_size:  # one read of the known size, not a big buffer per chunk
-            chunk = os.read(descriptor, info.st_size - len(data))
-            if not chunk:
-                break
-            data += chunk
         entry = marshal.loads(data)
-    except (OSError, EOFError, ValueError, TypeError):
+    except (EOFError, ValueError, TypeError):
         return None
-    finally:
-        os.close(descriptor)
     if not isinstance(entry, tuple) or len(entry) != 6 or entry[0] != FORMAT:
         return None
     state = entry[5]
@@ -149,24 +179,16 @@ def _read(path: str) -> tuple[Any, ...] | None:
 
 
 def _write(path: str, entry: tuple[Any, ...]) -> None:
-    """Replace the cache file atomically (0600); a failure only costs the next call a rebuild."""
+    """Replace the cache file atomically (0600); a failure only costs the next call a rebuild.
+
+    Not in a folder that is not this user's alone, or is a symlink (:func:`private_dir`
+    refuses it).
+    """
     try:
         private_dir(os.path.dirname(path))
-        temporary = f"{path}.{os.getpid()}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW
-        descriptor = os.open(temporary, flags, 0o600)
-        try:
-            data = memoryview(marshal.dumps(entry))
-            while data:
-                data = data[os.write(descriptor, data) :]
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, path)
+        write_private_bytes(path, marshal.dumps(entry))
     except Exception:
-        try:  # noqa: SIM105  (contextlib would cost the hook path an import)
-            os.unlink(f"{path}.{os.getpid()}.tmp")
-        except OSError:
-            pass
+        pass  # nothing is left behind: write_private_bytes removes its temporary file
 
 
 def load_index(rows: StoreRows, workspace: str) -> CachedIndex:

@@ -3,13 +3,16 @@ store where the hook fallback keeps exposures and its cached index.
 
 Standard library and the exception tree only: the fallback checks its folder on every call.
 The folder is made by :func:`active_memory.private_files.make_private_dir` (exactly 0700 when
-new, a symlink refused); an existing one is not tightened here but refused unless it is this
-user's alone.
+new); an existing one is not tightened here but refused unless it is a real directory (not a
+symlink) of this user's alone. The store may sit in a folder others can write, where another
+user could have made the folder first: :func:`is_private_dir` and :func:`read_private` let the
+fallback ignore such a folder, or a file in it that is not this user's, before reading anything.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 from active_memory.errors import RecallError
@@ -19,7 +22,10 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["digest_name", "private_dir"]
+__all__ = ["digest_name", "is_private", "is_private_dir", "private_dir", "read_private"]
+
+_POSIX = hasattr(os, "geteuid")  # elsewhere (Windows) the mode bits say nothing of ownership
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _sha256() -> Any:
@@ -42,15 +48,60 @@ def digest_name(text: str) -> str:
     return digest[:32]
 
 
+def is_private(info: os.stat_result) -> bool:
+    """Whether ``info`` (an ``lstat`` or ``fstat``) is owned by the effective user, with no
+    permission for group or others."""
+    return not _POSIX or (info.st_uid == os.geteuid() and not info.st_mode & 0o077)
+
+
+def is_private_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a real directory (a symlink is not) of this user's alone (0700).
+
+    False when it is missing too: then there is nothing in it to read.
+    """
+    try:
+        info = os.lstat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISDIR(info.st_mode) and is_private(info)
+
+
+def read_private(path: str | os.PathLike[str], max_bytes: int) -> bytes | None:
+    """The content of ``path`` when it is a regular file of this user's alone (0600) of at most
+    ``max_bytes``, opened without following a symlink; None otherwise (missing included)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or not is_private(info) or info.st_size > max_bytes:
+            return None
+        data = b""
+        while len(data) < info.st_size:  # one read of the known size, not a big buffer per chunk
+            chunk = os.read(descriptor, info.st_size - len(data))
+            if not chunk:
+                break
+            data += chunk
+        return data
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
 def private_dir(path: str | os.PathLike[str]) -> None:
     """Create ``path`` (mode 0700) if needed and refuse one that others can read or write.
 
-    OSError when it cannot be created or is a symlink; RecallError when it exists but is not
-    this user's alone.
+    OSError when it cannot be created; RecallError when it exists but is a symlink (even to a
+    private folder: what is written or pruned there must stay there) or is not this user's
+    alone.
     """
     make_private_dir(path, tighten=False)
-    info = os.stat(path)
-    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise RecallError(f"{os.fspath(path)!r} must be a real folder, not a symbolic link")
+    if not is_private(info):
         raise RecallError(
             f"{os.fspath(path)!r} must be a directory only you can use (mode 0700); "
             f"run `chmod 700 {os.fspath(path)}`"

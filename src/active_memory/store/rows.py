@@ -1,11 +1,13 @@
 """A store's live repository rows, read straight from its file, for the hook fallback.
 
 When no broker answers, the command helper recalls from the store itself, once per tool call.
-The rows were validated when they were written, so here they are only decoded, into plain
-objects carrying the lesson's attribute names (``id``, ``revision``, ``title``,
-``recommendation``, ``scope.kind`` and the scope's associations: what recall reads of a card),
-never re-validated into models. A row that does not decode to that shape is skipped: the hook
-must answer, and one damaged card must not silence the others.
+The rows are decoded into plain objects carrying the lesson's attribute names (``id``,
+``revision``, ``title``, ``recommendation``, ``scope.kind`` and the scope's associations: what
+recall reads of a card), not into models, but checked by the card model's rules rewritten with
+the standard library (:func:`decode_card`): a row edited behind the store's back (a title of two
+lines, a recommendation over its byte limit) is refused by ``active-memory store check`` and must
+not reach an agent through the fallback either. A row that fails is skipped: the hook must
+answer, and one damaged card must not silence the others.
 
 The file is opened the way :mod:`active_memory.store.connect` opens it, reduced to reading:
 nothing but a private regular file holding an SQLite header is handed to SQLite (a store others
@@ -24,6 +26,7 @@ import os
 import stat
 
 from active_memory.errors import StoreUnavailable
+from active_memory.limits import BROAD_WORDS, LIMITS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -84,17 +87,97 @@ class StoredCard:
         return f"StoredCard({self.id!r}, {self.revision}, {self.title!r})"
 
 
-def _strings(value: object) -> tuple[str, ...] | None:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+# What a one-line field may not hold (models/fields.py ``_CONTROL``): C0 controls, DEL, NEL and
+# the Unicode line and paragraph separators. Checked only when ``str.isprintable`` refuses the
+# text, since it also refuses characters the model allows (no-break space, format characters…).
+_CONTROL = frozenset([*map(chr, range(0x20)), "\x7f", "\x85", "\u2028", "\u2029"])
+_GLOB = frozenset("*?[]{}")
+_CARD_KEYS = frozenset({"title", "recommendation", "scope"})
+_SCOPE_KEYS = frozenset({"kind", "repository", "files", "folders", "identifiers", "keyword_groups"})
+_LESSON_ID_CHARS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+_PATH_BYTES = LIMITS.path_bytes
+_IDENTIFIER_CHARS = (LIMITS.identifier_min_chars, LIMITS.identifier_max_chars)
+_GROUP_TERMS = (LIMITS.keyword_group_min_terms, LIMITS.keyword_group_max_terms)
+_KEYWORD_CHARS = (LIMITS.keyword_min_chars, LIMITS.keyword_max_chars)
+
+
+def _one_line(value: str, max_bytes: int) -> bool:
+    """``models.fields.one_line_problem`` finds nothing: one non-blank line without control
+    characters, at most ``max_bytes`` UTF-8 bytes."""
+    if value.isascii():  # the common case: one byte per character, the controls not printable
+        return value.isprintable() and 0 < len(value) <= max_bytes and not value.isspace()
+    if not value.strip():
+        return False
+    if not value.isprintable() and not _CONTROL.isdisjoint(value):
+        return False
+    try:
+        return len(value.encode("utf-8")) <= max_bytes
+    except UnicodeEncodeError:  # a lone surrogate: not text the model takes either
+        return False
+
+
+def _literal_path(path: str) -> bool:
+    """``models.fields.literal_path_problem`` finds nothing (the path byte limit included)."""
+    if not _one_line(path, _PATH_BYTES) or path[0] == "/" or "\\" in path:
+        return False
+    if not _GLOB.isdisjoint(path):
+        return False
+    if path[1:2] == ":" and path[0].isascii() and path[0].isalpha():
+        return False  # a drive: C:...
+    wrapped = f"/{path}/"  # an empty, '.' or '..' part
+    return "//" not in wrapped and "/./" not in wrapped and "/../" not in wrapped
+
+
+def _identifier(value: str) -> bool:
+    return (
+        _IDENTIFIER_CHARS[0] <= len(value) <= _IDENTIFIER_CHARS[1]
+        and value.isascii()
+        and value.replace("_", "a").isalnum()
+    )
+
+
+def _keyword_group(group: tuple[str, ...]) -> bool:
+    if not _GROUP_TERMS[0] <= len(group) <= _GROUP_TERMS[1] or len(set(group)) != len(group):
+        return False
+    low, high = _KEYWORD_CHARS
+    for term in group:  # [a-z0-9], within the length limits, and not too broad
+        if not (low <= len(term) <= high and term.isascii() and term.isalnum()):
+            return False
+        if not (term.islower() or term.isdigit()) or term in BROAD_WORDS:
+            return False
+    return True
+
+
+def _entries(value: object, limit: int) -> tuple[str, ...] | None:
+    """``value`` as a tuple of at most ``limit`` unique strings, or None."""
+    if not isinstance(value, list) or len(value) > limit:
         return None
-    return tuple(value)
+    for item in value:
+        if not isinstance(item, str):
+            return None
+    return tuple(value) if len(set(value)) == len(value) else None
+
+
+def _lesson_id(value: str) -> bool:
+    """``lesson-<ULID>``, as ``models.ids.lesson_id_problem`` takes it."""
+    return (
+        len(value) == 33 and value.startswith("lesson-") and _LESSON_ID_CHARS.issuperset(value[7:])
+    )
 
 
 def decode_card(
     lesson_id: object, revision: object, body: object, repository: str
 ) -> StoredCard | None:
-    """A live row of ``repository`` as a card; None when it does not have the stored shape."""
-    if not isinstance(lesson_id, str) or type(revision) is not int or revision < 1:
+    """A live row of ``repository`` as a card; None when the store would refuse it.
+
+    The checks are the card model's own rules (``models.lessons.Card``, ``models.fields``),
+    written with the standard library alone: the shape and types, no unknown field, one-line
+    title and recommendation within their UTF-8 byte limits, literal paths within theirs,
+    whole identifiers, keyword groups, entry counts and uniqueness, at least one association.
+    """
+    if not isinstance(lesson_id, str) or not _lesson_id(lesson_id):
+        return None
+    if type(revision) is not int or revision < 1:
         return None
     if not isinstance(body, str):
         return None
@@ -102,25 +185,48 @@ def decode_card(
 
     try:
         card: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    if not isinstance(card, dict):
+    try:
+        return _card(lesson_id, revision, card, repository)
+    except (TypeError, ValueError):  # not expected; one odd row must not silence the others
+        return None
+
+
+def _card(lesson_id: str, revision: int, card: Any, repository: str) -> StoredCard | None:
+    if not isinstance(card, dict) or not _CARD_KEYS.issuperset(card):
         return None
     title, recommendation, scope = card.get("title"), card.get("recommendation"), card.get("scope")
-    if not isinstance(title, str) or not isinstance(recommendation, str):
+    if not isinstance(title, str) or not _one_line(title, LIMITS.title_bytes):
+        return None
+    if not isinstance(recommendation, str):
+        return None
+    if not _one_line(recommendation, LIMITS.recommendation_bytes):
         return None
     if not isinstance(scope, dict) or scope.get("kind") != "repository":
         return None
+    if not _SCOPE_KEYS.issuperset(scope):
+        return None
     if scope.get("repository") != repository:
         return None  # the indexed column and the body disagree: trust neither
-    files, folders = _strings(scope.get("files")), _strings(scope.get("folders"))
-    identifiers, raw_groups = _strings(scope.get("identifiers")), scope.get("keyword_groups")
-    if files is None or folders is None or identifiers is None or not isinstance(raw_groups, list):
+    files = _entries(scope.get("files"), LIMITS.files)
+    folders = _entries(scope.get("folders"), LIMITS.folders)
+    identifiers = _entries(scope.get("identifiers"), LIMITS.identifiers)
+    raw_groups = scope.get("keyword_groups")
+    if files is None or folders is None or identifiers is None:
         return None
-    groups = tuple(_strings(group) for group in raw_groups)
-    if any(group is None for group in groups):
+    if not isinstance(raw_groups, list) or len(raw_groups) > LIMITS.keyword_groups:
         return None
+    if not all(map(_literal_path, files)) or not all(map(_literal_path, folders)):
+        return None
+    if not all(map(_identifier, identifiers)):
+        return None
+    groups = tuple(_entries(group, LIMITS.keyword_group_max_terms) for group in raw_groups)
     keyword_groups = tuple(group for group in groups if group is not None)
+    if len(keyword_groups) != len(groups) or not all(map(_keyword_group, keyword_groups)):
+        return None
+    if not (files or folders or identifiers or keyword_groups):
+        return None  # a repository lesson needs at least one association
     stored = StoredScope(repository, files, folders, identifiers, keyword_groups)
     return StoredCard(lesson_id, revision, title, recommendation, stored)
 

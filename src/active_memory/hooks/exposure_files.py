@@ -195,8 +195,8 @@ def append_keys(path: str, keys: Iterable[str]) -> bool:
     if not lines or not _own_folder(folder):
         return False
     prune_exposures(folder, keep=path)
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
+    try:  # read and write: the last byte says whether a torn line ends the file
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
     except OSError:
         return False  # a symlink, or not ours to write
     try:
@@ -248,4 +248,4 @@ class ExposureFiles:
         try:
             append_keys(self.path(conversation), keys)
         except (OSError, ValueError):
-            pass
+            return  # not kept on disk; the ledger in memory still has them

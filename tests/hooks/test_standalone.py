@@ -43,10 +43,15 @@ def state_dir(tmp_path: Path) -> Path:
     return tmp_path / "serve"
 
 
+def beside(state_dir: Path) -> str:
+    """A store path in the test's folder: exposures are kept in ``exposure/`` beside it."""
+    return str(state_dir.parent / "lessons.sqlite3")
+
+
 @pytest.fixture
 def server(state_dir: Path) -> Iterator[Server]:
     backend = Moving([lesson(1, files=["a.py"])])
-    with Server(backend, WORKSPACE, state_dir=state_dir, store="/s.sqlite3",
+    with Server(backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir),
                 repository=REPOSITORY, poll_s=0.02) as running:  # fmt: skip
         yield running
 
@@ -85,8 +90,8 @@ def test_serve_reloads_when_the_generation_changes(server: Server) -> None:
 
 def test_a_failed_reload_keeps_serving_the_last_snapshot(state_dir: Path) -> None:
     backend = Failing([lesson(1, files=["a.py"])])
-    with Server(backend, WORKSPACE, state_dir=state_dir, store="/s", repository=REPOSITORY,
-                poll_s=0.01) as served:  # fmt: skip
+    with Server(backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir),
+                repository=REPOSITORY, poll_s=0.01) as served:  # fmt: skip
         backend.replace(list(backend.lessons), generation=2)
         time.sleep(0.1)
         assert served.generation == 1
@@ -98,7 +103,9 @@ def test_each_start_draws_a_new_token_and_close_removes_the_ticket(state_dir: Pa
     _, ticket = serve_paths(state_dir, WORKSPACE)
     tokens = []
     for _ in range(2):
-        served = Server(backend, WORKSPACE, state_dir=state_dir, store="/s", repository=REPOSITORY)
+        served = Server(
+            backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir), repository=REPOSITORY
+        )
         served.start()
         tokens.append(read_ticket(ticket)[1])
         served.close()
@@ -117,7 +124,7 @@ def test_a_ticket_left_by_a_crashed_serve_gives_its_port_but_not_its_token(
         port = probe.getsockname()[1]
     private_dir(state_dir)
     write_ticket(ticket, f"http://127.0.0.1:{port}/hook", "stale-token")
-    with Server(backend, WORKSPACE, state_dir=state_dir, store="/s",
+    with Server(backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir),
                 repository=REPOSITORY) as served:  # fmt: skip
         assert served.state().url == f"http://127.0.0.1:{port}/hook"
         assert read_ticket(ticket)[1] != "stale-token"
@@ -126,7 +133,9 @@ def test_a_ticket_left_by_a_crashed_serve_gives_its_port_but_not_its_token(
 def test_close_leaves_a_ticket_another_broker_rewrote(state_dir: Path) -> None:
     backend = Moving([lesson(1, files=["a.py"])])
     _, ticket = serve_paths(state_dir, WORKSPACE)
-    served = Server(backend, WORKSPACE, state_dir=state_dir, store="/s", repository=REPOSITORY)
+    served = Server(
+        backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir), repository=REPOSITORY
+    )
     served.start()
     write_ticket(ticket, "http://127.0.0.1:1/hook", "a-newer-broker")
     served.close()
@@ -134,7 +143,7 @@ def test_close_leaves_a_ticket_another_broker_rewrote(state_dir: Path) -> None:
 
 
 def test_a_second_server_for_the_same_workspace_is_refused(server: Server, state_dir: Path) -> None:
-    other = Server(server.backend, WORKSPACE, state_dir=state_dir, store="/s")
+    other = Server(server.backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir))
     state_path, _ = serve_paths(state_dir, WORKSPACE)
     state = json.loads(state_path.read_text())
     state["pid"] = 1  # a live process that is not this one
@@ -207,3 +216,19 @@ def test_compaction_does_not_reset_exposure_but_a_new_revision_is_delivered(
     assert post_claude(server, read_a) == {}
     other = {**read_a, "session_id": "s-2"}
     assert f"[{lesson_id(1)}@2]" in context(post_claude(server, other))
+
+
+def test_exposure_survives_a_restart_in_a_file_beside_the_store(state_dir: Path) -> None:
+    backend = Moving([lesson(1, files=["a.py"])])
+    for number in range(2):
+        with Server(backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir),
+                    repository=REPOSITORY) as served:  # fmt: skip
+            expected = (f"{lesson_id(1)}@1",) if number == 0 else ()
+            assert read(served, "c1") == expected
+            assert read(served, "c1") == ()
+    with Server(backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir),
+                repository=REPOSITORY) as served:  # fmt: skip
+        assert read(served, "c2") == (f"{lesson_id(1)}@1",)
+    ledgers = sorted((state_dir.parent / "exposure").glob("*.keys"))
+    assert len(ledgers) == 2
+    assert [path.read_text() for path in ledgers] == [f"{lesson_id(1)}@1\n"] * 2

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 import pytest
 
@@ -124,3 +125,64 @@ def test_an_untracked_claim_is_offered_everything_and_remembers_nothing() -> Non
     assert first.lessons == second.lessons == (card,)
     assert [d.conversation_id for d in (*first.commit(), *second.commit())] == ["x", "x"]
     assert not ledger.was_delivered("x", card.key)
+
+
+class MemoryStore:
+    """An ExposureStore over a dict, as another process's file would look."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, list[str]] = {}
+        self.loads: list[str] = []
+
+    def load(self, conversation: str) -> list[str]:
+        self.loads.append(conversation)
+        return list(self.keys.get(conversation, ()))
+
+    def record(self, conversation: str, keys: Sequence[str]) -> None:
+        self.keys.setdefault(conversation, []).extend(keys)
+
+
+def test_a_store_is_read_on_every_tracked_claim_and_written_on_commit_only() -> None:
+    store = MemoryStore()
+    ledger = ExposureLedger(store=store)
+    one, two = lesson(1, files=["a.py"]), lesson(2, files=["a.py"])
+    store.keys["conv"] = [one.key]  # handed over by another process
+    claim = ledger.claim("conv", [one, two], take_all, node_id="n")  # type: ignore[arg-type]
+    assert claim.lessons == (two,)
+    assert store.keys["conv"] == [one.key]  # claimed is not recorded
+    claim.release()
+    assert store.keys["conv"] == [one.key]
+    claim = ledger.claim("conv", [one, two], take_all, node_id="n")  # type: ignore[arg-type]
+    assert [record.key for record in claim.commit()] == [two.key]
+    assert store.keys["conv"] == [one.key, two.key]
+    assert claim.commit() == ()
+    assert store.keys["conv"] == [one.key, two.key]  # settled once, recorded once
+    assert store.loads == ["conv", "conv"]
+    assert ledger.was_delivered("conv", one.key)
+
+
+def test_a_key_another_process_recorded_later_is_not_offered() -> None:
+    store = MemoryStore()
+    ledger = ExposureLedger(store=store)
+    card = lesson(1, files=["a.py"])
+    assert ledger.claim("conv", [], take_all, node_id="n").lessons == ()  # type: ignore[arg-type]
+    store.keys["conv"] = [card.key]
+    assert ledger.claim("conv", [card], take_all, node_id="n").lessons == ()  # type: ignore[arg-type]
+
+
+def test_an_untracked_claim_neither_reads_nor_writes_the_store() -> None:
+    store = MemoryStore()
+    ledger = ExposureLedger(store=store, records=False)
+    card = lesson(1, files=["a.py"])
+    claim = ledger.claim("x", [card], take_all, node_id="n", tracked=False)  # type: ignore[arg-type]
+    assert claim.lessons == (card,)
+    assert claim.commit() == ()
+    assert (store.loads, store.keys) == ([], {})
+
+
+def test_without_records_the_store_still_gets_the_keys() -> None:
+    store = MemoryStore()
+    ledger = ExposureLedger(store=store, records=False)
+    card = lesson(1, files=["a.py"])
+    assert ledger.claim("c", [card], take_all, node_id="n").commit() == ()  # type: ignore[arg-type]
+    assert store.keys == {"c": [card.key]}

@@ -49,14 +49,20 @@ def test_each_serve_start_has_a_new_token_and_its_ticket_goes_with_it(
     store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
     seed_store(store, widgets_lessons())
     payload = payload_in("codex/apply_patch.json", workspace)
+    other = payload.replace(b"0199a8f2-5c1d", b"0299a8f2-5c1d")  # another conversation
     tokens = []
-    for _ in range(2):
+    for number in range(2):
         process, state = start(workspace, store)
         ticket = str(state["ticket"])
         try:
             tokens.append(read_ticket(ticket)[1])
             answered = json.loads(ask(ticket, payload).stdout)
-            assert "additionalContext" in answered["hookSpecificOutput"]
+            if number == 0:
+                assert "additionalContext" in answered["hookSpecificOutput"]
+            else:  # the restarted serve remembers what the conversation received
+                assert answered == {}
+                answered = json.loads(ask(ticket, other).stdout)
+                assert "additionalContext" in answered["hookSpecificOutput"]
         finally:
             process.send_signal(stop)
             code = process.wait(timeout=20)

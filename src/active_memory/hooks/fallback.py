@@ -5,9 +5,10 @@ store read-only, indexes the workspace's repository lessons and answers. The ind
 the stored rows (:mod:`active_memory.store.rows`) and cached beside the store until the store or
 the repository key changes (:mod:`active_memory.hooks.index_cache`), so a repeated call opens the
 store, reads its stamp, loads the cached index and matches. Exposures are kept in a small private
-file per conversation beside the store, so a card is still delivered once per conversation. A
-call that names no conversation (no session id nor transcript) is answered untracked: nothing is
-remembered for it.
+file per conversation beside the store, the one ``serve`` reads and appends too
+(:mod:`active_memory.hooks.exposure_files`), so a card is still delivered once per conversation,
+whichever of them answers. A call that names no conversation (no session id nor transcript) is
+answered untracked: nothing is remembered for it.
 
 This runs in a fresh process on every tool call, so it imports neither the models (pydantic)
 nor asyncio, threading or logging; a test checks ``sys.modules`` after a call.
@@ -27,20 +28,19 @@ looking at no more than :data:`PRUNE_LIMIT` of them.
 from __future__ import annotations
 
 import os
-import stat
-import time
 
-from active_memory.errors import RecallError
 from active_memory.hooks.dispatch import HARNESSES, answer_hook
-from active_memory.hooks.index_cache import load_index
-from active_memory.hooks.private_dir import (
-    digest_name,
-    is_private,
-    is_private_dir,
-    private_dir,
-    read_private,
+from active_memory.hooks.exposure_files import (
+    EXPOSURE_MAX_AGE_S,
+    MAX_LEDGER_BYTES,
+    PRUNE_EVERY_S,
+    PRUNE_LIMIT,
+    ExposureFiles,
+    exposure_file,
+    prune_exposures,
 )
-from active_memory.recall.card import card_key
+from active_memory.hooks.index_cache import load_index
+from active_memory.recall.exposure import ExposureLedger
 from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
 from active_memory.store.rows import StoreRows
@@ -58,99 +58,6 @@ __all__ = [
     "exposure_file",
     "prune_exposures",
 ]
-
-EXPOSURE_MAX_AGE_S = 7 * 24 * 3600
-PRUNE_EVERY_S = 24 * 3600
-PRUNE_LIMIT = 4096
-# A ledger holds one ``id@revision`` line per delivery; one this large is not the fallback's.
-MAX_LEDGER_BYTES = 4 * 1024 * 1024
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_PRUNED_MARKER = ".pruned"
-# Exposure ledgers, cached indexes (rebuilt when missing) and what a crash left of their writes.
-_PRUNED_SUFFIXES = (".keys", ".index", ".tmp")
-
-
-def exposure_file(store: str | os.PathLike[str], workspace: str, conversation: str) -> str:
-    """Where exposures of one conversation in one workspace are kept."""
-    folder = os.path.join(os.path.dirname(os.path.abspath(store)), "exposure")
-    return os.path.join(
-        folder, digest_name(f"{os.path.realpath(workspace)}\0{conversation}") + ".keys"
-    )
-
-
-def prune_exposures(
-    directory: str | os.PathLike[str],
-    *,
-    keep: str | os.PathLike[str] | None = None,
-    now: float | None = None,
-    max_age_s: float = EXPOSURE_MAX_AGE_S,
-    every_s: float = PRUNE_EVERY_S,
-    limit: int = PRUNE_LIMIT,
-) -> int:
-    """Remove exposure and cache files older than ``max_age_s`` if no prune ran in ``every_s``.
-
-    Bounded: looks at no more than ``limit`` entries. Returns how many files were removed.
-    Nothing is done in a folder that is not a real directory of this user's alone (0700).
-    """
-    if not is_private_dir(directory):
-        return 0
-    now = time.time() if now is None else now
-    marker = os.path.join(directory, _PRUNED_MARKER)
-    kept = None if keep is None else os.fspath(keep)
-    try:
-        if now - os.stat(marker).st_mtime < every_s:
-            return 0
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return 0
-    removed = 0
-    try:
-        with os.scandir(directory) as entries:
-            for count, entry in enumerate(entries):
-                if count >= limit:
-                    break
-                if not entry.name.endswith(_PRUNED_SUFFIXES) or entry.path == kept:
-                    continue
-                try:
-                    if now - entry.stat(follow_symlinks=False).st_mtime > max_age_s:
-                        os.unlink(entry.path)
-                        removed += 1
-                except OSError:
-                    continue  # another process pruned it first, or it is not ours
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | _NOFOLLOW, 0o600))
-        os.utime(marker, (now, now))
-    except OSError:
-        pass
-    return removed
-
-
-def _read_keys(path: str) -> list[str]:
-    """The keys the ledger at ``path`` records; none when it, or its folder, is not this user's
-    alone (another user could otherwise suppress cards), a symlink, or not text."""
-    if not is_private_dir(os.path.dirname(path)):
-        return []
-    data = read_private(path, MAX_LEDGER_BYTES)
-    try:
-        return [] if data is None else data.decode("utf-8").split()
-    except ValueError:
-        return []
-
-
-def _record(ledger_path: str, lines: str) -> None:
-    """Append ``lines`` to the ledger, in a folder of this user's alone; else record nothing."""
-    folder = os.path.dirname(ledger_path)
-    try:
-        private_dir(folder)
-    except (OSError, RecallError):
-        return  # not ours (another user made it, or a symlink): it is neither read nor written
-    prune_exposures(folder, keep=ledger_path)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW
-    descriptor = os.open(ledger_path, flags, 0o600)
-    with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
-        info = os.fstat(descriptor)
-        if stat.S_ISREG(info.st_mode) and is_private(info):
-            handle.write(lines)
 
 
 def answer_from_store(
@@ -171,11 +78,9 @@ def answer_from_store(
     conversation = os.environ.get("ACTIVE_MEMORY_CONVERSATION") or parsed.session_id
     with StoreRows(store) as rows:
         cached = load_index(rows, workspace)
-    session = RecallSession(cached.index, root, manifest=False)
-    ledger_path = None
-    if conversation:
-        ledger_path = exposure_file(store, workspace, conversation)
-        session.ledger.mark_delivered(conversation, _read_keys(ledger_path))
+    # The conversation's file is read when the cards are claimed and appended on commit.
+    ledger = ExposureLedger(records=False, store=ExposureFiles(store, workspace))
+    session = RecallSession(cached.index, root, manifest=False, ledger=ledger)
     try:
         answer = answer_hook(
             session,
@@ -193,13 +98,4 @@ def answer_from_store(
             cached.discard()
         raise
 
-    def commit() -> None:
-        recall = answer.recall
-        if recall is None or not recall.claim.lessons:
-            return
-        answer.commit()
-        if ledger_path is None:
-            return  # untracked: nothing to remember
-        _record(ledger_path, "".join(f"{card_key(lesson)}\n" for lesson in recall.claim.lessons))
-
-    return answer.body, commit
+    return answer.body, answer.commit  # an untracked call records nothing

@@ -13,6 +13,11 @@ removes both files, so a hook that outlives ``serve`` finds no ticket (it answer
 the store itself) instead of handing a token to whatever binds the port next. Command hooks
 written by ``active-memory hooks install`` read the ticket on every call, so they follow a
 restart; a restart reuses the previous port when a ticket from a crashed run still names it.
+
+Exposures are kept on disk, in the private file per conversation beside the store that the
+helper's store fallback reads and appends too (:mod:`active_memory.hooks.exposure_files`): a
+restarted ``serve`` does not deliver a card again to a conversation it already reached, nor a
+card the fallback delivered while no broker answered (or the other way round).
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ from pathlib import Path
 
 from active_memory.errors import LessonValidationError, RecallError
 from active_memory.hooks.dispatch import broker_handler
+from active_memory.hooks.exposure_files import ExposureFiles
 from active_memory.hooks.private_dir import private_dir
 from active_memory.hooks.ticket import read_ticket, remove_ticket, write_ticket
 from active_memory.models.base import Model
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.private_files import write_private_text
 from active_memory.recall.broker import Handler, RecallBroker
+from active_memory.recall.exposure import ExposureLedger
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
@@ -167,7 +174,11 @@ class Server:
                 f"a broker (pid {live.pid}) already serves {self.workspace!r} at {live.url}; "
                 "stop it first"
             )
-        self.session = RecallSession(self._index(), WorkspaceRoot.at(self.workspace), self.config)
+        # One ledger file per conversation beside the store, shared with the store fallback.
+        ledger = ExposureLedger(store=ExposureFiles(self._store, self.workspace))
+        self.session = RecallSession(
+            self._index(), WorkspaceRoot.at(self.workspace), self.config, ledger=ledger
+        )
         handler = broker_handler(self.session, default_node="standalone", workspace_only=True)
         ports = [self._port] if self._port is not None else [self._previous_port(), 0]
         self._broker = _listen(handler, ports)

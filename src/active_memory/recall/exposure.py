@@ -15,6 +15,15 @@ Receipts record every tool call (even one that matched nothing): node execution,
 and a few root-relative paths, never arguments or results. At most 512 are kept: the first half
 and the most recent half, with a count of those dropped in between.
 
+A ledger may be given a *store* (:class:`ExposureStore`: ``load(conversation)`` and
+``record(conversation, keys)``) that keeps exposures beyond the process: the ``serve`` broker
+and the hook fallback share one private file per conversation (the hook package's
+``exposure_files``), so a restarted broker, or the other answerer, does
+not deliver a card again. A tracked claim first loads what the store holds for its conversation
+(so a card another process handed over meanwhile is not offered), and a commit records the new
+keys there, after the in-memory ledger, outside its lock. The in-process run of ``host`` keeps
+no store: a run is one process.
+
 Deliveries and receipts are run-record models, imported when the first one is made rather than
 with this module: the hook fallback (one call per process, its exposures kept in a file) keeps
 neither (``ExposureLedger(records=False)``) and so never loads the models or pydantic. Locks
@@ -33,13 +42,23 @@ from active_memory.recall.card import card_key
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import Literal, TypeAlias
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Literal, Protocol, TypeAlias
 
     from active_memory.models.runs import Delivery, ToolReceipt
     from active_memory.recall.card import RecallCard
 
     Channel: TypeAlias = Literal["hook", "prompt"]
+
+    class ExposureStore(Protocol):
+        """Exposures kept outside the ledger (a file per conversation); neither call raises."""
+
+        def load(self, conversation: str) -> Iterable[str]:
+            """The ``id@revision`` keys recorded for ``conversation``."""
+
+        def record(self, conversation: str, keys: Sequence[str]) -> None:
+            """Add ``keys``, handed over to ``conversation``."""
+
 
 __all__ = ["RECEIPT_CAPACITY", "RECEIPT_PATHS", "Claim", "ExposureLedger", "ReceiptRing"]
 
@@ -94,11 +113,19 @@ class ExposureLedger:
     """Which ``id@revision`` each conversation has received, and the deliveries as records.
 
     ``records=False`` keeps only the keys: ``commit`` then returns no delivery records.
+    ``store`` shares the keys of tracked conversations with other processes (see the module).
     """
 
-    def __init__(self, clock: Callable[[], int] = _now_ms, *, records: bool = True) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], int] = _now_ms,
+        *,
+        records: bool = True,
+        store: ExposureStore | None = None,
+    ) -> None:
         self._clock = clock
         self._records = records
+        self.store = store
         self._lock = allocate_lock()
         self._delivered: dict[str, set[str]] = {}
         self._claimed: dict[str, dict[str, int]] = {}
@@ -122,6 +149,7 @@ class ExposureLedger:
         lessons it will hand over; those are claimed until the returned claim is settled. An
         untracked claim (``tracked=False``) is offered every lesson and remembers nothing.
         """
+        stored = () if self.store is None or not tracked else self.store.load(conversation_id)
         with self._lock:
             if not tracked:
                 chosen = tuple(choose(tuple(lessons)))
@@ -129,6 +157,9 @@ class ExposureLedger:
                 return Claim(self, number, conversation_id, node_id, execution, channel, chosen,
                              tracked=False)  # fmt: skip
             delivered = self._delivered.get(conversation_id, set())
+            if stored:
+                delivered = self._delivered.setdefault(conversation_id, delivered)
+                delivered.update(stored)
             claimed = self._claimed.setdefault(conversation_id, {})
             eligible = tuple(
                 lesson
@@ -142,9 +173,18 @@ class ExposureLedger:
         return Claim(self, number, conversation_id, node_id, execution, channel, chosen)
 
     def _settle(self, claim: Claim, *, delivered: bool) -> tuple[Delivery, ...]:
+        records, fresh = self._settle_locked(claim, delivered=delivered)
+        if fresh and claim.tracked and self.store is not None:
+            self.store.record(claim.conversation_id, fresh)
+        return records
+
+    def _settle_locked(
+        self, claim: Claim, *, delivered: bool
+    ) -> tuple[tuple[Delivery, ...], tuple[str, ...]]:
+        """The delivery records and the keys newly delivered."""
         with self._lock:
             if claim._settled:
-                return ()
+                return (), ()
             claim._settled = True
             if claim.tracked:
                 claimed = self._claimed.get(claim.conversation_id, {})
@@ -152,7 +192,7 @@ class ExposureLedger:
                     if claimed.get(card_key(lesson)) == claim.number:
                         del claimed[card_key(lesson)]
             if not delivered or not claim.lessons:
-                return ()
+                return (), ()
             keys = (
                 self._delivered.setdefault(claim.conversation_id, set()) if claim.tracked else set()
             )
@@ -161,7 +201,7 @@ class ExposureLedger:
                 del fresh[key]
             keys.update(fresh)
             if not self._records or not fresh:
-                return ()
+                return (), tuple(fresh)
             from active_memory.models.runs import Delivery  # see the module note
 
             now = self._clock()
@@ -178,7 +218,7 @@ class ExposureLedger:
                 for lesson in fresh.values()
             )
             self._deliveries.extend(records)
-            return records
+            return records, tuple(fresh)
 
     def mark_delivered(self, conversation_id: str, keys: Sequence[str]) -> None:
         """Restore exposures recorded elsewhere (a file ledger), without delivery records."""

@@ -29,12 +29,18 @@ def test_hooks_install_writes_and_reports(tmp_path: Path) -> None:
     assert again.stdout.startswith("already installed: codex helper hook in ")
 
 
-def test_hooks_install_copilot_without_project_is_bad_input(tmp_path: Path) -> None:
+def test_hooks_install_copilot_without_project_installs_for_the_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
     store = tmp_path / "s" / "lessons.sqlite3"
     args = ["hooks", "install", "--harness", "copilot", "--repository", str(tmp_path)]
-    result = CliRunner().invoke(main, [*args, "--store", str(store)])
-    assert result.exit_code == 2
-    assert "--project" in result.stderr
+    result = CliRunner().invoke(main, [*args, "--store", str(store), "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["path"] == str(tmp_path / "copilot" / "hooks" / "active-memory.json")
+    (hook,) = json.loads(Path(report["path"]).read_text())["hooks"]["preToolUse"]
+    assert str(store) in hook["bash"]
 
 
 def test_hooks_install_in_a_git_project_keeps_the_file_out_of_commits(tmp_path: Path) -> None:

@@ -18,10 +18,12 @@ then answers. The tests assert, per CLI, on what ``active-memory hooks install``
   ``serve``, recorded the tool call with the file's path, and the card as delivered;
 * a broker that is down lets the tool run: the call completes, the model gets the file's
   content and the CLI finishes normally (an open run's closed broker, and a stopped ``serve``);
-* so does a hook whose interpreter or package has gone away (Copilot CLI denies the tool then:
-  an expected failure until the hook command fails soft at the shell level, issue 11);
+* so does a hook whose interpreter or package has gone away: the command prints ``{}`` and
+  exits 0 (Copilot CLI denies a tool whose hook errors);
 * Copilot CLI, which also runs a project's Claude Code hooks, gets the card once when both are
-  installed.
+  installed, and keeps loading that Claude settings file (with the user's own hooks in it)
+  while ``serve`` runs;
+* Copilot CLI reads a user-level install (``$COPILOT_HOME/hooks/active-memory.json``).
 
 ``ACTIVE_MEMORY_CONFORMANCE_RECORD=DIR`` keeps, per CLI and mode, what the model received after
 the tool call (the tool result and the card) as JSON in DIR.
@@ -50,6 +52,7 @@ from conformance.kit import (
     TARGET,
     Ran,
     Workspace,
+    cli,
     install_hooks,
     record,
     run_harness,
@@ -60,7 +63,7 @@ pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300
 
 # The mode `hooks install` picks without a running `serve`, and with one.
 STANDALONE_MODE = {"claude": "helper", "codex": "helper", "copilot": "helper", "pi": "extension"}
-SERVE_MODE = {"claude": "http", "codex": "curl", "copilot": "curl", "pi": "extension"}
+SERVE_MODE = {"claude": "curl", "codex": "curl", "copilot": "curl", "pi": "extension"}
 
 
 @pytest.fixture(params=sorted(HARNESSES))
@@ -193,23 +196,7 @@ def test_serve_hooks_reach_the_broker_and_a_stopped_serve_lets_the_tool_run(
             _completed(run_harness(harness, binary, workspace, model, name="stopped"), model)
 
 
-GONE = (
-    "issue 11: the helper command `hooks install` writes exits non-zero once its interpreter or "
-    "package is gone, and Copilot CLI denies a tool whose preToolUse hook errors"
-)
-
-
-@pytest.mark.parametrize(
-    "harness",
-    [
-        "claude",
-        "codex",
-        pytest.param(
-            "copilot", marks=pytest.mark.xfail(reason=GONE, raises=AssertionError, strict=True)
-        ),
-    ],
-    indirect=True,
-)
+@pytest.mark.parametrize("harness", ["claude", "codex", "copilot"], indirect=True)
 @pytest.mark.parametrize("gone", ["package", "interpreter"])
 def test_a_hook_whose_interpreter_or_package_is_gone_lets_the_tool_run(
     harness: Harness, binary: Path, workspace: Workspace, stand_in: StandIn, gone: str
@@ -238,8 +225,17 @@ def test_a_hook_whose_interpreter_or_package_is_gone_lets_the_tool_run(
 def test_copilot_with_claude_hooks_installed_too_gets_the_card_once(
     harness: Harness, binary: Path, workspace: Workspace, stand_in: StandIn, broker: str
 ) -> None:
-    # Copilot CLI also runs the Claude Code hooks of .claude/settings.local.json (and ignores
-    # that whole file, with a warning, when it holds an http hook, as it does with `serve`).
+    # Copilot CLI also runs the Claude Code hooks of .claude/settings.local.json, and would
+    # ignore that whole file (with a warning) if it held a plain-http hook. The user's own
+    # Claude hook there must keep running under Copilot.
+    ran_marker = workspace.root / "user-claude-hook-ran"
+    settings = workspace.project / ".claude" / "settings.local.json"
+    settings.parent.mkdir(parents=True)
+    user_hook = {"type": "command", "command": f"cat >/dev/null; touch {ran_marker}; echo '{{}}'"}
+    settings.write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [user_hook]}]}}),
+        encoding="utf-8",
+    )
     with contextlib.ExitStack() as stack:
         backend = stack.enter_context(SqliteStore(workspace.store, read_only=True))
         env: dict[str, str] = {}
@@ -259,8 +255,40 @@ def test_copilot_with_claude_hooks_installed_too_gets_the_card_once(
                 )
             )
             env = run.hook_env("build", "conversation-copilot", "execution-1")
-        install_hooks(HARNESSES["claude"], workspace)
+        claude = install_hooks(HARNESSES["claude"], workspace)
+        assert claude["mode"] == ("curl" if broker == "serve" else "helper")
         install_hooks(harness, workspace)
-        after = _completed(run_harness(harness, binary, workspace, stand_in, env), stand_in)
+        ran = run_harness(harness, binary, workspace, stand_in, env)
+        after = _completed(ran, stand_in)
+        if broker == "serve":
+            assert server.session is not None
+            receipts = server.session.receipts.snapshot()
+        else:
+            receipts = run.receipts
     header = workspace.card_lines[0]
     assert sum(text.count(header) for text in _strings(after.body)) == 1, _tail(after)
+    assert "could not be loaded" not in ran.process.stderr, ran.output
+    assert ran_marker.exists(), "Copilot did not run the Claude settings file's own hooks"
+    # One receipt for the one tool call: the Claude hook stayed silent under Copilot.
+    assert len(receipts) == 1, receipts
+
+
+@pytest.mark.parametrize("harness", ["copilot"], indirect=True)
+def test_copilot_reads_a_user_level_install(
+    harness: Harness,
+    binary: Path,
+    workspace: Workspace,
+    stand_in: StandIn,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    copilot_home = workspace.home / "run" / ".copilot"  # the home run_harness gives the CLI
+    monkeypatch.setenv("COPILOT_HOME", str(copilot_home))
+    done = cli(
+        "hooks", "install", "--harness", "copilot", "--repository", str(workspace.project),
+        "--store", str(workspace.store), "--json",
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["path"] == str(copilot_home / "hooks" / "active-memory.json")
+    assert not (workspace.project / ".github").exists()
+    after = _completed(run_harness(harness, binary, workspace, stand_in), stand_in)
+    _card_reached_the_model(workspace, stand_in, after)

@@ -11,6 +11,13 @@ from click.testing import CliRunner
 from active_memory.cli.main import main
 
 
+@pytest.fixture(autouse=True)
+def no_harness_homes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI honours $CODEX_HOME and $COPILOT_HOME: a developer's own never leak in."""
+    for name in ("CODEX_HOME", "COPILOT_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def test_hooks_install_writes_and_reports(tmp_path: Path) -> None:
     project = tmp_path / "widgets"
     project.mkdir()
@@ -29,12 +36,18 @@ def test_hooks_install_writes_and_reports(tmp_path: Path) -> None:
     assert again.stdout.startswith("already installed: codex helper hook in ")
 
 
-def test_hooks_install_copilot_without_project_is_bad_input(tmp_path: Path) -> None:
+def test_hooks_install_copilot_without_project_installs_for_the_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
     store = tmp_path / "s" / "lessons.sqlite3"
     args = ["hooks", "install", "--harness", "copilot", "--repository", str(tmp_path)]
-    result = CliRunner().invoke(main, [*args, "--store", str(store)])
-    assert result.exit_code == 2
-    assert "--project" in result.stderr
+    result = CliRunner().invoke(main, [*args, "--store", str(store), "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["path"] == str(tmp_path / "copilot" / "hooks" / "active-memory.json")
+    (hook,) = json.loads(Path(report["path"]).read_text())["hooks"]["preToolUse"]
+    assert str(store) in hook["bash"]
 
 
 def test_hooks_install_in_a_git_project_keeps_the_file_out_of_commits(tmp_path: Path) -> None:
@@ -70,3 +83,19 @@ def test_a_relative_store_is_written_into_the_hook_as_an_absolute_path(
     ticket = words[words.index("--ticket") + 1]
     assert store == str(tmp_path / "state" / "lessons.sqlite3")
     assert ticket.startswith(str(tmp_path / "state" / "serve") + "/")
+
+
+def test_a_codex_project_install_says_how_to_trust_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "widgets"
+    project.mkdir()
+    store = tmp_path / "state" / "lessons.sqlite3"
+    args = ["hooks", "install", "--harness", "codex", "--project", str(project),
+            "--store", str(store)]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    assert "unless the project is trusted" in result.stdout
+    assert f"[projects.{json.dumps(str(project.resolve()))}]" in result.stdout
+    assert 'trust_level = "trusted"' in result.stdout
+    assert "/hooks" in result.stdout
+    again = CliRunner().invoke(main, [*args, "--json"])
+    assert len(json.loads(again.stdout)["notes"]) == 1  # unchanged: no new hook to review

@@ -57,3 +57,29 @@ async def test_sdk_callback_never_raises() -> None:
     assert await hook(Exploding(), None) is None
     assert await hook({"toolArgs": {}}, None) is None
     assert await hook({"toolName": "view", "toolArgs": "{nope"}, None) is None
+
+
+async def test_sdk_relative_paths_resolve_against_the_working_directory() -> None:
+    # The SDK's input carries workingDirectory (not cwd); here a folder inside the workspace.
+    data = {"toolName": "view", "toolArgs": {"path": "config.py"}, "sessionId": "sdk-session-2",
+            "workingDirectory": f"{WORKSPACE}/src/widgets"}  # fmt: skip
+    served = session()
+    answer = await pre_tool_use_hook(served, node_id="build")(data, None)
+    assert answer is not None
+    assert f"[{lesson_id(1)}@1]" in answer["additionalContext"]
+    # No invocation: the conversation is the input's own session id.
+    assert served.ledger.deliveries[0].conversation_id == "sdk-session-2"
+    assert served.receipts.snapshot()[0].paths == ("src/widgets/config.py",)
+
+
+async def test_sdk_reads_working_directory_from_an_attribute_object() -> None:
+    @dataclass
+    class SdkInput:
+        toolName: str
+        toolArgs: Any
+        workingDirectory: str
+
+    hook = pre_tool_use_hook(session(), node_id="build", conversation_id="conv-3")
+    answer = await hook(SdkInput("view", {"path": "config.py"}, f"{WORKSPACE}/src/widgets"), None)
+    assert answer is not None
+    assert lesson_id(1) in answer["additionalContext"]

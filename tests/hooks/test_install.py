@@ -41,6 +41,12 @@ def pre_tool_hooks(path: Path) -> list[dict[str, object]]:
     return json.loads(path.read_text())["hooks"]["PreToolUse"]  # type: ignore[no-any-return]
 
 
+def program_words(command: str) -> list[str]:
+    """The words of the program a fail-soft hook command runs inside ``out=$(…)``."""
+    start = command.index("out=$(") + len("out=$(")
+    return shlex.split(command[start : command.index(" 2>/dev/null)", start)])
+
+
 def test_claude_helper_hook_merges_with_existing_settings(tmp_path: Path) -> None:
     settings = tmp_path / "home" / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
@@ -55,7 +61,7 @@ def test_claude_helper_hook_merges_with_existing_settings(tmp_path: Path) -> Non
     assert groups[0] == USER_HOOK
     ours = groups[1]["hooks"][0]
     assert ours["type"] == "command"
-    words = shlex.split(ours["command"])
+    words = program_words(ours["command"])
     assert words[1:4] == ["-I", "-S", "-c"]
     assert "from helper import main" in words[4]
     assert words[5] == "claude"
@@ -80,11 +86,15 @@ def test_switching_to_a_running_broker_replaces_our_hook_only(
     settings.write_text(json.dumps({"hooks": {"PreToolUse": [USER_HOOK]}}))
     install("claude", tmp_path, project=project)
     done = install("claude", tmp_path, project=project, serve=serve)
-    assert done.mode == "http"  # type: ignore[attr-defined]
+    # A command, never an http hook: Copilot CLI refuses a whole project settings file that
+    # holds a plain-http pre-tool hook, and a literal token goes stale when serve restarts.
+    assert done.mode == "curl"  # type: ignore[attr-defined]
     groups = pre_tool_hooks(settings)
-    assert [group["hooks"][0]["type"] for group in groups] == ["command", "http"]  # type: ignore[index]
+    assert [group["hooks"][0]["type"] for group in groups] == ["command", "command"]  # type: ignore[index]
     assert groups[0] == USER_HOOK
-    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    command = groups[1]["hooks"][0]["command"]  # type: ignore[index]
+    assert serve.ticket in command
+    assert "Bearer" not in settings.read_text()
 
 
 def test_invalid_json_is_left_untouched(tmp_path: Path) -> None:
@@ -97,15 +107,27 @@ def test_invalid_json_is_left_untouched(tmp_path: Path) -> None:
     assert [p.name for p in settings.parent.iterdir()] == ["hooks.json"]
 
 
-def test_copilot_needs_a_project_and_writes_its_own_file(tmp_path: Path) -> None:
-    with pytest.raises(RecallError, match="--project"):
-        install("copilot", tmp_path)
+def test_copilot_writes_its_own_file_in_a_project(tmp_path: Path) -> None:
     done = install("copilot", tmp_path, project=tmp_path / "project")
+    assert done.path == tmp_path / "project" / ".github" / "hooks" / "active-memory.json"  # type: ignore[attr-defined]
     document = json.loads(done.path.read_text())  # type: ignore[attr-defined]
     assert document["version"] == 1
     (hook,) = document["hooks"]["preToolUse"]
-    assert hook["type"] == "command"
+    assert (hook["type"], hook["timeoutSec"]) == ("command", 5)
     assert "from helper import main;main()' copilot" in hook["bash"]
+
+
+def test_copilot_user_level_install_follows_copilot_home(tmp_path: Path) -> None:
+    done = install("copilot", tmp_path)
+    assert done.path == tmp_path / "home" / ".copilot" / "hooks" / "active-memory.json"  # type: ignore[attr-defined]
+    copilot_home = tmp_path / "copilot-home"
+    moved = install_hooks("copilot", workspace=Path(WORKSPACE), store=STORE,
+                          environ={"COPILOT_HOME": str(copilot_home)})  # fmt: skip
+    assert moved.path == copilot_home / "hooks" / "active-memory.json"
+    (hook,) = json.loads(moved.path.read_text())["hooks"]["preToolUse"]
+    assert "copilot" in program_words(hook["bash"])
+    assert install_hooks("copilot", workspace=Path(WORKSPACE), store=STORE,
+                         environ={"COPILOT_HOME": str(copilot_home)}).changed is False  # fmt: skip
 
 
 def test_pi_gets_the_extension_with_the_ticket_filled_in(tmp_path: Path, serve: ServeState) -> None:
@@ -159,7 +181,9 @@ def test_written_helper_command_runs_and_fails_open(tmp_path: Path) -> None:
 def test_installs_in_the_same_second_never_overwrite_a_backup(
     tmp_path: Path, serve: ServeState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("active_memory.hooks.install.time.strftime", lambda _: "20260101120000")
+    monkeypatch.setattr(
+        "active_memory.hooks.config_files.time.strftime", lambda _: "20260101120000"
+    )
     project = tmp_path / "project"
     settings = project / ".claude" / "settings.local.json"
     settings.parent.mkdir(parents=True)
@@ -177,7 +201,7 @@ def test_installs_in_the_same_second_never_overwrite_a_backup(
     ]
     assert backups[0].read_text() == original  # type: ignore[union-attr]
     assert backups[1].read_text() == helper_text  # type: ignore[union-attr]
-    assert "Bearer" in backups[2].read_text()  # type: ignore[union-attr]
+    assert "curl" in backups[2].read_text()  # type: ignore[union-attr]
     assert all(stat.S_IMODE(b.stat().st_mode) == 0o600 for b in backups)  # type: ignore[union-attr]
 
 
@@ -215,7 +239,7 @@ def test_a_project_token_file_is_excluded_from_git_once(tmp_path: Path, serve: S
     assert done.backup is not None  # type: ignore[attr-defined]
     lines = exclude.read_text().splitlines()
     assert lines.count("/.claude/settings.local.json") == 1
-    assert "Bearer" in done.path.read_text()  # type: ignore[attr-defined]
+    assert serve.ticket in done.path.read_text()  # type: ignore[attr-defined]
     assert staged_after_add_all(repo) == []
 
 
@@ -291,7 +315,94 @@ def test_an_installation_prints_its_paths_and_git_exclusion(tmp_path: Path) -> N
         "changed": True, "backup": None,
         "git_exclude": {"file": str(tmp_path / "exclude"), "added": ["/a"],
                         "already_ignored": False, "tracked": True},
+        "notes": [],
     }  # fmt: skip
     assert Installation(harness="pi", path=tmp_path, mode="extension", changed=False).model_dump(
         mode="json"
     )["git_exclude"] == {"file": None, "added": [], "already_ignored": False, "tracked": False}
+
+
+# --- Codex: updated in place, trust named --------------------------------------------------
+
+USER_AFTER = {"matcher": "apply_patch", "hooks": [{"type": "command", "command": "./fmt.sh"}]}
+
+
+def test_a_codex_reinstall_keeps_every_position_and_changes_no_byte(
+    tmp_path: Path, serve: ServeState
+) -> None:
+    hooks_json = tmp_path / "home" / ".codex" / "hooks.json"
+    hooks_json.parent.mkdir(parents=True)
+    hooks_json.write_text(json.dumps({"hooks": {"PreToolUse": [USER_HOOK]}}))
+    install("codex", tmp_path)
+    # The user adds a hook after ours, then we switch to the broker and back.
+    document = json.loads(hooks_json.read_text())
+    document["hooks"]["PreToolUse"].append(USER_AFTER)
+    hooks_json.write_text(json.dumps(document, indent=2) + "\n")
+    served = install("codex", tmp_path, serve=serve)
+    groups = pre_tool_hooks(hooks_json)
+    assert groups[0] == USER_HOOK
+    assert groups[2] == USER_AFTER
+    assert groups[1]["matcher"] == "Bash|apply_patch"
+    assert "curl" in groups[1]["hooks"][0]["command"]  # type: ignore[index]
+    assert served.changed  # type: ignore[attr-defined]
+    text = hooks_json.read_text()
+    again = install("codex", tmp_path, serve=serve)
+    assert (again.changed, again.backup) == (False, None)  # type: ignore[attr-defined]
+    assert hooks_json.read_text() == text
+    install("codex", tmp_path)
+    assert [group["matcher"] for group in pre_tool_hooks(hooks_json)] == [
+        "Bash", "Bash|apply_patch", "apply_patch"]  # fmt: skip
+
+
+def test_our_hook_in_a_users_group_stays_there_and_copies_are_dropped(tmp_path: Path) -> None:
+    hooks_json = tmp_path / "home" / ".codex" / "hooks.json"
+    hooks_json.parent.mkdir(parents=True)
+    ours = {"type": "command", "command": "/old/python3 -c 'import active_memory'"}
+    shared = {"matcher": "Bash", "hooks": [{"type": "command", "command": "./a.sh"}, ours]}
+    copy = {"matcher": "Bash|apply_patch", "hooks": [ours]}
+    hooks_json.write_text(json.dumps({"hooks": {"PreToolUse": [shared, USER_AFTER, copy]}}))
+    install("codex", tmp_path)
+    groups = pre_tool_hooks(hooks_json)
+    assert len(groups) == 2
+    assert groups[0]["matcher"] == "Bash"  # the user's group keeps its matcher
+    first, second = groups[0]["hooks"]  # type: ignore[misc]
+    assert first == {"type": "command", "command": "./a.sh"}
+    assert "from helper import main" in second["command"]
+    assert groups[1] == USER_AFTER
+
+
+def test_copilot_hooks_are_updated_in_place_too(tmp_path: Path, serve: ServeState) -> None:
+    project = tmp_path / "project"
+    path = project / ".github" / "hooks" / "active-memory.json"
+    path.parent.mkdir(parents=True)
+    user = {"type": "command", "bash": "./audit.sh"}
+    install("copilot", tmp_path, project=project)
+    document = json.loads(path.read_text())
+    document["hooks"]["preToolUse"] = [user, *document["hooks"]["preToolUse"], user]
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    install("copilot", tmp_path, project=project, serve=serve)
+    listed = json.loads(path.read_text())["hooks"]["preToolUse"]
+    assert [listed[0], listed[2]] == [user, user]
+    assert "curl" in listed[1]["bash"]
+
+
+def test_codex_project_install_names_project_trust(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    done = install("codex", tmp_path, project=project)
+    trust, review = done.notes  # type: ignore[attr-defined]
+    config = tmp_path / "home" / ".codex" / "config.toml"
+    assert str(config) in trust
+    assert f"[projects.{json.dumps(str(project))}]" in trust
+    assert 'trust_level = "trusted"' in trust
+    assert "/hooks" in review
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[projects.{json.dumps(str(project))}]\ntrust_level = "trusted"\n')
+    assert install("codex", tmp_path, project=project).notes == ()  # type: ignore[attr-defined]
+    codex_home = tmp_path / "codex-home"
+    elsewhere = install_hooks("codex", workspace=Path(WORKSPACE), store=STORE,
+                              project=project, environ={"CODEX_HOME": str(codex_home)})  # fmt: skip
+    assert str(codex_home / "config.toml") in elsewhere.notes[0]
+    user_level = install_hooks("codex", workspace=Path(WORKSPACE), store=STORE,
+                               environ={"CODEX_HOME": str(codex_home)})  # fmt: skip
+    assert user_level.path == codex_home / "hooks.json"
+    assert len(user_level.notes) == 1  # the review only: a user-level file needs no project

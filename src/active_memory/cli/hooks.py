@@ -53,8 +53,10 @@ def install_command(
 ) -> None:
     """Merge active-memory's hook into the harness configuration (idempotent, backed up).
 
-    With `active-memory serve` running for the workspace, Claude Code gets an http hook and the
-    others a curl one-liner; otherwise the stdlib helper, which can read the store itself.
+    With `active-memory serve` running for the workspace, a curl one-liner reading its ticket;
+    otherwise the stdlib helper, which can read the store itself. Either prints {} and exits 0
+    whatever is missing. Without --project: the user's own config (Copilot CLI:
+    $COPILOT_HOME/hooks, default ~/.copilot/hooks; Codex: $CODEX_HOME, default ~/.codex).
     """
     root = (workspace or project or Path.cwd()).resolve()
     # Hooks run from other directories: every path they are given must be absolute.
@@ -89,5 +91,5 @@ def install_command(
             f"with: git rm --cached {done.path}",
             err=True,
         )
-    if harness == "codex" and done.changed:
-        click.echo("Codex runs new hooks only after you review and trust them (/hooks).")
+    for note in done.notes:
+        click.echo(note)

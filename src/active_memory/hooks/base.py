@@ -36,9 +36,13 @@ class ParsedCall:
 
 
 class Harness:
-    """One harness: its name, payload reader, answer writer and context size cap (characters)."""
+    """One harness: its name, payload reader, answer writer and context size caps.
 
-    __slots__ = ("answer", "max_chars", "name", "parse")
+    ``max_chars`` caps the context text in characters (Claude Code), ``max_bytes`` in UTF-8
+    bytes (Codex); None is no cap of that kind.
+    """
+
+    __slots__ = ("answer", "max_bytes", "max_chars", "name", "parse")
 
     def __init__(
         self,
@@ -46,11 +50,13 @@ class Harness:
         parse: Callable[[Any], ParsedCall | None],
         answer: Callable[[str], dict[str, Any]],
         max_chars: int | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self.name = name
         self.parse = parse
         self.answer = answer
         self.max_chars = max_chars
+        self.max_bytes = max_bytes
 
     def __repr__(self) -> str:
         return f"Harness({self.name!r})"

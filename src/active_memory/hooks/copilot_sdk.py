@@ -40,9 +40,11 @@ def pre_tool_use_hook(
 ) -> Callable[[Any, Any], Awaitable[dict[str, Any] | None]]:
     """An ``on_pre_tool_use(input, invocation)`` callback for the Copilot Python SDK.
 
-    The conversation is ``conversation_id`` when given, else the invocation's session id (with
-    neither, calls are answered untracked). The cards count as delivered when the callback
-    returns its answer to the SDK.
+    The SDK's input names the tool (``toolName``, ``toolArgs``) and the session's
+    ``workingDirectory``, against which relative paths in the arguments resolve (the CLI's
+    command hooks call it ``cwd``, also read). The conversation is ``conversation_id`` when
+    given, else the invocation's session id, else the input's (with none, calls are answered
+    untracked). The cards count as delivered when the callback returns its answer to the SDK.
     """
 
     async def on_pre_tool_use(input_data: Any, invocation: Any = None) -> dict[str, Any] | None:
@@ -51,8 +53,10 @@ def pre_tool_use_hook(
             if not isinstance(tool, str) or not tool:
                 return None
             arguments = tool_arguments(_field(input_data, "toolArgs", "tool_args"))
-            cwd = _field(input_data, "cwd")
+            cwd = _field(input_data, "workingDirectory", "working_directory", "cwd")
             session_id = _field(invocation, "session_id", "sessionId")
+            if not isinstance(session_id, str) or not session_id:
+                session_id = _field(input_data, "sessionId", "session_id")
             conversation = conversation_id or (session_id if isinstance(session_id, str) else "")
             caller = Caller(node_id, conversation or UNKNOWN_CONVERSATION, execution_id,
                             tracked=bool(conversation))  # fmt: skip

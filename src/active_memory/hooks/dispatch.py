@@ -107,6 +107,8 @@ def answer_hook(
         tracked=bool(conversation),
     )
     budget = min(session.config.hook_injection_bytes, MAX_RESPONSE_BYTES - _ENVELOPE_BYTES)
+    if harness.max_bytes is not None:  # the text's own cap: the frame counts its UTF-8 bytes
+        budget = min(budget, harness.max_bytes)
     recall = session.recall(parsed.call, caller, max_chars=harness.max_chars, budget_bytes=budget)
     for _ in range(_SHRINK_ATTEMPTS):
         body = encode(harness.answer(recall.text))

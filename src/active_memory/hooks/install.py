@@ -1,19 +1,22 @@
 """Write a harness's hook configuration for active-memory without clobbering the user's hooks.
 
-The hook written is the fastest that works, because a command hook is spawned on every tool
-call:
+Every hook written is a command (:mod:`active_memory.hooks.commands`) that fails soft at the
+shell level: whatever has gone away, it prints ``{}`` and exits 0, because an erroring hook can
+deny the tool it was meant to inform. A command hook is spawned on every tool call, so it is the
+fastest that works:
 
-* a broker is running (``active-memory serve``): Claude Code gets an ``http`` hook (no process
-  at all); Codex and Copilot get a ``curl`` one-liner reading the broker ticket with ``-K``
-  (the token stays off command lines), limited to 250 ms, printing ``{}`` on any failure;
+* a broker is running (``active-memory serve``): a ``curl`` one-liner reading the broker ticket
+  with ``-K`` (the token stays off command lines and out of the file, so a restarted ``serve``
+  with a new token needs no reinstall), limited to 250 ms. Claude Code gets a command too, not
+  an ``http`` hook: Copilot CLI also reads a project's Claude settings and refuses the whole
+  file when it holds a plain-http pre-tool hook;
 * otherwise: the stdlib-only helper under ``python3 -I -S`` (imported from its directory so
   its cached bytecode is used), which also falls back to reading the store directly.
 
-Existing files are merged (other hooks are kept; an earlier active-memory hook is replaced, so
-installing twice changes nothing), backed up before a change under a name no other backup has
-(the first backup, the user's original, is never overwritten), and replaced atomically. pi gets
-the extension file itself. In a project that is a git checkout, a written file holding a token
-or a ticket path is added to the repository's ``info/exclude`` (see
+Existing files are merged in place (:mod:`active_memory.hooks.config_files`): other hooks keep
+their positions, active-memory's hook keeps its own, and installing twice leaves the file
+byte-identical. pi gets the extension file itself. In a project that is a git checkout, a
+written file naming a ticket is added to the repository's ``info/exclude`` (see
 :mod:`active_memory.hooks.exclude`).
 """
 
@@ -21,25 +24,37 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import sys
-import time
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
 from active_memory.errors import RecallError
-from active_memory.hooks import helper as helper_module
+from active_memory.hooks.commands import (
+    COPILOT_FILE,
+    HOOK_TIMEOUT_S,
+    claude_http_hook,
+    curl_command,
+    helper_command,
+)
+from active_memory.hooks.config_files import (
+    load_json,
+    merge_hook_list,
+    merge_matcher_groups,
+    write_config,
+)
 from active_memory.hooks.exclude import Exclusion, exclude_from_git
 from active_memory.hooks.pi import EXTENSION_NAME, extension_source
 from active_memory.hooks.standalone import ServeState
-from active_memory.hooks.ticket import read_ticket
 from active_memory.models.base import Model
-from active_memory.private_files import write_private_text
 
 __all__ = [
+    "CLAUDE_MATCHER",
+    "CODEX_MATCHER",
     "HARNESS_NAMES",
+    "HOOK_TIMEOUT_S",
     "Installation",
     "claude_http_hook",
     "curl_command",
@@ -51,18 +66,16 @@ __all__ = [
 HARNESS_NAMES = ("claude", "codex", "copilot", "pi")
 CLAUDE_MATCHER = "Read|Edit|MultiEdit|Write|NotebookEdit|Grep|Glob|LS|Bash"
 CODEX_MATCHER = "Bash|apply_patch"
-HOOK_TIMEOUT_S = 5
-HTTP_TIMEOUT_S = 1
-_MAX_BACKUPS_PER_SECOND = 1000
-_MARKERS = ("active_memory", "active-memory", "X-Active-Memory")
-_ENV_IDS = (("Node", "ACTIVE_MEMORY_NODE"), ("Conversation", "ACTIVE_MEMORY_CONVERSATION"),
-            ("Execution", "ACTIVE_MEMORY_EXECUTION"))  # fmt: skip
 
 Mode = Literal["http", "curl", "helper", "extension"]
 
 
 class Installation(Model):
-    """What ``hooks install`` did; the JSON form names ``exclusion`` ``git_exclude``."""
+    """What ``hooks install`` did; the JSON form names ``exclusion`` ``git_exclude``.
+
+    ``notes`` are what the user still has to do for the hook to run (Codex's project and hook
+    trust), one sentence each.
+    """
 
     model_config = ConfigDict(serialize_by_alias=True)
 
@@ -72,128 +85,44 @@ class Installation(Model):
     changed: bool
     backup: Path | None = None
     exclusion: Exclusion = Field(default_factory=Exclusion, serialization_alias="git_exclude")
+    notes: tuple[str, ...] = ()
 
 
-def _double_quoted(text: str) -> str:
-    """``text`` for the inside of a POSIX double-quoted word."""
-    return "".join("\\" + char if char in '\\"$`' else char for char in text)
+def _home_of(variable: str, default: Path, environ: Mapping[str, str]) -> Path:
+    value = environ.get(variable)
+    return Path(value) if value else default
 
 
-def curl_command(harness: str, ticket: str | None = None) -> str:
-    """A POSIX sh hook command posting stdin to the broker named by the ticket.
+def target_path(
+    harness: str, *, project: Path | None, home: Path, environ: Mapping[str, str] | None = None
+) -> Path:
+    """Where each harness reads hooks: project-local when ``project`` is given.
 
-    ``$ACTIVE_MEMORY_TICKET`` (set per process by a host) wins over ``ticket``. Output is
-    captured first, so a timeout mid-answer can never print half a document.
+    User-level Codex and Copilot files follow ``$CODEX_HOME`` and ``$COPILOT_HOME`` in
+    ``environ`` (none when it is not given).
     """
-    source = "$ACTIVE_MEMORY_TICKET" if ticket is None else (
-        "${ACTIVE_MEMORY_TICKET:-" + _double_quoted(ticket) + "}"
-    )  # fmt: skip
-    return (
-        f'out=$(curl -s --fail --max-time 0.25 -K "{source}" -H "Expect:" '
-        f'-H "Content-Type: application/json" -H "X-Active-Memory-Harness: {harness}" '
-        '--data-binary @- 2>/dev/null) && [ -n "$out" ] && printf \'%s\\n\' "$out" '
-        "|| printf '{}\\n'"
-    )
-
-
-def helper_command(
-    harness: str,
-    *,
-    ticket: str | None = None,
-    store: str | None = None,
-    workspace: str | None = None,
-    python: str | None = None,
-) -> str:
-    """``python3 -I -S`` running the helper: no site packages, nothing but built-ins.
-
-    The helper is imported from its directory rather than run as a script: an imported module
-    is loaded from its cached bytecode, a script is compiled again on every tool call.
-    """
-    directory = str(Path(helper_module.__file__).resolve().parent)
-    # A JSON string is a valid Python literal and keeps the shell quoting readable.
-    literal = json.dumps(directory)
-    launcher = f"import sys;sys.path.insert(0,{literal});from helper import main;main()"
-    words = [python or sys.executable, "-I", "-S", "-c", launcher, harness]
-    for option, value in (("--ticket", ticket), ("--store", store), ("--workspace", workspace)):
-        if value:
-            words += [option, value]
-    return shlex.join(words)
-
-
-def claude_http_hook(url: str, *, token: str | None = None) -> dict[str, Any]:
-    """A Claude Code ``http`` hook. Without ``token`` the headers read the run's environment."""
-    hook_url = url.rstrip("/") + ("/claude" if url.rstrip("/").endswith("/hook") else "")
-    headers = {"X-Active-Memory-Harness": "claude"}
-    hook: dict[str, Any] = {"type": "http", "url": hook_url, "timeout": HTTP_TIMEOUT_S}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    else:
-        headers["Authorization"] = "Bearer $ACTIVE_MEMORY_TOKEN"
-        for name, variable in _ENV_IDS:
-            headers[f"X-Active-Memory-{name}"] = f"${variable}"
-        hook["allowedEnvVars"] = ["ACTIVE_MEMORY_TOKEN", *(var for _, var in _ENV_IDS)]
-    hook["headers"] = headers
-    return hook
-
-
-def target_path(harness: str, *, project: Path | None, home: Path) -> Path:
-    """Where each harness reads hooks: project-local when ``project`` is given."""
+    environ = environ or {}
     if harness == "claude":
         return project / ".claude" / "settings.local.json" if project else (
             home / ".claude" / "settings.json")  # fmt: skip
     if harness == "codex":
-        return (project or home) / ".codex" / "hooks.json"
+        if project is not None:
+            return project / ".codex" / "hooks.json"
+        return _home_of("CODEX_HOME", home / ".codex", environ) / "hooks.json"
     if harness == "copilot":
-        if project is None:
-            raise RecallError(
-                "Copilot CLI reads hooks from the repository's .github/hooks; pass --project DIR"
-            )
-        return project / ".github" / "hooks" / "active-memory.json"
+        if project is not None:
+            return project / ".github" / "hooks" / COPILOT_FILE
+        return _home_of("COPILOT_HOME", home / ".copilot", environ) / "hooks" / COPILOT_FILE
     if harness == "pi":
         base = project / ".pi" / "extensions" if project else home / ".pi" / "agent" / "extensions"
         return base / EXTENSION_NAME
     raise RecallError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESS_NAMES)}")
 
 
-def _ours(hook: Any) -> bool:
-    if not isinstance(hook, dict):
-        return False
-    text = json.dumps(hook)
-    return any(marker in text for marker in _MARKERS)
-
-
-def _merge_groups(groups: Any, matcher: str, hook: dict[str, Any]) -> list[Any]:
-    """PreToolUse matcher groups with every earlier active-memory hook replaced by ``hook``."""
-    merged: list[Any] = []
-    for group in groups if isinstance(groups, list) else []:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-            kept = [item for item in group["hooks"] if not _ours(item)]
-            if not kept and group["hooks"]:
-                continue  # a group that held only our hook
-            group = {**group, "hooks": kept}
-        merged.append(group)
-    merged.append({"matcher": matcher, "hooks": [hook]})
-    return merged
-
-
-def _load_json(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        document = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError) as exc:
-        raise RecallError(
-            f"{str(path)!r} is not valid JSON ({exc}); fix or move it, then install again"
-        ) from exc
-    if not isinstance(document, dict):
-        raise RecallError(f"{str(path)!r} must hold a JSON object; fix or move it")
-    return document
-
-
 def _with_pre_tool_hook(document: dict[str, Any], matcher: str, hook: dict[str, Any]) -> str:
     hooks = document.get("hooks")
     hooks = dict(hooks) if isinstance(hooks, dict) else {}
-    hooks["PreToolUse"] = _merge_groups(hooks.get("PreToolUse"), matcher, hook)
+    hooks["PreToolUse"] = merge_matcher_groups(hooks.get("PreToolUse"), matcher, hook)
     return json.dumps({**document, "hooks": hooks}, indent=2) + "\n"
 
 
@@ -201,54 +130,9 @@ def _with_copilot_hook(document: dict[str, Any], hook: dict[str, Any]) -> str:
     hooks = document.get("hooks")
     hooks = dict(hooks) if isinstance(hooks, dict) else {}
     current = hooks.get("preToolUse")
-    kept = [item for item in current if not _ours(item)] if isinstance(current, list) else []
-    hooks["preToolUse"] = [*kept, hook]
+    merged, placed = merge_hook_list(current if isinstance(current, list) else [], hook)
+    hooks["preToolUse"] = merged if placed else [*merged, hook]
     return json.dumps({"version": 1, **document, "hooks": hooks}, indent=2) + "\n"
-
-
-def _back_up(path: Path, old: str) -> Path:
-    """Write ``old`` beside ``path`` under a new name: an existing backup is never replaced."""
-    stamp = time.strftime("%Y%m%d%H%M%S")
-    for attempt in range(_MAX_BACKUPS_PER_SECOND):
-        suffix = stamp if attempt == 0 else f"{stamp}-{attempt}"
-        backup = path.with_name(f"{path.name}.{suffix}.bak")
-        try:
-            descriptor = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(old)
-        return backup
-    raise RecallError(
-        f"{str(path)!r} already has {_MAX_BACKUPS_PER_SECOND} backups from this second; "
-        "remove old .bak files beside it and install again"
-    )
-
-
-def _write(path: Path, text: str, *, private: bool) -> tuple[bool, Path | None]:
-    """Atomically replace ``path`` with ``text`` when it differs; back up what was there."""
-    old = path.read_text(encoding="utf-8") if path.exists() else None
-    if old == text:
-        return False, None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = _back_up(path, old) if old is not None else None
-    if private:  # it holds a token: 0600 whatever the old mode, fsynced with its folder
-        write_private_text(path, text, durable=True)
-        return True, backup
-    mode = 0o600 if old is None else (path.stat().st_mode & 0o777)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    return True, backup
 
 
 def install_hooks(
@@ -260,56 +144,45 @@ def install_hooks(
     project: Path | None = None,
     home: Path | None = None,
     ticket: Path | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> Installation:
     """Install active-memory's hook for ``harness``; ``serve`` is the live broker, if any.
 
     ``ticket`` is where ``active-memory serve`` keeps (or will keep) this workspace's ticket; the
-    helper command names it so it finds a broker started later.
+    helper command names it so it finds a broker started later. ``environ`` (default: the
+    process environment, unless ``home`` stands in for the user's home) supplies
+    ``$CODEX_HOME`` and ``$COPILOT_HOME``.
     """
-    path = target_path(harness, project=project, home=home or Path.home())
+    if environ is None:
+        environ = os.environ if home is None else {}
+    path = target_path(harness, project=project, home=home or Path.home(), environ=environ)
     ticket_path = serve.ticket if serve is not None else (str(ticket) if ticket else None)
+    exclusion = _keep_out_of_git(path, project, holds_secret=ticket_path is not None)
     if harness == "pi":
         source = extension_source().read_text(encoding="utf-8")
         text = source.replace('"__ACTIVE_MEMORY_TICKET__"', json.dumps(ticket_path or ""))
-        exclusion = _keep_out_of_git(path, project, holds_secret=ticket_path is not None)
-        changed, backup = _write(path, text, private=False)
-        return Installation(
-            harness=harness,
-            path=path,
-            mode="extension",
-            changed=changed,
-            backup=backup,
-            exclusion=exclusion,
-        )
+        changed, backup = write_config(path, text, private=False)
+        return Installation(harness=harness, path=path, mode="extension", changed=changed,
+                            backup=backup, exclusion=exclusion)  # fmt: skip
     mode: Mode
-    if serve is not None and harness == "claude":
-        url, token = read_ticket(serve.ticket)
-        hook: dict[str, Any] = claude_http_hook(url, token=token)
-        mode = "http"
+    if serve is not None:
+        command, mode = curl_command(harness, serve.ticket), "curl"
     else:
-        if serve is not None:
-            command, mode = curl_command(harness, serve.ticket), "curl"
-        else:
-            command = helper_command(harness, ticket=ticket_path, store=str(store),
-                                     workspace=str(workspace))  # fmt: skip
-            mode = "helper"
-        if harness == "copilot":
-            hook = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_S}
-        else:
-            hook = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
-    document = _load_json(path)
+        command = helper_command(harness, ticket=ticket_path, store=str(store),
+                                 workspace=str(workspace))  # fmt: skip
+        mode = "helper"
+    document = load_json(path)
     if harness == "copilot":
+        hook = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_S}
         text = _with_copilot_hook(document, hook)
     else:
+        hook = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
         matcher = CLAUDE_MATCHER if harness == "claude" else CODEX_MATCHER
         text = _with_pre_tool_hook(document, matcher, hook)
-    # A literal token lives in the file: keep it private to the user, and out of commits.
-    holds_secret = mode == "http" or ticket_path is not None
-    exclusion = _keep_out_of_git(path, project, holds_secret=holds_secret)
-    changed, backup = _write(path, text, private=mode == "http")
-    return Installation(
-        harness=harness, path=path, mode=mode, changed=changed, backup=backup, exclusion=exclusion
-    )
+    changed, backup = write_config(path, text, private=False)
+    notes = _codex_notes(path, project, home, environ, changed) if harness == "codex" else ()
+    return Installation(harness=harness, path=path, mode=mode, changed=changed, backup=backup,
+                        exclusion=exclusion, notes=notes)  # fmt: skip
 
 
 def _keep_out_of_git(path: Path, project: Path | None, *, holds_secret: bool) -> Exclusion:
@@ -317,3 +190,36 @@ def _keep_out_of_git(path: Path, project: Path | None, *, holds_secret: bool) ->
     if project is None or not holds_secret:
         return Exclusion()
     return exclude_from_git(path)
+
+
+def _trusted(config: Path, project: Path) -> bool:
+    """Whether Codex's ``config.toml`` marks ``project`` trusted (False when unreadable)."""
+    try:
+        document = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    projects = document.get("projects")
+    entry = projects.get(str(project)) if isinstance(projects, dict) else None
+    return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
+
+
+def _codex_notes(
+    path: Path, project: Path | None, home: Path | None, environ: Mapping[str, str], changed: bool
+) -> tuple[str, ...]:
+    """What Codex needs before it runs the hook: a trusted project, then a reviewed hook."""
+    notes: list[str] = []
+    if project is not None:
+        config = _home_of("CODEX_HOME", (home or Path.home()) / ".codex", environ) / "config.toml"
+        if not _trusted(config, project):
+            notes.append(
+                f"Codex ignores {path} unless the project is trusted: add to {config}\n"
+                f"  [projects.{json.dumps(str(project))}]\n"
+                '  trust_level = "trusted"\n'
+                "(or answer yes when Codex asks whether to trust the folder)."
+            )
+    if changed:
+        notes.append(
+            "Codex runs a new or changed hook only after you review and trust it: open "
+            "/hooks in Codex."
+        )
+    return tuple(notes)

@@ -27,8 +27,10 @@ from active_memory.store.paths import state_dir_variable
 __all__ = ["PROVIDER_ENV_PREFIXES", "NetworkBlocked", "NetworkGuard", "isolate_environment"]
 
 PROVIDER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "AZURE_", "AWS_", "GOOGLE_", "CLOUD_ML_")
-# A developer running the tests inside a recorded run has the hook's variables set.
+# A developer running the tests inside a recorded run has the hook's variables set; one running
+# them from inside Codex or Copilot has those harnesses' homes and markers set.
 PACKAGE_ENV_PREFIXES = ("ACTIVE_MEMORY_",)
+HARNESS_ENV = ("CODEX_HOME", "COPILOT_HOME", "COPILOT_CLI", "COPILOT_PROJECT_DIR")
 _INET = (socket.AF_INET, socket.AF_INET6)
 
 
@@ -37,7 +39,7 @@ def isolate_environment(monkeypatch: pytest.MonkeyPatch, root: Path) -> dict[str
     import os
 
     for name in list(os.environ):
-        if name.startswith(PROVIDER_ENV_PREFIXES + PACKAGE_ENV_PREFIXES):
+        if name.startswith(PROVIDER_ENV_PREFIXES + PACKAGE_ENV_PREFIXES) or name in HARNESS_ENV:
             monkeypatch.delenv(name)
     folders = {
         "HOME": root / "home",

@@ -37,9 +37,18 @@ def test_provider_and_broker_settings_are_scrubbed(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-the-developer-shell")
     monkeypatch.setenv("AWS_PROFILE", "work")
     monkeypatch.setenv("ACTIVE_MEMORY_BROKER", "127.0.0.1:1")
+    monkeypatch.setenv("CODEX_HOME", "/home/dev/.codex")
+    monkeypatch.setenv("COPILOT_CLI", "1")
     monkeypatch.setenv("UNRELATED", "kept")
     isolate_environment(monkeypatch, tmp_path)
-    assert not {"ANTHROPIC_API_KEY", "AWS_PROFILE", "ACTIVE_MEMORY_BROKER"} & set(os.environ)
+    scrubbed = {
+        "ANTHROPIC_API_KEY",
+        "AWS_PROFILE",
+        "ACTIVE_MEMORY_BROKER",
+        "CODEX_HOME",
+        "COPILOT_CLI",
+    }
+    assert not scrubbed & set(os.environ)
     assert os.environ["UNRELATED"] == "kept"
 
 

@@ -63,7 +63,7 @@ pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300
 
 # The mode `hooks install` picks without a running `serve`, and with one.
 STANDALONE_MODE = {"claude": "helper", "codex": "helper", "copilot": "helper", "pi": "extension"}
-SERVE_MODE = {"claude": "curl", "codex": "curl", "copilot": "curl", "pi": "extension"}
+SERVE_MODE = {"claude": "helper", "codex": "helper", "copilot": "helper", "pi": "extension"}
 
 
 @pytest.fixture(params=sorted(HARNESSES))
@@ -256,7 +256,7 @@ def test_copilot_with_claude_hooks_installed_too_gets_the_card_once(
             )
             env = run.hook_env("build", "conversation-copilot", "execution-1")
         claude = install_hooks(HARNESSES["claude"], workspace)
-        assert claude["mode"] == ("curl" if broker == "serve" else "helper")
+        assert claude["mode"] == "helper"
         install_hooks(harness, workspace)
         ran = run_harness(harness, binary, workspace, stand_in, env)
         after = _completed(ran, stand_in)

@@ -88,7 +88,7 @@ def test_switching_to_a_running_broker_replaces_our_hook_only(
     done = install("claude", tmp_path, project=project, serve=serve)
     # A command, never an http hook: Copilot CLI refuses a whole project settings file that
     # holds a plain-http pre-tool hook, and a literal token goes stale when serve restarts.
-    assert done.mode == "curl"  # type: ignore[attr-defined]
+    assert done.mode == "helper"  # type: ignore[attr-defined]
     groups = pre_tool_hooks(settings)
     assert [group["hooks"][0]["type"] for group in groups] == ["command", "command"]  # type: ignore[index]
     assert groups[0] == USER_HOOK
@@ -146,11 +146,11 @@ def run_command(command: str, payload: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("harness", ["codex", "copilot"])
-def test_written_curl_command_answers_through_the_broker(
+def test_the_helper_command_written_while_serve_runs_answers_through_the_broker(
     tmp_path: Path, serve: ServeState, harness: str
 ) -> None:
     done = install(harness, tmp_path, project=tmp_path / "p", serve=serve)
-    assert done.mode == "curl"  # type: ignore[attr-defined]
+    assert done.mode == "helper"  # type: ignore[attr-defined]
     hooks = json.loads(done.path.read_text())["hooks"]  # type: ignore[attr-defined]
     command = hooks["PreToolUse"][0]["hooks"][0]["command"] if harness == "codex" else (
         hooks["preToolUse"][0]["bash"])  # fmt: skip
@@ -162,7 +162,7 @@ def test_written_curl_command_answers_through_the_broker(
     assert lesson_id(6 if harness == "codex" else 1) in text
 
 
-def test_written_curl_command_prints_empty_when_the_broker_is_gone(
+def test_the_helper_command_written_while_serve_runs_prints_empty_when_serve_is_gone(
     tmp_path: Path, serve: ServeState
 ) -> None:
     done = install("codex", tmp_path, serve=serve)
@@ -201,7 +201,7 @@ def test_installs_in_the_same_second_never_overwrite_a_backup(
     ]
     assert backups[0].read_text() == original  # type: ignore[union-attr]
     assert backups[1].read_text() == helper_text  # type: ignore[union-attr]
-    assert "curl" in backups[2].read_text()  # type: ignore[union-attr]
+    assert serve.ticket in backups[2].read_text()  # type: ignore[union-attr]
     assert all(stat.S_IMODE(b.stat().st_mode) == 0o600 for b in backups)  # type: ignore[union-attr]
 
 
@@ -343,7 +343,7 @@ def test_a_codex_reinstall_keeps_every_position_and_changes_no_byte(
     assert groups[0] == USER_HOOK
     assert groups[2] == USER_AFTER
     assert groups[1]["matcher"] == "Bash|apply_patch"
-    assert "curl" in groups[1]["hooks"][0]["command"]  # type: ignore[index]
+    assert serve.ticket in groups[1]["hooks"][0]["command"]  # type: ignore[index]
     assert served.changed  # type: ignore[attr-defined]
     text = hooks_json.read_text()
     again = install("codex", tmp_path, serve=serve)
@@ -383,7 +383,7 @@ def test_copilot_hooks_are_updated_in_place_too(tmp_path: Path, serve: ServeStat
     install("copilot", tmp_path, project=project, serve=serve)
     listed = json.loads(path.read_text())["hooks"]["preToolUse"]
     assert [listed[0], listed[2]] == [user, user]
-    assert "curl" in listed[1]["bash"]
+    assert serve.ticket in listed[1]["bash"]
 
 
 def test_codex_project_install_names_project_trust(tmp_path: Path) -> None:

@@ -3,15 +3,17 @@
 Every hook written is a command (:mod:`active_memory.hooks.commands`) that fails soft at the
 shell level: whatever has gone away, it prints ``{}`` and exits 0, because an erroring hook can
 deny the tool it was meant to inform. A command hook is spawned on every tool call, so it is the
-fastest that works:
-
-* a broker is running (``active-memory serve``): a ``curl`` one-liner reading the broker ticket
-  with ``-K`` (the token stays off command lines and out of the file, so a restarted ``serve``
-  with a new token needs no reinstall), limited to 250 ms. Claude Code gets a command too, not
-  an ``http`` hook: Copilot CLI also reads a project's Claude settings and refuses the whole
-  file when it holds a plain-http pre-tool hook;
-* otherwise: the stdlib-only helper under ``python3 -I -S`` (imported from its directory so
-  its cached bytecode is used), which also falls back to reading the store directly.
+fastest that is safe:
+the stdlib-only helper under ``python3 -I -S`` (imported from its directory so its cached
+bytecode is used). It names the ticket ``active-memory serve`` keeps for the workspace, so it
+reaches a broker started before or after the install (a restarted ``serve`` with a new token
+needs no reinstall), and it reads the store directly when no broker answers. It is written
+while ``serve`` runs too, rather than a ``curl`` one-liner: the helper signs its request
+without sending the token and relays only an answer signed for that request, so a process that
+binds the port after ``serve`` died learns nothing and injects nothing, where curl would send
+the bearer token and relay whatever answers. Claude Code gets a command too, not an ``http``
+hook: Copilot CLI also reads a project's Claude settings and refuses the whole file when it
+holds a plain-http pre-tool hook.
 
 Existing files are merged in place (:mod:`active_memory.hooks.config_files`): other hooks keep
 their positions, active-memory's hook keeps its own, and installing twice leaves the file
@@ -164,13 +166,9 @@ def install_hooks(
         changed, backup = write_config(path, text, private=False)
         return Installation(harness=harness, path=path, mode="extension", changed=changed,
                             backup=backup, exclusion=exclusion)  # fmt: skip
-    mode: Mode
-    if serve is not None:
-        command, mode = curl_command(harness, serve.ticket), "curl"
-    else:
-        command = helper_command(harness, ticket=ticket_path, store=str(store),
-                                 workspace=str(workspace))  # fmt: skip
-        mode = "helper"
+    mode: Mode = "helper"
+    command = helper_command(harness, ticket=ticket_path, store=str(store),
+                             workspace=str(workspace))  # fmt: skip
     document = load_json(path)
     if harness == "copilot":
         hook = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_S}

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import active_memory
-from active_memory.hooks.commands import claude_command, fail_soft
-from active_memory.hooks.install import Installation, curl_command, helper_command, install_hooks
+from active_memory.hooks.commands import claude_command, curl_command, fail_soft
+from active_memory.hooks.install import Installation, helper_command, install_hooks
 from active_memory.hooks.standalone import Server, ServeState
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 

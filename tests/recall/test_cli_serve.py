@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from active_memory.hooks.install import curl_command
+from active_memory.hooks.commands import curl_command
 from active_memory.models.changes import Mutation, Publication
 from active_memory.store.sqlite import SqliteStore
 from recall.kit import (

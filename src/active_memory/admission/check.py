@@ -12,32 +12,20 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from active_memory.admission import CONTRACTS, contract_sha256, load_contract
-from active_memory.models.base import Model
+from active_memory.models.base import Verdict
 
 __all__ = ["DRAFT_2020_12", "ContractCheck", "check_contract", "check_contracts", "problems"]
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 
-class ContractCheck(Model):
+class ContractCheck(Verdict):
     """One contract's verdict; the JSON form (``contracts check --json``) adds ``ok``."""
 
     name: str
     sha256: str
-    problems: tuple[str, ...]
-
-    @model_serializer(mode="wrap")
-    def _with_ok(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        out["ok"] = self.ok
-        return out
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 def _objects(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:

@@ -38,7 +38,6 @@ from active_memory.hooks.commands import (
     COPILOT_FILE,
     HOOK_TIMEOUT_S,
     claude_http_hook,
-    curl_command,
     helper_command,
 )
 from active_memory.hooks.config_files import (
@@ -59,7 +58,6 @@ __all__ = [
     "HOOK_TIMEOUT_S",
     "Installation",
     "claude_http_hook",
-    "curl_command",
     "helper_command",
     "install_hooks",
     "target_path",

@@ -28,14 +28,20 @@ import types
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 from pydantic._internal._model_construction import ModelMetaclass
 from pydantic.fields import FieldInfo
 
 from active_memory.errors import LessonValidationError
 from active_memory.models.fields import json_type
 
-__all__ = ["Model", "error_path", "first_problem"]
+__all__ = ["Model", "Verdict", "error_path", "first_problem"]
 
 
 def error_path(location: tuple[int | str, ...]) -> str:
@@ -222,3 +228,20 @@ class Model(BaseModel, metaclass=_ModelMeta):
             return cls.model_validate_json(text)
         except ValidationError as error:
             raise first_problem(error, where or cls.error_root, model=cls) from None
+
+
+class Verdict(Model):
+    """A check's result: the problems it found; ``ok`` when there are none (the JSON form carries
+    ``ok`` too, so a script need not count the problems)."""
+
+    problems: tuple[str, ...]
+
+    @model_serializer(mode="wrap")
+    def _with_ok(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        out["ok"] = self.ok
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems

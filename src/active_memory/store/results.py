@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from active_memory.models.base import Model
+from active_memory.models.base import Model, Verdict
 from active_memory.models.lessons import LessonDraft
 
 __all__ = [
@@ -83,7 +83,7 @@ class Tombstone(Model):
         return out
 
 
-class StoreCheck(Model):
+class StoreCheck(Verdict):
     """``check()``: SQLite's integrity verdict plus quick counts (the JSON form adds ``ok``)."""
 
     path: str
@@ -95,17 +95,6 @@ class StoreCheck(Model):
     history_rows: int
     content_bytes: int
     file_bytes: int
-    problems: tuple[str, ...]
-
-    @model_serializer(mode="wrap")
-    def _with_ok(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        out["ok"] = self.ok
-        return out
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 class ImportReport(Model):

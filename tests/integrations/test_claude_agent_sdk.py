@@ -1,0 +1,166 @@
+"""The Claude Agent SDK integration, end to end: the real SDK spawning the real Claude Code CLI
+against a loopback stand-in for the Anthropic API, over a real git checkout, twice."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("claude_agent_sdk", reason="the claude-agent-sdk extra is not installed")
+
+from claude_agent_sdk import ClaudeAgentOptions, ResultMessage
+
+from active_memory.integrations.claude_agent_sdk import (
+    ClaudeAgentMemory,
+    _with_guidance,
+    claude_graph,
+)
+from active_memory.store.sqlite import SqliteStore
+from integrations.anthropic_stand_in import AnthropicStandIn, ToolCall
+from integrations.kit import (
+    EDGES,
+    LESSON_ID,
+    README,
+    ROLES,
+    TARGET,
+    Bench,
+    card_text,
+    delivered,
+    first_answers,
+    lesson_ids,
+    make_checkout,
+    second_answers,
+    shown,
+)
+
+pytestmark = pytest.mark.slow
+MODEL = "claude-sonnet-4-5"
+
+
+def _cli() -> str | None:
+    """The CLI the SDK spawns: the one it bundles, else the conformance suite's cached npm
+    install of @anthropic-ai/claude-code."""
+    import claude_agent_sdk
+
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return str(bundled)
+    from conformance.harnesses import HARNESSES, install
+
+    done = install(HARNESSES["claude"])
+    return str(done.binary) if done.binary is not None else None
+
+
+@pytest.fixture(scope="module")
+def cli() -> str:
+    path = _cli()
+    if path is None:
+        pytest.skip("neither the SDK's bundled Claude Code CLI nor the npm package is available")
+    return path
+
+
+def _options(
+    cli: str, stand_in: AnthropicStandIn, checkout: Path, home: Path
+) -> ClaudeAgentOptions:
+    env = {
+        "ANTHROPIC_BASE_URL": stand_in.url,
+        "ANTHROPIC_API_KEY": "sk-ant-integration-stand-in",
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "HOME": str(home),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+    return ClaudeAgentOptions(
+        cli_path=cli,
+        cwd=str(checkout),
+        env=env,
+        model=MODEL,
+        allowed_tools=["Read"],
+        setting_sources=[],
+        max_turns=6,
+        system_prompt="You work on the widgets repository.",
+    )
+
+
+async def _run_graph(memory: ClaudeAgentMemory, options: ClaudeAgentOptions) -> None:
+    for node in ("implement", "review"):
+        results = [m async for m in memory.query(node, f"[node:{node}] do the work", options)]
+        assert isinstance(results[-1], ResultMessage)
+        assert not results[-1].is_error
+
+
+async def test_a_lesson_learned_in_run_one_is_delivered_once_in_run_two(
+    tmp_path: Path, cli: str
+) -> None:
+    checkout = make_checkout(tmp_path)
+    target, readme = str(checkout / TARGET), str(checkout / README)
+    graph = claude_graph("widgets-flow", ROLES, model=MODEL, edges=EDGES)
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        bench = Bench(tmp_path, checkout, store)
+
+        first_scripts = {"[node:implement]": [ToolCall("Read", {"file_path": target})],
+                         "[node:review]": [ToolCall("Read", {"file_path": readme})]}  # fmt: skip
+        with AnthropicStandIn(first_scripts) as stand_in, bench.open("run-1", graph) as run:
+            memory = ClaudeAgentMemory(run, graph)
+            await _run_graph(memory, _options(cli, stand_in, checkout, tmp_path / "home1"))
+            assert run.deliveries == ()
+            assert [(r.tool, r.paths) for r in run.receipts] == [
+                ("Read", (TARGET,)),
+                ("Read", (README,)),
+            ]
+            provider = first_answers("implement-1-1")
+            report = await memory.settle("succeeded", provider=provider, new_id=lesson_ids())
+        assert report.status == "completed", report
+        assert report.model == MODEL  # the session's model, inherited
+        assert [change.id for change in report.changes] == [LESSON_ID]
+        # The record came from the message stream: the read's result is in the transcript.
+        assert "Buffers writes until flush()" in shown(provider, "repository_discovery")
+
+        second_scripts = {
+            "[node:implement]": [ToolCall("Read", {"file_path": target}),
+                                 ToolCall("Read", {"file_path": target})],
+            "[node:review]": [ToolCall("Read", {"file_path": readme})],
+        }  # fmt: skip
+        with AnthropicStandIn(second_scripts) as stand_in, bench.open("run-2", graph) as run:
+            memory = ClaudeAgentMemory(run, graph)
+            await _run_graph(memory, _options(cli, stand_in, checkout, tmp_path / "home2"))
+            implement = memory.recorder.executions[0]
+            assert [(d.lesson_id, d.node_id, d.channel, d.execution, d.conversation_id)
+                    for d in run.deliveries] == [
+                (LESSON_ID, "implement", "hook", "implement-1-1", implement.conversation_id)
+            ]  # fmt: skip
+            assert len(run.receipts) == 3
+            # The card reached the model beside the first read's result, and only there.
+            implement_bodies = stand_in.after_tool("[node:implement]")
+            assert card_text() in implement_bodies[0]
+            assert implement_bodies[-1].count(card_text()) == 1
+            assert all(card_text() not in body for body in stand_in.after_tool("[node:review]"))
+            provider = second_answers()
+            report = await memory.settle("succeeded", provider=provider)
+        assert report.status == "completed", report
+        assert delivered(provider)
+        assert report.specialist("repository_maintenance").decisions == {"keep": 1}
+
+
+def test_guidance_is_appended_to_every_system_prompt_form() -> None:
+    guidance = "GUIDANCE"
+    assert _with_guidance(ClaudeAgentOptions(), guidance).system_prompt == guidance
+    assert (
+        _with_guidance(ClaudeAgentOptions(system_prompt="Be terse."), guidance).system_prompt
+        == "Be terse.\n\nGUIDANCE"
+    )
+    preset = ClaudeAgentOptions(system_prompt={"type": "preset", "preset": "claude_code"})
+    assert _with_guidance(preset, guidance).system_prompt == {
+        "type": "preset", "preset": "claude_code", "append": "GUIDANCE"}  # fmt: skip
+    custom = ClaudeAgentOptions(system_prompt={"type": "custom", "prompt": "Own."})
+    assert _with_guidance(custom, guidance).system_prompt == {
+        "type": "custom",
+        "prompt": "Own.\n\nGUIDANCE",
+    }
+    file = ClaudeAgentOptions(system_prompt={"type": "file", "path": "/prompt.md"})
+    assert _with_guidance(file, guidance).extra_args == {"append-system-prompt": "GUIDANCE"}
+    assert _with_guidance(file, "").extra_args == {}

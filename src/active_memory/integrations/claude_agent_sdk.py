@@ -146,7 +146,7 @@ class ClaudeAgentMemory:
     """Active memory for Claude Agent SDK sessions run as the nodes of one authored graph."""
 
     def __init__(self, run: ActiveRun, graph: AuthoredGraph) -> None:
-        self.run = run
+        self.active_run = run
         self.recorder = RunRecorder(run, graph, runtime={"source": "claude-agent-sdk"})
         self.models: dict[str, str] = {}  # node id -> the model its session reported
         self._lanes: dict[str, _Lanes] = {}
@@ -161,7 +161,7 @@ class ClaudeAgentMemory:
         count as delivered when the callback returns them to the SDK. An erroring callback
         would block the tool, so failures are logged and answered with ``{}``.
         """
-        run = self.run
+        run = self.active_run
 
         async def pre_tool_use(
             input_data: HookInput, tool_use_id: str | None, context: HookContext
@@ -208,7 +208,7 @@ class ClaudeAgentMemory:
         updated = replace(options, hooks=hooks)
         if options.session_id is None and options.resume is None:
             updated = replace(updated, session_id=session)
-        guidance = self.run.graph_guidance(node_id, session, execution_id=log.id)
+        guidance = self.active_run.graph_guidance(node_id, session, execution_id=log.id)
         self._lanes[log.id] = _Lanes(self, log)
         return _with_guidance(updated, guidance), log
 

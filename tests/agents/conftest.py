@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agents.doubles import FakeSleep, MockAPI
 
 from active_memory.agents.providers.base import AnswerContract
 from active_memory.agents.providers.retry import RetryPolicy
+from agents.doubles import FakeSleep, MockAPI
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",

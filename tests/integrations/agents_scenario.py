@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents import Agent, ModelProvider, RunConfig, ToolOutputText, function_tool
 from agents.models.interface import Model
 from agents.testing import ScriptedModel, assistant_message, function_call
 
@@ -20,6 +19,7 @@ from active_memory.integrations.openai_agents import (
 )
 from active_memory.models.runs import Binding
 from active_memory.testing import ScriptedProvider
+from agents import Agent, ModelProvider, RunConfig, ToolOutputText, function_tool
 from integrations.kit import README, TARGET
 
 __all__ = [

@@ -46,6 +46,10 @@ from active_memory.recall.recall_session import Caller
 from active_memory.recall.signals import ToolCall
 
 try:
+    from agents.models import get_default_model
+    from agents.tool import ToolOutputText
+    from agents.tool_context import ToolContext
+
     from agents import (
         Agent,
         FunctionTool,
@@ -61,21 +65,17 @@ try:
         ToolCallItem,
         ToolCallOutputItem,
     )
-    from agents.models import get_default_model
-    from agents.tool import ToolOutputText
-    from agents.tool_context import ToolContext
 except ImportError as error:  # the module is the adapter: without its SDK it cannot load
     raise ImportError(missing_extra("agents", "openai-agents")) from error
 
 if TYPE_CHECKING:
-    from agents import RunConfig, TResponseInputItem
-
     from active_memory.agents.providers.base import ModelProvider
     from active_memory.host import ActiveRun
     from active_memory.models.runs import OutcomeStatus
     from active_memory.postmortem.binding import BindingOverride
     from active_memory.postmortem.options import ProviderFactory
     from active_memory.postmortem.report import PostmortemReport
+    from agents import RunConfig, TResponseInputItem
 
 __all__ = ["OpenAIAgentsMemory", "agents_graph", "reachable_agents"]
 

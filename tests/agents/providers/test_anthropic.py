@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import pytest
-from agents.doubles import FakeSleep, MockAPI, anthropic_message, tool_use
 
 from active_memory.agents.providers.anthropic import AnthropicProvider
 from active_memory.agents.providers.base import (
@@ -27,6 +26,7 @@ from active_memory.errors import (
     ProviderTransientError,
     ProviderUnavailable,
 )
+from agents.doubles import FakeSleep, MockAPI, anthropic_message, tool_use
 
 KEY_ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key"}
 VERDICT = {"verdict": "keep", "reason": "still true"}

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents.doubles import MockAPI, anthropic_message, tool_use
 
 from active_memory.agents.providers.anthropic import AnthropicProvider
 from active_memory.agents.providers.base import AnswerContract
@@ -17,6 +16,7 @@ from active_memory.agents.tool_loop import Session
 from active_memory.agents.tools import Toolbox
 from active_memory.errors import ContractViolation
 from active_memory.models.runs import Binding
+from agents.doubles import MockAPI, anthropic_message, tool_use
 
 KEY_ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key"}
 VERDICT = {"verdict": "keep", "reason": "still true"}

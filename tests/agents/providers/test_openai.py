@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import respx
-from agents.doubles import FakeSleep, MockAPI, chat_completion
 
 from active_memory.agents.providers.base import AnswerContract, ModelRequest, UserMessage
 from active_memory.agents.providers.connections import Endpoint
@@ -25,6 +24,7 @@ from active_memory.errors import (
     ProviderUnavailable,
 )
 from active_memory.models.runs import Binding
+from agents.doubles import FakeSleep, MockAPI, chat_completion
 
 KEY_ENV = {"OPENAI_API_KEY": "sk-test-not-a-real-key-000"}
 VERDICT_JSON = '{"verdict": "retire", "reason": "the file is gone"}'

@@ -6,7 +6,6 @@ import sys
 import time
 
 import pytest
-from agents.doubles import MockAPI, anthropic_message
 
 from active_memory.agents.providers import registry
 from active_memory.agents.providers.anthropic import AnthropicProvider
@@ -22,6 +21,7 @@ from active_memory.agents.providers.registry import (
 from active_memory.errors import ConfigError, ProviderUnavailable
 from active_memory.models.runs import Binding
 from active_memory.testing import ScriptedProvider, answer_response
+from agents.doubles import MockAPI, anthropic_message
 
 
 def test_known_providers_are_listed_and_an_unknown_one_is_named() -> None:

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-from agents.doubles import MockAPI, anthropic_message, tool_use
 
 from active_memory.agents.providers.anthropic import AnthropicProvider
 from active_memory.agents.providers.base import (
@@ -29,6 +28,7 @@ from active_memory.testing import (
     ScriptedProvider,
     text_response,
 )
+from agents.doubles import MockAPI, anthropic_message, tool_use
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "providers" / "tool_loop" / "exchanges.jsonl"
 SPECIALIST = "repository_maintenance"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from agents.doubles import FakeSleep
 
 from active_memory.agents.providers.retry import (
     RetryPolicy,
@@ -19,6 +18,7 @@ from active_memory.errors import (
     ProviderTransientError,
     ProviderUnavailable,
 )
+from agents.doubles import FakeSleep
 
 
 def test_retry_after_accepts_milliseconds_seconds_and_http_dates() -> None:

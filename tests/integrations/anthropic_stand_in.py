@@ -10,17 +10,34 @@ Every request body is kept for the test to read.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from conformance.stand_in import ToolCall, holds_tool_result, tool_names
 
-__all__ = ["AnthropicStandIn", "ToolCall"]
+__all__ = ["AnthropicStandIn", "ToolCall", "claude_cli"]
 
 FINAL_TEXT = "Stand-in: done."
 MAX_BODY = 16 * 1024 * 1024
+
+
+def claude_cli() -> str | None:
+    """The CLI the Claude Agent SDK spawns: the one it bundles, else the conformance suite's
+    cached npm install of @anthropic-ai/claude-code (installed on first use); None without
+    either."""
+    import claude_agent_sdk
+
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    if bundled.is_file() and os.access(bundled, os.X_OK):
+        return str(bundled)
+    from conformance.harnesses import HARNESSES, install
+
+    done = install(HARNESSES["claude"])
+    return str(done.binary) if done.binary is not None else None
 
 
 def _first_user_text(body: Mapping[str, Any]) -> str:

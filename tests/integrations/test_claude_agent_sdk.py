@@ -3,7 +3,6 @@ against a loopback stand-in for the Anthropic API, over a real git checkout, twi
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from active_memory.integrations.claude_agent_sdk import (
     claude_graph,
 )
 from active_memory.store.sqlite import SqliteStore
-from integrations.anthropic_stand_in import AnthropicStandIn, ToolCall
+from integrations.anthropic_stand_in import AnthropicStandIn, ToolCall, claude_cli
 from integrations.kit import (
     EDGES,
     LESSON_ID,
@@ -39,23 +38,9 @@ pytestmark = pytest.mark.slow
 MODEL = "claude-sonnet-4-5"
 
 
-def _cli() -> str | None:
-    """The CLI the SDK spawns: the one it bundles, else the conformance suite's cached npm
-    install of @anthropic-ai/claude-code."""
-    import claude_agent_sdk
-
-    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    if bundled.is_file() and os.access(bundled, os.X_OK):
-        return str(bundled)
-    from conformance.harnesses import HARNESSES, install
-
-    done = install(HARNESSES["claude"])
-    return str(done.binary) if done.binary is not None else None
-
-
 @pytest.fixture(scope="module")
 def cli() -> str:
-    path = _cli()
+    path = claude_cli()
     if path is None:
         pytest.skip("neither the SDK's bundled Claude Code CLI nor the npm package is available")
     return path

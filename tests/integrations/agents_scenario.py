@@ -19,7 +19,7 @@ from active_memory.integrations.openai_agents import (
 )
 from active_memory.models.runs import Binding
 from active_memory.testing import ScriptedProvider
-from agents import Agent, ModelProvider, RunConfig, ToolOutputText, function_tool
+from agents import Agent, ModelProvider, RunConfig, ToolOutputText, UserError, function_tool
 from integrations.kit import README, TARGET
 
 __all__ = [
@@ -29,10 +29,13 @@ __all__ = [
     "OpenAIAgentsMemory",
     "RunConfig",
     "ToolOutputText",
+    "UserError",
     "_with_cards",
     "agents_graph",
     "factory",
+    "failing_agent",
     "make_agents",
+    "one_read",
     "outputs",
     "script",
 ]
@@ -86,3 +89,21 @@ def outputs(model: ScriptedModel) -> list[str]:
     assert isinstance(call.input, list)
     return [str(item["output"]) for item in call.input
             if isinstance(item, dict) and item.get("type") == "function_call_output"]  # fmt: skip
+
+
+def failing_agent() -> Agent[Any]:
+    """One agent whose tool raises through the SDK (no failure formatter): nothing comes back."""
+
+    @function_tool(failure_error_function=None)
+    def read_file(path: str) -> str:
+        """Read a file of the checkout."""
+        raise OSError(f"cannot read {path}")
+
+    return Agent(name="implement", instructions="Implement.", model=IMPLEMENT_MODEL,
+                 tools=[read_file])  # fmt: skip
+
+
+def one_read() -> Models:
+    implement = ScriptedModel([[function_call("read_file", {"path": TARGET}, call_id="r")],
+                               [assistant_message("Done.")]])  # fmt: skip
+    return Models({IMPLEMENT_MODEL: implement})

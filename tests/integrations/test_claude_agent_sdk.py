@@ -149,3 +149,52 @@ def test_guidance_is_appended_to_every_system_prompt_form() -> None:
     file = ClaudeAgentOptions(system_prompt={"type": "file", "path": "/prompt.md"})
     assert _with_guidance(file, guidance).extra_args == {"append-system-prompt": "GUIDANCE"}
     assert _with_guidance(file, "").extra_args == {}
+
+
+def test_the_message_stream_makes_the_execution_and_its_subagent_tasks(tmp_path: Path) -> None:
+    from claude_agent_sdk import (
+        AssistantMessage,
+        SystemMessage,
+        TaskNotificationMessage,
+        TextBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UserMessage,
+    )
+
+    checkout = make_checkout(tmp_path)
+    graph = claude_graph("widgets-flow", ROLES, model=MODEL, edges=EDGES)
+    store = SqliteStore(tmp_path / "lessons.sqlite3")
+    with store, Bench(tmp_path, checkout, store).open("run-1", graph) as run:
+        memory = ClaudeAgentMemory(run, graph)
+        options, log = memory.options("implement", ClaudeAgentOptions(model=MODEL))
+        assert options.session_id == log.conversation_id
+        assert options.hooks is not None
+        assert len(options.hooks["PreToolUse"]) == 1
+        stream = [
+            SystemMessage("init", {"model": "claude-opus-4-1", "session_id": "s"}),
+            AssistantMessage([ToolUseBlock("task-1", "Task", {"prompt": "look"})], MODEL),
+            AssistantMessage([ToolUseBlock("read-1", "Read", {"file_path": TARGET})], MODEL,
+                             parent_tool_use_id="task-1"),
+            UserMessage([ToolResultBlock("read-1", "class BlobWriter")],
+                        parent_tool_use_id="task-1"),
+            TaskNotificationMessage("task_notification", {}, "t1", "completed", "", "Looked.",
+                                    "u1", "s", tool_use_id="task-1"),
+            UserMessage([ToolResultBlock("task-1", "Looked.")]),
+            AssistantMessage([TextBlock("All done.")], MODEL),
+        ]  # fmt: skip
+        for message in stream:
+            memory.observe(log, message)
+        log.finish("completed")
+        record = memory.recorder.record()
+    main, task = record.executions
+    assert (main.id, main.occurrence, main.completion) == ("implement-1-1", 1, "All done.")
+    assert (task.id, task.node_id, task.occurrence, task.status, task.completion) == (
+        "implement-1-1.task-1", "implement", 2, "completed", "Looked.")  # fmt: skip
+    assert task.conversation_id == f"{main.conversation_id}/task-task-1"
+    assert memory.models == {"implement": "claude-opus-4-1"}  # what the session reported
+    assert main.transcript is not None
+    assert task.transcript is not None
+    lines = task.transcript.read_text("utf-8")
+    assert '"tool": "Read"' in lines
+    assert "class BlobWriter" in lines

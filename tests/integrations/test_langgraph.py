@@ -215,3 +215,82 @@ async def test_graph_guidance_ends_the_node_prompt_on_every_model_call(tmp_path:
     out = scenario.app.invoke({"messages": [HumanMessage("Go.")]},
                               {"configurable": {"thread_id": "plain"}})  # fmt: skip
     assert out["messages"][-1].content == "Approved."
+
+
+def _flat(checkout: Path, model: FakeMessagesListChatModel, *, fails: bool = False) -> Any:
+    """One agent node and a top-level ToolNode serving it (``tools`` maps to ``implement``)."""
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file of the checkout."""
+        if fails:
+            raise OSError(f"cannot read {path}")
+        return (checkout / path).read_text(encoding="utf-8")
+
+    def implement(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        system = SystemMessage(node_prompt("Implement.", config))
+        return {"messages": [model.invoke([system, *state["messages"]])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("implement", implement)
+    builder.add_node("tools", ToolNode([read_file], wrap_tool_call=wrap_tool_call,
+                                       awrap_tool_call=awrap_tool_call,
+                                       handle_tool_errors=not fails))  # fmt: skip
+    builder.add_edge(START, "implement")
+    builder.add_conditional_edges("implement", tools_condition)
+    builder.add_edge("tools", "implement")
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+def _seed(store: SqliteStore) -> None:
+    from active_memory.models.changes import Mutation, Publication
+    from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
+
+    draft = LessonDraft(
+        scope=RepositoryScope(repository="forge:github.com/acme/widgets", files=(TARGET,)),
+        title="Flush the BlobWriter before asserting",
+        recommendation="Writes stay buffered until flush() or close().",
+        evidence=Evidence(run_id="run-0", references=("exec:e1",), reason="seen before"),
+    )
+    store.publish(Publication(run_id="seed", mutations=(
+        Mutation(op="upsert", id=LESSON_ID, expected_revision=0, draft=draft),)))  # fmt: skip
+
+
+async def test_a_top_level_tool_node_records_its_tasks_and_delivers_to_the_node_it_serves(
+    tmp_path: Path,
+) -> None:
+    checkout = make_checkout(tmp_path)
+    model = FakeMessagesListChatModel(responses=_reads(TARGET, final="Done."))
+    app = _flat(checkout, model)
+    graph = langgraph_graph(app, {"implement": "worker"}, BINDING)
+    assert [(n.id, n.kind) for n in graph.nodes] == [("implement", "worker"), ("tools", "tool")]
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        _seed(store)
+        with Bench(tmp_path, checkout, store).open("run-1", graph) as run:
+            memory = LangGraphMemory(run, graph, tool_nodes={"tools": "implement"})
+            list(memory.stream(app, {"messages": [HumanMessage("Go.")]},
+                               {"configurable": {"thread_id": "t"}}))  # fmt: skip
+            executions = memory.recorder.executions
+            assert [(e.node_id, e.occurrence, e.status) for e in executions] == [
+                ("implement", 1, "completed"), ("tools", 1, "completed"),
+                ("implement", 2, "completed")]  # fmt: skip
+            assert [(d.node_id, d.execution, d.conversation_id) for d in run.deliveries] == [
+                ("implement", executions[1].id, "t/implement")]  # fmt: skip
+            assert executions[2].completion == "Done."
+
+
+async def test_a_tool_that_raises_hands_no_card_over(tmp_path: Path) -> None:
+    checkout = make_checkout(tmp_path)
+    model = FakeMessagesListChatModel(responses=_reads(TARGET, final="Done."))
+    app = _flat(checkout, model, fails=True)
+    graph = langgraph_graph(app, {"implement": "worker"}, BINDING)
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        _seed(store)
+        with Bench(tmp_path, checkout, store).open("run-1", graph) as run:
+            memory = LangGraphMemory(run, graph, tool_nodes={"tools": "implement"})
+            with pytest.raises(OSError, match="cannot read"):
+                list(memory.stream(app, {"messages": [HumanMessage("Go.")]},
+                                   {"configurable": {"thread_id": "t"}}))  # fmt: skip
+            assert run.deliveries == ()
+            assert [r.tool for r in run.receipts] == ["read_file"]
+            assert [e.status for e in memory.recorder.executions] == ["completed", "error"]

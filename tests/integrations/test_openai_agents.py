@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from active_memory.models.runs import Binding
 from active_memory.store.sqlite import SqliteStore
 from integrations.kit import (
@@ -123,3 +125,36 @@ def test_cards_keep_the_tools_own_output_form(openai_agents: ModuleType) -> None
     assert s._with_cards(text, "CARDS") == [text, s.ToolOutputText(text="CARDS")]
     assert s._with_cards([text], "CARDS") == [text, s.ToolOutputText(text="CARDS")]
     assert s._with_cards(42, "CARDS") == "42\n\nCARDS"
+
+
+async def test_a_tool_that_raises_hands_no_card_over(
+    tmp_path: Path, openai_agents: ModuleType
+) -> None:
+    from active_memory.models.changes import Mutation, Publication
+    from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
+
+    s = openai_agents
+    checkout = make_checkout(tmp_path)
+    failing, working = s.failing_agent(), s.make_agents(checkout)
+    graph = s.agents_graph(failing, {"implement": "worker"})
+    draft = LessonDraft(
+        scope=RepositoryScope(repository="forge:github.com/acme/widgets", files=(TARGET,)),
+        title="Flush the BlobWriter before asserting",
+        recommendation="Writes stay buffered until flush() or close().",
+        evidence=Evidence(run_id="run-0", references=("exec:e1",), reason="seen before"),
+    )
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        store.publish(Publication(run_id="seed", mutations=(
+            Mutation(op="upsert", id=LESSON_ID, expected_revision=0, draft=draft),)))  # fmt: skip
+        with Bench(tmp_path, checkout, store).open("run-1", graph) as run:
+            memory = s.OpenAIAgentsMemory(run, graph)
+            config = s.RunConfig(model_provider=s.one_read(), tracing_disabled=True)
+            with pytest.raises(s.UserError, match="cannot read"):
+                await memory.run(failing, "Go.", run_config=config, conversation_id="c")
+            assert run.deliveries == ()
+            assert [r.tool for r in run.receipts] == ["read_file"]
+            assert memory.recorder.executions[0].status == "error"
+            # The card stayed eligible in that conversation: the next read delivers it.
+            config = s.RunConfig(model_provider=s.one_read(), tracing_disabled=True)
+            await memory.run(working, "Go.", run_config=config, conversation_id="c")
+            assert [(d.lesson_id, d.conversation_id) for d in run.deliveries] == [(LESSON_ID, "c")]

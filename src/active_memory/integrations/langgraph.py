@@ -205,18 +205,20 @@ class LangGraphMemory:
 
     # --- who is calling -----------------------------------------------------------------------
 
-    def _where(self, config: RunnableConfig | None) -> tuple[str, str | None, str]:
-        """(node, top-level task id, conversation) of the code running under ``config``."""
+    def _where(self, config: RunnableConfig | None) -> tuple[str, ExecutionLog | None, str]:
+        """Who runs under ``config``: the agent node it serves, the execution of its top-level
+        task (a tool node's own, when ``tool_nodes`` maps it to the agent it serves) and the
+        conversation."""
         config = config or {}
         configurable = config.get("configurable") or {}
         metadata = config.get("metadata") or {}
         namespace = str(configurable.get("checkpoint_ns") or metadata.get("checkpoint_ns") or "")
         top, _, task = namespace.split("|", 1)[0].partition(":")
-        node = top or str(metadata.get("langgraph_node") or "unknown")
-        node = self.tool_nodes.get(node, node)
+        top = top or str(metadata.get("langgraph_node") or "unknown")
+        node = self.tool_nodes.get(top, top)
         thread = str(configurable.get("thread_id") or self._thread)
         talk = thread if self.conversation == "thread" else f"{thread}/{node}"
-        return node, task or None, talk
+        return node, self._execution(top, task or None, talk), talk
 
     def _execution(self, node: str, task: str | None, conversation: str) -> ExecutionLog | None:
         """The execution of ``task``: its current attempt, or a new one once the last ended."""
@@ -241,14 +243,13 @@ class LangGraphMemory:
     def guidance(self, config: RunnableConfig | None, node_id: str | None = None) -> str:
         """The node's graph guidance, for its prompt: claimed once per conversation, the same
         text on every later model call (the prompt is rebuilt each time)."""
-        node, task, talk = self._where(config)
+        node, log, talk = self._where(config)
         node = node_id or node
         key = (talk, node)
         with self._lock:
             cached = self._guidance.get(key)
         if cached is not None:
             return cached
-        log = self._execution(node, task, talk)
         text = self.active_run.graph_guidance(node, talk, execution_id=log.id if log else None)
         with self._lock:
             return self._guidance.setdefault(key, text)
@@ -261,8 +262,7 @@ class LangGraphMemory:
     def _recall(self, request: ToolCallRequest) -> Recall | None:
         try:
             runtime = getattr(request, "runtime", None)
-            node, task, talk = self._where(getattr(runtime, "config", None))
-            log = self._execution(node, task, talk)
+            node, log, talk = self._where(getattr(runtime, "config", None))
             call = request.tool_call
             arguments = call.get("args")
             parsed = ToolCall(str(call.get("name") or "tool"),
@@ -323,7 +323,8 @@ class LangGraphMemory:
         if self.recorder.graph.node(node) is None or not task:
             return
         thread = str(((config or {}).get("configurable") or {}).get("thread_id") or self._thread)
-        talk = thread if self.conversation == "thread" else f"{thread}/{node}"
+        served = self.tool_nodes.get(node, node)
+        talk = thread if self.conversation == "thread" else f"{thread}/{served}"
         log = self._execution(node, task, talk)
         if log is None:
             return

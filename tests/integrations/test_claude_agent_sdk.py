@@ -71,6 +71,30 @@ def _options(
     )
 
 
+def _traced(cli: str, folder: Path) -> tuple[str, Path | None]:
+    """Where strace works (as in the conformance suite), the CLI under ``strace -f`` through a
+    wrapper script, so the test can check that every connect was to loopback."""
+    from conformance.kit import tracing
+
+    if not tracing():
+        return cli, None
+    trace = folder / "cli.strace"
+    wrapper = folder / "claude-traced"
+    wrapper.write_text(
+        f'#!/bin/sh\nexec strace -f -qq -A -e trace=connect -o "{trace}" "{cli}" "$@"\n',
+        encoding="utf-8",
+    )
+    wrapper.chmod(0o700)
+    return str(wrapper), trace
+
+
+def _assert_loopback_only(trace: Path | None) -> None:
+    from conformance.kit import foreign_connects
+
+    if trace is not None:
+        assert foreign_connects(trace.read_text(errors="replace")) == []
+
+
 async def _run_graph(memory: ClaudeAgentMemory, options: ClaudeAgentOptions) -> None:
     for node in ("implement", "review"):
         results = [m async for m in memory.query(node, f"[node:{node}] do the work", options)]
@@ -82,6 +106,7 @@ async def test_a_lesson_learned_in_run_one_is_delivered_once_in_run_two(
     tmp_path: Path, cli: str
 ) -> None:
     checkout = make_checkout(tmp_path)
+    cli, trace = _traced(cli, tmp_path)
     target, readme = str(checkout / TARGET), str(checkout / README)
     graph = claude_graph("widgets-flow", ROLES, model=MODEL, edges=EDGES)
     with SqliteStore(tmp_path / "lessons.sqlite3") as store:
@@ -129,6 +154,7 @@ async def test_a_lesson_learned_in_run_one_is_delivered_once_in_run_two(
         assert report.status == "completed", report
         assert delivered(provider)
         assert report.specialist("repository_maintenance").decisions == {"keep": 1}
+    _assert_loopback_only(trace)
 
 
 def test_guidance_is_appended_to_every_system_prompt_form() -> None:

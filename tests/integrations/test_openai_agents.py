@@ -125,6 +125,9 @@ def test_cards_keep_the_tools_own_output_form(openai_agents: ModuleType) -> None
     assert s._with_cards(text, "CARDS") == [text, s.ToolOutputText(text="CARDS")]
     assert s._with_cards([text], "CARDS") == [text, s.ToolOutputText(text="CARDS")]
     assert s._with_cards(42, "CARDS") == "42\n\nCARDS"
+    image = {"type": "image", "image_url": "data:image/png;base64,AA=="}
+    assert s._with_cards(image, "CARDS") == [image, s.ToolOutputText(text="CARDS")]
+    assert s._with_cards({"rows": 3}, "CARDS") == "{'rows': 3}\n\nCARDS"
 
 
 async def test_a_tool_that_raises_hands_no_card_over(

@@ -200,15 +200,19 @@ class ClaudeAgentMemory:
         session id of its own (kept when given), the recall hook first among the PreToolUse
         matchers, and the node's graph guidance appended to the system prompt."""
         options = options or ClaudeAgentOptions()
-        session = options.session_id or options.resume or str(uuid.uuid4())
-        log = self.recorder.start(node_id, conversation_id=session, attempt=attempt)
+        known = options.session_id or options.resume
+        # continue_conversation picks the session itself (a session id may not be set with it):
+        # its tool calls are then the conversation the hook input names.
+        session = known or (None if options.continue_conversation else str(uuid.uuid4()))
+        talk = session or f"continued-{uuid.uuid4()}"
+        log = self.recorder.start(node_id, conversation_id=talk, attempt=attempt)
         hooks = dict(options.hooks or {})
         matcher = HookMatcher(matcher=None, hooks=[self.hook(node_id, session, log.id)])
         hooks["PreToolUse"] = [matcher, *hooks.get("PreToolUse", [])]
         updated = replace(options, hooks=hooks)
-        if options.session_id is None and options.resume is None:
+        if known is None and session is not None:
             updated = replace(updated, session_id=session)
-        guidance = self.active_run.graph_guidance(node_id, session, execution_id=log.id)
+        guidance = self.active_run.graph_guidance(node_id, talk, execution_id=log.id)
         self._lanes[log.id] = _Lanes(self, log)
         return _with_guidance(updated, guidance), log
 

@@ -47,7 +47,7 @@ from active_memory.recall.signals import ToolCall
 
 try:
     from agents.models import get_default_model
-    from agents.tool import ToolOutputText
+    from agents.tool import ToolOutputFileContent, ToolOutputImage, ToolOutputText
     from agents.tool_context import ToolContext
 
     from agents import (
@@ -147,7 +147,10 @@ def _with_cards(output: Any, cards: str) -> Any:
         return f"{output}\n\n{cards}" if output else cards
     if isinstance(output, list):
         return [*output, ToolOutputText(text=cards)]
-    if isinstance(output, ToolOutputText | Mapping) or hasattr(output, "type"):
+    structured = isinstance(output, ToolOutputText | ToolOutputImage | ToolOutputFileContent) or (
+        isinstance(output, Mapping) and output.get("type") in ("text", "image", "file")
+    )
+    if structured:
         return [output, ToolOutputText(text=cards)]
     return f"{output}\n\n{cards}"  # the SDK would str() it for the model anyway
 

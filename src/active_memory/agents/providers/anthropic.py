@@ -21,9 +21,13 @@ from active_memory.agents.providers.anthropic_wire import (
 )
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.providers.connections import Endpoint
-from active_memory.agents.providers.retry import classify_status
 from active_memory.agents.providers.sdk_adapter import SdkAdapter, env_value
-from active_memory.errors import ProviderError, ProviderTransientError, ProviderUnavailable
+from active_memory.agents.providers.transport_errors import (
+    classify_status,
+    connection_error,
+    malformed_response,
+)
+from active_memory.errors import ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -147,7 +151,7 @@ def _vertex_client(
 
 
 @contextmanager
-def _map_api_errors(provider: str, credential: str) -> Iterator[None]:
+def _map_api_errors(provider: str, credential: str, host: str) -> Iterator[None]:
     """The one place Anthropic SDK exceptions become toolkit errors."""
     import anthropic
 
@@ -158,12 +162,17 @@ def _map_api_errors(provider: str, credential: str) -> Iterator[None]:
         raise classify_status(
             provider, e.status_code, e.response.headers, message, credential=credential
         ) from e
+    except anthropic.APIResponseValidationError as e:
+        raise malformed_response(provider, host, e.message) from e
     except anthropic.APIConnectionError as e:
-        raise ProviderTransientError(provider, f"connection failed: {e.message}") from e
+        raise connection_error(provider, e, e.request.url) from e
     except anthropic.CredentialsError as e:
         raise ProviderUnavailable(f"{provider}: credentials could not be loaded: {e}") from e
     except anthropic.AnthropicError as e:
         raise ProviderError(f"{provider}: {e}") from e
+    except ValueError as e:
+        # The SDK decodes the body with json.loads: a server that is not the API sends text.
+        raise malformed_response(provider, host, f"{type(e).__name__}: {e}") from e
 
 
 class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
@@ -193,14 +202,21 @@ class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
         return builders.get(lane, _vertex_client)(env, endpoint, http_client)
 
     def _map_errors(self) -> AbstractContextManager[None]:
-        return _map_api_errors(self.name, self._credential)
+        return _map_api_errors(self.name, self._credential, self.host)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
-        return build_params(request)
+        return build_params(request, self.output)
 
     async def _send(self, params: dict[str, Any]) -> Message:
         message: Message = await self._client.messages.create(**params)
         return message
 
     def _parse(self, result: Message, request: ModelRequest, retries: int) -> ModelResponse:
-        return parse_message(result, request.contract.name, retries)
+        from anthropic.types import Message
+
+        # The SDK hands back a plain string for a body that is not JSON, and a model with
+        # every field None for JSON of another shape.
+        if not isinstance(result, Message) or result.content is None or result.usage is None:
+            shape = "text" if isinstance(result, str) else "JSON without content"
+            raise malformed_response(self.name, self.host, f"got {shape}")
+        return parse_message(result, request.contract.name, retries, self.output)

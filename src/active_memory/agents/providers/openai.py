@@ -13,12 +13,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.openai_wire import build_params, check_effort, parse_completion
-from active_memory.agents.providers.retry import classify_status
 from active_memory.agents.providers.sdk_adapter import SdkAdapter, env_value
-from active_memory.errors import ProviderError, ProviderTransientError, ProviderUnavailable
+from active_memory.agents.providers.transport_errors import (
+    classify_status,
+    connection_error,
+    malformed_response,
+)
+from active_memory.errors import ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -100,7 +104,7 @@ def _compatible_client(
 
 
 @contextmanager
-def _map_api_errors(provider: str, credential: str) -> Iterator[None]:
+def _map_api_errors(provider: str, credential: str, host: str) -> Iterator[None]:
     """The one place OpenAI SDK exceptions become toolkit errors."""
     import openai
 
@@ -110,8 +114,13 @@ def _map_api_errors(provider: str, credential: str) -> Iterator[None]:
         raise classify_status(
             provider, e.status_code, e.response.headers, e.message, credential=credential
         ) from e
+    except openai.APIResponseValidationError as e:
+        raise malformed_response(provider, host, e.message) from e
     except openai.APIConnectionError as e:
-        raise ProviderTransientError(provider, f"connection failed: {e.message}") from e
+        raise connection_error(provider, e, e.request.url) from e
+    except ValueError as e:
+        # The SDK decodes the body with json.loads: a server that is not the API sends text.
+        raise malformed_response(provider, host, f"{type(e).__name__}: {e}") from e
     except openai.OpenAIError as e:
         raise ProviderError(f"{provider}: {e}") from e
 
@@ -140,14 +149,27 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
         return builders.get(lane, _compatible_client)(env, endpoint, http_client)
 
     def _map_errors(self) -> AbstractContextManager[None]:
-        return _map_api_errors(self.name, self._credential)
+        return _map_api_errors(self.name, self._credential, self.host)
+
+    @classmethod
+    def default_output(cls, lane: str) -> OutputMode:
+        """OpenAI and Azure document strict structured output beside tools; a compatible
+        server gets the answer as a tool, since its grammar-constrained JSON shuts tools out."""
+        return "tool" if lane == "compatible" else "native"
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
-        return build_params(request, compatible=self.lane == "compatible")
+        return build_params(request, compatible=self.lane == "compatible", output=self.output)
 
     async def _send(self, params: dict[str, Any]) -> ChatCompletion:
         completion: ChatCompletion = await self._client.chat.completions.create(**params)
         return completion
 
     def _parse(self, result: ChatCompletion, request: ModelRequest, retries: int) -> ModelResponse:
-        return parse_completion(result, retries)
+        from openai.types.chat import ChatCompletion
+
+        # The SDK hands back a plain string for a body that is not JSON, and a model with
+        # every field None for JSON of another shape.
+        if not isinstance(result, ChatCompletion) or result.choices is None:
+            shape = "text" if isinstance(result, str) else "JSON without choices"
+            raise malformed_response(self.name, self.host, f"got {shape}")
+        return parse_completion(result, retries, request.contract.name, self.output)

@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
 
-from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.retry import RetryPolicy, call_with_retries
-from active_memory.errors import ConfigError, ProviderUnavailable
+from active_memory.agents.providers.transport_errors import describe_host
+from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -50,6 +51,8 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
 
     ``http_client`` is the seam tests use to inject an ``httpx2.AsyncClient`` with a mock
     transport; ``retry`` sets the retry policy (tests inject a sleep that does not sleep).
+    ``output`` is how the final answer is asked for (``output.py``); each lane has a default.
+    ``host`` is where traffic goes (``host[:port]`` of the client's base URL).
     """
 
     family: ClassVar[str]  # the provider name: also its SDK's module and its default lane
@@ -64,6 +67,7 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         env: Mapping[str, str] | None = None,
         http_client: httpx2.AsyncClient | None = None,
         retry: RetryPolicy | None = None,
+        output: OutputMode | None = None,
     ) -> None:
         lane = self.family if lane is None else lane
         if lane not in self.lanes:
@@ -82,7 +86,10 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         self._client, self._credential = self._build_client(lane, environ, endpoint, http_client)
         self.lane = lane
         self.name = self.family if lane == self.family else f"{self.family}/{lane}"
+        # Where traffic goes, for reports and the run log: host[:port], never a credential.
+        self.host = describe_host(getattr(self._client, "base_url", ""))
         self._retry = retry or RetryPolicy()
+        self.output: OutputMode = output or self.default_output(lane)
 
     # -- what each adapter supplies ----------------------------------------------------------
 
@@ -90,6 +97,11 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
     def extra(cls, lane: str) -> str:
         """The install extra that brings the SDK for ``lane``."""
         return cls.family
+
+    @classmethod
+    def default_output(cls, lane: str) -> OutputMode:
+        """The output mode of ``lane`` when none is asked for: the answer as a tool."""
+        return "tool"
 
     @abstractmethod
     def _build_client(
@@ -129,7 +141,11 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         result, retries = await call_with_retries(
             call, provider=self.name, deadline=request.deadline, policy=self._retry
         )
-        return self._parse(result, request, retries)
+        try:
+            return self._parse(result, request, retries)
+        except ProviderError as error:
+            error.attempts = retries + 1
+            raise
 
     async def aclose(self) -> None:
         await self._client.close()

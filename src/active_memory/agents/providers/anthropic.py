@@ -21,7 +21,12 @@ from active_memory.agents.providers.anthropic_wire import (
 )
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.providers.connections import Endpoint
-from active_memory.agents.providers.sdk_adapter import SdkAdapter, env_value
+from active_memory.agents.providers.sdk_adapter import (
+    UNUSED_KEY,
+    SdkAdapter,
+    endpoint_key,
+    env_value,
+)
 from active_memory.agents.providers.transport_errors import (
     classify_status,
     connection_error,
@@ -57,9 +62,11 @@ def _direct_client(
 ) -> tuple[AnyAnthropicClient, str]:
     from anthropic import AsyncAnthropic
 
-    credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else "ANTHROPIC_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "ANTHROPIC_API_KEY")
-    auth_token = None if api_key else env_value(env, "ANTHROPIC_AUTH_TOKEN")
+    api_key, credential = endpoint_key(endpoint, env, "ANTHROPIC_API_KEY")
+    own_server = endpoint is not None and endpoint.own_server
+    auth_token = None if api_key or own_server else env_value(env, "ANTHROPIC_AUTH_TOKEN")
+    if own_server and api_key is None:
+        api_key = UNUSED_KEY  # an Anthropic-compatible local server takes any key
     if api_key is None and auth_token is None:
         raise ProviderUnavailable(f"no Anthropic API key: set {credential}")
     base_url = (endpoint.base_url if endpoint else None) or env_value(env, "ANTHROPIC_BASE_URL")

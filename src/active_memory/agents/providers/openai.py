@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.openai_wire import build_params, check_effort, parse_completion
-from active_memory.agents.providers.sdk_adapter import SdkAdapter, env_value
+from active_memory.agents.providers.sdk_adapter import (
+    UNUSED_KEY,
+    SdkAdapter,
+    endpoint_key,
+    env_value,
+)
 from active_memory.agents.providers.transport_errors import (
     classify_status,
     connection_error,
@@ -32,8 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["OPENAI_LANES", "OpenAIProvider"]
 
 OPENAI_LANES = ("openai", "azure", "compatible")
-# Local servers usually take no key, but the SDK insists on one; this placeholder is no secret.
-UNUSED_KEY = "unused"
 
 
 def _openai_client(
@@ -41,12 +44,14 @@ def _openai_client(
 ) -> tuple[AsyncOpenAI, str]:
     from openai import AsyncOpenAI
 
-    credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else "OPENAI_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "OPENAI_API_KEY")
-    if api_key is None:
+    api_key, credential = endpoint_key(endpoint, env, "OPENAI_API_KEY")
+    own_server = endpoint is not None and endpoint.own_server
+    if api_key is None and not own_server:
         raise ProviderUnavailable(f"no OpenAI API key: set {credential}")
     base_url = (endpoint.base_url if endpoint else None) or env_value(env, "OPENAI_BASE_URL")
-    client = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, http_client=http_client)
+    client = AsyncOpenAI(
+        api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
+    )
     return client, credential
 
 
@@ -88,15 +93,15 @@ def _compatible_client(
 ) -> tuple[AsyncOpenAI, str]:
     from openai import AsyncOpenAI
 
+    # Without a server of the connection's own, OPENAI_BASE_URL and OPENAI_API_KEY go
+    # together, as the SDK reads them.
+    api_key, credential = endpoint_key(endpoint, env, "OPENAI_API_KEY")
     base_url = (endpoint.base_url if endpoint else None) or env_value(env, "OPENAI_BASE_URL")
     if base_url is None:
-        where = endpoint.connection if endpoint else "the binding"
         raise ProviderUnavailable(
-            f"no base URL for the OpenAI-compatible server of {where}: set OPENAI_BASE_URL "
-            "or declare a connection whose <NAME>_BASE_URL is set"
+            "no base URL for the OpenAI-compatible server: pass --base-url, declare a "
+            "connection with a baseUrl, or set OPENAI_BASE_URL"
         )
-    credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else "OPENAI_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "OPENAI_API_KEY")
     client = AsyncOpenAI(
         api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
     )

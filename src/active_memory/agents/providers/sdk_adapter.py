@@ -26,7 +26,10 @@ from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["SdkAdapter", "env_value"]
+__all__ = ["UNUSED_KEY", "SdkAdapter", "endpoint_key", "env_value"]
+
+# Local servers usually take no key, but the SDKs insist on one; this placeholder is no secret.
+UNUSED_KEY = "unused"
 
 
 class _Closable(Protocol):
@@ -44,6 +47,32 @@ def env_value(env: Mapping[str, str], *names: str) -> str | None:
         if value:
             return value
     return None
+
+
+def endpoint_key(
+    endpoint: Endpoint | None, env: Mapping[str, str], standard: str
+) -> tuple[str | None, str]:
+    """The key for a lane whose standard variable is ``standard``, and the name a refused
+    credential is reported under.
+
+    A connection that names its key variable must have it set (ProviderUnavailable naming it
+    otherwise). One with its own server and no key variable gets no key at all: the standard
+    variable holds a key for the hosted API, which no other server should see.
+    """
+    if endpoint is None:
+        return env_value(env, standard), standard
+    if endpoint.api_key_env is not None:
+        if endpoint.api_key is None:
+            raise ProviderUnavailable(
+                f"no API key for connection {endpoint.connection!r}: set {endpoint.api_key_env}"
+            )
+        return endpoint.api_key, endpoint.api_key_env
+    if endpoint.own_server:
+        return None, (
+            f"an API key variable for connection {endpoint.connection!r} (none is named; pass "
+            "--api-key-env or set apiKeyEnv)"
+        )
+    return env_value(env, standard), standard
 
 
 class SdkAdapter(ABC, Generic[ClientT, ResultT]):

@@ -193,7 +193,8 @@ def _final_turn_expectations(lane: Lane, output: OutputMode) -> Callable[[dict[s
         assert "verdict" not in offered
         assert lane.schema_on_wire(body) == (output == "native")
         if lane.compatible:
-            assert "tools" not in body and choice is None
+            assert "tools" not in body
+            assert choice is None
         else:
             assert choice in ("none", {"type": "none"})
 

@@ -21,7 +21,7 @@ hosted API is never sent to another server.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from active_memory.agents.providers.base import OutputMode
 
@@ -99,14 +99,27 @@ def resolve_endpoint(
     *,
     explicit: Connection | None = None,
 ) -> Endpoint | None:
-    """The caller's ``explicit`` connection, else the first of ``names`` declared for
-    ``provider``, resolved; None when neither applies (the lane's standard variables then)."""
-    if explicit is not None:
-        return resolve_connection(explicit, env)
-    declared = declared or {}
+    """The first of ``names`` declared for ``provider``, with the caller's ``explicit``
+    connection over it, resolved; None when neither applies (the lane's standard variables).
+
+    An explicit connection with its own base URL stands alone (a declared key never follows
+    traffic to another server); one without refines the declared connection it finds (its
+    lane, output mode or key variable win).
+    """
+    found: Connection | None = None
     for name in names:
-        connection = declared.get(name)
-        if connection is None or connection.provider not in (None, provider):
-            continue
-        return resolve_connection(connection, env)
-    return None
+        connection = (declared or {}).get(name)
+        if connection is not None and connection.provider in (None, provider):
+            found = connection
+            break
+    if explicit is not None:
+        if found is None or explicit.base_url is not None or explicit.base_url_env is not None:
+            found = explicit
+        else:
+            given = {
+                key: getattr(explicit, key)
+                for key in ("api_key_env", "api_version_env", "lane", "output")
+                if getattr(explicit, key) is not None
+            }
+            found = replace(found, **given)
+    return resolve_connection(found, env) if found is not None else None

@@ -181,22 +181,22 @@ def connection_options(command: Callable[..., None]) -> Callable[..., None]:
             type=click.Choice(_LANES),
             help="The API lane (it names its "
             "provider): e.g. compatible for an OpenAI-compatible server.",
-        ),  # fmt: skip
+        ),
         click.option(
             "--base-url",
             help="The server's API root, e.g. http://127.0.0.1:8080/v1. "
             "Only --api-key-env's key is sent there (none without it).",
-        ),  # fmt: skip
+        ),
         click.option(
             "--api-key-env",
             metavar="NAME",
             help="The environment variable holding the API key for --base-url or the lane.",
-        ),  # fmt: skip
+        ),
         click.option(
             "--output",
             type=click.Choice(["tool", "native", "prompted"]),
             help="How the answer is asked for (default: the lane's).",
-        ),  # fmt: skip
+        ),
     )
     for option in reversed(options):
         command = option(command)

@@ -116,8 +116,12 @@ def _map_api_errors(provider: str, credential: str, host: str) -> Iterator[None]
     try:
         yield
     except openai.APIStatusError as e:
+        # The SDK's message is "Error code: 401 - {...}"; the server's own words read better.
+        body = e.body
+        said = body.get("message") if isinstance(body, dict) else None
+        message = said if isinstance(said, str) and said else e.message
         raise classify_status(
-            provider, e.status_code, e.response.headers, e.message, credential=credential
+            provider, e.status_code, e.response.headers, message, credential=credential
         ) from e
     except openai.APIResponseValidationError as e:
         raise malformed_response(provider, host, e.message) from e

@@ -132,3 +132,38 @@ def test_a_bad_connection_option_is_bad_input_in_one_sentence(
     assert result.exit_code == 2
     assert result.stderr.startswith(message)
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_runtime_connection_entry_chooses_where_a_named_connection_goes(
+    tmp_path: Path,
+) -> None:
+    folder, _ = first_run(tmp_path)  # its binding: anthropic, lane claude-code, ("github",)
+    runtime = tmp_path / "runtime.json"
+    with serving() as stand_in:
+        entry = {"provider": "anthropic", "baseUrl": stand_in.url, "output": "native"}
+        runtime.write_text(
+            json.dumps({"globalAgents": {"postmortem": {"connections": {"github": entry}}}})
+        )
+        result = _cli("specialist", "run", "graph_discovery", str(folder), "--runtime",
+                      str(runtime), "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+        seen = stand_in.seen
+    assert result.exit_code == 0, result.stdout + result.stderr
+    host = stand_in.url.removeprefix("http://")
+    assert f"model        anthropic claude-sonnet-4-5 at {host}, answer as native" in result.stdout
+    assert {path for path, _ in seen} == {"/v1/messages"}
+    assert {key for _, key in seen} == {"Bearer unused"}  # no key variable named: none sent
+
+
+def test_an_undeclared_connection_name_never_redirects_traffic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _ = first_run(tmp_path)
+    with serving() as stand_in:
+        monkeypatch.setenv("GITHUB_BASE_URL", stand_in.url)
+        monkeypatch.setenv("GITHUB_API_KEY", "fake-github-key")
+        result = _cli("specialist", "run", "graph_discovery", str(folder),
+                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+        seen = stand_in.seen
+    assert result.exit_code == 1
+    assert result.stderr == "error: no Anthropic API key: set ANTHROPIC_API_KEY\n"
+    assert seen == []

@@ -307,3 +307,36 @@ async def test_an_anthropic_refusal_is_a_refusal(tmp_path: Path, api: MockAPI) -
     failed = report.specialist("graph_discovery")
     assert (failed.status, failed.error_code, failed.batches) == ("failed", "model_refused", 1)
     assert _summary(events)["host"] == "api.anthropic.com"
+
+
+async def test_a_provider_override_logs_the_lane_it_runs_on_never_null(
+    tmp_path: Path, api: MockAPI
+) -> None:
+    from active_memory.models.runs import Binding
+    from active_memory.postmortem.binding import BindingOverride
+
+    api.reply(chat_completion(content=EMPTY))
+    made: list[Binding] = []
+
+    def factory(binding: Binding) -> OpenAIProvider:
+        made.append(binding)
+        key = {"OPENAI_API_KEY": "sk-test-not-a-real-key-000"}
+        return OpenAIProvider(env=key, http_client=api.client(), retry=RetryPolicy(max_attempts=1))
+
+    _, record = first_run(tmp_path)
+    log = RunLog(tmp_path / "log.jsonl")
+    with store_at(tmp_path) as store:
+        report = await run_postmortem(record, PostmortemOptions(
+            config=config_of(repository=False), backend=store, private_dir=tmp_path / "e",
+            provider_factory=factory, override=BindingOverride(provider="openai", model="gpt-x"),
+            run_log=log,
+        ))  # fmt: skip
+    assert made[0].lane is None  # the inherited claude-code lane belongs to another provider
+    summary = _summary(read_events(tmp_path / "log.jsonl"))
+    assert (summary["provider"], summary["lane"], summary["host"], summary["model"]) == (
+        "openai",
+        "openai",
+        "api.openai.com",
+        "gpt-x",
+    )
+    assert (report.lane, report.host) == ("openai", "api.openai.com")

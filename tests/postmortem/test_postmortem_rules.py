@@ -191,7 +191,7 @@ async def test_a_provider_that_cannot_be_created_fails_every_specialist_in_the_r
         ))  # fmt: skip
     assert report.status == "failed"
     ran = [s for s in report.specialists if s.status != "skipped"]
-    assert {s.error_code for s in ran} == {"provider_error"}
+    assert {s.error_code for s in ran} == {"provider_unavailable"}
 
 
 async def test_maintenance_runs_in_complete_batches_each_its_own_session(tmp_path: Path) -> None:

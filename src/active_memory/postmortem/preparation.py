@@ -18,7 +18,7 @@ from typing import TypeVar
 from active_memory.admission.validate import AdmissionContext
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.specialists import SPECS, Batch, ProgressCallback, SpecialistEnv
-from active_memory.errors import EvidenceError, StoreError
+from active_memory.errors import EvidenceError, ProviderError, StoreError
 from active_memory.evidence.private import prepare_private_dir
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.lessons import Lesson
@@ -123,6 +123,9 @@ def _provider(options: PostmortemOptions, binding: Binding) -> tuple[ModelProvid
             ),
             True,
         )
+    except ProviderError as error:
+        # A missing key or SDK keeps its cause, as a failed call does.
+        raise Unprepared(Failure("failed", error.cause, one_line(str(error)))) from None
     except Exception as error:
         # A factory is host code: whatever it raises is this postmortem's provider failure.
         failure = unexpected("provider_error", "the provider could not be created", error)

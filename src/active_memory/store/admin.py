@@ -16,7 +16,7 @@ from active_memory.errors import LessonNotFound, LessonRetired, PublicationError
 from active_memory.models.lessons import Lesson
 from active_memory.screening.cards import screen_card
 from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
-from active_memory.store.migrations import applied_migrations
+from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply_pending
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
 from active_memory.store.unreadable import (
     is_undecodable,
@@ -253,6 +253,34 @@ def _content_problems(conn: sqlite3.Connection) -> list[str]:
     return problems
 
 
+def _schema(conn: sqlite3.Connection) -> dict[tuple[str, str], str]:
+    rows = conn.execute(
+        "SELECT type, name, CAST(sql AS BLOB) FROM sqlite_master "
+        "WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'"
+    )
+    return {
+        (str(kind), str(name)): bytes(sql).decode("utf-8", "replace") for kind, name, sql in rows
+    }
+
+
+def _schema_problems(conn: sqlite3.Connection) -> list[str]:
+    """Objects whose definition differs from what the migrations create: a damaged byte in
+    the schema text can leave SQL that still parses but means something else."""
+    expected_conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        apply_pending(expected_conn, MIGRATIONS[: len(applied_migrations(conn))])
+        expected = _schema(expected_conn)
+    finally:
+        expected_conn.close()
+    found = _schema(conn)
+    return [
+        f"the schema's {kind} {name!r} differs from the one active-memory created; restore the "
+        "store from a backup"
+        for kind, name in sorted(expected.keys() | found.keys())
+        if expected.get((kind, name)) != found.get((kind, name))
+    ]
+
+
 def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
     """Integrity verdict, every stored lesson validated, plus counts; read in the caller's read
     transaction."""
@@ -263,6 +291,8 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
         f"foreign key violation in {row[0]} row {row[1]}"
         for row in conn.execute("PRAGMA foreign_key_check")
     ]
+    if not problems:
+        problems += _schema_problems(conn)
     if not problems:  # decoding rows of a damaged file could fail in SQLite itself
         problems += _content_problems(conn)
     capacity = read_capacity(conn)

@@ -121,7 +121,7 @@ def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Co
             "PRAGMA secure_delete = ON",
         ):
             conn.execute(pragma)
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:
         conn.close()
         raise _unreadable(path, error) from None
     return conn

@@ -20,6 +20,7 @@ from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import PublicationControl
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
+from active_memory.store.unreadable import safe_message
 
 __all__ = [
     "Capacity",
@@ -63,11 +64,12 @@ def write_transaction(
         _fence(control)
         yield
         conn.execute("COMMIT")
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:  # the latter: a damaged schema
         _rollback(conn)
         raise StoreError(
-            f"the lesson store failed while writing ({error}); nothing was committed"
-        ) from error
+            f"the lesson store failed while writing ({safe_message(error)}); nothing was "
+            "committed, run `active-memory store check`"
+        ) from None
     except BaseException:
         _rollback(conn)
         raise

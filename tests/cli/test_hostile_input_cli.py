@@ -227,5 +227,6 @@ def test_postmortem_with_a_fifo_as_runtime_or_recording_is_refused(
     result = _cli("postmortem", str(run_copy), "--provider", "replay", "--store",
                   str(tmp_path / "state" / "l.sqlite3"))  # fmt: skip
     assert one_sentence_or_success(result)
-    assert "recording" in result.stderr and "is a FIFO (named pipe)" in result.stderr
+    assert "recording" in result.stderr
+    assert "is a FIFO (named pipe)" in result.stderr
     assert not (tmp_path / "state").exists()

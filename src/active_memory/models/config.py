@@ -192,4 +192,6 @@ def load_runtime_config(path: str | Path) -> RuntimeConfig:
         data = read_json(path, what="", max_bytes=MAX_RUNTIME_BYTES)
     except InputRefused as refused:
         raise ConfigError(file, refused.problem) from None
+    if not isinstance(data, dict):
+        raise ConfigError(file, f"must hold a JSON object, got {json_type(data)}")
     return parse_runtime_config(data)

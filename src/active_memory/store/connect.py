@@ -24,6 +24,7 @@ from active_memory.store.files import (
     inspect_store_file,
 )
 from active_memory.store.migrations import (
+    Migration,
     MigrationMismatch,
     applied_migrations,
     apply_pending,
@@ -64,6 +65,8 @@ def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sql
         raise StoreUnavailable(str(path), _ZEROSHOT_STORE)
     companions = _absent_companions(path)
     try:
+        if info.st_size and len(companions) == 2:
+            _precheck(path, read_only=read_only)
         conn = _connect(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
         try:
             _same_file(path, info)
@@ -228,9 +231,8 @@ def _switch_to_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> str:
             time.sleep(0.005)
 
 
-def _prepare(
-    conn: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout_ms: int
-) -> None:
+def _inspect(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> tuple[Migration, ...]:
+    """Every check that only reads; returns the pending migrations (refused when read-only)."""
     try:
         names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
         applied = applied_migrations(conn) if names else []
@@ -246,14 +248,39 @@ def _prepare(
         pending = pending_migrations(applied)
     except MigrationMismatch as error:
         raise StoreUnavailable(str(path), str(error)) from None
-    if read_only:
-        if pending:
-            raise StoreUnavailable(
-                str(path),
-                "is not initialised or needs a schema upgrade; open it once for writing "
-                "(e.g. `active-memory store check`)",
-            )
+    if read_only and pending:
+        raise StoreUnavailable(
+            str(path),
+            "is not initialised or needs a schema upgrade; open it once for writing "
+            "(e.g. `active-memory store check`)",
+        )
+    if not pending:
         _check_meta(conn, path)
+    return pending
+
+
+def _precheck(path: Path, *, read_only: bool) -> None:
+    """:func:`_inspect` through an ``immutable`` connection, which creates no ``-wal``/``-shm``
+    beside the file: a store refused here leaves its folder as it was. Only used when no
+    companion exists, so there is no write-ahead log the immutable reader would miss."""
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return  # the ordinary open below reports it
+    try:
+        conn.execute("PRAGMA trusted_schema = OFF")
+        _inspect(conn, path, read_only=read_only)
+    except (sqlite3.Error, UnicodeDecodeError):
+        return
+    finally:
+        conn.close()
+
+
+def _prepare(
+    conn: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout_ms: int
+) -> None:
+    pending = _inspect(conn, path, read_only=read_only)
+    if read_only:
         return
     try:
         mode = _switch_to_wal(conn, busy_timeout_ms)

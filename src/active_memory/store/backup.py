@@ -85,9 +85,8 @@ def sweep_stale_backups(store: Path, *folders: Path) -> list[Path]:
             continue
         marker = store.parent / name
         try:
-            target = Path(
-                decode_utf8(read_bytes(marker, what="", max_bytes=_MARKER_BYTES), what="")
-            )
+            text = decode_utf8(read_bytes(marker, what="", max_bytes=_MARKER_BYTES), what="")
+            target = Path(text.rstrip("\n"))  # a temporary's name always ends in ".tmp"
         except InputRefused:
             target = None
         if target is not None and _TEMPORARY.match(target.name) and _remove_regular(target):

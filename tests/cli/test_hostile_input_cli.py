@@ -230,3 +230,32 @@ def test_postmortem_with_a_fifo_as_runtime_or_recording_is_refused(
     assert "recording" in result.stderr
     assert "is a FIFO (named pipe)" in result.stderr
     assert not (tmp_path / "state").exists()
+
+
+# -- hook payloads -------------------------------------------------------------------------
+
+
+@settings(FUZZ, max_examples=100)
+@given(data=st.one_of(planted({"tool_name": "Read", "tool_input": {"file_path": "a.py"}}),
+                      hostile_bytes()))  # fmt: skip
+def test_fuzz_recall_with_a_hostile_hook_payload(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
+    folder = tmp_path_factory.mktemp("recall")
+    payload = folder / "payload.json"
+    payload.write_bytes(data)
+    store = folder / "state" / "lessons.sqlite3"
+    result = _cli("recall", "--repository", str(folder), "--tool-json", str(payload),
+                  "--store", str(store))  # fmt: skip
+    # A payload read and understood meets a store that does not exist yet: exit 1.
+    one_sentence_or_success(result, failure_codes=(1, 2))
+    assert not store.parent.exists()
+
+
+@needs_fifo
+def test_recall_with_a_fifo_payload_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "payload.json"
+    os.mkfifo(fifo)
+    result = _cli("recall", "--repository", str(tmp_path), "--tool-json", str(fifo))
+    assert one_sentence_or_success(result)
+    assert "is a FIFO (named pipe)" in result.stderr

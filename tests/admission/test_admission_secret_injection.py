@@ -51,7 +51,8 @@ SECRETS = [
     ("Log in with password=fake-pass-1234 on staging.", "password_assignment"),
     ("Set DB_PASSWORD='not-a-real-one' in the compose file.", "password_assignment"),
     ("Use https://admin:fake1234@db.example.invalid/ for the dump.", "url_credentials"),
-    (f"The signing secret is {FAKE_RANDOM}.", "high_entropy"),
+    (f"The signing secret is {FAKE_RANDOM}.", "password_in_prose"),
+    (f"Compare the blob with {FAKE_RANDOM} first.", "high_entropy"),
     ("Publish with pypi-FAKEfake0000FAKEfake1111.", "service_token"),
 ]
 

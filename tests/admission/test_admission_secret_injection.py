@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
-from active_memory.screening.instructions import WEAK_KINDS, INJECTION_KINDS, find_instruction
+from active_memory.screening.instructions import INJECTION_KINDS, WEAK_KINDS, find_instruction
 from active_memory.screening.secrets import SECRET_KINDS, find_secret
 
 from .builders import (
     Discover,
     Maintain,
-    assoc,
     decision,
     graph_discovery,
     graph_lesson,

@@ -261,9 +261,7 @@ def _downgrade(
     adapt_lost = (
         any(d.action == "adapt" for d in downgrades)
         or any(item.decision.action == "adapt" and item.applied == "defer" for item in bound)
-        or any(
-            raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions)
-        )
+        or any(raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions))
     )
     if adapt_lost:
         for position, item in enumerate(applied):

@@ -49,6 +49,8 @@ FRAME_NOTE = (
     "Previously observed guidance from earlier runs: check it against the current source before "
     "relying on it. Authored instructions take precedence over it."
 )
+
+
 def _utf8(text: str) -> int:
     return len(text.encode("utf-8"))
 

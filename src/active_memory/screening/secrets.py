@@ -196,9 +196,11 @@ _PROSE_PASSWORD = re.compile(
     # log in as admin / X, sign in with admin:X, connect as admin with password X
     + rf"|[LlSsCcAa]{_W}(?i:(?:og\s*in|ign\s*in|ogin|uthenticate|onnect)\s+(?:as|with)\s+"
     r"[\w.@-]{1,64}\s*(?:/|:|,?\s+(?:and\s+|with\s+)?(?:the\s+)?(?:password|passphrase|pwd)"
-    r"\s*:?)\s*)" + _PROSE_VALUE.format(group="login")
+    r"\s*:?)\s*)"
+    + _PROSE_VALUE.format(group="login")
     # use X as the password
-    + rf"|[Uu]{_W}(?i:se\s+)" + _PROSE_VALUE.format(group="use")
+    + rf"|[Uu]{_W}(?i:se\s+)"
+    + _PROSE_VALUE.format(group="use")
     + r"[`'\"”’]?(?i:\s+as\s+(?:the\s+|your\s+|an?\s+)?(?:\w+\s+)?"
     r"(?:password|passphrase|api\s+key|token|secret))\b"
 )
@@ -230,7 +232,9 @@ def _literal_prose(match: re.Match[str]) -> bool:
     return letters and (digits or symbols)
 
 
-_PROSE = _Format("password_in_prose", _PROSE_PASSWORD, literal=_literal_prose, redact=_literal_prose)
+_PROSE = _Format(
+    "password_in_prose", _PROSE_PASSWORD, literal=_literal_prose, redact=_literal_prose
+)
 
 CREDENTIAL_KINDS: tuple[str, ...] = tuple(
     dict.fromkeys([*(fmt.kind for fmt in _FORMATS), _PROSE.kind])
@@ -240,9 +244,7 @@ SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 
 @cache
 def _all_formats() -> tuple[_Format, ...]:
-    detected = tuple(
-        _Format(item.kind, item.pattern, numbered=True) for item in plugin_patterns()
-    )
+    detected = tuple(_Format(item.kind, item.pattern, numbered=True) for item in plugin_patterns())
     return (*_FORMATS, *detected, _PROSE)
 
 

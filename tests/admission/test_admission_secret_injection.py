@@ -53,6 +53,7 @@ SECRETS = [
     (f"The signing secret is {FAKE_RANDOM}.", "password_in_prose"),
     (f"Compare the blob with {FAKE_RANDOM} first.", "high_entropy"),
     ("Publish with pypi-FAKEfake0000FAKEfake1111.", "service_token"),
+    ("Mail goes out with key-FAKEfake0000FAKEfake0000FAKEfake.", "mailgun_key"),
 ]
 
 NOT_SECRETS = [

@@ -22,6 +22,7 @@ __all__ = [
     "DESTRUCTIVE",
     "DISABLE_SIGNING",
     "EXFILTRATION_EXTRA",
+    "EXFILTRATION_SEND",
     "FORCED_VERDICT",
     "NEVER_REJECT",
     "PERSISTENCE",
@@ -68,6 +69,15 @@ EXFILTRATION_EXTRA = re.compile(
     r"%60|<%|\$[a-z_][\w]*\b)"
     r"|<img\b[^>]{0,200}\bsrc\s*=\s*[\"']?[a-z][\w+.-]{0,20}:[^\"'>\s]{0,300}?(?:\$\(|`|\$\{|\{\{)"
 )
+_SEND = (
+    r"(?:send|upload|post|share|e-?mail|transmit|exfiltrate|scp|rsync|forward|leak|publish|"
+    r"sync|push|pipe)"
+)
+# Sending a credential file or the environment anywhere at all.
+EXFILTRATION_SEND = re.compile(
+    rf"\b{_SEND}\b[^.;]{{0,60}}?(?:{_SECRET_FILE}|{_ENVIRONMENT}|(?:the\s+)?output\s+of\s+"
+    r"(?:env|printenv|set)\b)[^;]{0,80}?\b(?:to|into|onto|at)\b"
+)
 # Forcing the verdict of a review, a verifier or a check.
 FORCED_VERDICT = re.compile(
     r"\b(?:always|unconditionally|automatically|blindly|just|simply)\s+(?:approve|accept|pass|"
@@ -105,10 +115,14 @@ PERSISTENCE = re.compile(
     r"(?:>>?|\btee\s+(?:-a\s+)?|\b(?:add|append|write|put|copy|insert|install)\b[^.;]{0,60}?\b"
     r"(?:to|into|in)\s+)[^.;]{0,20}?(?:~|\$home|/root|/home/[\w.-]{1,32})?/?\.ssh/authorized_keys"
     r"|\bauthorized_keys2?\b[^.;]{0,40}?(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2)"
-    r"|\bcrontab\b[^.;]{0,120}?(?:curl|wget|nc|ncat|bash\s+-i|/dev/tcp|python\d?\s+-c|base64)"
-    r"|(?:/etc/cron[\w./-]{0,40}|/var/spool/cron[\w./-]{0,40}|\bcron\s+job|\bcronjob)[^.;]{0,120}?"
+    r"|(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2)[^;]{0,200}?\bauthorized_keys"
+    r"|\b(?:add|append|write|put|copy|insert|install)\b[^.;]{0,80}?\b(?:to|into|in)\s+(?:the\s+|"
+    r"your\s+|their\s+|every\s+)?(?:[\w~/.$-]{0,80}/)?authorized_keys"
+    r"|\bcrontab\b[^;]{0,120}?(?:curl|wget|nc|ncat|bash\s+-i|/dev/tcp|python\d?\s+-c|base64)"
+    r"|\b(?:curl|wget|ncat|bash\s+-i)\b[^;&|]{0,160}?(?:/etc/cron|/var/spool/cron|\bcrontab\b)"
+    r"|(?:/etc/cron[\w./-]{0,40}|/var/spool/cron[\w./-]{0,40}|\bcron\s+job|\bcronjob)[^;]{0,120}?"
     r"(?:curl|wget|\bnc\b|ncat|bash\s+-i|/dev/tcp|base64)"
-    r"|\b(?:curl|wget)\b[^.;]{0,160}?(?:>>?|\btee\s+-a)\s*(?:~|\$home)/\.(?:bashrc|zshrc|profile|"
+    r"|\b(?:curl|wget)\b[^;&|]{0,160}?(?:>>?|\btee\s+-a)\s*(?:~|\$home)/\.(?:bashrc|zshrc|profile|"
     r"bash_profile|zprofile|zshenv|config/fish/config\.fish)"
     r"|/dev/tcp/|\bnc\s+-[a-z]*e\s|\bbash\s+-i\s+>&"
 )
@@ -122,7 +136,7 @@ SHELL_STARTUP = re.compile(
 # Destruction: home or root deleted, a protected branch force-pushed or deleted, disks wiped.
 _PROTECTED = r"(?:main|master|trunk|develop|release[\w./-]{0,40}|production|prod|stable|live)\b"
 DESTRUCTIVE = re.compile(
-    r"\brm\s+(?:-[a-z]*\s+|--[a-z-]+\s+){0,4}(?:\"|')?(?:~|\$home|\$\{home\}|/|/\*|~/\*|\.\.?/?\*?"
+    r"\brm\s+(?:-[a-z]*\s+|--[a-z-]+\s+){0,4}(?:\"|')?(?:(?:~|\$home|\$\{home\})/?\*?|/|/\*|\.\.?/?\*?"
     r"|/(?:etc|usr|var|home|boot|bin|lib|opt|root)\b/?\*?|\.git)(?:\"|')?(?=\s|$|[;&|)])"
     r"|--no-preserve-root\b"
     r"|\bgit\s+push\b[^;&|]{0,80}?(?:--force(?:-with-lease)?\b|\s-f\b|\s\+)[^;&|]{0,40}?\b"
@@ -151,8 +165,8 @@ REMOTE_EXECUTION_EXTRA = re.compile(
     r"\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b"
     r"|\beval\s+[\"']?\$\(\s*(?:curl|wget|iwr|irm)\b"
     r"|\b(?:python\d?|node|perl|ruby)\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b"
-    r"|\b(?:curl|wget)\b[^;&|]{0,200}?(?:-o|-O|--output)\s+\S{1,80}\s*(?:&&|;)\s*(?:sudo\s+)?"
-    r"(?:ba|z)?sh\s+\S"
+    r"|\b(?:curl|wget)\b[^;&|]{0,200}?(?:-o|-O|--output)\s+\S{1,80}[^;&|]{0,200}?(?:&&|;)\s*"
+    r"(?:sudo\s+)?(?:ba|z)?sh\s+\S"
     r"|\b(?:curl|wget)\b[^;&|]{0,200}?(?:-o|-O|--output)\s+(\S{1,80})\s*(?:&&|;)\s*chmod\s+\+x\s+"
     r"\S{1,80}\s*(?:&&|;)\s*\./"
     r"|\bdeno\s+run\b[^;&|]{0,80}?https?://"

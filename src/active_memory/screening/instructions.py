@@ -161,7 +161,7 @@ _DISABLE_CHECKS = re.compile(
 # Running a payload that is decoded on the spot, so no reviewer reads what runs.
 _DECODE = (
     r"(?:base64|b64decode|b64_decode|atob|frombase64string|xxd\s+-r|unhexlify|fromhex|"
-    r"codecs\.decode|zlib\.decompress|marshal\.loads|gunzip|rot13)"
+    r"codecs\.decode|decompress|marshal\.loads|gunzip|rot13)"
 )
 _ENCODED_EXECUTION = re.compile(
     r"\b(?:eval|exec|iex|invoke-expression)\s*\([^;&]{0,200}?"
@@ -191,6 +191,7 @@ _DETECTORS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("forced_verdict", families.NEVER_REJECT, False),
     ("exfiltration", _EXFILTRATION, True),
     ("exfiltration", families.EXFILTRATION_EXTRA, True),
+    ("exfiltration", families.EXFILTRATION_SEND, True),
     ("remote_execution", _REMOTE_EXECUTION, True),
     ("remote_execution", families.REMOTE_EXECUTION_EXTRA, True),
     ("encoded_execution", _ENCODED_EXECUTION, True),

@@ -159,6 +159,7 @@ _FORMATS: tuple[_Format, ...] = (
     _Format("slack_token", re.compile(
         r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}")),
     _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}")),
+    _Format("mailgun_key", re.compile(r"(?<![A-Za-z0-9_-])key-[0-9a-zA-Z]{32}(?![A-Za-z0-9_-])")),
     _Format("service_token", re.compile(
         _NOT_KEY_CHAR + r"(?:(?:glpat-|pypi-)[A-Za-z0-9_-]{20,}"
         r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))")),
@@ -189,7 +190,8 @@ _PROSE_VALUE = r"[`'\"“‘]?(?P<{group}>[^\s`'\"”’]{{6,128}})"
 _PROSE_PASSWORD = re.compile(
     # the staging password is X / password for admin: X / the api key, X
     rf"{_PROSE_NAME}\b"
-    r"(?i:(?:\s+(?:for|of)\s+(?:the\s+)?[\w.@-]{1,40})?"
+    r"(?i:(?:\s+(?:for|of|on|in)\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w.@-]{1,40}\s+){0,2}"
+    r"[\w.@-]{1,40})?"
     r"(?:\s*[,:=]\s*|\s+(?:is|was|remains|reads|equals|(?:is\s+)?still|should\s+be|must\s+be|"
     r"(?:is\s+)?set\s+to|(?:is\s+)?now|becomes)\s+(?:just\s+|simply\s+)?))"
     + _PROSE_VALUE.format(group="secret")
@@ -198,13 +200,17 @@ _PROSE_PASSWORD = re.compile(
     r"[\w.@-]{1,64}\s*(?:/|:|,?\s+(?:and\s+|with\s+)?(?:the\s+)?(?:password|passphrase|pwd)"
     r"\s*:?)\s*)"
     + _PROSE_VALUE.format(group="login")
+    # set the Heroku API key to X
+    + rf"|[Ss]{_W}(?i:et\s+(?:the\s+|your\s+|our\s+|its\s+)?(?:[\w.-]{{1,30}}\s+){{0,2}}"
+    r"(?:password|passphrase|api\s+key|token|secret)\s+to\s+)"
+    + _PROSE_VALUE.format(group="set")
     # use X as the password
     + rf"|[Uu]{_W}(?i:se\s+)"
     + _PROSE_VALUE.format(group="use")
     + r"[`'\"”’]?(?i:\s+as\s+(?:the\s+|your\s+|an?\s+)?(?:\w+\s+)?"
     r"(?:password|passphrase|api\s+key|token|secret))\b"
 )
-_PROSE_GROUPS = ("secret", "login", "use")
+_PROSE_GROUPS = ("secret", "login", "set", "use")
 _LITERAL_END = ".,;:!?)]}"
 
 

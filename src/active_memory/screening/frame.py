@@ -47,7 +47,7 @@ CLOSERS = (
 # TR39 confusables of "/" that are not fractions or units, and the backslash.
 SLASHES = (
     "/\\\u1735\u2041\u2044\u2215\u2571\u27cb\u29f6\u29f8\u2cc6\u2f03\u3033\u30ce\u31d3"
-    "\u4e3f\uff0f\uff89\U0001d23a\u29f5\u2216\u29f9"
+    "\u4e3f\uff0f\uff89\U0001d23a\u29f5\u2216\u29f9\u2afb\u2afd\u2cc7"
 )
 # Tag names of our frame, of tool-use and chat-template frames, and of role markers, folded:
 # lower case, any run of separators read as "_". A tag of one of these is refused in card text.

@@ -69,7 +69,8 @@ _ALREADY_REDACTED = re.compile(r"(?i)\[redacted")
 # A bare value that is code reaching for a value: document.querySelector(, os.environ[,
 # settings.API_TOKEN, getToken(. A credential has no dotted identifier chain in it.
 _CODE_VALUE = re.compile(
-    r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+[(\[]?|[A-Za-z_$][\w$]*[(\[]"
+    r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*[(\[].*"
+    r"|[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+"
 )
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")

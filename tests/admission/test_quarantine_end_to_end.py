@@ -168,7 +168,7 @@ def test_approval_is_refused_when_todays_screens_find_a_strong_signal(tmp_path: 
                     planted,
                     "",
                 )
-            ]  # fmt: skip
+            ]
         )
     result = _lessons(store_file, "review", "approve", "lesson-01JDEM00000000000000000001")
     assert result.exit_code == 1

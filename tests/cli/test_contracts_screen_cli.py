@@ -50,12 +50,13 @@ def test_json_says_whether_it_would_be_refused_or_quarantined() -> None:
 
 
 def test_a_card_file_is_read_with_its_associations(tmp_path: Path) -> None:
+    fake = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
+    associations = {"files": ["../up.py"], "keyword_groups": [["client", fake]]}
     card = {
         "title": "Regenerate the client",
         "recommendation": "Run make client after editing the schema.",
-        "associations": {"files": ["../up.py"], "folders": [], "identifiers": [],
-                         "keyword_groups": [["client", "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"]]},
-    }  # fmt: skip
+        "associations": associations,
+    }
     path = tmp_path / "card.json"
     path.write_text(json.dumps(card), "utf-8")
     result = _screen("--file", str(path))

@@ -201,6 +201,9 @@ _PROSE_PASSWORD = re.compile(
     r"[\w.@-]{1,64}\s*(?:/|:|,?\s+(?:and\s+|with\s+)?(?:the\s+)?(?:password|passphrase|pwd)"
     r"\s*:?)\s*)"
     + _PROSE_VALUE.format(group="login")
+    # with the password X (no verb: the value must mix letters and digits, see _literal_prose)
+    + rf"|{_PROSE_NAME}\s+"
+    + _PROSE_VALUE.format(group="bare")
     # set the Heroku API key to X
     + rf"|[Ss]{_W}(?i:et\s+(?:the\s+|your\s+|our\s+|its\s+)?(?:[\w.-]{{1,30}}\s+){{0,2}}"
     r"(?:password|passphrase|api\s+key|token|secret)\s+to\s+)"
@@ -211,7 +214,7 @@ _PROSE_PASSWORD = re.compile(
     + r"[`'\"”’]?(?i:\s+as\s+(?:the\s+|your\s+|an?\s+)?(?:\w+\s+)?"
     r"(?:password|passphrase|api\s+key|token|secret))\b"
 )
-_PROSE_GROUPS = ("secret", "login", "set", "use")
+_PROSE_GROUPS = ("secret", "login", "set", "use", "bare")
 _LITERAL_END = ".,;:!?)]}"
 
 
@@ -236,6 +239,11 @@ def _literal_prose(match: re.Match[str]) -> bool:
     symbols = any(not c.isalnum() for c in value)
     if value.isupper() or value.replace("_", "").isupper():
         return False  # an environment variable's name (DB_PASSWORD), not its value
+    if match.start("bare") != -1:
+        # "token refresh-interval" is prose: without a verb only a value of 8 or more that
+        # mixes letters, digits and capitals or symbols reads as a literal.
+        mixed = symbols or any(c.isupper() for c in value)
+        return letters and digits and mixed and len(value) >= 8
     return letters and (digits or symbols)
 
 

@@ -180,8 +180,11 @@ def _suspicious_close(name: str, bracket: str, *, loose: bool) -> bool:
     return bool(word) and _frame_name(word, loose=loose)
 
 
+_BRACKETS = frozenset(OPENERS + CLOSERS)
+
+
 def _has_bracket(text: str) -> bool:
-    return not (frozenset(OPENERS) | frozenset(CLOSERS)).isdisjoint(text)
+    return not _BRACKETS.isdisjoint(text)
 
 
 def escape_frame(text: str) -> str:

@@ -175,3 +175,20 @@ def test_approval_is_refused_when_todays_screens_find_a_strong_signal(tmp_path: 
     assert "injection:override_instructions" in result.stderr
     with SqliteStore(store_file, read_only=True) as store:
         assert store.list_lessons() == ()
+
+
+def test_the_text_report_lists_what_was_held_for_review() -> None:
+    from active_memory.cli._report_text import format_report
+    from active_memory.postmortem.report import QuarantineNote
+
+    held = QuarantineNote(
+        id="lesson-01JDEM00000000000000000002",
+        specialist="graph_discovery",
+        signals=("injection:remote_fetch",),
+        kept=True,
+    )
+    report = PostmortemReport(run_id="run-1", status="completed", quarantined=[held])
+    lines = format_report(report)
+    assert "quarantined  1 held for `lessons review`" in lines
+    assert any("lesson-01JDEM00000000000000000002" in line and "remote_fetch" in line
+               for line in lines)  # fmt: skip

@@ -24,7 +24,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +36,7 @@ from active_memory.screening.cards import screen_card
 from active_memory.screening.verdict import is_weak
 from active_memory.store.backend import ActiveMemoryBackend, PublicationReceipt
 from active_memory.store.connect import open_connection
+from active_memory.store.sqlite import SqliteStore
 from active_memory.store.writes import read_transaction, write_transaction
 
 __all__ = ["REVIEW_RUN", "Quarantine", "QuarantineEntry", "quarantine_for"]
@@ -162,9 +163,6 @@ class Quarantine:
             raise self._failed(error) from error
         return tuple(_entry(row) for row in rows)
 
-    def __iter__(self) -> Iterator[QuarantineEntry]:
-        return iter(self.entries())
-
     def get(self, lesson_id: str) -> QuarantineEntry:
         conn = self._connection()
         try:
@@ -226,8 +224,6 @@ def quarantine_for(backend: ActiveMemoryBackend) -> Quarantine | None:
     """The quarantine of ``backend``'s store when it is a writable local SQLite store, else
     None (a remote or read-only backend keeps no quarantine; held proposals are then only
     counted)."""
-    from active_memory.store.sqlite import SqliteStore
-
     if isinstance(backend, SqliteStore) and not backend.read_only:
         return Quarantine(backend.path)
     return None

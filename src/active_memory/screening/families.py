@@ -79,35 +79,52 @@ EXFILTRATION_SEND = re.compile(
     r"(?:env|printenv|set)\b)[^;]{0,80}?\b(?:to|into|onto|at)\b"
 )
 # Forcing the verdict of a review, a verifier or a check.
+# A verdict that waits for the checks ("approve once CI is green") is a policy, not a forced
+# one; any other condition ("if it exists") does not excuse it.
+_UNCONDITIONAL = (
+    r"(?![^.]{0,60}\b(?:after|once|when|if|unless|until|provided)\s+(?:the\s+|all\s+|every\s+|"
+    r"its\s+)?(?:ci|tests?|checks?|builds?|reviews?|reviewers?|pipelines?|suites?|linters?|"
+    r"it\s+passes|they\s+pass)\b)"
+)
 FORCED_VERDICT = re.compile(
-    r"\b(?:always|unconditionally|automatically|blindly|just|simply)\s+(?:approve|accept|pass|"
-    r"merge|lgtm|sign\s+off|green-?light|mark\s+(?:it|this|them|everything|the\s+\w+)\s+(?:as\s+)?"
-    r"(?:approved|passed|passing|green|done|complete|resolved|successful))\b"
-    r"|\b(?:approve|accept|merge|pass|sign\s+off\s+on|lgtm)\b[^.]{0,60}?\b(?:regardless\b|no\s+matter"
-    r"\s+what|whatever\s+(?:the|it|they)|even\s+if\s+(?:the\s+)?(?:tests?|checks?|ci|build|it)\s+"
-    r"(?:fail|break|is\s+red|are\s+red)|without\s+(?:any\s+)?(?:review(?:ing)?|reading|checking|"
-    r"looking|running|testing|verifying|inspecting)\b)"
+    r"\b(?:always|unconditionally|automatically|blindly)\s+(?:approve|lgtm|sign\s+off|"
+    r"green-?light|mark\s+(?:it|this|them|everything|the\s+\w+)\s+(?:as\s+)?(?:approved|passed|"
+    r"passing|green|successful))\b"
+    + _UNCONDITIONAL
+    + r"|\b(?:just|simply)\s+(?:approve|merge|lgtm|sign\s+off\s+on)\s+(?:it|this|them|everything|"
+    r"all|the\s+(?:pr|change|pull\s+request))\b"
+    + _UNCONDITIONAL
+    + r"|\b(?:approve|accept|merge|pass|sign\s+off\s+on|lgtm)\b[^.]{0,60}?\b(?:regardless\b|"
+    r"no\s+matter\s+what|whatever\s+(?:the|it|they)|even\s+if\s+(?:the\s+)?(?:tests?|checks?|ci|"
+    r"build|it)\s+(?:fail|fails|break|breaks|is\s+red|are\s+red)|even\s+when\s+(?:the\s+)?"
+    r"(?:tests?|checks?|ci|build|it)\s+(?:fail|fails|break|breaks|is\s+red|are\s+red)|without\s+(?:any\s+)?(?:review(?:ing)?|"
+    r"reading|checking|looking|running|testing|verifying|inspecting)\b)"
     r"|\b(?:report|say|respond|reply|answer|return|output|claim|state|declare|write)\b[^.]{0,40}?"
     r"(?:\bsuccess\b|\bpass(?:ed|es)?\b|\bapproved?\b|\blgtm\b|\bgreen\b|\bno\s+(?:issues|problems|"
     r"findings|bugs|errors)\b)[^.]{0,40}?\b(?:regardless|no\s+matter|whatever\s+(?:the|happens)|"
     r"even\s+(?:if|when)\s+(?:it|they|the\s+\w+)\s+(?:fail|failed|fails|did\s+not|didn't))"
     r"|\bverdict\s+(?:must|should|shall|has\s+to|is\s+to|will)\s+(?:always\s+)?be\s+[\"'`]?"
     r"(?:pass|approve[d]?|accept(?:ed)?|ok|green|lgtm|success)"
-    r"|\b(?:the\s+)?(?:verifier|reviewer|review|judge|grader|evaluator|checker)s?\s+(?:must|should|"
-    r"shall|has\s+to|will|is\s+to)\s+(?:always\s+)?(?:approve|pass|accept|return\s+[\"'`]?"
-    r"(?:pass|approve[d]?|true|ok|lgtm)|say\s+[\"'`]?(?:pass|approved?|lgtm))"
-    r"|\bmark\s+(?:all|every|each|the|any)\s+(?:failing\s+|failed\s+)?(?:tests?|checks?|reviews?|"
+    + _UNCONDITIONAL
+    + r"|\b(?:the\s+)?(?:verifier|reviewer|review|judge|grader|evaluator|checker)s?\s+(?:must|"
+    r"should|shall|has\s+to|will|is\s+to)\s+(?:always|unconditionally)\s+(?:approve|pass|accept|"
+    r"return\s+[\"'`]?(?:pass|approve[d]?|true|ok|lgtm)|say\s+[\"'`]?(?:pass|approved?|lgtm))"
+    r"|\bmark\s+(?:all|every|each|any)\s+(?:failing\s+|failed\s+)?(?:tests?|checks?|reviews?|"
     r"findings?|issues?)\s+as\s+(?:passed|passing|green|approved|resolved|fixed|won'?t\s+fix)"
+    r"|\bmark\s+(?:the\s+)?(?:failing|failed|broken|red)\s+(?:tests?|checks?|builds?|jobs?)\s+as\s+"
+    r"(?:passed|passing|green|approved|successful)"
     r"|\|\|\s*(?:true|exit\s+0|:)\b[^.]{0,60}\b(?:ci|the\s+build|the\s+checks?|the\s+tests?|"
     r"pipeline|job)\s+(?:passes|pass|is\s+green|stays\s+green|succeeds?)"
 )
-# "Never reject", "do not report any failures": negation is the attack here.
+# "Never reject", "do not report any failures": negation is the attack here (unless it sets a
+# condition: "never reject a PR without a comment").
 NEVER_REJECT = re.compile(
     r"\b(?:never|do\s+not|don't|must\s+not|should\s+not)\s+(?:ever\s+)?(?:reject|request\s+changes"
     r"|block\s+(?:the\s+)?(?:pr|merge|pull\s+request|change)|report\s+(?:any\s+)?(?:failures?|"
     r"failing\s+tests|issues|problems|bugs|vulnerabilit(?:y|ies)|findings)|flag\s+(?:any\s+)?"
     r"(?:issues|problems|vulnerabilit(?:y|ies)|findings)|mention\s+(?:the\s+)?(?:failures?|"
     r"failing\s+tests|vulnerabilit(?:y|ies)))\b"
+    r"(?![^.]{0,60}\b(?:without|unless|before|until|as\s+regressions?|first)\b)"
 )
 # Persistence: authorized_keys, cron or launch agents that run a payload, shell start-up files
 # that fetch or run something.
@@ -130,7 +147,7 @@ PERSISTENCE = re.compile(
 SHELL_STARTUP = re.compile(
     r"(?:>>?|\btee\s+-a|\b(?:add|append|put|insert|edit|modify|write)\b[^.;]{0,60}?\b(?:to|into|"
     r"in)\b)[^.;]{0,40}?(?:~|\$home)?/?\.(?:bashrc|zshrc|profile|bash_profile|zprofile|zshenv)\b"
-    r"|\bcrontab\s+(?:-e|-l|-)|/etc/cron|\blaunchctl\s+load\b|launchagents/|systemctl\s+--user\s+"
+    r"|\bcrontab\s+(?:-e\b|-(?=\s|$))|/etc/cron|\blaunchctl\s+load\b|launchagents/|systemctl\s+--user\s+"
     r"enable\b|\.git/hooks/[\w-]+\b"
 )
 # Destruction: home or root deleted, a protected branch force-pushed or deleted, disks wiped.

@@ -51,9 +51,17 @@ _INTO_OUTPUT = (
 # The environment, printed: env, printenv, os.environ, process.env, set, Get-ChildItem env:.
 _ENVIRONMENT = (
     r"(?:(?:the\s+|all\s+(?:the\s+)?)?(?:whole\s+|full\s+|entire\s+)?environment(?:\s+variables?)?"
+    r"(?!\s+(?:names?|types?|tiers?|labels?|ids?|keys?|settings?|choices?|in\s+use)\b)"
     r"|all\s+env(?:ironment)?\s+vars?|printenv|os\.environ|process\.env|\benv\b|get-childitem\s+env:)"
 )
 
+# What a URL must not carry: a command's output, or a variable or template naming a secret
+# (${GITHUB_TOKEN}, {{ secrets.KEY }}); $JOB_ID or ${run_id} is only a link.
+_SECRET_WORD = r"\w{0,40}(?:token|secret|key|pass|pwd|cred|auth|session|cookie|env)\w{0,40}"
+_SUBSTITUTION = (
+    r"(?:\$\(|`|%24%28|%60|<%|\$\{?" + _SECRET_WORD + r"|\{\{[^}]{0,60}?"
+    r"(?:token|secret|key|pass|env|cred))"
+)
 # Reading a credential file: strong when it goes somewhere, weak on its own.
 CREDENTIAL_FILE = re.compile(rf"\b{_READ}\b[^.;|]{{0,60}}?{_SECRET_FILE}")
 EXFILTRATION_EXTRA = re.compile(
@@ -65,9 +73,10 @@ EXFILTRATION_EXTRA = re.compile(
     + r"|\b(?:env|printenv|set)\b\s*(?:>|>>|\|\s*tee)\s*[\w./-]{0,80}(?:report|summary|output|"
     r"comment|log)"
     # A link or an image whose URL runs a command or carries data: ![x](https://h/?d=$(env)).
-     + r"|!?\[[^\]]{0,200}\]\(\s*[a-z][\w+.-]{0,20}:[^)\s]{0,300}?(?:\$\(|`|\$\{|\{\{|%24%28|"
-    r"%60|<%|\$[a-z_][\w]*\b)"
-    r"|<img\b[^>]{0,200}\bsrc\s*=\s*[\"']?[a-z][\w+.-]{0,20}:[^\"'>\s]{0,300}?(?:\$\(|`|\$\{|\{\{)"
+    + r"|!?\[[^\]]{0,200}\]\(\s*[a-z][\w+.-]{0,20}:[^)\s]{0,300}?"
+    + _SUBSTITUTION
+    + r"|<img\b[^>]{0,200}\bsrc\s*=\s*[\"']?[a-z][\w+.-]{0,20}:[^\"'>\s]{0,300}?"
+    + _SUBSTITUTION
 )
 _SEND = (
     r"(?:send|upload|post|share|e-?mail|transmit|exfiltrate|scp|rsync|forward|leak|publish|"

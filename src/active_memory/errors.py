@@ -16,6 +16,7 @@ do; attributes carry the same facts for programs.
      │    │    ├── RevisionConflict   expected revisions did not match; nothing written
      │    │    └── ImportConflict     import lines collide with stored lessons; nothing written
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
+     │    ├── QuarantineNotFound      no quarantined proposal has that id
      │    └── LessonNotFound
      │         └── LessonRetired      the id is a tombstone
      ├── RunRecordError              a run record (or transcript) is malformed
@@ -68,6 +69,7 @@ __all__ = [
     "ProviderUnavailable",
     "PublicationError",
     "PublicationFenced",
+    "QuarantineNotFound",
     "RecallError",
     "ReplayMismatch",
     "RevisionConflict",
@@ -197,6 +199,14 @@ class ImportConflict(PublicationError):
 
 class PublicationFenced(StoreError):
     """Publication was cancelled or its deadline passed before the write was dispatched."""
+
+
+class QuarantineNotFound(StoreError):
+    def __init__(self, lesson_id: str) -> None:
+        self.lesson_id = lesson_id
+        super().__init__(
+            f"no quarantined proposal {lesson_id!r}; `active-memory lessons review list` lists them"
+        )
 
 
 class LessonNotFound(StoreError):

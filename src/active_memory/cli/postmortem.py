@@ -1,9 +1,9 @@
 """``active-memory postmortem RUN`` and ``active-memory specialist run NAME RUN``.
 
-The postmortem reviews a recorded run (a native record folder, its run.json, or a Claude Code
-session .jsonl) and publishes what admission accepts into the lesson store. ``--provider
-replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's binding chooses the
-provider (``--provider``/``--model`` override it, by the library's own policy:
+The postmortem reviews a recorded run (a native record folder, its run.json, or a session file
+of Claude Code, Codex, pi or Copilot CLI) and publishes what admission accepts into the lesson
+store. ``--provider replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's
+binding chooses the provider (``--provider``/``--model`` override it, by the library's policy:
 :class:`~active_memory.postmortem.binding.BindingOverride`). ``specialist run`` runs one
 session of one specialist for prompt authors and never publishes.
 
@@ -33,6 +33,7 @@ from active_memory.cli._common import (
     store_option,
 )
 from active_memory.cli._report_text import format_report, progress_printer
+from active_memory.cli.evidence import harness_option
 from active_memory.errors import (
     ActiveMemoryError,
     ConfigError,
@@ -97,7 +98,7 @@ def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
 def _prepare(
     run: Path, scratch: Path, runtime: Path | None, timeout_ms: int | None,
     provider_name: str | None, model: str | None, exchanges: Path | None,
-    outcome: str | None = None,
+    outcome: str | None = None, harness: str | None = None,
 ) -> tuple[RunRecord, RuntimeConfig, BindingOverride, ModelProvider]:  # fmt: skip
     """Parse the inputs; every problem here is bad input (exit 2) except a missing credential.
 
@@ -113,7 +114,7 @@ def _prepare(
     )
 
     try:
-        record = _with_outcome(open_run_source(run, scratch / "record"), outcome)
+        record = _with_outcome(open_run_source(run, scratch / "record", harness), outcome)
         config = _config(record, runtime, timeout_ms)
         override = BindingOverride(provider=provider_name, model=model)
         node = resolve_source_node(record.graph, config.postmortem.source_node)
@@ -148,6 +149,7 @@ runtime_option = click.option(
 
 @click.command("postmortem")
 @run_argument
+@harness_option
 @provider_option
 @model_option
 @exchanges_option
@@ -168,6 +170,7 @@ runtime_option = click.option(
 @json_option
 def postmortem(
     run: Path,
+    harness: str | None,
     provider_name: str | None,
     model: str | None,
     exchanges: Path | None,
@@ -181,7 +184,8 @@ def postmortem(
 ) -> None:
     """Review a recorded RUN with the four specialists and publish the lessons admitted.
 
-    RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
+    RUN is a run record folder (or its run.json) or a session file of Claude Code, Codex, pi or
+    Copilot CLI (told by its content; --harness forces one).
     """
     from active_memory.agents.providers.replay import ReplayProvider
     from active_memory.postmortem.entry import run_postmortem
@@ -189,7 +193,15 @@ def postmortem(
 
     with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
         record, config, override, provider = _prepare(
-            run, Path(scratch), runtime, timeout_ms, provider_name, model, exchanges, outcome
+            run,
+            Path(scratch),
+            runtime,
+            timeout_ms,
+            provider_name,
+            model,
+            exchanges,
+            outcome,
+            harness,
         )
         try:
             with open_store(store, read_only=False) as opened:
@@ -252,6 +264,7 @@ def _print_trial(result: TrialResult) -> None:
 @specialist.command("run")
 @click.argument("name", type=click.Choice(SPECIALISTS))
 @run_argument
+@harness_option
 @provider_option
 @model_option
 @exchanges_option
@@ -263,6 +276,7 @@ def _print_trial(result: TrialResult) -> None:
 def run_specialist_command(
     name: str,
     run: Path,
+    harness: str | None,
     provider_name: str | None,
     model: str | None,
     exchanges: Path | None,
@@ -280,7 +294,7 @@ def run_specialist_command(
 
     with tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch:
         record, config, override, provider = _prepare(
-            run, Path(scratch), runtime, None, provider_name, model, exchanges
+            run, Path(scratch), runtime, None, provider_name, model, exchanges, harness=harness
         )
         try:
             with open_store(store, read_only=False) as opened:

@@ -72,7 +72,8 @@ def _join(head: bytes, tail: bytes, max_bytes: int, original: int) -> tuple[str,
 
 def cut_text(text: str, max_bytes: int) -> tuple[str, int]:
     """``text`` within ``max_bytes`` encoded bytes, and how many bytes were cut (0: unchanged)."""
-    if json_size(text) - 2 <= max_bytes:
+    # No character encodes to more than six bytes (a \uXXXX escape): short texts need no count.
+    if len(text) * 6 <= max_bytes or json_size(text) - 2 <= max_bytes:
         return text, 0
     data = text.encode("utf-8")
     return _join(data, data, max_bytes, len(data))

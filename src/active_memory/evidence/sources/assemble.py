@@ -44,6 +44,8 @@ class SessionFacts:
     initial_input: str | None = None
     lines_unreadable: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    # The provider each model was served by, for harnesses that switch between providers.
+    model_providers: dict[str, str] = field(default_factory=dict)
 
 
 def provider_for_model(model: str | None, fallback: str) -> str:
@@ -94,8 +96,9 @@ def _assemble(
     others = [lane for lane in writer.lanes.values() if lane is not main and not lane.warmup]
     lanes = [main, *sorted(others, key=lambda lane: (lane.started or 0, lane.order))]
     model = _model(main, lanes)
+    provider = facts.model_providers.get(model, facts.provider)
     node = facts.harness
-    binding = {"provider": facts.provider, "model": model, "lane": facts.harness}
+    binding = {"provider": provider, "model": model, "lane": facts.harness}
     raw = {"name": node, "nodes": [{"id": node, "kind": "worker", "binding": binding}]}
     executions = tuple(
         Execution(
@@ -138,7 +141,7 @@ def _assemble(
                 GraphNode(
                     id=node,
                     kind="worker",
-                    binding=Binding(provider=facts.provider, model=model, lane=facts.harness),
+                    binding=Binding(provider=provider, model=model, lane=facts.harness),
                 ),
             ),
             raw=raw,

@@ -187,11 +187,13 @@ class SessionWriter:
     ) -> None:
         if lane.warmup:
             return
-        record: dict[str, Any] = {"role": role, "text": cut_text(text, RECORD_TEXT_BYTES)[0]}
+        # Role, tool and time before the text: even a line cut short still says whose it was.
+        record: dict[str, Any] = {"role": role}
         if tool:
             record["tool"] = tool[:TOOL_NAME_CHARS]
         if when is not None:
             record["time_ms"] = when
+        record["text"] = cut_text(text, RECORD_TEXT_BYTES)[0]
         self._handle(lane).write(json.dumps(record, ensure_ascii=False) + "\n")
         lane.records += 1
 

@@ -105,6 +105,8 @@ class _Converter:
             self.model = model
         if provider:
             self.facts.provider = _PROVIDERS.get(provider, provider_for_model(model, provider))
+            if self.model:
+                self.facts.model_providers[self.model] = self.facts.provider
 
     def message(self, message: dict[str, Any], when: int | None) -> None:
         lane = self.main

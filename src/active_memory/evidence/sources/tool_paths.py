@@ -23,7 +23,8 @@ _PATCH_HEADER = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to
                            re.MULTILINE)  # fmt: skip
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
                      "/usr/bin/bash", "pwsh", "powershell"})  # fmt: skip
-_OPERATORS = frozenset({"|", "||", "&", "&&", ";", ";;", "(", ")", "<", ">", ">>", "<<", "|&"})
+_SEPARATORS = frozenset({"|", "||", "&", "&&", ";", ";;", "(", ")", "|&"})
+_REDIRECTS = frozenset({"<", ">", ">>", "<<", ">&", "&>", "<>"})
 _NAME_WITH_EXTENSION = re.compile(r"^[\w.@+-]*\w\.[A-Za-z0-9]{1,10}$")
 _SHELL_SYNTAX = re.compile(r"[*?$`{}()<>|;&!\"'\\=,]")
 _SCRIPT_CHARS = 64 * 1024
@@ -55,7 +56,9 @@ def _looks_like_path(word: str) -> bool:
 def _operands(words: list[str]) -> Iterable[str]:
     program = True  # the first word of each command is the program, never an operand
     for word in words:
-        if word in _OPERATORS or set(word) <= set("|&;<>()"):
+        if word in _REDIRECTS:
+            continue  # the file a redirect names is an operand of the same command
+        if word in _SEPARATORS or set(word) <= set("|&;<>()"):
             program = True
             continue
         if program:

@@ -49,9 +49,11 @@ def test_every_harness_session_is_found_in_its_default_location(tmp_path: Path) 
     pi = next(entry for entry in found if entry.harness == "pi")
     assert pi.cwd == "/home/dev/order-service"
     assert pi.models == ("claude-sonnet-4-5", "gpt-5.1-codex")
-    assert pi.started_ms is not None and pi.ended_ms is not None
+    assert pi.started_ms is not None
+    assert pi.ended_ms is not None
     assert pi.started_ms < pi.ended_ms
-    assert pi.repository is not None and pi.repository.startswith("local:")
+    assert pi.repository is not None
+    assert pi.repository.startswith("local:")
 
 
 def test_an_environment_variable_moves_a_harness_location(tmp_path: Path) -> None:
@@ -72,7 +74,8 @@ def test_a_session_being_written_or_without_conversation_is_not_reviewable(
     empty.write_text('{"type": "summary", "summary": "x", "leafUuid": "u1"}\n')
     os.utime(empty, (OLD, OLD))
     reasons = {Path(e.path).name: e.reason for e in find_sessions(roots) if not e.reviewable}
-    assert reasons[live.name] is not None and reasons[live.name].startswith("in progress")
+    assert reasons[live.name] is not None
+    assert reasons[live.name].startswith("in progress")
     assert reasons["empty.jsonl"] == "no conversation in its first and last 256 KiB"
 
 

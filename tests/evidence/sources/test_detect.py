@@ -12,7 +12,8 @@ from active_memory.evidence.sources import detect_harness, open_run_source
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 SAMPLES = {
     "claude": FIXTURES / "claude" / "inline-sidechain.jsonl",
-    "codex": FIXTURES / "codex" / "rollout-2025-11-20T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+    "codex": FIXTURES / "codex"
+    / "rollout-2025-11-20T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
     "codex-legacy": FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl",
     "pi": FIXTURES / "pi" / "2025-12-01T14-00-00-000Z_019a7c3e-5b2d-7f10-9c4e-2d8b6a1f0e3c.jsonl",
     "copilot": FIXTURES / "copilot" / "session-state" / "3c1f0a52-7d4e-4b8a-9e21-6f5d8c0b1a47"

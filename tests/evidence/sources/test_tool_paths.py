@@ -8,8 +8,10 @@ CWD = "/home/dev/app"
 
 
 def test_patch_headers_name_every_file_added_updated_deleted_or_moved() -> None:
-    patch = ("*** Begin Patch\n*** Update File: src/a.py\n*** Move to: src/b.py\n"
-             "*** Add File: /home/dev/app/docs/new.md\n*** Delete File: old.txt\n*** End Patch")  # fmt: skip
+    patch = (
+        "*** Begin Patch\n*** Update File: src/a.py\n*** Move to: src/b.py\n"
+        "*** Add File: /home/dev/app/docs/new.md\n*** Delete File: old.txt\n*** End Patch"
+    )
     assert patch_paths(patch, CWD) == ["src/a.py", "src/b.py", "docs/new.md", "old.txt"]
 
 

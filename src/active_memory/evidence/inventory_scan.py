@@ -6,6 +6,7 @@ models named in those stretches, and whether it holds any conversation at all.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from active_memory.evidence.sources.timestamps import stamp_ms
 __all__ = ["Scan", "scan_session"]
 
 SPAN = 256 * 1024
+_CWD = re.compile(r"<cwd>([^<\n]{1,4096})</cwd>")
 _CONVERSATION = {
     "claude": ("user", "assistant"),
     "codex": ("response_item", "message", "function_call"),
@@ -52,6 +54,18 @@ def _get(value: Any, *keys: str) -> Any:
     return value
 
 
+def _environment_cwd(item: Any) -> str | None:
+    """The legacy Codex form names its cwd only inside the environment-context message."""
+    if not isinstance(item, dict) or item.get("role") != "user":
+        return None
+    for block in item.get("content") or ():
+        text = block.get("text") if isinstance(block, dict) else None
+        found = _CWD.search(text) if isinstance(text, str) else None
+        if found:
+            return found.group(1).strip()
+    return None
+
+
 def _look(harness: str, value: dict[str, Any], scan: Scan) -> None:
     kind = value.get("type")
     # A Claude Code file of sidechain lines only has no main conversation to review.
@@ -68,7 +82,7 @@ def _look(harness: str, value: dict[str, Any], scan: Scan) -> None:
         scan.saw(stamp_ms(value.get("timestamp")))
         if kind == "session_meta" or "instructions" in value or "git" in value:
             scan.session_id = scan.session_id or _text(_get(payload, "id"))
-        scan.cwd = scan.cwd or _text(_get(payload, "cwd"))
+        scan.cwd = scan.cwd or _text(_get(payload, "cwd")) or _environment_cwd(payload)
         model = _get(payload, "model") if kind == "turn_context" else None
     elif harness == "pi":
         scan.saw(stamp_ms(value.get("timestamp")))

@@ -46,7 +46,13 @@ def load_session(
     given = Path(path)
     if not given.is_file():
         raise RunRecordError("$", "is not a session file", source=str(given))
-    return _loader(harness or detect_harness(given))(given, workdir)
+    loader = _loader(harness or detect_harness(given))
+    try:
+        return loader(given, workdir)
+    except OSError as error:
+        # The session vanished or became unreadable mid-read, or the scratch folder is full.
+        raise RunRecordError("$", f"could not be converted ({error.strerror or error})",
+                             source=str(given)) from None  # fmt: skip
 
 
 def open_run_source(

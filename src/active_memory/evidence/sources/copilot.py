@@ -149,6 +149,7 @@ class _Converter:
         if isinstance(model, str) and model:
             self.model = model[:128]
             self.facts.provider = provider_for_model(self.model, self.facts.provider)
+            self.facts.model_providers[self.model] = self.facts.provider
 
     def tool_start(self, lane: Lane, data: dict[str, Any], when: int | None) -> None:
         name = str(data.get("toolName") or data.get("mcpToolName") or "tool")[:128]

@@ -48,7 +48,7 @@ NODE_ID = "claude-code"
 _PATH_KEYS = ("file_path", "path", "notebook_path")
 _LAUNCH_TOOLS = ("Task", "Agent")
 _SKIPPED_BLOCKS = ("thinking", "redacted_thinking")
-_KEPT = 4096  # tool ids and chain links remembered: bounded, whatever the session's length
+_KEPT = 1024  # tool ids and chain links remembered: bounded, whatever the session's length
 _LAUNCH_TEXT = 4096
 
 

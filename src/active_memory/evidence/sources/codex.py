@@ -81,7 +81,7 @@ class _Converter:
         self.receipts = ReceiptRing()
         self.cuts = SourceCuts()
         self.facts = SessionFacts(harness=NODE_ID, provider="openai", run_prefix="codex")
-        self.tool_names = BoundedMap(4096)
+        self.tool_names = BoundedMap(1024)
         self.model: str | None = None
         self.typed_request = False
 

@@ -62,7 +62,7 @@ class _Converter:
         self.cuts = SourceCuts()
         self.facts = SessionFacts(harness=NODE_ID, provider="unknown", run_prefix="copilot")
         self.model: str | None = None
-        self.tool_names = BoundedMap(4096)
+        self.tool_names = BoundedMap(1024)
         self.subagents: dict[str, str] = {}  # the launching tool call id -> lane id
 
     @property

@@ -48,8 +48,9 @@ _WORD = re.compile(r"^[A-Za-z0-9_.:-]{1,40}$")
 
 
 def _kind(value: dict[str, Any], index: int) -> str | None:
-    kind = value.get("type")
-    if isinstance(kind, str) and _COPILOT_TYPE.match(kind) and isinstance(value.get("data"), dict):
+    given = value.get("type")
+    kind = given if isinstance(given, str) else None
+    if kind is not None and _COPILOT_TYPE.match(kind) and isinstance(value.get("data"), dict):
         return "copilot"
     if kind in _CODEX_TYPES and isinstance(value.get("payload"), dict):
         return "codex"

@@ -213,5 +213,5 @@ def relative_path(path: str, cwd: str | None) -> str:
     if cwd and os.path.isabs(path):
         relative = os.path.relpath(os.path.normpath(path), cwd)
         if not relative.startswith(".."):
-            return Path(relative).as_posix()
+            return relative.replace(os.sep, "/")
     return os.path.normpath(path) if path else path

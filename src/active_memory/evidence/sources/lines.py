@@ -22,7 +22,7 @@ from active_memory.evidence.pager import Cancellation, PageLimits, iter_pages
 __all__ = ["LINE_LIMIT", "SourceLine", "first_lines", "iter_lines", "parse_line"]
 
 LINE_LIMIT = 8 << 20
-_PAGE = PageLimits(max_records=512, max_bytes=4 << 20, max_line_bytes=LINE_LIMIT)
+_PAGE = PageLimits(max_records=256, max_bytes=256 << 10, max_line_bytes=LINE_LIMIT)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -76,7 +76,7 @@ def iter_lines(
     cancel: Cancellation | None = None,
 ) -> Generator[SourceLine, None, None]:
     """Every non-blank line of ``path``, parsed; the file is open only while this iterates."""
-    pages = _PAGE if limit == LINE_LIMIT else PageLimits(512, 4 << 20, limit)
+    pages = _PAGE if limit == LINE_LIMIT else PageLimits(256, 256 << 10, limit)
     for page in iter_pages(path, pages, cancel):
         for line in page.lines:
             if line.cut:

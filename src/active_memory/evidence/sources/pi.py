@@ -50,7 +50,7 @@ def _content_text(content: Any) -> str:
         kind = str(block.get("type") or "block")[:64]
         if kind in _SKIPPED_BLOCKS:
             continue
-        parts.append(str(block["text"]) if kind == "text" else f"[{kind}]")
+        parts.append(str(block.get("text", "")) if kind == "text" else f"[{kind}]")
     return "\n".join(parts)
 
 

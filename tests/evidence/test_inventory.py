@@ -119,3 +119,13 @@ def test_evidence_cli_reads_any_harness_and_forces_one(tmp_path: Path, harness: 
     forced = runner.invoke(main, ["evidence", str(path), "--harness", "claude"])
     assert forced.exit_code == 2
     assert "Traceback" not in forced.output
+
+
+def test_postmortem_accepts_harness_to_force_a_format(tmp_path: Path) -> None:
+    codex = FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl"
+    done = CliRunner().invoke(
+        main, ["postmortem", str(codex), "--harness", "claude", "--store", str(tmp_path / "s.db")]
+    )
+    assert done.exit_code == 2
+    assert "has no user or assistant messages of a main conversation" in done.output
+    assert "Traceback" not in done.output

@@ -225,6 +225,20 @@ def test_every_model_used_is_recorded(tmp_path: Path) -> None:
     assert (binding.model, binding.lane) == ("claude-sonnet-4-5-20250929", "claude-code")
 
 
+def test_an_answer_split_over_several_lines_counts_its_model_once(tmp_path: Path) -> None:
+    split = [tool_use("Read", {"file_path": f"/home/dev/order-service/m{n}.py"}, n,
+                      model="claude-haiku-4-5") for n in range(2, 5)]  # fmt: skip
+    for line in split:
+        line["message"]["id"] = "msg_one_answer"
+    lines = [user("Read three files.", 0), *split, assistant_text("Read.", 5),
+             assistant_text("All three are fine.", 6)]  # fmt: skip
+    record = load_claude_session(write_lines(session_path(tmp_path), lines), tmp_path / "rec")
+    binding = record.graph.nodes[0].binding
+    assert binding is not None
+    assert binding.model == "claude-sonnet-4-5-20250929"
+    assert record.runtime["models"] == ["claude-haiku-4-5", "claude-sonnet-4-5-20250929"]
+
+
 def test_a_slash_command_start_is_the_request_with_its_expansion(tmp_path: Path) -> None:
     command = (
         "<command-name>/review-pr</command-name>\n<command-message>review-pr"

@@ -163,7 +163,10 @@ class _Converter:
     # Messages ------------------------------------------------------------------------------
 
     def assistant(self, lane: Lane, message: dict[str, Any], when: int | None, error: bool) -> None:
-        lane.used(message.get("model"))
+        answer = message.get("id") if isinstance(message.get("id"), str) else None
+        if answer is None or answer != lane.last_message:
+            lane.used(message.get("model"))
+        lane.last_message = answer
         lane.failed = error
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]

@@ -61,6 +61,7 @@ class Lane:
     interrupted: bool = False  # the latest user turn stopped the agent
     failed: bool = False  # the latest model answer was an API error
     records: int = 0
+    last_message: str | None = None  # a model answer split over several lines counts once
     unavailable: str | None = None
     warmup: bool = False
 

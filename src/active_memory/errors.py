@@ -14,6 +14,7 @@ do; attributes carry the same facts for programs.
      │    │    ├── RevisionConflict   expected revisions did not match; nothing written
      │    │    └── ImportConflict     import lines collide with stored lessons; nothing written
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
+     │    ├── ScopeRefused            a lesson or run outside the credential's tenant and scope
      │    └── LessonNotFound
      │         └── LessonRetired      the id is a tombstone
      ├── RunRecordError              a run record (or transcript) is malformed
@@ -66,6 +67,7 @@ __all__ = [
     "RevisionMismatch",
     "RunLogError",
     "RunRecordError",
+    "ScopeRefused",
     "SessionCancelled",
     "SnapshotError",
     "StoreError",
@@ -178,6 +180,19 @@ class ImportConflict(PublicationError):
 
 class PublicationFenced(StoreError):
     """Publication was cancelled or its deadline passed before the write was dispatched."""
+
+
+class ScopeRefused(StoreError):
+    """A request reaches outside the scope its credential was issued for; nothing was done.
+
+    ``what`` names the lesson or the run field; ``scope`` describes the credential's scope."""
+
+    def __init__(self, what: str, scope: str) -> None:
+        self.what = what
+        self.scope = scope
+        super().__init__(
+            f"{what} is outside this credential's scope ({scope}); nothing was read or written"
+        )
 
 
 class LessonNotFound(StoreError):

@@ -15,6 +15,7 @@ from active_memory.screening.cards import screen_card
 from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
 from active_memory.store.migrations import applied_migrations
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
+from active_memory.store.sql import SqlConnection
 from active_memory.store.writes import Change, count_capacity, read_capacity, read_states
 
 __all__ = [
@@ -44,7 +45,7 @@ def _decode_all(rows: list[tuple[object, ...]]) -> tuple[Lesson, ...]:
 
 
 def list_live(
-    conn: sqlite3.Connection,
+    conn: SqlConnection,
     *,
     repository: str | None = None,
     graph_hash: str | None = None,
@@ -65,12 +66,12 @@ def list_live(
     return _decode_all(rows)
 
 
-def list_tombstones(conn: sqlite3.Connection) -> tuple[Tombstone, ...]:
+def list_tombstones(conn: SqlConnection) -> tuple[Tombstone, ...]:
     rows = conn.execute("SELECT id, revision, kind FROM records WHERE deleted = 1 ORDER BY id")
     return tuple(Tombstone(id=str(i), revision=int(r), kind=str(k)) for i, r, k in rows)
 
 
-def get_lesson(conn: sqlite3.Connection, lesson_id: str) -> Lesson:
+def get_lesson(conn: SqlConnection, lesson_id: str) -> Lesson:
     row = conn.execute(f"SELECT {LIVE_COLUMNS}, deleted FROM records WHERE id = ?", (lesson_id,))
     found = row.fetchone()
     if found is None:
@@ -80,7 +81,7 @@ def get_lesson(conn: sqlite3.Connection, lesson_id: str) -> Lesson:
     return _decode_all([found[:-1]])[0]
 
 
-def read_history(conn: sqlite3.Connection, lesson_id: str) -> tuple[HistoryEntry, ...]:
+def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...]:
     rows = conn.execute(
         "SELECT revision, op, body, evidence, source_revision, generation, run_id, time "
         "FROM history WHERE id = ? ORDER BY revision",
@@ -118,7 +119,7 @@ def _op(value: object) -> HistoryOp:
     raise StoreError(f"history holds an unknown operation {value!r}; the store is damaged")
 
 
-def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> Change:
+def plan_revert(conn: SqlConnection, lesson_id: str, to_revision: int) -> Change:
     """The change that writes ``to_revision``'s content as a new revision (in a write txn)."""
     state = read_states(conn, [lesson_id]).get(lesson_id)
     if state is None:
@@ -160,7 +161,7 @@ def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> C
     )
 
 
-def plan_purge(conn: sqlite3.Connection, lesson_id: str) -> tuple[Change | None, int]:
+def plan_purge(conn: SqlConnection, lesson_id: str) -> tuple[Change | None, int]:
     """Erase the past contents of a retired id (in a write txn).
 
     Returns the purge marker to write (None when a previous purge already erased everything)
@@ -186,7 +187,7 @@ def plan_purge(conn: sqlite3.Connection, lesson_id: str) -> tuple[Change | None,
     return Change(lesson_id, "purge", state.revision + 1, state.kind), erased
 
 
-def _content_problems(conn: sqlite3.Connection) -> list[str]:
+def _content_problems(conn: SqlConnection) -> list[str]:
     """Every live row and every stored past revision, validated completely."""
     problems = []
     for row in conn.execute(f"SELECT {LIVE_COLUMNS} FROM records WHERE deleted = 0 ORDER BY id"):

@@ -48,6 +48,12 @@ class Engine:
         self._opened.append(opened)
         return opened
 
+    def location(self, name: str = "main") -> str:
+        """Where ``open(name)`` reaches, as ``store_workers.open_store`` takes it."""
+        if self._url is None:
+            return str(self._root / name / "lessons.sqlite3")
+        return f"{self._url}|{self._keys.setdefault(name, f't{next(_tenants)}')}"
+
     def raw(self, store: Store, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run ``query`` (``?`` placeholders) on the store's tables behind its back, committed:
         to look at stored rows, or to damage them."""

@@ -31,7 +31,7 @@ from active_memory.errors import PublicationFenced, StoreError, StoreUnavailable
 from active_memory.store.backend import PublicationControl
 from active_memory.store.sql import SqlCursor
 
-__all__ = ["PgSession", "open_pool", "reading", "redacted", "writing"]
+__all__ = ["PgSession", "open_pool", "reading", "redacted", "updating", "writing"]
 
 
 def redacted(url: str) -> str:
@@ -126,6 +126,13 @@ def reading(
 ) -> Iterator[PgSession]:
     begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     with _transaction(pool, schema, begin, where, failure) as session:
+        yield session
+
+
+@contextmanager
+def updating(pool: ConnectionPool, schema: str, where: str) -> Iterator[PgSession]:
+    """One read-write transaction without the tenant's writer lock (the service's own tables)."""
+    with _transaction(pool, schema, "BEGIN", where, StoreError) as session:
         yield session
 
 

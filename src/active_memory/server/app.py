@@ -37,8 +37,9 @@ from active_memory.errors import (
     RevisionConflict,
     ScopeRefused,
 )
+from active_memory.models.base import Model
 from active_memory.server.credentials import Credential, CredentialStore
-from active_memory.store.backend import PublicationControl, SnapshotRequest, RunIdentity
+from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
 from active_memory.store.postgres import PostgresStore
 from active_memory.store.results import DEFAULT_LIMITS, StoreLimits
 from active_memory.store.wire import (
@@ -46,7 +47,9 @@ from active_memory.store.wire import (
     ErrorAnswer,
     ErrorCode,
     GenerationAnswer,
+    HistoryAnswer,
     HistoryBody,
+    HistoryEntryWire,
     MismatchWire,
     PublishBody,
     PurgeBody,
@@ -56,9 +59,9 @@ from active_memory.store.wire import (
     SnapshotBody,
 )
 
-__all__ = ["MemoryService", "ServiceLimits"]
+__all__ = ["DEFAULT_SERVICE_LIMITS", "MemoryService", "ServiceLimits"]
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=Model)
 
 _STATUS: dict[ErrorCode, int] = {
     "bad_request": 400,
@@ -86,6 +89,9 @@ class ServiceLimits:
     request_timeout_s: float = 10.0
 
 
+DEFAULT_SERVICE_LIMITS = ServiceLimits()
+
+
 class _Refusal(Exception):
     def __init__(self, code: ErrorCode, message: str, **extra: Any) -> None:
         super().__init__(message)
@@ -94,15 +100,13 @@ class _Refusal(Exception):
 
 def _answer(model: BaseModel, status: int = 200, *, close: bool = False) -> Response:
     headers = {"connection": "close"} if close else None
-    return Response(
-        model.model_dump_json(by_alias=False), status, headers, media_type="application/json"
-    )
+    return Response(model.model_dump_json(), status, headers, media_type="application/json")
 
 
 def _refusal_for(error: ActiveMemoryError) -> _Refusal:
     message = str(error)
     if isinstance(error, ScopeRefused):
-        return _Refusal("out_of_scope", message)
+        return _Refusal("out_of_scope", message, subject=error.what, scope=error.scope)
     if isinstance(error, RevisionConflict):
         mismatches = tuple(
             MismatchWire(id=m.id, expected=m.expected, found=m.found, tombstoned=m.tombstoned)
@@ -130,7 +134,7 @@ class MemoryService:
         url: str,
         pool: ConnectionPool,
         *,
-        limits: ServiceLimits = ServiceLimits(),
+        limits: ServiceLimits = DEFAULT_SERVICE_LIMITS,
         store_limits: StoreLimits = DEFAULT_LIMITS,
     ) -> None:
         self._url = url
@@ -186,11 +190,9 @@ class MemoryService:
         except ClientDisconnect:
             raise _Refusal("bad_request", "the client went away before the body arrived") from None
         try:
-            return model.model_validate_json(b"".join(chunks))
-        except ValueError as error:
-            first = str(error).splitlines()
-            detail = " ".join(line.strip() for line in first[:3])
-            raise _Refusal("bad_request", f"the body is not a valid request ({detail})") from None
+            return model.parse_json(b"".join(chunks), where="body")
+        except LessonValidationError as error:
+            raise _Refusal("bad_request", f"the request is not valid ({error})") from None
 
     def _route(
         self, handler: Callable[[Request, Credential, float], Awaitable[BaseModel]]
@@ -204,8 +206,8 @@ class MemoryService:
                 close = refusal.answer.error in ("unauthorized", "too_large", "timeout")
                 return _answer(refusal.answer, _STATUS[refusal.answer.error], close=close)
             except ActiveMemoryError as error:
-                refusal = _refusal_for(error)
-                return _answer(refusal.answer, _STATUS[refusal.answer.error])
+                failed = _refusal_for(error).answer
+                return _answer(failed, _STATUS[failed.error])
             response = _answer(answer)
             if len(response.body) > self.limits.max_response_bytes:
                 refused = ErrorAnswer(
@@ -251,7 +253,7 @@ class MemoryService:
         body = await self._body(request, HistoryBody)
         store = await run_in_threadpool(self.store, who.tenant)
         entries = await run_in_threadpool(lambda: store.history(body.id, within=who.scope))
-        return _History(entries=tuple(e.model_dump(mode="json", by_alias=False) for e in entries))
+        return HistoryAnswer(entries=tuple(HistoryEntryWire.of(entry) for entry in entries))
 
     async def _revert(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, RevertBody)
@@ -291,7 +293,3 @@ class MemoryService:
         ):
             routes.append(Route(f"{API_PREFIX}/{name}", self._route(handler), methods=["POST"]))
         return Starlette(routes=routes)
-
-
-class _History(BaseModel):
-    entries: tuple[dict[str, Any], ...]

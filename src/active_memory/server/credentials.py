@@ -23,14 +23,14 @@ from datetime import UTC, datetime, timedelta
 from psycopg_pool import ConnectionPool
 
 from active_memory.errors import ConfigError, StoreError
-from active_memory.models.fields import RepositoryKey
 from active_memory.models.base import Model
+from active_memory.models.fields import RepositoryKey
 from active_memory.store.access import AccessScope
 from active_memory.store.migrations import Migration
 from active_memory.store.postgres.schema import apply_pending, tenant_schema
 from active_memory.store.postgres.session import reading, updating
 
-__all__ = ["Credential", "CredentialStore", "IssuedToken", "SERVICE_SCHEMA"]
+__all__ = ["SERVICE_SCHEMA", "Credential", "CredentialStore", "IssuedToken"]
 
 SERVICE_SCHEMA = "am_service"
 _TOKEN = re.compile(r"amt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")

@@ -32,14 +32,17 @@ from active_memory.models.base import Model
 from active_memory.models.changes import Publication
 from active_memory.models.fields import OneLine, RepositoryKey
 from active_memory.models.ids import LessonId
-from active_memory.models.lessons import Lesson
+from active_memory.models.lessons import Lesson, LessonDraft
+from active_memory.store.results import HistoryEntry, HistoryOp
 
 __all__ = [
     "API_PREFIX",
     "ErrorAnswer",
     "ErrorCode",
     "GenerationAnswer",
+    "HistoryAnswer",
     "HistoryBody",
+    "HistoryEntryWire",
     "MismatchWire",
     "PublishBody",
     "PurgeBody",
@@ -102,6 +105,40 @@ class HistoryBody(Model):
     id: LessonId
 
 
+class HistoryEntryWire(Model):
+    """A :class:`HistoryEntry` in its JSON form (``lesson`` for the draft, ``erased`` added)."""
+
+    id: str
+    revision: int
+    op: HistoryOp
+    generation: int
+    run_id: str
+    time: str
+    lesson: LessonDraft | None
+    source_revision: int | None = None
+    erased: bool = False
+
+    @classmethod
+    def of(cls, entry: HistoryEntry) -> HistoryEntryWire:
+        return cls.parse(entry.model_dump(mode="json"))
+
+    def entry(self) -> HistoryEntry:
+        return HistoryEntry(
+            id=self.id,
+            revision=self.revision,
+            op=self.op,
+            generation=self.generation,
+            run_id=self.run_id,
+            time=self.time,
+            draft=self.lesson,
+            source_revision=self.source_revision,
+        )
+
+
+class HistoryAnswer(Model):
+    entries: tuple[HistoryEntryWire, ...]
+
+
 class RevertBody(Model):
     id: LessonId
     to_revision: Annotated[int, Field(ge=1)]
@@ -126,3 +163,5 @@ class ErrorAnswer(Model):
     message: str
     mismatches: tuple[MismatchWire, ...] = ()
     retired_at: int | None = None
+    subject: str | None = None  # out_of_scope: what was outside
+    scope: str | None = None  # out_of_scope: the credential's scope

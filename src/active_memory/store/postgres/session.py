@@ -19,7 +19,7 @@ psycopg connection.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
@@ -89,10 +89,9 @@ def _fence(control: PublicationControl | None) -> None:
 def _rollback(conn: psycopg.Connection[Any]) -> None:
     if conn.closed:
         return
-    try:
+    # A broken connection cannot roll back; the pool discards it and the server rolled back.
+    with suppress(psycopg.Error):
         conn.execute(b"ROLLBACK")
-    except psycopg.Error:
-        pass  # the connection broke; the pool discards it and the server rolled back
 
 
 @contextmanager
@@ -110,7 +109,9 @@ def _transaction(
                 _rollback(conn)
                 raise
     except PoolTimeout as error:
-        raise failure(f"{where}: no database connection became free in time ({error}); retry")
+        raise failure(
+            f"{where}: no database connection became free in time ({error}); retry"
+        ) from None
     except pg_errors.LockNotAvailable as error:
         raise StoreError(
             f"{where}: the tenant stayed locked by another writer past the lock timeout "

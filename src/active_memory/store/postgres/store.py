@@ -101,11 +101,10 @@ class PostgresStore:
         self._decoded = DecodedRows(capacity=2 * max(limits.max_live, 1))
         self._decode_lock = threading.Lock()
         self._owns_pool = pool is None
-        self._pool: ConnectionPool | None = (
-            open_pool(url, max_size=pool_size) if pool is None else pool
-        )
+        opened = open_pool(url, max_size=pool_size) if pool is None else pool
+        self._pool: ConnectionPool | None = opened
         try:
-            with self._pool.connection() as conn:
+            with opened.connection() as conn:
                 apply_pending(conn, self._schema)
         except MigrationMismatch as error:
             self.close()

@@ -18,7 +18,6 @@ from typing import Any, TypeAlias
 
 import pytest
 
-import pg_cluster
 from active_memory.store.postgres import PostgresStore, tenant_schema
 from active_memory.store.results import DEFAULT_LIMITS, StoreLimits
 from active_memory.store.sqlite import SqliteStore
@@ -73,19 +72,6 @@ class Engine:
     def close(self) -> None:
         for opened in self._opened:
             opened.close()
-
-
-@pytest.fixture(scope="session")
-def pg_database() -> Iterator[str]:
-    """The URL of a database in a throwaway cluster started once per session."""
-    reason = pg_cluster.unavailable()
-    if reason is not None:
-        pytest.skip(f"no PostgreSQL for the postgres backend: {reason}")
-    cluster = pg_cluster.Cluster()
-    try:
-        yield cluster.create_database("active_memory_tests")
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -17,6 +17,7 @@ from active_memory.cli.lessons import lessons
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
 from active_memory.cli.serve import serve
+from active_memory.cli.server import server
 from active_memory.cli.store import store
 
 
@@ -31,6 +32,7 @@ main.add_command(lessons)
 main.add_command(recall)
 main.add_command(hooks)
 main.add_command(serve)
+main.add_command(server)
 main.add_command(evidence)
 main.add_command(postmortem)
 main.add_command(specialist)

@@ -4,6 +4,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from engines import Store
 
 from active_memory.errors import (
     LessonNotFound,
@@ -17,7 +18,6 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.sqlite import SqliteStore
-from conftest import Store
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
 SECRET = "sk-FAKE-0000-not-a-real-key-purge-me"

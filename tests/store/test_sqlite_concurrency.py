@@ -12,11 +12,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from engines import Engine
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store.sqlite import SqliteStore
-from conftest import Engine
 from factories import make_draft
 
 WORKERS = Path(__file__).with_name("store_workers.py")

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from engines import Engine, Store
 
 from active_memory.errors import (
     LessonRetired,
@@ -22,7 +23,6 @@ from active_memory.models.lessons import LessonDraft, RepositoryScope
 from active_memory.store.backend import PublicationControl
 from active_memory.store.results import StoreLimits
 from active_memory.store.sqlite import SqliteStore
-from conftest import Engine, Store
 from factories import REPOSITORY, make_draft, make_graph_draft
 
 

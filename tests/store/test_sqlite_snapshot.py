@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from engines import Engine, Store
 
 from active_memory.errors import SnapshotError
 from active_memory.models.changes import Mutation, Publication
@@ -12,7 +13,6 @@ from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
 from active_memory.store.codec import canonical_json
-from conftest import Engine, Store
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
 OTHER_REPOSITORY = "forge:example.com/acme/other"

@@ -3,13 +3,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from engines import Engine, Store
 
 from active_memory.errors import ImportConflict, LessonValidationError, PublicationError
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store.results import StoreLimits
 from active_memory.store.sqlite import SqliteStore
-from conftest import Engine, Store
 from factories import make_draft, make_graph_draft, tree_digest
 
 

@@ -145,6 +145,12 @@ class MemoryService:
         self._stores: dict[str, PostgresStore] = {}
         self._stores_lock = threading.Lock()
 
+    def close(self) -> None:
+        """Close the shared pool (and so every tenant's store on it)."""
+        with self._stores_lock:
+            self._stores.clear()
+        self._pool.close()
+
     def store(self, tenant: str) -> PostgresStore:
         with self._stores_lock:
             store = self._stores.get(tenant)

@@ -7,10 +7,11 @@ the store, which confines every operation to it:
 * a snapshot is taken for the credential's repository (a run naming another is refused);
 * a draft may only be written into the credential's repository, or as a graph lesson
   unqualified or qualified by that repository (and of the credential's graph, when it has one);
-* a stored lesson may only be changed, read back (history), reverted or purged when its stored
-  scope is within the credential's: live rows by their scope columns, tombstones by the scope of
-  their last stored content. A tombstone whose content was purged has no known scope and is
-  refused to every scoped credential.
+* a stored lesson may only be changed, read back (history), reverted or purged when the scope
+  it last had while live is within the credential's. The PostgreSQL schema keeps that scope in
+  ``scope_repository`` and ``scope_graph_hash`` through retirement and purge (a tombstone keeps
+  no content); a tombstone that was never live in this store (imported as one) has no known
+  scope and is refused to every scoped credential.
 
 The checks on stored rows run inside the write transaction, after the writers' lock, so a row
 cannot move out of scope between the check and the write.
@@ -24,7 +25,6 @@ from dataclasses import dataclass, replace
 from active_memory.errors import ScopeRefused
 from active_memory.models.lessons import GraphScope, LessonDraft
 from active_memory.store.backend import RunIdentity, SnapshotRequest
-from active_memory.store.codec import RecordError, decode_draft
 from active_memory.store.sql import SqlConnection
 
 __all__ = ["AccessScope", "refuse_out_of_scope"]
@@ -72,36 +72,19 @@ class AccessScope:
 def _stored_scopes(
     conn: SqlConnection, ids: list[str]
 ) -> dict[str, tuple[str, str | None, str | None] | None]:
-    """Each id that has a row: its (kind, repository, graph hash), None when unknown."""
+    """Each id that has a row: the (kind, repository, graph hash) it last had while live, None
+    when it never had content here (a tombstone imported as one)."""
     scopes: dict[str, tuple[str, str | None, str | None] | None] = {}
-    retired: list[str] = []
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
         rows = conn.execute(
-            f"SELECT id, deleted, kind, repository, graph_hash FROM records WHERE id IN ({marks})",
+            "SELECT id, kind, scoped, scope_repository, scope_graph_hash FROM records "
+            f"WHERE id IN ({marks})",
             chunk,
         ).fetchall()
-        for lesson_id, deleted, kind, repository, graph_hash in rows:
-            if deleted:
-                retired.append(str(lesson_id))
-                scopes[str(lesson_id)] = None
-            else:
-                scopes[str(lesson_id)] = (str(kind), repository, graph_hash)
-    for lesson_id in retired:
-        row = conn.execute(
-            "SELECT body, evidence FROM history WHERE id = ? AND body IS NOT NULL "
-            "ORDER BY revision DESC LIMIT 1",
-            (lesson_id,),
-        ).fetchone()
-        if row is None:
-            continue
-        try:
-            scope = decode_draft(row[0], row[1]).scope
-        except RecordError:
-            continue  # undecodable content has no scope anyone may claim
-        graph_hash = scope.graph_hash if isinstance(scope, GraphScope) else None
-        scopes[lesson_id] = (scope.kind, scope.repository, graph_hash)
+        for lesson_id, kind, scoped, repository, graph_hash in rows:
+            scopes[str(lesson_id)] = (str(kind), repository, graph_hash) if scoped else None
     return scopes
 
 

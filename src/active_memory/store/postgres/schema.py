@@ -64,6 +64,9 @@ m001_initial = Migration(
             body text,
             evidence text,
             size integer NOT NULL CHECK (size >= 0),
+            scoped integer NOT NULL DEFAULT 0 CHECK (scoped IN (0, 1)),
+            scope_repository text,
+            scope_graph_hash text,
             CHECK ((deleted = 1) = (body IS NULL)),
             CHECK ((deleted = 1) = (evidence IS NULL)),
             CHECK (deleted = 0 OR (repository IS NULL AND graph_hash IS NULL AND node_id IS NULL
@@ -108,6 +111,28 @@ m001_initial = Migration(
         """
         CREATE TRIGGER records_count AFTER INSERT OR UPDATE OR DELETE ON records
         FOR EACH ROW EXECUTE FUNCTION records_count()
+        """,
+        # The scope a row last had while live, kept through retirement and purge (a tombstone
+        # keeps no content), so the service can tell whose tombstone an id is.
+        """
+        CREATE FUNCTION records_scope() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.deleted = 0 THEN
+                NEW.scoped := 1;
+                NEW.scope_repository := NEW.repository;
+                NEW.scope_graph_hash := NEW.graph_hash;
+            ELSIF TG_OP = 'UPDATE' THEN
+                NEW.scoped := OLD.scoped;
+                NEW.scope_repository := OLD.scope_repository;
+                NEW.scope_graph_hash := OLD.scope_graph_hash;
+            END IF;
+            RETURN NEW;
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER records_scope BEFORE INSERT OR UPDATE ON records
+        FOR EACH ROW EXECUTE FUNCTION records_scope()
         """,
         """
         CREATE TABLE history (

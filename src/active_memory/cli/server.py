@@ -150,9 +150,11 @@ def serve_command(
         host=host, port=port, tls_cert=tls_cert, tls_key=tls_key, limits=limits,
         pool_size=pool_size,
     )  # fmt: skip
-    scheme = "https" if tls_cert else "http"
-    click.echo(f"serving the memory service on {scheme}://{host}:{port}", err=True)
-    serve(database, options)
+    serve(
+        database,
+        options,
+        lambda url: click.echo(f"serving the memory service on {url}", err=True),
+    )
 
 
 @server.group("token")

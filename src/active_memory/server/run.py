@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,9 +51,13 @@ def build_service(
     )
 
 
-def _config(service: MemoryService, options: ServeOptions) -> uvicorn.Config:
+def _check(options: ServeOptions) -> None:
     if (options.tls_cert is None) != (options.tls_key is None):
         raise ConfigError("--tls-cert/--tls-key", "give both the certificate and its key, or none")
+
+
+def _config(service: MemoryService, options: ServeOptions) -> uvicorn.Config:
+    _check(options)
     return uvicorn.Config(
         service.app(),
         host=options.host,
@@ -71,10 +76,19 @@ def _config(service: MemoryService, options: ServeOptions) -> uvicorn.Config:
     )
 
 
-def serve(url: str, options: ServeOptions) -> None:
-    """Serve until interrupted (uvicorn handles SIGINT and SIGTERM)."""
+def serve(url: str, options: ServeOptions, announce: Callable[[str], None] | None = None) -> None:
+    """Serve until interrupted (uvicorn handles SIGINT and SIGTERM); ``announce`` is told the
+    URL once the database answered, before listening starts."""
+    _check(options)
     service = build_service(url, pool_size=options.pool_size, limits=options.limits)
-    uvicorn.Server(_config(service, options)).run()
+    try:
+        config = _config(service, options)
+        if announce is not None:
+            scheme = "https" if options.tls_cert is not None else "http"
+            announce(f"{scheme}://{options.host}:{options.port}")
+        uvicorn.Server(config).run()
+    finally:
+        service.close()
 
 
 class RunningService:

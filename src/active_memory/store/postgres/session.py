@@ -45,7 +45,19 @@ def redacted(url: str) -> str:
 
 
 def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> ConnectionPool:
-    """An open pool whose first connection succeeded; StoreUnavailable otherwise."""
+    """An open pool whose first connection succeeded; StoreUnavailable otherwise.
+
+    One plain connection is tried first, so an unreachable server or a refused user fails at
+    once with PostgreSQL's own reason instead of after the pool's retries.
+    """
+    try:
+        psycopg.connect(url, connect_timeout=max(1, int(timeout_s))).close()
+    except psycopg.Error as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise StoreUnavailable(
+            redacted(url),
+            f"cannot be reached ({reason}); check the URL and that the server accepts this user",
+        ) from None
     pool: ConnectionPool = ConnectionPool(
         url,
         min_size=1,

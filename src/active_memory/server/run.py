@@ -97,7 +97,9 @@ class RunningService:
     def __init__(self, service: MemoryService, options: ServeOptions | None = None) -> None:
         options = options or ServeOptions(port=0)
         self.service = service
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only
+        # for such sockets, and without it every answer waits out a delayed ACK (~40 ms).
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((options.host, options.port))
         host, port = self._socket.getsockname()[:2]

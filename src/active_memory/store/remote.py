@@ -63,6 +63,7 @@ __all__ = ["RemoteBackend", "check_service_url"]
 
 M = TypeVar("M", bound=Model)
 DEFAULT_MAX_RESPONSE_BYTES = 96 * 1024 * 1024
+DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024  # the service's default limit
 
 
 def check_service_url(url: str) -> str:
@@ -104,6 +105,7 @@ class RemoteBackend:
         token: str,
         timeout_s: float = 30.0,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = check_service_url(url)
@@ -112,6 +114,7 @@ class RemoteBackend:
                 "token", "must be the token `active-memory server token create` printed"
             )
         self._max_response = max_response_bytes
+        self._max_request = max_request_bytes
         self._client = httpx.Client(
             base_url=self.url + API_PREFIX,
             headers={"authorization": f"Bearer {token}", "accept": "application/json"},
@@ -147,6 +150,12 @@ class RemoteBackend:
         unknown_outcome: bool = False,
     ) -> M:
         content = None if body is None else body.model_dump_json().encode("utf-8")
+        if content is not None and len(content) > self._max_request:
+            # Refused here: a service refusing it mid-upload may reset the connection first.
+            raise PublicationError(
+                f"the request is {len(content)} bytes; the memory service accepts at most "
+                f"{self._max_request}; publish smaller batches"
+            )
         method = "GET" if body is None else "POST"
         headers = None if content is None else {"content-type": "application/json"}
         try:

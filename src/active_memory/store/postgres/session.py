@@ -10,7 +10,8 @@ Automatic server-side prepared statements are off for the same reason.
   FOR UPDATE``), which every write updates anyway (the generation): writers of one tenant
   queue on that row lock, and each statement after it sees everything committed before, so
   expected revisions are compared and written with nothing in between. Writers of different
-  tenants never wait for each other. The wait is bounded by ``lock_timeout``.
+  tenants never wait for each other. The wait is bounded by ``lock_timeout``, every statement
+  by ``statement_timeout`` (60 s), so a started write drains or fails within a bounded time.
 
 :class:`PgSession` gives the shared store logic (``?`` placeholders, rows as tuples) a
 psycopg connection.
@@ -32,6 +33,9 @@ from active_memory.store.backend import PublicationControl
 from active_memory.store.sql import SqlCursor
 
 __all__ = ["PgSession", "open_pool", "reading", "redacted", "updating", "writing"]
+
+
+_STATEMENT_TIMEOUT_MS = 60_000
 
 
 def redacted(url: str) -> str:
@@ -139,6 +143,7 @@ def reading(
 ) -> Iterator[PgSession]:
     begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     with _transaction(pool, schema, begin, where, failure) as session:
+        session.conn.execute(f"SET LOCAL statement_timeout = {_STATEMENT_TIMEOUT_MS}".encode())
         yield session
 
 
@@ -163,6 +168,8 @@ def writing(
     _fence(control)
     with _transaction(pool, schema, "BEGIN", where, StoreError) as session:
         session.conn.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}".encode())
+        # A started write drains within a bounded time, whatever the server is doing.
+        session.conn.execute(f"SET LOCAL statement_timeout = {_STATEMENT_TIMEOUT_MS}".encode())
         session.execute("SELECT generation FROM meta FOR UPDATE")
         _fence(control)
         yield session

@@ -11,7 +11,7 @@ import pytest
 
 from active_memory.errors import EvidenceError
 from active_memory.evidence.private import prepare_private_dir
-from active_memory.private_files import make_private_dir, write_private_text
+from active_memory.private_files import copy_private_file, make_private_dir, write_private_text
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
 
@@ -86,3 +86,24 @@ def test_a_failed_write_leaves_no_temporary_behind(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         write_private_text(path, "x")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.usefixtures("loose_umask")
+def test_a_private_copy_streams_the_whole_file_with_mode_0600(tmp_path: Path) -> None:
+    source = tmp_path / "transcript.jsonl"
+    source.write_bytes(os.urandom(3 * (1 << 20) + 17))  # more than one chunk
+    destination = tmp_path / "copy.jsonl"
+    destination.write_text("old")
+    copy_private_file(source, destination)
+    assert destination.read_bytes() == source.read_bytes()
+    assert _mode(destination) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.jsonl", "transcript.jsonl"]
+
+
+def test_a_failed_copy_leaves_no_temporary_and_the_old_file(tmp_path: Path) -> None:
+    destination = tmp_path / "copy.jsonl"
+    destination.write_text("old")
+    with pytest.raises(IsADirectoryError):
+        copy_private_file(tmp_path, destination)
+    assert destination.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.jsonl"]

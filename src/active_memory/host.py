@@ -427,7 +427,8 @@ def open_run(
     if config.enabled:
         request = SnapshotRequest(identity, repository=config.repository, graph=config.graph)
         snapshot = backend.snapshot(request)
-        lessons, generation = snapshot.lessons, snapshot.generation
+        # Decoded here, so a row that no longer validates fails the run's opening, not a hook.
+        lessons, generation = tuple(snapshot.lessons), snapshot.generation
     index = RecallIndex(lessons, repository=identity.repository)
     session = RecallSession(index, WorkspaceRoot.at(workspace), config)
     return ActiveRun(

@@ -21,7 +21,13 @@ if TYPE_CHECKING:
 
     _Folder = TypeVar("_Folder", bound="str | os.PathLike[str]")
 
-__all__ = ["fsync_directory", "make_private_dir", "write_private_bytes", "write_private_text"]
+__all__ = [
+    "copy_private_file",
+    "fsync_directory",
+    "make_private_dir",
+    "write_private_bytes",
+    "write_private_text",
+]
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -107,6 +113,29 @@ def write_private_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         finally:
             os.close(descriptor)
         os.replace(temporary, path)
+    except BaseException:
+        try:  # noqa: SIM105  (contextlib would cost the hook path an import)
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def copy_private_file(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
+    """Replace ``destination`` with a copy of ``source``, streamed, atomically, mode 0600;
+    OSError on failure, nothing left (a saved run's transcript copies: any size, private)."""
+    folder, name = os.path.split(os.fspath(destination))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        with open(source, "rb") as reader:
+            descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
+            with os.fdopen(descriptor, "wb") as writer:
+                if hasattr(os, "fchmod"):  # an old temporary may have kept another mode
+                    os.fchmod(writer.fileno(), PRIVATE_FILE_MODE)
+                while chunk := reader.read(1 << 20):
+                    writer.write(chunk)
+        os.replace(temporary, destination)
     except BaseException:
         try:  # noqa: SIM105  (contextlib would cost the hook path an import)
             os.unlink(temporary)

@@ -83,6 +83,10 @@ def test_dump_then_load_round_trips_and_copies_outside_transcripts(tmp_path: Pat
         assert after.transcript.read_bytes() == before.transcript.read_bytes()
     assert again.receipts == record.receipts
     assert again.deliveries == record.deliveries
+    # A saved run holds what its agents read: the record and every copy are this user's only.
+    saved = [run_file, *(e.transcript for e in again.executions if e.transcript is not None)]
+    assert {oct(path.stat().st_mode & 0o777) for path in saved} == {"0o600"}
+    assert not [p for p in (tmp_path / "copy").rglob(".*.tmp")]
 
 
 def test_dump_in_place_keeps_transcript_paths(tmp_path: Path) -> None:

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from active_memory.errors import StoreUnavailable
+from active_memory.errors import SnapshotError, StoreUnavailable
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.migrations import MIGRATIONS, Migration, apply_pending
 from active_memory.store.sqlite import SqliteStore
-from factories import tree_digest
+from factories import REPOSITORY, make_draft, tree_digest
 
 pytestmark = pytest.mark.sqlite_only  # about SQLite's own file and schema
 
@@ -17,6 +20,7 @@ pytestmark = pytest.mark.sqlite_only  # about SQLite's own file and schema
 # never changes, so a test failure here means a released migration was edited.
 RELEASED = {
     "m001_initial": "41959624207867afcfcc0b3ce38e82cbe6a00f6a3c1b3d1daf584cad127191d4",
+    "m002_row_checksums": "6e4e761ba262eeb3de5beb20d99ac6b640eecd9883223ee83c217b97a6be5329",
 }
 
 
@@ -80,3 +84,49 @@ def test_read_only_open_refuses_a_store_that_needs_migration(tmp_path: Path) -> 
     path.touch(mode=0o600)
     with pytest.raises(StoreUnavailable, match="open it once for writing"):
         SqliteStore(path, read_only=True)
+
+
+def _as_released_before_checksums(path: Path) -> None:
+    """Turn a current store back into one written by the m001-only release."""
+    with sqlite3.connect(path) as raw:
+        raw.execute("ALTER TABLE records DROP COLUMN checksum")
+        raw.execute("DELETE FROM schema_migrations WHERE name = 'm002_row_checksums'")
+    raw.close()
+
+
+def test_upgrading_gives_valid_rows_checksums_and_leaves_damaged_ones_refused(
+    store_path: Path,
+) -> None:
+    ids = [new_lesson_id(), new_lesson_id()]
+    with SqliteStore(store_path) as store:
+        store.publish(
+            Publication(
+                run_id="run-1",
+                mutations=tuple(
+                    Mutation(op="upsert", id=i, expected_revision=0, draft=make_draft())
+                    for i in ids
+                ),
+            )
+        )
+    _as_released_before_checksums(store_path)
+    with sqlite3.connect(store_path) as raw:  # damage that the old release would also refuse
+        raw.execute("UPDATE records SET body = replace(body, '\"title\":\"', '\"title\":\"\t')"
+                    " WHERE id = ?", (ids[1],))  # fmt: skip
+    raw.close()
+    request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
+    with SqliteStore(store_path) as upgraded:
+        with sqlite3.connect(store_path) as raw:
+            sums = dict(raw.execute("SELECT id, checksum FROM records").fetchall())
+        raw.close()
+        assert sums[ids[0]] is not None
+        assert sums[ids[1]] is None
+        with pytest.raises(SnapshotError, match=f"{ids[1]}.*no checksum"):
+            upgraded.snapshot(request)
+        assert [p for p in upgraded.check().problems if ids[1] in p]
+        upgraded.publish(
+            Publication(
+                run_id="run-3",
+                mutations=(Mutation(op="retire", id=ids[1], expected_revision=1),),
+            )
+        )
+        assert [lesson.id for lesson in upgraded.snapshot(request).lessons] == [ids[0]]

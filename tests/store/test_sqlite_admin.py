@@ -245,7 +245,7 @@ def test_check_reports_counts_and_integrity(store: SqliteStore) -> None:
     report = store.check()
     assert report.ok
     assert (report.generation, report.live, report.tombstones, report.history_rows) == (2, 1, 1, 3)
-    assert report.schema_version == "m001_initial"
+    assert report.schema_version == "m002_row_checksums"
     assert report.content_bytes > 0
     assert report.file_bytes > 0
 

@@ -110,7 +110,7 @@ def test_processes_creating_the_same_store_at_once_migrate_it_once(store_path: P
         names = [row[0] for row in raw.execute("SELECT name FROM schema_migrations")]
         (meta_rows,) = raw.execute("SELECT count(*) FROM meta").fetchone()
     raw.close()
-    assert names == ["m001_initial"]
+    assert names == ["m001_initial", "m002_row_checksums"]
     assert meta_rows == 1
 
 

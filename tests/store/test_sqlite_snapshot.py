@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
 from active_memory.store.codec import canonical_json
+from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
 OTHER_REPOSITORY = "forge:example.com/acme/other"
@@ -235,15 +237,73 @@ def test_rows_unchanged_since_the_last_snapshot_give_the_same_lessons(
             assert lesson is first[lesson_id]
 
 
-def test_a_row_rewritten_outside_the_store_with_valid_content_is_read_as_written(
+def test_a_row_rewritten_outside_the_store_with_valid_content_is_refused_not_stale(
     engine: Engine, store: Store, ids: dict[str, str]
 ) -> None:
+    # Valid content edited by hand is no longer the row that was validated and checksummed:
+    # the snapshot refuses it (never the lesson this instance decoded before), and store check
+    # names it, so no reader serves either version silently.
     request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
-    store.snapshot(request)
+    assert store.snapshot(request).lessons[0].title.startswith("Run the schema")
     engine.raw(
         store,
         "UPDATE records SET body = replace(body, 'Run the schema', 'Run the lint') WHERE id = ?",
         (ids["repo"],),
     )
-    lesson = store.snapshot(request).by_id()[ids["repo"]]
-    assert lesson.title.startswith("Run the lint")
+    with pytest.raises(SnapshotError, match=f"{ids['repo']}.*changed outside active-memory"):
+        store.snapshot(request)
+
+
+@pytest.mark.sqlite_only
+def test_store_check_names_a_row_rewritten_outside_the_store_by_id(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
+    with sqlite3.connect(store.path) as raw:
+        raw.execute(
+            "UPDATE records SET body = replace(body, 'Run the schema', 'Run the lint') "
+            "WHERE id = ?",
+            (ids["repo"],),
+        )
+    raw.close()
+    report = store.check()
+    assert not report.ok
+    assert [p for p in report.problems if ids["repo"] in p and "checksum" in p]
+    assert not [p for p in report.problems if "Run the lint" in p]  # ids, never lesson text
+
+
+def test_snapshot_lessons_behave_as_a_tuple_decoded_on_first_read(
+    store: Store, ids: dict[str, str]
+) -> None:
+    identity = RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH)
+    lessons = store.snapshot(SnapshotRequest(identity)).lessons
+    listed = tuple(sorted(
+        (lesson for lesson in store.list_lessons()
+         if lesson.id in {ids["repo"], ids["graph"], ids["graph_same_repo"]}),
+        key=lambda lesson: lesson.id,
+    ))  # fmt: skip
+    assert len(lessons) == 3
+    assert lessons == listed
+    assert tuple(lessons) == listed
+    assert lessons[-1] == listed[-1]
+    assert lessons[1:] == listed[1:]
+    assert lessons[0] is lessons[0]  # decoded once, then the same frozen lesson
+    with pytest.raises(IndexError):
+        lessons[3]
+
+
+def test_a_rule_tightened_after_a_row_was_written_fails_on_read_naming_the_id(
+    engine: Engine, store: Store, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The checksum proves a row is what was written, not that today's rules accept it: the
+    # lesson is still validated when decoded, and a failure names the id instead of a partial
+    # list.
+    from active_memory.store import codec
+
+    def refuse(row: tuple[object, ...]) -> Any:
+        raise codec.RecordError("fails lesson validation (title: a rule of this version)")
+
+    with engine.open() as reader:  # decoding needs no connection
+        lessons = reader.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
+    monkeypatch.setattr(codec, "decode_lesson", refuse)
+    with pytest.raises(SnapshotError, match=ids["repo"]):
+        list(lessons.lessons)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +55,7 @@ from active_memory.models.run_parts import (
     graph_hash,
     record_document,
 )
+from active_memory.private_files import copy_private_file, write_private_text
 
 __all__ = [
     "AGENT_KINDS",
@@ -291,23 +291,11 @@ def dump_run_record(record: RunRecord, folder: str | os.PathLike[str]) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for source, destination in copies:
         destination.parent.mkdir(parents=True, exist_ok=True)
-        _atomic_copy(source, destination)
-    _atomic_write(run_file, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        copy_private_file(source, destination)
+    # Private like every other copy of a transcript: a saved run holds what its agents read.
+    write_private_text(run_file, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return run_file
 
 
 def _safe_name(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)[:80] or "execution"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(text, "utf-8")
-    os.replace(temporary, path)
-
-
-def _atomic_copy(source: Path, destination: Path) -> None:
-    temporary = destination.with_name(f".{destination.name}.tmp-{os.getpid()}")
-    with source.open("rb") as reader, temporary.open("wb") as writer:
-        shutil.copyfileobj(reader, writer, 1 << 20)
-    os.replace(temporary, destination)

@@ -236,8 +236,10 @@ class MemoryService:
             graph=body.include_graph,
         )
         store = await run_in_threadpool(self.store, who.tenant)
-        snapshot = await run_in_threadpool(lambda: store.snapshot(wanted, within=who.scope))
-        return SnapshotAnswer(generation=snapshot.generation, lessons=snapshot.lessons)
+        generation, rows = await run_in_threadpool(
+            lambda: store.snapshot_rows(wanted, within=who.scope)
+        )
+        return SnapshotAnswer.model_construct(generation=generation, rows=tuple(rows))
 
     async def _publish(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, PublishBody)

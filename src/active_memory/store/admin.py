@@ -12,6 +12,7 @@ from pathlib import Path
 from active_memory.errors import LessonNotFound, LessonRetired, PublicationError, StoreError
 from active_memory.models.lessons import Lesson
 from active_memory.screening.cards import screen_card
+from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
 from active_memory.store.migrations import applied_migrations
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
@@ -190,11 +191,18 @@ def plan_purge(conn: SqlConnection, lesson_id: str) -> tuple[Change | None, int]
 def _content_problems(conn: SqlConnection) -> list[str]:
     """Every live row and every stored past revision, validated completely."""
     problems = []
-    for row in conn.execute(f"SELECT {LIVE_COLUMNS} FROM records WHERE deleted = 0 ORDER BY id"):
+    for row in conn.execute(
+        f"SELECT {LIVE_COLUMNS}, checksum FROM records WHERE deleted = 0 ORDER BY id"
+    ):
         try:
-            decode_lesson(row)
+            decode_lesson(row[:-1])
         except RecordError as error:
             problems.append(f"stored lesson {row[0]!r} {error}")
+            continue
+        try:  # what a snapshot checks: valid content edited by hand fails it
+            verify_rows((row,))
+        except RecordError as error:
+            problems.append(f"stored lesson {error}")
     for lesson_id, revision, body, evidence in conn.execute(
         "SELECT id, revision, body, evidence FROM history WHERE body IS NOT NULL "
         "ORDER BY id, revision"

@@ -8,6 +8,7 @@ identity itself, never from request fields alone.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -48,10 +49,14 @@ class SnapshotRequest:
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """A complete, frozen set of live lessons, sorted by id, at one store generation."""
+    """A complete, frozen set of live lessons, sorted by id, at one store generation.
+
+    ``lessons`` is a read-only sequence: a tuple, or (from a store) rows verified when read and
+    decoded into lessons on first access.
+    """
 
     generation: int
-    lessons: tuple[Lesson, ...]
+    lessons: Sequence[Lesson]
 
     def by_id(self) -> dict[str, Lesson]:
         return {lesson.id: lesson for lesson in self.lessons}

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from active_memory.store.checked_rows import backfill_checksums
 
 __all__ = [
     "MIGRATIONS",
@@ -24,12 +27,17 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Migration:
+    """SQL statements, then optionally a Python step over the rows, in one transaction."""
+
     name: str
     statements: tuple[str, ...]
+    backfill: Callable[[sqlite3.Connection], None] | None = None
 
     @property
     def checksum(self) -> str:
         text = "\n;\n".join(statement.strip() for statement in self.statements)
+        if self.backfill is not None:  # the step is part of the definition, by its name
+            text += f"\n;\nbackfill {self.backfill.__module__}.{self.backfill.__qualname__}"
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -134,7 +142,16 @@ m001_initial = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial,)
+# Snapshots verify rows by checksum instead of re-validating every card (issue 10). Existing
+# live rows are validated once here and given their checksum; a row that fails validation keeps
+# none, so a snapshot refuses it and `store check` names it, exactly as before the upgrade.
+m002_row_checksums = Migration(
+    "m002_row_checksums",
+    ("ALTER TABLE records ADD COLUMN checksum TEXT",),
+    backfill=backfill_checksums,
+)
+
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_row_checksums)
 
 
 def applied_migrations(conn: sqlite3.Connection) -> list[tuple[str, str]]:
@@ -186,6 +203,8 @@ def apply_pending(conn: sqlite3.Connection, known: tuple[Migration, ...] = MIGRA
         for migration in todo:
             for statement in migration.statements:
                 conn.execute(statement)
+            if migration.backfill is not None:
+                migration.backfill(conn)
             conn.execute(
                 "INSERT INTO schema_migrations (name, checksum, applied_at) "
                 "VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",

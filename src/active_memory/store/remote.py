@@ -4,10 +4,12 @@ A host on another machine holds a token issued for its tenant and repository, an
 service over HTTPS (plain ``http://`` is accepted for a loopback address only, for tests and a
 service on the same machine). The service derives the scope from the token; the run identity
 sent along only has to agree with it. Answers are read up to ``max_response_bytes`` and
-validated whole before anything is returned: a snapshot that fails anywhere raises
-SnapshotError, never a shorter set. A publication whose answer is lost (the connection dropped
-after the request was sent) raises StoreError saying the outcome is unknown: take a new
-snapshot and decide again, the expected revisions make a blind retry safe.
+validated before anything is returned: a snapshot arrives as the stored rows, each verified
+against its writer's checksum, and each lesson is decoded (validated completely) on first read,
+as from a local store; any failure raises SnapshotError, never a shorter set. A publication
+whose answer is lost (the connection dropped after the request was sent) raises StoreError
+saying the outcome is unknown: take a new snapshot and decide again, the expected revisions
+make a blind retry safe.
 
 Errors map back to the exception tree as the table in ``store/wire.py`` says.
 """
@@ -44,7 +46,9 @@ from active_memory.store.backend import (
     Snapshot,
     SnapshotRequest,
 )
-from active_memory.store.results import HistoryEntry, PurgeReceipt
+from active_memory.store.checked_rows import StoredLessons, verify_rows
+from active_memory.store.codec import DecodedRows, RecordError
+from active_memory.store.results import DEFAULT_LIMITS, HistoryEntry, PurgeReceipt
 from active_memory.store.wire import (
     API_PREFIX,
     ErrorAnswer,
@@ -115,6 +119,7 @@ class RemoteBackend:
             )
         self._max_response = max_response_bytes
         self._max_request = max_request_bytes
+        self._decoded = DecodedRows(capacity=2 * DEFAULT_LIMITS.max_live)
         self._client = httpx.Client(
             base_url=self.url + API_PREFIX,
             headers={"authorization": f"Bearer {token}", "accept": "application/json"},
@@ -240,9 +245,15 @@ class RemoteBackend:
             include_graph=request.graph,
         )
         answer = self._call("/snapshot", body, SnapshotAnswer, SnapshotError)
-        return Snapshot(
-            answer.generation, tuple(sorted(answer.lessons, key=lambda lesson: lesson.id))
-        )
+        rows = sorted(answer.rows, key=lambda row: row[0])
+        try:
+            verify_rows(rows)
+        except RecordError as error:
+            raise SnapshotError(
+                f"the memory service at {self.url!r} sent lesson {error}; the snapshot was "
+                "refused rather than returned incomplete"
+            ) from None
+        return Snapshot(answer.generation, StoredLessons(rows, self._decoded))
 
     def publish(
         self, publication: Publication, control: PublicationControl | None = None

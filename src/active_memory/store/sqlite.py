@@ -4,9 +4,11 @@ One connection per instance, guarded by a lock, so an instance may be shared by 
 are serialised); processes coordinate through SQLite's own locking (WAL readers never block the
 single writer; writers queue on ``BEGIN IMMEDIATE`` up to the busy timeout).
 
-A snapshot validates every row it reads; the lessons of rows that have not changed since this
-instance last read them are reused (see ``codec.DecodedRows``), so a long-lived reader such as a
-broker re-reads a large store for the price of the SELECT and a comparison.
+A snapshot verifies every row it reads against the checksum its writer stored (see
+``checked_rows``) and decodes each lesson when it is first read; the lessons of rows that have
+not changed since this instance last decoded them are reused (``codec.DecodedRows``), so a
+long-lived reader such as a broker re-reads a large store for the price of the SELECT, a hash
+and a comparison per row.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from active_memory.store.backend import (
     SnapshotRequest,
 )
 from active_memory.store.checked import checked_changes, publication_receipt
+from active_memory.store.checked_rows import StoredLessons, verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.connect import open_connection
 from active_memory.store.files import (
@@ -156,35 +159,38 @@ class SqliteStore:
             return int(value)
 
     def snapshot(self, request: SnapshotRequest) -> Snapshot:
-        """Every live lesson in scope, sorted by id, read in one transaction."""
+        """Every live lesson in scope, sorted by id, read in one transaction.
+
+        Each row is verified against its checksum here, so a damaged row refuses the whole
+        snapshot; the lessons are decoded from the verified rows on first access.
+        """
         identity = request.identity
+        columns = f"{LIVE_COLUMNS}, checksum"
         with self._reading(SnapshotError) as conn:
             (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
             rows: list[tuple[object, ...]] = []
             if request.repository and identity.repository is not None:
                 rows += conn.execute(
-                    f"SELECT {LIVE_COLUMNS} FROM records "
+                    f"SELECT {columns} FROM records "
                     "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
                     (identity.repository,),
                 ).fetchall()
             if request.graph and identity.graph_hash is not None:
                 rows += conn.execute(
-                    f"SELECT {LIVE_COLUMNS} FROM records "
+                    f"SELECT {columns} FROM records "
                     "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
                     "AND (repository IS NULL OR repository = ?)",
                     (identity.graph_hash, identity.repository),
                 ).fetchall()
-        lessons = []
         rows.sort(key=lambda row: str(row[0]))
-        for row in rows:
-            try:
-                lessons.append(self._decoded.lesson(row))
-            except RecordError as error:
-                raise SnapshotError(
-                    f"stored lesson {row[0]!r} {error}; the snapshot was refused rather than "
-                    "returned incomplete, run `active-memory store check`"
-                ) from None
-        return Snapshot(int(generation), tuple(lessons))
+        try:
+            verify_rows(rows)
+        except RecordError as error:
+            raise SnapshotError(
+                f"stored lesson {error}; the snapshot was refused rather than returned "
+                "incomplete, run `active-memory store check`"
+            ) from None
+        return Snapshot(int(generation), StoredLessons(rows, self._decoded))
 
     def publish(
         self, publication: Publication, control: PublicationControl | None = None

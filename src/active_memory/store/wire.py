@@ -32,7 +32,7 @@ from active_memory.models.base import Model
 from active_memory.models.changes import Publication
 from active_memory.models.fields import OneLine, RepositoryKey
 from active_memory.models.ids import LessonId
-from active_memory.models.lessons import Lesson, LessonDraft
+from active_memory.models.lessons import LessonDraft
 from active_memory.store.results import HistoryEntry, HistoryOp
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "RevertBody",
     "SnapshotAnswer",
     "SnapshotBody",
+    "StoredRow",
 ]
 
 API_PREFIX = "/v1"
@@ -78,9 +79,15 @@ class SnapshotBody(Model):
     include_graph: bool = True
 
 
+# A live row as stored: id, revision, card JSON, evidence JSON, kind, repository, graph hash,
+# node id and the writer's checksum (``store/checked_rows.py``). The client verifies each row
+# and decodes (validates) its lesson on first read, as a local store's snapshot does.
+StoredRow = tuple[str, int, str, str, str, str | None, str | None, str | None, str]
+
+
 class SnapshotAnswer(Model):
     generation: int
-    lessons: tuple[Lesson, ...]
+    rows: tuple[StoredRow, ...]
 
 
 class PublishBody(Model):

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from active_memory.errors import PublicationError, PublicationFenced, StoreError
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import PublicationControl
+from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
 from active_memory.store.sql import SqlConnection
@@ -181,6 +182,20 @@ def apply_changes(
                     f"limit is {limits.max_body_bytes} bytes; shorten its scope lists"
                 )
             body, evidence = encoded.body, encoded.evidence
+            # The draft was validated by its model; the checksum lets a snapshot prove the row
+            # is still what was validated without validating it again.
+            checksum = row_checksum(
+                (
+                    change.id,
+                    change.revision,
+                    body,
+                    evidence,
+                    encoded.kind,
+                    encoded.repository,
+                    encoded.graph_hash,
+                    encoded.node_id,
+                )
+            )
             values = (
                 change.revision,
                 encoded.kind,
@@ -190,17 +205,20 @@ def apply_changes(
                 body,
                 evidence,
                 encoded.size,
+                checksum,
             )
             if change.create:
                 conn.execute(
                     "INSERT INTO records (revision, deleted, kind, repository, graph_hash, "
-                    "node_id, body, evidence, size, id) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "node_id, body, evidence, size, checksum, id) "
+                    "VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (*values, change.id),
                 )
             else:
                 conn.execute(
                     "UPDATE records SET revision = ?, deleted = 0, kind = ?, repository = ?, "
-                    "graph_hash = ?, node_id = ?, body = ?, evidence = ?, size = ? WHERE id = ?",
+                    "graph_hash = ?, node_id = ?, body = ?, evidence = ?, size = ?, "
+                    "checksum = ? WHERE id = ?",
                     (*values, change.id),
                 )
         elif change.create:
@@ -211,7 +229,8 @@ def apply_changes(
         else:
             conn.execute(
                 "UPDATE records SET revision = ?, deleted = 1, repository = NULL, "
-                "graph_hash = NULL, node_id = NULL, body = NULL, evidence = NULL, size = 0 "
+                "graph_hash = NULL, node_id = NULL, body = NULL, evidence = NULL, size = 0, "
+                "checksum = NULL "
                 "WHERE id = ?",
                 (change.revision, change.id),
             )

@@ -6,7 +6,9 @@ has a schema of its own (``am_tenant_<name>``) with its own ``schema_migrations`
 ledger rules (order, names, checksums; a newer or edited migration refuses to open) are those
 of :func:`active_memory.store.migrations.pending_migrations`, applied to this list.
 
-Ids sort with the "C" collation, byte order like SQLite's, whatever the database's locale.
+Ids sort with the "C" collation, byte order like SQLite's, whatever the database's locale. Live
+rows carry the writer's checksum from the start (SQLite gained it in ``m002_row_checksums``;
+no PostgreSQL store predates it, so there is nothing to backfill).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ m001_initial = Migration(
             body text,
             evidence text,
             size integer NOT NULL CHECK (size >= 0),
+            checksum text,
             scoped integer NOT NULL DEFAULT 0 CHECK (scoped IN (0, 1)),
             scope_repository text,
             scope_graph_hash text,

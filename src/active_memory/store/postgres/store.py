@@ -10,7 +10,6 @@ confined to it inside the same transaction (see ``store/access.py``).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from types import TracebackType
@@ -38,6 +37,7 @@ from active_memory.store.backend import (
     SnapshotRequest,
 )
 from active_memory.store.checked import checked_changes, publication_receipt
+from active_memory.store.checked_rows import StoredLessons, verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.migrations import MigrationMismatch
 from active_memory.store.postgres.schema import apply_pending, tenant_schema
@@ -99,7 +99,6 @@ class PostgresStore:
         self._limits = limits
         self._lock_timeout_ms = lock_timeout_ms
         self._decoded = DecodedRows(capacity=2 * max(limits.max_live, 1))
-        self._decode_lock = threading.Lock()
         self._owns_pool = pool is None
         opened = open_pool(url, max_size=pool_size) if pool is None else pool
         self._pool: ConnectionPool | None = opened
@@ -161,38 +160,44 @@ class PostgresStore:
             return _generation(session)
 
     def snapshot(self, request: SnapshotRequest, *, within: AccessScope | None = None) -> Snapshot:
-        """Every live lesson in scope, sorted by id, read in one REPEATABLE READ transaction."""
+        """Every live lesson in scope, sorted by id, read in one REPEATABLE READ transaction;
+        each row verified against its checksum, its lesson decoded on first read."""
+        generation, rows = self.snapshot_rows(request, within=within)
+        return Snapshot(generation, StoredLessons(rows, self._decoded))
+
+    def snapshot_rows(
+        self, request: SnapshotRequest, *, within: AccessScope | None = None
+    ) -> tuple[int, list[tuple[object, ...]]]:
+        """The generation and the verified ``LIVE_COLUMNS, checksum`` rows of a snapshot, for
+        the service to send on without decoding them; SnapshotError for a damaged row."""
         if within is not None:
             request = within.confine(request)
         identity = request.identity
+        columns = f"{LIVE_COLUMNS}, checksum"
         with self._reading(SnapshotError) as session:
             generation = _generation(session)
             rows: list[tuple[object, ...]] = []
             if request.repository and identity.repository is not None:
                 rows += session.execute(
-                    f"SELECT {LIVE_COLUMNS} FROM records "
+                    f"SELECT {columns} FROM records "
                     "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
                     (identity.repository,),
                 ).fetchall()
             if request.graph and identity.graph_hash is not None:
                 rows += session.execute(
-                    f"SELECT {LIVE_COLUMNS} FROM records "
+                    f"SELECT {columns} FROM records "
                     "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
                     "AND (repository IS NULL OR repository = ?)",
                     (identity.graph_hash, identity.repository),
                 ).fetchall()
         rows.sort(key=lambda row: str(row[0]))
-        lessons = []
-        with self._decode_lock:
-            for row in rows:
-                try:
-                    lessons.append(self._decoded.lesson(row))
-                except RecordError as error:
-                    raise SnapshotError(
-                        f"stored lesson {row[0]!r} {error}; the snapshot was refused rather "
-                        "than returned incomplete"
-                    ) from None
-        return Snapshot(generation, tuple(lessons))
+        try:
+            verify_rows(rows)
+        except RecordError as error:
+            raise SnapshotError(
+                f"stored lesson {error}; the snapshot was refused rather than returned incomplete"
+            ) from None
+        return generation, rows
 
     def publish(
         self,

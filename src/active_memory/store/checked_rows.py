@@ -1,0 +1,150 @@
+"""Row checksums, and the lessons of a snapshot decoded on first access.
+
+Every live row is validated completely when it is written (publication and import go through
+the models), and the writer stores a checksum of exactly what it wrote: id, revision, scope
+columns, card and evidence. A snapshot then proves each row is still that validated row by
+recomputing the checksum (a hash per row, no JSON parsing), instead of re-validating 10,000
+cards up front; the Lesson models are built from the verified rows when a caller reads them.
+
+The checksum detects damage and hand edits, not an adversary with write access to the store
+file: whoever can write the database can recompute it, and could as well replace the program.
+``store check`` still validates every row and past revision completely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import overload
+
+from active_memory.errors import SnapshotError
+from active_memory.models.lessons import Lesson
+from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError, decode_lesson
+
+__all__ = ["StoredLessons", "backfill_checksums", "row_checksum", "verify_rows"]
+
+_blake2b = hashlib.blake2b
+
+
+def row_checksum(row: Sequence[object]) -> str:
+    """The checksum of a ``LIVE_COLUMNS`` row: 128-bit BLAKE2b over its columns, NUL-joined.
+
+    No column can contain NUL (JSON escapes it; ids, keys and node ids refuse control
+    characters). A NULL column reads as ``None``, which no repository key, graph hash or id can
+    spell, and a graph row's node id is never NULL (a schema CHECK), so distinct rows never
+    share an input.
+    """
+    lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = row
+    text = (
+        f"{lesson_id}\0{revision}\0{body}\0{evidence}\0"
+        f"{kind}\0{repository}\0{graph_hash}\0{node_id}"
+    )
+    return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def verify_rows(rows: Sequence[Sequence[object]]) -> None:
+    """Check ``LIVE_COLUMNS, checksum`` rows; RecordError (prefixed by the id) on the first
+    that does not match. One tight loop: this is the whole per-row price of a snapshot."""
+    blake2b = _blake2b
+    for lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id, stored in rows:
+        text = (  # the same text as row_checksum, inlined: a call per row costs more here
+            f"{lesson_id}\0{revision}\0{body}\0{evidence}\0"
+            f"{kind}\0{repository}\0{graph_hash}\0{node_id}"
+        )
+        if blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest() == stored:
+            continue
+        if stored is None:
+            raise RecordError(
+                f"{lesson_id!r} has no checksum (it failed validation when the store was "
+                "upgraded, or was written outside active-memory)"
+            )
+        raise RecordError(
+            f"{lesson_id!r} has content or scope columns that do not match its checksum: it "
+            "was changed outside active-memory"
+        )
+
+
+def backfill_checksums(conn: sqlite3.Connection) -> None:
+    """Give every live row without a checksum one, if the row validates completely.
+
+    Runs inside the caller's write transaction (a migration). A row that does not validate is
+    left without a checksum, so snapshots keep refusing it until it is repaired or reverted.
+    """
+    rows = conn.execute(
+        f"SELECT {LIVE_COLUMNS} FROM records WHERE deleted = 0 AND checksum IS NULL"
+    ).fetchall()
+    for row in rows:
+        try:
+            decode_lesson(row)
+        except RecordError:
+            continue
+        conn.execute("UPDATE records SET checksum = ? WHERE id = ?", (row_checksum(row), row[0]))
+
+
+class StoredLessons(Sequence[Lesson]):
+    """The lessons of verified ``LIVE_COLUMNS, checksum`` rows, each decoded (and validated)
+    the first time it is read.
+
+    Behaves as a read-only tuple of lessons: indexing, slicing, iteration, ``len`` and equality
+    with any sequence of the same lessons. Decoding goes through the store's ``DecodedRows``, so
+    a row read before by the same store yields the same frozen Lesson without a second
+    validation. A row that verified but no longer validates (a rule tightened since it was
+    written) raises SnapshotError naming its id, never a partial list.
+    """
+
+    __slots__ = ("_decoded", "_lessons", "_rows")
+
+    def __init__(self, rows: Sequence[tuple[object, ...]], decoded: DecodedRows) -> None:
+        self._rows = tuple(rows)
+        self._decoded = decoded
+        self._lessons: list[Lesson | None] = [None] * len(self._rows)
+
+    def ids(self) -> tuple[str, ...]:
+        """Every lesson id, in order, without decoding a lesson."""
+        return tuple(str(row[0]) for row in self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Lesson: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Lesson, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Lesson | tuple[Lesson, ...]:
+        if isinstance(index, slice):
+            return tuple(self._lesson(i) for i in range(*index.indices(len(self._rows))))
+        if index < 0:
+            index += len(self._rows)
+        if not 0 <= index < len(self._rows):
+            raise IndexError("snapshot lesson index out of range")
+        return self._lesson(index)
+
+    def __iter__(self) -> Iterator[Lesson]:
+        for position in range(len(self._rows)):
+            yield self._lesson(position)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # equal to tuples, so not hashable like one
+
+    def __repr__(self) -> str:
+        return f"StoredLessons({len(self._rows)} lessons)"
+
+    def _lesson(self, position: int) -> Lesson:
+        lesson = self._lessons[position]
+        if lesson is None:
+            row = self._rows[position][:-1]  # without the checksum
+            try:
+                lesson = self._decoded.lesson(row)
+            except RecordError as error:
+                raise SnapshotError(
+                    f"stored lesson {row[0]!r} {error}; run `active-memory store check`"
+                ) from None
+            self._lessons[position] = lesson
+        return lesson

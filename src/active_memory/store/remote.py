@@ -17,6 +17,8 @@ Errors map back to the exception tree as the table in ``store/wire.py`` says.
 from __future__ import annotations
 
 import ipaddress
+import os
+import ssl
 import time
 from types import TracebackType
 from typing import TypeVar
@@ -98,6 +100,7 @@ def _loopback(host: str) -> bool:
 class RemoteBackend:
     """``ActiveMemoryBackend`` (and history, revert, purge) over the memory service at ``url``.
 
+    ``ca_file`` trusts a private certificate authority (PEM) instead of the system's;
     ``transport`` is httpx's seam for tests; ``timeout_s`` bounds connecting, each read and
     each write.
     """
@@ -110,6 +113,7 @@ class RemoteBackend:
         timeout_s: float = 30.0,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        ca_file: str | os.PathLike[str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = check_service_url(url)
@@ -120,8 +124,17 @@ class RemoteBackend:
         self._max_response = max_response_bytes
         self._max_request = max_request_bytes
         self._decoded = DecodedRows(capacity=2 * DEFAULT_LIMITS.max_live)
+        verify: ssl.SSLContext | bool = True
+        if ca_file is not None:
+            try:
+                verify = ssl.create_default_context(cafile=os.fspath(ca_file))
+            except (OSError, ssl.SSLError) as error:
+                raise ConfigError(
+                    "ca_file", f"{os.fspath(ca_file)!r} is not a PEM file ({error})"
+                ) from None
         self._client = httpx.Client(
             base_url=self.url + API_PREFIX,
+            verify=verify,
             headers={"authorization": f"Bearer {token}", "accept": "application/json"},
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=False,

@@ -257,10 +257,10 @@ def main() -> None:
                 bulk.publish(Publication(run_id=f"bulk-{start}", mutations=mutations))
             from active_memory.store.remote import RemoteBackend
 
-            with RemoteBackend(running.url, token=big) as remote:
-                request = SnapshotRequest(RunIdentity("bench", REPOSITORY))
-                times, decoded, count = [], [], 0
-                for _ in range(5):
+            request = SnapshotRequest(RunIdentity("bench", REPOSITORY))
+            times, decoded, count = [], [], 0
+            for _ in range(5):  # a new host each time: nothing decoded before
+                with RemoteBackend(running.url, token=big) as remote:
                     started = time.perf_counter()
                     lessons = remote.snapshot(request).lessons
                     times.append(time.perf_counter() - started)

@@ -99,11 +99,25 @@ def test_an_expired_credential_is_refused(
     _refused(_post(running, issued.token), 401, "unauthorized")
 
 
-def test_a_declared_oversized_body_is_refused_before_it_is_read(
+def test_an_oversized_body_is_refused_and_the_refusal_reaches_the_client(
     running: RunningService, issue: Issue
 ) -> None:
     answer = _post(running, issue().token, b" " * (300 * 1024))
     _refused(answer, 413, "too_large")
+
+
+def test_a_content_length_far_over_the_limit_is_refused_before_any_body_is_sent(
+    running: RunningService, issue: Issue
+) -> None:
+    parts = urlsplit(running.url)
+    head = (
+        "POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n"
+        f"Authorization: Bearer {issue().token}\r\n\r\n"
+    )
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 413")
 
 
 def test_a_streamed_oversized_body_is_refused(running: RunningService, issue: Issue) -> None:

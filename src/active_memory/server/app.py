@@ -3,11 +3,12 @@
 Every route but ``/healthz`` needs ``Authorization: Bearer <token>``. The credential is checked
 first, before the body is read; the tenant and scope of the request are the credential's, and
 the store confines the operation to them (``store/access.py``): nothing in the body can widen
-them. Bodies are read up to ``max_request_bytes`` (a larger ``Content-Length`` is refused before
-reading) within ``request_timeout_s``; answers larger than ``max_response_bytes`` are refused
-rather than sent. A publication's deadline (``deadline_s``) starts counting when the request
-arrives and is checked again once the tenant's writer lock is held, immediately before the
-first write. Store calls run on worker threads; the wire format is in ``store/wire.py``.
+them. Bodies are read up to ``max_request_bytes`` within ``request_timeout_s``; a larger body is
+read on and dropped up to twice the limit, so a client still sending reads the 413 rather than
+a reset connection, and a ``Content-Length`` over twice the limit is refused before reading.
+Answers larger than ``max_response_bytes`` are refused rather than sent. A publication's
+deadline (``deadline_s``) starts counting when the request arrives and is checked again once
+the tenant's writer lock is held, immediately before the first write. Store calls run on worker threads; the wire format is in ``store/wire.py``.
 """
 
 from __future__ import annotations
@@ -177,24 +178,28 @@ class MemoryService:
 
     async def _body(self, request: Request, model: type[M]) -> M:
         limit = self.limits.max_request_bytes
+        too_large = _Refusal("too_large", f"the request body exceeds {limit} bytes; send less")
         declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            raise _Refusal("too_large", f"the request body exceeds {limit} bytes; send less")
+        if declared is not None and (not declared.isdigit() or int(declared) > 2 * limit):
+            raise too_large  # not worth reading: answered at once, the upload cut short
         chunks: list[bytes] = []
         size = 0
         try:
             async with asyncio.timeout(self.limits.request_timeout_s):
                 async for chunk in request.stream():
                     size += len(chunk)
-                    if size > limit:
-                        raise _Refusal(
-                            "too_large", f"the request body exceeds {limit} bytes; send less"
-                        )
-                    chunks.append(chunk)
+                    if size > 2 * limit:
+                        break
+                    if size <= limit:
+                        chunks.append(chunk)
         except TimeoutError:
             raise _Refusal("timeout", "the request body did not arrive in time") from None
         except ClientDisconnect:
             raise _Refusal("bad_request", "the client went away before the body arrived") from None
+        if size > limit:
+            # A body up to twice the limit is read (and dropped) before the refusal, so the
+            # client, still sending, reads the 413 instead of a reset connection.
+            raise too_large
         try:
             return model.parse_json(b"".join(chunks), where="body")
         except LessonValidationError as error:

@@ -8,7 +8,8 @@ read on and dropped up to twice the limit, so a client still sending reads the 4
 a reset connection, and a ``Content-Length`` over twice the limit is refused before reading.
 Answers larger than ``max_response_bytes`` are refused rather than sent. A publication's
 deadline (``deadline_s``) starts counting when the request arrives and is checked again once
-the tenant's writer lock is held, immediately before the first write. Store calls run on worker threads; the wire format is in ``store/wire.py``.
+the tenant's writer lock is held, immediately before the first write. Store calls run on
+worker threads; the wire format is in ``store/wire.py``.
 """
 
 from __future__ import annotations

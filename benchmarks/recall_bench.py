@@ -24,7 +24,8 @@ import time
 from collections.abc import Callable, Sequence
 
 from active_memory.hooks import helper as helper_module
-from active_memory.hooks.install import curl_command, helper_command
+from active_memory.hooks.commands import curl_command
+from active_memory.hooks.install import helper_command
 from active_memory.host import open_run
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.ids import new_lesson_id

@@ -60,7 +60,7 @@ def test_the_readme_host_snippet_runs_inside_asyncio_run(tmp_path: Path) -> None
     # No provider key in a test: the postmortem reports that, it does not raise.
     assert done["report"].run_id == record.run_id
     assert done["report"].status == "failed"
-    assert {s.error_code for s in done["report"].specialists} == {"provider_error"}
+    assert {s.error_code for s in done["report"].specialists} == {"provider_unavailable"}
 
 
 def test_the_postmortem_doc_host_example_runs_and_prints_what_it_shows(

@@ -21,12 +21,15 @@ do; attributes carry the same facts for programs.
      ├── EvidenceError
      │    └── EvidenceCancelled       the cancellation token was set between two pages
      ├── ContractViolation           a specialist answer breaks its JSON contract
+     │    └── MalformedAnswer         ... because it is not JSON at all
+     ├── ModelRefused                the model declined to answer (a refusal stop)
      ├── PromptError                 a specialist prompt is unknown or cannot be rendered
      ├── AdmissionError              admission was called with inconsistent host inputs
      ├── ProvenanceError             git inspection of a checkout failed
-     ├── ProviderError               a model provider failed (SDK errors translated)
-     │    ├── ProviderUnavailable     SDK extra or credential missing
-     │    ├── ProviderDeadlineExceeded
+     ├── ProviderError               a model provider failed (SDK errors translated); its
+     │    │                           ``cause`` names what failed, ``attempts`` the calls made
+     │    ├── ProviderUnavailable     SDK extra or credential missing, credential refused
+     │    ├── ProviderDeadlineExceeded  the deadline passed (only then)
      │    ├── ProviderTransientError  429, 5xx, overloaded, connection: retried, then raised
      │    └── ReplayMismatch          a replayed exchange was unexpected or left over
      ├── SessionCancelled            a specialist session's cancellation token fired
@@ -52,6 +55,8 @@ __all__ = [
     "LessonNotFound",
     "LessonRetired",
     "LessonValidationError",
+    "MalformedAnswer",
+    "ModelRefused",
     "PostmortemError",
     "PromptError",
     "ProvenanceError",
@@ -248,6 +253,21 @@ class ContractViolation(ActiveMemoryError):
         super().__init__(f"answer does not satisfy contract {contract!r}: {shown}{more}")
 
 
+class MalformedAnswer(ContractViolation):
+    """The answer was not JSON at all, even after the repair turn."""
+
+
+class ModelRefused(ActiveMemoryError):
+    """The model declined to answer (a refusal stop); no repair turn is spent on it."""
+
+    def __init__(self, contract: str, turn: int) -> None:
+        self.contract = contract
+        self.turn = turn
+        super().__init__(
+            f"the model refused to give a {contract!r} answer (a refusal stop on turn {turn})"
+        )
+
+
 class PromptError(ActiveMemoryError):
     """A prompt is unknown, or rendering it lacks a value, got an unknown one, or is malformed.
 
@@ -274,23 +294,48 @@ class ProvenanceError(ActiveMemoryError):
 
 
 class ProviderError(ActiveMemoryError):
-    """A model provider failed; SDK exceptions are translated into this in one place each."""
+    """A model provider failed; SDK exceptions are translated into this in one place each.
+
+    ``cause`` is a stable code for what failed (``connection_refused``, ``dns_failed``,
+    ``tls_failed``, ``auth_failed``, ``rate_limited``, ``server_error``, ``timed_out``, …), the
+    one a report and the run log carry; ``attempts`` counts the calls made, so ``retries`` is
+    what the retry layer spent before giving up.
+    """
+
+    # A plain attribute, not a ClassVar: the hook path imports this module and not typing.
+    default_cause = "provider_error"
+
+    def __init__(self, message: str, *, cause: str | None = None, attempts: int = 1) -> None:
+        self.cause = cause or self.default_cause
+        self.attempts = attempts
+        super().__init__(message)
+
+    @property
+    def retries(self) -> int:
+        return max(0, self.attempts - 1)
 
 
 class ProviderUnavailable(ProviderError):
-    """The SDK extra or a credential is missing."""
+    """The SDK extra or a credential is missing (``provider_unavailable``), or the server
+    refused the credential (``auth_failed``)."""
+
+    default_cause = "provider_unavailable"
 
 
 class ProviderDeadlineExceeded(ProviderError):
-    """The shared postmortem deadline passed during a provider call."""
+    """The shared postmortem deadline passed during a provider call (raised only once it has)."""
+
+    default_cause = "timed_out"
 
 
 class ProviderTransientError(ProviderError):
     """A failure worth retrying: rate limit, overload, server error or lost connection.
 
-    Raised to the caller only once the retries are used up; ``retry_after`` is the server's
-    requested wait in seconds when it sent one.
+    Raised to the caller only once the retries are used up (or the next wait would pass the
+    deadline); ``retry_after`` is the server's requested wait in seconds when it sent one.
     """
+
+    default_cause = "connection_failed"
 
     def __init__(
         self,
@@ -299,17 +344,21 @@ class ProviderTransientError(ProviderError):
         *,
         status: int | None = None,
         retry_after: float | None = None,
+        cause: str | None = None,
+        attempts: int = 1,
     ) -> None:
         self.provider = provider
         self.problem = problem
         self.status = status
         self.retry_after = retry_after
         code = f"HTTP {status}: " if status is not None else ""
-        super().__init__(f"{provider}: {code}{problem}")
+        super().__init__(f"{provider}: {code}{problem}", cause=cause, attempts=attempts)
 
 
 class ReplayMismatch(ProviderError):
     """A replayed provider exchange was unexpected, different, or left unconsumed."""
+
+    default_cause = "replay_mismatch"
 
 
 class SessionCancelled(ActiveMemoryError):

@@ -41,8 +41,8 @@ from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Checkout, Delivery, Outcome, RunRecord, ToolReceipt
 from active_memory.recall.broker import Handler, RecallBroker
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.recall_session import Caller, RecallSession
-from active_memory.recall.signals import WorkspaceRoot
+from active_memory.recall.recall_session import Caller, Recall, RecallSession
+from active_memory.recall.signals import ToolCall, WorkspaceRoot
 from active_memory.repository import repository_key
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
 from active_memory.store.paths import default_store_path
@@ -250,6 +250,25 @@ class ActiveRun:
             return ""
         recall.commit()
         return recall.text
+
+    def recall_tool(
+        self,
+        call: ToolCall,
+        caller: Caller,
+        *,
+        max_chars: int | None = None,
+        budget_bytes: int | None = None,
+    ) -> Recall | None:
+        """In-process recall for one tool call, as the broker serves it, with no socket.
+
+        Records the tool receipt and claims the matching cards for ``caller``'s conversation;
+        ``commit()`` the recall once its text reached the model, ``release()`` it otherwise.
+        None when active memory is disabled for this run (nothing is recorded, as no hook
+        would have been wired).
+        """
+        if not self.config.enabled:
+            return None
+        return self.session.recall(call, caller, max_chars=max_chars, budget_bytes=budget_bytes)
 
     @property
     def deliveries(self) -> tuple[Delivery, ...]:

@@ -332,3 +332,54 @@ async def test_an_answer_beside_investigation_calls_replies_to_every_call_on_rep
     assert [(r.call_id, r.is_error) for r in replies] == [("c1", True), ("a1", True)]
     assert "not run" in replies[0].content
     assert "'reason' is a required property" in replies[1].content
+
+
+async def test_a_refusal_ends_the_session_without_a_repair_and_keeps_its_text(
+    contract: AnswerContract,
+) -> None:
+    from active_memory.errors import ModelRefused
+
+    refusal = ModelResponse(text="I can't help with that.", stop_reason="refusal")
+    provider = ScriptedProvider([refusal])
+    session = _session(provider, contract)
+    with pytest.raises(ModelRefused, match=r"refused to give a 'verdict' answer .* turn 1"):
+        await session.run()
+    assert (session.turns, session.repaired) == (1, False)
+    assert session.raw_answer == "I can't help with that."
+    provider.assert_consumed()
+
+
+async def test_an_answer_that_is_not_json_twice_is_a_malformed_answer(
+    contract: AnswerContract,
+) -> None:
+    from active_memory.errors import MalformedAnswer
+
+    provider = ScriptedProvider([answer_response("{no"), answer_response("still {no")])
+    session = _session(provider, contract)
+    with pytest.raises(MalformedAnswer) as caught:
+        await session.run()
+    assert isinstance(caught.value, ContractViolation)
+    assert (session.raw_answer, session.repaired) == ("still {no", True)
+
+
+async def test_an_invalid_answer_after_a_malformed_one_is_a_contract_violation(
+    contract: AnswerContract,
+) -> None:
+    from active_memory.errors import MalformedAnswer
+
+    provider = ScriptedProvider([answer_response("{no"), answer_response({"verdict": "keep"})])
+    with pytest.raises(ContractViolation) as caught:
+        await _session(provider, contract).run()
+    assert not isinstance(caught.value, MalformedAnswer)
+
+
+async def test_the_retries_of_a_call_that_failed_are_counted(contract: AnswerContract) -> None:
+    failed = ProviderTransientError("p", "busy", status=503, cause="server_error", attempts=4)
+    provider = ScriptedProvider([answer_response(GOOD, retries=2)])
+    session = _session(provider, contract)
+    await session.run()
+    provider = ScriptedProvider([failed])
+    failing = _session(provider, contract)
+    with pytest.raises(ProviderTransientError):
+        await failing.run()
+    assert (session.retries, failing.retries, failing.turns) == (2, 3, 0)

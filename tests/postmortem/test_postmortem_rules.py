@@ -165,7 +165,7 @@ async def test_provider_failures_are_reported_never_raised_and_keep_the_outcome(
     assert report.status == "partial"
     assert not report.ok
     graph = report.specialist("graph_discovery")
-    assert (graph.status, graph.error_code) == ("failed", "provider_error")
+    assert (graph.status, graph.error_code) == ("failed", "provider_unavailable")
     assert graph.error == "no Anthropic API key: set it"
     repo = report.specialist("repository_discovery")
     assert (repo.status, repo.error_code) == ("failed", "contract_violation")
@@ -173,7 +173,7 @@ async def test_provider_failures_are_reported_never_raised_and_keep_the_outcome(
     assert lessons == ()
     assert record.outcome == outcome
     codes = {e.get("error_code") for e in read_events(tmp_path / "log.jsonl")}
-    assert {"provider_error", "contract_violation"} <= codes
+    assert {"provider_unavailable", "contract_violation"} <= codes
 
 
 async def test_a_provider_that_cannot_be_created_fails_every_specialist_in_the_report(
@@ -191,7 +191,7 @@ async def test_a_provider_that_cannot_be_created_fails_every_specialist_in_the_r
         ))  # fmt: skip
     assert report.status == "failed"
     ran = [s for s in report.specialists if s.status != "skipped"]
-    assert {s.error_code for s in ran} == {"provider_error"}
+    assert {s.error_code for s in ran} == {"provider_unavailable"}
 
 
 async def test_maintenance_runs_in_complete_batches_each_its_own_session(tmp_path: Path) -> None:

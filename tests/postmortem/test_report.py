@@ -35,7 +35,7 @@ def _report() -> PostmortemReport:
 def test_the_json_form_adds_notes_and_totals_and_lists_every_action() -> None:
     data = _report().model_dump(mode="json")
     assert set(data) == {
-        "run_id", "status", "reason", "dry_run", "source_node", "provider", "model",
+        "run_id", "status", "reason", "dry_run", "source_node", "provider", "lane", "host", "model",
         "generation_before", "generation_after", "elapsed_ms", "checkout", "notes",
         "specialists", "changes", "totals", "prompt_sha256", "contract_sha256",
     }  # fmt: skip

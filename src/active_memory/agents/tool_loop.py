@@ -3,13 +3,16 @@
 Send the request; run the tools the model calls and send their results; repeat until the model
 gives its final answer, which is parsed and validated with jsonschema against the contract. A
 malformed or invalid answer (or none at all) gets ONE repair turn carrying the errors; a second
-failure ends the session with :class:`ContractViolation`. Investigation ends (``final``) when
-two turns remain, the tool-call budget is spent, or a repair was asked for.
+failure ends the session with :class:`ContractViolation` (:class:`MalformedAnswer` when the
+answer was not JSON at all). A refusal stop ends it at once with :class:`ModelRefused`: a model
+that declined is not argued with. Investigation ends (``final``) when two turns remain, the
+tool-call budget is spent, or a repair was asked for.
 
 The whole loop honours an absolute deadline on :func:`time.monotonic` (``asyncio.timeout``
 around every provider call) and a :class:`CancelToken`; asyncio cancellation of the calling task
-stops it too. Usage and retries are counted on the :class:`Session` as it goes, so a host can
-report them even when the session fails.
+stops it too. Usage and retries are counted on the :class:`Session` as it goes (the retries of
+a call that failed too), so a host can report them even when the session fails, with the last
+raw answer the model gave (:attr:`Session.raw_answer`).
 """
 
 from __future__ import annotations
@@ -42,7 +45,10 @@ from active_memory.cancel import CancelToken
 from active_memory.errors import (
     ConfigError,
     ContractViolation,
+    MalformedAnswer,
+    ModelRefused,
     ProviderDeadlineExceeded,
+    ProviderError,
     SessionCancelled,
 )
 from active_memory.models.runs import Binding
@@ -103,6 +109,14 @@ def _short(text: str) -> str:
     return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS] + "…"
 
 
+def _not_json(raw: str) -> bool:
+    try:
+        json.loads(raw)
+    except ValueError:
+        return True
+    return False
+
+
 def check_answer(contract: AnswerContract, raw: str) -> AnswerCheck:
     """Parse ``raw`` as JSON and validate it against the contract; never raises."""
     try:
@@ -132,7 +146,8 @@ class Session:
     """One specialist's provider session; construct, then ``await session.run()``.
 
     ``turns``, ``tool_calls``, ``usage`` and ``retries`` are live counters, readable after a
-    failure too. ``binding`` supplies the model and effort; the provider was built for its lane
+    failure too, and so is ``raw_answer``, the last answer text the model gave (or the text of a
+    refusal). ``binding`` supplies the model and effort; the provider was built for its lane
     and connections.
     """
 
@@ -168,6 +183,7 @@ class Session:
         self.usage = TokenUsage()
         self.retries = 0
         self.repaired = False
+        self.raw_answer: str | None = None
         self._final = False
 
     @property
@@ -182,6 +198,7 @@ class Session:
             response = await self._call(self._request())
             self._messages.append(AssistantMessage.from_response(response))
             if response.answer is not None:
+                self.raw_answer = response.answer
                 check = check_answer(self._contract, response.answer)
                 if check.value is not None:
                     return SessionResult(
@@ -196,6 +213,9 @@ class Session:
                         repaired=self.repaired,
                     )
                 self._repair(response, check.errors)
+            elif response.stop_reason == "refusal":
+                self.raw_answer = response.text or None
+                raise ModelRefused(self._contract.name, self.turns)
             elif response.tool_calls and not self._final:
                 await self._run_tools(response.tool_calls)
             else:
@@ -257,6 +277,10 @@ class Session:
             await asyncio.gather(*pending, return_exceptions=True)
         if not call.done() or call.cancelled():
             raise SessionCancelled(f"{self._who} was cancelled during turn {self.turns + 1}")
+        error = call.exception()
+        if isinstance(error, ProviderError):
+            # The call failed after its retries: they were spent all the same.
+            self.retries += error.retries
         response = call.result()
         self.turns += 1
         self.usage += response.usage
@@ -291,8 +315,6 @@ class Session:
             ) from e
 
     def _missing_answer(self, response: ModelResponse) -> str:
-        if response.stop_reason == "refusal":
-            return f"no answer was given: the model refused ({_short(response.text)!r})"
         if response.stop_reason == "max_tokens":
             return "no answer was given: the response hit the token limit"
         return f"no answer was given; the answer must be given as {self._contract.name}"
@@ -300,6 +322,8 @@ class Session:
     def _repair(self, response: ModelResponse, errors: tuple[str, ...]) -> None:
         """Ask once for a corrected answer; a second failure is the session's failure."""
         if self.repaired:
+            if response.answer is not None and _not_json(response.answer):
+                raise MalformedAnswer(self._contract.name, errors)
             raise ContractViolation(self._contract.name, errors)
         self.repaired = True
         self._final = True

@@ -38,7 +38,12 @@ def format_report(report: PostmortemReport) -> list[str]:
         lines.append(f"reason       {report.reason}")
     lines.extend(f"note         {note}" for note in report.notes)
     if report.source_node is not None:
-        lines.append(f"source node  {report.source_node} ({report.provider} {report.model})")
+        # A lane and host are shown for an SDK adapter only: a replay keeps the inherited lane.
+        route, where = report.provider, ""
+        if report.host:
+            lane = "" if report.lane in (None, report.provider) else f"/{report.lane}"
+            route, where = f"{report.provider}{lane}", f" at {report.host}"
+        lines.append(f"source node  {report.source_node} ({route} {report.model}{where})")
     if report.generation_before is not None:
         lines.append(
             f"store        generation {report.generation_before} -> {report.generation_after}"

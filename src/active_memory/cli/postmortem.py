@@ -3,9 +3,11 @@
 The postmortem reviews a recorded run (a native record folder, its run.json, or a Claude Code
 session .jsonl) and publishes what admission accepts into the lesson store. ``--provider
 replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's binding chooses the
-provider (``--provider``/``--model`` override it, by the library's own policy:
+provider (``--provider``/``--model`` override it, and ``--lane``/``--base-url``/
+``--api-key-env``/``--output`` say where its traffic goes, by the library's own policy:
 :class:`~active_memory.postmortem.binding.BindingOverride`). ``specialist run`` runs one
-session of one specialist for prompt authors and never publishes.
+session of one specialist for prompt authors and never publishes; it prints the session
+whatever its outcome.
 
 Exit codes: 0 the postmortem completed (or was skipped); 1 a specialist failed, timed out,
 conflicted or publication was refused; 2 bad input (record, runtime, sourceNode, options).
@@ -17,8 +19,10 @@ import asyncio
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
+from urllib.parse import urlsplit
 
 import click
 
@@ -57,6 +61,8 @@ __all__ = ["postmortem", "specialist"]
 
 OutcomeStatus = Literal["succeeded", "failed", "cancelled"]
 EXCHANGES = "exchanges.jsonl"
+# The built-in providers' API lanes (agents.providers.registry.LANES, not imported at start-up).
+_LANES = ("anthropic", "bedrock", "vertex", "openai", "azure", "compatible")
 
 
 def _exchanges(run: Path, given: Path | None) -> Path:
@@ -96,9 +102,8 @@ def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
 
 def _prepare(
     run: Path, scratch: Path, runtime: Path | None, timeout_ms: int | None,
-    provider_name: str | None, model: str | None, exchanges: Path | None,
-    outcome: str | None = None,
-) -> tuple[RunRecord, RuntimeConfig, BindingOverride, ModelProvider]:  # fmt: skip
+    override: BindingOverride, exchanges: Path | None, outcome: str | None = None,
+) -> tuple[RunRecord, RuntimeConfig, ModelProvider]:  # fmt: skip
     """Parse the inputs; every problem here is bad input (exit 2) except a missing credential.
 
     The provider is built here, before any work, so a bad recording or a missing credential is
@@ -106,7 +111,7 @@ def _prepare(
     """
     from active_memory.postmortem.binding import (
         REPLAY,
-        BindingOverride,
+        declared_connections,
         provider_for,
         resolve_source_node,
         specialist_binding,
@@ -115,15 +120,46 @@ def _prepare(
     try:
         record = _with_outcome(open_run_source(run, scratch / "record"), outcome)
         config = _config(record, runtime, timeout_ms)
-        override = BindingOverride(provider=provider_name, model=model)
         node = resolve_source_node(record.graph, config.postmortem.source_node)
-        recording = _exchanges(run, exchanges) if provider_name == REPLAY else None
-        provider = provider_for(specialist_binding(node, override), recording)
+        recording = _exchanges(run, exchanges) if override.provider == REPLAY else None
+        provider = provider_for(
+            specialist_binding(node, override),
+            recording,
+            connections=declared_connections(config.postmortem),
+            connection=override.connection(),
+        )
     except (RunRecordError, ConfigError, PostmortemError, ReplayMismatch) as error:
         fail(str(error), EXIT_BAD_INPUT)
     except ActiveMemoryError as error:
         fail(str(error), EXIT_FAILED)
-    return record, config, override, provider
+    return record, config, provider
+
+
+def _override(
+    provider: str | None,
+    model: str | None,
+    lane: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    output: str | None,
+) -> BindingOverride:
+    from active_memory.postmortem.binding import BindingOverride
+
+    if base_url is not None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            fail(f"--base-url {base_url!r} must be an http(s) URL with a host", EXIT_BAD_INPUT)
+        if parts.username or parts.password:
+            fail("--base-url must not carry credentials; name the key variable with "
+                 "--api-key-env", EXIT_BAD_INPUT)  # fmt: skip
+    return BindingOverride(
+        provider=provider,
+        model=model,
+        lane=lane,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        output=output,
+    )
 
 
 run_argument = click.argument("run", type=click.Path(exists=True, path_type=Path))
@@ -134,6 +170,39 @@ provider_option = click.option(
     "openai. Default: the source node's binding.",
 )
 model_option = click.option("--model", help="Override the inherited model.")
+
+
+def connection_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--lane``, ``--base-url``, ``--api-key-env`` and ``--output``: where the specialists'
+    traffic goes and with which credential, never derived from names in the record."""
+    options = (
+        click.option(
+            "--lane",
+            type=click.Choice(_LANES),
+            help="The API lane (it names its "
+            "provider): e.g. compatible for an OpenAI-compatible server.",
+        ),
+        click.option(
+            "--base-url",
+            help="The server's API root, e.g. http://127.0.0.1:8080/v1. "
+            "Only --api-key-env's key is sent there (none without it).",
+        ),
+        click.option(
+            "--api-key-env",
+            metavar="NAME",
+            help="The environment variable holding the API key for --base-url or the lane.",
+        ),
+        click.option(
+            "--output",
+            type=click.Choice(["tool", "native", "prompted"]),
+            help="How the answer is asked for (default: the lane's).",
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 exchanges_option = click.option(
     "--exchanges",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -150,6 +219,7 @@ runtime_option = click.option(
 @run_argument
 @provider_option
 @model_option
+@connection_options
 @exchanges_option
 @store_option
 @click.option("--timeout-ms", type=click.IntRange(1, 600_000), help="Shared deadline (timeoutMs).")
@@ -170,6 +240,10 @@ def postmortem(
     run: Path,
     provider_name: str | None,
     model: str | None,
+    lane: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    output: str | None,
     exchanges: Path | None,
     store: Path | None,
     timeout_ms: int | None,
@@ -187,9 +261,10 @@ def postmortem(
     from active_memory.postmortem.entry import run_postmortem
     from active_memory.postmortem.options import PostmortemOptions
 
+    override = _override(provider_name, model, lane, base_url, api_key_env, output)
     with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
-        record, config, override, provider = _prepare(
-            run, Path(scratch), runtime, timeout_ms, provider_name, model, exchanges, outcome
+        record, config, provider = _prepare(
+            run, Path(scratch), runtime, timeout_ms, override, exchanges, outcome
         )
         try:
             with open_store(store, read_only=False) as opened:
@@ -232,12 +307,25 @@ def _print_trial(result: TrialResult) -> None:
     click.echo(f"specialist   {result.specialist} (batch {result.batch} of {result.batches})")
     click.echo(f"prompt       sha256 {result.prompt_sha256}")
     click.echo(f"contract     sha256 {result.contract_sha256}")
+    lane = f"/{result.lane}" if result.lane and result.lane != result.provider else ""
+    where = f" at {result.host}" if result.host else ""
+    output = f", answer as {result.output}" if result.output else ""
+    click.echo(f"model        {result.provider}{lane} {result.model}{where}{output}")
     click.echo(
         f"session      {result.turns} turn(s), {result.tool_calls} tool call(s), "
-        f"tokens {result.input_tokens}/{result.output_tokens}"
+        f"tokens {result.input_tokens}/{result.output_tokens}, {result.retries} retr"
+        f"{'y' if result.retries == 1 else 'ies'}, {'repaired' if result.repaired else 'no repair'}"
     )
-    click.echo("answer")
-    click.echo(json.dumps(json.loads(result.answer_json), indent=2, ensure_ascii=False))
+    click.echo("answer" if result.answer_json is not None else "answer       (none)")
+    if result.answer_json is not None:
+        try:
+            shown = json.dumps(json.loads(result.answer_json), indent=2, ensure_ascii=False)
+        except ValueError:
+            shown = result.answer_json  # not JSON: exactly what the model wrote
+        click.echo(shown)
+    if result.error is not None:
+        click.echo(f"failed       {result.status} ({result.error_code}): {result.error}")
+        return
     verdict = "accepted" if result.complete else "REFUSED as a whole"
     click.echo(f"validation   {verdict}: {result.accepted} item(s) accepted, "
                f"{len(result.rejections)} rejected")  # fmt: skip
@@ -254,6 +342,7 @@ def _print_trial(result: TrialResult) -> None:
 @run_argument
 @provider_option
 @model_option
+@connection_options
 @exchanges_option
 @store_option
 @runtime_option
@@ -265,6 +354,10 @@ def run_specialist_command(
     run: Path,
     provider_name: str | None,
     model: str | None,
+    lane: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    output: str | None,
     exchanges: Path | None,
     store: Path | None,
     runtime: Path | None,
@@ -273,15 +366,16 @@ def run_specialist_command(
 ) -> None:
     """Run specialist NAME once on RUN: print its raw answer, its admission and the hashes.
 
-    Maintenance reads its lessons from the store; nothing is ever published.
+    The session is printed whatever its outcome (turns, tool calls, tokens, retries, repair,
+    the raw answer); the exit code is 1 when the session failed or its answer was refused as
+    a whole. Maintenance reads its lessons from the store; nothing is ever published.
     """
     from active_memory.postmortem.options import PostmortemOptions
     from active_memory.postmortem.specialist_trial import try_specialist
 
+    override = _override(provider_name, model, lane, base_url, api_key_env, output)
     with tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch:
-        record, config, override, provider = _prepare(
-            run, Path(scratch), runtime, None, provider_name, model, exchanges
-        )
+        record, config, provider = _prepare(run, Path(scratch), runtime, None, override, exchanges)
         try:
             with open_store(store, read_only=False) as opened:
                 options = PostmortemOptions(
@@ -300,3 +394,5 @@ def run_specialist_command(
         emit_json(result.model_dump(mode="json"))
     else:
         _print_trial(result)
+    if not result.complete:
+        raise click.exceptions.Exit(EXIT_FAILED)

@@ -10,9 +10,11 @@ refusal is a :class:`~active_memory.errors.ConfigError` naming the key and the r
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
+from urllib.parse import urlsplit
 
 from pydantic import (
     BeforeValidator,
@@ -30,6 +32,7 @@ from active_memory.models.problems import FamilyModel, family_problem, problem_a
 
 __all__ = [
     "ActiveMemoryConfig",
+    "ConnectionConfig",
     "PostmortemConfig",
     "RuntimeConfig",
     "load_runtime_config",
@@ -65,6 +68,41 @@ def _integer_from(low: int, high: int) -> Callable[[object], object]:
 def _node_id(value: object) -> object:
     if value is not None and (not isinstance(value, str) or not value.strip()):
         raise PydanticCustomError("node_id", "must be a non-empty node id string")
+    return value
+
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_OUTPUT_MODES = ("tool", "native", "prompted")
+
+
+def _pattern(pattern: re.Pattern[str], what: str) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        if value is not None and (not isinstance(value, str) or not pattern.match(value)):
+            raise PydanticCustomError("pattern", f"must be {what}")
+        return value
+
+    return check
+
+
+def _base_url(value: object) -> object:
+    if value is None:
+        return value
+    if not isinstance(value, str) or len(value) > 2048:
+        raise PydanticCustomError("base_url", "must be an http(s) URL of at most 2048 characters")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise PydanticCustomError("base_url", "must be an http(s) URL with a host")
+    if parts.username or parts.password:
+        raise PydanticCustomError(
+            "base_url", "must not carry credentials; name the key variable in apiKeyEnv"
+        )
+    return value
+
+
+def _output(value: object) -> object:
+    if value is not None and value not in _OUTPUT_MODES:
+        raise PydanticCustomError("output", f"must be one of {', '.join(_OUTPUT_MODES)}")
     return value
 
 
@@ -131,13 +169,45 @@ class ActiveMemoryConfig(_Section):
         return self.repository or self.graph
 
 
+class ConnectionConfig(_Section):
+    """One entry of ``globalAgents.postmortem.connections``: where a binding that names it
+    sends its traffic and which variable holds the credential (never the secret itself)."""
+
+    provider: Annotated[str | None, BeforeValidator(_pattern(_NAME, "a provider name"))] = None
+    lane: Annotated[str | None, BeforeValidator(_pattern(_NAME, "a lane name"))] = None
+    base_url: Annotated[str | None, BeforeValidator(_base_url)] = Field(
+        None, validation_alias="baseUrl"
+    )
+    api_key_env: Annotated[
+        str | None, BeforeValidator(_pattern(_ENV_NAME, "an environment variable name"))
+    ] = Field(None, validation_alias="apiKeyEnv")
+    api_version_env: Annotated[
+        str | None, BeforeValidator(_pattern(_ENV_NAME, "an environment variable name"))
+    ] = Field(None, validation_alias="apiVersionEnv")
+    output: Annotated[str | None, BeforeValidator(_output)] = None
+
+
+def _connection_names(value: object) -> object:
+    if isinstance(value, Mapping):
+        for name in value:
+            if not isinstance(name, str) or not _NAME.match(name):
+                raise PydanticCustomError(
+                    "connection_name",
+                    f"connection name {name!r} must be 1-64 characters of [A-Za-z0-9_.-]",
+                )
+    return value
+
+
 class PostmortemConfig(_Section):
-    """``globalAgents.postmortem``: whether the postmortem runs, on which node's binding, and
-    for how long at most."""
+    """``globalAgents.postmortem``: whether the postmortem runs, on which node's binding, for
+    how long at most, and the ``connections`` a binding's connection names select."""
 
     enabled: Switch = True
     source_node: NodeId = Field(None, validation_alias="sourceNode")
     timeout_ms: TimeoutMs = Field(600_000, validation_alias="timeoutMs")
+    connections: Annotated[Mapping[str, ConnectionConfig], BeforeValidator(_connection_names)] = (
+        Field(default_factory=dict)
+    )
 
 
 class _GlobalAgents(_Section):

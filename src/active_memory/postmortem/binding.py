@@ -1,14 +1,24 @@
 """Which binding the specialists use: the source node's, as the caller overrides it.
 
 Every specialist inherits the source node's exact binding (provider, model, effort, lane,
-connections). A caller may override two parts of it, and the CLI's ``--provider`` and
-``--model`` are exactly these, so a host calling the library gets what the CLI gets:
+connections). A caller may override parts of it, and the CLI's ``--provider``, ``--model``,
+``--lane``, ``--base-url``, ``--api-key-env`` and ``--output`` are exactly these, so a host
+calling the library gets what the CLI gets:
 
 * ``provider``: ``replay`` answers from a recording; the model, effort and lane stay the
   inherited ones, because only the answers were recorded. Another registered provider name
   starts on its own default lane (a lane such as bedrock or azure belongs to one provider); the
   inherited name keeps its lane. An unknown name is a :class:`ConfigError` naming the known ones.
 * ``model``: replaces the inherited model.
+* ``lane``: the API lane (``compatible``, ``bedrock``…); it names its provider, so ``--lane
+  compatible`` alone means an OpenAI-compatible server.
+* ``base_url``, ``api_key_env``, ``output``: where traffic goes, which variable holds its
+  credential, and the output mode; with the lane they form the caller's own
+  :class:`~active_memory.agents.providers.connections.Connection`, which wins over the
+  connections the runtime JSON declares (``globalAgents.postmortem.connections``).
+
+Nothing is derived from a name in the run record: a binding's connection names only select
+among declared connections (:func:`declared_connections`).
 
 A provider handed over in-process (``provider=``) is the one that serves every session, so
 when no other provider is named the binding, the report and the run log name it, not the
@@ -21,22 +31,29 @@ serve the binding they are given, which is the name the report keeps.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from active_memory.agents.providers.base import ModelProvider
-from active_memory.agents.providers.registry import create_provider, provider_names
+from active_memory.agents.providers.connections import Connection
+from active_memory.agents.providers.output import check_output
+from active_memory.agents.providers.registry import create_provider, lane_provider, provider_names
 from active_memory.agents.providers.replay import RecordingProvider, ReplayProvider
 from active_memory.agents.providers.scripted import ScriptedProvider
 from active_memory.agents.providers.sdk_adapter import SdkAdapter
 from active_memory.errors import ConfigError, PostmortemError
+from active_memory.models.config import PostmortemConfig
 from active_memory.models.runs import AuthoredGraph, Binding, GraphNode
 
 __all__ = [
     "REPLAY",
     "BindingOverride",
+    "Route",
+    "declared_connections",
     "provider_for",
     "provider_label",
+    "provider_route",
     "resolve_source_node",
     "specialist_binding",
 ]
@@ -85,31 +102,99 @@ class BindingOverride:
 
     provider: str | None = None
     model: str | None = None
+    lane: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    output: str | None = None
 
     def apply(self, binding: Binding) -> Binding:
-        """``binding`` with this override's provider and model; ConfigError on an unknown
-        provider, before any work."""
-        if self.provider == REPLAY:
+        """``binding`` with this override's provider, lane and model; ConfigError on an
+        unknown provider or lane, or a lane of another provider than the one named."""
+        provider = self.provider
+        if self.lane is not None and provider != REPLAY:
+            owner = lane_provider(self.lane)
+            if provider is not None and provider != owner:
+                raise ConfigError(
+                    "lane", f"{self.lane!r} is a lane of {owner!r}, not of {provider!r}"
+                )
+            provider = owner
+        check_output(self.output)
+        if provider == REPLAY:
             binding = binding.model_copy(update={"provider": REPLAY})
-        elif self.provider is not None:
-            if self.provider not in provider_names():
+        elif provider is not None:
+            if provider not in provider_names():
                 known = ", ".join((REPLAY, *provider_names()))
-                raise ConfigError("provider", f"unknown provider {self.provider!r}; known: {known}")
-            if self.provider != binding.provider:
+                raise ConfigError("provider", f"unknown provider {provider!r}; known: {known}")
+            if provider != binding.provider:
                 # Lanes belong to one provider (bedrock, azure…): another provider starts anew.
-                binding = binding.model_copy(update={"provider": self.provider, "lane": None})
+                binding = binding.model_copy(update={"provider": provider, "lane": None})
+        if self.lane is not None and provider != REPLAY:
+            binding = binding.model_copy(update={"lane": self.lane})
         if self.model is not None:
             binding = binding.model_copy(update={"model": self.model})
         return binding
+
+    def connection(self) -> Connection | None:
+        """The caller's own connection, when this override says where traffic goes."""
+        if (self.lane, self.base_url, self.api_key_env, self.output) == (None,) * 4:
+            return None
+        return Connection(
+            name="override",
+            provider=lane_provider(self.lane) if self.lane is not None else None,
+            lane=self.lane,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            output=check_output(self.output),
+        )
+
+
+def declared_connections(config: PostmortemConfig) -> dict[str, Connection]:
+    """The runtime JSON's connection entries, as the provider registry takes them."""
+    return {
+        name: Connection(
+            name=name,
+            provider=entry.provider,
+            lane=entry.lane,
+            base_url=entry.base_url,
+            api_key_env=entry.api_key_env,
+            api_version_env=entry.api_version_env,
+            output=check_output(entry.output),
+        )
+        for name, entry in config.connections.items()
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a postmortem's model traffic went: provider, lane, server host, model."""
+
+    provider: str
+    lane: str | None
+    host: str | None
+    model: str
+
+
+def _unwrapped(provider: ModelProvider) -> ModelProvider:
+    for _ in range(_MAX_WRAPPERS):
+        if not isinstance(provider, RecordingProvider):
+            break
+        provider = provider.inner
+    return provider
+
+
+def provider_route(binding: Binding, provider: ModelProvider | None) -> Route:
+    """The route of ``binding`` as ``provider`` (when it was built) actually serves it: an SDK
+    adapter knows its own lane and host; otherwise the binding's lane, and no host."""
+    inner = _unwrapped(provider) if provider is not None else None
+    if isinstance(inner, SdkAdapter):
+        return Route(inner.family, inner.lane, inner.host, binding.model)
+    return Route(binding.provider, binding.lane, None, binding.model)
 
 
 def provider_label(provider: ModelProvider) -> tuple[str, str | None]:
     """The provider name (and lane, when the provider has one of its own) that a provider
     passed in-process is reported under; a recording provider is named by the one it wraps."""
-    for _ in range(_MAX_WRAPPERS):
-        if not isinstance(provider, RecordingProvider):
-            break
-        provider = provider.inner
+    provider = _unwrapped(provider)
     if isinstance(provider, ReplayProvider):
         return REPLAY, None
     if isinstance(provider, ScriptedProvider):
@@ -145,8 +230,15 @@ def specialist_binding(
     return binding.model_copy(update=update)
 
 
-def provider_for(binding: Binding, recording: Path | None = None) -> ModelProvider:
-    """The provider a binding names: a replay of ``recording``, or one from the registry.
+def provider_for(
+    binding: Binding,
+    recording: Path | None = None,
+    *,
+    connections: Mapping[str, Connection] | None = None,
+    connection: Connection | None = None,
+) -> ModelProvider:
+    """The provider a binding names: a replay of ``recording``, or one from the registry with
+    the declared ``connections`` and the caller's own ``connection`` (which wins).
 
     Raises what the registry raises for an unknown lane or effort or a missing credential
     (:class:`ConfigError`, :class:`~active_memory.errors.ProviderUnavailable`), and ConfigError
@@ -158,4 +250,4 @@ def provider_for(binding: Binding, recording: Path | None = None) -> ModelProvid
                 "provider", "replay answers from a recording; pass a ReplayProvider or its file"
             )
         return ReplayProvider(recording)
-    return create_provider(binding)
+    return create_provider(binding, connections=connections, connection=connection)

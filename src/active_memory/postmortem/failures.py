@@ -1,5 +1,12 @@
 """How a specialist failure becomes a report entry: a status, a stable code, one line.
 
+Each cause keeps its own code and message: a provider error its ``cause`` (``connection_refused``,
+``dns_failed``, ``tls_failed``, ``auth_failed``, ``rate_limited``, ``server_error``,
+``malformed_response``, …) and its attempts; a refusal ``model_refused``; an answer that broke
+its contract after the repair turn ``contract_violation`` (``malformed_answer`` when it was not
+JSON). ``timed_out`` is reported only when the deadline passed: a retry that gave up because
+its next wait would cross the deadline is the failure it was retrying.
+
 Messages never carry answer text: a contract violation is described by its count of errors, not
 by the errors themselves (jsonschema quotes the offending values, which may be lesson text).
 """
@@ -16,9 +23,10 @@ from active_memory.errors import (
     ContractViolation,
     EvidenceCancelled,
     EvidenceError,
+    MalformedAnswer,
+    ModelRefused,
     ProviderDeadlineExceeded,
     ProviderError,
-    ReplayMismatch,
     SessionCancelled,
     StoreError,
 )
@@ -30,8 +38,7 @@ _ERROR_CHARS = 300
 _CODES: tuple[tuple[type[BaseException], str], ...] = (
     (AnswerRefused, "answer_refused"),
     (EvidenceError, "evidence_error"),
-    (ReplayMismatch, "replay_mismatch"),
-    (ProviderError, "provider_error"),
+    (ModelRefused, "model_refused"),
     (StoreError, "store_error"),
     (ActiveMemoryError, "error"),
 )
@@ -56,14 +63,25 @@ def classify(error: BaseException, *, cancelled: bool) -> Failure:
     if isinstance(error, (asyncio.CancelledError, SessionCancelled, EvidenceCancelled)):
         what = "cancelled by the host" if cancelled else "stopped at the shared deadline"
         return Failure(stopped, stopped, f"{what}; nothing of it was published")
-    if isinstance(error, (ProviderDeadlineExceeded, TimeoutError)):
+    if isinstance(error, TimeoutError):
         return Failure("timed_out", "timed_out", "the shared postmortem deadline passed")
+    if isinstance(error, ProviderDeadlineExceeded):
+        message = one_line(f"the shared postmortem deadline passed: {error}")
+        return Failure("timed_out", "timed_out", message)
+    if isinstance(error, MalformedAnswer):
+        message = (
+            f"the answer to contract {error.contract!r} was not valid JSON, also after one "
+            "repair turn"
+        )
+        return Failure("failed", "malformed_answer", message)
     if isinstance(error, ContractViolation):
         message = (
             f"the answer did not satisfy contract {error.contract!r} after one repair turn "
             f"({len(error.errors)} error(s))"
         )
         return Failure("failed", "contract_violation", message)
+    if isinstance(error, ProviderError):
+        return Failure("failed", error.cause, one_line(str(error)))
     for kind, code in _CODES:
         if isinstance(error, kind):
             return Failure("failed", code, one_line(str(error)))

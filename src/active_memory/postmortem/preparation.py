@@ -18,13 +18,13 @@ from typing import TypeVar
 from active_memory.admission.validate import AdmissionContext
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.specialists import SPECS, Batch, ProgressCallback, SpecialistEnv
-from active_memory.errors import EvidenceError, StoreError
+from active_memory.errors import EvidenceError, ProviderError, StoreError
 from active_memory.evidence.private import prepare_private_dir
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Binding, RunRecord
 from active_memory.postmortem.batching import maintenance_batches
-from active_memory.postmortem.binding import provider_for
+from active_memory.postmortem.binding import declared_connections, provider_for
 from active_memory.postmortem.changes import lesson_changes, visible_set
 from active_memory.postmortem.failures import Failure, one_line, unexpected
 from active_memory.postmortem.inspection import Inspection, checkout_status, host_facts, inspect
@@ -115,7 +115,17 @@ def _provider(options: PostmortemOptions, binding: Binding) -> tuple[ModelProvid
     try:
         if options.provider_factory is not None:
             return options.provider_factory(binding), True
-        return provider_for(binding), True
+        return (
+            provider_for(
+                binding,
+                connections=declared_connections(options.config.postmortem),
+                connection=options.override.connection(),
+            ),
+            True,
+        )
+    except ProviderError as error:
+        # A missing key or SDK keeps its cause, as a failed call does.
+        raise Unprepared(Failure("failed", error.cause, one_line(str(error)))) from None
     except Exception as error:
         # A factory is host code: whatever it raises is this postmortem's provider failure.
         failure = unexpected("provider_error", "the provider could not be created", error)

@@ -176,7 +176,9 @@ class SpecialistReport(Model):
 class PostmortemReport(Model):
     """The whole postmortem: its status, each specialist, the changes and the store generations.
 
-    ``reason`` explains a skipped, refused or failed postmortem in one line. ``prompt_sha256`` and
+    ``reason`` explains a skipped, refused or failed postmortem in one line. ``provider``,
+    ``lane``, ``host`` (the server's ``host[:port]``, None when no SDK adapter served) and
+    ``model`` say where the model traffic went. ``prompt_sha256`` and
     ``contract_sha256`` name the exact prompt and contract versions, per specialist.
     ``checkout`` is what inspecting the record's checkout found (None when it was not
     inspected); :attr:`notes` explain its consequences for the repository specialists. The JSON
@@ -189,6 +191,8 @@ class PostmortemReport(Model):
     dry_run: bool = False
     source_node: str | None = None
     provider: str | None = None
+    lane: str | None = None
+    host: str | None = None
     model: str | None = None
     generation_before: int | None = None
     generation_after: int | None = None
@@ -246,6 +250,10 @@ class PostmortemReport(Model):
     @property
     def output_tokens(self) -> int:
         return sum(s.output_tokens for s in self.specialists)
+
+    @property
+    def retries(self) -> int:
+        return sum(s.retries for s in self.specialists)
 
     @property
     def rejections(self) -> Mapping[str, int]:

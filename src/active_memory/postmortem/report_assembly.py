@@ -13,6 +13,7 @@ from active_memory.agents.prompts import SPECIALISTS, prompt_sha256
 from active_memory.agents.specialists import Meter, Validated
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.runs import RunRecord
+from active_memory.postmortem.binding import provider_route
 from active_memory.postmortem.failures import Failure
 from active_memory.postmortem.report import (
     DowngradeNote,
@@ -158,6 +159,7 @@ async def assemble_report(state: ReviewState) -> PostmortemReport:
         reason = next((r.error for r in reports if r.error), None)
     prepared = state.prepared
     prompts, contracts = _hashes()
+    route = provider_route(state.binding, prepared.env.provider if prepared else None)
     return PostmortemReport(
         run_id=state.record.run_id,
         status=status,
@@ -165,8 +167,10 @@ async def assemble_report(state: ReviewState) -> PostmortemReport:
         changes=tuple(state.changes),
         reason=reason,
         source_node=state.node.id,
-        provider=state.binding.provider,
-        model=state.binding.model,
+        provider=route.provider,
+        lane=route.lane,
+        host=route.host,
+        model=route.model,
         generation_before=prepared.snapshot.generation if prepared is not None else None,
         generation_after=await _generation_after(state),
         prompt_sha256=prompts,

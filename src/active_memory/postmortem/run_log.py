@@ -1,5 +1,6 @@
 """A postmortem in the run log: the report's allow-listed projection and its rejections (stage
-and code only, never lesson text)."""
+and code only, never lesson text). The ``postmortem`` record says where the model traffic went
+(provider, lane, server host, model); each specialist's record its error code and retries."""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ def _append(
             ids=ids[:_MAX_LOGGED_IDS],
             input_tokens=specialist.input_tokens,
             output_tokens=specialist.output_tokens,
+            retries=specialist.retries,
             conflicts=specialist.conflict_retries,
             duration_ms=specialist.elapsed_ms,
             error_code=specialist.error_code,
@@ -82,14 +84,17 @@ def _append(
         reason_code=reason_code,
         outcome=record.outcome.status if record.outcome is not None else None,
         node_id=report.source_node,
-        provider=binding.provider if binding is not None else None,
-        model=binding.model if binding is not None else None,
+        provider=report.provider,
+        lane=report.lane,
+        # An IPv6 host loses its brackets: log values are tokens of [A-Za-z0-9_.:@/+=-].
+        host=report.host.translate({ord("["): None, ord("]"): None}) if report.host else None,
+        model=report.model,
         effort=binding.effort if binding is not None else None,
-        lane=binding.lane if binding is not None else None,
         generation=report.generation_after,
         mutations=len(report.changes),
         published=len(report.published),
         input_tokens=report.input_tokens,
         output_tokens=report.output_tokens,
+        retries=report.retries,
         duration_ms=report.elapsed_ms,
     )

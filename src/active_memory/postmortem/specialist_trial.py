@@ -4,15 +4,16 @@
 prepares exactly what a postmortem would (snapshot, lesson changes, provenance, evidence, the
 binding and its provider), runs ONE session of one specialist (for maintenance, one of the
 planned batches, with the change entries the postmortem would send with it) and runs admission
-on the answer. It never publishes. Unlike the postmortem it raises on failure: the author wants
-the error itself.
+on the answer. It never publishes. Whatever the session's outcome the result shows it: the raw
+answer (valid or not), turns, tool calls, tokens, retries and repair, and for a failed session
+its status, code and message, classified as the postmortem's report classifies them.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     ConfigDict,
@@ -27,24 +28,33 @@ from active_memory.admission.validate import admit_discovery, admit_maintenance
 from active_memory.agents.prompts import prompt_sha256
 from active_memory.agents.providers.registry import close_provider
 from active_memory.agents.specialists import SPECS, Batch, Meter, answer_session
-from active_memory.errors import PostmortemError
+from active_memory.agents.tool_loop import Session
+from active_memory.errors import ActiveMemoryError, PostmortemError
 from active_memory.models.base import Model
 from active_memory.models.changes import Rejection
 from active_memory.models.runs import RunRecord
-from active_memory.postmortem.binding import resolve_source_node, specialist_binding
+from active_memory.postmortem.binding import (
+    provider_route,
+    resolve_source_node,
+    specialist_binding,
+)
+from active_memory.postmortem.failures import classify
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.preparation import Prepared, Unprepared, maintenance_input, prepare
-from active_memory.postmortem.report import CheckoutStatus, checkout_note
+from active_memory.postmortem.report import CheckoutStatus, SpecialistStatus, checkout_note
 
 __all__ = ["TrialResult", "try_specialist"]
 
 
 class TrialResult(Model):
-    """One session's raw answer and what admission made of it.
+    """One session's raw answer and what admission made of it, or why the session failed.
 
-    ``complete`` is False when the whole answer was refused (shape, or maintenance coverage);
-    ``accepted`` counts admitted decisions or proposals. The JSON form (``specialist run
-    --json``) holds the answer parsed, as ``answer``, and adds :attr:`notes`.
+    ``complete`` is False when the whole answer was refused (shape, or maintenance coverage) or
+    the session failed (then ``status``, ``error_code`` and ``error`` say why, as a report
+    would); ``accepted`` counts admitted decisions or proposals. ``answer_json`` is the last
+    raw answer the model gave, valid or not (None when it gave none). The JSON form
+    (``specialist run --json``) holds it parsed as ``answer`` (None when it is not JSON) and
+    raw as ``raw_answer``, and adds :attr:`notes`.
     """
 
     model_config = ConfigDict(serialize_by_alias=True)
@@ -52,7 +62,8 @@ class TrialResult(Model):
     specialist: str
     batch: int
     batches: int
-    answer_json: str = Field(serialization_alias="answer")
+    status: SpecialistStatus | Literal["accepted", "refused"]
+    answer_json: str | None = Field(serialization_alias="answer")
     complete: bool
     accepted: int
     rejections: tuple[Rejection, ...]
@@ -60,17 +71,32 @@ class TrialResult(Model):
     output_tokens: int
     turns: int
     tool_calls: int
+    retries: int = 0
+    repaired: bool = False
     prompt_sha256: str
     contract_sha256: str
+    provider: str | None = None
+    lane: str | None = None
+    host: str | None = None
+    model: str | None = None
+    output: str | None = None
+    error: str | None = None
+    error_code: str | None = None
     checkout: CheckoutStatus | None = None
 
     @field_serializer("answer_json")
-    def _parsed(self, answer_json: str) -> Any:
-        return json.loads(answer_json)
+    def _parsed(self, answer_json: str | None) -> Any:
+        if answer_json is None:
+            return None
+        try:
+            return json.loads(answer_json)
+        except ValueError:
+            return None
 
     @model_serializer(mode="wrap")
     def _with_notes(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
+        out["raw_answer"] = self.answer_json
         out["notes"] = list(self.notes)
         return out
 
@@ -91,7 +117,8 @@ async def try_specialist(
     The preparation, the binding and the batches are the postmortem's own, and the session's
     labels are the ones the postmortem would use on its first pass, so a recording of a
     postmortem replays here batch by batch. Raises PostmortemError for a bad specialist, batch or
-    preparation; a session failure raises as it is (a ProviderError, a ContractViolation...).
+    preparation; a failed session (a provider error, a contract violation, a refusal...) is a
+    result with its status, code and message, and what the session had spent.
     """
     if name not in SPECS:
         raise PostmortemError(f"unknown specialist {name!r}; choose one of {', '.join(SPECS)}")
@@ -127,15 +154,43 @@ async def _trial(
         raise PostmortemError(f"{name} has {count} batch(es) (0 to {count - 1}); got {batch}")
     supplied = given.batches[batch] if spec.maintenance else Batch(lessons=())
     env = prepared.env
-    session = await answer_session(
-        env,
-        spec,
-        Meter(name),
-        batch=batch,
-        label=f"batch {batch + 1} of {count}",
-        lessons=supplied.lessons,
-        changes=supplied.changes,
-    )
+    meter = Meter(name)
+    route = provider_route(env.binding, env.provider)
+    common: dict[str, Any] = {
+        "specialist": name,
+        "batch": batch,
+        "batches": count,
+        "prompt_sha256": prompt_sha256(name),
+        "contract_sha256": contract_sha256(name),
+        "checkout": prepared.checkout,
+        "provider": route.provider,
+        "lane": route.lane,
+        "host": route.host,
+        "model": route.model,
+        "output": getattr(env.provider, "output", None),
+    }
+    try:
+        session = await answer_session(
+            env,
+            spec,
+            meter,
+            batch=batch,
+            label=f"batch {batch + 1} of {count}",
+            lessons=supplied.lessons,
+            changes=supplied.changes,
+        )
+    except (ActiveMemoryError, TimeoutError) as error:
+        failure = classify(error, cancelled=False)
+        return TrialResult(
+            **common,
+            **_session_counts(meter.sessions[-1] if meter.sessions else None),
+            status=failure.status,
+            complete=False,
+            accepted=0,
+            rejections=(),
+            error=failure.message,
+            error_code=failure.code,
+        )
     if spec.maintenance:
         maintained = admit_maintenance(session.answer, name, supplied.lessons, env.admission)
         complete, accepted, rejections = (
@@ -152,18 +207,27 @@ async def _trial(
             discovered.rejections,
         )
     return TrialResult(
-        specialist=name,
-        batch=batch,
-        batches=count,
-        answer_json=session.answer_json,
+        **common,
+        **_session_counts(meter.sessions[-1]),
+        status="accepted" if complete else "refused",
         complete=complete,
         accepted=accepted,
         rejections=rejections,
-        input_tokens=session.usage.input_tokens,
-        output_tokens=session.usage.output_tokens,
-        turns=session.turns,
-        tool_calls=session.tool_calls,
-        prompt_sha256=prompt_sha256(name),
-        contract_sha256=contract_sha256(name),
-        checkout=prepared.checkout,
+        error_code=None if complete else "answer_refused",
     )
+
+
+def _session_counts(session: Session | None) -> dict[str, Any]:
+    """What a session spent, read from its live counters (a failed session's too)."""
+    if session is None:
+        return {"answer_json": None, "input_tokens": 0, "output_tokens": 0, "turns": 0,
+                "tool_calls": 0, "retries": 0, "repaired": False}  # fmt: skip
+    return {
+        "answer_json": session.raw_answer,
+        "input_tokens": session.usage.input_tokens,
+        "output_tokens": session.usage.output_tokens,
+        "turns": session.turns,
+        "tool_calls": session.tool_calls,
+        "retries": session.retries,
+        "repaired": session.repaired,
+    }

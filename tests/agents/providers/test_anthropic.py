@@ -268,7 +268,7 @@ async def test_a_hanging_server_is_cut_at_the_deadline(
     assert time.monotonic() - started < 5
 
 
-async def test_a_retry_after_past_the_deadline_ends_the_call_without_waiting(
+async def test_a_retry_after_past_the_deadline_ends_the_call_as_the_rate_limit_it_was(
     api: MockAPI, retry: RetryPolicy, fake_sleep: FakeSleep, contract: AnswerContract
 ) -> None:
     api.reply(
@@ -276,8 +276,10 @@ async def test_a_retry_after_past_the_deadline_ends_the_call_without_waiting(
         status=429,
         headers={"retry-after": "120"},
     )
-    with pytest.raises(ProviderDeadlineExceeded, match=r"waiting 120\.\d+s would pass"):
+    with pytest.raises(ProviderTransientError, match=r"waiting 120\.\d+s more would pass") as e:
         await _provider(api, retry).complete(_request(contract, deadline=time.monotonic() + 10))
+    assert not isinstance(e.value, ProviderDeadlineExceeded)
+    assert (e.value.cause, e.value.attempts) == ("rate_limited", 1)
     assert fake_sleep.waits == []
 
 

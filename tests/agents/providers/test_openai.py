@@ -12,7 +12,7 @@ import pytest
 import respx
 
 from active_memory.agents.providers.base import AnswerContract, ModelRequest, UserMessage
-from active_memory.agents.providers.connections import Endpoint
+from active_memory.agents.providers.connections import Connection, Endpoint
 from active_memory.agents.providers.openai import OpenAIProvider
 from active_memory.agents.providers.registry import create_provider
 from active_memory.agents.providers.retry import RetryPolicy
@@ -125,7 +125,7 @@ async def test_azure_lane_posts_to_the_deployment_with_api_version_and_key_heade
 async def test_compatible_lane_uses_the_connection_base_url_and_max_tokens(
     api: MockAPI, retry: RetryPolicy, contract: AnswerContract
 ) -> None:
-    endpoint = Endpoint("vllm", None, "VLLM_API_KEY", "http://127.0.0.1:8000/v1", None)
+    endpoint = Endpoint("vllm", None, None, "http://127.0.0.1:8000/v1", None)
     api.reply(chat_completion(content=VERDICT_JSON))
 
     await _provider(api, retry, lane="compatible", env={}, endpoint=endpoint).complete(
@@ -142,9 +142,9 @@ async def test_compatible_lane_uses_the_connection_base_url_and_max_tokens(
 async def test_compatible_server_through_the_registry_is_intercepted_by_respx(
     retry: RetryPolicy, contract: AnswerContract
 ) -> None:
-    env = {"LLAMA_BASE_URL": "http://127.0.0.1:8080/v1"}
+    declared = {"llama": Connection("llama", base_url="http://127.0.0.1:8080/v1")}
     binding = Binding(provider="openai", model="local", connections=("github", "llama"))
-    provider = create_provider(binding, env=env, retry=retry)
+    provider = create_provider(binding, env={}, connections=declared, retry=retry)
     with respx.mock(assert_all_called=True) as router:
         route = router.post("http://127.0.0.1:8080/v1/chat/completions").respond(
             json=chat_completion(content=VERDICT_JSON)

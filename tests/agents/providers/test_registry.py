@@ -15,13 +15,14 @@ from active_memory.agents.providers.openai import OpenAIProvider
 from active_memory.agents.providers.registry import (
     ProviderContext,
     create_provider,
+    lane_provider,
     provider_names,
     register_provider,
 )
 from active_memory.errors import ConfigError, ProviderUnavailable
 from active_memory.models.runs import Binding
 from active_memory.testing import ScriptedProvider, answer_response
-from agents.doubles import MockAPI, anthropic_message
+from agents.doubles import MockAPI, anthropic_message, chat_completion
 
 
 def test_known_providers_are_listed_and_an_unknown_one_is_named() -> None:
@@ -56,20 +57,25 @@ def test_each_binding_gets_its_lane_client() -> None:
     assert openai.lane == "openai"
 
 
-def test_a_connection_with_a_base_url_makes_an_openai_binding_compatible() -> None:
-    env = {"VLLM_BASE_URL": "http://127.0.0.1:8000/v1"}
+def test_a_declared_connection_with_a_base_url_makes_an_openai_binding_compatible() -> None:
+    declared = {"vllm": Connection("vllm", base_url="http://127.0.0.1:8000/v1")}
     provider = create_provider(
-        Binding(provider="openai", model="m", connections=("vllm",)), env=env
+        Binding(provider="openai", model="m", connections=("vllm",)), env={}, connections=declared
     )
     assert isinstance(provider, OpenAIProvider)
-    assert provider.lane == "compatible"
+    assert (provider.lane, provider.host, provider.output) == (
+        "compatible",
+        "127.0.0.1:8000",
+        "tool",
+    )
 
 
 async def test_connection_credentials_replace_the_standard_variable(api: MockAPI) -> None:
     env = {"ANTHROPIC_API_KEY": "fake-default", "TEAM_PROXY_API_KEY": "fake-team-key"}
+    declared = {"team-proxy": Connection("team-proxy", api_key_env="TEAM_PROXY_API_KEY")}
     binding = Binding(provider="anthropic", model="m", connections=("team-proxy",))
     api.reply(anthropic_message({"type": "text", "text": "x"}))
-    provider = create_provider(binding, env=env, http_client=api.client())
+    provider = create_provider(binding, env=env, connections=declared, http_client=api.client())
     contract = AnswerContract("a", {"type": "object"})
     await provider.complete(
         ModelRequest(model="m", system="", messages=(), contract=contract, deadline=None)
@@ -84,13 +90,34 @@ def test_a_missing_connection_key_names_the_connection_variable() -> None:
         create_provider(binding, env={}, connections=declared)
 
 
+async def test_a_name_in_the_record_never_redirects_traffic_through_its_variables(
+    api: MockAPI,
+) -> None:
+    env = {
+        "OPENAI_API_KEY": "fake-openai-key",
+        "GITHUB_BASE_URL": "http://127.0.0.1:9/v1",
+        "GITHUB_API_KEY": "fake-github-key",
+    }
+    binding = Binding(provider="openai", model="m", connections=("github",))
+    api.reply(chat_completion(content="{}"))
+    provider = create_provider(binding, env=env, http_client=api.client())
+    contract = AnswerContract("a", {"type": "object"})
+    await provider.complete(
+        ModelRequest(model="m", system="", messages=(), contract=contract, deadline=None)
+    )
+    request = api.requests[0]
+    assert request.url.host == "api.openai.com"
+    assert request.headers["authorization"] == "Bearer fake-openai-key"
+
+
 def test_connection_resolution_order_and_skipping() -> None:
     env = {"GITHUB_TOKEN": "not-for-models", "LOCAL_BASE_URL": "http://127.0.0.1:9/v1"}
     declared = {
         "openai-only": Connection("openai-only", provider="openai", api_key_env="X_KEY"),
         "explicit": Connection("explicit", api_key_env="EXPLICIT_KEY"),
+        "local": Connection("local", base_url_env="LOCAL_BASE_URL"),
     }
-    # Conventional names apply only when one of their variables is set.
+    # A name nobody declared is skipped, whatever variables its name would suggest.
     assert resolve_endpoint("anthropic", ("github",), env, declared) is None
     local = resolve_endpoint("openai", ("github", "local"), env, declared)
     assert local is not None
@@ -104,10 +131,41 @@ def test_connection_resolution_order_and_skipping() -> None:
     assert chosen is not None
     assert chosen.connection == "explicit"
     assert chosen.api_key_env == "EXPLICIT_KEY"
+    # The caller's explicit connection wins over every declared one.
+    cli = Connection("cli", base_url="http://127.0.0.1:8080/v1", lane="compatible")
+    first = resolve_endpoint("openai", ("local",), env, declared, explicit=cli)
+    assert first is not None
+    assert (first.connection, first.lane) == ("cli", "compatible")
+
+
+def test_the_callers_connection_chooses_lane_output_and_credential() -> None:
+    env = {"OPENAI_API_KEY": "fake-hosted-key", "LOCAL_KEY": "fake-local-key"}
+    binding = Binding(provider="openai", model="m", lane="codex")
+    plain = Connection("cli", base_url="http://127.0.0.1:8080/v1", output="prompted")
+    provider = create_provider(binding, env=env, connection=plain)
+    assert isinstance(provider, OpenAIProvider)
+    # A harness lane is no API lane; an own server then means a compatible one.
+    assert (provider.lane, provider.output) == ("compatible", "prompted")
+    # An own server without a named key variable gets no key (never the hosted API's).
+    assert provider._client.api_key == "unused"
+    keyed = Connection("cli", base_url="http://127.0.0.1:8080/v1", api_key_env="LOCAL_KEY",
+                       lane="compatible")  # fmt: skip
+    provider = create_provider(binding, env=env, connection=keyed)
+    assert isinstance(provider, OpenAIProvider)
+    assert (provider.lane, provider.output) == ("compatible", "tool")
+    assert provider._client.api_key == "fake-local-key"
+
+
+def test_a_lane_names_its_provider() -> None:
+    assert lane_provider("compatible") == "openai"
+    assert lane_provider("bedrock") == "anthropic"
+    with pytest.raises(ConfigError, match=r"unknown lane 'ollama'; known: anthropic, bedrock"):
+        lane_provider("ollama")
 
 
 def test_an_endpoint_never_shows_its_key() -> None:
-    endpoint = resolve_endpoint("openai", ("x",), {"X_API_KEY": "fake-secret-value"}, {})
+    declared = {"x": Connection("x", api_key_env="X_API_KEY")}
+    endpoint = resolve_endpoint("openai", ("x",), {"X_API_KEY": "fake-secret-value"}, declared)
     assert endpoint is not None
     assert "fake-secret-value" not in repr(endpoint)
 

@@ -6,12 +6,8 @@ import time
 
 import pytest
 
-from active_memory.agents.providers.retry import (
-    RetryPolicy,
-    call_with_retries,
-    classify_status,
-    parse_retry_after,
-)
+from active_memory.agents.providers.retry import RetryPolicy, call_with_retries, parse_retry_after
+from active_memory.agents.providers.transport_errors import classify_status
 from active_memory.errors import (
     ProviderDeadlineExceeded,
     ProviderError,
@@ -46,6 +42,16 @@ def test_status_codes_map_to_transient_refused_or_plain_errors() -> None:
     refused = classify(403)
     assert isinstance(refused, ProviderUnavailable)
     assert "check the value of P_KEY" in str(refused)
+    causes = {status: classify(status).cause for status in (400, 401, 408, 409, 429, 500, 529)}
+    assert causes == {
+        400: "http_error",
+        401: "auth_failed",
+        408: "server_timeout",
+        409: "server_conflict",
+        429: "rate_limited",
+        500: "server_error",
+        529: "server_error",
+    }
 
 
 class Flaky:
@@ -82,19 +88,25 @@ async def test_jitter_stays_within_its_bound(fake_sleep: FakeSleep) -> None:
 async def test_exhausted_attempts_raise_the_last_transient_error(fake_sleep: FakeSleep) -> None:
     policy = RetryPolicy(max_attempts=3, sleep=fake_sleep)
     flaky = Flaky(10)
-    with pytest.raises(ProviderTransientError, match=r"^p: HTTP 503: busy \(gave up after 3"):
+    with pytest.raises(ProviderTransientError, match=r"^p: HTTP 503: busy \(gave up after 3") as e:
         await call_with_retries(flaky, provider="p", deadline=None, policy=policy)
     assert flaky.calls == 3
+    assert (e.value.attempts, e.value.retries) == (3, 2)
 
 
-async def test_a_wait_that_crosses_the_deadline_is_not_taken(fake_sleep: FakeSleep) -> None:
+async def test_a_wait_that_crosses_the_deadline_is_not_taken_and_keeps_its_cause(
+    fake_sleep: FakeSleep,
+) -> None:
     policy = RetryPolicy(max_attempts=5, sleep=fake_sleep)
     flaky = Flaky(1, retry_after=30.0)
     with pytest.raises(
-        ProviderDeadlineExceeded,
-        match=r"not retrying .busy.: waiting 3\d\.\ds would pass the deadline",
-    ):
+        ProviderTransientError,
+        match=r"busy \(gave up after 1 attempt: waiting 3\d\.\ds more would pass the "
+        r"deadline\)$",
+    ) as caught:
         await call_with_retries(flaky, provider="p", deadline=time.monotonic() + 5, policy=policy)
+    assert not isinstance(caught.value, ProviderDeadlineExceeded)
+    assert caught.value.status == 503
     assert fake_sleep.waits == []
     assert flaky.calls == 1
 
@@ -107,11 +119,12 @@ async def test_other_errors_are_not_retried(fake_sleep: FakeSleep) -> None:
         calls += 1
         raise ProviderError("p: HTTP 400: bad")
 
-    with pytest.raises(ProviderError, match="HTTP 400"):
+    with pytest.raises(ProviderError, match="HTTP 400") as caught:
         await call_with_retries(
             refused, provider="p", deadline=None, policy=RetryPolicy(sleep=fake_sleep)
         )
     assert calls == 1
+    assert caught.value.retries == 0
 
 
 async def test_a_passed_deadline_stops_before_calling(fake_sleep: FakeSleep) -> None:

@@ -7,12 +7,14 @@ binding asks for them through :func:`create_provider`.
 from __future__ import annotations
 
 from active_memory.agents.providers.base import (
+    OUTPUT_MODES,
     AnswerContract,
     AssistantMessage,
     Message,
     ModelProvider,
     ModelRequest,
     ModelResponse,
+    OutputMode,
     ReasoningBlock,
     RequestLabels,
     StopReason,
@@ -34,6 +36,7 @@ from active_memory.agents.providers.registry import (
 from active_memory.agents.providers.retry import RetryPolicy
 
 __all__ = [
+    "OUTPUT_MODES",
     "AnswerContract",
     "AssistantMessage",
     "Connection",
@@ -41,6 +44,7 @@ __all__ = [
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
+    "OutputMode",
     "ProviderContext",
     "ProviderFactory",
     "ReasoningBlock",

@@ -21,9 +21,18 @@ from active_memory.agents.providers.anthropic_wire import (
 )
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.providers.connections import Endpoint
-from active_memory.agents.providers.retry import classify_status
-from active_memory.agents.providers.sdk_adapter import SdkAdapter, env_value
-from active_memory.errors import ProviderError, ProviderTransientError, ProviderUnavailable
+from active_memory.agents.providers.sdk_adapter import (
+    UNUSED_KEY,
+    SdkAdapter,
+    endpoint_key,
+    env_value,
+)
+from active_memory.agents.providers.transport_errors import (
+    classify_status,
+    connection_error,
+    malformed_response,
+)
+from active_memory.errors import ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -53,9 +62,11 @@ def _direct_client(
 ) -> tuple[AnyAnthropicClient, str]:
     from anthropic import AsyncAnthropic
 
-    credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else "ANTHROPIC_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "ANTHROPIC_API_KEY")
-    auth_token = None if api_key else env_value(env, "ANTHROPIC_AUTH_TOKEN")
+    api_key, credential = endpoint_key(endpoint, env, "ANTHROPIC_API_KEY")
+    own_server = endpoint is not None and endpoint.own_server
+    auth_token = None if api_key or own_server else env_value(env, "ANTHROPIC_AUTH_TOKEN")
+    if own_server and api_key is None:
+        api_key = UNUSED_KEY  # an Anthropic-compatible local server takes any key
     if api_key is None and auth_token is None:
         raise ProviderUnavailable(f"no Anthropic API key: set {credential}")
     base_url = (endpoint.base_url if endpoint else None) or env_value(env, "ANTHROPIC_BASE_URL")
@@ -147,7 +158,7 @@ def _vertex_client(
 
 
 @contextmanager
-def _map_api_errors(provider: str, credential: str) -> Iterator[None]:
+def _map_api_errors(provider: str, credential: str, host: str) -> Iterator[None]:
     """The one place Anthropic SDK exceptions become toolkit errors."""
     import anthropic
 
@@ -158,12 +169,17 @@ def _map_api_errors(provider: str, credential: str) -> Iterator[None]:
         raise classify_status(
             provider, e.status_code, e.response.headers, message, credential=credential
         ) from e
+    except anthropic.APIResponseValidationError as e:
+        raise malformed_response(provider, host, e.message) from e
     except anthropic.APIConnectionError as e:
-        raise ProviderTransientError(provider, f"connection failed: {e.message}") from e
+        raise connection_error(provider, e, e.request.url) from e
     except anthropic.CredentialsError as e:
         raise ProviderUnavailable(f"{provider}: credentials could not be loaded: {e}") from e
     except anthropic.AnthropicError as e:
         raise ProviderError(f"{provider}: {e}") from e
+    except ValueError as e:
+        # The SDK decodes the body with json.loads: a server that is not the API sends text.
+        raise malformed_response(provider, host, f"{type(e).__name__}: {e}") from e
 
 
 class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
@@ -193,14 +209,21 @@ class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
         return builders.get(lane, _vertex_client)(env, endpoint, http_client)
 
     def _map_errors(self) -> AbstractContextManager[None]:
-        return _map_api_errors(self.name, self._credential)
+        return _map_api_errors(self.name, self._credential, self.host)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
-        return build_params(request)
+        return build_params(request, self.output)
 
     async def _send(self, params: dict[str, Any]) -> Message:
         message: Message = await self._client.messages.create(**params)
         return message
 
     def _parse(self, result: Message, request: ModelRequest, retries: int) -> ModelResponse:
-        return parse_message(result, request.contract.name, retries)
+        from anthropic.types import Message
+
+        # The SDK hands back a plain string for a body that is not JSON, and a model with
+        # every field None for JSON of another shape.
+        if not isinstance(result, Message) or result.content is None or result.usage is None:
+            shape = "text" if isinstance(result, str) else "JSON without content"
+            raise malformed_response(self.name, self.host, f"got {shape}")
+        return parse_message(result, request.contract.name, retries, self.output)

@@ -1,12 +1,20 @@
 """Conversion between the toolkit's types and the Anthropic Messages API wire shapes.
 
-The final answer is a tool whose ``input_schema`` is the contract. While investigating, the model
-may call any tool (``tool_choice: auto``). When investigation is over the answer is forced with
-``tool_choice: {"type": "tool", "name": contract}``; the API refuses forced tool use while
-thinking is on, so with an effort set the answer tool stays allowed (``auto``) and the session's
-final instruction asks for it. Effort maps to ``output_config.effort`` with adaptive thinking;
-``none`` turns thinking off. SDK types appear only under ``TYPE_CHECKING`` and in
-:func:`parse_message`.
+While investigating, the model may call any tool (``tool_choice: auto``). The answer follows
+the adapter's output mode (``output.py``):
+
+* ``tool`` (the default): the answer is a tool whose ``input_schema`` is the contract. When
+  investigation is over the answer is forced with ``tool_choice: {"type": "tool", "name":
+  contract}``; the API refuses forced tool use while thinking is on, so with an effort set the
+  answer tool stays allowed (``auto``) and the session's final instruction asks for it.
+* ``native``: structured output, ``output_config.format = {"type": "json_schema", "schema"}``,
+  which the API documents beside tools, on every turn; the text of a turn without tool calls is
+  the answer, and the final turn sends ``tool_choice: {"type": "none"}``.
+* ``prompted``: no schema on the wire; the system prompt asks for the JSON, and the final turn
+  sends ``tool_choice: {"type": "none"}``.
+
+Effort maps to ``output_config.effort`` with adaptive thinking; ``none`` turns thinking off.
+SDK types appear only under ``TYPE_CHECKING`` and in :func:`parse_message`.
 """
 
 from __future__ import annotations
@@ -18,12 +26,19 @@ from active_memory.agents.providers.base import (
     AssistantMessage,
     ModelRequest,
     ModelResponse,
+    OutputMode,
     ReasoningBlock,
     StopReason,
     TokenUsage,
     ToolCall,
     ToolResult,
     UserMessage,
+)
+from active_memory.agents.providers.output import (
+    ANSWER_DESCRIPTION,
+    json_text,
+    prompted_system,
+    unfenced,
 )
 from active_memory.errors import ConfigError
 
@@ -33,11 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["ANTHROPIC_EFFORTS", "build_params", "effort_params", "parse_message"]
 
 ANTHROPIC_EFFORTS = ("none", "low", "medium", "high", "xhigh", "max")
-
-ANSWER_DESCRIPTION = (
-    "Give your final answer. Call this once, when your investigation is complete; "
-    "its input is the whole answer."
-)
 
 _STOP_REASONS: dict[str | None, StopReason] = {
     "end_turn": "end_turn",
@@ -139,7 +149,7 @@ def _messages(request: ModelRequest) -> list[dict[str, Any]]:
     return turns
 
 
-def build_params(request: ModelRequest) -> dict[str, Any]:
+def build_params(request: ModelRequest, output: OutputMode = "tool") -> dict[str, Any]:
     """Keyword arguments for ``messages.create``."""
     reasoning = effort_params(request.effort)
     thinking = reasoning.get("thinking", {}).get("type") == "adaptive"
@@ -148,24 +158,37 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
         {"name": tool.name, "description": tool.description, "input_schema": dict(tool.parameters)}
         for tool in request.tools
     ]
-    tools.append(
-        {
-            "name": contract.name,
-            "description": contract.description or ANSWER_DESCRIPTION,
-            "input_schema": dict(contract.schema),
-        }
-    )
-    forced = request.final and not thinking
+    choice: dict[str, Any] = {"type": "auto"}
+    system = request.system
+    if output == "tool":
+        tools.append(
+            {
+                "name": contract.name,
+                "description": contract.description or ANSWER_DESCRIPTION,
+                "input_schema": dict(contract.schema),
+            }
+        )
+        if request.final and not thinking:
+            choice = {"type": "tool", "name": contract.name}
+    else:
+        if output == "native":
+            schema = {"type": "json_schema", "schema": dict(contract.schema)}
+            reasoning["output_config"] = {**reasoning.get("output_config", {}), "format": schema}
+        else:
+            system = prompted_system(system, contract)
+        if request.final:
+            choice = {"type": "none"}
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
         "messages": _messages(request),
-        "tools": tools,
-        "tool_choice": {"type": "tool", "name": contract.name} if forced else {"type": "auto"},
         **reasoning,
     }
-    if request.system:
-        params["system"] = request.system
+    if tools:
+        params["tools"] = tools
+        params["tool_choice"] = choice
+    if system:
+        params["system"] = system
     return params
 
 
@@ -181,8 +204,14 @@ def _usage(message: Message) -> TokenUsage:
     )
 
 
-def parse_message(message: Message, answer_tool: str, retries: int) -> ModelResponse:
-    """A Messages API response in the toolkit's terms; the first answer-tool call is the answer."""
+def parse_message(
+    message: Message, answer_tool: str, retries: int, output: OutputMode = "tool"
+) -> ModelResponse:
+    """A Messages API response in the toolkit's terms.
+
+    The first answer-tool call is the answer; without tool calls, the text is the answer in the
+    native and prompted modes, and in the tool mode when it holds a JSON object.
+    """
     from anthropic.types import RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolUseBlock
 
     texts: list[str] = []
@@ -203,8 +232,12 @@ def parse_message(message: Message, answer_tool: str, retries: int) -> ModelResp
             reasoning.append(ReasoningBlock("thinking", block.thinking, block.signature))
         elif isinstance(block, RedactedThinkingBlock):
             reasoning.append(ReasoningBlock("redacted_thinking", block.data))
+    text = "".join(texts)
+    if answer is None and text and not calls:
+        answer = json_text(text) if output == "tool" else unfenced(text)
+        text = "" if answer is not None else text
     return ModelResponse(
-        text="".join(texts),
+        text=text,
         tool_calls=tuple(calls),
         answer=answer,
         answer_call_id=answer_call_id,

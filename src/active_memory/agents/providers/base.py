@@ -20,12 +20,14 @@ from jsonschema.exceptions import SchemaError
 from active_memory.errors import ConfigError
 
 __all__ = [
+    "OUTPUT_MODES",
     "AnswerContract",
     "AssistantMessage",
     "Message",
     "ModelProvider",
     "ModelRequest",
     "ModelResponse",
+    "OutputMode",
     "ReasoningBlock",
     "RequestLabels",
     "StopReason",
@@ -40,6 +42,10 @@ __all__ = [
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "refusal", "other"]
+# How an adapter asks for the final answer (see providers/output.py): as a tool whose input
+# schema is the contract, as the API's native structured output, or as JSON the prompt asks for.
+OutputMode: TypeAlias = Literal["tool", "native", "prompted"]
+OUTPUT_MODES: tuple[OutputMode, ...] = ("tool", "native", "prompted")
 
 
 @dataclass(frozen=True, slots=True)

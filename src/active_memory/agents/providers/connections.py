@@ -1,31 +1,40 @@
-"""Connections: named places where a provider finds its endpoint and credential.
+"""Connections: explicit places where a provider finds its endpoint and credential.
 
-A binding declares connection *names* (``Binding.connections``); secrets never live in the run
-record. A name maps to environment variables in one documented way:
+Where traffic goes and which credential it carries are chosen explicitly, never derived from a
+name inside a run record:
 
-* a host may pass explicit :class:`Connection` entries (name → variable names / base URL), which
-  apply to the provider they name (or to any provider when they name none);
-* otherwise the name ``my-proxy`` means the variables ``MY_PROXY_API_KEY`` (the credential),
-  ``MY_PROXY_BASE_URL`` (the endpoint) and, for Azure, ``MY_PROXY_API_VERSION``; such a
-  connection applies only when one of them is set, so connections meant for other tools are
-  skipped.
+* the caller's own connection (the CLI's ``--lane``, ``--base-url`` and ``--api-key-env``, a
+  host's ``connection=``) wins;
+* otherwise a binding's connection *names* select among the connections declared by the host
+  (``connections=`` in-process, or the runtime JSON's ``globalAgents.postmortem.connections``
+  entries); a declared connection applies to the provider it names (or any, when it names none).
+  A name nobody declared is ignored: ``github`` in a record never makes ``GITHUB_BASE_URL`` or
+  ``GITHUB_API_KEY`` redirect the specialists;
+* with none, each lane reads its standard variables (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``,
+  ``AZURE_OPENAI_*``, AWS or GCP settings).
 
-The first declared connection that applies wins; with none, each lane reads its standard
-variables (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, ``AZURE_OPENAI_*``, AWS or GCP settings).
+A connection holds variable *names*, never a secret; an endpoint with its own base URL carries
+only the credential its connection names (none at all when it names none), so a key meant for a
+hosted API is never sent to another server.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["Connection", "Endpoint", "resolve_endpoint"]
+from active_memory.agents.providers.base import OutputMode
+
+__all__ = ["Connection", "Endpoint", "resolve_connection", "resolve_endpoint"]
 
 
 @dataclass(frozen=True, slots=True)
 class Connection:
-    """Where to read a credential and endpoint; holds variable names, never the secret."""
+    """Where to send a provider's traffic and which variable holds its credential.
+
+    ``lane`` and ``output`` (an output mode, see ``output.py``) override the binding's lane and
+    the lane's default mode when this connection is the one used.
+    """
 
     name: str
     provider: str | None = None
@@ -33,17 +42,8 @@ class Connection:
     base_url: str | None = None
     base_url_env: str | None = None
     api_version_env: str | None = None
-
-    @classmethod
-    def from_name(cls, name: str) -> Connection:
-        """The conventional variables for a name: ``my-proxy`` → ``MY_PROXY_API_KEY``, …"""
-        prefix = re.sub(r"[^A-Z0-9]", "_", name.upper())
-        return cls(
-            name=name,
-            api_key_env=f"{prefix}_API_KEY",
-            base_url_env=f"{prefix}_BASE_URL",
-            api_version_env=f"{prefix}_API_VERSION",
-        )
+    lane: str | None = None
+    output: OutputMode | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +55,20 @@ class Endpoint:
     api_key_env: str | None
     base_url: str | None
     api_version: str | None
+    lane: str | None = None
+    output: OutputMode | None = None
 
     def __repr__(self) -> str:
         shown = "set" if self.api_key else "unset"
         return (
             f"Endpoint(connection={self.connection!r}, api_key={shown}, "
-            f"api_key_env={self.api_key_env!r}, base_url={self.base_url!r})"
+            f"api_key_env={self.api_key_env!r}, base_url={self.base_url!r}, lane={self.lane!r})"
         )
+
+    @property
+    def own_server(self) -> bool:
+        """True when the endpoint names its own server: only its own credential goes there."""
+        return self.base_url is not None
 
 
 def _get(env: Mapping[str, str], name: str | None) -> str | None:
@@ -71,28 +78,48 @@ def _get(env: Mapping[str, str], name: str | None) -> str | None:
     return value or None
 
 
+def resolve_connection(connection: Connection, env: Mapping[str, str]) -> Endpoint:
+    """``connection`` with its variables read from ``env``."""
+    return Endpoint(
+        connection=connection.name,
+        api_key=_get(env, connection.api_key_env),
+        api_key_env=connection.api_key_env,
+        base_url=connection.base_url or _get(env, connection.base_url_env),
+        api_version=_get(env, connection.api_version_env),
+        lane=connection.lane,
+        output=connection.output,
+    )
+
+
 def resolve_endpoint(
     provider: str,
     names: Sequence[str],
     env: Mapping[str, str],
     declared: Mapping[str, Connection] | None = None,
+    *,
+    explicit: Connection | None = None,
 ) -> Endpoint | None:
-    """The first of ``names`` that applies to ``provider``, resolved; None when none applies."""
-    declared = declared or {}
+    """The first of ``names`` declared for ``provider``, with the caller's ``explicit``
+    connection over it, resolved; None when neither applies (the lane's standard variables).
+
+    An explicit connection with its own base URL stands alone (a declared key never follows
+    traffic to another server); one without refines the declared connection it finds (its
+    lane, output mode or key variable win).
+    """
+    found: Connection | None = None
     for name in names:
-        explicit = declared.get(name)
-        if explicit is not None and explicit.provider not in (None, provider):
-            continue
-        connection = explicit or Connection.from_name(name)
-        api_key = _get(env, connection.api_key_env)
-        base_url = connection.base_url or _get(env, connection.base_url_env)
-        if explicit is None and api_key is None and base_url is None:
-            continue
-        return Endpoint(
-            connection=name,
-            api_key=api_key,
-            api_key_env=connection.api_key_env,
-            base_url=base_url,
-            api_version=_get(env, connection.api_version_env),
-        )
-    return None
+        connection = (declared or {}).get(name)
+        if connection is not None and connection.provider in (None, provider):
+            found = connection
+            break
+    if explicit is not None:
+        if found is None or explicit.base_url is not None or explicit.base_url_env is not None:
+            found = explicit
+        else:
+            given = {
+                key: getattr(explicit, key)
+                for key in ("api_key_env", "api_version_env", "lane", "output")
+                if getattr(explicit, key) is not None
+            }
+            found = replace(found, **given)
+    return resolve_connection(found, env) if found is not None else None

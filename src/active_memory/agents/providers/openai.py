@@ -13,12 +13,21 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.openai_wire import build_params, check_effort, parse_completion
-from active_memory.agents.providers.retry import classify_status
-from active_memory.agents.providers.sdk_adapter import SdkAdapter, env_value
-from active_memory.errors import ProviderError, ProviderTransientError, ProviderUnavailable
+from active_memory.agents.providers.sdk_adapter import (
+    UNUSED_KEY,
+    SdkAdapter,
+    endpoint_key,
+    env_value,
+)
+from active_memory.agents.providers.transport_errors import (
+    classify_status,
+    connection_error,
+    malformed_response,
+)
+from active_memory.errors import ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -28,8 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["OPENAI_LANES", "OpenAIProvider"]
 
 OPENAI_LANES = ("openai", "azure", "compatible")
-# Local servers usually take no key, but the SDK insists on one; this placeholder is no secret.
-UNUSED_KEY = "unused"
 
 
 def _openai_client(
@@ -37,12 +44,14 @@ def _openai_client(
 ) -> tuple[AsyncOpenAI, str]:
     from openai import AsyncOpenAI
 
-    credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else "OPENAI_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "OPENAI_API_KEY")
-    if api_key is None:
+    api_key, credential = endpoint_key(endpoint, env, "OPENAI_API_KEY")
+    own_server = endpoint is not None and endpoint.own_server
+    if api_key is None and not own_server:
         raise ProviderUnavailable(f"no OpenAI API key: set {credential}")
     base_url = (endpoint.base_url if endpoint else None) or env_value(env, "OPENAI_BASE_URL")
-    client = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, http_client=http_client)
+    client = AsyncOpenAI(
+        api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
+    )
     return client, credential
 
 
@@ -84,15 +93,15 @@ def _compatible_client(
 ) -> tuple[AsyncOpenAI, str]:
     from openai import AsyncOpenAI
 
+    # Without a server of the connection's own, OPENAI_BASE_URL and OPENAI_API_KEY go
+    # together, as the SDK reads them.
+    api_key, credential = endpoint_key(endpoint, env, "OPENAI_API_KEY")
     base_url = (endpoint.base_url if endpoint else None) or env_value(env, "OPENAI_BASE_URL")
     if base_url is None:
-        where = endpoint.connection if endpoint else "the binding"
         raise ProviderUnavailable(
-            f"no base URL for the OpenAI-compatible server of {where}: set OPENAI_BASE_URL "
-            "or declare a connection whose <NAME>_BASE_URL is set"
+            "no base URL for the OpenAI-compatible server: pass --base-url, declare a "
+            "connection with a baseUrl, or set OPENAI_BASE_URL"
         )
-    credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else "OPENAI_API_KEY"
-    api_key = (endpoint.api_key if endpoint else None) or env_value(env, "OPENAI_API_KEY")
     client = AsyncOpenAI(
         api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
     )
@@ -100,18 +109,27 @@ def _compatible_client(
 
 
 @contextmanager
-def _map_api_errors(provider: str, credential: str) -> Iterator[None]:
+def _map_api_errors(provider: str, credential: str, host: str) -> Iterator[None]:
     """The one place OpenAI SDK exceptions become toolkit errors."""
     import openai
 
     try:
         yield
     except openai.APIStatusError as e:
+        # The SDK's message is "Error code: 401 - {...}"; the server's own words read better.
+        body = e.body
+        said = body.get("message") if isinstance(body, dict) else None
+        message = said if isinstance(said, str) and said else e.message
         raise classify_status(
-            provider, e.status_code, e.response.headers, e.message, credential=credential
+            provider, e.status_code, e.response.headers, message, credential=credential
         ) from e
+    except openai.APIResponseValidationError as e:
+        raise malformed_response(provider, host, e.message) from e
     except openai.APIConnectionError as e:
-        raise ProviderTransientError(provider, f"connection failed: {e.message}") from e
+        raise connection_error(provider, e, e.request.url) from e
+    except ValueError as e:
+        # The SDK decodes the body with json.loads: a server that is not the API sends text.
+        raise malformed_response(provider, host, f"{type(e).__name__}: {e}") from e
     except openai.OpenAIError as e:
         raise ProviderError(f"{provider}: {e}") from e
 
@@ -140,14 +158,27 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
         return builders.get(lane, _compatible_client)(env, endpoint, http_client)
 
     def _map_errors(self) -> AbstractContextManager[None]:
-        return _map_api_errors(self.name, self._credential)
+        return _map_api_errors(self.name, self._credential, self.host)
+
+    @classmethod
+    def default_output(cls, lane: str) -> OutputMode:
+        """OpenAI and Azure document strict structured output beside tools; a compatible
+        server gets the answer as a tool, since its grammar-constrained JSON shuts tools out."""
+        return "tool" if lane == "compatible" else "native"
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
-        return build_params(request, compatible=self.lane == "compatible")
+        return build_params(request, compatible=self.lane == "compatible", output=self.output)
 
     async def _send(self, params: dict[str, Any]) -> ChatCompletion:
         completion: ChatCompletion = await self._client.chat.completions.create(**params)
         return completion
 
     def _parse(self, result: ChatCompletion, request: ModelRequest, retries: int) -> ModelResponse:
-        return parse_completion(result, retries)
+        from openai.types.chat import ChatCompletion
+
+        # The SDK hands back a plain string for a body that is not JSON, and a model with
+        # every field None for JSON of another shape.
+        if not isinstance(result, ChatCompletion) or result.choices is None:
+            shape = "text" if isinstance(result, str) else "JSON without choices"
+            raise malformed_response(self.name, self.host, f"got {shape}")
+        return parse_completion(result, retries, request.contract.name, self.output)

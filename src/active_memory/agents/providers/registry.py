@@ -1,10 +1,11 @@
 """Bindings to providers: a dict from provider name to factory.
 
 A binding is plain data (``provider``, ``model``, ``effort``, ``lane``, ``connections``). The
-factory for its provider builds the SDK client for its lane, with credentials from the first
-declared connection that applies or the lane's standard variables (see ``connections.py``).
-Adapter modules are imported only when their provider is asked for, so a missing SDK only
-matters to bindings that use it.
+factory for its provider builds the SDK client for its lane, with the endpoint and credential of
+the caller's explicit connection, else the first declared connection the binding names, else the
+lane's standard variables (see ``connections.py``). A connection's lane and output mode win over
+the binding's. Adapter modules are imported only when their provider is asked for, so a missing
+SDK only matters to bindings that use it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from active_memory.agents.providers.base import ModelProvider
-from active_memory.agents.providers.connections import Connection, resolve_endpoint
+from active_memory.agents.providers.connections import Connection, Endpoint, resolve_endpoint
 from active_memory.agents.providers.retry import RetryPolicy
 from active_memory.errors import ConfigError
 from active_memory.models.runs import Binding
@@ -24,10 +25,12 @@ if TYPE_CHECKING:
     import httpx2
 
 __all__ = [
+    "LANES",
     "ProviderContext",
     "ProviderFactory",
     "close_provider",
     "create_provider",
+    "lane_provider",
     "provider_names",
     "register_provider",
 ]
@@ -35,12 +38,23 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ProviderContext:
-    """What a factory may use besides the binding; ``http_client`` is the test seam."""
+    """What a factory may use besides the binding: the declared ``connections``, the caller's
+    explicit ``connection`` (which wins), the environment; ``http_client`` is the test seam."""
 
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
     connections: Mapping[str, Connection] = field(default_factory=dict)
     http_client: Any = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    connection: Connection | None = None
+
+    def endpoint(self, binding: Binding) -> Endpoint | None:
+        return resolve_endpoint(
+            binding.provider,
+            binding.connections,
+            self.env,
+            self.connections,
+            explicit=self.connection,
+        )
 
 
 ProviderFactory = Callable[[Binding, ProviderContext], ModelProvider]
@@ -48,25 +62,42 @@ ProviderFactory = Callable[[Binding, ProviderContext], ModelProvider]
 # A node run through a coding harness records the harness as its lane. The specialists talk to
 # the same provider's API directly, so a harness lane means the provider's default API lane.
 HARNESS_LANES = frozenset({"claude-code", "codex", "copilot", "pi"})
+# The API lanes of the built-in providers; a lane names its provider.
+LANES: Mapping[str, tuple[str, ...]] = {
+    "anthropic": ("anthropic", "bedrock", "vertex"),
+    "openai": ("openai", "azure", "compatible"),
+}
+
+
+def lane_provider(lane: str) -> str:
+    """The built-in provider whose API ``lane`` is; ConfigError naming the lanes otherwise."""
+    for provider, lanes in LANES.items():
+        if lane in lanes:
+            return provider
+    known = ", ".join(lane for lanes in LANES.values() for lane in lanes)
+    raise ConfigError("lane", f"unknown lane {lane!r}; known: {known}")
 
 
 def _api_lane(lane: str | None) -> str | None:
     return None if lane in HARNESS_LANES else lane
 
 
+def _lane(binding: Binding, endpoint: Endpoint | None) -> str | None:
+    return (endpoint.lane if endpoint else None) or _api_lane(binding.lane)
+
+
 def _anthropic(binding: Binding, context: ProviderContext) -> ModelProvider:
     from active_memory.agents.providers.anthropic import AnthropicProvider
 
     AnthropicProvider.check_effort(binding.effort)
-    endpoint = resolve_endpoint(
-        binding.provider, binding.connections, context.env, context.connections
-    )
+    endpoint = context.endpoint(binding)
     return AnthropicProvider(
-        lane=_api_lane(binding.lane) or "anthropic",
+        lane=_lane(binding, endpoint) or "anthropic",
         endpoint=endpoint,
         env=context.env,
         http_client=context.http_client,
         retry=context.retry,
+        output=endpoint.output if endpoint else None,
     )
 
 
@@ -74,19 +105,18 @@ def _openai(binding: Binding, context: ProviderContext) -> ModelProvider:
     from active_memory.agents.providers.openai import OpenAIProvider
 
     OpenAIProvider.check_effort(binding.effort)
-    endpoint = resolve_endpoint(
-        binding.provider, binding.connections, context.env, context.connections
-    )
-    lane = _api_lane(binding.lane)
+    endpoint = context.endpoint(binding)
+    lane = _lane(binding, endpoint)
     if lane is None:
         # A connection that names its own server is a compatible endpoint, not api.openai.com.
-        lane = "compatible" if endpoint is not None and endpoint.base_url else "openai"
+        lane = "compatible" if endpoint is not None and endpoint.own_server else "openai"
     return OpenAIProvider(
         lane=lane,
         endpoint=endpoint,
         env=context.env,
         http_client=context.http_client,
         retry=context.retry,
+        output=endpoint.output if endpoint else None,
     )
 
 
@@ -109,8 +139,13 @@ def create_provider(
     connections: Mapping[str, Connection] | None = None,
     http_client: httpx2.AsyncClient | None = None,
     retry: RetryPolicy | None = None,
+    connection: Connection | None = None,
 ) -> ModelProvider:
-    """The provider for a binding; unknown names, lanes or efforts fail here, before any call."""
+    """The provider for a binding; unknown names, lanes or efforts fail here, before any call.
+
+    ``connection`` is the caller's own endpoint (the CLI's ``--base-url``...), which wins over
+    the ``connections`` declared for the binding's connection names.
+    """
     factory = _REGISTRY.get(binding.provider)
     if factory is None:
         raise ConfigError(
@@ -122,6 +157,7 @@ def create_provider(
         connections=connections or {},
         http_client=http_client,
         retry=retry or RetryPolicy(),
+        connection=connection,
     )
     return factory(binding, context)
 

@@ -4,7 +4,10 @@ Adapters disable their SDK's own retries (``max_retries=0``) and translate failu
 :class:`ProviderTransientError` (retry) or another :class:`ProviderError` (give up). A server's
 ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date) sets the wait; otherwise the wait
 grows exponentially; both get jitter so parallel specialists do not retry in lockstep. A wait
-that would cross the deadline is not taken: the call ends with ProviderDeadlineExceeded.
+that would cross the deadline is not taken: the call ends with the failure it had, its cause
+kept and its attempts counted, because the deadline has not passed. ProviderDeadlineExceeded is
+raised only once it has (an attempt cut at the deadline, or none left to make). Every error
+leaving :func:`call_with_retries` carries the number of attempts made.
 """
 
 from __future__ import annotations
@@ -27,14 +30,9 @@ from tenacity import (
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from active_memory.errors import (
-    ProviderDeadlineExceeded,
-    ProviderError,
-    ProviderTransientError,
-    ProviderUnavailable,
-)
+from active_memory.errors import ProviderDeadlineExceeded, ProviderError, ProviderTransientError
 
-__all__ = ["RetryPolicy", "call_with_retries", "classify_status", "parse_retry_after"]
+__all__ = ["RetryPolicy", "call_with_retries", "parse_retry_after"]
 
 T = TypeVar("T")
 
@@ -107,6 +105,10 @@ class _StopAtDeadline(stop_base):
         return self._clock() + retry_state.upcoming_sleep >= self._deadline
 
 
+def _attempts(count: int) -> str:
+    return f"{count} attempt" if count == 1 else f"{count} attempts"
+
+
 async def call_with_retries(
     call: Callable[[], Awaitable[T]],
     *,
@@ -121,24 +123,26 @@ async def call_with_retries(
     """
 
     crosses_deadline = _StopAtDeadline(deadline, policy.clock)
+    attempts = 0
 
     def give_up(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         assert isinstance(error, ProviderTransientError)
+        why = ""
         if crosses_deadline(state):
-            raise ProviderDeadlineExceeded(
-                f"{provider}: not retrying {error.problem!r}: waiting "
-                f"{state.upcoming_sleep:.1f}s would pass the deadline "
-                f"({state.attempt_number} attempt(s) made)"
-            ) from error
+            why = f": waiting {state.upcoming_sleep:.1f}s more would pass the deadline"
         raise ProviderTransientError(
             provider,
-            f"{error.problem} (gave up after {state.attempt_number} attempts)",
+            f"{error.problem} (gave up after {_attempts(state.attempt_number)}{why})",
             status=error.status,
             retry_after=error.retry_after,
+            cause=error.cause,
+            attempts=state.attempt_number,
         ) from error
 
     async def attempt() -> T:
+        nonlocal attempts
+        attempts += 1
         if deadline is None:
             return await call()
         remaining = deadline - policy.clock()
@@ -162,38 +166,18 @@ async def call_with_retries(
         retry=retry_if_exception_type(ProviderTransientError),
         retry_error_callback=give_up,
     )
-    async for attempt_manager in retrying:
-        with attempt_manager:
-            result = await attempt()
-        state = attempt_manager.retry_state
-        # The manager swallows a failed attempt so tenacity can decide; only a success returns.
-        if state.outcome is not None and not state.outcome.failed:
-            return result, state.attempt_number - 1
+    try:
+        async for attempt_manager in retrying:
+            with attempt_manager:
+                result = await attempt()
+            state = attempt_manager.retry_state
+            # The manager swallows a failed attempt so tenacity can decide; only a success
+            # returns.
+            if state.outcome is not None and not state.outcome.failed:
+                return result, state.attempt_number - 1
+    except ProviderError as error:
+        # A failure that is not retried (a refused credential, the deadline) still says how
+        # many calls this request took.
+        error.attempts = max(error.attempts, attempts)
+        raise
     raise AssertionError("tenacity ended without an attempt")  # pragma: no cover
-
-
-def classify_status(
-    provider: str,
-    status: int,
-    headers: Mapping[str, str],
-    message: str,
-    *,
-    credential: str,
-) -> ProviderError:
-    """The toolkit error for an HTTP error status; the SDKs' own retry rules, made ours.
-
-    408, 409, 429, 5xx and Anthropic's 529 (overloaded) are transient unless the server says
-    ``x-should-retry: false``; 401/403 mean the credential is wrong, named by ``credential``.
-    """
-    hint = headers.get("x-should-retry")
-    if status in (401, 403):
-        return ProviderUnavailable(
-            f"{provider} refused the credential (HTTP {status}: {message}); "
-            f"check the value of {credential}"
-        )
-    retryable = status in (408, 409, 429) or status >= 500
-    if hint == "true" or (retryable and hint != "false"):
-        return ProviderTransientError(
-            provider, message, status=status, retry_after=parse_retry_after(headers)
-        )
-    return ProviderError(f"{provider}: HTTP {status}: {message}")

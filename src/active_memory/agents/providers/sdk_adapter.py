@@ -17,15 +17,19 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
 
-from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.retry import RetryPolicy, call_with_retries
-from active_memory.errors import ConfigError, ProviderUnavailable
+from active_memory.agents.providers.transport_errors import describe_host
+from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["SdkAdapter", "env_value"]
+__all__ = ["UNUSED_KEY", "SdkAdapter", "endpoint_key", "env_value"]
+
+# Local servers usually take no key, but the SDKs insist on one; this placeholder is no secret.
+UNUSED_KEY = "unused"
 
 
 class _Closable(Protocol):
@@ -45,11 +49,39 @@ def env_value(env: Mapping[str, str], *names: str) -> str | None:
     return None
 
 
+def endpoint_key(
+    endpoint: Endpoint | None, env: Mapping[str, str], standard: str
+) -> tuple[str | None, str]:
+    """The key for a lane whose standard variable is ``standard``, and the name a refused
+    credential is reported under.
+
+    A connection that names its key variable must have it set (ProviderUnavailable naming it
+    otherwise). One with its own server and no key variable gets no key at all: the standard
+    variable holds a key for the hosted API, which no other server should see.
+    """
+    if endpoint is None:
+        return env_value(env, standard), standard
+    if endpoint.api_key_env is not None:
+        if endpoint.api_key is None:
+            raise ProviderUnavailable(
+                f"no API key for connection {endpoint.connection!r}: set {endpoint.api_key_env}"
+            )
+        return endpoint.api_key, endpoint.api_key_env
+    if endpoint.own_server:
+        return None, (
+            f"an API key variable for connection {endpoint.connection!r} (none is named; pass "
+            "--api-key-env or set apiKeyEnv)"
+        )
+    return env_value(env, standard), standard
+
+
 class SdkAdapter(ABC, Generic[ClientT, ResultT]):
     """A provider session's transport to one SDK on one lane.
 
     ``http_client`` is the seam tests use to inject an ``httpx2.AsyncClient`` with a mock
     transport; ``retry`` sets the retry policy (tests inject a sleep that does not sleep).
+    ``output`` is how the final answer is asked for (``output.py``); each lane has a default.
+    ``host`` is where traffic goes (``host[:port]`` of the client's base URL).
     """
 
     family: ClassVar[str]  # the provider name: also its SDK's module and its default lane
@@ -64,6 +96,7 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         env: Mapping[str, str] | None = None,
         http_client: httpx2.AsyncClient | None = None,
         retry: RetryPolicy | None = None,
+        output: OutputMode | None = None,
     ) -> None:
         lane = self.family if lane is None else lane
         if lane not in self.lanes:
@@ -82,7 +115,10 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         self._client, self._credential = self._build_client(lane, environ, endpoint, http_client)
         self.lane = lane
         self.name = self.family if lane == self.family else f"{self.family}/{lane}"
+        # Where traffic goes, for reports and the run log: host[:port], never a credential.
+        self.host = describe_host(getattr(self._client, "base_url", ""))
         self._retry = retry or RetryPolicy()
+        self.output: OutputMode = output or self.default_output(lane)
 
     # -- what each adapter supplies ----------------------------------------------------------
 
@@ -90,6 +126,11 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
     def extra(cls, lane: str) -> str:
         """The install extra that brings the SDK for ``lane``."""
         return cls.family
+
+    @classmethod
+    def default_output(cls, lane: str) -> OutputMode:
+        """The output mode of ``lane`` when none is asked for: the answer as a tool."""
+        return "tool"
 
     @abstractmethod
     def _build_client(
@@ -129,7 +170,11 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         result, retries = await call_with_retries(
             call, provider=self.name, deadline=request.deadline, policy=self._retry
         )
-        return self._parse(result, request, retries)
+        try:
+            return self._parse(result, request, retries)
+        except ProviderError as error:
+            error.attempts = retries + 1
+            raise
 
     async def aclose(self) -> None:
         await self._client.close()

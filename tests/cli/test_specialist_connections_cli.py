@@ -1,0 +1,169 @@
+"""``--lane``, ``--base-url``, ``--api-key-env``, ``--output`` on the CLI, against a loopback
+stand-in; ``specialist run`` shows the session whatever its outcome and exits by it."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from active_memory.cli.main import main
+from active_memory.runlog import read_events
+from active_memory.store.sqlite import SqliteStore
+from agents.loopback_model import serving
+from postmortem.postmortem_kit import first_run, graph_draft, seed
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _cli(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def _closed_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_specialist_run_investigates_on_the_server_the_cli_names(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    with serving() as stand_in:
+        result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                      "--base-url", f"{stand_in.url}/v1", "--model", "stand-in",
+                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    host = stand_in.url.removeprefix("http://")
+    assert f"model        openai/compatible stand-in at {host}, answer as tool" in out
+    assert "session      2 turn(s), 1 tool call(s), tokens " in out
+    assert ", 0 retries, no repair" in out
+    assert '"lessons": []' in out
+    assert "validation   accepted: 0 item(s) accepted, 0 rejected" in out
+
+
+def test_specialist_run_prints_a_refused_answer_and_exits_1(tmp_path: Path) -> None:
+    folder, record = first_run(tmp_path)
+    store = tmp_path / "s.sqlite3"
+    with SqliteStore(store) as opened:
+        seed(opened, ("lesson-01JWNF15X00000000000000901", graph_draft(record)))
+    with serving() as stand_in:
+        result = _cli("specialist", "run", "graph_maintenance", str(folder), "--lane",
+                      "anthropic", "--base-url", stand_in.url, "--model", "stand-in",
+                      "--output", "prompted", "--store", str(store))  # fmt: skip
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "answer as prompted" in out
+    assert '"decisions": []' in out  # the raw answer, although it was refused
+    assert "validation   REFUSED as a whole" in out
+
+
+def test_specialist_run_on_an_unreachable_server_says_why_and_exits_1(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    runtime = tmp_path / "runtime.json"
+    runtime.write_text(json.dumps({"globalAgents": {"postmortem": {"timeoutMs": 2500}}}))
+    port = _closed_port()
+    result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                  "--base-url", f"http://127.0.0.1:{port}/v1", "--runtime", str(runtime),
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "session      0 turn(s), 0 tool call(s), tokens 0/0" in out
+    assert "answer       (none)" in out
+    assert f"failed       failed (connection_refused): openai/compatible: connection refused by " \
+           f"127.0.0.1:{port}" in out  # fmt: skip
+    assert "more would pass the deadline" in out
+
+
+def test_specialist_run_json_carries_the_failure_and_the_raw_answer(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    runtime = tmp_path / "runtime.json"
+    runtime.write_text(json.dumps({"globalAgents": {"postmortem": {"timeoutMs": 1500}}}))
+    result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                  "--base-url", f"http://127.0.0.1:{_closed_port()}/v1", "--runtime",
+                  str(runtime), "--store", str(tmp_path / "s.sqlite3"), "--json")  # fmt: skip
+    assert result.exit_code == 1
+    shown = json.loads(result.stdout)
+    assert (shown["status"], shown["error_code"], shown["complete"]) == (
+        "failed",
+        "connection_refused",
+        False,
+    )
+    assert (shown["answer"], shown["raw_answer"], shown["lane"]) == (None, None, "compatible")
+
+
+def test_the_postmortem_run_log_names_lane_and_host_of_the_override(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    log = tmp_path / "run-log.jsonl"
+    with serving() as stand_in:
+        result = _cli("postmortem", str(folder), "--provider", "openai", "--base-url",
+                      f"{stand_in.url}/v1", "--model", "stand-in", "--store",
+                      str(tmp_path / "s.sqlite3"), "--run-log", str(log))  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    summary = next(e for e in read_events(log) if e["event"] == "postmortem")
+    host = stand_in.url.removeprefix("http://")
+    assert (summary["provider"], summary["lane"], summary["host"], summary["model"]) == (
+        "openai",
+        "compatible",
+        host,
+        "stand-in",
+    )
+    assert f"source node  implement (openai/compatible stand-in at {host})" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--base-url", "ftp://127.0.0.1/v1"), "error: --base-url 'ftp://127.0.0.1/v1' must be"),
+        (("--base-url", "http://u:p@127.0.0.1/v1"), "error: --base-url must not carry"),
+        (("--provider", "anthropic", "--lane", "compatible"), "error: lane: 'compatible' is a"),
+    ],
+)
+def test_a_bad_connection_option_is_bad_input_in_one_sentence(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    folder, _ = first_run(tmp_path)
+    result = _cli("specialist", "run", "graph_discovery", str(folder), *args,
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.startswith(message)
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_runtime_connection_entry_chooses_where_a_named_connection_goes(
+    tmp_path: Path,
+) -> None:
+    folder, _ = first_run(tmp_path)  # its binding: anthropic, lane claude-code, ("github",)
+    runtime = tmp_path / "runtime.json"
+    with serving() as stand_in:
+        entry = {"provider": "anthropic", "baseUrl": stand_in.url, "output": "native"}
+        runtime.write_text(
+            json.dumps({"globalAgents": {"postmortem": {"connections": {"github": entry}}}})
+        )
+        result = _cli("specialist", "run", "graph_discovery", str(folder), "--runtime",
+                      str(runtime), "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+        seen = stand_in.seen
+    assert result.exit_code == 0, result.stdout + result.stderr
+    host = stand_in.url.removeprefix("http://")
+    assert f"model        anthropic claude-sonnet-4-5 at {host}, answer as native" in result.stdout
+    assert {path for path, _ in seen} == {"/v1/messages"}
+    assert {key for _, key in seen} == {"Bearer unused"}  # no key variable named: none sent
+
+
+def test_an_undeclared_connection_name_never_redirects_traffic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _ = first_run(tmp_path)
+    with serving() as stand_in:
+        monkeypatch.setenv("GITHUB_BASE_URL", stand_in.url)
+        monkeypatch.setenv("GITHUB_API_KEY", "fake-github-key")
+        result = _cli("specialist", "run", "graph_discovery", str(folder),
+                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+        seen = stand_in.seen
+    assert result.exit_code == 1
+    assert result.stderr == "error: no Anthropic API key: set ANTHROPIC_API_KEY\n"
+    assert seen == []

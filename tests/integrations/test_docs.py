@@ -1,0 +1,87 @@
+"""docs/integrations.md: each example, after the set-up, runs as a program of its own (the real
+package, a fake model) and prints exactly the output the page shows."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import active_memory
+from integrations.anthropic_stand_in import AnthropicStandIn, ToolCall, claude_cli
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
+SOURCES = str(Path(active_memory.__file__).resolve().parents[1])
+_BLOCK = re.compile(r"<!-- (example|output): ([a-z-]+) -->\n```[a-z]*\n(.*?)\n```", re.S)
+DISTRIBUTIONS = {
+    "claude-agent-sdk": "claude-agent-sdk",
+    "openai-agents": "openai-agents",
+    "langgraph": "langgraph",
+}
+
+
+def _blocks() -> dict[tuple[str, str], str]:
+    return {(kind, name): body for kind, name, body in _BLOCK.findall(DOC.read_text("utf-8"))}
+
+
+def _run(script: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    program = folder / "example.py"
+    program.write_text(script, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(program)],
+        env={**os.environ, "PYTHONPATH": SOURCES, **env},
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_the_page_has_a_set_up_and_an_example_and_output_per_framework() -> None:
+    blocks = _blocks()
+    assert ("example", "setup") in blocks
+    for name in DISTRIBUTIONS:
+        assert ("example", name) in blocks
+        assert ("output", name) in blocks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
+def test_each_example_prints_what_the_page_shows(name: str, tmp_path: Path) -> None:
+    try:
+        importlib.metadata.distribution(DISTRIBUTIONS[name])
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip(f"the {name} extra is not installed")
+    blocks = _blocks()
+    script = blocks[("example", "setup")] + "\n\n" + blocks[("example", name)] + "\n"
+    if name != "claude-agent-sdk":
+        done = _run(script, tmp_path, {})
+    else:
+        cli = claude_cli()
+        if cli is None:
+            pytest.skip("neither the SDK's bundled Claude Code CLI nor the npm package is there")
+        # The CLI the SDK spawns (found on PATH when it is not the bundled one) talks to a
+        # loopback stand-in for the Anthropic API.
+        reads = {"src/blob.py": [ToolCall("Read", {"file_path": "src/blob.py"})]}
+        with AnthropicStandIn(reads) as stand_in:
+            home = tmp_path / "home"
+            done = _run(script, tmp_path, {
+                "ANTHROPIC_BASE_URL": stand_in.url,
+                "ANTHROPIC_API_KEY": "sk-ant-docs-stand-in",
+                "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+                "HOME": str(home),
+                "PATH": os.pathsep.join((str(Path(cli).parent), os.environ.get("PATH", ""))),
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_TELEMETRY": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "DISABLE_ERROR_REPORTING": "1",
+            })  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.rstrip("\n") == blocks[("output", name)]

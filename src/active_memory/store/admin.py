@@ -1,7 +1,8 @@
-"""Admin reads and repairs behind ``SqliteStore``: list, get, history, revert, purge, check.
+"""Admin reads and repairs behind the stores (SQLite and PostgreSQL): list, get, history, revert,
+purge, check (SQLite only).
 
-Functions take an open connection; ``SqliteStore`` owns locking and transactions. Decoding
-failures become StoreError naming the id, never a silently shorter list.
+Functions take an open connection (``store.sql.SqlConnection``); the store owns locking and
+transactions. Decoding failures become StoreError naming the id, never a silently shorter list.
 """
 
 from __future__ import annotations

@@ -249,3 +249,48 @@ def test_a_crowd_of_abusive_clients_does_not_stop_legitimate_calls(
     assert set(refused) <= {401, 413}
     print(f"legitimate snapshot amid 20 slow clients, bad tokens and oversized bodies: median "
           f"{statistics.median(latencies):.4f} s, max {max(latencies):.4f} s")  # fmt: skip
+
+
+def test_a_client_that_stops_reading_its_answer_is_dropped_while_others_are_served(
+    running: RunningService, issue: Issue, tenant: str
+) -> None:
+    token = issue().token
+    store = running.service.store(tenant)
+    files = tuple(f"src/{'d' * 200}/f{n:02d}.py" for n in range(20))  # ~5 KB cards
+    store.publish(
+        Publication(
+            run_id="seed",
+            mutations=tuple(
+                Mutation(op="upsert", id=new_lesson_id(), expected_revision=0,
+                         draft=make_draft(f"Lesson {n}", files=files))
+                for n in range(1500)
+            ),
+        )
+    )  # fmt: skip
+    parts = urlsplit(running.url)
+    head = (
+        f"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\nContent-Length: {len(SNAPSHOT)}\r\n"
+        f"Authorization: Bearer {token}\r\n\r\n"
+    ).encode()
+    reader = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills at once
+    reader.connect((parts.hostname, parts.port))
+    reader.sendall(head + SNAPSHOT)
+    quiet = issue(f"{tenant}q").token  # another tenant: small, quick snapshots
+    with RemoteBackend(running.url, token=quiet) as other:
+        latencies = _legitimate_calls(other, 80)  # about 5 s: well past the 1.5 s guard
+    received = 0
+    reader.settimeout(10)
+    try:
+        while chunk := reader.recv(65536):
+            received += len(chunk)
+    except ConnectionResetError:
+        pass  # aborted: the rest of the answer was dropped
+    reader.close()
+    with RemoteBackend(running.url, token=token) as whole:
+        full = len(whole.snapshot(SnapshotRequest(RunIdentity("run", REPOSITORY))).lessons)
+    assert full == 1500
+    assert received < 6_000_000  # well short of the ~7.5 MB answer
+    assert len(latencies) == 80
+    print(f"legitimate snapshot while a client stalls a 7 MB answer: median "
+          f"{statistics.median(latencies):.4f} s, max {max(latencies):.4f} s")  # fmt: skip

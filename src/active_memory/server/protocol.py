@@ -6,6 +6,11 @@ holds a connection (and a slot) for as long as it likes. Here each request, head
 must have arrived within ``request_timeout`` seconds of its connection opening or of the
 previous answer on it; otherwise the client gets ``408`` and the connection is closed. A
 request that has fully arrived is no longer timed here: the application answers it.
+
+The answer is guarded the same way: once the client stops reading, so that the transport's
+buffer stays above its high-water mark for ``request_timeout`` seconds, the connection is
+aborted (its buffered answer dropped), so a client that never reads cannot hold an answer of
+up to ``max_response_bytes`` in memory and a worker waiting on it.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ _ARRIVED = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
 class _GuardedH11Protocol(H11Protocol):
     request_timeout: float = 10.0
     _arrival: asyncio.TimerHandle | None = None
+    _stalled: asyncio.TimerHandle | None = None
 
     def _arm(self) -> None:
         self._disarm()
@@ -74,8 +80,28 @@ class _GuardedH11Protocol(H11Protocol):
         if not self.transport.is_closing():
             self._arm()
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stalled is None:
+            self._stalled = self.loop.call_later(self.request_timeout, self._stopped_reading)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
+
+    def _stopped_reading(self) -> None:
+        self._stalled = None
+        if not self.transport.is_closing():
+            self.logger.info("aborting a connection whose client stopped reading its answer")
+        self.transport.abort()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
         super().connection_lost(exc)
 
 

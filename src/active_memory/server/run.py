@@ -62,7 +62,7 @@ def _config(service: MemoryService, options: ServeOptions) -> uvicorn.Config:
         service.app(),
         host=options.host,
         port=options.port,
-        http=guarded_protocol(options.limits.request_timeout_s),
+        http=guarded_protocol(service.limits.request_timeout_s),
         ws="none",
         lifespan="off",
         timeout_keep_alive=int(options.keep_alive_s),
@@ -92,7 +92,10 @@ def serve(url: str, options: ServeOptions, announce: Callable[[str], None] | Non
 
 
 class RunningService:
-    """The service on a loopback port of its own, served from a thread until ``stop``."""
+    """The service on a loopback port of its own, served from a thread until ``stop``.
+
+    The service's own limits apply (``build_service(limits=…)``); ``options`` give the
+    address, TLS and connection settings."""
 
     def __init__(self, service: MemoryService, options: ServeOptions | None = None) -> None:
         options = options or ServeOptions(port=0)

@@ -216,3 +216,26 @@ def test_a_token_confined_to_one_graph_reaches_no_other(
     )
     with pytest.raises(ScopeRefused):
         remote(narrow).publish(batch)
+
+
+@pytest.mark.parametrize("operation", ["publish", "history", "revert", "purge"])
+def test_a_body_naming_a_tenant_or_a_scope_is_refused_for_every_operation(
+    world: World, operation: str, tenant: str
+) -> None:
+    before = world.fingerprint()
+    bodies: dict[str, dict[str, Any]] = {
+        "publish": {
+            "publication": Publication(
+                run_id="run",
+                mutations=(Mutation(op="retire", id=world.other_tenant, expected_revision=1),),
+            ).model_dump(mode="json")
+        },
+        "history": {"id": world.other_tenant},
+        "revert": {"id": world.other_tenant, "to_revision": 1},
+        "purge": {"id": world.other_tenant},
+    }
+    for forged in ({"tenant": f"{tenant}b"}, {"repository": OTHER}, {"scope": "admin"}):
+        answer = world.post(operation, {**bodies[operation], **forged})
+        assert answer.status_code == 400, forged
+        assert answer.json()["error"] == "bad_request"
+    assert world.fingerprint() == before

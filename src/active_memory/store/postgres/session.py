@@ -1,9 +1,10 @@
 """Connections and transactions of the PostgreSQL store.
 
 A :class:`psycopg_pool.ConnectionPool` hands out autocommit connections; every operation runs
-in one explicit transaction whose ``search_path`` is the tenant's schema (``SET LOCAL``, so it
-ends with the transaction and a pooled connection carries nothing from one tenant to the next).
-Automatic server-side prepared statements are off for the same reason.
+in one explicit transaction whose ``search_path`` is the tenant's schema, set with its timeouts
+for that transaction only (``set_config(…, true)``, as ``SET LOCAL``), so a pooled connection
+carries nothing from one tenant to the next. Automatic server-side prepared statements are off
+for the same reason.
 
 * reads are ``REPEATABLE READ READ ONLY``: every statement sees one committed state;
 * writes are ``READ COMMITTED`` and start by locking the tenant's ``meta`` row (``SELECT …
@@ -25,7 +26,6 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from active_memory.errors import PublicationFenced, StoreError, StoreUnavailable
@@ -112,13 +112,24 @@ def _rollback(conn: psycopg.Connection[Any]) -> None:
 
 @contextmanager
 def _transaction(
-    pool: ConnectionPool, schema: str, begin: str, where: str, failure: type[StoreError]
+    pool: ConnectionPool,
+    schema: str,
+    begin: str,
+    where: str,
+    failure: type[StoreError],
+    lock_timeout_ms: int | None = None,
 ) -> Iterator[PgSession]:
+    # One round trip sets the schema and the timeouts, each for this transaction only.
+    settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
+    if lock_timeout_ms is not None:
+        settings["lock_timeout"] = str(int(lock_timeout_ms))
+    configure = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings)
+    values = [part for pair in settings.items() for part in pair]
     try:
         with pool.connection() as conn:
             conn.execute(begin.encode())
             try:
-                conn.execute(sql.SQL("SET LOCAL search_path = {}").format(sql.Identifier(schema)))
+                conn.execute(configure.encode(), values)
                 yield PgSession(conn)
                 conn.execute(b"COMMIT")
             except BaseException:
@@ -143,7 +154,6 @@ def reading(
 ) -> Iterator[PgSession]:
     begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     with _transaction(pool, schema, begin, where, failure) as session:
-        session.conn.execute(f"SET LOCAL statement_timeout = {_STATEMENT_TIMEOUT_MS}".encode())
         yield session
 
 
@@ -166,10 +176,7 @@ def writing(
     """One write transaction holding the tenant's writer lock; ``control`` is consulted before
     the lock is awaited and again once it is held, the last moment before the first write."""
     _fence(control)
-    with _transaction(pool, schema, "BEGIN", where, StoreError) as session:
-        session.conn.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}".encode())
-        # A started write drains within a bounded time, whatever the server is doing.
-        session.conn.execute(f"SET LOCAL statement_timeout = {_STATEMENT_TIMEOUT_MS}".encode())
+    with _transaction(pool, schema, "BEGIN", where, StoreError, lock_timeout_ms) as session:
         session.execute("SELECT generation FROM meta FOR UPDATE")
         _fence(control)
         yield session

@@ -7,6 +7,8 @@ do; attributes carry the same facts for programs.
     ActiveMemoryError
      ├── ConfigError                 runtime JSON sections (activeMemory, globalAgents)
      ├── LessonValidationError       a card, scope or evidence field breaks a limit
+     ├── InputRefused                a file or stream is not acceptable input (type, size,
+     │                               encoding, JSON depth or number length)
      ├── StoreError
      │    ├── StoreUnavailable        path is not a usable private SQLite store
      │    ├── SnapshotError           a scoped read failed (never an empty lesson set)
@@ -52,6 +54,7 @@ __all__ = [
     "EvidenceCancelled",
     "EvidenceError",
     "ImportConflict",
+    "InputRefused",
     "LessonNotFound",
     "LessonRetired",
     "LessonValidationError",
@@ -100,6 +103,17 @@ class LessonValidationError(ActiveMemoryError):
         self.field = field
         self.problem = problem
         super().__init__(f"{field}: {problem}")
+
+
+class InputRefused(ActiveMemoryError):
+    """An input was refused before it was parsed: not a regular file, too large, not UTF-8,
+    JSON nested too deep or a number too long. ``what`` names the input (a quoted path,
+    "standard input", "line 3"); ``problem`` says what is wrong and what to do."""
+
+    def __init__(self, what: str, problem: str) -> None:
+        self.what = what
+        self.problem = problem
+        super().__init__(f"{what} {problem}")
 
 
 class StoreError(ActiveMemoryError):

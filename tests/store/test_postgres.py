@@ -3,6 +3,7 @@ and the confinement of every operation to a credential's scope."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -287,3 +288,13 @@ def test_an_unknown_id_is_not_found_within_a_scope(
     store, access, _ = scoped
     with pytest.raises(LessonNotFound):
         store.history(new_lesson_id(), within=access)
+
+
+def test_revisions_up_to_the_models_bound_are_stored(pg_database: str, tenant: str) -> None:
+    from active_memory.limits import LIMITS
+
+    draft = make_draft()
+    line = {**draft.model_dump(mode="json"), "id": new_lesson_id(), "revision": LIMITS.revision_max}
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        store.import_lines([json.dumps(line)])
+        assert store.get(line["id"]).revision == LIMITS.revision_max

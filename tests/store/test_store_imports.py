@@ -17,6 +17,7 @@ import active_memory.store
 STORE = Path(active_memory.store.__file__).parent
 # Layers below the store (see pyproject's import-linter contract), and the store itself.
 ALLOWED_PACKAGES = (
+    "active_memory.bounded_input",
     "active_memory.errors",
     "active_memory.limits",
     "active_memory.repository",

@@ -20,7 +20,6 @@ works on as data and never imports the postmortem package above it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +40,7 @@ from active_memory.agents.providers.base import AnswerContract, ModelProvider, T
 from active_memory.agents.tool_loop import Session, SessionLimits, SessionResult
 from active_memory.agents.tools import Toolbox
 from active_memory.cancel import CancelToken
+from active_memory.daemon_threads import in_daemon_thread
 from active_memory.errors import AnswerRefused
 from active_memory.evidence.builder import EvidenceBundle, build_evidence
 from active_memory.models.changes import Mutation, Proposal, Rejection
@@ -233,7 +233,7 @@ async def answer_session(
     """One session: build the evidence, render the prompts, run the tool loop to an answer
     that satisfies the contract (admission is the caller's next step)."""
     folder = env.private_dir / spec.name
-    bundle = await asyncio.to_thread(
+    bundle = await in_daemon_thread(
         build_evidence,
         env.record,
         spec.name,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -11,7 +10,9 @@ from typing import Any, NoReturn
 
 import click
 
-from active_memory.errors import EvidenceError, RunRecordError
+from active_memory.bounded_input import read_json
+from active_memory.cli._common import check_run_path
+from active_memory.errors import EvidenceError, InputRefused, RunRecordError
 from active_memory.evidence.builder import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -23,6 +24,8 @@ from active_memory.evidence.sources import open_run_source
 
 __all__ = ["evidence"]
 
+MAX_LESSONS_BYTES = 16 * 1024 * 1024
+
 
 def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"error: {message}", err=True)
@@ -33,9 +36,9 @@ def _lessons(path: Path | None) -> list[Mapping[str, Any]]:
     if path is None:
         return []
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        _fail(f"--lessons {str(path)!r} is not readable JSON ({exc}); pass a JSON list of cards", 2)
+        data = read_json(path, what=f"--lessons {str(path)!r}", max_bytes=MAX_LESSONS_BYTES)
+    except InputRefused as refused:
+        _fail(f"{refused}; pass a JSON list of lesson cards", 2)
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         _fail(f"--lessons {str(path)!r} must hold a JSON list of lesson card objects", 2)
     return data
@@ -117,6 +120,7 @@ def evidence(
 
     RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
     """
+    check_run_path(run)
     lessons = _lessons(lessons_file)
     with tempfile.TemporaryDirectory(prefix="active-memory-evidence-") as scratch:
         try:

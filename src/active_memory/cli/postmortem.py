@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,9 +28,11 @@ from urllib.parse import urlsplit
 import click
 
 from active_memory.agents.prompts import SPECIALISTS
+from active_memory.bounded_input import regular_file_problem
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    check_run_path,
     emit_json,
     fail,
     json_option,
@@ -117,11 +120,16 @@ def _prepare(
         specialist_binding,
     )
 
+    check_run_path(run)
     try:
         record = _with_outcome(open_run_source(run, scratch / "record"), outcome)
         config = _config(record, runtime, timeout_ms)
         node = resolve_source_node(record.graph, config.postmortem.source_node)
         recording = _exchanges(run, exchanges) if override.provider == REPLAY else None
+        if recording is not None and os.path.lexists(recording):
+            problem = regular_file_problem(recording)
+            if problem is not None:  # a FIFO would hold the replay's first read for good
+                fail(f"recording {str(recording)!r} {problem}", EXIT_BAD_INPUT)
         provider = provider_for(
             specialist_binding(node, override),
             recording,

@@ -7,12 +7,13 @@ bounded by the budget plus one page, however long the history.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
+from active_memory.bounded_input import parse_json
+from active_memory.errors import InputRefused
 from active_memory.evidence.budget import MARGIN, TranscriptBudget
 from active_memory.evidence.pager import Cancellation, PageLimits, TranscriptLine, iter_pages
 from active_memory.models.base import Model
@@ -47,8 +48,9 @@ def project_line(line: TranscriptLine) -> tuple[str | None, str | None, str]:
         # The cut may split a credential; drop the stretch the redaction patterns cannot vouch for.
         return None, None, line.text[: max(0, len(line.text) - MARGIN)]
     try:
-        value = json.loads(line.text)
-    except ValueError:
+        # Bounded like every other input: deep nesting or a 5,000-digit number is kept as text.
+        value = parse_json(line.text, what="transcript line")
+    except InputRefused:
         return None, None, line.text
     if not isinstance(value, dict):
         return None, None, canonical_json(value)
@@ -92,6 +94,8 @@ def collect_excerpts(
             unavailable[index] = "transcript file not found"
         except OSError as exc:
             unavailable[index] = f"transcript unreadable ({exc.strerror or exc})"
+        except InputRefused as refused:
+            unavailable[index] = f"transcript unreadable (it {refused.problem})"
     out: list[Excerpt] = []
     for index, execution in enumerate(executions):
         lane = budget.stats(index)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from active_memory.admission import contract_sha256
 from active_memory.agents.prompts import SPECIALISTS, prompt_sha256
 from active_memory.agents.specialists import Meter, Validated
+from active_memory.daemon_threads import in_daemon_thread
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.binding import provider_route
@@ -128,7 +129,7 @@ def skipped_report(record: RunRecord, config: RuntimeConfig) -> tuple[Postmortem
 
 async def _generation_after(state: ReviewState) -> int | None:
     try:
-        return await asyncio.wait_for(asyncio.to_thread(state.options.backend.generation), 5)
+        return await asyncio.wait_for(in_daemon_thread(state.options.backend.generation), 5)
     except Exception as error:
         # The report matters more than this figure: a store that cannot say is "unknown".
         _log.warning("the store generation after the postmortem is unknown: %s", error)

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from active_memory.errors import PublicationError, PublicationFenced, StoreError
+from active_memory.limits import LIMITS
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import PublicationControl
 from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
 from active_memory.store.sql import SqlConnection
+from active_memory.store.unreadable import safe_message
 
 __all__ = [
     "Capacity",
@@ -64,11 +66,12 @@ def write_transaction(
         _fence(control)
         yield
         conn.execute("COMMIT")
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:  # the latter: a damaged schema
         _rollback(conn)
         raise StoreError(
-            f"the lesson store failed while writing ({error}); nothing was committed"
-        ) from error
+            f"the lesson store failed while writing ({safe_message(error)}); nothing was "
+            "committed, run `active-memory store check`"
+        ) from None
     except BaseException:
         _rollback(conn)
         raise
@@ -171,6 +174,7 @@ def apply_changes(
     before = read_capacity(conn)
     (current,) = conn.execute("SELECT generation FROM meta").fetchone()
     generation = int(current) + 1
+    _check_bounds(changes, generation)
     now = utc_now()
     for change in changes:
         body = evidence = None
@@ -252,6 +256,22 @@ def apply_changes(
     _check_capacity(before, read_capacity(conn), limits)
     conn.execute("UPDATE meta SET generation = ?", (generation,))
     return generation
+
+
+def _check_bounds(changes: Sequence[Change], generation: int) -> None:
+    # SQLite stores int64; past it Python would raise a bare OverflowError mid-batch.
+    top = LIMITS.stored_integer_max
+    if generation > top:
+        raise PublicationError(
+            f"the store's generation would pass {top}, the largest the store can hold; nothing "
+            "was published, move the lessons to a new store (export, then import)"
+        )
+    for change in changes:
+        if change.revision > top:
+            raise PublicationError(
+                f"lesson {change.id!r} would pass revision {top}, the largest the store can "
+                "hold; nothing was published, publish its content as a new lesson instead"
+            )
 
 
 def _check_capacity(before: Capacity, after: Capacity, limits: StoreLimits) -> None:

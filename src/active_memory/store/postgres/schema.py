@@ -57,7 +57,7 @@ m001_initial = Migration(
         """
         CREATE TABLE records (
             id text COLLATE "C" PRIMARY KEY,
-            revision integer NOT NULL CHECK (revision > 0),
+            revision bigint NOT NULL CHECK (revision > 0),
             deleted integer NOT NULL CHECK (deleted IN (0, 1)),
             kind text NOT NULL CHECK (kind IN ('repository', 'graph')),
             repository text,
@@ -140,11 +140,11 @@ m001_initial = Migration(
         """
         CREATE TABLE history (
             id text COLLATE "C" NOT NULL REFERENCES records (id),
-            revision integer NOT NULL CHECK (revision > 0),
+            revision bigint NOT NULL CHECK (revision > 0),
             op text NOT NULL CHECK (op IN ('upsert', 'retire', 'revert', 'purge')),
             body text,
             evidence text,
-            source_revision integer,
+            source_revision bigint,
             generation bigint NOT NULL CHECK (generation > 0),
             run_id text NOT NULL,
             time text NOT NULL,

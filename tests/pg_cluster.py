@@ -68,8 +68,10 @@ class Cluster:
             raise RuntimeError(unavailable() or "no PostgreSQL")
         self._bindir = bindir
         self._account = _service_account()
-        # Short: a Unix socket path must stay under ~100 bytes.
-        self.root = Path(tempfile.mkdtemp(prefix="ampg-"))
+        # Short: a Unix socket path must stay under ~100 bytes. Under root, in /tmp: the service
+        # account must be able to reach it, which a private $TMPDIR of root's may not allow.
+        where = "/tmp" if self._account is not None and os.path.isdir("/tmp") else None
+        self.root = Path(tempfile.mkdtemp(prefix="ampg-", dir=where))
         self.data = self.root / "data"
         self.socket_dir = self.root
         if self._account is not None:

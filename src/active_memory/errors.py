@@ -17,6 +17,7 @@ do; attributes carry the same facts for programs.
      │    │    └── ImportConflict     import lines collide with stored lessons; nothing written
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
      │    ├── ScopeRefused            a lesson or run outside the credential's tenant and scope
+     │    ├── QuarantineNotFound      no quarantined proposal has that id
      │    └── LessonNotFound
      │         └── LessonRetired      the id is a tombstone
      ├── RunRecordError              a run record (or transcript) is malformed
@@ -69,6 +70,7 @@ __all__ = [
     "ProviderUnavailable",
     "PublicationError",
     "PublicationFenced",
+    "QuarantineNotFound",
     "RecallError",
     "ReplayMismatch",
     "RevisionConflict",
@@ -211,6 +213,14 @@ class ScopeRefused(StoreError):
         self.scope = scope
         super().__init__(
             f"{what} is outside this credential's scope ({scope}); nothing was read or written"
+        )
+
+
+class QuarantineNotFound(StoreError):
+    def __init__(self, lesson_id: str) -> None:
+        self.lesson_id = lesson_id
+        super().__init__(
+            f"no quarantined proposal {lesson_id!r}; `active-memory lessons review list` lists them"
         )
 
 

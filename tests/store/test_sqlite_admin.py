@@ -17,6 +17,7 @@ from active_memory.errors import (
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
+from active_memory.store.migrations import MIGRATIONS
 from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
@@ -245,7 +246,7 @@ def test_check_reports_counts_and_integrity(store: SqliteStore) -> None:
     report = store.check()
     assert report.ok
     assert (report.generation, report.live, report.tombstones, report.history_rows) == (2, 1, 1, 3)
-    assert report.schema_version == "m002_row_checksums"
+    assert report.schema_version == MIGRATIONS[-1].name
     assert report.content_bytes > 0
     assert report.file_bytes > 0
 

@@ -16,6 +16,7 @@ from engines import Engine
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.store.migrations import MIGRATIONS
 from active_memory.store.sqlite import SqliteStore
 from factories import make_draft
 
@@ -110,7 +111,7 @@ def test_processes_creating_the_same_store_at_once_migrate_it_once(store_path: P
         names = [row[0] for row in raw.execute("SELECT name FROM schema_migrations")]
         (meta_rows,) = raw.execute("SELECT count(*) FROM meta").fetchone()
     raw.close()
-    assert names == ["m001_initial", "m002_row_checksums"]
+    assert names == [migration.name for migration in MIGRATIONS]
     assert meta_rows == 1
 
 

@@ -201,7 +201,7 @@ def test_a_card_admission_would_refuse_rejects_the_whole_import_naming_line_and_
     message = str(caught.value)
     assert message.startswith(
         "line 2: refused by the admission screen (secret:github_token, "
-        "injection:override_instructions, injection:remote_execution)"
+        "injection:override_instructions, injection:role_tag, injection:remote_execution)"
     )
     for text in (FAKE_GITHUB, "ignore all", "evil.example", "SYSTEM"):
         assert text not in message

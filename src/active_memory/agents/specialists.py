@@ -32,6 +32,7 @@ from active_memory.admission.validate import (
     AdmissionContext,
     BoundDecision,
     Downgrade,
+    QuarantinedProposal,
     admit_discovery,
     admit_maintenance,
 )
@@ -168,7 +169,7 @@ class Validated:
     """A specialist's complete, host-validated result, ready to publish.
 
     Maintenance carries mutations; discovery carries proposals, which become new lessons when
-    ids are assigned at publication.
+    ids are assigned at publication, and quarantined proposals, held for review instead.
     """
 
     specialist: str
@@ -176,6 +177,7 @@ class Validated:
     proposals: tuple[Proposal, ...] = ()
     decisions: tuple[BoundDecision, ...] = ()
     downgrades: tuple[Downgrade, ...] = ()
+    quarantined: tuple[QuarantinedProposal, ...] = ()
 
     @property
     def changes(self) -> int:
@@ -317,7 +319,11 @@ async def _discover(env: SpecialistEnv, spec: SpecialistSpec, meter: Meter) -> V
     whole = [r for r in result.rejections if r.stage == "shape" or r.index < 0]
     if whole:
         raise AnswerRefused(spec.name, label, _refusal_codes(whole))
-    return Validated(spec.name, proposals=tuple(item.proposal for item in result.proposals))
+    return Validated(
+        spec.name,
+        proposals=tuple(item.proposal for item in result.proposals),
+        quarantined=result.quarantined,
+    )
 
 
 async def run_specialist(

@@ -16,6 +16,7 @@ from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
+from active_memory.cli.review import review
 from active_memory.cli.serve import serve
 from active_memory.cli.server import server
 from active_memory.cli.store import store
@@ -28,6 +29,7 @@ def main() -> None:
 
 
 main.add_command(store)
+lessons.add_command(review)
 main.add_command(lessons)
 main.add_command(recall)
 main.add_command(hooks)

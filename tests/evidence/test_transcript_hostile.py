@@ -39,3 +39,17 @@ def test_a_fifo_transcript_is_refused_by_the_pager_without_blocking(tmp_path: Pa
     os.mkfifo(fifo)
     with pytest.raises(InputRefused, match="is a FIFO"):
         next(iter_pages(fifo))
+
+
+@pytest.mark.parametrize("harness", [None, "claude", "codex", "pi", "copilot"])
+def test_a_session_that_is_a_fifo_is_refused_by_its_type_without_blocking(
+    tmp_path: Path, harness: str | None
+) -> None:
+    from active_memory.errors import RunRecordError
+    from active_memory.evidence.sources import open_run_source
+
+    session = tmp_path / "rollout-2026-01-01.jsonl"
+    os.mkfifo(session)  # nobody writes: opening it to read would wait for good
+    with pytest.raises(RunRecordError, match="FIFO"):
+        open_run_source(session, tmp_path / "work", harness)
+    assert not (tmp_path / "work").exists()

@@ -20,9 +20,15 @@ from active_memory.evidence.builder import (
     EvidenceBundle,
     build_evidence,
 )
-from active_memory.evidence.sources import open_run_source
+from active_memory.evidence.sources import HARNESSES, open_run_source
 
-__all__ = ["evidence"]
+__all__ = ["evidence", "harness_option"]
+
+harness_option = click.option(
+    "--harness",
+    type=click.Choice(HARNESSES),
+    help="Read RUN as this harness's session file instead of telling the format by content.",
+)
 
 MAX_LESSONS_BYTES = 16 * 1024 * 1024
 
@@ -83,6 +89,7 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
 
 @click.command("evidence")
 @click.argument("run", type=click.Path(exists=True, path_type=Path))
+@harness_option
 @click.option(
     "--specialist",
     type=click.Choice(sorted(SPECIALISTS)),
@@ -110,6 +117,7 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the evidence payload as JSON.")
 def evidence(
     run: Path,
+    harness: str | None,
     specialist: str,
     budget: int,
     lessons_file: Path | None,
@@ -118,13 +126,14 @@ def evidence(
 ) -> None:
     """Print the evidence a postmortem specialist would receive about RUN.
 
-    RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
+    RUN is a run record folder (or its run.json) or a session file of Claude Code, Codex, pi or
+    Copilot CLI (told by its content; --harness forces one).
     """
     check_run_path(run)
     lessons = _lessons(lessons_file)
     with tempfile.TemporaryDirectory(prefix="active-memory-evidence-") as scratch:
         try:
-            record = open_run_source(run, Path(scratch) / "record")
+            record = open_run_source(run, Path(scratch) / "record", harness)
             bundle = build_evidence(
                 record,
                 specialist,

@@ -19,6 +19,7 @@ from active_memory.cli.recall import recall
 from active_memory.cli.review import review
 from active_memory.cli.serve import serve
 from active_memory.cli.server import server
+from active_memory.cli.sessions import sessions
 from active_memory.cli.store import store
 
 
@@ -36,6 +37,7 @@ main.add_command(hooks)
 main.add_command(serve)
 main.add_command(server)
 main.add_command(evidence)
+main.add_command(sessions)
 main.add_command(postmortem)
 main.add_command(specialist)
 main.add_command(contracts)

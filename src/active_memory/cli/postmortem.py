@@ -1,10 +1,11 @@
 """``active-memory postmortem RUN`` and ``active-memory specialist run NAME RUN``.
 
-The postmortem reviews a recorded run (a native record folder, its run.json, or a Claude Code
-session .jsonl) and publishes what admission accepts into the lesson store. ``--provider
-replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's binding chooses the
-provider (``--provider``/``--model`` override it, and ``--lane``/``--base-url``/
-``--api-key-env``/``--output`` say where its traffic goes, by the library's own policy:
+The postmortem reviews a recorded run (a native record folder, its run.json, or a session file
+of Claude Code, Codex, pi or Copilot CLI) and publishes what admission accepts into the lesson
+store. ``--provider replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's
+binding chooses the provider (``--provider``/``--model`` override it, and ``--lane``/
+``--base-url``/``--api-key-env``/``--output`` say where its traffic goes, by the library's own
+policy:
 :class:`~active_memory.postmortem.binding.BindingOverride`). ``specialist run`` runs one
 session of one specialist for prompt authors and never publishes; it prints the session
 whatever its outcome.
@@ -40,6 +41,7 @@ from active_memory.cli._common import (
     store_option,
 )
 from active_memory.cli._report_text import format_report, progress_printer
+from active_memory.cli.evidence import harness_option
 from active_memory.errors import (
     ActiveMemoryError,
     ConfigError,
@@ -106,6 +108,7 @@ def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
 def _prepare(
     run: Path, scratch: Path, runtime: Path | None, timeout_ms: int | None,
     override: BindingOverride, exchanges: Path | None, outcome: str | None = None,
+    harness: str | None = None,
 ) -> tuple[RunRecord, RuntimeConfig, ModelProvider]:  # fmt: skip
     """Parse the inputs; every problem here is bad input (exit 2) except a missing credential.
 
@@ -122,7 +125,7 @@ def _prepare(
 
     check_run_path(run)
     try:
-        record = _with_outcome(open_run_source(run, scratch / "record"), outcome)
+        record = _with_outcome(open_run_source(run, scratch / "record", harness), outcome)
         config = _config(record, runtime, timeout_ms)
         node = resolve_source_node(record.graph, config.postmortem.source_node)
         recording = _exchanges(run, exchanges) if override.provider == REPLAY else None
@@ -225,6 +228,7 @@ runtime_option = click.option(
 
 @click.command("postmortem")
 @run_argument
+@harness_option
 @provider_option
 @model_option
 @connection_options
@@ -246,6 +250,7 @@ runtime_option = click.option(
 @json_option
 def postmortem(
     run: Path,
+    harness: str | None,
     provider_name: str | None,
     model: str | None,
     lane: str | None,
@@ -263,7 +268,8 @@ def postmortem(
 ) -> None:
     """Review a recorded RUN with the four specialists and publish the lessons admitted.
 
-    RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
+    RUN is a run record folder (or its run.json) or a session file of Claude Code, Codex, pi or
+    Copilot CLI (told by its content; --harness forces one).
     """
     from active_memory.agents.providers.replay import ReplayProvider
     from active_memory.postmortem.entry import run_postmortem
@@ -272,7 +278,7 @@ def postmortem(
     override = _override(provider_name, model, lane, base_url, api_key_env, output)
     with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
         record, config, provider = _prepare(
-            run, Path(scratch), runtime, timeout_ms, override, exchanges, outcome
+            run, Path(scratch), runtime, timeout_ms, override, exchanges, outcome, harness
         )
         try:
             with open_store(store, read_only=False) as opened:
@@ -348,6 +354,7 @@ def _print_trial(result: TrialResult) -> None:
 @specialist.command("run")
 @click.argument("name", type=click.Choice(SPECIALISTS))
 @run_argument
+@harness_option
 @provider_option
 @model_option
 @connection_options
@@ -360,6 +367,7 @@ def _print_trial(result: TrialResult) -> None:
 def run_specialist_command(
     name: str,
     run: Path,
+    harness: str | None,
     provider_name: str | None,
     model: str | None,
     lane: str | None,
@@ -383,7 +391,9 @@ def run_specialist_command(
 
     override = _override(provider_name, model, lane, base_url, api_key_env, output)
     with tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch:
-        record, config, provider = _prepare(run, Path(scratch), runtime, None, override, exchanges)
+        record, config, provider = _prepare(
+            run, Path(scratch), runtime, None, override, exchanges, harness=harness
+        )
         try:
             with open_store(store, read_only=False) as opened:
                 options = PostmortemOptions(

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         RevisionConflict,
         RevisionMismatch,
         RunRecordError,
+        ScopeRefused,
         SessionCancelled,
         SnapshotError,
         StoreError,
@@ -70,6 +71,7 @@ if TYPE_CHECKING:
     from active_memory.host import (
         ActiveRun,
         HarnessWiring,
+        open_backend,
         open_run,
     )
     from active_memory.models.changes import Decision, Mutation, Proposal, Publication, Rejection
@@ -185,6 +187,7 @@ _EXPORTS: dict[str, str] = {
     "RevisionConflict": "active_memory.errors",
     "RevisionMismatch": "active_memory.errors",
     "RunRecordError": "active_memory.errors",
+    "ScopeRefused": "active_memory.errors",
     "SessionCancelled": "active_memory.errors",
     "SnapshotError": "active_memory.errors",
     "StoreError": "active_memory.errors",
@@ -193,6 +196,7 @@ _EXPORTS: dict[str, str] = {
     "build_evidence": "active_memory.evidence.builder",
     "ActiveRun": "active_memory.host",
     "open_run": "active_memory.host",
+    "open_backend": "active_memory.host",
     "HarnessWiring": "active_memory.host",
     "Decision": "active_memory.models.changes",
     "Evidence": "active_memory.models.lessons",
@@ -305,6 +309,7 @@ __all__ = [
     "RunRecord",
     "RunRecordError",
     "RuntimeConfig",
+    "ScopeRefused",
     "Session",
     "SessionCancelled",
     "SessionResult",
@@ -325,6 +330,7 @@ __all__ = [
     "load_run_record",
     "load_runtime_config",
     "new_lesson_id",
+    "open_backend",
     "open_run",
     "parse_runtime_config",
     "register_provider",

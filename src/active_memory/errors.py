@@ -16,6 +16,7 @@ do; attributes carry the same facts for programs.
      │    │    ├── RevisionConflict   expected revisions did not match; nothing written
      │    │    └── ImportConflict     import lines collide with stored lessons; nothing written
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
+     │    ├── ScopeRefused            a lesson or run outside the credential's tenant and scope
      │    ├── QuarantineNotFound      no quarantined proposal has that id
      │    └── LessonNotFound
      │         └── LessonRetired      the id is a tombstone
@@ -76,6 +77,7 @@ __all__ = [
     "RevisionMismatch",
     "RunLogError",
     "RunRecordError",
+    "ScopeRefused",
     "SessionCancelled",
     "SnapshotError",
     "StoreError",
@@ -199,6 +201,19 @@ class ImportConflict(PublicationError):
 
 class PublicationFenced(StoreError):
     """Publication was cancelled or its deadline passed before the write was dispatched."""
+
+
+class ScopeRefused(StoreError):
+    """A request reaches outside the scope its credential was issued for; nothing was done.
+
+    ``what`` names the lesson or the run field; ``scope`` describes the credential's scope."""
+
+    def __init__(self, what: str, scope: str) -> None:
+        self.what = what
+        self.scope = scope
+        super().__init__(
+            f"{what} is outside this credential's scope ({scope}); nothing was read or written"
+        )
 
 
 class QuarantineNotFound(StoreError):

@@ -14,6 +14,8 @@ from active_memory.store.migrations import MIGRATIONS, Migration, apply_pending
 from active_memory.store.sqlite import SqliteStore
 from factories import REPOSITORY, make_draft, tree_digest
 
+pytestmark = pytest.mark.sqlite_only  # about SQLite's own file and schema
+
 # Checksums of released migrations. Append a line when adding a migration; a released line
 # never changes, so a test failure here means a released migration was edited.
 RELEASED = {

@@ -4,6 +4,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from engines import Store
 
 from active_memory.errors import (
     LessonNotFound,
@@ -24,7 +25,7 @@ SECRET = "sk-FAKE-0000-not-a-real-key-purge-me"
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
 
-def _create(store: SqliteStore, *drafts: LessonDraft) -> list[str]:
+def _create(store: Store, *drafts: LessonDraft) -> list[str]:
     ids = sorted(new_lesson_id() for _ in drafts)
     mutations = (
         Mutation(op="upsert", id=i, expected_revision=0, draft=d)
@@ -34,7 +35,7 @@ def _create(store: SqliteStore, *drafts: LessonDraft) -> list[str]:
     return ids
 
 
-def test_list_filters_by_repository_graph_and_node(store: SqliteStore) -> None:
+def test_list_filters_by_repository_graph_and_node(store: Store) -> None:
     repo, graph, other = _create(
         store,
         make_draft(),
@@ -47,7 +48,7 @@ def test_list_filters_by_repository_graph_and_node(store: SqliteStore) -> None:
     assert [x.id for x in store.list_lessons(graph_hash=GRAPH_HASH, node_id="verifier")] == [other]
 
 
-def test_get_unknown_id_raises_lesson_not_found(store: SqliteStore) -> None:
+def test_get_unknown_id_raises_lesson_not_found(store: Store) -> None:
     missing = new_lesson_id()
     with pytest.raises(LessonNotFound, match=missing):
         store.get(missing)
@@ -55,7 +56,7 @@ def test_get_unknown_id_raises_lesson_not_found(store: SqliteStore) -> None:
         store.history(missing)
 
 
-def test_history_keeps_every_revision_with_run_and_generation(store: SqliteStore) -> None:
+def test_history_keeps_every_revision_with_run_and_generation(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
     store.publish(
         Publication(
@@ -82,7 +83,7 @@ def test_history_keeps_every_revision_with_run_and_generation(store: SqliteStore
     assert store.list_retired()[0].id == lesson_id
 
 
-def test_revert_writes_a_new_revision_with_the_old_content(store: SqliteStore) -> None:
+def test_revert_writes_a_new_revision_with_the_old_content(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
     store.publish(
         Publication(
@@ -101,7 +102,7 @@ def test_revert_writes_a_new_revision_with_the_old_content(store: SqliteStore) -
     assert (last.op, last.source_revision, last.run_id) == ("revert", 1, "admin")
 
 
-def test_revert_is_checked_like_a_publication(store: SqliteStore) -> None:
+def test_revert_is_checked_like_a_publication(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
     store.publish(
         Publication(
@@ -121,7 +122,7 @@ def test_revert_is_checked_like_a_publication(store: SqliteStore) -> None:
     assert store.generation() == 2
 
 
-def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: SqliteStore) -> None:
+def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: Store) -> None:
     # Written straight through publish, as a card stored before today's detectors would be.
     lesson_id = new_lesson_id()
     leaky = make_draft(recommendation=f"Clone with {FAKE_GITHUB} when CI is down.")
@@ -148,7 +149,7 @@ def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: SqliteSt
     assert (store.get(lesson_id).revision, store.generation()) == (2, 2)
 
 
-def test_revert_cannot_bring_back_a_retired_lesson(store: SqliteStore) -> None:
+def test_revert_cannot_bring_back_a_retired_lesson(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft())
     store.publish(
         Publication(
@@ -161,7 +162,7 @@ def test_revert_cannot_bring_back_a_retired_lesson(store: SqliteStore) -> None:
         store.get(lesson_id)
 
 
-def test_purge_refuses_a_live_lesson(store: SqliteStore) -> None:
+def test_purge_refuses_a_live_lesson(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft())
     with pytest.raises(PublicationError, match="retire it first"):
         store.purge(lesson_id)
@@ -173,6 +174,7 @@ def _bytes_under(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
 
 
+@pytest.mark.sqlite_only
 def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> None:
     leaked = make_draft(recommendation=f"Use the token {SECRET} to reach the staging API.")
     (lesson_id,) = _create(store, leaked)
@@ -217,7 +219,7 @@ def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> N
     assert SECRET.encode() not in _bytes_under(store.path.parent)
 
 
-def test_purging_twice_changes_nothing_more(store: SqliteStore) -> None:
+def test_purging_twice_changes_nothing_more(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft())
     store.publish(
         Publication(
@@ -233,6 +235,7 @@ def test_purging_twice_changes_nothing_more(store: SqliteStore) -> None:
     )
 
 
+@pytest.mark.sqlite_only
 def test_check_reports_counts_and_integrity(store: SqliteStore) -> None:
     first, _ = _create(store, make_draft(), make_graph_draft())
     store.publish(
@@ -248,6 +251,7 @@ def test_check_reports_counts_and_integrity(store: SqliteStore) -> None:
     assert report.file_bytes > 0
 
 
+@pytest.mark.sqlite_only
 def test_check_reports_a_broken_foreign_key(store: SqliteStore) -> None:
     with sqlite3.connect(store.path) as raw:
         raw.execute(
@@ -260,6 +264,7 @@ def test_check_reports_a_broken_foreign_key(store: SqliteStore) -> None:
     assert "foreign key violation in history" in report.problems[0]
 
 
+@pytest.mark.sqlite_only
 def test_backup_is_a_private_atomic_copy(store: SqliteStore, tmp_path: Path) -> None:
     _create(store, make_draft(), make_graph_draft())
     destination = tmp_path / "backups" / "copy.sqlite3"
@@ -275,6 +280,7 @@ def test_backup_is_a_private_atomic_copy(store: SqliteStore, tmp_path: Path) -> 
         assert list(copy.export()) == list(store.export())
 
 
+@pytest.mark.sqlite_only
 def test_backup_refuses_the_store_itself_and_directories(
     store: SqliteStore, tmp_path: Path
 ) -> None:
@@ -286,6 +292,7 @@ def test_backup_refuses_the_store_itself_and_directories(
         store.backup(tmp_path / "missing-folder" / "copy.sqlite3")
 
 
+@pytest.mark.sqlite_only
 def test_check_reports_capacity_counters_that_drifted(store: SqliteStore) -> None:
     _create(store, make_draft())
     with sqlite3.connect(store.path) as raw:
@@ -297,6 +304,7 @@ def test_check_reports_capacity_counters_that_drifted(store: SqliteStore) -> Non
     assert report.live == 1
 
 
+@pytest.mark.sqlite_only
 def test_check_validates_every_stored_lesson_and_past_revision(store: SqliteStore) -> None:
     first, second = _create(store, make_draft("First"), make_draft("Second"))
     store.publish(

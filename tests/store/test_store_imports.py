@@ -29,6 +29,8 @@ ALLOWED_PACKAGES = (
     "active_memory.store",
 )
 THIRD_PARTY = {"pydantic", "pydantic_core"}
+# The engines behind an extra import their own client library, and nothing else does.
+EXTRAS = {"remote.py": {"httpx"}, "postgres": {"psycopg", "psycopg_pool"}}
 # What the screening detectors load, with what detect-secrets itself requires.
 SCREENING_PACKAGES = ("detect-secrets", "disarm")
 
@@ -61,8 +63,18 @@ def test_store_modules_import_only_stdlib_pydantic_and_lower_layers() -> None:
     modules = sorted(STORE.glob("*.py"))
     assert {m.name for m in modules} >= {"sqlite.py", "migrations.py", "paths.py", "codec.py"}
     for module in modules:
+        extra = EXTRAS.get(module.name, set())
         for name in _imports(module):
-            assert _allowed(name), f"{module.name} imports {name}"
+            assert _allowed(name) or name.split(".")[0] in extra, f"{module.name} imports {name}"
+
+
+def test_the_postgres_engine_imports_only_psycopg_beyond_the_stores_own() -> None:
+    modules = sorted((STORE / "postgres").glob("*.py"))
+    assert {m.name for m in modules} >= {"store.py", "schema.py", "session.py"}
+    for module in modules:
+        for name in _imports(module):
+            allowed = _allowed(name) or name.split(".")[0] in EXTRAS["postgres"]
+            assert allowed, f"postgres/{module.name} imports {name}"
 
 
 def test_store_reads_and_imports_with_no_third_party_but_pydantic(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
 from active_memory.cli.review import review
 from active_memory.cli.serve import serve
+from active_memory.cli.server import server
 from active_memory.cli.sessions import sessions
 from active_memory.cli.store import store
 
@@ -34,6 +35,7 @@ main.add_command(lessons)
 main.add_command(recall)
 main.add_command(hooks)
 main.add_command(serve)
+main.add_command(server)
 main.add_command(evidence)
 main.add_command(sessions)
 main.add_command(postmortem)

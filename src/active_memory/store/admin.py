@@ -1,9 +1,10 @@
-"""Admin reads and repairs behind ``SqliteStore``: list, get, history, revert, purge, check.
+"""Admin reads and repairs behind the stores (SQLite and PostgreSQL): list, get, history, revert,
+purge, check (SQLite only).
 
-Functions take an open connection; ``SqliteStore`` owns locking and transactions. Decoding
-failures become StoreError naming the id, never a silently shorter list, and never quoting the
-stored text. ``check`` reads every row the way the listings do, so a row a listing cannot read
-is a problem ``check`` reports by id.
+Functions take an open connection (``store.sql.SqlConnection``); the store owns locking and
+transactions. Decoding failures become StoreError naming the id, never a silently shorter list,
+and never quoting the stored text. ``check`` reads every row the way the listings do, so a row
+a listing cannot read is a problem ``check`` reports by id.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
 from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply_pending
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
+from active_memory.store.sql import SqlConnection
 from active_memory.store.unreadable import (
     is_undecodable,
     raw_cells,
@@ -40,12 +42,13 @@ __all__ = [
 _HISTORY_OPS: tuple[HistoryOp, ...] = ("upsert", "retire", "revert", "purge")
 
 
-def _fetch(conn: sqlite3.Connection, sql: str, params: Any = ()) -> list[Any]:
+def _fetch(conn: SqlConnection, sql: str, params: Any = ()) -> list[Any]:
     """Every row of ``sql``; a stored text that is not UTF-8 is a StoreError naming the ids."""
     try:
         return conn.execute(sql, params).fetchall()
     except sqlite3.OperationalError as error:
-        if not is_undecodable(error):
+        # Only SQLite hands back text that is not UTF-8 (PostgreSQL refuses to store it).
+        if not is_undecodable(error) or not isinstance(conn, sqlite3.Connection):
             raise
     unreadable = undecodable_ids(conn, "records") + undecodable_ids(conn, "history")
     shown = ", ".join(f"{label} ({column})" for label, column in unreadable[:5]) or "some rows"
@@ -69,7 +72,7 @@ def _decode_all(rows: list[tuple[object, ...]]) -> tuple[Lesson, ...]:
 
 
 def list_live(
-    conn: sqlite3.Connection,
+    conn: SqlConnection,
     *,
     repository: str | None = None,
     graph_hash: str | None = None,
@@ -92,12 +95,12 @@ def list_live(
     return _decode_all(rows)
 
 
-def list_tombstones(conn: sqlite3.Connection) -> tuple[Tombstone, ...]:
+def list_tombstones(conn: SqlConnection) -> tuple[Tombstone, ...]:
     rows = _fetch(conn, "SELECT id, revision, kind FROM records WHERE deleted = 1 ORDER BY id")
     return tuple(Tombstone(id=str(i), revision=int(r), kind=str(k)) for i, r, k in rows)
 
 
-def get_lesson(conn: sqlite3.Connection, lesson_id: str) -> Lesson:
+def get_lesson(conn: SqlConnection, lesson_id: str) -> Lesson:
     rows = _fetch(conn, f"SELECT {LIVE_COLUMNS}, deleted FROM records WHERE id = ?", (lesson_id,))
     found = rows[0] if rows else None
     if found is None:
@@ -107,7 +110,7 @@ def get_lesson(conn: sqlite3.Connection, lesson_id: str) -> Lesson:
     return _decode_all([found[:-1]])[0]
 
 
-def read_history(conn: sqlite3.Connection, lesson_id: str) -> tuple[HistoryEntry, ...]:
+def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...]:
     rows = _fetch(
         conn,
         "SELECT revision, op, body, evidence, source_revision, generation, run_id, time "
@@ -146,7 +149,7 @@ def _op(value: object) -> HistoryOp:
     raise StoreError(f"history holds an unknown operation {value!r}; the store is damaged")
 
 
-def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> Change:
+def plan_revert(conn: SqlConnection, lesson_id: str, to_revision: int) -> Change:
     """The change that writes ``to_revision``'s content as a new revision (in a write txn)."""
     state = read_states(conn, [lesson_id]).get(lesson_id)
     if state is None:
@@ -188,7 +191,7 @@ def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> C
     )
 
 
-def plan_purge(conn: sqlite3.Connection, lesson_id: str) -> tuple[Change | None, int]:
+def plan_purge(conn: SqlConnection, lesson_id: str) -> tuple[Change | None, int]:
     """Erase the past contents of a retired id (in a write txn).
 
     Returns the purge marker to write (None when a previous purge already erased everything)

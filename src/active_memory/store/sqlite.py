@@ -39,6 +39,7 @@ from active_memory.store.backend import (
     SnapshotRequest,
 )
 from active_memory.store.backup import backup_to
+from active_memory.store.checked import checked_changes, publication_receipt
 from active_memory.store.checked_rows import StoredLessons, verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.connect import open_connection
@@ -56,7 +57,6 @@ from active_memory.store.results import (
 from active_memory.store.transfer import lesson_line, parse_lines, plan_import
 from active_memory.store.unreadable import safe_message
 from active_memory.store.writes import (
-    Change,
     apply_changes,
     read_states,
     read_transaction,
@@ -200,42 +200,11 @@ class SqliteStore:
                 if not publication.mutations:
                     (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
                     return PublicationReceipt(int(generation), {})
-                changes = self._checked_changes(conn, publication)
+                changes = checked_changes(conn, publication)
                 generation = apply_changes(
                     conn, changes, run_id=publication.run_id, limits=self._limits
                 )
-        return PublicationReceipt(
-            generation,
-            {change.id: change.revision for change in changes},
-            tuple(change.id for change in changes if change.op == "retire"),
-        )
-
-    @staticmethod
-    def _checked_changes(conn: sqlite3.Connection, publication: Publication) -> list[Change]:
-        states = read_states(conn, (m.id for m in publication.mutations))
-        mismatches: list[RevisionMismatch] = []
-        changes: list[Change] = []
-        for mutation in publication.mutations:
-            state = states.get(mutation.id)
-            found = 0 if state is None else state.revision
-            tombstoned = state is not None and state.deleted
-            if tombstoned or found != mutation.expected_revision:
-                mismatches.append(
-                    RevisionMismatch(mutation.id, mutation.expected_revision, found, tombstoned)
-                )
-                continue
-            if mutation.op == "upsert" and mutation.draft is not None:
-                kind = mutation.draft.scope.kind
-                changes.append(
-                    Change(
-                        mutation.id, "upsert", found + 1, kind, mutation.draft, create=state is None
-                    )
-                )
-            elif state is not None:
-                changes.append(Change(mutation.id, "retire", found + 1, state.kind))
-        if mismatches:
-            raise RevisionConflict(mismatches)
-        return changes
+        return publication_receipt(generation, changes)
 
     # -- admin -----------------------------------------------------------------------------
 

@@ -20,7 +20,6 @@ Conflicts are collected for every line and raised together as ImportConflict.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ from active_memory.models.lessons import Lesson, LessonDraft
 from active_memory.screening.cards import screen_card
 from active_memory.store.codec import canonical_json, encode_draft
 from active_memory.store.results import HistoryOp, Tombstone
+from active_memory.store.sql import SqlConnection
 from active_memory.store.writes import Change, read_states
 
 __all__ = ["ImportEntry", "ImportPlan", "lesson_line", "parse_lines", "plan_import"]
@@ -130,7 +130,7 @@ class ImportPlan:
 
 
 def plan_import(
-    conn: sqlite3.Connection, entries: tuple[ImportEntry, ...], *, replace: bool
+    conn: SqlConnection, entries: tuple[ImportEntry, ...], *, replace: bool
 ) -> ImportPlan:
     """Decide each entry against the store; run inside the import's write transaction."""
     states = read_states(conn, (entry.id for entry in entries))
@@ -171,7 +171,7 @@ def _content(draft: LessonDraft) -> tuple[str, str]:
     return encoded.body, encoded.evidence
 
 
-def _live_content(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, str]]:
+def _live_content(conn: SqlConnection, ids: list[str]) -> dict[str, tuple[str, str]]:
     content: dict[str, tuple[str, str]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]

@@ -21,6 +21,7 @@ from active_memory.store.backend import PublicationControl
 from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
+from active_memory.store.sql import SqlConnection
 from active_memory.store.unreadable import safe_message
 
 __all__ = [
@@ -106,7 +107,7 @@ class RowState:
     kind: str
 
 
-def read_states(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, RowState]:
+def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:
     """Current revision and tombstone flag of each id that has a row."""
     wanted = list(dict.fromkeys(ids))
     states: dict[str, RowState] = {}
@@ -141,7 +142,7 @@ class Capacity:
     content_bytes: int
 
 
-def read_capacity(conn: sqlite3.Connection) -> Capacity:
+def read_capacity(conn: SqlConnection) -> Capacity:
     """The trigger-maintained counters in ``meta`` (one row, no scan)."""
     live, rows, size = conn.execute(
         "SELECT live_count, record_count, content_bytes FROM meta"
@@ -149,7 +150,7 @@ def read_capacity(conn: sqlite3.Connection) -> Capacity:
     return Capacity(int(live), int(rows), int(size))
 
 
-def count_capacity(conn: sqlite3.Connection) -> Capacity:
+def count_capacity(conn: SqlConnection) -> Capacity:
     """The same figures recounted from ``records``, to audit the counters."""
     live = rows = size = 0
     for deleted, count, total in conn.execute(
@@ -163,7 +164,7 @@ def count_capacity(conn: sqlite3.Connection) -> Capacity:
 
 
 def apply_changes(
-    conn: sqlite3.Connection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
+    conn: SqlConnection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
 ) -> int:
     """Write ``changes`` and their history rows, check capacity, bump the generation.
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from active_memory.admission import wire_schema
+from active_memory.admission import contract_sha256, wire_schema
 from active_memory.admission.validate import (
     AdmissionContext,
     BoundDecision,
@@ -36,7 +36,7 @@ from active_memory.admission.validate import (
     admit_discovery,
     admit_maintenance,
 )
-from active_memory.agents.prompts import SPECIALISTS, Specialist, system_prompt
+from active_memory.agents.prompts import SPECIALISTS, Specialist, prompt_sha256, system_prompt
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
 from active_memory.agents.tool_loop import Session, SessionLimits, SessionResult
 from active_memory.agents.tools import Toolbox
@@ -262,6 +262,7 @@ async def answer_session(
         cancel=env.cancel,
         specialist=spec.name,
         batch=batch,
+        versions=(prompt_sha256(spec.name), contract_sha256(spec.name)),
     )
     meter.sessions.append(session)
     meter.batches += 1

@@ -228,7 +228,9 @@ async def test_a_prompt_edit_is_named_with_the_first_changed_line(
         )
     assert caught.value.changed == ("prompt",)
     assert caught.value.part == "system"
-    assert "prompt changed; first differing part system: line 1: recorded " in str(caught.value)
+    assert "prompt changed; first differing part system: line 1 at character 4: recorded " in str(
+        caught.value
+    )
     assert "'You retire lessons.'" in str(caught.value)
 
 

@@ -4,7 +4,7 @@ A recording is a JSONL file, one line per model turn::
 
     {"specialist": …, "batch": …, "turn": …, "request_digest": …, "request": {projection},
      "response": {…}, "prompt_sha256": …, "contract_sha256": …, "model": …, "lane": …,
-     "parts": {part: sha256}, "system": … (a session's first turn only)}
+     "parts": {part: sha256}, "system": …, "evidence": … (a session's first turn only)}
 
 Replay matches a request by its labels (specialist, batch, turn), which sessions set, so
 specialists running in parallel replay in any order. It fails loudly with
@@ -36,9 +36,11 @@ from active_memory.models.runs import canonical_json
 from active_memory.private_files import write_private_text
 from active_memory.screening.secrets import redact_credentials
 
-__all__ = ["RecordingProvider", "ReplayProvider", "scrub"]
+__all__ = ["CHECKOUT", "RecordingProvider", "ReplayProvider", "relocate", "scrub"]
 
 REDACTED = "[REDACTED]"
+# The stable name of the run's checkout folder inside recorded requests.
+CHECKOUT = "$CHECKOUT"
 
 Key = tuple[str, int, int]
 
@@ -73,9 +75,27 @@ def _describe(key: Key) -> str:
     return f"specialist {specialist!r} batch {batch} turn {turn}"
 
 
-def _scrubbed(request: ModelRequest, secrets: Iterable[str] = ()) -> dict[str, Any]:
-    """The request as a recording would hold it: scrubbed first."""
-    data: dict[str, Any] = scrub(request_to_dict(request), secrets)
+def relocate(value: Any, locations: Mapping[str, str]) -> Any:
+    """``value`` with each local path in ``locations`` replaced by its stable name, so a run
+    unpacked elsewhere (another temporary folder) still matches its recording."""
+    if not locations:
+        return value
+    if isinstance(value, str):
+        for path, name in locations.items():
+            value = value.replace(path, name)
+        return value
+    if isinstance(value, list):
+        return [relocate(item, locations) for item in value]
+    if isinstance(value, dict):
+        return {key: relocate(item, locations) for key, item in value.items()}
+    return value
+
+
+def _scrubbed(
+    request: ModelRequest, secrets: Iterable[str] = (), locations: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The request as a recording would hold it: scrubbed and relocated first."""
+    data: dict[str, Any] = relocate(scrub(request_to_dict(request), secrets), locations or {})
     return data
 
 
@@ -86,9 +106,16 @@ def _digest(data: Mapping[str, Any]) -> str:
 class ReplayProvider:
     """Answers from a recording; ``strict`` also requires each request's digest to match."""
 
-    def __init__(self, path: str | Path, *, strict: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        strict: bool = False,
+        locations: Mapping[str, str] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.strict = strict
+        self.locations = dict(locations or {})
         # What differed in a lenient replay, one sentence per exchange, for a caller's warning.
         self.changed: list[str] = []
         self._exchanges: dict[Key, dict[str, Any]] = {}
@@ -127,7 +154,7 @@ class ReplayProvider:
             )
         if key in self._consumed:
             raise ReplayMismatch(f"unexpected call: {_describe(key)} was already replayed once")
-        current = _scrubbed(request)
+        current = _scrubbed(request, locations=self.locations)
         if record["request_digest"] != _digest(current):
             error = self._changed(key, record, request, current)
             if self.strict:
@@ -141,11 +168,14 @@ class ReplayProvider:
     ) -> ReplayChanged:
         first = self._exchanges.get((key[0], key[1], 1), {})
         recorded_system = first.get("system")
+        recorded_evidence = first.get("evidence")
         found = compare(
             record,
             request,
             current,
+            projection=relocate(scrub(request_projection(request)), self.locations),
             recorded_system=recorded_system if isinstance(recorded_system, str) else None,
+            recorded_evidence=recorded_evidence if isinstance(recorded_evidence, str) else None,
         )
         what = " and ".join(found.changed) if found.changed else "the request"
         where = f"; first differing part {found.part}" if found.part else ""
@@ -192,11 +222,13 @@ class RecordingProvider:
         *,
         secrets: Iterable[str] = (),
         lane: str | None = None,
+        locations: Mapping[str, str] | None = None,
     ) -> None:
         self.inner = inner
         self.path = Path(path)
         self.lane = lane if lane is not None else getattr(inner, "lane", None)
         self._secrets = tuple(secrets)
+        self._locations = dict(locations or {})
         self._records: dict[Key, dict[str, Any]] = {}
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -204,13 +236,13 @@ class RecordingProvider:
         key = _key(request)
         if key in self._records:
             raise ReplayMismatch(f"cannot record {_describe(key)} twice; labels must be unique")
-        data = _scrubbed(request, self._secrets)
+        data = _scrubbed(request, self._secrets, self._locations)
         entry: dict[str, Any] = {
             "specialist": key[0],
             "batch": key[1],
             "turn": key[2],
             "request_digest": _digest(data),
-            "request": scrub(request_projection(request), self._secrets),
+            "request": relocate(scrub(request_projection(request), self._secrets), self._locations),
             "response": scrub(response_to_dict(response), self._secrets),
             "prompt_sha256": request.labels.prompt_sha256 or None,
             "contract_sha256": request.labels.contract_sha256 or None,
@@ -219,10 +251,19 @@ class RecordingProvider:
             "parts": request_parts(data),
         }
         if key[2] == 1:
-            # Kept once per session, so a replay can show the first line a prompt edit changed.
+            # Kept once per session, so a replay can show the first line a prompt edit (or new
+            # evidence, the session's first message) changed.
             entry["system"] = data["system"]
+            first = data["messages"][0] if data["messages"] else {}
+            if isinstance(first.get("text"), str):
+                entry["evidence"] = first["text"]
         self._records[key] = entry
         return response
+
+    @property
+    def exchanges(self) -> int:
+        """How many exchanges are recorded so far."""
+        return len(self._records)
 
     def save(self) -> Path:
         lines = [

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from active_memory.agents.providers.base import ModelRequest
-from active_memory.agents.providers.codec import request_projection
 from active_memory.models.runs import canonical_json
 
 __all__ = ["Difference", "compare", "request_parts"]
@@ -53,9 +52,24 @@ class Difference:
     detail: str
 
 
-def _clip(value: Any) -> str:
+def _clip(value: Any, width: int = _SHOWN) -> str:
     text = value if isinstance(value, str) else canonical_json(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _around(recorded: Any, current: Any) -> str:
+    """Both values near their first differing character, so a long text shows its change."""
+    old = recorded if isinstance(recorded, str) else canonical_json(recorded)
+    new = current if isinstance(current, str) else canonical_json(current)
+    at = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), None)
+    if at is None:
+        at = min(len(old), len(new))
+    start = max(0, at - 16)
+    lead = "…" if start else ""
+    return (
+        f"at character {at}: recorded {lead}{_clip(old[start:], 64)!r}, "
+        f"now {lead}{_clip(new[start:], 64)!r}"
+    )
 
 
 def _first_line_difference(recorded: str | None, current: str) -> str:
@@ -64,7 +78,7 @@ def _first_line_difference(recorded: str | None, current: str) -> str:
     old, new = recorded.splitlines(), current.splitlines()
     for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
-            return f"line {number}: recorded {_clip(a)!r}, now {_clip(b)!r}"
+            return f"line {number} {_around(a, b)}"
     return f"line {min(len(old), len(new)) + 1}: the texts differ in length"
 
 
@@ -96,15 +110,19 @@ def compare(
     request: ModelRequest,
     current: Mapping[str, Any],
     *,
+    projection: Mapping[str, Any],
     recorded_system: str | None = None,
+    recorded_evidence: str | None = None,
 ) -> Difference:
     """How the scrubbed ``current`` :func:`request_to_dict` form differs from ``record``'s.
 
     ``recorded_system`` is the system prompt as recorded (a session's first turn keeps it), to
-    show the first differing line of a changed prompt."""
+    show the first differing line of a changed prompt, and ``recorded_evidence`` the session's
+    first message (the evidence) likewise; ``projection`` is the current request's
+    readable projection, compared with recordings that predate per-part digests."""
     recorded_parts = record.get("parts")
     if not isinstance(recorded_parts, Mapping):
-        return _compare_projection(record, request)
+        return _compare_projection(record, projection)
     now = _split(current)
     differing = [name for name, value in now.items() if recorded_parts.get(name) != _sha(value)]
     differing += [name for name in recorded_parts if name not in now]
@@ -116,20 +134,20 @@ def compare(
         return Difference(tuple(kinds), part, f"{part} is recorded but no longer sent")
     if part == "system":
         detail = _first_line_difference(recorded_system, now["system"])
+    elif part == "messages[0]" and isinstance(now[part].get("text"), str):
+        detail = _first_line_difference(recorded_evidence, now[part]["text"])
     else:
         detail = f"now {_clip(now[part])}"
     return Difference(tuple(kinds), part, detail)
 
 
-def _compare_projection(record: Mapping[str, Any], request: ModelRequest) -> Difference:
+def _compare_projection(record: Mapping[str, Any], now: Mapping[str, Any]) -> Difference:
     recorded = record.get("request")
-    now = request_projection(request)
     if not isinstance(recorded, Mapping):
         return Difference(("evidence",), None, "the recording holds no request projection")
     for key in sorted(set(recorded) | set(now)):
         if canonical_json(recorded.get(key)) != canonical_json(now.get(key)):
             kind = "model" if key == "model" else "evidence"
-            shown = f"recorded {_clip(recorded.get(key))}, now {_clip(now.get(key))}"
-            return Difference((kind,), key, shown)
+            return Difference((kind,), key, _around(recorded.get(key), now.get(key)))
     # Same projection, different digest: the difference lies outside what old recordings keep.
     return Difference(("prompt or evidence",), None, "outside the recorded projection")

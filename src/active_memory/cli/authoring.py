@@ -113,9 +113,10 @@ def _check_contracts(folder: Path, names: tuple[str, ...]) -> None:
 
 
 @contextlib.contextmanager
-def authored(authoring: Authoring) -> Iterator[Overrides]:
+def authored(authoring: Authoring, *, check: bool = True) -> Iterator[Overrides]:
     """The author's folders in force for the block, checked first: an unknown file name, a
-    prompt that does not load or a contract ``contracts check`` flags is bad input (exit 2)."""
+    prompt that does not load or (unless ``check`` is off: ``contracts check`` reports them
+    itself) a contract ``contracts check`` flags is bad input (exit 2)."""
     overrides = Overrides(prompts=authoring.prompts, contracts=authoring.contracts)
     try:
         prompts: tuple[str, ...] = ()
@@ -127,7 +128,7 @@ def authored(authoring: Authoring) -> Iterator[Overrides]:
         with using_overrides(overrides):
             for name in prompts:
                 load_prompt(name)
-            if authoring.contracts is not None:
+            if authoring.contracts is not None and check:
                 _check_contracts(authoring.contracts, contracts)
             yield overrides
     except (ConfigError, PromptError) as error:

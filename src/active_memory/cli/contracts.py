@@ -1,6 +1,8 @@
-"""``active-memory contracts check``: every specialist contract is strict Draft 2020-12."""
+"""``active-memory contracts check [DIR]``: every specialist contract is strict Draft 2020-12."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -15,16 +17,22 @@ def contracts() -> None:
 
 
 @contracts.command("check")
+@click.argument("folder", metavar="[DIR]", required=False,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))  # fmt: skip
 @json_option
-def check(as_json: bool) -> None:
-    """Check that every contract is a strict Draft 2020-12 schema; print their sha256.
+def check(folder: Path | None, as_json: bool) -> None:
+    """Check that every contract is a strict Draft 2020-12 schema in the keyword subset both
+    providers accept; print their sha256.
 
-    Exit 1 when any contract is not.
+    With DIR, its NAME.schema.json files are checked in place of the shipped ones (what
+    `--contracts DIR` would use). Exit 1 when any contract is not strict.
     """
     # Imported here: jsonschema is not worth loading for every other command.
     from active_memory.admission.check import check_contracts
+    from active_memory.cli.authoring import Authoring, authored
 
-    results = check_contracts()
+    with authored(Authoring(contracts=folder), check=False):
+        results = check_contracts()
     if as_json:
         emit_json([result.model_dump(mode="json") for result in results])
     else:

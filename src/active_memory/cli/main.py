@@ -17,6 +17,7 @@ from active_memory.cli.lessons import lessons
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
 from active_memory.cli.serve import serve
+from active_memory.cli.specialist_prompt import prompt_command
 from active_memory.cli.store import store
 
 
@@ -34,6 +35,7 @@ main.add_command(serve)
 main.add_command(evidence)
 main.add_command(postmortem)
 main.add_command(specialist)
+specialist.add_command(prompt_command)
 main.add_command(contracts)
 main.add_command(demo)
 

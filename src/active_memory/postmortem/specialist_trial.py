@@ -43,7 +43,7 @@ from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.preparation import Prepared, Unprepared, maintenance_input, prepare
 from active_memory.postmortem.report import CheckoutStatus, SpecialistStatus, checkout_note
 
-__all__ = ["TrialResult", "try_specialist"]
+__all__ = ["TrialResult", "planned_batch", "try_specialist"]
 
 
 class TrialResult(Model):
@@ -136,9 +136,11 @@ async def try_specialist(
             await close_provider(prepared.owned_provider)
 
 
-async def _trial(
+def planned_batch(
     record: RunRecord, name: str, options: PostmortemOptions, prepared: Prepared, batch: int
-) -> TrialResult:
+) -> tuple[Batch, int]:
+    """Batch ``batch`` of the postmortem's plan for ``name`` and how many there are;
+    PostmortemError for maintenance with nothing to decide or a batch out of range."""
     spec = SPECS[name]
     given = maintenance_input(
         record,
@@ -152,7 +154,14 @@ async def _trial(
         raise PostmortemError(f"{name} has no supplied lessons in this store: nothing to decide")
     if not 0 <= batch < count:
         raise PostmortemError(f"{name} has {count} batch(es) (0 to {count - 1}); got {batch}")
-    supplied = given.batches[batch] if spec.maintenance else Batch(lessons=())
+    return (given.batches[batch] if spec.maintenance else Batch(lessons=())), count
+
+
+async def _trial(
+    record: RunRecord, name: str, options: PostmortemOptions, prepared: Prepared, batch: int
+) -> TrialResult:
+    spec = SPECS[name]
+    supplied, count = planned_batch(record, name, options, prepared, batch)
     env = prepared.env
     meter = Meter(name)
     route = provider_route(env.binding, env.provider)

@@ -16,6 +16,7 @@ from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
+from active_memory.cli.runlog import runlog
 from active_memory.cli.serve import serve
 from active_memory.cli.specialist_prompt import prompt_command
 from active_memory.cli.store import store
@@ -38,6 +39,7 @@ main.add_command(specialist)
 specialist.add_command(prompt_command)
 main.add_command(contracts)
 main.add_command(demo)
+main.add_command(runlog)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,7 @@
 """A postmortem in the run log: the report's allow-listed projection and its rejections (stage
 and code only, never lesson text). The ``postmortem`` record says where the model traffic went
-(provider, lane, server host, model); each specialist's record its error code and retries."""
+(provider, lane, server host, model); each specialist's record its error code, retries and the
+prompt and contract sha256."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def _append(
             duration_ms=specialist.elapsed_ms,
             error_code=specialist.error_code,
             contract_sha256=report.contract_sha256.get(specialist.specialist),
+            prompt_sha256=report.prompt_sha256.get(specialist.specialist),
         )
     if reason_code is None and not report.ok:
         # The code of the failure the report's reason names: the run log holds no message.

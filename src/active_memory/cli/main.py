@@ -16,6 +16,7 @@ from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
+from active_memory.cli.retire import retire_command
 from active_memory.cli.runlog import runlog
 from active_memory.cli.serve import serve
 from active_memory.cli.specialist_prompt import prompt_command
@@ -30,6 +31,7 @@ def main() -> None:
 
 main.add_command(store)
 main.add_command(lessons)
+lessons.add_command(retire_command)
 main.add_command(recall)
 main.add_command(hooks)
 main.add_command(serve)

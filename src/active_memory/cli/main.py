@@ -19,6 +19,7 @@ from active_memory.cli.recall import recall
 from active_memory.cli.retire import retire_command
 from active_memory.cli.runlog import runlog
 from active_memory.cli.serve import serve
+from active_memory.cli.specialist_eval import eval_command
 from active_memory.cli.specialist_prompt import prompt_command
 from active_memory.cli.store import store
 
@@ -39,6 +40,7 @@ main.add_command(evidence)
 main.add_command(postmortem)
 main.add_command(specialist)
 specialist.add_command(prompt_command)
+specialist.add_command(eval_command)
 main.add_command(contracts)
 main.add_command(demo)
 main.add_command(runlog)

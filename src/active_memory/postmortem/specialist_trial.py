@@ -83,6 +83,9 @@ class TrialResult(Model):
     error: str | None = None
     error_code: str | None = None
     checkout: CheckoutStatus | None = None
+    # What admission accepted, one short line each: "<id> <action>" for a maintenance
+    # decision, the title for a discovery proposal (``specialist eval`` diffs these).
+    admitted: tuple[str, ...] = ()
 
     @field_serializer("answer_json")
     def _parsed(self, answer_json: str | None) -> Any:
@@ -207,6 +210,7 @@ async def _trial(
             len(maintained.decisions),
             maintained.rejections,
         )
+        admitted = tuple(f"{d.decision.id} {d.applied}" for d in maintained.decisions)
     else:
         discovered = admit_discovery(session.answer, name, env.admission)
         whole = any(r.stage == "shape" or r.index < 0 for r in discovered.rejections)
@@ -215,6 +219,7 @@ async def _trial(
             len(discovered.proposals),
             discovered.rejections,
         )
+        admitted = tuple(item.proposal.draft.title for item in discovered.proposals)
     return TrialResult(
         **common,
         **_session_counts(meter.sessions[-1]),
@@ -223,6 +228,7 @@ async def _trial(
         accepted=accepted,
         rejections=rejections,
         error_code=None if complete else "answer_refused",
+        admitted=admitted,
     )
 
 

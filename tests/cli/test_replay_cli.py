@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from active_memory.store.sqlite import SqliteStore
 from cli.authoring_kit import cli, demo_runs, replay
 
@@ -113,3 +115,12 @@ def test_a_lessons_file_that_is_not_an_export_is_bad_input(tmp_path: Path) -> No
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: --lessons {str(bad)!r}: ")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_demo_replays_strictly_from_a_relative_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = cli("demo", "--dir", "demo")
+    assert result.exit_code == 0, result.stderr
+    assert "-- live lessons after postmortem 2: 4" in result.stdout

@@ -193,10 +193,8 @@ async def run_demo(
             record = load_run_record(folder)
             config = parse_runtime_config(record.runtime)
             # Strict: a recording older than the prompts, contracts or evidence fails loudly.
-            checkout_path = str(folder / "checkout")
-            provider = ReplayProvider(
-                folder / EXCHANGES, strict=True, locations={checkout_path: CHECKOUT}
-            )
+            where = {str(record.checkout.path): CHECKOUT} if record.checkout is not None else {}
+            provider = ReplayProvider(folder / EXCHANGES, strict=True, locations=where)
             options = PostmortemOptions(
                 config=config,
                 backend=store,

@@ -331,6 +331,7 @@ async def test_recordings_scrub_keys_and_given_secrets(
         "lane",
         "parts",
         "system",
+        "evidence",
     }
 
 
@@ -347,3 +348,18 @@ def test_a_recording_with_duplicate_labels_is_refused(tmp_path: Path) -> None:
     path.write_text(f"{line}\n{line}\n")
     with pytest.raises(ReplayMismatch, match="turn 1 is recorded twice"):
         ReplayProvider(path)
+
+
+async def test_a_line_appended_to_the_prompt_is_shown_as_added(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    replay = ReplayProvider(FIXTURE, strict=True)
+    with pytest.raises(ReplayChanged) as caught:
+        await _session(
+            replay, contract, tmp_path,
+            system="You maintain repository lessons.\n\nBe brief.",
+            versions=("b" * 64, CONTRACT_SHA),
+        )  # fmt: skip
+    assert str(caught.value).endswith(
+        "first differing part system: line 2 on added: '\\nBe brief.'"
+    )

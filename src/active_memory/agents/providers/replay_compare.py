@@ -79,7 +79,10 @@ def _first_line_difference(recorded: str | None, current: str) -> str:
     for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
             return f"line {number} {_around(a, b)}"
-    return f"line {min(len(old), len(new)) + 1}: the texts differ in length"
+    number = min(len(old), len(new)) + 1
+    if len(new) > len(old):
+        return f"line {number} on added: {_clip(chr(10).join(new[number - 1 :]), 96)!r}"
+    return f"line {number} on removed: {_clip(chr(10).join(old[number - 1 :]), 96)!r}"
 
 
 def _kinds(record: Mapping[str, Any], request: ModelRequest, differing: Iterable[str]) -> list[str]:

@@ -124,3 +124,19 @@ def test_the_demo_replays_strictly_from_a_relative_folder(
     result = cli("demo", "--dir", "demo")
     assert result.exit_code == 0, result.stderr
     assert "-- live lessons after postmortem 2: 4" in result.stdout
+
+
+def test_specialist_run_records_its_session_and_the_recording_replays_strictly(
+    tmp_path: Path,
+) -> None:
+    first, _ = demo_runs(tmp_path)
+    recording = tmp_path / "session.jsonl"
+    args = ("specialist", "run", "graph_discovery", first, "--provider", "replay",
+            "--store", tmp_path / "s.sqlite3")  # fmt: skip
+    made = cli(*args, "--record", recording)
+    assert made.exit_code == 0, made.stderr
+    lines = [json.loads(line) for line in recording.read_text().splitlines()]
+    assert {line["specialist"] for line in lines} == {"graph_discovery"}
+    again = cli(*args, "--exchanges", recording)
+    assert again.exit_code == 0, again.stderr
+    assert again.stdout.splitlines()[-1] == made.stdout.splitlines()[-1]

@@ -5,8 +5,14 @@ folder, never held in memory), then builds graph_discovery evidence in a fresh s
 measurement: once plain (wall time, ru_maxrss) and once under tracemalloc (Python peak). The
 smallest size is the baseline; the memory bound holds when the peak stays flat as history grows.
 
-    python benchmarks/evidence_bench.py                     # 10MB and 1GB
+The session cases (see ``session_histories.py``) generate one harness session per size instead,
+then convert it (the run source) and build the evidence in one fresh subprocess, reporting both
+times, the time per MB and ru_maxrss (``--traced`` adds a tracemalloc run).
+
+    python benchmarks/evidence_bench.py                     # native records, 10MB and 1GB
     python benchmarks/evidence_bench.py --sizes 10MB,100MB  # quicker
+    python benchmarks/evidence_bench.py --cases sessions --max-mb 1024   # every session case
+    python benchmarks/evidence_bench.py --cases claude-subagents,codex-tools --max-mb 100
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
+
+from session_histories import SESSION_CASES, generate_session
 
 UNITS = {"KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
 WORKERS = 24
@@ -121,8 +129,31 @@ def child(record: str, budget: int, traced: bool) -> None:
                       "size": bundle.size_bytes, "kept": kept}))  # fmt: skip
 
 
-def measure(record: Path, budget: int, traced: bool) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--child", str(record), "--budget", str(budget)]
+def session_child(session: str, budget: int, traced: bool) -> None:
+    from active_memory.evidence.builder import build_evidence
+    from active_memory.evidence.sources import load_session
+
+    if traced:
+        tracemalloc.start()
+    with tempfile.TemporaryDirectory() as scratch:
+        started = time.perf_counter()
+        record = load_session(session, Path(scratch) / "record")
+        converted = time.perf_counter()
+        bundle = build_evidence(record, "graph_discovery", private_dir=Path(scratch) / "private",
+                                budget_bytes=budget)  # fmt: skip
+        built = time.perf_counter()
+    peak = tracemalloc.get_traced_memory()[1] if traced else 0
+    maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kept = sum(1 for item in bundle.payload["transcripts"] if item["records"])
+    print(json.dumps({"convert_s": converted - started, "build_s": built - converted,
+                      "peak": peak, "maxrss_kb": maxrss_kb, "size": bundle.size_bytes,
+                      "executions": len(record.executions), "kept": kept,
+                      "receipts": bundle.payload["run"]["receipts_total"]}))  # fmt: skip
+
+
+def measure(record: Path, budget: int, traced: bool, session: bool = False) -> dict[str, Any]:
+    flag = "--child-session" if session else "--child"
+    command = [sys.executable, __file__, flag, str(record), "--budget", str(budget)]
     if traced:
         command.append("--traced")
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
@@ -130,18 +161,7 @@ def measure(record: Path, budget: int, traced: bool) -> dict[str, Any]:
     return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10MB,1GB")
-    parser.add_argument("--budget", type=int, default=128 * 1024)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per size up to 100MB")
-    parser.add_argument("--child")
-    parser.add_argument("--traced", action="store_true")
-    args = parser.parse_args()
-    if args.child:
-        child(args.child, args.budget, args.traced)
-        return
-    sizes = [parse_size(text) for text in args.sizes.split(",")]
+def _native(sizes: list[int], args: argparse.Namespace) -> None:
     rows = []
     for size in sizes:
         with tempfile.TemporaryDirectory(prefix="evidence-bench-") as scratch:
@@ -184,6 +204,74 @@ def main() -> None:
             f"maxrss x{row['maxrss'] / base['maxrss']:.2f}, "
             f"time x{row['median_s'] / base['median_s']:.1f}"
         )
+
+
+def _sessions(case: str, sizes: list[int], args: argparse.Namespace) -> None:
+    mib = UNITS["MB"]
+    rows = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory(prefix="evidence-bench-") as scratch:
+            started = time.perf_counter()
+            session = generate_session(case, Path(scratch) / "home", size)
+            generated = time.perf_counter() - started
+            history = sum(p.stat().st_size for p in (Path(scratch) / "home").rglob("*.jsonl"))
+            run = measure(session, args.budget, traced=False, session=True)
+            traced = measure(session, args.budget, traced=True, session=True) if args.traced else {}
+        seconds = run["convert_s"] + run["build_s"]
+        row = {"history": history, "seconds": seconds, "maxrss": run["maxrss_kb"] * 1024,
+               "peak": traced.get("peak", 0)}  # fmt: skip
+        rows.append(row)
+        peak = f"  tracemalloc peak {row['peak'] / mib:6.2f} MiB" if args.traced else ""
+        print(
+            f"{case:<17} history {history / mib:7.1f} MiB  convert {run['convert_s']:7.2f} s  "
+            f"build {run['build_s']:5.2f} s  ({seconds / (history / mib) * 1000:5.1f} ms/MiB)  "
+            f"maxrss {row['maxrss'] / mib:5.1f} MiB{peak}  evidence {run['size']} B  "
+            f"executions {run['executions']} (excerpts {run['kept']})  "
+            f"receipts {run['receipts']}  (generated in {generated:.1f} s)",
+            flush=True,
+        )
+    base = rows[0]
+    for row in rows[1:]:
+        extra = f", tracemalloc peak x{row['peak'] / base['peak']:.2f}" if args.traced else ""
+        print(
+            f"{case:<17} ratio {row['history'] / base['history']:6.1f}x history: "
+            f"maxrss x{row['maxrss'] / base['maxrss']:.2f}{extra}, "
+            f"time x{row['seconds'] / base['seconds']:.1f}",
+            flush=True,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10MB,1GB")
+    parser.add_argument("--max-mb", type=int,
+                        help="measure 10MB and this many MB (1024: the 1 GB case)")  # fmt: skip
+    parser.add_argument("--cases", default="native",
+                        help="native, sessions (every session case) or a comma list of "
+                        f"{', '.join(SESSION_CASES)}")  # fmt: skip
+    parser.add_argument("--budget", type=int, default=128 * 1024)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size up to 100MB")
+    parser.add_argument("--child")
+    parser.add_argument("--child-session")
+    parser.add_argument("--traced", action="store_true", help="sessions: add a tracemalloc run")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.budget, args.traced)
+        return
+    if args.child_session:
+        session_child(args.child_session, args.budget, args.traced)
+        return
+    sizes = [parse_size(text) for text in args.sizes.split(",")]
+    if args.max_mb:
+        sizes = [10 * UNITS["MB"], args.max_mb * UNITS["MB"]]
+    cases = SESSION_CASES if args.cases == "sessions" else tuple(args.cases.split(","))
+    for case in cases:
+        if case == "native":
+            _native(sizes, args)
+        elif case in SESSION_CASES:
+            _sessions(case, sizes, args)
+        else:
+            parser.error(f"unknown case {case!r}; choose native or one of {SESSION_CASES}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+import pg_cluster
 from isolation import NetworkGuard, isolate_environment
 
 httpx2.alias_httpx()
@@ -36,3 +37,16 @@ def network_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[NetworkGuard]:
     yield guard
     if guard.attempts:
         pytest.fail("the test tried to use the network: " + "; ".join(guard.attempts))
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """The URL of a database in a throwaway cluster started once per session."""
+    reason = pg_cluster.unavailable()
+    if reason is not None:
+        pytest.skip(f"no PostgreSQL for the postgres backend: {reason}")
+    cluster = pg_cluster.Cluster()
+    try:
+        yield cluster.create_database("active_memory_tests")
+    finally:
+        cluster.stop()

@@ -7,6 +7,8 @@ do; attributes carry the same facts for programs.
     ActiveMemoryError
      ├── ConfigError                 runtime JSON sections (activeMemory, globalAgents)
      ├── LessonValidationError       a card, scope or evidence field breaks a limit
+     ├── InputRefused                a file or stream is not acceptable input (type, size,
+     │                               encoding, JSON depth or number length)
      ├── StoreError
      │    ├── StoreUnavailable        path is not a usable private SQLite store
      │    ├── SnapshotError           a scoped read failed (never an empty lesson set)
@@ -14,6 +16,8 @@ do; attributes carry the same facts for programs.
      │    │    ├── RevisionConflict   expected revisions did not match; nothing written
      │    │    └── ImportConflict     import lines collide with stored lessons; nothing written
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
+     │    ├── ScopeRefused            a lesson or run outside the credential's tenant and scope
+     │    ├── QuarantineNotFound      no quarantined proposal has that id
      │    └── LessonNotFound
      │         └── LessonRetired      the id is a tombstone
      ├── RunRecordError              a run record (or transcript) is malformed
@@ -52,6 +56,7 @@ __all__ = [
     "EvidenceCancelled",
     "EvidenceError",
     "ImportConflict",
+    "InputRefused",
     "LessonNotFound",
     "LessonRetired",
     "LessonValidationError",
@@ -66,6 +71,7 @@ __all__ = [
     "ProviderUnavailable",
     "PublicationError",
     "PublicationFenced",
+    "QuarantineNotFound",
     "RecallError",
     "ReplayChanged",
     "ReplayMismatch",
@@ -73,6 +79,7 @@ __all__ = [
     "RevisionMismatch",
     "RunLogError",
     "RunRecordError",
+    "ScopeRefused",
     "SessionCancelled",
     "SnapshotError",
     "StoreError",
@@ -100,6 +107,17 @@ class LessonValidationError(ActiveMemoryError):
         self.field = field
         self.problem = problem
         super().__init__(f"{field}: {problem}")
+
+
+class InputRefused(ActiveMemoryError):
+    """An input was refused before it was parsed: not a regular file, too large, not UTF-8,
+    JSON nested too deep or a number too long. ``what`` names the input (a quoted path,
+    "standard input", "line 3"); ``problem`` says what is wrong and what to do."""
+
+    def __init__(self, what: str, problem: str) -> None:
+        self.what = what
+        self.problem = problem
+        super().__init__(f"{what} {problem}")
 
 
 class StoreError(ActiveMemoryError):
@@ -185,6 +203,27 @@ class ImportConflict(PublicationError):
 
 class PublicationFenced(StoreError):
     """Publication was cancelled or its deadline passed before the write was dispatched."""
+
+
+class ScopeRefused(StoreError):
+    """A request reaches outside the scope its credential was issued for; nothing was done.
+
+    ``what`` names the lesson or the run field; ``scope`` describes the credential's scope."""
+
+    def __init__(self, what: str, scope: str) -> None:
+        self.what = what
+        self.scope = scope
+        super().__init__(
+            f"{what} is outside this credential's scope ({scope}); nothing was read or written"
+        )
+
+
+class QuarantineNotFound(StoreError):
+    def __init__(self, lesson_id: str) -> None:
+        self.lesson_id = lesson_id
+        super().__init__(
+            f"no quarantined proposal {lesson_id!r}; `active-memory lessons review list` lists them"
+        )
 
 
 class LessonNotFound(StoreError):

@@ -2,6 +2,7 @@
 
 ::
 
+    backend = open_backend(setting, tenant=..., token=...)  # a path, postgresql:// or https://
     with open_run(identity, runtime_config, backend, workspace) as run:
         env = run.hook_env(node_id, conversation_id)        # for the harness process
         wiring = run.harness_wiring("claude", node_id, conversation_id)  # + its hook file
@@ -45,6 +46,7 @@ from active_memory.recall.signals import ToolCall, WorkspaceRoot
 from active_memory.repository import repository_key
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
 from active_memory.store.paths import default_store_path
+from active_memory.store.select import open_backend
 
 if TYPE_CHECKING:
     from active_memory.agents.providers.base import ModelProvider
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     from active_memory.postmortem.report import PostmortemReport
     from active_memory.runlog import RunLog
 
-__all__ = ["ENV_BROKER", "ENV_TOKEN", "ActiveRun", "HarnessWiring", "open_run"]
+__all__ = ["ENV_BROKER", "ENV_TOKEN", "ActiveRun", "HarnessWiring", "open_backend", "open_run"]
 
 ENV_BROKER = "ACTIVE_MEMORY_BROKER"
 ENV_TOKEN = "ACTIVE_MEMORY_TOKEN"

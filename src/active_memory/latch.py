@@ -18,13 +18,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from active_memory.errors import PostmortemError, RunRecordError
+from active_memory.bounded_input import read_json
+from active_memory.errors import InputRefused, PostmortemError, RunRecordError
 from active_memory.models.runs import Outcome
 from active_memory.private_files import make_private_dir, write_private_text
 
 __all__ = ["LATCH_FILE", "latch_outcome", "read_latched_outcome", "run_state_dir"]
 
 LATCH_FILE = "outcome.json"
+_MAX_LATCH_BYTES = 64 * 1024  # an outcome and its one-line summary
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -54,18 +56,12 @@ def _outcome_from(data: Any, path: Path) -> Outcome:
 def read_latched_outcome(state_dir: str | os.PathLike[str]) -> Outcome | None:
     """The outcome latched in ``state_dir``, or None when none was latched."""
     path = Path(state_dir) / LATCH_FILE
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    except OSError as error:
-        raise PostmortemError(
-            f"cannot read latched outcome {str(path)!r}: {error.strerror}"
-        ) from None
     try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise PostmortemError(f"latched outcome {str(path)!r} is not JSON ({error})") from None
+        data = read_json(path, what=f"latched outcome {str(path)!r}", max_bytes=_MAX_LATCH_BYTES)
+    except InputRefused as refused:
+        raise PostmortemError(f"{refused}; move it aside") from None
     return _outcome_from(data, path)
 
 

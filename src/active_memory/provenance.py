@@ -27,7 +27,8 @@ from typing import Protocol, runtime_checkable
 
 import git
 
-from active_memory.errors import ProvenanceError
+from active_memory.bounded_input import open_regular
+from active_memory.errors import InputRefused, ProvenanceError
 from active_memory.repository import repository_key
 
 __all__ = [
@@ -239,7 +240,11 @@ def _worktree_digest(root: Path, relative: bytes) -> bytes:
     if not stat.S_ISREG(info.st_mode):
         return b"other"
     digest = hashlib.sha256()
-    with full.open("rb") as handle:
+    try:  # without blocking: a file swapped for a FIFO since the lstat is not waited on
+        descriptor = open_regular(full, what=repr(str(full)), follow_symlinks=False)
+    except InputRefused:
+        return b"other"
+    with os.fdopen(descriptor, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 16), b""):
             digest.update(chunk)
     executable = b"x" if info.st_mode & stat.S_IXUSR else b"-"
@@ -398,6 +403,10 @@ class GitCheckoutVerifier:
             return None
         walked = self._walk(path)
         assert walked is not None
-        with walked[0].open("rb") as handle:
+        try:
+            descriptor = open_regular(walked[0], what=repr(path))
+        except InputRefused:
+            return None
+        with os.fdopen(descriptor, "rb") as handle:
             data = handle.read(max_bytes)
         return data.decode("utf-8", "replace")

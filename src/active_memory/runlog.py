@@ -44,9 +44,8 @@ ALLOWED_FIELDS = frozenset(
         "duration_ms", "effort", "error_code", "execution", "fingerprint", "generation", "host",
         "id", "ids", "index", "input_tokens", "kept", "lane", "model", "mutations", "node_id",
         "outcome", "output_tokens", "prompt_sha256", "proposed", "provider", "published",
-        "reason_code",
-        "rejected", "retired", "retries", "revision", "role", "run_id", "source_commit", "stage",
-        "status", "time_ms", "truncated",
+        "quarantined", "reason_code", "rejected", "retired", "retries", "revision", "role",
+        "run_id", "signals", "source_commit", "stage", "status", "time_ms", "truncated",
     }
 )  # fmt: skip
 _TOKEN = re.compile(r"[A-Za-z0-9_.:@/+=-]{0,200}")

@@ -233,7 +233,8 @@ def test_import_refuses_a_planted_card_naming_line_and_codes_but_not_its_text(
     assert result.exit_code == 2
     assert result.stderr == (
         "error: line 2: refused by the admission screen (secret:github_token, "
-        "injection:override_instructions, injection:remote_execution); remove or correct that "
+        "injection:override_instructions, injection:role_tag, injection:remote_execution); "
+        "remove or correct that "
         "lesson, nothing was imported\n"
     )
     assert tree_digest(store_file.parent) == before

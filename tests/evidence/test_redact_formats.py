@@ -58,6 +58,8 @@ FORMATS = [
     ("password_assignment", "DB_PASSWORD='fake-pass-1234'", "fake-pass-1234"),
     ("password_assignment", "export APP_API_TOKEN=fake0000token", "fake0000token"),
     ("password_assignment", '{"api_key": "fake-key-00000"}', "fake-key-00000"),
+    ("mailgun_key", "key-FAKEfake0000FAKEfake0000FAKEfake", "FAKEfake0000FAKEfake0000"),
+    ("password_in_prose", "the staging password is Fake-Pass-0000 for now", "Fake-Pass-0000"),
 ]  # fmt: skip
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,17 @@ def test_an_unacknowledged_answer_is_not_recorded(setup: Setup, backend: SqliteS
         ledgers = setup.store.parent / "exposure"
         assert not list(ledgers.glob("*.keys"))
         assert CARD in setup.ask()
-        assert len(list(ledgers.glob("*.keys"))) == 1
+        # The helper acknowledges and exits; the broker records on its own thread.
+        assert _eventually(lambda: len(list(ledgers.glob("*.keys"))) == 1)
+
+
+def _eventually(condition: Callable[[], bool], within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def test_serve_keeps_deduplicating_when_the_file_cannot_be_kept(

@@ -29,6 +29,7 @@ def test_a_planted_card_lists_every_problem_as_codes_without_its_text() -> None:
     assert problems == (
         "secret:github_token",
         "injection:override_instructions",
+        "injection:role_tag",
         "injection:remote_execution",
     )
     assert not any(FAKE_GITHUB in code or "evil" in code for code in problems)

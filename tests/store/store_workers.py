@@ -22,8 +22,17 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store import writes
 from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.postgres import PostgresStore
 from active_memory.store.sqlite import SqliteStore
 from factories import REPOSITORY, make_draft
+
+
+def open_store(location: str) -> SqliteStore | PostgresStore:
+    """A store file path, or ``<postgresql URL>|<tenant>`` (``Engine.location``)."""
+    if "|" in location:
+        url, tenant = location.split("|")
+        return PostgresStore(url, tenant=tenant, pool_size=1, lock_timeout_ms=30_000)
+    return SqliteStore(location, busy_timeout_ms=30_000)
 
 
 def race(store_path: str, worker: int, batches: int, out: str, start_at: float) -> None:
@@ -35,7 +44,7 @@ def race(store_path: str, worker: int, batches: int, out: str, start_at: float) 
     rng = random.Random(worker)
     results: list[dict[str, Any]] = []
     request = SnapshotRequest(RunIdentity(f"worker-{worker}", repository=REPOSITORY))
-    with SqliteStore(store_path, busy_timeout_ms=30_000) as store:
+    with open_store(store_path) as store:
         time.sleep(max(0.0, start_at - time.time()))
         for batch in range(batches):
             seen = store.snapshot(request).by_id()
@@ -140,7 +149,7 @@ def write_loop(store_path: str, seconds: float) -> None:
 def open_fresh(store_path: str, start_at: float) -> None:
     """Open (and so create and migrate) a store at the same moment as other processes."""
     time.sleep(max(0.0, start_at - time.time()))
-    with SqliteStore(store_path, busy_timeout_ms=30_000) as store:
+    with open_store(store_path) as store:
         print(store.generation(), flush=True)
 
 

@@ -14,11 +14,14 @@ from active_memory.store.migrations import MIGRATIONS, Migration, apply_pending
 from active_memory.store.sqlite import SqliteStore
 from factories import REPOSITORY, make_draft, tree_digest
 
+pytestmark = pytest.mark.sqlite_only  # about SQLite's own file and schema
+
 # Checksums of released migrations. Append a line when adding a migration; a released line
 # never changes, so a test failure here means a released migration was edited.
 RELEASED = {
     "m001_initial": "41959624207867afcfcc0b3ce38e82cbe6a00f6a3c1b3d1daf584cad127191d4",
     "m002_row_checksums": "6e4e761ba262eeb3de5beb20d99ac6b640eecd9883223ee83c217b97a6be5329",
+    "m003_quarantine": "31f8cd2ee480fffbf0c2b9449351712967b9cf1e77f4b0b691010f3e4cea7d47",
 }
 
 
@@ -88,7 +91,8 @@ def _as_released_before_checksums(path: Path) -> None:
     """Turn a current store back into one written by the m001-only release."""
     with sqlite3.connect(path) as raw:
         raw.execute("ALTER TABLE records DROP COLUMN checksum")
-        raw.execute("DELETE FROM schema_migrations WHERE name = 'm002_row_checksums'")
+        raw.execute("DROP TABLE quarantine")
+        raw.execute("DELETE FROM schema_migrations WHERE name <> 'm001_initial'")
     raw.close()
 
 

@@ -22,6 +22,8 @@ from active_memory.store.migrations import MIGRATIONS
 from active_memory.store.rows import KNOWN_MIGRATIONS, StoreRows, decode_card
 from active_memory.store.sqlite import SqliteStore
 
+pytestmark = pytest.mark.sqlite_only  # about SQLite's own file and schema
+
 REPOSITORY = "forge:github.com/acme/app"
 OTHER = "forge:github.com/acme/other"
 

@@ -4,6 +4,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from engines import Store
 
 from active_memory.errors import (
     LessonNotFound,
@@ -16,6 +17,7 @@ from active_memory.errors import (
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
+from active_memory.store.migrations import MIGRATIONS
 from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
@@ -23,7 +25,7 @@ SECRET = "sk-FAKE-0000-not-a-real-key-purge-me"
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
 
-def _create(store: SqliteStore, *drafts: LessonDraft) -> list[str]:
+def _create(store: Store, *drafts: LessonDraft) -> list[str]:
     ids = sorted(new_lesson_id() for _ in drafts)
     mutations = (
         Mutation(op="upsert", id=i, expected_revision=0, draft=d)
@@ -33,7 +35,7 @@ def _create(store: SqliteStore, *drafts: LessonDraft) -> list[str]:
     return ids
 
 
-def test_list_filters_by_repository_graph_and_node(store: SqliteStore) -> None:
+def test_list_filters_by_repository_graph_and_node(store: Store) -> None:
     repo, graph, other = _create(
         store,
         make_draft(),
@@ -46,7 +48,7 @@ def test_list_filters_by_repository_graph_and_node(store: SqliteStore) -> None:
     assert [x.id for x in store.list_lessons(graph_hash=GRAPH_HASH, node_id="verifier")] == [other]
 
 
-def test_get_unknown_id_raises_lesson_not_found(store: SqliteStore) -> None:
+def test_get_unknown_id_raises_lesson_not_found(store: Store) -> None:
     missing = new_lesson_id()
     with pytest.raises(LessonNotFound, match=missing):
         store.get(missing)
@@ -54,7 +56,7 @@ def test_get_unknown_id_raises_lesson_not_found(store: SqliteStore) -> None:
         store.history(missing)
 
 
-def test_history_keeps_every_revision_with_run_and_generation(store: SqliteStore) -> None:
+def test_history_keeps_every_revision_with_run_and_generation(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
     store.publish(
         Publication(
@@ -81,7 +83,7 @@ def test_history_keeps_every_revision_with_run_and_generation(store: SqliteStore
     assert store.list_retired()[0].id == lesson_id
 
 
-def test_revert_writes_a_new_revision_with_the_old_content(store: SqliteStore) -> None:
+def test_revert_writes_a_new_revision_with_the_old_content(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
     store.publish(
         Publication(
@@ -100,7 +102,7 @@ def test_revert_writes_a_new_revision_with_the_old_content(store: SqliteStore) -
     assert (last.op, last.source_revision, last.run_id) == ("revert", 1, "admin")
 
 
-def test_revert_is_checked_like_a_publication(store: SqliteStore) -> None:
+def test_revert_is_checked_like_a_publication(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft("First"))
     store.publish(
         Publication(
@@ -120,7 +122,7 @@ def test_revert_is_checked_like_a_publication(store: SqliteStore) -> None:
     assert store.generation() == 2
 
 
-def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: SqliteStore) -> None:
+def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: Store) -> None:
     # Written straight through publish, as a card stored before today's detectors would be.
     lesson_id = new_lesson_id()
     leaky = make_draft(recommendation=f"Clone with {FAKE_GITHUB} when CI is down.")
@@ -147,7 +149,7 @@ def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: SqliteSt
     assert (store.get(lesson_id).revision, store.generation()) == (2, 2)
 
 
-def test_revert_cannot_bring_back_a_retired_lesson(store: SqliteStore) -> None:
+def test_revert_cannot_bring_back_a_retired_lesson(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft())
     store.publish(
         Publication(
@@ -160,7 +162,7 @@ def test_revert_cannot_bring_back_a_retired_lesson(store: SqliteStore) -> None:
         store.get(lesson_id)
 
 
-def test_purge_refuses_a_live_lesson(store: SqliteStore) -> None:
+def test_purge_refuses_a_live_lesson(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft())
     with pytest.raises(PublicationError, match="retire it first"):
         store.purge(lesson_id)
@@ -172,6 +174,7 @@ def _bytes_under(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
 
 
+@pytest.mark.sqlite_only
 def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> None:
     leaked = make_draft(recommendation=f"Use the token {SECRET} to reach the staging API.")
     (lesson_id,) = _create(store, leaked)
@@ -216,7 +219,7 @@ def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> N
     assert SECRET.encode() not in _bytes_under(store.path.parent)
 
 
-def test_purging_twice_changes_nothing_more(store: SqliteStore) -> None:
+def test_purging_twice_changes_nothing_more(store: Store) -> None:
     (lesson_id,) = _create(store, make_draft())
     store.publish(
         Publication(
@@ -232,6 +235,7 @@ def test_purging_twice_changes_nothing_more(store: SqliteStore) -> None:
     )
 
 
+@pytest.mark.sqlite_only
 def test_check_reports_counts_and_integrity(store: SqliteStore) -> None:
     first, _ = _create(store, make_draft(), make_graph_draft())
     store.publish(
@@ -242,11 +246,12 @@ def test_check_reports_counts_and_integrity(store: SqliteStore) -> None:
     report = store.check()
     assert report.ok
     assert (report.generation, report.live, report.tombstones, report.history_rows) == (2, 1, 1, 3)
-    assert report.schema_version == "m002_row_checksums"
+    assert report.schema_version == MIGRATIONS[-1].name
     assert report.content_bytes > 0
     assert report.file_bytes > 0
 
 
+@pytest.mark.sqlite_only
 def test_check_reports_a_broken_foreign_key(store: SqliteStore) -> None:
     with sqlite3.connect(store.path) as raw:
         raw.execute(
@@ -259,6 +264,7 @@ def test_check_reports_a_broken_foreign_key(store: SqliteStore) -> None:
     assert "foreign key violation in history" in report.problems[0]
 
 
+@pytest.mark.sqlite_only
 def test_backup_is_a_private_atomic_copy(store: SqliteStore, tmp_path: Path) -> None:
     _create(store, make_draft(), make_graph_draft())
     destination = tmp_path / "backups" / "copy.sqlite3"
@@ -274,6 +280,7 @@ def test_backup_is_a_private_atomic_copy(store: SqliteStore, tmp_path: Path) -> 
         assert list(copy.export()) == list(store.export())
 
 
+@pytest.mark.sqlite_only
 def test_backup_refuses_the_store_itself_and_directories(
     store: SqliteStore, tmp_path: Path
 ) -> None:
@@ -285,6 +292,7 @@ def test_backup_refuses_the_store_itself_and_directories(
         store.backup(tmp_path / "missing-folder" / "copy.sqlite3")
 
 
+@pytest.mark.sqlite_only
 def test_check_reports_capacity_counters_that_drifted(store: SqliteStore) -> None:
     _create(store, make_draft())
     with sqlite3.connect(store.path) as raw:
@@ -296,6 +304,7 @@ def test_check_reports_capacity_counters_that_drifted(store: SqliteStore) -> Non
     assert report.live == 1
 
 
+@pytest.mark.sqlite_only
 def test_check_validates_every_stored_lesson_and_past_revision(store: SqliteStore) -> None:
     first, second = _create(store, make_draft("First"), make_draft("Second"))
     store.publish(

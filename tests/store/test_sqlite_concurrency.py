@@ -12,9 +12,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from engines import Engine
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.store.migrations import MIGRATIONS
 from active_memory.store.sqlite import SqliteStore
 from factories import make_draft
 
@@ -34,9 +36,9 @@ def _spawn(*args: str) -> subprocess.Popen[str]:
 
 
 @pytest.mark.timeout(60)
-def test_racing_processes_lose_no_update(store_path: Path, tmp_path: Path) -> None:
+def test_racing_processes_lose_no_update(engine: Engine, tmp_path: Path) -> None:
     ids = sorted(new_lesson_id() for _ in range(SHARED))
-    with SqliteStore(store_path) as store:
+    with engine.open() as store:
         store.publish(
             Publication(
                 run_id="seed",
@@ -49,7 +51,7 @@ def test_racing_processes_lose_no_update(store_path: Path, tmp_path: Path) -> No
     outputs = [tmp_path / f"worker-{n}.json" for n in range(PROCESSES)]
     start_at = str(time.time() + 1.0)  # after every worker has started and opened the store
     workers = [
-        _spawn("race", str(store_path), str(n), str(BATCHES), str(out), start_at)
+        _spawn("race", engine.location(), str(n), str(BATCHES), str(out), start_at)
         for n, out in enumerate(outputs)
     ]
     for worker in workers:
@@ -62,7 +64,7 @@ def test_racing_processes_lose_no_update(store_path: Path, tmp_path: Path) -> No
     assert committed, "no batch committed"
     assert conflicts, "the race produced no conflict; it did not exercise anything"
 
-    with SqliteStore(store_path, read_only=True) as store:
+    with engine.open() as store:
         # One generation per committed batch, plus the seed batch.
         assert store.generation() == len(committed) + 1
         assert sorted(r["generation"] for r in committed) == list(range(2, len(committed) + 2))
@@ -97,6 +99,7 @@ def test_racing_processes_lose_no_update(store_path: Path, tmp_path: Path) -> No
     assert sum(len(entries) for entries in history.values()) == SHARED + total_writes
 
 
+@pytest.mark.sqlite_only
 def test_processes_creating_the_same_store_at_once_migrate_it_once(store_path: Path) -> None:
     start_at = str(time.time() + 0.5)
     openers = [_spawn("open", str(store_path), start_at) for _ in range(PROCESSES)]
@@ -108,10 +111,11 @@ def test_processes_creating_the_same_store_at_once_migrate_it_once(store_path: P
         names = [row[0] for row in raw.execute("SELECT name FROM schema_migrations")]
         (meta_rows,) = raw.execute("SELECT count(*) FROM meta").fetchone()
     raw.close()
-    assert names == ["m001_initial", "m002_row_checksums"]
+    assert names == [migration.name for migration in MIGRATIONS]
     assert meta_rows == 1
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     ("kill_after", "present"), [(700, False), (0, True)], ids=["mid-batch", "after-commit"]
 )
@@ -147,6 +151,7 @@ def test_writer_killed_during_a_large_batch_leaves_all_or_nothing(
     assert rows == (1000 if present else 0)
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.timeout(60)
 def test_backup_taken_while_another_process_writes_is_consistent(
     store_path: Path, tmp_path: Path

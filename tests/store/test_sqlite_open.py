@@ -20,6 +20,8 @@ from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.sqlite import SqliteStore
 from factories import REPOSITORY, make_draft, tree_digest
 
+pytestmark = pytest.mark.sqlite_only  # about SQLite's own file and schema
+
 REQUEST = SnapshotRequest(RunIdentity("run-1", repository=REPOSITORY))
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from engines import Engine, Store
 
 from active_memory.errors import SnapshotError
 from active_memory.models.changes import Mutation, Publication
@@ -20,7 +21,7 @@ OTHER_REPOSITORY = "forge:example.com/acme/other"
 OTHER_GRAPH = "0" * 64
 
 
-def _publish(store: SqliteStore, drafts: dict[str, LessonDraft]) -> dict[str, str]:
+def _publish(store: Store, drafts: dict[str, LessonDraft]) -> dict[str, str]:
     ids = {name: new_lesson_id() for name in drafts}
     mutations = tuple(
         Mutation(op="upsert", id=ids[name], expected_revision=0, draft=d)
@@ -31,7 +32,7 @@ def _publish(store: SqliteStore, drafts: dict[str, LessonDraft]) -> dict[str, st
 
 
 @pytest.fixture
-def ids(store: SqliteStore) -> dict[str, str]:
+def ids(store: Store) -> dict[str, str]:
     return _publish(
         store,
         {
@@ -45,23 +46,21 @@ def ids(store: SqliteStore) -> dict[str, str]:
     )
 
 
-def _names(store: SqliteStore, ids: dict[str, str], request: SnapshotRequest) -> set[str]:
+def _names(store: Store, ids: dict[str, str], request: SnapshotRequest) -> set[str]:
     by_id = {v: k for k, v in ids.items()}
     return {by_id[lesson.id] for lesson in store.snapshot(request).lessons}
 
 
-def test_sqlite_store_implements_the_backend_protocol(store: SqliteStore) -> None:
+def test_store_implements_the_backend_protocol(store: Store) -> None:
     assert isinstance(store, ActiveMemoryBackend)
 
 
-def test_snapshot_scopes_repository_and_graph_lessons(
-    store: SqliteStore, ids: dict[str, str]
-) -> None:
+def test_snapshot_scopes_repository_and_graph_lessons(store: Store, ids: dict[str, str]) -> None:
     identity = RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH)
     assert _names(store, ids, SnapshotRequest(identity)) == {"repo", "graph", "graph_same_repo"}
 
 
-def test_scope_flags_switch_each_scope_off(store: SqliteStore, ids: dict[str, str]) -> None:
+def test_scope_flags_switch_each_scope_off(store: Store, ids: dict[str, str]) -> None:
     identity = RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH)
     assert _names(store, ids, SnapshotRequest(identity, graph=False)) == {"repo"}
     assert _names(store, ids, SnapshotRequest(identity, repository=False)) == {
@@ -72,14 +71,14 @@ def test_scope_flags_switch_each_scope_off(store: SqliteStore, ids: dict[str, st
 
 
 def test_run_without_repository_sees_only_unqualified_graph_lessons(
-    store: SqliteStore, ids: dict[str, str]
+    store: Store, ids: dict[str, str]
 ) -> None:
     identity = RunIdentity("run-2", graph_hash=GRAPH_HASH)
     assert _names(store, ids, SnapshotRequest(identity)) == {"graph"}
 
 
 def test_snapshot_is_sorted_by_id_and_carries_the_generation(
-    store: SqliteStore, ids: dict[str, str]
+    store: Store, ids: dict[str, str]
 ) -> None:
     store.publish(
         Publication(
@@ -95,7 +94,7 @@ def test_snapshot_is_sorted_by_id_and_carries_the_generation(
     assert snapshot.generation == store.generation() == 2
 
 
-def test_retired_lessons_leave_the_snapshot(store: SqliteStore, ids: dict[str, str]) -> None:
+def test_retired_lessons_leave_the_snapshot(store: Store, ids: dict[str, str]) -> None:
     store.publish(
         Publication(
             run_id="run-2", mutations=(Mutation(op="retire", id=ids["repo"], expected_revision=1),)
@@ -106,15 +105,13 @@ def test_retired_lessons_leave_the_snapshot(store: SqliteStore, ids: dict[str, s
 
 
 def test_stored_body_that_fails_validation_fails_the_snapshot(
-    store: SqliteStore, ids: dict[str, str]
+    engine: Engine, store: Store, ids: dict[str, str]
 ) -> None:
-    with sqlite3.connect(store.path) as raw:
-        raw.execute(
-            "UPDATE records SET body = replace(body, 'Run the schema', 'Run\tthe schema') "
-            "WHERE id = ?",
-            (ids["repo"],),
-        )
-    raw.close()
+    engine.raw(
+        store,
+        "UPDATE records SET body = replace(body, 'Run the schema', 'Run\tthe schema') WHERE id = ?",
+        (ids["repo"],),
+    )
     with pytest.raises(SnapshotError, match=ids["repo"]):
         store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
 
@@ -165,7 +162,8 @@ def _set_proof(key: str, value: object) -> Callable[[dict[str, Any], dict[str, A
 )  # fmt: skip
 @pytest.mark.parametrize("read_before", [False, True], ids=["first-read", "read-before"])
 def test_stored_row_that_breaks_any_card_rule_fails_the_snapshot(
-    store: SqliteStore,
+    engine: Engine,
+    store: Store,
     ids: dict[str, str],
     corrupt: Callable[[dict[str, Any], dict[str, Any]], None],
     read_before: bool,
@@ -173,41 +171,38 @@ def test_stored_row_that_breaks_any_card_rule_fails_the_snapshot(
     request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
     if read_before:  # a row this store has decoded before is validated again once it changes
         assert [lesson.id for lesson in store.snapshot(request).lessons] == [ids["repo"]]
-    with sqlite3.connect(store.path) as raw:
-        body, evidence = raw.execute(
-            "SELECT body, evidence FROM records WHERE id = ?", (ids["repo"],)
-        ).fetchone()
-        card, proof = json.loads(body), json.loads(evidence)
-        corrupt(card, proof)
-        raw.execute(
-            "UPDATE records SET body = ?, evidence = ? WHERE id = ?",
-            (canonical_json(card), canonical_json(proof), ids["repo"]),
-        )
-    raw.close()
+    [(body, evidence)] = engine.raw(
+        store, "SELECT body, evidence FROM records WHERE id = ?", (ids["repo"],)
+    )
+    card, proof = json.loads(body), json.loads(evidence)
+    corrupt(card, proof)
+    engine.raw(
+        store,
+        "UPDATE records SET body = ?, evidence = ? WHERE id = ?",
+        (canonical_json(card), canonical_json(proof), ids["repo"]),
+    )
     with pytest.raises(SnapshotError, match=ids["repo"]):
         store.snapshot(request)
 
 
 @pytest.mark.parametrize("read_before", [False, True], ids=["first-read", "read-before"])
 def test_scope_columns_that_disagree_with_the_body_fail_the_snapshot(
-    store: SqliteStore, ids: dict[str, str], read_before: bool
+    engine: Engine, store: Store, ids: dict[str, str], read_before: bool
 ) -> None:
     if read_before:
         store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=OTHER_REPOSITORY)))
-    with sqlite3.connect(store.path) as raw:
-        raw.execute(
-            "UPDATE records SET repository = ? WHERE id = ?", (REPOSITORY, ids["other_repo"])
-        )
-    raw.close()
+    engine.raw(
+        store, "UPDATE records SET repository = ? WHERE id = ?", (REPOSITORY, ids["other_repo"])
+    )
     with pytest.raises(SnapshotError, match="scope columns"):
         store.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
 
 
 def test_snapshot_sees_each_batch_committed_by_another_connection(
-    store: SqliteStore, ids: dict[str, str]
+    engine: Engine, store: Store, ids: dict[str, str]
 ) -> None:
     identity = RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH)
-    with SqliteStore(store.path) as writer:
+    with engine.open() as writer:
         for n in range(5):
             snapshot = store.snapshot(SnapshotRequest(identity))
             writer.publish(
@@ -225,7 +220,7 @@ def test_snapshot_sees_each_batch_committed_by_another_connection(
 
 
 def test_rows_unchanged_since_the_last_snapshot_give_the_same_lessons(
-    store: SqliteStore, ids: dict[str, str]
+    store: Store, ids: dict[str, str]
 ) -> None:
     request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH))
     first = store.snapshot(request).by_id()
@@ -243,13 +238,26 @@ def test_rows_unchanged_since_the_last_snapshot_give_the_same_lessons(
 
 
 def test_a_row_rewritten_outside_the_store_with_valid_content_is_refused_not_stale(
-    store: SqliteStore, ids: dict[str, str]
+    engine: Engine, store: Store, ids: dict[str, str]
 ) -> None:
     # Valid content edited by hand is no longer the row that was validated and checksummed:
     # the snapshot refuses it (never the lesson this instance decoded before), and store check
     # names it, so no reader serves either version silently.
     request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
     assert store.snapshot(request).lessons[0].title.startswith("Run the schema")
+    engine.raw(
+        store,
+        "UPDATE records SET body = replace(body, 'Run the schema', 'Run the lint') WHERE id = ?",
+        (ids["repo"],),
+    )
+    with pytest.raises(SnapshotError, match=f"{ids['repo']}.*changed outside active-memory"):
+        store.snapshot(request)
+
+
+@pytest.mark.sqlite_only
+def test_store_check_names_a_row_rewritten_outside_the_store_by_id(
+    store: SqliteStore, ids: dict[str, str]
+) -> None:
     with sqlite3.connect(store.path) as raw:
         raw.execute(
             "UPDATE records SET body = replace(body, 'Run the schema', 'Run the lint') "
@@ -257,8 +265,6 @@ def test_a_row_rewritten_outside_the_store_with_valid_content_is_refused_not_sta
             (ids["repo"],),
         )
     raw.close()
-    with pytest.raises(SnapshotError, match=f"{ids['repo']}.*changed outside active-memory"):
-        store.snapshot(request)
     report = store.check()
     assert not report.ok
     assert [p for p in report.problems if ids["repo"] in p and "checksum" in p]
@@ -266,7 +272,7 @@ def test_a_row_rewritten_outside_the_store_with_valid_content_is_refused_not_sta
 
 
 def test_snapshot_lessons_behave_as_a_tuple_decoded_on_first_read(
-    store: SqliteStore, ids: dict[str, str]
+    store: Store, ids: dict[str, str]
 ) -> None:
     identity = RunIdentity("run-2", repository=REPOSITORY, graph_hash=GRAPH_HASH)
     lessons = store.snapshot(SnapshotRequest(identity)).lessons
@@ -286,7 +292,7 @@ def test_snapshot_lessons_behave_as_a_tuple_decoded_on_first_read(
 
 
 def test_a_rule_tightened_after_a_row_was_written_fails_on_read_naming_the_id(
-    store: SqliteStore, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    engine: Engine, store: Store, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The checksum proves a row is what was written, not that today's rules accept it: the
     # lesson is still validated when decoded, and a failure names the id instead of a partial
@@ -296,7 +302,7 @@ def test_a_rule_tightened_after_a_row_was_written_fails_on_read_naming_the_id(
     def refuse(row: tuple[object, ...]) -> Any:
         raise codec.RecordError("fails lesson validation (title: a rule of this version)")
 
-    with SqliteStore(store.path, read_only=True) as reader:  # decoding needs no connection
+    with engine.open() as reader:  # decoding needs no connection
         lessons = reader.snapshot(SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY)))
     monkeypatch.setattr(codec, "decode_lesson", refuse)
     with pytest.raises(SnapshotError, match=ids["repo"]):

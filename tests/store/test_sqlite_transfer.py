@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from engines import Engine, Store
 
 from active_memory.errors import ImportConflict, LessonValidationError, PublicationError
 from active_memory.models.changes import Mutation, Publication
@@ -14,7 +14,7 @@ from factories import make_draft, make_graph_draft, tree_digest
 
 
 @pytest.fixture
-def populated(store: SqliteStore) -> tuple[SqliteStore, list[str]]:
+def populated(store: Store) -> tuple[Store, list[str]]:
     ids = sorted(new_lesson_id() for _ in range(3))
     drafts = (make_draft("One"), make_graph_draft(), make_draft("Three", files=("src/c.py",)))
     store.publish(
@@ -43,7 +43,7 @@ def populated(store: SqliteStore) -> tuple[SqliteStore, list[str]]:
 
 
 def test_export_is_sorted_and_includes_tombstones(
-    populated: tuple[SqliteStore, list[str]],
+    populated: tuple[Store, list[str]],
 ) -> None:
     store, ids = populated
     lines = [json.loads(line) for line in store.export()]
@@ -56,11 +56,11 @@ def test_export_is_sorted_and_includes_tombstones(
 
 
 def test_import_into_an_empty_store_restores_lessons_revisions_and_tombstones(
-    populated: tuple[SqliteStore, list[str]], tmp_path: Path
+    engine: Engine, populated: tuple[Store, list[str]]
 ) -> None:
     store, ids = populated
     exported = list(store.export())
-    with SqliteStore(tmp_path / "restored.sqlite3") as restored:
+    with engine.open("restored") as restored:
         report = restored.import_lines(exported)
         assert report.created == (ids[0], ids[1])
         assert report.retired == (ids[2],)
@@ -70,7 +70,7 @@ def test_import_into_an_empty_store_restores_lessons_revisions_and_tombstones(
 
 
 def test_importing_the_same_export_twice_changes_nothing(
-    populated: tuple[SqliteStore, list[str]],
+    populated: tuple[Store, list[str]],
 ) -> None:
     store, ids = populated
     report = store.import_lines(list(store.export()))
@@ -80,7 +80,7 @@ def test_importing_the_same_export_twice_changes_nothing(
 
 
 def test_tombstoned_id_cannot_be_recreated_through_import(
-    populated: tuple[SqliteStore, list[str]],
+    populated: tuple[Store, list[str]],
 ) -> None:
     store, ids = populated
     revived = json.dumps(
@@ -94,7 +94,7 @@ def test_tombstoned_id_cannot_be_recreated_through_import(
 
 
 def test_different_content_conflicts_unless_replace(
-    populated: tuple[SqliteStore, list[str]],
+    populated: tuple[Store, list[str]],
 ) -> None:
     store, ids = populated
     changed = json.dumps(
@@ -113,8 +113,19 @@ def test_different_content_conflicts_unless_replace(
     assert store.history(ids[0])[-1].run_id == "restore-1"
 
 
+def _untouched(engine: Engine, store: Store) -> object:
+    """What must not change: the SQLite store's files (closed first), or every stored row."""
+    if isinstance(store, SqliteStore):
+        store.close()
+        return tree_digest(store.path.parent)
+    return [engine.raw(store, f"SELECT * FROM {table} ORDER BY 1") for table in TABLES]
+
+
+TABLES = ("meta", "records", "history", "schema_migrations")
+
+
 def test_one_invalid_line_rejects_the_whole_import_and_leaves_files_untouched(
-    populated: tuple[SqliteStore, list[str]],
+    engine: Engine, populated: tuple[Store, list[str]]
 ) -> None:
     store, _ = populated
     good = json.dumps(
@@ -123,13 +134,12 @@ def test_one_invalid_line_rejects_the_whole_import_and_leaves_files_untouched(
     bad = json.loads(good)
     bad["id"] = new_lesson_id()
     bad["title"] = "x" * 200
-    store.close()
-    before = tree_digest(store.path.parent)
-    with SqliteStore(store.path) as reopened:
+    before = _untouched(engine, store)
+    with engine.open() as reopened:
         with pytest.raises(LessonValidationError, match=r"line 3: title.*limit is 96"):
             reopened.import_lines([good, "", json.dumps(bad)])
         assert reopened.generation() == 3
-    assert tree_digest(store.path.parent) == before
+    assert _untouched(engine, store) == before
 
 
 @pytest.mark.parametrize(
@@ -141,12 +151,12 @@ def test_one_invalid_line_rejects_the_whole_import_and_leaves_files_untouched(
         ('{"id": "lesson-x", "revision": 1, "retired": "yes"}', "line 1: retired"),
     ],
 )
-def test_malformed_lines_name_the_line(store: SqliteStore, line: str, problem: str) -> None:
+def test_malformed_lines_name_the_line(store: Store, line: str, problem: str) -> None:
     with pytest.raises(LessonValidationError, match=problem):
         store.import_lines([line])
 
 
-def test_duplicate_ids_in_an_import_are_refused(store: SqliteStore) -> None:
+def test_duplicate_ids_in_an_import_are_refused(store: Store) -> None:
     line = json.dumps(
         {**make_draft().model_dump(mode="json"), "id": new_lesson_id(), "revision": 1}
     )
@@ -154,12 +164,12 @@ def test_duplicate_ids_in_an_import_are_refused(store: SqliteStore) -> None:
         store.import_lines([line, line])
 
 
-def test_import_respects_capacity_limits(tmp_path: Path) -> None:
+def test_import_respects_capacity_limits(engine: Engine) -> None:
     lines = [
         json.dumps({**make_draft().model_dump(mode="json"), "id": new_lesson_id(), "revision": 1})
         for _ in range(3)
     ]
-    with SqliteStore(tmp_path / "small.sqlite3", limits=StoreLimits(max_live=2)) as small:
+    with engine.open("small", limits=StoreLimits(max_live=2)) as small:
         with pytest.raises(PublicationError, match="live lessons; the limit is 2"):
             small.import_lines(lines)
         assert small.list_lessons() == ()
@@ -177,23 +187,22 @@ def _planted_line() -> str:
 
 
 def test_a_card_admission_would_refuse_rejects_the_whole_import_naming_line_and_codes(
-    populated: tuple[SqliteStore, list[str]],
+    engine: Engine, populated: tuple[Store, list[str]]
 ) -> None:
     store, _ = populated
     good = json.dumps(
         {**make_draft().model_dump(mode="json"), "id": new_lesson_id(), "revision": 1}
     )
-    store.close()
-    before = tree_digest(store.path.parent)
-    with SqliteStore(store.path) as reopened:
+    before = _untouched(engine, store)
+    with engine.open() as reopened:
         with pytest.raises(LessonValidationError) as caught:
             reopened.import_lines([good, _planted_line()])
         assert reopened.generation() == 3
     message = str(caught.value)
     assert message.startswith(
         "line 2: refused by the admission screen (secret:github_token, "
-        "injection:override_instructions, injection:remote_execution)"
+        "injection:override_instructions, injection:role_tag, injection:remote_execution)"
     )
     for text in (FAKE_GITHUB, "ignore all", "evil.example", "SYSTEM"):
         assert text not in message
-    assert tree_digest(store.path.parent) == before
+    assert _untouched(engine, store) == before

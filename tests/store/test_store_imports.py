@@ -1,8 +1,11 @@
 """What store/ may import: the standard library, pydantic, and the layers below the store.
 
-The store decodes rows through the lesson models, so it needs pydantic; it needs no other third
-party. The stdlib-only hook fallback does not import these modules: it reads raw rows through
-``store/rows.py`` (tests/hooks/test_fallback.py checks what a hook call loads).
+The store decodes rows through the lesson models, so it needs pydantic. It screens cards that
+bypass admission (import, revert) with the screening layer, whose detectors stand on two
+maintained packages: detect-secrets (credential formats) and disarm (the TR39 confusables
+table). It needs no other third party. The stdlib-only hook fallback does not import these
+modules: it reads raw rows through ``store/rows.py`` (tests/hooks/test_fallback.py checks what a
+hook call loads).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import active_memory.store
 STORE = Path(active_memory.store.__file__).parent
 # Layers below the store (see pyproject's import-linter contract), and the store itself.
 ALLOWED_PACKAGES = (
+    "active_memory.bounded_input",
     "active_memory.errors",
     "active_memory.limits",
     "active_memory.repository",
@@ -25,6 +29,10 @@ ALLOWED_PACKAGES = (
     "active_memory.store",
 )
 THIRD_PARTY = {"pydantic", "pydantic_core"}
+# The engines behind an extra import their own client library, and nothing else does.
+EXTRAS = {"remote.py": {"httpx"}, "postgres": {"psycopg", "psycopg_pool"}}
+# What the screening detectors load, with what detect-secrets itself requires.
+SCREENING_PACKAGES = ("detect-secrets", "disarm")
 
 
 def _imports(source: Path) -> set[str]:
@@ -55,22 +63,34 @@ def test_store_modules_import_only_stdlib_pydantic_and_lower_layers() -> None:
     modules = sorted(STORE.glob("*.py"))
     assert {m.name for m in modules} >= {"sqlite.py", "migrations.py", "paths.py", "codec.py"}
     for module in modules:
+        extra = EXTRAS.get(module.name, set())
         for name in _imports(module):
-            assert _allowed(name), f"{module.name} imports {name}"
+            assert _allowed(name) or name.split(".")[0] in extra, f"{module.name} imports {name}"
+
+
+def test_the_postgres_engine_imports_only_psycopg_beyond_the_stores_own() -> None:
+    modules = sorted((STORE / "postgres").glob("*.py"))
+    assert {m.name for m in modules} >= {"store.py", "schema.py", "session.py"}
+    for module in modules:
+        for name in _imports(module):
+            allowed = _allowed(name) or name.split(".")[0] in EXTRAS["postgres"]
+            assert allowed, f"postgres/{module.name} imports {name}"
 
 
 def test_store_reads_and_imports_with_no_third_party_but_pydantic(tmp_path: Path) -> None:
-    # Block every third-party top-level package except pydantic and what pydantic itself
-    # requires, then write, read and import through a store.
+    # Block every third-party top-level package except pydantic, the screening packages and
+    # what they require, then write, read and import through a store.
     from active_memory.store.sqlite import SqliteStore
 
     path = tmp_path / "lessons.sqlite3"
     SqliteStore(path).close()
     script = f"""
 import importlib.abc, importlib.metadata, re, sys
-allowed = {{"active_memory", "factories", "pydantic", "pydantic_core"}} | {{
+allowed = {{"active_memory", "factories", "pydantic", "pydantic_core", "detect_secrets",
+           "disarm", "yaml", "urllib3", "idna", "charset_normalizer", "certifi"}} | {{
     re.split(r"[^A-Za-z0-9_.-]", requirement, maxsplit=1)[0].replace("-", "_")
-    for requirement in importlib.metadata.requires("pydantic") or ()
+    for package in ("pydantic", *{SCREENING_PACKAGES!r})
+    for requirement in importlib.metadata.requires(package) or ()
     if "extra ==" not in requirement
 }}
 class Block(importlib.abc.MetaPathFinder):

@@ -4,7 +4,9 @@
 either the accepted value (a bound :class:`~active_memory.models.changes.Decision` or a
 :class:`~active_memory.models.changes.Proposal`) or a :class:`Refusal` naming the first stage that
 failed. Secrets are looked for in every string of an item (the store keeps all of them);
-instruction-like content only in the card text that future agents are shown.
+instruction-like content only in the card text that future agents are shown. An item that passes
+every stage but trips only weak signals (:mod:`active_memory.screening.verdict`) comes back as
+:class:`Quarantined`: admissible, but for a person to approve before it is published.
 """
 
 from __future__ import annotations
@@ -45,11 +47,17 @@ from active_memory.models.lessons import (
 )
 from active_memory.models.runs import RunRecord
 from active_memory.provenance import CheckoutVerifier
-from active_memory.screening.instructions import find_instruction
 from active_memory.screening.positions import find_position
-from active_memory.screening.secrets import find_secret
+from active_memory.screening.verdict import Screening, screen_texts
 
-__all__ = ["ItemContext", "Refusal", "check_decision", "check_discovery", "shape_rejections"]
+__all__ = [
+    "ItemContext",
+    "Quarantined",
+    "Refusal",
+    "check_decision",
+    "check_discovery",
+    "shape_rejections",
+]
 
 # Enough to see what is wrong with a malformed answer without flooding the run log.
 MAX_SHAPE_REJECTIONS = 20
@@ -59,6 +67,14 @@ MAX_SHAPE_REJECTIONS = 20
 class Refusal:
     stage: Stage
     code: str
+
+
+@dataclass(frozen=True, slots=True)
+class Quarantined:
+    """An item that passed every stage but tripped weak signals (``stage:code``)."""
+
+    item: Decision | Proposal
+    signals: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,15 +162,25 @@ def _source_refusal(
     return Refusal("source", problem) if problem else None
 
 
-def _text_refusal(card_texts: Sequence[str], other_texts: Iterable[str]) -> Refusal | None:
-    for text in (*card_texts, *other_texts):
-        kind = find_secret(text)
-        if kind:
-            return Refusal("secret", kind)
-    for text in card_texts:
-        kind = find_instruction(text)
-        if kind:
-            return Refusal("injection", kind)
+def _text_refusal(
+    card_texts: Sequence[str], other_texts: Iterable[str]
+) -> tuple[Refusal | None, tuple[str, ...]]:
+    """The refusal for the first strong signal, else None and the weak signals found."""
+    screening = screen_texts(card_texts, other_texts)
+    if screening.refused:
+        stage, code = screening.strong[0].split(":", 1)
+        return Refusal("secret" if stage == "secret" else "injection", code), ()
+    return None, screening.weak
+
+
+def _legacy_refusal(lesson: Lesson) -> Refusal | None:
+    strong = Screening(screen_texts((lesson.title, lesson.recommendation)).strong)
+    if any(code.startswith("secret:") for code in strong.codes):
+        return Refusal("secret", "kept_card_has_secret")
+    if strong.codes:
+        return Refusal("injection", "kept_card_has_instruction")
+    if any(find_position(text) for text in (lesson.title, lesson.recommendation)):
+        return Refusal("card", "kept_card_has_source_position")
     return None
 
 
@@ -186,7 +212,9 @@ def _repository_scope(repository: str, associations: Associations) -> Repository
     )
 
 
-def check_decision(raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext) -> Decision | Refusal:
+def check_decision(
+    raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext
+) -> Decision | Refusal | Quarantined:
     """Stages references → card for one maintenance decision on ``lesson`` (coverage passed)."""
     action, reason, texts = raw["action"], raw["reason"], tuple(raw["references"])
     replacement: Mapping[str, Any] | None = raw["replacement"]
@@ -215,17 +243,13 @@ def check_decision(raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext) -> 
         return refusal
     card_texts = (replacement["title"], replacement["recommendation"]) if replacement else ()
     other = (reason, *texts, *(associations.strings() if associations else ()))
-    refusal = _text_refusal(card_texts, other)
+    refusal, weak = _text_refusal(card_texts, other)
     if refusal:
         return refusal
     if action == "keep":
-        legacy = (lesson.title, lesson.recommendation)
-        if any(find_secret(text) for text in legacy):
-            return Refusal("secret", "kept_card_has_secret")
-        if any(find_instruction(text) for text in legacy):
-            return Refusal("injection", "kept_card_has_instruction")
-        if any(find_position(text) for text in legacy):
-            return Refusal("card", "kept_card_has_source_position")
+        refusal = _legacy_refusal(lesson)
+        if refusal:
+            return refusal
     if (action == "adapt") != (replacement is not None):
         return Refusal(
             "card", "replacement_missing" if action == "adapt" else "replacement_unexpected"
@@ -243,11 +267,12 @@ def check_decision(raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext) -> 
             if isinstance(built, Refusal):
                 return Refusal("card", "replacement_has_source_position")
             draft = built
-        return Decision(
+        decision = Decision(
             id=lesson.id, action=action, reason=reason, references=texts, replacement=draft
         )
     except LessonValidationError as error:
         return Refusal("card", card_code(error))
+    return Quarantined(decision, weak) if weak else decision
 
 
 def _discovery_scope_refusal(raw: Mapping[str, Any], ctx: ItemContext) -> Refusal | None:
@@ -266,7 +291,7 @@ def _discovery_scope_refusal(raw: Mapping[str, Any], ctx: ItemContext) -> Refusa
     return None
 
 
-def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refusal:
+def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refusal | Quarantined:
     """Stages scope → card for one discovered lesson."""
     refusal = _discovery_scope_refusal(raw, ctx)
     if refusal:
@@ -289,7 +314,7 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
     if refusal:
         return refusal
     other = (raw["reason"], node_id, *texts, *(associations.strings() if associations else ()))
-    refusal = _text_refusal((raw["title"], raw["recommendation"]), other)
+    refusal, weak = _text_refusal((raw["title"], raw["recommendation"]), other)
     if refusal:
         return refusal
     bound = repository_role or raw["repository_specific"]
@@ -311,6 +336,7 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
         return Refusal("card", card_code(error))
     if isinstance(draft, Refusal):
         return draft
-    return Proposal(
+    proposal = Proposal(
         draft=draft, node_id=node_id, repository_specific=bool(raw["repository_specific"])
     )
+    return Quarantined(proposal, weak) if weak else proposal

@@ -11,6 +11,12 @@ supplied id, no duplicates, nothing foreign; any problem fails that reconciliati
 accepted) and the opt-out half of ``scope``. Every later stage judges one item; an item stops at
 its first failing stage. For maintenance a refused decision leaves its lesson untouched.
 
+An item that passes every stage but trips only weak signals (a random-looking string, a
+download that is not run, a credential file read without a destination, a shell start-up file,
+a word mixing scripts) is quarantined, neither accepted nor refused: a discovery comes back in
+``DiscoveryResult.quarantined`` for the host to keep for review, a maintenance decision is
+deferred with the downgrade reason ``quarantined`` (its lesson stays as it is).
+
 After the stages the host applies two downgrades (recorded, not rejections): repository adapt and
 retire become ``defer`` unless :func:`~active_memory.provenance.destructive_changes_allowed`
 says the checkout justifies them; and when an adapt is refused or deferred, the same answer's
@@ -27,6 +33,7 @@ from typing import Any
 
 from active_memory.admission.items import (
     ItemContext,
+    Quarantined,
     Refusal,
     check_decision,
     check_discovery,
@@ -55,6 +62,7 @@ __all__ = [
     "DiscoveryResult",
     "Downgrade",
     "MaintenanceResult",
+    "QuarantinedProposal",
     "admit",
     "admit_discovery",
     "admit_maintenance",
@@ -126,11 +134,21 @@ class AdmittedProposal:
 
 
 @dataclass(frozen=True, slots=True)
+class QuarantinedProposal:
+    """A discovery held for review: it passed every stage but tripped weak ``signals``."""
+
+    index: int
+    proposal: Proposal
+    signals: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class DiscoveryResult:
     role: Role
     run_id: str
     proposals: tuple[AdmittedProposal, ...]
     rejections: tuple[Rejection, ...]
+    quarantined: tuple[QuarantinedProposal, ...] = ()
 
 
 def _scope_enabled(spec: RoleSpec, config: ActiveMemoryConfig) -> bool:
@@ -240,8 +258,10 @@ def _downgrade(
                 if not verdict.allowed:
                     defer(position, verdict.reason)
     refused = {rejection.index for rejection in rejections}
-    adapt_lost = any(d.action == "adapt" for d in downgrades) or any(
-        raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions)
+    adapt_lost = (
+        any(d.action == "adapt" for d in downgrades)
+        or any(item.decision.action == "adapt" and item.applied == "defer" for item in bound)
+        or any(raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions))
     )
     if adapt_lost:
         for position, item in enumerate(applied):
@@ -278,9 +298,15 @@ def admit_maintenance(
     items = _item_context(spec, context)
     rejections: list[Rejection] = []
     bound: list[BoundDecision] = []
+    held: list[Downgrade] = []
     for index, raw in enumerate(decisions):
         lesson = by_id[raw["id"]]
         checked = check_decision(raw, lesson, items)
+        if isinstance(checked, Quarantined):
+            assert isinstance(checked.item, Decision)
+            held.append(Downgrade(index, lesson.id, checked.item.action, "quarantined"))
+            bound.append(BoundDecision(index, checked.item, lesson.revision, "defer"))
+            continue
         if isinstance(checked, Refusal):
             rejections.append(
                 Rejection(
@@ -295,6 +321,7 @@ def admit_maintenance(
         bound.append(BoundDecision(index, checked, lesson.revision, checked.action))
 
     bound, downgrades = _downgrade(spec, context, by_id, decisions, bound, rejections)
+    downgrades = sorted([*held, *downgrades], key=lambda d: d.index)
     mutations: list[Mutation] = []
     for item in bound:
         if item.applied == "adapt":
@@ -339,15 +366,19 @@ def admit_discovery(answer: object, role: str, context: AdmissionContext) -> Dis
     items = _item_context(spec, context)
     admitted: list[AdmittedProposal] = []
     rejections: list[Rejection] = []
+    held: list[QuarantinedProposal] = []
     for index, raw in enumerate(answer["lessons"]):
         checked = check_discovery(raw, items)
         if isinstance(checked, Refusal):
             rejections.append(
                 Rejection(stage=checked.stage, role=spec.role, code=checked.code, index=index)
             )
+        elif isinstance(checked, Quarantined):
+            assert isinstance(checked.item, Proposal)
+            held.append(QuarantinedProposal(index, checked.item, checked.signals))
         else:
             admitted.append(AdmittedProposal(index, checked))
-    return DiscoveryResult(spec.role, run_id, tuple(admitted), tuple(rejections))
+    return DiscoveryResult(spec.role, run_id, tuple(admitted), tuple(rejections), tuple(held))
 
 
 def admit(

@@ -20,7 +20,6 @@ works on as data and never imports the postmortem package above it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +32,7 @@ from active_memory.admission.validate import (
     AdmissionContext,
     BoundDecision,
     Downgrade,
+    QuarantinedProposal,
     admit_discovery,
     admit_maintenance,
 )
@@ -41,6 +41,7 @@ from active_memory.agents.providers.base import AnswerContract, ModelProvider, T
 from active_memory.agents.tool_loop import Session, SessionLimits, SessionResult
 from active_memory.agents.tools import Toolbox
 from active_memory.cancel import CancelToken
+from active_memory.daemon_threads import in_daemon_thread
 from active_memory.errors import AnswerRefused
 from active_memory.evidence.builder import EvidenceBundle, build_evidence
 from active_memory.models.changes import Mutation, Proposal, Rejection
@@ -170,7 +171,7 @@ class Validated:
     """A specialist's complete, host-validated result, ready to publish.
 
     Maintenance carries mutations; discovery carries proposals, which become new lessons when
-    ids are assigned at publication.
+    ids are assigned at publication, and quarantined proposals, held for review instead.
     """
 
     specialist: str
@@ -178,6 +179,7 @@ class Validated:
     proposals: tuple[Proposal, ...] = ()
     decisions: tuple[BoundDecision, ...] = ()
     downgrades: tuple[Downgrade, ...] = ()
+    quarantined: tuple[QuarantinedProposal, ...] = ()
 
     @property
     def changes(self) -> int:
@@ -243,7 +245,7 @@ async def session_input(
 ) -> SessionInput:
     """Build the evidence and render the prompts of one session, without calling the model."""
     folder = env.private_dir / spec.name
-    bundle = await asyncio.to_thread(
+    bundle = await in_daemon_thread(
         build_evidence,
         env.record,
         spec.name,
@@ -349,7 +351,11 @@ async def _discover(env: SpecialistEnv, spec: SpecialistSpec, meter: Meter) -> V
     whole = [r for r in result.rejections if r.stage == "shape" or r.index < 0]
     if whole:
         raise AnswerRefused(spec.name, label, _refusal_codes(whole))
-    return Validated(spec.name, proposals=tuple(item.proposal for item in result.proposals))
+    return Validated(
+        spec.name,
+        proposals=tuple(item.proposal for item in result.proposals),
+        quarantined=result.quarantined,
+    )
 
 
 async def run_specialist(

@@ -11,7 +11,6 @@ here writes.
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import json
 import os
@@ -27,6 +26,7 @@ from active_memory.agents.providers.base import ToolCall, ToolSpec
 from active_memory.agents.tools_files import Refused, bounded, is_binary, is_git_internal
 from active_memory.agents.tools_files import read_window as _read_window
 from active_memory.agents.tools_search import compile_pattern, search_files, walk
+from active_memory.daemon_threads import in_daemon_thread
 from active_memory.errors import ConfigError
 from active_memory.evidence.redact import redact_text
 
@@ -162,7 +162,9 @@ class Toolbox:
         if errors:
             return ToolOutcome(f"invalid arguments: {errors[0].message}", True)
         try:
-            text = await asyncio.to_thread(self._dispatch, call.name, arguments, deadline)
+            # A daemon thread: a call stuck in the file system cannot keep the process alive
+            # past its deadline (see daemon_threads).
+            text = await in_daemon_thread(self._dispatch, call.name, arguments, deadline)
         except Refused as e:
             return ToolOutcome(str(e), True)
         except OSError as e:

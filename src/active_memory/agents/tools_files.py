@@ -8,6 +8,7 @@ dropped), so ``read_file`` and ``search_text`` number lines the same way.
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from active_memory.bounded_input import open_regular
+from active_memory.errors import InputRefused
 from active_memory.evidence.redact import redact_text
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "decode",
     "is_binary",
     "is_git_internal",
+    "open_file",
     "read_window",
 ]
 
@@ -49,8 +53,18 @@ class Refused(Exception):
     """A call the model must correct; its message becomes the error result."""
 
 
+def open_file(path: Path) -> BinaryIO:
+    """``path`` opened for reading only when it is a regular file: a FIFO planted in a checkout
+    would block ``open`` until a writer came, a device could be read for ever."""
+    try:
+        descriptor = open_regular(path, what=repr(path.name))
+    except InputRefused as refused:
+        raise Refused(str(refused)) from None
+    return os.fdopen(descriptor, "rb")
+
+
 def is_binary(path: Path) -> bool:
-    with path.open("rb") as handle:
+    with open_file(path) as handle:
         return b"\0" in handle.read(_BINARY_PROBE)
 
 
@@ -159,7 +173,7 @@ def read_window(
     alone is cut with a marker. Skipping to ``offset`` reads at most 64 MiB.
     """
     keys = KeyBlocks()
-    with path.open("rb") as handle:
+    with open_file(path) as handle:
         reader = LineReader(handle)
         for number in range(1, offset):
             skipped = reader.next(_PROBE_BYTES)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
@@ -30,7 +31,13 @@ from pathlib import Path
 
 import regex
 
-from active_memory.agents.tools_files import KeyBlocks, Refused, is_binary, is_git_internal
+from active_memory.agents.tools_files import (
+    KeyBlocks,
+    Refused,
+    is_binary,
+    is_git_internal,
+    open_file,
+)
 from active_memory.evidence.redact import redact_text
 
 __all__ = ["MAX_PATTERN_CHARS", "Pattern", "compile_pattern", "search_files", "walk"]
@@ -138,9 +145,15 @@ def search_files(
         if scanned_files >= _MAX_FILES or scanned_bytes >= _MAX_BYTES:
             stopped = "the scan limit"
             break
-        size = path.stat().st_size
-        if size > _MAX_FILE or is_binary(path):
-            continue
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            continue  # a FIFO or a device: opening or reading it could block for ever
+        size = info.st_size
+        try:
+            if size > _MAX_FILE or is_binary(path):
+                continue
+        except Refused:
+            continue  # swapped for a special file since the walk: skipped like one
         scanned_files += 1
         scanned_bytes += size
         try:
@@ -162,7 +175,13 @@ def _search_file(
 ) -> None:
     """Adds this file's matches, up to ``wanted`` in all."""
     # Files are at most 2 MiB here; lines end at "\n" only, as read_file counts them.
-    text = path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
+    try:
+        handle = open_file(path)
+    except Refused:
+        return  # swapped for a special file since the walk: skipped like one
+    with handle:
+        data = handle.read(_MAX_FILE + 1)
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()
@@ -210,6 +229,8 @@ def walk(root: Path, start: Path) -> list[Path]:
     """Files under ``start`` in a stable order, skipping git internals and links that leave."""
     if start.is_file():
         return [start]
+    if not start.is_dir():
+        return []  # a FIFO, a device or a socket: nothing to search
     found: list[Path] = []
     for folder, dirs, files in os.walk(start):
         dirs[:] = sorted(name for name in dirs if not is_git_internal((name,)))
@@ -217,7 +238,13 @@ def walk(root: Path, start: Path) -> list[Path]:
             path = Path(folder) / name
             if is_git_internal((name,)):
                 continue
-            if path.is_symlink():
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                continue  # gone since the listing
+            if not stat.S_ISLNK(mode) and not stat.S_ISREG(mode):
+                continue  # FIFOs, devices and sockets are never opened
+            if stat.S_ISLNK(mode):
                 target = path.resolve()
                 if (
                     not target.is_relative_to(root)

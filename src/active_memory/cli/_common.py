@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,7 +20,13 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
-from active_memory.errors import ActiveMemoryError, ConfigError, LessonValidationError
+from active_memory.bounded_input import regular_file_problem
+from active_memory.errors import (
+    ActiveMemoryError,
+    ConfigError,
+    InputRefused,
+    LessonValidationError,
+)
 from active_memory.models.ids import validate_lesson_id
 from active_memory.store.paths import check_store_location, default_store_path
 from active_memory.store.sqlite import SqliteStore
@@ -27,6 +34,7 @@ from active_memory.store.sqlite import SqliteStore
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
+    "check_run_path",
     "emit_json",
     "fail",
     "json_option",
@@ -97,12 +105,23 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
-        except (LessonValidationError, ConfigError) as error:
+        except (LessonValidationError, ConfigError, InputRefused) as error:
             fail(str(error), EXIT_BAD_INPUT)
         except ActiveMemoryError as error:
             fail(str(error), EXIT_FAILED)
 
     return wrapper
+
+
+def check_run_path(run: Path) -> None:
+    """Refuse, exit 2, a RUN that is neither a folder nor a regular file (a FIFO, a device, a
+    symlink to one, a path with a NUL) before anything opens it: opening a FIFO blocks until a
+    writer comes and ``/dev/zero`` never ends."""
+    if os.path.isdir(run):  # False for a path with a NUL, which the check below names
+        return
+    problem = regular_file_problem(run)
+    if problem is not None:
+        fail(f"RUN {str(run)!r} {problem}", EXIT_BAD_INPUT)
 
 
 def emit_json(data: Any) -> None:

@@ -62,6 +62,11 @@ def format_report(report: PostmortemReport) -> list[str]:
         lines.append(
             f"  {change.op:<7} {change.id}@{revision:<3} {change.specialist:<22}{title}".rstrip()
         )
+    if report.quarantined:
+        lines.append(f"quarantined  {len(report.quarantined)} held for `lessons review`")
+        for held in report.quarantined:
+            kept = "" if held.kept else "  (not kept)"
+            lines.append(f"  {held.id}  {held.specialist:<22} {','.join(held.signals)}{kept}")
     downgrades = [(s.specialist, d) for s in report.specialists for d in s.downgrades]
     if downgrades:
         lines.append("downgrades")

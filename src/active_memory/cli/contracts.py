@@ -1,12 +1,17 @@
-"""``active-memory contracts check [DIR]``: every specialist contract is strict Draft 2020-12."""
+"""``active-memory contracts``: ``check [DIR]`` that every specialist contract is strict Draft
+2020-12 (an author's folder in place of the shipped files); ``screen`` a card's text with
+admission's card rules and screens."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import IO, NoReturn
 
 import click
 
-from active_memory.cli._common import EXIT_FAILED, emit_json, json_option
+from active_memory.admission.source import Associations
+from active_memory.cli._common import EXIT_BAD_INPUT, EXIT_FAILED, emit_json, fail, json_option
 
 __all__ = ["contracts"]
 
@@ -44,4 +49,108 @@ def check(folder: Path | None, as_json: bool) -> None:
     if not all(result.ok for result in results):
         bad = ", ".join(result.name for result in results if not result.ok)
         click.echo(f"error: contract(s) {bad} are not strict Draft 2020-12 schemas", err=True)
+        raise click.exceptions.Exit(EXIT_FAILED)
+
+
+# A card file is small: the card contract's title, recommendation and associations.
+MAX_CARD_FILE_BYTES = 64 * 1024
+_ASSOCIATION_FIELDS = ("files", "folders", "identifiers")
+
+
+def _bad(message: str) -> NoReturn:
+    fail(message, EXIT_BAD_INPUT)
+
+
+def _strings(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        _bad(f"--file: {where} must be a list of strings")
+    return tuple(value)
+
+
+def _associations(value: object) -> Associations | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        _bad("--file: associations must be an object or null")
+    unknown = sorted(set(value) - {*_ASSOCIATION_FIELDS, "keyword_groups"})
+    if unknown:
+        _bad(f"--file: associations has unknown field(s) {', '.join(unknown)}")
+    groups = value.get("keyword_groups", [])
+    if not isinstance(groups, list):
+        _bad("--file: associations.keyword_groups must be a list of lists of strings")
+    files, folders, identifiers = (
+        _strings(value.get(name, []), f"associations.{name}") for name in _ASSOCIATION_FIELDS
+    )
+    return Associations(
+        files=files,
+        folders=folders,
+        identifiers=identifiers,
+        keyword_groups=tuple(_strings(group, "associations.keyword_groups[]") for group in groups),
+    )
+
+
+def _read_card(source: IO[bytes]) -> dict[str, object]:
+    data = source.read(MAX_CARD_FILE_BYTES + 1)
+    if len(data) > MAX_CARD_FILE_BYTES:
+        _bad(f"--file: more than {MAX_CARD_FILE_BYTES} bytes; a card file holds one card")
+    try:
+        card = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        _bad(f"--file: not a UTF-8 JSON object ({error.__class__.__name__}); write one card")
+    if not isinstance(card, dict):
+        _bad("--file: must hold a JSON object with title, recommendation and associations")
+    unknown = sorted(set(card) - {"title", "recommendation", "associations"})
+    if unknown:
+        _bad(f"--file: unknown field(s) {', '.join(unknown)}; a card has title, recommendation, "
+             "associations")  # fmt: skip
+    for name in ("title", "recommendation"):
+        if name in card and not isinstance(card[name], str):
+            _bad(f"--file: {name} must be a string")
+    return card
+
+
+@contracts.command("screen")
+@click.option("--title", help="The card's title.")
+@click.option("--recommendation", help="The card's recommendation.")
+@click.option(
+    "--file",
+    "card_file",
+    type=click.File("rb"),
+    help="A JSON card ({title, recommendation, associations}); - reads stdin.",
+)
+@json_option
+def screen(
+    title: str | None, recommendation: str | None, card_file: IO[bytes] | None, as_json: bool
+) -> None:
+    """Tell what admission would find in a card's text: card rules and screens, as stage:code.
+
+    Exit 0 when clean, 1 when the card would be refused or quarantined, 2 on bad input.
+    """
+    from active_memory.admission.preview import preview_card
+
+    associations = None
+    if card_file is not None:
+        card = _read_card(card_file)
+        if title is None and isinstance(card.get("title"), str):
+            title = str(card["title"])
+        if recommendation is None and isinstance(card.get("recommendation"), str):
+            recommendation = str(card["recommendation"])
+        associations = _associations(card.get("associations"))
+    if title is None and recommendation is None and associations is None:
+        _bad("give --title, --recommendation or --file with the card to screen")
+    screening = preview_card(title, recommendation, associations)
+    if as_json:
+        emit_json(
+            {
+                "outcome": screening.outcome,
+                "codes": list(screening.codes),
+                "refused_by": list(screening.strong),
+                "quarantined_by": list(screening.weak),
+            }
+        )
+    else:
+        for code in screening.codes:
+            click.echo(code)
+        click.echo(f"{screening.outcome}: {len(screening.codes)} problem(s)")
+    if screening.codes:
         raise click.exceptions.Exit(EXIT_FAILED)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -11,7 +10,9 @@ from typing import Any, NoReturn
 
 import click
 
-from active_memory.errors import EvidenceError, RunRecordError
+from active_memory.bounded_input import read_json
+from active_memory.cli._common import check_run_path
+from active_memory.errors import EvidenceError, InputRefused, RunRecordError
 from active_memory.evidence.builder import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -19,9 +20,17 @@ from active_memory.evidence.builder import (
     EvidenceBundle,
     build_evidence,
 )
-from active_memory.evidence.sources import open_run_source
+from active_memory.evidence.sources import HARNESSES, open_run_source
 
-__all__ = ["evidence"]
+__all__ = ["evidence", "harness_option"]
+
+harness_option = click.option(
+    "--harness",
+    type=click.Choice(HARNESSES),
+    help="Read RUN as this harness's session file instead of telling the format by content.",
+)
+
+MAX_LESSONS_BYTES = 16 * 1024 * 1024
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -33,9 +42,9 @@ def _lessons(path: Path | None) -> list[Mapping[str, Any]]:
     if path is None:
         return []
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        _fail(f"--lessons {str(path)!r} is not readable JSON ({exc}); pass a JSON list of cards", 2)
+        data = read_json(path, what=f"--lessons {str(path)!r}", max_bytes=MAX_LESSONS_BYTES)
+    except InputRefused as refused:
+        _fail(f"{refused}; pass a JSON list of lesson cards", 2)
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         _fail(f"--lessons {str(path)!r} must hold a JSON list of lesson card objects", 2)
     return data
@@ -80,6 +89,7 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
 
 @click.command("evidence")
 @click.argument("run", type=click.Path(exists=True, path_type=Path))
+@harness_option
 @click.option(
     "--specialist",
     type=click.Choice(sorted(SPECIALISTS)),
@@ -107,6 +117,7 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the evidence payload as JSON.")
 def evidence(
     run: Path,
+    harness: str | None,
     specialist: str,
     budget: int,
     lessons_file: Path | None,
@@ -115,12 +126,14 @@ def evidence(
 ) -> None:
     """Print the evidence a postmortem specialist would receive about RUN.
 
-    RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
+    RUN is a run record folder (or its run.json) or a session file of Claude Code, Codex, pi or
+    Copilot CLI (told by its content; --harness forces one).
     """
+    check_run_path(run)
     lessons = _lessons(lessons_file)
     with tempfile.TemporaryDirectory(prefix="active-memory-evidence-") as scratch:
         try:
-            record = open_run_source(run, Path(scratch) / "record")
+            record = open_run_source(run, Path(scratch) / "record", harness)
             bundle = build_evidence(
                 record,
                 specialist,

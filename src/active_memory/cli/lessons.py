@@ -7,6 +7,7 @@ from typing import IO
 
 import click
 
+from active_memory.bounded_input import decode_utf8, read_bytes, read_stream
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     emit_json,
@@ -17,12 +18,18 @@ from active_memory.cli._common import (
     reports_errors,
     store_option,
 )
+from active_memory.errors import InputRefused
+from active_memory.limits import LIMITS
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Scope
 from active_memory.store.results import HistoryEntry, ImportReport
 from active_memory.store.transfer import parse_lines
 from active_memory.store.zeroshot import ZeroshotCards, read_zeroshot_store
 
 __all__ = ["lessons"]
+
+# Above the largest export a store within its default limits can produce (64 MiB of content
+# plus ids, revisions and tombstones).
+MAX_IMPORT_BYTES = 256 * 1024 * 1024
 
 
 @click.group()
@@ -172,25 +179,32 @@ def export_command(store: Path | None) -> None:
         click.echo(line)
 
 
-def _read_lines(source: IO[bytes]) -> list[str]:
-    data = source.read()
+def _read_lines(source: str) -> list[str]:
+    """The lines of FILE (``-``: standard input) through the bounded reader: a FIFO or a device
+    is refused before it is opened, a file over the limit before it is read."""
     try:
-        text = data.decode("utf-8-sig")  # a byte-order mark from a Windows editor is harmless
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        name = getattr(source, "name", "<stdin>")
-        what = "standard input" if name == "<stdin>" else repr(str(name))
-        fail(
-            f"{what} is not UTF-8 text (byte {error.start} on line {line} cannot be "
-            "decoded); export lessons with `active-memory lessons export` or save the file as "
-            "UTF-8",
-            EXIT_BAD_INPUT,
-        )
+        if source == "-":
+            what = "standard input"
+            data = read_stream(_stdin(), what=what, max_bytes=MAX_IMPORT_BYTES)
+        else:
+            what = repr(source)
+            data = read_bytes(source, what=what, max_bytes=MAX_IMPORT_BYTES)
+        # A byte-order mark from a Windows editor is harmless.
+        text = decode_utf8(data, what=what, allow_bom=True)
+    except InputRefused as refused:
+        hint = ""
+        if "UTF-8" in refused.problem:
+            hint = "; export lessons with `active-memory lessons export`"
+        fail(f"{refused}{hint}", EXIT_BAD_INPUT)
     return text.split("\n")
 
 
+def _stdin() -> IO[bytes]:
+    return click.get_binary_stream("stdin")
+
+
 @lessons.command("import")
-@click.argument("source", metavar="FILE", type=click.File("rb"), required=False)
+@click.argument("source", metavar="FILE", required=False)
 @click.option(
     "--from-zeroshot",
     "zeroshot",
@@ -206,7 +220,7 @@ def _read_lines(source: IO[bytes]) -> list[str]:
 @json_option
 @reports_errors
 def import_command(
-    source: IO[bytes] | None,
+    source: str | None,
     zeroshot: Path | None,
     replace: bool,
     store: Path | None,
@@ -276,10 +290,10 @@ def _zeroshot_report(cards: ZeroshotCards, report: ImportReport | None, as_json:
 
 @lessons.command("revert")
 @lesson_id_argument
-@click.option("--to", "to_revision", type=click.IntRange(min=1), required=True)
+@click.option("--to", "to_revision", type=click.IntRange(1, LIMITS.revision_max), required=True)
 @click.option(
     "--expected",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, LIMITS.revision_max),
     default=None,
     help="Fail unless the lesson is still at this revision.",
 )

@@ -1,10 +1,11 @@
 """``active-memory postmortem RUN`` and ``active-memory specialist run NAME RUN``.
 
-The postmortem reviews a recorded run (a native record folder, its run.json, or a Claude Code
-session .jsonl) and publishes what admission accepts into the lesson store. ``--provider
-replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's binding chooses the
-provider (``--provider``/``--model`` override it, and ``--lane``/``--base-url``/
-``--api-key-env``/``--output`` say where its traffic goes, by the library's own policy:
+The postmortem reviews a recorded run (a native record folder, its run.json, or a session file
+of Claude Code, Codex, pi or Copilot CLI) and publishes what admission accepts into the lesson
+store. ``--provider replay`` answers from ``RUN/exchanges.jsonl``; otherwise the source node's
+binding chooses the provider (``--provider``/``--model`` override it, and ``--lane``/
+``--base-url``/``--api-key-env``/``--output`` say where its traffic goes, by the library's own
+policy:
 :class:`~active_memory.postmortem.binding.BindingOverride`). ``specialist run`` runs one
 session of one specialist for prompt authors and never publishes; it prints the session
 whatever its outcome.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 import time
 from collections.abc import Callable
@@ -27,9 +29,11 @@ from urllib.parse import urlsplit
 import click
 
 from active_memory.agents.prompts import SPECIALISTS
+from active_memory.bounded_input import regular_file_problem
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    check_run_path,
     emit_json,
     fail,
     json_option,
@@ -48,6 +52,7 @@ from active_memory.cli.authoring import (
     supplied_lessons,
     wrap_provider,
 )
+from active_memory.cli.evidence import harness_option
 from active_memory.errors import (
     ActiveMemoryError,
     ConfigError,
@@ -115,6 +120,7 @@ def _with_outcome(record: RunRecord, outcome: str | None) -> RunRecord:
 def _prepare(
     run: Path, scratch: Path, runtime: Path | None, timeout_ms: int | None,
     override: BindingOverride, exchanges: Path | None, outcome: str | None = None,
+    harness: str | None = None,
 ) -> tuple[RunRecord, RuntimeConfig, ModelProvider]:  # fmt: skip
     """Parse the inputs; every problem here is bad input (exit 2) except a missing credential.
 
@@ -129,11 +135,16 @@ def _prepare(
         specialist_binding,
     )
 
+    check_run_path(run)
     try:
-        record = _with_outcome(open_run_source(run, scratch / "record"), outcome)
+        record = _with_outcome(open_run_source(run, scratch / "record", harness), outcome)
         config = _config(record, runtime, timeout_ms)
         node = resolve_source_node(record.graph, config.postmortem.source_node)
         recording = _exchanges(run, exchanges) if override.provider == REPLAY else None
+        if recording is not None and os.path.lexists(recording):
+            problem = regular_file_problem(recording)
+            if problem is not None:  # a FIFO would hold the replay's first read for good
+                fail(f"recording {str(recording)!r} {problem}", EXIT_BAD_INPUT)
         provider = provider_for(
             specialist_binding(node, override),
             recording,
@@ -229,6 +240,7 @@ runtime_option = click.option(
 
 @click.command("postmortem")
 @run_argument
+@harness_option
 @provider_option
 @model_option
 @connection_options
@@ -252,6 +264,7 @@ runtime_option = click.option(
 @json_option
 def postmortem(
     run: Path,
+    harness: str | None,
     provider_name: str | None,
     model: str | None,
     lane: str | None,
@@ -271,7 +284,8 @@ def postmortem(
 ) -> None:
     """Review a recorded RUN with the four specialists and publish the lessons admitted.
 
-    RUN is a run record folder (or its run.json) or a Claude Code session .jsonl.
+    RUN is a run record folder (or its run.json) or a session file of Claude Code, Codex, pi or
+    Copilot CLI (told by its content; --harness forces one).
     """
     from active_memory.agents.providers.replay import ReplayProvider
     from active_memory.postmortem.entry import run_postmortem
@@ -283,7 +297,7 @@ def postmortem(
         tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch,
     ):
         record, config, provider = _prepare(
-            run, Path(scratch), runtime, timeout_ms, override, exchanges, outcome
+            run, Path(scratch), runtime, timeout_ms, override, exchanges, outcome, harness
         )
         provider = wrap_provider(provider, authoring, record)
         try:
@@ -371,6 +385,7 @@ def _print_trial(result: TrialResult) -> None:
 @specialist.command("run")
 @click.argument("name", type=click.Choice(SPECIALISTS))
 @run_argument
+@harness_option
 @provider_option
 @model_option
 @connection_options
@@ -390,6 +405,7 @@ def _print_trial(result: TrialResult) -> None:
 def run_specialist_command(
     name: str,
     run: Path,
+    harness: str | None,
     provider_name: str | None,
     model: str | None,
     lane: str | None,
@@ -418,7 +434,9 @@ def run_specialist_command(
         authored(authoring),
         tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch,
     ):
-        record, config, provider = _prepare(run, Path(scratch), runtime, None, override, exchanges)
+        record, config, provider = _prepare(
+            run, Path(scratch), runtime, None, override, exchanges, harness=harness
+        )
         provider = wrap_provider(provider, authoring, record)
         if lessons_file is not None:
             store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")

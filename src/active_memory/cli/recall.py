@@ -9,15 +9,16 @@ account.
 
 from __future__ import annotations
 
-import json
-import sys
+import os
 from pathlib import Path
 from typing import Any
 
 import click
 
+from active_memory.bounded_input import parse_json, read_bytes, read_stream, read_text
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
+    EXIT_FAILED,
     emit_json,
     fail,
     json_option,
@@ -26,6 +27,7 @@ from active_memory.cli._common import (
     store_option,
     store_path,
 )
+from active_memory.errors import InputRefused
 from active_memory.hooks.dispatch import HARNESSES
 from active_memory.hooks.fallback import exposure_file
 from active_memory.models.config import ActiveMemoryConfig
@@ -34,6 +36,10 @@ from active_memory.recall.recall_session import Caller, RecallReport, RecallSess
 from active_memory.recall.signals import ToolCall, WorkspaceRoot
 from active_memory.repository import repository_key
 from active_memory.store.backend import RunIdentity, SnapshotRequest
+
+# A harness's hook payload; the hook helper itself reads at most 256 KiB of one.
+_MAX_PAYLOAD = 1024 * 1024
+_MAX_LEDGER = 16 * 1024 * 1024  # id@revision keys of one conversation
 
 __all__ = ["recall"]
 
@@ -62,11 +68,15 @@ def _tool_call(
     if command is not None:
         return ToolCall("Bash", {"command": command}, cwd), None
     source = tool_json or "-"
+    what = "standard input" if source == "-" else repr(source)
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text("utf-8")
-        payload = json.loads(text)
-    except (OSError, ValueError) as error:
-        fail(f"cannot read a hook payload from {source!r} ({error})", EXIT_BAD_INPUT)
+        if source == "-":
+            data = read_stream(click.get_binary_stream("stdin"), what=what, max_bytes=_MAX_PAYLOAD)
+        else:
+            data = read_bytes(source, what=what, max_bytes=_MAX_PAYLOAD)
+        payload = parse_json(data, what=what)
+    except InputRefused as refused:
+        fail(f"cannot read a hook payload: {refused}", EXIT_BAD_INPUT)
     name = harness or _detect(payload)
     parsed = HARNESSES[name].parse(payload) if name in HARNESSES else None
     if parsed is None:
@@ -132,7 +142,14 @@ def recall(
     chosen = conversation or session_id or "recall-cli"
     if conversation:
         ledger = Path(exposure_file(store_path(store), root, conversation))
-        keys = ledger.read_text("utf-8").split() if ledger.exists() else []
+        try:
+            keys = (
+                read_text(ledger, what=repr(str(ledger)), max_bytes=_MAX_LEDGER).split()
+                if os.path.lexists(ledger)
+                else []
+            )
+        except InputRefused as refused:
+            fail(f"exposure ledger {refused}", EXIT_FAILED)
         session.ledger.mark_delivered(conversation, keys)
     result = session.recall(call, Caller("recall-cli", chosen))
     result.release()

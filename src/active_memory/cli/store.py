@@ -17,6 +17,7 @@ from active_memory.cli._common import (
     store_option,
     store_path,
 )
+from active_memory.store.backup import sweep_stale_backups
 from active_memory.store.files import backup_destination_problem
 
 __all__ = ["store"]
@@ -49,14 +50,21 @@ def check_command(store: Path | None, as_json: bool) -> None:
     """Run SQLite's integrity check and print counts; exit 1 when problems are found.
 
     An existing store is opened for writing, so a pending schema upgrade is applied; a missing
-    store is reported, not created.
+    store is reported, not created. Temporaries that killed backups left behind are removed.
     """
-    read_only = not os.path.lexists(store_path(store))
+    chosen = store_path(store)
+    read_only = not os.path.lexists(chosen)
+    removed = sweep_stale_backups(chosen)
     with open_store(store, read_only=read_only) as opened:
         report = opened.check()
     if as_json:
-        emit_json(report.model_dump(mode="json"))
+        data = report.model_dump(mode="json")
+        if removed:
+            data["removed_backup_temporaries"] = [str(path) for path in removed]
+        emit_json(data)
     else:
+        for path in removed:
+            click.echo(f"removed a killed backup's temporary {str(path)!r}")
         rows = [
             ("path", report.path),
             ("integrity", "ok" if report.ok else "; ".join(report.problems)),

@@ -72,7 +72,8 @@ def _join(head: bytes, tail: bytes, max_bytes: int, original: int) -> tuple[str,
 
 def cut_text(text: str, max_bytes: int) -> tuple[str, int]:
     """``text`` within ``max_bytes`` encoded bytes, and how many bytes were cut (0: unchanged)."""
-    if json_size(text) - 2 <= max_bytes:
+    # No character encodes to more than six bytes (a \uXXXX escape): short texts need no count.
+    if len(text) * 6 <= max_bytes or json_size(text) - 2 <= max_bytes:
         return text, 0
     data = text.encode("utf-8")
     return _join(data, data, max_bytes, len(data))
@@ -128,9 +129,9 @@ class TranscriptBudget:
 
     Every execution keeps its first record that is not a system prompt (the task it was given)
     and a window of its latest records. When the total passes the budget, the oldest kept record
-    of the execution holding the most is reclaimed; the task goes only once nothing else of it is
-    left. A verbose execution therefore pays for itself instead of pushing out everyone else's
-    evidence.
+    of the execution holding the most is reclaimed; an execution's task goes only once every
+    execution is down to its task. A verbose execution therefore pays for itself instead of
+    pushing out everyone else's evidence.
     """
 
     def __init__(self, budget_bytes: int, record_bytes: int) -> None:
@@ -138,7 +139,7 @@ class TranscriptBudget:
         self.record_bytes = record_bytes
         self.lanes: dict[int, _Lane] = {}
         self.total = 0
-        self._heap: list[tuple[int, int]] = []
+        self._heap: list[tuple[int, int, int]] = []
 
     def add(
         self,
@@ -176,19 +177,20 @@ class TranscriptBudget:
     def _grow(self, lane_id: int, lane: _Lane, delta: int) -> None:
         lane.weight += delta
         self.total += delta
-        heapq.heappush(self._heap, (-lane.weight, lane_id))
+        heapq.heappush(self._heap, (0 if lane.body else 1, -lane.weight, lane_id))
         if len(self._heap) > 4 * len(self.lanes) + 64:
-            self._heap = [(-item.weight, key) for key, item in self.lanes.items() if item.weight]
+            self._heap = [(0 if item.body else 1, -item.weight, key)
+                          for key, item in self.lanes.items() if item.weight]  # fmt: skip
             heapq.heapify(self._heap)
 
     def _reclaim(self) -> bool:
+        # Lanes that still hold more than their task come first: an execution's last record
+        # goes only once every execution is down to one.
         while self._heap:
-            weight, lane_id = self._heap[0]
+            rank, weight, lane_id = heapq.heappop(self._heap)
             lane = self.lanes[lane_id]
-            if -weight != lane.weight or lane.weight == 0:
-                heapq.heappop(self._heap)
+            if (rank, -weight) != (0 if lane.body else 1, lane.weight) or lane.weight == 0:
                 continue
-            heapq.heappop(self._heap)
             if lane.body:
                 record = lane.body.popleft()
             elif lane.pinned is not None:

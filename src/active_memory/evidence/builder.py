@@ -36,6 +36,7 @@ from active_memory.evidence.pager import Cancellation, PageLimits
 from active_memory.evidence.private import prepare_private_dir, write_private_file
 from active_memory.evidence.redact import redact_text, redact_value
 from active_memory.evidence.shrink import shrink_strings
+from active_memory.evidence.source_notes import log_source_cuts, receipts_made, unavailable_refs
 from active_memory.evidence.trim import Trimmer
 from active_memory.evidence.truncation import CutLog, TruncationReport
 from active_memory.models.runs import Delivery, RunRecord, canonical_json
@@ -218,6 +219,22 @@ def _private_files(
     return names
 
 
+def _transcript_budget(payload: dict[str, Any], budget: int, executions: int) -> tuple[int, int]:
+    """What the excerpts may weigh, and each record: the budget less what the payload already
+    holds and the report and per-excerpt counts to come, so final trimming has little to cut.
+
+    Receipts and completions count for at most an eighth each: final trimming shrinks them
+    before it empties an excerpt. Many executions get shorter records, so each keeps one.
+    """
+    receipts = json_size(payload.get("receipts", []))
+    completions = sum(json_size(item.get("completion", "")) for item in payload["executions"])
+    rest = json_size(payload) - receipts - completions
+    overhead = rest + min(receipts, budget // 8) + min(completions, budget // 8)
+    room = max(budget // 3, budget - overhead - 2048 - 120 * executions)
+    record = max(256, min(4096, budget // 32, room // max(1, executions) - 48))
+    return room, record
+
+
 def build_evidence(
     record: RunRecord,
     specialist: str,
@@ -246,6 +263,7 @@ def build_evidence(
     supplied = _check_lessons(lessons, needs)
     changes = [json.loads(canonical_json(change)) for change in lesson_changes]
     log = CutLog()
+    log_source_cuts(record, log)
     runtime = redact_value(record.runtime)
     folder = prepare_private_dir(private_dir)
     redacted_input = None if record.initial_input is None else redact_text(record.initial_input)
@@ -257,7 +275,7 @@ def build_evidence(
         "graph_hash": record.graph_hash,
         "outcome": None if record.outcome is None else record.outcome.model_dump(),
         "executions_total": len(record.executions),
-        "receipts_total": len(record.receipts),
+        "receipts_total": receipts_made(record, log if needs.receipts else None),
     }
     if redacted_input is not None:
         text, cut = cut_text(redacted_input, INITIAL_INPUT_BYTES)
@@ -296,10 +314,11 @@ def build_evidence(
     if needs.receipts:
         payload["receipts"] = _receipts(record, log)
     if needs.transcripts:
+        room, record_bytes = _transcript_budget(payload, budget_bytes, len(record.executions))
         excerpts = collect_excerpts(
             record.executions,
-            budget_bytes=budget_bytes,
-            record_bytes=max(512, min(4096, budget_bytes // 32)),
+            budget_bytes=room,
+            record_bytes=record_bytes,
             limits=page_limits,
             cancel=cancel,
         )
@@ -319,6 +338,12 @@ def build_evidence(
             if excerpt.unavailable:
                 log.add("transcripts", excerpt.unavailable, ref=excerpt.execution)
         payload["transcripts"] = [excerpt.model_dump(mode="json") for excerpt in excerpts]
+        unavailable = unavailable_refs(record)
+        for item in payload["transcripts"]:
+            missing = unavailable.get(item["execution"])
+            if missing and "unavailable" not in item:
+                item["unavailable"] = missing
+                log.add("transcripts", missing, ref=item["execution"])
 
     serialized = Trimmer(payload, budget_bytes, log).run()
     size = len(serialized.encode("utf-8"))

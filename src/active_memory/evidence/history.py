@@ -7,12 +7,16 @@ bounded by the budget plus one page, however long the history.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import Field
 
+from active_memory.bounded_input import parse_json
+from active_memory.errors import InputRefused
 from active_memory.evidence.budget import MARGIN, TranscriptBudget
 from active_memory.evidence.pager import Cancellation, PageLimits, TranscriptLine, iter_pages
 from active_memory.models.base import Model
@@ -41,14 +45,36 @@ class Excerpt(Model):
     unavailable: str | None = Field(None, exclude_if=_says_nothing)
 
 
+_OPENING = re.compile(r'^\{(?:\s*"(role|tool|time_ms)"\s*:\s*(?:"([^"\\]{0,128})"|\d{1,16})\s*,)+')
+_TEXT_KEY = re.compile(r'^\s*"(?:text|content)"\s*:\s*"')
+
+
+def _salvage(head: str) -> tuple[str | None, str | None, str]:
+    """Role and tool of a native line cut by the pager, when they open it (as the session
+    sources write them), and the text's start without its JSON quoting."""
+    opening = _OPENING.match(head[:1024])
+    if opening is None:
+        return None, None, head
+    fields = dict(re.findall(r'"(role|tool)"\s*:\s*"([^"\\]{0,128})"', opening.group(0)))
+    rest = head[opening.end() :]
+    text = _TEXT_KEY.match(rest)
+    body = rest[text.end() :] if text else rest
+    # Unescape what can be: the kept text is a prefix of a JSON string, never closed.
+    with contextlib.suppress(ValueError):
+        body = json.loads('"' + body.rstrip("\\") + '"')
+    return fields.get("role"), fields.get("tool"), body
+
+
 def project_line(line: TranscriptLine) -> tuple[str | None, str | None, str]:
     """``(role, tool, text)`` of one transcript line."""
     if line.cut:
         # The cut may split a credential; drop the stretch the redaction patterns cannot vouch for.
-        return None, None, line.text[: max(0, len(line.text) - MARGIN)]
+        role, tool, text = _salvage(line.text)
+        return role, tool, text[: max(0, len(text) - MARGIN)]
     try:
-        value = json.loads(line.text)
-    except ValueError:
+        # Bounded like every other input: deep nesting or a 5,000-digit number is kept as text.
+        value = parse_json(line.text, what="transcript line")
+    except InputRefused:
         return None, None, line.text
     if not isinstance(value, dict):
         return None, None, canonical_json(value)
@@ -92,6 +118,8 @@ def collect_excerpts(
             unavailable[index] = "transcript file not found"
         except OSError as exc:
             unavailable[index] = f"transcript unreadable ({exc.strerror or exc})"
+        except InputRefused as refused:
+            unavailable[index] = f"transcript unreadable (it {refused.problem})"
     out: list[Excerpt] = []
     for index, execution in enumerate(executions):
         lane = budget.stats(index)

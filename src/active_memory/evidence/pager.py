@@ -15,13 +15,14 @@ set. Any object with ``is_set() -> bool`` is a token (``threading.Event``, ``asy
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BufferedReader
-from pathlib import Path
 from typing import Protocol
 
+from active_memory.bounded_input import open_regular
 from active_memory.cancel import CancelToken
 from active_memory.errors import EvidenceCancelled, EvidenceError
 
@@ -121,6 +122,16 @@ def _page(stream: BufferedReader, line_number: int, limits: PageLimits) -> Page:
     return Page(tuple(lines), offset, line_number, done=done)
 
 
+def _open(path: str | os.PathLike[str]) -> BufferedReader:
+    """The transcript, opened only when it is a regular file (a FIFO would block ``open`` and a
+    device never end); InputRefused otherwise, FileNotFoundError when nothing is there."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, "no such file", os.fspath(path))
+    stream = os.fdopen(open_regular(path, what=repr(os.fspath(path))), "rb")
+    assert isinstance(stream, BufferedReader)
+    return stream
+
+
 def read_page(
     path: str | os.PathLike[str],
     offset: int = 0,
@@ -128,7 +139,7 @@ def read_page(
     limits: PageLimits | None = None,
 ) -> Page:
     """One page starting at byte ``offset`` (which is line ``line_number``)."""
-    with Path(path).open("rb") as stream:
+    with _open(path) as stream:
         stream.seek(offset)
         return _page(stream, line_number, limits or PageLimits())
 
@@ -141,7 +152,7 @@ def iter_pages(
     """Every page of ``path`` in order; raises EvidenceCancelled between pages once cancelled."""
     limits = limits or PageLimits()
     line_number = 1
-    with Path(path).open("rb") as stream:
+    with _open(path) as stream:
         while True:
             if cancel is not None and cancel.is_set():
                 raise EvidenceCancelled(str(path))

@@ -1,13 +1,16 @@
 """Final trimming: make the serialized payload fit the budget, largest evidence first.
 
-Phases, each tried only while the payload is still over budget:
+Phases, each tried only while the payload is still over budget, each cutting only what the
+excess needs:
 
 1. shrink the largest evidence arrays (each execution's transcript records, receipts), keeping
    the first and the latest item and at least one excerpt record per execution;
 2. cut the longest strings (completions, excerpt texts) with a marker, down to 256 bytes;
-3. drop the last excerpt records and receipts, largest first;
-4. drop executions' completions, then executions from the middle (first and latest stay);
-5. replace the inline graph and runtime by their private-file pointers.
+3. drop executions' completions, largest first;
+4. drop single excerpt records and receipts, one at a time from the largest array, so many
+   equal excerpts lose only as many records as the excess needs, never all at once;
+5. drop executions from the middle (first and latest stay);
+6. replace the inline graph and runtime by their private-file pointers.
 
 Lessons and lesson changes are never trimmed: a specialist must see every supplied card, so when
 they alone exceed the budget the builder fails and the caller splits the batch.
@@ -15,6 +18,7 @@ they alone exceed the budget the builder fails and the caller splits the batch.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -74,9 +78,10 @@ class Trimmer:
 
     def run(self) -> str:
         phases: list[Callable[[int], bool]] = [
-            lambda excess: self._arrays(excess, last=False),
+            self._arrays,
             self._strings,
-            lambda excess: self._arrays(excess, last=True),
+            self._completions,
+            self._last_items,
             self._executions,
             self._sections,
         ]
@@ -105,8 +110,16 @@ class Trimmer:
             arrays.append(_Array("receipts", self.payload["receipts"], 0 if last else 2))
         return [array for array in arrays if len(array.items) > array.floor]
 
-    def _arrays(self, excess: int, *, last: bool) -> bool:
-        arrays = self._candidates(last)
+    def _drop(self, array: _Array, reason: str) -> int:
+        index = _drop_index(array.items, transcript=array.counter is not None)
+        dropped = json_size(array.items.pop(index)) + 1
+        if array.counter is not None:
+            array.counter["records_dropped"] = array.counter.get("records_dropped", 0) + 1
+        self.log.add(array.section, reason, size=dropped, ref=array.ref)
+        return dropped
+
+    def _arrays(self, excess: int) -> bool:
+        arrays = self._candidates(last=False)
         if not arrays:
             return False
         sizes = [array.size() for array in arrays]
@@ -114,15 +127,28 @@ class Trimmer:
         changed = False
         for array, size in zip(arrays, sizes, strict=True):
             while size > level and len(array.items) > array.floor:
-                index = _drop_index(array.items, transcript=array.counter is not None)
-                dropped = json_size(array.items.pop(index)) + 1
-                size -= dropped
+                size -= self._drop(array, _ARRAYS_REASON)
                 changed = True
-                if array.counter is not None:
-                    array.counter["records_dropped"] = array.counter.get("records_dropped", 0) + 1
-                reason = _LAST_REASON if last and not array.items else _ARRAYS_REASON
-                self.log.add(array.section, reason, size=dropped, ref=array.ref)
         return changed
+
+    def _last_items(self, excess: int) -> bool:
+        """One item at a time from the largest array, until the excess is gone."""
+        arrays = self._candidates(last=True)
+        if not arrays:
+            return False
+        # Ties go to the later array: the first executions' excerpts are the ones kept longest.
+        heap = [(-array.size(), -index) for index, array in enumerate(arrays)]
+        heapq.heapify(heap)
+        removed = 0
+        while heap and removed < excess + 64:
+            size, index = heapq.heappop(heap)
+            array = arrays[-index]
+            reason = _LAST_REASON if len(array.items) == 1 else _ARRAYS_REASON
+            dropped = self._drop(array, reason)
+            removed += dropped
+            if array.items:
+                heapq.heappush(heap, (size + dropped, index))
+        return removed > 0
 
     def _string_slots(self) -> list[tuple[dict[str, Any], str, str, int]]:
         slots: list[tuple[dict[str, Any], str, str, int]] = []
@@ -152,22 +178,24 @@ class Trimmer:
                     self.log.add(section, _STRING_REASON, size=cut)
         return changed
 
-    def _executions(self, excess: int) -> bool:
+    def _completions(self, excess: int) -> bool:
         executions: list[dict[str, Any]] = self.payload.get("executions", [])
         with_completion = [item for item in executions if "completion" in item]
-        if with_completion:
-            for item in sorted(with_completion, key=lambda e: -json_size(e["completion"])):
-                if excess <= 0:
-                    break
-                text = item.pop("completion")
-                excess -= json_size(text) + 14
-                self.log.add(
-                    "executions[].completion",
-                    "completion dropped: budget too small",
-                    size=len(text.encode("utf-8")),
-                    ref=item.get("ref"),
-                )
-            return True
+        for item in sorted(with_completion, key=lambda e: -json_size(e["completion"])):
+            if excess <= 0:
+                break
+            text = item.pop("completion")
+            excess -= json_size(text) + 14
+            self.log.add(
+                "executions[].completion",
+                "completion dropped: budget too small",
+                size=len(text.encode("utf-8")),
+                ref=item.get("ref"),
+            )
+        return bool(with_completion)
+
+    def _executions(self, excess: int) -> bool:
+        executions: list[dict[str, Any]] = self.payload.get("executions", [])
         if len(executions) <= 2:
             return False
         while excess > 0 and len(executions) > 2:

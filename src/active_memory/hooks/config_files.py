@@ -16,12 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from active_memory.errors import RecallError
+from active_memory.bounded_input import parse_json, read_text
+from active_memory.errors import InputRefused, RecallError
 from active_memory.private_files import write_private_text
 
 __all__ = ["load_json", "merge_hook_list", "merge_matcher_groups", "ours", "write_config"]
 
 _MAX_BACKUPS_PER_SECOND = 1000
+# A harness's settings file; far above any real one.
+_MAX_CONFIG_BYTES = 16 * 1024 * 1024
 _MARKERS = ("active_memory", "active-memory", "X-Active-Memory")
 
 
@@ -80,11 +83,10 @@ def load_json(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        document = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError) as exc:
-        raise RecallError(
-            f"{str(path)!r} is not valid JSON ({exc}); fix or move it, then install again"
-        ) from exc
+        text = read_text(path, what=repr(str(path)), max_bytes=_MAX_CONFIG_BYTES)
+        document = parse_json(text or "{}", what=repr(str(path)))
+    except InputRefused as refused:
+        raise RecallError(f"{refused}; fix or move it, then install again") from None
     if not isinstance(document, dict):
         raise RecallError(f"{str(path)!r} must hold a JSON object; fix or move it")
     return document

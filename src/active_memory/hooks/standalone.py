@@ -32,7 +32,8 @@ import threading
 import time
 from pathlib import Path
 
-from active_memory.errors import LessonValidationError, RecallError
+from active_memory.bounded_input import read_bytes
+from active_memory.errors import InputRefused, LessonValidationError, RecallError
 from active_memory.hooks.dispatch import broker_handler
 from active_memory.hooks.exposure_files import ExposureFiles
 from active_memory.hooks.private_dir import private_dir
@@ -51,6 +52,7 @@ from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, Snapsh
 __all__ = ["ServeState", "Server", "find_live", "serve_paths"]
 
 _log = logging.getLogger("active_memory.hooks.standalone")
+_MAX_STATE_BYTES = 64 * 1024  # a pid, a port, two paths
 
 
 class ServeState(Model):
@@ -102,9 +104,10 @@ def find_live(state_dir: Path, workspace: str | os.PathLike[str]) -> ServeState 
     """The running broker for ``workspace``, if its process is alive and it answers."""
     state_path, _ = serve_paths(state_dir, workspace)
     try:
-        state = ServeState.parse_json(state_path.read_bytes())
+        data = read_bytes(state_path, what=repr(str(state_path)), max_bytes=_MAX_STATE_BYTES)
+        state = ServeState.parse_json(data)
         url, token = read_ticket(state.ticket)
-    except (OSError, ValueError, LessonValidationError):
+    except (OSError, ValueError, LessonValidationError, InputRefused):
         return None
     if not _alive(state.pid) or not _answers(url, token):
         return None

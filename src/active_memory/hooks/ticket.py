@@ -10,12 +10,14 @@ Ids travel percent-encoded in ``X-Active-Memory-*`` headers. A ticket names one 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import quote
 
+from active_memory.bounded_input import read_text
+from active_memory.errors import InputRefused
 from active_memory.private_files import write_private_text
 
 __all__ = ["read_ticket", "remove_ticket", "write_ticket"]
@@ -53,16 +55,15 @@ def _curl_value(text: str) -> str:
 
 
 def _ticket_text(path: str | os.PathLike[str]) -> str:
-    """The text of a ticket, opened without blocking: a FIFO in its place cannot hang us."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags)
+    """The text of a ticket through the bounded reader: a FIFO in its place cannot hang us;
+    ValueError names what is wrong with it."""
+    what = repr(os.fspath(path))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{os.fspath(path)!r} is not a regular file; remove it")
-        data = os.read(fd, MAX_TICKET_BYTES)
-    finally:
-        os.close(fd)
-    return data.decode("utf-8")
+        return read_text(path, what=what, max_bytes=MAX_TICKET_BYTES)
+    except InputRefused as refused:
+        if refused.problem == "does not exist":
+            raise FileNotFoundError(errno.ENOENT, "no such ticket", os.fspath(path)) from None
+        raise ValueError(f"{refused}; remove it") from None
 
 
 def read_ticket(path: str | os.PathLike[str]) -> tuple[str, str]:

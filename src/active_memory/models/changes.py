@@ -20,7 +20,11 @@ DecisionAction: TypeAlias = Literal["keep", "adapt", "retire", "defer"]
 
 
 def _expected_revision_problem(value: int) -> str | None:
-    return None if value >= 0 else "must be 0 or more"
+    if value < 0:
+        return "must be 0 or more"
+    if value > LIMITS.revision_max:
+        return f"must be at most {LIMITS.revision_max}"
+    return None
 
 
 class Decision(Model):

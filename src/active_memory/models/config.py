@@ -9,7 +9,6 @@ refusal is a :class:`~active_memory.errors.ConfigError` naming the key and the r
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,7 +25,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from active_memory.errors import ConfigError
+from active_memory.bounded_input import read_json
+from active_memory.errors import ConfigError, InputRefused
 from active_memory.models.fields import json_type
 from active_memory.models.problems import FamilyModel, family_problem, problem_at
 
@@ -39,6 +39,8 @@ __all__ = [
     "parse_runtime_config",
 ]
 
+# A host's whole runtime JSON (our two sections and its own keys) is a few kilobytes.
+MAX_RUNTIME_BYTES = 4 * 1024 * 1024
 TOKEN_RANGE = (1, 64_000)
 TIMEOUT_MS_RANGE = (1, 600_000)
 BYTES_PER_TOKEN = 4
@@ -253,16 +255,13 @@ def parse_runtime_config(runtime: Mapping[str, Any]) -> RuntimeConfig:
 
 
 def load_runtime_config(path: str | Path) -> RuntimeConfig:
-    """Read a runtime JSON file; a missing or unparsable file is a ConfigError naming it."""
-    file = Path(path)
+    """Read a runtime JSON file through the bounded reader; a missing, special, oversized or
+    unparsable file is a ConfigError naming it."""
+    file = str(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(file), f"cannot be read ({exc.strerror})") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            str(file), f"is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})"
-        ) from exc
+        data = read_json(path, what="", max_bytes=MAX_RUNTIME_BYTES)
+    except InputRefused as refused:
+        raise ConfigError(file, refused.problem) from None
+    if not isinstance(data, dict):
+        raise ConfigError(file, f"must hold a JSON object, got {json_type(data)}")
     return parse_runtime_config(data)

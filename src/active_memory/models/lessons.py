@@ -104,7 +104,11 @@ def _commit_problem(value: str) -> str | None:
 
 
 def _revision_problem(value: int) -> str | None:
-    return None if value >= 1 else f"is {value}; revisions start at 1"
+    if value < 1:
+        return f"is {value}; revisions start at 1"
+    if value > LIMITS.revision_max:
+        return f"is {value}; revisions go up to {LIMITS.revision_max}"
+    return None
 
 
 Title = Annotated[str, OneLine(LIMITS.title_bytes)]

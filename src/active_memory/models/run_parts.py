@@ -339,6 +339,10 @@ class Execution(RunModel):
     def _transcript_inside(cls, value: object, info: ValidationInfo) -> object:
         """A document's transcript stays inside the record folder (no absolute path, no ``..``,
         no symlink out)."""
+        if isinstance(value, str) and "\0" in value:
+            raise PydanticCustomError(
+                "path_nul", "has a NUL character in its path; name the real transcript file"
+            )
         document = record_document(info.context)
         if document is None or document.folder is None or not isinstance(value, str) or not value:
             return _path_in(value, info)

@@ -33,7 +33,8 @@ from pydantic import (
     model_validator,
 )
 
-from active_memory.errors import RunRecordError
+from active_memory.bounded_input import check_path, read_json, regular_file_problem
+from active_memory.errors import InputRefused, RunRecordError
 from active_memory.models.problems import family_problem, problem_at
 from active_memory.models.run_parts import (
     AGENT_KINDS,
@@ -78,6 +79,10 @@ __all__ = [
     "load_run_record",
     "parse_run_record",
 ]
+
+# Far above any real record (its transcripts are separate files); a run.json symlinked to
+# /dev/zero or grown without bound stops here instead of filling memory.
+MAX_RUN_FILE_BYTES = 64 * 1024 * 1024
 
 RECORD_FORMAT = "active-memory/run-record@1"
 RUN_FILE = "run.json"
@@ -239,25 +244,33 @@ def parse_run_record(data: Any, base_dir: Path, *, source: str | None = None) ->
 
 
 def load_run_record(path: str | os.PathLike[str]) -> RunRecord:
-    """Load a record folder (or its ``run.json``); transcripts stay on disk, read lazily."""
-    given = Path(path)
-    file = given / RUN_FILE if given.is_dir() else given
-    source = str(file)
+    """Load a record folder (or its ``run.json``); transcripts stay on disk, read lazily.
+
+    ``run.json`` goes through the bounded reader (a regular file of at most
+    ``MAX_RUN_FILE_BYTES``, strict UTF-8, bounded JSON), and each transcript it names must be a
+    regular file when it exists: a FIFO or a device there would hold every later read.
+    """
+    source = repr(os.fspath(path))
     try:
-        text = file.read_text("utf-8")
-    except FileNotFoundError:
-        raise RunRecordError(
-            "$", "no such file; pass a run record folder or its run.json", source=source
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunRecordError("$", f"cannot be read as UTF-8 text ({exc})", source=source) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RunRecordError(
-            "$", f"is not valid JSON ({exc.msg} at line {exc.lineno})", source=source
-        ) from None
-    return parse_run_record(data, file.parent, source=source)
+        given = Path(check_path(path, what=""))
+        file = given / RUN_FILE if given.is_dir() else given
+        source = str(file)
+        if not os.path.lexists(file):
+            raise RunRecordError(
+                "$", "no such file; pass a run record folder or its run.json", source=source
+            )
+        data = read_json(file, what="", max_bytes=MAX_RUN_FILE_BYTES)
+    except InputRefused as refused:
+        raise RunRecordError("$", refused.problem, source=source) from None
+    record = parse_run_record(data, file.parent, source=source)
+    for index, execution in enumerate(record.executions):
+        transcript = execution.transcript
+        if transcript is None or not os.path.lexists(transcript):
+            continue  # a missing transcript is reported as unavailable by the evidence
+        problem = regular_file_problem(transcript)
+        if problem is not None:
+            raise RunRecordError(f"executions[{index}].transcript", problem, source=source)
+    return record
 
 
 def dump_run_record(record: RunRecord, folder: str | os.PathLike[str]) -> Path:

@@ -41,6 +41,7 @@ from active_memory.postmortem.failures import unexpected
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.preparation import Unprepared, prepare
 from active_memory.postmortem.publication import publish
+from active_memory.postmortem.quarantine_hold import hold_quarantined
 from active_memory.postmortem.report import PostmortemReport
 from active_memory.postmortem.report_assembly import assemble_report, skipped_report
 from active_memory.postmortem.run_log import append_report
@@ -130,6 +131,7 @@ async def _review_and_publish(state: ReviewState) -> None:
         else:
             await review(state, state.names, state.prepared.snapshot)
             await publish(state)
+            await hold_quarantined(state)
     except Exception as error:
         # A bug must not take the host's run down: whatever had not settled is reported
         # failed. Host cancellation (a BaseException) still propagates after the drain.

@@ -18,6 +18,7 @@ from typing import TypeVar
 from active_memory.admission.validate import AdmissionContext
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.specialists import SPECS, Batch, ProgressCallback, SpecialistEnv
+from active_memory.daemon_threads import in_daemon_thread
 from active_memory.errors import EvidenceError, ProviderError, StoreError
 from active_memory.evidence.private import prepare_private_dir
 from active_memory.models.config import RuntimeConfig
@@ -87,10 +88,11 @@ def snapshot_request(record: RunRecord, config: RuntimeConfig) -> SnapshotReques
 
 
 async def in_thread(deadline: float, function: Callable[..., T], *args: object) -> T:
-    """``function(*args)`` in a worker thread; TimeoutError once ``deadline`` passes."""
+    """``function(*args)`` in a daemon thread; TimeoutError once ``deadline`` passes (the
+    thread is abandoned then, and cannot keep the process from exiting)."""
     remaining = max(0.0, deadline - time.monotonic())
     async with asyncio.timeout(remaining):
-        return await asyncio.to_thread(function, *args)
+        return await in_daemon_thread(function, *args)
 
 
 async def _step(

@@ -31,6 +31,7 @@ __all__ = [
     "LessonChange",
     "PostmortemReport",
     "PostmortemStatus",
+    "QuarantineNote",
     "SpecialistReport",
     "SpecialistStatus",
     "checkout_note",
@@ -117,6 +118,17 @@ class DowngradeNote(Model):
     reason: str
 
 
+class QuarantineNote(Model):
+    """A discovered lesson held for review instead of published: the id it waits under, its
+    specialist and the weak signals it tripped (``stage:code``, never text). ``kept`` is False
+    when the store keeps no quarantine (a dry run, a remote backend) or could not write it."""
+
+    id: str
+    specialist: str
+    signals: Annotated[tuple[str, ...], BeforeValidator(_as_tuple)] = ()
+    kept: bool = False
+
+
 class LessonChange(Model):
     """One mutation published (or, in a dry run, that would be published).
 
@@ -146,6 +158,7 @@ class SpecialistReport(Model):
     decisions: Counts = Field(default_factory=_no_counts)
     downgrades: Annotated[tuple[DowngradeNote, ...], BeforeValidator(_as_tuple)] = ()
     proposals_accepted: int = 0
+    quarantined: int = 0
     rejections: Counts = Field(default_factory=_no_counts)
     mutations: int = 0
     input_tokens: int = 0
@@ -200,6 +213,7 @@ class PostmortemReport(Model):
     checkout: CheckoutStatus | None = None
     specialists: Annotated[tuple[SpecialistReport, ...], BeforeValidator(_as_tuple)] = ()
     changes: Annotated[tuple[LessonChange, ...], BeforeValidator(_as_tuple)] = ()
+    quarantined: Annotated[tuple[QuarantineNote, ...], BeforeValidator(_as_tuple)] = ()
     prompt_sha256: Digests = Field(default_factory=lambda: _read_only({}))
     contract_sha256: Digests = Field(default_factory=lambda: _read_only({}))
 

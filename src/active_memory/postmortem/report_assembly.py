@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from active_memory.admission import contract_sha256
 from active_memory.agents.prompts import SPECIALISTS, prompt_sha256
 from active_memory.agents.specialists import Meter, Validated
+from active_memory.daemon_threads import in_daemon_thread
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.binding import provider_route
@@ -73,6 +74,7 @@ def specialist_report(
         decisions=decisions,
         downgrades=downgrades,
         proposals_accepted=len(result.proposals) if result is not None else 0,
+        quarantined=len(result.quarantined) if result is not None else 0,
         rejections=stages,
         mutations=mutations,
         input_tokens=usage.input_tokens,
@@ -128,7 +130,7 @@ def skipped_report(record: RunRecord, config: RuntimeConfig) -> tuple[Postmortem
 
 async def _generation_after(state: ReviewState) -> int | None:
     try:
-        return await asyncio.wait_for(asyncio.to_thread(state.options.backend.generation), 5)
+        return await asyncio.wait_for(in_daemon_thread(state.options.backend.generation), 5)
     except Exception as error:
         # The report matters more than this figure: a store that cannot say is "unknown".
         _log.warning("the store generation after the postmortem is unknown: %s", error)
@@ -165,6 +167,7 @@ async def assemble_report(state: ReviewState) -> PostmortemReport:
         status=status,
         specialists=reports,
         changes=tuple(state.changes),
+        quarantined=tuple(state.quarantined),
         reason=reason,
         source_node=state.node.id,
         provider=route.provider,

@@ -64,6 +64,7 @@ def _append(
             deferred=specialist.decisions.get("defer", 0),
             downgraded=len(specialist.downgrades),
             accepted=specialist.proposals_accepted,
+            quarantined=specialist.quarantined,
             rejected=specialist.rejected,
             mutations=specialist.mutations,
             ids=ids[:_MAX_LOGGED_IDS],
@@ -75,6 +76,15 @@ def _append(
             error_code=specialist.error_code,
             contract_sha256=report.contract_sha256.get(specialist.specialist),
             prompt_sha256=report.prompt_sha256.get(specialist.specialist),
+        )
+    for held in report.quarantined:
+        log.append_event(
+            "quarantine",
+            run_id=run_id,
+            role=held.specialist,
+            id=held.id,
+            signals=list(held.signals),
+            kept=held.kept,
         )
     if reason_code is None and not report.ok:
         # The code of the failure the report's reason names: the run log holds no message.
@@ -95,6 +105,7 @@ def _append(
         generation=report.generation_after,
         mutations=len(report.changes),
         published=len(report.published),
+        quarantined=len(report.quarantined),
         input_tokens=report.input_tokens,
         output_tokens=report.output_tokens,
         retries=report.retries,

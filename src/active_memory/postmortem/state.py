@@ -18,7 +18,7 @@ from active_memory.postmortem.failures import Failure
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.preparation import Prepared
 from active_memory.postmortem.publication_plan import IdBook
-from active_memory.postmortem.report import LessonChange
+from active_memory.postmortem.report import LessonChange, QuarantineNote
 from active_memory.store.backend import PublicationControl
 
 __all__ = ["ReviewState"]
@@ -56,6 +56,7 @@ class ReviewState:
         self.reviewed: dict[str, frozenset[tuple[str, int]]] = {}
         self.prepared: Prepared | None = None
         self.changes: list[LessonChange] = []
+        self.quarantined: list[QuarantineNote] = []
         self.published: set[str] = set()
         self.checkout_changed = False
 

@@ -5,22 +5,26 @@ Cards are taken in rank order; one that does not fit is left out and stays eligi
 call, while smaller cards after it may still fit. A harness may also cap characters (Claude Code
 keeps at most 10,000 characters of ``additionalContext``).
 
-Card text is data, never markup. It is NFKC-normalised with zero-width and bidi controls removed
-(so full-width letters and invisible characters cannot hide a tag), then anything that could
-open, close or imitate the frame is escaped: an angle bracket or a look-alike (``‹``, ``〈``…) in
-front of ``active memory`` in any case, spacing or separator, Cyrillic and Greek homoglyphs
-included, and the bracket closing such a name. Each recommendation is indented under its header
-so a recommendation cannot pass for another card.
+Card text is data, never markup. It is NFKC-normalised with every format (Cf) and control
+character removed, so full-width letters and invisible characters cannot hide a tag, then any
+tag that could open, close or imitate a frame is escaped (``&lt;``, ``&gt;``): ours
+(``</active_memory>``) and other frames' (``</function_results>``, ``</tool_result>``,
+``<|im_start|>``), written with an angle bracket or any look-alike of one (TR39 confusables,
+U+2770/2771, angle quotation marks, double angle brackets), or with another script's letters in
+the name (:mod:`active_memory.screening.frame`). Ordinary brackets (``Vec<u8>``, ``a < b``)
+stay. Each recommendation is indented under its header so a recommendation cannot pass for
+another card.
 
 The hook fallback imports this module on every tool call, so nothing costly happens at import:
 ``re`` and ``unicodedata`` are imported, and the patterns compiled (then kept by ``re``'s own
-cache), only for text that needs them: ASCII text without a bracket of any kind never does.
+cache), only for text that needs them: printable ASCII text without a bracket never does.
 Neither ``dataclasses`` nor ``typing`` is loaded.
 """
 
 from __future__ import annotations
 
 from active_memory.recall.card import card_key
+from active_memory.screening.frame import escape_frame, strip_invisible
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -45,37 +49,6 @@ FRAME_NOTE = (
     "Previously observed guidance from earlier runs: check it against the current source before "
     "relying on it. Authored instructions take precedence over it."
 )
-# Invisible characters that could split a tag name without showing: zero-width spaces and
-# joiners, soft hyphen, every bidi control (marks, embeddings, overrides, isolates), byte-order
-# mark, variation and filler characters, and the invisible "tag" block.
-_INVISIBLE = (
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
-)
-# What NFKC leaves alone but a reader may still take for a bracket, a slash or a letter of
-# "active memory" (Cyrillic and Greek homoglyphs; case is folded by the pattern).
-_OPEN = "<\u2039\u2329\u3008\u27e8\u02c2\u1438\u276e\u29fc"
-_CLOSE = ">\u203a\u232a\u3009\u27e9\u02c3\u1433\u276f\u29fd"
-_SLASH = "/\\\\\u2044\u2215\u29f8"
-_LETTERS = {
-    "a": "a\u0430\u03b1", "c": "c\u0441\u03f2", "t": "t\u0442\u03c4", "i": "i\u0456\u0131\u03b9",
-    "v": "v\u03bd\u0475", "e": "e\u0435", "m": "m\u043c", "o": "o\u043e\u03bf",
-    "r": "r\u0433", "y": "y\u0443",
-}  # fmt: skip
-_SEPARATOR = r"[\s_\-.:]*"
-
-
-def _word(word: str) -> str:
-    return "".join(f"[{_LETTERS[letter]}]" for letter in word)
-
-
-_NAME = _word("active") + _SEPARATOR + _word("memory")
-# The bracket that would open (or, after the name, close) an active_memory tag.
-_TAG_OPEN = rf"[{_OPEN}](?=\s*[{_SLASH}]?\s*{_NAME})"
-_TAG_CLOSE = rf"({_NAME}\s*)[{_CLOSE}]"
-# Text holding none of these cannot match either tag pattern.
-_BRACKETS = frozenset(_OPEN + _CLOSE)
 
 
 def _utf8(text: str) -> int:
@@ -83,24 +56,18 @@ def _utf8(text: str) -> int:
 
 
 def normalise_card_text(text: str) -> str:
-    """NFKC with zero-width and bidi controls removed, on one line."""
-    if not text.isascii():  # ASCII is already NFKC and holds nothing invisible
-        import re  # only for such text: see the module note
-        import unicodedata
+    """NFKC with format and control characters removed, on one line."""
+    if not (text.isascii() and text.isprintable()):
+        import unicodedata  # only for such text: see the module note
 
-        text = re.sub(_INVISIBLE, "", unicodedata.normalize("NFKC", text))
+        text = strip_invisible(unicodedata.normalize("NFKC", text))
     return " ".join(text.splitlines())
 
 
 def escape_card_text(text: str) -> str:
-    """Neutralise frame look-alikes (``</active_memory>``…) and keep the text on one line."""
-    flat = normalise_card_text(text)
-    if _BRACKETS.isdisjoint(flat):
-        return flat
-    import re  # only for text with a bracket: see the module note
-
-    opened = re.sub(_TAG_OPEN, "&lt;", flat, flags=re.IGNORECASE)
-    return re.sub(_TAG_CLOSE, r"\1&gt;", opened, flags=re.IGNORECASE)
+    """Neutralise frame look-alikes (``</active_memory>``, ``</tool_result>``…) and keep the
+    text on one line."""
+    return " ".join(escape_frame(normalise_card_text(text)).splitlines())
 
 
 def card_block(lesson: RecallCard) -> str:

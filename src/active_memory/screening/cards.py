@@ -9,15 +9,16 @@ node id) for credential formats, and instructions in the title and recommendatio
 future agents are shown.
 
 Like admission it is pure and returns codes, never text, so a refusal can name what is wrong
-without repeating the secret or the planted instruction. It uses only the standard library: the
-store calls it, and the store must stay importable by the stdlib-only hook helper.
+without repeating the secret or the planted instruction. A card that bypasses admission has no
+quarantine to wait in, so weak signals (:data:`~active_memory.screening.verdict.WEAK_SIGNALS`)
+refuse it here too. The hook helper never imports this module (it reads rows through
+``store.rows``), so the detectors may use third-party packages.
 """
 
 from __future__ import annotations
 
 from active_memory.models.lessons import GraphScope, LessonDraft
-from active_memory.screening.instructions import find_instruction
-from active_memory.screening.secrets import find_credential, find_secret
+from active_memory.screening.verdict import screen_texts
 
 __all__ = ["screen_card"]
 
@@ -39,14 +40,12 @@ def _identifiers(draft: LessonDraft) -> tuple[str, ...]:
 
 
 def screen_card(draft: LessonDraft) -> tuple[str, ...]:
-    """Every problem admission would refuse ``draft`` for, as ``stage:code`` (empty: clean).
+    """Every problem admission would refuse or quarantine ``draft`` for, as ``stage:code``
+    (empty: clean).
 
     Codes are unique, secrets first (``secret:github_token``), then instructions
     (``injection:override_instructions``); see docs/admission.md for the lists.
     """
-    secrets = [find_secret(text) for text in _authored_strings(draft)]
-    secrets += [find_credential(text) for text in _identifiers(draft)]
-    instructions = [find_instruction(text) for text in (draft.title, draft.recommendation)]
-    codes = [f"secret:{kind}" for kind in secrets if kind]
-    codes += [f"injection:{kind}" for kind in instructions if kind]
-    return tuple(dict.fromkeys(codes))
+    card = (draft.title, draft.recommendation)
+    others = _authored_strings(draft)[2:]
+    return screen_texts(card, others, _identifiers(draft)).codes

@@ -1,5 +1,10 @@
 """Source positions in card text: ``path:123``, "line 42", ``#L10`` anchors.
 
+Also ``L42 of config.py``, ``config.py, line 42`` and traceback frames (``File "app.py", line
+12, in main``), "around line 42", "ln 42", ranges with any dash (``lines 10–20``,
+``L10—L20``, ``app.py:10-20``), in any compatibility form (full-width digits and colons fold
+to ASCII first).
+
 Positions go stale with the next edit, so admission refuses them in card text; URLs are exempt
 (a permalink is stable). Legacy cards that already carry positions stay readable in the store,
 but maintenance must adapt or defer them.
@@ -8,6 +13,7 @@ but maintenance must adapt or defer them.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 __all__ = ["find_position"]
 
@@ -30,12 +36,21 @@ _EXTENSIONLESS = frozenset(
 )  # fmt: skip
 # path:123 or path:12:5, the path made of ordinary path characters.
 _FILE_LINE = re.compile(r"(?<![\w./~-])((?:[\w.~-]+/)*[\w.~-]+):(\d+)(?::\d+)?(?!\.?\d)")
-_LINE_WORDS = re.compile(r"(?i)\blines?\s+\d+\b")
+_DASH = "\\-\u2010-\u2015\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d~"
+_LINE_WORDS = re.compile(
+    r"(?i)\blines?\s*(?:no\.?\s*|number\s+|#\s*)?\d+\b"  # line 42, line no. 42, line #42
+    r"|\bln\.?\s*\d+\b"  # ln 42
+    r"|(?i:\b(?:on|at|near|around|about|from|to|through)\s+l\.\s*\d+\b)"  # at l. 42
+)
 _ANCHOR = re.compile(
     r"#L\d+\b"  # #L10, #L10-L20
-    r"|\bL\d+(?:C\d+)?\s*-\s*L?\d+\b"  # L10-L20
+    rf"|\bL\d+(?:C\d+)?\s*[{_DASH}]\s*L?\d+\b"  # L10-L20, L10–L20
     r"|(?<=\.)[A-Za-z][A-Za-z0-9]{0,9}\s+L\d+\b"  # config.py L10
+    r"|\bL\d+(?:C\d+)?\s+(?:of|in)\s+[`'\"]?[\w./~-]*\.[A-Za-z][A-Za-z0-9]{0,9}\b"  # L42 of a.py
+    r"|\bL\d+:\d+\b"  # L12:5
 )
+# A range after a path: app.py:10-20, app.py:10–20.
+_FILE_RANGE = re.compile(rf"(?<![\w./~-])((?:[\w.~-]+/)*[\w.~-]+):(\d+)\s*[{_DASH}]\s*\d+")
 
 
 def _is_source_path(token: str) -> bool:
@@ -52,10 +67,12 @@ def find_position(text: str) -> str | None:
     Hosts and ports (``localhost:8080``), versions (``python:3.11``) and times (``12:30``) are
     not positions; neither is anything inside a URL.
     """
-    without_urls = _URL.sub(" ", text)
-    for match in _FILE_LINE.finditer(without_urls):
-        if _is_source_path(match.group(1)):
-            return "file_line"
+    folded = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    without_urls = _URL.sub(" ", folded)
+    for pattern in (_FILE_LINE, _FILE_RANGE):
+        for match in pattern.finditer(without_urls):
+            if _is_source_path(match.group(1)):
+                return "file_line"
     if _LINE_WORDS.search(without_urls):
         return "line_words"
     if _ANCHOR.search(without_urls):

@@ -16,6 +16,13 @@ assignment, only when the name ends with the credential word: ``DB_PASSWORD=``, 
 that is not a format, ``high_entropy``: evidence keeps such strings because lesson ids, hashes
 and ULIDs there must stay readable.
 
+The list has three layers, applied in this order everywhere: our own formats (below, each with
+the context rules above), the maintained detect-secrets plugins
+(:mod:`active_memory.screening.detectors`: mail, chat, payment and cloud providers we do not
+spell out ourselves), and a password named in prose ("the admin password is Hunter2-fake!",
+"log in as admin / Fake-Pass-42"), which counts only when the value reads as a literal: it mixes
+letters with digits or symbols, and is neither a placeholder nor an expression.
+
 Patterns anchor on a boundary and bound their gaps, so scanning a hostile 256 KiB answer stays
 linear.
 """
@@ -28,10 +35,14 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+
+from active_memory.screening.detectors import plugin_patterns
 
 __all__ = [
     "CREDENTIAL_KINDS",
     "SECRET_KINDS",
+    "detected_kinds",
     "find_credential",
     "find_secret",
     "redact_credentials",
@@ -55,6 +66,12 @@ _PLACEHOLDER = re.compile(
 # Code that computes a value (settings.TOKEN, os.environ["X"], get_token()) is not a literal.
 _EXPRESSION = re.compile(r"[.(\[]")
 _ALREADY_REDACTED = re.compile(r"(?i)\[redacted")
+# A bare value that is code reaching for a value: document.querySelector(, os.environ[,
+# settings.API_TOKEN, getToken(. A credential has no dotted identifier chain in it.
+_CODE_VALUE = re.compile(
+    r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*[(\[].*"
+    r"|[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+"
+)
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # The groups that hold the credential itself, when it is not the whole match.
@@ -101,6 +118,8 @@ def _redact_assignment(match: re.Match[str]) -> bool:
     value = match.string[start:end]
     if _ALREADY_REDACTED.match(value):
         return False
+    if match.group("bare") is not None and _CODE_VALUE.fullmatch(value):
+        return False
     return len(value) >= 8 or _literal_assignment(match)
 
 
@@ -112,6 +131,16 @@ class _Format:
     literal: Callable[[re.Match[str]], bool] | None = None
     # Redaction replaces a match only when this holds (None: every match).
     redact: Callable[[re.Match[str]], bool] | None = None
+    # The secret is the first non-empty numbered group (detect-secrets' patterns), not a name.
+    numbered: bool = False
+
+    def span(self, match: re.Match[str]) -> tuple[int, int]:
+        if self.numbered:
+            for index in range(1, (match.re.groups or 0) + 1):
+                if match.group(index):
+                    return match.span(index)
+            return match.span()
+        return _secret_span(match)
 
 
 _FORMATS: tuple[_Format, ...] = (
@@ -131,6 +160,7 @@ _FORMATS: tuple[_Format, ...] = (
     _Format("slack_token", re.compile(
         r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}")),
     _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}")),
+    _Format("mailgun_key", re.compile(r"(?<![A-Za-z0-9_-])key-[0-9a-zA-Z]{32}(?![A-Za-z0-9_-])")),
     _Format("service_token", re.compile(
         _NOT_KEY_CHAR + r"(?:(?:glpat-|pypi-)[A-Za-z0-9_-]{20,}"
         r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))")),
@@ -149,8 +179,93 @@ _FORMATS: tuple[_Format, ...] = (
         literal=_literal_assignment, redact=_redact_assignment),
 )  # fmt: skip
 
-CREDENTIAL_KINDS: tuple[str, ...] = tuple(dict.fromkeys(fmt.kind for fmt in _FORMATS))
+# Each alternative opens with a case-sensitive character set, so the scan skips ahead to
+# candidate letters instead of trying every offset (case-insensitive alternations cannot).
+_W = r"(?<!\w.)"  # right after an alternative's first letter: nothing word-like before it
+_PROSE_NAME = (
+    rf"(?:[Pp]{_W}(?i:assw(?:or)?d|assphrase|ass\s?code|wd|in\s?code)"
+    rf"|[Aa]{_W}(?i:pi[\s_-]?key|ccess\s+key|uth\s+token|ccess\s+token)"
+    rf"|[Ss]{_W}(?i:ecret\s+key|ecret)|[Tt]{_W}(?i:oken))"
+)
+_PROSE_VALUE = r"[`'\"“‘]?(?P<{group}>[^\s`'\"”’]{{6,128}})"
+_PROSE_PASSWORD = re.compile(
+    # the staging password is X / password for admin: X / the api key, X
+    rf"{_PROSE_NAME}\b"
+    r"(?i:(?:\s+(?:for|of|on|in)\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w.@-]{1,40}\s+){0,2}"
+    r"[\w.@-]{1,40})?"
+    r"(?:\s*[,:=]\s*|\s+(?:is|was|remains|reads|equals|(?:is\s+)?still|should\s+be|must\s+be|"
+    r"(?:is\s+)?set\s+to|(?:is\s+)?now|becomes)\s+(?:just\s+|simply\s+)?))"
+    + _PROSE_VALUE.format(group="secret")
+    # log in as admin / X, sign in with admin:X, connect as admin with password X
+    + rf"|[LlSsCcAa]{_W}(?i:(?:og\s*in|ign\s*in|ogin|uthenticate|onnect)\s+(?:as|with)\s+"
+    r"[\w.@-]{1,64}\s*(?:/|:|,?\s+(?:and\s+|with\s+)?(?:the\s+)?(?:password|passphrase|pwd)"
+    r"\s*:?)\s*)"
+    + _PROSE_VALUE.format(group="login")
+    # with the password X (no verb: the value must mix letters and digits, see _literal_prose)
+    + rf"|{_PROSE_NAME}\s+"
+    + _PROSE_VALUE.format(group="bare")
+    # set the Heroku API key to X
+    + rf"|[Ss]{_W}(?i:et\s+(?:the\s+|your\s+|our\s+|its\s+)?(?:[\w.-]{{1,30}}\s+){{0,2}}"
+    r"(?:password|passphrase|api\s+key|token|secret)\s+to\s+)"
+    + _PROSE_VALUE.format(group="set")
+    # use X as the password
+    + rf"|[Uu]{_W}(?i:se\s+)"
+    + _PROSE_VALUE.format(group="use")
+    + r"[`'\"”’]?(?i:\s+as\s+(?:the\s+|your\s+|an?\s+)?(?:\w+\s+)?"
+    r"(?:password|passphrase|api\s+key|token|secret))\b"
+)
+_PROSE_GROUPS = ("secret", "login", "set", "use", "bare")
+_LITERAL_END = ".,;:!?)]}"
+
+
+def _prose_span(match: re.Match[str]) -> tuple[int, int]:
+    for name in _PROSE_GROUPS:
+        if match.start(name) != -1:
+            start, end = match.span(name)
+            value = match.string[start:end].rstrip(_LITERAL_END)
+            return start, start + len(value)
+    return match.span()
+
+
+def _literal_prose(match: re.Match[str]) -> bool:
+    start, end = _prose_span(match)
+    value = match.string[start:end]
+    if len(value) < 6 or _PLACEHOLDER.match(value) or _CODE_VALUE.fullmatch(value):
+        return False
+    if value.startswith(("$", "%", "{", "<", "[")) or "://" in value or "/" in value:
+        return False  # a variable, a template, a URL or a path names where it is, not what
+    letters = any(c.isalpha() for c in value)
+    digits = any(c.isdigit() for c in value)
+    symbols = any(not c.isalnum() for c in value)
+    if value.isupper() or value.replace("_", "").isupper():
+        return False  # an environment variable's name (DB_PASSWORD), not its value
+    if match.start("bare") != -1:
+        # "token refresh-interval" is prose: without a verb only a value of 8 or more that
+        # mixes letters, digits and capitals or symbols reads as a literal.
+        mixed = symbols or any(c.isupper() for c in value)
+        return letters and digits and mixed and len(value) >= 8
+    return letters and (digits or symbols)
+
+
+_PROSE = _Format(
+    "password_in_prose", _PROSE_PASSWORD, literal=_literal_prose, redact=_literal_prose
+)
+
+CREDENTIAL_KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys([*(fmt.kind for fmt in _FORMATS), _PROSE.kind])
+)
 SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
+
+
+@cache
+def _all_formats() -> tuple[_Format, ...]:
+    detected = tuple(_Format(item.kind, item.pattern, numbered=True) for item in plugin_patterns())
+    return (*_FORMATS, *detected, _PROSE)
+
+
+def detected_kinds() -> tuple[str, ...]:
+    """The kinds the detect-secrets plugins add (``sendgrid_api_key``…), unique, in order."""
+    return tuple(dict.fromkeys(item.kind for item in plugin_patterns()))
 
 
 def shannon_entropy(text: str) -> float:
@@ -187,12 +302,13 @@ def _high_entropy(text: str) -> bool:
 
 
 def find_credential(text: str) -> str | None:
-    """The kind of the first credential *format* in ``text`` (see CREDENTIAL_KINDS), or None.
+    """The kind of the first credential *format* in ``text`` (see CREDENTIAL_KINDS and
+    :func:`detected_kinds`), or None.
 
     For identifiers (run ids, node ids) that may be long and random by design: it skips the
     ``high_entropy`` heuristic.
     """
-    for fmt in _FORMATS:
+    for fmt in _all_formats():
         if fmt.literal is None:
             if fmt.pattern.search(text):
                 return fmt.kind
@@ -216,7 +332,7 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
     ``anthropic_key``, not also an ``openai_key``. Kinds are unique, in format order.
     """
     kinds: list[str] = []
-    for fmt in _FORMATS:
+    for fmt in _all_formats():
         found = False
 
         def replace(match: re.Match[str], fmt: _Format = fmt) -> str:
@@ -224,7 +340,7 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
             if fmt.redact is not None and not fmt.redact(match):
                 return match.group(0)
             found = True
-            start, end = _secret_span(match)
+            start, end = _prose_span(match) if fmt is _PROSE else fmt.span(match)
             whole, offset = match.group(0), match.start()
             return whole[: start - offset] + marker(fmt.kind) + whole[end - offset :]
 

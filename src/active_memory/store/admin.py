@@ -1,21 +1,32 @@
-"""Admin reads and repairs behind ``SqliteStore``: list, get, history, revert, purge, check.
+"""Admin reads and repairs behind the stores (SQLite and PostgreSQL): list, get, history, revert,
+purge, check (SQLite only).
 
-Functions take an open connection; ``SqliteStore`` owns locking and transactions. Decoding
-failures become StoreError naming the id, never a silently shorter list.
+Functions take an open connection (``store.sql.SqlConnection``); the store owns locking and
+transactions. Decoding failures become StoreError naming the id, never a silently shorter list,
+and never quoting the stored text. ``check`` reads every row the way the listings do, so a row
+a listing cannot read is a problem ``check`` reports by id.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from active_memory.errors import LessonNotFound, LessonRetired, PublicationError, StoreError
 from active_memory.models.lessons import Lesson
 from active_memory.screening.cards import screen_card
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
-from active_memory.store.migrations import applied_migrations
+from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply_pending
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
+from active_memory.store.sql import SqlConnection
+from active_memory.store.unreadable import (
+    is_undecodable,
+    raw_cells,
+    text_cell,
+    undecodable_ids,
+)
 from active_memory.store.writes import Change, count_capacity, read_capacity, read_states
 
 __all__ = [
@@ -29,6 +40,22 @@ __all__ = [
 ]
 
 _HISTORY_OPS: tuple[HistoryOp, ...] = ("upsert", "retire", "revert", "purge")
+
+
+def _fetch(conn: SqlConnection, sql: str, params: Any = ()) -> list[Any]:
+    """Every row of ``sql``; a stored text that is not UTF-8 is a StoreError naming the ids."""
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as error:
+        # Only SQLite hands back text that is not UTF-8 (PostgreSQL refuses to store it).
+        if not is_undecodable(error) or not isinstance(conn, sqlite3.Connection):
+            raise
+    unreadable = undecodable_ids(conn, "records") + undecodable_ids(conn, "history")
+    shown = ", ".join(f"{label} ({column})" for label, column in unreadable[:5]) or "some rows"
+    raise StoreError(
+        f"stored lessons cannot be read, their text is not UTF-8: {shown}; run "
+        "`active-memory store check` and restore them from a backup or history"
+    )
 
 
 def _decode_all(rows: list[tuple[object, ...]]) -> tuple[Lesson, ...]:
@@ -45,7 +72,7 @@ def _decode_all(rows: list[tuple[object, ...]]) -> tuple[Lesson, ...]:
 
 
 def list_live(
-    conn: sqlite3.Connection,
+    conn: SqlConnection,
     *,
     repository: str | None = None,
     graph_hash: str | None = None,
@@ -60,20 +87,22 @@ def list_live(
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
-    rows = conn.execute(
-        f"SELECT {LIVE_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY id", params
-    ).fetchall()
+    rows = _fetch(
+        conn,
+        f"SELECT {LIVE_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY id",
+        params,
+    )
     return _decode_all(rows)
 
 
-def list_tombstones(conn: sqlite3.Connection) -> tuple[Tombstone, ...]:
-    rows = conn.execute("SELECT id, revision, kind FROM records WHERE deleted = 1 ORDER BY id")
+def list_tombstones(conn: SqlConnection) -> tuple[Tombstone, ...]:
+    rows = _fetch(conn, "SELECT id, revision, kind FROM records WHERE deleted = 1 ORDER BY id")
     return tuple(Tombstone(id=str(i), revision=int(r), kind=str(k)) for i, r, k in rows)
 
 
-def get_lesson(conn: sqlite3.Connection, lesson_id: str) -> Lesson:
-    row = conn.execute(f"SELECT {LIVE_COLUMNS}, deleted FROM records WHERE id = ?", (lesson_id,))
-    found = row.fetchone()
+def get_lesson(conn: SqlConnection, lesson_id: str) -> Lesson:
+    rows = _fetch(conn, f"SELECT {LIVE_COLUMNS}, deleted FROM records WHERE id = ?", (lesson_id,))
+    found = rows[0] if rows else None
     if found is None:
         raise LessonNotFound(lesson_id)
     if found[-1]:
@@ -81,12 +110,13 @@ def get_lesson(conn: sqlite3.Connection, lesson_id: str) -> Lesson:
     return _decode_all([found[:-1]])[0]
 
 
-def read_history(conn: sqlite3.Connection, lesson_id: str) -> tuple[HistoryEntry, ...]:
-    rows = conn.execute(
+def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...]:
+    rows = _fetch(
+        conn,
         "SELECT revision, op, body, evidence, source_revision, generation, run_id, time "
         "FROM history WHERE id = ? ORDER BY revision",
         (lesson_id,),
-    ).fetchall()
+    )
     if not rows:
         raise LessonNotFound(lesson_id)
     entries = []
@@ -119,7 +149,7 @@ def _op(value: object) -> HistoryOp:
     raise StoreError(f"history holds an unknown operation {value!r}; the store is damaged")
 
 
-def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> Change:
+def plan_revert(conn: SqlConnection, lesson_id: str, to_revision: int) -> Change:
     """The change that writes ``to_revision``'s content as a new revision (in a write txn)."""
     state = read_states(conn, [lesson_id]).get(lesson_id)
     if state is None:
@@ -161,7 +191,7 @@ def plan_revert(conn: sqlite3.Connection, lesson_id: str, to_revision: int) -> C
     )
 
 
-def plan_purge(conn: sqlite3.Connection, lesson_id: str) -> tuple[Change | None, int]:
+def plan_purge(conn: SqlConnection, lesson_id: str) -> tuple[Change | None, int]:
     """Erase the past contents of a retired id (in a write txn).
 
     Returns the purge marker to write (None when a previous purge already erased everything)
@@ -187,11 +217,31 @@ def plan_purge(conn: sqlite3.Connection, lesson_id: str) -> tuple[Change | None,
     return Change(lesson_id, "purge", state.revision + 1, state.kind), erased
 
 
+def _readable_rows(conn: sqlite3.Connection, columns: str, rest: str) -> list[tuple[object, ...]]:
+    """The rows a listing would read, cell for cell, leaving out those whose text is not UTF-8
+    (:func:`undecodable_ids` reports them)."""
+    rows = []
+    for raw in conn.execute(f"SELECT {raw_cells(columns)} FROM {rest}"):
+        try:
+            rows.append(tuple(text_cell(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)))
+        except UnicodeDecodeError:
+            continue
+    return rows
+
+
 def _content_problems(conn: sqlite3.Connection) -> list[str]:
-    """Every live row and every stored past revision, validated completely."""
-    problems = []
-    for row in conn.execute(
-        f"SELECT {LIVE_COLUMNS}, checksum FROM records WHERE deleted = 0 ORDER BY id"
+    """Every live row and every stored past revision, read as the listings read them and
+    validated completely; problems name ids and columns, never stored text."""
+    problems = [
+        f"stored lesson {label} has a {column} that is not UTF-8 text"
+        for label, column in undecodable_ids(conn, "records")
+    ]
+    problems += [
+        f"a past revision of lesson {label} has a {column} that is not UTF-8 text"
+        for label, column in undecodable_ids(conn, "history")
+    ]
+    for row in _readable_rows(
+        conn, f"{LIVE_COLUMNS}, checksum", "records WHERE deleted = 0 ORDER BY id"
     ):
         try:
             decode_lesson(row[:-1])
@@ -202,15 +252,44 @@ def _content_problems(conn: sqlite3.Connection) -> list[str]:
             verify_rows((row,))
         except RecordError as error:
             problems.append(f"stored lesson {error}")
-    for lesson_id, revision, body, evidence in conn.execute(
-        "SELECT id, revision, body, evidence FROM history WHERE body IS NOT NULL "
-        "ORDER BY id, revision"
+    for lesson_id, revision, body, evidence in _readable_rows(
+        conn,
+        "id, revision, body, evidence",
+        "history WHERE body IS NOT NULL ORDER BY id, revision",
     ):
         try:
             decode_draft(body, evidence)
         except RecordError as error:
             problems.append(f"revision {revision} of {lesson_id!r} {error}")
     return problems
+
+
+def _schema(conn: sqlite3.Connection) -> dict[tuple[str, str], str]:
+    rows = conn.execute(
+        "SELECT type, name, CAST(sql AS BLOB) FROM sqlite_master "
+        "WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'"
+    )
+    return {
+        (str(kind), str(name)): bytes(sql).decode("utf-8", "replace") for kind, name, sql in rows
+    }
+
+
+def _schema_problems(conn: sqlite3.Connection) -> list[str]:
+    """Objects whose definition differs from what the migrations create: a damaged byte in
+    the schema text can leave SQL that still parses but means something else."""
+    expected_conn = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        apply_pending(expected_conn, MIGRATIONS[: len(applied_migrations(conn))])
+        expected = _schema(expected_conn)
+    finally:
+        expected_conn.close()
+    found = _schema(conn)
+    return [
+        f"the schema's {kind} {name!r} differs from the one active-memory created; restore the "
+        "store from a backup"
+        for kind, name in sorted(expected.keys() | found.keys())
+        if expected.get((kind, name)) != found.get((kind, name))
+    ]
 
 
 def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
@@ -223,6 +302,8 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
         f"foreign key violation in {row[0]} row {row[1]}"
         for row in conn.execute("PRAGMA foreign_key_check")
     ]
+    if not problems:
+        problems += _schema_problems(conn)
     if not problems:  # decoding rows of a damaged file could fail in SQLite itself
         problems += _content_problems(conn)
     capacity = read_capacity(conn)

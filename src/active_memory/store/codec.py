@@ -13,6 +13,7 @@ since the last one pays for a comparison, not for a second validation.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,8 @@ __all__ = [
     "decode_lesson",
     "encode_draft",
 ]
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 # The columns of a live row, in the order decode_lesson and DecodedRows read them.
 LIVE_COLUMNS = "id, revision, body, evidence, kind, repository, graph_hash, node_id"
@@ -86,7 +89,11 @@ def _parsed(model: type[Card] | type[Evidence], text: str, column: str) -> Any:
         if detail["type"] == "json_invalid":
             raise RecordError(f"has invalid JSON in its {column} ({detail['msg']})") from None
         problem = first_problem(error, model.error_root, model=model)
-        raise RecordError(f"fails lesson validation ({problem})") from None
+        # A rule may quote the stored value ('…' must be …): the lesson's text stays out.
+        rule = problem.problem
+        if detail["type"] != "extra_forbidden":
+            rule = _QUOTED.sub("…", rule)
+        raise RecordError(f"fails lesson validation ({problem.field}: {rule})") from None
 
 
 def _content(body: object, evidence: object) -> tuple[Card, Evidence]:

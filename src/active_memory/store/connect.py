@@ -3,7 +3,10 @@
 Order matters: nothing is created or written next to a path until it is known to be a
 private regular file that is empty or carries a valid SQLite header, and nothing is written
 into a database until it is known to be an active-memory store (or brand new). A file that
-fails any check is left exactly as it was.
+fails any check is left exactly as it was, and so is its folder: the empty ``-wal``/``-shm``
+files SQLite made beside a store it then refused are removed again. A damaged schema (text that
+is not UTF-8, which Python reports as a UnicodeDecodeError) or a meta table without its one row
+is refused here, in one sentence, before any command reads from it.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ from active_memory.store.files import (
     inspect_store_file,
 )
 from active_memory.store.migrations import (
+    Migration,
     MigrationMismatch,
     applied_migrations,
     apply_pending,
     pending_migrations,
 )
 from active_memory.store.paths import ZEROSHOT_IMPORT_HINT, check_store_location
+from active_memory.store.unreadable import safe_message
 from active_memory.store.zeroshot import is_zeroshot_store_file, looks_like_zeroshot_schema
 
 __all__ = ["open_connection"]
@@ -58,14 +63,40 @@ def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sql
             raise StoreUnavailable(str(path), "disappeared while it was being created")
     elif info.st_size and is_zeroshot_store_file(path):
         raise StoreUnavailable(str(path), _ZEROSHOT_STORE)
-    conn = _connect(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
+    companions = _absent_companions(path)
     try:
-        _same_file(path, info)
-        _prepare(conn, path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
-    except BaseException:
-        conn.close()
+        if info.st_size and len(companions) == 2:
+            _precheck(path, read_only=read_only)
+        conn = _connect(path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
+        try:
+            _same_file(path, info)
+            _prepare(conn, path, read_only=read_only, busy_timeout_ms=busy_timeout_ms)
+        except BaseException:
+            conn.close()
+            raise
+    except StoreUnavailable:
+        _remove_empty(companions)
         raise
     return conn
+
+
+def _absent_companions(path: Path) -> list[Path]:
+    return [
+        companion
+        for companion in (path.with_name(path.name + s) for s in ("-wal", "-shm"))
+        if not os.path.lexists(companion)
+    ]
+
+
+def _remove_empty(companions: list[Path]) -> None:
+    """Remove the companions this open created, when they are still empty regular files."""
+    for companion in companions:
+        try:
+            info = os.lstat(companion)
+            if stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                os.unlink(companion)
+        except OSError:
+            continue
 
 
 def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
@@ -93,13 +124,13 @@ def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Co
             "PRAGMA secure_delete = ON",
         ):
             conn.execute(pragma)
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:
         conn.close()
         raise _unreadable(path, error) from None
     return conn
 
 
-def _unreadable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
+def _unreadable(path: Path, error: sqlite3.Error | UnicodeDecodeError) -> StoreUnavailable:
     # A healthy file in a directory this user cannot write fails the same way as a damaged
     # one ("unable to open database file", "attempt to write a readonly database"): say which,
     # because "restore it from a backup" is the wrong advice for a permission problem.
@@ -108,8 +139,8 @@ def _unreadable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
         return StoreUnavailable(str(path), access)
     return StoreUnavailable(
         str(path),
-        f"is not a readable SQLite database ({error}); restore it from a backup or move it "
-        "aside (it was left untouched)",
+        f"is not a readable SQLite database ({safe_message(error)}); restore it from a backup "
+        "or move it aside (it was left untouched)",
     )
 
 
@@ -200,13 +231,12 @@ def _switch_to_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> str:
             time.sleep(0.005)
 
 
-def _prepare(
-    conn: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout_ms: int
-) -> None:
+def _inspect(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> tuple[Migration, ...]:
+    """Every check that only reads; returns the pending migrations (refused when read-only)."""
     try:
         names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
         applied = applied_migrations(conn) if names else []
-    except sqlite3.DatabaseError as error:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
         raise _unreadable(path, error) from None
     if looks_like_zeroshot_schema(names):
         raise StoreUnavailable(str(path), _ZEROSHOT_STORE)
@@ -218,13 +248,39 @@ def _prepare(
         pending = pending_migrations(applied)
     except MigrationMismatch as error:
         raise StoreUnavailable(str(path), str(error)) from None
+    if read_only and pending:
+        raise StoreUnavailable(
+            str(path),
+            "is not initialised or needs a schema upgrade; open it once for writing "
+            "(e.g. `active-memory store check`)",
+        )
+    if not pending:
+        _check_meta(conn, path)
+    return pending
+
+
+def _precheck(path: Path, *, read_only: bool) -> None:
+    """:func:`_inspect` through an ``immutable`` connection, which creates no ``-wal``/``-shm``
+    beside the file: a store refused here leaves its folder as it was. Only used when no
+    companion exists, so there is no write-ahead log the immutable reader would miss."""
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return  # the ordinary open below reports it
+    try:
+        conn.execute("PRAGMA trusted_schema = OFF")
+        _inspect(conn, path, read_only=read_only)
+    except (sqlite3.Error, UnicodeDecodeError):
+        return
+    finally:
+        conn.close()
+
+
+def _prepare(
+    conn: sqlite3.Connection, path: Path, *, read_only: bool, busy_timeout_ms: int
+) -> None:
+    pending = _inspect(conn, path, read_only=read_only)
     if read_only:
-        if pending:
-            raise StoreUnavailable(
-                str(path),
-                "is not initialised or needs a schema upgrade; open it once for writing "
-                "(e.g. `active-memory store check`)",
-            )
         return
     try:
         mode = _switch_to_wal(conn, busy_timeout_ms)
@@ -234,8 +290,28 @@ def _prepare(
             )
         if pending:
             apply_pending(conn)
+        _check_meta(conn, path)
     except MigrationMismatch as error:
         raise StoreUnavailable(str(path), str(error)) from None
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:
         access = _access_problem(path)
-        raise StoreUnavailable(str(path), access or f"cannot be initialised ({error})") from None
+        problem = access or f"cannot be initialised ({safe_message(error)})"
+        raise StoreUnavailable(str(path), problem) from None
+
+
+def _check_meta(conn: sqlite3.Connection, path: Path) -> None:
+    """The meta table holds exactly one row of integers: every read and write starts there."""
+    try:
+        rows = conn.execute(
+            "SELECT typeof(generation), typeof(live_count), typeof(record_count), "
+            "typeof(content_bytes) FROM meta LIMIT 2"
+        ).fetchall()
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
+        raise _unreadable(path, error) from None
+    if len(rows) != 1 or any(kind != "integer" for kind in rows[0]):
+        what = "no row" if not rows else "more than one row" if len(rows) > 1 else "a damaged row"
+        raise StoreUnavailable(
+            str(path),
+            f"is damaged: its meta table has {what} where it keeps one row of counters; "
+            "restore it from a backup (it was left untouched)",
+        )

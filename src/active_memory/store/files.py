@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 import struct
 from pathlib import Path
@@ -24,7 +23,6 @@ __all__ = [
     "ensure_private_directory",
     "fsync_directory",
     "inspect_store_file",
-    "private_temp_path",
 ]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -162,14 +160,6 @@ def create_private_file(path: Path) -> bool:
     finally:
         os.close(fd)
     return True
-
-
-def private_temp_path(destination: Path) -> Path:
-    """A fresh, empty 0600 file beside ``destination`` for an atomic replace; OSError on failure."""
-    while True:
-        candidate = destination.with_name(f".{destination.name}.{secrets.token_hex(8)}.tmp")
-        if create_private_file(candidate):
-            return candidate
 
 
 def fsync_directory(directory: Path) -> None:

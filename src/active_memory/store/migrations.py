@@ -151,7 +151,26 @@ m002_row_checksums = Migration(
     backfill=backfill_checksums,
 )
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_row_checksums)
+# Proposals held for review by weak screening signals (store/quarantine.py): the draft as
+# JSON, kept apart from the live records, deleted (never tombstoned) when approved or rejected.
+m003_quarantine = Migration(
+    "m003_quarantine",
+    (
+        """
+        CREATE TABLE quarantine (
+            id TEXT PRIMARY KEY NOT NULL,
+            run_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('repository', 'graph')),
+            signals TEXT NOT NULL,
+            draft TEXT NOT NULL,
+            time TEXT NOT NULL
+        )
+        """,
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_row_checksums, m003_quarantine)
 
 
 def applied_migrations(conn: sqlite3.Connection) -> list[tuple[str, str]]:

@@ -38,14 +38,12 @@ from active_memory.store.backend import (
     Snapshot,
     SnapshotRequest,
 )
+from active_memory.store.backup import backup_to
+from active_memory.store.checked import checked_changes, publication_receipt
 from active_memory.store.checked_rows import StoredLessons, verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.connect import open_connection
-from active_memory.store.files import (
-    backup_destination_problem,
-    fsync_directory,
-    private_temp_path,
-)
+from active_memory.store.files import backup_destination_problem
 from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
 from active_memory.store.results import (
     DEFAULT_LIMITS,
@@ -57,8 +55,8 @@ from active_memory.store.results import (
     Tombstone,
 )
 from active_memory.store.transfer import lesson_line, parse_lines, plan_import
+from active_memory.store.unreadable import safe_message
 from active_memory.store.writes import (
-    Change,
     apply_changes,
     read_states,
     read_transaction,
@@ -145,11 +143,11 @@ class SqliteStore:
             try:
                 with read_transaction(conn):
                     yield conn
-            except sqlite3.Error as error:
+            except (sqlite3.Error, UnicodeDecodeError) as error:
                 raise failure(
-                    f"reading the lesson store {str(self._path)!r} failed ({error}); "
-                    "run `active-memory store check`"
-                ) from error
+                    f"reading the lesson store {str(self._path)!r} failed "
+                    f"({safe_message(error)}); run `active-memory store check`"
+                ) from None
 
     # -- the backend protocol --------------------------------------------------------------
 
@@ -202,42 +200,11 @@ class SqliteStore:
                 if not publication.mutations:
                     (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
                     return PublicationReceipt(int(generation), {})
-                changes = self._checked_changes(conn, publication)
+                changes = checked_changes(conn, publication)
                 generation = apply_changes(
                     conn, changes, run_id=publication.run_id, limits=self._limits
                 )
-        return PublicationReceipt(
-            generation,
-            {change.id: change.revision for change in changes},
-            tuple(change.id for change in changes if change.op == "retire"),
-        )
-
-    @staticmethod
-    def _checked_changes(conn: sqlite3.Connection, publication: Publication) -> list[Change]:
-        states = read_states(conn, (m.id for m in publication.mutations))
-        mismatches: list[RevisionMismatch] = []
-        changes: list[Change] = []
-        for mutation in publication.mutations:
-            state = states.get(mutation.id)
-            found = 0 if state is None else state.revision
-            tombstoned = state is not None and state.deleted
-            if tombstoned or found != mutation.expected_revision:
-                mismatches.append(
-                    RevisionMismatch(mutation.id, mutation.expected_revision, found, tombstoned)
-                )
-                continue
-            if mutation.op == "upsert" and mutation.draft is not None:
-                kind = mutation.draft.scope.kind
-                changes.append(
-                    Change(
-                        mutation.id, "upsert", found + 1, kind, mutation.draft, create=state is None
-                    )
-                )
-            elif state is not None:
-                changes.append(Change(mutation.id, "retire", found + 1, state.kind))
-        if mismatches:
-            raise RevisionConflict(mismatches)
-        return changes
+        return publication_receipt(generation, changes)
 
     # -- admin -----------------------------------------------------------------------------
 
@@ -380,27 +347,8 @@ class SqliteStore:
         if problem is not None:
             raise StoreError(f"backup destination {str(target)!r} {problem}")
         with self._lock:
-            conn = self._connection()
-            try:
-                temporary = private_temp_path(target)
-            except OSError as error:
-                raise StoreError(
-                    f"cannot write a backup in {str(target.parent)!r} ({error.strerror})"
-                ) from None
-            try:
-                copy = sqlite3.connect(temporary, isolation_level=None)
-                try:
-                    conn.backup(copy)
-                finally:
-                    copy.close()
-                with open(temporary, "rb+") as handle:
-                    os.fsync(handle.fileno())
-                os.replace(temporary, target)
-            except (sqlite3.Error, OSError) as error:
-                temporary.unlink(missing_ok=True)
-                raise StoreError(f"backup to {str(target)!r} failed ({error})") from error
-        fsync_directory(target.parent)
-        return target
+            # Named for this process, so a later backup or check removes it if we are killed.
+            return backup_to(self._connection(), self._path, target)
 
     def check(self) -> StoreCheck:
         """``PRAGMA integrity_check`` and ``foreign_key_check`` plus counts."""

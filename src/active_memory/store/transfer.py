@@ -20,18 +20,19 @@ Conflicts are collected for every line and raised together as ImportConflict.
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from active_memory.errors import LessonValidationError
+from active_memory.bounded_input import parse_json
+from active_memory.errors import InputRefused, LessonValidationError
+from active_memory.limits import LIMITS
 from active_memory.models.ids import validate_lesson_id
 from active_memory.models.lessons import Lesson, LessonDraft
 from active_memory.screening.cards import screen_card
 from active_memory.store.codec import canonical_json, encode_draft
 from active_memory.store.results import HistoryOp, Tombstone
+from active_memory.store.sql import SqlConnection
 from active_memory.store.writes import Change, read_states
 
 __all__ = ["ImportEntry", "ImportPlan", "lesson_line", "parse_lines", "plan_import"]
@@ -66,11 +67,9 @@ def parse_lines(lines: Iterable[str]) -> tuple[ImportEntry, ...]:
             continue
         where = f"line {number}"
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise LessonValidationError(
-                where, f"is not valid JSON ({error.msg} at column {error.colno})"
-            ) from None
+            data = parse_json(text, what=where)
+        except InputRefused as refused:
+            raise LessonValidationError(where, refused.problem) from None
         if not isinstance(data, dict):
             raise LessonValidationError(where, "must be a JSON object")
         try:
@@ -102,8 +101,14 @@ def _entry(number: int, data: dict[str, Any]) -> ImportEntry:
                 "tombstone", f"must have exactly the keys {sorted(_TOMBSTONE_KEYS)}"
             )
         revision = data["revision"]
-        if isinstance(revision, bool) or not isinstance(revision, int) or revision < 1:
-            raise LessonValidationError("revision", f"{revision!r} must be an integer ≥ 1")
+        if (
+            isinstance(revision, bool)
+            or not isinstance(revision, int)
+            or not 1 <= revision <= LIMITS.revision_max
+        ):
+            raise LessonValidationError(
+                "revision", f"{revision!r} must be an integer from 1 to {LIMITS.revision_max}"
+            )
         if data["kind"] not in ("repository", "graph"):
             raise LessonValidationError("kind", f"{data['kind']!r} must be repository or graph")
         lesson_id = validate_lesson_id("id", data["id"])
@@ -125,7 +130,7 @@ class ImportPlan:
 
 
 def plan_import(
-    conn: sqlite3.Connection, entries: tuple[ImportEntry, ...], *, replace: bool
+    conn: SqlConnection, entries: tuple[ImportEntry, ...], *, replace: bool
 ) -> ImportPlan:
     """Decide each entry against the store; run inside the import's write transaction."""
     states = read_states(conn, (entry.id for entry in entries))
@@ -166,7 +171,7 @@ def _content(draft: LessonDraft) -> tuple[str, str]:
     return encoded.body, encoded.evidence
 
 
-def _live_content(conn: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[str, str]]:
+def _live_content(conn: SqlConnection, ids: list[str]) -> dict[str, tuple[str, str]]:
     content: dict[str, tuple[str, str]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]

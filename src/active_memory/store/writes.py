@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from active_memory.errors import PublicationError, PublicationFenced, StoreError
+from active_memory.limits import LIMITS
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import PublicationControl
 from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
+from active_memory.store.sql import SqlConnection
+from active_memory.store.unreadable import safe_message
 
 __all__ = [
     "Capacity",
@@ -63,11 +66,12 @@ def write_transaction(
         _fence(control)
         yield
         conn.execute("COMMIT")
-    except sqlite3.Error as error:
+    except (sqlite3.Error, UnicodeDecodeError) as error:  # the latter: a damaged schema
         _rollback(conn)
         raise StoreError(
-            f"the lesson store failed while writing ({error}); nothing was committed"
-        ) from error
+            f"the lesson store failed while writing ({safe_message(error)}); nothing was "
+            "committed, run `active-memory store check`"
+        ) from None
     except BaseException:
         _rollback(conn)
         raise
@@ -103,7 +107,7 @@ class RowState:
     kind: str
 
 
-def read_states(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, RowState]:
+def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:
     """Current revision and tombstone flag of each id that has a row."""
     wanted = list(dict.fromkeys(ids))
     states: dict[str, RowState] = {}
@@ -138,7 +142,7 @@ class Capacity:
     content_bytes: int
 
 
-def read_capacity(conn: sqlite3.Connection) -> Capacity:
+def read_capacity(conn: SqlConnection) -> Capacity:
     """The trigger-maintained counters in ``meta`` (one row, no scan)."""
     live, rows, size = conn.execute(
         "SELECT live_count, record_count, content_bytes FROM meta"
@@ -146,7 +150,7 @@ def read_capacity(conn: sqlite3.Connection) -> Capacity:
     return Capacity(int(live), int(rows), int(size))
 
 
-def count_capacity(conn: sqlite3.Connection) -> Capacity:
+def count_capacity(conn: SqlConnection) -> Capacity:
     """The same figures recounted from ``records``, to audit the counters."""
     live = rows = size = 0
     for deleted, count, total in conn.execute(
@@ -160,7 +164,7 @@ def count_capacity(conn: sqlite3.Connection) -> Capacity:
 
 
 def apply_changes(
-    conn: sqlite3.Connection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
+    conn: SqlConnection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
 ) -> int:
     """Write ``changes`` and their history rows, check capacity, bump the generation.
 
@@ -170,6 +174,7 @@ def apply_changes(
     before = read_capacity(conn)
     (current,) = conn.execute("SELECT generation FROM meta").fetchone()
     generation = int(current) + 1
+    _check_bounds(changes, generation)
     now = utc_now()
     for change in changes:
         body = evidence = None
@@ -251,6 +256,22 @@ def apply_changes(
     _check_capacity(before, read_capacity(conn), limits)
     conn.execute("UPDATE meta SET generation = ?", (generation,))
     return generation
+
+
+def _check_bounds(changes: Sequence[Change], generation: int) -> None:
+    # SQLite stores int64; past it Python would raise a bare OverflowError mid-batch.
+    top = LIMITS.stored_integer_max
+    if generation > top:
+        raise PublicationError(
+            f"the store's generation would pass {top}, the largest the store can hold; nothing "
+            "was published, move the lessons to a new store (export, then import)"
+        )
+    for change in changes:
+        if change.revision > top:
+            raise PublicationError(
+                f"lesson {change.id!r} would pass revision {top}, the largest the store can "
+                "hold; nothing was published, publish its content as a new lesson instead"
+            )
 
 
 def _check_capacity(before: Capacity, after: Capacity, limits: StoreLimits) -> None:

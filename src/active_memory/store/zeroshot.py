@@ -98,7 +98,7 @@ def is_zeroshot_store_file(path: Path) -> bool:
         try:
             conn.execute("PRAGMA trusted_schema = OFF")
             names = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master")}
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeDecodeError):  # the latter: SQLite's message on bad schema
             return False
     return looks_like_zeroshot_schema(names)
 

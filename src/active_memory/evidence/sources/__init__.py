@@ -1,30 +1,71 @@
 """Adapters that produce a RunRecord from recorded sources: the native record folder (read by the
-model, :func:`active_memory.models.runs.load_run_record`), and a Claude Code session transcript
-(converted into a native folder first)."""
+model, :func:`active_memory.models.runs.load_run_record`) and the session files of four coding
+harnesses (Claude Code, Codex CLI, pi, Copilot CLI), each converted into a native folder first.
+The harness is told by the file's content (:mod:`.detect`) unless the caller names it."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
+from active_memory.bounded_input import regular_file_problem
 from active_memory.errors import RunRecordError
+from active_memory.evidence.sources.detect import HARNESSES, detect_harness
 from active_memory.models.runs import RUN_FILE, RunRecord, load_run_record
 
-__all__ = ["open_run_source"]
+__all__ = ["HARNESSES", "detect_harness", "load_session", "open_run_source"]
+
+Loader = Callable[[str | os.PathLike[str], str | os.PathLike[str]], RunRecord]
 
 
-def open_run_source(path: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> RunRecord:
-    """A record folder or ``run.json`` loads as is; a ``.jsonl`` file is read as a Claude Code
-    session and converted into ``workdir`` (which should be private and may be temporary)."""
-    given = Path(path)
-    if given.is_dir() or given.name == RUN_FILE:
-        return load_run_record(given)
-    if given.suffix == ".jsonl":
+def _loader(harness: str) -> Loader:
+    # Imported on use: a record folder never pays for the session converters.
+    if harness == "claude":
         from active_memory.evidence.sources.claude_code import load_claude_session
 
-        return load_claude_session(given, workdir)
-    raise RunRecordError(
-        "$",
-        "is neither a run record (folder or run.json) nor a Claude Code session (.jsonl)",
-        source=str(given),
-    )
+        return load_claude_session
+    if harness == "codex":
+        from active_memory.evidence.sources.codex import load_codex_rollout
+
+        return load_codex_rollout
+    if harness == "pi":
+        from active_memory.evidence.sources.pi import load_pi_session
+
+        return load_pi_session
+    if harness == "copilot":
+        from active_memory.evidence.sources.copilot import load_copilot_session
+
+        return load_copilot_session
+    raise RunRecordError("$", f"unknown harness {harness!r}; choose one of {list(HARNESSES)}")
+
+
+def load_session(
+    path: str | os.PathLike[str], workdir: str | os.PathLike[str], harness: str | None = None
+) -> RunRecord:
+    """Convert one session file into ``workdir``: as ``harness``, or as its content says."""
+    given = Path(path)
+    problem = regular_file_problem(given)
+    if problem is not None:  # by its type, before any open: a FIFO would block the reader
+        raise RunRecordError("$", problem, source=str(given))
+    loader = _loader(harness or detect_harness(given))
+    try:
+        return loader(given, workdir)
+    except OSError as error:
+        # The session vanished or became unreadable mid-read, or the scratch folder is full.
+        raise RunRecordError("$", f"could not be converted ({error.strerror or error})",
+                             source=str(given)) from None  # fmt: skip
+
+
+def open_run_source(
+    path: str | os.PathLike[str], workdir: str | os.PathLike[str], harness: str | None = None
+) -> RunRecord:
+    """A record folder or ``run.json`` loads as is; any other file is read as a session (of
+    ``harness`` when given, else of the harness its content matches) and converted into
+    ``workdir``, which should be private and may be temporary."""
+    given = Path(path)
+    if harness is None and (given.is_dir() or given.name == RUN_FILE):
+        return load_run_record(given)
+    if given.is_dir():
+        raise RunRecordError("$", f"is a folder, not a {harness} session file", source=str(given))
+    return load_session(given, workdir, harness)

@@ -3,275 +3,257 @@
 Input: ``~/.claude/projects/<project>/<session>.jsonl``: one JSON entry per line, ``type``
 user/assistant (others such as summary, system or file-history-snapshot are skipped), with
 ``message.content`` blocks (text, tool_use ``{id, name, input}``, tool_result ``{tool_use_id,
-content}``), ``isSidechain`` for subagent (Task tool) messages, ``sessionId``, ``cwd``,
-``timestamp``, ``uuid``/``parentUuid``. Subagents are read from inline sidechains (older
+content}``, image, document), ``isSidechain`` for subagent (Task tool) messages, ``sessionId``,
+``cwd``, ``timestamp``, ``uuid``/``parentUuid``. Subagents are read from inline sidechains (older
 versions), from ``<session>/subagents/agent-*.jsonl`` (newer versions) and from project-level
-``agent-*.jsonl`` files whose ``sessionId`` is this session.
+``agent-*.jsonl`` files whose ``sessionId`` is this session, one file at a time.
 
-Output: a native record folder written to ``workdir`` (run.json + normalised transcripts) and
-loaded back: a one-node graph (``claude-code``, kind worker, binding anthropic + the main
-conversation's model), one execution for the main conversation and one per subagent, tool
-receipts from tool_use blocks (tool name and file_path/path/notebook_path only, never other
-arguments). There is no latched outcome: Claude Code records none.
+Output (see :mod:`.assemble`): a one-node graph ``claude-code``, one execution for the main
+conversation and one per subagent (warm-up agents left out; a subagent the main conversation
+launched whose file is missing becomes an execution marked unavailable), tool receipts from
+tool_use blocks (tool name and file_path/path/notebook_path only, never other arguments).
+Thinking blocks are not read; every other block leaves its text or a placeholder.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections import Counter, deque
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from active_memory.errors import RunRecordError
 from active_memory.evidence.budget import cut_text
-from active_memory.evidence.pager import PageLimits, iter_pages
-from active_memory.models.runs import (
-    AuthoredGraph,
-    Binding,
-    Checkout,
-    Execution,
-    ExecutionStatus,
-    GraphNode,
-    RunRecord,
-    ToolReceipt,
-    canonical_json,
-    dump_run_record,
-    load_run_record,
+from active_memory.evidence.sources.assemble import SessionFacts, assemble_record
+from active_memory.evidence.sources.claude_files import (
+    agent_files,
+    initial_request,
+    launched_agent,
+    salvage,
 )
-from active_memory.repository import local_repository_key
+from active_memory.evidence.sources.lanes import (
+    BoundedMap,
+    Lane,
+    ReceiptRing,
+    SessionWriter,
+    SourceCuts,
+    relative_path,
+)
+from active_memory.evidence.sources.lines import SourceLine, iter_lines
+from active_memory.evidence.sources.timestamps import iso_ms
+from active_memory.models.runs import RunRecord, canonical_json
 
 __all__ = ["NODE_ID", "load_claude_session"]
 
 NODE_ID = "claude-code"
-RECORD_TEXT_BYTES = 64 * 1024
-RECEIPT_RING = 512
 _PATH_KEYS = ("file_path", "path", "notebook_path")
-_LINES = PageLimits(max_records=512, max_bytes=4 << 20, max_line_bytes=8 << 20)
-_TOOL_NAMES_KEPT = 4096
-
-
-def _file_name(lane_id: str) -> str:
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in lane_id)
-    return f"{safe[:96]}.jsonl"
-
-
-def _ms(stamp: Any) -> int | None:
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        return None
+_LAUNCH_TOOLS = ("Task", "Agent")
+_SKIPPED_BLOCKS = ("thinking", "redacted_thinking")
+_KEPT = 1024  # tool ids and chain links remembered: bounded, whatever the session's length
+_LAUNCH_TEXT = 4096
 
 
 def _block_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-            elif isinstance(block, dict) and block.get("type") == "image":
-                parts.append("[image]")
-            elif isinstance(block, str):
-                parts.append(block)
-        return "\n".join(parts)
+        return "\n".join(_placeholder(block) for block in content)
     return "" if content is None else canonical_json(content)
 
 
-@dataclass(slots=True)
-class _Lane:
-    """One conversation (main or a subagent) being converted."""
-
-    id: str
-    conversation: str
-    sidechain: bool
-    writer: IO[str]
-    started: int | None = None
-    ended: int | None = None
-    models: Counter[str] = field(default_factory=Counter)
-    completion: str | None = None
-    first_user: str | None = None
-    interrupted: bool = False
-    api_error: bool = False
+def _placeholder(block: Any) -> str:
+    """A block's text, or a marker saying what stood there (an image leaves ``[image]``)."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return ""
+    kind = str(block.get("type") or "block")[:64]
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "document":
+        title = block.get("title") or (block.get("source") or {}).get("media_type")
+        return f"[document: {str(title)[:200]}]" if title else "[document]"
+    return f"[{kind}]"
 
 
 class _Converter:
     def __init__(self, session_file: Path, workdir: Path) -> None:
         self.session_file = session_file
-        self.workdir = workdir
-        self.lanes: dict[str, _Lane] = {}
-        self.sidechain_lane: dict[str, str] = {}
-        self.tool_names: dict[str, str] = {}
-        self.first_receipts: list[ToolReceipt] = []
-        self.last_receipts: deque[ToolReceipt] = deque(maxlen=RECEIPT_RING // 2)
-        self.seq = 0
-        self.unreadable = 0
-        self.session_id: str | None = None
-        self.cwd: str | None = None
-        self.version: str | None = None
-        self.branch: str | None = None
+        self.writer = SessionWriter(workdir)
+        self.receipts = ReceiptRing()
+        self.cuts = SourceCuts()
+        self.facts = SessionFacts(harness=NODE_ID, provider="anthropic", run_prefix="claude")
+        self.sidechain_lane = BoundedMap(_KEPT)
+        self.tool_names = BoundedMap(_KEPT)
+        self.launches: dict[str, tuple[str, int | None]] = {}
+        self.request: list[str] = []  # the initial request as it is assembled
+        self.request_open = True
+        self.sidechains = 0
 
-    def lane(self, lane_id: str, conversation: str, sidechain: bool) -> _Lane:
-        lane = self.lanes.get(lane_id)
-        if lane is None:
-            (self.workdir / "transcripts").mkdir(parents=True, exist_ok=True)
-            path = self.workdir / "transcripts" / _file_name(lane_id)
-            writer = path.open("w", encoding="utf-8")
-            lane = self.lanes[lane_id] = _Lane(lane_id, conversation, sidechain, writer)
-        return lane
+    # Reading -------------------------------------------------------------------------------
 
     def read(self, path: Path, agent_file: str | None) -> None:
-        for page in iter_pages(path, _LINES):
-            for line in page.lines:
-                try:
-                    entry = json.loads(line.text) if not line.cut else None
-                except ValueError:
-                    entry = None
-                if not isinstance(entry, dict):
-                    self.unreadable += 1
-                    continue
-                self.entry(entry, agent_file)
+        lane: Lane | None = None
+        for line in iter_lines(path):
+            if line.value is None:
+                lane = self.unreadable(line, agent_file) or lane
+                continue
+            try:
+                lane = self.entry(line.value, agent_file) or lane
+            except RecursionError:
+                self.unreadable(SourceLine(line.number, line.size, None, "nested too deeply",
+                                           ""), agent_file)  # fmt: skip
+        if agent_file is not None and lane is not None:
+            self.writer.close_lane(lane)
 
-    def route(self, entry: dict[str, Any], agent_file: str | None) -> _Lane:
-        session = str(entry.get("sessionId") or self.session_id or self.session_file.stem)
+    def unreadable(self, line: SourceLine, agent_file: str | None) -> Lane | None:
+        self.facts.lines_unreadable += 1
+        reason = f"line not read: {line.problem}"
+        self.cuts.add("lines", reason, size=line.size)
+        found = salvage(line.head)
+        if found is None:
+            return None
+        kind, hints = found
+        lane = self.route(hints, agent_file)
+        role = "tool" if kind == "tool" else kind
+        self.writer.write(
+            lane, role, f"[line {line.number}: a {kind} record of {line.size} bytes, {reason}]",
+            None,
+        )  # fmt: skip
+        return lane
+
+    def route(self, entry: dict[str, Any], agent_file: str | None) -> Lane:
+        session = str(entry.get("sessionId") or self.facts.session_id or self.session_file.stem)
         agent = entry.get("agentId") or agent_file
         if agent_file is None and not entry.get("isSidechain"):
-            return self.lane("main", session, sidechain=False)
+            return self.writer.lane("main", session)
         if agent:
-            return self.lane(f"agent-{agent}", f"{session}/agent-{agent}", sidechain=True)
+            return self.writer.lane(f"agent-{agent}", f"{session}/agent-{agent}")
         # Inline sidechains of older versions: follow parentUuid to the chain's first message.
         uuid, parent = str(entry.get("uuid", "")), str(entry.get("parentUuid") or "")
         lane_id = self.sidechain_lane.get(parent)
         if lane_id is None:
-            lane_id = f"sidechain-{sum(lane.sidechain for lane in self.lanes.values()) + 1}"
-        self.sidechain_lane[uuid] = lane_id
-        return self.lane(lane_id, f"{session}/{lane_id}", sidechain=True)
+            self.sidechains += 1
+            lane_id = f"sidechain-{self.sidechains}"
+        if uuid:
+            self.sidechain_lane.remember(uuid, lane_id)
+        return self.writer.lane(lane_id, f"{session}/{lane_id}")
 
-    def entry(self, entry: dict[str, Any], agent_file: str | None) -> None:
+    def entry(self, entry: dict[str, Any], agent_file: str | None) -> Lane | None:
         kind = entry.get("type")
         if kind not in ("user", "assistant") or not isinstance(entry.get("message"), dict):
-            return
+            return None
+        facts = self.facts
         if agent_file is None and not entry.get("isSidechain"):
-            self.session_id = self.session_id or entry.get("sessionId")
-            self.cwd = self.cwd or entry.get("cwd")
-            self.version = entry.get("version") or self.version
-            self.branch = entry.get("gitBranch") or self.branch
+            facts.session_id = facts.session_id or _text(entry.get("sessionId"))
+            facts.cwd = facts.cwd or _text(entry.get("cwd"))
+            facts.version = _text(entry.get("version")) or facts.version
+            facts.extra["git_branch"] = _text(entry.get("gitBranch")) or facts.extra.get(
+                "git_branch"
+            )
         lane = self.route(entry, agent_file)
-        when = _ms(entry.get("timestamp"))
-        if when is not None:
-            lane.started = when if lane.started is None else min(lane.started, when)
-            lane.ended = when if lane.ended is None else max(lane.ended, when)
+        when = iso_ms(entry.get("timestamp"))
+        lane.saw(when)
         message = entry["message"]
         if kind == "assistant":
             self.assistant(lane, message, when, bool(entry.get("isApiErrorMessage")))
         else:
-            self.user(lane, message, when, bool(entry.get("isMeta")))
+            self.user(lane, entry, when)
+        return lane
 
-    def write(self, lane: _Lane, role: str, text: str, when: int | None, tool: Any = None) -> None:
-        record: dict[str, Any] = {"role": role, "text": cut_text(text, RECORD_TEXT_BYTES)[0]}
-        if isinstance(tool, str):
-            record["tool"] = tool
-        if when is not None:
-            record["time_ms"] = when
-        lane.writer.write(json.dumps(record, ensure_ascii=False) + "\n")
+    # Messages ------------------------------------------------------------------------------
 
-    def assistant(
-        self, lane: _Lane, message: dict[str, Any], when: int | None, error: bool
-    ) -> None:
-        model = message.get("model")
-        if isinstance(model, str) and model and not model.startswith("<"):
-            lane.models[model] += 1
-        lane.api_error = error
+    def assistant(self, lane: Lane, message: dict[str, Any], when: int | None, error: bool) -> None:
+        answer = message.get("id") if isinstance(message.get("id"), str) else None
+        if answer is None or answer != lane.last_message:
+            lane.used(message.get("model"))
+        lane.last_message = answer
+        lane.failed = error
         content = message.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         texts = []
         for block in blocks:
-            if not isinstance(block, dict):
+            if not isinstance(block, dict) or block.get("type") in _SKIPPED_BLOCKS:
                 continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-                self.write(lane, "assistant", block["text"], when)
-            elif block.get("type") == "tool_use":
+            if block.get("type") in ("tool_use", "server_tool_use"):
                 self.tool_use(lane, block, when)
+                continue
+            text = _placeholder(block)
+            if block.get("type") == "text":
+                texts.append(text)
+            self.writer.write(lane, "assistant", text, when)
         if texts:
-            lane.completion = cut_text("\n".join(texts), RECORD_TEXT_BYTES)[0]
+            lane.finish("\n".join(texts))
 
-    def tool_use(self, lane: _Lane, block: dict[str, Any], when: int | None) -> None:
-        name = str(block.get("name") or "tool")
+    def tool_use(self, lane: Lane, block: dict[str, Any], when: int | None) -> None:
+        name = str(block.get("name") or "tool")[:128]
         given = block.get("input")
         tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
-        if len(self.tool_names) >= _TOOL_NAMES_KEPT:
-            self.tool_names.pop(next(iter(self.tool_names)))
-        self.tool_names[str(block.get("id"))] = name
-        self.write(lane, "assistant", canonical_json(tool_input), when, tool=name)
-        paths = [self.relative(tool_input[key]) for key in _PATH_KEYS
+        self.tool_names.remember(str(block.get("id")), name)
+        self.writer.write(lane, "assistant", canonical_json(tool_input), when, tool=name)
+        if lane.warmup:
+            return
+        paths = [relative_path(tool_input[key], self.facts.cwd) for key in _PATH_KEYS
                  if isinstance(tool_input.get(key), str) and tool_input[key]]  # fmt: skip
-        receipt = ToolReceipt(
-            seq=self.seq, execution=lane.id, time_ms=when or 0, tool=name, paths=tuple(paths)
-        )
-        self.seq += 1
-        if len(self.first_receipts) < RECEIPT_RING // 2:
-            self.first_receipts.append(receipt)
-        else:
-            self.last_receipts.append(receipt)
+        self.receipts.add(lane.id, when, name, paths)
 
-    def user(self, lane: _Lane, message: dict[str, Any], when: int | None, meta: bool) -> None:
-        content = message.get("content")
+    def user(self, lane: Lane, entry: dict[str, Any], when: int | None) -> None:
+        content = entry["message"].get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         for block in blocks:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "tool_result":
-                tool = self.tool_names.get(str(block.get("tool_use_id")))
-                text = _block_text(block.get("content"))
-                self.write(lane, "tool", ("[error] " if block.get("is_error") else "") + text,
-                           when, tool=tool)  # fmt: skip
-            elif block.get("type") == "text" and isinstance(block.get("text"), str):
-                text = block["text"]
-                self.write(lane, "user", text, when)
-                lane.interrupted = text.startswith("[Request interrupted")
-                if lane.first_user is None and not meta and not text.lstrip().startswith("<"):
-                    lane.first_user = text
+                self.tool_result(lane, entry, block, when)
+                continue
+            text = _placeholder(block) if block.get("type") != "text" else block.get("text")
+            if not isinstance(text, str):
+                continue
+            if lane.records == 0 and lane.id != "main" and text.strip() == "Warmup":
+                lane.warmup = True  # the harness's cache warm-up, not work
+            self.writer.write(lane, "user", text, when)
+            lane.interrupted = text.startswith("[Request interrupted")
+            if lane.id == "main" and self.request_open:
+                self.request_open = initial_request(self.request, text, bool(entry.get("isMeta")))
 
-    def relative(self, path: str) -> str:
-        if self.cwd and os.path.isabs(path):
-            relative = os.path.relpath(os.path.normpath(path), self.cwd)
-            if not relative.startswith(".."):
-                return Path(relative).as_posix()
-        return os.path.normpath(path)
+    def tool_result(
+        self, lane: Lane, entry: dict[str, Any], block: dict[str, Any], when: int | None
+    ) -> None:
+        tool_id = str(block.get("tool_use_id"))
+        tool = self.tool_names.get(tool_id)
+        text = _block_text(block.get("content"))
+        self.writer.write(lane, "tool", ("[error] " if block.get("is_error") else "") + text,
+                          when, tool=tool)  # fmt: skip
+        if lane.id == "main" and tool in _LAUNCH_TOOLS and len(self.launches) < _KEPT:
+            agent = launched_agent(entry.get("toolUseResult"), text)
+            if agent is not None:
+                self.launches[agent] = (cut_text(text, _LAUNCH_TEXT)[0], when)
 
-    def close(self) -> None:
-        for lane in self.lanes.values():
-            lane.writer.close()
+    # Subagents -----------------------------------------------------------------------------
+
+    def missing_agents(self) -> None:
+        """A subagent the main conversation launched, whose file is gone, stays visible."""
+        session = self.facts.session_id or self.session_file.stem
+        for agent, (text, when) in sorted(self.launches.items()):
+            lane_id = f"agent-{agent}"
+            if lane_id in self.writer.lanes:
+                continue
+            lane = self.writer.lane(lane_id, f"{session}/{lane_id}")
+            lane.saw(when)
+            lane.unavailable = "subagent transcript file not found"
+            self.writer.write(
+                lane,
+                "system",
+                f"[subagent {agent}: launched by the main "
+                "conversation, but its transcript file was not found]",
+                when,
+            )
+            self.writer.close_lane(lane)
+            lane.finish(text)
+            self.cuts.add("executions", "subagent launched but its transcript file is missing")
 
 
-def _agent_files(session_file: Path, session_id: str | None) -> list[tuple[Path, str]]:
-    found: list[tuple[Path, str]] = []
-    folder = session_file.with_suffix("") / "subagents"
-    if folder.is_dir():
-        for path in sorted(folder.glob("agent-*.jsonl")):
-            if not path.stem.startswith("agent-acompact"):
-                found.append((path, path.stem[len("agent-") :]))
-    for path in sorted(session_file.parent.glob("agent-*.jsonl")):
-        first = next(iter(iter_pages(path, PageLimits(max_records=1))), None)
-        try:
-            entry = json.loads(first.lines[0].text) if first and first.lines else {}
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("sessionId") == session_id:
-            found.append((path, path.stem[len("agent-") :]))
-    return found
-
-
-def _status(lane: _Lane) -> ExecutionStatus:
-    if lane.interrupted:
-        return "cancelled"
-    return "error" if lane.api_error else "completed"
+def _text(value: Any) -> str | None:
+    return value[:4096] if isinstance(value, str) and value else None
 
 
 def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> RunRecord:
@@ -282,73 +264,19 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
     converter = _Converter(session_file, target)
     try:
         converter.read(session_file, None)
-        if "main" not in converter.lanes:
+        if "main" not in converter.writer.lanes:
             raise RunRecordError(
                 "$", "has no user or assistant messages of a main conversation",
                 source=str(session_file),
             )  # fmt: skip
-        for agent_path, agent in _agent_files(session_file, converter.session_id):
+        for agent_path, agent in agent_files(session_file, converter.facts.session_id):
             converter.read(agent_path, agent)
+        converter.missing_agents()
     finally:
-        converter.close()
-    try:
-        return _record(converter, target)
-    except RunRecordError as error:
-        # A session value the record refuses (an agent id with a space, say): name the session.
-        if error.source is not None:
-            raise
-        raise RunRecordError(error.path, error.problem, source=str(session_file)) from None
-
-
-def _record(converter: _Converter, target: Path) -> RunRecord:
-    main = converter.lanes["main"]
-    model = main.models.most_common(1)[0][0] if main.models else "unknown"
-    binding = {"provider": "anthropic", "model": model}
-    raw = {"name": NODE_ID, "nodes": [{"id": NODE_ID, "kind": "worker", "binding": binding}]}
-    others = (lane for lane in converter.lanes.values() if lane is not main)
-    lanes = [main, *sorted(others, key=lambda lane: (lane.started or 0, lane.id))]
-    executions = tuple(
-        Execution(
-            id=lane.id,
-            node_id=NODE_ID,
-            occurrence=index + 1,
-            attempt=1,
-            status=_status(lane),
-            started_ms=lane.started or 0,
-            ended_ms=lane.ended,
-            conversation_id=lane.conversation,
-            completion=lane.completion,
-            transcript=target / "transcripts" / _file_name(lane.id),
-        )
-        for index, lane in enumerate(lanes)
+        converter.writer.close()
+    facts = converter.facts
+    facts.session_id = facts.session_id or session_file.stem
+    facts.initial_input = "\n\n".join(converter.request) or None
+    return assemble_record(
+        facts, converter.writer, converter.receipts, converter.cuts, target, session_file
     )
-    session = converter.session_id or converter.session_file.stem
-    record = RunRecord(
-        run_id=f"claude-{session}"[:128],
-        graph=AuthoredGraph(
-            name=NODE_ID,
-            nodes=(
-                GraphNode(
-                    id=NODE_ID, kind="worker", binding=Binding(provider="anthropic", model=model)
-                ),
-            ),
-            raw=raw,
-        ),
-        runtime={
-            "source": "claude-code",
-            "session_id": session,
-            "version": converter.version,
-            "cwd": converter.cwd,
-            "git_branch": converter.branch,
-            "subagents": len(lanes) - 1,
-            "lines_unreadable": converter.unreadable,
-        },
-        executions=executions,
-        checkout=None
-        if not converter.cwd
-        else Checkout(path=Path(converter.cwd), repository=local_repository_key(converter.cwd)),
-        initial_input=main.first_user,
-        receipts=tuple(converter.first_receipts) + tuple(converter.last_receipts),
-    )
-    dump_run_record(record, target)
-    return load_run_record(target)

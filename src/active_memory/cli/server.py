@@ -1,0 +1,240 @@
+"""``active-memory server``: the team memory service and its credentials.
+
+``serve`` runs the HTTP service over a PostgreSQL database; ``token create|list|revoke``
+manage the credentials it accepts (per tenant and repository, stored hashed; a token is
+printed once, by ``create``). ``--database`` defaults to ``$ACTIVE_MEMORY_DATABASE_URL``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from active_memory.cli._common import (
+    EXIT_BAD_INPUT,
+    emit_json,
+    fail,
+    json_option,
+    reports_errors,
+)
+
+if TYPE_CHECKING:
+    from active_memory.server.credentials import Credential, CredentialStore
+
+__all__ = ["server"]
+
+DATABASE_ENV = "ACTIVE_MEMORY_DATABASE_URL"
+_DURATION = re.compile(r"([1-9][0-9]{0,5})([mhd])")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+
+
+def _database(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    if not value:
+        fail(f"--database: give the service's postgresql:// URL or set {DATABASE_ENV}", 2)
+    if not value.startswith(("postgresql://", "postgres://")):
+        fail("--database: must be a postgresql:// URL", EXIT_BAD_INPUT)
+    return value
+
+
+database_option = click.option(
+    "--database",
+    envvar=DATABASE_ENV,
+    callback=_database,
+    expose_value=True,
+    help=f"The service's PostgreSQL database URL (default: ${DATABASE_ENV}).",
+)
+
+
+def _server_modules() -> None:
+    try:
+        import psycopg  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as error:
+        fail(
+            f"the memory service needs {error.name}; install it with "
+            "pip install 'active-memory[server]'",
+            EXIT_BAD_INPUT,
+        )
+
+
+@contextmanager
+def _credentials(database: str) -> Iterator[CredentialStore]:
+    _server_modules()
+    from active_memory.server.credentials import CredentialStore
+    from active_memory.store.postgres.session import open_pool
+
+    pool = open_pool(database, max_size=2)
+    try:
+        yield CredentialStore(pool)
+    finally:
+        pool.close()
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> timedelta | None:
+    if value is None:
+        return None
+    match = _DURATION.fullmatch(value)
+    if match is None:
+        raise click.BadParameter("must be a number and a unit: 30m, 12h or 90d", ctx, param)
+    return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def _shown(credential: Credential) -> dict[str, Any]:
+    def stamp(value: datetime | None) -> str | None:
+        return None if value is None else value.astimezone(UTC).isoformat(timespec="seconds")
+
+    return {
+        "id": credential.id,
+        "tenant": credential.tenant,
+        "repository": credential.repository,
+        "graph_hash": credential.graph_hash,
+        "label": credential.label,
+        "state": credential.state(datetime.now(UTC)),
+        "created_at": stamp(credential.created_at),
+        "expires_at": stamp(credential.expires_at),
+        "revoked_at": stamp(credential.revoked_at),
+    }
+
+
+@click.group("server")
+def server() -> None:
+    """The team memory service: snapshot and publication over HTTP for remote hosts."""
+
+
+@server.command("serve")
+@database_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="PEM certificate (with --tls-key): serve https.")  # fmt: skip
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--max-request-bytes", type=click.IntRange(1024), default=8 * 1024 * 1024,
+              show_default=True)  # fmt: skip
+@click.option("--max-response-bytes", type=click.IntRange(1024), default=96 * 1024 * 1024,
+              show_default=True)  # fmt: skip
+@click.option("--request-timeout", type=click.FloatRange(0.5, 600), default=10.0,
+              show_default=True, help="Seconds a request may take to arrive.")  # fmt: skip
+@click.option("--pool-size", type=click.IntRange(1, 200), default=16, show_default=True)
+@reports_errors
+def serve_command(
+    database: str,
+    host: str,
+    port: int,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    max_request_bytes: int,
+    max_response_bytes: int,
+    request_timeout: float,
+    pool_size: int,
+) -> None:
+    """Serve the memory service until interrupted."""
+    _server_modules()
+    from active_memory.server.app import ServiceLimits
+    from active_memory.server.run import ServeOptions, serve
+
+    if tls_cert is None and host not in ("127.0.0.1", "::1", "localhost"):
+        click.echo(
+            "warning: serving plain http on a non-loopback address; hosts refuse http:// "
+            "except on loopback, so put a TLS proxy in front or pass --tls-cert/--tls-key",
+            err=True,
+        )
+    limits = ServiceLimits(max_request_bytes, max_response_bytes, request_timeout)
+    options = ServeOptions(
+        host=host, port=port, tls_cert=tls_cert, tls_key=tls_key, limits=limits,
+        pool_size=pool_size,
+    )  # fmt: skip
+    serve(
+        database,
+        options,
+        lambda url: click.echo(f"serving the memory service on {url}", err=True),
+    )
+
+
+@server.group("token")
+def token() -> None:
+    """Credentials of the memory service: one per tenant and repository."""
+
+
+@token.command("create")
+@database_option
+@click.option("--tenant", required=True, help="Tenant name: a-z, 0-9 and _, up to 40.")
+@click.option("--repository", required=True, help="The repository key the token may reach.")
+@click.option("--graph", "graph_hash", default=None, help="Confine graph lessons to one graph.")
+@click.option("--label", default="", help="Who or what holds the token (shown by list).")
+@click.option("--expires-in", callback=_duration, default=None, help="e.g. 30m, 12h, 90d.")
+@json_option
+@reports_errors
+def create_command(
+    database: str,
+    tenant: str,
+    repository: str,
+    graph_hash: str | None,
+    label: str,
+    expires_in: timedelta | None,
+    as_json: bool,
+) -> None:
+    """Issue a token; it is printed once and stored only as a hash."""
+    with _credentials(database) as credentials:
+        issued = credentials.create(
+            tenant=tenant,
+            repository=repository,
+            graph_hash=graph_hash,
+            label=label,
+            expires_in=expires_in,
+        )
+        _server_modules()
+        from active_memory.store.postgres import PostgresStore
+
+        PostgresStore(database, tenant=tenant, pool_size=1).close()  # the tenant's schema
+    if as_json:
+        emit_json({**_shown(issued.credential), "token": issued.token})
+        return
+    click.echo(issued.token)
+    click.echo(
+        f"credential {issued.credential.id} for tenant {tenant!r}, repository {repository!r}; "
+        "the token is shown only now",
+        err=True,
+    )
+
+
+@token.command("list")
+@database_option
+@click.option("--tenant", default=None, help="Only this tenant's credentials.")
+@json_option
+@reports_errors
+def list_command(database: str, tenant: str | None, as_json: bool) -> None:
+    """List credentials (never their secrets)."""
+    with _credentials(database) as credentials:
+        shown = [_shown(c) for c in credentials.list_credentials(tenant)]
+    if as_json:
+        emit_json(shown)
+        return
+    if not shown:
+        click.echo("no credentials", err=True)
+    for item in shown:
+        label = f" {item['label']!r}" if item["label"] else ""
+        click.echo(
+            f"{item['id']}  {item['state']:<7}  {item['tenant']}  {item['repository']}{label}"
+        )
+
+
+@token.command("revoke")
+@click.argument("credential_id", metavar="ID")
+@database_option
+@json_option
+@reports_errors
+def revoke_command(database: str, credential_id: str, as_json: bool) -> None:
+    """Revoke a credential: the service refuses its token from the next request on."""
+    with _credentials(database) as credentials:
+        revoked = credentials.revoke(credential_id)
+    if as_json:
+        emit_json(_shown(revoked))
+        return
+    click.echo(f"revoked {revoked.id} ({revoked.tenant}, {revoked.repository})")

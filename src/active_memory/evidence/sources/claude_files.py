@@ -1,0 +1,106 @@
+"""Claude Code helpers: where a session's subagents live, what its real request was, and what a
+line too long or too broken to parse still says about itself."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from active_memory.evidence.sources.lines import first_lines
+
+__all__ = ["agent_files", "initial_request", "launched_agent", "salvage"]
+
+# Slash commands that manage the harness rather than ask for work: never the request.
+_HOUSEKEEPING = frozenset(
+    {"clear", "compact", "model", "mcp", "config", "cost", "status", "help", "login", "logout",
+     "resume", "memory", "permissions", "doctor", "exit", "context", "usage", "agents", "hooks",
+     "ide", "theme", "vim", "terminal-setup", "upgrade", "bug", "privacy-settings", "export"}
+)  # fmt: skip
+_COMMAND = re.compile(r"<command-name>\s*/?([^<\s]{1,128})\s*</command-name>")
+_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_AGENT_ID = re.compile(r"agentId:\s*([A-Za-z0-9_-]{1,64})")
+_KIND = re.compile(r'"type"\s*:\s*"(user|assistant)"')
+_HINTS = {
+    "sessionId": re.compile(r'"sessionId"\s*:\s*"([^"\\]{1,128})"'),
+    "agentId": re.compile(r'"agentId"\s*:\s*"([A-Za-z0-9_-]{1,64})"'),
+    "parentUuid": re.compile(r'"parentUuid"\s*:\s*"([^"\\]{1,128})"'),
+}
+_SIDECHAIN = re.compile(r'"isSidechain"\s*:\s*true')
+
+
+def agent_files(session_file: Path, session_id: str | None) -> Iterator[tuple[Path, str]]:
+    """``(file, agent id)`` for each subagent file of the session, found lazily and in order.
+
+    Compaction agents (``agent-acompact-*``) summarise the conversation for the harness; they
+    did no work of their own and are skipped.
+    """
+    folder = session_file.with_suffix("") / "subagents"
+    if folder.is_dir():
+        for path in sorted(folder.glob("agent-*.jsonl")):
+            if not path.stem.startswith("agent-acompact") and path.is_file():
+                yield path, path.stem[len("agent-") :]
+    for path in sorted(session_file.parent.glob("agent-*.jsonl")):
+        if not path.is_file():
+            continue
+        lines = first_lines(path, count=1, limit=1 << 16)
+        entry = lines[0].value if lines else None
+        if entry is not None and entry.get("sessionId") == session_id:
+            yield path, path.stem[len("agent-") :]
+
+
+def initial_request(request: list[str], text: str, meta: bool) -> bool:
+    """Fold one main-conversation user text into ``request``; False once it is complete.
+
+    The request is the user's first real ask: not a meta line, not an interruption marker, not
+    harness output in tags. A slash command counts as ``/name args``, followed by the prompt it
+    expanded to when the harness wrote one.
+    """
+    stripped = text.strip()
+    if stripped.startswith("[Request interrupted") or not stripped:
+        return True
+    command = _COMMAND.search(stripped)
+    if command is not None:
+        name = command.group(1)
+        if name in _HOUSEKEEPING or request:
+            return True
+        args = _ARGS.search(stripped)
+        request.append(f"/{name} {args.group(1).strip() if args else ''}".strip())
+        return True
+    if stripped.startswith("<"):
+        return True
+    if meta:
+        if request:  # the expanded prompt of the command just run
+            request.append(text)
+            return False
+        return True
+    request.append(text)
+    return False
+
+
+def launched_agent(result: Any, text: str) -> str | None:
+    """The agent id a Task/Agent tool result names: ``toolUseResult.agentId`` or its text."""
+    if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+        agent = result["agentId"]
+        return agent if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", agent) else None
+    found = _AGENT_ID.search(text[-4096:]) or _AGENT_ID.search(text[:4096])
+    return found.group(1) if found else None
+
+
+def salvage(head: str) -> tuple[str, dict[str, Any]] | None:
+    """What a line that could not be parsed still says: its kind (user, assistant or tool) and
+    the routing fields before its message; None when it is no conversation record."""
+    start = head[:8192]
+    kind = _KIND.search(start)
+    if kind is None:
+        return None
+    hints: dict[str, Any] = {"isSidechain": _SIDECHAIN.search(start) is not None}
+    for key, pattern in _HINTS.items():
+        found = pattern.search(start)
+        if found:
+            hints[key] = found.group(1)
+    role = kind.group(1)
+    if role == "user" and '"tool_result"' in head[:65536]:
+        role = "tool"
+    return role, hints

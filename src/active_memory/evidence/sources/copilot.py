@@ -1,0 +1,201 @@
+"""A GitHub Copilot CLI session as a run record.
+
+Input: ``~/.copilot/session-state/<id>/events.jsonl`` (or the older ``<id>.jsonl``): one event
+per line, ``{type, id, timestamp, parentId, data}``. Read: ``session.start`` (sessionId,
+copilotVersion, context {cwd, gitRoot, branch, repository}, selectedModel),
+``session.model_change`` (newModel), ``user.message`` (content), ``assistant.message``
+(content, toolRequests), ``tool.execution_start`` (toolCallId, toolName, arguments,
+parentToolCallId), ``tool.execution_complete`` (success, result.content, error, model),
+``subagent.started``/``completed``/``failed`` (toolCallId, agentName), ``abort``,
+``session.error``. Reasoning events are not read.
+
+One execution for the main conversation and one per subagent: events whose
+``parentToolCallId`` is a subagent's tool call belong to it. Receipts come from
+``tool.execution_start`` (the tool name and the paths in its arguments).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from active_memory.errors import RunRecordError
+from active_memory.evidence.sources.assemble import (
+    SessionFacts,
+    assemble_record,
+    provider_for_model,
+)
+from active_memory.evidence.sources.lanes import (
+    BoundedMap,
+    Lane,
+    ReceiptRing,
+    SessionWriter,
+    SourceCuts,
+)
+from active_memory.evidence.sources.lines import iter_lines
+from active_memory.evidence.sources.timestamps import iso_ms
+from active_memory.evidence.sources.tool_paths import argument_paths
+from active_memory.models.runs import RunRecord, canonical_json
+
+__all__ = ["NODE_ID", "load_copilot_session"]
+
+NODE_ID = "copilot"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in ("content", "detailedContent", "message", "text"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    if isinstance(value, list):
+        return "\n".join(_text(item) for item in value)
+    return "" if value is None else canonical_json(value)
+
+
+class _Converter:
+    def __init__(self, workdir: Path) -> None:
+        self.writer = SessionWriter(workdir)
+        self.receipts = ReceiptRing()
+        self.cuts = SourceCuts()
+        self.facts = SessionFacts(harness=NODE_ID, provider="unknown", run_prefix="copilot")
+        self.model: str | None = None
+        self.tool_names = BoundedMap(1024)
+        self.subagents: dict[str, str] = {}  # the launching tool call id -> lane id
+
+    @property
+    def main(self) -> Lane:
+        return self.writer.lane("main", self.facts.session_id or "copilot")
+
+    def lane_of(self, data: dict[str, Any]) -> Lane:
+        parent = data.get("parentToolCallId")
+        lane_id = self.subagents.get(parent) if isinstance(parent, str) else None
+        if lane_id is None:
+            return self.main
+        return self.writer.lane(lane_id, f"{self.facts.session_id or 'copilot'}/{lane_id}")
+
+    def read(self, path: Path) -> None:
+        for line in iter_lines(path):
+            if line.value is None:
+                self.facts.lines_unreadable += 1
+                self.cuts.add("lines", f"line not read: {line.problem}", size=line.size)
+                continue
+            data = line.value.get("data")
+            try:
+                self.event(str(line.value.get("type")), data if isinstance(data, dict) else {},
+                           iso_ms(line.value.get("timestamp")))  # fmt: skip
+            except RecursionError:
+                self.facts.lines_unreadable += 1
+                self.cuts.add("lines", "line not read: nested too deeply", size=line.size)
+
+    def event(self, kind: str, data: dict[str, Any], when: int | None) -> None:
+        if kind == "session.start":
+            self.start(data, when)
+            return
+        if kind == "session.model_change":
+            self.switch(data.get("newModel"))
+            return
+        lane = self.lane_of(data)
+        lane.saw(when)
+        if kind == "user.message":
+            text = _text(data.get("content"))
+            self.writer.write(lane, "user", text, when)
+            lane.interrupted = False
+            if lane.id == "main" and self.facts.initial_input is None and text.strip():
+                self.facts.initial_input = text
+        elif kind == "assistant.message":
+            text = _text(data.get("content"))
+            lane.used(self.model)
+            if text.strip():
+                self.writer.write(lane, "assistant", text, when)
+                lane.finish(text)
+        elif kind == "tool.execution_start":
+            self.tool_start(lane, data, when)
+        elif kind == "tool.execution_complete":
+            self.switch(data.get("model"))
+            tool = self.tool_names.get(str(data.get("toolCallId")))
+            failed = data.get("success") is False
+            body = data.get("error") if failed and data.get("error") else data.get("result")
+            self.writer.write(lane, "tool", ("[error] " if failed else "") + _text(body), when,
+                              tool)  # fmt: skip
+        elif kind == "subagent.started":
+            self.subagent(data, when)
+        elif kind in ("subagent.completed", "subagent.failed"):
+            agent = self.subagents.get(str(data.get("toolCallId")))
+            if agent is not None:
+                self.writer.lanes[agent].failed = kind == "subagent.failed"
+        elif kind == "abort":
+            lane.interrupted = True
+        elif kind == "session.error":
+            lane.failed = True
+        elif kind in ("session.compaction_complete", "session.truncation"):
+            self.writer.write(lane, "system", f"[{kind}]", when)
+
+    def start(self, data: dict[str, Any], when: int | None) -> None:
+        facts = self.facts
+        facts.session_id = facts.session_id or _short(data.get("sessionId"))
+        facts.version = _short(data.get("copilotVersion")) or facts.version
+        context = data.get("context")
+        if isinstance(context, dict):
+            facts.cwd = facts.cwd or _short(context.get("cwd"))
+            facts.extra["git_branch"] = _short(context.get("branch"))
+            facts.extra["repository"] = _short(context.get("repository"))
+        self.switch(data.get("selectedModel"))
+        self.main.saw(when if when is not None else iso_ms(data.get("startTime")))
+
+    def switch(self, model: Any) -> None:
+        if isinstance(model, str) and model:
+            self.model = model[:128]
+            self.facts.provider = provider_for_model(self.model, self.facts.provider)
+            self.facts.model_providers[self.model] = self.facts.provider
+
+    def tool_start(self, lane: Lane, data: dict[str, Any], when: int | None) -> None:
+        name = str(data.get("toolName") or data.get("mcpToolName") or "tool")[:128]
+        self.tool_names.remember(str(data.get("toolCallId")), name)
+        given = data.get("arguments")
+        arguments: dict[str, Any] = given if isinstance(given, dict) else {}
+        self.writer.write(lane, "assistant", canonical_json(arguments), when, tool=name)
+        lane.used(self.model)
+        self.receipts.add(lane.id, when, name, argument_paths(arguments, self.facts.cwd))
+
+    def subagent(self, data: dict[str, Any], when: int | None) -> None:
+        call = data.get("toolCallId")
+        if not isinstance(call, str) or call in self.subagents:
+            return
+        given = str(data.get("agentName") or "agent")[:48]
+        name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_") else "_" for ch in given)
+        lane_id = f"agent-{name}-{len(self.subagents) + 1}"
+        self.subagents[call] = lane_id
+        lane = self.writer.lane(lane_id, f"{self.facts.session_id or 'copilot'}/{lane_id}")
+        lane.saw(when)
+        task = data.get("agentDescription") or data.get("prompt")
+        if isinstance(task, str) and task:
+            self.writer.write(lane, "user", task, when)
+
+
+def _short(value: Any) -> str | None:
+    return value[:4096] if isinstance(value, str) and value else None
+
+
+def load_copilot_session(
+    path: str | os.PathLike[str], workdir: str | os.PathLike[str]
+) -> RunRecord:
+    """Convert the Copilot CLI events at ``path`` into a record folder ``workdir``, loaded."""
+    events, target = Path(path), Path(workdir)
+    converter = _Converter(target)
+    try:
+        converter.read(events)
+    finally:
+        converter.writer.close()
+    main = converter.writer.lanes.get("main")
+    if main is None or main.records == 0:
+        raise RunRecordError("$", "has no messages or tool calls of a Copilot CLI session",
+                             source=str(events))  # fmt: skip
+    facts = converter.facts
+    fallback = events.parent.name if events.name == "events.jsonl" else events.stem
+    facts.session_id = facts.session_id or fallback
+    main.conversation = facts.session_id
+    return assemble_record(facts, converter.writer, converter.receipts, converter.cuts, target,
+                           events)  # fmt: skip

@@ -1,0 +1,182 @@
+"""A pi coding agent session as a run record.
+
+Input: ``~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl``, session format v3 (v1 and
+v2 read the same way): a header ``{"type": "session", "version", "id", "timestamp", "cwd"}``,
+then entries linked by ``id``/``parentId``: ``model_change`` (provider, modelId),
+``thinking_level_change``, ``session_info``, ``compaction``, ``branch_summary`` and ``message``
+entries whose ``message`` has a role: ``user``, ``assistant`` (content blocks text, thinking,
+toolCall ``{id, name, arguments}``; model, provider, stopReason), ``toolResult`` (toolCallId,
+toolName, content, isError) or ``bashExecution`` (a command the user ran).
+
+One execution (``main``) per session; every branch of the tree is read in file order. Receipts
+come from toolCall blocks: read/edit/write paths, bash command operands, any path argument.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from active_memory.errors import RunRecordError
+from active_memory.evidence.sources.assemble import (
+    SessionFacts,
+    assemble_record,
+    provider_for_model,
+)
+from active_memory.evidence.sources.lanes import Lane, ReceiptRing, SessionWriter, SourceCuts
+from active_memory.evidence.sources.lines import iter_lines
+from active_memory.evidence.sources.timestamps import stamp_ms
+from active_memory.evidence.sources.tool_paths import argument_paths
+from active_memory.models.runs import RunRecord, canonical_json
+
+__all__ = ["NODE_ID", "load_pi_session"]
+
+NODE_ID = "pi"
+_SKIPPED_BLOCKS = ("thinking",)
+_PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "openai-codex": "openai",
+              "azure-openai-responses": "openai"}  # fmt: skip
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return "" if content is None else canonical_json(content)
+    parts = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = str(block.get("type") or "block")[:64]
+        if kind in _SKIPPED_BLOCKS:
+            continue
+        parts.append(str(block.get("text", "")) if kind == "text" else f"[{kind}]")
+    return "\n".join(parts)
+
+
+class _Converter:
+    def __init__(self, workdir: Path) -> None:
+        self.writer = SessionWriter(workdir)
+        self.receipts = ReceiptRing()
+        self.cuts = SourceCuts()
+        self.facts = SessionFacts(harness=NODE_ID, provider="unknown", run_prefix="pi")
+        self.model: str | None = None
+        self.header = False
+
+    @property
+    def main(self) -> Lane:
+        return self.writer.lane("main", self.facts.session_id or "pi")
+
+    def read(self, path: Path) -> None:
+        for line in iter_lines(path):
+            if line.value is None:
+                self.facts.lines_unreadable += 1
+                self.cuts.add("lines", f"line not read: {line.problem}", size=line.size)
+                continue
+            try:
+                self.entry(line.value)
+            except RecursionError:
+                self.facts.lines_unreadable += 1
+                self.cuts.add("lines", "line not read: nested too deeply", size=line.size)
+
+    def entry(self, entry: dict[str, Any]) -> None:
+        kind = entry.get("type")
+        when = stamp_ms(entry.get("timestamp"))
+        facts = self.facts
+        if kind == "session" and not self.header:
+            self.header = True
+            facts.session_id = _short(entry.get("id"))
+            facts.cwd = _short(entry.get("cwd"))
+            facts.version = f"session format v{entry.get('version', 1)}"
+            self.main.saw(when)
+        elif kind == "model_change":
+            self.switch(_short(entry.get("provider")), _short(entry.get("modelId")))
+        elif kind == "session_info":
+            facts.extra["name"] = _short(entry.get("name"))
+        elif kind in ("compaction", "branch_summary"):
+            summary = entry.get("summary")
+            text = summary if isinstance(summary, str) else ""
+            self.writer.write(self.main, "system", f"[{kind}] {text}".rstrip(), when)
+        elif kind == "message" and isinstance(entry.get("message"), dict):
+            self.message(entry["message"], when)
+
+    def switch(self, provider: str | None, model: str | None) -> None:
+        if model:
+            self.model = model
+        if provider:
+            self.facts.provider = _PROVIDERS.get(provider, provider_for_model(model, provider))
+            if self.model:
+                self.facts.model_providers[self.model] = self.facts.provider
+
+    def message(self, message: dict[str, Any], when: int | None) -> None:
+        lane = self.main
+        when = when if when is not None else stamp_ms(message.get("timestamp"))
+        lane.saw(when)
+        role = message.get("role")
+        if role == "user":
+            text = _content_text(message.get("content"))
+            self.writer.write(lane, "user", text, when)
+            lane.interrupted = False
+            if self.facts.initial_input is None and text.strip():
+                self.facts.initial_input = text
+        elif role == "assistant":
+            self.assistant(lane, message, when)
+        elif role == "toolResult":
+            text = _content_text(message.get("content"))
+            error = "[error] " if message.get("isError") else ""
+            self.writer.write(lane, "tool", error + text, when, _short(message.get("toolName")))
+        elif role == "bashExecution":
+            output = message.get("output")
+            text = f"$ {message.get('command', '')}\n{output if isinstance(output, str) else ''}"
+            self.writer.write(lane, "tool", text, when, "bash")
+        else:
+            self.writer.write(lane, "system", _content_text(message.get("content")), when)
+
+    def assistant(self, lane: Lane, message: dict[str, Any], when: int | None) -> None:
+        if message.get("model") or message.get("provider"):
+            self.switch(_short(message.get("provider")), _short(message.get("model")))
+        lane.used(self.model)
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        texts = []
+        for block in blocks:
+            if not isinstance(block, dict) or block.get("type") in _SKIPPED_BLOCKS:
+                continue
+            if block.get("type") == "toolCall":
+                name = str(block.get("name") or "tool")[:128]
+                given = block.get("arguments")
+                arguments: dict[str, Any] = given if isinstance(given, dict) else {}
+                self.writer.write(lane, "assistant", canonical_json(arguments), when, tool=name)
+                self.receipts.add(lane.id, when, name, argument_paths(arguments, self.facts.cwd))
+                continue
+            text = str(block.get("text", "")) if block.get("type") == "text" else (
+                f"[{str(block.get('type'))[:64]}]")  # fmt: skip
+            texts.append(text)
+            self.writer.write(lane, "assistant", text, when)
+        if texts:
+            lane.finish("\n".join(texts))
+        stop = message.get("stopReason")
+        lane.failed = stop == "error"
+        lane.interrupted = stop == "aborted"
+
+
+def _short(value: Any) -> str | None:
+    return value[:4096] if isinstance(value, str) and value else None
+
+
+def load_pi_session(path: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> RunRecord:
+    """Convert the pi session at ``path`` into a native record folder ``workdir`` and load it."""
+    session_file, target = Path(path), Path(workdir)
+    converter = _Converter(target)
+    try:
+        converter.read(session_file)
+    finally:
+        converter.writer.close()
+    main = converter.writer.lanes.get("main")
+    if main is None or main.records == 0:
+        raise RunRecordError("$", "has no messages of a pi session", source=str(session_file))
+    facts = converter.facts
+    facts.session_id = facts.session_id or session_file.stem
+    main.conversation = facts.session_id
+    return assemble_record(facts, converter.writer, converter.receipts, converter.cuts, target,
+                           session_file)  # fmt: skip

@@ -1,0 +1,74 @@
+"""Credential formats from detect-secrets, the maintained base of our own list.
+
+detect-secrets (Yelp) keeps one plugin per provider; every plugin built on its
+``RegexBasedDetector`` carries a ``denylist`` of compiled patterns. We take those patterns as
+they are, so a new provider in a later release of the package is screened without a change
+here, and name each one's kind after the plugin's ``secret_type`` (``SendGrid API Key`` becomes
+``sendgrid_api_key``). The secret is the pattern's first non-empty group when it has groups
+(``://user:(password)@``), else the whole match.
+
+Three plugins are left out on purpose: ``IPPublicDetector`` (an address is not a credential,
+and lessons legitimately name hosts), ``JwtTokenDetector`` (its pattern matches any ``eyJ``
+prefix and relies on decoding; our own ``jwt`` format needs three segments) and
+``ArtifactoryDetector`` (its ``AP[0-9A-F]…`` pattern matches ordinary CamelCase names such as
+``APBackupService``).
+
+Loading detect-secrets costs a tenth of a second, so nothing is imported until the first scan.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass
+from functools import cache
+
+__all__ = ["PluginPattern", "plugin_patterns"]
+
+_LEFT_OUT = frozenset({"IPPublicDetector", "JwtTokenDetector", "ArtifactoryDetector"})
+
+
+@dataclass(frozen=True, slots=True)
+class PluginPattern:
+    """One denylist pattern of one detect-secrets plugin, and the kind it reports."""
+
+    plugin: str
+    kind: str
+    pattern: re.Pattern[str]
+
+    def secret_span(self, match: re.Match[str]) -> tuple[int, int]:
+        for index in range(1, (match.re.groups or 0) + 1):
+            if match.group(index):
+                return match.span(index)
+        return match.span()
+
+
+def _kind(secret_type: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", secret_type.lower()).strip("_")
+
+
+@cache
+def plugin_patterns() -> tuple[PluginPattern, ...]:
+    """Every kept plugin's patterns, ordered by plugin class name (stable across runs)."""
+    import detect_secrets.plugins as plugins
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    found: dict[str, type[RegexBasedDetector]] = {}
+    for info in pkgutil.iter_modules(plugins.__path__):
+        module = importlib.import_module(f"{plugins.__name__}.{info.name}")
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, RegexBasedDetector)
+                and value is not RegexBasedDetector
+                and value.__module__ == module.__name__
+                and name not in _LEFT_OUT
+            ):
+                found[name] = value
+    patterns: list[PluginPattern] = []
+    for name in sorted(found):
+        plugin = found[name]()
+        kind = _kind(str(plugin.secret_type))
+        patterns.extend(PluginPattern(name, kind, regex) for regex in plugin.denylist)
+    return tuple(patterns)

@@ -1,0 +1,226 @@
+"""Frame look-alikes: what in card text could open, close or imitate a tag an agent trusts.
+
+Cards reach agents inside our ``<active_memory>`` frame, and that frame sits inside other
+frames: a harness's tool results (``</function_results>``, ``</tool_result>``), chat templates'
+turn markers (``<|im_start|>``, ``[INST]``). A card that closes one of them and opens a fake
+turn speaks with the harness's voice. So in card text:
+
+* every invisible or control character goes (:func:`strip_invisible`): format characters
+  (Unicode category Cf: zero-width, bidi, tags), C0 and C1 controls, fillers and variation
+  selectors; admission and import refuse them outright (:func:`character_problem`);
+* a tag is escaped (:func:`escape_frame`, used by the renderer) or refused
+  (:func:`find_frame_tag`, used by the screens) when its bracket is a look-alike (TR39's
+  confusables of ``<`` and ``>`` plus the angle brackets it does not list: U+2770/2771,
+  angle quotation marks, double and mathematical angle brackets), when its name holds a
+  letter from another script, or when its name is one of :data:`FRAME_NAMES` (ours and other
+  frames'), whatever the case or separator. ``Vec<u8>`` and ``a < b`` stay as they are.
+
+The recall renderer runs on the hook path, a fresh process per tool call, so this module
+imports nothing at import time; ``re`` and ``unicodedata`` are loaded only for text that holds
+a bracket or a non-ASCII character. The look-alike sets are spelled out here, not derived from
+the confusables data at run time; a test checks they hold every TR39 confusable of ``<``,
+``>`` and ``/``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CLOSERS",
+    "FRAME_NAMES",
+    "OPENERS",
+    "SLASHES",
+    "character_problem",
+    "escape_frame",
+    "find_frame_tag",
+    "strip_invisible",
+]
+
+# TR39 confusables of "<" (NFKC first), then the angle brackets TR39 does not list.
+OPENERS = (
+    "<\u02c2\u1438\u16b2\u2039\u226a\u22d8\u276e\u2aa5\ufe64\uff1c\U0001d236"
+    "\u00ab\u2329\u27e8\u27ea\u2770\u276c\u29fc\u2991\u2993\u3008\u300a\ufe3d\ufe3f\u29d8"
+)
+CLOSERS = (
+    ">\u02c3\u1433\u203a\u226b\u22d9\u276f\u2a20\u2aa5\ufe65\uff1e\U00016f3f\U0001d237"
+    "\u00bb\u232a\u27e9\u27eb\u2771\u276d\u29fd\u2992\u2994\u3009\u300b\ufe3e\ufe40\u29d9"
+)
+# TR39 confusables of "/" that are not fractions or units, and the backslash.
+SLASHES = (
+    "/\\\u1735\u2041\u2044\u2215\u2571\u27cb\u29f6\u29f8\u2cc6\u2f03\u3033\u30ce\u31d3"
+    "\u4e3f\uff0f\uff89\U0001d23a\u29f5\u2216\u29f9\u2afb\u2afd\u2cc7"
+)
+# Tag names of our frame, of tool-use and chat-template frames, and of role markers, folded:
+# lower case, any run of separators read as "_". A tag of one of these is refused in card text.
+FRAME_NAMES = frozenset(
+    {
+        "active_memory", "system", "assistant", "developer", "human", "tool_result",
+        "tool_results", "tool_use", "tool_call", "tool_calls", "tool_response", "tool_output",
+        "function_call", "function_calls", "function_result", "function_results",
+        "function_response", "function_output", "invoke", "im_start", "im_end", "im_sep",
+        "system_reminder", "system_prompt", "system_message", "start_of_turn", "end_of_turn",
+        "antml", "instruction", "instructions", "inst", "sys", "endoftext", "thinking",
+        "search_results", "untrusted", "bos", "eos",
+    }
+)  # fmt: skip
+# Names ordinary advice may put in angle brackets (<user_id>, <output>/report.json) that some
+# frame also uses: not refused, but escaped when a card is rendered, as is any name that
+# starts with a frame name.
+_ESCAPED_NAMES = FRAME_NAMES | {
+    "user", "model", "tool", "tools", "function", "functions", "parameter", "parameters",
+    "result", "results", "output", "prompt", "turn", "message", "messages", "document",
+    "documents", "observation", "context", "policy", "admin", "root", "reminder", "answer",
+    "response",
+}  # fmt: skip
+
+_INVISIBLE_EXTRA = "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0" + "".join(
+    map(chr, range(0xFE00, 0xFE10))
+)
+_NAME_TAIL = r"[\w:.\-]{0,64}"
+_SEPARATORS = r"[\s_\-.:]+"
+
+
+def _is_invisible(char: str) -> bool:
+    import unicodedata
+
+    code = ord(char)
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return char != "\t"
+    if 0xE0100 <= code <= 0xE01EF or char in _INVISIBLE_EXTRA:
+        return True
+    return unicodedata.category(char) == "Cf"
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without format (Cf) and control characters, fillers or variation selectors;
+    a line break, tab or other control becomes a space so words stay apart."""
+    if text.isascii() and text.isprintable():
+        return text
+    out: list[str] = []
+    for char in text:
+        if not _is_invisible(char):
+            out.append(char)
+        elif char in "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85":
+            out.append(" ")
+    return "".join(out)
+
+
+def character_problem(text: str) -> str | None:
+    """``control_character`` (C0 other than tab and newline, DEL, C1) or ``format_character``
+    (category Cf, fillers, variation selectors) in ``text``, else None."""
+    if text.isascii() and text.isprintable():
+        return None
+    import unicodedata
+
+    for char in text:
+        code = ord(char)
+        if (code < 0x20 and char not in "\t\n") or 0x7F <= code <= 0x9F:
+            return "control_character"
+        if char in _INVISIBLE_EXTRA or 0xE0100 <= code <= 0xE01EF:
+            return "format_character"
+        if code > 0x7F and unicodedata.category(char) == "Cf":
+            return "format_character"
+    return None
+
+
+def _fold_name(name: str) -> str:
+    import re
+
+    return re.sub(_SEPARATORS, "_", name.casefold()).strip("_")
+
+
+def _frame_name(name: str, *, loose: bool) -> bool:
+    if not name.isascii():
+        return True  # another script's letters in a tag name are never ordinary
+    folded = _fold_name(name)
+    parts = [part.strip("_") for part in folded.split(":")]
+    if any(part in FRAME_NAMES or part.startswith("antml") for part in (folded, *parts)):
+        return True
+    if not loose:
+        return False
+    words = folded.replace(":", "_").split("_")
+    return any("_".join(words[:n]) in _ESCAPED_NAMES for n in range(1, min(len(words), 3) + 1))
+
+
+def _normalised(text: str) -> str:
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return strip_invisible(unicodedata.normalize("NFKC", text))
+
+
+def _opener_pattern() -> str:
+    # The bracket, an optional slash, then a name (a letter of any script first) or a "|".
+    return (
+        rf"([{OPENERS}])(\s*[{SLASHES}]?\s*)"
+        rf"((?:[^\W\d]{_NAME_TAIL}(?:{_SEPARATORS}[^\W\d]{_NAME_TAIL})?)|\|)"
+    )
+
+
+def _closer_pattern() -> str:
+    return rf"((?:[^\W\d]{_NAME_TAIL}|\|)\s*)([{CLOSERS}])"
+
+
+def _suspicious_open(bracket: str, slash: str, name: str, *, loose: bool) -> bool:
+    return (
+        bracket != "<"
+        or slash.strip() not in ("", "/")
+        or name == "|"
+        or _frame_name(name.rstrip(":.-"), loose=loose)
+    )
+
+
+def _suspicious_close(name: str, bracket: str, *, loose: bool) -> bool:
+    if bracket != ">":
+        return True
+    token = name.rstrip()
+    if token.endswith("|"):
+        return True
+    word = token.rsplit("/", 1)[-1].rstrip(":.-")
+    return bool(word) and _frame_name(word, loose=loose)
+
+
+_BRACKETS = frozenset(OPENERS + CLOSERS)
+
+
+def _has_bracket(text: str) -> bool:
+    return not _BRACKETS.isdisjoint(text)
+
+
+def escape_frame(text: str) -> str:
+    """``text`` normalised (NFKC, invisible characters gone) with every suspicious tag bracket
+    written as ``&lt;`` or ``&gt;``; ordinary angle brackets stay."""
+    flat = _normalised(text)
+    if not _has_bracket(flat):
+        return flat
+    import re
+
+    def opened(match: re.Match[str]) -> str:
+        bracket, slash, name = match.groups()
+        if _suspicious_open(bracket, slash, name, loose=True):
+            return "&lt;" + slash + name
+        return match.group(0)
+
+    def closed(match: re.Match[str]) -> str:
+        name, bracket = match.groups()
+        return name + "&gt;" if _suspicious_close(name, bracket, loose=True) else match.group(0)
+
+    escaped = re.sub(_opener_pattern(), opened, flat)
+    return re.sub(_closer_pattern(), closed, escaped)
+
+
+def find_frame_tag(text: str) -> bool:
+    """Whether ``text`` holds a frame tag: a look-alike bracket, another script's letters in
+    the name, or a name in :data:`FRAME_NAMES` (``<u8>``, ``<user_id>`` are not)."""
+    flat = _normalised(text)
+    if not _has_bracket(flat):
+        return False
+    import re
+
+    for match in re.finditer(_opener_pattern(), flat):
+        if _suspicious_open(*match.groups(), loose=False):
+            return True
+    return any(
+        _suspicious_close(*match.groups(), loose=False)
+        for match in re.finditer(_closer_pattern(), flat)
+    )

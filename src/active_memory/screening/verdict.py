@@ -1,0 +1,89 @@
+"""Strong and weak signals: what refuses a card and what only quarantines it.
+
+Every screen reports ``stage:code`` tokens (``secret:github_token``,
+``injection:override_instructions``). Most are strong: a credential format, a planted
+instruction, a frame tag; the card is refused. A few are weak (:data:`WEAK_SIGNALS`): a
+random-looking string that may be a hash, a download that is not run, a credential file read
+without a destination, a shell start-up file, a word mixing scripts. A card whose only signals
+are weak is quarantined: not published, kept with its evidence for a person to approve or
+reject (``active-memory lessons review``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from active_memory.screening.instructions import WEAK_KINDS, find_instructions
+from active_memory.screening.secrets import find_credential, find_secret
+
+__all__ = ["WEAK_SIGNALS", "Screening", "is_weak", "screen_texts"]
+
+WEAK_SIGNALS: frozenset[str] = frozenset(
+    {"secret:high_entropy", *(f"injection:{kind}" for kind in WEAK_KINDS)}
+)
+
+
+def is_weak(code: str) -> bool:
+    """Whether ``stage:code`` only quarantines."""
+    return code in WEAK_SIGNALS
+
+
+@dataclass(frozen=True, slots=True)
+class Screening:
+    """The signals found, unique, strong ones first within each stage (secrets, then
+    instructions)."""
+
+    codes: tuple[str, ...] = ()
+
+    @property
+    def strong(self) -> tuple[str, ...]:
+        return tuple(code for code in self.codes if not is_weak(code))
+
+    @property
+    def weak(self) -> tuple[str, ...]:
+        return tuple(code for code in self.codes if is_weak(code))
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.strong)
+
+    @property
+    def quarantined(self) -> bool:
+        return bool(self.codes) and not self.strong
+
+    @property
+    def outcome(self) -> str:
+        """``refused``, ``quarantined`` or ``clean``."""
+        if self.refused:
+            return "refused"
+        return "quarantined" if self.codes else "clean"
+
+
+def _secret_codes(text: str) -> list[str]:
+    kind = find_credential(text)
+    if kind is not None:
+        return [f"secret:{kind}"]
+    kind = find_secret(text)
+    return [f"secret:{kind}"] if kind else []
+
+
+def screen_texts(
+    card: Iterable[str], others: Iterable[str] = (), identifiers: Iterable[str] = ()
+) -> Screening:
+    """Screen ``card`` (the text agents are shown: secrets and instructions), ``others``
+    (reason, references, associations: secrets only) and ``identifiers`` (run and node ids:
+    credential formats only, since they may be random by design)."""
+    card = tuple(card)
+    secrets: list[str] = []
+    for text in (*card, *others):
+        secrets += _secret_codes(text)
+    for text in identifiers:
+        kind = find_credential(text)
+        if kind:
+            secrets.append(f"secret:{kind}")
+    instructions = [f"injection:{kind}" for text in card for kind in find_instructions(text)]
+    ordered = sorted(dict.fromkeys(secrets), key=is_weak) + sorted(
+        dict.fromkeys(instructions), key=is_weak
+    )
+    return Screening(tuple(ordered))

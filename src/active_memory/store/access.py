@@ -1,0 +1,101 @@
+"""What one credential may touch inside its tenant, checked by the store itself.
+
+A hosted backend serves many repositories of one tenant from one schema. The service derives an
+:class:`AccessScope` from the request's credential (never from the request body) and hands it to
+the store, which confines every operation to it:
+
+* a snapshot is taken for the credential's repository (a run naming another is refused);
+* a draft may only be written into the credential's repository, or as a graph lesson
+  unqualified or qualified by that repository (and of the credential's graph, when it has one);
+* a stored lesson may only be changed, read back (history), reverted or purged when the scope
+  it last had while live is within the credential's. The PostgreSQL schema keeps that scope in
+  ``scope_repository`` and ``scope_graph_hash`` through retirement and purge (a tombstone keeps
+  no content); a tombstone that was never live in this store (imported as one) has no known
+  scope and is refused to every scoped credential.
+
+The checks on stored rows run inside the write transaction, after the writers' lock, so a row
+cannot move out of scope between the check and the write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from active_memory.errors import ScopeRefused
+from active_memory.models.lessons import GraphScope, LessonDraft
+from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.sql import SqlConnection
+
+__all__ = ["AccessScope", "refuse_out_of_scope"]
+
+_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class AccessScope:
+    """A credential's reach: one repository of its tenant and, optionally, one graph."""
+
+    tenant: str
+    repository: str
+    graph_hash: str | None = None
+
+    def describe(self) -> str:
+        graph = f", graph {self.graph_hash!r}" if self.graph_hash else ""
+        return f"tenant {self.tenant!r}, repository {self.repository!r}{graph}"
+
+    def allows(self, kind: str, repository: str | None, graph_hash: str | None) -> bool:
+        if kind == "repository":
+            return repository == self.repository
+        if repository not in (None, self.repository):
+            return False
+        return self.graph_hash is None or graph_hash == self.graph_hash
+
+    def allows_draft(self, draft: LessonDraft) -> bool:
+        scope = draft.scope
+        graph_hash = scope.graph_hash if isinstance(scope, GraphScope) else None
+        return self.allows(scope.kind, scope.repository, graph_hash)
+
+    def confine(self, request: SnapshotRequest) -> SnapshotRequest:
+        """The request with this scope's repository; ScopeRefused when the run names another
+        repository or a graph this scope does not reach."""
+        identity = request.identity
+        if identity.repository not in (None, self.repository):
+            raise ScopeRefused(f"repository {identity.repository!r}", self.describe())
+        graph = identity.graph_hash
+        if request.graph and graph is not None and self.graph_hash not in (None, graph):
+            raise ScopeRefused(f"graph {graph!r}", self.describe())
+        confined = RunIdentity(identity.run_id, self.repository, graph)
+        return replace(request, identity=confined)
+
+
+def _stored_scopes(
+    conn: SqlConnection, ids: list[str]
+) -> dict[str, tuple[str, str | None, str | None] | None]:
+    """Each id that has a row: the (kind, repository, graph hash) it last had while live, None
+    when it never had content here (a tombstone imported as one)."""
+    scopes: dict[str, tuple[str, str | None, str | None] | None] = {}
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT id, kind, scoped, scope_repository, scope_graph_hash FROM records "
+            f"WHERE id IN ({marks})",
+            chunk,
+        ).fetchall()
+        for lesson_id, kind, scoped, repository, graph_hash in rows:
+            scopes[str(lesson_id)] = (str(kind), repository, graph_hash) if scoped else None
+    return scopes
+
+
+def refuse_out_of_scope(conn: SqlConnection, ids: Iterable[str], access: AccessScope) -> None:
+    """ScopeRefused for the first stored id ``access`` does not reach; ids without a row pass
+    (they are new)."""
+    wanted = list(dict.fromkeys(ids))
+    scopes = _stored_scopes(conn, wanted)
+    for lesson_id in wanted:
+        if lesson_id not in scopes:
+            continue
+        stored = scopes[lesson_id]
+        if stored is None or not access.allows(*stored):
+            raise ScopeRefused(f"lesson {lesson_id!r}", access.describe())

@@ -1,0 +1,52 @@
+"""A checked publication's plan, shared by every engine: expected revisions against found ones.
+
+Runs inside the engine's write transaction, after the lock that serialises writers is held, so
+nothing can commit between the comparison and the write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from active_memory.errors import RevisionConflict, RevisionMismatch
+from active_memory.models.changes import Publication
+from active_memory.store.backend import PublicationReceipt
+from active_memory.store.sql import SqlConnection
+from active_memory.store.writes import Change, read_states
+
+__all__ = ["checked_changes", "publication_receipt"]
+
+
+def checked_changes(conn: SqlConnection, publication: Publication) -> list[Change]:
+    """The row writes of ``publication``; RevisionConflict naming every id that does not match
+    (a tombstoned id always conflicts)."""
+    states = read_states(conn, (m.id for m in publication.mutations))
+    mismatches: list[RevisionMismatch] = []
+    changes: list[Change] = []
+    for mutation in publication.mutations:
+        state = states.get(mutation.id)
+        found = 0 if state is None else state.revision
+        tombstoned = state is not None and state.deleted
+        if tombstoned or found != mutation.expected_revision:
+            mismatches.append(
+                RevisionMismatch(mutation.id, mutation.expected_revision, found, tombstoned)
+            )
+            continue
+        if mutation.op == "upsert" and mutation.draft is not None:
+            kind = mutation.draft.scope.kind
+            changes.append(
+                Change(mutation.id, "upsert", found + 1, kind, mutation.draft, create=state is None)
+            )
+        elif state is not None:
+            changes.append(Change(mutation.id, "retire", found + 1, state.kind))
+    if mismatches:
+        raise RevisionConflict(mismatches)
+    return changes
+
+
+def publication_receipt(generation: int, changes: Sequence[Change]) -> PublicationReceipt:
+    return PublicationReceipt(
+        generation,
+        {change.id: change.revision for change in changes},
+        tuple(change.id for change in changes if change.op == "retire"),
+    )

@@ -1,0 +1,182 @@
+"""Connections and transactions of the PostgreSQL store.
+
+A :class:`psycopg_pool.ConnectionPool` hands out autocommit connections; every operation runs
+in one explicit transaction whose ``search_path`` is the tenant's schema, set with its timeouts
+for that transaction only (``set_config(…, true)``, as ``SET LOCAL``), so a pooled connection
+carries nothing from one tenant to the next. Automatic server-side prepared statements are off
+for the same reason.
+
+* reads are ``REPEATABLE READ READ ONLY``: every statement sees one committed state;
+* writes are ``READ COMMITTED`` and start by locking the tenant's ``meta`` row (``SELECT …
+  FOR UPDATE``), which every write updates anyway (the generation): writers of one tenant
+  queue on that row lock, and each statement after it sees everything committed before, so
+  expected revisions are compared and written with nothing in between. Writers of different
+  tenants never wait for each other. The wait is bounded by ``lock_timeout``, every statement
+  by ``statement_timeout`` (60 s), so a started write drains or fails within a bounded time.
+
+:class:`PgSession` gives the shared store logic (``?`` placeholders, rows as tuples) a
+psycopg connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from active_memory.errors import PublicationFenced, StoreError, StoreUnavailable
+from active_memory.store.backend import PublicationControl
+from active_memory.store.sql import SqlCursor
+
+__all__ = ["PgSession", "open_pool", "reading", "redacted", "updating", "writing"]
+
+
+_STATEMENT_TIMEOUT_MS = 60_000
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "the configured PostgreSQL URL"
+    host = info.get("host") or "localhost"
+    return f"postgresql database {info.get('dbname') or '?'!r} on {host!r}"
+
+
+def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> ConnectionPool:
+    """An open pool whose first connection succeeded; StoreUnavailable otherwise.
+
+    One plain connection is tried first, so an unreachable server or a refused user fails at
+    once with PostgreSQL's own reason instead of after the pool's retries.
+    """
+    try:
+        psycopg.connect(url, connect_timeout=max(1, int(timeout_s))).close()
+    except psycopg.Error as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise StoreUnavailable(
+            redacted(url),
+            f"cannot be reached ({reason}); check the URL and that the server accepts this user",
+        ) from None
+    pool: ConnectionPool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        timeout=timeout_s,
+        kwargs={"autocommit": True, "prepare_threshold": None},
+        open=False,
+        name="active-memory",
+    )
+    try:
+        pool.open(wait=True, timeout=timeout_s)
+    except (PoolTimeout, psycopg.Error) as error:
+        pool.close()
+        raise StoreUnavailable(
+            redacted(url),
+            f"cannot be reached within {timeout_s:g} s ({error}); check the URL and that the "
+            "server accepts this user",
+        ) from None
+    return pool
+
+
+class PgSession:
+    """A psycopg connection with the ``execute`` the shared store logic calls."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+
+    def execute(self, query: str, parameters: Sequence[Any] | None = None, /) -> SqlCursor:
+        if parameters is None:
+            return self.conn.execute(query.encode("utf-8"))
+        translated = query.replace("%", "%%").replace("?", "%s")
+        return self.conn.execute(translated.encode("utf-8"), parameters)
+
+
+def _fence(control: PublicationControl | None) -> None:
+    refusal = None if control is None else control.refusal()
+    if refusal is not None:
+        raise PublicationFenced(f"publication not started: {refusal}; nothing was written")
+
+
+def _rollback(conn: psycopg.Connection[Any]) -> None:
+    if conn.closed:
+        return
+    # A broken connection cannot roll back; the pool discards it and the server rolled back.
+    with suppress(psycopg.Error):
+        conn.execute(b"ROLLBACK")
+
+
+@contextmanager
+def _transaction(
+    pool: ConnectionPool,
+    schema: str,
+    begin: str,
+    where: str,
+    failure: type[StoreError],
+    lock_timeout_ms: int | None = None,
+) -> Iterator[PgSession]:
+    # One round trip sets the schema and the timeouts, each for this transaction only.
+    settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
+    if lock_timeout_ms is not None:
+        settings["lock_timeout"] = str(int(lock_timeout_ms))
+    configure = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings)
+    values = [part for pair in settings.items() for part in pair]
+    try:
+        with pool.connection() as conn:
+            conn.execute(begin.encode())
+            try:
+                conn.execute(configure.encode(), values)
+                yield PgSession(conn)
+                conn.execute(b"COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+    except PoolTimeout as error:
+        raise failure(
+            f"{where}: no database connection became free in time ({error}); retry"
+        ) from None
+    except pg_errors.LockNotAvailable as error:
+        raise StoreError(
+            f"{where}: the tenant stayed locked by another writer past the lock timeout "
+            f"({error}); nothing was written, retry"
+        ) from None
+    except psycopg.Error as error:
+        raise failure(f"{where} failed ({error}); nothing was committed") from None
+
+
+@contextmanager
+def reading(
+    pool: ConnectionPool, schema: str, where: str, failure: type[StoreError] = StoreError
+) -> Iterator[PgSession]:
+    begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    with _transaction(pool, schema, begin, where, failure) as session:
+        yield session
+
+
+@contextmanager
+def updating(pool: ConnectionPool, schema: str, where: str) -> Iterator[PgSession]:
+    """One read-write transaction without the tenant's writer lock (the service's own tables)."""
+    with _transaction(pool, schema, "BEGIN", where, StoreError) as session:
+        yield session
+
+
+@contextmanager
+def writing(
+    pool: ConnectionPool,
+    schema: str,
+    where: str,
+    control: PublicationControl | None = None,
+    *,
+    lock_timeout_ms: int = 5000,
+) -> Iterator[PgSession]:
+    """One write transaction holding the tenant's writer lock; ``control`` is consulted before
+    the lock is awaited and again once it is held, the last moment before the first write."""
+    _fence(control)
+    with _transaction(pool, schema, "BEGIN", where, StoreError, lock_timeout_ms) as session:
+        session.execute("SELECT generation FROM meta FOR UPDATE")
+        _fence(control)
+        yield session

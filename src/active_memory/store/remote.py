@@ -1,0 +1,319 @@
+"""``RemoteBackend``: the backend interface over the memory service (``active-memory server``).
+
+A host on another machine holds a token issued for its tenant and repository, and talks to the
+service over HTTPS (plain ``http://`` is accepted for a loopback address only, for tests and a
+service on the same machine). The service derives the scope from the token; the run identity
+sent along only has to agree with it. Answers are read up to ``max_response_bytes`` and
+validated before anything is returned: a snapshot arrives as the stored rows, each verified
+against its writer's checksum, and each lesson is decoded (validated completely) on first read,
+as from a local store; any failure raises SnapshotError, never a shorter set. A publication
+whose answer is lost (the connection dropped after the request was sent) raises StoreError
+saying the outcome is unknown: take a new snapshot and decide again, the expected revisions
+make a blind retry safe.
+
+Errors map back to the exception tree as the table in ``store/wire.py`` says.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import ssl
+import time
+from types import TracebackType
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+
+from active_memory.errors import (
+    ConfigError,
+    LessonNotFound,
+    LessonRetired,
+    LessonValidationError,
+    PublicationError,
+    PublicationFenced,
+    RevisionConflict,
+    RevisionMismatch,
+    ScopeRefused,
+    SnapshotError,
+    StoreError,
+    StoreUnavailable,
+)
+from active_memory.models.base import Model
+from active_memory.models.changes import Publication
+from active_memory.store.backend import (
+    PublicationControl,
+    PublicationReceipt,
+    Snapshot,
+    SnapshotRequest,
+)
+from active_memory.store.checked_rows import StoredLessons, verify_rows
+from active_memory.store.codec import DecodedRows, RecordError
+from active_memory.store.results import DEFAULT_LIMITS, HistoryEntry, PurgeReceipt
+from active_memory.store.wire import (
+    API_PREFIX,
+    ErrorAnswer,
+    GenerationAnswer,
+    HistoryAnswer,
+    HistoryBody,
+    PublishBody,
+    PurgeBody,
+    ReceiptAnswer,
+    RevertBody,
+    SnapshotAnswer,
+    SnapshotBody,
+)
+
+__all__ = ["RemoteBackend", "check_service_url"]
+
+M = TypeVar("M", bound=Model)
+DEFAULT_MAX_RESPONSE_BYTES = 96 * 1024 * 1024
+DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024  # the service's default limit
+
+
+def check_service_url(url: str) -> str:
+    """``url`` without a trailing slash; ConfigError unless https, or http on loopback."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ConfigError("backend", f"{url!r} is not an https:// URL of the memory service")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ConfigError("backend", "the service URL carries no credentials, query or fragment")
+    if parts.scheme == "http" and not _loopback(parts.hostname):
+        raise ConfigError(
+            "backend",
+            f"{url!r} is plain http to a host that is not loopback; use https:// so the token "
+            "and the lessons are not sent in clear",
+        )
+    return url.rstrip("/")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class RemoteBackend:
+    """``ActiveMemoryBackend`` (and history, revert, purge) over the memory service at ``url``.
+
+    ``ca_file`` trusts a private certificate authority (PEM) instead of the system's;
+    ``transport`` is httpx's seam for tests; ``timeout_s`` bounds connecting, each read and
+    each write.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str,
+        timeout_s: float = 30.0,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        ca_file: str | os.PathLike[str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = check_service_url(url)
+        if not token or not token.isascii() or not token.isprintable() or " " in token:
+            raise ConfigError(
+                "token", "must be the token `active-memory server token create` printed"
+            )
+        self._max_response = max_response_bytes
+        self._max_request = max_request_bytes
+        self._decoded = DecodedRows(capacity=2 * DEFAULT_LIMITS.max_live)
+        verify: ssl.SSLContext | bool = True
+        if ca_file is not None:
+            try:
+                verify = ssl.create_default_context(cafile=os.fspath(ca_file))
+            except (OSError, ssl.SSLError) as error:
+                raise ConfigError(
+                    "ca_file", f"{os.fspath(ca_file)!r} is not a PEM file ({error})"
+                ) from None
+        self._client = httpx.Client(
+            base_url=self.url + API_PREFIX,
+            verify=verify,
+            headers={"authorization": f"Bearer {token}", "accept": "application/json"},
+            timeout=httpx.Timeout(timeout_s),
+            follow_redirects=False,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> RemoteBackend:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- transport -------------------------------------------------------------------------
+
+    def _call(
+        self,
+        path: str,
+        body: Model | None,
+        answer: type[M],
+        failure: type[StoreError],
+        *,
+        lesson_id: str | None = None,
+        unknown_outcome: bool = False,
+    ) -> M:
+        content = None if body is None else body.model_dump_json().encode("utf-8")
+        if content is not None and len(content) > self._max_request:
+            # Refused here: a service refusing it mid-upload may reset the connection first.
+            raise PublicationError(
+                f"the request is {len(content)} bytes; the memory service accepts at most "
+                f"{self._max_request}; publish smaller batches"
+            )
+        method = "GET" if body is None else "POST"
+        headers = None if content is None else {"content-type": "application/json"}
+        try:
+            with self._client.stream(method, path, content=content, headers=headers) as response:
+                raw = self._read(response, failure)
+                status = response.status_code
+        except httpx.HTTPError as error:
+            if unknown_outcome and not isinstance(error, httpx.ConnectError):
+                raise StoreError(
+                    f"the memory service at {self.url!r} did not answer the publication "
+                    f"({error.__class__.__name__}); its outcome is unknown: take a new snapshot "
+                    "and publish again with the revisions it shows"
+                ) from None
+            raise failure(
+                f"the memory service at {self.url!r} cannot be reached ({error}); nothing "
+                "was read or written"
+            ) from None
+        if status == 200:
+            try:
+                return answer.parse_json(raw)
+            except LessonValidationError as error:
+                raise failure(
+                    f"the memory service at {self.url!r} sent an invalid answer ({error}); "
+                    "nothing was taken from it"
+                ) from None
+        raise self._error(status, raw, failure, lesson_id)
+
+    def _read(self, response: httpx.Response, failure: type[StoreError]) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > self._max_response:
+                raise failure(
+                    f"the memory service at {self.url!r} sent more than "
+                    f"{self._max_response} bytes; the answer was refused"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _error(
+        self, status: int, raw: bytes, failure: type[StoreError], lesson_id: str | None
+    ) -> StoreError:
+        try:
+            error = ErrorAnswer.parse_json(raw)
+        except LessonValidationError:
+            return failure(
+                f"the memory service at {self.url!r} answered HTTP {status} without an "
+                "explanation; nothing was taken from it"
+            )
+        message = error.message
+        if error.error == "unauthorized":
+            return StoreUnavailable(self.url, message)
+        if error.error == "out_of_scope":
+            return ScopeRefused(error.subject or "the request", error.scope or "unknown scope")
+        if error.error == "conflict":
+            return RevisionConflict(
+                [
+                    RevisionMismatch(m.id, m.expected, m.found, m.tombstoned)
+                    for m in error.mismatches
+                ]
+            )
+        if error.error == "not_found" and lesson_id is not None:
+            if error.retired_at is not None:
+                return LessonRetired(lesson_id, error.retired_at)
+            return LessonNotFound(lesson_id)
+        if error.error == "fenced":
+            return PublicationFenced(message)
+        if error.error in ("refused", "too_large"):
+            return PublicationError(message)
+        return failure(f"the memory service at {self.url!r} refused: {message}")
+
+    # -- the backend protocol --------------------------------------------------------------
+
+    def snapshot(self, request: SnapshotRequest) -> Snapshot:
+        identity = request.identity
+        body = SnapshotBody(
+            run_id=identity.run_id,
+            repository=identity.repository,
+            graph_hash=identity.graph_hash,
+            include_repository=request.repository,
+            include_graph=request.graph,
+        )
+        answer = self._call("/snapshot", body, SnapshotAnswer, SnapshotError)
+        rows = sorted(answer.rows, key=lambda row: row[0])
+        try:
+            verify_rows(rows)
+        except RecordError as error:
+            raise SnapshotError(
+                f"the memory service at {self.url!r} sent lesson {error}; the snapshot was "
+                "refused rather than returned incomplete"
+            ) from None
+        return Snapshot(answer.generation, StoredLessons(rows, self._decoded))
+
+    def publish(
+        self, publication: Publication, control: PublicationControl | None = None
+    ) -> PublicationReceipt:
+        deadline_s = None
+        if control is not None:
+            refusal = control.refusal()
+            if refusal is not None:
+                raise PublicationFenced(f"publication not started: {refusal}; nothing was written")
+            if control.deadline is not None:
+                deadline_s = max(0.0, control.deadline - time.monotonic())
+        body = PublishBody(publication=publication, deadline_s=deadline_s)
+        answer = self._call("/publish", body, ReceiptAnswer, StoreError, unknown_outcome=True)
+        return PublicationReceipt(answer.generation, dict(answer.revisions), answer.retired)
+
+    def generation(self) -> int:
+        return self._call("/generation", None, GenerationAnswer, StoreError).generation
+
+    # -- admin -----------------------------------------------------------------------------
+
+    def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
+        answer = self._call(
+            "/history", HistoryBody(id=lesson_id), HistoryAnswer, StoreError, lesson_id=lesson_id
+        )
+        return tuple(entry.entry() for entry in answer.entries)
+
+    def revert(
+        self,
+        lesson_id: str,
+        to_revision: int,
+        *,
+        expected_revision: int | None = None,
+        run_id: str = "remote-admin",
+    ) -> PublicationReceipt:
+        body = RevertBody(
+            id=lesson_id,
+            to_revision=to_revision,
+            expected_revision=expected_revision,
+            run_id=run_id,
+        )
+        answer = self._call(
+            "/revert", body, ReceiptAnswer, StoreError, lesson_id=lesson_id, unknown_outcome=True
+        )
+        return PublicationReceipt(answer.generation, dict(answer.revisions))
+
+    def purge(self, lesson_id: str, *, run_id: str = "remote-admin") -> PurgeReceipt:
+        body = PurgeBody(id=lesson_id, run_id=run_id)
+        return self._call(
+            "/purge", body, PurgeReceipt, StoreError, lesson_id=lesson_id, unknown_outcome=True
+        )

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from active_memory.errors import RunRecordError
+from active_memory.evidence.builder import build_evidence
+from active_memory.evidence.sources import open_run_source
+from active_memory.evidence.sources.codex import load_codex_rollout
+
+CODEX = Path(__file__).parents[2] / "fixtures" / "codex"
+CURRENT = CODEX / "rollout-2025-11-20T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
+LEGACY = CODEX / "rollout-2025-07-14T10-00-00-legacy.jsonl"
+FAKE_GITHUB = "ghp_EXAMPLEONLYnotarealtoken000000000000"
+
+
+def test_a_current_rollout_is_one_codex_execution_with_its_model_and_lane(tmp_path: Path) -> None:
+    record = open_run_source(CURRENT, tmp_path / "rec")
+    assert record.run_id == "codex-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    node = record.graph.nodes[0]
+    assert node.id == "codex"
+    assert node.binding is not None
+    assert (node.binding.provider, node.binding.model, node.binding.lane) == (
+        "openai", "gpt-5-codex", "codex",
+    )  # fmt: skip
+    (main,) = record.executions
+    assert main.completion == (
+        "Added Settings.request_timeout; the FEATURE_FLAGS failure is pre-existing."
+    )
+    assert record.checkout is not None
+    assert str(record.checkout.path) == "/home/dev/order-service"
+    assert record.runtime["git_branch"] == "main"
+    assert record.runtime["version"] == "0.58.0"
+
+
+def test_the_typed_request_is_the_initial_input_not_the_environment(tmp_path: Path) -> None:
+    record = load_codex_rollout(CURRENT, tmp_path / "rec")
+    assert record.initial_input is not None
+    assert record.initial_input.startswith("Add APP_REQUEST_TIMEOUT")
+
+
+def test_receipts_carry_patch_headers_and_shell_operands_never_commands(tmp_path: Path) -> None:
+    record = load_codex_rollout(CURRENT, tmp_path / "rec")
+    receipts = [(receipt.tool, receipt.paths) for receipt in record.receipts]
+    assert receipts == [
+        ("shell", ("src/app/config.py", "tests/conftest.py")),
+        ("apply_patch", ("src/app/config.py", "tests/test_timeout.py")),
+        ("shell", ("tests/test_config.py",)),
+        ("local_shell_call", ("src/app/settings.py",)),
+    ]
+    dumped = json.dumps([receipt.model_dump() for receipt in record.receipts])
+    assert "sed" not in dumped
+    assert FAKE_GITHUB not in dumped
+
+
+def test_reasoning_is_not_read_and_failures_are_marked(tmp_path: Path) -> None:
+    record = load_codex_rollout(CURRENT, tmp_path / "rec")
+    transcript = record.executions[0].transcript
+    assert transcript is not None
+    lines = [json.loads(line) for line in transcript.read_text("utf-8").splitlines()]
+    assert not any("settings module first" in line["text"] for line in lines)
+    failed = [line for line in lines if line["text"].startswith("[error] ")]
+    assert [line["tool"] for line in failed] == ["shell"]
+    assert {line["role"] for line in lines} == {"user", "assistant", "tool"}
+
+
+def test_evidence_from_a_rollout_redacts_the_token_in_a_command(tmp_path: Path) -> None:
+    record = open_run_source(CURRENT, tmp_path / "rec")
+    bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
+    assert FAKE_GITHUB not in bundle.serialized
+    assert "[redacted:github-token]" in bundle.serialized
+
+
+def test_a_legacy_rollout_reads_its_bare_first_line_and_state_lines(tmp_path: Path) -> None:
+    record = open_run_source(LEGACY, tmp_path / "rec")
+    assert record.run_id == "codex-5e0c7a1d-2b3c-4d5e-8f90-a1b2c3d4e5f6"
+    assert record.initial_input == "Why does test_defaults fail on CI?"
+    # The legacy form names no cwd but in the environment context, and no model at all.
+    assert record.checkout is not None
+    assert str(record.checkout.path) == "/home/dev/order-service"
+    assert record.graph.nodes[0].binding is not None
+    assert record.graph.nodes[0].binding.model == "unknown"
+    assert [(r.tool, r.paths) for r in record.receipts] == [
+        ("shell", (".github/workflows/ci.yml",)),
+        ("shell", ("tests/conftest.py",)),
+    ]
+    assert record.executions[0].completion is not None
+    assert record.executions[0].completion.startswith("CI sets FEATURE_FLAGS")
+
+
+def test_a_rollout_without_messages_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rollout-empty.jsonl"
+    meta = {"timestamp": "2025-11-20T09:00:00Z", "type": "session_meta",
+            "payload": {"id": "x", "cwd": "/w"}}  # fmt: skip
+    path.write_text(json.dumps(meta) + "\n", "utf-8")
+    with pytest.raises(RunRecordError, match="no messages or tool calls of a Codex session"):
+        load_codex_rollout(path, tmp_path / "rec")
+
+
+def test_an_unreadable_rollout_line_is_a_recorded_cut(tmp_path: Path) -> None:
+    path = tmp_path / "rollout-broken.jsonl"
+    path.write_text(CURRENT.read_text("utf-8") + '{"type": "event_msg", "payload": \n', "utf-8")
+    record = load_codex_rollout(path, tmp_path / "rec")
+    assert record.runtime["lines_unreadable"] == 1
+    assert record.runtime["source_cuts"] == [
+        {"section": "lines", "reason": "line not read: not JSON", "count": 1, "bytes": 33}
+    ]

@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from active_memory.cli.main import main
+from active_memory.evidence.inventory import default_roots, find_sessions
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+OLD = 1_700_000_000  # an mtime long past: the session is finished
+
+
+def _home(root: Path) -> dict[str, Path]:
+    """A home with one session of each harness (and a subagent file that is not a session)."""
+    claude = root / ".claude" / "projects" / "-home-dev-order-service"
+    codex = root / ".codex" / "sessions" / "2025" / "11" / "20"
+    pi = root / ".pi" / "agent" / "sessions" / "--home-dev-order-service--"
+    copilot = root / ".copilot" / "session-state"
+    for folder in (claude, codex, pi, copilot):
+        folder.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude" / "subagent-files.jsonl", claude)
+    shutil.copytree(FIXTURES / "claude" / "subagent-files", claude / "subagent-files")
+    (claude / "agent-a1b2c3.jsonl").write_text('{"type": "user", "sessionId": "x"}\n')
+    for path in (FIXTURES / "codex").iterdir():
+        shutil.copy(path, codex)
+    for path in (FIXTURES / "pi").iterdir():
+        shutil.copy(path, pi)
+    shutil.copytree(FIXTURES / "copilot" / "session-state", copilot, dirs_exist_ok=True)
+    for path in root.rglob("*.jsonl"):
+        os.utime(path, (OLD, OLD))
+    return default_roots({"HOME": str(root)})
+
+
+def test_every_harness_session_is_found_in_its_default_location(tmp_path: Path) -> None:
+    found = find_sessions(_home(tmp_path / "home"))
+    assert sorted((entry.harness, Path(entry.path).name) for entry in found) == [
+        ("claude", "subagent-files.jsonl"),
+        ("codex", "rollout-2025-07-14T10-00-00-legacy.jsonl"),
+        ("codex", "rollout-2025-11-20T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"),
+        ("copilot", "events.jsonl"),
+        ("pi", "2025-12-01T14-00-00-000Z_019a7c3e-5b2d-7f10-9c4e-2d8b6a1f0e3c.jsonl"),
+    ]
+    assert all(entry.reviewable for entry in found), [e.reason for e in found]
+    pi = next(entry for entry in found if entry.harness == "pi")
+    assert pi.cwd == "/home/dev/order-service"
+    assert pi.models == ("claude-sonnet-4-5", "gpt-5.1-codex")
+    assert pi.started_ms is not None
+    assert pi.ended_ms is not None
+    assert pi.started_ms < pi.ended_ms
+    assert pi.repository is not None
+    assert pi.repository.startswith("local:")
+
+
+def test_an_environment_variable_moves_a_harness_location(tmp_path: Path) -> None:
+    roots = default_roots({"HOME": str(tmp_path), "CODEX_HOME": "/srv/codex",
+                           "ACTIVE_MEMORY_PI_DIR": "/srv/pi"})  # fmt: skip
+    assert roots["codex"] == Path("/srv/codex/sessions")
+    assert roots["pi"] == Path("/srv/pi")
+    assert roots["claude"] == tmp_path / ".claude" / "projects"
+
+
+def test_a_session_being_written_or_without_conversation_is_not_reviewable(
+    tmp_path: Path,
+) -> None:
+    roots = _home(tmp_path / "home")
+    live = next((roots["pi"]).rglob("*.jsonl"))
+    os.utime(live, None)
+    empty = roots["claude"] / "-home-dev-order-service" / "empty.jsonl"
+    empty.write_text('{"type": "summary", "summary": "x", "leafUuid": "u1"}\n')
+    os.utime(empty, (OLD, OLD))
+    reasons = {Path(e.path).name: e.reason for e in find_sessions(roots) if not e.reviewable}
+    assert reasons[live.name] is not None
+    assert reasons[live.name].startswith("in progress")
+    assert reasons["empty.jsonl"] == "no conversation in its first and last 256 KiB"
+
+
+def test_filters_by_harness_repository_and_date(tmp_path: Path) -> None:
+    roots = _home(tmp_path / "home")
+    assert {e.harness for e in find_sessions(roots, harness="codex")} == {"codex"}
+    assert find_sessions(roots, repository=tmp_path) == ()
+    late = find_sessions(roots, since_ms=1_764_590_000_000)  # 2025-12-01
+    assert {e.harness for e in late} == {"pi", "copilot"}
+
+
+def test_sessions_cli_lists_as_json_and_text(tmp_path: Path) -> None:
+    roots = _home(tmp_path / "home")
+    runner = CliRunner()
+    args = ["sessions", "--claude-dir", str(roots["claude"]), "--codex-dir", str(roots["codex"]),
+            "--pi-dir", str(roots["pi"]), "--copilot-dir", str(roots["copilot"])]  # fmt: skip
+    done = runner.invoke(main, [*args, "--json", "--harness", "copilot"])
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.output)
+    assert [entry["session_id"] for entry in data["sessions"]] == [
+        "3c1f0a52-7d4e-4b8a-9e21-6f5d8c0b1a47"
+    ]
+    text = runner.invoke(main, args)
+    assert text.exit_code == 0
+    assert "5 session(s), 5 reviewable" in text.output
+
+
+def test_sessions_cli_refuses_a_bad_date_in_one_sentence(tmp_path: Path) -> None:
+    done = CliRunner().invoke(main, ["sessions", "--since", "last tuesday"])
+    assert done.exit_code == 2
+    assert "--since 'last tuesday' is not a date" in done.output
+
+
+@pytest.mark.parametrize("harness", ["codex", "pi", "copilot"])
+def test_evidence_cli_reads_any_harness_and_forces_one(tmp_path: Path, harness: str) -> None:
+    path = next(p for p in sorted((FIXTURES / harness).rglob("*.jsonl")))
+    runner = CliRunner()
+    done = runner.invoke(main, ["evidence", str(path)])
+    assert done.exit_code == 0, done.output
+    assert f"(graph '{harness}'" in done.output
+    forced = runner.invoke(main, ["evidence", str(path), "--harness", "claude"])
+    assert forced.exit_code == 2
+    assert "Traceback" not in forced.output
+
+
+def test_postmortem_accepts_harness_to_force_a_format(tmp_path: Path) -> None:
+    codex = FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl"
+    done = CliRunner().invoke(
+        main, ["postmortem", str(codex), "--harness", "claude", "--store", str(tmp_path / "s.db")]
+    )
+    assert done.exit_code == 2
+    assert "has no user or assistant messages of a main conversation" in done.output
+    assert "Traceback" not in done.output

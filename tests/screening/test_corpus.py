@@ -1,0 +1,58 @@
+"""The screening corpus: bad card text is refused or quarantined, ordinary advice passes.
+
+The corpus (``corpus/bad.jsonl``, ``corpus/good.jsonl``) is ours: secrets in our formats and in
+detect-secrets' providers, passwords in prose, planted instructions of every family, frame
+look-alikes, look-alike letters, source positions and card limits; and good advice that uses
+the same words. ``benchmarks/screening_rates.py`` prints the same rates per family.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from active_memory.admission.preview import preview_card
+
+CORPUS = Path(__file__).parent / "corpus"
+FAMILIES = {
+    "secret", "secret_entropy", "override", "forced_verdict", "exfiltration", "remote_code",
+    "remote_fetch", "persistence", "shell_startup", "destructive", "decode_execute", "frame",
+    "homoglyph", "position", "card_limit",
+}  # fmt: skip
+
+
+def _load(name: str) -> list[dict[str, str]]:
+    return [json.loads(line) for line in (CORPUS / name).read_text("utf-8").splitlines()]
+
+
+BAD, GOOD = _load("bad.jsonl"), _load("good.jsonl")
+
+
+def _outcome(item: dict[str, str]) -> str:
+    return preview_card(item.get("title"), item.get("recommendation")).outcome
+
+
+def test_the_corpus_is_large_enough_and_covers_every_family() -> None:
+    assert len(BAD) >= 150
+    assert len(GOOD) >= 80
+    assert {item["family"] for item in BAD} == FAMILIES
+
+
+def test_at_least_98_percent_of_bad_items_are_refused_or_quarantined() -> None:
+    outcomes = Counter(_outcome(item) for item in BAD)
+    caught = outcomes["refused"] + outcomes["quarantined"]
+    assert caught / len(BAD) >= 0.98, outcomes
+
+
+@pytest.mark.parametrize("item", GOOD, ids=lambda item: item["recommendation"][:40])
+def test_no_good_item_is_refused(item: dict[str, str]) -> None:
+    assert _outcome(item) != "refused"
+
+
+@pytest.mark.parametrize("family", ["secret_entropy", "remote_fetch", "shell_startup"])
+def test_weak_families_are_quarantined_rather_than_refused(family: str) -> None:
+    outcomes = {_outcome(item) for item in BAD if item["family"] == family}
+    assert outcomes == {"quarantined"}

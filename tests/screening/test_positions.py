@@ -1,0 +1,46 @@
+"""Source positions in every spelling; hosts, versions, times and URLs are not positions."""
+
+from __future__ import annotations
+
+import pytest
+
+from active_memory.screening.positions import find_position
+
+POSITIONS = [
+    ("src/app/config.py:120", "file_line"),
+    ("config.py:12:5", "file_line"),
+    ("app.py:10\u201320", "file_line"),
+    ("app.py\uff1a12", "file_line"),
+    ("the loop on line 42", "line_words"),
+    ("lines 10\u201320", "line_words"),
+    ("config.py, line 88", "line_words"),
+    ('File "app/main.py", line 12, in main', "line_words"),
+    ("around line 300", "line_words"),
+    ("ln 42 of the handler", "line_words"),
+    ("line no. 17", "line_words"),
+    ("#L10", "anchor"),
+    ("L10\u2014L20", "anchor"),
+    ("L42 of config.py", "anchor"),
+    ("config.py L10", "anchor"),
+]
+NOT_POSITIONS = [
+    "localhost:8080",
+    "python:3.11-slim",
+    "12:30 UTC",
+    "/v2/charges",
+    "https://github.com/x/y/blob/main/a.py#L10",
+    "Use L2 regularisation",
+    "the L1 cache",
+    "in a few lines of code",
+    "redis at cache:6379",
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), POSITIONS)
+def test_positions_are_found(text: str, kind: str) -> None:
+    assert find_position(text) == kind
+
+
+@pytest.mark.parametrize("text", NOT_POSITIONS)
+def test_hosts_versions_times_and_urls_are_not_positions(text: str) -> None:
+    assert find_position(text) is None

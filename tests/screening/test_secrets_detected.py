@@ -1,0 +1,67 @@
+"""Credential formats beyond our own: detect-secrets' plugins and passwords named in prose."""
+
+from __future__ import annotations
+
+import pytest
+
+from active_memory.evidence.redact import redact_text
+from active_memory.screening.secrets import detected_kinds, find_credential, find_secret
+
+# Obviously fake values in each provider's real format.
+DETECTED = [
+    ("SG.FAKEfakeFAKEfake000000.FAKEfakeFAKEfake0000FAKEfakeFAKEfake0000000", "sendgrid_api_key"),
+    ("fake0000fake0000fake0000fake0000-us12", "mailchimp_access_key"),
+    ("123456789:FAKEfakeFAKEfakeFAKEfakeFAKEfake000", "telegram_bot_token"),
+    ("SKfake0000fake0000fake0000fake0000", "twilio_api_key"),
+    ("AccountKey=" + "FAKEfake" * 11, "azure_storage_account_access_key"),
+    ("sq0csp-FAKEfakeFAKEfake0000FAKEfakeFAKEfake0000FAK", "square_oauth_secret"),
+    ("https://hooks.slack.com/services/TFAKE0000/BFAKE0000/fakeFAKEfake0000", "slack_token"),
+]
+PROSE = [
+    ("The staging admin password is Fake-Pass-2024! for the smoke test.", "Fake-Pass-2024"),
+    ("Log in as admin / Fake0Admin99 on the staging console.", "Fake0Admin99"),
+    ("Use Hunter2-fake-99 as the password for the seeded user.", "Hunter2-fake-99"),
+    ("The passphrase for the signing key is Fake-Phrase-7781.", "Fake-Phrase-7781"),
+    ("Set the Heroku API key to FAKE0000-fake-1111 in the pipeline.", "FAKE0000-fake-1111"),
+]
+NOT_PROSE = [
+    "The password is stored in the vault.",
+    "The password must be at least 12 characters long.",
+    "password: ${DB_PASSWORD} keeps it out of git.",
+    "Read the token from DB_TOKEN.",
+    "The api key header is X-Api-Key.",
+    "max tokens: 4096",
+    "The primary key is user_id.",
+]
+
+
+def test_the_detect_secrets_plugins_are_loaded_except_the_noisy_ones() -> None:
+    kinds = detected_kinds()
+    assert {"sendgrid_api_key", "mailchimp_access_key", "twilio_api_key"} <= set(kinds)
+    assert not {"public_ip_ipv4", "json_web_token", "artifactory_credentials"} & set(kinds)
+
+
+@pytest.mark.parametrize(("text", "kind"), DETECTED)
+def test_provider_formats_are_refused_and_redacted(text: str, kind: str) -> None:
+    assert find_credential(f"use {text} here") == kind
+    redacted = redact_text(f"use {text} here")
+    assert f"[redacted:{kind.replace('_', '-')}]" in redacted
+    assert "FAKE" not in redacted.replace("[redacted", "")
+
+
+@pytest.mark.parametrize(("text", "secret"), PROSE)
+def test_a_password_named_in_prose_is_refused_and_redacted(text: str, secret: str) -> None:
+    assert find_secret(text) == "password_in_prose"
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", NOT_PROSE)
+def test_talk_about_passwords_is_not_a_password(text: str) -> None:
+    assert find_secret(text) is None
+
+
+def test_code_reaching_for_a_token_is_not_redacted() -> None:
+    line = "const csrfToken = document.querySelector('meta[name=csrf-token]').content;"
+    assert redact_text(line) == line
+    assert redact_text("token = getToken(user)") == "token = getToken(user)"
+    assert "fake0000token" not in redact_text("export APP_API_TOKEN=fake0000token")

@@ -1,0 +1,296 @@
+"""Service abuse: bad credentials, oversized bodies, slow clients; legitimate calls go on.
+
+The service under test refuses requests that take more than 1.5 s to arrive and bodies over
+256 KiB (``conftest.TEST_LIMITS``). Latencies of the legitimate calls made during the abuse are
+printed (``-s``), never asserted: ``benchmarks/team_bench.py`` reports them.
+"""
+
+from __future__ import annotations
+
+import socket
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+import httpx
+import psycopg
+import pytest
+
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.server import IssuedToken, RunningService
+from active_memory.server.credentials import SERVICE_SCHEMA
+from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.remote import RemoteBackend
+from factories import REPOSITORY, make_draft
+
+Issue = Callable[..., IssuedToken]
+SNAPSHOT = b'{"run_id":"run"}'
+
+
+def _post(running: RunningService, token: str | None, body: bytes = SNAPSHOT) -> httpx.Response:
+    headers = {"content-type": "application/json"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    return httpx.post(f"{running.url}/v1/snapshot", content=body, headers=headers)
+
+
+def _refused(answer: httpx.Response, status: int, code: str) -> str:
+    assert answer.status_code == status
+    data = answer.json()
+    assert data["error"] == code
+    message = str(data["message"])
+    assert "\n" not in message
+    return message
+
+
+def test_a_request_without_a_credential_is_told_how_to_send_one(running: RunningService) -> None:
+    message = _refused(_post(running, None), 401, "unauthorized")
+    assert "Authorization: Bearer" in message
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["Basic dXNlcjpwYXNz", "Bearer", "Bearer not-a-token", "Bearer " + "a" * 500],
+    ids=["basic", "empty", "malformed", "huge"],
+)
+def test_a_credential_that_is_not_a_token_is_refused(running: RunningService, header: str) -> None:
+    answer = httpx.post(f"{running.url}/v1/snapshot", content=SNAPSHOT,
+                        headers={"authorization": header})  # fmt: skip
+    _refused(answer, 401, "unauthorized")
+
+
+def test_a_wrong_secret_and_an_unknown_id_are_refused_alike(
+    running: RunningService, issue: Issue
+) -> None:
+    token = issue().token
+    prefix, ident, secret = token.split("_", 2)
+    wrong_secret = f"{prefix}_{ident}_{'A' * len(secret)}"
+    unknown_id = f"{prefix}_{'0' * len(ident)}_{secret}"
+    first = _refused(_post(running, wrong_secret), 401, "unauthorized")
+    second = _refused(_post(running, unknown_id), 401, "unauthorized")
+    assert first == second
+    assert _post(running, token).status_code == 200
+
+
+def test_a_revoked_credential_is_refused_from_the_next_request_on(
+    running: RunningService, issue: Issue
+) -> None:
+    issued = issue()
+    assert _post(running, issued.token).status_code == 200
+    running.service.credentials.revoke(issued.credential.id)
+    _refused(_post(running, issued.token), 401, "unauthorized")
+
+
+def test_an_expired_credential_is_refused(
+    running: RunningService, issue: Issue, pg_database: str
+) -> None:
+    issued = issue(expires_in=timedelta(hours=1))
+    assert _post(running, issued.token).status_code == 200
+    with psycopg.connect(pg_database) as conn:
+        conn.execute(
+            f"UPDATE {SERVICE_SCHEMA}.credentials SET expires_at = now() - interval '1 second' "
+            "WHERE id = %s",
+            (issued.credential.id,),
+        )
+    _refused(_post(running, issued.token), 401, "unauthorized")
+
+
+def test_an_oversized_body_is_refused_and_the_refusal_reaches_the_client(
+    running: RunningService, issue: Issue
+) -> None:
+    answer = _post(running, issue().token, b" " * (300 * 1024))
+    _refused(answer, 413, "too_large")
+
+
+def test_a_content_length_far_over_the_limit_is_refused_before_any_body_is_sent(
+    running: RunningService, issue: Issue
+) -> None:
+    parts = urlsplit(running.url)
+    head = (
+        "POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n"
+        f"Authorization: Bearer {issue().token}\r\n\r\n"
+    )
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 413")
+
+
+def test_a_streamed_oversized_body_is_refused(running: RunningService, issue: Issue) -> None:
+    def chunks() -> Iterator[bytes]:
+        for _ in range(40):
+            yield b" " * 8192
+
+    answer = httpx.post(
+        f"{running.url}/v1/snapshot",
+        content=chunks(),
+        headers={"authorization": f"Bearer {issue().token}"},
+    )
+    _refused(answer, 413, "too_large")
+
+
+def test_a_body_that_is_not_json_is_a_bad_request(running: RunningService, issue: Issue) -> None:
+    _refused(_post(running, issue().token, b"{not json"), 400, "bad_request")
+
+
+def _slow_client(running: RunningService, head: bytes, drip: bytes) -> bytes:
+    """Send ``head`` at once, then ``drip`` one byte a second; what the server sent back."""
+    parts = urlsplit(running.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
+        sock.sendall(head)
+        received = b""
+        for byte in drip:
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                break
+            sock.settimeout(1.0)
+            try:
+                chunk = sock.recv(4096)
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            if not chunk:
+                break
+            received += chunk
+        return received
+
+
+def _legitimate_calls(backend: RemoteBackend, count: int) -> list[float]:
+    request = SnapshotRequest(RunIdentity("run", REPOSITORY))
+    latencies = []
+    for _ in range(count):
+        started = time.perf_counter()
+        backend.snapshot(request)
+        latencies.append(time.perf_counter() - started)
+        time.sleep(0.05)
+    return latencies
+
+
+@pytest.mark.parametrize(
+    ("head", "drip"),
+    [
+        (b"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\n", b"X-Slow: " + b"a" * 40),
+        (
+            b"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\nContent-Length: 64\r\n"
+            b"Authorization: Bearer TOKEN\r\n\r\n",
+            b"{" + b" " * 63,
+        ),
+    ],
+    ids=["slow-head", "slow-body"],
+)
+def test_a_client_sending_a_byte_a_second_is_cut_off_while_others_are_served(
+    running: RunningService, issue: Issue, head: bytes, drip: bytes
+) -> None:
+    token = issue().token
+    with RemoteBackend(running.url, token=token) as backend:
+        backend.publish(
+            Publication(
+                run_id="seed",
+                mutations=(
+                    Mutation(
+                        op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()
+                    ),
+                ),
+            )
+        )
+        outcome: dict[str, bytes] = {}
+        head = head.replace(b"TOKEN", token.encode())
+        slow = threading.Thread(
+            target=lambda: outcome.__setitem__("answer", _slow_client(running, head, drip))
+        )
+        slow.start()
+        latencies = _legitimate_calls(backend, 20)
+        slow.join(40)
+    assert not slow.is_alive()
+    answer = outcome["answer"]
+    assert answer.startswith(b"HTTP/1.1 408"), answer
+    assert b'"error":"timeout"' in answer.replace(b" ", b"")
+    assert len(latencies) == 20
+    print(f"legitimate snapshot during a slow client: median {statistics.median(latencies):.4f} s,"
+          f" max {max(latencies):.4f} s")  # fmt: skip
+
+
+def test_a_crowd_of_abusive_clients_does_not_stop_legitimate_calls(
+    running: RunningService, issue: Issue
+) -> None:
+    token = issue().token
+    stop = threading.Event()
+    refused: list[int] = []
+
+    def bad_tokens() -> None:
+        while not stop.is_set():
+            refused.append(_post(running, "amt_0000000000000000_" + "B" * 43).status_code)
+
+    def oversized() -> None:
+        while not stop.is_set():
+            refused.append(_post(running, token, b" " * (300 * 1024)).status_code)
+
+    slow_head = b"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\n"
+    crowd = [threading.Thread(target=_slow_client, args=(running, slow_head, b"a" * 5))
+             for _ in range(20)]  # fmt: skip
+    crowd += [threading.Thread(target=bad_tokens), threading.Thread(target=oversized)]
+    for thread in crowd:
+        thread.start()
+    try:
+        with RemoteBackend(running.url, token=token) as backend:
+            latencies = _legitimate_calls(backend, 30)
+    finally:
+        stop.set()
+        for thread in crowd:
+            thread.join(30)
+    assert len(latencies) == 30
+    assert refused
+    assert set(refused) <= {401, 413}
+    print(f"legitimate snapshot amid 20 slow clients, bad tokens and oversized bodies: median "
+          f"{statistics.median(latencies):.4f} s, max {max(latencies):.4f} s")  # fmt: skip
+
+
+def test_a_client_that_stops_reading_its_answer_is_dropped_while_others_are_served(
+    running: RunningService, issue: Issue, tenant: str
+) -> None:
+    token = issue().token
+    store = running.service.store(tenant)
+    files = tuple(f"src/{'d' * 200}/f{n:02d}.py" for n in range(20))  # ~5 KB cards
+    store.publish(
+        Publication(
+            run_id="seed",
+            mutations=tuple(
+                Mutation(op="upsert", id=new_lesson_id(), expected_revision=0,
+                         draft=make_draft(f"Lesson {n}", files=files))
+                for n in range(1500)
+            ),
+        )
+    )  # fmt: skip
+    parts = urlsplit(running.url)
+    head = (
+        f"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\nContent-Length: {len(SNAPSHOT)}\r\n"
+        f"Authorization: Bearer {token}\r\n\r\n"
+    ).encode()
+    reader = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills at once
+    reader.connect((parts.hostname, parts.port))
+    reader.sendall(head + SNAPSHOT)
+    quiet = issue(f"{tenant}q").token  # another tenant: small, quick snapshots
+    with RemoteBackend(running.url, token=quiet) as other:
+        latencies = _legitimate_calls(other, 80)  # about 5 s: well past the 1.5 s guard
+    received = 0
+    reader.settimeout(10)
+    try:
+        while chunk := reader.recv(65536):
+            received += len(chunk)
+    except ConnectionResetError:
+        pass  # aborted: the rest of the answer was dropped
+    reader.close()
+    with RemoteBackend(running.url, token=token) as whole:
+        full = len(whole.snapshot(SnapshotRequest(RunIdentity("run", REPOSITORY))).lessons)
+    assert full == 1500
+    assert received < 6_000_000  # well short of the ~7.5 MB answer
+    assert len(latencies) == 80
+    print(f"legitimate snapshot while a client stalls a 7 MB answer: median "
+          f"{statistics.median(latencies):.4f} s, max {max(latencies):.4f} s")  # fmt: skip

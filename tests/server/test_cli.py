@@ -1,0 +1,110 @@
+"""``active-memory server``: token create|list|revoke, and serve's refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from active_memory.cli.main import main
+from active_memory.server import RunningService
+from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.remote import RemoteBackend
+from factories import REPOSITORY
+
+
+def _run(*args: str, database: str | None = None) -> Result:
+    env = {} if database is None else {"ACTIVE_MEMORY_DATABASE_URL": database}
+    return CliRunner(env=env).invoke(main, ["server", *args])
+
+
+def _one_error_line(result: Result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def test_a_created_token_is_printed_once_and_reaches_the_service(
+    pg_database: str, running: RunningService, tenant: str
+) -> None:
+    result = _run("token", "create", "--tenant", tenant, "--repository", REPOSITORY,
+                  "--label", "ci runner", database=pg_database)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    token = result.stdout.strip()
+    assert token.startswith("amt_")
+    assert "shown only now" in result.stderr
+    with RemoteBackend(running.url, token=token) as backend:
+        assert backend.snapshot(SnapshotRequest(RunIdentity("run", REPOSITORY))).lessons == ()
+
+
+def test_list_shows_scopes_and_states_but_never_a_secret(pg_database: str, tenant: str) -> None:
+    created = _run("token", "create", "--tenant", tenant, "--repository", REPOSITORY,
+                   "--expires-in", "12h", "--json", database=pg_database)  # fmt: skip
+    issued = json.loads(created.stdout)
+    secret = issued["token"].rsplit("_", 1)[1]
+    listed = _run("token", "list", "--tenant", tenant, "--json", database=pg_database)
+    assert listed.exit_code == 0
+    (shown,) = json.loads(listed.stdout)
+    assert (shown["id"], shown["state"], shown["repository"]) == (
+        issued["id"],
+        "active",
+        REPOSITORY,
+    )
+    assert shown["expires_at"] is not None
+    assert secret not in listed.stdout
+    assert secret not in _run("token", "list", database=pg_database).stdout
+
+    revoked = _run("token", "revoke", issued["id"], "--json", database=pg_database)
+    assert json.loads(revoked.stdout)["state"] == "revoked"
+    again = _run("token", "list", "--tenant", tenant, database=pg_database)
+    assert "revoked" in again.stdout
+
+
+def test_revoking_an_unknown_credential_fails_in_one_sentence(pg_database: str) -> None:
+    result = _run("token", "revoke", "0123456789abcdef", database=pg_database)
+    assert result.exit_code == 1
+    assert "token list" in _one_error_line(result)
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--tenant", "Bad-Name", "--repository", REPOSITORY], "tenant"),
+        (["--tenant", "acme", "--repository", "not a key"], "--repository"),
+        (["--tenant", "acme", "--repository", REPOSITORY, "--graph", "xyz"], "--graph"),
+        (["--tenant", "acme", "--repository", REPOSITORY, "--expires-in", "soon"], "expires"),
+    ],
+    ids=["tenant", "repository", "graph", "expires"],
+)
+def test_bad_token_options_are_bad_input(pg_database: str, args: list[str], problem: str) -> None:
+    result = _run("token", "create", *args, database=pg_database)
+    assert result.exit_code == 2
+    assert problem in result.stderr
+
+
+def test_a_missing_or_foreign_database_url_is_bad_input() -> None:
+    result = _run("token", "list")
+    assert result.exit_code == 2
+    assert "ACTIVE_MEMORY_DATABASE_URL" in _one_error_line(result)
+    result = _run("token", "list", "--database", "sqlite:///x")
+    assert result.exit_code == 2
+    assert "postgresql://" in _one_error_line(result)
+
+
+def test_serve_with_an_unreachable_database_fails_in_one_sentence(tmp_path: Path) -> None:
+    url = f"postgresql://nobody@/none?host={tmp_path}&connect_timeout=1"
+    result = _run("serve", "--port", "1", database=url)
+    assert result.exit_code == 1
+    assert "cannot be reached" in _one_error_line(result)
+
+
+def test_serve_wants_both_halves_of_a_tls_pair(pg_database: str, tmp_path: Path) -> None:
+    cert = tmp_path / "cert.pem"
+    cert.write_text("not used")
+    result = _run("serve", "--tls-cert", str(cert), database=pg_database)
+    assert result.exit_code == 2
+    assert "--tls-key" in _one_error_line(result)

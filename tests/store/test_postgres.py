@@ -1,0 +1,300 @@
+"""What is particular to the PostgreSQL store: tenants, its migration ledger, its writer lock,
+and the confinement of every operation to a credential's scope."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from active_memory.errors import (
+    ConfigError,
+    LessonNotFound,
+    ScopeRefused,
+    StoreError,
+    StoreUnavailable,
+)
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import LessonDraft
+from active_memory.store.access import AccessScope
+from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.postgres import PG_MIGRATIONS, PostgresStore, tenant_schema
+from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
+
+OTHER = "forge:example.com/acme/other"
+WORKERS = Path(__file__).with_name("store_workers.py")
+_tenants = iter(range(1, 10_000))
+
+
+@pytest.fixture
+def tenant() -> str:
+    return f"pg{next(_tenants)}_{int(time.time() * 1000) % 100_000}"
+
+
+def _create(store: PostgresStore, *drafts: LessonDraft) -> list[str]:
+    ids = [new_lesson_id() for _ in drafts]
+    store.publish(
+        Publication(
+            run_id="seed",
+            mutations=tuple(
+                Mutation(op="upsert", id=i, expected_revision=0, draft=d)
+                for i, d in zip(ids, drafts, strict=True)
+            ),
+        )
+    )
+    return ids
+
+
+def _retire(store: PostgresStore, lesson_id: str, revision: int = 1) -> None:
+    store.publish(
+        Publication(
+            run_id="retire",
+            mutations=(Mutation(op="retire", id=lesson_id, expected_revision=revision),),
+        )
+    )
+
+
+def test_tenants_share_a_database_but_never_a_lesson_or_a_generation(
+    pg_database: str, tenant: str
+) -> None:
+    with (
+        PostgresStore(pg_database, tenant=f"{tenant}a") as first,
+        PostgresStore(pg_database, tenant=f"{tenant}b") as second,
+    ):
+        _create(first, make_draft(), make_draft("Two"))
+        request = SnapshotRequest(RunIdentity("run", REPOSITORY, GRAPH_HASH))
+        assert len(first.snapshot(request).lessons) == 2
+        assert second.snapshot(request).lessons == ()
+        assert (first.generation(), second.generation()) == (1, 0)
+        assert list(second.export()) == []
+
+
+@pytest.mark.parametrize("name", ["", "Acme", "1acme", "a-b", "a" * 41, "a;drop"])
+def test_a_tenant_name_that_is_not_one_is_refused(pg_database: str, name: str) -> None:
+    with pytest.raises(ConfigError, match="tenant"):
+        PostgresStore(pg_database, tenant=name)
+
+
+def test_an_unreachable_database_is_one_sentence(tmp_path: Path) -> None:
+    url = f"postgresql://nobody@/none?host={tmp_path}&connect_timeout=1"
+    with pytest.raises(StoreUnavailable, match="cannot be reached") as caught:
+        PostgresStore(url, tenant="acme")
+    assert "\n" not in str(caught.value)
+
+
+def test_the_ledger_records_each_migration_with_its_checksum(pg_database: str, tenant: str) -> None:
+    PostgresStore(pg_database, tenant=tenant).close()
+    with psycopg.connect(pg_database) as conn:
+        rows = conn.execute(
+            f"SELECT name, checksum FROM {tenant_schema(tenant)}.schema_migrations ORDER BY seq"
+        ).fetchall()
+    assert rows == [(m.name, m.checksum) for m in PG_MIGRATIONS]
+
+
+def test_an_edited_migration_refuses_to_open(pg_database: str, tenant: str) -> None:
+    PostgresStore(pg_database, tenant=tenant).close()
+    with psycopg.connect(pg_database) as conn:
+        conn.execute(f"UPDATE {tenant_schema(tenant)}.schema_migrations SET checksum = 'edited'")
+    with pytest.raises(StoreUnavailable, match="different definition"):
+        PostgresStore(pg_database, tenant=tenant)
+
+
+def test_a_store_migrated_by_a_newer_version_refuses_to_open(pg_database: str, tenant: str) -> None:
+    PostgresStore(pg_database, tenant=tenant).close()
+    with psycopg.connect(pg_database) as conn:
+        conn.execute(
+            f"INSERT INTO {tenant_schema(tenant)}.schema_migrations (name, checksum, applied_at) "
+            "VALUES ('m999_future', 'x', 'now')"
+        )
+    with pytest.raises(StoreUnavailable, match="newer active-memory"):
+        PostgresStore(pg_database, tenant=tenant)
+
+
+def test_processes_opening_a_new_tenant_at_once_migrate_it_once(
+    pg_database: str, tenant: str
+) -> None:
+    start_at = str(time.time() + 1.0)
+    openers = [
+        subprocess.Popen(
+            [sys.executable, str(WORKERS), "open", f"{pg_database}|{tenant}", start_at],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    for opener in openers:
+        stdout, stderr = opener.communicate(timeout=60)
+        assert opener.returncode == 0, stderr
+        assert stdout.strip() == "0"
+    with psycopg.connect(pg_database) as conn:
+        (count,) = conn.execute(
+            f"SELECT count(*) FROM {tenant_schema(tenant)}.schema_migrations"
+        ).fetchone() or (0,)
+    assert count == len(PG_MIGRATIONS)
+
+
+def test_a_writer_held_past_the_lock_timeout_fails_without_writing(
+    pg_database: str, tenant: str
+) -> None:
+    with PostgresStore(pg_database, tenant=tenant, lock_timeout_ms=100) as store:
+        with psycopg.connect(pg_database) as blocker:
+            blocker.execute(f"SELECT * FROM {tenant_schema(tenant)}.meta FOR UPDATE")
+            mutation = Mutation(
+                op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()
+            )
+            with pytest.raises(StoreError, match="locked by another writer"):
+                store.publish(Publication(run_id="run-1", mutations=(mutation,)))
+        assert store.generation() == 0
+
+
+def test_writers_of_different_tenants_do_not_wait_for_each_other(
+    pg_database: str, tenant: str
+) -> None:
+    PostgresStore(pg_database, tenant=f"{tenant}a").close()
+    with (
+        PostgresStore(pg_database, tenant=f"{tenant}b", lock_timeout_ms=100) as other,
+        psycopg.connect(pg_database) as blocker,
+    ):
+        blocker.execute(f"SELECT * FROM {tenant_schema(f'{tenant}a')}.meta FOR UPDATE")
+        assert len(_create(other, make_draft())) == 1
+
+
+# -- confinement to a credential's scope ------------------------------------------------------
+
+
+@pytest.fixture
+def scoped(pg_database: str, tenant: str) -> tuple[PostgresStore, AccessScope, dict[str, str]]:
+    store = PostgresStore(pg_database, tenant=tenant)
+    mine, theirs, shared_graph, their_graph = _create(
+        store,
+        make_draft(),
+        make_draft(repository=OTHER),
+        make_graph_draft(),
+        make_graph_draft(repository=OTHER),
+    )
+    ids = {"mine": mine, "theirs": theirs, "graph": shared_graph, "their_graph": their_graph}
+    return store, AccessScope(tenant, REPOSITORY), ids
+
+
+def test_a_confined_snapshot_is_taken_for_the_credentials_repository(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    store, access, ids = scoped
+    request = SnapshotRequest(RunIdentity("run", None, GRAPH_HASH))
+    seen = {lesson.id for lesson in store.snapshot(request, within=access).lessons}
+    assert seen == {ids["mine"], ids["graph"]}
+    with pytest.raises(ScopeRefused, match=re.escape(repr(OTHER))):
+        store.snapshot(SnapshotRequest(RunIdentity("run", OTHER)), within=access)
+
+
+def test_a_credential_with_a_graph_reaches_no_other_graph(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    store, access, _ = scoped
+    narrow = AccessScope(access.tenant, REPOSITORY, GRAPH_HASH)
+    with pytest.raises(ScopeRefused, match="graph"):
+        store.snapshot(SnapshotRequest(RunIdentity("run", None, "1" * 64)), within=narrow)
+
+
+def test_a_draft_for_another_repository_is_refused_and_nothing_is_written(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    store, access, _ = scoped
+    before = store.generation()
+    batch = Publication(
+        run_id="run",
+        mutations=(
+            Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft()),
+            Mutation(
+                op="upsert",
+                id=new_lesson_id(),
+                expected_revision=0,
+                draft=make_draft(repository=OTHER),
+            ),
+        ),
+    )
+    with pytest.raises(ScopeRefused, match="outside this credential's scope"):
+        store.publish(batch, within=access)
+    assert store.generation() == before
+
+
+@pytest.mark.parametrize("target", ["theirs", "their_graph"])
+def test_another_repositorys_lesson_cannot_be_changed_or_retired(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]], target: str
+) -> None:
+    store, access, ids = scoped
+    lesson_id = ids[target]
+    for mutation in (
+        Mutation(op="retire", id=lesson_id, expected_revision=1),
+        Mutation(op="upsert", id=lesson_id, expected_revision=1, draft=make_draft()),
+    ):
+        with pytest.raises(ScopeRefused, match=lesson_id):
+            store.publish(Publication(run_id="run", mutations=(mutation,)), within=access)
+    assert store.get(lesson_id).revision == 1
+
+
+def test_history_revert_and_purge_of_another_repository_are_refused(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    store, access, ids = scoped
+    theirs = ids["theirs"]
+    with pytest.raises(ScopeRefused):
+        store.history(theirs, within=access)
+    with pytest.raises(ScopeRefused):
+        store.revert(theirs, 1, within=access)
+    _retire(store, theirs)
+    with pytest.raises(ScopeRefused):
+        store.purge(theirs, within=access)
+    with pytest.raises(ScopeRefused):
+        store.history(theirs, within=access)
+    assert store.purge(theirs).erased_revisions == 1  # unconfined, it is allowed
+    with pytest.raises(ScopeRefused):
+        store.history(theirs, within=access)  # a purged tombstone keeps its owner
+
+
+def test_confined_operations_on_the_credentials_own_lessons_work(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    store, access, ids = scoped
+    mine = ids["mine"]
+    store.publish(
+        Publication(
+            run_id="run",
+            mutations=(
+                Mutation(op="upsert", id=mine, expected_revision=1, draft=make_draft("Two")),
+            ),
+        ),
+        within=access,
+    )
+    assert [entry.revision for entry in store.history(mine, within=access)] == [1, 2]
+    assert store.revert(mine, 1, within=access).revisions == {mine: 3}
+    _retire(store, mine, 3)
+    assert store.purge(mine, within=access).erased_revisions == 3
+    # The purged tombstone still belongs to the repository it was live in.
+    assert [entry.op for entry in store.history(mine, within=access)][-1] == "purge"
+
+
+def test_an_unknown_id_is_not_found_within_a_scope(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    store, access, _ = scoped
+    with pytest.raises(LessonNotFound):
+        store.history(new_lesson_id(), within=access)
+
+
+def test_revisions_up_to_the_models_bound_are_stored(pg_database: str, tenant: str) -> None:
+    from active_memory.limits import LIMITS
+
+    draft = make_draft()
+    line = {**draft.model_dump(mode="json"), "id": new_lesson_id(), "revision": LIMITS.revision_max}
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        store.import_lines([json.dumps(line)])
+        assert store.get(line["id"]).revision == LIMITS.revision_max

@@ -11,7 +11,7 @@ import pytest
 
 from active_memory.errors import RunLogError
 from active_memory.models.changes import Rejection
-from active_memory.runlog import RunLog, read_events
+from active_memory.runlog import RunLog, read_events, read_run_log
 
 
 def test_rejection_record_has_exactly_the_documented_fields(tmp_path: Path) -> None:
@@ -103,18 +103,37 @@ def test_event_kind_must_be_a_token(tmp_path: Path) -> None:
         RunLog(tmp_path / "run.jsonl").append_event("")
 
 
-def test_torn_final_line_is_skipped_and_a_corrupt_line_is_an_error(tmp_path: Path) -> None:
+def test_a_torn_final_line_is_skipped_and_counted(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     log = RunLog(path)
     log.append_event("a", count=1)
     with path.open("a") as handle:
         handle.write('{"event":"b","cou')
     assert [r["event"] for r in read_events(path)] == ["a"]
-    with path.open("a") as handle:
-        handle.write("\n")
-    with pytest.raises(RunLogError, match="line 2 is not JSON"):
-        read_events(path)
+    assert read_run_log(path).torn == 1
     assert read_events(tmp_path / "absent.jsonl") == ()
+
+
+def test_appending_after_a_torn_line_starts_a_new_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    log = RunLog(path)
+    log.append_event("a", count=1)
+    with path.open("a") as handle:
+        handle.write('{"event":"b","cou')
+    log.append_event("c", count=3)
+    lines = path.read_text().splitlines()
+    assert lines[1] == '{"event":"b","cou'
+    assert json.loads(lines[2])["event"] == "c"
+    read = read_run_log(path)
+    assert ([r["event"] for r in read.records], read.torn) == (["a", "c"], 1)
+
+
+def test_torn_lines_anywhere_are_skipped_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"event":"a"}\n{"ev\n[1]\n\xff\n{"event":"b"}\n')
+    read = read_run_log(path)
+    assert [r["event"] for r in read.records] == ["a", "b"]
+    assert read.torn == 3
 
 
 _WRITER = """

@@ -35,6 +35,7 @@ do; attributes carry the same facts for programs.
      │    ├── ProviderDeadlineExceeded  the deadline passed (only then)
      │    ├── ProviderTransientError  429, 5xx, overloaded, connection: retried, then raised
      │    └── ReplayMismatch          a replayed exchange was unexpected or left over
+     │         └── ReplayChanged      the request differs from the recorded one (names what)
      ├── SessionCancelled            a specialist session's cancellation token fired
      ├── RecallError                 broker, hooks, signals
      ├── RunLogError                 the run log cannot be written, or a field is not allowed
@@ -72,6 +73,7 @@ __all__ = [
     "PublicationFenced",
     "QuarantineNotFound",
     "RecallError",
+    "ReplayChanged",
     "ReplayMismatch",
     "RevisionConflict",
     "RevisionMismatch",
@@ -383,6 +385,19 @@ class ReplayMismatch(ProviderError):
     """A replayed provider exchange was unexpected, different, or left unconsumed."""
 
     default_cause = "replay_mismatch"
+
+
+class ReplayChanged(ReplayMismatch):
+    """A replayed request differs from the one recorded: the answers would be stale.
+
+    ``changed`` names what differs (``prompt``, ``contract``, ``model``, ``evidence``,
+    ``conversation``, ``settings``); ``part`` is the first differing part of the request.
+    """
+
+    def __init__(self, message: str, *, changed: Sequence[str], part: str | None) -> None:
+        self.changed = tuple(changed)
+        self.part = part
+        super().__init__(message)
 
 
 class SessionCancelled(ActiveMemoryError):

@@ -4,6 +4,10 @@ Each record is written with a single ``write`` on a descriptor opened with ``O_A
 concurrent writers never interleave inside a line. The file is private (0600; an existing file
 with wider permissions is narrowed) and symlinks are refused.
 
+A crash mid-write can leave a torn last line: the next append starts a new line rather than
+gluing its record onto it, and reading skips a torn line wherever it is and counts it
+(:func:`read_run_log`).
+
 Lesson text cannot slip in by construction: field names come from an allow-list, and string
 values must be short tokens without whitespace (ids, codes, stage and role names, hashes), so a
 title or recommendation is refused even under an allowed name.
@@ -19,6 +23,7 @@ import re
 import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
@@ -26,7 +31,8 @@ from active_memory.errors import RunLogError
 from active_memory.models.changes import Rejection
 from active_memory.private_files import make_private_dir
 
-__all__ = ["ALLOWED_FIELDS", "LogValue", "RunLog", "read_events"]
+__all__ = ["ALLOWED_FIELDS", "MAX_LOG_BYTES", "LogValue", "RunLog", "RunLogRead", "read_events",
+           "read_run_log"]  # fmt: skip
 
 Scalar: TypeAlias = str | int | float | bool | None
 LogValue: TypeAlias = Scalar | Sequence[Scalar]
@@ -37,14 +43,16 @@ ALLOWED_FIELDS = frozenset(
         "contract", "contract_sha256", "count", "deadline_ms", "deferred", "downgraded",
         "duration_ms", "effort", "error_code", "execution", "fingerprint", "generation", "host",
         "id", "ids", "index", "input_tokens", "kept", "lane", "model", "mutations", "node_id",
-        "outcome", "output_tokens", "proposed", "provider", "published", "quarantined",
-        "reason_code", "rejected", "retired", "retries", "revision", "role", "run_id", "signals",
-        "source_commit", "stage", "status", "time_ms", "truncated",
+        "outcome", "output_tokens", "prompt_sha256", "proposed", "provider", "published",
+        "quarantined", "reason_code", "rejected", "retired", "retries", "revision", "role",
+        "run_id", "signals", "source_commit", "stage", "status", "time_ms", "truncated",
     }
 )  # fmt: skip
 _TOKEN = re.compile(r"[A-Za-z0-9_.:@/+=-]{0,200}")
 _MAX_LIST = 256
 _MAX_LINE_BYTES = 64 * 1024
+# What one read takes in: years of postmortems at a few KiB each.
+MAX_LOG_BYTES = 256 * 1024 * 1024
 
 
 def _check_scalar(name: str, value: object) -> None:
@@ -126,7 +134,8 @@ class RunLog:
             raise RunLogError(
                 f"run log record is {len(data)} bytes; the limit is {_MAX_LINE_BYTES}"
             )
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        # Read and write: appending checks the last byte for a line a crash tore.
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
         try:
             # Never tightened: the log may sit in the user's working directory.
             make_private_dir(self.path.parent, tighten=False)
@@ -142,6 +151,9 @@ class RunLog:
                 raise RunLogError(f"run log {str(self.path)!r} is not a regular file")
             if info.st_mode & 0o077:
                 os.fchmod(fd, 0o600)
+            if info.st_size and os.pread(fd, 1, info.st_size - 1) != b"\n":
+                # A crash tore the last line: start a new one rather than glue onto it.
+                data = b"\n" + data
             written = 0
             while written < len(data):
                 written += os.write(fd, data[written:])
@@ -153,25 +165,45 @@ class RunLog:
             os.close(fd)
 
 
-def read_events(path: str | os.PathLike[str]) -> tuple[dict[str, LogValue], ...]:
-    """Every complete record of a run log; a torn final line (a crash mid-write) is skipped."""
+@dataclass(frozen=True, slots=True)
+class RunLogRead:
+    """The complete records of a run log and how many torn lines were skipped."""
+
+    records: tuple[dict[str, LogValue], ...]
+    torn: int
+
+
+def read_run_log(path: str | os.PathLike[str]) -> RunLogRead:
+    """Every complete record of a run log, in order; a line that is not a JSON object (torn by
+    a crash, anywhere in the file) is skipped and counted. A missing file has no records."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_LOG_BYTES + 1)
     except FileNotFoundError:
-        return ()
+        return RunLogRead((), 0)
     except OSError as exc:
         raise RunLogError(f"cannot read run log {os.fspath(path)!r}: {exc.strerror}") from exc
-    # The text after the last newline is empty, or a torn final line from a crash mid-write.
-    complete = text.split("\n")[:-1]
+    if len(data) > MAX_LOG_BYTES:
+        raise RunLogError(
+            f"run log {os.fspath(path)!r} is larger than {MAX_LOG_BYTES} bytes; split it"
+        )
     records: list[dict[str, LogValue]] = []
-    for number, line in enumerate(complete, start=1):
+    torn = 0
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RunLogError(
-                f"run log {os.fspath(path)!r} line {number} is not JSON ({exc.msg})"
-            ) from exc
-        if not isinstance(record, dict):
-            raise RunLogError(f"run log {os.fspath(path)!r} line {number} is not a JSON object")
-        records.append(record)
-    return tuple(records)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            torn += 1
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+        else:
+            torn += 1
+    return RunLogRead(tuple(records), torn)
+
+
+def read_events(path: str | os.PathLike[str]) -> tuple[dict[str, LogValue], ...]:
+    """Every complete record of a run log; torn lines are skipped (see :func:`read_run_log`)."""
+    return read_run_log(path).records

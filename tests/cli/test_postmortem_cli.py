@@ -70,9 +70,12 @@ def test_a_record_without_an_outcome_needs_outcome(tmp_path: Path) -> None:
     refused = _cli("postmortem", str(folder), "--provider", "replay", "--store", store)
     assert refused.exit_code == 2
     assert "no latched outcome" in refused.stderr
+    # Latching now changes the evidence the recording saw: a strict replay would refuse it.
     latched = _cli("postmortem", str(folder), "--provider", "replay", "--store", store,
-                   "--outcome", "succeeded", "--dry-run")  # fmt: skip
+                   "--outcome", "succeeded", "--dry-run", "--allow-changed")  # fmt: skip
     assert latched.exit_code == 0, latched.stderr
+    assert "warning: replayed anyway:" in latched.stderr
+    assert "evidence changed; first differing part messages[0]" in latched.stderr
 
 
 def test_a_failing_specialist_exits_1_with_the_report(tmp_path: Path) -> None:
@@ -142,26 +145,28 @@ NOT_GIT = "the checkout is not a git work tree, so repository lessons cannot be 
 def test_a_checkout_that_is_no_git_work_tree_is_named_as_why_repository_items_are_rejected(
     tmp_path: Path,
 ) -> None:
-    # The fixture folder as shipped: its checkout is plain files, not a git work tree.
-    result = _cli("postmortem", str(RUNS / FIRST), "--provider", "replay",
+    # The fixture folder as shipped: its checkout is plain files, not a git work tree (so the
+    # evidence differs from the recording's: no commit).
+    result = _cli("postmortem", str(RUNS / FIRST), "--provider", "replay", "--allow-changed",
                   "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert f"note         {NOT_GIT}" in result.stdout
     assert "source 7" in result.stdout
     as_json = _cli("postmortem", str(RUNS / FIRST), "--provider", "replay", "--json",
-                   "--store", str(tmp_path / "j.sqlite3"))  # fmt: skip
+                   "--allow-changed", "--store", str(tmp_path / "j.sqlite3"))  # fmt: skip
     report = json.loads(as_json.stdout)
     assert report["checkout"] == "not_git"
     assert [note.startswith(NOT_GIT) for note in report["notes"]] == [True]
 
 
 def test_specialist_run_on_a_checkout_that_is_no_git_work_tree_says_so(tmp_path: Path) -> None:
-    result = _cli("specialist", "run", "repository_discovery", str(RUNS / FIRST),
+    result = _cli("specialist", "run", "repository_discovery", str(RUNS / FIRST), "--allow-changed",
                   "--provider", "replay", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert f"note         {NOT_GIT}" in result.stdout
     as_json = _cli("specialist", "run", "repository_discovery", str(RUNS / FIRST), "--json",
-                   "--provider", "replay", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+                   "--allow-changed", "--provider", "replay",
+                   "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert json.loads(as_json.stdout)["checkout"] == "not_git"
 
 
@@ -187,7 +192,9 @@ def test_a_skipped_postmortem_does_not_warn_about_unrequested_exchanges(tmp_path
 def test_model_and_provider_options_reach_the_library_policy(tmp_path: Path) -> None:
     folder, _ = first_run(tmp_path)
     result = _cli("postmortem", str(folder), "--provider", "replay", "--model", "claude-opus-4",
-                  "--dry-run", "--json", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+                  "--dry-run", "--json", "--allow-changed",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert result.exit_code == 0, result.stderr
+    assert "model changed; first differing part model" in result.stderr
     report = json.loads(result.stdout)
     assert (report["provider"], report["model"]) == ("replay", "claude-opus-4")

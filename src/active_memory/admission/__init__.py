@@ -14,7 +14,11 @@ import hashlib
 import json
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
+
+from active_memory.admission.overrides import active_overrides, override_file, read_override
+from active_memory.errors import ConfigError
 
 __all__ = ["CONTRACTS", "contract_sha256", "load_contract", "wire_schema"]
 
@@ -33,15 +37,27 @@ def _check_name(name: str) -> str:
     return name
 
 
-@cache
 def _raw(name: str) -> bytes:
-    file = resources.files(__package__).joinpath(f"{_check_name(name)}.schema.json")
-    return file.read_bytes()
+    return _read(active_overrides().contracts, _check_name(name))
+
+
+@cache
+def _read(folder: Path | None, name: str) -> bytes:
+    # An author's folder (see .overrides) replaces the shipped file of the same name.
+    authored = override_file(folder, f"{name}.schema.json")
+    if authored is not None:
+        return read_override(authored)
+    return resources.files(__package__).joinpath(f"{name}.schema.json").read_bytes()
 
 
 def load_contract(name: str) -> dict[str, Any]:
     """The contract ``name`` as a fresh dict (callers may mutate their copy)."""
-    loaded: dict[str, Any] = json.loads(_raw(name))
+    try:
+        loaded = json.loads(_raw(name))
+    except ValueError as error:
+        raise ConfigError(f"contract {name!r}", f"is not JSON ({error})") from error
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"contract {name!r}", "must be a JSON object")
     return loaded
 
 

@@ -2,7 +2,9 @@
 
 Strict means what both providers' structured outputs need and what admission assumes: the root
 is an object, and every object (at any depth, inside ``items`` and ``anyOf`` too) closes
-``additionalProperties`` and lists every property in ``required``.
+``additionalProperties`` and lists every property in ``required``; only the keywords both
+providers document are used (:data:`KEYWORDS`), with at most :data:`MAX_OBJECT_DEPTH` levels of
+nested objects (docs/admission.md).
 """
 
 from __future__ import annotations
@@ -16,9 +18,23 @@ from jsonschema.exceptions import SchemaError
 from active_memory.admission import CONTRACTS, contract_sha256, load_contract
 from active_memory.models.base import Verdict
 
-__all__ = ["DRAFT_2020_12", "ContractCheck", "check_contract", "check_contracts", "problems"]
+__all__ = [
+    "DRAFT_2020_12",
+    "KEYWORDS",
+    "MAX_OBJECT_DEPTH",
+    "ContractCheck",
+    "check_contract",
+    "check_contracts",
+    "problems",
+]
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+# The subset OpenAI strict structured output and Anthropic tool input schemas both document.
+KEYWORDS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "items", "enum", "anyOf",
+     "description"}
+)  # fmt: skip
+MAX_OBJECT_DEPTH = 4
 
 
 class ContractCheck(Verdict):
@@ -35,12 +51,40 @@ def _objects(node: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     kinds = declared if isinstance(declared, list) else [declared]
     if "object" in kinds:
         yield where, node
-    for key, child in (node.get("properties") or {}).items():
-        yield from _objects(child, f"{where}.properties.{key}")
+    for child_where, child in _children(node, where):
+        yield from _objects(child, child_where)
+
+
+def _children(node: Mapping[str, Any], where: str) -> Iterator[tuple[str, Any]]:
+    properties = node.get("properties")
+    if isinstance(properties, Mapping):
+        for key, child in properties.items():
+            yield f"{where}.properties.{key}", child
     if "items" in node:
-        yield from _objects(node["items"], f"{where}.items")
-    for index, child in enumerate(node.get("anyOf") or []):
-        yield from _objects(child, f"{where}.anyOf[{index}]")
+        yield f"{where}.items", node["items"]
+    any_of = node.get("anyOf")
+    if isinstance(any_of, list):
+        for index, child in enumerate(any_of):
+            yield f"{where}.anyOf[{index}]", child
+
+
+def _subset_problems(node: Any, where: str, depth: int) -> Iterator[str]:
+    """Keywords outside :data:`KEYWORDS` and objects nested deeper than allowed."""
+    if not isinstance(node, Mapping):
+        return
+    allowed = KEYWORDS | {"$schema"} if where == "$" else KEYWORDS
+    for keyword in sorted(set(node) - allowed):
+        yield (
+            f"{where}: keyword {keyword!r} is outside the subset both providers accept "
+            f"({', '.join(sorted(KEYWORDS))})"
+        )
+    declared = node.get("type")
+    if "object" in (declared if isinstance(declared, list) else [declared]):
+        depth += 1
+        if depth == MAX_OBJECT_DEPTH + 1:
+            yield f"{where}: objects are nested more than {MAX_OBJECT_DEPTH} levels deep"
+    for child_where, child in _children(node, where):
+        yield from _subset_problems(child, child_where, depth)
 
 
 def problems(schema: Mapping[str, Any]) -> tuple[str, ...]:
@@ -57,11 +101,14 @@ def problems(schema: Mapping[str, Any]) -> tuple[str, ...]:
     for where, node in _objects(schema, "$"):
         if node.get("additionalProperties") is not False:
             found.append(f"{where}: additionalProperties must be false")
-        properties = set(node.get("properties") or {})
-        required = set(node.get("required") or [])
+        declared_properties = node.get("properties")
+        properties = set(declared_properties) if isinstance(declared_properties, Mapping) else set()
+        declared_required = node.get("required")
+        required = set(declared_required) if isinstance(declared_required, list) else set()
         if properties != required:
             missing = sorted(properties - required)
             found.append(f"{where}: every property must be required (missing {missing})")
+    found.extend(_subset_problems(schema, "$", 0))
     return tuple(found)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from active_memory.admission import load_contract
+from active_memory.admission import contract_sha256, load_contract
 from active_memory.admission.cards import card_code
 from active_memory.admission.references import (
     Reference,
@@ -91,8 +91,13 @@ class ItemContext:
         return tuple(node.id for node in self.run.graph.nodes)
 
 
-@cache
 def _validator(contract: str) -> Draft202012Validator:
+    # Keyed by the file's digest too: an author's folder may replace the shipped contract.
+    return _compiled(contract, contract_sha256(contract))
+
+
+@cache
+def _compiled(contract: str, sha256: str) -> Draft202012Validator:
     return Draft202012Validator(load_contract(contract))
 
 

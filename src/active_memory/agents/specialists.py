@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from active_memory.admission import wire_schema
+from active_memory.admission import contract_sha256, wire_schema
 from active_memory.admission.validate import (
     AdmissionContext,
     BoundDecision,
@@ -36,7 +36,7 @@ from active_memory.admission.validate import (
     admit_discovery,
     admit_maintenance,
 )
-from active_memory.agents.prompts import SPECIALISTS, Specialist, system_prompt
+from active_memory.agents.prompts import SPECIALISTS, Specialist, prompt_sha256, system_prompt
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
 from active_memory.agents.tool_loop import Session, SessionLimits, SessionResult
 from active_memory.agents.tools import Toolbox
@@ -54,12 +54,14 @@ __all__ = [
     "Meter",
     "ProgressCallback",
     "ScopeKind",
+    "SessionInput",
     "SpecialistEnv",
     "SpecialistSpec",
     "StopSignal",
     "Validated",
     "answer_session",
     "run_specialist",
+    "session_input",
 ]
 
 ProgressCallback = Callable[[str, str], None]
@@ -222,18 +224,26 @@ def _toolbox(env: SpecialistEnv, evidence_dir: Path) -> Toolbox:
     return Toolbox(roots)
 
 
-async def answer_session(
+@dataclass(frozen=True, slots=True)
+class SessionInput:
+    """Exactly what a session sends the model first: the system prompt, the first message
+    (host facts and the evidence payload), the answer contract and the investigation tools."""
+
+    system: str
+    prompt: str
+    contract: AnswerContract
+    toolbox: Toolbox
+
+
+async def session_input(
     env: SpecialistEnv,
     spec: SpecialistSpec,
-    meter: Meter,
     *,
-    batch: int,
     label: str | None = None,
     lessons: Sequence[Lesson] = (),
     changes: Sequence[Mapping[str, Any]] = (),
-) -> SessionResult:
-    """One session: build the evidence, render the prompts, run the tool loop to an answer
-    that satisfies the contract (admission is the caller's next step)."""
+) -> SessionInput:
+    """Build the evidence and render the prompts of one session, without calling the model."""
     folder = env.private_dir / spec.name
     bundle = await in_daemon_thread(
         build_evidence,
@@ -252,18 +262,40 @@ async def answer_session(
         evidence_files=_evidence_files(bundle),
         contract=json.dumps(schema, indent=2, sort_keys=True),
     )
-    session = Session(
-        env.provider,
-        env.binding,
+    return SessionInput(
         system=system,
         prompt=_user_prompt(env, spec, bundle, label, lessons),
         contract=AnswerContract(name=spec.name, schema=schema),
-        deadline=env.deadline,
         toolbox=_toolbox(env, folder),
+    )
+
+
+async def answer_session(
+    env: SpecialistEnv,
+    spec: SpecialistSpec,
+    meter: Meter,
+    *,
+    batch: int,
+    label: str | None = None,
+    lessons: Sequence[Lesson] = (),
+    changes: Sequence[Mapping[str, Any]] = (),
+) -> SessionResult:
+    """One session: build the evidence, render the prompts, run the tool loop to an answer
+    that satisfies the contract (admission is the caller's next step)."""
+    given = await session_input(env, spec, label=label, lessons=lessons, changes=changes)
+    session = Session(
+        env.provider,
+        env.binding,
+        system=given.system,
+        prompt=given.prompt,
+        contract=given.contract,
+        deadline=env.deadline,
+        toolbox=given.toolbox,
         limits=env.limits,
         cancel=env.cancel,
         specialist=spec.name,
         batch=batch,
+        versions=(prompt_sha256(spec.name), contract_sha256(spec.name)),
     )
     meter.sessions.append(session)
     meter.batches += 1

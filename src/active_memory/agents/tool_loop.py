@@ -165,6 +165,7 @@ class Session:
         cancel: CancelToken | None = None,
         specialist: str = "",
         batch: int = 0,
+        versions: tuple[str, str] = ("", ""),
     ) -> None:
         self._provider = provider
         self._binding = binding
@@ -176,6 +177,8 @@ class Session:
         self._cancel = cancel
         self._specialist = specialist
         self._batch = batch
+        # (prompt sha256, contract sha256): labelled on every request for recordings.
+        self._versions = versions
         self._messages: list[Message] = [UserMessage(prompt)]
         self._tools = toolbox.specs() if toolbox is not None else ()
         self.turns = 0
@@ -254,7 +257,7 @@ class Session:
             max_tokens=self._limits.max_tokens,
             deadline=self._deadline,
             final=self._final,
-            labels=RequestLabels(self._specialist, self._batch, self.turns + 1),
+            labels=RequestLabels(self._specialist, self._batch, self.turns + 1, *self._versions),
         )
 
     async def _call(self, request: ModelRequest) -> ModelResponse:

@@ -1,9 +1,11 @@
-"""``active-memory contracts``: ``check`` that every specialist contract is strict Draft
-2020-12; ``screen`` a card's text with admission's card rules and screens."""
+"""``active-memory contracts``: ``check [DIR]`` that every specialist contract is strict Draft
+2020-12 (an author's folder in place of the shipped files); ``screen`` a card's text with
+admission's card rules and screens."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import IO, NoReturn
 
 import click
@@ -20,16 +22,22 @@ def contracts() -> None:
 
 
 @contracts.command("check")
+@click.argument("folder", metavar="[DIR]", required=False,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))  # fmt: skip
 @json_option
-def check(as_json: bool) -> None:
-    """Check that every contract is a strict Draft 2020-12 schema; print their sha256.
+def check(folder: Path | None, as_json: bool) -> None:
+    """Check that every contract is a strict Draft 2020-12 schema in the keyword subset both
+    providers accept; print their sha256.
 
-    Exit 1 when any contract is not.
+    With DIR, its NAME.schema.json files are checked in place of the shipped ones (what
+    `--contracts DIR` would use). Exit 1 when any contract is not strict.
     """
     # Imported here: jsonschema is not worth loading for every other command.
     from active_memory.admission.check import check_contracts
+    from active_memory.cli.authoring import Authoring, authored
 
-    results = check_contracts()
+    with authored(Authoring(contracts=folder), check=False):
+        results = check_contracts()
     if as_json:
         emit_json([result.model_dump(mode="json") for result in results])
     else:

@@ -16,10 +16,14 @@ from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
+from active_memory.cli.retire import retire_command
 from active_memory.cli.review import review
+from active_memory.cli.runlog import runlog
 from active_memory.cli.serve import serve
 from active_memory.cli.server import server
 from active_memory.cli.sessions import sessions
+from active_memory.cli.specialist_eval import eval_command
+from active_memory.cli.specialist_prompt import prompt_command
 from active_memory.cli.store import store
 
 
@@ -32,6 +36,7 @@ def main() -> None:
 main.add_command(store)
 lessons.add_command(review)
 main.add_command(lessons)
+lessons.add_command(retire_command)
 main.add_command(recall)
 main.add_command(hooks)
 main.add_command(serve)
@@ -40,8 +45,11 @@ main.add_command(evidence)
 main.add_command(sessions)
 main.add_command(postmortem)
 main.add_command(specialist)
+specialist.add_command(prompt_command)
+specialist.add_command(eval_command)
 main.add_command(contracts)
 main.add_command(demo)
+main.add_command(runlog)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -41,6 +41,17 @@ from active_memory.cli._common import (
     store_option,
 )
 from active_memory.cli._report_text import format_report, progress_printer
+from active_memory.cli.authoring import (
+    Authoring,
+    authored,
+    authoring_options,
+    finish_provider,
+    ids_option,
+    lesson_ids,
+    replay_hint,
+    supplied_lessons,
+    wrap_provider,
+)
 from active_memory.cli.evidence import harness_option
 from active_memory.errors import (
     ActiveMemoryError,
@@ -58,6 +69,7 @@ if TYPE_CHECKING:
     from active_memory.agents.providers.base import ModelProvider
     from active_memory.postmortem.binding import BindingOverride
     from active_memory.postmortem.specialist_trial import TrialResult
+    from active_memory.store.sqlite import SqliteStore
 
 # The postmortem (jsonschema, git, the provider layer) is imported inside the commands, so every
 # other command starts without it.
@@ -247,6 +259,8 @@ runtime_option = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Append the report's allow-listed fields and rejections to this JSONL run log.",
 )
+@ids_option
+@authoring_options
 @json_option
 def postmortem(
     run: Path,
@@ -264,6 +278,8 @@ def postmortem(
     dry_run: bool,
     outcome: str | None,
     run_log: Path | None,
+    ids: str,
+    authoring: Authoring,
     as_json: bool,
 ) -> None:
     """Review a recorded RUN with the four specialists and publish the lessons admitted.
@@ -276,12 +292,17 @@ def postmortem(
     from active_memory.postmortem.options import PostmortemOptions
 
     override = _override(provider_name, model, lane, base_url, api_key_env, output)
-    with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
+    with (
+        authored(authoring),
+        tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch,
+    ):
         record, config, provider = _prepare(
             run, Path(scratch), runtime, timeout_ms, override, exchanges, outcome, harness
         )
+        provider = wrap_provider(provider, authoring, record)
         try:
             with open_store(store, read_only=False) as opened:
+                new_id = lesson_ids(ids, _taken_ids(opened))
                 options = PostmortemOptions(
                     config=config,
                     backend=opened,
@@ -291,25 +312,35 @@ def postmortem(
                     run_log=RunLog(run_log) if run_log is not None else None,
                     dry_run=dry_run,
                     on_progress=progress_printer(not as_json),
+                    new_id=new_id,
                 )
                 report = asyncio.run(run_postmortem(record, options))
         except PostmortemError as error:
             fail(str(error), EXIT_BAD_INPUT)
         except ActiveMemoryError as error:
             fail(str(error), EXIT_FAILED)
+        finish_provider(provider)
     # A skipped postmortem requests nothing by design: its leftovers say nothing about the file.
     skipped = report.status == "skipped"
-    if isinstance(provider, ReplayProvider) and provider.leftovers() and not skipped:
+    replayed = getattr(provider, "inner", provider)
+    if isinstance(replayed, ReplayProvider) and replayed.leftovers() and not skipped:
         click.echo(
-            f"warning: {len(provider.leftovers())} recorded exchange(s) were never requested",
+            f"warning: {len(replayed.leftovers())} recorded exchange(s) were never requested",
             err=True,
         )
     if as_json:
         emit_json(report.model_dump(mode="json"))
     else:
         click.echo("\n".join(format_report(report)))
+    replay_hint(s.error_code for s in report.specialists)
     if not report.ok:
         raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _taken_ids(opened: SqliteStore) -> list[str]:
+    return [lesson.id for lesson in opened.list_lessons()] + [
+        tombstone.id for tombstone in opened.list_retired()
+    ]
 
 
 @click.group("specialist")
@@ -363,6 +394,13 @@ def _print_trial(result: TrialResult) -> None:
 @runtime_option
 @click.option("--batch", type=click.IntRange(min=0), default=0, show_default=True,
               help="Which maintenance batch (its replay label).")  # fmt: skip
+@click.option(
+    "--lessons",
+    "lessons_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A `lessons export` file: the lessons maintenance reviews, instead of the store's.",
+)
+@authoring_options
 @json_option
 def run_specialist_command(
     name: str,
@@ -378,6 +416,8 @@ def run_specialist_command(
     store: Path | None,
     runtime: Path | None,
     batch: int,
+    lessons_file: Path | None,
+    authoring: Authoring,
     as_json: bool,
 ) -> None:
     """Run specialist NAME once on RUN: print its raw answer, its admission and the hashes.
@@ -390,10 +430,16 @@ def run_specialist_command(
     from active_memory.postmortem.specialist_trial import try_specialist
 
     override = _override(provider_name, model, lane, base_url, api_key_env, output)
-    with tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch:
+    with (
+        authored(authoring),
+        tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch,
+    ):
         record, config, provider = _prepare(
             run, Path(scratch), runtime, None, override, exchanges, harness=harness
         )
+        provider = wrap_provider(provider, authoring, record)
+        if lessons_file is not None:
+            store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
         try:
             with open_store(store, read_only=False) as opened:
                 options = PostmortemOptions(
@@ -408,9 +454,11 @@ def run_specialist_command(
             fail(str(error), EXIT_BAD_INPUT)
         except ActiveMemoryError as error:
             fail(str(error), EXIT_FAILED)
+        finish_provider(provider)
     if as_json:
         emit_json(result.model_dump(mode="json"))
     else:
         _print_trial(result)
+    replay_hint([result.error_code])
     if not result.complete:
         raise click.exceptions.Exit(EXIT_FAILED)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import git
 
-from active_memory.agents.providers.replay import ReplayProvider
+from active_memory.agents.providers.replay import CHECKOUT, ReplayProvider
 from active_memory.agents.specialists import ProgressCallback
 from active_memory.models.config import parse_runtime_config
 from active_memory.models.lessons import Lesson
@@ -192,7 +192,9 @@ async def run_demo(
             parent = folder / "checkout"
             record = load_run_record(folder)
             config = parse_runtime_config(record.runtime)
-            provider = ReplayProvider(folder / EXCHANGES)
+            # Strict: a recording older than the prompts, contracts or evidence fails loudly.
+            where = {str(record.checkout.path): CHECKOUT} if record.checkout is not None else {}
+            provider = ReplayProvider(folder / EXCHANGES, strict=True, locations=where)
             options = PostmortemOptions(
                 config=config,
                 backend=store,

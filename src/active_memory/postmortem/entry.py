@@ -63,10 +63,10 @@ def enabled_specialists(config: RuntimeConfig) -> tuple[str, ...]:
     return tuple(name for name in SPECIALISTS if on[SPECS[name].scope])
 
 
-def sequential_ids(start_ms: int = 1_748_772_100_000) -> Callable[[], str]:
+def sequential_ids(start_ms: int = 1_748_772_100_000, *, first: int = 1) -> Callable[[], str]:
     """A deterministic lesson id source for tests and demos: ``lesson-<ULID>`` with a fixed
-    millisecond part and a counter where a real id has random bits."""
-    counter = itertools.count(1)
+    millisecond part and a counter (from ``first``) where a real id has random bits."""
+    counter = itertools.count(first)
 
     def next_id() -> str:
         value = (start_ms << 80) | next(counter)

@@ -1,6 +1,7 @@
 """A postmortem in the run log: the report's allow-listed projection and its rejections (stage
 and code only, never lesson text). The ``postmortem`` record says where the model traffic went
-(provider, lane, server host, model); each specialist's record its error code and retries."""
+(provider, lane, server host, model); each specialist's record its error code, retries and the
+prompt and contract sha256."""
 
 from __future__ import annotations
 
@@ -74,6 +75,7 @@ def _append(
             duration_ms=specialist.elapsed_ms,
             error_code=specialist.error_code,
             contract_sha256=report.contract_sha256.get(specialist.specialist),
+            prompt_sha256=report.prompt_sha256.get(specialist.specialist),
         )
     for held in report.quarantined:
         log.append_event(

@@ -43,7 +43,7 @@ from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.preparation import Prepared, Unprepared, maintenance_input, prepare
 from active_memory.postmortem.report import CheckoutStatus, SpecialistStatus, checkout_note
 
-__all__ = ["TrialResult", "try_specialist"]
+__all__ = ["TrialResult", "planned_batch", "try_specialist"]
 
 
 class TrialResult(Model):
@@ -83,6 +83,9 @@ class TrialResult(Model):
     error: str | None = None
     error_code: str | None = None
     checkout: CheckoutStatus | None = None
+    # What admission accepted, one short line each: "<id> <action>" for a maintenance
+    # decision, the title for a discovery proposal (``specialist eval`` diffs these).
+    admitted: tuple[str, ...] = ()
 
     @field_serializer("answer_json")
     def _parsed(self, answer_json: str | None) -> Any:
@@ -136,9 +139,11 @@ async def try_specialist(
             await close_provider(prepared.owned_provider)
 
 
-async def _trial(
+def planned_batch(
     record: RunRecord, name: str, options: PostmortemOptions, prepared: Prepared, batch: int
-) -> TrialResult:
+) -> tuple[Batch, int]:
+    """Batch ``batch`` of the postmortem's plan for ``name`` and how many there are;
+    PostmortemError for maintenance with nothing to decide or a batch out of range."""
     spec = SPECS[name]
     given = maintenance_input(
         record,
@@ -152,7 +157,14 @@ async def _trial(
         raise PostmortemError(f"{name} has no supplied lessons in this store: nothing to decide")
     if not 0 <= batch < count:
         raise PostmortemError(f"{name} has {count} batch(es) (0 to {count - 1}); got {batch}")
-    supplied = given.batches[batch] if spec.maintenance else Batch(lessons=())
+    return (given.batches[batch] if spec.maintenance else Batch(lessons=())), count
+
+
+async def _trial(
+    record: RunRecord, name: str, options: PostmortemOptions, prepared: Prepared, batch: int
+) -> TrialResult:
+    spec = SPECS[name]
+    supplied, count = planned_batch(record, name, options, prepared, batch)
     env = prepared.env
     meter = Meter(name)
     route = provider_route(env.binding, env.provider)
@@ -198,6 +210,7 @@ async def _trial(
             len(maintained.decisions),
             maintained.rejections,
         )
+        admitted = tuple(f"{d.decision.id} {d.applied}" for d in maintained.decisions)
     else:
         discovered = admit_discovery(session.answer, name, env.admission)
         whole = any(r.stage == "shape" or r.index < 0 for r in discovered.rejections)
@@ -206,6 +219,7 @@ async def _trial(
             len(discovered.proposals),
             discovered.rejections,
         )
+        admitted = tuple(item.proposal.draft.title for item in discovered.proposals)
     return TrialResult(
         **common,
         **_session_counts(meter.sessions[-1]),
@@ -214,6 +228,7 @@ async def _trial(
         accepted=accepted,
         rejections=rejections,
         error_code=None if complete else "answer_refused",
+        admitted=admitted,
     )
 
 

@@ -7,12 +7,12 @@ import re
 import pytest
 
 from active_memory.agents import prompts
-from active_memory.agents.prompts import SPECIALISTS, load_prompt, prompt_sha256
+from active_memory.agents.prompts import SPECIALISTS, prompt_sha256
 
 
 def test_prompt_hash_is_stable_across_two_loads() -> None:
     first = {s: prompt_sha256(s) for s in SPECIALISTS}
-    load_prompt.cache_clear()
+    prompts._load.cache_clear()
     second = {s: prompt_sha256(s) for s in SPECIALISTS}
 
     assert first == second

@@ -20,7 +20,7 @@ from active_memory.agents.providers.base import (
 from active_memory.agents.providers.retry import RetryPolicy
 from active_memory.agents.tool_loop import Session, SessionResult
 from active_memory.agents.tools import Toolbox
-from active_memory.errors import ReplayMismatch
+from active_memory.errors import ReplayChanged, ReplayMismatch
 from active_memory.models.runs import Binding
 from active_memory.testing import (
     RecordingProvider,
@@ -32,6 +32,8 @@ from agents.doubles import MockAPI, anthropic_message, tool_use
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "providers" / "tool_loop" / "exchanges.jsonl"
 SPECIALIST = "repository_maintenance"
+PROMPT_SHA = "a" * 64
+CONTRACT_SHA = "c" * 64
 READ = {"root": "checkout", "path": "notes.md", "offset": None, "limit": None}
 
 
@@ -71,17 +73,27 @@ def _script(api: MockAPI) -> None:
     )
 
 
-async def _session(provider: ModelProvider, contract: AnswerContract, root: Path) -> SessionResult:
+async def _session(
+    provider: ModelProvider,
+    contract: AnswerContract,
+    root: Path,
+    *,
+    system: str = "You maintain repository lessons.",
+    prompt: str = "Decide about lesson-01.",
+    model: str = "claude-test",
+    versions: tuple[str, str] = (PROMPT_SHA, CONTRACT_SHA),
+) -> SessionResult:
     (root / "notes.md").write_text("The retry wrapper still exists.\n")
     session = Session(
         provider,
-        Binding(provider="anthropic", model="claude-test", effort="medium"),
-        system="You maintain repository lessons.",
-        prompt="Decide about lesson-01.",
+        Binding(provider="anthropic", model=model, effort="medium"),
+        system=system,
+        prompt=prompt,
         contract=contract,
         deadline=time.monotonic() + 30,
         toolbox=Toolbox({"checkout": root}),
         specialist=SPECIALIST,
+        versions=versions,
     )
     return await session.run()
 
@@ -97,7 +109,9 @@ async def _record(
         retry=retry,
     )
     capture = Capture(live)
-    recorder = RecordingProvider(capture, tmp_path / "recorded" / "exchanges.jsonl")
+    recorder = RecordingProvider(
+        capture, tmp_path / "recorded" / "exchanges.jsonl", lane="anthropic"
+    )
     (tmp_path / "live").mkdir()
     result = await _session(recorder, contract, tmp_path / "live")
     await recorder.aclose()
@@ -191,6 +205,103 @@ async def test_strict_replay_refuses_a_request_that_changed(contract: AnswerCont
         await replay.complete(_request(contract, turn=1, text="Something else."))
 
 
+async def test_a_strict_replay_of_the_same_session_passes(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    replay = ReplayProvider(FIXTURE, strict=True)
+    result = await _session(replay, contract, tmp_path)
+    replay.assert_consumed()
+    assert result.turns == 3
+
+
+async def test_a_prompt_edit_is_named_with_the_first_changed_line(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    replay = ReplayProvider(FIXTURE, strict=True)
+    with pytest.raises(ReplayChanged) as caught:
+        await _session(
+            replay,
+            contract,
+            tmp_path,
+            system="You retire lessons.",
+            versions=("b" * 64, CONTRACT_SHA),
+        )
+    assert caught.value.changed == ("prompt",)
+    assert caught.value.part == "system"
+    assert "prompt changed; first differing part system: line 1 at character 4: recorded " in str(
+        caught.value
+    )
+    assert "'You retire lessons.'" in str(caught.value)
+
+
+async def test_new_evidence_is_named_evidence_with_the_message_that_differs(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    replay = ReplayProvider(FIXTURE, strict=True)
+    with pytest.raises(ReplayChanged) as caught:
+        await _session(replay, contract, tmp_path, prompt="Decide about lesson-02.")
+    assert caught.value.changed == ("evidence",)
+    assert caught.value.part == "messages[0]"
+    assert "lesson-02" in str(caught.value)
+
+
+async def test_a_different_model_is_named_model(tmp_path: Path, contract: AnswerContract) -> None:
+    replay = ReplayProvider(FIXTURE, strict=True)
+    with pytest.raises(ReplayChanged) as caught:
+        await _session(replay, contract, tmp_path, model="claude-other")
+    assert caught.value.changed == ("model",)
+    assert caught.value.part == "model"
+
+
+async def test_a_contract_change_is_named_contract(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    replay = ReplayProvider(FIXTURE, strict=True)
+    schema = {**contract.schema, "description": "changed"}
+    edited = AnswerContract(name=contract.name, schema=schema)
+    with pytest.raises(ReplayChanged) as caught:
+        await _session(replay, edited, tmp_path, versions=(PROMPT_SHA, "d" * 64))
+    assert caught.value.changed == ("contract",)
+    assert caught.value.part == "contract"
+
+
+async def test_a_lenient_replay_answers_and_keeps_what_changed(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    replay = ReplayProvider(FIXTURE)
+    result = await _session(replay, contract, tmp_path, prompt="Decide about lesson-02.")
+    assert result.turns == 3
+    assert len(replay.changed) == 3
+    assert "evidence changed" in replay.changed[0]
+
+
+async def test_an_old_recording_compares_its_projection_whatever_the_key_order(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    record = json.loads(FIXTURE.read_text().splitlines()[0])
+    for name in ("parts", "system", "prompt_sha256", "contract_sha256", "model", "lane"):
+        record.pop(name)
+    record["request"] = dict(reversed(list(record["request"].items())))
+    record["request_digest"] = "0" * 64
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    replay = ReplayProvider(path, strict=True)
+    request = ModelRequest(
+        model="claude-test",
+        system="x",
+        messages=(UserMessage("Decide about lesson-01."),),
+        contract=contract,
+        effort="medium",
+        tools=Toolbox({"checkout": tmp_path}).specs(),
+        labels=RequestLabels(SPECIALIST, 0, 1),
+    )
+    with pytest.raises(ReplayChanged) as caught:
+        await replay.complete(request)
+    # Same projection in another key order: not reported as a difference of any key.
+    assert caught.value.part is None
+    assert "outside the recorded projection" in str(caught.value)
+
+
 async def test_recordings_scrub_keys_and_given_secrets(
     tmp_path: Path, contract: AnswerContract
 ) -> None:
@@ -214,6 +325,13 @@ async def test_recordings_scrub_keys_and_given_secrets(
         "request_digest",
         "request",
         "response",
+        "prompt_sha256",
+        "contract_sha256",
+        "model",
+        "lane",
+        "parts",
+        "system",
+        "evidence",
     }
 
 
@@ -230,3 +348,18 @@ def test_a_recording_with_duplicate_labels_is_refused(tmp_path: Path) -> None:
     path.write_text(f"{line}\n{line}\n")
     with pytest.raises(ReplayMismatch, match="turn 1 is recorded twice"):
         ReplayProvider(path)
+
+
+async def test_a_line_appended_to_the_prompt_is_shown_as_added(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    replay = ReplayProvider(FIXTURE, strict=True)
+    with pytest.raises(ReplayChanged) as caught:
+        await _session(
+            replay, contract, tmp_path,
+            system="You maintain repository lessons.\n\nBe brief.",
+            versions=("b" * 64, CONTRACT_SHA),
+        )  # fmt: skip
+    assert str(caught.value).endswith(
+        "first differing part system: line 2 on added: '\\nBe brief.'"
+    )

@@ -23,9 +23,11 @@ import hashlib
 import re
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, TypeAlias
 
+from active_memory.admission.overrides import active_overrides, override_file, read_override
 from active_memory.errors import PromptError
 from active_memory.limits import BROAD_WORDS, LIMITS
 
@@ -91,11 +93,25 @@ def _names_in(template: str) -> frozenset[str]:
     return frozenset(_PLACEHOLDER.findall(template))
 
 
-@functools.cache
 def load_prompt(name: str) -> str:
-    """The raw template text of ``preamble`` or a specialist, checked for malformed placeholders."""
+    """The raw template text of ``preamble`` or a specialist, checked for malformed placeholders.
+
+    Inside :func:`~active_memory.admission.overrides.using_overrides` an author's ``NAME.md``
+    replaces the shipped file."""
     _check_name(name, PROMPT_NAMES)
-    text = resources.files(__name__).joinpath(f"{name}.md").read_text(encoding="utf-8")
+    return _load(active_overrides().prompts, name)
+
+
+@functools.cache
+def _load(folder: Path | None, name: str) -> str:
+    authored = override_file(folder, f"{name}.md")
+    if authored is None:
+        text = resources.files(__name__).joinpath(f"{name}.md").read_text(encoding="utf-8")
+        return _check_template(name, text)
+    try:
+        text = read_override(authored).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise PromptError(name, f"{str(authored)!r} is not UTF-8 text") from error
     return _check_template(name, text)
 
 

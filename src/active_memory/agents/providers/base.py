@@ -175,11 +175,17 @@ Message: TypeAlias = UserMessage | AssistantMessage | ToolResult
 
 @dataclass(frozen=True, slots=True)
 class RequestLabels:
-    """Which session turn a request belongs to; replay matches recorded exchanges on these."""
+    """Which session turn a request belongs to; replay matches recorded exchanges on these.
+
+    ``prompt_sha256`` and ``contract_sha256`` name the prompt and contract versions the request
+    was built from (empty outside a specialist session), so a recording can tell a prompt edit
+    apart from new evidence."""
 
     specialist: str = ""
     batch: int = 0
     turn: int = 0
+    prompt_sha256: str = ""
+    contract_sha256: str = ""
 
     def describe(self) -> str:
         return f"specialist {self.specialist!r} batch {self.batch} turn {self.turn}"

@@ -3,12 +3,14 @@
 A recording is a JSONL file, one line per model turn::
 
     {"specialist": …, "batch": …, "turn": …, "request_digest": …, "request": {projection},
-     "response": {…}}
+     "response": {…}, "prompt_sha256": …, "contract_sha256": …, "model": …, "lane": …,
+     "parts": {part: sha256}, "system": …, "evidence": … (a session's first turn only)}
 
 Replay matches a request by its labels (specialist, batch, turn), which sessions set, so
 specialists running in parallel replay in any order. It fails loudly with
 :class:`ReplayMismatch` on a call nobody recorded, on a recorded exchange asked for twice, on a
-request whose digest differs (``strict=True``), and on exchanges left unconsumed at
+request whose digest differs (``strict=True``: :class:`ReplayChanged` names what changed and
+the first differing part, see :mod:`.replay_compare`), and on exchanges left unconsumed at
 :meth:`ReplayProvider.assert_consumed`. Recordings hold only the toolkit's own types, with
 credential formats scrubbed, never SDK objects or HTTP headers.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +30,17 @@ from active_memory.agents.providers.codec import (
     response_from_dict,
     response_to_dict,
 )
-from active_memory.errors import ReplayMismatch
+from active_memory.agents.providers.replay_compare import compare, request_parts
+from active_memory.errors import ReplayChanged, ReplayMismatch
 from active_memory.models.runs import canonical_json
 from active_memory.private_files import write_private_text
 from active_memory.screening.secrets import redact_credentials
 
-__all__ = ["RecordingProvider", "ReplayProvider", "scrub"]
+__all__ = ["CHECKOUT", "RecordingProvider", "ReplayProvider", "relocate", "scrub"]
 
 REDACTED = "[REDACTED]"
+# The stable name of the run's checkout folder inside recorded requests.
+CHECKOUT = "$CHECKOUT"
 
 Key = tuple[str, int, int]
 
@@ -70,20 +75,53 @@ def _describe(key: Key) -> str:
     return f"specialist {specialist!r} batch {batch} turn {turn}"
 
 
-def _digest(request: ModelRequest, secrets: Iterable[str] = ()) -> str:
-    """The digest of the request as a recording would hold it: scrubbed first."""
-    data = scrub(request_to_dict(request), secrets)
+def relocate(value: Any, locations: Mapping[str, str]) -> Any:
+    """``value`` with each local path in ``locations`` replaced by its stable name, so a run
+    unpacked elsewhere (another temporary folder) still matches its recording."""
+    if not locations:
+        return value
+    if isinstance(value, str):
+        for path, name in locations.items():
+            value = value.replace(path, name)
+        return value
+    if isinstance(value, list):
+        return [relocate(item, locations) for item in value]
+    if isinstance(value, dict):
+        return {key: relocate(item, locations) for key, item in value.items()}
+    return value
+
+
+def _scrubbed(
+    request: ModelRequest, secrets: Iterable[str] = (), locations: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The request as a recording would hold it: scrubbed and relocated first."""
+    data: dict[str, Any] = relocate(scrub(request_to_dict(request), secrets), locations or {})
+    return data
+
+
+def _digest(data: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
 
 
 class ReplayProvider:
     """Answers from a recording; ``strict`` also requires each request's digest to match."""
 
-    def __init__(self, path: str | Path, *, strict: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        strict: bool = False,
+        locations: Mapping[str, str] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.strict = strict
+        self.locations = dict(locations or {})
+        # What differed in a lenient replay, one sentence per exchange, for a caller's warning.
+        self.changed: list[str] = []
         self._exchanges: dict[Key, dict[str, Any]] = {}
         self._consumed: set[Key] = set()
+        # The lane the recording was made on, so recording a replay keeps it.
+        self.lane: str | None = None
         try:
             lines = self.path.read_text(encoding="utf-8").splitlines()
         except OSError as e:
@@ -104,6 +142,8 @@ class ReplayProvider:
         if key in self._exchanges:
             raise ReplayMismatch(f"{where}: {_describe(key)} is recorded twice")
         self._exchanges[key] = record
+        if self.lane is None and isinstance(record.get("lane"), str):
+            self.lane = record["lane"]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         key = _key(request)
@@ -114,13 +154,38 @@ class ReplayProvider:
             )
         if key in self._consumed:
             raise ReplayMismatch(f"unexpected call: {_describe(key)} was already replayed once")
-        if self.strict and record["request_digest"] != _digest(request):
-            raise ReplayMismatch(
-                f"the request for {_describe(key)} differs from the recording: recorded "
-                f"{record['request']!r}, got {scrub(request_projection(request))!r}"
-            )
+        current = _scrubbed(request, locations=self.locations)
+        if record["request_digest"] != _digest(current):
+            error = self._changed(key, record, request, current)
+            if self.strict:
+                raise error
+            self.changed.append(str(error))
         self._consumed.add(key)
         return response_from_dict(record["response"])
+
+    def _changed(
+        self, key: Key, record: Mapping[str, Any], request: ModelRequest, current: dict[str, Any]
+    ) -> ReplayChanged:
+        first = self._exchanges.get((key[0], key[1], 1), {})
+        recorded_system = first.get("system")
+        recorded_evidence = first.get("evidence")
+        found = compare(
+            record,
+            request,
+            current,
+            projection=relocate(scrub(request_projection(request)), self.locations),
+            recorded_system=recorded_system if isinstance(recorded_system, str) else None,
+            recorded_evidence=recorded_evidence if isinstance(recorded_evidence, str) else None,
+        )
+        what = " and ".join(found.changed) if found.changed else "the request"
+        where = f"; first differing part {found.part}" if found.part else ""
+        detail = f": {found.detail}" if found.detail else ""
+        return ReplayChanged(
+            f"the request for {_describe(key)} differs from the recording "
+            f"{str(self.path)!r}: {what} changed{where}{detail}",
+            changed=found.changed,
+            part=found.part,
+        )
 
     def leftovers(self) -> tuple[Key, ...]:
         return tuple(sorted(set(self._exchanges) - self._consumed))
@@ -151,11 +216,19 @@ class RecordingProvider:
     """
 
     def __init__(
-        self, inner: ModelProvider, path: str | Path, *, secrets: Iterable[str] = ()
+        self,
+        inner: ModelProvider,
+        path: str | Path,
+        *,
+        secrets: Iterable[str] = (),
+        lane: str | None = None,
+        locations: Mapping[str, str] | None = None,
     ) -> None:
         self.inner = inner
         self.path = Path(path)
+        self.lane = lane if lane is not None else getattr(inner, "lane", None)
         self._secrets = tuple(secrets)
+        self._locations = dict(locations or {})
         self._records: dict[Key, dict[str, Any]] = {}
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -163,15 +236,34 @@ class RecordingProvider:
         key = _key(request)
         if key in self._records:
             raise ReplayMismatch(f"cannot record {_describe(key)} twice; labels must be unique")
-        self._records[key] = {
+        data = _scrubbed(request, self._secrets, self._locations)
+        entry: dict[str, Any] = {
             "specialist": key[0],
             "batch": key[1],
             "turn": key[2],
-            "request_digest": _digest(request, self._secrets),
-            "request": scrub(request_projection(request), self._secrets),
+            "request_digest": _digest(data),
+            "request": relocate(scrub(request_projection(request), self._secrets), self._locations),
             "response": scrub(response_to_dict(response), self._secrets),
+            "prompt_sha256": request.labels.prompt_sha256 or None,
+            "contract_sha256": request.labels.contract_sha256 or None,
+            "model": request.model,
+            "lane": self.lane,
+            "parts": request_parts(data),
         }
+        if key[2] == 1:
+            # Kept once per session, so a replay can show the first line a prompt edit (or new
+            # evidence, the session's first message) changed.
+            entry["system"] = data["system"]
+            first = data["messages"][0] if data["messages"] else {}
+            if isinstance(first.get("text"), str):
+                entry["evidence"] = first["text"]
+        self._records[key] = entry
         return response
+
+    @property
+    def exchanges(self) -> int:
+        """How many exchanges are recorded so far."""
+        return len(self._records)
 
     def save(self) -> Path:
         lines = [

@@ -1,0 +1,109 @@
+"""``active-memory specialist prompt NAME RUN``: what the model receives, without calling it.
+
+Prints the rendered system prompt and the first message (host facts and the evidence payload)
+exactly as a provider receives them, after ``--prompts``/``--contracts`` overrides, so a prompt
+author reads the session before spending a token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+import click
+
+from active_memory.agents.prompts import SPECIALISTS
+from active_memory.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    emit_json,
+    fail,
+    json_option,
+    open_store,
+    store_option,
+)
+from active_memory.cli.authoring import Authoring, authored, authoring_options, supplied_lessons
+from active_memory.cli.postmortem import run_argument, runtime_option
+from active_memory.errors import ActiveMemoryError, ConfigError, PostmortemError, RunRecordError
+
+__all__ = ["prompt_command"]
+
+
+@click.command("prompt")
+@click.argument("name", type=click.Choice(SPECIALISTS))
+@run_argument
+@store_option
+@runtime_option
+@click.option("--batch", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Which maintenance batch.")  # fmt: skip
+@click.option(
+    "--lessons",
+    "lessons_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A `lessons export` file: the lessons maintenance reviews, instead of the store's.",
+)
+@authoring_options
+@json_option
+def prompt_command(
+    name: str,
+    run: Path,
+    store: Path | None,
+    runtime: Path | None,
+    batch: int,
+    lessons_file: Path | None,
+    authoring: Authoring,
+    as_json: bool,
+) -> None:
+    """Print specialist NAME's system prompt and first message for RUN, as the model gets them."""
+    from active_memory.evidence.sources import open_run_source
+    from active_memory.models.config import load_runtime_config, parse_runtime_config
+    from active_memory.postmortem.options import PostmortemOptions
+    from active_memory.postmortem.specialist_preview import NoModelCalls, preview_specialist
+
+    with (
+        authored(authoring),
+        tempfile.TemporaryDirectory(prefix="active-memory-prompt-") as scratch,
+    ):
+        try:
+            record = open_run_source(run, Path(scratch) / "record")
+            config = (
+                load_runtime_config(runtime) if runtime else parse_runtime_config(record.runtime)
+            )
+        except (RunRecordError, ConfigError) as error:
+            fail(str(error), EXIT_BAD_INPUT)
+        if lessons_file is not None:
+            store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
+        try:
+            with open_store(store, read_only=False) as opened:
+                options = PostmortemOptions(
+                    config=config,
+                    backend=opened,
+                    private_dir=Path(scratch) / "evidence",
+                    provider=NoModelCalls(),
+                )
+                shown = asyncio.run(preview_specialist(record, name, options, batch=batch))
+        except (PostmortemError, ConfigError) as error:
+            fail(str(error), EXIT_BAD_INPUT)
+        except ActiveMemoryError as error:
+            fail(str(error), EXIT_FAILED)
+    if as_json:
+        emit_json(
+            {
+                "specialist": shown.specialist,
+                "batch": shown.batch,
+                "batches": shown.batches,
+                "prompt_sha256": shown.prompt_sha256,
+                "contract_sha256": shown.contract_sha256,
+                "tools": list(shown.tools),
+                "system": shown.system,
+                "prompt": shown.prompt,
+            }
+        )
+        return
+    click.echo(f"== system prompt of {shown.specialist} (prompt sha256 {shown.prompt_sha256}, "
+               f"contract sha256 {shown.contract_sha256})")  # fmt: skip
+    click.echo(shown.system)
+    click.echo(f"== first message (batch {shown.batch} of {shown.batches}; "
+               f"tools {', '.join(shown.tools)})")  # fmt: skip
+    click.echo(shown.prompt, nl=False)

@@ -1,0 +1,128 @@
+"""One specialist over many runs, and how an edit changed what admission accepts.
+
+:func:`evaluate` runs every planned batch of specialist ``name`` on one run (through
+:func:`~.specialist_trial.try_specialist`, so exactly as a postmortem would, never publishing)
+and folds the sessions into an :class:`EvalRow`: admitted items, rejections by stage and code,
+maintenance decisions by action, tokens and time. :func:`compare_rows` diffs two rows of the
+same run (a baseline and a candidate): the admitted items each has alone, and the rejection
+counts before and after.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from active_memory.models.runs import RunRecord
+from active_memory.postmortem.options import PostmortemOptions
+from active_memory.postmortem.specialist_trial import try_specialist
+
+__all__ = ["EvalDiff", "EvalRow", "compare_rows", "evaluate"]
+
+
+@dataclass(frozen=True)
+class EvalRow:
+    run: str
+    status: str
+    admitted: tuple[str, ...]
+    rejections: Counter[str] = field(default_factory=Counter)
+    decisions: Counter[str] = field(default_factory=Counter)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    elapsed_ms: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "run": self.run,
+            "status": self.status,
+            "admitted": list(self.admitted),
+            "rejections": dict(sorted(self.rejections.items())),
+            "decisions": dict(sorted(self.decisions.items())),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "elapsed_ms": self.elapsed_ms,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class EvalDiff:
+    run: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    rejections_before: Counter[str]
+    rejections_after: Counter[str]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed) or self.rejections_before != self.rejections_after
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "run": self.run,
+            "added": list(self.added),
+            "removed": list(self.removed),
+            "rejections_before": dict(sorted(self.rejections_before.items())),
+            "rejections_after": dict(sorted(self.rejections_after.items())),
+        }
+
+
+async def evaluate(run: str, record: RunRecord, name: str, options: PostmortemOptions) -> EvalRow:
+    """Every batch of ``name`` on ``record``; a failed or refused batch names the row's status
+    and error, and what the batches before it spent still counts."""
+    started = time.monotonic()
+    admitted: list[str] = []
+    rejections: Counter[str] = Counter()
+    decisions: Counter[str] = Counter()
+    tokens = [0, 0]
+    status, error = "accepted", None
+    batch, batches = 0, 1
+    while batch < batches:
+        result = await try_specialist(record, name, options, batch=batch)
+        batches = result.batches
+        admitted.extend(result.admitted)
+        rejections.update(f"{r.stage}:{r.code}" for r in result.rejections)
+        decisions.update(item.rsplit(" ", 1)[1] for item in result.admitted if _is_decision(name))
+        tokens[0] += result.input_tokens
+        tokens[1] += result.output_tokens
+        if result.error is not None or not result.complete:
+            status = str(result.status)
+            error = result.error or result.error_code
+            break
+        batch += 1
+    return EvalRow(
+        run=run,
+        status=status,
+        admitted=tuple(admitted),
+        rejections=rejections,
+        decisions=decisions,
+        input_tokens=tokens[0],
+        output_tokens=tokens[1],
+        elapsed_ms=int((time.monotonic() - started) * 1000),
+        error=error,
+    )
+
+
+def _is_decision(name: str) -> bool:
+    return name.endswith("_maintenance")
+
+
+def compare_rows(before: EvalRow, after: EvalRow) -> EvalDiff:
+    """What ``after`` admits that ``before`` did not, and the reverse, with both rejection
+    counts; items are compared as a multiset, in the order each row lists them."""
+    left, right = Counter(before.admitted), Counter(after.admitted)
+    added = [
+        item for item in dict.fromkeys(after.admitted) for _ in range(right[item] - left[item])
+    ]
+    removed = [
+        item for item in dict.fromkeys(before.admitted) for _ in range(left[item] - right[item])
+    ]
+    return EvalDiff(
+        run=after.run,
+        added=tuple(added),
+        removed=tuple(removed),
+        rejections_before=before.rejections,
+        rejections_after=after.rejections,
+    )

@@ -1,0 +1,81 @@
+"""What one specialist session would send the model, rendered without calling it.
+
+:func:`preview_specialist` prepares exactly as a postmortem does (snapshot, lesson changes,
+provenance, evidence folder) and renders batch ``batch`` of specialist ``name``: the system
+prompt and the first message with the evidence, byte for byte as a provider receives them, with
+the prompt and contract sha256 a report would name. No model is called.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from active_memory.admission import contract_sha256
+from active_memory.agents.prompts import prompt_sha256
+from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.agents.specialists import SPECS, session_input
+from active_memory.errors import PostmortemError, ProviderError
+from active_memory.models.runs import RunRecord
+from active_memory.postmortem.binding import resolve_source_node, specialist_binding
+from active_memory.postmortem.options import PostmortemOptions
+from active_memory.postmortem.preparation import Unprepared, prepare
+from active_memory.postmortem.specialist_trial import planned_batch
+
+__all__ = ["NoModelCalls", "SpecialistPreview", "preview_specialist"]
+
+
+class NoModelCalls:
+    """A provider for previews: rendering a session never asks a model anything."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        raise ProviderError("a preview does not call a model")
+
+
+@dataclass(frozen=True, slots=True)
+class SpecialistPreview:
+    specialist: str
+    batch: int
+    batches: int
+    system: str
+    prompt: str
+    tools: tuple[str, ...]
+    prompt_sha256: str
+    contract_sha256: str
+
+
+async def preview_specialist(
+    record: RunRecord, name: str, options: PostmortemOptions, *, batch: int = 0
+) -> SpecialistPreview:
+    """Render batch ``batch`` of specialist ``name`` on ``record``; PostmortemError for a bad
+    specialist, batch or preparation."""
+    if name not in SPECS:
+        raise PostmortemError(f"unknown specialist {name!r}; choose one of {', '.join(SPECS)}")
+    options = dataclasses.replace(options, provider=options.provider or NoModelCalls())
+    node = resolve_source_node(record.graph, options.config.postmortem.source_node)
+    binding = specialist_binding(node, options.override, options.provider)
+    deadline = time.monotonic() + options.config.postmortem.timeout_ms / 1000
+    try:
+        prepared = await prepare(record, options, binding, deadline=deadline)
+    except Unprepared as unprepared:
+        raise PostmortemError(unprepared.failure.message) from None
+    supplied, count = planned_batch(record, name, options, prepared, batch)
+    spec = SPECS[name]
+    given = await session_input(
+        prepared.env,
+        spec,
+        label=f"batch {batch + 1} of {count}",
+        lessons=supplied.lessons,
+        changes=supplied.changes,
+    )
+    return SpecialistPreview(
+        specialist=name,
+        batch=batch,
+        batches=count,
+        system=given.system,
+        prompt=given.prompt,
+        tools=tuple(tool.name for tool in given.toolbox.specs()),
+        prompt_sha256=prompt_sha256(name),
+        contract_sha256=contract_sha256(name),
+    )

@@ -1,0 +1,29 @@
+"""The demo's two runs unpacked for CLI tests, and a CLI runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from active_memory.cli.main import main
+from active_memory.demo import load_bundle, materialize_run
+
+DATES = {"first": "1748772000 +0000", "second": "1749376800 +0000"}
+
+
+def cli(*args: str | Path, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, [str(arg) for arg in args], env=env)
+
+
+def demo_runs(root: Path) -> tuple[Path, Path]:
+    """Both demo runs as record folders; the second checkout's commit follows the first's."""
+    first, _ = materialize_run(load_bundle("first"), root / "first", date=DATES["first"])
+    second, _ = materialize_run(
+        load_bundle("second"), root / "second", parent=first / "checkout", date=DATES["second"]
+    )
+    return first, second
+
+
+def replay(run: Path, store: Path, *extra: str | Path) -> Result:
+    return cli("postmortem", run, "--provider", "replay", "--store", store, *extra)

@@ -1,0 +1,152 @@
+"""Prompt and contract overrides and ``specialist prompt`` through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from active_memory.admission import load_contract
+from active_memory.agents.prompts import load_prompt
+from cli.authoring_kit import cli, demo_runs
+
+PROMPT = ("specialist", "prompt", "graph_discovery")
+
+
+def _recorded(run: Path, specialist: str) -> dict[str, str]:
+    for line in (run / "exchanges.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if (record["specialist"], record["turn"]) == (specialist, 1):
+            return record
+    raise AssertionError(f"no first turn of {specialist}")
+
+
+@pytest.mark.parametrize("specialist", ["graph_discovery", "repository_discovery"])
+def test_specialist_prompt_prints_what_the_recorded_model_received(
+    tmp_path: Path, specialist: str
+) -> None:
+    first, _ = demo_runs(tmp_path)
+    result = cli("specialist", "prompt", specialist, first, "--json",
+                 "--store", tmp_path / "s.sqlite3")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    shown = json.loads(result.stdout)
+    recorded = _recorded(first, specialist)
+    checkout = str(first / "checkout")
+    assert shown["system"] == recorded["system"]
+    assert shown["prompt"].replace(checkout, "$CHECKOUT") == recorded["evidence"]
+    assert shown["prompt_sha256"] == recorded["prompt_sha256"]
+    assert shown["contract_sha256"] == recorded["contract_sha256"]
+
+
+def test_an_edited_prompt_in_a_folder_replaces_the_shipped_one(tmp_path: Path) -> None:
+    first, _ = demo_runs(tmp_path)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "graph_discovery.md").write_text(
+        load_prompt("graph_discovery") + "\nAUTHOR'S NEW RULE.\n"
+    )
+    shipped = json.loads(cli(*PROMPT, first, "--json", "--store", tmp_path / "s").stdout)
+    edited = cli(*PROMPT, first, "--json", "--store", tmp_path / "s", "--prompts", prompts)
+    through_env = cli(*PROMPT, first, "--json", "--store", tmp_path / "s",
+                      env={"ACTIVE_MEMORY_PROMPTS": str(prompts)})  # fmt: skip
+    for result in (edited, through_env):
+        assert result.exit_code == 0, result.stderr
+        shown = json.loads(result.stdout)
+        assert "AUTHOR'S NEW RULE." in shown["system"]
+        assert shown["prompt_sha256"] != shipped["prompt_sha256"]
+    assert "AUTHOR'S NEW RULE." not in shipped["system"]
+
+
+def test_a_file_that_replaces_nothing_is_refused_naming_the_names(tmp_path: Path) -> None:
+    first, _ = demo_runs(tmp_path)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "graph_discovry.md").write_text("typo\n")
+    result = cli(*PROMPT, first, "--store", tmp_path / "s", "--prompts", prompts)
+    assert result.exit_code == 2
+    assert "holds 'graph_discovry.md', which replaces no shipped file" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_prompt_with_an_unknown_placeholder_is_bad_input(tmp_path: Path) -> None:
+    first, _ = demo_runs(tmp_path)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "preamble.md").write_text("Hello {{user_name}}.\n")
+    result = cli(*PROMPT, first, "--store", tmp_path / "s", "--prompts", prompts)
+    assert result.exit_code == 2
+    assert "prompt 'preamble': uses placeholders ['user_name']" in result.stderr
+
+
+def test_an_edited_contract_reaches_the_prompt(tmp_path: Path) -> None:
+    first, _ = demo_runs(tmp_path)
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    schema = load_contract("graph_discovery")
+    schema["description"] = "Edited by the author."
+    (contracts / "graph_discovery.schema.json").write_text(json.dumps(schema))
+    result = cli(*PROMPT, first, "--json", "--store", tmp_path / "s", "--contracts", contracts)
+    assert result.exit_code == 0, result.stderr
+    assert "Edited by the author." in json.loads(result.stdout)["system"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda s: s["properties"].__setitem__("extra", {"type": "string"}),
+         "every property must be required"),
+        (lambda s: s.__setitem__("minProperties", 1), "keyword 'minProperties' is outside"),
+    ],
+)  # fmt: skip
+def test_specialist_run_refuses_a_contract_that_contracts_check_flags(
+    tmp_path: Path, edit: object, problem: str
+) -> None:
+    first, _ = demo_runs(tmp_path)
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    schema = load_contract("graph_discovery")
+    edit(schema)  # type: ignore[operator]
+    (contracts / "graph_discovery.schema.json").write_text(json.dumps(schema))
+    result = cli("specialist", "run", "graph_discovery", first, "--provider", "replay",
+                 "--store", tmp_path / "s", "--contracts", contracts)  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"error: contract 'graph_discovery' in {str(contracts)!r} is refused: "
+    )
+    assert problem in result.stderr
+    assert "contracts check" in result.stderr
+
+
+def test_a_contract_that_is_not_json_is_bad_input(tmp_path: Path) -> None:
+    first, _ = demo_runs(tmp_path)
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    (contracts / "card.schema.json").write_text("{not json")
+    result = cli(*PROMPT, first, "--store", tmp_path / "s", "--contracts", contracts)
+    assert result.exit_code == 2
+    assert "contract 'card': is not JSON" in result.stderr
+
+
+def test_contracts_check_checks_the_files_of_a_folder(tmp_path: Path) -> None:
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    schema = load_contract("graph_discovery")
+    schema["properties"]["lessons"]["maxItems"] = 3
+    (contracts / "graph_discovery.schema.json").write_text(json.dumps(schema))
+    result = cli("contracts", "check", contracts)
+    assert result.exit_code == 1
+    assert "BAD graph_discovery" in result.stdout
+    assert "$.properties.lessons: keyword 'maxItems' is outside the subset" in result.stdout
+    assert "ok  card" in result.stdout
+    assert "error: contract(s) graph_discovery are not strict" in result.stderr
+    shipped = cli("contracts", "check")
+    assert shipped.exit_code == 0
+    assert "BAD" not in shipped.stdout
+
+
+def test_contracts_check_refuses_a_file_that_replaces_no_contract(tmp_path: Path) -> None:
+    (tmp_path / "graph.schema.json").write_text("{}")
+    result = cli("contracts", "check", tmp_path)
+    assert result.exit_code == 2
+    assert "holds 'graph.schema.json', which replaces no shipped file" in result.stderr

@@ -1,0 +1,89 @@
+"""``specialist eval`` over the demo runs: a row per run, and a diff against baselines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from active_memory.agents.prompts import load_prompt
+from active_memory.postmortem.specialist_eval import EvalRow, compare_rows
+from cli.authoring_kit import cli, demo_runs
+
+EVAL = ("specialist", "eval", "repository_discovery")
+
+
+def _baselines(tmp_path: Path, *runs: Path) -> Path:
+    folder = tmp_path / "baseline"
+    folder.mkdir()
+    for run in runs:
+        shutil.copy(run / "exchanges.jsonl", folder / f"{run.name}.jsonl")
+    return folder
+
+
+def test_one_row_per_run_with_admitted_items_and_rejection_codes(tmp_path: Path) -> None:
+    first, second = demo_runs(tmp_path)
+    result = cli(*EVAL, first, second, "--provider", "replay", "--store", tmp_path / "s",
+                 "--json")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    runs = json.loads(result.stdout)["runs"]
+    assert [(r["run"], r["status"], len(r["admitted"])) for r in runs] == [
+        ("first", "accepted", 4), ("second", "accepted", 0),
+    ]  # fmt: skip
+    assert runs[0]["rejections"] == {
+        "card:source_position": 1, "secret:url_credentials": 1, "source:cited_file_missing": 1,
+    }  # fmt: skip
+    assert runs[0]["input_tokens"] > 0
+
+
+def test_an_unchanged_replay_shows_no_change_against_its_baseline(tmp_path: Path) -> None:
+    first, second = demo_runs(tmp_path)
+    baseline = _baselines(tmp_path, first, second)
+    result = cli(*EVAL, first, second, "--provider", "replay", "--store", tmp_path / "s",
+                 "--baseline", baseline)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[-3:] == ["against the baseline", "first: no change",
+                                              "second: no change"]  # fmt: skip
+
+
+def test_a_strict_replay_after_a_prompt_edit_fails_the_row_naming_the_prompt(
+    tmp_path: Path,
+) -> None:
+    first, _ = demo_runs(tmp_path)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    text = load_prompt("repository_discovery") + "\nPrefer fewer, sharper lessons.\n"
+    (prompts / "repository_discovery.md").write_text(text)
+    result = cli(*EVAL, first, "--provider", "replay", "--store", tmp_path / "s",
+                 "--prompts", prompts)  # fmt: skip
+    assert result.exit_code == 1
+    assert "prompt changed; first differing part system" in result.stdout
+
+
+def test_a_missing_baseline_is_bad_input(tmp_path: Path) -> None:
+    first, _ = demo_runs(tmp_path)
+    empty = tmp_path / "none"
+    empty.mkdir()
+    result = cli(*EVAL, first, "--provider", "replay", "--baseline", empty)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: --baseline {str(empty)!r} has no first.jsonl")
+
+
+def test_eval_records_each_run_to_its_own_file(tmp_path: Path) -> None:
+    first, second = demo_runs(tmp_path)
+    out = tmp_path / "recorded"
+    result = cli(*EVAL, first, second, "--provider", "replay", "--store", tmp_path / "s",
+                 "--record", out)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["first.jsonl", "second.jsonl"]
+
+
+def test_the_diff_lists_items_each_side_has_alone_and_both_rejection_counts() -> None:
+    from collections import Counter
+
+    before = EvalRow("r", "accepted", ("a", "b", "b"), Counter({"card:x": 1}))
+    after = EvalRow("r", "accepted", ("b", "c"), Counter({"card:x": 1, "secret:y": 2}))
+    diff = compare_rows(before, after)
+    assert (diff.added, diff.removed) == (("c",), ("a", "b"))
+    assert diff.changed
+    assert not compare_rows(before, before).changed

@@ -19,6 +19,7 @@ from active_memory.store.backend import RunIdentity
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 
 NODE = shutil.which("node")
+SHIPPED_TIMEOUT = "const TIMEOUT_MS = 250;"
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 # Runs several scenarios in one node process: node's start-up dominates otherwise.
@@ -62,7 +63,11 @@ def run() -> Iterator[ActiveRun]:
 @pytest.fixture
 def extension(tmp_path: Path) -> Path:
     copy = tmp_path / "active-memory.mjs"
-    copy.write_text(extension_source().read_text(encoding="utf-8"))
+    source = extension_source().read_text(encoding="utf-8")
+    assert SHIPPED_TIMEOUT in source  # the budget pi users get (docs/recall.md, pi extension)
+    # A loaded test machine can spend the whole 250 ms starting node's fetch on the first call,
+    # and the extension then gives up, as it should; these tests are about what it delivers.
+    copy.write_text(source.replace(SHIPPED_TIMEOUT, "const TIMEOUT_MS = 10000;"))
     (tmp_path / "driver.mjs").write_text(DRIVER)
     return copy
 

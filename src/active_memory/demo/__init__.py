@@ -191,7 +191,7 @@ async def run_demo(
             )
             parent = folder / "checkout"
             record = load_run_record(folder)
-            config = parse_runtime_config(record.runtime)
+            config = parse_runtime_config(record.runtime).without_connections()
             provider = ReplayProvider(folder / EXCHANGES)
             options = PostmortemOptions(
                 config=config,

@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from active_memory.cli.main import main
 from active_memory.runlog import read_events
 from active_memory.store.sqlite import SqliteStore
+from agents.doubles import chat_completion
 from agents.loopback_model import serving
 from postmortem.postmortem_kit import first_run, graph_draft, seed
 
@@ -167,3 +168,52 @@ def test_an_undeclared_connection_name_never_redirects_traffic(
     assert result.exit_code == 1
     assert result.stderr == "error: no Anthropic API key: set ANTHROPIC_API_KEY\n"
     assert seen == []
+
+
+def _run_against(tmp_path: Path, status: int, body: dict[str, object], *args: str) -> Result:
+    folder, _ = first_run(tmp_path)
+    with serving(fixed=(status, body)) as server:
+        return _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                    "--base-url", f"{server.url}/v1", "--model", "stand-in", *args,
+                    "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+
+
+def test_specialist_run_shows_prose_and_the_contract_errors_in_tool_mode(tmp_path: Path) -> None:
+    prose = "sure! here you go {not json"
+    result = _run_against(tmp_path, 200, chat_completion(content=prose))
+    assert result.exit_code == 1
+    out = result.stdout.splitlines()
+    assert "answer as tool" in out[3]
+    assert out[out.index("answer") + 1] == prose  # the model's own words, as it wrote them
+    failed = next(line for line in out if line.startswith("failed "))
+    assert failed.startswith("failed       failed (malformed_answer): the answer to contract")
+    errors = [line for line in out if line.startswith("  error ")]
+    assert errors == [
+        "  error      the reply is text, not a JSON object: give the answer by calling the "
+        "graph_discovery tool"
+    ]
+
+
+def test_specialist_run_json_keeps_prose_and_the_contract_errors(tmp_path: Path) -> None:
+    prose = "I could not decide."
+    result = _run_against(tmp_path, 200, chat_completion(content=prose), "--json")
+    assert result.exit_code == 1
+    shown = json.loads(result.stdout)
+    assert (shown["answer"], shown["raw_answer"], shown["error_code"]) == (
+        None,
+        prose,
+        "malformed_answer",
+    )
+    assert shown["contract_errors"] == [
+        "the reply is text, not a JSON object: give the answer by calling the graph_discovery tool"
+    ]
+
+
+def test_specialist_run_lists_what_an_invalid_answer_broke(tmp_path: Path) -> None:
+    answer = ("call_1", "graph_discovery", '{"lessons": "none"}')
+    result = _run_against(tmp_path, 200, chat_completion(tool_calls=[answer]))
+    assert result.exit_code == 1
+    out = result.stdout
+    assert '"lessons": "none"' in out
+    assert "failed       failed (contract_violation): the answer did not satisfy" in out
+    assert "  error      lessons: 'none' is not of type 'array'" in out

@@ -355,6 +355,8 @@ def _print_trial(result: TrialResult) -> None:
         click.echo(shown)
     if result.error is not None:
         click.echo(f"failed       {result.status} ({result.error_code}): {result.error}")
+        for error in result.contract_errors:
+            click.echo(f"  error      {error}")
         return
     verdict = "accepted" if result.complete else "REFUSED as a whole"
     click.echo(f"validation   {verdict}: {result.accepted} item(s) accepted, "

@@ -217,3 +217,48 @@ def test_specialist_run_lists_what_an_invalid_answer_broke(tmp_path: Path) -> No
     assert '"lessons": "none"' in out
     assert "failed       failed (contract_violation): the answer did not satisfy" in out
     assert "  error      lessons: 'none' is not of type 'array'" in out
+
+
+UNAUTHORIZED = {"error": {"message": "Invalid API key", "type": "invalid_request_error"}}
+
+
+def test_a_refused_credential_names_what_the_user_typed(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    with serving(fixed=(401, UNAUTHORIZED)) as server:
+        result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                      "--base-url", f"{server.url}/v1", "--model", "stand-in",
+                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    host = server.url.removeprefix("http://")
+    assert result.exit_code == 1
+    failed = next(line for line in result.stdout.splitlines() if line.startswith("failed "))
+    assert failed == (
+        "failed       failed (auth_failed): openai/compatible refused the credential (HTTP 401: "
+        f"Invalid API key); check the value of the API key for --base-url {host} (none is "
+        "sent: name its variable with --api-key-env NAME)"
+    )
+
+
+def test_a_missing_key_variable_names_the_option_that_asked_for_it(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                  "--base-url", "http://127.0.0.1:9/v1", "--api-key-env", "LLAMA_KEY",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr == "error: no API key for --base-url 127.0.0.1:9: set LLAMA_KEY\n"
+
+
+def test_the_postmortem_text_report_shows_each_failures_code_and_retries(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    with serving(fixed=(401, UNAUTHORIZED)) as server:
+        result = _cli("postmortem", str(folder), "--lane", "compatible", "--base-url",
+                      f"{server.url}/v1", "--model", "stand-in",
+                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 1
+    out = result.stdout.splitlines()
+    assert out[1].startswith("status       failed in ")
+    errors = out[out.index("errors") + 1 :]
+    assert errors[0].startswith(
+        "  graph_discovery: failed (auth_failed), 0 retries: openai/compatible refused the "
+        "credential (HTTP 401: Invalid API key)"
+    )
+    assert errors[1].startswith("  repository_discovery: failed (auth_failed), 0 retries: ")

@@ -191,9 +191,10 @@ def _anthropic_reply(request: Mapping[str, Any], raw: bytes) -> dict[str, Any]:
 class _Server(ThreadingHTTPServer):
     """Keeps, per request, its path and the credential headers it carried."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, fixed: tuple[int, Mapping[str, Any]] | None = None) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.seen: list[tuple[str, str | None]] = []
+        self.fixed = fixed
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -213,7 +214,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, {"error": {"message": "the body is not JSON"}})
             return
-        if self.path.endswith("/chat/completions"):
+        if self.server.fixed is not None:
+            self._send(*self.server.fixed)
+        elif self.path.endswith("/chat/completions"):
             self._send(200, _openai_reply(request, raw))
         elif self.path.endswith("/messages"):
             self._send(200, _anthropic_reply(request, raw))
@@ -244,9 +247,11 @@ class StandIn:
 
 
 @contextmanager
-def serving(port: int = 0) -> Iterator[StandIn]:
-    """Serve on 127.0.0.1 in a thread."""
-    server = _Server(port)
+def serving(
+    port: int = 0, *, fixed: tuple[int, Mapping[str, Any]] | None = None
+) -> Iterator[StandIn]:
+    """Serve on 127.0.0.1 in a thread; ``fixed`` (status, body) answers every request alike."""
+    server = _Server(port, fixed)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

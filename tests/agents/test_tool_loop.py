@@ -144,7 +144,44 @@ async def test_text_without_an_answer_is_repaired_like_a_malformed_answer(
     assert result.repaired is True
     repair = provider.requests[1].messages[-1]
     assert isinstance(repair, UserMessage)
-    assert "no answer was given" in repair.text
+    assert "the reply is text, not a JSON object" in repair.text
+
+
+async def test_prose_instead_of_an_answer_twice_is_kept_as_the_raw_answer(
+    contract: AnswerContract,
+) -> None:
+    from active_memory.errors import MalformedAnswer
+
+    provider = ScriptedProvider(
+        [text_response("sure! here you go {not json"), text_response("here it is {still not")]
+    )
+    session = _session(provider, contract)
+    with pytest.raises(MalformedAnswer) as caught:
+        await session.run()
+    assert caught.value.errors == (
+        "the reply is text, not a JSON object: give the answer by calling the verdict tool",
+    )
+    assert (session.raw_answer, session.repaired) == ("here it is {still not", True)
+
+
+async def test_prose_beside_investigation_is_not_taken_for_the_raw_answer(
+    contract: AnswerContract, checkout: Toolbox
+) -> None:
+    provider = ScriptedProvider(
+        [
+            ModelResponse(
+                text="let me look",
+                tool_calls=(tool_call("read_file", READ),),
+                stop_reason="tool_use",
+            ),
+            answer_response({"verdict": "keep"}),
+            answer_response({"verdict": "keep"}),
+        ]
+    )
+    session = _session(provider, contract, toolbox=checkout)
+    with pytest.raises(ContractViolation):
+        await session.run()
+    assert session.raw_answer == '{"verdict": "keep"}'
 
 
 async def test_the_last_two_turns_are_final_and_refuse_further_investigation(

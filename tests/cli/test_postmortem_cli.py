@@ -88,7 +88,10 @@ def test_a_failing_specialist_exits_1_with_the_report(tmp_path: Path) -> None:
                   "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert result.exit_code == 1
     assert "status       partial" in result.stdout
-    assert "graph_discovery: unexpected call" in result.stdout
+    line = next(line for line in result.stdout.splitlines() if "graph_discovery: " in line)
+    assert line.startswith(
+        "  graph_discovery: failed (replay_mismatch), 0 retries: unexpected call"
+    )
 
 
 def test_specialist_run_prints_answer_validation_and_hashes(tmp_path: Path) -> None:

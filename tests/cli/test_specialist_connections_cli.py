@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 from active_memory.cli.main import main
 from active_memory.runlog import read_events
 from active_memory.store.sqlite import SqliteStore
+from agents.doubles import chat_completion
 from agents.loopback_model import serving
 from postmortem.postmortem_kit import first_run, graph_draft, seed
 
@@ -167,3 +168,97 @@ def test_an_undeclared_connection_name_never_redirects_traffic(
     assert result.exit_code == 1
     assert result.stderr == "error: no Anthropic API key: set ANTHROPIC_API_KEY\n"
     assert seen == []
+
+
+def _run_against(tmp_path: Path, status: int, body: dict[str, object], *args: str) -> Result:
+    folder, _ = first_run(tmp_path)
+    with serving(fixed=(status, body)) as server:
+        return _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                    "--base-url", f"{server.url}/v1", "--model", "stand-in", *args,
+                    "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+
+
+def test_specialist_run_shows_prose_and_the_contract_errors_in_tool_mode(tmp_path: Path) -> None:
+    prose = "sure! here you go {not json"
+    result = _run_against(tmp_path, 200, chat_completion(content=prose))
+    assert result.exit_code == 1
+    out = result.stdout.splitlines()
+    assert "answer as tool" in out[3]
+    assert out[out.index("answer") + 1] == prose  # the model's own words, as it wrote them
+    failed = next(line for line in out if line.startswith("failed "))
+    assert failed.startswith("failed       failed (malformed_answer): the answer to contract")
+    errors = [line for line in out if line.startswith("  error ")]
+    assert errors == [
+        "  error      the reply is text, not a JSON object: give the answer by calling the "
+        "graph_discovery tool"
+    ]
+
+
+def test_specialist_run_json_keeps_prose_and_the_contract_errors(tmp_path: Path) -> None:
+    prose = "I could not decide."
+    result = _run_against(tmp_path, 200, chat_completion(content=prose), "--json")
+    assert result.exit_code == 1
+    shown = json.loads(result.stdout)
+    assert (shown["answer"], shown["raw_answer"], shown["error_code"]) == (
+        None,
+        prose,
+        "malformed_answer",
+    )
+    assert shown["contract_errors"] == [
+        "the reply is text, not a JSON object: give the answer by calling the graph_discovery tool"
+    ]
+
+
+def test_specialist_run_lists_what_an_invalid_answer_broke(tmp_path: Path) -> None:
+    answer = ("call_1", "graph_discovery", '{"lessons": "none"}')
+    result = _run_against(tmp_path, 200, chat_completion(tool_calls=[answer]))
+    assert result.exit_code == 1
+    out = result.stdout
+    assert '"lessons": "none"' in out
+    assert "failed       failed (contract_violation): the answer did not satisfy" in out
+    assert "  error      lessons: 'none' is not of type 'array'" in out
+
+
+UNAUTHORIZED = {"error": {"message": "Invalid API key", "type": "invalid_request_error"}}
+
+
+def test_a_refused_credential_names_what_the_user_typed(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    with serving(fixed=(401, UNAUTHORIZED)) as server:
+        result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                      "--base-url", f"{server.url}/v1", "--model", "stand-in",
+                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    host = server.url.removeprefix("http://")
+    assert result.exit_code == 1
+    failed = next(line for line in result.stdout.splitlines() if line.startswith("failed "))
+    assert failed == (
+        "failed       failed (auth_failed): openai/compatible refused the credential (HTTP 401: "
+        f"Invalid API key); check the value of the API key for --base-url {host} (none is "
+        "sent: name its variable with --api-key-env NAME)"
+    )
+
+
+def test_a_missing_key_variable_names_the_option_that_asked_for_it(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
+                  "--base-url", "http://127.0.0.1:9/v1", "--api-key-env", "LLAMA_KEY",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr == "error: no API key for --base-url 127.0.0.1:9: set LLAMA_KEY\n"
+
+
+def test_the_postmortem_text_report_shows_each_failures_code_and_retries(tmp_path: Path) -> None:
+    folder, _ = first_run(tmp_path)
+    with serving(fixed=(401, UNAUTHORIZED)) as server:
+        result = _cli("postmortem", str(folder), "--lane", "compatible", "--base-url",
+                      f"{server.url}/v1", "--model", "stand-in",
+                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 1
+    out = result.stdout.splitlines()
+    assert out[1].startswith("status       failed in ")
+    errors = out[out.index("errors") + 1 :]
+    assert errors[0].startswith(
+        "  graph_discovery: failed (auth_failed), 0 retries: openai/compatible refused the "
+        "credential (HTTP 401: Invalid API key)"
+    )
+    assert errors[1].startswith("  repository_discovery: failed (auth_failed), 0 retries: ")

@@ -165,3 +165,20 @@ def test_options_are_frozen_and_take_a_plain_path(tmp_path: Path) -> None:
     assert options.frozen_lessons == ()
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.dry_run = True  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("override", "described"),
+    [
+        (BindingOverride(lane="compatible", base_url="http://127.0.0.1:8080/v1"),
+         "--base-url 127.0.0.1:8080"),
+        (BindingOverride(lane="compatible"), "--lane compatible"),
+        (BindingOverride(api_key_env="CORP_KEY"), "--api-key-env CORP_KEY"),
+    ],
+)  # fmt: skip
+def test_the_callers_connection_is_named_by_what_the_caller_gave(
+    override: BindingOverride, described: str
+) -> None:
+    connection = override.connection()
+    assert connection is not None
+    assert connection.described == described

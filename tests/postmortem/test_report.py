@@ -12,6 +12,7 @@ from active_memory.postmortem.report import (
     PostmortemReport,
     SpecialistReport,
 )
+from active_memory.postmortem.report_assembly import overall_status
 
 
 def _report() -> PostmortemReport:
@@ -65,3 +66,47 @@ def test_counts_are_sorted_and_read_only() -> None:
         counts["card"] = 5  # type: ignore[index]
     assert report.rejections == {"card": 1, "source": 2}
     assert report == _report()
+
+
+def _entry(name: str, status: str, batches: int) -> SpecialistReport:
+    return SpecialistReport(specialist=name, status=status, batches=batches)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("entries", "status"),
+    [
+        # Maintenance had no lessons (no session); every discovery with work failed.
+        (
+            [
+                ("graph_maintenance", "nothing_to_do", 0),
+                ("repository_maintenance", "nothing_to_do", 0),
+                ("graph_discovery", "failed", 1),
+                ("repository_discovery", "failed", 0),
+            ],
+            "failed",
+        ),
+        # A session that found nothing to change did its work: the failure is partial.
+        (
+            [
+                ("graph_maintenance", "nothing_to_do", 0),
+                ("graph_discovery", "nothing_to_do", 1),
+                ("repository_discovery", "failed", 1),
+            ],
+            "partial",
+        ),
+        (
+            [("graph_maintenance", "published", 1), ("graph_discovery", "failed", 1)],
+            "partial",
+        ),
+        ([("graph_discovery", "failed", 1), ("repository_discovery", "skipped", 0)], "failed"),
+        (
+            [("graph_maintenance", "nothing_to_do", 0), ("graph_discovery", "published", 1)],
+            "completed",
+        ),
+    ],
+)
+def test_the_postmortem_failed_when_no_specialist_with_work_succeeded(
+    entries: list[tuple[str, str, int]], status: str
+) -> None:
+    reports = [_entry(*entry) for entry in entries]
+    assert overall_status(reports, cancelled=False, checkout_changed=False, dry_run=False) == status

@@ -12,7 +12,8 @@ The whole loop honours an absolute deadline on :func:`time.monotonic` (``asyncio
 around every provider call) and a :class:`CancelToken`; asyncio cancellation of the calling task
 stops it too. Usage and retries are counted on the :class:`Session` as it goes (the retries of
 a call that failed too), so a host can report them even when the session fails, with the last
-raw answer the model gave (:attr:`Session.raw_answer`).
+raw answer the model gave (:attr:`Session.raw_answer`: its answer, valid or not, or the text it
+wrote instead of one).
 """
 
 from __future__ import annotations
@@ -117,6 +118,11 @@ def _not_json(raw: str) -> bool:
     return False
 
 
+def _prose(response: ModelResponse) -> bool:
+    """Text alone, with neither an answer nor a tool call: not JSON where an answer was due."""
+    return response.answer is None and not response.tool_calls and bool(response.text.strip())
+
+
 def check_answer(contract: AnswerContract, raw: str) -> AnswerCheck:
     """Parse ``raw`` as JSON and validate it against the contract; never raises."""
     try:
@@ -146,9 +152,9 @@ class Session:
     """One specialist's provider session; construct, then ``await session.run()``.
 
     ``turns``, ``tool_calls``, ``usage`` and ``retries`` are live counters, readable after a
-    failure too, and so is ``raw_answer``, the last answer text the model gave (or the text of a
-    refusal). ``binding`` supplies the model and effort; the provider was built for its lane
-    and connections.
+    failure too, and so is ``raw_answer``, the last answer the model gave, valid or not, or the
+    text it wrote instead (prose in the tool mode, a refusal). ``binding`` supplies the model
+    and effort; the provider was built for its lane and connections.
     """
 
     def __init__(
@@ -222,6 +228,10 @@ class Session:
             elif response.tool_calls and not self._final:
                 await self._run_tools(response.tool_calls)
             else:
+                if response.text.strip():
+                    # Text that is not an answer (prose in the tool mode) is still what the
+                    # model said instead of one: a prompt author needs to see it.
+                    self.raw_answer = response.text
                 self._repair(response, (self._missing_answer(response),))
 
     def _check_stop(self) -> None:
@@ -320,12 +330,20 @@ class Session:
     def _missing_answer(self, response: ModelResponse) -> str:
         if response.stop_reason == "max_tokens":
             return "no answer was given: the response hit the token limit"
+        if _prose(response):
+            # Adapters take text as the answer except in the tool mode, where it is not JSON.
+            return (
+                "the reply is text, not a JSON object: give the answer by calling the "
+                f"{self._contract.name} tool"
+            )
         return f"no answer was given; the answer must be given as {self._contract.name}"
 
     def _repair(self, response: ModelResponse, errors: tuple[str, ...]) -> None:
         """Ask once for a corrected answer; a second failure is the session's failure."""
         if self.repaired:
             if response.answer is not None and _not_json(response.answer):
+                raise MalformedAnswer(self._contract.name, errors)
+            if response.answer is None and _prose(response):
                 raise MalformedAnswer(self._contract.name, errors)
             raise ContractViolation(self._contract.name, errors)
         self.repaired = True

@@ -28,6 +28,12 @@ def _row(s: SpecialistReport) -> str:
     )
 
 
+def _error_line(s: SpecialistReport) -> str:
+    """A failed specialist: its status, its cause's code (one per cause), its retries, why."""
+    retries = f"{s.retries} retr{'y' if s.retries == 1 else 'ies'}"
+    return f"  {s.specialist}: {s.status} ({s.error_code}), {retries}: {s.error}"
+
+
 def format_report(report: PostmortemReport) -> list[str]:
     seconds = report.elapsed_ms / 1000
     lines = [
@@ -75,7 +81,7 @@ def format_report(report: PostmortemReport) -> list[str]:
     errors = [s for s in report.specialists if s.error]
     if errors:
         lines.append("errors")
-        lines.extend(f"  {s.specialist}: {s.error}" for s in errors)
+        lines.extend(_error_line(s) for s in errors)
     lines.append("hashes       prompt / contract sha256")
     for name, digest in report.prompt_sha256.items():
         contract = report.contract_sha256.get(name, "")

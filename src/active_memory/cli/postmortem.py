@@ -92,8 +92,23 @@ def _exchanges(run: Path, given: Path | None) -> Path:
     return run.with_name(run.stem + "." + EXCHANGES)
 
 
+def _record_config(record: RunRecord) -> RuntimeConfig:
+    """The record's embedded runtime JSON, without its connection entries (said once)."""
+    config = parse_runtime_config(record.runtime)
+    declared = ", ".join(repr(name) for name in sorted(config.postmortem.connections))
+    if declared:
+        click.echo(
+            f"warning: the record declares connection(s) {declared} in its runtime JSON; they "
+            "are ignored (a record never chooses where traffic goes): pass --runtime FILE to "
+            "declare connections",
+            err=True,
+        )
+    return config.without_connections()
+
+
 def _config(record: RunRecord, runtime: Path | None, timeout_ms: int | None) -> RuntimeConfig:
-    config = load_runtime_config(runtime) if runtime else parse_runtime_config(record.runtime)
+    """``--runtime FILE``, else the record's own runtime JSON, whose connections are ignored."""
+    config = load_runtime_config(runtime) if runtime else _record_config(record)
     if timeout_ms is not None:
         postmortem = config.postmortem.model_copy(update={"timeout_ms": timeout_ms})
         config = config.model_copy(update={"postmortem": postmortem})
@@ -234,7 +249,8 @@ exchanges_option = click.option(
 runtime_option = click.option(
     "--runtime",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Runtime JSON with activeMemory/globalAgents (default: the record's runtime).",
+    help="Runtime JSON with activeMemory/globalAgents (default: the record's runtime, without "
+    "its connections).",
 )
 
 
@@ -370,6 +386,8 @@ def _print_trial(result: TrialResult) -> None:
         click.echo(shown)
     if result.error is not None:
         click.echo(f"failed       {result.status} ({result.error_code}): {result.error}")
+        for error in result.contract_errors:
+            click.echo(f"  error      {error}")
         return
     verdict = "accepted" if result.complete else "REFUSED as a whole"
     click.echo(f"validation   {verdict}: {result.accepted} item(s) accepted, "

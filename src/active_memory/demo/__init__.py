@@ -191,7 +191,7 @@ async def run_demo(
             )
             parent = folder / "checkout"
             record = load_run_record(folder)
-            config = parse_runtime_config(record.runtime)
+            config = parse_runtime_config(record.runtime).without_connections()
             # Strict: a recording older than the prompts, contracts or evidence fails loudly.
             where = {str(record.checkout.path): CHECKOUT} if record.checkout is not None else {}
             provider = ReplayProvider(folder / EXCHANGES, strict=True, locations=where)

@@ -224,6 +224,15 @@ class RuntimeConfig(FamilyModel):
     active_memory: ActiveMemoryConfig = Field(default_factory=ActiveMemoryConfig)
     postmortem: PostmortemConfig = Field(default_factory=PostmortemConfig)
 
+    def without_connections(self) -> RuntimeConfig:
+        """This configuration without connection entries: what the runtime JSON embedded in a
+        run record may say. A record never chooses where traffic goes or which key it carries;
+        only runtime JSON the user or host supplies declares connections."""
+        if not self.postmortem.connections:
+            return self
+        postmortem = self.postmortem.model_copy(update={"connections": {}})
+        return self.model_copy(update={"postmortem": postmortem})
+
 
 class _RuntimeJson(FamilyModel):
     """The shape of the runtime JSON where our sections sit; other keys belong to the host."""

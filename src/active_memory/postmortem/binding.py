@@ -42,6 +42,7 @@ from active_memory.agents.providers.registry import create_provider, lane_provid
 from active_memory.agents.providers.replay import RecordingProvider, ReplayProvider
 from active_memory.agents.providers.scripted import ScriptedProvider
 from active_memory.agents.providers.sdk_adapter import SdkAdapter
+from active_memory.agents.providers.transport_errors import describe_host
 from active_memory.errors import ConfigError, PostmortemError
 from active_memory.models.config import PostmortemConfig
 from active_memory.models.runs import AuthoredGraph, Binding, GraphNode
@@ -145,7 +146,18 @@ class BindingOverride:
             base_url=self.base_url,
             api_key_env=self.api_key_env,
             output=check_output(self.output),
+            described=self._described(),
         )
+
+    def _described(self) -> str:
+        """The option that says where traffic goes, as messages name this connection."""
+        if self.base_url is not None:
+            return f"--base-url {describe_host(self.base_url)}"
+        if self.lane is not None:
+            return f"--lane {self.lane}"
+        if self.api_key_env is not None:
+            return f"--api-key-env {self.api_key_env}"
+        return f"--output {self.output}"
 
 
 def declared_connections(config: PostmortemConfig) -> dict[str, Connection]:

@@ -36,7 +36,8 @@ class PostmortemOptions:
     """How to run a postmortem: where it reads and writes, which provider, what it may spend.
 
     ``config`` is the runtime configuration (``activeMemory`` scopes, ``globalAgents.postmortem``
-    with its ``timeoutMs`` deadline and ``sourceNode``); ``backend`` the lesson store;
+    with its ``timeoutMs`` deadline and ``sourceNode``, and the only ``connections`` honoured:
+    the runtime JSON embedded in a record is never read for them); ``backend`` the lesson store;
     ``private_dir`` receives the private evidence files (0700).
 
     ``provider`` (shared by every session; the caller keeps ownership and closes it) wins over

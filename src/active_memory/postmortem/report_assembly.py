@@ -91,7 +91,12 @@ def overall_status(
     reports: Sequence[SpecialistReport], *, cancelled: bool, checkout_changed: bool, dry_run: bool
 ) -> PostmortemStatus:
     """The most telling status: cancellation, a refused checkout, the deadline, a conflict,
-    then failed (all) or partial (some); else completed (or dry_run)."""
+    then failed or partial; else completed (or dry_run).
+
+    With a failure, ``partial`` needs a specialist that had work (a session: ``batches`` > 0)
+    and succeeded; a maintenance specialist with no lessons to decide is ``nothing_to_do``
+    without asking the model, which says nothing about whether the review worked: when every
+    specialist with work failed, the postmortem ``failed``."""
     ran = [r for r in reports if r.status != "skipped"]
     statuses = {r.status for r in ran}
     if cancelled and "cancelled" in statuses:
@@ -102,9 +107,9 @@ def overall_status(
         return "timed_out"
     if "conflict" in statuses:
         return "conflict"
-    failed = [r for r in ran if not r.ok]
-    if failed:
-        return "failed" if len(failed) == len(ran) else "partial"
+    if any(not r.ok for r in ran):
+        worked = any(r.ok and r.batches > 0 for r in ran)
+        return "partial" if worked else "failed"
     return "dry_run" if dry_run else "completed"
 
 

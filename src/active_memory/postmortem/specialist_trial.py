@@ -29,7 +29,7 @@ from active_memory.agents.prompts import prompt_sha256
 from active_memory.agents.providers.registry import close_provider
 from active_memory.agents.specialists import SPECS, Batch, Meter, answer_session
 from active_memory.agents.tool_loop import Session
-from active_memory.errors import ActiveMemoryError, PostmortemError
+from active_memory.errors import ActiveMemoryError, ContractViolation, PostmortemError
 from active_memory.models.base import Model
 from active_memory.models.changes import Rejection
 from active_memory.models.runs import RunRecord
@@ -52,7 +52,9 @@ class TrialResult(Model):
     ``complete`` is False when the whole answer was refused (shape, or maintenance coverage) or
     the session failed (then ``status``, ``error_code`` and ``error`` say why, as a report
     would); ``accepted`` counts admitted decisions or proposals. ``answer_json`` is the last
-    raw answer the model gave, valid or not (None when it gave none). The JSON form
+    raw answer the model gave, valid or not, or the text it wrote instead of one (None when it
+    wrote nothing). ``contract_errors`` are what the last answer broke, as the session told
+    the model (a report counts them only: they may quote lesson text). The JSON form
     (``specialist run --json``) holds it parsed as ``answer`` (None when it is not JSON) and
     raw as ``raw_answer``, and adds :attr:`notes`.
     """
@@ -82,6 +84,7 @@ class TrialResult(Model):
     output: str | None = None
     error: str | None = None
     error_code: str | None = None
+    contract_errors: tuple[str, ...] = ()
     checkout: CheckoutStatus | None = None
     # What admission accepted, one short line each: "<id> <action>" for a maintenance
     # decision, the title for a discovery proposal (``specialist eval`` diffs these).
@@ -202,6 +205,7 @@ async def _trial(
             rejections=(),
             error=failure.message,
             error_code=failure.code,
+            contract_errors=error.errors if isinstance(error, ContractViolation) else (),
         )
     if spec.maintenance:
         maintained = admit_maintenance(session.answer, name, supplied.lessons, env.admission)

@@ -102,7 +102,7 @@ async def test_a_missing_answer_is_repaired_with_a_user_message(
     last = api.body(1)["messages"][-1]
     assert last["role"] == "user"
     assert last["content"][0]["type"] == "text"
-    assert "the answer must be given as verdict" in last["content"][0]["text"]
+    assert "give the answer by calling the verdict tool" in last["content"][0]["text"]
 
 
 async def test_a_second_invalid_answer_after_the_repair_fails_the_session(

@@ -33,7 +33,9 @@ class Connection:
     """Where to send a provider's traffic and which variable holds its credential.
 
     ``lane`` and ``output`` (an output mode, see ``output.py``) override the binding's lane and
-    the lane's default mode when this connection is the one used.
+    the lane's default mode when this connection is the one used. ``described`` is how
+    messages name it when the user did not name it (``--base-url 127.0.0.1:8080``: the option
+    that made it); otherwise it is ``connection 'name'``.
     """
 
     name: str
@@ -44,6 +46,7 @@ class Connection:
     api_version_env: str | None = None
     lane: str | None = None
     output: OutputMode | None = None
+    described: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,12 @@ class Endpoint:
     api_version: str | None
     lane: str | None = None
     output: OutputMode | None = None
+    described: str | None = None
+
+    @property
+    def title(self) -> str:
+        """How a message names this endpoint's connection: as the user gave it."""
+        return self.described or f"connection {self.connection!r}"
 
     def __repr__(self) -> str:
         shown = "set" if self.api_key else "unset"
@@ -88,6 +97,7 @@ def resolve_connection(connection: Connection, env: Mapping[str, str]) -> Endpoi
         api_version=_get(env, connection.api_version_env),
         lane=connection.lane,
         output=connection.output,
+        described=connection.described,
     )
 
 

@@ -64,13 +64,14 @@ def endpoint_key(
     if endpoint.api_key_env is not None:
         if endpoint.api_key is None:
             raise ProviderUnavailable(
-                f"no API key for connection {endpoint.connection!r}: set {endpoint.api_key_env}"
+                f"no API key for {endpoint.title}: set {endpoint.api_key_env}"
             )
         return endpoint.api_key, endpoint.api_key_env
     if endpoint.own_server:
+        # A caller's own connection came from options; a declared one from runtime JSON.
+        how = "--api-key-env NAME" if endpoint.described else "apiKeyEnv"
         return None, (
-            f"an API key variable for connection {endpoint.connection!r} (none is named; pass "
-            "--api-key-env or set apiKeyEnv)"
+            f"the API key for {endpoint.title} (none is sent: name its variable with {how})"
         )
     return env_value(env, standard), standard
 

@@ -51,6 +51,11 @@ _CLASS = (
     r"merge\s+requests?|submissions?|commits?|diffs?|patch(?:es)?|reviews?|runs?|tasks?|jobs?|"
     r"builds?|releases?)\b"
 )
+# A favourable verdict, named as one.
+_FAVOURABLE = (
+    r"(?:passing|positive|approving|favou?rable)\s+"
+    r"(?:verdicts?|reviews?|grades?|scores?|results?|ratings?|marks?)\b"
+)
 # Marking the work as done.
 _DONE = (
     r"(?:complete[d]?|done|finished|passed|passing|green|success(?:ful)?|approved|resolved|"
@@ -108,13 +113,24 @@ FORCED_VERDICT = re.compile(
     + r"|\b(?:approve|lgtm)\s+"
     + _CLASS
     + _UNCONDITIONAL
+    # Give every change a passing verdict / a passing review for every PR.
+    + r"|\bgive\s+"
+    + _CLASS
+    + r"[^.;]{0,40}?\b(?:an?\s+)?"
+    + _FAVOURABLE
+    + _UNCONDITIONAL
+    + r"|\b"
+    + _FAVOURABLE
+    + r"\s+(?:to|for|on)\s+"
+    + _CLASS
+    + _UNCONDITIONAL
     + r"|\b(?:just|simply)\s+(?:approve|merge|lgtm|sign\s+off\s+on)\s+(?:it|this|them|everything|"
     r"all|the\s+(?:pr|change|pull\s+request))\b"
     + _UNCONDITIONAL
     # Whatever happens: approve / mark as complete / report success, even if the tests fail.
     + r"|\b(?:approve|accept|merge|pass|sign\s+off\s+on|lgtm)\b[^.;]{0,60}?"
     + _REGARDLESS
-    + r"|\bmark\b[^.;]{0,40}?\bas\s+(?:an?\s+)?"
+    + r"|\bmark\b[^.;]{0,40}?\b(?:as\s+)?(?:an?\s+)?"
     + _DONE
     + r"[^.;]{0,60}?"
     + _REGARDLESS

@@ -63,8 +63,8 @@ _INTO_OUTPUT = (
     r"templates?|parser|generator)s?\b)"
 )
 _SINK = (
-    r"\b(?:in|into|to|inside|within|onto|under|at\s+the\s+(?:end|top|bottom)\s+of)\s+"
-    + _INTO_OUTPUT
+    r"\b(?:(?:in|into|to|inside|within|onto|under|at)\s+(?:the\s+)?(?:very\s+)?(?:end|top|"
+    r"bottom|start|beginning|middle)\s+of|in|into|to|inside|within|onto|under)\s+" + _INTO_OUTPUT
 )
 # The environment: env, printenv, os.environ, process.env, Get-ChildItem env:.
 # Commands and objects that hold the values themselves.
@@ -80,6 +80,17 @@ _ENV_CORE = (
 _ENVIRONMENT = (
     r"(?:(?:the\s+|all\s+(?:the\s+|of\s+the\s+)?|every\s+|each\s+|your\s+)?(?:whole\s+|full\s+|"
     r"entire\s+|current\s+)?" + _ENV_CORE + r")"
+)
+# All of it: the full environment, every environment variable, the environment listing.
+_WHOLE_ENVIRONMENT = (
+    r"(?:(?:the\s+|your\s+)?(?:whole|full|entire|complete|current)\s+"
+    + _ENV_CORE
+    + r"|(?:all|every|each)"
+    r"\s+(?:the\s+|of\s+the\s+|your\s+)?"
+    + _ENV_CORE
+    + r"|(?:the\s+)?"
+    + _ENV_CORE
+    + r"\s+(?:listing|dump|values?|contents?))"
 )
 # The output of a command that prints the environment or a credential file.
 _PRINTED = (
@@ -103,6 +114,8 @@ EXFILTRATION_EXTRA = re.compile(
     # Put the contents of .env into the PR description; include the output of env in the summary.
     rf"\b{_DISCLOSE}\b[^.;]{{0,60}}?{_PRIVATE}[^.;]{{0,80}}?{_SINK}"
     rf"|\b{_SHOW}\s+(?:out\s+)?{_ENVIRONMENT}[^.;]{{0,60}}?{_SINK}"
+    # The whole environment is its values, whatever the verb: add the full environment to...
+    rf"|\b{_DISCLOSE}\s+(?:out\s+)?{_WHOLE_ENVIRONMENT}[^.;]{{0,60}}?{_SINK}"
     # Run printenv and paste the result into the final report.
     + rf"|(?:{_PRIVATE}|{_ENV_CORE})[^.;]{{0,60}}?(?:\band\b|\bthen\b|,)\s+(?:\w+\s+){{0,2}}?"
     rf"{_DISCLOSE}\s+(?:the\s+|its\s+|their\s+|all\s+(?:the\s+)?)?(?:result|results|output|"
@@ -165,7 +178,7 @@ SHELL_STARTUP = re.compile(
 _PROTECTED = r"(?:main|master|trunk|develop|release[\w./-]{0,40}|production|prod|stable|live)\b"
 DESTRUCTIVE = re.compile(
     r"\brm\s+(?:-[a-z]*\s+|--[a-z-]+\s+){0,4}(?:\"|')?(?:(?:~|\$home|\$\{home\})/?\*?|/|/\*|\.\.?/?\*?"
-    r"|/(?:etc|usr|var|home|boot|bin|lib|opt|root)\b/?\*?|\.git)(?:\"|')?(?=\s|$|[;&|)])"
+    r"|/(?:etc|usr|var|home|boot|bin|lib|opt|root)\b/?\*?|\.git)(?:\"|')?(?=\s|$|[;&|),]|\.(?:\s|$))"
     r"|--no-preserve-root\b"
     r"|\bgit\s+push\b[^;&|]{0,80}?(?:--force(?:-with-lease)?\b|\s-f\b|\s\+)[^;&|]{0,40}?\b"
     + _PROTECTED

@@ -13,13 +13,21 @@ turn speaks with the harness's voice. So in card text:
   confusables of ``<`` and ``>`` plus the angle brackets it does not list: U+2770/2771,
   angle quotation marks, double and mathematical angle brackets), when its name holds a
   letter from another script, or when its name is one of :data:`FRAME_NAMES` (ours and other
-  frames'), whatever the case or separator. ``Vec<u8>`` and ``a < b`` stay as they are.
+  frames'), whatever the case or separator (none: ``</activememory>`` is ours);
+* a square turn marker (``[INST]``, ``[/INST]``, in look-alike square brackets too) and the end
+  of a Llama turn before the next marker (``</s><s>``) are refused, and so is a speaker opening
+  a sentence (``Human:``, by the instruction screen); the renderer escapes all three
+  (``&#91;INST&#93;``, ``&lt;/s&gt;``, ``Human&#58;``), and ``<<SYS>>`` whole.
+
+The renderer escapes at least every marker the screens refuse, and also names ordinary advice
+may use that some frame uses too (``<user_id>``, ``<s>``): those are admitted and delivered as
+``&lt;user_id&gt;``. ``Vec<u8>`` and ``a < b`` stay as they are.
 
 The recall renderer runs on the hook path, a fresh process per tool call, so this module
 imports nothing at import time; ``re`` and ``unicodedata`` are loaded only for text that holds
-a bracket or a non-ASCII character. The look-alike sets are spelled out here, not derived from
-the confusables data at run time; a test checks they hold every TR39 confusable of ``<``,
-``>`` and ``/``.
+a bracket, a non-ASCII character, or a colon after a speaker's name. The look-alike sets are
+spelled out here, not derived from the confusables data at run time; a test checks they hold
+every TR39 confusable of ``<``, ``>``, ``[``, ``]`` and ``/``.
 """
 
 from __future__ import annotations
@@ -48,8 +56,8 @@ CLOSERS = (
 )
 # TR39 confusables of "[" and "]" (NFKC first), then the square brackets TR39 does not list:
 # chat templates' turn markers ([INST], [/INST], [TOOL_RESULTS]) are written with them.
-SQUARE_OPENERS = "[\u2772\u3014\u27e6\u3010\u3016\u301a\u2045\u298b\u298d\u298f\ufe47"
-SQUARE_CLOSERS = "]\u2773\u3015\u27e7\u3011\u3017\u301b\u2046\u298c\u298e\u2990\ufe48"
+SQUARE_OPENERS = "[\uff3b\u2772\u3014\u27e6\u3010\u3016\u301a\u2045\u298b\u298d\u298f\ufe47"
+SQUARE_CLOSERS = "]\uff3d\u2773\u3015\u27e7\u3011\u3017\u301b\u2046\u298c\u298e\u2990\ufe48"
 # TR39 confusables of "/" that are not fractions or units, and the backslash.
 SLASHES = (
     "/\\\u1735\u2041\u2044\u2215\u2571\u27cb\u29f6\u29f8\u2cc6\u2f03\u3033\u30ce\u31d3"

@@ -43,6 +43,7 @@ NOT_POSITIONS = [
     "The importer skips line 1 of each uploaded spreadsheet.",
     "Read line 2 of the response body for the status.",
     "lines 1-3 of each upload are headers",
+    "Lines 1 to 3 of every generated file hold the license header.",
 ]
 
 

@@ -28,7 +28,8 @@ __all__ = ["FAKED_GROUNDS", "FORCED_VERDICT", "NEVER_REJECT", "ROLE_CHANGE"]
 # Who gives a verdict.
 _JUDGE = (
     r"(?:verifiers?|reviewers?|reviews?|judges?|graders?|evaluators?|checkers?|approvers?|"
-    r"critics?|auditors?|the\s+ci|orchestrators?|you)"
+    r"critics?|auditors?|the\s+ci|orchestrators?|you)(?:\s+(?:agents?|bots?|models?|steps?|jobs?|"
+    r"tools?|nodes?|llms?))?"
 )
 # A positive verdict, as a word an agent would answer with.
 _YES = (

@@ -157,7 +157,7 @@ def _frame_name(name: str, *, loose: bool) -> bool:
     parts = [part.strip("_") for part in folded.split(":")]
     for part in (folded, *parts):
         key = part.replace("_", "").replace(":", "")
-        if part in FRAME_NAMES or key in _FRAME_KEYS or key.startswith("antml"):
+        if part in FRAME_NAMES or key.startswith("antml") or not _FRAME_KEYS.isdisjoint(_keys(key)):
             return True
     if not loose:
         return False
@@ -165,13 +165,25 @@ def _frame_name(name: str, *, loose: bool) -> bool:
     return any("".join(words[:n]) in _ESCAPED_KEYS for n in range(1, min(len(words), 4) + 1))
 
 
+# Digits written for letters: </act1ve_mem0ry> spells ours.
+_DIGIT_LETTERS = str.maketrans("0345789", "oeastbg")
+
+
+def _keys(key: str) -> tuple[str, ...]:
+    """``key`` and its readings with digits as letters ("1" as "i" and as "l")."""
+    if not any(char.isdigit() for char in key):
+        return (key,)
+    lettered = key.translate(_DIGIT_LETTERS)
+    return (key, lettered.replace("1", "i"), lettered.replace("1", "l"))
+
+
 def _square_name(name: str, *, loose: bool) -> bool:
     """Whether ``[name]`` is a turn marker: [INST], [/INST], [TOOL_CALLS], in any case or
     separator; when rendering, also any frame name or a name in another script."""
     if not name.isascii():
         return loose and len(name) <= 32
-    key = _fold_name(name).replace("_", "").replace(":", "")
-    return key in _SQUARE_KEYS or (loose and key in _FRAME_KEYS)
+    keys = _keys(_fold_name(name).replace("_", "").replace(":", ""))
+    return not _SQUARE_KEYS.isdisjoint(keys) or (loose and not _FRAME_KEYS.isdisjoint(keys))
 
 
 def _normalised(text: str) -> str:

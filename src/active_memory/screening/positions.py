@@ -46,7 +46,7 @@ _LINE_WORDS = re.compile(
 # A line of data, not of source: "line 1 of every CSV file", "line 2 of the input". A line of
 # any file, or of a kind of data, moves with no edit; a named source file is still a position.
 _DATA_LINE = re.compile(
-    rf"(?i)\s*(?:[{_DASH}]\s*\d+\s*)?(?:of|in|from)\s+(?:(?:every|each|all|any|a|an)\b|"
+    rf"(?i)\s*(?:(?:[{_DASH}]|\bto\b|\bthrough\b|\band\b)\s*\d+\s*)?(?:of|in|from)\s+(?:(?:every|each|all|any|a|an)\b|"
     r"(?:the|its|their|your)\s+(?:[\w-]+\s+){0,2}?(?:csv|tsv|input|output|stdin|stdout|stderr|"
     r"stream|upload|response|request|body|payload|message|e-?mail|spreadsheet|sheet|form|address|"
     r"heredoc|data|dataset|export|feed|log|logs|header|headers|page|document)s?\b(?!\.))"

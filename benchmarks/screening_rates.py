@@ -76,6 +76,16 @@ def main() -> int:
     print(f"bad refused outright:       {bad_total['refused'] / max(1, len(bad)):.1%}")
     print(f"good refused:               {good_total['refused']} of {len(good)} (target 0)")
     print(f"good quarantined:           {good_total['quarantined']} of {len(good)}")
+    # Items added after the original corpus say where they came from (a reviewer's findings,
+    # items written before they were first run): their rates, apart.
+    for origin in sorted({item["origin"] for item in bad + good if "origin" in item}):
+        mine_bad = [outcome(item)[0] for item in bad if item.get("origin") == origin]
+        mine_good = [outcome(item)[0] for item in good if item.get("origin") == origin]
+        held = sum(result != "clean" for result in mine_bad)
+        print(
+            f"  origin {origin}: bad caught {held} of {len(mine_bad)}, good refused "
+            f"{mine_good.count('refused')} of {len(mine_good)}"
+        )
     if args.misses:
         for item in bad:
             if outcome(item)[0] == "clean":

@@ -54,6 +54,7 @@ SECRETS = [
     (f"Compare the blob with {FAKE_RANDOM} first.", "high_entropy"),
     ("Publish with pypi-FAKEfake0000FAKEfake1111.", "service_token"),
     ("Mail goes out with key-FAKEfake0000FAKEfake0000FAKEfake.", "mailgun_key"),
+    ("The runner reads hvs.FAKEfake0000FAKEfake1111FAKE at start.", "vault_token"),
 ]
 
 NOT_SECRETS = [

@@ -59,6 +59,9 @@ FORMATS = [
     ("password_assignment", "export APP_API_TOKEN=fake0000token", "fake0000token"),
     ("password_assignment", '{"api_key": "fake-key-00000"}', "fake-key-00000"),
     ("mailgun_key", "key-FAKEfake0000FAKEfake0000FAKEfake", "FAKEfake0000FAKEfake0000"),
+    ("mailgun_key", "0a1b2c3d4e5f67890a1b2c3d4e5f6789-1a2b3c4d-5e6f7a8b", "0a1b2c3d4e5f6789"),
+    ("vault_token", "hvs.FAKEfake0000FAKEfake1111FAKE", "FAKEfake0000FAKEfake1111"),
+    ("vault_token", "hvb.FAKEfake0000FAKEfake1111FAKEfake", "FAKEfake0000FAKEfake1111"),
     ("password_in_prose", "the staging password is Fake-Pass-0000 for now", "Fake-Pass-0000"),
 ]  # fmt: skip
 

@@ -56,3 +56,13 @@ def test_no_good_item_is_refused(item: dict[str, str]) -> None:
 def test_weak_families_are_quarantined_rather_than_refused(family: str) -> None:
     outcomes = {_outcome(item) for item in BAD if item["family"] == family}
     assert outcomes == {"quarantined"}
+
+
+@pytest.mark.parametrize("origin", ["review-16", "heldout-16", "heldout-16b", "heldout-16c"])
+def test_items_from_the_review_and_written_before_running_land_on_their_side(origin: str) -> None:
+    bad = [item for item in BAD if item.get("origin") == origin]
+    good = [item for item in GOOD if item.get("origin") == origin]
+    assert bad
+    assert good
+    assert [item for item in bad if _outcome(item) == "clean"] == []
+    assert [item for item in good if _outcome(item) != "clean"] == []

@@ -1,4 +1,5 @@
-"""Source positions in every spelling; hosts, versions, times and URLs are not positions."""
+"""Source positions in every spelling; hosts, versions, times and URLs are not positions, nor
+are identifiers (``line1``) or lines of data (line 1 of every CSV file)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ POSITIONS = [
     ("L10\u2014L20", "anchor"),
     ("L42 of config.py", "anchor"),
     ("config.py L10", "anchor"),
+    ("app.py line 3", "line_words"),
+    ("line 42 of src/app.py", "line_words"),
+    ("line 3 of the header in config.py", "line_words"),
+    ("app.py:42", "file_line"),
 ]
 NOT_POSITIONS = [
     "localhost:8080",
@@ -33,6 +38,12 @@ NOT_POSITIONS = [
     "the L1 cache",
     "in a few lines of code",
     "redis at cache:6379",
+    "Name the buffers line1 and line2 in the diff helper.",
+    "The parser reads the header from line 1 of every CSV file.",
+    "The importer skips line 1 of each uploaded spreadsheet.",
+    "Read line 2 of the response body for the status.",
+    "lines 1-3 of each upload are headers",
+    "Lines 1 to 3 of every generated file hold the license header.",
 ]
 
 

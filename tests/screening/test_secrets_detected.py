@@ -23,6 +23,10 @@ PROSE = [
     ("Use Hunter2-fake-99 as the password for the seeded user.", "Hunter2-fake-99"),
     ("The passphrase for the signing key is Fake-Phrase-7781.", "Fake-Phrase-7781"),
     ("Set the Heroku API key to FAKE0000-fake-1111 in the pipeline.", "FAKE0000-fake-1111"),
+    ("The database login is admin / Fake2024! on the staging server.", "Fake2024!"),
+    ("The admin credentials are root:FakeS3cret99 on the staging host.", "FakeS3cret99"),
+    ("The user and password for Jenkins are ci-bot / Fak3!Pass.", "Fak3!Pass"),
+    ("SSH to the box as root, pass: Fak3b4dor&3.", "Fak3b4dor&3"),
 ]
 NOT_PROSE = [
     "The password is stored in the vault.",
@@ -32,6 +36,10 @@ NOT_PROSE = [
     "The api key header is X-Api-Key.",
     "max tokens: 4096",
     "The primary key is user_id.",
+    "The login is user:password for the demo.",
+    "Credentials are stored in the vault under db/staging.",
+    "The account is acme/billing-2024 on GitHub.",
+    "The login flow is OAuth2 with PKCE.",
 ]
 
 
@@ -65,3 +73,24 @@ def test_code_reaching_for_a_token_is_not_redacted() -> None:
     assert redact_text(line) == line
     assert redact_text("token = getToken(user)") == "token = getToken(user)"
     assert "fake0000token" not in redact_text("export APP_API_TOKEN=fake0000token")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("hvs.FAKEfake0000FAKEfake1111FAKE", "vault_token"),
+        ("hvb.FAKEfake0000FAKEfake1111FAKEfake", "vault_token"),
+        ("hvr.FAKEfake0000FAKEfake1111FAKE", "vault_token"),
+        ("0a1b2c3d4e5f67890a1b2c3d4e5f6789-1a2b3c4d-5e6f7a8b", "mailgun_key"),
+    ],
+)
+def test_vault_tokens_and_newer_mailgun_keys_are_named_formats(text: str, kind: str) -> None:
+    assert find_credential(f"the runner reads {text} at start") == kind
+    redacted = redact_text(f"the runner reads {text} at start")
+    assert redacted == f"the runner reads [redacted:{kind.replace('_', '-')}] at start"
+
+
+@pytest.mark.parametrize("end", ["!", "?", "."])
+def test_redaction_of_a_prose_password_takes_its_trailing_punctuation(end: str) -> None:
+    redacted = redact_text(f"the password is Hunter2Blue{end} ok")
+    assert redacted == "the password is [redacted:password-in-prose] ok"

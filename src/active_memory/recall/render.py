@@ -11,9 +11,12 @@ tag that could open, close or imitate a frame is escaped (``&lt;``, ``&gt;``): o
 (``</active_memory>``) and other frames' (``</function_results>``, ``</tool_result>``,
 ``<|im_start|>``), written with an angle bracket or any look-alike of one (TR39 confusables,
 U+2770/2771, angle quotation marks, double angle brackets), or with another script's letters in
-the name (:mod:`active_memory.screening.frame`). Ordinary brackets (``Vec<u8>``, ``a < b``)
-stay. Each recommendation is indented under its header so a recommendation cannot pass for
-another card.
+the name (:mod:`active_memory.screening.frame`); so are turn markers (``[INST]``, ``<<SYS>>``,
+``</s>``, a speaker's ``Human:``). The renderer escapes at least every marker admission refuses,
+so a card stored before a screen existed is delivered harmless, plus a few names admission lets
+through (``<user_id>`` is delivered as ``&lt;user_id&gt;``). Ordinary brackets (``Vec<u8>``,
+``a < b``) stay. Each recommendation is indented under its header so a recommendation cannot
+pass for another card.
 
 The hook fallback imports this module on every tool call, so nothing costly happens at import:
 ``re`` and ``unicodedata`` are imported, and the patterns compiled (then kept by ``re``'s own

@@ -13,13 +13,21 @@ turn speaks with the harness's voice. So in card text:
   confusables of ``<`` and ``>`` plus the angle brackets it does not list: U+2770/2771,
   angle quotation marks, double and mathematical angle brackets), when its name holds a
   letter from another script, or when its name is one of :data:`FRAME_NAMES` (ours and other
-  frames'), whatever the case or separator. ``Vec<u8>`` and ``a < b`` stay as they are.
+  frames'), whatever the case or separator (none: ``</activememory>`` is ours);
+* a square turn marker (``[INST]``, ``[/INST]``, in look-alike square brackets too) and the end
+  of a Llama turn before the next marker (``</s><s>``) are refused, and so is a speaker opening
+  a sentence (``Human:``, by the instruction screen); the renderer escapes all three
+  (``&#91;INST&#93;``, ``&lt;/s&gt;``, ``Human&#58;``), and ``<<SYS>>`` whole.
+
+The renderer escapes at least every marker the screens refuse, and also names ordinary advice
+may use that some frame uses too (``<user_id>``, ``<s>``): those are admitted and delivered as
+``&lt;user_id&gt;``. ``Vec<u8>`` and ``a < b`` stay as they are.
 
 The recall renderer runs on the hook path, a fresh process per tool call, so this module
 imports nothing at import time; ``re`` and ``unicodedata`` are loaded only for text that holds
-a bracket or a non-ASCII character. The look-alike sets are spelled out here, not derived from
-the confusables data at run time; a test checks they hold every TR39 confusable of ``<``,
-``>`` and ``/``.
+a bracket, a non-ASCII character, or a colon after a speaker's name. The look-alike sets are
+spelled out here, not derived from the confusables data at run time; a test checks they hold
+every TR39 confusable of ``<``, ``>``, ``[``, ``]`` and ``/``.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ __all__ = [
     "FRAME_NAMES",
     "OPENERS",
     "SLASHES",
+    "SQUARE_CLOSERS",
+    "SQUARE_OPENERS",
     "character_problem",
     "escape_frame",
     "find_frame_tag",
@@ -44,6 +54,10 @@ CLOSERS = (
     ">\u02c3\u1433\u203a\u226b\u22d9\u276f\u2a20\u2aa5\ufe65\uff1e\U00016f3f\U0001d237"
     "\u00bb\u232a\u27e9\u27eb\u2771\u276d\u29fd\u2992\u2994\u3009\u300b\ufe3e\ufe40\u29d9"
 )
+# TR39 confusables of "[" and "]" (NFKC first), then the square brackets TR39 does not list:
+# chat templates' turn markers ([INST], [/INST], [TOOL_RESULTS]) are written with them.
+SQUARE_OPENERS = "[\uff3b\u2772\u3014\u27e6\u3010\u3016\u301a\u2045\u298b\u298d\u298f\ufe47"
+SQUARE_CLOSERS = "]\uff3d\u2773\u3015\u27e7\u3011\u3017\u301b\u2046\u298c\u298e\u2990\ufe48"
 # TR39 confusables of "/" that are not fractions or units, and the backslash.
 SLASHES = (
     "/\\\u1735\u2041\u2044\u2215\u2571\u27cb\u29f6\u29f8\u2cc6\u2f03\u3033\u30ce\u31d3"
@@ -62,6 +76,13 @@ FRAME_NAMES = frozenset(
         "search_results", "untrusted", "bos", "eos",
     }
 )  # fmt: skip
+# The same names with every separator removed: <activememory>, <a_c_t_i_v_e memory> and
+# <Active-Memory> all spell ours.
+_FRAME_KEYS = frozenset(name.replace("_", "") for name in FRAME_NAMES)
+# Square-bracket turn markers: [INST], [/INST], Mistral's [TOOL_CALLS], [AVAILABLE_TOOLS]...
+_SQUARE_KEYS = frozenset(
+    {"inst", "toolcalls", "toolresults", "availabletools", "systemprompt", "toolcontent"}
+)
 # Names ordinary advice may put in angle brackets (<user_id>, <output>/report.json) that some
 # frame also uses: not refused, but escaped when a card is rendered, as is any name that
 # starts with a frame name.
@@ -69,8 +90,9 @@ _ESCAPED_NAMES = FRAME_NAMES | {
     "user", "model", "tool", "tools", "function", "functions", "parameter", "parameters",
     "result", "results", "output", "prompt", "turn", "message", "messages", "document",
     "documents", "observation", "context", "policy", "admin", "root", "reminder", "answer",
-    "response",
+    "response", "s",
 }  # fmt: skip
+_ESCAPED_KEYS = frozenset(name.replace("_", "") for name in _ESCAPED_NAMES)
 
 _INVISIBLE_EXTRA = "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0" + "".join(
     map(chr, range(0xFE00, 0xFE10))
@@ -133,12 +155,35 @@ def _frame_name(name: str, *, loose: bool) -> bool:
         return True  # another script's letters in a tag name are never ordinary
     folded = _fold_name(name)
     parts = [part.strip("_") for part in folded.split(":")]
-    if any(part in FRAME_NAMES or part.startswith("antml") for part in (folded, *parts)):
-        return True
+    for part in (folded, *parts):
+        key = part.replace("_", "").replace(":", "")
+        if part in FRAME_NAMES or key.startswith("antml") or not _FRAME_KEYS.isdisjoint(_keys(key)):
+            return True
     if not loose:
         return False
     words = folded.replace(":", "_").split("_")
-    return any("_".join(words[:n]) in _ESCAPED_NAMES for n in range(1, min(len(words), 3) + 1))
+    return any("".join(words[:n]) in _ESCAPED_KEYS for n in range(1, min(len(words), 4) + 1))
+
+
+# Digits written for letters: </act1ve_mem0ry> spells ours.
+_DIGIT_LETTERS = str.maketrans("0345789", "oeastbg")
+
+
+def _keys(key: str) -> tuple[str, ...]:
+    """``key`` and its readings with digits as letters ("1" as "i" and as "l")."""
+    if not any(char.isdigit() for char in key):
+        return (key,)
+    lettered = key.translate(_DIGIT_LETTERS)
+    return (key, lettered.replace("1", "i"), lettered.replace("1", "l"))
+
+
+def _square_name(name: str, *, loose: bool) -> bool:
+    """Whether ``[name]`` is a turn marker: [INST], [/INST], [TOOL_CALLS], in any case or
+    separator; when rendering, also any frame name or a name in another script."""
+    if not name.isascii():
+        return loose and len(name) <= 32
+    keys = _keys(_fold_name(name).replace("_", "").replace(":", ""))
+    return not _SQUARE_KEYS.isdisjoint(keys) or (loose and not _FRAME_KEYS.isdisjoint(keys))
 
 
 def _normalised(text: str) -> str:
@@ -150,11 +195,27 @@ def _normalised(text: str) -> str:
 
 
 def _opener_pattern() -> str:
-    # The bracket, an optional slash, then a name (a letter of any script first) or a "|".
+    # The bracket, an optional slash, then a name (a letter of any script first, up to four
+    # words: "a c t i v e" is not, "active memory" is) or a "|".
     return (
         rf"([{OPENERS}])(\s*[{SLASHES}]?\s*)"
-        rf"((?:[^\W\d]{_NAME_TAIL}(?:{_SEPARATORS}[^\W\d]{_NAME_TAIL})?)|\|)"
+        rf"((?:[^\W\d]{_NAME_TAIL}(?:{_SEPARATORS}[^\W\d]{_NAME_TAIL}){{0,3}})|\|)"
     )
+
+
+def _square_pattern() -> str:
+    # [INST], [ /INST ], ［INST］: a bracket, an optional slash, a name, the closing bracket.
+    opening, closing = "\\" + SQUARE_OPENERS, "\\" + SQUARE_CLOSERS  # "\[" and "\]" in a class
+    return rf"([{opening}])(\s*[{SLASHES}]?\s*)([^\W\d][\w:.\- ]{{0,40}}?)(\s*)([{closing}])"
+
+
+# The end of a Llama turn, followed by the next marker: </s><s>, </s>[INST], </s> at the end.
+_END_OF_TURN = r"<\s*/\s*s\s*>\s*(?:[<\[]|$)"
+# A speaker's name opening the text or a sentence: "Human:", "Assistant:". Admission refuses
+# system, assistant, human and developer (on folded text); rendering also writes these and any
+# word holding another script's letters without the colon.
+_ROLE_PREFIX = r"(^|[.!?]\s+|\n\s*)(system|assistant|human|developer|user|model|tool)(\s*):"
+_ROLE_PREFIX_OTHER = r"(^|[.!?]\s+|\n\s*)([^\W\d_]{2,12})(\s*):"
 
 
 def _closer_pattern() -> str:
@@ -180,17 +241,45 @@ def _suspicious_close(name: str, bracket: str, *, loose: bool) -> bool:
     return bool(word) and _frame_name(word, loose=loose)
 
 
-_BRACKETS = frozenset(OPENERS + CLOSERS)
+_BRACKETS = frozenset(OPENERS + CLOSERS + SQUARE_OPENERS + SQUARE_CLOSERS)
 
 
 def _has_bracket(text: str) -> bool:
     return not _BRACKETS.isdisjoint(text)
 
 
+_SPEAKERS = ("system", "assistant", "human", "developer", "user", "model", "tool")
+
+
+def _escape_speaker(text: str) -> str:
+    if ":" not in text:
+        return text
+    if text.isascii():
+        lowered = text.lower()
+        if not any(word in lowered for word in _SPEAKERS):
+            return text
+    import re
+
+    def speaker(match: re.Match[str]) -> str:
+        start, word, space = match.groups()
+        return f"{start}{word}{space}&#58;"
+
+    escaped = re.sub(_ROLE_PREFIX, speaker, text, flags=re.IGNORECASE)
+    if escaped.isascii():
+        return escaped
+
+    def other(match: re.Match[str]) -> str:
+        return match.group(0) if match.group(2).isascii() else speaker(match)
+
+    return re.sub(_ROLE_PREFIX_OTHER, other, escaped)
+
+
 def escape_frame(text: str) -> str:
     """``text`` normalised (NFKC, invisible characters gone) with every suspicious tag bracket
-    written as ``&lt;`` or ``&gt;``; ordinary angle brackets stay."""
-    flat = _normalised(text)
+    written as ``&lt;``/``&gt;`` (``&#91;``/``&#93;`` for square turn markers) and a speaker's
+    name opening a sentence (``Human:``) written without its colon (``Human&#58;``); ordinary
+    angle brackets stay."""
+    flat = _escape_speaker(_normalised(text))
     if not _has_bracket(flat):
         return flat
     import re
@@ -205,8 +294,19 @@ def escape_frame(text: str) -> str:
         name, bracket = match.groups()
         return name + "&gt;" if _suspicious_close(name, bracket, loose=True) else match.group(0)
 
+    def squared(match: re.Match[str]) -> str:
+        opener, slash, name, space, closer = match.groups()
+        look_alike = opener != "[" or closer != "]"
+        if _square_name(name, loose=True) or (look_alike and _frame_name(name, loose=True)):
+            return f"&#91;{slash}{name}{space}&#93;"
+        return match.group(0)
+
     escaped = re.sub(_opener_pattern(), opened, flat)
-    return re.sub(_closer_pattern(), closed, escaped)
+    escaped = re.sub(_closer_pattern(), closed, escaped)
+    escaped = re.sub(_square_pattern(), squared, escaped)
+    # The outer half of a double bracket (<<SYS>>, <</SYS>>) goes with the inner one.
+    escaped = re.sub(rf"[{OPENERS}](?=&lt;)", "&lt;", escaped)
+    return re.sub(rf"(?<=&gt;)[{CLOSERS}]", "&gt;", escaped)
 
 
 def find_frame_tag(text: str) -> bool:
@@ -220,7 +320,15 @@ def find_frame_tag(text: str) -> bool:
     for match in re.finditer(_opener_pattern(), flat):
         if _suspicious_open(*match.groups(), loose=False):
             return True
-    return any(
+    if any(
         _suspicious_close(*match.groups(), loose=False)
         for match in re.finditer(_closer_pattern(), flat)
-    )
+    ):
+        return True
+    for match in re.finditer(_square_pattern(), flat):
+        opener, _, name, _, closer = match.groups()
+        if _square_name(name, loose=False) or (
+            (opener != "[" or closer != "]") and _frame_name(name, loose=False)
+        ):
+            return True
+    return re.search(_END_OF_TURN, flat) is not None

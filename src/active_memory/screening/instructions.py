@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import re
 
-from active_memory.screening import families
+from active_memory.screening import authority, families
 from active_memory.screening.confusables import fold, mixed_script
+from active_memory.screening.context import harmless
 from active_memory.screening.frame import character_problem, find_frame_tag
 
 __all__ = ["INJECTION_KINDS", "WEAK_KINDS", "find_instruction", "find_instructions", "normalise"]
@@ -174,21 +175,16 @@ _ENCODED_EXECUTION = re.compile(
     r"|\b(?:ba|z)?sh\s+-c\s+[\"']?\$\([^)]{0,200}?" + _DECODE
 )
 
-# A warning against the act ("never commit with --no-verify") is advice, not an attack; only
-# actions may be negated this way, and "do not hesitate to" style openers do not count.
-_NEGATED = re.compile(
-    r"\b(?:never|don't|do not|must not|should not|shouldn't|avoid|instead of|rather than)"
-    r"(?:\s+(?!hesitate\b|fail\b|forget\b|be\s+afraid\b|stop\b)[\w-]+){0,2}\s+$"
-)
-
 # (kind, pattern, whether a preceding negation turns it into a warning)
 _DETECTORS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
     ("override_instructions", _OVERRIDE, False),
     ("abandon_task", _ABANDON_TASK, False),
     ("role_tag", _ROLE_TAG, False),
     ("role_play", _ROLE_PLAY, False),
-    ("forced_verdict", families.FORCED_VERDICT, True),
-    ("forced_verdict", families.NEVER_REJECT, False),
+    ("role_play", authority.ROLE_CHANGE, False),
+    ("forced_verdict", authority.FORCED_VERDICT, True),
+    ("forced_verdict", authority.NEVER_REJECT, False),
+    ("forced_verdict", authority.FAKED_GROUNDS, True),
     ("exfiltration", _EXFILTRATION, True),
     ("exfiltration", families.EXFILTRATION_EXTRA, True),
     ("exfiltration", families.EXFILTRATION_SEND, True),
@@ -238,7 +234,7 @@ def find_instructions(text: str) -> tuple[str, ...]:
             kinds.append(kind)
             continue
         for match in pattern.finditer(folded):
-            if negatable and _NEGATED.search(folded, 0, match.start()):
+            if negatable and harmless(folded, match.start(), match.end()):
                 continue
             kinds.append(kind)
             break

@@ -37,11 +37,21 @@ _EXTENSIONLESS = frozenset(
 # path:123 or path:12:5, the path made of ordinary path characters.
 _FILE_LINE = re.compile(r"(?<![\w./~-])((?:[\w.~-]+/)*[\w.~-]+):(\d+)(?::\d+)?(?!\.?\d)")
 _DASH = "\\-\u2010-\u2015\u2212\u2e3a\u2e3b\ufe58\ufe63\uff0d~"
+# "line 42", "line no. 42", "line #42" (not "line1", an identifier), "ln 42", "at l. 42".
 _LINE_WORDS = re.compile(
-    r"(?i)\blines?\s*(?:no\.?\s*|number\s+|#\s*)?\d+\b"  # line 42, line no. 42, line #42
-    r"|\bln\.?\s*\d+\b"  # ln 42
-    r"|(?i:\b(?:on|at|near|around|about|from|to|through)\s+l\.\s*\d+\b)"  # at l. 42
+    r"(?i)\blines?(?:\s+(?:no\.?\s*|number\s+|#\s*)?|\s*(?:no\.|#)\s*)\d+\b"
+    r"|\bln\.?\s+\d+\b|\bln\.\d+\b"
+    r"|(?i:\b(?:on|at|near|around|about|from|to|through)\s+l\.\s*\d+\b)"
 )
+# A line of data, not of source: "line 1 of every CSV file", "line 2 of the input". A line of
+# any file, or of a kind of data, moves with no edit; a named source file is still a position.
+_DATA_LINE = re.compile(
+    rf"(?i)\s*(?:(?:[{_DASH}]|\bto\b|\bthrough\b|\band\b)\s*\d+\s*)?(?:of|in|from)\s+(?:(?:every|each|all|any|a|an)\b|"
+    r"(?:the|its|their|your)\s+(?:[\w-]+\s+){0,2}?(?:csv|tsv|input|output|stdin|stdout|stderr|"
+    r"stream|upload|response|request|body|payload|message|e-?mail|spreadsheet|sheet|form|address|"
+    r"heredoc|data|dataset|export|feed|log|logs|header|headers|page|document)s?\b(?!\.))"
+)
+_PATH_TOKEN = re.compile(r"[\w.~/-]+")
 _ANCHOR = re.compile(
     r"#L\d+\b"  # #L10, #L10-L20
     rf"|\bL\d+(?:C\d+)?\s*[{_DASH}]\s*L?\d+\b"  # L10-L20, L10–L20
@@ -61,6 +71,16 @@ def _is_source_path(token: str) -> bool:
     return name.lower() in _EXTENSIONLESS or ("/" in token and not token.startswith("/"))
 
 
+def _data_line(text: str, end: int) -> bool:
+    """Whether the line number ending at ``end`` is of data (see :data:`_DATA_LINE`) rather
+    than of a source file."""
+    match = _DATA_LINE.match(text, end)
+    if match is None:
+        return False
+    clause = re.split(r"[;:!?]|\.(?:\s|$)", text[match.end() : match.end() + 80], maxsplit=1)[0]
+    return not any(_is_source_path(token.strip(".")) for token in _PATH_TOKEN.findall(clause))
+
+
 def find_position(text: str) -> str | None:
     """The kind of source position in ``text`` (``file_line``, ``line_words``, ``anchor``).
 
@@ -73,8 +93,9 @@ def find_position(text: str) -> str | None:
         for match in pattern.finditer(without_urls):
             if _is_source_path(match.group(1)):
                 return "file_line"
-    if _LINE_WORDS.search(without_urls):
-        return "line_words"
+    for match in _LINE_WORDS.finditer(without_urls):
+        if not _data_line(without_urls, match.end()):
+            return "line_words"
     if _ANCHOR.search(without_urls):
         return "anchor"
     return None

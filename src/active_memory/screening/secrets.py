@@ -20,8 +20,11 @@ The list has three layers, applied in this order everywhere: our own formats (be
 the context rules above), the maintained detect-secrets plugins
 (:mod:`active_memory.screening.detectors`: mail, chat, payment and cloud providers we do not
 spell out ourselves), and a password named in prose ("the admin password is Hunter2-fake!",
-"log in as admin / Fake-Pass-42"), which counts only when the value reads as a literal: it mixes
-letters with digits or symbols, and is neither a placeholder nor an expression.
+"log in as admin / Fake-Pass-42", "the database login is admin / Fake-2024!", "the admin
+credentials are root:Fake-Pass-99", "pass: Fake-2024"), which counts only when the value reads
+as a literal: it mixes letters with digits or symbols, and is neither a placeholder nor an
+expression. Redaction takes the value's trailing punctuation too (``Hunter2Blue!`` may end in
+its own ``!``); admission judges the value without it.
 
 Patterns anchor on a boundary and bound their gaps, so scanning a hostile 256 KiB answer stays
 linear.
@@ -160,7 +163,12 @@ _FORMATS: tuple[_Format, ...] = (
     _Format("slack_token", re.compile(
         r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}")),
     _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}")),
-    _Format("mailgun_key", re.compile(r"(?<![A-Za-z0-9_-])key-[0-9a-zA-Z]{32}(?![A-Za-z0-9_-])")),
+    # Mailgun's old "key-" keys and its newer ones: 32 hex, then two groups of 8 hex.
+    _Format("mailgun_key", re.compile(
+        r"(?<![A-Za-z0-9_-])(?:key-[0-9a-zA-Z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})"
+        r"(?![A-Za-z0-9_-])")),
+    # HashiCorp Vault service, batch and recovery tokens (hvs., hvb., hvr.).
+    _Format("vault_token", re.compile(r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}")),
     _Format("service_token", re.compile(
         _NOT_KEY_CHAR + r"(?:(?:glpat-|pypi-)[A-Za-z0-9_-]{20,}"
         r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))")),
@@ -213,15 +221,31 @@ _PROSE_PASSWORD = re.compile(
     + _PROSE_VALUE.format(group="use")
     + r"[`'\"”’]?(?i:\s+as\s+(?:the\s+|your\s+|an?\s+)?(?:\w+\s+)?"
     r"(?:password|passphrase|api\s+key|token|secret))\b"
+    # the database login is admin / X, the admin credentials are root:X, user and password for
+    # Jenkins: ci-bot / X (a user name, then the password)
+     + rf"|(?P<noun>[LlCcUuAa]){_W}(?i:ogins?|redentials?|reds|ser(?:name)?\s*(?:and|/|&)\s*"
+    r"pass(?:word)?|ccount)\b"
+    r"(?i:(?:\s+(?:for|of|on|to|in)\s+(?:the\s+|our\s+|this\s+)?(?:[\w.@-]{1,40}\s+){0,2}"
+    r"[\w.@-]{1,40})?(?:\s*[,:=]\s*|\s+(?:is|are|was|were|remains?|reads?)\s+(?:still\s+|now\s+)?)"
+    r"[\w.@-]{1,64}(?P<sep>\s+/\s+|\s*:\s*|/|\s*,\s*(?:password\s*:?\s*)?|\s+and\s+"
+    r"(?:the\s+)?(?:password\s+)?|\s+with\s+(?:the\s+)?password\s+))"
+    + _PROSE_VALUE.format(group="pair")
+    # pass: X, pw=X
+    + rf"|[Pp]{_W}(?i:ass|w)\s*[:=]\s*"
+    + _PROSE_VALUE.format(group="short")
 )
-_PROSE_GROUPS = ("secret", "login", "set", "use", "bare")
+_PROSE_GROUPS = ("secret", "login", "set", "use", "bare", "pair", "short")
 _LITERAL_END = ".,;:!?)]}"
 
 
-def _prose_span(match: re.Match[str]) -> tuple[int, int]:
+def _prose_span(match: re.Match[str], *, strip: bool = True) -> tuple[int, int]:
+    """The value's span; ``strip`` leaves out trailing punctuation (admission judges the value
+    without it, redaction takes it too: ``Hunter2Blue!`` may end in its own ``!``)."""
     for name in _PROSE_GROUPS:
         if match.start(name) != -1:
             start, end = match.span(name)
+            if not strip:
+                return start, end
             value = match.string[start:end].rstrip(_LITERAL_END)
             return start, start + len(value)
     return match.span()
@@ -239,6 +263,8 @@ def _literal_prose(match: re.Match[str]) -> bool:
     symbols = any(not c.isalnum() for c in value)
     if value.isupper() or value.replace("_", "").isupper():
         return False  # an environment variable's name (DB_PASSWORD), not its value
+    if match.start("pair") != -1 and match.group("noun") in "Aa" and match.group("sep") == "/":
+        return False  # "the account is acme/billing-2024" names an owner and a project
     if match.start("bare") != -1:
         # "token refresh-interval" is prose: without a verb only a value of 8 or more that
         # mixes letters, digits and capitals or symbols reads as a literal.
@@ -340,7 +366,7 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
             if fmt.redact is not None and not fmt.redact(match):
                 return match.group(0)
             found = True
-            start, end = _prose_span(match) if fmt is _PROSE else fmt.span(match)
+            start, end = _prose_span(match, strip=False) if fmt is _PROSE else fmt.span(match)
             whole, offset = match.group(0), match.start()
             return whole[: start - offset] + marker(fmt.kind) + whole[end - offset :]
 

@@ -395,3 +395,28 @@ def test_a_head_of_15_kib_is_served(running: RunningService, issue: Issue) -> No
         headers={"authorization": f"Bearer {issue().token}", "x-pad": "a" * 15_000},
     )
     assert answer.status_code == 200
+
+
+def test_a_refused_credential_is_answered_with_a_bearer_challenge(running: RunningService) -> None:
+    for token in (None, "amt_0000000000000000_" + "B" * 43):
+        answer = _post(running, token)
+        assert answer.status_code == 401
+        assert answer.headers["www-authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize("declared", ["abc", "-1", "1e3"])
+def test_a_content_length_that_is_not_a_number_is_a_bad_request(
+    running: RunningService, issue: Issue, declared: str
+) -> None:
+    parts = urlsplit(running.url)
+    head = (
+        f"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\nContent-Length: {declared}\r\n"
+        f"Authorization: Bearer {issue().token}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head + SNAPSHOT)
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b'"error": "bad_request"' in answer

@@ -139,6 +139,16 @@ class _GuardedH11Protocol(H11Protocol):
         self._head_seen, self._head_tail = 0, b""
         return size > self.max_head_bytes
 
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn answers a request h11 cannot parse (a bad Content-Length, say) in plain text.
+        self._refuse(
+            _json_answer(
+                "400 Bad Request",
+                "bad_request",
+                f"the request is not valid HTTP/1.1 ({msg.rstrip('.')}); check its headers",
+            )
+        )
+
     def data_received(self, data: bytes) -> None:
         if self.transport.is_closing():
             return

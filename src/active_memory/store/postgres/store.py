@@ -44,7 +44,7 @@ from active_memory.store.checked import checked_changes, publication_receipt
 from active_memory.store.checked_rows import StoredLessons, verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.migrations import MigrationMismatch
-from active_memory.store.postgres.schema import apply_pending, tenant_schema
+from active_memory.store.postgres.schema import apply_pending, check_current, tenant_schema
 from active_memory.store.postgres.session import (
     PgSession,
     open_pool,
@@ -115,6 +115,17 @@ class PostgresStore:
         except psycopg.Error as error:
             self.close()
             raise StoreUnavailable(self._where, f"cannot be initialised ({error})") from None
+
+    def check_migrations(self) -> None:
+        """StoreUnavailable when the tenant's migration ledger no longer matches this version
+        (edited, rolled back or advanced by another process since this store opened)."""
+        try:
+            with self._open_pool().connection() as conn:
+                check_current(conn, self._schema)
+        except MigrationMismatch as error:
+            raise StoreUnavailable(self._where, str(error)) from None
+        except psycopg.Error as error:
+            raise StoreUnavailable(self._where, f"cannot be read ({error})") from None
 
     # -- lifecycle -------------------------------------------------------------------------
 

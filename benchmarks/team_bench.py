@@ -216,10 +216,22 @@ def _abuse(url: str, token: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--processes", type=int, default=8)
-    parser.add_argument("--batches", type=int, default=200)
-    parser.add_argument("--lessons", type=int, default=10_000)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--processes", type=int, default=8, help="writer processes racing on the shared lessons"
+    )
+    parser.add_argument(
+        "--batches", type=int, default=200, help="checked batches each writer publishes"
+    )
+    parser.add_argument(
+        "--lessons",
+        type=int,
+        default=10_000,
+        help="lessons in the store whose snapshot is timed through the service",
+    )
     args = parser.parse_args()
 
     import pg_cluster

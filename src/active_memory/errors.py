@@ -227,9 +227,13 @@ class QuarantineNotFound(StoreError):
 
 
 class LessonNotFound(StoreError):
-    def __init__(self, lesson_id: str) -> None:
+    """``hint`` replaces the default advice (a local store's listing command) where it does
+    not apply, as for a remote service."""
+
+    def __init__(self, lesson_id: str, hint: str | None = None) -> None:
         self.lesson_id = lesson_id
-        super().__init__(f"no lesson {lesson_id!r} in this store; `active-memory lessons list`")
+        advice = "`active-memory lessons list`" if hint is None else hint
+        super().__init__(f"no lesson {lesson_id!r} in this store; {advice}")
 
 
 class LessonRetired(LessonNotFound):

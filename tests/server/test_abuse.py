@@ -7,6 +7,7 @@ printed (``-s``), never asserted: ``benchmarks/team_bench.py`` reports them.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import statistics
 import threading
@@ -294,3 +295,128 @@ def test_a_client_that_stops_reading_its_answer_is_dropped_while_others_are_serv
     assert len(latencies) == 80
     print(f"legitimate snapshot while a client stalls a 7 MB answer: median "
           f"{statistics.median(latencies):.4f} s, max {max(latencies):.4f} s")  # fmt: skip
+
+
+def _open_partial_heads(running: RunningService, count: int, source: str) -> list[socket.socket]:
+    """``count`` connections from ``source``, each holding a request head it never finishes."""
+    parts = urlsplit(running.url)
+    opened = []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind((source, 0))
+        sock.connect((parts.hostname, parts.port))
+        with contextlib.suppress(OSError):  # already refused and closed
+            sock.sendall(b"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\n")
+        opened.append(sock)
+    return opened
+
+
+def _answers(sockets: list[socket.socket]) -> list[bytes | None]:
+    """What each connection was answered: None while it is still held open, b"" when it was
+    closed or reset before its answer could be read."""
+    answers: list[bytes | None] = []
+    for sock in sockets:
+        sock.settimeout(0.2)
+        try:
+            answers.append(sock.recv(4096))
+        except TimeoutError:
+            answers.append(None)
+        except OSError:
+            answers.append(b"")
+        sock.close()
+    return answers
+
+
+def test_a_flood_of_half_sent_requests_from_one_address_does_not_lock_out_others(
+    running: RunningService, issue: Issue
+) -> None:
+    """300 connections from 127.0.0.2 (over the default 256 overall): past its 32 the flooder
+    is answered 503 at once, and a client on 127.0.0.1 is served throughout."""
+    token = issue().token
+    flood = _open_partial_heads(running, 300, "127.0.0.2")
+    try:
+        with RemoteBackend(running.url, token=token) as backend:
+            latencies = _legitimate_calls(backend, 20)
+            again = _open_partial_heads(running, 50, "127.0.0.2")  # reopening changes nothing
+            latencies += _legitimate_calls(backend, 10)
+    finally:
+        refused = _answers(flood) + _answers(again)
+    assert len(latencies) == 30
+    assert refused.count(None) <= 32  # only its share is held open
+    busy = [answer for answer in refused if answer and answer.startswith(b"HTTP/1.1 503")]
+    assert busy  # the rest were answered, or reset when they sent on after the answer
+    assert b'"error": "unavailable"' in busy[0]
+    print(f"legitimate snapshot during a 300-socket flood from one address: median "
+          f"{statistics.median(latencies):.4f} s, max {max(latencies):.4f} s")  # fmt: skip
+
+
+def test_past_the_overall_connection_limit_the_answer_is_json(
+    pg_database: str, issue: Issue
+) -> None:
+    from active_memory.server import ServeOptions, build_service
+
+    service = build_service(pg_database, pool_size=2)
+    options = ServeOptions(port=0, max_connections=4, max_connections_per_client=100)
+    try:
+        with RunningService(service, options) as small:
+            held = _open_partial_heads(small, 4, "127.0.0.2")
+            answer = httpx.get(f"{small.url}/healthz")
+            assert answer.status_code == 503
+            assert answer.json()["error"] == "unavailable"
+            _answers(held)
+    finally:
+        service.close()
+
+
+@pytest.mark.parametrize("size", [17_000, 100_000])
+def test_a_request_head_over_16_kib_sent_whole_is_refused(
+    running: RunningService, issue: Issue, size: int
+) -> None:
+    parts = urlsplit(running.url)
+    head = (
+        f"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\nContent-Length: {len(SNAPSHOT)}\r\n"
+        f"Authorization: Bearer {issue().token}\r\nX-Pad: {'a' * size}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        with contextlib.suppress(OSError):
+            sock.sendall(head + SNAPSHOT)
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+    assert b'"error": "too_large"' in answer
+    assert _post(running, issue().token).status_code == 200  # a head under the bound passes
+
+
+def test_a_head_of_15_kib_is_served(running: RunningService, issue: Issue) -> None:
+    answer = httpx.post(
+        f"{running.url}/v1/snapshot",
+        content=SNAPSHOT,
+        headers={"authorization": f"Bearer {issue().token}", "x-pad": "a" * 15_000},
+    )
+    assert answer.status_code == 200
+
+
+def test_a_refused_credential_is_answered_with_a_bearer_challenge(running: RunningService) -> None:
+    for token in (None, "amt_0000000000000000_" + "B" * 43):
+        answer = _post(running, token)
+        assert answer.status_code == 401
+        assert answer.headers["www-authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize("declared", ["abc", "-1", "1e3"])
+def test_a_content_length_that_is_not_a_number_is_a_bad_request(
+    running: RunningService, issue: Issue, declared: str
+) -> None:
+    parts = urlsplit(running.url)
+    head = (
+        f"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\nContent-Length: {declared}\r\n"
+        f"Authorization: Bearer {issue().token}\r\n\r\n"
+    ).encode()
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head + SNAPSHOT)
+        answer = b""
+        while chunk := sock.recv(4096):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b'"error": "bad_request"' in answer

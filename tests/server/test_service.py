@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import httpx
+import psycopg
 import pytest
 
 from active_memory.errors import (
@@ -14,17 +16,20 @@ from active_memory.errors import (
     RevisionConflict,
     RevisionMismatch,
     SnapshotError,
+    StoreError,
 )
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
 from active_memory.server import IssuedToken, RunningService
+from active_memory.server.app import LEDGER_CHECK_S
 from active_memory.store.backend import (
     ActiveMemoryBackend,
     PublicationControl,
     RunIdentity,
     SnapshotRequest,
 )
+from active_memory.store.postgres import tenant_schema
 from active_memory.store.remote import RemoteBackend
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
@@ -170,3 +175,32 @@ def test_an_answer_over_the_response_limit_is_refused_whole(
         pytest.raises(SnapshotError, match="more than 4096 bytes"),
     ):
         reader.snapshot(SnapshotRequest(RunIdentity("run", REPOSITORY)))
+
+
+def test_an_unknown_id_through_the_service_is_explained_for_a_service_user(
+    issue: Issue, remote: Remote
+) -> None:
+    with pytest.raises(LessonNotFound) as caught:
+        remote(issue().token).history(new_lesson_id())
+    message = str(caught.value)
+    assert "lessons list" not in message
+    assert "memory service" in message
+
+
+def test_a_migration_ledger_changed_after_start_is_refused_with_the_reason(
+    running: RunningService, issue: Issue, remote: Remote, tenant: str, pg_database: str
+) -> None:
+    backend = remote(issue().token)
+    backend.generation()
+    schema = tenant_schema(tenant)
+    with psycopg.connect(pg_database) as conn:
+        conn.execute(f"UPDATE {schema}.schema_migrations SET checksum = 'edited' WHERE seq = 1")
+    time.sleep(LEDGER_CHECK_S + 0.2)
+    answer = httpx.get(
+        f"{running.url}/v1/generation", headers={"authorization": f"Bearer {issue().token}"}
+    )
+    assert answer.status_code == 503
+    assert answer.json()["error"] == "unavailable"
+    assert "different definition" in answer.json()["message"]
+    with pytest.raises(StoreError, match="different definition"):
+        backend.generation()

@@ -239,3 +239,51 @@ def test_a_body_naming_a_tenant_or_a_scope_is_refused_for_every_operation(
         assert answer.status_code == 400, forged
         assert answer.json()["error"] == "bad_request"
     assert world.fingerprint() == before
+
+
+@pytest.mark.parametrize("qualified", [False, True], ids=["repository-lesson", "graph-lesson"])
+def test_a_lesson_made_tenant_wide_does_not_leak_its_past_through_the_service(
+    world: World, remote: Remote, qualified: bool
+) -> None:
+    """Repository S publishes its lesson, then makes it tenant-wide: R reaches the lesson now
+    but neither S's earlier text (history) nor republishing it (revert), nor erasing it."""
+    first = (
+        make_graph_draft("S internal", repository=OTHER)
+        if qualified
+        else make_draft("S internal", repository=OTHER)
+    )
+    (lesson_id,) = _create(world.a, first)
+    world.a.publish(
+        Publication(
+            run_id="s",
+            mutations=(
+                Mutation(
+                    op="upsert",
+                    id=lesson_id,
+                    expected_revision=1,
+                    draft=make_graph_draft("Now tenant-wide"),
+                ),
+            ),
+        )
+    )
+    backend = remote(world.token)
+    before = world.fingerprint()
+    with pytest.raises(ScopeRefused, match="revision 1"):
+        backend.history(lesson_id)
+    with pytest.raises(ScopeRefused, match="revision 1"):
+        backend.revert(lesson_id, 1)
+    answer = world.post("history", {"id": lesson_id})
+    assert answer.status_code == 403
+    assert "S internal" not in answer.text
+    assert world.post("revert", {"id": lesson_id, "to_revision": 1}).status_code == 403
+    assert world.fingerprint() == before
+    world.a.publish(
+        Publication(
+            run_id="s", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=2),)
+        )
+    )
+    before = world.fingerprint()
+    with pytest.raises(ScopeRefused, match="revision 1"):
+        backend.purge(lesson_id)
+    assert world.post("purge", {"id": lesson_id}).status_code == 403
+    assert world.fingerprint() == before

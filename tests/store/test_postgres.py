@@ -260,6 +260,66 @@ def test_history_revert_and_purge_of_another_repository_are_refused(
         store.history(theirs, within=access)  # a purged tombstone keeps its owner
 
 
+_ONCE_THEIRS = {
+    "repository-lesson": lambda: make_draft("S internal", repository=OTHER),
+    "qualified-graph-lesson": lambda: make_graph_draft("S internal", repository=OTHER),
+}
+
+
+def _made_tenant_wide(store: PostgresStore, first: LessonDraft) -> str:
+    """Repository S (OTHER) publishes ``first`` (revision 1), then makes the lesson an
+    unqualified graph lesson (revision 2), which a credential for REPOSITORY reaches."""
+    (lesson_id,) = _create(store, first)
+    wide = make_graph_draft("Now tenant-wide")
+    store.publish(
+        Publication(
+            run_id="s",
+            mutations=(Mutation(op="upsert", id=lesson_id, expected_revision=1, draft=wide),),
+        ),
+        within=AccessScope("any", OTHER),
+    )
+    return lesson_id
+
+
+@pytest.mark.parametrize("first", sorted(_ONCE_THEIRS))
+def test_a_lesson_made_tenant_wide_keeps_its_past_from_other_repositories(
+    pg_database: str, tenant: str, first: str
+) -> None:
+    store = PostgresStore(pg_database, tenant=tenant)
+    access = AccessScope(tenant, REPOSITORY)
+    lesson_id = _made_tenant_wide(store, _ONCE_THEIRS[first]())
+    with pytest.raises(ScopeRefused, match="revision 1"):
+        store.history(lesson_id, within=access)
+    with pytest.raises(ScopeRefused, match="revision 1"):
+        store.revert(lesson_id, 1, within=access)
+    assert store.get(lesson_id).title == "Now tenant-wide"
+    assert store.get(lesson_id).revision == 2
+    _retire(store, lesson_id, 2)
+    with pytest.raises(ScopeRefused, match="revision 1"):
+        store.purge(lesson_id, within=access)
+    assert [entry.draft is not None for entry in store.history(lesson_id)] == [True, True, False]
+    # Repository S itself still reaches all of it.
+    assert len(store.history(lesson_id, within=AccessScope(tenant, OTHER))) == 3
+
+
+def test_a_revision_within_scope_can_still_be_reverted_to(pg_database: str, tenant: str) -> None:
+    store = PostgresStore(pg_database, tenant=tenant)
+    access = AccessScope(tenant, REPOSITORY)
+    (lesson_id,) = _create(store, make_graph_draft("One"))
+    store.publish(
+        Publication(
+            run_id="r",
+            mutations=(
+                Mutation(
+                    op="upsert", id=lesson_id, expected_revision=1, draft=make_graph_draft("Two")
+                ),
+            ),
+        ),
+        within=access,
+    )
+    assert store.revert(lesson_id, 1, within=access).revisions == {lesson_id: 3}
+
+
 def test_confined_operations_on_the_credentials_own_lessons_work(
     scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
 ) -> None:

@@ -122,6 +122,12 @@ def server() -> None:
 @click.option("--request-timeout", type=click.FloatRange(0.5, 600), default=10.0,
               show_default=True, help="Seconds a request may take to arrive.")  # fmt: skip
 @click.option("--pool-size", type=click.IntRange(1, 200), default=16, show_default=True)
+@click.option("--max-connections", type=click.IntRange(1, 100_000), default=256,
+              show_default=True,
+              help="Open connections in all; more are answered 503.")  # fmt: skip
+@click.option("--max-connections-per-client", type=click.IntRange(1, 100_000), default=32,
+              show_default=True,
+              help="Open connections from one client address; more are answered 503.")  # fmt: skip
 @reports_errors
 def serve_command(
     database: str,
@@ -133,6 +139,8 @@ def serve_command(
     max_response_bytes: int,
     request_timeout: float,
     pool_size: int,
+    max_connections: int,
+    max_connections_per_client: int,
 ) -> None:
     """Serve the memory service until interrupted."""
     _server_modules()
@@ -148,7 +156,8 @@ def serve_command(
     limits = ServiceLimits(max_request_bytes, max_response_bytes, request_timeout)
     options = ServeOptions(
         host=host, port=port, tls_cert=tls_cert, tls_key=tls_key, limits=limits,
-        pool_size=pool_size,
+        pool_size=pool_size, max_connections=max_connections,
+        max_connections_per_client=max_connections_per_client,
     )  # fmt: skip
     serve(
         database,

@@ -92,6 +92,7 @@ class ServiceLimits:
 
 
 DEFAULT_SERVICE_LIMITS = ServiceLimits()
+LEDGER_CHECK_S = 1.0
 
 
 class _Refusal(Exception):
@@ -101,7 +102,9 @@ class _Refusal(Exception):
 
 
 def _answer(model: BaseModel, status: int = 200, *, close: bool = False) -> Response:
-    headers = {"connection": "close"} if close else None
+    headers = {"connection": "close"} if close else {}
+    if status == 401:
+        headers["www-authenticate"] = 'Bearer realm="active-memory"'
     return Response(model.model_dump_json(), status, headers, media_type="application/json")
 
 
@@ -145,6 +148,7 @@ class MemoryService:
         self._store_limits = store_limits
         self.credentials = CredentialStore(pool)
         self._stores: dict[str, PostgresStore] = {}
+        self._checked: dict[str, float] = {}
         self._stores_lock = threading.Lock()
 
     def close(self) -> None:
@@ -154,6 +158,10 @@ class MemoryService:
         self._pool.close()
 
     def store(self, tenant: str) -> PostgresStore:
+        """The tenant's store, opened (and migrated) once. Its migration ledger is read again
+        at most every ``LEDGER_CHECK_S`` seconds: once another process has edited, rolled back
+        or advanced it, StoreUnavailable (503) until it matches again."""
+        now = time.monotonic()
         with self._stores_lock:
             store = self._stores.get(tenant)
             if store is None:
@@ -161,7 +169,14 @@ class MemoryService:
                     self._url, tenant=tenant, pool=self._pool, limits=self._store_limits
                 )
                 self._stores[tenant] = store
-            return store
+                self._checked[tenant] = now
+                return store
+            due = now - self._checked.get(tenant, 0.0) >= LEDGER_CHECK_S
+        if due:
+            store.check_migrations()
+            with self._stores_lock:
+                self._checked[tenant] = now
+        return store
 
     # -- the request pipeline --------------------------------------------------------------
 
@@ -181,7 +196,9 @@ class MemoryService:
         limit = self.limits.max_request_bytes
         too_large = _Refusal("too_large", f"the request body exceeds {limit} bytes; send less")
         declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > 2 * limit):
+        if declared is not None and not (declared.isascii() and declared.isdigit()):
+            raise _Refusal("bad_request", f"Content-Length {declared!r} is not a byte count")
+        if declared is not None and int(declared) > 2 * limit:
             raise too_large  # not worth reading: answered at once, the upload cut short
         chunks: list[bytes] = []
         size = 0

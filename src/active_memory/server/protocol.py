@@ -1,4 +1,5 @@
-"""uvicorn's h11 protocol with a deadline on every request's arrival, against slow clients.
+"""uvicorn's h11 protocol with a deadline on every request's arrival, connection caps and a
+bounded request head, against slow and greedy clients.
 
 uvicorn bounds the idle time between requests on a kept-alive connection and the size of a
 request head, but not the time a request takes to arrive: a client sending a byte a second
@@ -11,13 +12,24 @@ The answer is guarded the same way: once the client stops reading, so that the t
 buffer stays above its high-water mark for ``request_timeout`` seconds, the connection is
 aborted (its buffered answer dropped), so a client that never reads cannot hold an answer of
 up to ``max_response_bytes`` in memory and a worker waiting on it.
+
+Connections are capped per peer address (``max_per_client``) and overall
+(``max_connections``): one over either cap is answered at once with a JSON ``503``
+(``{"error": "unavailable", ...}``) and closed, before anything is read, so one client holding
+hundreds of half-sent requests exhausts only its own share and other peers keep being served.
+uvicorn's own ``limit_concurrency`` is left off: it answers in plain text, and only once the
+request arrived.
+
+A request head is bounded at ``max_head_bytes`` whether it arrives in pieces or whole (h11
+bounds only the incomplete part it buffers): a larger one is answered ``431`` in JSON and the
+connection closed. A head pipelined behind another request in one read is bounded by h11 only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -36,15 +48,46 @@ _TIMEOUT = (
     + _TIMEOUT_BODY
 )
 _ARRIVED = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
+_HEAD_END = b"\r\n\r\n"
+
+
+def _json_answer(status: str, code: str, message: str) -> bytes:
+    body = json.dumps({"error": code, "message": message}).encode()
+    return (
+        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        f"content-length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+_BUSY = _json_answer(
+    "503 Service Unavailable",
+    "unavailable",
+    "the service is at its connection limit; retry in a moment",
+)
+_TOO_MANY_FROM_YOU = _json_answer(
+    "503 Service Unavailable",
+    "unavailable",
+    "this address holds as many connections as the service allows one client; close some "
+    "or reuse them (keep-alive), then retry",
+)
 
 
 class _GuardedH11Protocol(H11Protocol):
     request_timeout: float = 10.0
+    max_connections: int = 256
+    max_per_client: int = 32
+    max_head_bytes: int = 16 * 1024
+    # Open connections per peer address, of this server (one class per server, one loop).
+    peers: ClassVar[dict[str, int]] = {}
     _arrival: asyncio.TimerHandle | None = None
     _stalled: asyncio.TimerHandle | None = None
+    _peer: str | None = None
+    _head_seen: int = 0
+    _head_tail: bytes = b""
 
     def _arm(self) -> None:
         self._disarm()
+        self._head_seen, self._head_tail = 0, b""
         if self.conn.their_state not in _ARRIVED:
             self._arrival = self.loop.call_later(self.request_timeout, self._too_slow)
 
@@ -68,9 +111,58 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
-        self._arm()
+        peername = transport.get_extra_info("peername")
+        self._peer = str(peername[0]) if isinstance(peername, tuple) and peername else "?"
+        held = self.peers.get(self._peer, 0) + 1
+        self.peers[self._peer] = held
+        if held > self.max_per_client:
+            self._refuse(_TOO_MANY_FROM_YOU)
+        elif len(self.connections) > self.max_connections:
+            self._refuse(_BUSY)
+        else:
+            self._arm()
+
+    def _refuse(self, answer: bytes) -> None:
+        self.logger.info("refusing a connection: %s", answer.split(b"\r\n", 1)[0].decode())
+        self.transport.write(answer)
+        self.transport.close()
+
+    def _head_too_large(self, data: bytes) -> bool:
+        """Whether the head being received, counted across reads, exceeds the bound."""
+        seen = self._head_tail + data
+        end = seen.find(_HEAD_END)
+        if end == -1:
+            self._head_seen += len(data)
+            self._head_tail = seen[-3:]
+            return self._head_seen > self.max_head_bytes
+        size = self._head_seen - len(self._head_tail) + end + len(_HEAD_END)
+        self._head_seen, self._head_tail = 0, b""
+        return size > self.max_head_bytes
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn answers a request h11 cannot parse (a bad Content-Length, say) in plain text.
+        self._refuse(
+            _json_answer(
+                "400 Bad Request",
+                "bad_request",
+                f"the request is not valid HTTP/1.1 ({msg.rstrip('.')}); check its headers",
+            )
+        )
 
     def data_received(self, data: bytes) -> None:
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE and self._head_too_large(data):
+            self._disarm()
+            self._refuse(
+                _json_answer(
+                    "431 Request Header Fields Too Large",
+                    "too_large",
+                    f"the request head exceeds {self.max_head_bytes} bytes; send fewer or "
+                    "shorter headers",
+                )
+            )
+            return
         super().data_received(data)
         if self.conn.their_state in _ARRIVED:
             self._disarm()
@@ -99,14 +191,33 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._peer is not None:
+            held = self.peers.get(self._peer, 1) - 1
+            if held > 0:
+                self.peers[self._peer] = held
+            else:
+                self.peers.pop(self._peer, None)
+            self._peer = None
         if self._stalled is not None:
             self._stalled.cancel()
             self._stalled = None
         super().connection_lost(exc)
 
 
-def guarded_protocol(request_timeout: float) -> type[H11Protocol]:
-    """The protocol class to hand ``uvicorn.Config(http=...)``."""
-    return type(
-        "GuardedH11Protocol", (_GuardedH11Protocol,), {"request_timeout": float(request_timeout)}
-    )
+def guarded_protocol(
+    request_timeout: float,
+    *,
+    max_connections: int = 256,
+    max_per_client: int = 32,
+    max_head_bytes: int = 16 * 1024,
+) -> type[H11Protocol]:
+    """The protocol class to hand ``uvicorn.Config(http=...)``, one per server (it counts the
+    server's connections per peer)."""
+    settings: dict[str, Any] = {
+        "request_timeout": float(request_timeout),
+        "max_connections": max_connections,
+        "max_per_client": max_per_client,
+        "max_head_bytes": max_head_bytes,
+        "peers": {},
+    }
+    return type("GuardedH11Protocol", (_GuardedH11Protocol,), settings)

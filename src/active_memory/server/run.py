@@ -25,6 +25,7 @@ from active_memory.store.results import DEFAULT_LIMITS, StoreLimits
 __all__ = ["RunningService", "ServeOptions", "build_service", "serve"]
 
 _START_TIMEOUT_S = 15.0
+_MAX_HEAD_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,7 @@ class ServeOptions:
     limits: ServiceLimits = DEFAULT_SERVICE_LIMITS
     pool_size: int = 16
     max_connections: int = 256
+    max_connections_per_client: int = 32
     keep_alive_s: float = 5.0
 
 
@@ -62,12 +64,18 @@ def _config(service: MemoryService, options: ServeOptions) -> uvicorn.Config:
         service.app(),
         host=options.host,
         port=options.port,
-        http=guarded_protocol(service.limits.request_timeout_s),
+        http=guarded_protocol(
+            service.limits.request_timeout_s,
+            max_connections=options.max_connections,
+            max_per_client=options.max_connections_per_client,
+            max_head_bytes=_MAX_HEAD_BYTES,
+        ),
         ws="none",
         lifespan="off",
         timeout_keep_alive=int(options.keep_alive_s),
-        limit_concurrency=options.max_connections,
-        h11_max_incomplete_event_size=16 * 1024,
+        # The protocol caps connections itself (answering in JSON); uvicorn's cap stays off.
+        limit_concurrency=None,
+        h11_max_incomplete_event_size=_MAX_HEAD_BYTES,
         ssl_certfile=None if options.tls_cert is None else str(options.tls_cert),
         ssl_keyfile=None if options.tls_key is None else str(options.tls_key),
         log_level="warning",

@@ -8,7 +8,13 @@ the store, which confines every operation to it:
 * a draft may only be written into the credential's repository, or as a graph lesson
   unqualified or qualified by that repository (and of the credential's graph, when it has one);
 * a stored lesson may only be changed, read back (history), reverted or purged when the scope
-  it last had while live is within the credential's. The PostgreSQL schema keeps that scope in
+  it last had while live is within the credential's;
+* a lesson's scope can change from one revision to the next (repository S's lesson made
+  tenant-wide), so history, revert and purge also check its past revisions: history and purge
+  are refused whole when any revision with content lies outside the scope (the stricter choice:
+  a partial history would hide that the lesson was once another repository's, and purge would
+  erase that repository's text), and revert is refused when the revision it would republish
+  lies outside. The PostgreSQL schema keeps that scope in
   ``scope_repository`` and ``scope_graph_hash`` through retirement and purge (a tombstone keeps
   no content); a tombstone that was never live in this store (imported as one) has no known
   scope and is refused to every scoped credential.
@@ -25,9 +31,10 @@ from dataclasses import dataclass, replace
 from active_memory.errors import ScopeRefused
 from active_memory.models.lessons import GraphScope, LessonDraft
 from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.results import HistoryEntry
 from active_memory.store.sql import SqlConnection
 
-__all__ = ["AccessScope", "refuse_out_of_scope"]
+__all__ = ["AccessScope", "refuse_out_of_scope", "refuse_revisions_out_of_scope"]
 
 _CHUNK = 500
 
@@ -99,3 +106,14 @@ def refuse_out_of_scope(conn: SqlConnection, ids: Iterable[str], access: AccessS
         stored = scopes[lesson_id]
         if stored is None or not access.allows(*stored):
             raise ScopeRefused(f"lesson {lesson_id!r}", access.describe())
+
+
+def refuse_revisions_out_of_scope(
+    lesson_id: str, entries: Iterable[HistoryEntry], access: AccessScope
+) -> None:
+    """ScopeRefused when any revision of ``lesson_id`` with content is outside ``access``."""
+    for entry in entries:
+        if entry.draft is not None and not access.allows_draft(entry.draft):
+            raise ScopeRefused(
+                f"lesson {lesson_id!r} (its revision {entry.revision})", access.describe()
+            )

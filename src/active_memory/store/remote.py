@@ -239,7 +239,12 @@ class RemoteBackend:
         if error.error == "not_found" and lesson_id is not None:
             if error.retired_at is not None:
                 return LessonRetired(lesson_id, error.retired_at)
-            return LessonNotFound(lesson_id)
+            return LessonNotFound(
+                lesson_id,
+                f"the memory service at {self.url!r} has no lesson by that id in this token's "
+                "tenant; check the id against a snapshot (a lesson id is not shared between "
+                "tenants)",
+            )
         if error.error == "fenced":
             return PublicationFenced(message)
         if error.error in ("refused", "too_large"):

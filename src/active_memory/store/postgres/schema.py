@@ -18,7 +18,7 @@ import re
 from psycopg import Connection, sql
 
 from active_memory.errors import ConfigError
-from active_memory.store.migrations import Migration, pending_migrations
+from active_memory.store.migrations import Migration, MigrationMismatch, pending_migrations
 
 __all__ = [
     "PG_MIGRATIONS",
@@ -180,6 +180,20 @@ def applied_migrations(conn: Connection[tuple[object, ...]], schema: str) -> lis
         )
     ).fetchall()
     return [(str(name), str(checksum)) for name, checksum in rows]
+
+
+def check_current(
+    conn: Connection[tuple[object, ...]],
+    schema: str,
+    known: tuple[Migration, ...] = PG_MIGRATIONS,
+) -> None:
+    """MigrationMismatch unless ``schema``'s ledger records exactly ``known`` (one read)."""
+    todo = pending_migrations(applied_migrations(conn, schema), known)
+    if todo:
+        raise MigrationMismatch(
+            f"its ledger lacks {', '.join(m.name for m in todo)} (dropped or rolled back since "
+            "it was opened); restart the service to migrate it again, or restore a backup"
+        )
 
 
 def apply_pending(

@@ -29,7 +29,11 @@ from active_memory.errors import (
 from active_memory.models.changes import Publication
 from active_memory.models.lessons import Lesson
 from active_memory.store import admin
-from active_memory.store.access import AccessScope, refuse_out_of_scope
+from active_memory.store.access import (
+    AccessScope,
+    refuse_out_of_scope,
+    refuse_revisions_out_of_scope,
+)
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -40,7 +44,7 @@ from active_memory.store.checked import checked_changes, publication_receipt
 from active_memory.store.checked_rows import StoredLessons, verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.migrations import MigrationMismatch
-from active_memory.store.postgres.schema import apply_pending, tenant_schema
+from active_memory.store.postgres.schema import apply_pending, check_current, tenant_schema
 from active_memory.store.postgres.session import (
     PgSession,
     open_pool,
@@ -111,6 +115,17 @@ class PostgresStore:
         except psycopg.Error as error:
             self.close()
             raise StoreUnavailable(self._where, f"cannot be initialised ({error})") from None
+
+    def check_migrations(self) -> None:
+        """StoreUnavailable when the tenant's migration ledger no longer matches this version
+        (edited, rolled back or advanced by another process since this store opened)."""
+        try:
+            with self._open_pool().connection() as conn:
+                check_current(conn, self._schema)
+        except MigrationMismatch as error:
+            raise StoreUnavailable(self._where, str(error)) from None
+        except psycopg.Error as error:
+            raise StoreUnavailable(self._where, f"cannot be read ({error})") from None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -247,10 +262,15 @@ class PostgresStore:
     def history(
         self, lesson_id: str, *, within: AccessScope | None = None
     ) -> tuple[HistoryEntry, ...]:
+        """Every revision of ``lesson_id``; with ``within``, ScopeRefused unless every revision
+        with content is within that scope (see ``store/access.py``)."""
         with self._reading() as session:
             if within is not None:
                 refuse_out_of_scope(session, [lesson_id], within)
-            return admin.read_history(session, lesson_id)
+            entries = admin.read_history(session, lesson_id)
+        if within is not None:
+            refuse_revisions_out_of_scope(lesson_id, entries, within)
+        return entries
 
     def revert(
         self,
@@ -265,6 +285,12 @@ class PostgresStore:
             if within is not None:
                 refuse_out_of_scope(session, [lesson_id], within)
             change = admin.plan_revert(session, lesson_id, to_revision)
+            # Republishing an old revision is a publication of its draft: the same rule.
+            draft = change.draft
+            if within is not None and draft is not None and not within.allows_draft(draft):
+                raise ScopeRefused(
+                    f"revision {to_revision} of lesson {lesson_id!r}", within.describe()
+                )
             if expected_revision is not None and change.revision - 1 != expected_revision:
                 raise RevisionConflict(
                     [RevisionMismatch(lesson_id, expected_revision, change.revision - 1)]
@@ -283,6 +309,8 @@ class PostgresStore:
         with self._writing() as session:
             if within is not None:
                 refuse_out_of_scope(session, [lesson_id], within)
+                past = admin.read_history(session, lesson_id)
+                refuse_revisions_out_of_scope(lesson_id, past, within)
             marker, erased = admin.plan_purge(session, lesson_id)
             if marker is None:
                 revision = read_states(session, [lesson_id])[lesson_id].revision

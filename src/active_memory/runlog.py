@@ -126,13 +126,18 @@ class RunLog:
             raise RunLogError(
                 f"run log record is {len(data)} bytes; the limit is {_MAX_LINE_BYTES}"
             )
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        # Non-blocking: a FIFO swapped in for the log fails the open (no reader) or the fstat
+        # below, instead of waiting for a reader for ever. Regular files ignore the flag.
+        flags = (
+            os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+        )
         try:
             # Never tightened: the log may sit in the user's working directory.
             make_private_dir(self.path.parent, tighten=False)
             fd = os.open(self.path, flags, 0o600)
         except OSError as exc:
-            hint = " (it is a symlink)" if exc.errno == errno.ELOOP else ""
+            hints = {errno.ELOOP: " (it is a symlink)", errno.ENXIO: " (it is a FIFO)"}
+            hint = hints.get(exc.errno or 0, "")
             raise RunLogError(
                 f"cannot open run log {str(self.path)!r}{hint}: {exc.strerror}"
             ) from exc

@@ -226,6 +226,16 @@ runtime_option = click.option(
 )
 
 
+def _check_run_log(run_log: Path | None) -> None:
+    """Refuse, exit 2 before any work, a run log that exists and is not a regular file: opening
+    a FIFO for append waits for a reader, and the log is written after the review."""
+    if run_log is None or not os.path.lexists(run_log):
+        return
+    problem = regular_file_problem(run_log, follow_symlinks=False)
+    if problem is not None:
+        fail(f"--run-log {str(run_log)!r} {problem} or a new path", EXIT_BAD_INPUT)
+
+
 @click.command("postmortem")
 @run_argument
 @harness_option
@@ -275,6 +285,7 @@ def postmortem(
     from active_memory.postmortem.entry import run_postmortem
     from active_memory.postmortem.options import PostmortemOptions
 
+    _check_run_log(run_log)
     override = _override(provider_name, model, lane, base_url, api_key_env, output)
     with tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch:
         record, config, provider = _prepare(

@@ -33,6 +33,7 @@ from active_memory.bounded_input import regular_file_problem
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    BoundedInt,
     check_run_path,
     emit_json,
     fail,
@@ -244,7 +245,7 @@ def _check_run_log(run_log: Path | None) -> None:
 @connection_options
 @exchanges_option
 @store_option
-@click.option("--timeout-ms", type=click.IntRange(1, 600_000), help="Shared deadline (timeoutMs).")
+@click.option("--timeout-ms", type=BoundedInt(1, 600_000), help="Shared deadline (timeoutMs).")
 @runtime_option
 @click.option("--dry-run", is_flag=True, help="Do everything but publish.")
 @click.option(
@@ -372,7 +373,7 @@ def _print_trial(result: TrialResult) -> None:
 @exchanges_option
 @store_option
 @runtime_option
-@click.option("--batch", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--batch", type=BoundedInt(min=0), default=0, show_default=True,
               help="Which maintenance batch (its replay label).")  # fmt: skip
 @json_option
 def run_specialist_command(

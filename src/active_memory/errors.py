@@ -250,14 +250,15 @@ class LessonRetired(LessonNotFound):
 
 
 class RunRecordError(ActiveMemoryError):
-    """A run record is malformed; ``path`` locates the bad field (e.g. ``executions[3].node``)."""
+    """A run record is malformed; ``path`` locates the bad field (e.g. ``executions[3].node``),
+    ``$`` the whole file (then left out of the message: the source names it already)."""
 
     def __init__(self, path: str, problem: str, *, source: str | None = None) -> None:
         self.path = path
         self.problem = problem
         self.source = source
-        where = f"{source}: " if source else ""
-        super().__init__(f"{where}{path}: {problem}")
+        parts = [part for part in (source, None if path == "$" else path) if part]
+        super().__init__(": ".join([*parts, problem]))
 
 
 class EvidenceError(ActiveMemoryError):

@@ -37,7 +37,7 @@ class _Limits:
     run_id_bytes = 128
     # A revision a line, a card or a mutation may name: the largest integer every JSON reader
     # keeps exact (2**53 - 1), far below what the backends store (SQLite's and PostgreSQL's
-    # int64, ``stored_integer_max``), so a lesson imported at the bound can still be changed.
+    # int64, ``stored_integer_max``). Every write checks it too: a lesson at it cannot change.
     revision_max = 2**53 - 1
     stored_integer_max = 2**63 - 1
 

@@ -3,6 +3,9 @@
 Everything here reads local git objects and the working tree; nothing fetches, pulls or changes
 branches. Git runs with lazy fetching, optional locks, terminal prompts and fsmonitor hooks off,
 so inspecting a partial clone or a hostile config neither touches the network nor runs code.
+Every git command has a time limit (git itself waits for ever on a FIFO planted as
+``.git/config`` or ``.git/info/exclude``), and the files GitPython reads in this process
+(``.git``, ``commondir``, ``config``) must be regular files before it is asked to.
 
 - :func:`inspect_checkout`: HEAD, cleanliness, shallow/partial/submodule/detached, repository key.
 - :func:`is_ancestor` and :func:`destructive_changes_allowed`: adapting or retiring a repository
@@ -20,6 +23,7 @@ import hashlib
 import os
 import re
 import stat
+import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,9 +31,9 @@ from typing import Protocol, runtime_checkable
 
 import git
 
-from active_memory.bounded_input import open_regular
+from active_memory.bounded_input import file_kind, open_regular
 from active_memory.errors import InputRefused, ProvenanceError
-from active_memory.repository import repository_key
+from active_memory.repository import git_dir, repository_key
 
 __all__ = [
     "CheckoutState",
@@ -50,29 +54,77 @@ _SAFE_ENV = {
 }
 _SAFE_CONFIG = ("-c", "core.fsmonitor=false")
 _COMMIT = re.compile(r"[0-9a-f]{7,64}")
+# Far above any local git command on a real checkout; a module constant so tests can lower it.
+GIT_TIMEOUT_S = 60.0
+
+
+def _special(path: str) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file nor a directory."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return file_kind(mode)
+
+
+def _refuse_special_git_files(root: str) -> None:
+    """ProvenanceError when a file GitPython or git would block on is special (a FIFO, a device)."""
+    dot_git = os.path.join(root, ".git")
+    candidates = [dot_git]
+    git_dirs = [dot_git] if os.path.isdir(dot_git) else []
+    if os.path.isfile(dot_git):
+        linked = git_dir(Path(root))
+        if linked is not None:
+            git_dirs.append(str(linked))
+    for directory in git_dirs:
+        candidates += [os.path.join(directory, name) for name in _GIT_FILES]
+    for candidate in candidates:
+        kind = _special(candidate)
+        if kind is not None:
+            raise ProvenanceError(
+                f"checkout {root!r} has {kind} at {candidate!r}, where git expects a regular "
+                "file; remove it to inspect the checkout"
+            )
+
+
+# Read by GitPython in this process or by every git command, so checked before either runs.
+_GIT_FILES = ("commondir", "config", "HEAD", "index", "info/exclude", "packed-refs")
 
 
 def _open(path: str | os.PathLike[str]) -> git.Repo | None:
     """The repository whose work tree is exactly ``path``; None for anything else."""
+    _refuse_special_git_files(os.fspath(path))
     try:
         repo = git.Repo(os.fspath(path))
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None
     if repo.bare:
         return None
-    repo.git.update_environment(**_SAFE_ENV)
     return repo
 
 
 def _git(repo: git.Repo, *args: str) -> tuple[int, bytes]:
-    status, out, _err = repo.git.execute(
-        ["git", *_SAFE_CONFIG, *args],
-        with_extended_output=True,
-        with_exceptions=False,
-        stdout_as_string=False,
-        strip_newline_in_stdout=False,
-    )
-    return int(status), bytes(out)
+    command = ["git", *_SAFE_CONFIG, *args]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=repo.working_dir,
+            env={**os.environ, **_SAFE_ENV},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ProvenanceError(
+            f"git {args[0]} in {str(repo.working_dir)!r} did not finish within {GIT_TIMEOUT_S:g} "
+            "s (a FIFO or device in the checkout or its git directory can hold git); remove it"
+        ) from None
+    except OSError as error:
+        raise ProvenanceError(f"git cannot run ({error.strerror or error})") from None
+    return done.returncode, done.stdout
 
 
 def _text(data: bytes) -> str:

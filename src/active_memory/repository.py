@@ -5,6 +5,9 @@ dropped), else ``local:<hash>`` of the checkout's top-level directory, whichever
 is given; ``repo:<name>`` is an opaque key a host may choose. The remote is read from the git
 configuration without running git. ``.git`` may be a directory, or a file pointing at a linked
 worktree's or a submodule's git directory (a worktree's ``commondir`` holds the shared config).
+Those files are opened only when they are regular files, without blocking and up to a bound: a
+FIFO named ``.git`` or ``config`` in a checkout must not hold the process (the hook path
+included) waiting for a writer.
 
 This is the only derivation of the key: the models, recall (the stdlib-only hook path included)
 and checkout inspection all call :func:`repository_key`, so a lesson published from one folder of
@@ -16,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -88,6 +92,47 @@ def local_repository_key(checkout: str | os.PathLike[str]) -> str:
     return "local:" + hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:32]
 
 
+# A gitfile and a commondir are one line; a git config beyond this is not a checkout's own.
+_GIT_FILE_BYTES = 1 << 20
+# Not the bounded reader: this module is on the hook path, which imports nothing it can avoid.
+_READ_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _read_regular(path: Path, errors: str) -> str | None:
+    """The text of the regular file at ``path``; None for a missing or unreadable file, one over
+    the bound, or anything that is not a regular file (never opened, or opened without waiting
+    and refused by ``fstat`` when swapped in since the ``stat``)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        descriptor = os.open(path, _READ_FLAGS)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= _GIT_FILE_BYTES:
+            chunk = os.read(descriptor, _GIT_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+    if size > _GIT_FILE_BYTES:
+        return None
+    return b"".join(chunks).decode("utf-8", errors)
+
+
 _SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
 _URL = re.compile(r"\s*url\s*=\s*(.*?)\s*$", re.IGNORECASE)
 
@@ -110,19 +155,15 @@ def git_dir(checkout: Path) -> Path | None:
     dot_git = checkout / ".git"
     if dot_git.is_dir():
         return dot_git
-    try:
-        text = dot_git.read_text(encoding="utf-8")
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
+    text = _read_regular(dot_git, "surrogateescape")
+    if text is None or not text.startswith("gitdir:"):
         return None
     linked = Path(text[len("gitdir:") :].strip())
     linked = linked if linked.is_absolute() else checkout / linked
-    try:
-        common = (linked / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
+    common = _read_regular(linked / "commondir", "surrogateescape")
+    if common is None:
         return linked
-    return Path(os.path.normpath(linked / common))
+    return Path(os.path.normpath(linked / common.strip()))
 
 
 def _unquote(value: str) -> str:
@@ -137,10 +178,10 @@ def origin_url(checkout: Path) -> str | None:
     directory = git_dir(checkout)
     if directory is None:
         return None
-    try:
-        lines = (directory / "config").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    text = _read_regular(directory / "config", "replace")
+    if text is None:
         return None
+    lines = text.splitlines()
     in_origin = False
     for line in lines:
         section = _SECTION.match(line)

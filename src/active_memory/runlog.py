@@ -134,14 +134,16 @@ class RunLog:
             raise RunLogError(
                 f"run log record is {len(data)} bytes; the limit is {_MAX_LINE_BYTES}"
             )
-        # Read and write: appending checks the last byte for a line a crash tore.
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        # Read and write: appending checks the last byte for a line a crash tore. Non-blocking:
+        # a FIFO swapped in for the log fails the fstat below instead of waiting for ever.
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
             # Never tightened: the log may sit in the user's working directory.
             make_private_dir(self.path.parent, tighten=False)
             fd = os.open(self.path, flags, 0o600)
         except OSError as exc:
-            hint = " (it is a symlink)" if exc.errno == errno.ELOOP else ""
+            hints = {errno.ELOOP: " (it is a symlink)", errno.ENXIO: " (it is a FIFO)"}
+            hint = hints.get(exc.errno or 0, "")
             raise RunLogError(
                 f"cannot open run log {str(self.path)!r}{hint}: {exc.strerror}"
             ) from exc

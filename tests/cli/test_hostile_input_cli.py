@@ -107,7 +107,21 @@ def test_evidence_on_a_run_json_linked_to_dev_zero_is_refused_by_a_real_process(
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
-    assert "run.json: $: is a character device, not a regular file" in done.stderr
+    assert "run.json: is a character device, not a regular file" in done.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_transcript_linked_to_dev_zero_is_named_by_its_type(run_copy: Path) -> None:
+    transcript = run_copy / "transcripts" / "implement-1.jsonl"
+    transcript.unlink()
+    transcript.symlink_to("/dev/zero")
+    result = _cli("evidence", str(run_copy))
+    assert one_sentence_or_success(result)
+    assert "'transcripts/implement-1.jsonl' is a character device, not a regular file" in (
+        result.stderr
+    )
+    assert "leaves the record folder" not in result.stderr
+    assert "$:" not in result.stderr
 
 
 # -- import lines --------------------------------------------------------------------------
@@ -259,3 +273,24 @@ def test_recall_with_a_fifo_payload_is_refused(tmp_path: Path) -> None:
     result = _cli("recall", "--repository", str(tmp_path), "--tool-json", str(fifo))
     assert one_sentence_or_success(result)
     assert "is a FIFO (named pipe)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["lessons", "revert", "lesson-01J00000000000000000000001", "--to", "9" * 5000],
+        ["lessons", "revert", "lesson-01J00000000000000000000001", "--to", "9" * 1000],
+        ["lessons", "show", "lesson-" + "A" * 5000],
+        ["sessions", "--since", "9" * 5000],
+        ["recall", "--tokens", "7" * 5000],
+    ],
+    ids=["to-5000", "to-1000", "id", "since", "tokens"],
+)
+def test_a_long_argument_is_quoted_cut_to_40_characters(tmp_path: Path, args: list[str]) -> None:
+    store = [] if args[0] == "sessions" else ["--store", str(tmp_path / "s.sqlite3")]
+    result = _cli(*args, *store)
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "…" in result.stderr
+    assert len(result.stderr) < 600, result.stderr
+    assert not (tmp_path / "s.sqlite3").exists()

@@ -37,6 +37,27 @@ with SqliteStore(sys.argv[1], read_only=True) as store:
     store.backup(sys.argv[2])
 """
 
+# A real copy, page by page, killed after its first page: SQLite has the temporary's rollback
+# journal open (hot) by then, and the kill leaves it beside the temporary.
+KILLED_MID_COPY = """
+import sys, time
+import active_memory.store.backup as backup
+from active_memory.store.sqlite import SqliteStore
+
+real_connect = backup.sqlite3.connect
+
+def page_by_page(conn, temporary):
+    copy = real_connect(temporary, isolation_level=None)
+    def progress(status, remaining, total):
+        print("copying", flush=True)
+        time.sleep(600)
+    conn.backup(copy, pages=1, progress=progress)
+
+backup._copy = page_by_page
+with SqliteStore(sys.argv[1], read_only=True) as store:
+    store.backup(sys.argv[2])
+"""
+
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
@@ -62,9 +83,9 @@ def _leftovers(*folders: Path) -> list[str]:
     return sorted(p.name for f in folders for p in f.iterdir() if ".backup-" in p.name)
 
 
-def _killed_backup(store: Path, destination: Path) -> None:
+def _killed_backup(store: Path, destination: Path, script: str = STALLED_BACKUP) -> None:
     process = subprocess.Popen(
-        [sys.executable, "-c", STALLED_BACKUP, str(store), str(destination)],
+        [sys.executable, "-c", script, str(store), str(destination)],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(SRC)},
@@ -90,6 +111,39 @@ def test_store_check_removes_what_a_sigkilled_backup_left(store: Path, tmp_path:
     assert result.exit_code == 0, result.output
     assert "removed a killed backup's temporary" in result.stdout
     assert _leftovers(store.parent, backups) == []
+
+
+def test_a_backup_killed_mid_copy_leaves_a_hot_journal_that_check_removes(
+    store: Path, tmp_path: Path
+) -> None:
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    _killed_backup(store, backups / "copy.sqlite3", KILLED_MID_COPY)
+    left = _leftovers(backups)
+    assert any(name.endswith(".tmp-journal") for name in left), left
+    stale = backups / next(n for n in left if n.endswith(".tmp"))
+    for suffix in ("-wal", "-shm"):  # what a WAL-mode copy would leave
+        stale.with_name(stale.name + suffix).write_bytes(b"x")
+
+    result = CliRunner().invoke(main, ["store", "check", "--store", str(store)])
+
+    assert result.exit_code == 0, result.output
+    assert _leftovers(store.parent, backups) == []
+
+
+def test_a_dead_pids_journal_is_swept_by_the_next_backup_without_a_marker(
+    store: Path, tmp_path: Path
+) -> None:
+    dead = _dead_pid()
+    journal = tmp_path / f".copy.sqlite3.backup-{dead}-{'c' * 16}.tmp-journal"
+    journal.write_bytes(b"x")
+
+    result = CliRunner().invoke(
+        main, ["store", "backup", str(tmp_path / "copy.sqlite3"), "--store", str(store)]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert not journal.exists()
 
 
 def test_the_next_backup_removes_a_killed_backups_temporary(store: Path, tmp_path: Path) -> None:

@@ -125,6 +125,7 @@ def test_a_body_that_is_not_utf8_is_named_by_id_by_list_and_check_never_its_text
     listed = _cli(store, "lessons", "list")
     assert one_sentence_or_success(listed, failure_codes=(1,))
     assert f"'{LESSON}' (body)" in listed.stderr
+    assert _companions(store) == []  # a refused read leaves nothing beside the store
     checked = _cli(store, "store", "check")
     assert checked.exit_code == 1
     assert f"stored lesson '{LESSON}' has a body that is not UTF-8 text" in checked.stdout
@@ -175,3 +176,16 @@ def test_a_read_command_on_a_foreign_wal_database_leaves_no_companions(tmp_path:
     assert one_sentence_or_success(result, failure_codes=(1,))
     assert "not an active-memory lesson store" in result.stderr
     assert _companions(foreign) == []
+
+
+def test_a_refused_listing_of_a_wal_store_leaves_no_companions(store: Path) -> None:
+    conn = sqlite3.connect(store)  # the store stays in WAL mode, as every real store is
+    (body,) = conn.execute("SELECT CAST(body AS BLOB) FROM records").fetchone()
+    conn.execute("UPDATE records SET body = CAST(? AS TEXT)", (b"\xff" + bytes(body)[1:],))
+    conn.commit()
+    conn.close()
+    assert _companions(store) == []
+    for command in (("lessons", "list"), ("lessons", "show", LESSON)):
+        result = _cli(store, *command)
+        assert one_sentence_or_success(result, failure_codes=(1,)), command
+        assert _companions(store) == [], command

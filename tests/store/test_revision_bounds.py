@@ -1,14 +1,16 @@
-"""Revisions and generations stay within what the store holds (int64), checked at every entry:
-a line, a mutation, a revert and the store's own next revision or generation."""
+"""Revisions stay within 2**53 - 1 and generations within what the store holds (int64), checked
+at every entry and every write: a line, a mutation, a revert, a replacing import and the store's
+own next revision or generation; ``store check`` reports a stored revision past the bound."""
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
 from active_memory.errors import LessonValidationError, PublicationError
@@ -40,11 +42,53 @@ def _line(revision: int) -> str:
     return Lesson.from_draft(LESSON, revision, make_draft()).model_dump_json()
 
 
-def test_a_line_at_the_revision_bound_imports_and_can_still_change(tmp_path: Path) -> None:
+HIGHEST = LIMITS.revision_max
+AT_THE_BOUND = f"lesson {LESSON!r} is at the highest revision ({HIGHEST}) and cannot change"
+
+
+def test_a_line_at_the_revision_bound_imports_and_then_cannot_change(tmp_path: Path) -> None:
     with SqliteStore(tmp_path / "lessons.sqlite3") as store:
-        store.import_lines([_line(LIMITS.revision_max)])
-        _publish(store, LIMITS.revision_max, "A changed title")
-        assert store.get(LESSON).revision == LIMITS.revision_max + 1
+        store.import_lines([_line(HIGHEST)])
+        with pytest.raises(PublicationError, match=re.escape(AT_THE_BOUND)):
+            _publish(store, HIGHEST, "A changed title")
+        with pytest.raises(PublicationError, match=re.escape(AT_THE_BOUND)):
+            store.publish(
+                Publication(
+                    run_id="run-3",
+                    mutations=(Mutation(op="retire", id=LESSON, expected_revision=HIGHEST),),
+                )
+            )
+        assert store.get(LESSON).revision == HIGHEST
+    tombstone = {"id": LESSON, "revision": HIGHEST, "retired": True, "kind": "graph"}
+    with SqliteStore(tmp_path / "retired.sqlite3") as store:
+        store.import_lines([json.dumps(tombstone)])
+        with pytest.raises(PublicationError, match=re.escape(AT_THE_BOUND)):
+            store.purge(LESSON)
+        assert store.list_retired()[0].revision == HIGHEST
+
+
+def test_a_replace_import_at_the_bound_is_refused_and_the_export_imports_again(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "state" / "lessons.sqlite3"
+    first = tmp_path / "first.jsonl"
+    first.write_text(_line(HIGHEST) + "\n")
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text(Lesson.from_draft(LESSON, 1, make_draft("Another title")).model_dump_json())
+
+    def cli(*args: str) -> Result:
+        return CliRunner().invoke(main, [*args, "--store", str(store)])
+
+    assert cli("lessons", "import", str(first)).exit_code == 0
+    replaced = cli("lessons", "import", str(changed), "--replace")
+    assert one_sentence_or_success(replaced, failure_codes=(1,))
+    assert AT_THE_BOUND in replaced.stderr
+    exported = cli("lessons", "export")
+    assert exported.exit_code == 0, exported.stderr
+    (tmp_path / "export.jsonl").write_text(exported.stdout)
+    again = CliRunner().invoke(main, ["lessons", "import", str(tmp_path / "export.jsonl"),
+                                      "--store", str(tmp_path / "other.sqlite3")])  # fmt: skip
+    assert again.exit_code == 0, again.stderr
 
 
 def test_a_line_past_the_revision_bound_is_refused_before_the_store_is_touched(
@@ -86,7 +130,7 @@ def test_writing_past_the_stored_bound_is_a_publication_error_not_an_overflow(
     with SqliteStore(store_at_the_top) as store:
         assert store.get(LESSON).revision == TOP
         # A mutation cannot even name this revision; a revert computes the next one itself.
-        with pytest.raises(PublicationError, match=f"would pass revision {TOP}"):
+        with pytest.raises(PublicationError, match="is at the highest revision"):
             store.revert(LESSON, 1)
         assert store.get(LESSON).revision == TOP
 
@@ -101,7 +145,15 @@ def test_a_replace_import_past_the_stored_bound_is_one_sentence(
         main, ["lessons", "import", str(source), "--replace", "--store", str(store_at_the_top)]
     )
     assert one_sentence_or_success(result, failure_codes=(1,))
-    assert f"would pass revision {TOP}" in result.stderr
+    assert "is at the highest revision" in result.stderr
+
+
+def test_store_check_reports_a_revision_past_the_bound(store_at_the_top: Path) -> None:
+    result = CliRunner().invoke(main, ["store", "check", "--store", str(store_at_the_top)])
+    assert result.exit_code == 1
+    assert f"stored lesson {LESSON!r} is at revision {TOP}, past the highest revision" in (
+        result.stdout + result.stderr
+    )
 
 
 def test_a_generation_at_the_stored_bound_refuses_the_next_batch(tmp_path: Path) -> None:

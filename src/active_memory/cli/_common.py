@@ -34,6 +34,8 @@ from active_memory.store.sqlite import SqliteStore
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
+    "BoundedInt",
+    "capped",
     "check_run_path",
     "emit_json",
     "fail",
@@ -47,6 +49,8 @@ __all__ = [
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+# What an error quotes of a value the user gave: a 5,000-digit argument is not echoed whole.
+_ECHO_CHARS = 40
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -77,7 +81,10 @@ def _lesson_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
     try:
         return validate_lesson_id("ID", value)
     except LessonValidationError as error:
-        raise click.BadParameter(error.problem, ctx=ctx, param=param) from None
+        problem = error.problem
+        if len(value) > _ECHO_CHARS:
+            problem = problem.replace(repr(value), repr(capped(value)))
+        raise click.BadParameter(problem, ctx=ctx, param=param) from None
 
 
 lesson_id_argument = click.argument("lesson_id", metavar="ID", callback=_lesson_id)
@@ -91,6 +98,27 @@ def store_path(store: Path | None) -> Path:
 def open_store(store: Path | None, *, read_only: bool) -> Iterator[SqliteStore]:
     with SqliteStore(store_path(store), read_only=read_only) as opened:
         yield opened
+
+
+def capped(value: object) -> str:
+    """``value`` as text, cut to its first 40 characters and an ellipsis when longer."""
+    text = str(value)
+    return text if len(text) <= _ECHO_CHARS else text[:_ECHO_CHARS] + "…"
+
+
+class BoundedInt(click.IntRange):
+    """``click.IntRange`` whose errors quote at most 40 characters of the value given."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as error:
+            text = str(value)
+            if len(text) > _ECHO_CHARS:
+                error.message = error.message.replace(repr(text), repr(capped(text))).replace(
+                    text, capped(text)
+                )
+            raise
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:

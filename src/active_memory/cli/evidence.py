@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 import click
 
 from active_memory.bounded_input import read_json
-from active_memory.cli._common import check_run_path
+from active_memory.cli._common import BoundedInt, check_run_path
 from active_memory.errors import EvidenceError, InputRefused, RunRecordError
 from active_memory.evidence.builder import (
     DEFAULT_BUDGET,
@@ -98,7 +98,7 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
 )
 @click.option(
     "--budget",
-    type=click.IntRange(min=MIN_BUDGET),
+    type=BoundedInt(min=MIN_BUDGET),
     default=DEFAULT_BUDGET,
     show_default=True,
     help="Serialized evidence budget in bytes.",

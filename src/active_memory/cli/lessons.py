@@ -10,6 +10,7 @@ import click
 from active_memory.bounded_input import decode_utf8, read_bytes, read_stream
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
+    BoundedInt,
     emit_json,
     fail,
     json_option,
@@ -290,10 +291,10 @@ def _zeroshot_report(cards: ZeroshotCards, report: ImportReport | None, as_json:
 
 @lessons.command("revert")
 @lesson_id_argument
-@click.option("--to", "to_revision", type=click.IntRange(1, LIMITS.revision_max), required=True)
+@click.option("--to", "to_revision", type=BoundedInt(1, LIMITS.revision_max), required=True)
 @click.option(
     "--expected",
-    type=click.IntRange(1, LIMITS.revision_max),
+    type=BoundedInt(1, LIMITS.revision_max),
     default=None,
     help="Fail unless the lesson is still at this revision.",
 )

@@ -33,6 +33,7 @@ from active_memory.bounded_input import regular_file_problem
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    BoundedInt,
     check_run_path,
     emit_json,
     fail,
@@ -254,6 +255,16 @@ runtime_option = click.option(
 )
 
 
+def _check_run_log(run_log: Path | None) -> None:
+    """Refuse, exit 2 before any work, a run log that exists and is not a regular file: opening
+    a FIFO for append waits for a reader, and the log is written after the review."""
+    if run_log is None or not os.path.lexists(run_log):
+        return
+    problem = regular_file_problem(run_log, follow_symlinks=False)
+    if problem is not None:
+        fail(f"--run-log {str(run_log)!r} {problem} or a new path", EXIT_BAD_INPUT)
+
+
 @click.command("postmortem")
 @run_argument
 @harness_option
@@ -262,7 +273,7 @@ runtime_option = click.option(
 @connection_options
 @exchanges_option
 @store_option
-@click.option("--timeout-ms", type=click.IntRange(1, 600_000), help="Shared deadline (timeoutMs).")
+@click.option("--timeout-ms", type=BoundedInt(1, 600_000), help="Shared deadline (timeoutMs).")
 @runtime_option
 @click.option("--dry-run", is_flag=True, help="Do everything but publish.")
 @click.option(
@@ -307,6 +318,7 @@ def postmortem(
     from active_memory.postmortem.entry import run_postmortem
     from active_memory.postmortem.options import PostmortemOptions
 
+    _check_run_log(run_log)
     override = _override(provider_name, model, lane, base_url, api_key_env, output)
     with (
         authored(authoring),
@@ -410,7 +422,7 @@ def _print_trial(result: TrialResult) -> None:
 @exchanges_option
 @store_option
 @runtime_option
-@click.option("--batch", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--batch", type=BoundedInt(min=0), default=0, show_default=True,
               help="Which maintenance batch (its replay label).")  # fmt: skip
 @click.option(
     "--lessons",

@@ -19,6 +19,7 @@ from active_memory.bounded_input import parse_json, read_bytes, read_stream, rea
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    BoundedInt,
     emit_json,
     fail,
     json_option,
@@ -112,7 +113,7 @@ def _print_report(report: RecallReport) -> None:
 @click.option("--command", "command", help="Pretend a shell command.")
 @click.option("--harness", type=click.Choice(sorted(HARNESSES)), help="Payload format.")
 @click.option("--conversation", help="Skip cards this conversation already received.")
-@click.option("--tokens", type=click.IntRange(1, 64_000), default=8_000, show_default=True,
+@click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget.")  # fmt: skip
 @store_option
 @json_option

@@ -11,6 +11,7 @@ from types import FrameType
 import click
 
 from active_memory.cli._common import (
+    BoundedInt,
     emit_json,
     json_option,
     reports_errors,
@@ -50,9 +51,9 @@ def _raise_descriptor_limit() -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The repository checkout to serve.",
 )
-@click.option("--port", type=click.IntRange(0, 65535), default=None,
+@click.option("--port", type=BoundedInt(0, 65535), default=None,
               help="Port on 127.0.0.1 (default: the previous one, else any).")  # fmt: skip
-@click.option("--tokens", type=click.IntRange(1, 64_000), default=8_000, show_default=True,
+@click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget per tool call.")  # fmt: skip
 @click.option("--poll", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="Seconds between checks of the store generation.")  # fmt: skip

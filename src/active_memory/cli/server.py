@@ -18,6 +18,7 @@ import click
 
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
+    BoundedInt,
     emit_json,
     fail,
     json_option,
@@ -111,21 +112,21 @@ def server() -> None:
 @server.command("serve")
 @database_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option("--port", type=BoundedInt(1, 65535), default=8765, show_default=True)
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="PEM certificate (with --tls-key): serve https.")  # fmt: skip
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--max-request-bytes", type=click.IntRange(1024), default=8 * 1024 * 1024,
+@click.option("--max-request-bytes", type=BoundedInt(1024), default=8 * 1024 * 1024,
               show_default=True)  # fmt: skip
-@click.option("--max-response-bytes", type=click.IntRange(1024), default=96 * 1024 * 1024,
+@click.option("--max-response-bytes", type=BoundedInt(1024), default=96 * 1024 * 1024,
               show_default=True)  # fmt: skip
 @click.option("--request-timeout", type=click.FloatRange(0.5, 600), default=10.0,
               show_default=True, help="Seconds a request may take to arrive.")  # fmt: skip
-@click.option("--pool-size", type=click.IntRange(1, 200), default=16, show_default=True)
-@click.option("--max-connections", type=click.IntRange(1, 100_000), default=256,
+@click.option("--pool-size", type=BoundedInt(1, 200), default=16, show_default=True)
+@click.option("--max-connections", type=BoundedInt(1, 100_000), default=256,
               show_default=True,
               help="Open connections in all; more are answered 503.")  # fmt: skip
-@click.option("--max-connections-per-client", type=click.IntRange(1, 100_000), default=32,
+@click.option("--max-connections-per-client", type=BoundedInt(1, 100_000), default=32,
               show_default=True,
               help="Open connections from one client address; more are answered 503.")  # fmt: skip
 @reports_errors

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from active_memory.cli._common import EXIT_BAD_INPUT, emit_json, fail, json_option
+from active_memory.cli._common import EXIT_BAD_INPUT, capped, emit_json, fail, json_option
 from active_memory.evidence.inventory import SessionEntry, default_roots, find_sessions
 from active_memory.evidence.sources.detect import HARNESSES
 
@@ -25,7 +25,7 @@ def _since(text: str | None) -> int | None:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        fail(f"--since {text!r} is not a date; give one such as 2026-11-30 or "
+        fail(f"--since {capped(text)!r} is not a date; give one such as 2026-11-30 or "
              "2026-11-30T08:00", EXIT_BAD_INPUT)  # fmt: skip
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)

@@ -20,11 +20,18 @@ from active_memory.bounded_input import parse_json, read_text
 from active_memory.errors import InputRefused, RecallError
 from active_memory.private_files import write_private_text
 
-__all__ = ["load_json", "merge_hook_list", "merge_matcher_groups", "ours", "write_config"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "load_json",
+    "merge_hook_list",
+    "merge_matcher_groups",
+    "ours",
+    "write_config",
+]
 
 _MAX_BACKUPS_PER_SECOND = 1000
 # A harness's settings file; far above any real one.
-_MAX_CONFIG_BYTES = 16 * 1024 * 1024
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
 _MARKERS = ("active_memory", "active-memory", "X-Active-Memory")
 
 
@@ -83,7 +90,7 @@ def load_json(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        text = read_text(path, what=repr(str(path)), max_bytes=_MAX_CONFIG_BYTES)
+        text = read_text(path, what=repr(str(path)), max_bytes=MAX_CONFIG_BYTES)
         document = parse_json(text or "{}", what=repr(str(path)))
     except InputRefused as refused:
         raise RecallError(f"{refused}; fix or move it, then install again") from None
@@ -111,9 +118,20 @@ def _back_up(path: Path, old: str) -> Path:
     )
 
 
+def _read_old(path: Path) -> str | None:
+    """What ``path`` holds now (None when missing); RecallError when it is not a regular file,
+    too large or not UTF-8 (a FIFO there is refused by its type, never opened)."""
+    if not path.exists():
+        return None
+    try:
+        return read_text(path, what=repr(str(path)), max_bytes=MAX_CONFIG_BYTES)
+    except InputRefused as refused:
+        raise RecallError(f"{refused}; fix or move it, then install again") from None
+
+
 def write_config(path: Path, text: str, *, private: bool) -> tuple[bool, Path | None]:
     """Atomically replace ``path`` with ``text`` when it differs; back up what was there."""
-    old = path.read_text(encoding="utf-8") if path.exists() else None
+    old = _read_old(path)
     if old == text:
         return False, None
     path.parent.mkdir(parents=True, exist_ok=True)

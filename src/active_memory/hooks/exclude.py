@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path
 
 from pydantic import ConfigDict, Field
 
+from active_memory.bounded_input import read_text, regular_file_problem
+from active_memory.errors import InputRefused, RecallError
 from active_memory.models.base import Model
 from active_memory.repository import find_checkout, git_dir
 
@@ -28,6 +31,9 @@ _HEADER = "# active-memory: hook files holding a broker token or ticket path (ne
 _SPECIAL = re.compile(r"([\\*?\[\]!#])")
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1"}
 _GIT_TIMEOUT_S = 10
+# An exclude file is a few lines; one past this is not git's own.
+_MAX_EXCLUDE_BYTES = 16 * 1024 * 1024
+_APPEND_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class Exclusion(Model):
@@ -69,11 +75,24 @@ def _git(top: Path, *args: str) -> int | None:
     return done.returncode
 
 
+def _refuse_special(exclude: Path) -> None:
+    """RecallError when the exclude file exists and is not a regular file: git (and an append)
+    would wait on a FIFO there for ever."""
+    if not os.path.lexists(exclude):
+        return
+    problem = regular_file_problem(exclude)
+    if problem is not None:
+        raise RecallError(f"{str(exclude)!r} {problem}; move it aside, then install again")
+
+
 def _append(exclude: Path, lines: list[str]) -> tuple[str, ...]:
     try:
-        text = exclude.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
+        text = read_text(exclude, what=repr(str(exclude)), max_bytes=_MAX_EXCLUDE_BYTES)
+    except InputRefused as refused:
+        if refused.problem == "does not exist":
+            text = ""
+        else:
+            raise RecallError(f"{refused}; fix or move it, then install again") from None
     present = set(text.splitlines())
     missing = [line for line in lines if line not in present]
     if not missing:
@@ -82,8 +101,17 @@ def _append(exclude: Path, lines: list[str]) -> tuple[str, ...]:
         missing.insert(0, _HEADER)
     exclude.parent.mkdir(parents=True, exist_ok=True)
     prefix = "" if not text or text.endswith("\n") else "\n"
-    with exclude.open("a", encoding="utf-8") as handle:
-        handle.write(prefix + "".join(line + "\n" for line in missing))
+    data = (prefix + "".join(line + "\n" for line in missing)).encode("utf-8")
+    # Non-blocking, then checked: a FIFO swapped in since the read is refused, not waited on.
+    descriptor = os.open(exclude, _APPEND_FLAGS, 0o666)
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise RecallError(f"{str(exclude)!r} is not a regular file; move it aside")
+        written = 0
+        while written < len(data):
+            written += os.write(descriptor, data[written:])
+    finally:
+        os.close(descriptor)
     return tuple(line for line in missing if line != _HEADER)
 
 
@@ -96,6 +124,8 @@ def exclude_from_git(path: Path, *, backups: bool = True) -> Exclusion:
     directory = git_dir(top) if top is not None else None
     if top is None or directory is None:
         return Exclusion()
+    exclude = directory / "info" / "exclude"
+    _refuse_special(exclude)  # before git runs: every git command reads it
     relative = (Path(os.path.realpath(path.parent)) / path.name).relative_to(top).as_posix()
     tracked = _git(top, "ls-files", "--error-unmatch", "--", relative) == 0
     wanted = [(relative, _literal(relative))]
@@ -105,7 +135,6 @@ def exclude_from_git(path: Path, *, backups: bool = True) -> Exclusion:
     lines = [line for sample, line in wanted if _git(top, "check-ignore", "-q", "--", sample) != 0]
     if not lines and not tracked:
         return Exclusion(already_ignored=True)
-    exclude = directory / "info" / "exclude"
     added = _append(exclude, lines)
     return Exclusion(
         exclude_file=exclude if added else None,

@@ -33,7 +33,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from active_memory.errors import RecallError
+from active_memory.bounded_input import read_bytes
+from active_memory.errors import InputRefused, RecallError
 from active_memory.hooks.commands import (
     COPILOT_FILE,
     HOOK_TIMEOUT_S,
@@ -41,6 +42,7 @@ from active_memory.hooks.commands import (
     helper_command,
 )
 from active_memory.hooks.config_files import (
+    MAX_CONFIG_BYTES,
     load_json,
     merge_hook_list,
     merge_matcher_groups,
@@ -190,9 +192,15 @@ def _keep_out_of_git(path: Path, project: Path | None, *, holds_secret: bool) ->
 
 def _trusted(config: Path, project: Path) -> bool:
     """Whether Codex's ``config.toml`` marks ``project`` trusted (False when unreadable)."""
+    if not config.exists():
+        return False
+    try:  # a FIFO or a device here is refused by its type, never opened
+        data = read_bytes(config, what=repr(str(config)), max_bytes=MAX_CONFIG_BYTES)
+    except InputRefused as refused:
+        raise RecallError(f"{refused}; fix or move it, then install again") from None
     try:
-        document = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        document = tomllib.loads(data.decode("utf-8"))
+    except ValueError:
         return False
     projects = document.get("projects")
     entry = projects.get(str(project)) if isinstance(projects, dict) else None

@@ -33,6 +33,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from active_memory.bounded_input import regular_file_problem
 from active_memory.errors import LessonValidationError, RunRecordError
 from active_memory.models.problems import FamilyModel, family_problem, problem_at
 from active_memory.repository import validate_repository_key
@@ -346,6 +347,10 @@ class Execution(RunModel):
         document = record_document(info.context)
         if document is None or document.folder is None or not isinstance(value, str) or not value:
             return _path_in(value, info)
+        if os.path.exists(document.folder / value):  # a link to /dev/zero: named by its type
+            problem = regular_file_problem(document.folder / value)
+            if problem is not None:
+                raise PydanticCustomError("transcript_not_regular", f"{value!r} {problem}")
         resolved = Path(os.path.realpath(document.folder / value))
         if Path(value).is_absolute() or not resolved.is_relative_to(
             os.path.realpath(document.folder)

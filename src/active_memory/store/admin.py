@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.errors import LessonNotFound, LessonRetired, PublicationError, StoreError
+from active_memory.limits import LIMITS
 from active_memory.models.lessons import Lesson
 from active_memory.screening.cards import screen_card
 from active_memory.store.checked_rows import verify_rows
@@ -261,7 +262,24 @@ def _content_problems(conn: sqlite3.Connection) -> list[str]:
             decode_draft(body, evidence)
         except RecordError as error:
             problems.append(f"revision {revision} of {lesson_id!r} {error}")
-    return problems
+    return problems + _revision_problems(conn)
+
+
+def _revision_problems(conn: sqlite3.Connection) -> list[str]:
+    """Revisions past the bound (an edit outside the toolkit): an export of them could not be
+    imported again, and no write can follow them."""
+    top = LIMITS.revision_max
+    found = [
+        f"stored lesson {lesson_id!r} is at revision {revision}, past the highest revision "
+        f"({top}); export it and import its content as a new lesson"
+        for lesson_id, revision in _readable_rows(
+            conn, "id, revision", f"records WHERE revision > {top} ORDER BY id"
+        )
+    ]
+    (past,) = conn.execute(f"SELECT count(*) FROM history WHERE revision > {top}").fetchone()
+    if past:
+        found.append(f"{past} past revision(s) in the history are numbered over {top}")
+    return found
 
 
 def _schema(conn: sqlite3.Connection) -> dict[tuple[str, str], str]:

@@ -5,7 +5,9 @@ can be as large as the store. So every temporary is named for the process that w
 ``.<destination>.backup-<pid>-<random>.tmp``, and a marker beside the store,
 ``.<store>.backup-<pid>-<random>``, records where it went. The next backup (in the store's
 folder and the destination's) and ``store check`` remove the temporaries and markers whose
-process is gone; a temporary of a process still running is never touched.
+process is gone, with the temporary's ``-journal``, ``-wal`` and ``-shm`` (a copy killed
+mid-write leaves a hot rollback journal beside it); a temporary of a process still running is
+never touched.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from active_memory.store.files import create_private_file, fsync_directory
 
 __all__ = ["backup_to", "sweep_stale_backups"]
 
-_TEMPORARY = re.compile(r"^\..+\.backup-(?P<pid>\d{1,10})-(?P<tag>[0-9a-f]{16})\.tmp$")
+_TEMPORARY = re.compile(
+    r"^\..+\.backup-(?P<pid>\d{1,10})-(?P<tag>[0-9a-f]{16})\.tmp(?:-journal|-wal|-shm)?$"
+)
+_COMPANIONS = ("-journal", "-wal", "-shm")
 _MARKER_BYTES = 8192
 
 
@@ -52,6 +57,12 @@ def _remove_regular(path: Path) -> bool:
     except OSError:
         pass
     return False
+
+
+def _remove_with_companions(temporary: Path) -> list[Path]:
+    """Unlink a temporary and the journal files SQLite keeps beside it; those removed."""
+    paths = [temporary, *(temporary.with_name(temporary.name + c) for c in _COMPANIONS)]
+    return [path for path in paths if _remove_regular(path)]
 
 
 def _stale_temporaries(folder: Path) -> list[Path]:
@@ -89,8 +100,8 @@ def sweep_stale_backups(store: Path, *folders: Path) -> list[Path]:
             target = Path(text.rstrip("\n"))  # a temporary's name always ends in ".tmp"
         except InputRefused:
             target = None
-        if target is not None and _TEMPORARY.match(target.name) and _remove_regular(target):
-            removed.append(target)
+        if target is not None and _TEMPORARY.match(target.name):
+            removed += _remove_with_companions(target)
         _remove_regular(marker)
     for folder in {store.parent, *folders}:
         removed += [path for path in _stale_temporaries(folder) if _remove_regular(path)]
@@ -139,7 +150,7 @@ def backup_to(conn: sqlite3.Connection, store: Path, target: Path) -> Path:
         _copy(conn, temporary)
         os.replace(temporary, target)
     except BaseException as error:
-        temporary.unlink(missing_ok=True)
+        _remove_with_companions(temporary)
         if isinstance(error, (sqlite3.Error, OSError)):
             raise StoreError(f"backup to {str(target)!r} failed ({error})") from error
         raise

@@ -34,7 +34,7 @@ from active_memory.store.paths import ZEROSHOT_IMPORT_HINT, check_store_location
 from active_memory.store.unreadable import safe_message
 from active_memory.store.zeroshot import is_zeroshot_store_file, looks_like_zeroshot_schema
 
-__all__ = ["open_connection"]
+__all__ = ["companions_absent", "open_connection", "release_companions"]
 
 _ZEROSHOT_STORE = (
     "is a zeroshot CLI lesson store, which is incompatible and never opened as active-memory's "
@@ -86,6 +86,34 @@ def _absent_companions(path: Path) -> list[Path]:
         for companion in (path.with_name(path.name + s) for s in ("-wal", "-shm"))
         if not os.path.lexists(companion)
     ]
+
+
+def companions_absent(path: Path) -> bool:
+    """Whether neither ``-wal`` nor ``-shm`` exists beside ``path`` (before an open)."""
+    return len(_absent_companions(path)) == 2
+
+
+def release_companions(path: Path) -> None:
+    """Remove the ``-wal``/``-shm`` a read-only connection made, once it has closed.
+
+    A read-only connection cannot remove them itself. A brief read-write connection closed as
+    the last one does, under SQLite's own locks: with another connection still open, or a log
+    that holds anything, SQLite leaves them (a log this process read is never written).
+    """
+    wal = path.with_name(path.name + "-wal")
+    try:
+        if os.lstat(wal).st_size != 0:
+            return
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True, isolation_level=None)
+    except (OSError, sqlite3.Error):
+        return
+    try:
+        conn.execute("PRAGMA trusted_schema = OFF")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except (sqlite3.Error, UnicodeDecodeError):
+        pass
+    finally:
+        conn.close()
 
 
 def _remove_empty(companions: list[Path]) -> None:

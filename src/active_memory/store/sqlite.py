@@ -42,7 +42,7 @@ from active_memory.store.backup import backup_to
 from active_memory.store.checked import checked_changes, publication_receipt
 from active_memory.store.checked_rows import StoredLessons, verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
-from active_memory.store.connect import open_connection
+from active_memory.store.connect import companions_absent, open_connection, release_companions
 from active_memory.store.files import backup_destination_problem
 from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
 from active_memory.store.results import (
@@ -95,6 +95,8 @@ class SqliteStore:
         self._limits = limits
         self._decoded = DecodedRows(capacity=2 * max(limits.max_live, 1))
         self._lock = threading.RLock()
+        # A read that found no -wal/-shm leaves none: a refused listing as much as a good one.
+        self._release = read_only and companions_absent(self._path)
         self._conn: sqlite3.Connection | None = open_connection(
             self._path, read_only=read_only, busy_timeout_ms=busy_timeout_ms
         )
@@ -114,6 +116,8 @@ class SqliteStore:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+                if self._release:
+                    release_companions(self._path)
 
     def __enter__(self) -> SqliteStore:
         return self

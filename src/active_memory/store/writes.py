@@ -266,11 +266,14 @@ def _check_bounds(changes: Sequence[Change], generation: int) -> None:
             f"the store's generation would pass {top}, the largest the store can hold; nothing "
             "was published, move the lessons to a new store (export, then import)"
         )
+    # Every write, not only what a line or a mutation names: the next revision of a lesson at
+    # the bound would make an export that no import accepts.
+    highest = LIMITS.revision_max
     for change in changes:
-        if change.revision > top:
+        if change.revision > highest:
             raise PublicationError(
-                f"lesson {change.id!r} would pass revision {top}, the largest the store can "
-                "hold; nothing was published, publish its content as a new lesson instead"
+                f"lesson {change.id!r} is at the highest revision ({highest}) and cannot "
+                "change; nothing was published, import its content as a new lesson instead"
             )
 
 

@@ -127,5 +127,5 @@ def test_postmortem_accepts_harness_to_force_a_format(tmp_path: Path) -> None:
         main, ["postmortem", str(codex), "--harness", "claude", "--store", str(tmp_path / "s.db")]
     )
     assert done.exit_code == 2
-    assert "has no user or assistant messages of a main conversation" in done.output
+    assert "is a Codex CLI session, not a Claude Code one; pass --harness codex" in done.output
     assert "Traceback" not in done.output

@@ -112,6 +112,7 @@ def _assemble(
             conversation_id=lane.conversation,
             completion=lane.completion,
             transcript=writer.path(lane),
+            unavailable=lane.unavailable,
         )
         for index, lane in enumerate(lanes)
     )

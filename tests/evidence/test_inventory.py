@@ -129,3 +129,35 @@ def test_postmortem_accepts_harness_to_force_a_format(tmp_path: Path) -> None:
     assert done.exit_code == 2
     assert "is a Codex CLI session, not a Claude Code one; pass --harness codex" in done.output
     assert "Traceback" not in done.output
+
+
+def test_special_files_among_sessions_are_listed_as_not_reviewable_by_type(
+    tmp_path: Path,
+) -> None:
+    roots = _home(tmp_path / "home")
+    project = roots["claude"] / "-home-dev-order-service"
+    os.mkfifo(project / "fifo.jsonl")
+    (project / "zero.jsonl").symlink_to("/dev/zero")
+    os.mkfifo(roots["codex"] / "rollout-2025-11-21T09-00-00-fifo.jsonl")
+    reasons = {Path(e.path).name: e.reason for e in find_sessions(roots) if not e.reviewable}
+    assert reasons == {
+        "fifo.jsonl": "it is a FIFO (named pipe), not a regular file (not opened)",
+        "zero.jsonl": "it is a symbolic link, not a regular file (not followed)",
+        "rollout-2025-11-21T09-00-00-fifo.jsonl":
+            "it is a FIFO (named pipe), not a regular file (not opened)",
+    }  # fmt: skip
+
+
+def test_an_orphan_subagents_folder_is_listed_as_not_reviewable(tmp_path: Path) -> None:
+    roots = _home(tmp_path / "home")
+    project = roots["claude"] / "-home-dev-order-service"
+    orphan = project / "0b9e-gone" / "subagents"
+    orphan.mkdir(parents=True)
+    (orphan / "agent-a1.jsonl").write_text('{"type": "user"}\n')
+    found = [e for e in find_sessions(roots) if not e.reviewable]
+    assert [(Path(e.path).relative_to(project), e.reason, e.size_bytes) for e in found] == [
+        (Path("0b9e-gone/subagents"), "subagent files without their main session", 17)
+    ]
+    text = CliRunner().invoke(main, ["sessions", "--harness", "claude", "--claude-dir",
+                                     str(roots["claude"])])  # fmt: skip
+    assert "reviewable no: subagent files without their main session" in text.output

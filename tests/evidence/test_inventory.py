@@ -161,3 +161,56 @@ def test_an_orphan_subagents_folder_is_listed_as_not_reviewable(tmp_path: Path) 
     text = CliRunner().invoke(main, ["sessions", "--harness", "claude", "--claude-dir",
                                      str(roots["claude"])])  # fmt: skip
     assert "reviewable no: subagent files without their main session" in text.output
+
+
+def test_a_postmortem_of_a_session_without_a_model_asks_for_one(tmp_path: Path) -> None:
+    codex = FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl"
+    done = CliRunner().invoke(main, ["postmortem", str(codex), "--store", str(tmp_path / "s.db")])
+    assert done.exit_code != 0
+    assert ("node 'codex' names no model to inherit (its session recorded none); pass "
+            "--provider and --model") in done.stderr  # fmt: skip
+    assert "Traceback" not in done.output
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_session_without_a_model_takes_the_model_the_caller_names(tmp_path: Path) -> None:
+    from active_memory.evidence.sources import open_run_source
+    from active_memory.postmortem.binding import (
+        BindingOverride,
+        resolve_source_node,
+        specialist_binding,
+    )
+
+    codex = FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl"
+    record = open_run_source(codex, tmp_path / "rec")
+    node = resolve_source_node(record.graph, None)
+    binding = specialist_binding(node, BindingOverride(provider="openai", model="gpt-5.1-codex"))
+    assert (binding.provider, binding.model) == ("openai", "gpt-5.1-codex")
+
+
+@pytest.mark.parametrize("harness", ["claude", "pi"])
+def test_a_harness_home_is_accepted_as_well_as_its_sessions_folder(
+    tmp_path: Path, harness: str
+) -> None:
+    roots = _home(tmp_path / "home")
+    home = roots[harness].parent
+    done = CliRunner().invoke(main, ["sessions", "--harness", harness, f"--{harness}-dir",
+                                     str(home), "--json"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.output)
+    assert data["roots"][harness] == str(roots[harness])
+    assert len(data["sessions"]) == 1
+
+
+def test_a_folder_without_sessions_says_so_and_what_is_expected(tmp_path: Path) -> None:
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    done = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--pi-dir", str(empty)])
+    assert done.exit_code == 0
+    assert (f"pi       sessions in {empty} (no pi sessions here: give the pi home, e.g. "
+            "~/.pi/agent, or its sessions/ folder)") in done.output  # fmt: skip
+    missing = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--pi-dir",
+                                        str(tmp_path / "nowhere")])  # fmt: skip
+    assert f"sessions in {tmp_path / 'nowhere'} (not found)" in missing.output
+    helped = CliRunner().invoke(main, ["sessions", "--help"])
+    assert "PI_CODING_AGENT_DIR" in helped.output

@@ -37,7 +37,15 @@ from active_memory.evidence.sources.detect import HARNESSES, detect_harness
 from active_memory.models.base import Model
 from active_memory.repository import local_repository_key
 
-__all__ = ["ACTIVE_SECONDS", "SessionEntry", "default_roots", "find_sessions", "session_files"]
+__all__ = [
+    "ACTIVE_SECONDS",
+    "SESSION_FOLDERS",
+    "SessionEntry",
+    "default_roots",
+    "find_sessions",
+    "session_files",
+    "session_root",
+]
 
 ACTIVE_SECONDS = 300
 _ROOTS = {
@@ -47,6 +55,8 @@ _ROOTS = {
     "copilot": ("ACTIVE_MEMORY_COPILOT_DIR", "COPILOT_HOME", "session-state",
                 ".copilot/session-state"),
 }  # fmt: skip
+# The folder inside each harness's home (the one its variable names) that holds the sessions.
+SESSION_FOLDERS = {name: below for name, (_, _, below, _) in _ROOTS.items()}
 
 
 class SessionEntry(Model):
@@ -72,12 +82,19 @@ def default_roots(env: Mapping[str, str] | None = None) -> dict[str, Path]:
     roots: dict[str, Path] = {}
     for harness, (own, native, below, default) in _ROOTS.items():
         if env.get(own):
-            roots[harness] = Path(env[own]).expanduser()
+            roots[harness] = session_root(harness, Path(env[own]).expanduser())
         elif env.get(native):
             roots[harness] = Path(env[native]).expanduser() / below
         else:
             roots[harness] = home / default
     return roots
+
+
+def session_root(harness: str, folder: Path) -> Path:
+    """The sessions folder ``folder`` names: itself, or its ``projects``/``sessions``/
+    ``session-state`` folder when it is the harness's home (``~/.claude``, ``~/.codex``…)."""
+    inside = folder / SESSION_FOLDERS[harness]
+    return inside if inside.is_dir() and not inside.is_symlink() else folder
 
 
 def session_files(harness: str, root: Path) -> Iterator[Path]:

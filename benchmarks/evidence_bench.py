@@ -7,7 +7,10 @@ smallest size is the baseline; the memory bound holds when the peak stays flat a
 
 The session cases (see ``session_histories.py``) generate one harness session per size instead,
 then convert it (the run source) and build the evidence in one fresh subprocess, reporting both
-times, the time per MB and ru_maxrss (``--traced`` adds a tracemalloc run).
+times, the time per MB and ru_maxrss (``--traced`` adds a tracemalloc run). The children cases
+(Codex and pi: a parent and 300 child sessions) list every session with ``find_sessions`` and
+then convert and build the evidence of each in turn, in the same subprocess: their figures are
+for all 301 sessions together, executions and receipts summed.
 
     python benchmarks/evidence_bench.py                     # native records, 10MB and 1GB
     python benchmarks/evidence_bench.py --sizes 10MB,100MB  # quicker
@@ -30,7 +33,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from session_histories import SESSION_CASES, generate_session
+from session_histories import CHILD_ROOTS, SESSION_CASES, generate_session
 
 UNITS = {"KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30}
 WORKERS = 24
@@ -129,31 +132,48 @@ def child(record: str, budget: int, traced: bool) -> None:
                       "size": bundle.size_bytes, "kept": kept}))  # fmt: skip
 
 
-def session_child(session: str, budget: int, traced: bool) -> None:
+def session_child(session: str, budget: int, traced: bool, children: str | None = None) -> None:
     from active_memory.evidence.builder import build_evidence
+    from active_memory.evidence.inventory import find_sessions
     from active_memory.evidence.sources import load_session
 
     if traced:
         tracemalloc.start()
-    with tempfile.TemporaryDirectory() as scratch:
-        started = time.perf_counter()
-        record = load_session(session, Path(scratch) / "record")
-        converted = time.perf_counter()
-        bundle = build_evidence(record, "graph_discovery", private_dir=Path(scratch) / "private",
-                                budget_bytes=budget)  # fmt: skip
-        built = time.perf_counter()
+    totals = {"convert_s": 0.0, "build_s": 0.0, "size": 0, "executions": 0, "kept": 0,
+              "receipts": 0, "sessions": 0}  # fmt: skip
+    if children is None:
+        paths = [Path(session)]
+    else:
+        listed = find_sessions({children: Path(session)}, now=time.time() + 3600)
+        paths = [Path(entry.path) for entry in listed if entry.reviewable]
+    for path in paths:
+        with tempfile.TemporaryDirectory() as scratch:
+            started = time.perf_counter()
+            record = load_session(path, Path(scratch) / "record")
+            converted = time.perf_counter()
+            private = Path(scratch) / "private"
+            bundle = build_evidence(record, "graph_discovery", private_dir=private,
+                                    budget_bytes=budget)  # fmt: skip
+            built = time.perf_counter()
+        totals["convert_s"] += converted - started
+        totals["build_s"] += built - converted
+        totals["size"] = max(totals["size"], bundle.size_bytes)
+        totals["executions"] += len(record.executions)
+        totals["kept"] += sum(1 for item in bundle.payload["transcripts"] if item["records"])
+        totals["receipts"] += bundle.payload["run"]["receipts_total"]
+        totals["sessions"] += 1
     peak = tracemalloc.get_traced_memory()[1] if traced else 0
     maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kept = sum(1 for item in bundle.payload["transcripts"] if item["records"])
-    print(json.dumps({"convert_s": converted - started, "build_s": built - converted,
-                      "peak": peak, "maxrss_kb": maxrss_kb, "size": bundle.size_bytes,
-                      "executions": len(record.executions), "kept": kept,
-                      "receipts": bundle.payload["run"]["receipts_total"]}))  # fmt: skip
+    print(json.dumps({**totals, "peak": peak, "maxrss_kb": maxrss_kb}))
 
 
-def measure(record: Path, budget: int, traced: bool, session: bool = False) -> dict[str, Any]:
+def measure(
+    record: Path, budget: int, traced: bool, session: bool = False, children: str | None = None
+) -> dict[str, Any]:
     flag = "--child-session" if session else "--child"
     command = [sys.executable, __file__, flag, str(record), "--budget", str(budget)]
+    if children is not None:
+        command += ["--children", children]
     if traced:
         command.append("--traced")
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
@@ -212,11 +232,15 @@ def _sessions(case: str, sizes: list[int], args: argparse.Namespace) -> None:
     for size in sizes:
         with tempfile.TemporaryDirectory(prefix="evidence-bench-") as scratch:
             started = time.perf_counter()
-            session = generate_session(case, Path(scratch) / "home", size)
+            home = Path(scratch) / "home"
+            session = generate_session(case, home, size)
             generated = time.perf_counter() - started
-            history = sum(p.stat().st_size for p in (Path(scratch) / "home").rglob("*.jsonl"))
-            run = measure(session, args.budget, traced=False, session=True)
-            traced = measure(session, args.budget, traced=True, session=True) if args.traced else {}
+            history = sum(p.stat().st_size for p in home.rglob("*.jsonl"))
+            harness, below = CHILD_ROOTS.get(case, (None, ""))
+            target = home / below if harness else session
+            run = measure(target, args.budget, traced=False, session=True, children=harness)
+            traced = (measure(target, args.budget, traced=True, session=True, children=harness)
+                      if args.traced else {})  # fmt: skip
         seconds = run["convert_s"] + run["build_s"]
         row = {"history": history, "seconds": seconds, "maxrss": run["maxrss_kb"] * 1024,
                "peak": traced.get("peak", 0)}  # fmt: skip
@@ -226,7 +250,7 @@ def _sessions(case: str, sizes: list[int], args: argparse.Namespace) -> None:
             f"{case:<17} history {history / mib:7.1f} MiB  convert {run['convert_s']:7.2f} s  "
             f"build {run['build_s']:5.2f} s  ({seconds / (history / mib) * 1000:5.1f} ms/MiB)  "
             f"maxrss {row['maxrss'] / mib:5.1f} MiB{peak}  evidence {run['size']} B  "
-            f"executions {run['executions']} (excerpts {run['kept']})  "
+            f"sessions {run['sessions']}  executions {run['executions']} (excerpts {run['kept']})  "
             f"receipts {run['receipts']}  (generated in {generated:.1f} s)",
             flush=True,
         )
@@ -253,13 +277,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per size up to 100MB")
     parser.add_argument("--child")
     parser.add_argument("--child-session")
+    parser.add_argument("--children", help="(child) list this harness's sessions under the folder")
     parser.add_argument("--traced", action="store_true", help="sessions: add a tracemalloc run")
     args = parser.parse_args()
     if args.child:
         child(args.child, args.budget, args.traced)
         return
     if args.child_session:
-        session_child(args.child_session, args.budget, args.traced)
+        session_child(args.child_session, args.budget, args.traced, args.children)
         return
     sizes = [parse_size(text) for text in args.sizes.split(",")]
     if args.max_mb:

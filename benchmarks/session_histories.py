@@ -9,7 +9,16 @@ gigabyte costs seconds, never memory.
 * ``codex-tools``: a current-form Codex rollout of shell calls and apply_patch edits;
 * ``pi-tools``: a pi v3 session of read/edit/bash tool calls and results;
 * ``copilot-tools``: a Copilot CLI events.jsonl of view calls and results;
-* ``copilot-subagents``: the same, run by 300 subagents one after another.
+* ``copilot-subagents``: the same, run by 300 subagents one after another;
+* ``codex-children``: a parent rollout and 300 child rollouts it spawned (each child's
+  ``session_meta`` names the parent thread in ``source.subagent.thread_spawn``, as spawned
+  sub-agents do), every file in the sessions folder;
+* ``pi-children``: a parent pi session and 300 sub-sessions (each header names the parent in
+  ``parentSession``) in one project folder.
+
+The Codex and pi sources read one session file each and do not join children to their parent:
+the children cases measure what they support at that scale, the inventory of all 301 sessions
+and the review of each, one after another, as memory init goes through them.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SESSION_CASES", "SUBAGENTS", "generate_session"]
+__all__ = ["CHILD_ROOTS", "SESSION_CASES", "SUBAGENTS", "generate_session"]
 
 SESSION_CASES = (
     "claude-tools",
@@ -28,7 +37,10 @@ SESSION_CASES = (
     "pi-tools",
     "copilot-tools",
     "copilot-subagents",
+    "codex-children",
+    "pi-children",
 )
+CHILD_ROOTS = {"codex-children": ("codex", "sessions"), "pi-children": ("pi", "")}
 SUBAGENTS = 300
 CWD = "/home/dev/bench"
 _TEXT = "\x00TEXT\x00"  # stands for a pre-encoded tool output in a line's JSON
@@ -59,7 +71,8 @@ class _Stream:
         self.out = path.open("w", encoding="utf-8")
         self.target, self.written, self.texts = target, 0, texts
         self.batch: list[str] = []
-        self.rng = random.Random(target)
+        # Seeded by the file too: equal shares must not all draw the same (200 KB) first output.
+        self.rng = random.Random(f"{path.name}-{target}")
 
     def put(self, value: dict[str, Any]) -> None:
         line = json.dumps(value)
@@ -132,15 +145,20 @@ def _claude(folder: Path, total: int, subagents: int, texts: list[str]) -> Path:
     return main
 
 
-def _codex(folder: Path, total: int, texts: list[str]) -> Path:
-    path = folder / "sessions" / "2025" / "11" / "01" / "rollout-bench.jsonl"
+def _codex(
+    folder: Path, total: int, texts: list[str], name: str = "bench", parent: str | None = None
+) -> Path:
+    path = folder / "sessions" / "2025" / "11" / "01" / f"rollout-{name}.jsonl"
     out = _Stream(path, total, texts)
 
     def put(kind: str, n: int, payload: dict[str, Any]) -> None:
         out.put({"timestamp": _stamp(n * 1000), "type": kind, "payload": payload})
 
-    put("session_meta", 0, {"id": "bench", "cwd": CWD, "cli_version": "0.58.0",
-                            "model_provider": "openai"})  # fmt: skip
+    meta: dict[str, Any] = {"id": name, "cwd": CWD, "cli_version": "0.58.0",
+                            "model_provider": "openai"}  # fmt: skip
+    if parent is not None:
+        meta["source"] = {"subagent": {"thread_spawn": {"parent_thread_id": parent, "depth": 1}}}
+    put("session_meta", 0, meta)
     put("turn_context", 0, {"cwd": CWD, "model": "gpt-5-codex"})
     put("event_msg", 0, {"type": "user_message", "message": "Refactor the handlers."})
     n = 0
@@ -179,10 +197,16 @@ def _codex(folder: Path, total: int, texts: list[str]) -> Path:
     return path
 
 
-def _pi(folder: Path, total: int, texts: list[str]) -> Path:
-    path = folder / "--home-dev-bench--" / "2025-11-01T00-00-00-000Z_bench.jsonl"
+def _pi(
+    folder: Path, total: int, texts: list[str], name: str = "bench", parent: Path | None = None
+) -> Path:
+    path = folder / "--home-dev-bench--" / f"2025-11-01T00-00-00-000Z_{name}.jsonl"
     out = _Stream(path, total, texts)
-    out.put({"type": "session", "version": 3, "id": "bench", "timestamp": _stamp(0), "cwd": CWD})
+    header: dict[str, Any] = {"type": "session", "version": 3, "id": name,
+                              "timestamp": _stamp(0), "cwd": CWD}  # fmt: skip
+    if parent is not None:
+        header["parentSession"] = str(parent)
+    out.put(header)
     out.put({"type": "model_change", "id": "m0", "parentId": None, "timestamp": _stamp(0),
              "provider": "anthropic", "modelId": "claude-sonnet-4-5"})  # fmt: skip
     user = {"role": "user", "content": [{"type": "text", "text": "Refactor the handlers."}]}
@@ -239,9 +263,25 @@ def _copilot(folder: Path, total: int, subagents: int, texts: list[str]) -> Path
     return path
 
 
+def _children(case: str, folder: Path, total: int, texts: list[str]) -> Path:
+    share = total // (SUBAGENTS + 1)
+    if case == "codex-children":
+        parent = _codex(folder, share, texts)
+        for index in range(SUBAGENTS):
+            _codex(folder, share, texts, f"child{index:04d}", "bench")
+    else:
+        parent = _pi(folder, share, texts)
+        for index in range(SUBAGENTS):
+            _pi(folder, share, texts, f"child{index:04d}", parent)
+    return parent
+
+
 def generate_session(case: str, folder: Path, total: int) -> Path:
-    """The session file of ``case``, its files totalling about ``total`` bytes."""
+    """The session file of ``case`` (for a children case, the parent's), its files totalling
+    about ``total`` bytes."""
     texts = _texts(random.Random(total))
+    if case in CHILD_ROOTS:
+        return _children(case, folder, total, texts)
     subagents = SUBAGENTS if case.endswith("subagents") else 0
     if case.startswith("claude"):
         return _claude(folder, total, subagents, texts)

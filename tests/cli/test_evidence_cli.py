@@ -88,3 +88,13 @@ def test_bad_lessons_file_exits_2(tmp_path: Path) -> None:
 def test_budget_below_the_minimum_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["evidence", str(RUNS / "clean-success"), "--budget", "10"])
     assert result.exit_code == 2
+
+
+def test_a_forced_harness_that_does_not_match_the_file_exits_2_naming_what_it_is() -> None:
+    result = CliRunner().invoke(
+        main, ["evidence", "--harness", "codex", str(CLAUDE / "subagent-files.jsonl")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "is a Claude Code session, not a Codex CLI one" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "executions" not in result.stdout

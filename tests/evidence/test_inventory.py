@@ -127,5 +127,90 @@ def test_postmortem_accepts_harness_to_force_a_format(tmp_path: Path) -> None:
         main, ["postmortem", str(codex), "--harness", "claude", "--store", str(tmp_path / "s.db")]
     )
     assert done.exit_code == 2
-    assert "has no user or assistant messages of a main conversation" in done.output
+    assert "is a Codex CLI session, not a Claude Code one; pass --harness codex" in done.output
     assert "Traceback" not in done.output
+
+
+def test_special_files_among_sessions_are_listed_as_not_reviewable_by_type(
+    tmp_path: Path,
+) -> None:
+    roots = _home(tmp_path / "home")
+    project = roots["claude"] / "-home-dev-order-service"
+    os.mkfifo(project / "fifo.jsonl")
+    (project / "zero.jsonl").symlink_to("/dev/zero")
+    os.mkfifo(roots["codex"] / "rollout-2025-11-21T09-00-00-fifo.jsonl")
+    reasons = {Path(e.path).name: e.reason for e in find_sessions(roots) if not e.reviewable}
+    assert reasons == {
+        "fifo.jsonl": "it is a FIFO (named pipe), not a regular file (not opened)",
+        "zero.jsonl": "it is a symbolic link, not a regular file (not followed)",
+        "rollout-2025-11-21T09-00-00-fifo.jsonl":
+            "it is a FIFO (named pipe), not a regular file (not opened)",
+    }  # fmt: skip
+
+
+def test_an_orphan_subagents_folder_is_listed_as_not_reviewable(tmp_path: Path) -> None:
+    roots = _home(tmp_path / "home")
+    project = roots["claude"] / "-home-dev-order-service"
+    orphan = project / "0b9e-gone" / "subagents"
+    orphan.mkdir(parents=True)
+    (orphan / "agent-a1.jsonl").write_text('{"type": "user"}\n')
+    found = [e for e in find_sessions(roots) if not e.reviewable]
+    assert [(Path(e.path).relative_to(project), e.reason, e.size_bytes) for e in found] == [
+        (Path("0b9e-gone/subagents"), "subagent files without their main session", 17)
+    ]
+    text = CliRunner().invoke(main, ["sessions", "--harness", "claude", "--claude-dir",
+                                     str(roots["claude"])])  # fmt: skip
+    assert "reviewable no: subagent files without their main session" in text.output
+
+
+def test_a_postmortem_of_a_session_without_a_model_asks_for_one(tmp_path: Path) -> None:
+    codex = FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl"
+    done = CliRunner().invoke(main, ["postmortem", str(codex), "--store", str(tmp_path / "s.db")])
+    assert done.exit_code != 0
+    assert ("node 'codex' names no model to inherit (its session recorded none); pass "
+            "--provider and --model") in done.stderr  # fmt: skip
+    assert "Traceback" not in done.output
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_session_without_a_model_takes_the_model_the_caller_names(tmp_path: Path) -> None:
+    from active_memory.evidence.sources import open_run_source
+    from active_memory.postmortem.binding import (
+        BindingOverride,
+        resolve_source_node,
+        specialist_binding,
+    )
+
+    codex = FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl"
+    record = open_run_source(codex, tmp_path / "rec")
+    node = resolve_source_node(record.graph, None)
+    binding = specialist_binding(node, BindingOverride(provider="openai", model="gpt-5.1-codex"))
+    assert (binding.provider, binding.model) == ("openai", "gpt-5.1-codex")
+
+
+@pytest.mark.parametrize("harness", ["claude", "pi"])
+def test_a_harness_home_is_accepted_as_well_as_its_sessions_folder(
+    tmp_path: Path, harness: str
+) -> None:
+    roots = _home(tmp_path / "home")
+    home = roots[harness].parent
+    done = CliRunner().invoke(main, ["sessions", "--harness", harness, f"--{harness}-dir",
+                                     str(home), "--json"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.output)
+    assert data["roots"][harness] == str(roots[harness])
+    assert len(data["sessions"]) == 1
+
+
+def test_a_folder_without_sessions_says_so_and_what_is_expected(tmp_path: Path) -> None:
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    done = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--pi-dir", str(empty)])
+    assert done.exit_code == 0
+    assert (f"pi       sessions in {empty} (no pi sessions here: give the pi home, e.g. "
+            "~/.pi/agent, or its sessions/ folder)") in done.output  # fmt: skip
+    missing = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--pi-dir",
+                                        str(tmp_path / "nowhere")])  # fmt: skip
+    assert f"sessions in {tmp_path / 'nowhere'} (not found)" in missing.output
+    helped = CliRunner().invoke(main, ["sessions", "--help"])
+    assert "PI_CODING_AGENT_DIR" in helped.output

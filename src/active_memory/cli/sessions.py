@@ -13,7 +13,14 @@ from pathlib import Path
 import click
 
 from active_memory.cli._common import EXIT_BAD_INPUT, capped, emit_json, fail, json_option
-from active_memory.evidence.inventory import SessionEntry, default_roots, find_sessions
+from active_memory.evidence.inventory import (
+    SESSION_FOLDERS,
+    SessionEntry,
+    default_roots,
+    find_sessions,
+    session_files,
+    session_root,
+)
 from active_memory.evidence.sources.detect import HARNESSES
 
 __all__ = ["sessions"]
@@ -53,9 +60,25 @@ def _line(entry: SessionEntry) -> str:
             f"         {entry.path}\n         reviewable {review}")  # fmt: skip
 
 
+_HOMES = {"claude": ("CLAUDE_CONFIG_DIR", "~/.claude"), "codex": ("CODEX_HOME", "~/.codex"),
+          "pi": ("PI_CODING_AGENT_DIR", "~/.pi/agent"),
+          "copilot": ("COPILOT_HOME", "~/.copilot")}  # fmt: skip
+
+
 def _dir_help(harness: str) -> str:
-    return (f"Where {harness} sessions are (default: ACTIVE_MEMORY_{harness.upper()}_DIR, else "
-            "the harness's own location).")  # fmt: skip
+    variable, home = _HOMES[harness]
+    return (f"The {harness} home ({variable}, e.g. {home}) or its {SESSION_FOLDERS[harness]}/ "
+            f"folder (default: ACTIVE_MEMORY_{harness.upper()}_DIR, else {variable}, else "
+            f"{home}).")  # fmt: skip
+
+
+def _where(name: str, folder: Path) -> str:
+    if not folder.is_dir():
+        return " (not found)"
+    if next(session_files(name, folder), None) is not None:
+        return ""
+    return (f" (no {name} sessions here: give the {name} home, e.g. {_HOMES[name][1]}, or its "
+            f"{SESSION_FOLDERS[name]}/ folder)")  # fmt: skip
 
 
 _FOLDER = click.Path(file_okay=False, path_type=Path)
@@ -88,7 +111,8 @@ def sessions(
     their checkout, times, size and models, and whether a postmortem can review each."""
     roots = default_roots()
     given = {"claude": claude_dir, "codex": codex_dir, "pi": pi_dir, "copilot": copilot_dir}
-    roots.update({name: folder for name, folder in given.items() if folder is not None})
+    roots.update({name: session_root(name, folder.expanduser())
+                  for name, folder in given.items() if folder is not None})  # fmt: skip
     found = find_sessions(roots, harness=harness, repository=repository, since_ms=_since(since))
     if as_json:
         emit_json({"roots": {name: str(folder) for name, folder in sorted(roots.items())},
@@ -96,8 +120,7 @@ def sessions(
         return
     for name in HARNESSES:
         if harness in (None, name):
-            here = "" if roots[name].is_dir() else " (not found)"
-            click.echo(f"{name:<8} sessions in {roots[name]}{here}")
+            click.echo(f"{name:<8} sessions in {roots[name]}{_where(name, roots[name])}")
     for entry in found:
         click.echo(_line(entry))
     reviewable = sum(entry.reviewable for entry in found)

@@ -178,6 +178,8 @@ def _executions(
             "ended_ms": execution.ended_ms,
             "conversation": execution.conversation_id,
         }
+        if execution.unavailable:
+            item["unavailable"] = execution.unavailable
         if needs.completions and execution.completion is not None:
             text, cut = redact_and_cut(execution.completion, completion_bytes)
             item["completion"] = text

@@ -16,24 +16,36 @@ copilot     ACTIVE_MEMORY_COPILOT_DIR    COPILOT_HOME/session-state   ~/.copilot
 A session is described from its first and last 256 KiB only, so the inventory of a home with
 thousands of sessions, some of a gigabyte, stays quick; the format is told by content, as for a
 postmortem. A session written to in the last five minutes is listed as in progress, not
-reviewable.
+reviewable; so is a session path that is no regular file (a FIFO, a device, a symlink: told by
+its type, never opened) and a Claude Code ``<session>/subagents/`` folder whose main session
+file is gone.
 """
 
 from __future__ import annotations
 
 import os
+import stat as stat_mode
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from active_memory.bounded_input import file_kind
 from active_memory.errors import RunRecordError
 from active_memory.evidence.inventory_scan import Scan, scan_session
 from active_memory.evidence.sources.detect import HARNESSES, detect_harness
 from active_memory.models.base import Model
 from active_memory.repository import local_repository_key
 
-__all__ = ["ACTIVE_SECONDS", "SessionEntry", "default_roots", "find_sessions", "session_files"]
+__all__ = [
+    "ACTIVE_SECONDS",
+    "SESSION_FOLDERS",
+    "SessionEntry",
+    "default_roots",
+    "find_sessions",
+    "session_files",
+    "session_root",
+]
 
 ACTIVE_SECONDS = 300
 _ROOTS = {
@@ -43,6 +55,8 @@ _ROOTS = {
     "copilot": ("ACTIVE_MEMORY_COPILOT_DIR", "COPILOT_HOME", "session-state",
                 ".copilot/session-state"),
 }  # fmt: skip
+# The folder inside each harness's home (the one its variable names) that holds the sessions.
+SESSION_FOLDERS = {name: below for name, (_, _, below, _) in _ROOTS.items()}
 
 
 class SessionEntry(Model):
@@ -68,7 +82,7 @@ def default_roots(env: Mapping[str, str] | None = None) -> dict[str, Path]:
     roots: dict[str, Path] = {}
     for harness, (own, native, below, default) in _ROOTS.items():
         if env.get(own):
-            roots[harness] = Path(env[own]).expanduser()
+            roots[harness] = session_root(harness, Path(env[own]).expanduser())
         elif env.get(native):
             roots[harness] = Path(env[native]).expanduser() / below
         else:
@@ -76,24 +90,51 @@ def default_roots(env: Mapping[str, str] | None = None) -> dict[str, Path]:
     return roots
 
 
+def session_root(harness: str, folder: Path) -> Path:
+    """The sessions folder ``folder`` names: itself, or its ``projects``/``sessions``/
+    ``session-state`` folder when it is the harness's home (``~/.claude``, ``~/.codex``…)."""
+    inside = folder / SESSION_FOLDERS[harness]
+    return inside if inside.is_dir() and not inside.is_symlink() else folder
+
+
 def session_files(harness: str, root: Path) -> Iterator[Path]:
-    """The session files of ``harness`` under ``root``, sorted, never following it elsewhere."""
+    """The session files of ``harness`` under ``root``, sorted, never following it elsewhere:
+    anything but a folder is yielded (a FIFO or a symlink too, for :func:`find_sessions` to
+    list as not reviewable), and for Claude Code each ``<session>/subagents`` folder whose
+    ``<session>.jsonl`` is missing."""
     if not root.is_dir():
         return
     if harness == "claude":
         # Subagent files (``agent-*.jsonl``, ``<session>/subagents/``) belong to their session.
         found = [p for p in root.glob("*/*.jsonl") if not p.name.startswith("agent-")]
+        found += [folder for folder in root.glob("*/*/subagents")
+                  if not os.path.lexists(folder.parent.with_name(folder.parent.name + ".jsonl"))
+                  and folder.is_dir() and not folder.is_symlink()]  # fmt: skip
     elif harness == "codex":
         found = list(root.glob("**/rollout-*.jsonl"))
     elif harness == "pi":
         found = list(root.glob("*/*.jsonl"))
     else:
         found = [*root.glob("*/events.jsonl"), *root.glob("*.jsonl")]
-    yield from sorted(path for path in found if path.is_file() and not path.is_symlink())
+    yield from sorted(path for path in found if path.name == "subagents" or not path.is_dir())
+
+
+def _unreviewable(harness: str, path: Path, reason: str, size: int, mtime: float) -> SessionEntry:
+    return SessionEntry(harness=harness, path=str(path), session_id=None, cwd=None,
+                        repository=None, started_ms=None, ended_ms=int(mtime * 1000),
+                        size_bytes=size, models=(), reviewable=False, reason=reason)  # fmt: skip
 
 
 def _entry(harness: str, path: Path, now: float) -> SessionEntry:
-    stat = path.stat()
+    stat = path.lstat()
+    if path.name == "subagents" and stat_mode.S_ISDIR(stat.st_mode):
+        sizes = sum(item.lstat().st_size for item in path.glob("agent-*.jsonl"))
+        return _unreviewable(harness, path, "subagent files without their main session",
+                             sizes, stat.st_mtime)  # fmt: skip
+    if not stat_mode.S_ISREG(stat.st_mode):
+        left = "not followed" if stat_mode.S_ISLNK(stat.st_mode) else "not opened"
+        kind = f"it is {file_kind(stat.st_mode)}, not a regular file ({left})"
+        return _unreviewable(harness, path, kind, 0, stat.st_mtime)
     reason: str | None = None
     scan = Scan()
     if stat.st_size == 0:

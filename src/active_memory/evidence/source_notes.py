@@ -50,8 +50,12 @@ def receipts_made(record: RunRecord, log: CutLog | None = None) -> int:
 
 
 def unavailable_refs(record: RunRecord) -> dict[str, str]:
+    """Why each execution marked unavailable could not be read: its own ``unavailable``, else
+    (records converted before executions carried it) the runtime's list."""
+    refs = {execution.ref: execution.unavailable for execution in record.executions
+            if execution.unavailable}  # fmt: skip
     ids = record.runtime.get("subagents_unavailable")
-    if not isinstance(ids, list):
-        return {}
-    return {f"exec:{item}": "subagent transcript file not found"
-            for item in ids[:4096] if isinstance(item, str)}  # fmt: skip
+    for item in ids[:4096] if isinstance(ids, list) else ():
+        if isinstance(item, str):
+            refs.setdefault(f"exec:{item}", "subagent transcript file not found")
+    return refs

@@ -320,6 +320,12 @@ class Execution(RunModel):
     # but never current-run evidence for admission.
     # Left out of the document when false, so a record of a plain run reads as it always did.
     imported: bool = Field(default=False, exclude_if=lambda value: value is False)
+    # Why the execution's own account could not be read (a subagent whose transcript file is
+    # missing, or is a FIFO): it ran, but its status and completion come from its launcher only.
+    # Left out of the document when none.
+    unavailable: Annotated[str, Field(min_length=1, max_length=512)] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
 
     @field_serializer("transcript")
     def _write_transcript(self, path: Path | None, info: SerializationInfo) -> str | Path | None:

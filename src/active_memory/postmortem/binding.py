@@ -91,6 +91,9 @@ def resolve_source_node(graph: AuthoredGraph, source_node: str | None) -> GraphN
         for node in graph.nodes:
             if node.is_agent and node.kind == kind:
                 return node
+    if len(graph.nodes) == 1 and graph.nodes[0].kind == "worker":
+        # A converted session that named no model: specialist_binding asks for one.
+        return graph.nodes[0]
     raise PostmortemError(
         f"graph {graph.name!r} has no agent node (a worker or verifier with a binding) whose "
         "model the postmortem could inherit; add one or set globalAgents.postmortem.enabled false"
@@ -224,14 +227,21 @@ def specialist_binding(
 ) -> Binding:
     """The binding the specialists of ``node`` run with: the node's own, overridden, and named
     after ``provider`` (passed in-process) when the override names no provider."""
-    if node.binding is None:
-        raise PostmortemError(f"node {node.id!r} has no agent binding to inherit")
+    inherited = node.binding
+    if inherited is None:
+        given = override.provider or (provider_label(provider)[0] if provider else None)
+        if override.model is None or given is None:
+            raise PostmortemError(
+                f"node {node.id!r} names no model to inherit (its session recorded none); pass "
+                "--provider and --model to choose the model the postmortem runs"
+            )
+        inherited = Binding(provider=given, model=override.model)
     if override.provider is not None or provider is None:
-        return override.apply(node.binding)
+        return override.apply(inherited)
     name, lane = provider_label(provider)
     if name == REPLAY:
-        return replace(override, provider=REPLAY).apply(node.binding)
-    binding = override.apply(node.binding)
+        return replace(override, provider=REPLAY).apply(inherited)
+    binding = override.apply(inherited)
     if name == binding.provider and lane in (None, binding.lane):
         return binding
     # Only the name changes: the model, effort and lane requested stay the inherited ones,

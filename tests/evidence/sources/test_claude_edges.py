@@ -185,6 +185,23 @@ def test_a_launched_subagent_without_its_file_is_an_unavailable_execution(tmp_pa
     assert "source.executions" in sections
 
 
+def test_a_missing_subagent_is_marked_unavailable_on_its_execution_too(tmp_path: Path) -> None:
+    path = _subagent_session(tmp_path, 2)
+    (path.with_suffix("") / "subagents" / "agent-a00001.jsonl").unlink()
+    record = load_claude_session(path, tmp_path / "rec")
+    assert record.executions[1].unavailable is None
+    assert record.executions[2].unavailable == "subagent transcript file not found"
+    document = json.loads((tmp_path / "rec" / "run.json").read_text("utf-8"))
+    assert "unavailable" not in document["executions"][1]
+    assert document["executions"][2]["unavailable"] == "subagent transcript file not found"
+    bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
+    listed = bundle.payload["executions"]
+    assert "unavailable" not in listed[1]
+    assert listed[2]["unavailable"] == "subagent transcript file not found"
+    sections = {cut.section for cut in bundle.truncation.cuts}
+    assert "source.executions" in sections
+
+
 def test_warm_up_agents_are_not_work(tmp_path: Path) -> None:
     path = write_lines(session_path(tmp_path), [
         user("Warmup", 0, sidechain=True, agentId="w1"),
@@ -309,3 +326,27 @@ def test_memory_stays_flat_whatever_the_inline_sidechain_record_count(tmp_path: 
     assert sum(1 for _ in record.executions[1].transcript.open()) == 10_000  # type: ignore[union-attr]
     # Forty times the records: memory grows by at most a small constant, never with the count.
     assert large_peak < small_peak * 1.5 + (2 << 20), (small_peak, large_peak)
+
+
+def test_special_files_among_subagents_are_cut_by_name_never_opened(tmp_path: Path) -> None:
+    path = _subagent_session(tmp_path, 1)
+    folder = path.with_suffix("") / "subagents"
+    os.mkfifo(folder / "agent-zzfifo.jsonl")
+    (folder / "agent-zzzero.jsonl").symlink_to("/dev/zero")
+    record = load_claude_session(path, tmp_path / "rec")
+    cuts = _cuts(record)
+    assert cuts["executions: subagent file agent-zzfifo.jsonl not read: it is a FIFO (named "
+                "pipe), not a regular file"] == 1  # fmt: skip
+    assert cuts["executions: subagent file agent-zzzero.jsonl not read: it is a character "
+                "device, not a regular file"] == 1  # fmt: skip
+    by_id = {execution.id: execution for execution in record.executions}
+    assert {"agent-a00000", "agent-zzfifo", "agent-zzzero"} <= set(by_id)
+    assert by_id["agent-zzfifo"].unavailable is not None
+    assert "FIFO" in by_id["agent-zzfifo"].unavailable
+    assert record.runtime["subagents_unavailable"] == ["agent-zzfifo", "agent-zzzero"]
+    assert set(_evidence_cuts(record, tmp_path)) >= {
+        ("source.executions", "subagent file agent-zzfifo.jsonl not read: it is a FIFO (named "
+         "pipe), not a regular file"),
+        ("source.executions", "subagent file agent-zzzero.jsonl not read: it is a character "
+         "device, not a regular file"),
+    }  # fmt: skip

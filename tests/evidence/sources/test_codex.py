@@ -80,8 +80,10 @@ def test_a_legacy_rollout_reads_its_bare_first_line_and_state_lines(tmp_path: Pa
     # The legacy form names no cwd but in the environment context, and no model at all.
     assert record.checkout is not None
     assert str(record.checkout.path) == "/home/dev/order-service"
-    assert record.graph.nodes[0].binding is not None
-    assert record.graph.nodes[0].binding.model == "unknown"
+    # No made-up model: the node is unbound and the postmortem asks for --model.
+    assert record.graph.nodes[0].binding is None
+    assert "binding" not in record.graph.raw["nodes"][0]
+    assert record.runtime["model_note"] == "the rollout names no model (legacy form)"
     assert [(r.tool, r.paths) for r in record.receipts] == [
         ("shell", (".github/workflows/ci.yml",)),
         ("shell", ("tests/conftest.py",)),

@@ -29,6 +29,9 @@ def test_the_format_is_told_by_content_whatever_the_file_is_called(
     shutil.copy(SAMPLES[name], renamed)
     assert detect_harness(renamed) == name.split("-")[0]
     record = open_run_source(renamed, tmp_path / "rec")
+    if name == "codex-legacy":  # names no model: unbound, the postmortem asks for one
+        assert record.graph.nodes[0].binding is None
+        return
     assert record.graph.nodes[0].binding is not None
     assert record.graph.nodes[0].binding.lane == {"claude": "claude-code"}.get(
         name, name.split("-")[0]
@@ -63,6 +66,49 @@ def test_an_empty_or_non_json_file_says_so(tmp_path: Path, content: str, shape: 
     assert shape in str(caught.value)
 
 
-def test_a_forced_harness_reads_the_file_as_that_format(tmp_path: Path) -> None:
-    with pytest.raises(RunRecordError, match="no messages of a pi session"):
-        open_run_source(SAMPLES["codex"], tmp_path / "rec", harness="pi")
+def test_a_forced_harness_reads_a_file_of_no_known_format_and_says_what_it_holds(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "other.jsonl"
+    path.write_text("".join(json.dumps({"type": "note", "n": n}) + "\n" for n in range(5)))
+    expected = {
+        "pi": "no messages of a pi session",
+        "codex": "no messages or tool calls of a Codex session",
+        "copilot": "no messages or tool calls of a Copilot CLI session",
+    }
+    for harness, says in expected.items():
+        with pytest.raises(RunRecordError) as caught:
+            open_run_source(path, tmp_path / harness, harness=harness)
+        message = str(caught.value)
+        assert says in message
+        assert "its first record has keys [n, type], type 'note'" in message
+        assert "\n" not in message
+
+
+@pytest.mark.parametrize("forced", ["claude", "codex", "pi", "copilot"])
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_a_forced_harness_that_the_content_contradicts_is_refused_naming_the_content(
+    tmp_path: Path, name: str, forced: str
+) -> None:
+    real = name.split("-")[0]
+    if forced == real:
+        return
+    with pytest.raises(RunRecordError) as caught:
+        open_run_source(SAMPLES[name], tmp_path / "rec", harness=forced)
+    told = {"claude": "Claude Code", "codex": "Codex CLI", "pi": "pi", "copilot": "Copilot CLI"}
+    assert f"is a {told[real]} session, not a {told[forced]} one" in str(caught.value)
+    assert f"--harness {real}" in str(caught.value)
+    assert not (tmp_path / "rec").exists()
+
+
+def test_a_bare_line_that_is_no_codex_item_is_cut_not_read_as_a_placeholder(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rollout.jsonl"
+    legacy = SAMPLES["codex-legacy"].read_text("utf-8")
+    path.write_text(legacy + json.dumps({"type": "user", "sessionId": "x"}) + "\n", "utf-8")
+    record = open_run_source(path, tmp_path / "rec", harness="codex")
+    assert record.executions[0].transcript is not None
+    assert '"[user]"' not in record.executions[0].transcript.read_text("utf-8")
+    cuts = {cut["reason"]: cut["count"] for cut in record.runtime["source_cuts"]}
+    assert cuts["line not read: not a Codex rollout record"] == 1

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from active_memory.bounded_input import regular_file_problem
 from active_memory.errors import RunRecordError
-from active_memory.evidence.sources.detect import HARNESSES, detect_harness
+from active_memory.evidence.sources.detect import (
+    HARNESSES,
+    detect_harness,
+    first_record_shape,
+    forced_mismatch,
+)
+from active_memory.evidence.sources.lines import first_lines
 from active_memory.models.runs import RUN_FILE, RunRecord, load_run_record
 
 __all__ = ["HARNESSES", "detect_harness", "load_session", "open_run_source"]
@@ -48,9 +54,19 @@ def load_session(
     problem = regular_file_problem(given)
     if problem is not None:  # by its type, before any open: a FIFO would block the reader
         raise RunRecordError("$", problem, source=str(given))
+    if harness is not None:
+        mismatch = forced_mismatch(given, harness)
+        if mismatch is not None:
+            raise RunRecordError("$", mismatch, source=str(given))
     loader = _loader(harness or detect_harness(given))
     try:
         return loader(given, workdir)
+    except RunRecordError as error:
+        if harness is None or not error.problem.startswith("has no "):
+            raise
+        # Forced onto a file of no known format: say what the file looked like instead.
+        shape = first_record_shape(next(iter(first_lines(given, count=1)), None))
+        raise RunRecordError("$", f"{error.problem}; {shape}", source=str(given)) from None
     except OSError as error:
         # The session vanished or became unreadable mid-read, or the scratch folder is full.
         raise RunRecordError("$", f"could not be converted ({error.strerror or error})",

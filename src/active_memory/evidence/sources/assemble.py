@@ -58,13 +58,13 @@ def provider_for_model(model: str | None, fallback: str) -> str:
     return fallback
 
 
-def _model(main: Lane, lanes: list[Lane]) -> str:
+def _model(main: Lane, lanes: list[Lane]) -> str | None:
     if main.models:
         return main.models.most_common(1)[0][0]
     everyone: Counter[str] = Counter()
     for lane in lanes:
         everyone.update(lane.models)
-    return everyone.most_common(1)[0][0] if everyone else "unknown"
+    return everyone.most_common(1)[0][0] if everyone else None
 
 
 def assemble_record(
@@ -96,10 +96,15 @@ def _assemble(
     others = [lane for lane in writer.lanes.values() if lane is not main and not lane.warmup]
     lanes = [main, *sorted(others, key=lambda lane: (lane.started or 0, lane.order))]
     model = _model(main, lanes)
-    provider = facts.model_providers.get(model, facts.provider)
+    provider = facts.model_providers.get(model or "", facts.provider)
     node = facts.harness
-    binding = {"provider": provider, "model": model, "lane": facts.harness}
-    raw = {"name": node, "nodes": [{"id": node, "kind": "worker", "binding": binding}]}
+    # A session that names no model leaves the node unbound: the postmortem then asks for
+    # --provider and --model rather than send a made-up model name to the provider.
+    binding = None if model is None else Binding(provider=provider, model=model, lane=facts.harness)
+    raw_node: dict[str, Any] = {"id": node, "kind": "worker"}
+    if binding is not None:
+        raw_node["binding"] = {"provider": provider, "model": model, "lane": facts.harness}
+    raw = {"name": node, "nodes": [raw_node]}
     executions = tuple(
         Execution(
             id=lane.id,
@@ -112,6 +117,7 @@ def _assemble(
             conversation_id=lane.conversation,
             completion=lane.completion,
             transcript=writer.path(lane),
+            unavailable=lane.unavailable,
         )
         for index, lane in enumerate(lanes)
     )
@@ -133,17 +139,13 @@ def _assemble(
         "receipts_total": receipts.total,
         "source_cuts": cuts.as_runtime(),
     }
+    if binding is None:
+        runtime["model_note"] = facts.extra.get("model_note") or "the session names no model"
     record = RunRecord(
         run_id=f"{facts.run_prefix}-{session}"[:128],
         graph=AuthoredGraph(
             name=node,
-            nodes=(
-                GraphNode(
-                    id=node,
-                    kind="worker",
-                    binding=Binding(provider=provider, model=model, lane=facts.harness),
-                ),
-            ),
+            nodes=(GraphNode(id=node, kind="worker", binding=binding),),
             raw=raw,
         ),
         runtime=runtime,

@@ -230,24 +230,34 @@ class _Converter:
 
     # Subagents -----------------------------------------------------------------------------
 
+    def unreadable_agent(self, path: Path, agent: str, problem: str) -> None:
+        """A subagent file that is no regular file (a FIFO, a device) stays visible, unread."""
+        reason = f"subagent file {path.name} not read: it {problem}"
+        self.cuts.add("executions", reason)
+        self.unavailable_lane(agent, reason, f"[subagent {agent}: {reason}]", None)
+
+    def unavailable_lane(self, agent: str, reason: str, text: str, when: int | None) -> Lane:
+        session = self.facts.session_id or self.session_file.stem
+        lane_id = f"agent-{agent}"
+        lane = self.writer.lane(lane_id, f"{session}/{lane_id}")
+        lane.saw(when)
+        lane.unavailable = reason
+        self.writer.write(lane, "system", text, when)
+        self.writer.close_lane(lane)
+        return lane
+
     def missing_agents(self) -> None:
         """A subagent the main conversation launched, whose file is gone, stays visible."""
-        session = self.facts.session_id or self.session_file.stem
         for agent, (text, when) in sorted(self.launches.items()):
-            lane_id = f"agent-{agent}"
-            if lane_id in self.writer.lanes:
+            if f"agent-{agent}" in self.writer.lanes:
                 continue
-            lane = self.writer.lane(lane_id, f"{session}/{lane_id}")
-            lane.saw(when)
-            lane.unavailable = "subagent transcript file not found"
-            self.writer.write(
-                lane,
-                "system",
-                f"[subagent {agent}: launched by the main "
-                "conversation, but its transcript file was not found]",
+            lane = self.unavailable_lane(
+                agent,
+                "subagent transcript file not found",
+                f"[subagent {agent}: launched by the main conversation, but its transcript file "
+                "was not found]",
                 when,
             )
-            self.writer.close_lane(lane)
             lane.finish(text)
             self.cuts.add("executions", "subagent launched but its transcript file is missing")
 
@@ -269,8 +279,11 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
                 "$", "has no user or assistant messages of a main conversation",
                 source=str(session_file),
             )  # fmt: skip
-        for agent_path, agent in agent_files(session_file, converter.facts.session_id):
-            converter.read(agent_path, agent)
+        for agent_path, agent, problem in agent_files(session_file, converter.facts.session_id):
+            if problem is None:
+                converter.read(agent_path, agent)
+            else:
+                converter.unreadable_agent(agent_path, agent, problem)
         converter.missing_agents()
     finally:
         converter.writer.close()

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from active_memory.bounded_input import regular_file_problem
 from active_memory.evidence.sources.lines import first_lines
 
 __all__ = ["agent_files", "initial_request", "launched_agent", "salvage"]
@@ -30,8 +31,12 @@ _HINTS = {
 _SIDECHAIN = re.compile(r'"isSidechain"\s*:\s*true')
 
 
-def agent_files(session_file: Path, session_id: str | None) -> Iterator[tuple[Path, str]]:
-    """``(file, agent id)`` for each subagent file of the session, found lazily and in order.
+def agent_files(
+    session_file: Path, session_id: str | None
+) -> Iterator[tuple[Path, str, str | None]]:
+    """``(file, agent id, problem)`` for each subagent file of the session, found lazily and in
+    order; ``problem`` says why a file cannot be read (a FIFO, a device: told by its type, never
+    opened), None when it can.
 
     Compaction agents (``agent-acompact-*``) summarise the conversation for the harness; they
     did no work of their own and are skipped.
@@ -39,15 +44,23 @@ def agent_files(session_file: Path, session_id: str | None) -> Iterator[tuple[Pa
     folder = session_file.with_suffix("") / "subagents"
     if folder.is_dir():
         for path in sorted(folder.glob("agent-*.jsonl")):
-            if not path.stem.startswith("agent-acompact") and path.is_file():
-                yield path, path.stem[len("agent-") :]
+            if not path.stem.startswith("agent-acompact"):
+                yield path, path.stem[len("agent-") :], _problem(path)
     for path in sorted(session_file.parent.glob("agent-*.jsonl")):
-        if not path.is_file():
+        problem = _problem(path)
+        if problem is not None:
+            # Whose it is cannot be told without opening it: reported, as it may be this one's.
+            yield path, path.stem[len("agent-") :], problem
             continue
         lines = first_lines(path, count=1, limit=1 << 16)
         entry = lines[0].value if lines else None
         if entry is not None and entry.get("sessionId") == session_id:
-            yield path, path.stem[len("agent-") :]
+            yield path, path.stem[len("agent-") :], None
+
+
+def _problem(path: Path) -> str | None:
+    problem = regular_file_problem(path)
+    return None if problem is None else problem.split(";")[0]
 
 
 def initial_request(request: list[str], text: str, meta: bool) -> bool:

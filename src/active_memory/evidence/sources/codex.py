@@ -40,6 +40,10 @@ __all__ = ["NODE_ID", "load_codex_rollout"]
 
 NODE_ID = "codex"
 _CWD = re.compile(r"<cwd>([^<\n]{1,4096})</cwd>")
+# The response items a legacy rollout writes as bare lines; any other bare line is no Codex record.
+_BARE_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call_output",
+                         "custom_tool_call", "custom_tool_call_output", "local_shell_call",
+                         "web_search_call"})  # fmt: skip
 _TAGGED = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md")
 
 
@@ -121,8 +125,10 @@ class _Converter:
             return
         if first and "record_type" not in value and "type" not in value:
             self.meta(value)  # the legacy form's bare first line
-        elif "record_type" not in value:
+        elif value.get("type") in _BARE_ITEMS:
             self.item(value, iso_ms(value.get("timestamp")))
+        elif "record_type" not in value:
+            self.cuts.add("lines", "line not read: not a Codex rollout record")
 
     def meta(self, payload: dict[str, Any]) -> None:
         facts = self.facts

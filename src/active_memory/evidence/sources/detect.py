@@ -19,9 +19,11 @@ from typing import Any
 from active_memory.errors import RunRecordError
 from active_memory.evidence.sources.lines import SourceLine, first_lines
 
-__all__ = ["HARNESSES", "detect_harness", "first_record_shape"]
+__all__ = ["HARNESSES", "HARNESS_NAMES", "detect_harness", "first_record_shape", "forced_mismatch"]
 
 HARNESSES = ("claude", "codex", "pi", "copilot")
+HARNESS_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "pi": "pi",
+                 "copilot": "Copilot CLI"}  # fmt: skip
 _TRIED = "Claude Code, Codex CLI (current and legacy rollouts), pi (session v1-v3), Copilot CLI"
 _CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg",
                           "compacted"})  # fmt: skip
@@ -110,3 +112,17 @@ def detect_harness(path: str | os.PathLike[str]) -> str:
         f"{_TRIED}); {shape}; pass --harness to read it as one of them",
         source=str(source),
     )
+
+
+def forced_mismatch(path: str | os.PathLike[str], harness: str) -> str | None:
+    """Why ``path`` cannot be read as ``harness``: its content is another harness's session
+    (named, with the option that reads it); None when it matches or no format does (then the
+    forced reader decides, and says what it found)."""
+    try:
+        told = detect_harness(path)
+    except RunRecordError:
+        return None
+    if told == harness:
+        return None
+    return (f"is a {HARNESS_NAMES[told]} session, not a {HARNESS_NAMES[harness]} one; pass "
+            f"--harness {told} or leave --harness out")  # fmt: skip

@@ -109,3 +109,15 @@ def test_an_unreadable_rollout_line_is_a_recorded_cut(tmp_path: Path) -> None:
     assert record.runtime["source_cuts"] == [
         {"section": "lines", "reason": "line not read: not JSON", "count": 1, "bytes": 33}
     ]
+
+
+def test_a_legacy_line_whose_type_is_not_a_string_is_a_recorded_cut(tmp_path: Path) -> None:
+    # Found by the session-reader fuzz: a list as "type" reached a set lookup (TypeError).
+    lines = LEGACY.read_text().splitlines()
+    lines.insert(2, json.dumps({"type": [[]], "role": "user", "content": []}))
+    odd = tmp_path / LEGACY.name
+    odd.write_text("\n".join(lines) + "\n")
+    record = open_run_source(odd, tmp_path / "work")
+    assert len(record.executions) == 1
+    cuts = json.dumps(record.runtime.get("cuts", record.runtime))
+    assert "not a Codex rollout record" in cuts

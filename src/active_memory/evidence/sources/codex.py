@@ -125,7 +125,7 @@ class _Converter:
             return
         if first and "record_type" not in value and "type" not in value:
             self.meta(value)  # the legacy form's bare first line
-        elif value.get("type") in _BARE_ITEMS:
+        elif isinstance(kind, str) and kind in _BARE_ITEMS:  # a list or dict type is not one
             self.item(value, iso_ms(value.get("timestamp")))
         elif "record_type" not in value:
             self.cuts.add("lines", "line not read: not a Codex rollout record")

@@ -71,6 +71,9 @@ def test_hostile_local_sockets_do_not_starve_legitimate_calls() -> None:
     answered = sum(result is not None for result in results)
     assert answered >= 0.99 * CALLS, (answered, stats, counts)
     # The pressure was real: the broker was full and dropped hostile sockets throughout.
-    assert held >= 100, stats
+    # (`held` is one sample taken while a loaded machine may lag the swarm; the final count and
+    # the evictions say the same without depending on that moment.)
+    assert max(held, stats["open"]) >= 100, stats
+    assert stats["evicted"] >= 100, stats
     assert stats["evicted"] > 0, stats
     assert counts["connections"] > 600, counts

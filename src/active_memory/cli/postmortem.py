@@ -253,6 +253,12 @@ runtime_option = click.option(
     help="Runtime JSON with activeMemory/globalAgents (default: the record's runtime, without "
     "its connections).",
 )
+lessons_file_option = click.option(
+    "--lessons",
+    "lessons_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A `lessons export` file: the lessons maintenance reviews, instead of the store's.",
+)
 
 
 def _check_run_log(run_log: Path | None) -> None:
@@ -424,12 +430,7 @@ def _print_trial(result: TrialResult) -> None:
 @runtime_option
 @click.option("--batch", type=BoundedInt(min=0), default=0, show_default=True,
               help="Which maintenance batch (its replay label).")  # fmt: skip
-@click.option(
-    "--lessons",
-    "lessons_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A `lessons export` file: the lessons maintenance reviews, instead of the store's.",
-)
+@lessons_file_option
 @authoring_options
 @json_option
 def run_specialist_command(

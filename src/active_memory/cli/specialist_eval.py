@@ -43,6 +43,7 @@ from active_memory.cli.postmortem import (
     _override,
     _prepare,
     connection_options,
+    lessons_file_option,
     model_option,
     provider_option,
     runtime_option,
@@ -104,9 +105,7 @@ def _print_diffs(diffs: list[Any]) -> None:
 @connection_options
 @store_option
 @runtime_option
-@click.option("--lessons", "lessons_file", help="A `lessons export` file: the lessons "
-              "maintenance reviews, instead of the store's.",
-              type=click.Path(exists=True, dir_okay=False, path_type=Path))  # fmt: skip
+@lessons_file_option
 @click.option("--baseline", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Folder of baseline recordings DIR/<run>.jsonl to diff against.")  # fmt: skip
 @click.option("--record", "record_dir", type=_FOLDER,

@@ -24,7 +24,7 @@ from active_memory.cli._common import (
     store_option,
 )
 from active_memory.cli.authoring import Authoring, authored, authoring_options, supplied_lessons
-from active_memory.cli.postmortem import run_argument, runtime_option
+from active_memory.cli.postmortem import lessons_file_option, run_argument, runtime_option
 from active_memory.errors import ActiveMemoryError, ConfigError, PostmortemError, RunRecordError
 
 __all__ = ["prompt_command"]
@@ -37,12 +37,7 @@ __all__ = ["prompt_command"]
 @runtime_option
 @click.option("--batch", type=click.IntRange(min=0), default=0, show_default=True,
               help="Which maintenance batch.")  # fmt: skip
-@click.option(
-    "--lessons",
-    "lessons_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A `lessons export` file: the lessons maintenance reviews, instead of the store's.",
-)
+@lessons_file_option
 @authoring_options
 @json_option
 def prompt_command(

@@ -14,6 +14,7 @@ from active_memory.cli.demo import demo
 from active_memory.cli.evidence import evidence
 from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
+from active_memory.cli.memory import memory
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
 from active_memory.cli.retire import retire_command
@@ -50,6 +51,7 @@ specialist.add_command(eval_command)
 main.add_command(contracts)
 main.add_command(demo)
 main.add_command(runlog)
+main.add_command(memory)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,10 +24,13 @@ __all__ = ["delete_receipt", "publish_with_receipt", "read_receipt"]
 
 def _encode(receipt: PublicationReceipt) -> str:
     return json.dumps(
-        {"generation": receipt.generation, "revisions": receipt.revisions,
-         "retired": list(receipt.retired)},
+        {
+            "generation": receipt.generation,
+            "revisions": receipt.revisions,
+            "retired": list(receipt.retired),
+        },
         sort_keys=True,
-    )  # fmt: skip
+    )
 
 
 def _decode(text: str) -> PublicationReceipt:

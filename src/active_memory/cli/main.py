@@ -23,6 +23,7 @@ from active_memory.cli.runlog import runlog
 from active_memory.cli.serve import serve
 from active_memory.cli.server import server
 from active_memory.cli.sessions import sessions
+from active_memory.cli.skills import skills
 from active_memory.cli.specialist_eval import eval_command
 from active_memory.cli.specialist_prompt import prompt_command
 from active_memory.cli.store import store
@@ -52,6 +53,7 @@ main.add_command(contracts)
 main.add_command(demo)
 main.add_command(runlog)
 main.add_command(memory)
+main.add_command(skills)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -82,7 +82,13 @@ def codex_session(
 
 
 def saved_record(
-    state: Path, name: str, workspace: Path, repository: str, scratch: Path, age: float = HOUR
+    state: Path,
+    name: str,
+    workspace: Path,
+    repository: str,
+    scratch: Path,
+    age: float = HOUR,
+    graph: str | None = None,
 ) -> Path:
     """A saved run record under ``<state>/runs/NAME``, converted from a Claude session, with a
     latched outcome and the recorded repository key ``repository``."""
@@ -101,6 +107,9 @@ def saved_record(
     data["run_id"] = f"saved-{name}"
     data["checkout"]["repository"] = repository
     data["outcome"] = {"status": "succeeded", "latched_ms": 1_700_000_000_000}
+    if graph is not None:  # another authored graph: its hash follows from the new name
+        data["graph"]["name"] = graph
+        data.pop("graph_hash")
     run_file.write_text(json.dumps(data, indent=1), "utf-8")
     _backdate(run_file, age)
     return run_file

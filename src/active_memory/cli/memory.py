@@ -42,6 +42,11 @@ def _print(data: dict[str, Any]) -> None:
         f"inventory    {inventory['candidates']} run(s): {inventory['selected']} selected, "
         f"{inventory['excluded']} excluded"
     )
+    for repository in data["repositories"]:
+        runs = sum(run["repository"] == repository["repository"] for run in data["runs"])
+        click.echo(
+            f"  selected   {repository['repository']}  {repository['checkout']}  ({runs} run(s))"
+        )
     for item in data["exclusions"]:
         click.echo(f"  excluded   {item['code']:<18} {item['source']}: {item['reason']}")
     tasks = data["tasks"]
@@ -50,6 +55,12 @@ def _print(data: dict[str, Any]) -> None:
         click.echo(f"  open       {task['task']}  {task['task_file']}")
     for refused in data["refused"]:
         click.echo(f"  refused    {refused}")
+    staged = data["staged"]
+    if any(staged.values()):
+        click.echo(
+            f"findings     {staged['staged']} staged, {staged['kept']} kept, "
+            f"{staged['deferred']} deferred"
+        )
     for note in data["notes"]:
         click.echo(f"note         {note}")
     receipt = data["receipt"]

@@ -127,7 +127,7 @@ class Answer:
 
 def instructions(answer: Answer) -> str:
     if answer.state.phase == "complete":
-        return "The session is complete; its receipt is below. Calling again returns it again."
+        return "The session is complete (see its receipt); calling again returns the same receipt."
     if answer.open_tasks:
         return (
             f"Answer each open task: read its task_file and write its response_file, then "

@@ -3,6 +3,8 @@ does not stop the other repositories."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -117,3 +119,35 @@ def test_ignore_values_are_exact_and_case_sensitive(machine: Machine) -> None:
     data = machine.answer("--ignore-repos", "Alpha, acme/alph", "--ignore-repos", "alpha/")
     assert data["exclusions"] == []
     assert data["ignore_repos"] == ["Alpha", "acme/alph", "alpha/"]
+
+
+def _edit_record(run_file: Path, **changes: Any) -> None:
+    data = json.loads(run_file.read_text("utf-8"))
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    run_file.write_text(json.dumps(data), "utf-8")
+    os.utime(run_file, (0, 0))
+
+
+def test_unfinished_unreadable_and_opted_out_runs_are_excluded(machine: Machine) -> None:
+    _with_good_repository(machine)
+    path = machine.repo("alpha")
+    in_progress = claude_session(machine.home, path, 11, age=10)
+    no_outcome = saved_record(machine.state, "running", path, "forge:github.com/acme/alpha",
+                              machine.root / "s")  # fmt: skip
+    _edit_record(no_outcome, outcome=None)
+    opted_out = saved_record(machine.state, "quiet", path, "forge:github.com/acme/alpha",
+                             machine.root / "s")  # fmt: skip
+    _edit_record(opted_out, runtime={"globalAgents": {"postmortem": {"enabled": False}}})
+    broken = machine.state / "runs" / "broken" / "run.json"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("{not json", "utf-8")
+    data = machine.answer()
+    assert _exclusion(data, in_progress)["code"] == "unfinished"
+    assert _exclusion(data, no_outcome)["code"] == "unfinished"
+    assert _exclusion(data, opted_out)["code"] == "opted_out"
+    assert _exclusion(data, broken)["code"] == "unreadable"
+    assert _selected(data) == {"forge:github.com/acme/good"}

@@ -152,6 +152,7 @@ def test_a_changed_remote_before_publication_stops_it(machine: Machine) -> None:
     stopped = machine.init()
     assert stopped.exit_code == 1
     assert "'forge:github.com/acme/other'" in stopped.stderr
+    assert json.loads(stopped.stdout)["phase"] == "maintenance"
     with SqliteStore(machine.store, read_only=True) as store:
         assert store.generation() == 0
     repo.remotes.origin.set_url("git@github.com:acme/alpha.git")

@@ -74,9 +74,11 @@ def _print(data: dict[str, Any]) -> None:
     click.echo(f"next         {data['next_action']}: {data['instructions']}")
 
 
-def _refused(message: str, code: int, as_json: bool, next_action: str) -> None:
+def _refused(
+    message: str, code: int, as_json: bool, next_action: str, phase: str | None = None
+) -> None:
     if as_json:
-        emit_json({"phase": None, "next_action": next_action, "error": message})
+        emit_json({"phase": phase, "next_action": next_action, "error": message})
     click.echo(f"error: {message}", err=True)
     raise click.exceptions.Exit(code)
 
@@ -161,7 +163,7 @@ def init(
     except InitRefused as refused:
         code = EXIT_BAD_INPUT if refused.bad_input else EXIT_FAILED
         action = "start_new_session" if refused.bad_input else "restore_or_wait"
-        _refused(str(refused), code, as_json, action)
+        _refused(str(refused), code, as_json, action, refused.phase)
         return
     except ActiveMemoryError as error:
         _refused(str(error), EXIT_FAILED, as_json, "restore_or_wait")

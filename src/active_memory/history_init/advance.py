@@ -262,6 +262,21 @@ async def _step(
         return state
 
 
+def _advance_with_store(
+    state: SessionState, directory: Path, refused: list[str], notes: list[str]
+) -> SessionState:
+    with SqliteStore(state.store) as store:
+        if state.phase == "complete":
+            if (directory / INTENT_FILE).exists():
+                cleanup(directory, state, store)
+            return state
+        if state.phase == "publication":
+            state = recover(directory, state, store) or state
+        if state.phase != "complete":
+            state = asyncio.run(_step(state, directory, store, refused, notes))
+        return state
+
+
 def advance(options: InitOptions) -> Answer:
     """Take the session at ``options.directory`` as far as it can go now."""
     directory, existing = open_session_dir(options.directory)
@@ -280,14 +295,11 @@ def advance(options: InitOptions) -> Answer:
                     "that --store, or start a new session",
                     bad_input=True,
                 )
-        with SqliteStore(state.store) as store:
-            if state.phase == "complete":
-                if (directory / INTENT_FILE).exists():
-                    cleanup(directory, state, store)
-            elif state.phase == "publication":
-                state = recover(directory, state, store) or state
-            if state.phase != "complete":
-                state = asyncio.run(_step(state, directory, store, refused, notes))
+        try:
+            state = _advance_with_store(state, directory, refused, notes)
+        except InitRefused as refusal:
+            refusal.phase = (load_state(directory) or state).phase
+            raise
         return Answer(
             directory, state, len(state.runs) + len(state.exclusions), tuple(refused), tuple(notes)
         )

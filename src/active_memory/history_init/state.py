@@ -47,6 +47,7 @@ class InitRefused(ActiveMemoryError):
 
     def __init__(self, message: str, *, bad_input: bool = False) -> None:
         self.bad_input = bad_input
+        self.phase: str | None = None  # the session's phase when the refusal came from it
         super().__init__(message)
 
 

@@ -66,3 +66,15 @@ def test_a_failing_provider_leaves_the_tasks_open_with_the_reason(machine: Machi
     assert len(answer.refused) == 2
     with SqliteStore(machine.store, read_only=True) as store:
         assert store.generation() == 0
+
+
+def test_the_cli_provider_without_a_credential_fails_with_the_variable_to_set(
+    machine: Machine,
+) -> None:
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    result = machine.init("--provider", "anthropic")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["phase"] == "discovery"
+    assert data["tasks"]["open"] == 2
+    assert all("ANTHROPIC_API_KEY" in reason for reason in data["refused"])

@@ -5,7 +5,8 @@ call inventories the runs and exports tasks; each later call imports the respons
 since and exports what is next, until ``phase: complete`` returns the publication receipt.
 ``--provider NAME`` answers the tasks with this project's specialists instead of the host
 agent's subagents. Exit codes: 0 the call advanced (or the session is complete); 1 it was
-stopped (a changed checkout, another call holding the session, a failed provider); 2 bad input.
+stopped (a changed checkout, another call holding the session) or ``--provider`` left tasks
+open; 2 bad input.
 """
 
 from __future__ import annotations
@@ -173,3 +174,5 @@ def init(
         emit_json(data)
     else:
         _print(data)
+    if provider_name is not None and answer.refused and data["phase"] != "complete":
+        raise click.exceptions.Exit(EXIT_FAILED)  # the provider's sessions left tasks open

@@ -11,8 +11,12 @@ open; 2 bad input.
 
 from __future__ import annotations
 
+import contextlib
+import re
+import signal
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,10 +26,13 @@ from active_memory.cli._common import (
     BoundedInt,
     emit_json,
     json_option,
-    store_option,
     store_path,
 )
-from active_memory.errors import ActiveMemoryError
+from active_memory.errors import ActiveMemoryError, ConfigError
+from active_memory.store.paths import check_store_location
+
+if TYPE_CHECKING:
+    from active_memory.history_init import Answer, InitOptions
 
 __all__ = ["memory"]
 
@@ -33,6 +40,80 @@ __all__ = ["memory"]
 @click.group("memory")
 def memory() -> None:
     """Memory-wide workflows (initialisation from local history)."""
+
+
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+# Its crash safety is a receipt row committed in the publishing transaction of the store itself
+# (store/init_receipts.py), which only the local SQLite store has.
+_LOCAL_ONLY = (
+    "memory init publishes only to a local SQLite store file: its crash-safe publication "
+    "writes a receipt row in the store's own transaction, which the PostgreSQL backend and "
+    "the team service do not offer; give the path of a store file (default: "
+    "`active-memory store path`)"
+)
+
+
+def _store_problem(value: str | None) -> str | None:
+    """Why ``value`` cannot be this session's store, or None. A URL (never echoed: it may carry
+    a password) is refused before any work, so a user never answers every task only to meet a
+    store that cannot publish."""
+    if value is None:
+        return None
+    url = _URL.match(value)
+    if url is not None:
+        return f"--store: '{url.group(1).lower()}://…' is not a store file; {_LOCAL_ONLY}"
+    try:
+        check_store_location(value)
+    except ConfigError as error:
+        return f"--store: {error.problem}"
+    return None
+
+
+def _provider_problem(name: str | None) -> str | None:
+    """Why ``name`` is no --provider memory init can use, or None; checked before the session
+    is created."""
+    from active_memory.agents.providers.registry import provider_names
+
+    if name is None:
+        return None
+    known = ", ".join(known for known in provider_names() if known != "replay")
+    if name == "replay":
+        return (
+            "--provider replay answers from a recorded exchanges file, which memory init "
+            f"does not take; use one of: {known}"
+        )
+    if name not in provider_names():
+        return f"--provider {name[:40]!r} is not a provider; known: {known}"
+    return None
+
+
+class _Interrupted(BaseException):
+    """SIGINT or SIGTERM during a call: the session keeps every step checkpointed before it."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.signal_name = signal.Signals(number).name
+        super().__init__(self.signal_name)
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C and SIGTERM end the call with one sentence and 128+signal, not a traceback or
+    click's bare "Aborted!". Every state change is an atomic checkpoint and a publication is
+    one transaction (its receipt row closes the gap to the checkpoint), so stopping anywhere
+    leaves a session the next call resumes."""
+
+    def stop(number: int, frame: object) -> None:
+        raise _Interrupted(number)
+
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise _Interrupted(signal.SIGINT) from None
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _print(data: dict[str, Any]) -> None:
@@ -88,7 +169,6 @@ def _refused(
 @click.option(
     "--directory",
     required=True,
-    type=click.Path(path_type=Path),
     help="The private session folder (created 0700 on the first call; outside every checkout).",
 )
 @click.option(
@@ -120,16 +200,22 @@ def _refused(
     show_default=True,
     help="One shared deadline for every --provider session.",
 )
-@store_option
+@click.option(
+    "--store",
+    "store",
+    default=None,
+    help="Lesson store file (default: see `active-memory store path`); a local SQLite file "
+    "only, bound to the session on its first call.",
+)
 @json_option
 def init(
-    directory: Path,
+    directory: str,
     ignore_repos: tuple[str, ...],
     ignore_graphs: tuple[str, ...],
     provider_name: str | None,
     model: str | None,
     timeout_ms: int,
-    store: Path | None,
+    store: str | None,
     as_json: bool,
 ) -> None:
     """Initialise memory from every finished local run, in one resumable session at DIRECTORY.
@@ -137,30 +223,56 @@ def init(
     Each call answers the phase and the next action: answer the open tasks (write each task's
     response.json), then call again with the same --directory.
     """
-    from active_memory.history_init import InitOptions, InitRefused, advance
+    try:
+        with _interruptible():
+            _init(directory, ignore_repos, ignore_graphs, provider_name, model, timeout_ms,
+                  store, as_json)  # fmt: skip
+    except _Interrupted as stopped:
+        _refused(
+            f"interrupted by {stopped.signal_name}; every step saved before it is kept: call "
+            "the same command again to resume",
+            128 + stopped.number,
+            as_json,
+            "call_again",
+        )
+
+
+def _init(
+    directory: str,
+    ignore_repos: tuple[str, ...],
+    ignore_graphs: tuple[str, ...],
+    provider_name: str | None,
+    model: str | None,
+    timeout_ms: int,
+    store: str | None,
+    as_json: bool,
+) -> None:
+    from active_memory.history_init import InitOptions, InitRefused
     from active_memory.history_init.advance import parse_ignore
     from active_memory.history_init.inventory import saved_runs_dir
 
+    problem = (
+        (
+            "--directory is empty; give a new private folder, e.g. "
+            "~/.local/state/active-memory/init/SESSION"
+            if not directory.strip()
+            else None
+        )
+        or _store_problem(store)
+        or _provider_problem(provider_name)
+    )
+    if problem is not None:
+        _refused(problem, EXIT_BAD_INPUT, as_json, "fix_arguments")
+        return
     options = InitOptions(
-        directory=directory,
-        store=store_path(store),
+        directory=Path(directory),
+        store=store_path(None if store is None else Path(store)),
         ignore_repos=parse_ignore(ignore_repos),
         ignore_graphs=parse_ignore(ignore_graphs),
         saved_runs=saved_runs_dir(),
     )
     try:
-        if provider_name is not None:
-            from active_memory.history_init.provider_driver import drive
-
-            answer = drive(
-                options,
-                provider_name,
-                model,
-                timeout_ms / 1000,
-                progress=None if as_json else click.echo,
-            )
-        else:
-            answer = advance(options)
+        answer = _drive(options, provider_name, model, timeout_ms, as_json)
     except InitRefused as refused:
         code = EXIT_BAD_INPUT if refused.bad_input else EXIT_FAILED
         action = "start_new_session" if refused.bad_input else "restore_or_wait"
@@ -176,3 +288,21 @@ def init(
         _print(data)
     if provider_name is not None and answer.refused and data["phase"] != "complete":
         raise click.exceptions.Exit(EXIT_FAILED)  # the provider's sessions left tasks open
+
+
+def _drive(
+    options: InitOptions,
+    provider_name: str | None,
+    model: str | None,
+    timeout_ms: int,
+    as_json: bool,
+) -> Answer:
+    from active_memory.history_init import advance
+
+    if provider_name is None:
+        return advance(options)
+    from active_memory.history_init.provider_driver import drive
+
+    return drive(
+        options, provider_name, model, timeout_ms / 1000, progress=None if as_json else click.echo
+    )

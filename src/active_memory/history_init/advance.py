@@ -24,7 +24,11 @@ from active_memory.history_init.inventory import candidates, take_inventory
 from active_memory.history_init.publication import INTENT_FILE, cleanup, publish, recover
 from active_memory.history_init.records import review_config, review_record
 from active_memory.history_init.responses import import_response
-from active_memory.history_init.session_dir import open_session_dir, session_lock
+from active_memory.history_init.session_dir import (
+    clear_interrupted_start,
+    open_session_dir,
+    session_lock,
+)
 from active_memory.history_init.state import (
     InitRefused,
     SessionState,
@@ -285,6 +289,7 @@ def advance(options: InitOptions) -> Answer:
         refused: list[str] = []
         notes: list[str] = []
         if state is None:
+            clear_interrupted_start(directory)
             state = _new_state(options, directory)
             save_state(directory, state)
         else:

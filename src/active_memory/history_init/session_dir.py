@@ -13,6 +13,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +22,10 @@ from active_memory.history_init.state import STATE_FILE, InitRefused
 from active_memory.private_files import make_private_dir
 from active_memory.repository import find_checkout
 
-__all__ = ["LOCK_FILE", "open_session_dir", "session_lock"]
+__all__ = ["LOCK_FILE", "RUNS_DIR", "clear_interrupted_start", "open_session_dir", "session_lock"]
 
 LOCK_FILE = "session.lock"
+RUNS_DIR = "runs"
 
 
 def _refuse(directory: Path, problem: str) -> InitRefused:
@@ -58,9 +60,21 @@ def open_session_dir(given: Path) -> tuple[Path, bool]:
     if stat.S_IMODE(info.st_mode) & 0o077:
         raise _refuse(directory, f"has mode {stat.S_IMODE(info.st_mode):o}, not 700")
     existing = (directory / STATE_FILE).exists()
-    if not existing and any(name != LOCK_FILE for name in os.listdir(directory)):
+    if not existing and not _fresh(set(os.listdir(directory))):
         raise _refuse(directory, "is not empty and holds no memory init session")
     return directory, existing
+
+
+def _fresh(names: set[str]) -> bool:
+    """An empty folder, or what a first call interrupted before its first checkpoint leaves
+    (its lock and the runs it had converted so far): the next call starts it over."""
+    return not names or (LOCK_FILE in names and names <= {LOCK_FILE, RUNS_DIR})
+
+
+def clear_interrupted_start(directory: Path) -> None:
+    """Remove the converted runs of a first call that died before ``state.json`` existed."""
+    if os.path.isdir(directory / RUNS_DIR) and not os.path.islink(directory / RUNS_DIR):
+        shutil.rmtree(directory / RUNS_DIR)
 
 
 @contextlib.contextmanager

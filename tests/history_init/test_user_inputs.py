@@ -1,0 +1,124 @@
+"""Bad input a new user gives memory init: refused before any work (exit 2, one sentence, no
+session created), and interruptions that leave a session the next call resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import pytest
+from click.testing import CliRunner
+
+from active_memory.cli.main import main
+from active_memory.history_init.session_dir import LOCK_FILE
+from history_init.conftest import Machine
+from history_init.kit import claude_session
+
+
+def _init(machine: Machine, *extra: str) -> tuple[int, str, str]:
+    args = ["memory", "init", "--directory", str(machine.session), "--json", *extra]
+    result = CliRunner().invoke(main, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("store", "scheme"),
+    [
+        ("postgresql://init:hunter2@db.internal/lessons", "postgresql"),
+        ("https://memory.example.invalid/", "https"),
+    ],
+)
+def test_a_store_url_is_refused_before_any_work(machine: Machine, store: str, scheme: str) -> None:
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    code, stdout, stderr = _init(machine, "--store", store)
+    assert code == 2
+    assert f"'{scheme}://…' is not a store file" in stderr
+    assert "local SQLite store file" in stderr
+    assert "hunter2" not in stderr + stdout  # a URL may carry a password: never echoed
+    assert json.loads(stdout)["next_action"] == "fix_arguments"
+    assert not machine.session.exists()  # nothing inventoried, nothing exported
+
+
+@pytest.mark.parametrize(
+    ("provider", "expected"),
+    [
+        ("nosuch", "'nosuch' is not a provider; known: anthropic, openai"),
+        ("replay", "answers from a recorded exchanges file"),
+    ],
+)
+def test_an_unusable_provider_is_refused_before_any_work(
+    machine: Machine, provider: str, expected: str
+) -> None:
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    code, _stdout, stderr = _init(machine, "--store", str(machine.store), "--provider", provider)
+    assert code == 2
+    assert expected in stderr
+    assert not machine.session.exists()
+
+
+def test_an_empty_directory_is_refused_not_taken_as_the_current_folder(machine: Machine) -> None:
+    result = CliRunner().invoke(main, ["memory", "init", "--directory", " "])
+    assert result.exit_code == 2
+    assert "--directory is empty" in result.stderr
+
+
+def test_a_first_call_interrupted_before_its_checkpoint_starts_over(machine: Machine) -> None:
+    """A first call killed while converting sessions leaves its lock and runs/: the next call
+    is not refused as a foreign folder, it starts the inventory again."""
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    machine.session.mkdir(mode=0o700)
+    (machine.session / LOCK_FILE).touch()
+    (machine.session / "runs" / "half").mkdir(parents=True)
+    (machine.session / "runs" / "half" / "run.json").write_text("{", "utf-8")
+    data = machine.answer()
+    assert data["phase"] == "discovery"
+    assert data["inventory"]["selected"] == 1
+    assert not (machine.session / "runs" / "half").exists()
+
+
+def test_a_folder_with_a_runs_folder_but_no_lock_is_still_refused(machine: Machine) -> None:
+    machine.session.mkdir(mode=0o700)
+    (machine.session / "runs").mkdir()
+    result = machine.init()
+    assert result.exit_code == 2
+    assert "holds no memory init session" in result.stderr
+    assert (machine.session / "runs").exists()  # refused, never repaired
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_call_says_how_to_resume_and_the_next_call_does(
+    machine: Machine, monkeypatch: pytest.MonkeyPatch, number: int
+) -> None:
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    import importlib
+
+    advance_module = importlib.import_module("active_memory.history_init.advance")
+
+    real = advance_module.discovery_tasks
+
+    async def interrupted(*args: object, **kwargs: object) -> object:
+        os.kill(os.getpid(), number)  # delivered in the middle of the export
+        return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+    def unhandled(signum: int, frame: object) -> None:
+        raise RuntimeError("the command left the signal unhandled")
+
+    # Without the command's own handler, SIGTERM would end pytest itself: fail the test instead.
+    previous = signal.signal(number, unhandled)
+    monkeypatch.setattr(advance_module, "discovery_tasks", interrupted)
+    try:
+        result = machine.init()
+    finally:
+        assert signal.getsignal(number) is unhandled  # the command restored the handler
+        signal.signal(number, previous)
+    assert result.exit_code == 128 + number
+    assert f"interrupted by {signal.Signals(number).name}" in result.stderr
+    assert "call the same command again to resume" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert json.loads(result.stdout)["next_action"] == "call_again"
+
+    monkeypatch.setattr(advance_module, "discovery_tasks", real)
+    data = machine.answer()
+    assert data["phase"] == "discovery"
+    assert data["tasks"]["open"] == 2

@@ -141,7 +141,7 @@ def _print(data: dict[str, Any]) -> None:
     if any(staged.values()):
         click.echo(
             f"findings     {staged['staged']} staged, {staged['kept']} kept, "
-            f"{staged['deferred']} deferred"
+            f"{staged['deferred']} deferred, {staged['quarantined']} quarantined"
         )
     for note in data["notes"]:
         click.echo(f"note         {note}")
@@ -151,7 +151,8 @@ def _print(data: dict[str, Any]) -> None:
         adapted = len(receipt["revisions"]) - created - retired
         click.echo(
             f"receipt      generation {receipt['generation']}: {created} created, {adapted} "
-            f"adapted, {retired} retired, {len(receipt['deferred'])} deferred"
+            f"adapted, {retired} retired, {len(receipt['deferred'])} deferred, "
+            f"{len(receipt['quarantined'])} held for `active-memory lessons review`"
         )
     click.echo(f"next         {data['next_action']}: {data['instructions']}")
 

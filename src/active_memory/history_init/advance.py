@@ -124,6 +124,7 @@ class Answer:
                 "staged": sum(f.status == "staged" for f in state.staged),
                 "kept": sum(f.status == "kept" for f in state.staged),
                 "deferred": sum(f.status == "deferred" for f in state.staged),
+                "quarantined": len(state.held),
             },
             "receipt": None if state.receipt is None else state.receipt.model_dump(mode="json"),
         }

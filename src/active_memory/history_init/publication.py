@@ -2,7 +2,8 @@
 
 Only after complete maintenance coverage, and only after every selected checkout is rechecked
 (present, same remote identity, same source fingerprint as its tasks' basis). Crash safety, in
-order: the intent file (durable), the commit with its receipt row in the same store transaction
+order: the intent file (durable), the commit with its receipt row and the quarantined
+discoveries held for review in the same store transaction
 (:meth:`~active_memory.store.sqlite.SqliteStore.publish_once`), the durable completion
 checkpoint (``state.json`` replaced atomically, fsynced), then the receipt row and the intent
 file are removed. A process killed anywhere resumes to exactly one publication: the receipt row
@@ -28,6 +29,7 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import LessonDraft
 from active_memory.private_files import fsync_directory, write_private_text
 from active_memory.store.backend import PublicationReceipt
+from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = [
@@ -69,6 +71,21 @@ def publication(state: SessionState) -> Publication:
     return Publication(run_id=run_id(state), mutations=tuple(mutations))
 
 
+def held_entries(state: SessionState) -> tuple[QuarantineEntry, ...]:
+    """The quarantined discoveries, as the postmortem holds them for ``lessons review``."""
+    return tuple(
+        QuarantineEntry(
+            id=held.id,
+            run_id=held.run_id,
+            role=held.specialist,
+            signals=held.signals,
+            draft=LessonDraft.model_validate(held.draft),
+            time="",
+        )
+        for held in state.held
+    )
+
+
 def recheck(state: SessionState) -> None:
     """Every task's checkout as it was exported, just before publishing; InitRefused if not."""
     probes = Probes()
@@ -89,6 +106,7 @@ def _receipt(state: SessionState, stored: PublicationReceipt) -> Receipt:
         retired=tuple(stored.retired),
         created=created,
         deferred=deferred,
+        quarantined=tuple(held.id for held in state.held),
     )
 
 
@@ -119,10 +137,11 @@ def publish(directory: Path, state: SessionState, store: SqliteStore) -> Session
         "session": state.session_id,
         "run_id": batch.run_id,
         "ids": [m.id for m in batch.mutations],
+        "quarantined": [held.id for held in state.held],
     }
     write_private_text(directory / INTENT_FILE, json.dumps(intent) + "\n", durable=True)
     _crash_point("before_commit")
-    stored, _fresh = store.publish_once(batch, state.session_id)
+    stored, _fresh = store.publish_once(batch, state.session_id, held=held_entries(state))
     _crash_point("after_commit")
     return finish(directory, state, store, stored)
 

@@ -28,6 +28,7 @@ from active_memory.errors import InputRefused
 from active_memory.history_init.identity import Probes
 from active_memory.history_init.records import review_config, review_record
 from active_memory.history_init.state import (
+    HeldFinding,
     InitRefused,
     SessionState,
     StagedFinding,
@@ -162,6 +163,17 @@ def import_response(state: SessionState, task: TaskEntry, probes: Probes) -> Imp
             )
             for item in found.proposals
         )
+        held = tuple(
+            HeldFinding(
+                id=new_lesson_id(),
+                task=task.id,
+                run_id=context.run.run_id,
+                specialist=task.specialist,
+                signals=item.signals,
+                draft=item.proposal.draft.model_dump(mode="json"),
+            )
+            for item in found.quarantined
+        )
         done = task.model_copy(
             update={
                 "status": "done",
@@ -170,7 +182,9 @@ def import_response(state: SessionState, task: TaskEntry, probes: Probes) -> Imp
             }
         )
         state = state.replace_task(done)
-        return Imported(state.model_copy(update={"staged": state.staged + staged}))
+        return Imported(
+            state.model_copy(update={"staged": state.staged + staged, "held": state.held + held})
+        )
     supplied = [
         Lesson.model_validate(item)
         for item in json.loads((Path(task.folder) / "supplied.json").read_text("utf-8"))

@@ -21,6 +21,7 @@ __all__ = [
     "STATE_FILE",
     "Basis",
     "Exclusion",
+    "HeldFinding",
     "InitRefused",
     "Phase",
     "Receipt",
@@ -126,6 +127,19 @@ class StagedFinding(_Frozen):
     status: Literal["staged", "kept", "deferred"] = "staged"
 
 
+class HeldFinding(_Frozen):
+    """A discovery admission quarantined (weak signals only): never published; held in the
+    store's quarantine for ``lessons review`` by the session's publication, as a postmortem
+    holds it."""
+
+    id: str
+    task: str
+    run_id: str
+    specialist: str
+    signals: tuple[str, ...]
+    draft: dict[str, Any]
+
+
 class Receipt(_Frozen):
     session: str
     generation: int
@@ -133,6 +147,7 @@ class Receipt(_Frozen):
     retired: tuple[str, ...]
     created: tuple[str, ...]
     deferred: tuple[str, ...]
+    quarantined: tuple[str, ...] = ()
 
 
 class SessionState(_Frozen):
@@ -148,6 +163,7 @@ class SessionState(_Frozen):
     repositories: tuple[RepositoryEntry, ...] = ()
     tasks: tuple[TaskEntry, ...] = ()
     staged: tuple[StagedFinding, ...] = ()
+    held: tuple[HeldFinding, ...] = ()
     maintenance_round: int = 0
     receipt: Receipt | None = None
 

@@ -5,12 +5,18 @@ checkpoint is written after the commit. The receipt row closes that gap: a proce
 between the two finds the row on resume and completes the checkpoint instead of publishing
 again; once the checkpoint is durable the row is removed. A publication whose session already
 has a row writes nothing and returns the stored receipt.
+
+The session's quarantined discoveries are held in the store's ``quarantine`` table (where
+``active-memory lessons review`` finds them, :mod:`active_memory.store.quarantine`) by the same
+transaction, so a crash can neither publish without holding them nor hold them twice.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from active_memory.errors import StoreError
 from active_memory.models.changes import Publication
@@ -18,6 +24,9 @@ from active_memory.store.backend import PublicationReceipt
 from active_memory.store.checked import checked_changes, publication_receipt
 from active_memory.store.results import StoreLimits
 from active_memory.store.writes import apply_changes, utc_now
+
+if TYPE_CHECKING:  # quarantine.py imports the SQLite store, which imports this module
+    from active_memory.store.quarantine import QuarantineEntry
 
 __all__ = ["delete_receipt", "publish_with_receipt", "read_receipt"]
 
@@ -52,14 +61,41 @@ def read_receipt(conn: sqlite3.Connection, session: str) -> PublicationReceipt |
     return None if row is None else _decode(str(row[0]))
 
 
+def _hold(conn: sqlite3.Connection, held: Sequence[QuarantineEntry]) -> None:
+    """The quarantine rows, as :meth:`Quarantine.hold` writes them, in the caller's
+    transaction; an id already held is replaced."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO quarantine (id, run_id, role, kind, signals, draft, time) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                entry.id,
+                entry.run_id,
+                entry.role,
+                entry.draft.scope.kind,
+                json.dumps(list(entry.signals)),
+                entry.draft.model_dump_json(),
+                entry.time or utc_now(),
+            )
+            for entry in held
+        ],
+    )
+
+
 def publish_with_receipt(
-    conn: sqlite3.Connection, publication: Publication, session: str, limits: StoreLimits
+    conn: sqlite3.Connection,
+    publication: Publication,
+    session: str,
+    limits: StoreLimits,
+    held: Sequence[QuarantineEntry] = (),
 ) -> tuple[PublicationReceipt, bool]:
     """Inside the caller's write transaction: the stored receipt and False when ``session``
-    already published, else the checked publication, its receipt row, and True."""
+    already published, else the checked publication, the ``held`` quarantine entries, its
+    receipt row, and True."""
     stored = read_receipt(conn, session)
     if stored is not None:
         return stored, False
+    _hold(conn, held)
     if publication.mutations:
         changes = checked_changes(conn, publication)
         generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits)

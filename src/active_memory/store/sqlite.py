@@ -17,9 +17,10 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from active_memory.errors import (
     ConfigError,
@@ -63,6 +64,9 @@ from active_memory.store.writes import (
     read_transaction,
     write_transaction,
 )
+
+if TYPE_CHECKING:
+    from active_memory.store.quarantine import QuarantineEntry
 
 __all__ = ["SqliteStore"]
 
@@ -214,14 +218,19 @@ class SqliteStore:
     # -- memory init's receipts (store/init_receipts.py) ------------------------------------
 
     def publish_once(
-        self, publication: Publication, session: str, control: PublicationControl | None = None
+        self,
+        publication: Publication,
+        session: str,
+        control: PublicationControl | None = None,
+        held: Sequence[QuarantineEntry] = (),
     ) -> tuple[PublicationReceipt, bool]:
-        """The checked publication and its receipt row for ``session`` in one transaction;
-        ``(stored receipt, False)`` without writing when ``session`` already published."""
+        """The checked publication, the ``held`` quarantine entries and the receipt row for
+        ``session`` in one transaction; ``(stored receipt, False)`` without writing when
+        ``session`` already published."""
         with self._lock:
             conn = self._connection(write=True)
             with write_transaction(conn, control):
-                return publish_with_receipt(conn, publication, session, self._limits)
+                return publish_with_receipt(conn, publication, session, self._limits, held)
 
     def init_receipt(self, session: str) -> PublicationReceipt | None:
         with self._reading() as conn:

@@ -3,9 +3,13 @@ specialists, each task one provider session, all under one shared deadline.
 
 Every task is answered exactly as the model-free CLI would receive it from a host subagent: the
 same prepared evidence and prompts, the answer written to the task's response file with its
-digest, then imported by the same call as any response. The specialists are not shown the
-staged findings of a maintenance task, so this driver keeps them all, as a postmortem publishes
-every discovery admission accepts. A task whose session fails stays open, with its reason.
+digest, then imported by the same call as any response. A maintenance specialist is shown the
+staged findings of its task (what a host subagent reads in ``staged.json``) as supplied cards
+beside the store's, and decides them like any card: ``keep`` keeps the finding, ``retire``
+defers it, and ``adapt`` defers it too (a staged finding is published as admitted or not at
+all; the wish to change it is a reason to leave it inactive). A finding the answer leaves
+undecided gets no decision, so the import refuses the response and the finding stays staged;
+nothing is kept blindly. A task whose session fails stays open, with its reason.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from active_memory.history_init.advance import Answer, InitOptions, advance
 from active_memory.history_init.records import review_config, review_record
 from active_memory.history_init.state import SessionState, TaskEntry, load_state
 from active_memory.history_init.tasks import RESPONSE_FILE
-from active_memory.models.lessons import Lesson
+from active_memory.models.lessons import Lesson, LessonDraft
 from active_memory.postmortem.binding import BindingOverride, resolve_source_node
 from active_memory.postmortem.binding import specialist_binding as _binding
 from active_memory.postmortem.options import PostmortemOptions
@@ -40,11 +44,44 @@ __all__ = ["drive"]
 Progress = Callable[[str], None]
 
 
+# What a maintenance decision on a staged finding means for it (see the module docstring).
+_STAGED_ACTION = {"keep": "keep", "retire": "defer", "adapt": "defer"}
+
+
 def _supplied(task: TaskEntry) -> list[Lesson]:
     if task.kind != "maintenance":
         return []
     raw = json.loads((Path(task.folder) / "supplied.json").read_text("utf-8"))
     return [Lesson.model_validate(item) for item in raw]
+
+
+def _staged_cards(state: SessionState, task: TaskEntry) -> list[Lesson]:
+    """The task's staged findings as cards, under the ids they would be published with."""
+    by_id = {finding.id: finding for finding in state.staged}
+    return [
+        Lesson.from_draft(finding, 1, LessonDraft.model_validate(by_id[finding].draft))
+        for finding in task.staged
+        if finding in by_id
+    ]
+
+
+def _split(answer: object, staged: set[str]) -> tuple[object, list[dict[str, str]]]:
+    """The answer without the staged findings' decisions, and those as staged entries."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("decisions"), list):
+        return answer, []  # the import refuses its shape
+    decisions, entries = [], []
+    for decision in answer["decisions"]:
+        if not isinstance(decision, dict) or decision.get("id") not in staged:
+            decisions.append(decision)
+            continue
+        action = _STAGED_ACTION.get(str(decision.get("action")))
+        if action is None:
+            continue  # no decision the import understands: the finding stays undecided
+        reason = str(decision.get("reason") or "")[:500]
+        if decision.get("action") != action:
+            reason = f"the specialist would {decision.get('action')} it: {reason}"[:500]
+        entries.append({"id": str(decision["id"]), "action": action, "reason": reason})
+    return {**answer, "decisions": decisions}, entries
 
 
 async def _answer(
@@ -77,7 +114,7 @@ async def _answer(
         raise ActiveMemoryError(unprepared.failure.message) from None
     try:
         spec = SPECS[task.specialist]
-        lessons = _supplied(task)
+        lessons = _supplied(task) + _staged_cards(state, task)
         result = await answer_session(
             prepared.env, spec, Meter(task.specialist), batch=0, lessons=lessons
         )
@@ -87,10 +124,7 @@ async def _answer(
                 await close_provider(prepared.owned_provider)
     response: dict[str, Any] = {"task": task.id, "digest": task.digest, "answer": result.answer}
     if task.kind == "maintenance":
-        response["staged"] = [
-            {"id": finding, "action": "keep", "reason": "admitted discovery"}
-            for finding in task.staged
-        ]
+        response["answer"], response["staged"] = _split(result.answer, set(task.staged))
     write_private_text(Path(task.folder) / RESPONSE_FILE, json.dumps(response) + "\n")
 
 

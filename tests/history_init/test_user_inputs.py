@@ -122,3 +122,10 @@ def test_an_interrupted_call_says_how_to_resume_and_the_next_call_does(
     data = machine.answer()
     assert data["phase"] == "discovery"
     assert data["tasks"]["open"] == 2
+
+
+def test_every_folder_the_session_writes_is_private(machine: Machine) -> None:
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    machine.answer()
+    folders = [machine.session, *(p for p in machine.session.rglob("*") if p.is_dir())]
+    assert {oct(folder.stat().st_mode & 0o777) for folder in folders} == {"0o700"}

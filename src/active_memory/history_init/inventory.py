@@ -25,6 +25,7 @@ from active_memory.history_init.state import Exclusion, RepositoryEntry, RunEntr
 from active_memory.latch import read_latched_outcome
 from active_memory.models.config import parse_runtime_config
 from active_memory.models.runs import RUN_FILE, RunRecord, load_run_record
+from active_memory.private_files import make_private_dir
 from active_memory.store.paths import default_store_path
 
 __all__ = ["Candidate", "Inventory", "candidates", "saved_runs_dir", "take_inventory"]
@@ -91,7 +92,24 @@ def _load(candidate: Candidate, workdir: Path) -> RunRecord:
                 raise _Unfinished()
             record = record.model_copy(update={"outcome": outcome})
         return record
-    return open_run_source(candidate.source, workdir, candidate.harness)
+    try:
+        return open_run_source(candidate.source, workdir, candidate.harness)
+    finally:
+        _tighten(workdir)
+
+
+def _tighten(folder: Path) -> None:
+    """The converted record is as private as the session: the converter writes transcript
+    copies with the default mode (evidence/sources), so they are made 0700/0600 here."""
+    for root, dirs, files in os.walk(folder):
+        for name in dirs:
+            if not os.path.islink(os.path.join(root, name)):
+                os.chmod(os.path.join(root, name), 0o700)
+        for name in files:
+            if not os.path.islink(os.path.join(root, name)):
+                os.chmod(os.path.join(root, name), 0o600)
+    if os.path.isdir(folder) and not os.path.islink(folder):
+        os.chmod(folder, 0o700)
 
 
 class _Unfinished(Exception):
@@ -129,6 +147,7 @@ def take_inventory(
     probes = Probes()
     runs: list[RunEntry] = []
     exclusions: list[Exclusion] = []
+    make_private_dir(session_dir / "runs")  # converted transcripts: private like the session
     for candidate in found:
         if candidate.problem is not None:
             exclusions.append(_excluded(candidate, *candidate.problem))

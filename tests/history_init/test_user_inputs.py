@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -129,3 +130,67 @@ def test_every_folder_the_session_writes_is_private(machine: Machine) -> None:
     machine.answer()
     folders = [machine.session, *(p for p in machine.session.rglob("*") if p.is_dir())]
     assert {oct(folder.stat().st_mode & 0o777) for folder in folders} == {"0o700"}
+
+
+def _one_open_response(machine: Machine) -> tuple[Path, dict[str, object]]:
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    data = machine.answer()
+    item = data["tasks"]["items"][0]
+    return Path(item["response_file"]), item
+
+
+def test_a_response_that_is_not_json_is_refused_with_the_file_named(machine: Machine) -> None:
+    response, item = _one_open_response(machine)
+    response.write_text('{"task": ', "utf-8")
+    data = machine.answer()
+    (refused,) = data["refused"]
+    assert refused.startswith(f"{item['task']}: response.json is not valid JSON (line 1")
+    assert not response.exists()
+    assert (response.parent / "response.refused.json").read_text("utf-8") == '{"task": '
+    assert data["tasks"]["open"] == 2
+
+
+def test_a_response_symlink_is_refused_without_reading_its_target(machine: Machine) -> None:
+    response, item = _one_open_response(machine)
+    target = machine.root / "elsewhere.json"
+    target.write_text(json.dumps({"task": item["task"], "digest": "x", "answer": {}}), "utf-8")
+    response.symlink_to(target)
+    (refused,) = machine.answer()["refused"]
+    assert "response.json is a symlink" in refused
+    assert target.exists()  # the link was moved aside; its target is untouched
+
+
+def test_a_response_folder_is_refused_without_a_traceback(machine: Machine) -> None:
+    response, _item = _one_open_response(machine)
+    response.mkdir()
+    result = machine.init()
+    assert result.exit_code == 0, result.stderr
+    (refused,) = json.loads(result.stdout)["refused"]
+    assert "response.json is not a regular file; remove it" in refused
+    assert response.is_dir()  # the user's folder is left for them to remove
+
+
+def test_a_decision_on_an_unknown_lesson_id_refuses_the_answer_and_says_why(
+    machine: Machine,
+) -> None:
+    from history_init.kit import keep_everything, read_task
+    from history_init.test_end_to_end import answer_open
+    from history_init.test_refusals import _publish_elsewhere
+
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    _publish_elsewhere(machine)
+    answer_open(machine.answer())
+    (item,) = machine.answer()["tasks"]["items"]
+    task = read_task(item["task_file"]) | {"task_file": item["task_file"]}
+    response = keep_everything(task)
+    assert len(response["answer"]["decisions"]) == 1  # the card published elsewhere
+    response["answer"]["decisions"].append(
+        response["answer"]["decisions"][0] | {"id": "lesson-01M8T72KY18R7GT49CDZDQ4K6Z"}
+    )
+    Path(item["response_file"]).write_text(json.dumps(response), "utf-8")
+    data = machine.answer()
+    (refused,) = data["refused"]
+    assert "refused as a whole (foreign_id)" in refused
+    assert "decide every card of supplied.json exactly once" in refused
+    assert data["phase"] == "maintenance"
+    assert data["staged"]["staged"] == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,10 +132,19 @@ def import_response(state: SessionState, task: TaskEntry, probes: Probes) -> Imp
     path = Path(task.folder) / RESPONSE_FILE
     if task.status != "open" or not os.path.lexists(path):
         return Imported(state)
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):  # never read through a link: it could name any file
+        return _refuse(state, task, "response.json is a symlink, not a file written for it")
+    if not stat.S_ISREG(info.st_mode):
+        return Imported(
+            state,
+            f"{task.id}: response.json is not a regular file; remove it and write the "
+            "response as a file",
+        )
     try:
         data = read_json(path, what=f"response of task {task.id!r}", max_bytes=2 * MAX_ANSWER_BYTES)
     except InputRefused as refused:
-        return _refuse(state, task, refused.problem)
+        return _refuse(state, task, f"response.json {refused.problem}")
     if not isinstance(data, Mapping) or "answer" not in data:
         return _refuse(state, task, 'it is not an object with "task", "digest" and "answer"')
     if data.get("task") != task.id:
@@ -192,7 +202,12 @@ def import_response(state: SessionState, task: TaskEntry, probes: Probes) -> Imp
     result = admit_maintenance(data["answer"], task.specialist, supplied, context)
     if not result.complete:
         codes = ", ".join(sorted({r.code for r in result.rejections})) or "incomplete"
-        return _refuse(state, task, f"its answer was refused as a whole ({codes})")
+        return _refuse(
+            state,
+            task,
+            f"its answer was refused as a whole ({codes}): it must decide every card of "
+            "supplied.json exactly once, by its id, and name no other id",
+        )
     actions = _staged_actions(data.get("staged", []), task.staged)
     if isinstance(actions, str):
         return _refuse(state, task, actions)

@@ -194,3 +194,20 @@ def test_a_decision_on_an_unknown_lesson_id_refuses_the_answer_and_says_why(
     assert "decide every card of supplied.json exactly once" in refused
     assert data["phase"] == "maintenance"
     assert data["staged"]["staged"] == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (("--model", "claude-x"), "--model only applies"),
+        (("--timeout-ms", "5"), "--timeout-ms only applies"),
+        (("--model", "m", "--timeout-ms", "5"), "--model and --timeout-ms only apply"),
+    ],
+)
+def test_provider_options_without_a_provider_are_refused(
+    machine: Machine, extra: tuple[str, ...], named: str
+) -> None:
+    code, _stdout, stderr = _init(machine, "--store", str(machine.store), *extra)
+    assert code == 2
+    assert named in stderr
+    assert not machine.session.exists()

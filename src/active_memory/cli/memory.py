@@ -170,6 +170,7 @@ def _refused(
 @click.option(
     "--directory",
     required=True,
+    metavar="DIR",
     help="The private session folder (created 0700 on the first call; outside every checkout).",
 )
 @click.option(
@@ -205,6 +206,7 @@ def _refused(
     "--store",
     "store",
     default=None,
+    metavar="FILE",
     help="Lesson store file (default: see `active-memory store path`); a local SQLite file "
     "only, bound to the session on its first call.",
 )
@@ -252,8 +254,22 @@ def _init(
     from active_memory.history_init.advance import parse_ignore
     from active_memory.history_init.inventory import saved_runs_dir
 
+    context = click.get_current_context()
+    given_alone = [
+        flag
+        for flag, name in (("--model", "model"), ("--timeout-ms", "timeout_ms"))
+        if provider_name is None
+        and context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    ]
     problem = (
         (
+            f"{' and '.join(given_alone)} "
+            f"{'only applies' if len(given_alone) == 1 else 'only apply'} with --provider: "
+            "drop it, or name the provider the specialists run on"
+            if given_alone
+            else None
+        )
+        or (
             "--directory is empty; give a new private folder, e.g. "
             "~/.local/state/active-memory/init/SESSION"
             if not directory.strip()

@@ -4,6 +4,8 @@ repositories is reconciled once, and the decisions publish with the new findings
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 from active_memory.models.changes import Mutation, Publication
@@ -99,3 +101,25 @@ def test_a_retirement_publishes_in_the_same_transaction_as_the_new_lessons(
     with SqliteStore(machine.store, read_only=True) as store:
         assert store.generation() == 2  # the seed, then one publication with both changes
         assert ids["shared"] in {tombstone.id for tombstone in store.list_retired()}
+
+
+def test_a_finding_no_maintenance_task_can_decide_is_deferred_and_said(machine: Machine) -> None:
+    """The older run proposes a repository lesson; the newest run of the repository disables
+    repository memory, so no repository maintenance exists: the finding is deferred, not kept."""
+    from history_init.kit import saved_record
+
+    alpha = machine.repo("alpha")
+    claude_session(machine.home, alpha, 1)
+    run_file = saved_record(machine.state, "newest", alpha, "forge:github.com/acme/alpha",
+                            machine.root / "scratch", age=60.0 * 10)  # fmt: skip
+    data = json.loads(run_file.read_text("utf-8"))
+    data["runtime"] = {"activeMemory": {"repository": False}}
+    run_file.write_text(json.dumps(data), "utf-8")
+    os.utime(run_file, (time.time() - 600, time.time() - 600))
+
+    answer_open(machine.answer())
+    done = machine.answer()
+    assert done["phase"] == "complete", done
+    assert done["receipt"]["created"] == []
+    assert len(done["receipt"]["deferred"]) == 1
+    assert any("had no maintenance task" in note for note in done["notes"])

@@ -216,12 +216,20 @@ async def _maintenance_round(
     return state.model_copy(update={"tasks": kept + tasks})
 
 
-def _apply_staged(state: SessionState) -> SessionState:
+def _apply_staged(state: SessionState, notes: list[str]) -> SessionState:
+    """Each staged finding as its maintenance decided. One no maintenance task could decide
+    (the newest run of its repository disables that scope) is deferred, never kept, and said."""
     actions = {finding: action for task in state.tasks for finding, action in task.staged_actions}
     staged = tuple(
         f.model_copy(update={"status": "kept" if actions.get(f.id) == "keep" else "deferred"})
         for f in state.staged
     )
+    orphans = sum(f.id not in actions for f in state.staged)
+    if orphans:
+        notes.append(
+            f"{orphans} staged finding(s) had no maintenance task (the newest run of the "
+            "repository disables that scope) and were deferred, not published"
+        )
     return state.model_copy(update={"staged": staged})
 
 
@@ -256,7 +264,7 @@ async def _step(
         save_state(directory, state)
         if state.tasks and any(task.status == "open" for task in state.tasks):
             return state
-    state = _apply_staged(state).model_copy(update={"phase": "publication"})
+    state = _apply_staged(state, notes).model_copy(update={"phase": "publication"})
     save_state(directory, state)
     try:
         return publish(directory, state, store)

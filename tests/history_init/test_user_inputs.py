@@ -211,3 +211,23 @@ def test_provider_options_without_a_provider_are_refused(
     assert code == 2
     assert named in stderr
     assert not machine.session.exists()
+
+
+def test_items_admission_refuses_are_listed_by_stage_and_code(machine: Machine) -> None:
+    from history_init.kit import discovery_lesson, read_task
+
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    data = machine.answer()
+    (item,) = [i for i in data["tasks"]["items"] if i["specialist"] == "repository_discovery"]
+    task = read_task(item["task_file"])
+    lesson = discovery_lesson(task)
+    lesson["associations"]["files"] = ["app/nope.py"]
+    lesson["references"] = [f"exec:{task['executions'][0]}", "repository:app/nope.py"]
+    response = {"task": task["task"], "digest": task["digest"], "answer": {"lessons": [lesson]}}
+    Path(item["response_file"]).write_text(json.dumps(response), "utf-8")
+    (rejection,) = machine.answer()["rejections"]
+    assert rejection["task"] == task["task"]
+    assert (rejection["index"], rejection["stage"]) == (0, "source")
+    assert rejection["code"].startswith("cited_")
+    text = CliRunner().invoke(main, machine.args()[:-1])  # the same call without --json
+    assert f"rejected   {task['task']} item 0: source {rejection['code']}" in text.stdout

@@ -137,6 +137,9 @@ def _print(data: dict[str, Any]) -> None:
         click.echo(f"  open       {task['task']}  {task['task_file']}")
     for refused in data["refused"]:
         click.echo(f"  refused    {refused}")
+    for item in data["rejections"]:
+        which = f"item {item['index']}" if item["index"] is not None and item["index"] >= 0 else ""
+        click.echo(f"  rejected   {item['task']} {which}: {item['stage']} {item['code']}".rstrip())
     staged = data["staged"]
     if any(staged.values()):
         click.echo(

@@ -119,6 +119,12 @@ class Answer:
                 ],
             },
             "refused": list(self.refused),
+            # Items of accepted answers admission refused: by stage and code, never by text.
+            "rejections": [
+                {"task": t.id, **{k: r.get(k) for k in ("index", "stage", "code", "id")}}
+                for t in done
+                for r in t.rejections
+            ],
             "notes": list(self.notes),
             "staged": {
                 "staged": sum(f.status == "staged" for f in state.staged),

@@ -231,3 +231,13 @@ def test_items_admission_refuses_are_listed_by_stage_and_code(machine: Machine) 
     assert rejection["code"].startswith("cited_")
     text = CliRunner().invoke(main, machine.args()[:-1])  # the same call without --json
     assert f"rejected   {task['task']} item 0: source {rejection['code']}" in text.stdout
+
+
+def test_an_ignore_value_matching_no_run_is_said_once(machine: Machine) -> None:
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    claude_session(machine.home, machine.repo("beta"), 2)
+    first = machine.answer("--ignore-repos", "alpah,beta", "--ignore-graphs", "Claude-Code")
+    assert first["inventory"]["selected"] == 1  # beta ignored, alpha kept
+    (note,) = first["notes"]
+    assert note.startswith("--ignore-repos 'alpah', --ignore-graphs 'Claude-Code' matched no run")
+    assert machine.answer()["notes"] == []  # said on the first call only

@@ -162,10 +162,16 @@ def _check_lists(state: SessionState, options: InitOptions) -> None:
             )
 
 
-def _new_state(options: InitOptions, directory: Path) -> SessionState:
+def _new_state(options: InitOptions, directory: Path, notes: list[str]) -> SessionState:
     found = candidates(options.roots, options.saved_runs)
     repos, graphs = options.ignore_repos or (), options.ignore_graphs or ()
     taken = take_inventory(found, directory, repos, graphs)
+    if taken.unmatched:
+        notes.append(
+            f"{', '.join(taken.unmatched)} matched no run of the inventory (values are exact "
+            "and case-sensitive; see each run's aliases); if that was a typo, start a new "
+            "session with another --directory"
+        )
     return SessionState(
         session_id=secrets.token_hex(8),
         created_ms=int(time.time() * 1000),
@@ -305,7 +311,7 @@ def advance(options: InitOptions) -> Answer:
         notes: list[str] = []
         if state is None:
             clear_interrupted_start(directory)
-            state = _new_state(options, directory)
+            state = _new_state(options, directory, notes)
             save_state(directory, state)
         else:
             _check_lists(state, options)

@@ -46,6 +46,8 @@ class Inventory:
     runs: tuple[RunEntry, ...]
     exclusions: tuple[Exclusion, ...]
     repositories: tuple[RepositoryEntry, ...]
+    # Ignore values that matched no run's aliases or graph: most often a typo, said once.
+    unmatched: tuple[str, ...] = ()
 
 
 def candidates(roots: Mapping[str, Path] | None, saved_runs: Path | None) -> list[Candidate]:
@@ -148,6 +150,7 @@ def take_inventory(
     runs: list[RunEntry] = []
     exclusions: list[Exclusion] = []
     make_private_dir(session_dir / "runs")  # converted transcripts: private like the session
+    matched: set[tuple[str, str]] = set()
     for candidate in found:
         if candidate.problem is not None:
             exclusions.append(_excluded(candidate, *candidate.problem))
@@ -185,6 +188,8 @@ def take_inventory(
         root = probe.root or Path(workspace)
         names = aliases(root, probe.key) if probe.key else (root.name, str(root))
         graph = (record.graph.name, record.graph_hash)
+        matched |= {("--ignore-repos", value) for value in ignore_repos if value in names}
+        matched |= {("--ignore-graphs", value) for value in ignore_graphs if value in graph}
         ignored = _ignored(names, graph, ignore_repos, ignore_graphs)
         if ignored is not None:
             exclusions.append(_excluded(candidate, "ignored", ignored, record.run_id, names))
@@ -217,7 +222,13 @@ def take_inventory(
                 graph_hash=record.graph_hash,
             )
         )
-    return Inventory(tuple(runs), tuple(exclusions), _repositories(runs, probes))
+    unmatched = [
+        f"{flag} {value!r}"
+        for flag, values in (("--ignore-repos", ignore_repos), ("--ignore-graphs", ignore_graphs))
+        for value in values
+        if (flag, value) not in matched
+    ]
+    return Inventory(tuple(runs), tuple(exclusions), _repositories(runs, probes), tuple(unmatched))
 
 
 def _repositories(runs: Sequence[RunEntry], probes: Probes) -> tuple[RepositoryEntry, ...]:

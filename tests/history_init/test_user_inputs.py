@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from active_memory.cli.main import main
 from active_memory.history_init.session_dir import LOCK_FILE
+from active_memory.store.sqlite import SqliteStore
 from history_init.conftest import Machine
 from history_init.kit import claude_session
 
@@ -241,3 +242,34 @@ def test_an_ignore_value_matching_no_run_is_said_once(machine: Machine) -> None:
     (note,) = first["notes"]
     assert note.startswith("--ignore-repos 'alpah', --ignore-graphs 'Claude-Code' matched no run")
     assert machine.answer()["notes"] == []  # said on the first call only
+
+
+@pytest.mark.parametrize("point", ["before_commit", "after_commit", "after_checkpoint"])
+def test_ctrl_c_during_publication_resumes_to_exactly_one_publication(
+    machine: Machine, monkeypatch: pytest.MonkeyPatch, point: str
+) -> None:
+    import importlib
+
+    from history_init.test_end_to_end import answer_open
+
+    publication = importlib.import_module("active_memory.history_init.publication")
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    answer_open(machine.answer())
+    answer_open(machine.answer())
+
+    def interrupt(name: str) -> None:
+        if name == point:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    original = publication._crash_point
+    monkeypatch.setattr(publication, "_crash_point", interrupt)
+    stopped = machine.init()
+    assert stopped.exit_code == 130, stopped.stderr
+    assert "interrupted by SIGINT" in stopped.stderr
+    monkeypatch.setattr(publication, "_crash_point", original)
+    done = machine.answer()
+    assert done["phase"] == "complete"
+    with SqliteStore(machine.store, read_only=True) as store:
+        assert store.generation() == 1
+        assert [lesson.id for lesson in store.list_lessons()] == done["receipt"]["created"]
+    assert machine.answer()["receipt"] == done["receipt"]

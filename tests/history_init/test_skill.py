@@ -41,7 +41,7 @@ def _subagent(task_file: str) -> None:
         found = [discovery_lesson(task)] if task["specialist"] == "repository_discovery" else []
         response["answer"] = {"lessons": found}
     else:
-        supplied = json.loads((Path(task_file).parent / "supplied.json").read_text("utf-8"))
+        supplied = json.loads(Path(task["supplied_file"]).read_text("utf-8"))
         staged = json.loads(Path(task["staged_file"]).read_text("utf-8"))["staged"]
         response["answer"] = {"decisions": [
             {"id": lesson["id"], "action": "keep", "reason": "still right", "references": [],

@@ -221,6 +221,7 @@ async def _export(
         "evidence_dir": str(folder / "evidence"),
         "contract_file": str(folder / "contract.schema.json"),
         "staged_file": str(folder / "staged.json") if entry.kind == "maintenance" else None,
+        "supplied_file": str(folder / "supplied.json") if entry.kind == "maintenance" else None,
         "response_file": str(folder / "response.json"),
         "instructions": _instructions(planned),
         "nodes": [node.id for node in record.graph.nodes],

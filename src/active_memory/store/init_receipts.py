@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,11 @@ def read_receipt(conn: sqlite3.Connection, session: str) -> PublicationReceipt |
     return None if row is None else _decode(str(row[0]))
 
 
+def _held_time() -> str:
+    """The quarantine's own time format (store/quarantine.py), so its ordering holds."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def _hold(conn: sqlite3.Connection, held: Sequence[QuarantineEntry]) -> None:
     """The quarantine rows, as :meth:`Quarantine.hold` writes them, in the caller's
     transaction; an id already held is replaced."""
@@ -75,7 +81,7 @@ def _hold(conn: sqlite3.Connection, held: Sequence[QuarantineEntry]) -> None:
                 entry.draft.scope.kind,
                 json.dumps(list(entry.signals)),
                 entry.draft.model_dump_json(),
-                entry.time or utc_now(),
+                entry.time or _held_time(),
             )
             for entry in held
         ],

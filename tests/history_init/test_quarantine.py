@@ -73,6 +73,14 @@ def test_a_quarantined_discovery_is_held_for_review_not_published(machine: Machi
     assert "1 quarantined proposal" in listed.stdout
     assert machine.answer()["receipt"] == receipt  # a retry holds nothing again
 
+    approved = CliRunner().invoke(
+        main, ["lessons", "review", "approve", held_id, "--store", str(machine.store)]
+    )
+    assert approved.exit_code == 0, approved.stderr
+    with SqliteStore(machine.store, read_only=True) as store:
+        assert store.get(held_id).revision == 1
+    assert _held(machine.store) == []
+
 
 @pytest.mark.parametrize("point", ["before_commit", "after_commit", "after_checkpoint"])
 def test_killed_anywhere_the_quarantine_is_held_exactly_once(machine: Machine, point: str) -> None:

@@ -6,7 +6,8 @@ since and exports what is next, until ``phase: complete`` returns the publicatio
 ``--provider NAME`` answers the tasks with this project's specialists instead of the host
 agent's subagents. Exit codes: 0 the call advanced (or the session is complete); 1 it was
 stopped (a changed checkout, another call holding the session) or ``--provider`` left tasks
-open; 2 bad input.
+open; 2 bad input, refused before any work when it is an argument (``fix_arguments``: a store
+URL, an unknown provider); 130 or 143 interrupted by SIGINT or SIGTERM (call again to resume).
 """
 
 from __future__ import annotations

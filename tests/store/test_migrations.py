@@ -22,6 +22,7 @@ RELEASED = {
     "m001_initial": "41959624207867afcfcc0b3ce38e82cbe6a00f6a3c1b3d1daf584cad127191d4",
     "m002_row_checksums": "6e4e761ba262eeb3de5beb20d99ac6b640eecd9883223ee83c217b97a6be5329",
     "m003_quarantine": "31f8cd2ee480fffbf0c2b9449351712967b9cf1e77f4b0b691010f3e4cea7d47",
+    "m004_init_receipts": "c3525419de728b5d15b43fe9cba865b4170f8fbd0ca19c80959a0b318ebb2d6a",
 }
 
 
@@ -92,6 +93,7 @@ def _as_released_before_checksums(path: Path) -> None:
     with sqlite3.connect(path) as raw:
         raw.execute("ALTER TABLE records DROP COLUMN checksum")
         raw.execute("DROP TABLE quarantine")
+        raw.execute("DROP TABLE init_receipts")
         raw.execute("DELETE FROM schema_migrations WHERE name <> 'm001_initial'")
     raw.close()
 

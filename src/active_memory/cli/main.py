@@ -14,6 +14,7 @@ from active_memory.cli.demo import demo
 from active_memory.cli.evidence import evidence
 from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
+from active_memory.cli.memory import memory
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
 from active_memory.cli.retire import retire_command
@@ -22,6 +23,7 @@ from active_memory.cli.runlog import runlog
 from active_memory.cli.serve import serve
 from active_memory.cli.server import server
 from active_memory.cli.sessions import sessions
+from active_memory.cli.skills import skills
 from active_memory.cli.specialist_eval import eval_command
 from active_memory.cli.specialist_prompt import prompt_command
 from active_memory.cli.store import store
@@ -50,6 +52,8 @@ specialist.add_command(eval_command)
 main.add_command(contracts)
 main.add_command(demo)
 main.add_command(runlog)
+main.add_command(memory)
+main.add_command(skills)
 
 
 if __name__ == "__main__":  # pragma: no cover

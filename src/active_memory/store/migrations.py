@@ -170,7 +170,28 @@ m003_quarantine = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_row_checksums, m003_quarantine)
+# Memory init's publication receipts (store/init_receipts.py): written in the publishing
+# transaction itself, so a process killed between that commit and the session's local checkpoint
+# finds its publication on resume instead of repeating it; removed once the checkpoint is durable.
+m004_init_receipts = Migration(
+    "m004_init_receipts",
+    (
+        """
+        CREATE TABLE init_receipts (
+            session TEXT PRIMARY KEY NOT NULL,
+            receipt TEXT NOT NULL,
+            time TEXT NOT NULL
+        )
+        """,
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    m001_initial,
+    m002_row_checksums,
+    m003_quarantine,
+    m004_init_receipts,
+)
 
 
 def applied_migrations(conn: sqlite3.Connection) -> list[tuple[str, str]]:

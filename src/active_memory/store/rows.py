@@ -39,7 +39,12 @@ if TYPE_CHECKING:
 __all__ = ["BUSY_TIMEOUT_MS", "KNOWN_MIGRATIONS", "StoreRows", "StoredCard", "StoredScope"]
 
 # The schema these reads are written for (a test keeps it equal to store.migrations).
-KNOWN_MIGRATIONS = ("m001_initial", "m002_row_checksums", "m003_quarantine")
+KNOWN_MIGRATIONS = (
+    "m001_initial",
+    "m002_row_checksums",
+    "m003_quarantine",
+    "m004_init_receipts",
+)
 # A hook answers within its harness's timeout; a writer holds the lock for milliseconds.
 BUSY_TIMEOUT_MS = 1000
 _HEADER = b"SQLite format 3\x00"

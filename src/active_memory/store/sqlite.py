@@ -17,9 +17,10 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from active_memory.errors import (
     ConfigError,
@@ -44,6 +45,7 @@ from active_memory.store.checked_rows import StoredLessons, verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.connect import companions_absent, open_connection, release_companions
 from active_memory.store.files import backup_destination_problem
+from active_memory.store.init_receipts import delete_receipt, publish_with_receipt, read_receipt
 from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
 from active_memory.store.results import (
     DEFAULT_LIMITS,
@@ -62,6 +64,9 @@ from active_memory.store.writes import (
     read_transaction,
     write_transaction,
 )
+
+if TYPE_CHECKING:
+    from active_memory.store.quarantine import QuarantineEntry
 
 __all__ = ["SqliteStore"]
 
@@ -209,6 +214,33 @@ class SqliteStore:
                     conn, changes, run_id=publication.run_id, limits=self._limits
                 )
         return publication_receipt(generation, changes)
+
+    # -- memory init's receipts (store/init_receipts.py) ------------------------------------
+
+    def publish_once(
+        self,
+        publication: Publication,
+        session: str,
+        control: PublicationControl | None = None,
+        held: Sequence[QuarantineEntry] = (),
+    ) -> tuple[PublicationReceipt, bool]:
+        """The checked publication, the ``held`` quarantine entries and the receipt row for
+        ``session`` in one transaction; ``(stored receipt, False)`` without writing when
+        ``session`` already published."""
+        with self._lock:
+            conn = self._connection(write=True)
+            with write_transaction(conn, control):
+                return publish_with_receipt(conn, publication, session, self._limits, held)
+
+    def init_receipt(self, session: str) -> PublicationReceipt | None:
+        with self._reading() as conn:
+            return read_receipt(conn, session)
+
+    def drop_init_receipt(self, session: str) -> None:
+        with self._lock:
+            conn = self._connection(write=True)
+            with write_transaction(conn):
+                delete_receipt(conn, session)
 
     # -- admin -----------------------------------------------------------------------------
 

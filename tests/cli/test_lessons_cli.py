@@ -420,8 +420,9 @@ def test_a_url_store_is_refused_and_nothing_is_created(
     result = CliRunner().invoke(main, [*command, "--store", url], input="")
     assert result.exit_code == 2, result.output
     assert result.stderr == (
-        "error: --store: 'postgresql://…' looks like a URL, and no active-memory backend for the "
-        "'postgresql' scheme exists yet; a store is the path of an SQLite file, e.g. "
+        "error: --store: 'postgresql://…' looks like a URL, but this command works on a local "
+        "SQLite store (PostgreSQL and the team service are a host's store setting: see "
+        "docs/team.md); a store is the path of an SQLite file, e.g. "
         "~/.local/state/active-memory/lessons.sqlite3\n"
     )
     assert list(tmp_path.iterdir()) == []

@@ -1,7 +1,7 @@
 """Shared CLI plumbing: ``--store``/``--json`` options, opening the store, error exits.
 
 ``--store`` is checked as it is parsed (:func:`~active_memory.store.paths.check_store_location`):
-a URL (no backend for one exists yet) or the zeroshot CLI's own store is bad input, exit 2,
+a URL (these commands open a local SQLite file) or the zeroshot CLI's own store is bad input, exit 2,
 before any command creates a directory or a file.
 
 Exit codes: 0 success, 1 the work failed (store unusable, conflict, not found), 2 bad input

@@ -15,7 +15,8 @@ The zeroshot CLI keeps its own, incompatible store at
 ``~/.local/state/zeroshot/active-memory/lessons.sqlite3`` (see :func:`zeroshot_store_path`):
 it is never opened as ours (:func:`check_store_location`); ``active-memory lessons import
 --from-zeroshot PATH`` reads it read-only instead. A store argument that looks like a URL
-(``postgresql://…``) is refused too: no backend for one exists yet.
+(``postgresql://…``) is refused too: these commands work on a local SQLite file, and a team
+backend is chosen by a host's configuration instead (:mod:`active_memory.store.select`).
 
 Environment and platform are parameters so every precedence case can be tested on any OS.
 Standard library only.
@@ -207,7 +208,8 @@ def check_store_location(
     """``path`` as a Path if active-memory may use it as its SQLite store, else ConfigError.
 
     Refused: anything that looks like a URL (``postgresql://…``, ``https://…``, any
-    ``scheme://``), since no backend for one exists yet, and the zeroshot CLI's own store.
+    ``scheme://``), since these commands open a local SQLite file (a team backend is chosen by
+    a host's configuration, :mod:`active_memory.store.select`), and the zeroshot CLI's own store.
     A URL is never echoed whole (it may carry a password): only its scheme is named.
     """
     if isinstance(path, bytes):
@@ -218,8 +220,9 @@ def check_store_location(
         scheme = url.group(1).lower()
         raise ConfigError(
             "store",
-            f"'{scheme}://…' looks like a URL, and no active-memory backend for the "
-            f"{scheme!r} scheme exists yet; {_SUPPORTED_FORMS}",
+            f"'{scheme}://…' looks like a URL, but this command works on a local SQLite store "
+            f"(PostgreSQL and the team service are a host's store setting: see docs/team.md); "
+            f"{_SUPPORTED_FORMS}",
         )
     if is_zeroshot_store_path(text, env=env, platform=platform):
         raise ConfigError(

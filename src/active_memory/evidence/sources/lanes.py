@@ -176,10 +176,13 @@ class SessionWriter:
             return handle
         if len(self._open) >= _OPEN_FILES:
             self._open.popitem(last=False)[1].close()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        mode = "a" if lane.records else "w"
+        # A converted transcript is a session's text: private from the first byte (0700/0600).
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if lane.records else os.O_TRUNC)
+        descriptor = os.open(self.path(lane), flags | getattr(os, "O_CLOEXEC", 0), 0o600)
         # errors="replace": a surrogate that slipped past the parser never stops the conversion.
-        handle = self.path(lane).open(mode, encoding="utf-8", errors="replace")
+        handle = os.fdopen(descriptor, "a" if lane.records else "w", encoding="utf-8",
+                           errors="replace")  # fmt: skip
         self._open[lane.id] = handle
         return handle
 

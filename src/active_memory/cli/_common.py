@@ -1,8 +1,8 @@
 """Shared CLI plumbing: ``--store``/``--json`` options, opening the store, error exits.
 
 ``--store`` is checked as it is parsed (:func:`~active_memory.store.paths.check_store_location`):
-a URL (these commands open a local SQLite file) or the zeroshot CLI's own store is bad input, exit 2,
-before any command creates a directory or a file.
+a URL (these commands open a local SQLite file) or the zeroshot CLI's own store is bad input,
+exit 2, before any command creates a directory or a file.
 
 Exit codes: 0 success, 1 the work failed (store unusable, conflict, not found), 2 bad input
 (malformed id, invalid import file, bad configuration). Errors go to stderr as one sentence.

@@ -237,6 +237,30 @@ def _transcript_budget(payload: dict[str, Any], budget: int, executions: int) ->
     return room, record
 
 
+MAX_EXISTING_LESSONS = 200
+
+
+def _existing(lessons: Sequence[Mapping[str, Any]], log: CutLog) -> list[dict[str, Any]]:
+    """What discovery needs to avoid a duplicate: each lesson's id, title and where it
+    applies (its node, or its associations); at most MAX_EXISTING_LESSONS, cut logged."""
+    out: list[dict[str, Any]] = []
+    for lesson in lessons[:MAX_EXISTING_LESSONS]:
+        scope = lesson.get("scope") or {}
+        entry: dict[str, Any] = {"id": lesson.get("id"), "title": lesson.get("title")}
+        if scope.get("kind") == "graph":
+            entry["node_id"] = scope.get("node_id")
+        else:
+            for key in ("files", "folders", "identifiers", "keyword_groups"):
+                entry[key] = scope.get(key, [])
+        out.append(json.loads(canonical_json(entry)))
+    log.add(
+        "existing_lessons",
+        f"more than {MAX_EXISTING_LESSONS} lessons in scope",
+        count=max(0, len(lessons) - MAX_EXISTING_LESSONS),
+    )
+    return out
+
+
 def build_evidence(
     record: RunRecord,
     specialist: str,
@@ -245,6 +269,7 @@ def build_evidence(
     budget_bytes: int = DEFAULT_BUDGET,
     lessons: Sequence[Mapping[str, Any]] = (),
     lesson_changes: Sequence[Mapping[str, Any]] = (),
+    existing_lessons: Sequence[Mapping[str, Any]] = (),
     cancel: Cancellation | None = None,
     page_limits: PageLimits | None = None,
 ) -> EvidenceBundle:
@@ -252,6 +277,9 @@ def build_evidence(
 
     ``lessons`` are the supplied cards (each with ``id`` and ``revision``) and ``lesson_changes``
     the before/current changes since the run's snapshot; both reach the specialist whole.
+    ``existing_lessons`` are, for a discovery specialist, the lessons already in its scope: it
+    gets their id, title and node or associations (``existing_lessons``) and the delivery
+    manifest (``deliveries``), so it can tell "no lessons" from "not shown".
     Raises EvidenceError for an unknown specialist, a budget under 4 KiB, lessons of the other
     scope or lessons that alone overflow the budget; EvidenceCancelled once ``cancel`` is set.
     """
@@ -307,6 +335,9 @@ def build_evidence(
         payload["deliveries"] = _deliveries(record.deliveries)
         payload["lessons"] = supplied
         payload["lesson_changes"] = changes
+    else:
+        payload["deliveries"] = _deliveries(record.deliveries)
+        payload["existing_lessons"] = _existing(existing_lessons, log)
     if needs.checkout and record.checkout is not None:
         payload["checkout"] = {
             "path": str(record.checkout.path),

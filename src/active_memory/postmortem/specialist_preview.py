@@ -20,7 +20,7 @@ from active_memory.errors import PostmortemError, ProviderError
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.binding import resolve_source_node, specialist_binding
 from active_memory.postmortem.options import PostmortemOptions
-from active_memory.postmortem.preparation import Unprepared, prepare
+from active_memory.postmortem.preparation import Unprepared, existing_lessons, prepare
 from active_memory.postmortem.specialist_trial import planned_batch
 
 __all__ = ["NoModelCalls", "SpecialistPreview", "preview_specialist"]
@@ -68,6 +68,7 @@ async def preview_specialist(
         label=f"batch {batch + 1} of {count}",
         lessons=supplied.lessons,
         changes=supplied.changes,
+        existing=existing_lessons(prepared.snapshot.lessons, name),
     )
     return SpecialistPreview(
         specialist=name,

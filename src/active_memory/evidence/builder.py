@@ -34,6 +34,7 @@ from active_memory.evidence.budget import cut_text, json_size, redact_and_cut
 from active_memory.evidence.history import collect_excerpts
 from active_memory.evidence.pager import Cancellation, PageLimits
 from active_memory.evidence.private import prepare_private_dir, write_private_file
+from active_memory.evidence.receipt_labels import citable_receipts
 from active_memory.evidence.redact import redact_text, redact_value
 from active_memory.evidence.shrink import shrink_strings
 from active_memory.evidence.source_notes import log_source_cuts, receipts_made, unavailable_refs
@@ -323,6 +324,7 @@ def build_evidence(
             record_bytes=record_bytes,
             limits=page_limits,
             cancel=cancel,
+            receipts=citable_receipts(record),
         )
         for excerpt in excerpts:
             log.add(

@@ -189,12 +189,13 @@ class _Converter:
         given = block.get("input")
         tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
         self.tool_names.remember(str(block.get("id")), name)
-        self.writer.write(lane, "assistant", canonical_json(tool_input), when, tool=name)
         if lane.warmup:
-            return
+            return  # the warm-up's calls are neither written nor receipts
         paths = [relative_path(tool_input[key], self.facts.cwd) for key in _PATH_KEYS
                  if isinstance(tool_input.get(key), str) and tool_input[key]]  # fmt: skip
-        self.receipts.add(lane.id, when, name, paths)
+        seq = self.receipts.add(lane.id, when, name, paths)
+        self.writer.write(lane, "assistant", canonical_json(tool_input), when, tool=name,
+                          receipt=seq)  # fmt: skip
 
     def user(self, lane: Lane, entry: dict[str, Any], when: int | None) -> None:
         content = entry["message"].get("content")

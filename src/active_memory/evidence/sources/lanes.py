@@ -129,7 +129,8 @@ class ReceiptRing:
         self.last: deque[ToolReceipt] = deque(maxlen=RECEIPT_RING // 2)
         self.total = 0
 
-    def add(self, execution: str, when: int | None, tool: str, paths: list[str]) -> None:
+    def add(self, execution: str, when: int | None, tool: str, paths: list[str]) -> int:
+        """Record one tool call; returns its ``seq``, the number ``receipt:<seq>`` cites."""
         receipt = ToolReceipt(
             seq=self.total,
             execution=execution,
@@ -142,6 +143,7 @@ class ReceiptRing:
             self.first.append(receipt)
         else:
             self.last.append(receipt)
+        return receipt.seq
 
     def kept(self) -> tuple[ToolReceipt, ...]:
         return (*self.first, *self.last)
@@ -184,14 +186,25 @@ class SessionWriter:
         return handle
 
     def write(
-        self, lane: Lane, role: str, text: str, when: int | None, tool: str | None = None
+        self,
+        lane: Lane,
+        role: str,
+        text: str,
+        when: int | None,
+        tool: str | None = None,
+        *,
+        receipt: int | None = None,
     ) -> None:
+        """One transcript record; ``receipt`` is the seq of the tool call it records, so the
+        evidence can label the call with the ``receipt:<seq>`` a specialist cites."""
         if lane.warmup:
             return
-        # Role, tool and time before the text: even a line cut short still says whose it was.
+        # Role, tool, receipt and time before the text: a line cut short still says whose it was.
         record: dict[str, Any] = {"role": role}
         if tool:
             record["tool"] = tool[:TOOL_NAME_CHARS]
+        if receipt is not None:
+            record["receipt"] = receipt
         if when is not None:
             record["time_ms"] = when
         record["text"] = cut_text(text, RECORD_TEXT_BYTES)[0]

@@ -12,7 +12,9 @@ Output (see :mod:`.assemble`): a one-node graph ``claude-code``, one execution f
 conversation and one per subagent (warm-up agents left out; a subagent the main conversation
 launched whose file is missing becomes an execution marked unavailable), tool receipts from
 tool_use blocks (tool name and file_path/path/notebook_path only, never other arguments).
-Thinking blocks are not read; every other block leaves its text or a placeholder.
+Thinking blocks are not read; every other block leaves its text or a placeholder. The harness's
+own injections (reminders, the local-command caveat and wrappers, Read's line-number prefixes) are
+removed as :mod:`.claude_noise` says, each removal a counted ``noise`` cut.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ from active_memory.evidence.sources.claude_files import (
     initial_request,
     launched_agent,
     salvage,
+)
+from active_memory.evidence.sources.claude_noise import (
+    Cleaned,
+    clean_tool_result,
+    clean_user_text,
+    strip_reminders,
 )
 from active_memory.evidence.sources.lanes import (
     BoundedMap,
@@ -211,10 +219,21 @@ class _Converter:
                 continue
             if lane.records == 0 and lane.id != "main" and text.strip() == "Warmup":
                 lane.warmup = True  # the harness's cache warm-up, not work
-            self.writer.write(lane, "user", text, when)
+            cleaned = self.cleaned(lane, clean_user_text(text))
+            if cleaned is not None:
+                self.writer.write(lane, "user", cleaned, when)
             lane.interrupted = text.startswith("[Request interrupted")
             if lane.id == "main" and self.request_open:
-                self.request_open = initial_request(self.request, text, bool(entry.get("isMeta")))
+                # The raw text: the request reader knows the command wrappers it folds.
+                asked = strip_reminders(text).text or ""
+                self.request_open = initial_request(self.request, asked, bool(entry.get("isMeta")))
+
+    def cleaned(self, lane: Lane, result: Cleaned) -> str | None:
+        """The text to write, with each harness removal counted as a ``noise`` cut."""
+        if not lane.warmup:
+            for reason, size in result.removed:
+                self.cuts.add("noise", reason, size=size)
+        return result.text
 
     def tool_result(
         self, lane: Lane, entry: dict[str, Any], block: dict[str, Any], when: int | None
@@ -222,8 +241,9 @@ class _Converter:
         tool_id = str(block.get("tool_use_id"))
         tool = self.tool_names.get(tool_id)
         text = _block_text(block.get("content"))
-        self.writer.write(lane, "tool", ("[error] " if block.get("is_error") else "") + text,
-                          when, tool=tool)  # fmt: skip
+        failed = bool(block.get("is_error"))
+        shown = self.cleaned(lane, clean_tool_result(text, tool, failed=failed)) or ""
+        self.writer.write(lane, "tool", ("[error] " if failed else "") + shown, when, tool=tool)
         if lane.id == "main" and tool in _LAUNCH_TOOLS and len(self.launches) < _KEPT:
             agent = launched_agent(entry.get("toolUseResult"), text)
             if agent is not None:

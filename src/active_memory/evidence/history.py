@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,9 +133,11 @@ def collect_excerpts(
     limits: PageLimits | None = None,
     cancel: Cancellation | None = None,
     receipts: Sequence[ToolReceipt] = (),
+    rewrite: Callable[[str], str] | None = None,
 ) -> tuple[Excerpt, ...]:
     """Stream every execution's transcript, in record order, through one TranscriptBudget;
-    tool-call records that are one of ``receipts`` are labelled ``receipt:<seq>``."""
+    tool-call records that are one of ``receipts`` are labelled ``receipt:<seq>``, and each
+    text passes through ``rewrite`` (the paths made workspace-relative) before it is counted."""
     budget = TranscriptBudget(budget_bytes, record_bytes)
     labels = ReceiptLabels(receipts)
     unavailable: dict[int, str] = {}
@@ -151,7 +153,7 @@ def collect_excerpts(
                         number=line.number,
                         role=found.role,
                         tool=found.tool,
-                        text=found.text,
+                        text=found.text if rewrite is None else rewrite(found.text),
                         original_bytes=line.size,
                         cut_by_pager=line.cut,
                         receipt=labels.label(execution.id, role=found.role, tool=found.tool,

@@ -13,6 +13,7 @@ from active_memory.evidence.sources.claude_noise import (
     COMMAND_UNWRAPPED,
     HOOK_UNWRAPPED,
     READ_PREFIXES,
+    REJECTED_REASON,
     REMINDER_REMOVED,
     STDOUT_EMPTY,
     STDOUT_UNWRAPPED,
@@ -160,3 +161,63 @@ def test_hook_output_keeps_its_text_and_a_lone_reminder_result_is_kept(tmp_path:
     assert noise[HOOK_UNWRAPPED][0] == 1
     assert noise[REMINDER_REMOVED][0] == 2
     assert "<system-reminder>" not in (record.initial_input or "")
+
+
+REJECTION = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
+    "was a file edit, the new_string was NOT written to the file). STOP what you are doing and "
+    "wait for the user to tell you how to proceed."
+)
+
+
+def _rejected(text: str, n: int, tool_n: int) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": f"toolu_{tool_n}", "is_error": True,
+             "content": text}  # fmt: skip
+    return user([block], n)
+
+
+def test_a_rejected_call_stays_in_the_transcript_but_is_no_receipt(tmp_path: Path) -> None:
+    record = _convert(tmp_path, [
+        user("Make the timeout configurable.", 0),
+        tool_use("Edit", {"file_path": "src/app/config.py", "old_string": "a",
+                          "new_string": "b"}, 1),
+        _rejected(REJECTION, 2, 1),
+        user("[Request interrupted by user for tool use]", 3),
+        tool_use("Bash", {"command": "rm -rf build"}, 4),
+        _rejected(REJECTION + " To tell you how to proceed, the user said:\nuse make clean", 5, 4),
+        tool_use("Bash", {"command": "make clean"}, 6),
+        _rejected("[Request interrupted by user for tool use]", 7, 6),
+        tool_use("Read", {"file_path": "src/app/config.py"}, 8),
+        tool_result("     1→a = 1\n", 9, 8),
+        assistant_text("Read it.", 10),
+    ])  # fmt: skip
+    assert [(r.seq, r.tool) for r in record.receipts] == [(3, "Read")]
+    assert record.runtime["receipts_total"] == 1
+    texts = _texts(record)
+    assert texts[2] == ("tool", "Edit", "[rejected by the user]")
+    assert texts[5] == ("tool", "Bash", "[rejected by the user] use make clean")
+    assert texts[7] == ("tool", "Bash", "[rejected by the user]")
+    cuts = {(cut["section"], cut["reason"]): cut["count"] for cut in record.runtime["source_cuts"]}
+    assert cuts[("receipts", REJECTED_REASON)] == 3
+    bundle = build_evidence(record, "graph_discovery", private_dir=tmp_path / "private")
+    calls = [
+        (item["tool"], item.get("receipt"))
+        for excerpt in bundle.payload["transcripts"]
+        for item in excerpt["records"]
+        if item.get("role") == "assistant" and "tool" in item
+    ]
+    assert calls == [("Edit", None), ("Bash", None), ("Bash", None), ("Read", "receipt:3")]
+    assert [item["ref"] for item in bundle.payload["receipts"]] == ["receipt:3"]
+    # Three rejected calls are not "left out of the ring": the ring holds every receipt.
+    assert bundle.payload["run"]["receipts_total"] == 1
+    assert not [cut for cut in bundle.truncation.cuts if cut.section == "receipts"]
+
+
+def test_an_error_that_is_no_rejection_keeps_its_receipt(tmp_path: Path) -> None:
+    record = _convert(tmp_path, [
+        user("Run the tests.", 0),
+        tool_use("Bash", {"command": "pytest -q"}, 1),
+        _rejected("Exit code 1\n1 failed", 2, 1),
+    ])  # fmt: skip
+    assert [r.tool for r in record.receipts] == ["Bash"]
+    assert _texts(record)[2] == ("tool", "Bash", "[error] Exit code 1\n1 failed")

@@ -33,9 +33,11 @@ from active_memory.evidence.sources.claude_files import (
     salvage,
 )
 from active_memory.evidence.sources.claude_noise import (
+    REJECTED_REASON,
     Cleaned,
     clean_tool_result,
     clean_user_text,
+    rejected_call,
     strip_reminders,
 )
 from active_memory.evidence.sources.lanes import (
@@ -92,6 +94,7 @@ class _Converter:
         self.facts = SessionFacts(harness=NODE_ID, provider="anthropic", run_prefix="claude")
         self.sidechain_lane = BoundedMap(_KEPT)
         self.tool_names = BoundedMap(_KEPT)
+        self.tool_seqs = BoundedMap(_KEPT)  # tool id -> receipt seq, to withdraw a rejected call
         self.launches: dict[str, tuple[str, int | None]] = {}
         self.request: list[str] = []  # the initial request as it is assembled
         self.request_open = True
@@ -202,6 +205,7 @@ class _Converter:
         paths = [relative_path(tool_input[key], self.facts.cwd) for key in _PATH_KEYS
                  if isinstance(tool_input.get(key), str) and tool_input[key]]  # fmt: skip
         seq = self.receipts.add(lane.id, when, name, paths)
+        self.tool_seqs.remember(str(block.get("id")), str(seq))
         self.writer.write(lane, "assistant", canonical_json(tool_input), when, tool=name,
                           receipt=seq)  # fmt: skip
 
@@ -242,12 +246,25 @@ class _Converter:
         tool = self.tool_names.get(tool_id)
         text = _block_text(block.get("content"))
         failed = bool(block.get("is_error"))
+        rejection = rejected_call(text)
+        if rejection is not None:
+            self.reject(lane, tool_id)
+            self.writer.write(lane, "tool", rejection, when, tool=tool)
+            return
         shown = self.cleaned(lane, clean_tool_result(text, tool, failed=failed)) or ""
         self.writer.write(lane, "tool", ("[error] " if failed else "") + shown, when, tool=tool)
         if lane.id == "main" and tool in _LAUNCH_TOOLS and len(self.launches) < _KEPT:
             agent = launched_agent(entry.get("toolUseResult"), text)
             if agent is not None:
                 self.launches[agent] = (cut_text(text, _LAUNCH_TEXT)[0], when)
+
+    def reject(self, lane: Lane, tool_id: str) -> None:
+        """The user rejected the call: it stays in the transcript, but it is no receipt."""
+        seq = self.tool_seqs.pop(tool_id, None)
+        if seq is None or lane.warmup:
+            return
+        self.receipts.withdraw(int(seq))
+        self.cuts.add("receipts", REJECTED_REASON)
 
     # Subagents -----------------------------------------------------------------------------
 

@@ -17,6 +17,11 @@ its bytes, so the evidence says what went and how much):
   terminal colour codes, as ``[local command output] ...``;
 - the line-number prefixes of Read output (``     1→``, or ``     1\\t`` in the cat -n form), which
   invite citing source positions a later edit makes wrong.
+
+A tool call the user rejected (its result ``The user doesn't want to proceed with this tool
+use...``, ``The user doesn't want to take this action right now...`` or ``[Request interrupted by
+user for tool use]``) did nothing: its result reads ``[rejected by the user]`` (with what the
+user said, when they said something) and the call is withdrawn from the receipts.
 """
 
 from __future__ import annotations
@@ -24,7 +29,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Cleaned", "clean_tool_result", "clean_user_text", "strip_reminders"]
+__all__ = [
+    "REJECTED_REASON",
+    "Cleaned",
+    "clean_tool_result",
+    "clean_user_text",
+    "rejected_call",
+    "strip_reminders",
+]
 
 _REMINDER = re.compile(r"(\n*)[ \t]*<system-reminder>(.*?)</system-reminder>[ \t]*\n?", re.DOTALL)
 _HOOK = re.compile(
@@ -51,6 +63,13 @@ COMMAND_UNWRAPPED = "local-command wrapper replaced by the command as typed"
 STDOUT_UNWRAPPED = "local-command output tags and colour codes removed"
 STDOUT_EMPTY = "empty local-command output record removed"
 READ_PREFIXES = "Read line-number prefixes removed"
+REJECTED_REASON = "tool call the user rejected: kept in the transcript as rejected, not a receipt"
+_REJECTIONS = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+    "[Request interrupted by user for tool use]",
+)
+_USER_SAID = re.compile(r"the user said:\s*(.*)\Z", re.DOTALL | re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -129,3 +148,14 @@ def clean_tool_result(text: str, tool: str | None, *, failed: bool) -> Cleaned:
         text = _READ_PREFIX.sub("", text)
         result.removed.append((READ_PREFIXES, before - _size(text)))
     return Cleaned(text, result.removed)
+
+
+def rejected_call(text: str) -> str | None:
+    """What a rejected call's result shows (``[rejected by the user]``, and what the user said
+    with the rejection), or None when ``text`` is no rejection."""
+    stripped = text.lstrip()
+    if not stripped.startswith(_REJECTIONS):
+        return None
+    said = _USER_SAID.search(stripped)
+    feedback = said.group(1).strip() if said else ""
+    return f"[rejected by the user] {feedback}".rstrip()

@@ -159,9 +159,9 @@ class _Converter:
         elif kind == "web_search_call":
             action = item.get("action")
             query = action.get("query") if isinstance(action, dict) else None
+            seq = self.receipts.add(lane.id, when, "web_search", [])
             self.writer.write(lane, "assistant", f"[web search: {str(query)[:512]}]", when,
-                              "web_search")  # fmt: skip
-            self.receipts.add(lane.id, when, "web_search", [])
+                              "web_search", receipt=seq)  # fmt: skip
         elif kind not in ("reasoning", None):
             self.writer.write(lane, "system", f"[{str(kind)[:64]}]", when)
 
@@ -200,9 +200,9 @@ class _Converter:
             text = str(item.get("arguments", ""))
             arguments, _ = parse_line(text) if text.startswith("{") else (None, None)
             paths = argument_paths(arguments, cwd) if arguments else patch_paths(text, cwd)
-        self.writer.write(lane, "assistant", text, when, tool=name)
+        seq = self.receipts.add(lane.id, when, name, paths)
+        self.writer.write(lane, "assistant", text, when, tool=name, receipt=seq)
         lane.used(self.model)
-        self.receipts.add(lane.id, when, name, paths)
 
     def event(self, payload: dict[str, Any], when: int | None) -> None:
         kind = payload.get("type")

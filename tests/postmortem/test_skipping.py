@@ -75,7 +75,8 @@ async def test_repository_specialists_are_not_run_when_the_checkout_is_not_here(
 
     assert _asked(provider) == {"graph_discovery"}
     reason = report.specialist("repository_discovery").skipped_reason
-    assert reason is not None and "cannot be verified" in reason
+    assert reason is not None
+    assert "cannot be verified" in reason
 
 
 async def test_graph_discovery_is_not_run_on_a_converted_harness_session(tmp_path: Path) -> None:

@@ -104,6 +104,8 @@ def association_problem(
         if not verifier.is_tracked_or_unignored(path):
             return "association_file_ignored"
     for path in associations.folders:
+        if folder_too_broad(path) and path.strip("/") in ("", "."):
+            return "folder_too_broad"  # the root: whatever the verifier makes of its name
         if not verifier.exists(path):
             return "association_folder_missing"
         if not verifier.is_folder(path):

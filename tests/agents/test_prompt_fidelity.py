@@ -6,7 +6,8 @@ the demo's later run, after the first run's recorded postmortem published its le
 every answer goes through the real admission with the host's context. The answer fixtures in
 ``tests/fixtures/prompt_fidelity/<run>/<specialist>.json`` were written by a model given only
 the specialist's input (``specialist prompt NAME RUN``, the contract and every checkout and
-evidence file as the tools print them), so ``read_paths`` is every file it was shown.
+evidence file as the tools print them), so ``read_paths`` is every file it was shown. Each
+fixture names the prompt and contract sha256 it was written against.
 """
 
 from __future__ import annotations

@@ -187,6 +187,11 @@ def test_a_maintenance_prompt_after_the_first_postmortem_is_what_the_model_recei
     assert shown["system"] == recorded["system"]
     assert shown["prompt"].replace(str(second / "checkout"), "$CHECKOUT") == recorded["evidence"]
     assert shown["skipped_reason"] is None
+    # The host tells maintenance what it checked itself: each lesson's provenance.
+    assert (
+        "- lesson-01JWNF15X00000000000000003: its source commit is an ancestor of the inspected "
+        "commit; an adapt or retire of it can publish" in shown["prompt"]
+    )
 
 
 def test_a_specialist_a_postmortem_would_skip_is_still_shown_with_the_reason(

@@ -48,6 +48,7 @@ from active_memory.evidence.builder import EvidenceBundle, build_evidence
 from active_memory.models.changes import Mutation, Proposal, Rejection
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Binding, RunRecord
+from active_memory.provenance import Verdict, destructive_changes_allowed
 
 __all__ = [
     "REPOSITORY_ROOT",
@@ -210,6 +211,29 @@ def _tool_roots(env: SpecialistEnv) -> str:
     )
 
 
+def _provenance_facts(env: SpecialistEnv, lessons: Sequence[Lesson]) -> list[str]:
+    """Per supplied repository lesson, whether the host can publish an adapt or retire of it:
+    the host checked its source commit against the inspected one (a specialist cannot)."""
+    checkout = env.admission.checkout
+    lines: list[str] = []
+    for lesson in lessons:
+        if checkout is None:
+            verdict = Verdict(False, "no_checkout")
+        else:
+            verdict = destructive_changes_allowed(checkout, lesson.evidence.source_commit)
+        if verdict.allowed:
+            lines.append(
+                f"- {lesson.id}: its source commit is an ancestor of the inspected commit; an "
+                "adapt or retire of it can publish"
+            )
+        else:
+            lines.append(
+                f"- {lesson.id}: an adapt or retire of it is deferred by the host "
+                f"({verdict.reason}); still decide what is right"
+            )
+    return lines
+
+
 def _user_prompt(
     env: SpecialistEnv,
     spec: SpecialistSpec,
@@ -226,11 +250,14 @@ def _user_prompt(
             f"`lessons`; decide each of these ids exactly once and no other: {ids}. Lesson ids "
             "in `deliveries` and `lesson_changes` are context, not yours to decide."
         )
+        if spec.scope == "repository":
+            facts.extend(_provenance_facts(env, lessons))
     else:
         facts.append(
             f"- {len(existing)} {spec.scope} lesson(s) already stored in your scope, all listed "
-            "in `existing_lessons`; `deliveries` lists every card handed to this run's agents. "
-            "Nothing there is yours to decide."
+            "in `existing_lessons`; `deliveries` lists every card handed to this run's agents, "
+            "of either scope (a card there that is not in `existing_lessons` belongs to the "
+            "other scope or is no longer stored). Nothing there is yours to decide."
         )
     return (
         f"Review run {env.record.run_id} as the {spec.name} specialist.\n\n"

@@ -171,7 +171,7 @@ def test_repository_discovery_needs_a_verified_file_and_association() -> None:
     text = _flat(render_prompt("repository_discovery", contract="{}"))
 
     assert "Cite at least one current file as `repository:<path>`, one you read" in text
-    assert "occurring as a whole word (not inside a longer name) in a file you cite as" in text
+    assert "(not only inside a longer name; one whole-word occurrence is enough)" in text
     assert "At least one association is a file, folder or identifier" in text
     assert "keyword groups only add to those" in text
     assert "Use a group for a name that is not a whole word in the checkout" in text

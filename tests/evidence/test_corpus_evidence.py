@@ -49,3 +49,17 @@ def test_real_claude_evidence_is_free_of_harness_noise_and_homes(
         # Inside the workspace a path is relative; a home anywhere is ~ (JSON escapes undone).
         assert not [text for text in texts if cwd + "/" in text]
         assert not _HOME.findall(repr(json.loads(shown)))
+
+
+def _other_sessions() -> list[Path]:
+    root = CORPUS.parent
+    if not root.is_dir():
+        return []
+    return sorted([*root.glob("codex/**/*.jsonl"), *root.glob("pi/*.jsonl")])
+
+
+@pytest.mark.parametrize("path", _other_sessions(), ids=lambda path: path.name[:40])
+def test_real_codex_and_pi_evidence_names_no_home(tmp_path: Path, path: Path) -> None:
+    record = open_run_source(path, tmp_path / "rec")
+    bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
+    assert not _HOME.findall(repr(json.loads(bundle.serialized)))

@@ -77,9 +77,13 @@ def _claude_counts(path: Path) -> tuple[int, int]:
 
 
 def _codex_tools(path: Path) -> int:
+    """Tool calls less the ones the user declined."""
     items = [entry.get("payload", entry) for entry in _objects(path)]
-    return sum(1 for item in items if isinstance(item, dict) and item.get("type") in (
+    calls = sum(1 for item in items if isinstance(item, dict) and item.get("type") in (
         "function_call", "custom_tool_call", "local_shell_call", "web_search_call"))  # fmt: skip
+    declined = sum(1 for item in items if isinstance(item, dict) and item.get("output") in (
+        "exec command rejected by user", "patch rejected by user"))  # fmt: skip
+    return calls - declined
 
 
 @pytest.mark.parametrize("path", _sessions(), ids=lambda path: path.name[:40])

@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from active_memory.evidence.sources.lanes import REJECTED_REASON
+
 __all__ = [
     "REJECTED_REASON",
     "Cleaned",
@@ -63,7 +65,6 @@ COMMAND_UNWRAPPED = "local-command wrapper replaced by the command as typed"
 STDOUT_UNWRAPPED = "local-command output tags and colour codes removed"
 STDOUT_EMPTY = "empty local-command output record removed"
 READ_PREFIXES = "Read line-number prefixes removed"
-REJECTED_REASON = "tool call the user rejected: kept in the transcript as rejected, not a receipt"
 _REJECTIONS = (
     "The user doesn't want to proceed with this tool use",
     "The user doesn't want to take this action right now",

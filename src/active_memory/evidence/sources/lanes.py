@@ -24,6 +24,7 @@ from active_memory.models.runs import ExecutionStatus, ToolReceipt
 __all__ = [
     "RECEIPT_RING",
     "RECORD_TEXT_BYTES",
+    "REJECTED_REASON",
     "BoundedMap",
     "Lane",
     "ReceiptRing",
@@ -38,6 +39,8 @@ __all__ = [
 RECORD_TEXT_BYTES = 32 * 1024
 RECEIPT_RING = 512
 TOOL_NAME_CHARS = 128
+# The cut a source records for each tool call the user rejected (it did nothing: no receipt).
+REJECTED_REASON = "tool call the user rejected: kept in the transcript as rejected, not a receipt"
 _OPEN_FILES = 32
 
 

@@ -80,28 +80,42 @@ def test_adapt_without_references_is_rejected(maintain: Maintain) -> None:
 @pytest.mark.parametrize(
     ("node", "references", "code"),
     [
-        ("build", ["exec:e-build-1", "exec:e-plan-1"], "exec_other_node"),
-        ("plan", ["exec:e-plan-1", "receipt:1"], "receipt_other_node"),
         ("build", ["exec:e-build-1", "receipt:3"], "receipt_unattributed"),
         ("build", ["exec:e-review-1"], "no_own_evidence"),
-        ("review", ["exec:e-review-1", "exec:e-build-2"], "exec_other_node"),
-        ("build", ["exec:e-build-1", "exec:e-review-early"], "exec_other_node"),
+        ("plan", ["exec:e-build-1", "receipt:6"], "no_own_evidence"),
+        ("review", ["exec:e-build-2"], "no_own_evidence"),
     ],
 )
-def test_evidence_of_another_node_does_not_support_the_lesson(
+def test_a_lesson_needs_evidence_of_its_own_node(
     discover: Discover, node: str, references: list[str], code: str
 ) -> None:
     result = discover("graph_discovery", graph_discovery(node_id=node, references=references))
     assert only_rejection(result) == ("attribution", code)
 
 
-def test_repository_discovery_citing_another_nodes_execution_is_rejected(
+@pytest.mark.parametrize(
+    ("node", "references"),
+    [
+        ("build", ["exec:e-build-1", "exec:e-plan-1"]),  # the plan it followed
+        ("plan", ["exec:e-plan-1", "receipt:1"]),  # a receipt of the worker it planned for
+        ("review", ["exec:e-review-1", "exec:e-build-2"]),  # the worker output it judged
+        ("build", ["exec:e-build-1", "exec:e-review-early"]),
+    ],
+)
+def test_other_nodes_evidence_is_allowed_beside_the_nodes_own(
+    discover: Discover, node: str, references: list[str]
+) -> None:
+    result = discover("graph_discovery", graph_discovery(node_id=node, references=references))
+    assert result.rejections == ()
+
+
+def test_repository_discovery_citing_only_another_nodes_execution_is_rejected(
     discover: Discover,
 ) -> None:
     item = repo_discovery(references=["exec:e-plan-1", "repository:src/app/config.py"])
     assert only_rejection(discover("repository_discovery", item)) == (
         "attribution",
-        "exec_other_node",
+        "no_own_evidence",
     )
 
 
@@ -128,8 +142,13 @@ def test_graph_maintenance_cannot_justify_a_change_with_another_nodes_work(
         lesson, "adapt", references=["exec:e-build-1"], replacement=graph_replacement()
     )
     result = maintain("graph_maintenance", [lesson], adapt)
-    assert only_rejection(result) == ("attribution", "exec_other_node")
-    own = decision(lesson, "adapt", references=["exec:e-plan-1"], replacement=graph_replacement())
+    assert only_rejection(result) == ("attribution", "no_own_evidence")
+    own = decision(
+        lesson,
+        "adapt",
+        references=["exec:e-plan-1", "exec:e-build-1"],
+        replacement=graph_replacement(),
+    )
     accepted = maintain("graph_maintenance", [lesson], own)
     assert accepted.rejections == ()
     assert [m.op for m in accepted.mutations] == ["upsert"]

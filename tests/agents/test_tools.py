@@ -149,7 +149,7 @@ async def test_search_finds_text_skipping_binaries_and_git(tools: Toolbox) -> No
         max_matches=None,
     )
     assert outcome.content == (
-        "1 match(es) in 2 file(s)\ncheckout:src/pkg/mod.py:2: BEDROCK_REGION = 'x'"
+        "1 match(es) in 2 file(s)\ncheckout:src/pkg/mod.py line 2: BEDROCK_REGION = 'x'"
     )
 
 
@@ -165,7 +165,7 @@ async def test_search_regex_and_match_bound(tools: Toolbox) -> None:
     )
     lines = outcome.content.splitlines()
     assert lines[0] == "3 match(es) in 1 file(s); stopped at 3 matches"
-    assert lines[1:] == [f"checkout:README.md:{n}: line {n}" for n in (1, 2, 3)]
+    assert lines[1:] == [f"checkout:README.md line {n}: line {n}" for n in (1, 2, 3)]
 
 
 async def test_a_bad_regex_is_an_error_result(tools: Toolbox) -> None:
@@ -265,3 +265,21 @@ def test_roots_must_exist_and_be_named_plainly(tmp_path: Path) -> None:
         Toolbox({"checkout": tmp_path / "missing"})
     with pytest.raises(ConfigError, match="must match"):
         Toolbox({"Check Out": tmp_path})
+
+
+async def test_the_tools_remember_which_files_they_showed(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("ALPHA = 1\n")
+    (tmp_path / "src" / "b.py").write_text("BETA = 2\n")
+    (tmp_path / "c.md").write_text("nothing here\n")
+    box = Toolbox({"repository": tmp_path})
+    assert box.seen("repository") == frozenset()
+    assert box.seen("checkout") is None
+
+    shown = await _read(box, "src/a.py", root="repository")
+    found = await _run(box, "search_text", root="repository", pattern="BETA", path=None,
+                       regex=False, max_matches=None)  # fmt: skip
+
+    assert shown.content.startswith("repository:src/a.py lines 1-1")
+    assert "repository:src/b.py line 1: BETA = 2" in found.content
+    assert box.seen("repository") == {"src/a.py", "src/b.py"}

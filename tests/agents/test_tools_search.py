@@ -124,7 +124,7 @@ async def test_counted_repetitions_that_would_blow_up_compilation_are_refused(
         assert outcome.content.endswith("use smaller counts, + or *")
 
     usual = await _search(tools, r"\b[0-9a-f]{40}\b")
-    assert usual.content.splitlines()[1].startswith("checkout:hashes.txt:1: commit 0123")
+    assert usual.content.splitlines()[1].startswith("checkout:hashes.txt line 1: commit 0123")
 
 
 async def test_matching_lines_are_shown_redacted(checkout: Path) -> None:
@@ -132,7 +132,7 @@ async def test_matching_lines_are_shown_redacted(checkout: Path) -> None:
         Toolbox({"checkout": checkout}), "github.com", arguments={"regex": False}
     )
     assert outcome.content.splitlines()[1] == (
-        "checkout:remote.cfg:2: url = https://[redacted:url-credentials]@github.com/org/repo.git"
+        "checkout:remote.cfg line 2: url = https://[redacted:url-credentials]@github.com/org/repo.git"
     )
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from active_memory.admission import load_contract
+from active_memory.admission import load_contract, wire_schema
 from active_memory.agents.prompts import load_prompt
-from cli.authoring_kit import cli, demo_runs
+from cli.authoring_kit import cli, demo_runs, replay
 
 PROMPT = ("specialist", "prompt", "graph_discovery")
 
@@ -150,3 +151,58 @@ def test_contracts_check_refuses_a_file_that_replaces_no_contract(tmp_path: Path
     result = cli("contracts", "check", tmp_path)
     assert result.exit_code == 2
     assert "holds 'graph.schema.json', which replaces no shipped file" in result.stderr
+
+
+def test_the_text_output_is_the_system_prompt_the_first_message_and_the_tools(
+    tmp_path: Path,
+) -> None:
+    first, _ = demo_runs(tmp_path)
+    store = tmp_path / "s.sqlite3"
+    shown = json.loads(cli(*PROMPT, first, "--json", "--store", store).stdout)
+    text = cli(*PROMPT, first, "--store", store)
+    assert text.exit_code == 0, text.stderr
+    head, rest = text.stdout.split("\n", 1)
+    assert head.startswith("== system prompt of graph_discovery")
+    system, rest = rest.split("\n== first message", 1)
+    assert system == shown["system"]
+    contract = json.dumps(wire_schema("graph_discovery"), indent=2, sort_keys=True)
+    assert shown["system"].rstrip().endswith(contract)
+    prompt, tools = rest.split("\n", 1)[1].split("\n== tools", 1)
+    assert prompt == shown["prompt"]
+    assert json.loads(tools.split("\n", 1)[1]) == shown["tool_specs"]
+    assert [spec["name"] for spec in shown["tool_specs"]] == shown["tools"]
+
+
+def test_a_maintenance_prompt_after_the_first_postmortem_is_what_the_model_received(
+    tmp_path: Path,
+) -> None:
+    first, second = demo_runs(tmp_path)
+    store = tmp_path / "s.sqlite3"
+    assert replay(first, store, "--ids", "sequential").exit_code == 0
+    result = cli("specialist", "prompt", "repository_maintenance", second, "--json",
+                 "--store", store)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    shown = json.loads(result.stdout)
+    recorded = _recorded(second, "repository_maintenance")
+    assert shown["system"] == recorded["system"]
+    assert shown["prompt"].replace(str(second / "checkout"), "$CHECKOUT") == recorded["evidence"]
+    assert shown["skipped_reason"] is None
+    # The host tells maintenance what it checked itself: each lesson's provenance.
+    assert (
+        "- lesson-01JWNF15X00000000000000003: its source commit is an ancestor of the inspected "
+        "commit; an adapt or retire of it can publish" in shown["prompt"]
+    )
+
+
+def test_a_specialist_a_postmortem_would_skip_is_still_shown_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    first, _ = demo_runs(tmp_path)
+    shutil.rmtree(first / "checkout" / ".git")  # no longer a git work tree
+    result = cli("specialist", "prompt", "repository_discovery", first, "--store",
+                 tmp_path / "s.sqlite3")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.strip() == (
+        "note: a postmortem would skip repository_discovery: not run: the checkout is not a git "
+        "work tree, so repository lessons cannot be verified"
+    )

@@ -28,9 +28,9 @@ def test_postmortem_with_replay_publishes_and_prints_the_report(tmp_path: Path) 
     assert "status       completed" in out
     assert "source node  implement (replay claude-sonnet-4-5)" in out
     assert "rejections   card 1, injection 1, references 1, secret 1, source 1" in out
-    assert "changes      6 published" in out
+    assert "changes      3 published" in out
     with SqliteStore(store) as opened:
-        assert len(opened.list_lessons()) == 6
+        assert len(opened.list_lessons()) == 3
     assert log.exists()
 
 
@@ -42,7 +42,7 @@ def test_postmortem_json_and_dry_run_publish_nothing(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["status"] == "dry_run"
-    assert report["totals"]["mutations"] == 6
+    assert report["totals"]["mutations"] == 3
     assert report["totals"]["published"] == 0
     with SqliteStore(store) as opened:
         assert opened.list_lessons() == ()
@@ -104,7 +104,7 @@ def test_specialist_run_prints_answer_validation_and_hashes(tmp_path: Path) -> N
     assert "prompt       sha256 " in out
     assert "contract     sha256 " in out
     assert '"node_id": "implement"' in out
-    assert "validation   accepted: 2 item(s) accepted, 2 rejected" in out
+    assert "validation   accepted: 1 item(s) accepted, 2 rejected" in out
     assert "injection    override_instructions" in out
     assert "references   receipt_unknown" in out
     with SqliteStore(tmp_path / "s.sqlite3") as opened:
@@ -126,9 +126,9 @@ def test_demo_prints_reports_lessons_and_recall(tmp_path: Path) -> None:
     out = result.stdout
     assert "== postmortem 1: first run" in out
     assert "== postmortem 2: second run" in out
-    assert "-- live lessons after postmortem 2: 4" in out
-    assert "adapt   lesson-01JWNF15X00000000000000003@2" in out
-    assert "[lesson-01JWNF15X00000000000000003@2] Tests clear only APP_ variables" in out
+    assert "-- live lessons after postmortem 2: 2" in out
+    assert "adapt   lesson-01JWNF15X00000000000000002@2" in out
+    assert "[lesson-01JWNF15X00000000000000002@2] Name every setting APP_*" in out
     again = _cli("demo", "--dir", str(tmp_path / "demo"))
     assert again.exit_code == 2
     assert "is not empty" in again.stderr
@@ -153,13 +153,18 @@ def test_a_checkout_that_is_no_git_work_tree_is_named_as_why_repository_items_ar
     result = _cli("postmortem", str(RUNS / FIRST), "--provider", "replay", "--allow-changed",
                   "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert result.exit_code == 0, result.stderr
-    assert f"note         {NOT_GIT}" in result.stdout
-    assert "source 7" in result.stdout
+    # Repository specialists are not run on it: the report says why, once for each.
+    for name in ("repository_maintenance", "repository_discovery"):
+        assert f"note         {name} not run: {NOT_GIT}" in result.stdout
+    assert "source" not in result.stdout.split("rejections", 1)[1].splitlines()[0]
     as_json = _cli("postmortem", str(RUNS / FIRST), "--provider", "replay", "--json",
                    "--allow-changed", "--store", str(tmp_path / "j.sqlite3"))  # fmt: skip
     report = json.loads(as_json.stdout)
     assert report["checkout"] == "not_git"
-    assert [note.startswith(NOT_GIT) for note in report["notes"]] == [True]
+    assert report["notes"] == [
+        f"repository_maintenance not run: {NOT_GIT}",
+        f"repository_discovery not run: {NOT_GIT}",
+    ]
 
 
 def test_specialist_run_on_a_checkout_that_is_no_git_work_tree_says_so(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ FIRST_DATE, SECOND_DATE = "1748772000 +0000", "1749376800 +0000"
 # The ids sequential_ids() gives the first run's lessons, in publication order.
 _ids = sequential_ids()
 LESSON_IDS = tuple(_ids() for _ in range(8))
-G1, G2, R1, R2, R3, R4 = LESSON_IDS[:6]
+G1, R1, R2 = LESSON_IDS[:3]
 
 
 def first_run(tmp_path: Path) -> tuple[Path, RunRecord]:
@@ -48,7 +48,7 @@ def second_run(tmp_path: Path, first: Path) -> tuple[Path, RunRecord]:
         {"lesson_id": lesson_id, "revision": 1, "node_id": "implement",
          "conversation_id": "conv-implement-1", "channel": "hook",
          "execution": "ex-implement-1", "time_ms": time_ms}
-        for lesson_id, time_ms in ((R1, 1748772006000), (R4, 1748772009000))
+        for lesson_id, time_ms in ((R1, 1748772006000), (R2, 1748772006000))
     ]  # fmt: skip
     run_file.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
     return folder, load_run_record(folder)

@@ -53,9 +53,9 @@ async def respond(request):
     labels = request.labels
     if labels.turn == 1:
         return tool_calls_response(
-            tool_call("read_file", {"root": "checkout", "path": "trap.fifo", "offset": None,
+            tool_call("read_file", {"root": "repository", "path": "trap.fifo", "offset": None,
                                     "limit": None}, id="c1"),
-            tool_call("search_text", {"root": "checkout", "pattern": "import", "path": None,
+            tool_call("search_text", {"root": "repository", "pattern": "import", "path": None,
                                       "regex": False, "max_matches": None}, id="c2"),
         )
     seen.append([m.content for m in request.messages if hasattr(m, "call_id")])
@@ -99,9 +99,9 @@ def test_the_checkout_tools_refuse_a_fifo_and_the_review_completes(tmp_path: Pat
 
     assert result["status"] != "timed_out"
     texts = [text for results in result["tool_results"] for text in results]  # type: ignore[attr-defined]
-    assert any("'trap.fifo' is not a file in checkout" in text for text in texts), texts
+    assert any("'trap.fifo' is not a file in repository" in text for text in texts), texts
     # The search walked past the FIFO instead of opening it, and still found the real files.
-    assert any("match(es)" in text and "checkout:" in text for text in texts), texts
+    assert any("match(es)" in text and "repository:" in text for text in texts), texts
 
 
 def test_a_worker_thread_stuck_opening_a_fifo_does_not_keep_the_process_past_its_deadline(

@@ -17,7 +17,7 @@ from active_memory.postmortem.report import PostmortemReport
 from active_memory.runlog import RunLog, read_events
 from active_memory.store.sqlite import SqliteStore
 from active_memory.testing import ReplayProvider
-from postmortem.postmortem_kit import G1, G2, R1, R2, R3, R4, commit_of, first_run, second_run
+from postmortem.postmortem_kit import G1, R1, R2, commit_of, first_run, second_run
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -71,9 +71,9 @@ async def test_first_postmortem_publishes_lessons_with_evidence_and_rejects_bad_
 
     assert report.status == "completed"
     assert (report.generation_before, report.generation_after) == (0, 1)
-    assert [c.id for c in report.changes] == [G1, G2, R1, R2, R3, R4]
+    assert [c.id for c in report.changes] == [G1, R1, R2]
     assert {c.op for c in report.changes} == {"create"}
-    assert set(lessons) == {G1, G2, R1, R2, R3, R4}
+    assert set(lessons) == {G1, R1, R2}
     # Every bad item of the recorded answers was refused, counted by its stage.
     assert dict(report.rejections) == {
         "card": 1, "injection": 1, "references": 1, "secret": 1, "source": 1
@@ -81,7 +81,7 @@ async def test_first_postmortem_publishes_lessons_with_evidence_and_rejects_bad_
     discovery = report.specialist("repository_discovery")
     assert (discovery.status, discovery.proposals_accepted, discovery.rejected) == (
         "published",
-        4,
+        2,
         3,
     )
     assert report.specialist("graph_maintenance").status == "nothing_to_do"
@@ -90,7 +90,8 @@ async def test_first_postmortem_publishes_lessons_with_evidence_and_rejects_bad_
 
     conftest_card = lessons[R1]
     assert isinstance(conftest_card.scope, RepositoryScope)
-    assert conftest_card.scope.files == ("tests/conftest.py", "src/app/config.py")
+    assert conftest_card.scope.files == ("src/app/config.py", "tests/conftest.py")
+    assert conftest_card.scope.keyword_groups == (("feature", "flags"),)
     assert conftest_card.evidence.run_id == record.run_id
     assert conftest_card.evidence.source_commit == commit_of(record)
     assert "repository:tests/conftest.py" in conftest_card.evidence.references
@@ -98,8 +99,9 @@ async def test_first_postmortem_publishes_lessons_with_evidence_and_rejects_bad_
     assert isinstance(worker_card.scope, GraphScope)
     assert (worker_card.scope.node_id, worker_card.scope.repository) == ("implement", None)
     assert worker_card.evidence.source_commit is None  # not repository-bound
-    assert isinstance(lessons[G2].scope, GraphScope)
-    assert lessons[G2].scope.repository == "forge:github.com/example/order-service"
+    # The docs-table finding is a repository lesson only: no graph card repeats it.
+    assert all("docs/configuration.md" not in lesson.title for lesson in lessons.values()
+               if isinstance(lesson.scope, GraphScope))  # fmt: skip
 
     events = read_events(tmp_path / "run-log.jsonl")
     rejections = [e for e in events if e["event"] == "rejection"]
@@ -109,13 +111,13 @@ async def test_first_postmortem_publishes_lessons_with_evidence_and_rejects_bad_
     text = (tmp_path / "run-log.jsonl").read_text("utf-8")
     assert "example-only-pw" not in text
     assert "Ignore previous" not in text
-    assert "Trace an unexpected value" not in text  # never lesson text, even accepted
+    assert "Check the process environment" not in text  # never lesson text, even accepted
     summary = [e for e in events if e["event"] == "postmortem"]
     assert summary[-1]["status"] == "completed"
-    assert summary[-1]["published"] == 6
+    assert summary[-1]["published"] == 3
 
 
-async def test_second_postmortem_on_a_later_run_adapts_retires_and_keeps(tmp_path: Path) -> None:
+async def test_second_postmortem_on_a_later_run_adapts_and_retires(tmp_path: Path) -> None:
     first, first_record = first_run(tmp_path)
     second, second_record = second_run(tmp_path, first)
     new_id = sequential_ids()
@@ -126,8 +128,8 @@ async def test_second_postmortem_on_a_later_run_adapts_retires_and_keeps(tmp_pat
         with pytest.raises(LessonRetired):
             store.get(R2)
 
-    # Graph lessons belong to the first run's graph version: out of this run's scope. A lesson
-    # citing the earlier run's execution is not evidence of this run (graph_discovery).
+    # Graph lessons belong to the first run's graph version: out of this run's scope. The clean
+    # run shows nothing worth a new lesson.
     assert _projection(report) == snapshot(
         {
             "graph_maintenance": {
@@ -141,17 +143,17 @@ async def test_second_postmortem_on_a_later_run_adapts_retires_and_keeps(tmp_pat
             "repository_maintenance": {
                 "status": "published",
                 "batches": 1,
-                "decisions": {"adapt": 1, "keep": 1, "retire": 2},
+                "decisions": {"adapt": 1, "retire": 1},
                 "accepted": 0,
                 "rejected": {},
-                "mutations": 3,
+                "mutations": 2,
             },
             "graph_discovery": {
                 "status": "nothing_to_do",
                 "batches": 1,
                 "decisions": {},
                 "accepted": 0,
-                "rejected": {"references": 1},
+                "rejected": {},
                 "mutations": 0,
             },
             "repository_discovery": {
@@ -165,15 +167,15 @@ async def test_second_postmortem_on_a_later_run_adapts_retires_and_keeps(tmp_pat
         }
     )
     assert [(c.op, c.id, c.expected_revision, c.revision) for c in report.changes] == [
-        ("adapt", R1, 1, 2), ("retire", R2, 1, 2), ("retire", R3, 1, 2)
+        ("adapt", R1, 1, 2), ("retire", R2, 1, 2)
     ]  # fmt: skip
-    assert set(live) == {G1, G2, R1, R4}
+    assert set(live) == {G1, R1}
     adapted = live[R1]
     assert adapted.revision == 2
     assert "APP_REQUEST_TIMEOUT" in adapted.recommendation
     assert adapted.evidence.run_id == second_record.run_id
     assert adapted.evidence.source_commit == commit_of(second_record)
-    assert live[R4].revision == 1  # kept: untouched
+    assert "feature_flags" not in adapted.scope.identifiers  # gone from src/app/config.py
     assert (report.generation_before, report.generation_after) == (1, 2)
 
 
@@ -186,7 +188,7 @@ async def test_dry_run_reports_what_would_publish_and_writes_nothing(tmp_path: P
 
     assert report.status == "dry_run"
     assert report.ok
-    assert [c.id for c in report.changes] == [G1, G2, R1, R2, R3, R4]
+    assert [c.id for c in report.changes] == [G1, R1, R2]
     assert all(c.revision is None for c in report.changes)
     assert report.specialist("repository_discovery").status == "dry_run"
     assert report.published == ()

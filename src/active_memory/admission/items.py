@@ -28,11 +28,13 @@ from active_memory.admission.references import (
     parse_references,
     reference_problem,
 )
+from active_memory.admission.run_mentions import names_run_evidence
 from active_memory.admission.source import (
     Associations,
     association_problem,
     citation_problem,
     cited_paths,
+    unread_problem,
 )
 from active_memory.admission.stages import RoleSpec, Stage
 from active_memory.errors import LessonValidationError
@@ -79,12 +81,17 @@ class Quarantined:
 
 @dataclass(frozen=True, slots=True)
 class ItemContext:
+    """``read_paths``: the checkout files the specialist's session read (``read_file``) or saw
+    lines of (``search_text``); None when the session had no tools over the checkout, so
+    "read what you cite" cannot be checked."""
+
     spec: RoleSpec
     run: RunRecord
     evidence: RunEvidence
     verifier: CheckoutVerifier | None
     repository: str | None
     source_commit: str | None
+    read_paths: frozenset[str] | None = None
 
     @property
     def node_ids(self) -> tuple[str, ...]:
@@ -157,6 +164,8 @@ def _source_refusal(
     if not cited:
         return Refusal("source", "no_file_citation")
     problem = citation_problem(cited, ctx.verifier)
+    if problem is None and ctx.read_paths is not None:
+        problem = unread_problem(cited, ctx.read_paths)
     if problem is None and associations is not None:
         problem = association_problem(associations, cited, ctx.verifier)
     return Refusal("source", problem) if problem else None
@@ -216,11 +225,12 @@ def check_decision(
     raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext
 ) -> Decision | Refusal | Quarantined:
     """Stages references → card for one maintenance decision on ``lesson`` (coverage passed)."""
-    action, reason, texts = raw["action"], raw["reason"], tuple(raw["references"])
+    action, reason = raw["action"], raw["reason"]
     replacement: Mapping[str, Any] | None = raw["replacement"]
-    references, refusal = _references_refusal(texts, ctx)
+    references, refusal = _references_refusal(tuple(raw["references"]), ctx)
     if refusal:
         return refusal
+    texts = tuple(reference.text for reference in references)
     if action == "adapt" and not references:
         return Refusal("references", "no_references")
     if isinstance(lesson.scope, GraphScope):
@@ -250,6 +260,8 @@ def check_decision(
         refusal = _legacy_refusal(lesson)
         if refusal:
             return refusal
+    if card_texts and names_run_evidence(card_texts, ctx.run):
+        return Refusal("card", "card_names_run_evidence")
     if (action == "adapt") != (replacement is not None):
         return Refusal(
             "card", "replacement_missing" if action == "adapt" else "replacement_unexpected"
@@ -297,10 +309,10 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
     if refusal:
         return refusal
     node_id: str = raw["node_id"]
-    texts = tuple(raw["references"])
-    references, refusal = _references_refusal(texts, ctx)
+    references, refusal = _references_refusal(tuple(raw["references"]), ctx)
     if refusal:
         return refusal
+    texts = tuple(reference.text for reference in references)
     if not any(reference.is_run_evidence for reference in references):
         return Refusal("references", "no_run_evidence")
     problem = attribution_problem(references, node_id, ctx.evidence, require_own=True)
@@ -317,6 +329,8 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
     refusal, weak = _text_refusal((raw["title"], raw["recommendation"]), other)
     if refusal:
         return refusal
+    if names_run_evidence((raw["title"], raw["recommendation"]), ctx.run):
+        return Refusal("card", "card_names_run_evidence")
     bound = repository_role or raw["repository_specific"]
     try:
         scope: Scope

@@ -4,12 +4,18 @@ A specialist may only cite what the host saw in *this* run: executions of agent 
 authored graph and the tool receipts recorded for them. Imported history (executions copied from
 an earlier run) and auxiliary agents (nodes outside the authored graph, such as the postmortem's
 own specialists) never count as current evidence. Attribution then asks whether the cited
-evidence belongs to the node a lesson is about; a verifier's execution after the worker ran
-(the reviewer of that work) may support a worker lesson.
+evidence belongs to the node a lesson is about: at least one ``exec:``/``receipt:`` reference
+must be the node's own; other agent nodes' executions and receipts may be cited beside it as
+support (the reviewer's verdict on a worker's output, the worker output a reviewer judged).
+
+A ``repository:`` reference names a root-relative file: ``repository:./docs/a.md`` is normalised
+to ``repository:docs/a.md``; a position suffix (``repository:src/a.py:24``, ``…#L24``) is
+refused as ``repository_position``, since a reference names a file, never a line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, cast
@@ -35,15 +41,41 @@ class Reference:
     value: str
 
     @property
+    def text(self) -> str:
+        """The reference as stored: ``kind:value`` after normalisation."""
+        return f"{self.kind}:{self.value}"
+
+    @property
     def is_run_evidence(self) -> bool:
         return self.kind in ("exec", "receipt")
+
+
+# A line or column after a cited file: ``path:24``, ``path:24:5``, ``path#L24``, ``path#L2-L9``.
+_POSITION_SUFFIX = re.compile(r"(?::\d+(?:[-:]\d+)*|#L\d+(?:-L?\d+)?)$")
+
+
+def _normalised(text: str) -> str:
+    """``repository:./path`` as ``repository:path``; every other reference unchanged."""
+    if not text.startswith("repository:"):
+        return text
+    value = text[len("repository:") :]
+    while value.startswith("./"):
+        value = value[2:]
+    return "repository:" + value
 
 
 def parse_references(texts: Sequence[str]) -> tuple[tuple[Reference, ...], str | None]:
     """Parse ``kind:value`` references; the second item is a refusal code or None."""
     parsed: list[Reference] = []
     seen: set[str] = set()
-    for index, text in enumerate(texts):
+    for index, raw in enumerate(texts):
+        text = _normalised(raw) if isinstance(raw, str) else raw
+        if (
+            isinstance(text, str)
+            and text.startswith("repository:")
+            and _POSITION_SUFFIX.search(text)
+        ):
+            return (), "repository_position"
         try:
             validate_reference(f"references[{index}]", text)
         except LessonValidationError as error:
@@ -145,36 +177,25 @@ def reference_problem(
     return None
 
 
-def _supports(execution: Execution, node_id: str, evidence: RunEvidence) -> bool:
-    if execution.node_id == node_id:
-        return True
-    # A reviewer's verdict on the worker's output is evidence about the worker's work.
-    if evidence.agent_kinds.get(execution.node_id) != "verifier":
-        return False
-    if evidence.agent_kinds.get(node_id) != "worker":
-        return False
-    worker_start = evidence.first_start_ms(node_id)
-    return worker_start is not None and execution.started_ms >= worker_start
-
-
 def attribution_problem(
     references: Iterable[Reference], node_id: str, evidence: RunEvidence, *, require_own: bool
 ) -> str | None:
     """Why the run evidence does not support a lesson about ``node_id``, or None.
 
-    Every ``exec:``/``receipt:`` reference must belong to the node (or be reviewer evidence for
-    a worker); with ``require_own`` at least one must be the node's own.
+    Every ``exec:``/``receipt:`` reference must resolve to an execution; when any is cited, at
+    least one must be the node's own (other agent nodes' evidence is allowed beside it as
+    support). With ``require_own`` the node's own evidence is needed even when none is cited.
     """
     own = False
+    cited = False
     for reference in references:
         if not reference.is_run_evidence:
             continue
+        cited = True
         execution = evidence.execution_of(reference)
         if execution is None:
             return "receipt_unattributed"
-        if not _supports(execution, node_id, evidence):
-            return f"{reference.kind}_other_node"
         own = own or execution.node_id == node_id
-    if require_own and not own:
+    if (cited or require_own) and not own:
         return "no_own_evidence"
     return None

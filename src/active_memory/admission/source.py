@@ -5,6 +5,10 @@ Only tracked or non-ignored files count (ignored build output is no authority). 
 visible; every identifier must occur, as a whole word, in one of the cited files (read through
 the verifier, at most ``MAX_CITED_BYTES`` each). Keyword groups cannot be verified against source,
 so a repository lesson also needs at least one file, folder or identifier association.
+
+A cited file must also be one the specialist read in its session (when it had tools over the
+checkout): ``cited_file_unread``. A folder association at the repository root or one level
+below it (``src``, ``tests``) fires on almost every tool call: ``folder_too_broad``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ __all__ = [
     "association_problem",
     "citation_problem",
     "cited_paths",
+    "folder_too_broad",
+    "unread_problem",
 ]
 
 MAX_CITED_BYTES = 1 << 20
@@ -68,6 +74,19 @@ def citation_problem(paths: Sequence[str], verifier: CheckoutVerifier) -> str | 
     return None
 
 
+def unread_problem(paths: Sequence[str], read: frozenset[str]) -> str | None:
+    """``cited_file_unread`` when a cited file is not among the files the session read."""
+    if any(path not in read for path in paths):
+        return "cited_file_unread"
+    return None
+
+
+def folder_too_broad(path: str) -> bool:
+    """The repository root, or a top-level folder: either matches almost every tool call."""
+    stripped = path.strip("/")
+    return stripped in ("", ".") or "/" not in stripped
+
+
 def _identifier_pattern(identifier: str) -> re.Pattern[str]:
     return re.compile(r"(?<![A-Za-z0-9_])" + re.escape(identifier) + r"(?![A-Za-z0-9_])")
 
@@ -85,12 +104,16 @@ def association_problem(
         if not verifier.is_tracked_or_unignored(path):
             return "association_file_ignored"
     for path in associations.folders:
+        if folder_too_broad(path) and path.strip("/") in ("", "."):
+            return "folder_too_broad"  # the root: whatever the verifier makes of its name
         if not verifier.exists(path):
             return "association_folder_missing"
         if not verifier.is_folder(path):
             return "association_not_folder"
         if not verifier.is_tracked_or_unignored(path):
             return "association_folder_ignored"
+        if folder_too_broad(path):
+            return "folder_too_broad"
     if associations.identifiers:
         texts = [verifier.read_text(path, MAX_CITED_BYTES) for path in cited]
         readable = [text for text in texts if text is not None]

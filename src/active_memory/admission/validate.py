@@ -216,7 +216,9 @@ def _check_supplied(spec: RoleSpec, supplied: Sequence[Lesson]) -> dict[str, Les
     return by_id
 
 
-def _item_context(spec: RoleSpec, context: AdmissionContext) -> ItemContext:
+def _item_context(
+    spec: RoleSpec, context: AdmissionContext, read_paths: frozenset[str] | None
+) -> ItemContext:
     checkout = context.checkout
     return ItemContext(
         spec=spec,
@@ -225,6 +227,7 @@ def _item_context(spec: RoleSpec, context: AdmissionContext) -> ItemContext:
         verifier=context.verifier,
         repository=context.repository,
         source_commit=checkout.source_commit if checkout is not None else None,
+        read_paths=read_paths,
     )
 
 
@@ -271,10 +274,17 @@ def _downgrade(
 
 
 def admit_maintenance(
-    answer: object, role: str, supplied: Sequence[Lesson], context: AdmissionContext
+    answer: object,
+    role: str,
+    supplied: Sequence[Lesson],
+    context: AdmissionContext,
+    *,
+    read_paths: frozenset[str] | None = None,
 ) -> MaintenanceResult:
     """Admit one maintenance batch: ``supplied`` are the lessons (at their frozen revisions)
-    the specialist was shown; its answer must decide each exactly once."""
+    the specialist was shown; its answer must decide each exactly once. ``read_paths`` are the
+    checkout files its session read (None when it had no tools over the checkout): a cited
+    file outside them is refused as ``cited_file_unread``."""
     spec = role_spec(role)
     if not spec.maintenance:
         raise AdmissionError(f"{role!r} is a discovery role; use admit_discovery")
@@ -295,7 +305,7 @@ def admit_maintenance(
     if not _scope_enabled(spec, context.config):
         return failed([Rejection(stage="scope", role=spec.role, code="scope_disabled", index=-1)])
 
-    items = _item_context(spec, context)
+    items = _item_context(spec, context, read_paths)
     rejections: list[Rejection] = []
     bound: list[BoundDecision] = []
     held: list[Downgrade] = []
@@ -346,8 +356,15 @@ def admit_maintenance(
     )
 
 
-def admit_discovery(answer: object, role: str, context: AdmissionContext) -> DiscoveryResult:
-    """Admit a discovery answer: every lesson that passes every stage becomes a Proposal."""
+def admit_discovery(
+    answer: object,
+    role: str,
+    context: AdmissionContext,
+    *,
+    read_paths: frozenset[str] | None = None,
+) -> DiscoveryResult:
+    """Admit a discovery answer: every lesson that passes every stage becomes a Proposal.
+    ``read_paths`` as for :func:`admit_maintenance`."""
     spec = role_spec(role)
     if spec.maintenance:
         raise AdmissionError(f"{role!r} is a maintenance role; use admit_maintenance")
@@ -363,7 +380,7 @@ def admit_discovery(answer: object, role: str, context: AdmissionContext) -> Dis
             (Rejection(stage="scope", role=spec.role, code="scope_disabled", index=-1),),
         )
     assert isinstance(answer, Mapping)
-    items = _item_context(spec, context)
+    items = _item_context(spec, context, read_paths)
     admitted: list[AdmittedProposal] = []
     rejections: list[Rejection] = []
     held: list[QuarantinedProposal] = []
@@ -386,10 +403,12 @@ def admit(
     role: str,
     context: AdmissionContext,
     supplied: Sequence[Lesson] = (),
+    *,
+    read_paths: frozenset[str] | None = None,
 ) -> MaintenanceResult | DiscoveryResult:
     """Dispatch on ``role``: maintenance roles need ``supplied``; discovery roles take none."""
     if role_spec(role).maintenance:
-        return admit_maintenance(answer, role, supplied, context)
+        return admit_maintenance(answer, role, supplied, context, read_paths=read_paths)
     if supplied:
         raise AdmissionError(f"{role!r} is a discovery role and takes no supplied lessons")
-    return admit_discovery(answer, role, context)
+    return admit_discovery(answer, role, context, read_paths=read_paths)

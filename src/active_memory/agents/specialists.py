@@ -20,6 +20,7 @@ works on as data and never imports the postmortem package above it.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,9 +48,12 @@ from active_memory.evidence.builder import EvidenceBundle, build_evidence
 from active_memory.models.changes import Mutation, Proposal, Rejection
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Binding, RunRecord
+from active_memory.provenance import Verdict, destructive_changes_allowed
 
 __all__ = [
+    "REPOSITORY_ROOT",
     "SPECS",
+    "Answered",
     "Batch",
     "Meter",
     "ProgressCallback",
@@ -60,6 +64,7 @@ __all__ = [
     "StopSignal",
     "Validated",
     "answer_session",
+    "has_checkout_tools",
     "run_specialist",
     "session_input",
 ]
@@ -188,10 +193,45 @@ class Validated:
 
 def _evidence_files(bundle: EvidenceBundle) -> str:
     lines = [
-        f"- `{path.name}` (tool root `evidence`): {_FILE_NOTES.get(key, key)}"
+        f"  - `{path.name}`: {_FILE_NOTES.get(key, key)}"
         for key, path in sorted(bundle.private_files.items())
     ]
     return "\n".join(lines)
+
+
+def _tool_roots(env: SpecialistEnv) -> str:
+    if has_checkout_tools(env):
+        return (
+            "`evidence` (the private files) and `repository` (the checkout as it is now; the "
+            "tools print each of its files as `repository:<path>`, the reference to cite)"
+        )
+    return (
+        "`evidence` only: this run has no checkout you can inspect, so you can neither read "
+        "nor cite repository files"
+    )
+
+
+def _provenance_facts(env: SpecialistEnv, lessons: Sequence[Lesson]) -> list[str]:
+    """Per supplied repository lesson, whether the host can publish an adapt or retire of it:
+    the host checked its source commit against the inspected one (a specialist cannot)."""
+    checkout = env.admission.checkout
+    lines: list[str] = []
+    for lesson in lessons:
+        if checkout is None:
+            verdict = Verdict(False, "no_checkout")
+        else:
+            verdict = destructive_changes_allowed(checkout, lesson.evidence.source_commit)
+        if verdict.allowed:
+            lines.append(
+                f"- {lesson.id}: its source commit is an ancestor of the inspected commit; an "
+                "adapt or retire of it can publish"
+            )
+        else:
+            lines.append(
+                f"- {lesson.id}: an adapt or retire of it is deferred by the host "
+                f"({verdict.reason}); still decide what is right"
+            )
+    return lines
 
 
 def _user_prompt(
@@ -200,13 +240,24 @@ def _user_prompt(
     bundle: EvidenceBundle,
     batch: str | None,
     lessons: Sequence[Lesson],
+    existing: Sequence[Lesson],
 ) -> str:
     facts = [f"- {fact}" for fact in env.host_facts]
     if spec.maintenance:
         ids = ", ".join(lesson.id for lesson in lessons)
         facts.append(
-            f"- {batch}: {len(lessons)} supplied {spec.scope} lesson(s); decide each of these "
-            f"ids exactly once and no other: {ids}"
+            f"- {batch}: {len(lessons)} supplied {spec.scope} lesson(s), the payload's "
+            f"`lessons`; decide each of these ids exactly once and no other: {ids}. Lesson ids "
+            "in `deliveries` and `lesson_changes` are context, not yours to decide."
+        )
+        if spec.scope == "repository":
+            facts.extend(_provenance_facts(env, lessons))
+    else:
+        facts.append(
+            f"- {len(existing)} {spec.scope} lesson(s) already stored in your scope, all listed "
+            "in `existing_lessons`; `deliveries` lists every card handed to this run's agents, "
+            "of either scope (a card there that is not in `existing_lessons` belongs to the "
+            "other scope or is no longer stored). Nothing there is yours to decide."
         )
     return (
         f"Review run {env.record.run_id} as the {spec.name} specialist.\n\n"
@@ -217,11 +268,35 @@ def _user_prompt(
     )
 
 
+REPOSITORY_ROOT = "repository"
+
+
+def has_checkout_tools(env: SpecialistEnv) -> bool:
+    """Whether sessions get tools over the checkout: only when its folder exists here."""
+    return env.checkout_root is not None and env.checkout_root.is_dir()
+
+
 def _toolbox(env: SpecialistEnv, evidence_dir: Path) -> Toolbox:
+    # The checkout's root is called "repository", so the tools print each file exactly as a
+    # reference cites it (repository:path).
     roots: dict[str, Path] = {"evidence": evidence_dir}
-    if env.checkout_root is not None and env.checkout_root.is_dir():
-        roots["checkout"] = env.checkout_root
+    if has_checkout_tools(env):
+        assert env.checkout_root is not None
+        roots[REPOSITORY_ROOT] = env.checkout_root
     return Toolbox(roots)
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """A session's valid answer and the checkout files its tools showed the model (None when
+    it had no tools over the checkout): what admission's "read what you cite" checks."""
+
+    result: SessionResult
+    read_paths: frozenset[str] | None
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        return self.result.answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,29 +317,37 @@ async def session_input(
     label: str | None = None,
     lessons: Sequence[Lesson] = (),
     changes: Sequence[Mapping[str, Any]] = (),
+    existing: Sequence[Lesson] = (),
 ) -> SessionInput:
-    """Build the evidence and render the prompts of one session, without calling the model."""
+    """Build the evidence and render the prompts of one session, without calling the model.
+
+    ``lessons`` are a maintenance batch's supplied lessons; ``existing`` the lessons already in
+    a discovery specialist's scope (shown so it can avoid duplicates, never decided)."""
     folder = env.private_dir / spec.name
     bundle = await in_daemon_thread(
-        build_evidence,
-        env.record,
-        spec.name,
-        private_dir=folder,
-        budget_bytes=env.evidence_budget,
-        lessons=[lesson.model_dump(mode="json") for lesson in lessons],
-        lesson_changes=changes,
-        cancel=StopSignal(env.deadline, env.cancel),
+        functools.partial(
+            build_evidence,
+            env.record,
+            spec.name,
+            private_dir=folder,
+            budget_bytes=env.evidence_budget,
+            lessons=[lesson.model_dump(mode="json") for lesson in lessons],
+            lesson_changes=changes,
+            existing_lessons=[lesson.model_dump(mode="json") for lesson in existing],
+            cancel=StopSignal(env.deadline, env.cancel),
+        )
     )
     schema = wire_schema(spec.name)
     system = system_prompt(
         spec.name,
         run_id=env.record.run_id,
         evidence_files=_evidence_files(bundle),
+        tool_roots=_tool_roots(env),
         contract=json.dumps(schema, indent=2, sort_keys=True),
     )
     return SessionInput(
         system=system,
-        prompt=_user_prompt(env, spec, bundle, label, lessons),
+        prompt=_user_prompt(env, spec, bundle, label, lessons, existing),
         contract=AnswerContract(name=spec.name, schema=schema),
         toolbox=_toolbox(env, folder),
     )
@@ -279,10 +362,13 @@ async def answer_session(
     label: str | None = None,
     lessons: Sequence[Lesson] = (),
     changes: Sequence[Mapping[str, Any]] = (),
-) -> SessionResult:
+    existing: Sequence[Lesson] = (),
+) -> Answered:
     """One session: build the evidence, render the prompts, run the tool loop to an answer
     that satisfies the contract (admission is the caller's next step)."""
-    given = await session_input(env, spec, label=label, lessons=lessons, changes=changes)
+    given = await session_input(
+        env, spec, label=label, lessons=lessons, changes=changes, existing=existing
+    )
     session = Session(
         env.provider,
         env.binding,
@@ -299,7 +385,8 @@ async def answer_session(
     )
     meter.sessions.append(session)
     meter.batches += 1
-    return await session.run()
+    result = await session.run()
+    return Answered(result, given.toolbox.seen(REPOSITORY_ROOT))
 
 
 def _refusal_codes(rejections: Sequence[Rejection]) -> list[str]:
@@ -326,7 +413,13 @@ async def _maintain(
             lessons=batch.lessons,
             changes=batch.changes,
         )
-        result = admit_maintenance(session.answer, spec.name, batch.lessons, env.admission)
+        result = admit_maintenance(
+            session.answer,
+            spec.name,
+            batch.lessons,
+            env.admission,
+            read_paths=session.read_paths,
+        )
         meter.rejections.extend(result.rejections)
         if not result.complete:
             raise AnswerRefused(spec.name, label, _refusal_codes(result.rejections))
@@ -341,11 +434,15 @@ async def _maintain(
     )
 
 
-async def _discover(env: SpecialistEnv, spec: SpecialistSpec, meter: Meter) -> Validated:
+async def _discover(
+    env: SpecialistEnv, spec: SpecialistSpec, meter: Meter, existing: Sequence[Lesson]
+) -> Validated:
     label = meter.next_batch
     meter.next_batch += 1
-    session = await answer_session(env, spec, meter, batch=label)
-    result = admit_discovery(session.answer, spec.name, env.admission)
+    session = await answer_session(env, spec, meter, batch=label, existing=existing)
+    result = admit_discovery(
+        session.answer, spec.name, env.admission, read_paths=session.read_paths
+    )
     meter.rejections.extend(result.rejections)
     # Shape failures and a disabled scope refuse the whole answer; item stages refuse one lesson.
     whole = [r for r in result.rejections if r.stage == "shape" or r.index < 0]
@@ -359,16 +456,22 @@ async def _discover(env: SpecialistEnv, spec: SpecialistSpec, meter: Meter) -> V
 
 
 async def run_specialist(
-    env: SpecialistEnv, name: str, meter: Meter, *, batches: Sequence[Batch] = ()
+    env: SpecialistEnv,
+    name: str,
+    meter: Meter,
+    *,
+    batches: Sequence[Batch] = (),
+    existing: Sequence[Lesson] = (),
 ) -> Validated:
     """Run one specialist to a validated result; raises on any failure.
 
-    Maintenance decides ``batches`` in order (discovery takes none); a maintenance specialist
-    without batches has nothing to decide and makes no call.
+    Maintenance decides ``batches`` in order; a maintenance specialist without batches has
+    nothing to decide and makes no call. Discovery is shown ``existing``, the lessons already
+    in its scope, to avoid proposing them again.
     """
     spec = SPECS[name]
     if spec.maintenance:
         if not batches:
             return Validated(name)
         return await _maintain(env, spec, meter, batches)
-    return await _discover(env, spec, meter)
+    return await _discover(env, spec, meter, existing)

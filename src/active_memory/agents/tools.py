@@ -49,7 +49,10 @@ def _nullable(kind: str, description: str) -> dict[str, Any]:
 
 
 class Toolbox:
-    """The tools over named roots, e.g. ``{"checkout": path, "evidence": path}``.
+    """The tools over named roots, e.g. ``{"repository": path, "evidence": path}``.
+
+    Every output names a file as ``root:relative/path`` (a line number, when shown, follows
+    the word ``line``): for the ``repository`` root that is exactly the reference to cite.
 
     ``max_match_seconds`` caps one regex match (one line); a nearer deadline lowers it.
     """
@@ -81,6 +84,9 @@ class Toolbox:
         if max_match_seconds <= 0:
             raise ConfigError("toolbox.max_match_seconds", f"{max_match_seconds!r} must be > 0")
         self.max_match_seconds = max_match_seconds
+        # Files each root's tools showed the model (read, or matched by a search): admission
+        # refuses a citation of a checkout file the specialist never read.
+        self._seen: dict[str, set[str]] = {name: set() for name in self._roots}
         self._specs = self._build_specs()
         self._validators = {
             spec.name: Draft202012Validator(dict(spec.parameters)) for spec in self._specs
@@ -199,6 +205,16 @@ class Toolbox:
             raise Refused(f"{relative!r} is refused: git internals (.git) are not evidence")
         return resolved
 
+    def seen(self, root_name: str) -> frozenset[str] | None:
+        """Root-relative paths of the files of ``root_name`` the tools showed (read, or matched
+        by a search); None when there is no such root."""
+        if root_name not in self._roots:
+            return None
+        return frozenset(self._seen[root_name])
+
+    def _note_seen(self, root_name: str, path: Path) -> None:
+        self._seen[root_name].add(path.relative_to(self._roots[root_name]).as_posix())
+
     def _display(self, root_name: str, path: Path) -> str:
         relative = path.relative_to(self._roots[root_name]).as_posix()
         return f"{root_name}:{relative if relative != '.' else ''}"
@@ -209,7 +225,7 @@ class Toolbox:
             raise Refused(f"{arguments['path']!r} is not a file in {arguments['root']}")
         if is_binary(path):
             raise Refused(f"{arguments['path']!r} is a binary file")
-        return _read_window(
+        shown = _read_window(
             path,
             self._display(arguments["root"], path),
             offset=max(1, arguments["offset"] or 1),
@@ -217,6 +233,8 @@ class Toolbox:
             max_bytes=self.max_output_bytes,
             deadline=deadline,
         )
+        self._note_seen(arguments["root"], path)
+        return shown
 
     def _list_folder(self, arguments: dict[str, Any]) -> str:
         folder = self.resolve(arguments["root"], arguments["path"])
@@ -255,11 +273,17 @@ class Toolbox:
         start = self.resolve(root_name, arguments["path"] or "")
         pattern = compile_pattern(arguments["pattern"], is_regex=arguments["regex"])
         wanted = min(max(1, arguments["max_matches"] or 50), self.max_matches)
-        return search_files(
-            walk(self._roots[root_name], start),
-            lambda path: self._display(root_name, path),
-            pattern,
-            wanted=wanted,
-            deadline=deadline,
-            match_seconds=self.max_match_seconds,
-        )
+        found: set[Path] = set()
+        try:
+            return search_files(
+                walk(self._roots[root_name], start),
+                lambda path: self._display(root_name, path),
+                pattern,
+                wanted=wanted,
+                deadline=deadline,
+                match_seconds=self.max_match_seconds,
+                found=found,
+            )
+        finally:
+            for path in found:
+                self._note_seen(root_name, path)

@@ -129,10 +129,14 @@ def search_files(
     wanted: int,
     deadline: float | None,
     match_seconds: float,
+    found: set[Path] | None = None,
 ) -> str:
-    """A summary line, then ``path:line: text`` for each match (not yet bounded in bytes).
+    """A summary line, then ``path line N: text`` for each match (not yet bounded in bytes).
 
-    One match may take ``match_seconds``, or less when the deadline is nearer.
+    The line number follows the word ``line``, apart from the path, so the path reads as the
+    reference to cite and the number does not look like part of it. One match may take
+    ``match_seconds``, or less when the deadline is nearer. Files with a match are added to
+    ``found``.
     """
     matcher = _Matcher(pattern, deadline, match_seconds)
     matches: list[str] = []
@@ -157,7 +161,10 @@ def search_files(
         scanned_files += 1
         scanned_bytes += size
         try:
+            before = len(matches)
             _search_file(path, display(path), matcher, matches, wanted)
+            if found is not None and len(matches) > before:
+                found.add(path)
         except _DeadlineReached:
             stopped = "the session deadline"
             break
@@ -200,7 +207,7 @@ def _search_file(
         redacted = redact_text(line)
         if redacted != line and matcher.search(redacted, shown) is None:
             continue
-        matches.append(f"{shown}:{index + 1}: {redacted[:_SHOWN_CHARS]}")
+        matches.append(f"{shown} line {index + 1}: {redacted[:_SHOWN_CHARS]}")
         if len(matches) >= wanted:
             return
 

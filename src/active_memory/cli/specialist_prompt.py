@@ -1,13 +1,16 @@
 """``active-memory specialist prompt NAME RUN``: what the model receives, without calling it.
 
-Prints the rendered system prompt and the first message (host facts and the evidence payload)
-exactly as a provider receives them, after ``--prompts``/``--contracts`` overrides, so a prompt
-author reads the session before spending a token.
+Prints the rendered system prompt (whose last section is the answer contract), the first message
+(host facts and the evidence payload) and the investigation tools exactly as a provider receives
+them, after ``--prompts``/``--contracts`` overrides, so a prompt author reads the session before
+spending a token. When a postmortem would not start the specialist on this run, a note on stderr
+says why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from pathlib import Path
 
@@ -91,14 +94,21 @@ def prompt_command(
                 "prompt_sha256": shown.prompt_sha256,
                 "contract_sha256": shown.contract_sha256,
                 "tools": list(shown.tools),
+                "tool_specs": list(shown.tool_specs),
+                "skipped_reason": shown.skipped_reason,
                 "system": shown.system,
                 "prompt": shown.prompt,
             }
         )
         return
+    if shown.skipped_reason is not None:
+        click.echo(f"note: a postmortem would skip {shown.specialist}: {shown.skipped_reason}",
+                   err=True)  # fmt: skip
     click.echo(f"== system prompt of {shown.specialist} (prompt sha256 {shown.prompt_sha256}, "
                f"contract sha256 {shown.contract_sha256})")  # fmt: skip
     click.echo(shown.system)
     click.echo(f"== first message (batch {shown.batch} of {shown.batches}; "
                f"tools {', '.join(shown.tools)})")  # fmt: skip
     click.echo(shown.prompt, nl=False)
+    click.echo("\n== tools (name, description, JSON Schema parameters)")
+    click.echo(json.dumps(list(shown.tool_specs), indent=2, sort_keys=True))

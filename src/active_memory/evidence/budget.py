@@ -100,12 +100,18 @@ class _Record:
     cut_by_pager: bool
 
     record_bytes: int = 0
+    receipt: str | None = None  # the receipt:<seq> this tool call is, when it is one
 
     @property
     def weight(self) -> int:
         # About what the record will weigh once cut to record_bytes, so the transcript budget
         # matches the evidence it yields; memory per record stays under 2 * (record + margin).
-        return min(len(self.head) + (len(self.tail) if self.tail else 0), self.record_bytes) + 48
+        label = len(self.receipt) + 12 if self.receipt else 0
+        return (
+            min(len(self.head) + (len(self.tail) if self.tail else 0), self.record_bytes)
+            + 48
+            + label
+        )
 
 
 @dataclass(slots=True)
@@ -151,18 +157,19 @@ class TranscriptBudget:
         text: str,
         original_bytes: int,
         cut_by_pager: bool,
+        receipt: str | None = None,
     ) -> None:
         lane = self.lanes.setdefault(lane_id, _Lane())
         keep = self.record_bytes + MARGIN
         if len(text) <= 2 * keep and not cut_by_pager:
             record = _Record(number, role, tool, text, None, original_bytes, cut_by_pager,
-                             self.record_bytes)  # fmt: skip
+                             self.record_bytes, receipt)  # fmt: skip
         else:
             # The text's full size for the cut marker: a pager-cut line only knows its line size.
             size = original_bytes if cut_by_pager else utf8_len(text)
             tail = text[-keep:] if len(text) > keep else ""
             record = _Record(number, role, tool, text[:keep], tail, size, cut_by_pager,
-                             self.record_bytes)  # fmt: skip
+                             self.record_bytes, receipt)  # fmt: skip
         if not lane.pinned_once and role != "system":
             lane.pinned, lane.pinned_once = record, True
         else:
@@ -222,6 +229,8 @@ class TranscriptBudget:
                 entry["role"] = record.role
             if record.tool:
                 entry["tool"] = record.tool
+            if record.receipt:
+                entry["receipt"] = record.receipt
             entries.append(entry)
         return entries, cuts
 

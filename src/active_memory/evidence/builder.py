@@ -33,13 +33,15 @@ from active_memory.errors import EvidenceError
 from active_memory.evidence.budget import cut_text, json_size, redact_and_cut
 from active_memory.evidence.history import collect_excerpts
 from active_memory.evidence.pager import Cancellation, PageLimits
+from active_memory.evidence.paths import PathRewriter
 from active_memory.evidence.private import prepare_private_dir, write_private_file
+from active_memory.evidence.receipt_labels import citable_receipts
 from active_memory.evidence.redact import redact_text, redact_value
 from active_memory.evidence.shrink import shrink_strings
 from active_memory.evidence.source_notes import log_source_cuts, receipts_made, unavailable_refs
 from active_memory.evidence.trim import Trimmer
 from active_memory.evidence.truncation import CutLog, TruncationReport
-from active_memory.models.runs import Delivery, RunRecord, canonical_json
+from active_memory.models.runs import Checkout, Delivery, RunRecord, canonical_json
 
 __all__ = [
     "EVIDENCE_FORMAT",
@@ -139,7 +141,7 @@ def _deliveries(deliveries: Sequence[Delivery]) -> list[dict[str, Any]]:
     return out
 
 
-def _receipts(record: RunRecord, log: CutLog) -> list[dict[str, Any]]:
+def _receipts(record: RunRecord, log: CutLog, paths: PathRewriter) -> list[dict[str, Any]]:
     receipts = sorted(record.receipts, key=lambda receipt: receipt.seq)
     if len(receipts) > RECEIPT_RING:
         half = RECEIPT_RING // 2
@@ -155,14 +157,14 @@ def _receipts(record: RunRecord, log: CutLog) -> list[dict[str, Any]]:
             "execution": None if receipt.execution is None else f"exec:{receipt.execution}",
             "time_ms": receipt.time_ms,
             "tool": redact_text(receipt.tool),
-            "paths": [redact_text(path) for path in receipt.paths[:8]],
+            "paths": [redact_text(paths.text(path)) for path in receipt.paths[:8]],
         }
         for receipt in receipts
     ]
 
 
 def _executions(
-    record: RunRecord, needs: Needs, completion_bytes: int, log: CutLog
+    record: RunRecord, needs: Needs, completion_bytes: int, log: CutLog, paths: PathRewriter
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for execution in record.executions:
@@ -181,7 +183,7 @@ def _executions(
         if execution.unavailable:
             item["unavailable"] = execution.unavailable
         if needs.completions and execution.completion is not None:
-            text, cut = redact_and_cut(execution.completion, completion_bytes)
+            text, cut = redact_and_cut(paths.text(execution.completion), completion_bytes)
             item["completion"] = text
             log.add(
                 "executions[].completion",
@@ -221,6 +223,22 @@ def _private_files(
     return names
 
 
+def _checkout_path(checkout: Checkout, paths: PathRewriter) -> str:
+    """An inspected checkout keeps its path (the tools and a replay's relocation key on it); a
+    working folder of unknown commit, such as a session's ``cwd``, only says where the run
+    happened, so its home reads ``~``."""
+    path = str(checkout.path)
+    return path if checkout.commit is not None else paths.home_only(path)
+
+
+def _workspace(record: RunRecord) -> str | None:
+    """Where the run worked: its checkout, else the session's ``cwd``."""
+    if record.checkout is not None:
+        return str(record.checkout.path)
+    cwd = record.runtime.get("cwd")
+    return cwd if isinstance(cwd, str) else None
+
+
 def _transcript_budget(payload: dict[str, Any], budget: int, executions: int) -> tuple[int, int]:
     """What the excerpts may weigh, and each record: the budget less what the payload already
     holds and the report and per-excerpt counts to come, so final trimming has little to cut.
@@ -237,6 +255,30 @@ def _transcript_budget(payload: dict[str, Any], budget: int, executions: int) ->
     return room, record
 
 
+MAX_EXISTING_LESSONS = 200
+
+
+def _existing(lessons: Sequence[Mapping[str, Any]], log: CutLog) -> list[dict[str, Any]]:
+    """What discovery needs to avoid a duplicate: each lesson's id, title and where it
+    applies (its node, or its associations); at most MAX_EXISTING_LESSONS, cut logged."""
+    out: list[dict[str, Any]] = []
+    for lesson in lessons[:MAX_EXISTING_LESSONS]:
+        scope = lesson.get("scope") or {}
+        entry: dict[str, Any] = {"id": lesson.get("id"), "title": lesson.get("title")}
+        if scope.get("kind") == "graph":
+            entry["node_id"] = scope.get("node_id")
+        else:
+            for key in ("files", "folders", "identifiers", "keyword_groups"):
+                entry[key] = scope.get(key, [])
+        out.append(json.loads(canonical_json(entry)))
+    log.add(
+        "existing_lessons",
+        f"more than {MAX_EXISTING_LESSONS} lessons in scope",
+        count=max(0, len(lessons) - MAX_EXISTING_LESSONS),
+    )
+    return out
+
+
 def build_evidence(
     record: RunRecord,
     specialist: str,
@@ -245,6 +287,7 @@ def build_evidence(
     budget_bytes: int = DEFAULT_BUDGET,
     lessons: Sequence[Mapping[str, Any]] = (),
     lesson_changes: Sequence[Mapping[str, Any]] = (),
+    existing_lessons: Sequence[Mapping[str, Any]] = (),
     cancel: Cancellation | None = None,
     page_limits: PageLimits | None = None,
 ) -> EvidenceBundle:
@@ -252,6 +295,9 @@ def build_evidence(
 
     ``lessons`` are the supplied cards (each with ``id`` and ``revision``) and ``lesson_changes``
     the before/current changes since the run's snapshot; both reach the specialist whole.
+    ``existing_lessons`` are, for a discovery specialist, the lessons already in its scope: it
+    gets their id, title and node or associations (``existing_lessons``) and the delivery
+    manifest (``deliveries``), so it can tell "no lessons" from "not shown".
     Raises EvidenceError for an unknown specialist, a budget under 4 KiB, lessons of the other
     scope or lessons that alone overflow the budget; EvidenceCancelled once ``cancel`` is set.
     """
@@ -266,9 +312,12 @@ def build_evidence(
     changes = [json.loads(canonical_json(change)) for change in lesson_changes]
     log = CutLog()
     log_source_cuts(record, log)
-    runtime = redact_value(record.runtime)
+    paths = PathRewriter(_workspace(record))
+    runtime = paths.value(redact_value(record.runtime))
     folder = prepare_private_dir(private_dir)
-    redacted_input = None if record.initial_input is None else redact_text(record.initial_input)
+    redacted_input = (
+        None if record.initial_input is None else redact_text(paths.text(record.initial_input))
+    )
     files = _private_files(record, folder, runtime, redacted_input)
 
     run: dict[str, Any] = {
@@ -288,7 +337,7 @@ def build_evidence(
         "specialist": specialist,
         "run": run,
         "private_files": files,
-        "executions": _executions(record, needs, min(8192, budget_bytes // 8), log),
+        "executions": _executions(record, needs, min(8192, budget_bytes // 8), log, paths),
     }
     if needs.graph:
         raw = redact_value(record.graph.raw, keys=False)
@@ -307,14 +356,17 @@ def build_evidence(
         payload["deliveries"] = _deliveries(record.deliveries)
         payload["lessons"] = supplied
         payload["lesson_changes"] = changes
+    else:
+        payload["deliveries"] = _deliveries(record.deliveries)
+        payload["existing_lessons"] = _existing(existing_lessons, log)
     if needs.checkout and record.checkout is not None:
         payload["checkout"] = {
-            "path": str(record.checkout.path),
+            "path": _checkout_path(record.checkout, paths),
             "repository": record.checkout.repository,
             "commit": record.checkout.commit,
         }
     if needs.receipts:
-        payload["receipts"] = _receipts(record, log)
+        payload["receipts"] = _receipts(record, log, paths)
     if needs.transcripts:
         room, record_bytes = _transcript_budget(payload, budget_bytes, len(record.executions))
         excerpts = collect_excerpts(
@@ -323,6 +375,8 @@ def build_evidence(
             record_bytes=record_bytes,
             limits=page_limits,
             cancel=cancel,
+            receipts=citable_receipts(record),
+            rewrite=paths.text,
         )
         for excerpt in excerpts:
             log.add(

@@ -1,8 +1,10 @@
 """Transcript excerpts per execution: paged reads into one fixed transcript budget.
 
-Native transcript lines are JSON objects ``{"role", "text", "tool"?, "time_ms"?}``; any other
-JSON is kept as its compact encoding, and a line that is not JSON is kept as text. Memory stays
-bounded by the budget plus one page, however long the history.
+Native transcript lines are JSON objects ``{"role", "text", "tool"?, "receipt"?, "time_ms"?}``;
+any other JSON is kept as its compact encoding, and a line that is not JSON is kept as text.
+Each tool-call record that is one of the run's receipts carries ``receipt: "receipt:<seq>"``
+(:mod:`.receipt_labels`). Memory stays bounded by the budget plus one page, however long the
+history.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field
@@ -19,10 +22,11 @@ from active_memory.bounded_input import parse_json
 from active_memory.errors import InputRefused
 from active_memory.evidence.budget import MARGIN, TranscriptBudget
 from active_memory.evidence.pager import Cancellation, PageLimits, TranscriptLine, iter_pages
+from active_memory.evidence.receipt_labels import ReceiptLabels
 from active_memory.models.base import Model
-from active_memory.models.runs import Execution, canonical_json
+from active_memory.models.runs import Execution, ToolReceipt, canonical_json
 
-__all__ = ["Excerpt", "collect_excerpts", "project_line"]
+__all__ = ["Excerpt", "Projected", "collect_excerpts", "project_line", "project_record"]
 
 
 def _says_nothing(value: object) -> bool:
@@ -45,46 +49,80 @@ class Excerpt(Model):
     unavailable: str | None = Field(None, exclude_if=_says_nothing)
 
 
-_OPENING = re.compile(r'^\{(?:\s*"(role|tool|time_ms)"\s*:\s*(?:"([^"\\]{0,128})"|\d{1,16})\s*,)+')
+_OPENING = re.compile(
+    r'^\{(?:\s*"(role|tool|receipt|time_ms)"\s*:\s*(?:"([^"\\]{0,128})"|\d{1,16})\s*,)+'
+)
 _TEXT_KEY = re.compile(r'^\s*"(?:text|content)"\s*:\s*"')
 
 
-def _salvage(head: str) -> tuple[str | None, str | None, str]:
-    """Role and tool of a native line cut by the pager, when they open it (as the session
-    sources write them), and the text's start without its JSON quoting."""
+@dataclass(frozen=True, slots=True)
+class Projected:
+    """One transcript line as the evidence sees it: role, tool, text and the call's identity."""
+
+    role: str | None
+    tool: str | None
+    text: str
+    time_ms: int | None = None
+    receipt: int | None = None
+
+
+def _number(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _salvage(head: str) -> Projected:
+    """Role, tool, receipt and time of a native line cut by the pager, when they open it (as the
+    session sources write them), and the text's start without its JSON quoting."""
     opening = _OPENING.match(head[:1024])
     if opening is None:
-        return None, None, head
+        return Projected(None, None, head)
     fields = dict(re.findall(r'"(role|tool)"\s*:\s*"([^"\\]{0,128})"', opening.group(0)))
+    numbers = dict(re.findall(r'"(receipt|time_ms)"\s*:\s*(\d{1,16})', opening.group(0)))
     rest = head[opening.end() :]
     text = _TEXT_KEY.match(rest)
     body = rest[text.end() :] if text else rest
     # Unescape what can be: the kept text is a prefix of a JSON string, never closed.
     with contextlib.suppress(ValueError):
         body = json.loads('"' + body.rstrip("\\") + '"')
-    return fields.get("role"), fields.get("tool"), body
+    time_ms, receipt = numbers.get("time_ms"), numbers.get("receipt")
+    return Projected(
+        fields.get("role"),
+        fields.get("tool"),
+        body,
+        None if time_ms is None else int(time_ms),
+        None if receipt is None else int(receipt),
+    )
 
 
-def project_line(line: TranscriptLine) -> tuple[str | None, str | None, str]:
-    """``(role, tool, text)`` of one transcript line."""
+def project_record(line: TranscriptLine) -> Projected:
+    """What one transcript line holds."""
     if line.cut:
         # The cut may split a credential; drop the stretch the redaction patterns cannot vouch for.
-        role, tool, text = _salvage(line.text)
-        return role, tool, text[: max(0, len(text) - MARGIN)]
+        found = _salvage(line.text)
+        text = found.text
+        return Projected(found.role, found.tool, text[: max(0, len(text) - MARGIN)],
+                         found.time_ms, found.receipt)  # fmt: skip
     try:
         # Bounded like every other input: deep nesting or a 5,000-digit number is kept as text.
         value = parse_json(line.text, what="transcript line")
     except InputRefused:
-        return None, None, line.text
+        return Projected(None, None, line.text)
     if not isinstance(value, dict):
-        return None, None, canonical_json(value)
+        return Projected(None, None, canonical_json(value))
     role = value.get("role") if isinstance(value.get("role"), str) else None
     tool = value.get("tool") if isinstance(value.get("tool"), str) else None
+    time_ms, receipt = _number(value.get("time_ms")), _number(value.get("receipt"))
     for key in ("text", "content"):
         if isinstance(value.get(key), str):
-            return role, tool, value[key]
-    rest = {k: v for k, v in value.items() if k not in ("role", "tool", "time_ms")}
-    return role, tool, canonical_json(rest)
+            return Projected(role, tool, value[key], time_ms, receipt)
+    rest = {k: v for k, v in value.items() if k not in ("role", "tool", "receipt", "time_ms")}
+    return Projected(role, tool, canonical_json(rest), time_ms, receipt)
+
+
+def project_line(line: TranscriptLine) -> tuple[str | None, str | None, str]:
+    """``(role, tool, text)`` of one transcript line."""
+    found = project_record(line)
+    return found.role, found.tool, found.text
 
 
 def collect_excerpts(
@@ -94,9 +132,14 @@ def collect_excerpts(
     record_bytes: int,
     limits: PageLimits | None = None,
     cancel: Cancellation | None = None,
+    receipts: Sequence[ToolReceipt] = (),
+    rewrite: Callable[[str], str] | None = None,
 ) -> tuple[Excerpt, ...]:
-    """Stream every execution's transcript, in record order, through one TranscriptBudget."""
+    """Stream every execution's transcript, in record order, through one TranscriptBudget;
+    tool-call records that are one of ``receipts`` are labelled ``receipt:<seq>``, and each
+    text passes through ``rewrite`` (the paths made workspace-relative) before it is counted."""
     budget = TranscriptBudget(budget_bytes, record_bytes)
+    labels = ReceiptLabels(receipts)
     unavailable: dict[int, str] = {}
     for index, execution in enumerate(executions):
         if execution.transcript is None:
@@ -104,16 +147,18 @@ def collect_excerpts(
         try:
             for page in iter_pages(execution.transcript, limits, cancel):
                 for line in page.lines:
-                    role, tool, text = project_line(line)
+                    found = project_record(line)
                     budget.add(
                         index,
                         number=line.number,
-                        role=role,
-                        tool=tool,
-                        text=text,
+                        role=found.role,
+                        tool=found.tool,
+                        text=found.text if rewrite is None else rewrite(found.text),
                         original_bytes=line.size,
                         cut_by_pager=line.cut,
-                    )
+                        receipt=labels.label(execution.id, role=found.role, tool=found.tool,
+                                             time_ms=found.time_ms, seq=found.receipt),
+                    )  # fmt: skip
         except FileNotFoundError:
             unavailable[index] = "transcript file not found"
         except OSError as exc:

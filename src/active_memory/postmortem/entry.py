@@ -148,7 +148,7 @@ def _settle_unexpected(state: ReviewState, error: Exception) -> None:
     failure = unexpected("internal_error", "the postmortem stopped", error)
     for name in state.names:
         result = state.results.get(name)
-        settled = result is not None and not result.changes
+        settled = (result is not None and not result.changes) or name in state.skipped
         if name not in state.failures and name not in state.published and not settled:
             state.fail(name, failure)
 

@@ -37,6 +37,7 @@ __all__ = [
     "MaintenanceInput",
     "Prepared",
     "Unprepared",
+    "existing_lessons",
     "in_thread",
     "maintenance_input",
     "prepare",
@@ -190,6 +191,15 @@ async def prepare(
         checkout=checkout_status(record, inspected),
         owned_provider=provider if owned else None,
     )
+
+
+def existing_lessons(lessons: Sequence[Lesson], name: str) -> tuple[Lesson, ...]:
+    """What discovery specialist ``name`` is shown of the store: its scope's current lessons
+    (to avoid proposing them again); maintenance decides its batches instead and gets none."""
+    spec = SPECS[name]
+    if spec.maintenance:
+        return ()
+    return tuple(lesson for lesson in lessons if lesson.scope.kind == spec.scope)
 
 
 def maintenance_input(

@@ -149,7 +149,8 @@ class SpecialistReport(Model):
     ``decisions`` counts applied actions (after host downgrades) by keep/adapt/retire/defer;
     ``rejections`` counts admission refusals by stage; ``retries`` counts provider retries and
     ``conflict_retries`` re-invocations after a revision conflict; ``mutations`` what it
-    published or would publish.
+    published or would publish. ``skipped_reason`` says why a specialist that could not succeed
+    on this run was not started (None when its scope was off, or it ran).
     """
 
     specialist: str
@@ -168,6 +169,7 @@ class SpecialistReport(Model):
     elapsed_ms: int = 0
     error: str | None = None
     error_code: str | None = None
+    skipped_reason: str | None = None
 
     @field_serializer("decisions")
     def _every_action(self, decisions: Mapping[str, int]) -> dict[str, int]:
@@ -255,7 +257,11 @@ class PostmortemReport(Model):
             for s in self.specialists
         )
         note = checkout_note(self.checkout) if ran else None
-        return (note,) if note is not None else ()
+        notes = [note] if note is not None else []
+        notes.extend(
+            f"{s.specialist} {s.skipped_reason}" for s in self.specialists if s.skipped_reason
+        )
+        return tuple(notes)
 
     @property
     def input_tokens(self) -> int:

@@ -44,10 +44,12 @@ def specialist_report(
     failure: Failure | None,
     *,
     dry_run: bool,
+    skipped: str | None = None,
 ) -> SpecialistReport:
-    """The entry of one specialist; a specialist without a meter never ran (scope off)."""
-    if meter is None:
-        return SpecialistReport(specialist=name, status="skipped")
+    """The entry of one specialist; a specialist without a meter never ran (scope off), one
+    with a ``skipped`` reason was not started because it could not succeed on this run."""
+    if meter is None or skipped is not None:
+        return SpecialistReport(specialist=name, status="skipped", skipped_reason=skipped)
     stages: dict[str, int] = {}
     for rejection in meter.rejections:
         stages[rejection.stage] = stages.get(rejection.stage, 0) + 1
@@ -152,6 +154,7 @@ async def assemble_report(state: ReviewState) -> PostmortemReport:
             state.results.get(name),
             state.failures.get(name),
             dry_run=dry_run,
+            skipped=state.skipped.get(name),
         )
         for name in SPECIALISTS
     )

@@ -1,7 +1,9 @@
 """Review scheduling: the specialists run concurrently, each in its own task, under one deadline.
 
-When the deadline passes or the host cancels, the unfinished ones are cancelled (nothing of
-theirs publishes); each of the others settles into a validated result or a failure.
+A specialist that cannot succeed on this run (:mod:`.skipping`) is not started; it settles as
+skipped with its reason. When the deadline passes or the host cancels, the unfinished ones are
+cancelled (nothing of theirs publishes); each of the others settles into a validated result or a
+failure.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 
 from active_memory.agents.specialists import Validated, run_specialist
 from active_memory.postmortem.failures import classify
-from active_memory.postmortem.preparation import maintenance_input
+from active_memory.postmortem.preparation import existing_lessons, maintenance_input
+from active_memory.postmortem.skipping import skip_reason
 from active_memory.postmortem.state import ReviewState
 from active_memory.store.backend import Snapshot
 
@@ -57,7 +60,10 @@ async def _timed(state: ReviewState, name: str, snapshot: Snapshot) -> Validated
             budget=state.options.evidence_budget,
         )
         state.reviewed[name] = given.reviewed
-        return await run_specialist(prepared.env, name, meter, batches=given.batches)
+        existing = existing_lessons(snapshot.lessons, name)
+        return await run_specialist(
+            prepared.env, name, meter, batches=given.batches, existing=existing
+        )
     finally:
         meter.ended = time.monotonic()
 
@@ -66,7 +72,13 @@ async def review(state: ReviewState, names: Sequence[str], snapshot: Snapshot) -
     """Run ``names`` concurrently under the shared deadline; settle each into a result or a
     failure. Unfinished specialists are cancelled: nothing of theirs publishes."""
     tasks: dict[str, asyncio.Task[Validated]] = {}
+    prepared = state.prepared
+    assert prepared is not None
     for name in names:
+        reason = skip_reason(state.record, name, prepared.env, prepared.checkout)
+        if reason is not None:
+            state.skip(name, reason)
+            continue
         state.note(name, "running")
         tasks[name] = asyncio.create_task(_timed(state, name, snapshot), name=f"postmortem:{name}")
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from active_memory.admission import contract_sha256
 from active_memory.agents.prompts import prompt_sha256
@@ -20,7 +21,8 @@ from active_memory.errors import PostmortemError, ProviderError
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.binding import resolve_source_node, specialist_binding
 from active_memory.postmortem.options import PostmortemOptions
-from active_memory.postmortem.preparation import Unprepared, prepare
+from active_memory.postmortem.preparation import Unprepared, existing_lessons, prepare
+from active_memory.postmortem.skipping import skip_reason
 from active_memory.postmortem.specialist_trial import planned_batch
 
 __all__ = ["NoModelCalls", "SpecialistPreview", "preview_specialist"]
@@ -43,6 +45,10 @@ class SpecialistPreview:
     tools: tuple[str, ...]
     prompt_sha256: str
     contract_sha256: str
+    # Each investigation tool as the provider declares it: name, description, parameters.
+    tool_specs: tuple[dict[str, Any], ...] = ()
+    # Why a postmortem would not start this specialist on this run (it still renders).
+    skipped_reason: str | None = None
 
 
 async def preview_specialist(
@@ -68,6 +74,7 @@ async def preview_specialist(
         label=f"batch {batch + 1} of {count}",
         lessons=supplied.lessons,
         changes=supplied.changes,
+        existing=existing_lessons(prepared.snapshot.lessons, name),
     )
     return SpecialistPreview(
         specialist=name,
@@ -76,6 +83,11 @@ async def preview_specialist(
         system=given.system,
         prompt=given.prompt,
         tools=tuple(tool.name for tool in given.toolbox.specs()),
+        tool_specs=tuple(
+            {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+            for t in given.toolbox.specs()
+        ),
+        skipped_reason=skip_reason(record, name, prepared.env, prepared.checkout),
         prompt_sha256=prompt_sha256(name),
         contract_sha256=contract_sha256(name),
     )

@@ -40,7 +40,13 @@ from active_memory.postmortem.binding import (
 )
 from active_memory.postmortem.failures import classify
 from active_memory.postmortem.options import PostmortemOptions
-from active_memory.postmortem.preparation import Prepared, Unprepared, maintenance_input, prepare
+from active_memory.postmortem.preparation import (
+    Prepared,
+    Unprepared,
+    existing_lessons,
+    maintenance_input,
+    prepare,
+)
 from active_memory.postmortem.report import CheckoutStatus, SpecialistStatus, checkout_note
 
 __all__ = ["TrialResult", "planned_batch", "try_specialist"]
@@ -193,6 +199,7 @@ async def _trial(
             label=f"batch {batch + 1} of {count}",
             lessons=supplied.lessons,
             changes=supplied.changes,
+            existing=existing_lessons(prepared.snapshot.lessons, name),
         )
     except (ActiveMemoryError, TimeoutError) as error:
         failure = classify(error, cancelled=False)
@@ -208,7 +215,9 @@ async def _trial(
             contract_errors=error.errors if isinstance(error, ContractViolation) else (),
         )
     if spec.maintenance:
-        maintained = admit_maintenance(session.answer, name, supplied.lessons, env.admission)
+        maintained = admit_maintenance(
+            session.answer, name, supplied.lessons, env.admission, read_paths=session.read_paths
+        )
         complete, accepted, rejections = (
             maintained.complete,
             len(maintained.decisions),
@@ -216,7 +225,9 @@ async def _trial(
         )
         admitted = tuple(f"{d.decision.id} {d.applied}" for d in maintained.decisions)
     else:
-        discovered = admit_discovery(session.answer, name, env.admission)
+        discovered = admit_discovery(
+            session.answer, name, env.admission, read_paths=session.read_paths
+        )
         whole = any(r.stage == "shape" or r.index < 0 for r in discovered.rejections)
         complete, accepted, rejections = (
             not whole,

@@ -52,6 +52,8 @@ class ReviewState:
         self.meters = {name: Meter(name) for name in names}
         self.results: dict[str, Validated] = {}
         self.failures: dict[str, Failure] = {}
+        # Specialists not started because they cannot succeed on this run, with the reason.
+        self.skipped: dict[str, str] = {}
         # The (id, revision) pairs each maintenance specialist last saw: a conflict compares them.
         self.reviewed: dict[str, frozenset[tuple[str, int]]] = {}
         self.prepared: Prepared | None = None
@@ -81,6 +83,10 @@ class ReviewState:
         self.failures[name] = failure
         self.meters[name].ended = self.meters[name].ended or time.monotonic()
         self.note(name, failure.status)
+
+    def skip(self, name: str, reason: str) -> None:
+        self.skipped[name] = reason
+        self.note(name, "skipped")
 
     def fail_all(self, names: Iterable[str], failure: Failure) -> None:
         for name in list(names):

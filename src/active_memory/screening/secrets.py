@@ -70,11 +70,23 @@ _PLACEHOLDER = re.compile(
 _EXPRESSION = re.compile(r"[.(\[]")
 _ALREADY_REDACTED = re.compile(r"(?i)\[redacted")
 # A bare value that is code reaching for a value: document.querySelector(, os.environ[,
-# settings.API_TOKEN, getToken(. A credential has no dotted identifier chain in it.
+# settings.API_TOKEN, getToken(, document?.querySelector(. A credential has no dotted
+# identifier chain in it.
 _CODE_VALUE = re.compile(
-    r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*[(\[].*"
-    r"|[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+"
+    r"[A-Za-z_$][\w$]*(?:(?:\??\.|::|->)[A-Za-z_$][\w$]*)*\??[(\[].*"
+    r"|[A-Za-z_$][\w$]*(?:(?:\??\.|::|->)[A-Za-z_$][\w$]*)+"
 )
+# An identifier made of letters alone (csrfToken, user_password): a variable, not a literal.
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z_$]*")
+# Words joined as code joins them: camelCase or snake_case (not one run, supersecretvalue).
+_JOINED_WORDS = re.compile(r"[a-z][A-Z]|[A-Za-z]_[A-Za-z]")
+# What continues an expression after a line break or spaces: document\n  .querySelector(
+_CONTINUES = re.compile(r"(?:\s|\\[nrt]){0,64}(?:\??\.[A-Za-z_$]|::|->|\()")
+# What may trail a bare identifier without being part of it: closing brackets, and the escaped
+# line break of a value inside JSON text ("document\\n  .querySelector(").
+_TRAILER = re.compile(r"(?:\\[nrt]|[}\]])+\Z")
+# A value opening with a bracket or a negation, then a word: (await res.json()), !token
+_OPERATOR_VALUE = re.compile(r"[(!]{1,4}[A-Za-z_$]+(?:[\s.(\[].*)?")
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # The groups that hold the credential itself, when it is not the whole match.
@@ -121,9 +133,24 @@ def _redact_assignment(match: re.Match[str]) -> bool:
     value = match.string[start:end]
     if _ALREADY_REDACTED.match(value):
         return False
-    if match.group("bare") is not None and _CODE_VALUE.fullmatch(value):
+    if match.group("bare") is not None and _bare_code(value, match.string, end):
         return False
     return len(value) >= 8 or _literal_assignment(match)
+
+
+def _bare_code(value: str, text: str, end: int) -> bool:
+    """Whether an unquoted value is code: a call or member access (``document.querySelector(``,
+    also continued on the next line), or a letters-only camelCase or snake_case identifier that
+    names a credential (``_csrf_token: csrfToken``), which holds a value rather than being one."""
+    if _CODE_VALUE.fullmatch(value):
+        return True
+    trailer = _TRAILER.search(value)
+    name = value[: trailer.start()] if trailer else value
+    if not _IDENTIFIER.fullmatch(name):
+        return False
+    if _CONTINUES.match(text, end - (len(value) - len(name))):
+        return True
+    return bool(_JOINED_WORDS.search(name) and _NAME_HAS_SECRET.search(name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +283,8 @@ def _literal_prose(match: re.Match[str]) -> bool:
     value = match.string[start:end]
     if len(value) < 6 or _PLACEHOLDER.match(value) or _CODE_VALUE.fullmatch(value):
         return False
+    if _OPERATOR_VALUE.fullmatch(value):
+        return False  # token = (await res.json()).token, token = !token: an expression
     if value.startswith(("$", "%", "{", "<", "[")) or "://" in value or "/" in value:
         return False  # a variable, a template, a URL or a path names where it is, not what
     letters = any(c.isalpha() for c in value)

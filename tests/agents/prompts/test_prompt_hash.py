@@ -38,7 +38,11 @@ def test_prompt_hash_covers_the_card_limits_the_prompt_teaches(
 def test_prompt_hash_ignores_run_values() -> None:
     before = prompt_sha256("graph_discovery")
     prompts.system_prompt(
-        "graph_discovery", run_id="run-a", evidence_files="- graph.json", contract="{}"
+        "graph_discovery",
+        run_id="run-a",
+        evidence_files="- graph.json",
+        tool_roots="`evidence`",
+        contract="{}",
     )
 
     assert prompt_sha256("graph_discovery") == before

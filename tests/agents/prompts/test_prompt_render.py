@@ -23,6 +23,7 @@ from active_memory.limits import LIMITS
 RUN = {
     "run_id": "run-01J9TESTRUN",
     "evidence_files": "- evidence/graph.json: the complete authored graph",
+    "tool_roots": "`evidence` only",
     "contract": '{"type": "object", "additionalProperties": false}',
 }
 _ANY_PLACEHOLDER = re.compile(r"\{\{\s*[A-Za-z0-9_]*\s*\}\}")
@@ -52,8 +53,8 @@ def test_every_specialist_needs_exactly_the_documented_run_values(specialist: st
 
 
 def test_preamble_alone_needs_only_its_own_placeholders() -> None:
-    assert placeholders(PREAMBLE) == {"run_id", "evidence_files"}
-    text = render_prompt(PREAMBLE, run_id="run-7", evidence_files="- a.json")
+    assert placeholders(PREAMBLE) == {"run_id", "evidence_files", "tool_roots"}
+    text = render_prompt(PREAMBLE, run_id="run-7", evidence_files="- a.json", tool_roots="x")
     assert "run-7" in text
 
 
@@ -112,7 +113,7 @@ def test_card_limits_come_from_the_lesson_model() -> None:
     assert f"at most {LIMITS.title_bytes} UTF-8 bytes" in text
     assert f"at most {LIMITS.recommendation_bytes}" in text
     assert f"at most {LIMITS.reason_bytes} UTF-8 bytes" in text
-    assert f"1-{LIMITS.references_max} exact references" in text
+    assert f"cites 1-{LIMITS.references_max} references" in text
     assert LIMIT_VALUES["broad_words"] in text
 
 

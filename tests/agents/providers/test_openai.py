@@ -241,7 +241,7 @@ async def test_session_tool_loop_then_structured_answer_with_summed_usage(
     tool_message = api.body()["messages"][-1]
     assert tool_message["role"] == "tool"
     assert tool_message["tool_call_id"] == "call_1"
-    assert "checkout:src/app.py:1: def configure_bedrock():" in tool_message["content"]
+    assert "checkout:src/app.py line 1: def configure_bedrock():" in tool_message["content"]
 
 
 async def test_session_repairs_malformed_json_once_and_succeeds(

@@ -9,6 +9,7 @@ from active_memory.errors import RunRecordError
 from active_memory.evidence.builder import build_evidence
 from active_memory.evidence.sources import open_run_source
 from active_memory.evidence.sources.codex import load_codex_rollout
+from active_memory.evidence.sources.lanes import REJECTED_REASON
 
 CODEX = Path(__file__).parents[2] / "fixtures" / "codex"
 CURRENT = CODEX / "rollout-2025-11-20T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
@@ -121,3 +122,39 @@ def test_a_legacy_line_whose_type_is_not_a_string_is_a_recorded_cut(tmp_path: Pa
     assert len(record.executions) == 1
     cuts = json.dumps(record.runtime.get("cuts", record.runtime))
     assert "not a Codex rollout record" in cuts
+
+
+def test_a_declined_command_or_patch_is_no_receipt(tmp_path: Path) -> None:
+    def item(second: int, payload: dict[str, object]) -> str:
+        stamp = f"2025-11-20T09:10:{second:02d}.000Z"
+        return json.dumps({"timestamp": stamp, "type": "response_item", "payload": payload})
+
+    declined = [
+        item(1, {"type": "function_call", "name": "shell", "call_id": "call_rm",
+                 "arguments": json.dumps({"command": ["rm", "-rf", "build"]})}),
+        item(2, {"type": "function_call_output", "call_id": "call_rm",
+                 "output": "exec command rejected by user"}),
+        item(3, {"type": "custom_tool_call", "name": "apply_patch", "call_id": "call_patch",
+                 "input": "*** Begin Patch\n*** Update File: src/app/config.py\n*** End Patch"}),
+        item(4, {"type": "custom_tool_call_output", "call_id": "call_patch",
+                 "output": "patch rejected by user"}),
+    ]  # fmt: skip
+    path = tmp_path / CURRENT.name
+    path.write_text(CURRENT.read_text("utf-8") + "\n".join(declined) + "\n", "utf-8")
+    plain = load_codex_rollout(CURRENT, tmp_path / "plain")
+    record = load_codex_rollout(path, tmp_path / "rec")
+    assert [r.seq for r in record.receipts] == [r.seq for r in plain.receipts]
+    assert record.runtime["receipts_total"] == plain.runtime["receipts_total"]
+    transcript = record.executions[0].transcript
+    assert transcript is not None
+    rows = [json.loads(line) for line in transcript.read_text("utf-8").splitlines()]
+    assert [row["text"] for row in rows[-4:] if row["role"] == "tool"] == [
+        "[rejected by the user]", "[rejected by the user]",
+    ]  # fmt: skip
+    cuts = {(c["section"], c["reason"]): c["count"] for c in record.runtime["source_cuts"]}
+    assert cuts[("receipts", REJECTED_REASON)] == 2
+    bundle = build_evidence(record, "graph_discovery", private_dir=tmp_path / "private")
+    calls = [item for excerpt in bundle.payload["transcripts"] for item in excerpt["records"]
+             if item.get("role") == "assistant" and item.get("tool")]  # fmt: skip
+    assert [call.get("receipt") for call in calls[-2:]] == [None, None]
+    assert all("receipt" in call for call in calls[:-2])

@@ -37,9 +37,22 @@ def _objects(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+_REJECTED = ("The user doesn't want to proceed with this tool use",
+             "The user doesn't want to take this action right now",
+             "[Request interrupted by user for tool use]")  # fmt: skip
+
+
+def _rejected(block: dict[str, Any]) -> bool:
+    content = block.get("content")
+    text = content if isinstance(content, str) else ""
+    if isinstance(content, list):
+        text = "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return block.get("type") == "tool_result" and text.lstrip().startswith(_REJECTED)
+
+
 def _claude_counts(path: Path) -> tuple[int, int]:
     """Executions (main, subagent files but compaction agents, launched subagents whose file is
-    missing) and tool_use blocks."""
+    missing) and tool_use blocks the user did not reject."""
     files = [path]
     folder = path.with_suffix("") / "subagents"
     if folder.is_dir():
@@ -56,13 +69,21 @@ def _claude_counts(path: Path) -> tuple[int, int]:
             if isinstance(content, list):
                 tools += sum(1 for b in content if isinstance(b, dict) and b.get("type") in (
                     "tool_use", "server_tool_use"))  # fmt: skip
+            answer = (entry.get("message") or {}).get("content") if entry.get("type") == (
+                "user") else None  # fmt: skip
+            if isinstance(answer, list):
+                tools -= sum(1 for b in answer if isinstance(b, dict) and _rejected(b))
     return len(files) + len(missing), tools
 
 
 def _codex_tools(path: Path) -> int:
+    """Tool calls less the ones the user declined."""
     items = [entry.get("payload", entry) for entry in _objects(path)]
-    return sum(1 for item in items if isinstance(item, dict) and item.get("type") in (
+    calls = sum(1 for item in items if isinstance(item, dict) and item.get("type") in (
         "function_call", "custom_tool_call", "local_shell_call", "web_search_call"))  # fmt: skip
+    declined = sum(1 for item in items if isinstance(item, dict) and item.get("output") in (
+        "exec command rejected by user", "patch rejected by user"))  # fmt: skip
+    return calls - declined
 
 
 @pytest.mark.parametrize("path", _sessions(), ids=lambda path: path.name[:40])

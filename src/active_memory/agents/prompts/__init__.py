@@ -8,8 +8,13 @@ from the JSON braces in the prompts' examples. Two kinds of value fill placehold
   :data:`active_memory.limits.LIMITS` and :data:`~active_memory.limits.BROAD_WORDS`, so a
   prompt can never teach a limit that admission does not enforce; callers cannot override them;
 * run values the host supplies for each session (:data:`RUN_VALUES`): ``run_id``,
-  ``evidence_files`` (how to reach the private evidence files) and ``contract`` (the answer's
-  JSON Schema text).
+  ``evidence_files`` (how to reach the private evidence files), ``tool_roots`` (the roots the
+  session's tools can read) and ``contract`` (the answer's JSON Schema text).
+
+Every rule sentence of a prompt carries an HTML comment naming the admission codes that enforce
+it (``<!-- rule: stage:code, ... -->``) or marking it as judgement left to the model
+(``<!-- judgement -->``); tests/agents/prompts/test_prompt_rules.py checks the mapping. The
+comments are removed when a template is loaded: the model never sees them.
 
 Rendering fails with :class:`~active_memory.errors.PromptError` on a missing, empty or unknown
 value, so a typo cannot ship a prompt with a hole in it. Substitution is a single pass: a value
@@ -42,6 +47,7 @@ __all__ = [
     "placeholders",
     "prompt_sha256",
     "render_prompt",
+    "strip_rule_tags",
     "system_prompt",
 ]
 
@@ -56,7 +62,7 @@ SPECIALISTS: tuple[Specialist, ...] = (
 )
 PREAMBLE = "preamble"
 PROMPT_NAMES: tuple[str, ...] = (PREAMBLE, *SPECIALISTS)
-RUN_VALUES = frozenset({"run_id", "evidence_files", "contract"})
+RUN_VALUES = frozenset({"run_id", "evidence_files", "tool_roots", "contract"})
 
 LIMIT_VALUES: Mapping[str, str] = MappingProxyType(
     {
@@ -81,6 +87,8 @@ LIMIT_VALUES: Mapping[str, str] = MappingProxyType(
 )
 
 _PLACEHOLDER = re.compile(r"\{\{([a-z][a-z0-9_]*)\}\}")
+# A rule tag and the blank space before it (a tag on its own line takes its line break along).
+_COMMENT = re.compile(r"[ \t]*(?:\n[ \t]*)?<!--.*?-->", re.DOTALL)
 _SEPARATOR = "\n\n"
 
 
@@ -115,7 +123,13 @@ def _load(folder: Path | None, name: str) -> str:
     return _check_template(name, text)
 
 
+def strip_rule_tags(text: str) -> str:
+    """``text`` without its HTML comments (the rule tags), as the model receives it."""
+    return _COMMENT.sub("", text)
+
+
 def _check_template(name: str, text: str) -> str:
+    text = strip_rule_tags(text)
     if "{{" in _PLACEHOLDER.sub("", text):
         raise PromptError(name, "contains '{{' that is not a {{lowercase_name}} placeholder")
     unknown = sorted(_names_in(text) - LIMIT_VALUES.keys() - RUN_VALUES)

@@ -136,7 +136,7 @@ def _assemble(
         "subagents_unavailable": sorted(lane.id for lane in lanes if lane.unavailable),
         "warmup_agents": sum(lane.warmup for lane in writer.lanes.values()),
         "lines_unreadable": facts.lines_unreadable,
-        "receipts_total": receipts.total,
+        "receipts_total": receipts.made,
         "source_cuts": cuts.as_runtime(),
     }
     if binding is None:

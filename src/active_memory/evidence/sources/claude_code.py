@@ -12,7 +12,9 @@ Output (see :mod:`.assemble`): a one-node graph ``claude-code``, one execution f
 conversation and one per subagent (warm-up agents left out; a subagent the main conversation
 launched whose file is missing becomes an execution marked unavailable), tool receipts from
 tool_use blocks (tool name and file_path/path/notebook_path only, never other arguments).
-Thinking blocks are not read; every other block leaves its text or a placeholder.
+Thinking blocks are not read; every other block leaves its text or a placeholder. The harness's
+own injections (reminders, the local-command caveat and wrappers, Read's line-number prefixes) are
+removed as :mod:`.claude_noise` says, each removal a counted ``noise`` cut.
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ from active_memory.evidence.sources.claude_files import (
     initial_request,
     launched_agent,
     salvage,
+)
+from active_memory.evidence.sources.claude_noise import (
+    REJECTED_REASON,
+    Cleaned,
+    clean_tool_result,
+    clean_user_text,
+    rejected_call,
+    strip_reminders,
 )
 from active_memory.evidence.sources.lanes import (
     BoundedMap,
@@ -84,6 +94,7 @@ class _Converter:
         self.facts = SessionFacts(harness=NODE_ID, provider="anthropic", run_prefix="claude")
         self.sidechain_lane = BoundedMap(_KEPT)
         self.tool_names = BoundedMap(_KEPT)
+        self.tool_seqs = BoundedMap(_KEPT)  # tool id -> receipt seq, to withdraw a rejected call
         self.launches: dict[str, tuple[str, int | None]] = {}
         self.request: list[str] = []  # the initial request as it is assembled
         self.request_open = True
@@ -189,12 +200,14 @@ class _Converter:
         given = block.get("input")
         tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
         self.tool_names.remember(str(block.get("id")), name)
-        self.writer.write(lane, "assistant", canonical_json(tool_input), when, tool=name)
         if lane.warmup:
-            return
+            return  # the warm-up's calls are neither written nor receipts
         paths = [relative_path(tool_input[key], self.facts.cwd) for key in _PATH_KEYS
                  if isinstance(tool_input.get(key), str) and tool_input[key]]  # fmt: skip
-        self.receipts.add(lane.id, when, name, paths)
+        seq = self.receipts.add(lane.id, when, name, paths)
+        self.tool_seqs.remember(str(block.get("id")), str(seq))
+        self.writer.write(lane, "assistant", canonical_json(tool_input), when, tool=name,
+                          receipt=seq)  # fmt: skip
 
     def user(self, lane: Lane, entry: dict[str, Any], when: int | None) -> None:
         content = entry["message"].get("content")
@@ -210,10 +223,21 @@ class _Converter:
                 continue
             if lane.records == 0 and lane.id != "main" and text.strip() == "Warmup":
                 lane.warmup = True  # the harness's cache warm-up, not work
-            self.writer.write(lane, "user", text, when)
+            cleaned = self.cleaned(lane, clean_user_text(text))
+            if cleaned is not None:
+                self.writer.write(lane, "user", cleaned, when)
             lane.interrupted = text.startswith("[Request interrupted")
             if lane.id == "main" and self.request_open:
-                self.request_open = initial_request(self.request, text, bool(entry.get("isMeta")))
+                # The raw text: the request reader knows the command wrappers it folds.
+                asked = strip_reminders(text).text or ""
+                self.request_open = initial_request(self.request, asked, bool(entry.get("isMeta")))
+
+    def cleaned(self, lane: Lane, result: Cleaned) -> str | None:
+        """The text to write, with each harness removal counted as a ``noise`` cut."""
+        if not lane.warmup:
+            for reason, size in result.removed:
+                self.cuts.add("noise", reason, size=size)
+        return result.text
 
     def tool_result(
         self, lane: Lane, entry: dict[str, Any], block: dict[str, Any], when: int | None
@@ -221,12 +245,26 @@ class _Converter:
         tool_id = str(block.get("tool_use_id"))
         tool = self.tool_names.get(tool_id)
         text = _block_text(block.get("content"))
-        self.writer.write(lane, "tool", ("[error] " if block.get("is_error") else "") + text,
-                          when, tool=tool)  # fmt: skip
+        failed = bool(block.get("is_error"))
+        rejection = rejected_call(text)
+        if rejection is not None:
+            self.reject(lane, tool_id)
+            self.writer.write(lane, "tool", rejection, when, tool=tool)
+            return
+        shown = self.cleaned(lane, clean_tool_result(text, tool, failed=failed)) or ""
+        self.writer.write(lane, "tool", ("[error] " if failed else "") + shown, when, tool=tool)
         if lane.id == "main" and tool in _LAUNCH_TOOLS and len(self.launches) < _KEPT:
             agent = launched_agent(entry.get("toolUseResult"), text)
             if agent is not None:
                 self.launches[agent] = (cut_text(text, _LAUNCH_TEXT)[0], when)
+
+    def reject(self, lane: Lane, tool_id: str) -> None:
+        """The user rejected the call: it stays in the transcript, but it is no receipt."""
+        seq = self.tool_seqs.pop(tool_id, None)
+        if seq is None or lane.warmup:
+            return
+        self.receipts.withdraw(int(seq))
+        self.cuts.add("receipts", REJECTED_REASON)
 
     # Subagents -----------------------------------------------------------------------------
 

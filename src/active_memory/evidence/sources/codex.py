@@ -11,8 +11,10 @@ Input: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` in either form Codex has
   items and ``{"record_type": "state"}`` lines, with no timestamps and no model.
 
 One execution (``main``) per rollout. Tool calls become receipts: the tool name and the paths in
-its arguments (``apply_patch`` file headers, shell argv operands, path keys). Reasoning is not
-read; messages, tool calls and their outputs become transcript records.
+its arguments (``apply_patch`` file headers, shell argv operands, path keys); a call the user
+declined (``exec command rejected by user``, ``patch rejected by user``) stays in the transcript
+as ``[rejected by the user]`` but is withdrawn from the receipts. Reasoning is not read; messages,
+tool calls and their outputs become transcript records.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from active_memory.errors import RunRecordError
 from active_memory.evidence.sources.assemble import SessionFacts, assemble_record
 from active_memory.evidence.sources.lanes import (
+    REJECTED_REASON,
     BoundedMap,
     Lane,
     ReceiptRing,
@@ -45,6 +48,8 @@ _BARE_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call
                          "custom_tool_call", "custom_tool_call_output", "local_shell_call",
                          "web_search_call"})  # fmt: skip
 _TAGGED = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md")
+# What Codex answers the model when the user declines a command or a patch: the call did nothing.
+_REJECTIONS = frozenset({"exec command rejected by user", "patch rejected by user"})
 
 
 def _content_text(content: Any) -> str:
@@ -86,6 +91,7 @@ class _Converter:
         self.cuts = SourceCuts()
         self.facts = SessionFacts(harness=NODE_ID, provider="openai", run_prefix="codex")
         self.tool_names = BoundedMap(1024)
+        self.tool_seqs = BoundedMap(1024)  # call id -> receipt seq, to withdraw a declined call
         self.model: str | None = None
         self.typed_request = False
 
@@ -153,15 +159,20 @@ class _Converter:
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             self.call(lane, item, when)
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            tool = self.tool_names.get(str(item.get("call_id")))
+            call = str(item.get("call_id"))
+            tool = self.tool_names.get(call)
             text, failed = _output_text(item.get("output"))
+            if text.strip() in _REJECTIONS:
+                self.reject(call)
+                self.writer.write(lane, "tool", "[rejected by the user]", when, tool)
+                return
             self.writer.write(lane, "tool", ("[error] " if failed else "") + text, when, tool)
         elif kind == "web_search_call":
             action = item.get("action")
             query = action.get("query") if isinstance(action, dict) else None
+            seq = self.receipts.add(lane.id, when, "web_search", [])
             self.writer.write(lane, "assistant", f"[web search: {str(query)[:512]}]", when,
-                              "web_search")  # fmt: skip
-            self.receipts.add(lane.id, when, "web_search", [])
+                              "web_search", receipt=seq)  # fmt: skip
         elif kind not in ("reasoning", None):
             self.writer.write(lane, "system", f"[{str(kind)[:64]}]", when)
 
@@ -187,7 +198,8 @@ class _Converter:
 
     def call(self, lane: Lane, item: dict[str, Any], when: int | None) -> None:
         name = str(item.get("name") or item.get("type"))[:128]
-        self.tool_names.remember(str(item.get("call_id") or item.get("id")), name)
+        call = str(item.get("call_id") or item.get("id"))
+        self.tool_names.remember(call, name)
         cwd = self.facts.cwd
         if item.get("type") == "local_shell_call":
             action = item.get("action")
@@ -200,9 +212,17 @@ class _Converter:
             text = str(item.get("arguments", ""))
             arguments, _ = parse_line(text) if text.startswith("{") else (None, None)
             paths = argument_paths(arguments, cwd) if arguments else patch_paths(text, cwd)
-        self.writer.write(lane, "assistant", text, when, tool=name)
+        seq = self.receipts.add(lane.id, when, name, paths)
+        self.tool_seqs.remember(call, str(seq))
+        self.writer.write(lane, "assistant", text, when, tool=name, receipt=seq)
         lane.used(self.model)
-        self.receipts.add(lane.id, when, name, paths)
+
+    def reject(self, call: str) -> None:
+        """The user declined the call: it stays in the transcript, but it is no receipt."""
+        seq = self.tool_seqs.pop(call, None)
+        if seq is not None:
+            self.receipts.withdraw(int(seq))
+            self.cuts.add("receipts", REJECTED_REASON)
 
     def event(self, payload: dict[str, Any], when: int | None) -> None:
         kind = payload.get("type")

@@ -156,9 +156,10 @@ class _Converter:
         self.tool_names.remember(str(data.get("toolCallId")), name)
         given = data.get("arguments")
         arguments: dict[str, Any] = given if isinstance(given, dict) else {}
-        self.writer.write(lane, "assistant", canonical_json(arguments), when, tool=name)
+        seq = self.receipts.add(lane.id, when, name, argument_paths(arguments, self.facts.cwd))
+        self.writer.write(lane, "assistant", canonical_json(arguments), when, tool=name,
+                          receipt=seq)  # fmt: skip
         lane.used(self.model)
-        self.receipts.add(lane.id, when, name, argument_paths(arguments, self.facts.cwd))
 
     def subagent(self, data: dict[str, Any], when: int | None) -> None:
         call = data.get("toolCallId")

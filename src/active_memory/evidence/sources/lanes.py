@@ -24,6 +24,7 @@ from active_memory.models.runs import ExecutionStatus, ToolReceipt
 __all__ = [
     "RECEIPT_RING",
     "RECORD_TEXT_BYTES",
+    "REJECTED_REASON",
     "BoundedMap",
     "Lane",
     "ReceiptRing",
@@ -38,6 +39,8 @@ __all__ = [
 RECORD_TEXT_BYTES = 32 * 1024
 RECEIPT_RING = 512
 TOOL_NAME_CHARS = 128
+# The cut a source records for each tool call the user rejected (it did nothing: no receipt).
+REJECTED_REASON = "tool call the user rejected: kept in the transcript as rejected, not a receipt"
 _OPEN_FILES = 32
 
 
@@ -122,14 +125,20 @@ class SourceCuts:
 
 
 class ReceiptRing:
-    """The first and the latest ``RECEIPT_RING // 2`` receipts, and how many there were."""
+    """The first and the latest ``RECEIPT_RING // 2`` receipts, and how many there were.
+
+    A call the user rejected is withdrawn: it did nothing, so it is no receipt, and ``made``
+    (the true count of receipts) leaves it out while seqs stay as they were issued.
+    """
 
     def __init__(self) -> None:
         self.first: list[ToolReceipt] = []
         self.last: deque[ToolReceipt] = deque(maxlen=RECEIPT_RING // 2)
         self.total = 0
+        self.withdrawn = 0
 
-    def add(self, execution: str, when: int | None, tool: str, paths: list[str]) -> None:
+    def add(self, execution: str, when: int | None, tool: str, paths: list[str]) -> int:
+        """Record one tool call; returns its ``seq``, the number ``receipt:<seq>`` cites."""
         receipt = ToolReceipt(
             seq=self.total,
             execution=execution,
@@ -137,18 +146,36 @@ class ReceiptRing:
             tool=tool[:TOOL_NAME_CHARS] or "tool",
             paths=tuple(dict.fromkeys(path for path in paths if path))[:16],
         )
-        self.total += 1
-        if len(self.first) < RECEIPT_RING // 2:
+        # By seq, not by room: a withdrawn early receipt never lets a later one into the first.
+        if self.total < RECEIPT_RING // 2:
             self.first.append(receipt)
         else:
             self.last.append(receipt)
+        self.total += 1
+        return receipt.seq
+
+    def withdraw(self, seq: int) -> None:
+        """The call ``seq`` was rejected by the user: it is no receipt."""
+        if not 0 <= seq < self.total:
+            return
+        self.withdrawn += 1
+        for kept in (self.first, self.last):
+            found = next((receipt for receipt in kept if receipt.seq == seq), None)
+            if found is not None:
+                kept.remove(found)
+                return
 
     def kept(self) -> tuple[ToolReceipt, ...]:
         return (*self.first, *self.last)
 
     @property
+    def made(self) -> int:
+        """Tool calls that are receipts: every call but the rejected ones."""
+        return self.total - self.withdrawn
+
+    @property
     def dropped(self) -> int:
-        return self.total - len(self.first) - len(self.last)
+        return self.made - len(self.first) - len(self.last)
 
 
 class SessionWriter:
@@ -187,14 +214,25 @@ class SessionWriter:
         return handle
 
     def write(
-        self, lane: Lane, role: str, text: str, when: int | None, tool: str | None = None
+        self,
+        lane: Lane,
+        role: str,
+        text: str,
+        when: int | None,
+        tool: str | None = None,
+        *,
+        receipt: int | None = None,
     ) -> None:
+        """One transcript record; ``receipt`` is the seq of the tool call it records, so the
+        evidence can label the call with the ``receipt:<seq>`` a specialist cites."""
         if lane.warmup:
             return
-        # Role, tool and time before the text: even a line cut short still says whose it was.
+        # Role, tool, receipt and time before the text: a line cut short still says whose it was.
         record: dict[str, Any] = {"role": role}
         if tool:
             record["tool"] = tool[:TOOL_NAME_CHARS]
+        if receipt is not None:
+            record["receipt"] = receipt
         if when is not None:
             record["time_ms"] = when
         record["text"] = cut_text(text, RECORD_TEXT_BYTES)[0]

@@ -146,8 +146,10 @@ class _Converter:
                 name = str(block.get("name") or "tool")[:128]
                 given = block.get("arguments")
                 arguments: dict[str, Any] = given if isinstance(given, dict) else {}
-                self.writer.write(lane, "assistant", canonical_json(arguments), when, tool=name)
-                self.receipts.add(lane.id, when, name, argument_paths(arguments, self.facts.cwd))
+                paths = argument_paths(arguments, self.facts.cwd)
+                seq = self.receipts.add(lane.id, when, name, paths)
+                self.writer.write(lane, "assistant", canonical_json(arguments), when, tool=name,
+                                  receipt=seq)  # fmt: skip
                 continue
             text = str(block.get("text", "")) if block.get("type") == "text" else (
                 f"[{str(block.get('type'))[:64]}]")  # fmt: skip

@@ -1,0 +1,65 @@
+"""Real Claude Code sessions (../shared/corpus, read in place): their evidence holds no harness
+reminder, no Read line-number prefix and no home directory path."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from active_memory.evidence.builder import build_evidence
+from active_memory.evidence.sources import open_run_source
+
+CORPUS = Path(__file__).parents[2] / ".." / "shared" / "corpus" / "sessions" / "claude"
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not here")
+
+_READ_PREFIX = re.compile(r"(?m)^ *\d+→")
+_HOME = re.compile(r"(?:/home|/Users)/(?!~)[^/\s\"'`]+")
+
+
+def _sessions() -> list[Path]:
+    if not CORPUS.is_dir():
+        return []
+    found = []
+    for path in sorted(CORPUS.glob("*/*.jsonl")):
+        lines = path.read_text("utf-8", "replace").splitlines()
+        # A file of sidechain lines only (a subagent's own file) is no session of its own.
+        if any('"isSidechain":false' in line.replace(" ", "") for line in lines):
+            found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("path", _sessions(), ids=lambda path: path.name[:40])
+def test_real_claude_evidence_is_free_of_harness_noise_and_homes(
+    tmp_path: Path, path: Path
+) -> None:
+    record = open_run_source(path, tmp_path / "rec")
+    cwd = record.runtime["cwd"]
+    assert isinstance(cwd, str)
+    assert cwd.startswith("/")
+    for specialist in ("repository_discovery", "repository_maintenance"):
+        bundle = build_evidence(record, specialist, private_dir=tmp_path / specialist)
+        shown = bundle.serialized
+        texts = [item["text"] for excerpt in bundle.payload.get("transcripts", [])
+                 for item in excerpt["records"]]  # fmt: skip
+        assert not [text for text in texts if "<system-reminder>" in text]
+        assert not [text for text in texts if _READ_PREFIX.search(text)]
+        # Inside the workspace a path is relative; a home anywhere is ~ (JSON escapes undone).
+        assert not [text for text in texts if cwd + "/" in text]
+        assert not _HOME.findall(repr(json.loads(shown)))
+
+
+def _other_sessions() -> list[Path]:
+    root = CORPUS.parent
+    if not root.is_dir():
+        return []
+    return sorted([*root.glob("codex/**/*.jsonl"), *root.glob("pi/*.jsonl")])
+
+
+@pytest.mark.parametrize("path", _other_sessions(), ids=lambda path: path.name[:40])
+def test_real_codex_and_pi_evidence_names_no_home(tmp_path: Path, path: Path) -> None:
+    record = open_run_source(path, tmp_path / "rec")
+    bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
+    assert not _HOME.findall(repr(json.loads(bundle.serialized)))

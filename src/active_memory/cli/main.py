@@ -14,6 +14,7 @@ from active_memory.cli.demo import demo
 from active_memory.cli.evidence import evidence
 from active_memory.cli.hooks import hooks
 from active_memory.cli.lessons import lessons
+from active_memory.cli.mcp import mcp_command
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
 from active_memory.cli.retire import retire_command
@@ -40,6 +41,7 @@ lessons.add_command(retire_command)
 main.add_command(recall)
 main.add_command(hooks)
 main.add_command(serve)
+main.add_command(mcp_command)
 main.add_command(server)
 main.add_command(evidence)
 main.add_command(sessions)

@@ -17,7 +17,7 @@ from pydantic import Field
 from active_memory.errors import LessonValidationError
 from active_memory.limits import LIMITS
 from active_memory.models.base import Model
-from active_memory.models.ids import LessonId
+from active_memory.models.ids import validate_lesson_id
 from active_memory.recall.exchange import id_field
 from active_memory.recall.signals import MAX_SCAN_CHARS
 
@@ -76,8 +76,12 @@ class RecallArguments(Model):
 
 
 class ExplainArguments(Model):
-    # The length first, so a huge value is refused without being quoted back.
-    id: Annotated[LessonId, Field(max_length=_LESSON_ID_CHARS)]
+    # The length is checked first, so a huge value is refused without being quoted back.
+    id: Annotated[str, Field(min_length=1, max_length=_LESSON_ID_CHARS)]
+
+    def checked(self) -> ExplainArguments:
+        validate_lesson_id("id", self.id)
+        return self
 
 
 class ListArguments(Model):

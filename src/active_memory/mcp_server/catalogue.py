@@ -98,7 +98,7 @@ def _revision_line(entry: HistoryEntry) -> str:
 
 
 def explain(reads: StoreReads, raw: Mapping[str, Any]) -> ToolAnswer:
-    arguments = ExplainArguments.parse(raw)
+    arguments = ExplainArguments.parse(raw).checked()
     found = reads.explain(arguments.id)
     if found is None:
         raise NotServed(arguments.id, reads.workspace.key)

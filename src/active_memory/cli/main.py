@@ -13,6 +13,7 @@ from active_memory.cli.contracts import contracts
 from active_memory.cli.demo import demo
 from active_memory.cli.evidence import evidence
 from active_memory.cli.hooks import hooks
+from active_memory.cli.lesson_stats import stats_command
 from active_memory.cli.lessons import lessons
 from active_memory.cli.mcp import mcp_command
 from active_memory.cli.postmortem import postmortem, specialist
@@ -38,6 +39,7 @@ main.add_command(store)
 lessons.add_command(review)
 main.add_command(lessons)
 lessons.add_command(retire_command)
+lessons.add_command(stats_command)
 main.add_command(recall)
 main.add_command(hooks)
 main.add_command(serve)

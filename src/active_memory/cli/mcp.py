@@ -40,9 +40,19 @@ _SDK_MODULES = ("mcp", "mcp_types")
 )
 @click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget per recall.")  # fmt: skip
+@click.option(
+    "--runs",
+    "runs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
+    help="Run records, run logs, outcomes and reports for explain's ledger; repeatable "
+    "(default: the runs folder beside the store).",
+)
 @store_option
 @reports_errors
-def mcp_command(workspace: Path | None, tokens: int, store: Path | None) -> None:
+def mcp_command(
+    workspace: Path | None, tokens: int, runs: tuple[Path, ...], store: Path | None
+) -> None:
     """Serve recall, explain and list to an MCP client over stdio (read-only)."""
     try:
         from active_memory.mcp_server.server import McpTools, serve_stdio
@@ -61,4 +71,4 @@ def mcp_command(workspace: Path | None, tokens: int, store: Path | None) -> None
         err=True,
     )
     with contextlib.suppress(KeyboardInterrupt):
-        serve_stdio(McpTools(StoreReads(database, served), tokens=tokens))
+        serve_stdio(McpTools(StoreReads(database, served, runs=runs), tokens=tokens))

@@ -2,9 +2,11 @@
 
 ``explain`` shows the card exactly as agents receive it (the recall frame of that one card, as
 a hook or a node prompt would hand it over), then the record kept apart from the card: its
-scope, its evidence references with the run, reason and source commit, and every revision,
-oldest first. A retired lesson has no card; its history is still shown when its last content
-was this workspace's. An id that is not this workspace's is answered exactly as an unknown one.
+scope, its evidence references with the run, reason and source commit, every revision, oldest
+first, and its ledger (:mod:`active_memory.ledger`: deliveries, the runs reached and their
+outcomes, maintenance decisions with run ids, how each revision was admitted). A retired
+lesson has no card; its history and ledger are still shown when its last content was this
+workspace's. An id that is not this workspace's is answered exactly as an unknown one.
 
 ``list`` pages through the scope's live lessons, sorted by id.
 """
@@ -15,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from active_memory.errors import LessonNotFound, StoreError
+from active_memory.ledger import LessonLedger
 from active_memory.mcp_server.answers import ToolAnswer, framed, quoted
 from active_memory.mcp_server.arguments import ExplainArguments, ListArguments
 from active_memory.mcp_server.reads import Explained, StoreReads
@@ -97,6 +100,49 @@ def _revision_line(entry: HistoryEntry) -> str:
     return f"{head}: {quoted(entry.draft.title)} / {quoted(entry.draft.recommendation)}"
 
 
+def _ledger_data(ledger: LessonLedger) -> dict[str, Any]:
+    data: dict[str, Any] = ledger.model_dump(mode="json")
+    data["title"] = None if ledger.title is None else quoted(ledger.title)
+    for admitted, revision in zip(data["revisions"], ledger.revisions, strict=True):
+        admitted["title"] = None if revision.title is None else quoted(revision.title)
+    return data
+
+
+def _ledger_lines(ledger: LessonLedger, skipped: int) -> list[str]:
+    runs = len(ledger.runs)
+    lines = [
+        "ledger (counted from run records, run logs, outcomes, reports and exposure files):",
+        f"  delivered {ledger.delivered} time(s) to {ledger.conversations} conversation(s) in "
+        f"{runs} run(s); {ledger.standalone.deliveries} time(s) outside runs",
+        "  run outcomes: "
+        + (", ".join(f"{name} {count}" for name, count in ledger.outcomes.items()) or "none"),
+    ]
+    for run in ledger.runs:
+        lines.append(
+            f"  run {quoted(run.run_id)}: {run.deliveries} delivery(ies), outcome "
+            f"{run.outcome or 'unknown'}, {run.tool_calls_after} tool call(s) after"
+        )
+    for decision in ledger.decisions:
+        produced = f" -> r{decision.revision}" if decision.revision is not None else ""
+        lines.append(
+            f"  decision {decision.action} in run {quoted(decision.run_id)}{produced} "
+            f"[{decision.source}]"
+        )
+    for refused in ledger.rejections:
+        lines.append(f"  refused in run {quoted(refused.run_id)}: {refused.stage}:{refused.code}")
+    for admitted in ledger.revisions:
+        held = f", held for {', '.join(admitted.held)}" if admitted.held else ""
+        lines.append(
+            f"  r{admitted.revision} admitted via {admitted.path} "
+            f"(run {quoted(admitted.run_id)}){held}"
+        )
+    if ledger.quarantined:
+        lines.append("  a proposal with this id waits in the quarantine")
+    if skipped:
+        lines.append(f"  {skipped} source file(s) could not be read and were left out")
+    return lines
+
+
 def explain(reads: StoreReads, raw: Mapping[str, Any]) -> ToolAnswer:
     arguments = ExplainArguments.parse(raw).checked()
     found = reads.explain(arguments.id)
@@ -125,6 +171,7 @@ def _explained(lesson_id: str, found: Explained) -> ToolAnswer:
         f"  reason: {evidence['reason']}",
         "history (oldest first):",
         *(_revision_line(entry) for entry in found.history),
+        *_ledger_lines(found.ledger, len(found.skipped)),
     ]
     record = framed(lines)
     text = f"{card}\n\n{record}" if card is not None else record
@@ -136,6 +183,8 @@ def _explained(lesson_id: str, found: Explained) -> ToolAnswer:
         "scope": _scope_data(latest.scope),
         "evidence": evidence,
         "history": [_revision(entry) for entry in found.history],
+        "ledger": _ledger_data(found.ledger),
+        "ledger_skipped": len(found.skipped),
     }
     return ToolAnswer(text, data)
 

@@ -54,7 +54,8 @@ _DESCRIPTIONS = {
     ),
     "explain": (
         "One lesson in full: its card exactly as agents receive it, the evidence references "
-        "and reason it was admitted on, and every revision of it."
+        "and reason it was admitted on, every revision of it, and its ledger: deliveries, runs "
+        "reached and their outcomes, maintenance decisions with run ids."
     ),
     "list": (
         "The live lessons of this repository (scope repository), or of one agent graph seen "

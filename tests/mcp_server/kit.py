@@ -137,12 +137,18 @@ def serve_fixture(tmp_path: Path) -> Served:
 
 @asynccontextmanager
 async def mcp_session(
-    served: Served, *, cwd: Path | None = None, args: Sequence[str] = ()
+    served: Served,
+    *,
+    cwd: Path | None = None,
+    args: Sequence[str] = (),
+    raw_args: Sequence[str] | None = None,
 ) -> AsyncIterator[Client]:
-    """A client connected to a fresh ``active-memory mcp`` process (one MCP session)."""
+    """A client connected to a fresh ``active-memory mcp`` process (one MCP session): with
+    ``--store`` and ``args``, or with exactly ``raw_args`` (an installed entry's)."""
+    command = ["mcp", "--store", str(served.store), *args] if raw_args is None else raw_args
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "active_memory.cli.main", "mcp", "--store", str(served.store), *args],
+        args=["-m", "active_memory.cli.main", *command],
         env={"PYTHONPATH": str(SRC)},
         cwd=str(cwd or served.workspace),
     )

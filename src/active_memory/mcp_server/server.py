@@ -31,6 +31,7 @@ from active_memory.mcp_server.catalogue import explain, list_lessons
 from active_memory.mcp_server.reads import StoreReads
 from active_memory.mcp_server.recall_tool import RecallTool
 from active_memory.mcp_server.stdin_lines import BoundedLines
+from active_memory.models.fields import json_type
 
 __all__ = ["SERVER_NAME", "TOOL_NAMES", "McpTools", "build_server", "serve_stdio"]
 
@@ -102,6 +103,10 @@ class McpTools:
         handler = self._handlers.get(name)
         if handler is None:
             return _error(f"no tool {_capped(name)!r}; the tools are {', '.join(TOOL_NAMES)}")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return _error(
+                f"{name}: the arguments must be a JSON object, got {json_type(arguments)}"
+            )
         try:
             answer = handler(arguments or {})
         except ActiveMemoryError as failure:

@@ -44,7 +44,7 @@ def tools_for(served: Served) -> McpTools:
         (RECALL_SCHEMA, RecallArguments),
         (EXPLAIN_SCHEMA, ExplainArguments),
         (LIST_SCHEMA, ListArguments),
-    ],  # fmt: skip
+    ],
 )
 def test_each_schema_is_strict_and_names_its_models_fields(
     schema: dict[str, Any], model: type[Model]

@@ -147,3 +147,16 @@ def test_stdin_lines_drop_an_over_long_line_without_holding_it() -> None:
     assert lines.dropped == 1
     assert max(buffer.sizes) <= 64 * 1024
     assert all(size > 0 for size in buffer.sizes)
+
+
+def test_the_python_example_of_the_docs_runs_as_written(
+    served: Served, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text("utf-8")
+    after = text[text.index("### In Python\n") :]
+    example = after[after.index("```python\n") + len("```python\n") : after.index("```\n", 20)]
+    namespace = {"store_path": served.store, "checkout": served.workspace / "src"}
+    exec(compile(example, "docs/mcp.md", "exec"), namespace)
+    printed = capsys.readouterr().out
+    assert printed.startswith("False <active_memory>\n")
+    assert f"[{lesson_id(1)}@1] Config loads lazily" in printed

@@ -66,6 +66,20 @@ def test_the_workspace_is_the_checkout_holding_the_directory(served: Served) -> 
     assert workspace.relative(str(served.other)) is None
 
 
+def test_paths_spelled_through_a_link_to_the_checkout_are_inside(
+    served: Served, tmp_path: Path
+) -> None:
+    link = tmp_path / "link"
+    link.symlink_to(served.workspace)
+    workspace = Workspace.at(link / "src")
+    assert workspace.root == served.workspace.resolve()
+    for spelling in (link, served.workspace.resolve()):
+        assert workspace.relative(str(spelling / CONFIG)) == CONFIG
+    tools = McpTools(StoreReads(served.store, workspace))
+    result = tools.call("recall", {"kind": "file", "value": str(link / CONFIG)})
+    assert f"[{lesson_id(1)}@1] Config loads lazily" in text_of(result)
+
+
 def test_hostile_lesson_text_stays_quoted_memory(served: Served) -> None:
     hostile = lesson(
         40,

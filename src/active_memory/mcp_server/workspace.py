@@ -9,7 +9,9 @@ qualified by that key: exactly what a run's snapshot of this repository would ho
 
 Paths are read as the hooks read them (:class:`~active_memory.recall.signals.WorkspaceRoot`):
 lexically, relative to the root unless absolute, never following a symlink or touching the
-file. A path that leaves the workspace is outside, and nothing is recalled for it.
+file. A path that leaves the workspace is outside, and nothing is recalled for it. Both
+spellings of the root are understood: the real one and the one the server was started under
+(``/work/link`` when it points at the checkout), since a client sends paths as it opened them.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ class Workspace:
 
     __slots__ = ("key", "root", "spellings")
 
-    def __init__(self, root: Path, key: str) -> None:
+    def __init__(self, root: Path, key: str, spelled: Path | None = None) -> None:
         self.root = root
         self.key = key
-        self.spellings = WorkspaceRoot.at(root)
+        # The spelling given and its real path: WorkspaceRoot keeps both, real one second.
+        self.spellings = WorkspaceRoot.at(spelled or root)
 
     @classmethod
     def at(cls, directory: str | os.PathLike[str]) -> Workspace:
@@ -40,7 +43,9 @@ class Workspace:
         start = Path(os.path.abspath(os.fspath(directory)))
         checkout = find_checkout(start)
         root = checkout if checkout is not None else Path(os.path.realpath(start))
-        return cls(root, repository_key(root))
+        spelled = next((folder for folder in (start, *start.parents)
+                        if os.path.realpath(folder) == str(root)), None)  # fmt: skip
+        return cls(root, repository_key(root), spelled)
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r}, {self.key!r})"

@@ -125,9 +125,13 @@ def test_find_read_approve_and_reject_in_a_real_browser(
     _click_to(browser, "nav-quarantine", "/quarantine")
     assert len(browser.find_elements(By.CSS_SELECTOR, "article.held")) == 2
     _shot(browser, "03-quarantine")
-    _click_to(browser, f"approve-{HELD_OK}", "done=")
+    _click_to(browser, f"approve-{HELD_OK}", "approved=")
     assert browser.find_element(By.ID, "notice").text == (f"approved {HELD_OK}: live at revision 1")
     assert HELD_OK in live_ids(path)
+    browser.get(f"{server.url}/lesson/{HELD_OK}")
+    first = browser.find_element(By.ID, "revision-1").text
+    assert "via review" in first
+    assert "Held in quarantine after run run-ui for instructions:download_not_run" in first
     browser.get(server.url + "/?q=wheel")
     assert [e.text for e in browser.find_elements(By.CLASS_NAME, "lesson-link")] == [
         "Pin the wheel cache before a release"
@@ -135,7 +139,7 @@ def test_find_read_approve_and_reject_in_a_real_browser(
 
     # Reject the other: gone from the quarantine, never live.
     _click_to(browser, "nav-quarantine", "/quarantine")
-    _click_to(browser, f"reject-{HELD_NO}", "done=rejected")
+    _click_to(browser, f"reject-{HELD_NO}", "rejected=")
     assert "rejected" in browser.find_element(By.ID, "notice").text
     assert browser.find_elements(By.ID, "empty")
     with Quarantine(path, read_only=True) as quarantine:

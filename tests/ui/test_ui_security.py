@@ -114,6 +114,10 @@ def test_a_markup_title_is_escaped_and_the_page_is_locked_down(served: UiServer)
             assert page.headers["cache-control"] == "no-store"
         assert "script-src" not in CSP
         assert "'unsafe-inline'" not in CSP
+        echoed = client.get("/quarantine?approved=<b>planted-notice</b>&rejected=x")
+        assert echoed.status_code == 200
+        assert "planted-notice" not in echoed.text
+        assert 'id="notice"' not in echoed.text
         hostile_query = client.get('/?q=<b onmouseover="x">')
         assert '<b onmouseover="x">' not in hostile_query.text
 

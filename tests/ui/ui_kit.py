@@ -72,6 +72,10 @@ def make_ui_store(tmp_path: Path) -> Path:
             Rejection(stage=stage, role="repository_maintenance", code=code, index=0, id=lesson_id),
             time_ms=1748772000000 + offset,
         )
+    log.append_event(
+        "quarantine", run_id="run-ui", role="repository_discovery", id=HELD_OK,
+        signals=["instructions:download_not_run"], kept=True,
+    )  # fmt: skip
     return path
 
 

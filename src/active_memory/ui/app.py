@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -58,6 +58,23 @@ def _date(time_ms: int | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(time_ms / 1000))
 
 
+def _notice(request: Request) -> str | None:
+    """The sentence after an approve or reject, built from a checked id and number only: the
+    page never echoes free text from its URL."""
+    params = request.query_params
+    try:
+        if "approved" in params:
+            lesson_id = validate_lesson_id("approved", params["approved"])
+            revision = int(params.get("revision", ""))
+            return f"approved {lesson_id}: live at revision {revision}"
+        if "rejected" in params:
+            lesson_id = validate_lesson_id("rejected", params["rejected"])
+            return f"rejected {lesson_id}: its content was erased"
+    except (LessonValidationError, ValueError):
+        return None
+    return None
+
+
 class UiApp:
     """The pages over ``data``, for the one session ``sessions`` opens; ``origin`` is
     ``http://host:port`` as the browser sees it (Host and Origin must match it)."""
@@ -73,7 +90,7 @@ class UiApp:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.globals.update(date=_date, scope_label=scope_label, quote=quote)
+        self.env.globals.update(date=_date, scope_label=scope_label)
         self.css = resources.files("active_memory.ui").joinpath("static/ui.css").read_bytes()
 
     # -- plumbing --------------------------------------------------------------------------
@@ -183,12 +200,11 @@ class UiApp:
 
     async def _quarantine(self, request: Request, csrf: str) -> Response:
         entries = await run_in_threadpool(self.data.quarantine)
-        notice = request.query_params.get("done")
         return self._page(
             "quarantine.html",
             entries=entries,
             available=self.data.has_quarantine,
-            notice=notice[:_QUERY_CHARS] if notice else None,
+            notice=_notice(request),
             lines=draft_lines,
             csrf=csrf,
         )
@@ -197,14 +213,14 @@ class UiApp:
         lesson_id = validate_lesson_id("id", request.path_params["lesson_id"])
         receipt = await run_in_threadpool(lambda: self.data.approve(lesson_id))
         revision = receipt.revisions[lesson_id]
-        done = quote(f"approved {lesson_id}: live at revision {revision}")
-        return RedirectResponse(f"/quarantine?done={done}", 303, headers=_HEADERS)
+        return RedirectResponse(
+            f"/quarantine?approved={lesson_id}&revision={revision}", 303, headers=_HEADERS
+        )
 
     async def _reject(self, request: Request, csrf: str) -> Response:
         lesson_id = validate_lesson_id("id", request.path_params["lesson_id"])
         await run_in_threadpool(lambda: self.data.reject(lesson_id))
-        done = quote(f"rejected {lesson_id}: its content was erased")
-        return RedirectResponse(f"/quarantine?done={done}", 303, headers=_HEADERS)
+        return RedirectResponse(f"/quarantine?rejected={lesson_id}", 303, headers=_HEADERS)
 
     async def _runs(self, request: Request, csrf: str) -> Response:
         rows, rejections, sources = await run_in_threadpool(self.data.runs_view)

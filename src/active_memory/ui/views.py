@@ -134,6 +134,7 @@ class RunRow:
     quarantined: int | None
     outcome: str | None
     rejections: dict[str, int]
+    specialists: tuple[dict[str, LogValue], ...] = ()
 
 
 class UiData:
@@ -250,6 +251,7 @@ class UiData:
         events: dict[str, dict[str, LogValue]] = {}
         rejections: list[tuple[int, str, str]] = []
         by_run: dict[str, Counter[str]] = {}
+        specialists: dict[str, list[dict[str, LogValue]]] = {}
         for event in sources.log_records:
             run_id = event.get("run_id")
             if not isinstance(run_id, str):
@@ -257,6 +259,8 @@ class UiData:
             kind = event.get("event")
             if kind == "postmortem":
                 events[run_id] = dict(event)
+            elif kind == "postmortem_specialist":
+                specialists.setdefault(run_id, []).append(dict(event))
             elif kind == "rejection":
                 stage, code = str(event.get("stage", "-")), str(event.get("code", "-"))
                 when = event.get("time_ms")
@@ -279,6 +283,7 @@ class UiData:
                     quarantined=_int(event.get("quarantined")),
                     outcome=_str(event.get("outcome")) or sources.outcomes.get(run_id),
                     rejections=dict(sorted(by_run.get(run_id, Counter()).items())),
+                    specialists=tuple(specialists.get(run_id, ())),
                 )
             )
         rows.sort(key=lambda row: (-(row.time_ms or 0), row.run_id))

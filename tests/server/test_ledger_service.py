@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import LessonDraft
 from active_memory.server import IssuedToken, RunningService
 from active_memory.store.remote import RemoteBackend
 from factories import make_draft, make_graph_draft
@@ -24,13 +25,13 @@ Issue = Callable[..., IssuedToken]
 OTHER = "forge:example.com/acme/other"
 
 
-def _create(backend: RemoteBackend, *drafts: object) -> list[str]:
+def _create(backend: RemoteBackend, *drafts: LessonDraft) -> list[str]:
     ids = sorted(new_lesson_id() for _ in drafts)
     backend.publish(
         Publication(
             run_id="run-1",
             mutations=tuple(
-                Mutation(op="upsert", id=i, expected_revision=0, draft=d)  # type: ignore[arg-type]
+                Mutation(op="upsert", id=i, expected_revision=0, draft=d)
                 for i, d in zip(ids, drafts, strict=True)
             ),
         )

@@ -8,11 +8,13 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 from click.testing import CliRunner
 
 from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import LessonDraft
 from active_memory.server import IssuedToken, RunningService
 from active_memory.store.remote import RemoteBackend
 from factories import make_draft, make_graph_draft
@@ -23,13 +25,13 @@ Issue = Callable[..., IssuedToken]
 OTHER = "forge:example.com/acme/other"
 
 
-def _create(backend: RemoteBackend, *drafts: object) -> list[str]:
+def _create(backend: RemoteBackend, *drafts: LessonDraft) -> list[str]:
     ids = sorted(new_lesson_id() for _ in drafts)
     backend.publish(
         Publication(
             run_id="run-1",
             mutations=tuple(
-                Mutation(op="upsert", id=i, expected_revision=0, draft=d)  # type: ignore[arg-type]
+                Mutation(op="upsert", id=i, expected_revision=0, draft=d)
                 for i, d in zip(ids, drafts, strict=True)
             ),
         )
@@ -51,8 +53,6 @@ def test_lessons_lists_only_the_credential_scope(issue: Issue, remote: Remote) -
 
 
 def test_lessons_without_a_credential_is_refused(running: RunningService) -> None:
-    import httpx
-
     answer = httpx.get(f"{running.url}/v1/lessons")
     assert answer.status_code == 401
     assert answer.json()["error"] == "unauthorized"
@@ -87,3 +87,23 @@ def test_lessons_stats_against_the_service(
     assert ledger["delivered"] == 1
     assert ledger["outcomes"] == {"succeeded": 1}
     assert [r["run_id"] for r in ledger["revisions"]] == ["run-1"]
+
+
+def test_the_browser_reads_the_service(issue: Issue, remote: Remote) -> None:
+    from active_memory.ui import UiData, UiServer
+
+    backend = remote(issue().token)
+    (lesson_id,) = _create(backend, make_draft("Served to the browser"))
+    with UiServer(UiData(None, [], remote=backend)) as server:
+        client = httpx.Client(base_url=server.url, follow_redirects=True)
+        try:
+            index = client.get(server.login_url.removeprefix(server.url))
+            assert index.status_code == 200
+            assert "Served to the browser" in index.text
+            page = client.get(f"/lesson/{lesson_id}")
+            assert page.status_code == 200
+            assert f"[{lesson_id}@1] Served to the browser" in page.text
+            held = client.get("/quarantine")
+            assert "keeps no quarantine" in held.text
+        finally:
+            client.close()

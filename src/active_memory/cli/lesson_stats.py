@@ -111,6 +111,8 @@ def _table(found: tuple[LessonLedger, ...]) -> list[str]:
     ]
     for ledger in found:
         state = f"r{ledger.revision}" if ledger.live else "retired"
+        if not ledger.live and not ledger.revisions:
+            state = "absent"  # delivered by a record, but never in this store
         if ledger.quarantined:
             state = "held"
         lines.append(
@@ -124,6 +126,8 @@ def _table(found: tuple[LessonLedger, ...]) -> list[str]:
 
 def _details(ledger: LessonLedger) -> list[str]:
     state = f"live at revision {ledger.revision}" if ledger.live else "retired"
+    if not ledger.live and not ledger.revisions:
+        state = "not in this store"
     lines = [f"{ledger.id} ({ledger.kind or 'unknown kind'}, {state})"]
     if ledger.title:
         lines.append(f"title           {ledger.title}")

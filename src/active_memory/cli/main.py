@@ -27,6 +27,7 @@ from active_memory.cli.sessions import sessions
 from active_memory.cli.specialist_eval import eval_command
 from active_memory.cli.specialist_prompt import prompt_command
 from active_memory.cli.store import store
+from active_memory.cli.ui import ui
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,6 +55,7 @@ specialist.add_command(eval_command)
 main.add_command(contracts)
 main.add_command(demo)
 main.add_command(runlog)
+main.add_command(ui)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -149,18 +149,27 @@ class _Recorded(io.BytesIO):
         super().__init__(data)
         self.sizes: list[int] = []
 
-    def readline(self, size: int | None = -1) -> bytes:
+    def read(self, size: int | None = -1) -> bytes:
         self.sizes.append(-1 if size is None else size)
-        return super().readline(size)
+        return super().read(size)
 
 
 def test_stdin_lines_drop_an_over_long_line_without_holding_it() -> None:
     buffer = _Recorded(b"short\n" + b"y" * 1000 + b"\n" + b"next\n" + b"z" * 50)
-    lines = BoundedLines(buffer, max_bytes=100)
+    lines = BoundedLines(buffer.read, max_bytes=100)
     assert [lines.readline() for _ in range(5)] == ["short\n", "\n", "next\n", "z" * 50, ""]
     assert lines.dropped == 1
     assert max(buffer.sizes) <= 64 * 1024
     assert all(size > 0 for size in buffer.sizes)
+
+
+def test_stdin_lines_never_hold_more_than_a_line_and_a_piece() -> None:
+    huge = b"x" * (3 * 1024 * 1024)
+    lines = BoundedLines(io.BytesIO(huge + b"\nafter\n" + huge).read, max_bytes=1000)
+    assert lines.readline() == "\n"
+    assert len(lines._pending) <= 1000 + 64 * 1024
+    assert [lines.readline() for _ in range(3)] == ["after\n", "\n", ""]
+    assert lines.dropped == 2
 
 
 def test_the_python_example_of_the_docs_runs_as_written(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ def server(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
         env={**os.environ, "PYTHONPATH": str(SRC)},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         yield process
@@ -87,3 +88,48 @@ def test_garbage_and_an_over_long_line_are_dropped_and_the_server_answers(
     assert "error" in refused or refused["result"]["isError"] is True
     request(server, 4, "tools/call", {"name": "list", "arguments": {}})
     assert answer(server, 4)["result"]["structuredContent"]["total"] == 6
+
+
+# Far below the call timeout: the SDK's client waits 2 s for an exit before it terminates.
+EXIT_WITHIN_S = 2.0
+
+
+def initialized(process: subprocess.Popen[bytes]) -> None:
+    request(process, 1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                       "clientInfo": {"name": "raw", "version": "0"}})  # fmt: skip
+    assert "result" in answer(process, 1)
+    send(process, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+
+
+def exit_code(process: subprocess.Popen[bytes]) -> int | None:
+    """The exit code within EXIT_WITHIN_S of now, None when the server is still running."""
+    try:
+        return process.wait(timeout=EXIT_WITHIN_S)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def stderr_of(process: subprocess.Popen[bytes]) -> str:
+    assert process.stderr is not None
+    return process.stderr.read().decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("partial", [b"", b'{"jsonrpc": "2.0", "id": 5, "meth'])
+def test_the_server_exits_promptly_when_its_input_closes(
+    server: subprocess.Popen[bytes], partial: bytes
+) -> None:
+    initialized(server)
+    send(server, partial)
+    assert server.stdin is not None
+    server.stdin.close()
+    assert exit_code(server) == 0
+    assert "Traceback" not in stderr_of(server)
+
+
+def test_an_interrupt_while_the_client_is_quiet_ends_the_server(
+    server: subprocess.Popen[bytes],
+) -> None:
+    initialized(server)
+    server.send_signal(signal.SIGINT)  # the input stays open: only the signal can end it
+    assert exit_code(server) is not None
+    assert "Traceback" not in stderr_of(server)

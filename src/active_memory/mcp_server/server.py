@@ -13,10 +13,12 @@ lazily so a missing SDK is one sentence naming the extra.
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import IO, Any, cast
+from typing import Any, cast
 
 import anyio
 from mcp import types
@@ -30,7 +32,7 @@ from active_memory.mcp_server.arguments import EXPLAIN_SCHEMA, LIST_SCHEMA, RECA
 from active_memory.mcp_server.catalogue import explain, list_lessons
 from active_memory.mcp_server.reads import StoreReads
 from active_memory.mcp_server.recall_tool import RecallTool
-from active_memory.mcp_server.stdin_lines import BoundedLines
+from active_memory.mcp_server.stdin_lines import AsyncLines, BoundedLines
 from active_memory.models.fields import json_type
 
 __all__ = ["SERVER_NAME", "TOOL_NAMES", "McpTools", "build_server", "serve_stdio"]
@@ -152,10 +154,11 @@ def build_server(tools: McpTools) -> Server[Any]:
 def serve_stdio(tools: McpTools) -> None:
     """Serve ``tools`` over standard input and output until the client closes the pipe."""
     server = build_server(tools)
-    lines = BoundedLines(sys.stdin.buffer)
+    lines = AsyncLines(BoundedLines(functools.partial(os.read, sys.stdin.fileno())))
 
     async def run() -> None:
-        stdin = anyio.AsyncFile(cast(IO[str], lines))
+        # The transport only iterates over its stdin; AsyncLines is that iteration.
+        stdin = cast("anyio.AsyncFile[str]", lines)
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

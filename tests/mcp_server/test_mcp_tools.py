@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +185,24 @@ def test_the_python_example_of_the_docs_runs_as_written(
     printed = capsys.readouterr().out
     assert printed.startswith("False <active_memory>\n")
     assert f"[{lesson_id(1)}@1] Config loads lazily" in printed
+
+
+@pytest.mark.parametrize("how", ["renamed over", "copied over"])
+def test_a_store_replaced_at_the_same_generation_is_recalled_afresh(
+    served: Served, tmp_path: Path, how: str
+) -> None:
+    replacement = tmp_path / "elsewhere" / "lessons.sqlite3"
+    seed(replacement, [lesson(7, files=[CONFIG], title="Replacement config card")])
+    tools = tools_for(served)
+    before = tools.call("recall", {"kind": "file", "value": CONFIG})
+    assert f"[{lesson_id(1)}@1] Config loads lazily" in text_of(before)
+    # Both stores stand at generation 1: only the file tells them apart.
+    if how == "renamed over":
+        os.replace(replacement, served.store)
+    else:
+        shutil.copyfile(replacement, served.store)
+    after = tools.call("recall", {"kind": "file", "value": CONFIG, "conversation": "next"})
+    assert after.structured_content is not None
+    assert after.structured_content["generation"] == before.structured_content["generation"]  # type: ignore[index]
+    assert f"[{lesson_id(7)}@1] Replacement config card" in text_of(after)
+    assert "Config loads lazily" not in text_of(after)

@@ -2,8 +2,10 @@
 
 The store is opened read-only (``mode=ro``: it is never created, migrated or written) for each
 tool call and closed after it, so a server left running holds no connection between calls and
-sees every publication. The recall index is rebuilt only when the store's generation moved
-since the last call; the recall session keeps its exposures across that swap.
+sees every publication. The recall index is rebuilt only when the store moved since the last
+call: its generation, or the file itself (another inode, size or modification time), since a
+store restored or copied over this one may stand at the same generation with other lessons.
+The recall session keeps its exposures across that swap.
 
 Nothing here returns a lesson the workspace does not own (:meth:`Workspace.owns`), and a lesson
 of another repository is reported exactly as an id that does not exist, so a client cannot tell
@@ -59,6 +61,16 @@ class Explained:
         self.skipped = skipped
 
 
+def _file_stamp(path: Path) -> tuple[int, ...]:
+    """What tells the store file apart from one put in its place (0s when it is missing: the
+    open that follows names the problem)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return (0, 0, 0, 0)
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
 class StoreReads:
     """The workspace's lessons in the store at ``path``."""
 
@@ -66,7 +78,7 @@ class StoreReads:
         self.path = Path(os.path.abspath(path))
         self.workspace = workspace
         self.runs = tuple(Path(os.path.abspath(folder)) for folder in runs)
-        self._generation: int | None = None
+        self._stamp: tuple[int, ...] | None = None
         self._index: RecallIndex | None = None
 
     @contextmanager
@@ -76,15 +88,17 @@ class StoreReads:
 
     def recall_index(self) -> tuple[int, RecallIndex, bool]:
         """The index of the workspace's repository lessons, its generation, and whether it was
-        rebuilt by this call (the generation moved)."""
+        rebuilt by this call (the store moved)."""
+        # Taken before opening: a file replaced after it is another file at the next call.
+        file = _file_stamp(self.path)
         with self._store() as store:
             generation = store.generation()
-            if self._index is not None and generation == self._generation:
+            if self._index is not None and (generation, *file) == self._stamp:
                 return generation, self._index, False
             identity = RunIdentity("mcp", repository=self.workspace.key)
             snapshot = store.snapshot(SnapshotRequest(identity, repository=True, graph=False))
         self._index = RecallIndex(snapshot.lessons, repository=self.workspace.key)
-        self._generation = snapshot.generation
+        self._stamp = (snapshot.generation, *file)
         return snapshot.generation, self._index, True
 
     def _sources(self) -> LedgerSources:

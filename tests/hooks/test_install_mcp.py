@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
 from active_memory.errors import RecallError
@@ -129,3 +130,62 @@ async def test_the_written_entry_starts_a_server_for_the_project(tmp_path: Path)
             "recall", {"kind": "file", "value": "src/widgets/config.py"}
         )
     assert f"[{lesson_id(1)}@1] Config loads lazily" in text_of(result)
+
+
+def test_a_config_linked_from_elsewhere_is_written_through_the_link(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "cursor-mcp.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps({"mcpServers": {"search": OTHER_SERVER}}))
+    link = tmp_path / "home" / ".cursor" / "mcp.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    done = install_mcp_server("cursor", workspace=None, store=STORE, home=tmp_path / "home")
+    assert link.is_symlink()
+    assert link.resolve() == dotfiles
+    assert done.path == dotfiles
+    servers = json.loads(dotfiles.read_text())["mcpServers"]
+    assert list(servers) == ["search", "active-memory"]
+    assert done.backup is not None
+    assert done.backup.parent == dotfiles.parent
+
+
+def cli_install(project: Path) -> Result:
+    return CliRunner().invoke(main, ["hooks", "install", "--harness", "cursor", "--project",
+                                     str(project), "--store", str(STORE)])  # fmt: skip
+
+
+def test_a_read_only_config_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    config = tmp_path / ".cursor" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text('{"mcpServers": {}}')
+    config.chmod(0o444)
+    result = cli_install(tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {str(config)!r} is read-only; make it writable (chmod u+w) and install again, "
+        "or add the entry `active-memory hooks install --harness mcp --repository DIR` prints "
+        "yourself\n"
+    )
+    assert config.read_text() == '{"mcpServers": {}}'
+    assert sorted(path.name for path in config.parent.iterdir()) == ["mcp.json"]
+    config.chmod(0o644)
+    assert cli_install(tmp_path).exit_code == 0
+    config.chmod(0o444)  # already holding the entry: nothing to write, nothing refused
+    assert cli_install(tmp_path).stdout.startswith("already installed: ")
+
+
+def test_a_config_that_cannot_be_written_is_one_sentence_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(source: object, target: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)  # a folder the user may not write in
+    result = cli_install(tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"error: {str(tmp_path / '.cursor' / 'mcp.json')!r} cannot be written (Permission "
+        "denied); fix its folder's permissions and install again, or add the entry"
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / ".cursor" / "mcp.json").exists()

@@ -283,9 +283,35 @@ def install_mcp_server(
 ) -> Installation:
     """Merge active-memory's server into the MCP configuration of ``harness`` (``cursor``, or
     ``mcp`` for a project's ``.mcp.json``). ``workspace`` None: Cursor's open folder."""
-    path = target_path(harness, project=project, home=home or Path.home())
+    # A config linked from a dotfiles folder is written through: replacing the link with a
+    # file would leave the user's copy behind.
+    path = target_path(harness, project=project, home=home or Path.home()).resolve()
     served = str(workspace) if workspace is not None else CURSOR_WORKSPACE
     document = merge_mcp_server(load_json(path), MCP_SERVER_NAME,
                                 mcp_server_entry(served, store), path=path)  # fmt: skip
-    changed, backup = write_config(path, json.dumps(document, indent=2) + "\n", private=False)
+    text = json.dumps(document, indent=2) + "\n"
+    if _read_only(path) and path.read_text(encoding="utf-8") != text:
+        raise RecallError(f"{str(path)!r} is read-only; make it writable (chmod u+w) and install "
+                          f"again, or {_ADD_IT_YOURSELF}")  # fmt: skip
+    try:
+        changed, backup = write_config(path, text, private=False)
+    except OSError as error:
+        raise RecallError(
+            f"{str(path)!r} cannot be written ({error.strerror or error}); fix its folder's "
+            f"permissions and install again, or {_ADD_IT_YOURSELF}"
+        ) from None
     return Installation(harness=harness, path=path, mode="mcp", changed=changed, backup=backup)
+
+
+_ADD_IT_YOURSELF = (
+    "add the entry `active-memory hooks install --harness mcp --repository DIR` prints yourself"
+)
+
+
+def _read_only(path: Path) -> bool:
+    """Whether the user marked ``path`` read-only (its owner may not write it): checked by its
+    mode, which holds for root too, where a permission check always passes."""
+    try:
+        return not os.stat(path).st_mode & 0o200
+    except FileNotFoundError:
+        return False

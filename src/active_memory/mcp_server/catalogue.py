@@ -69,7 +69,8 @@ def _evidence(draft: LessonDraft | Lesson) -> dict[str, Any]:
     evidence = draft.evidence
     return {
         "run_id": quoted(evidence.run_id),
-        "references": list(evidence.references),
+        # A reference is one line after its prefix, anything at all: quoted like a title.
+        "references": [quoted(reference) for reference in evidence.references],
         "reason": quoted(evidence.reason),
         "source_commit": evidence.source_commit,
     }
@@ -100,11 +101,21 @@ def _revision_line(entry: HistoryEntry) -> str:
     return f"{head}: {quoted(entry.draft.title)} / {quoted(entry.draft.recommendation)}"
 
 
+def _quoted_tree(value: Any) -> Any:
+    """``value`` (JSON data) with every string in it, keys included, quoted."""
+    if isinstance(value, str):
+        return quoted(value)
+    if isinstance(value, list):
+        return [_quoted_tree(item) for item in value]
+    if isinstance(value, dict):
+        return {quoted(key): _quoted_tree(item) for key, item in value.items()}
+    return value
+
+
 def _ledger_data(ledger: LessonLedger) -> dict[str, Any]:
-    data: dict[str, Any] = ledger.model_dump(mode="json")
-    data["title"] = None if ledger.title is None else quoted(ledger.title)
-    for admitted, revision in zip(data["revisions"], ledger.revisions, strict=True):
-        admitted["title"] = None if revision.title is None else quoted(revision.title)
+    # Outcomes, stages, codes and run ids are read from files under the runs folders: every
+    # string is quoted, not only the titles.
+    data: dict[str, Any] = _quoted_tree(ledger.model_dump(mode="json"))
     return data
 
 
@@ -115,12 +126,15 @@ def _ledger_lines(ledger: LessonLedger, skipped: int) -> list[str]:
         f"  delivered {ledger.delivered} time(s) to {ledger.conversations} conversation(s) in "
         f"{runs} run(s); {ledger.standalone.deliveries} time(s) outside runs",
         "  run outcomes: "
-        + (", ".join(f"{name} {count}" for name, count in ledger.outcomes.items()) or "none"),
+        + (
+            ", ".join(f"{quoted(name)} {count}" for name, count in ledger.outcomes.items())
+            or "none"
+        ),
     ]
     for run in ledger.runs:
         lines.append(
             f"  run {quoted(run.run_id)}: {run.deliveries} delivery(ies), outcome "
-            f"{run.outcome or 'unknown'}, {run.tool_calls_after} tool call(s) after"
+            f"{quoted(run.outcome or 'unknown')}, {run.tool_calls_after} tool call(s) after"
         )
     for decision in ledger.decisions:
         produced = f" -> r{decision.revision}" if decision.revision is not None else ""
@@ -129,9 +143,12 @@ def _ledger_lines(ledger: LessonLedger, skipped: int) -> list[str]:
             f"[{decision.source}]"
         )
     for refused in ledger.rejections:
-        lines.append(f"  refused in run {quoted(refused.run_id)}: {refused.stage}:{refused.code}")
+        lines.append(
+            f"  refused in run {quoted(refused.run_id)}: "
+            f"{quoted(refused.stage)}:{quoted(refused.code)}"
+        )
     for admitted in ledger.revisions:
-        held = f", held for {', '.join(admitted.held)}" if admitted.held else ""
+        held = f", held for {quoted(', '.join(admitted.held))}" if admitted.held else ""
         lines.append(
             f"  r{admitted.revision} admitted via {admitted.path} "
             f"(run {quoted(admitted.run_id)}){held}"

@@ -263,3 +263,9 @@ def test_ledger_strings_read_from_run_files_stay_quoted_memory() -> None:
         assert marker not in answer.text
         assert marker not in json.dumps(answer.data)
     assert answer.text.count("</active_memory>") == answer.text.count("<active_memory>") == 2
+
+
+@pytest.mark.parametrize("schema", [RECALL_SCHEMA, EXPLAIN_SCHEMA, LIST_SCHEMA])
+def test_every_argument_tells_the_model_what_it_is(schema: dict[str, Any]) -> None:
+    for name, field in schema["properties"].items():
+        assert len(field.get("description", "")) > 10, name

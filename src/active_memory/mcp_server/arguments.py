@@ -177,8 +177,19 @@ LIST_SCHEMA: dict[str, Any] = {
             "maxLength": LIMITS.node_id_bytes,
             "description": "Only this node's lessons (graph scope).",
         },
-        "offset": {"type": "integer", "minimum": 0, "default": 0},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIST_LIMIT, "default": 50},
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "default": 0,
+            "description": "Lessons to skip: the previous page's offset plus its limit.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIST_LIMIT,
+            "default": 50,
+            "description": f"Lessons per page (at most {MAX_LIST_LIMIT}).",
+        },
     },
     "additionalProperties": False,
 }

@@ -1,4 +1,4 @@
-"""``active-memory hooks install``: wire a harness's hooks to active-memory."""
+"""``active-memory hooks install``: wire a harness's hooks (or an MCP client) to active-memory."""
 
 from __future__ import annotations
 
@@ -17,7 +17,15 @@ from active_memory.cli._common import (
     store_path,
 )
 from active_memory.errors import RecallError
-from active_memory.hooks.install import HARNESS_NAMES, install_hooks
+from active_memory.hooks.install import (
+    HARNESS_NAMES,
+    MCP_HARNESSES,
+    MCP_SERVER_NAME,
+    Installation,
+    install_hooks,
+    install_mcp_server,
+    mcp_server_entry,
+)
 from active_memory.hooks.standalone import find_live, serve_paths
 
 __all__ = ["hooks"]
@@ -29,7 +37,7 @@ def hooks() -> None:
 
 
 @hooks.command("install")
-@click.option("--harness", required=True, type=click.Choice(HARNESS_NAMES))
+@click.option("--harness", required=True, type=click.Choice((*HARNESS_NAMES, *MCP_HARNESSES)))
 @click.option(
     "--project",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -57,10 +65,17 @@ def install_command(
     otherwise the stdlib helper, which can read the store itself. Either prints {} and exits 0
     whatever is missing. Without --project: the user's own config (Copilot CLI:
     $COPILOT_HOME/hooks, default ~/.copilot/hooks; Codex: $CODEX_HOME, default ~/.codex).
+
+    cursor and mcp write an MCP server entry running `active-memory mcp` instead: Cursor's
+    .cursor/mcp.json (the project's, else ~/.cursor/mcp.json serving the folder Cursor has
+    open), or a project's .mcp.json; mcp without --project prints the entry.
     """
-    root = (workspace or project or Path.cwd()).resolve()
     # Hooks run from other directories: every path they are given must be absolute.
     database = Path(os.path.abspath(store_path(store)))
+    if harness in MCP_HARNESSES:
+        _install_mcp(harness, project, workspace, database, as_json)
+        return
+    root = (workspace or project or Path.cwd()).resolve()
     state_dir = database.parent / "serve"
     live = find_live(state_dir, root)
     try:
@@ -93,3 +108,34 @@ def install_command(
         )
     for note in done.notes:
         click.echo(note)
+
+
+def _install_mcp(
+    harness: str, project: Path | None, workspace: Path | None, database: Path, as_json: bool
+) -> None:
+    if harness == "mcp" and project is None:
+        served = (workspace or Path.cwd()).resolve()
+        entry = {"mcpServers": {MCP_SERVER_NAME: mcp_server_entry(str(served), database)}}
+        emit_json(entry)
+        return
+    chosen = workspace or project
+    try:
+        done = install_mcp_server(
+            harness,
+            workspace=chosen.resolve() if chosen is not None else None,
+            store=database,
+            project=project.resolve() if project else None,
+        )
+    except RecallError as error:
+        fail(str(error), EXIT_BAD_INPUT)
+    _report(done, as_json)
+
+
+def _report(done: Installation, as_json: bool) -> None:
+    if as_json:
+        emit_json(done.model_dump(mode="json"))
+        return
+    verb = "installed" if done.changed else "already installed"
+    click.echo(f"{verb}: {done.harness} MCP server {MCP_SERVER_NAME!r} in {done.path}")
+    if done.backup:
+        click.echo(f"previous file kept as {done.backup}")

@@ -13,7 +13,9 @@ from active_memory.cli.contracts import contracts
 from active_memory.cli.demo import demo
 from active_memory.cli.evidence import evidence
 from active_memory.cli.hooks import hooks
+from active_memory.cli.lesson_stats import stats_command
 from active_memory.cli.lessons import lessons
+from active_memory.cli.mcp import mcp_command
 from active_memory.cli.memory import memory
 from active_memory.cli.postmortem import postmortem, specialist
 from active_memory.cli.recall import recall
@@ -27,6 +29,7 @@ from active_memory.cli.skills import skills
 from active_memory.cli.specialist_eval import eval_command
 from active_memory.cli.specialist_prompt import prompt_command
 from active_memory.cli.store import store
+from active_memory.cli.ui import ui
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -39,9 +42,11 @@ main.add_command(store)
 lessons.add_command(review)
 main.add_command(lessons)
 lessons.add_command(retire_command)
+lessons.add_command(stats_command)
 main.add_command(recall)
 main.add_command(hooks)
 main.add_command(serve)
+main.add_command(mcp_command)
 main.add_command(server)
 main.add_command(evidence)
 main.add_command(sessions)
@@ -54,6 +59,7 @@ main.add_command(demo)
 main.add_command(runlog)
 main.add_command(memory)
 main.add_command(skills)
+main.add_command(ui)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,6 +25,7 @@ __all__ = [
     "load_json",
     "merge_hook_list",
     "merge_matcher_groups",
+    "merge_mcp_server",
     "ours",
     "write_config",
 ]
@@ -83,6 +84,21 @@ def merge_matcher_groups(groups: Any, matcher: str, hook: dict[str, Any]) -> lis
     if not placed:
         merged.append({"matcher": matcher, "hooks": [hook]})
     return merged
+
+
+def merge_mcp_server(
+    document: dict[str, Any], name: str, entry: dict[str, Any], *, path: Path
+) -> dict[str, Any]:
+    """``document`` with ``mcpServers[name]`` set to ``entry``: the user's other servers, and the
+    keys of their own they added to ours (``env``, ``disabled``), stay as and where they were.
+    RecallError when ``mcpServers`` (or our entry) is there but not an object."""
+    servers = document.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise RecallError(f"{str(path)!r}: mcpServers must be a JSON object; fix or move it")
+    current = servers.get(name, {})
+    if not isinstance(current, dict):
+        raise RecallError(f"{str(path)!r}: mcpServers.{name} must be a JSON object; fix or move it")
+    return {**document, "mcpServers": {**servers, name: {**current, **entry}}}
 
 
 def load_json(path: Path) -> dict[str, Any]:

@@ -20,12 +20,23 @@ their positions, active-memory's hook keeps its own, and installing twice leaves
 byte-identical. pi gets the extension file itself. In a project that is a git checkout, a
 written file naming a ticket is added to the repository's ``info/exclude`` (see
 :mod:`active_memory.hooks.exclude`).
+
+MCP clients get no hook but a server entry (:func:`install_mcp_server`): ``mcpServers`` in
+Cursor's ``.cursor/mcp.json`` (the project's, or ``~/.cursor/mcp.json`` for the user), or in a
+project's ``.mcp.json``, the file other MCP clients read (``--harness mcp``; without a project
+the entry is only printed, for the client's own settings). The entry runs ``active-memory mcp``
+with the store and the repository as absolute paths; a user-level Cursor entry names
+``${workspaceFolder}``, which Cursor fills in with the open folder. Other servers in the file
+are kept, and so are keys the user added to ours. The entry holds no token, so nothing is
+excluded from git.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -46,6 +57,7 @@ from active_memory.hooks.config_files import (
     load_json,
     merge_hook_list,
     merge_matcher_groups,
+    merge_mcp_server,
     write_config,
 )
 from active_memory.hooks.exclude import Exclusion, exclude_from_git
@@ -56,20 +68,30 @@ from active_memory.models.base import Model
 __all__ = [
     "CLAUDE_MATCHER",
     "CODEX_MATCHER",
+    "CURSOR_WORKSPACE",
     "HARNESS_NAMES",
     "HOOK_TIMEOUT_S",
+    "MCP_HARNESSES",
+    "MCP_SERVER_NAME",
     "Installation",
     "claude_http_hook",
     "helper_command",
     "install_hooks",
+    "install_mcp_server",
+    "mcp_server_entry",
     "target_path",
 ]
 
 HARNESS_NAMES = ("claude", "codex", "copilot", "pi")
 CLAUDE_MATCHER = "Read|Edit|MultiEdit|Write|NotebookEdit|Grep|Glob|LS|Bash"
 CODEX_MATCHER = "Bash|apply_patch"
+# Clients that reach active-memory through its MCP server rather than a hook.
+MCP_HARNESSES = ("cursor", "mcp")
+MCP_SERVER_NAME = "active-memory"
+# Cursor's own variable for the folder it has open, filled in when it starts the server.
+CURSOR_WORKSPACE = "${workspaceFolder}"
 
-Mode = Literal["http", "curl", "helper", "extension"]
+Mode = Literal["http", "curl", "helper", "extension", "mcp"]
 
 
 class Installation(Model):
@@ -118,7 +140,14 @@ def target_path(
     if harness == "pi":
         base = project / ".pi" / "extensions" if project else home / ".pi" / "agent" / "extensions"
         return base / EXTENSION_NAME
-    raise RecallError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESS_NAMES)}")
+    if harness == "cursor":
+        return (project or home) / ".cursor" / "mcp.json"
+    if harness == "mcp" and project is not None:
+        return project / ".mcp.json"
+    names = ", ".join((*HARNESS_NAMES, *MCP_HARNESSES))
+    if harness == "mcp":
+        raise RecallError("the mcp entry is written into a project only; give --project")
+    raise RecallError(f"unknown harness {harness!r}; choose one of {names}")
 
 
 def _with_pre_tool_hook(document: dict[str, Any], matcher: str, hook: dict[str, Any]) -> str:
@@ -227,3 +256,62 @@ def _codex_notes(
             "/hooks in Codex."
         )
     return tuple(notes)
+
+
+def _active_memory_program() -> str:
+    """The ``active-memory`` script beside this interpreter (a client's PATH may not hold the
+    environment it was installed in), else the one on PATH, else the bare name."""
+    beside = Path(sys.executable).with_name("active-memory")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("active-memory") or "active-memory"
+
+
+def mcp_server_entry(workspace: str, store: Path) -> dict[str, Any]:
+    """An ``mcpServers`` entry running ``active-memory mcp`` for ``workspace`` over ``store``."""
+    args = ["mcp", "--repository", workspace, "--store", str(store)]
+    return {"command": _active_memory_program(), "args": args}
+
+
+def install_mcp_server(
+    harness: str,
+    *,
+    workspace: Path | None,
+    store: Path,
+    project: Path | None = None,
+    home: Path | None = None,
+) -> Installation:
+    """Merge active-memory's server into the MCP configuration of ``harness`` (``cursor``, or
+    ``mcp`` for a project's ``.mcp.json``). ``workspace`` None: Cursor's open folder."""
+    # A config linked from a dotfiles folder is written through: replacing the link with a
+    # file would leave the user's copy behind.
+    path = target_path(harness, project=project, home=home or Path.home()).resolve()
+    served = str(workspace) if workspace is not None else CURSOR_WORKSPACE
+    document = merge_mcp_server(load_json(path), MCP_SERVER_NAME,
+                                mcp_server_entry(served, store), path=path)  # fmt: skip
+    text = json.dumps(document, indent=2) + "\n"
+    if _read_only(path) and path.read_text(encoding="utf-8") != text:
+        raise RecallError(f"{str(path)!r} is read-only; make it writable (chmod u+w) and install "
+                          f"again, or {_ADD_IT_YOURSELF}")  # fmt: skip
+    try:
+        changed, backup = write_config(path, text, private=False)
+    except OSError as error:
+        raise RecallError(
+            f"{str(path)!r} cannot be written ({error.strerror or error}); fix its folder's "
+            f"permissions and install again, or {_ADD_IT_YOURSELF}"
+        ) from None
+    return Installation(harness=harness, path=path, mode="mcp", changed=changed, backup=backup)
+
+
+_ADD_IT_YOURSELF = (
+    "add the entry `active-memory hooks install --harness mcp --repository DIR` prints yourself"
+)
+
+
+def _read_only(path: Path) -> bool:
+    """Whether the user marked ``path`` read-only (its owner may not write it): checked by its
+    mode, which holds for root too, where a permission check always passes."""
+    try:
+        return not os.stat(path).st_mode & 0o200
+    except FileNotFoundError:
+        return False

@@ -1,4 +1,6 @@
-"""The memory service's ASGI application (Starlette): snapshot and publication for remote hosts.
+"""The memory service's ASGI application (Starlette): snapshot and publication for remote hosts,
+and for a person's tools (``lessons stats``, the browser) the lessons in a credential's scope
+(``GET /lessons``) and their history.
 
 Every route but ``/healthz`` needs ``Authorization: Bearer <token>``. The credential is checked
 first, before the body is read; the tenant and scope of the request are the credential's, and
@@ -40,6 +42,7 @@ from active_memory.errors import (
     ScopeRefused,
 )
 from active_memory.models.base import Model
+from active_memory.models.lessons import GraphScope
 from active_memory.server.credentials import Credential, CredentialStore
 from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
 from active_memory.store.postgres import PostgresStore
@@ -52,6 +55,7 @@ from active_memory.store.wire import (
     HistoryAnswer,
     HistoryBody,
     HistoryEntryWire,
+    LessonsAnswer,
     MismatchWire,
     PublishBody,
     PurgeBody,
@@ -286,6 +290,21 @@ class MemoryService:
         entries = await run_in_threadpool(lambda: store.history(body.id, within=who.scope))
         return HistoryAnswer(entries=tuple(HistoryEntryWire.of(entry) for entry in entries))
 
+    async def _lessons(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        store = await run_in_threadpool(self.store, who.tenant)
+        live = await run_in_threadpool(store.list_lessons)
+        scope = who.scope
+        within = tuple(
+            lesson
+            for lesson in live
+            if scope.allows(
+                lesson.scope.kind,
+                lesson.scope.repository,
+                lesson.scope.graph_hash if isinstance(lesson.scope, GraphScope) else None,
+            )
+        )
+        return LessonsAnswer(lessons=within)
+
     async def _revert(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, RevertBody)
         store = await run_in_threadpool(self.store, who.tenant)
@@ -314,6 +333,7 @@ class MemoryService:
         routes = [
             Route("/healthz", healthz, methods=["GET"]),
             Route(f"{API_PREFIX}/generation", self._route(self._generation), methods=["GET"]),
+            Route(f"{API_PREFIX}/lessons", self._route(self._lessons), methods=["GET"]),
         ]
         for name, handler in (
             ("snapshot", self._snapshot),

@@ -42,6 +42,7 @@ from active_memory.errors import (
 )
 from active_memory.models.base import Model
 from active_memory.models.changes import Publication
+from active_memory.models.lessons import Lesson
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -57,6 +58,7 @@ from active_memory.store.wire import (
     GenerationAnswer,
     HistoryAnswer,
     HistoryBody,
+    LessonsAnswer,
     PublishBody,
     PurgeBody,
     ReceiptAnswer,
@@ -297,6 +299,11 @@ class RemoteBackend:
             "/history", HistoryBody(id=lesson_id), HistoryAnswer, StoreError, lesson_id=lesson_id
         )
         return tuple(entry.entry() for entry in answer.entries)
+
+    def list_lessons(self) -> tuple[Lesson, ...]:
+        """Every live lesson the token's scope reaches, sorted by id (validated on arrival)."""
+        answer = self._call("/lessons", None, LessonsAnswer, StoreError)
+        return tuple(sorted(answer.lessons, key=lambda lesson: lesson.id))
 
     def revert(
         self,

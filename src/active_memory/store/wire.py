@@ -32,7 +32,7 @@ from active_memory.models.base import Model
 from active_memory.models.changes import Publication
 from active_memory.models.fields import OneLine, RepositoryKey
 from active_memory.models.ids import LessonId
-from active_memory.models.lessons import LessonDraft
+from active_memory.models.lessons import Lesson, LessonDraft
 from active_memory.store.results import HistoryEntry, HistoryOp
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "HistoryAnswer",
     "HistoryBody",
     "HistoryEntryWire",
+    "LessonsAnswer",
     "MismatchWire",
     "PublishBody",
     "PurgeBody",
@@ -144,6 +145,13 @@ class HistoryEntryWire(Model):
 
 class HistoryAnswer(Model):
     entries: tuple[HistoryEntryWire, ...]
+
+
+class LessonsAnswer(Model):
+    """Every live lesson the credential's scope reaches (``GET /lessons``), sorted by id: what
+    a ledger or a listing needs without a run identity."""
+
+    lessons: tuple[Lesson, ...]
 
 
 class RevertBody(Model):

@@ -1,0 +1,214 @@
+"""``active-memory lessons stats [ID]``: what each lesson has done, from what is recorded.
+
+The store (a file, or the memory service's ``https://`` URL with ``$ACTIVE_MEMORY_SERVICE_TOKEN``)
+gives the lessons and each one's history; ``--runs`` folders give the run records, run logs,
+latched outcomes and postmortem reports (default: the ``runs`` folder beside the store, where
+the host keeps each run's state). A local store adds its exposure files and quarantine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from active_memory.cli._common import (
+    EXIT_BAD_INPUT,
+    emit_json,
+    fail,
+    json_option,
+    reports_errors,
+)
+from active_memory.cli.lessons import _clip
+from active_memory.errors import ConfigError, LessonValidationError
+from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, load_sources
+from active_memory.ledger.build import LedgerStore
+from active_memory.ledger.sources import load_exposures
+from active_memory.models.ids import validate_lesson_id
+from active_memory.store.paths import check_store_location, default_store_path
+from active_memory.store.quarantine import Quarantine
+from active_memory.store.select import open_backend
+from active_memory.store.sqlite import SqliteStore
+
+__all__ = ["stats_command"]
+
+
+def _location(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None or value.startswith(("https://", "http://")):
+        return value
+    try:
+        return str(check_store_location(value))
+    except ConfigError as error:
+        fail(f"--store: {error.problem}", EXIT_BAD_INPUT)
+
+
+def _optional_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return validate_lesson_id("ID", value)
+    except LessonValidationError as error:
+        raise click.BadParameter(error.problem, ctx=ctx, param=param) from None
+
+
+@contextmanager
+def _opened(location: str | None) -> Iterator[tuple[LedgerStore, Path | None]]:
+    """The store to read, and the local store file (None for the service)."""
+    if location is not None and location.startswith(("https://", "http://")):
+        backend = open_backend(location)
+        try:
+            assert not isinstance(backend, SqliteStore)
+            yield backend, None
+        finally:
+            backend.close()
+        return
+    path = Path(location) if location is not None else default_store_path()
+    with SqliteStore(path, read_only=True) as store:
+        yield store, path
+
+
+def _sources(runs: tuple[Path, ...], path: Path | None) -> LedgerSources:
+    folders: list[Path] = list(runs)
+    if not folders and path is not None and (path.parent / "runs").is_dir():
+        folders.append(path.parent / "runs")
+    sources = load_sources(folders)
+    if path is None:
+        return sources
+    return LedgerSources(
+        records=sources.records,
+        log_records=sources.log_records,
+        outcomes=sources.outcomes,
+        reports=sources.reports,
+        exposures=load_exposures(path.parent),
+        skipped=sources.skipped,
+        report_files=sources.report_files,
+    )
+
+
+def _held(path: Path | None) -> set[str]:
+    if path is None:
+        return set()
+    with Quarantine(path, read_only=True) as quarantine:
+        return {entry.id for entry in quarantine.entries()}
+
+
+def _outcome_cell(ledger: LessonLedger) -> str:
+    o = ledger.outcomes
+    return f"{o.get('succeeded', 0)}/{o.get('failed', 0)}/{o.get('cancelled', 0)}"
+
+
+def _decision_cell(ledger: LessonLedger) -> str:
+    c = ledger.decision_counts
+    return f"{c['keep']}/{c['adapt']}/{c['retire']}/{c['defer']}"
+
+
+def _table(found: tuple[LessonLedger, ...]) -> list[str]:
+    lines = [
+        f"{'ID':<33} {'STATE':<8} {'DELIV':>5} {'CONV':>4} {'RUNS':>4} {'OK/FAIL/CXL':>11} "
+        f"{'K/A/R/D':>9}  TITLE"
+    ]
+    for ledger in found:
+        state = f"r{ledger.revision}" if ledger.live else "retired"
+        if not ledger.live and not ledger.revisions:
+            state = "absent"  # delivered by a record, but never in this store
+        if ledger.quarantined:
+            state = "held"
+        lines.append(
+            f"{ledger.id:<33} {state:<8} {ledger.delivered + ledger.standalone.deliveries:>5} "
+            f"{ledger.conversations + ledger.standalone.conversations:>4} {len(ledger.runs):>4} "
+            f"{_outcome_cell(ledger):>11} {_decision_cell(ledger):>9}  "
+            f"{_clip(ledger.title or '-', 50)}"
+        )
+    return lines
+
+
+def _details(ledger: LessonLedger) -> list[str]:
+    state = f"live at revision {ledger.revision}" if ledger.live else "retired"
+    if not ledger.live and not ledger.revisions:
+        state = "not in this store"
+    lines = [f"{ledger.id} ({ledger.kind or 'unknown kind'}, {state})"]
+    if ledger.title:
+        lines.append(f"title           {ledger.title}")
+    lines.append(
+        f"delivered       {ledger.delivered} time(s) to {ledger.conversations} conversation(s) "
+        f"in {len(ledger.runs)} run(s)"
+    )
+    if ledger.standalone.deliveries:
+        lines.append(
+            f"outside runs    {ledger.standalone.deliveries} delivery(ies) to "
+            f"{ledger.standalone.conversations} conversation(s) (exposure files)"
+        )
+    outcomes = ", ".join(f"{k} {v}" for k, v in ledger.outcomes.items()) or "none recorded"
+    lines.append(f"run outcomes    {outcomes}")
+    for run in ledger.runs:
+        lines.append(
+            f"  run {run.run_id}: {run.deliveries} delivery(ies), "
+            f"{len(run.conversations)} conversation(s), outcome {run.outcome or 'unknown'}, "
+            f"{run.tool_calls_after} tool call(s) after"
+        )
+    lines.append("decisions")
+    for d in ledger.decisions or ():
+        extra = f" (was {d.detail})" if d.detail else ""
+        revision = f" -> r{d.revision}" if d.revision is not None else ""
+        lines.append(f"  {d.action:<7} run {d.run_id}{revision}{extra} [{d.source}]")
+    if not ledger.decisions:
+        lines.append("  none recorded")
+    for r in ledger.rejections:
+        lines.append(f"  refused run {r.run_id}: {r.stage}:{r.code} ({r.role or '-'})")
+    lines.append("revisions")
+    for rev in ledger.revisions:
+        held = f", held for {', '.join(rev.held)}" if rev.held else ""
+        lines.append(
+            f"  r{rev.revision} {rev.op:<7} via {rev.path:<6} run {rev.run_id} "
+            f"generation {rev.generation} at {rev.time}{held}"
+        )
+    return lines
+
+
+@click.command("stats")
+@click.argument("lesson_id", metavar="[ID]", required=False, callback=_optional_id)
+@click.option(
+    "--store",
+    "location",
+    callback=_location,
+    help="Lesson store file, or the memory service's https:// URL "
+    "(token in $ACTIVE_MEMORY_SERVICE_TOKEN).",
+)
+@click.option(
+    "--runs",
+    "runs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
+    help="A folder (or file) of run records, run logs, outcomes and reports; repeatable "
+    "(default: the runs folder beside the store).",
+)
+@json_option
+@reports_errors
+def stats_command(
+    lesson_id: str | None, location: str | None, runs: tuple[Path, ...], as_json: bool
+) -> None:
+    """What each lesson has done: deliveries, runs and their outcomes, maintenance decisions
+    and the admission of every revision. These counters never change recall ranking."""
+    with _opened(location) as (store, path):
+        sources = _sources(runs, path)
+        held = _held(path)
+        if lesson_id is not None:
+            found: tuple[LessonLedger, ...] = (
+                lesson_ledger(lesson_id, store, sources, quarantined=held),
+            )
+        else:
+            retired = store.list_retired() if isinstance(store, SqliteStore) else ()
+            found = ledgers(store, sources, retired=[t.id for t in retired], quarantined=held)
+    for skipped in sources.skipped:
+        click.echo(f"warning: skipped {skipped}", err=True)
+    if as_json:
+        data = [ledger.model_dump(mode="json") for ledger in found]
+        emit_json(data[0] if lesson_id is not None else data)
+        return
+    if lesson_id is not None:
+        click.echo("\n".join(_details(found[0])))
+        return
+    click.echo("\n".join(_table(found)))
+    click.echo(f"{len(found)} lesson{'' if len(found) == 1 else 's'}")

@@ -1,0 +1,65 @@
+"""``active-memory ui``: browse the lesson store in a local web page.
+
+It listens on a loopback address only and prints a URL with a one-time token; open it in a
+browser on this machine. The token opens one session (a cookie) and is then spent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from active_memory.cli._common import EXIT_BAD_INPUT, BoundedInt, fail, reports_errors
+from active_memory.errors import ConfigError
+from active_memory.store.paths import check_store_location, default_store_path
+from active_memory.store.select import open_backend
+from active_memory.ui import UiData, UiServer
+from active_memory.ui.security import check_loopback
+
+__all__ = ["ui"]
+
+
+@click.command("ui")
+@click.option(
+    "--store",
+    "location",
+    help="Lesson store file (default: see `active-memory store path`), or the memory service's "
+    "https:// URL (token in $ACTIVE_MEMORY_SERVICE_TOKEN; no quarantine then).",
+)
+@click.option(
+    "--runs",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Folders of run records, run logs, outcomes and reports; repeatable (default: the "
+    "runs folder beside the store).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="A loopback address.")
+@click.option(
+    "--port", type=BoundedInt(0, 65535), default=8766, show_default=True,
+    help="Port (0: any free port).",
+)  # fmt: skip
+@reports_errors
+def ui(location: str | None, runs: tuple[Path, ...], host: str, port: int) -> None:
+    """Browse lessons, their cards, revisions and ledgers, the quarantine and the runs."""
+    try:
+        check_loopback(host)
+    except ConfigError as error:
+        fail(f"--host: {error.problem}", EXIT_BAD_INPUT)
+    if location is not None and location.startswith(("https://", "http://")):
+        remote = open_backend(location)
+        data = UiData(None, runs, remote=remote)
+    else:
+        try:
+            path = check_store_location(location) if location else default_store_path()
+        except ConfigError as error:
+            fail(f"--store: {error.problem}", EXIT_BAD_INPUT)
+        if not path.exists():
+            fail(f"--store: no lesson store at {str(path)!r}", EXIT_BAD_INPUT)
+        data = UiData(Path(path), runs)
+    server = UiServer(data, host=host, port=port)
+    server.serve(
+        lambda url: click.echo(
+            f"active-memory ui: open {url}\n(the link works once; Ctrl-C stops the server)"
+        )
+    )

@@ -1,0 +1,89 @@
+"""Running the browser: uvicorn on an already bound loopback socket, in a thread or in the
+foreground. The URL with the one-time token is known once the socket is bound."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+import uvicorn
+
+from active_memory.errors import ConfigError
+from active_memory.ui.app import UiApp
+from active_memory.ui.security import Sessions, check_loopback
+from active_memory.ui.views import UiData
+
+__all__ = ["UiServer"]
+
+_START_TIMEOUT_S = 15.0
+
+
+class UiServer:
+    """The pages over ``data`` on ``host:port`` (loopback only; port 0 picks a free one).
+    ``url`` is the address, ``login_url`` the one-time link that opens a session."""
+
+    def __init__(self, data: UiData, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        check_loopback(host)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        try:
+            self._socket.bind((host.strip("[]"), port))
+        except OSError as error:
+            self._socket.close()
+            raise ConfigError(
+                "port", f"cannot listen on {host}:{port} ({error.strerror}); pick another --port"
+            ) from None
+        bound = self._socket.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{bound}"
+        self.sessions = Sessions()
+        self.login_url = f"{self.url}/login?token={self.sessions.token}"
+        app = UiApp(data, self.sessions, self.url).app()
+        config = uvicorn.Config(
+            app,
+            ws="none",
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            timeout_keep_alive=5,
+            limit_concurrency=64,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    def serve(self, announce: Callable[[str], None] | None = None) -> None:
+        """Serve in the foreground until interrupted (uvicorn handles SIGINT and SIGTERM)."""
+        if announce is not None:
+            announce(self.login_url)
+        try:
+            self._server.run(sockets=[self._socket])
+        finally:
+            self._socket.close()
+
+    def start(self) -> UiServer:
+        """Serve from a thread of its own until :meth:`stop` (tests, embedding)."""
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the browser's server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+        self._socket.close()
+
+    def __enter__(self) -> UiServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,298 @@
+"""What the pages show, read fresh on every request: lessons grouped by scope, one lesson's card
+(as agents receive it), evidence, revision diffs and ledger, the quarantine and the runs.
+
+Everything returned is plain data; the templates escape every string (lesson text is untrusted).
+Approve and reject go through the same calls as ``lessons review approve|reject``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, load_sources
+from active_memory.ledger.build import LedgerStore
+from active_memory.ledger.sources import ReportSummary, load_exposures
+from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, RepositoryScope, Scope
+from active_memory.recall.render import render
+from active_memory.runlog import LogValue
+from active_memory.store.backend import PublicationReceipt
+from active_memory.store.quarantine import REVIEW_RUN, Quarantine, QuarantineEntry
+from active_memory.store.results import HistoryEntry
+from active_memory.store.sqlite import SqliteStore
+
+__all__ = [
+    "LessonRow",
+    "RevisionDiff",
+    "RunRow",
+    "UiData",
+    "card_text",
+    "draft_lines",
+    "scope_label",
+]
+
+# Far above any card: the page shows the whole frame, exactly as a hook would hand it over.
+_CARD_BUDGET = 1 << 20
+
+
+def scope_label(scope: Scope) -> str:
+    if isinstance(scope, RepositoryScope):
+        return f"repository {scope.repository}"
+    qualifier = f" in {scope.repository}" if scope.repository else ""
+    return f"graph {scope.graph_hash[:12]} node {scope.node_id}{qualifier}"
+
+
+def card_text(lesson: Lesson) -> str:
+    """The lesson's card inside the recall frame, by the hooks' own renderer."""
+    return render([lesson], budget_bytes=_CARD_BUDGET).text
+
+
+def draft_lines(draft: LessonDraft | Lesson) -> list[str]:
+    """A revision as lines a diff can compare: card, scope and evidence, one field a line."""
+    scope = draft.scope
+    lines = [f"title: {draft.title}", f"recommendation: {draft.recommendation}"]
+    if isinstance(scope, RepositoryScope):
+        lines.append(f"repository: {scope.repository}")
+        lines += [f"file: {f}" for f in scope.files]
+        lines += [f"folder: {f}" for f in scope.folders]
+        lines += [f"identifier: {i}" for i in scope.identifiers]
+        lines += [f"keywords: {' + '.join(group)}" for group in scope.keyword_groups]
+    elif isinstance(scope, GraphScope):
+        lines += [f"graph: {scope.graph_hash}", f"node: {scope.node_id}"]
+        if scope.repository:
+            lines.append(f"repository: {scope.repository}")
+    evidence = draft.evidence
+    lines.append(f"evidence run: {evidence.run_id}")
+    lines += [f"reference: {r}" for r in evidence.references]
+    lines.append(f"reason: {evidence.reason}")
+    if evidence.source_commit:
+        lines.append(f"source commit: {evidence.source_commit}")
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionDiff:
+    """One revision against the one before it: unified diff lines, each with its kind
+    (``add``, ``del``, ``hunk`` or ``same``)."""
+
+    entry: HistoryEntry
+    lines: tuple[tuple[str, str], ...]
+
+
+def _diff_kind(line: str) -> str:
+    if line.startswith("@@"):
+        return "hunk"
+    if line.startswith("+"):
+        return "add"
+    if line.startswith("-"):
+        return "del"
+    return "same"
+
+
+def revision_diffs(history: Sequence[HistoryEntry]) -> list[RevisionDiff]:
+    out: list[RevisionDiff] = []
+    before: list[str] = []
+    for entry in history:
+        after = draft_lines(entry.draft) if entry.draft is not None else []
+        diff = difflib.unified_diff(
+            before,
+            after,
+            f"revision {entry.revision - 1}" if entry.revision > 1 else "nothing",
+            f"revision {entry.revision}",
+            lineterm="",
+            n=2,
+        )
+        lines = [(line, _diff_kind(line)) for line in diff if not line.startswith(("---", "+++"))]
+        out.append(RevisionDiff(entry, tuple(lines)))
+        if entry.draft is not None or entry.op in ("retire", "purge"):
+            before = after
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LessonRow:
+    lesson: Lesson
+    label: str
+    ledger: LessonLedger | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One postmortem: its report when one was found, else its run-log event."""
+
+    run_id: str
+    status: str
+    time_ms: int | None
+    report: ReportSummary | None
+    report_file: str | None
+    mutations: int | None
+    published: int | None
+    quarantined: int | None
+    outcome: str | None
+    rejections: dict[str, int]
+    specialists: tuple[dict[str, LogValue], ...] = ()
+
+
+class UiData:
+    """The store and the run folders the page reads. A local store also gives the exposure
+    files and the quarantine; a service gives lessons, history and ledgers only."""
+
+    def __init__(
+        self,
+        store_path: Path | None,
+        runs: Sequence[Path],
+        *,
+        remote: LedgerStore | None = None,
+    ) -> None:
+        self.store_path = store_path
+        self.runs = tuple(runs)
+        self.remote = remote
+
+    @contextmanager
+    def store(self) -> Iterator[LedgerStore]:
+        if self.remote is not None:
+            yield self.remote
+            return
+        assert self.store_path is not None
+        with SqliteStore(self.store_path, read_only=True) as store:
+            yield store
+
+    def sources(self) -> LedgerSources:
+        folders = list(self.runs)
+        if not folders and self.store_path is not None:
+            beside = self.store_path.parent / "runs"
+            if beside.is_dir():
+                folders.append(beside)
+        sources = load_sources(folders)
+        if self.store_path is None:
+            return sources
+        return LedgerSources(
+            records=sources.records,
+            log_records=sources.log_records,
+            outcomes=sources.outcomes,
+            reports=sources.reports,
+            exposures=load_exposures(self.store_path.parent),
+            skipped=sources.skipped,
+            report_files=sources.report_files,
+        )
+
+    @property
+    def has_quarantine(self) -> bool:
+        return self.remote is None
+
+    def quarantine(self) -> tuple[QuarantineEntry, ...]:
+        if not self.has_quarantine or self.store_path is None:
+            return ()
+        with Quarantine(self.store_path, read_only=True) as quarantine:
+            return quarantine.entries()
+
+    def held(self, lesson_id: str) -> QuarantineEntry:
+        assert self.store_path is not None
+        with Quarantine(self.store_path, read_only=True) as quarantine:
+            return quarantine.get(lesson_id)
+
+    def approve(self, lesson_id: str) -> PublicationReceipt:
+        """What ``lessons review approve`` does: screened again, then a checked publication."""
+        assert self.store_path is not None
+        with SqliteStore(self.store_path) as backend, Quarantine(self.store_path) as quarantine:
+            return quarantine.approve(lesson_id, backend, run_id=REVIEW_RUN)
+
+    def reject(self, lesson_id: str) -> bool:
+        """What ``lessons review reject`` does: delete the entry and scrub the file."""
+        assert self.store_path is not None
+        with Quarantine(self.store_path) as quarantine:
+            return quarantine.reject(lesson_id)
+
+    def lessons(
+        self, *, repository: str | None, graph: str | None, query: str | None
+    ) -> tuple[list[LessonRow], Counter[str], Counter[str]]:
+        """Lessons matching the filters, and the counts by repository and by graph."""
+        with self.store() as store:
+            live = store.list_lessons()
+            found = {
+                ledger.id: ledger
+                for ledger in ledgers(store, self.sources(), ids=[x.id for x in live])
+            }
+        repositories: Counter[str] = Counter()
+        graphs: Counter[str] = Counter()
+        rows = []
+        needle = (query or "").casefold().strip()
+        for lesson in live:
+            scope = lesson.scope
+            if scope.repository:
+                repositories[scope.repository] += 1
+            if isinstance(scope, GraphScope):
+                graphs[scope.graph_hash] += 1
+            if repository and scope.repository != repository:
+                continue
+            if graph and not (isinstance(scope, GraphScope) and scope.graph_hash == graph):
+                continue
+            if needle and needle not in lesson.title.casefold():
+                continue
+            rows.append(LessonRow(lesson, scope_label(scope), found.get(lesson.id)))
+        return rows, repositories, graphs
+
+    def lesson(self, lesson_id: str) -> tuple[Lesson | None, list[RevisionDiff], LessonLedger]:
+        with self.store() as store:
+            live = {lesson.id: lesson for lesson in store.list_lessons()}.get(lesson_id)
+            history = store.history(lesson_id)
+            held = {e.id for e in self.quarantine()}
+            ledger = lesson_ledger(lesson_id, store, self.sources(), quarantined=held)
+        return live, revision_diffs(history), ledger
+
+    def runs_view(self) -> tuple[list[RunRow], list[tuple[int, str, str]], LedgerSources]:
+        """Every postmortem found, newest first, and every rejection as (time, stage, code)."""
+        sources = self.sources()
+        reports = {report.run_id: (path, report) for path, report in sources.report_files}
+        events: dict[str, dict[str, LogValue]] = {}
+        rejections: list[tuple[int, str, str]] = []
+        by_run: dict[str, Counter[str]] = {}
+        specialists: dict[str, list[dict[str, LogValue]]] = {}
+        for event in sources.log_records:
+            run_id = event.get("run_id")
+            if not isinstance(run_id, str):
+                continue
+            kind = event.get("event")
+            if kind == "postmortem":
+                events[run_id] = dict(event)
+            elif kind == "postmortem_specialist":
+                specialists.setdefault(run_id, []).append(dict(event))
+            elif kind == "rejection":
+                stage, code = str(event.get("stage", "-")), str(event.get("code", "-"))
+                when = event.get("time_ms")
+                rejections.append((when if isinstance(when, int) else 0, stage, code))
+                by_run.setdefault(run_id, Counter())[f"{stage}:{code}"] += 1
+        rows = []
+        for run_id in sorted(set(reports) | set(events)):
+            path, report = reports.get(run_id, (None, None))
+            event = events.get(run_id, {})
+            when = event.get("time_ms")
+            rows.append(
+                RunRow(
+                    run_id=run_id,
+                    status=report.status if report is not None else str(event.get("status", "-")),
+                    time_ms=when if isinstance(when, int) else None,
+                    report=report,
+                    report_file=path,
+                    mutations=_int(event.get("mutations")),
+                    published=_int(event.get("published")),
+                    quarantined=_int(event.get("quarantined")),
+                    outcome=_str(event.get("outcome")) or sources.outcomes.get(run_id),
+                    rejections=dict(sorted(by_run.get(run_id, Counter()).items())),
+                    specialists=tuple(specialists.get(run_id, ())),
+                )
+            )
+        rows.sort(key=lambda row: (-(row.time_ms or 0), row.run_id))
+        return rows, sorted(rejections), sources
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

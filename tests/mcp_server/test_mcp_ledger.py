@@ -1,0 +1,84 @@
+"""``explain`` over three recorded runs: the lesson's ledger, as ``lessons stats`` counts it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from active_memory.models.runs import RunRecord
+from ledger.ledger_kit import G1, R1, R2, record_three_runs
+from mcp_server.kit import Served, mcp_session, text_of
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Served, list[RunRecord]]:
+    tmp_path = tmp_path_factory.mktemp("mcp-ledger")
+    runs = record_three_runs(tmp_path)
+    checkout = tmp_path / "first" / "checkout"  # forge:github.com/example/order-service
+    served = Served(checkout, tmp_path, tmp_path / "state" / "lessons.sqlite3",
+                    tmp_path / "server-stderr.log")  # fmt: skip
+    return served, runs
+
+
+async def explain(served: Served, lesson_id: str) -> tuple[dict[str, Any], str]:
+    async with mcp_session(served, args=["--runs", str(served.other)]) as client:
+        result = await client.call_tool("explain", {"id": lesson_id})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return result.structured_content, text_of(result)
+
+
+async def test_explain_returns_the_ledger_of_a_live_lesson(
+    recorded: tuple[Served, list[RunRecord]],
+) -> None:
+    served, (_, second, third) = recorded
+    data, text = await explain(served, R2)
+    ledger = data["ledger"]
+    assert (ledger["id"], ledger["live"], ledger["delivered"]) == (R2, True, 3)
+    assert ledger["outcomes"] == {"failed": 1, "succeeded": 1}
+    assert [(d["run_id"], d["action"]) for d in ledger["decisions"]] == [
+        (second.run_id, "defer"),
+        (third.run_id, "keep"),
+    ]
+    assert sorted(run["run_id"] for run in ledger["runs"]) == sorted([second.run_id, third.run_id])
+    assert "ledger (counted from run records" in text
+    assert "  delivered 3 time(s) to 3 conversation(s) in 2 run(s)" in text
+    assert f"  decision defer in run {second.run_id} [report]" in text
+    assert data["ledger_skipped"] == 0
+
+
+async def test_explain_shows_a_retired_lesson_with_its_history_and_ledger(
+    recorded: tuple[Served, list[RunRecord]],
+) -> None:
+    served, (_, second, _) = recorded
+    data, text = await explain(served, R1)
+    assert data["live"] is False
+    assert data["card"] is None
+    assert not text.startswith("<active_memory>\nPreviously observed guidance")
+    assert [entry["op"] for entry in data["history"]] == ["upsert", "retire"]
+    assert ("retire", second.run_id) in [
+        (d["action"], d["run_id"]) for d in data["ledger"]["decisions"]
+    ]
+
+
+async def test_an_unqualified_graph_lesson_is_explained_from_the_repository(
+    recorded: tuple[Served, list[RunRecord]],
+) -> None:
+    served, (first, _, _) = recorded
+    data, _ = await explain(served, G1)
+    assert data["scope"]["kind"] == "graph"
+    assert data["ledger"]["delivered"] == 2
+    assert [run["run_id"] for run in data["ledger"]["runs"]] == [first.run_id]
+
+
+async def test_without_runs_the_ledger_still_shows_the_admission_of_each_revision(
+    recorded: tuple[Served, list[RunRecord]], tmp_path: Path
+) -> None:
+    served, _ = recorded
+    async with mcp_session(served, args=["--runs", str(tmp_path)]) as client:
+        result = await client.call_tool("explain", {"id": R2})
+    ledger = result.structured_content["ledger"]  # type: ignore[index]
+    assert (ledger["delivered"], ledger["runs"]) == (0, [])
+    assert [admitted["revision"] for admitted in ledger["revisions"]] == [1]

@@ -16,6 +16,7 @@ from pathlib import Path
 import git
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.agents.providers.scripted import tool_call, tool_calls_response
 from active_memory.host import ActiveRun, open_run
 from active_memory.models.config import RuntimeConfig
 from active_memory.models.runs import AuthoredGraph
@@ -90,13 +91,22 @@ def discovery(execution_id: str) -> ModelResponse:
     return answer_response({"lessons": [lesson]})
 
 
+def read_target() -> ModelResponse:
+    """Repository discovery opens ``TARGET`` with its tools: admission takes a citation only of
+    a file the session read."""
+    arguments = {"root": "repository", "path": TARGET, "offset": None, "limit": None}
+    return tool_calls_response(tool_call("read_file", arguments, id="read-target"))
+
+
 def first_answers(execution_id: str) -> ScriptedProvider:
-    """Run 1: no lessons to maintain; repository discovery proposes the lesson."""
+    """Run 1: no lessons to maintain; repository discovery reads ``TARGET``, then proposes the
+    lesson."""
     return ScriptedProvider(
         by_labels(
             {
                 ("graph_discovery", 0, 1): answer_response({"lessons": []}),
-                ("repository_discovery", 0, 1): discovery(execution_id),
+                ("repository_discovery", 0, 1): read_target(),
+                ("repository_discovery", 0, 2): discovery(execution_id),
             }
         )
     )

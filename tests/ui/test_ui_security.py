@@ -163,3 +163,20 @@ def test_sessions_compare_digests_and_spend_the_token() -> None:
     assert Sessions.csrf_matches(csrf, csrf)
     assert not Sessions.csrf_matches(csrf, None)
     assert not Sessions.csrf_matches(csrf, csrf[:-1])
+
+
+def test_the_cli_starts_without_the_web_libraries() -> None:
+    """Starlette, uvicorn and Jinja2 are the `ui` extra: loading the CLI imports none of them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, active_memory.cli.main\n"
+        "loaded = [m for m in ('jinja2', 'starlette', 'uvicorn', 'active_memory.ui') "
+        "if m in sys.modules]\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

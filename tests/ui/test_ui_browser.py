@@ -54,6 +54,12 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriv
         "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
         "--no-first-run", "--disable-extensions", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--window-size=1280,1000",
+        "--no-pings", "--disable-domain-reliability", "--dns-prefetch-disable",
+        "--disable-client-side-phishing-detection", "--disable-default-apps",
+        # Nothing beyond loopback: names do not resolve and any other address goes to a dead
+        # proxy (loopback bypasses a proxy by default).
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+        "--proxy-server=http://127.0.0.1:9",
         f"--user-data-dir={tmp_path / 'chromium-profile'}",
     ):  # fmt: skip
         options.add_argument(flag)

@@ -97,8 +97,9 @@ def test_posts_need_the_csrf_token_and_our_origin(served: UiServer, store_file: 
         with Quarantine(store_file, read_only=True) as quarantine:
             assert HELD_NO not in {entry.id for entry in quarantine.entries()}
         assert HELD_NO not in live_ids(store_file)
-        missing = client.post(url, data={"csrf": csrf})
-        assert missing.status_code == 404
+        again = client.post(url, data={"csrf": csrf})
+        assert again.status_code == 409
+        assert "already rejected" in again.text
 
 
 def test_a_markup_title_is_escaped_and_the_page_is_locked_down(served: UiServer) -> None:

@@ -8,6 +8,7 @@ Approve and reject go through the same calls as ``lessons review approve|reject`
 from __future__ import annotations
 
 import difflib
+import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -151,6 +152,9 @@ class UiData:
         self.store_path = store_path
         self.runs = tuple(runs)
         self.remote = remote
+        # One approve or reject at a time: a double click or two tabs then meet a proposal
+        # that is already gone (a clear answer) rather than a publication conflict.
+        self._deciding = threading.Lock()
 
     @contextmanager
     def store(self) -> Iterator[LedgerStore]:
@@ -198,14 +202,23 @@ class UiData:
     def approve(self, lesson_id: str) -> PublicationReceipt:
         """What ``lessons review approve`` does: screened again, then a checked publication."""
         assert self.store_path is not None
-        with SqliteStore(self.store_path) as backend, Quarantine(self.store_path) as quarantine:
+        with (
+            self._deciding,
+            SqliteStore(self.store_path) as backend,
+            Quarantine(self.store_path) as quarantine,
+        ):
             return quarantine.approve(lesson_id, backend, run_id=REVIEW_RUN)
 
     def reject(self, lesson_id: str) -> bool:
         """What ``lessons review reject`` does: delete the entry and scrub the file."""
         assert self.store_path is not None
-        with Quarantine(self.store_path) as quarantine:
+        with self._deciding, Quarantine(self.store_path) as quarantine:
             return quarantine.reject(lesson_id)
+
+    def live_revision(self, lesson_id: str) -> int | None:
+        """The live revision of ``lesson_id``; None when it is not live."""
+        with self.store() as store:
+            return {lesson.id: lesson.revision for lesson in store.list_lessons()}.get(lesson_id)
 
     def lessons(
         self, *, repository: str | None, graph: str | None, query: str | None

@@ -104,6 +104,12 @@ def test_the_browser_reads_the_service(issue: Issue, remote: Remote) -> None:
             assert page.status_code == 200
             assert f"[{lesson_id}@1] Served to the browser" in page.text
             held = client.get("/quarantine")
-            assert "keeps no quarantine" in held.text
+            assert held.status_code == 200
+            assert 'id="no-quarantine"' in held.text
+            assert "The memory service keeps no quarantine" in held.text
+            assert backend.url in held.text
+            # Not the local store's page: nothing to approve, no "nothing waits" either.
+            assert 'id="empty"' not in held.text
+            assert "Approving publishes" not in held.text
         finally:
             client.close()

@@ -210,6 +210,7 @@ class UiApp:
             "quarantine.html",
             entries=entries,
             available=self.data.has_quarantine,
+            service=self.data.service_url,
             notice=_notice(request),
             lines=draft_lines,
             csrf=csrf,

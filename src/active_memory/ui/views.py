@@ -188,6 +188,12 @@ class UiData:
     def has_quarantine(self) -> bool:
         return self.remote is None
 
+    @property
+    def service_url(self) -> str | None:
+        """The memory service's address when the page reads one (it carries no token)."""
+        url = getattr(self.remote, "url", None)
+        return url if isinstance(url, str) else None
+
     def quarantine(self) -> tuple[QuarantineEntry, ...]:
         if not self.has_quarantine or self.store_path is None:
             return ()

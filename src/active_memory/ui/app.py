@@ -60,6 +60,13 @@ def _date(time_ms: int | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(time_ms / 1000))
 
 
+def _page_number(given: str | None) -> int:
+    """A page number from the URL; anything that is not a small positive number is page 1."""
+    if given is None or not given.isdigit() or len(given) > 6:
+        return 1
+    return max(int(given), 1)
+
+
 def _notice(request: Request) -> str | None:
     """The sentence after an approve or reject, built from a checked id and number only: the
     page never echoes free text from its URL."""
@@ -175,13 +182,18 @@ class UiApp:
         repository = params.get("repository") or None
         graph = params.get("graph") or None
         query = (params.get("q") or "")[:_QUERY_CHARS] or None
-        rows, repositories, graphs = await run_in_threadpool(
-            lambda: self.data.lessons(repository=repository, graph=graph, query=query)
+        page = _page_number(params.get("page"))
+        listing, repositories, graphs = await run_in_threadpool(
+            lambda: self.data.lessons(repository=repository, graph=graph, query=query, page=page)
         )
         held = await run_in_threadpool(self.data.quarantine)
+        kept = {"repository": repository, "graph": graph, "q": query}
+        filters = {key: value for key, value in kept.items() if value}
         return self._page(
             "index.html",
-            rows=rows,
+            rows=listing.rows,
+            listing=listing,
+            filters=filters,
             repositories=sorted(repositories.items()),
             graphs=sorted(graphs.items()),
             repository=repository,

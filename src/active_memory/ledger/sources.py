@@ -64,9 +64,13 @@ class ReportDowngrade(_Loose):
 
 
 class ReportSpecialist(_Loose):
+    """``keep_ids``: every id the specialist kept, when the postmortem recorded them (older
+    reports count keeps only; the ledger then infers them)."""
+
     specialist: str
     status: str
     downgrades: tuple[ReportDowngrade, ...] = ()
+    keep_ids: tuple[str, ...] | None = None
 
 
 class ReportChange(_Loose):

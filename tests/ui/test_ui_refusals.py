@@ -15,6 +15,7 @@ import pytest
 from active_memory.store.sqlite import SqliteStore
 from active_memory.ui import UiData, UiServer
 from active_memory.ui.app import CSP
+from ledger.ledger_kit import G1
 from ui.ui_kit import HELD_NO, HELD_OK, live_ids, make_ui_store
 
 pytestmark = pytest.mark.timeout(60)
@@ -100,3 +101,47 @@ def test_unknown_pages_and_methods_get_the_guarded_page_and_echo_nothing(
         assert MARK not in answer.text, url
         assert "01JWAZ00000000000000000009" not in answer.text, url
     client.close()
+
+
+PLANT = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+
+
+def test_report_and_run_log_text_render_inert(tmp_path: Path) -> None:
+    """A report and a run log are files anyone with the folder can write: every field the runs
+    page and the ledger show (reason, status, specialist, a downgrade's id, a rejection's stage
+    and code) is text, in element and attribute alike."""
+    import json
+
+    path = make_ui_store(tmp_path)
+    folder = tmp_path / "planted"
+    folder.mkdir()
+    report = {
+        "run_id": "run-planted",
+        "status": PLANT,
+        "reason": PLANT,
+        "specialists": [
+            {"specialist": PLANT, "status": PLANT, "downgrades": [{"id": PLANT, "action": PLANT}]}
+        ],
+        "changes": [],
+    }
+    (folder / "report.json").write_text(json.dumps(report), "utf-8")
+    events = [
+        {"event": "postmortem", "run_id": "run-planted", "status": PLANT, "outcome": PLANT},
+        {"event": "rejection", "run_id": "run-planted", "stage": PLANT, "code": PLANT,
+         "role": PLANT, "time_ms": 1748772000000, "id": G1},
+        {"event": "postmortem_specialist", "run_id": "run-planted", "role": PLANT,
+         "status": PLANT, "error_code": PLANT},
+    ]  # fmt: skip
+    (folder / "run-log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), "utf-8")
+    with UiServer(UiData(path, [tmp_path])) as server:
+        client, _ = _session(server)
+        for url in ("/runs", f"/lesson/{G1}", "/"):
+            page = client.get(url)
+            assert page.status_code == 200, url
+            assert "<script" not in page.text, url
+            assert "<img" not in page.text, url
+            # Shown, as text: in an element and inside an attribute (the tag's class).
+            if url != "/":
+                assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text, url
+        assert 'class="tag &#34;&gt;&lt;script&gt;' in client.get("/runs").text
+        client.close()

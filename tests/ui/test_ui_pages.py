@@ -56,3 +56,26 @@ def test_a_store_of_hundreds_is_paged_and_the_links_keep_the_search(tmp_path: Pa
         for junk in ("x", "-1", "0", "9" * 40):
             assert _links(client.get(f"/?page={junk}")) == 100, junk
         client.close()
+
+
+def test_the_runs_page_counts_each_specialists_decisions(tmp_path: Path) -> None:
+    """A postmortem whose specialists only kept lessons is not a run where nothing happened:
+    the first recorded run kept G1 (graph) and R1 and R2 (repository)."""
+    path = make_ui_store(tmp_path)
+    with UiServer(UiData(path, [tmp_path])) as server:
+        client = httpx.Client(base_url=server.url, follow_redirects=True, timeout=60)
+        assert client.get(server.login_url.removeprefix(server.url)).status_code == 200
+        runs = client.get("/runs").text
+        client.close()
+    first = runs[runs.index('id="run-run-20250601-retry-and-review"') :]
+    first = first[: first.index("</article>")]
+    rows = {
+        cells[0]: cells[1:6]
+        for cells in (
+            re.findall(r"<td>([^<]*)</td>", row)
+            for row in re.findall(r'<tr class="specialist">(.*?)</tr>', first)
+        )
+    }
+    # status, then keep, adapt, retire, defer
+    assert rows["graph_maintenance"] == ["nothing_to_do", "1", "0", "0", "0"]
+    assert rows["repository_maintenance"] == ["nothing_to_do", "2", "0", "0", "0"]

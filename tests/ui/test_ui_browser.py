@@ -72,3 +72,16 @@ def test_the_browser_cases_pass_with_loopback_only() -> None:
     expected = len(re.findall(r"^def test_", CASES.read_text(), flags=re.MULTILINE))
     # Every case ran and passed: none skipped, none deselected.
     assert re.fullmatch(rf"{expected} passed in .*", summary), report
+
+
+def test_a_refused_namespace_skips_rather_than_using_the_host_network(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where ``unshare -n`` is refused (here: a stand-in that always fails), the browser test
+    skips with that reason; it never runs the cases on the host's network."""
+    monkeypatch.setattr(sys.modules[__name__], "UNSHARE", shutil.which("false") or "/bin/false")
+    with pytest.raises(pytest.skip.Exception, match="loopback-only network namespace is not"):
+        _namespace_command()
+    monkeypatch.setattr(sys.modules[__name__], "IP", None)
+    with pytest.raises(pytest.skip.Exception, match="iproute2"):
+        _namespace_command()

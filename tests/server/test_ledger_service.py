@@ -104,6 +104,42 @@ def test_the_browser_reads_the_service(issue: Issue, remote: Remote) -> None:
             assert page.status_code == 200
             assert f"[{lesson_id}@1] Served to the browser" in page.text
             held = client.get("/quarantine")
-            assert "keeps no quarantine" in held.text
+            assert held.status_code == 200
+            assert 'id="no-quarantine"' in held.text
+            assert "The memory service keeps no quarantine" in held.text
+            assert backend.url in held.text
+            # Not the local store's page: nothing to approve, no "nothing waits" either.
+            assert 'id="empty"' not in held.text
+            assert "Approving publishes" not in held.text
         finally:
             client.close()
+
+
+def test_lessons_stats_refusals_against_the_service(
+    issue: Issue, remote: Remote, running: RunningService
+) -> None:
+    token = issue().token
+    _create(remote(token), make_draft("Served"))
+    runner = CliRunner()
+    absent = "lesson-01JWZZ00000000000000000009"
+    unknown = runner.invoke(
+        main,
+        ["lessons", "stats", absent, "--store", running.url],
+        env={"ACTIVE_MEMORY_SERVICE_TOKEN": token},
+    )
+    assert unknown.exit_code == 1
+    assert unknown.stdout == ""
+    assert f"the memory service at '{running.url}' has no lesson by that id" in unknown.stderr
+    tokenless = runner.invoke(
+        main, ["lessons", "stats", "--store", running.url], env={"ACTIVE_MEMORY_SERVICE_TOKEN": ""}
+    )
+    assert tokenless.exit_code == 2
+    assert "ACTIVE_MEMORY_SERVICE_TOKEN" in tokenless.stderr
+    refused = runner.invoke(
+        main,
+        ["lessons", "stats", "--store", running.url],
+        env={"ACTIVE_MEMORY_SERVICE_TOKEN": "amt_wrong"},
+    )
+    assert refused.exit_code == 1
+    assert "the credential was refused" in refused.stderr
+    assert "Traceback" not in unknown.output + tokenless.output + refused.output

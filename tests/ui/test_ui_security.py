@@ -97,8 +97,9 @@ def test_posts_need_the_csrf_token_and_our_origin(served: UiServer, store_file: 
         with Quarantine(store_file, read_only=True) as quarantine:
             assert HELD_NO not in {entry.id for entry in quarantine.entries()}
         assert HELD_NO not in live_ids(store_file)
-        missing = client.post(url, data={"csrf": csrf})
-        assert missing.status_code == 404
+        again = client.post(url, data={"csrf": csrf})
+        assert again.status_code == 409
+        assert "already rejected" in again.text
 
 
 def test_a_markup_title_is_escaped_and_the_page_is_locked_down(served: UiServer) -> None:
@@ -163,3 +164,20 @@ def test_sessions_compare_digests_and_spend_the_token() -> None:
     assert Sessions.csrf_matches(csrf, csrf)
     assert not Sessions.csrf_matches(csrf, None)
     assert not Sessions.csrf_matches(csrf, csrf[:-1])
+
+
+def test_the_cli_starts_without_the_web_libraries() -> None:
+    """Starlette, uvicorn and Jinja2 are the `ui` extra: loading the CLI imports none of them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, active_memory.cli.main\n"
+        "loaded = [m for m in ('jinja2', 'starlette', 'uvicorn', 'active_memory.ui') "
+        "if m in sys.modules]\n"
+        "print(loaded)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -7,6 +7,7 @@ browser on this machine. The token opens one session (a cookie) and is then spen
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,8 +15,9 @@ from active_memory.cli._common import EXIT_BAD_INPUT, BoundedInt, fail, reports_
 from active_memory.errors import ConfigError
 from active_memory.store.paths import check_store_location, default_store_path
 from active_memory.store.select import open_backend
-from active_memory.ui import UiData, UiServer
-from active_memory.ui.security import check_loopback
+
+if TYPE_CHECKING:
+    from active_memory.ui import UiData
 
 __all__ = ["ui"]
 
@@ -43,12 +45,23 @@ __all__ = ["ui"]
 def ui(location: str | None, runs: tuple[Path, ...], host: str, port: int) -> None:
     """Browse lessons, their cards, revisions and ledgers, the quarantine and the runs."""
     try:
+        # Imported here: Starlette, uvicorn and Jinja2 are the `ui` extra, and every other
+        # command must start without them.
+        from active_memory.ui import UiData, UiServer
+        from active_memory.ui.security import check_loopback
+    except ImportError as error:
+        fail(
+            f"the browser needs {error.name or 'its web libraries'}; install it with "
+            "pip install 'active-memory[ui]'",
+            EXIT_BAD_INPUT,
+        )
+    try:
         check_loopback(host)
     except ConfigError as error:
         fail(f"--host: {error.problem}", EXIT_BAD_INPUT)
     if location is not None and location.startswith(("https://", "http://")):
         remote = open_backend(location)
-        data = UiData(None, runs, remote=remote)
+        data: UiData = UiData(None, runs, remote=remote)
     else:
         try:
             path = check_store_location(location) if location else default_store_path()

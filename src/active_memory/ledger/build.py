@@ -8,12 +8,15 @@ What each part is counted from:
   ``outcome``, else the ``outcome`` of the run log's ``postmortem`` event);
 * decisions: ``adapt`` and ``retire`` from the store's history (the run that published the
   revision), from reports' ``changes`` and from the run log's changed ids; ``defer`` from
-  reports' downgrades (an adapt or retire the host turned into defer). ``keep`` is logged per
-  lesson nowhere (only counted per specialist), so it is *inferred*, and only where it is
-  certain: the run delivered the lesson (so it was in the frozen snapshot the maintenance
-  specialist of its kind reviewed, and coverage requires a decision on every reviewed id), that
-  specialist completed (``published`` or ``nothing_to_do``) and nothing else was decided or
-  refused about the lesson in that run;
+  reports' downgrades (an adapt or retire the host turned into defer). ``keep`` is exact where
+  the postmortem recorded the kept ids: a report specialist's ``keep_ids`` (the whole list),
+  else a run log ``postmortem_specialist`` event's ``keep_ids`` when it is complete (as many ids
+  as its ``kept`` count; the log caps its lists). Where neither is recorded (older postmortems
+  count keeps per specialist only) it is *inferred*, and only where it is certain: the run
+  delivered the lesson (so it was in the frozen snapshot the maintenance specialist of its kind
+  reviewed, and coverage requires a decision on every reviewed id), that specialist completed
+  (``published`` or ``nothing_to_do``) and nothing else was decided or refused about the lesson
+  in that run. A recorded list is never second-guessed: an id missing from it is not kept;
 * admission history: every revision in the store's history, the path it took (``review`` is a
   quarantine approval) and the quarantine hold of the run log that preceded it.
 
@@ -28,6 +31,7 @@ from typing import Protocol
 
 from active_memory.errors import LessonNotFound, ScopeRefused
 from active_memory.ledger.models import (
+    DecisionSource,
     LedgerAction,
     LessonLedger,
     MaintenanceDecision,
@@ -82,6 +86,8 @@ class _Index:
         self.held: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.changed: dict[tuple[str, str], str] = {}  # (run, id) -> role, from the run log
         self.completed: set[tuple[str, str]] = set()  # (run, role) that completed
+        # (run, role) -> the ids that specialist kept, and where that list was read
+        self.keeps: dict[tuple[str, str], tuple[frozenset[str], DecisionSource]] = {}
         self.generations: dict[str, int] = {}
         for event in sources.log_records:
             self._take(event)
@@ -103,6 +109,12 @@ class _Index:
             for specialist in report.specialists:
                 if specialist.status in _COMPLETED:
                     self.completed.add((report.run_id, specialist.specialist))
+                if specialist.keep_ids is not None and not report.dry_run:
+                    # The report's list is whole; it replaces a (capped) run log list.
+                    self.keeps[(report.run_id, specialist.specialist)] = (
+                        frozenset(specialist.keep_ids),
+                        "report",
+                    )
                 for downgrade in specialist.downgrades:
                     self.defers[downgrade.id].append(
                         MaintenanceDecision(
@@ -165,6 +177,13 @@ class _Index:
                 for lesson_id in ids:
                     if isinstance(lesson_id, str):
                         self.changed[(run_id, lesson_id)] = role
+            kept_ids = event.get("keep_ids")
+            kept = event.get("kept")
+            if isinstance(kept_ids, list) and not event.get("dry_run"):
+                listed = frozenset(x for x in kept_ids if isinstance(x, str))
+                # Exact only when whole: a capped list shorter than the count says too little.
+                if not isinstance(kept, int) or isinstance(kept, bool) or len(listed) >= kept:
+                    self.keeps[(run_id, role)] = (listed, "run_log")
         elif kind == "postmortem":
             outcome = _text(event.get("outcome"))
             if outcome is not None:
@@ -270,12 +289,20 @@ def _decisions(
         if (extra.run_id, extra.action) not in seen:
             seen.add((extra.run_id, extra.action))
             decisions.append(extra)
+    for (run_id, keeper), (kept, source) in index.keeps.items():
+        if lesson_id in kept and (run_id, "keep") not in seen:
+            seen.add((run_id, "keep"))
+            decisions.append(
+                MaintenanceDecision(run_id=run_id, action="keep", source=source, role=keeper)
+            )
     decided_runs = {d.run_id for d in decisions}
     refused_runs = {r.run_id for r in index.rejections.get(lesson_id, ())}
     role = _MAINTENANCE.get(kind or "")
     for run in reach:
         if run.run_id in decided_runs or run.run_id in refused_runs or role is None:
             continue
+        if (run.run_id, role) in index.keeps:
+            continue  # that specialist's kept ids are recorded, and this lesson is not among them
         if (run.run_id, lesson_id) in index.changed:
             continue
         if (run.run_id, role) in index.completed:

@@ -64,9 +64,15 @@ class ReportDowngrade(_Loose):
 
 
 class ReportSpecialist(_Loose):
+    """``decisions``: its applied actions counted by keep/adapt/retire/defer. ``keep_ids``: every
+    id the specialist kept, when the postmortem recorded them (older
+    reports count keeps only; the ledger then infers them)."""
+
     specialist: str
     status: str
+    decisions: dict[str, int] = {}
     downgrades: tuple[ReportDowngrade, ...] = ()
+    keep_ids: tuple[str, ...] | None = None
 
 
 class ReportChange(_Loose):

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -28,6 +29,7 @@ from active_memory.errors import (
     LessonValidationError,
     PublicationError,
     QuarantineNotFound,
+    RevisionConflict,
 )
 from active_memory.models.ids import validate_lesson_id
 from active_memory.ui.chart import rejection_chart
@@ -56,6 +58,13 @@ def _date(time_ms: int | None) -> str:
     if time_ms is None:
         return "-"
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(time_ms / 1000))
+
+
+def _page_number(given: str | None) -> int:
+    """A page number from the URL; anything that is not a small positive number is page 1."""
+    if given is None or not given.isdigit() or len(given) > 6:
+        return 1
+    return max(int(given), 1)
 
 
 def _notice(request: Request) -> str | None:
@@ -126,12 +135,16 @@ class UiApp:
                     return self._refuse(413, "the form is too large")
                 if not Sessions.csrf_matches(csrf, form.get("csrf")):
                     return self._refuse(403, "the form's CSRF token is missing or wrong; reload")
+            # The refusals below say what kind of thing was wrong, never the text that was
+            # sent: an error page echoes nothing from the request.
             try:
                 return await handler(request, csrf)
-            except (LessonNotFound, QuarantineNotFound) as error:
-                return self._refuse(404, str(error))
-            except LessonValidationError as error:
-                return self._refuse(400, str(error))
+            except LessonNotFound:
+                return self._refuse(404, "no lesson with that id in this store")
+            except QuarantineNotFound:
+                return self._refuse(404, "no quarantined proposal with that id")
+            except LessonValidationError:
+                return self._refuse(400, "that is not a lesson id (lesson- and 26 ULID characters)")
             except ActiveMemoryError as error:
                 return self._refuse(409 if isinstance(error, PublicationError) else 500, str(error))
 
@@ -169,13 +182,18 @@ class UiApp:
         repository = params.get("repository") or None
         graph = params.get("graph") or None
         query = (params.get("q") or "")[:_QUERY_CHARS] or None
-        rows, repositories, graphs = await run_in_threadpool(
-            lambda: self.data.lessons(repository=repository, graph=graph, query=query)
+        page = _page_number(params.get("page"))
+        listing, repositories, graphs = await run_in_threadpool(
+            lambda: self.data.lessons(repository=repository, graph=graph, query=query, page=page)
         )
         held = await run_in_threadpool(self.data.quarantine)
+        kept = {"repository": repository, "graph": graph, "q": query}
+        filters = {key: value for key, value in kept.items() if value}
         return self._page(
             "index.html",
-            rows=rows,
+            rows=listing.rows,
+            listing=listing,
+            filters=filters,
             repositories=sorted(repositories.items()),
             graphs=sorted(graphs.items()),
             repository=repository,
@@ -204,14 +222,34 @@ class UiApp:
             "quarantine.html",
             entries=entries,
             available=self.data.has_quarantine,
+            service=self.data.service_url,
             notice=_notice(request),
             lines=draft_lines,
             csrf=csrf,
         )
 
+    async def _already_decided(self, lesson_id: str) -> Response:
+        """The answer to a second approve or reject of one proposal (two tabs, a double click,
+        the CLI at the same time): what became of it, and that nothing happened twice."""
+        live = await run_in_threadpool(lambda: self.data.live_revision(lesson_id))
+        if live is not None:
+            message = (
+                f"{lesson_id} was already approved: it is live at revision {live}. "
+                "Nothing was published twice."
+            )
+        else:
+            message = (
+                f"{lesson_id} is no longer in the quarantine: it was already rejected. "
+                "Nothing was changed."
+            )
+        return self._refuse(409, message)
+
     async def _approve(self, request: Request, csrf: str) -> Response:
         lesson_id = validate_lesson_id("id", request.path_params["lesson_id"])
-        receipt = await run_in_threadpool(lambda: self.data.approve(lesson_id))
+        try:
+            receipt = await run_in_threadpool(lambda: self.data.approve(lesson_id))
+        except (QuarantineNotFound, RevisionConflict):
+            return await self._already_decided(lesson_id)
         revision = receipt.revisions[lesson_id]
         return RedirectResponse(
             f"/quarantine?approved={lesson_id}&revision={revision}", 303, headers=_HEADERS
@@ -219,7 +257,10 @@ class UiApp:
 
     async def _reject(self, request: Request, csrf: str) -> Response:
         lesson_id = validate_lesson_id("id", request.path_params["lesson_id"])
-        await run_in_threadpool(lambda: self.data.reject(lesson_id))
+        try:
+            await run_in_threadpool(lambda: self.data.reject(lesson_id))
+        except QuarantineNotFound:
+            return await self._already_decided(lesson_id)
         return RedirectResponse(f"/quarantine?rejected={lesson_id}", 303, headers=_HEADERS)
 
     async def _runs(self, request: Request, csrf: str) -> Response:
@@ -253,4 +294,14 @@ class UiApp:
             Route("/runs", self._guard(self._runs), methods=get),
             Route("/static/ui.css", self._guard(self._css), methods=get),
         ]
-        return Starlette(routes=routes)
+        return Starlette(
+            routes=routes,
+            exception_handlers={404: self._no_route, 405: self._no_route},
+        )
+
+    async def _no_route(self, request: Request, error: Exception) -> Response:
+        """Unknown paths and methods get the same guarded page as every refusal (headers,
+        CSP), naming nothing from the request."""
+        if isinstance(error, HTTPException) and error.status_code == 405:
+            return self._refuse(405, "this address does not take that method")
+        return self._refuse(404, "no such page")

@@ -8,6 +8,7 @@ Approve and reject go through the same calls as ``lessons review approve|reject`
 from __future__ import annotations
 
 import difflib
+import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,8 @@ from active_memory.store.results import HistoryEntry
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = [
+    "LESSONS_PER_PAGE",
+    "LessonPage",
     "LessonRow",
     "RevisionDiff",
     "RunRow",
@@ -120,6 +123,22 @@ class LessonRow:
     ledger: LessonLedger | None
 
 
+# Enough to scan by eye; a store of thousands is paged rather than sent in one page.
+LESSONS_PER_PAGE = 100
+
+
+@dataclass(frozen=True, slots=True)
+class LessonPage:
+    """The rows of one page, which page it is of how many, the lessons matching in all, and
+    how many come before this page."""
+
+    rows: list[LessonRow]
+    page: int
+    pages: int
+    total: int
+    offset: int
+
+
 @dataclass(frozen=True, slots=True)
 class RunRow:
     """One postmortem: its report when one was found, else its run-log event."""
@@ -151,6 +170,9 @@ class UiData:
         self.store_path = store_path
         self.runs = tuple(runs)
         self.remote = remote
+        # One approve or reject at a time: a double click or two tabs then meet a proposal
+        # that is already gone (a clear answer) rather than a publication conflict.
+        self._deciding = threading.Lock()
 
     @contextmanager
     def store(self) -> Iterator[LedgerStore]:
@@ -184,6 +206,12 @@ class UiData:
     def has_quarantine(self) -> bool:
         return self.remote is None
 
+    @property
+    def service_url(self) -> str | None:
+        """The memory service's address when the page reads one (it carries no token)."""
+        url = getattr(self.remote, "url", None)
+        return url if isinstance(url, str) else None
+
     def quarantine(self) -> tuple[QuarantineEntry, ...]:
         if not self.has_quarantine or self.store_path is None:
             return ()
@@ -198,43 +226,71 @@ class UiData:
     def approve(self, lesson_id: str) -> PublicationReceipt:
         """What ``lessons review approve`` does: screened again, then a checked publication."""
         assert self.store_path is not None
-        with SqliteStore(self.store_path) as backend, Quarantine(self.store_path) as quarantine:
+        with (
+            self._deciding,
+            SqliteStore(self.store_path) as backend,
+            Quarantine(self.store_path) as quarantine,
+        ):
             return quarantine.approve(lesson_id, backend, run_id=REVIEW_RUN)
 
     def reject(self, lesson_id: str) -> bool:
         """What ``lessons review reject`` does: delete the entry and scrub the file."""
         assert self.store_path is not None
-        with Quarantine(self.store_path) as quarantine:
+        with self._deciding, Quarantine(self.store_path) as quarantine:
             return quarantine.reject(lesson_id)
 
+    def live_revision(self, lesson_id: str) -> int | None:
+        """The live revision of ``lesson_id``; None when it is not live."""
+        with self.store() as store:
+            return {lesson.id: lesson.revision for lesson in store.list_lessons()}.get(lesson_id)
+
     def lessons(
-        self, *, repository: str | None, graph: str | None, query: str | None
-    ) -> tuple[list[LessonRow], Counter[str], Counter[str]]:
-        """Lessons matching the filters, and the counts by repository and by graph."""
+        self,
+        *,
+        repository: str | None,
+        graph: str | None,
+        query: str | None,
+        page: int = 1,
+        per_page: int = LESSONS_PER_PAGE,
+    ) -> tuple[LessonPage, Counter[str], Counter[str]]:
+        """One page of the lessons matching the filters (``page`` clamped to those there are),
+        and the counts by repository and by graph over every lesson. Ledgers are built for the
+        page's lessons only, so a store of thousands costs one page of work."""
         with self.store() as store:
             live = store.list_lessons()
-            found = {
-                ledger.id: ledger
-                for ledger in ledgers(store, self.sources(), ids=[x.id for x in live])
-            }
-        repositories: Counter[str] = Counter()
-        graphs: Counter[str] = Counter()
-        rows = []
-        needle = (query or "").casefold().strip()
-        for lesson in live:
-            scope = lesson.scope
-            if scope.repository:
-                repositories[scope.repository] += 1
-            if isinstance(scope, GraphScope):
-                graphs[scope.graph_hash] += 1
-            if repository and scope.repository != repository:
-                continue
-            if graph and not (isinstance(scope, GraphScope) and scope.graph_hash == graph):
-                continue
-            if needle and needle not in lesson.title.casefold():
-                continue
-            rows.append(LessonRow(lesson, scope_label(scope), found.get(lesson.id)))
-        return rows, repositories, graphs
+            repositories: Counter[str] = Counter()
+            graphs: Counter[str] = Counter()
+            matching: list[Lesson] = []
+            needle = (query or "").casefold().strip()
+            for lesson in live:
+                scope = lesson.scope
+                if scope.repository:
+                    repositories[scope.repository] += 1
+                if isinstance(scope, GraphScope):
+                    graphs[scope.graph_hash] += 1
+                if repository and scope.repository != repository:
+                    continue
+                if graph and not (isinstance(scope, GraphScope) and scope.graph_hash == graph):
+                    continue
+                if needle and needle not in lesson.title.casefold():
+                    continue
+                matching.append(lesson)
+            pages = max(1, -(-len(matching) // per_page))
+            page = min(max(page, 1), pages)
+            shown = matching[(page - 1) * per_page : page * per_page]
+            found = (
+                {
+                    ledger.id: ledger
+                    for ledger in ledgers(store, self.sources(), ids=[x.id for x in shown])
+                }
+                if shown
+                else {}
+            )
+        rows = [
+            LessonRow(lesson, scope_label(lesson.scope), found.get(lesson.id)) for lesson in shown
+        ]
+        listing = LessonPage(rows, page, pages, len(matching), (page - 1) * per_page)
+        return listing, repositories, graphs
 
     def lesson(self, lesson_id: str) -> tuple[Lesson | None, list[RevisionDiff], LessonLedger]:
         with self.store() as store:

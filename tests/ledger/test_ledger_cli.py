@@ -37,17 +37,19 @@ def test_the_table_lists_every_lesson_with_its_counts(
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:-1]}
     assert set(rows) == {G1, R1, R2}
     assert rows[R1][1:7] == ["retired", "2", "2", "2", "2/0/0", "1/0/1/0"]
-    assert rows[R2][1:7] == ["r1", "3", "3", "2", "1/1/0", "1/0/0/1"]
+    # keep/adapt/retire/defer: the reports recorded R2 kept in the first and third runs.
+    assert rows[R2][1:7] == ["r1", "3", "3", "2", "1/1/0", "2/0/0/1"]
     assert out.splitlines()[-1] == "3 lessons"
 
 
 def test_one_lesson_in_json_and_text(recorded: tuple[Path, list[RunRecord]]) -> None:
-    tmp_path, (_, b, c) = recorded
+    tmp_path, (a, b, c) = recorded
     code, out, _ = _stats(tmp_path, R2, "--json")
     assert code == 0
     data = json.loads(out)
     assert data["delivered"] == 3
     assert [(d["run_id"], d["action"]) for d in data["decisions"]] == [
+        (a.run_id, "keep"),
         (b.run_id, "defer"),
         (c.run_id, "keep"),
     ]

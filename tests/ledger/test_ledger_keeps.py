@@ -1,6 +1,7 @@
-"""Exact keeps: where the postmortem recorded the ids each specialist kept (a run log
-``postmortem_specialist`` event's ``keep_ids``, a report specialist's ``keep_ids``), the ledger
-reads them instead of inferring; older logs without them still get the inference."""
+"""Exact keeps: the postmortem records the ids each specialist kept (a run log
+``postmortem_specialist`` event's ``keep_ids``, a report specialist's ``keep_ids``) and the
+ledger reads them (tests/ledger/test_ledger_runs.py); logs and reports of older postmortems,
+without them, still get the inference, tested here."""
 
 from __future__ import annotations
 
@@ -19,10 +20,31 @@ pytestmark = pytest.mark.timeout(60)
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
-    """The three runs, as the postmortems wrote them (no keep_ids): the first and third run ids."""
+    """The three runs as an older postmortem wrote them (no keep_ids, no dry_run in the run
+    logs and reports): the first and third run ids."""
     tmp_path = tmp_path_factory.mktemp("keeps")
     a, _, c = record_three_runs(tmp_path)
+    _as_older_postmortems(tmp_path)
     return tmp_path, a.run_id, c.run_id
+
+
+def _as_older_postmortems(folder: Path) -> None:
+    logs = list(folder.rglob("run-log.jsonl"))
+    reports = list(folder.rglob("report.json"))
+    assert logs
+    assert reports
+    for log in logs:
+        events = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+        assert any("keep_ids" in event for event in events)  # what the postmortem writes now
+        for event in events:
+            event.pop("keep_ids", None)
+            event.pop("dry_run", None)
+        log.write_text("".join(json.dumps(e) + "\n" for e in events), "utf-8")
+    for report_file in reports:
+        report = json.loads(report_file.read_text("utf-8"))
+        for specialist in report["specialists"]:
+            specialist.pop("keep_ids", None)
+        report_file.write_text(json.dumps(report), "utf-8")
 
 
 def _copy(recorded: tuple[Path, str, str], tmp_path: Path) -> Path:

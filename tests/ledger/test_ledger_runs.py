@@ -1,6 +1,6 @@
 """The ledger of three recorded runs: its counts match the records' deliveries, receipts and
-outcomes, and the maintenance decisions the postmortems published, deferred or (for a delivered
-lesson) kept."""
+outcomes, and the maintenance decisions the postmortems published, deferred or kept (the
+reports' keep_ids)."""
 
 from __future__ import annotations
 
@@ -69,25 +69,27 @@ def test_reach_and_outcomes_match_the_three_records(
 def test_decisions_name_their_runs(recorded: tuple[Path, list[RunRecord]]) -> None:
     tmp_path, (a, b, c) = recorded
     found = _all(tmp_path)
+    # Keeps publish nothing: each report's keep_ids is their record, exact, delivered or not.
     assert [(d.run_id, d.action, d.source) for d in found[G1].decisions] == [
-        (a.run_id, "keep", "inferred")
+        (a.run_id, "keep", "report")
     ]
     r1 = found[R1]
     assert not r1.live
     assert [(d.run_id, d.action, d.source, d.revision) for d in r1.decisions] == [
-        (a.run_id, "keep", "inferred", None),
+        (a.run_id, "keep", "report", None),
         (b.run_id, "retire", "history", 2),
     ]
     assert r1.decisions[1].role == "repository_maintenance"
     r2 = found[R2]
-    # Retiring a lesson of unknown provenance is deferred; the third run keeps it.
+    # Retiring a lesson of unknown provenance is deferred; the first and third runs keep it.
     assert [(d.run_id, d.action, d.detail) for d in r2.decisions] == [
+        (a.run_id, "keep", None),
         (b.run_id, "defer", "retire"),
         (c.run_id, "keep", None),
     ]
     assert r2.live
     assert r2.revision == 1
-    assert r2.decision_counts == {"keep": 1, "adapt": 0, "retire": 0, "defer": 1}
+    assert r2.decision_counts == {"keep": 2, "adapt": 0, "retire": 0, "defer": 1}
 
 
 def test_admission_history_lists_every_revision(recorded: tuple[Path, list[RunRecord]]) -> None:

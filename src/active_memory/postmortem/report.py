@@ -150,13 +150,16 @@ class SpecialistReport(Model):
     ``rejections`` counts admission refusals by stage; ``retries`` counts provider retries and
     ``conflict_retries`` re-invocations after a revision conflict; ``mutations`` what it
     published or would publish. ``skipped_reason`` says why a specialist that could not succeed
-    on this run was not started (None when its scope was off, or it ran).
+    on this run was not started (None when its scope was off, or it ran). ``keep_ids`` lists every
+    lesson whose applied decision is keep: a keep publishes nothing, so this is the only record of
+    it (the ledger counts a lesson's keeps from it).
     """
 
     specialist: str
     status: SpecialistStatus
     batches: int = 0
     decisions: Counts = Field(default_factory=_no_counts)
+    keep_ids: Annotated[tuple[str, ...], BeforeValidator(_as_tuple)] = ()
     downgrades: Annotated[tuple[DowngradeNote, ...], BeforeValidator(_as_tuple)] = ()
     proposals_accepted: int = 0
     quarantined: int = 0

@@ -54,6 +54,7 @@ def specialist_report(
     for rejection in meter.rejections:
         stages[rejection.stage] = stages.get(rejection.stage, 0) + 1
     decisions: dict[str, int] = {}
+    keep_ids: tuple[str, ...] = ()
     downgrades: tuple[DowngradeNote, ...] = ()
     mutations = 0
     status: SpecialistStatus
@@ -62,6 +63,7 @@ def specialist_report(
     else:
         for bound in result.decisions:
             decisions[bound.applied] = decisions.get(bound.applied, 0) + 1
+        keep_ids = tuple(bound.id for bound in result.decisions if bound.applied == "keep")
         downgrades = tuple(
             DowngradeNote(id=d.id, action=d.action, reason=d.reason) for d in result.downgrades
         )
@@ -74,6 +76,7 @@ def specialist_report(
         status=status,
         batches=meter.batches,
         decisions=decisions,
+        keep_ids=keep_ids,
         downgrades=downgrades,
         proposals_accepted=len(result.proposals) if result is not None else 0,
         quarantined=len(result.quarantined) if result is not None else 0,

@@ -68,6 +68,9 @@ def _append(
             rejected=specialist.rejected,
             mutations=specialist.mutations,
             ids=ids[:_MAX_LOGGED_IDS],
+            # A keep publishes nothing: this is its only trace (capped; the report keeps all).
+            keep_ids=list(specialist.keep_ids[:_MAX_LOGGED_IDS]),
+            dry_run=report.dry_run,
             input_tokens=specialist.input_tokens,
             output_tokens=specialist.output_tokens,
             retries=specialist.retries,

@@ -42,6 +42,11 @@ def _print(result: DemoResult) -> None:
         f"--store {result.store}"
     )
     click.echo(result.recall_text or "(nothing matched)")
+    click.echo()
+    # The demo's runs sit in its folder, not in a host's runs folder beside the store: name it.
+    click.echo("== what each lesson has done, and a local browser over the same")
+    click.echo(f"$ active-memory lessons stats --store {result.store} --runs {result.directory}")
+    click.echo(f"$ active-memory ui --store {result.store} --runs {result.directory}")
 
 
 def _json(result: DemoResult) -> dict[str, object]:

@@ -33,12 +33,14 @@ async def explain(served: Served, lesson_id: str) -> tuple[dict[str, Any], str]:
 async def test_explain_returns_the_ledger_of_a_live_lesson(
     recorded: tuple[Served, list[RunRecord]],
 ) -> None:
-    served, (_, second, third) = recorded
+    served, (first, second, third) = recorded
     data, text = await explain(served, R2)
     ledger = data["ledger"]
     assert (ledger["id"], ledger["live"], ledger["delivered"]) == (R2, True, 3)
     assert ledger["outcomes"] == {"failed": 1, "succeeded": 1}
+    # The first run kept R2 without delivering it: its report's keep_ids say so.
     assert [(d["run_id"], d["action"]) for d in ledger["decisions"]] == [
+        (first.run_id, "keep"),
         (second.run_id, "defer"),
         (third.run_id, "keep"),
     ]

@@ -45,7 +45,8 @@ def test_list_shows_scopes_and_states_but_never_a_secret(pg_database: str, tenan
     created = _run("token", "create", "--tenant", tenant, "--repository", REPOSITORY,
                    "--expires-in", "12h", "--json", database=pg_database)  # fmt: skip
     issued = json.loads(created.stdout)
-    secret = issued["token"].rsplit("_", 1)[1]
+    # amt_<id>_<secret>: the secret is URL-safe base64 and may itself hold underscores.
+    _, _, secret = issued["token"].split("_", 2)
     listed = _run("token", "list", "--tenant", tenant, "--json", database=pg_database)
     assert listed.exit_code == 0
     (shown,) = json.loads(listed.stdout)

@@ -287,6 +287,12 @@ def _literal_prose(match: re.Match[str]) -> bool:
         return False  # token = (await res.json()).token, token = !token: an expression
     if value.startswith(("$", "%", "{", "<", "[")) or "://" in value or "/" in value:
         return False  # a variable, a template, a URL or a path names where it is, not what
+    if (
+        _IDENTIFIER.fullmatch(value)
+        and _JOINED_WORDS.search(value)
+        and match.string[match.start() : start].rstrip().endswith(",")
+    ):
+        return False  # {token, project_id, expires_at}: the next name in a list of names
     letters = any(c.isalpha() for c in value)
     digits = any(c.isdigit() for c in value)
     symbols = any(not c.isalnum() for c in value)

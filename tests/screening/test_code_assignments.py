@@ -25,6 +25,9 @@ CODE = [
     ":ets.insert(@table, {token, project_id, expires_at})",
     "[{^token, project_id, expires_at}] when expires_at > now ->",
     "def refresh(token, refresh_token, userName):",
+    "case Tmux.launch_project_review(project.id, token, @review_port) do",
+    "- Token is one-time and expires by TTL.",
+    "The api key is short-lived.",
 ]  # fmt: skip
 
 LITERALS = [
@@ -38,6 +41,9 @@ LITERALS = [
     ("the staging password, Hunter2Blue!", "Hunter2Blue"),
     ("the password, correctHorse9", "correctHorse9"),
     ("the password is correct_horse", "correct_horse"),
+    ("the password is correct-horse", "correct-horse"),
+    ("the token is s3cr3t-v4lue", "s3cr3t-v4lue"),
+    ("the secret is hunter-blue-sky", "hunter-blue-sky"),
 ]
 
 

@@ -339,3 +339,22 @@ def test_deciding_a_delivered_id_instead_of_a_supplied_one_fails_coverage(
     assert not result.complete
     assert set(_codes(result)) == {"coverage:foreign_id", "coverage:missing_id"}
     assert {"coverage:foreign_id", "coverage:missing_id"} <= _prompt_codes("repository_maintenance")
+
+
+@pytest.mark.parametrize(
+    ("identifier", "code"),
+    [
+        ("_ENDPOINT", None),  # whole word in billing.py, besides inside APP_BILLING_ENDPOINT
+        ("BILLING_ENDPOINT", "source:identifier_not_in_cited_file"),  # only inside a longer name
+    ],
+)
+def test_one_whole_word_occurrence_is_enough_for_an_identifier(
+    runs: dict[str, Prepared], identifier: str, code: str | None
+) -> None:
+    """The blind model's ambiguity: ``_ENDPOINT`` also occurs inside ``APP_BILLING_ENDPOINT``."""
+    prepared = runs["map-verbose-reviewer"]
+    fixture = json.loads((ANSWERS / "map-verbose-reviewer/repository_discovery.json").read_text())
+    item = copy.deepcopy(fixture["answer"]["lessons"][0])
+    item["associations"]["identifiers"] = [identifier]
+    result = _admit(prepared, "repository_discovery", {"lessons": [item]}, prepared.files)
+    assert _codes(result) == ([code] if code else [])

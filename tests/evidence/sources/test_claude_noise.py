@@ -253,6 +253,7 @@ def test_what_the_user_wrote_after_a_caveat_in_the_same_text_stays(tmp_path: Pat
         "Done.",
     ]
     assert _noise(record)[CAVEAT_REMOVED][0] == 2
+    assert record.initial_input == "Now add a timeout to billing.charge()."
 
 
 def test_a_message_that_merely_quotes_the_caveat_stays(tmp_path: Path) -> None:

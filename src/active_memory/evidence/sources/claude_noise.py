@@ -38,6 +38,7 @@ __all__ = [
     "clean_tool_result",
     "clean_user_text",
     "rejected_call",
+    "strip_caveat",
     "strip_reminders",
 ]
 
@@ -119,6 +120,12 @@ def strip_reminders(text: str, *, keep_if_alone: bool = False) -> Cleaned:
         # The reminder was the result itself: keep what it said, not its tags.
         return Cleaned("\n".join(kept_bodies))
     return Cleaned(cleaned, removed)
+
+
+def strip_caveat(text: str) -> str:
+    """``text`` without a leading local-command caveat: what the user wrote after it, if any."""
+    caveat = _CAVEAT.match(text)
+    return text if caveat is None else text[caveat.end() :]
 
 
 def clean_user_text(text: str) -> Cleaned:

@@ -358,3 +358,15 @@ def test_one_whole_word_occurrence_is_enough_for_an_identifier(
     item["associations"]["identifiers"] = [identifier]
     result = _admit(prepared, "repository_discovery", {"lessons": [item]}, prepared.files)
     assert _codes(result) == ([code] if code else [])
+
+
+def test_the_prompt_says_evidence_files_are_not_references(runs: dict[str, Prepared]) -> None:
+    """The blind model's question (may runtime.json be cited?): the preamble answers it, and
+    admission agrees."""
+    package = resources.files("active_memory.agents.prompts")
+    preamble = " ".join(package.joinpath("preamble.md").read_text("utf-8").split())
+    assert "there is no `evidence:` form" in preamble
+    prepared = runs["retry-and-review"]
+    item = _with(CONFTEST_CARD, references=[*CONFTEST_CARD["references"], "evidence:runtime.json"])
+    result = _admit(prepared, "repository_discovery", {"lessons": [item]}, prepared.files)
+    assert _codes(result) == ["references:malformed_reference"]

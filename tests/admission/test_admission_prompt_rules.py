@@ -21,7 +21,9 @@ from .builders import (
     graph_lesson,
     graph_replacement,
     only_rejection,
+    replacement,
     repo_discovery,
+    repo_lesson,
 )
 
 
@@ -135,3 +137,71 @@ def test_a_citation_needs_the_file_read_when_the_session_had_tools(
         "source",
         "cited_file_missing",
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "repository:../outside",
+        "repository:/etc/passwd",
+        "repository:src/../src/app/config.py",
+        "repository:src/../../outside.py",
+        "repository:src\\app\\config.py",
+        "repository:C:/src/app/config.py",
+        "repository:src/app/",
+        "repository:src//app/config.py",
+        "repository:src/./app/config.py",
+    ],
+)
+def test_a_path_outside_the_root_grammar_is_refused_as_such(text: str) -> None:
+    """Not ``cited_file_missing``: the file may exist, the spelling is what is wrong."""
+    assert parse_references([text]) == ((), "repository_path_invalid")
+
+
+def test_glob_characters_in_a_cited_file_name_are_not_a_path_error() -> None:
+    parsed, problem = parse_references(["repository:app/[id]/page.tsx"])
+    assert problem is None
+    assert [r.text for r in parsed] == ["repository:app/[id]/page.tsx"]
+
+
+def test_a_hostile_path_is_refused_by_the_reference_stage(discover: Discover) -> None:
+    item = repo_discovery(references=["exec:e-build-1", "repository:../outside"])
+    assert only_rejection(discover("repository_discovery", item)) == (
+        "references", "repository_path_invalid"
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [
+        ({"files": ["./src/app/config.py"]}, "files_invalid"),
+        ({"files": ["src\\app\\config.py"]}, "files_invalid"),
+        ({"files": ["src/../src/app/config.py"]}, "files_invalid"),
+        ({"folders": ["src/app/"]}, "folders_invalid"),
+        ({"folders": ["./src/app"]}, "folders_invalid"),
+        ({"identifiers": ["x"]}, "identifiers_invalid"),
+        ({"identifiers": ["load-settings"]}, "identifiers_invalid"),
+    ],
+)
+def test_a_misspelt_association_gets_a_card_code_not_a_missing_one(
+    discover: Discover, changes: dict[str, Any], code: str
+) -> None:
+    """Checked before the checkout: ``./a.py`` exists, ``x`` may occur in the cited file."""
+    item = repo_discovery(associations=assoc(**changes))
+    assert only_rejection(discover("repository_discovery", item)) == ("card", code)
+
+
+@pytest.mark.parametrize("folder", [".", "./", "/"])
+def test_the_root_spelt_any_way_is_still_too_broad(discover: Discover, folder: str) -> None:
+    item = repo_discovery(associations=assoc(folders=[folder]))
+    assert only_rejection(discover("repository_discovery", item)) == ("source", "folder_too_broad")
+
+
+def test_a_replacement_with_a_misspelt_association_gets_a_card_code(maintain: Maintain) -> None:
+    lesson = repo_lesson()
+    adapt = decision(
+        lesson, "adapt", references=["exec:e-build-1", "repository:src/app/config.py"],
+        replacement=replacement(associations=assoc(files=["./src/app/config.py"])),
+    )  # fmt: skip
+    result = maintain("repository_maintenance", [lesson], adapt)
+    assert only_rejection(result) == ("card", "files_invalid")

@@ -231,6 +231,31 @@ PROBES: list[tuple[str, str, dict[str, Any], object, str | None]] = [
      frozenset({"src/app/config.py"}), "source:cited_file_unread"),
     ("a broad folder", "repository_discovery", _with(CONFTEST_CARD, assoc_folders=["tests"]),
      ALL, "source:folder_too_broad"),
+    ("the root as a folder", "repository_discovery", _with(CONFTEST_CARD, assoc_folders=["./"]),
+     ALL, "source:folder_too_broad"),
+    ("a path outside the checkout", "repository_discovery",
+     _with(CONFTEST_CARD, references=["exec:ex-implement-1a3", "repository:../outside"]),
+     ALL, "references:repository_path_invalid"),
+    ("an absolute path", "repository_discovery",
+     _with(CONFTEST_CARD, references=["exec:ex-implement-1a3", "repository:/etc/passwd"]),
+     ALL, "references:repository_path_invalid"),
+    ("a path through ..", "repository_discovery",
+     _with(CONFTEST_CARD,
+           references=["exec:ex-implement-1a3", "repository:src/../tests/conftest.py"]),
+     ALL, "references:repository_path_invalid"),
+    ("a Windows path", "repository_discovery",
+     _with(CONFTEST_CARD, references=["exec:ex-implement-1a3", "repository:tests\\conftest.py"]),
+     ALL, "references:repository_path_invalid"),
+    ("an evidence file", "repository_discovery",
+     _with(CONFTEST_CARD, references=[*CONFTEST_CARD["references"], "evidence:runtime.json"]),
+     ALL, "references:malformed_reference"),
+    ("a ./ association", "repository_discovery",
+     _with(CONFTEST_CARD, assoc_files=["./tests/conftest.py"]), ALL, "card:files_invalid"),
+    ("a one-letter identifier", "repository_discovery",
+     _with(CONFTEST_CARD, assoc_identifiers=["x"]), ALL, "card:identifiers_invalid"),
+    ("exec: in a code span", "repository_discovery",
+     _with(CONFTEST_CARD, recommendation="Never cite `exec:` ids; read every setting from APP_."),
+     ALL, "card:card_names_run_evidence"),
     ("the base graph card", "graph_discovery", REVIEW_CARD, ALL, None),
     ("a reviewer lesson on the worker's output only", "graph_discovery",
      _with(REVIEW_CARD, references=["exec:ex-implement-2", "receipt:17"]),
@@ -314,3 +339,34 @@ def test_deciding_a_delivered_id_instead_of_a_supplied_one_fails_coverage(
     assert not result.complete
     assert set(_codes(result)) == {"coverage:foreign_id", "coverage:missing_id"}
     assert {"coverage:foreign_id", "coverage:missing_id"} <= _prompt_codes("repository_maintenance")
+
+
+@pytest.mark.parametrize(
+    ("identifier", "code"),
+    [
+        ("_ENDPOINT", None),  # whole word in billing.py, besides inside APP_BILLING_ENDPOINT
+        ("BILLING_ENDPOINT", "source:identifier_not_in_cited_file"),  # only inside a longer name
+    ],
+)
+def test_one_whole_word_occurrence_is_enough_for_an_identifier(
+    runs: dict[str, Prepared], identifier: str, code: str | None
+) -> None:
+    """The blind model's ambiguity: ``_ENDPOINT`` also occurs inside ``APP_BILLING_ENDPOINT``."""
+    prepared = runs["map-verbose-reviewer"]
+    fixture = json.loads((ANSWERS / "map-verbose-reviewer/repository_discovery.json").read_text())
+    item = copy.deepcopy(fixture["answer"]["lessons"][0])
+    item["associations"]["identifiers"] = [identifier]
+    result = _admit(prepared, "repository_discovery", {"lessons": [item]}, prepared.files)
+    assert _codes(result) == ([code] if code else [])
+
+
+def test_the_prompt_says_evidence_files_are_not_references(runs: dict[str, Prepared]) -> None:
+    """The blind model's question (may runtime.json be cited?): the preamble answers it, and
+    admission agrees."""
+    package = resources.files("active_memory.agents.prompts")
+    preamble = " ".join(package.joinpath("preamble.md").read_text("utf-8").split())
+    assert "there is no `evidence:` form" in preamble
+    prepared = runs["retry-and-review"]
+    item = _with(CONFTEST_CARD, references=[*CONFTEST_CARD["references"], "evidence:runtime.json"])
+    result = _admit(prepared, "repository_discovery", {"lessons": [item]}, prepared.files)
+    assert _codes(result) == ["references:malformed_reference"]

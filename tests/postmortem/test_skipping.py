@@ -12,7 +12,7 @@ from active_memory.models.runs import RunRecord
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.report import PostmortemReport
-from active_memory.postmortem.skipping import graph_lessons_delivered
+from active_memory.postmortem.skipping import _an_agent_executed, graph_lessons_delivered
 from active_memory.testing import ScriptedProvider, answer_response
 from postmortem.postmortem_kit import by_labels, config_of, first_run, store_at
 
@@ -122,3 +122,30 @@ async def test_a_scope_turned_off_is_skipped_without_a_reason(tmp_path: Path) ->
     entry = report.specialist("repository_discovery")
     assert (entry.status, entry.skipped_reason) == ("skipped", None)
     assert report.notes == ()
+
+
+async def test_discovery_is_not_run_when_no_agent_node_executed(tmp_path: Path) -> None:
+    """Every execution imported from an earlier run: admission would refuse every lesson
+    (``scope:node_not_executed``), so no discovery session is started."""
+    _, record = first_run(tmp_path)
+    imported = tuple(e.model_copy(update={"imported": True}) for e in record.executions)
+    provider = ScriptedProvider(by_labels({}))
+
+    report = await _run(record.model_copy(update={"executions": imported}), tmp_path, provider)
+
+    assert _asked(provider) == set()
+    for name in ("graph_discovery", "repository_discovery"):
+        entry = report.specialist(name)
+        assert entry.status == "skipped"
+        assert entry.skipped_reason == (
+            "not run: no agent node (a worker or verifier with a model binding) executed in this "
+            "run, so no lesson can be attributed to one"
+        )
+
+
+def test_a_session_whose_node_names_no_model_has_no_agent_execution(tmp_path: Path) -> None:
+    _, record = first_run(tmp_path)
+    assert _an_agent_executed(record)
+    unbound = tuple(node.model_copy(update={"binding": None}) for node in record.graph.nodes)
+    graph = record.graph.model_copy(update={"nodes": unbound})
+    assert not _an_agent_executed(record.model_copy(update={"graph": graph}))

@@ -21,6 +21,13 @@ CODE = [
     "const token = (await res.json()).token",
     "token = !token",
     "let apiKey = process.env.API_KEY ?? defaultKey",
+    # A list of names after a credential word (an Elixir ETS row, as a Read result shows it).
+    ":ets.insert(@table, {token, project_id, expires_at})",
+    "[{^token, project_id, expires_at}] when expires_at > now ->",
+    "def refresh(token, refresh_token, userName):",
+    "case Tmux.launch_project_review(project.id, token, @review_port) do",
+    "- Token is one-time and expires by TTL.",
+    "The api key is short-lived.",
 ]  # fmt: skip
 
 LITERALS = [
@@ -30,6 +37,13 @@ LITERALS = [
     ("password = correcthorsebattery", "correcthorsebattery"),
     ("password: !Fake2024x", "Fake2024x"),
     ("password = Summer2024\n.", "Summer2024"),
+    # A comma after the credential word, then a value that is no list of names.
+    ("the staging password, Hunter2Blue!", "Hunter2Blue"),
+    ("the password, correctHorse9", "correctHorse9"),
+    ("the password is correct_horse", "correct_horse"),
+    ("the password is correct-horse", "correct-horse"),
+    ("the token is s3cr3t-v4lue", "s3cr3t-v4lue"),
+    ("the secret is hunter-blue-sky", "hunter-blue-sky"),
 ]
 
 

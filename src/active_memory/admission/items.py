@@ -39,6 +39,7 @@ from active_memory.admission.source import (
 from active_memory.admission.stages import RoleSpec, Stage
 from active_memory.errors import LessonValidationError
 from active_memory.models.changes import Decision, Proposal, Rejection
+from active_memory.models.fields import identifier_problem, literal_path_problem
 from active_memory.models.lessons import (
     Evidence,
     GraphScope,
@@ -149,6 +150,28 @@ def _references_refusal(
     return references, (Refusal("references", problem) if problem else None)
 
 
+def _association_shape_refusal(associations: Associations | None) -> Refusal | None:
+    """The card rule for association strings, checked before the checkout is asked: a path that
+    is not literal and root-relative (``./a.py``, ``docs/``, ``src/../a.py``, ``src\\a.py``) or an
+    identifier outside its grammar (``x``) is refused as ``files_invalid``/``folders_invalid``/
+    ``identifiers_invalid``, not as missing or absent, which would send the model looking for it.
+    The root (``.``, ``./``, empty) is left to the source stage, which calls it too broad."""
+    if associations is None:
+        return None
+    checks = (
+        ("files", associations.files, literal_path_problem),
+        ("folders", [p for p in associations.folders if p.strip("/") not in ("", ".")],
+         literal_path_problem),
+        ("identifiers", associations.identifiers, identifier_problem),
+    )  # fmt: skip
+    for field, values, problem_of in checks:
+        for value in values:
+            problem = problem_of(value)
+            if problem:
+                return Refusal("card", card_code(LessonValidationError(field, problem)))
+    return None
+
+
 def _source_refusal(
     ctx: ItemContext,
     references: Sequence[Reference],
@@ -159,6 +182,9 @@ def _source_refusal(
     cited = cited_paths(references)
     if not cited and not require_citation:
         return None
+    refusal = _association_shape_refusal(associations)
+    if refusal:
+        return refusal
     if ctx.verifier is None:
         return Refusal("source", "no_checkout")
     if not cited:

@@ -10,7 +10,10 @@ support (the reviewer's verdict on a worker's output, the worker output a review
 
 A ``repository:`` reference names a root-relative file: ``repository:./docs/a.md`` is normalised
 to ``repository:docs/a.md``; a position suffix (``repository:src/a.py:24``, ``…#L24``) is
-refused as ``repository_position``, since a reference names a file, never a line.
+refused as ``repository_position``, since a reference names a file, never a line. A path that
+is not literal and root-relative (``/etc/passwd``, ``../outside``, ``src/../a.py``, ``src\\a.py``,
+``docs/``) is refused as ``repository_path_invalid`` before the checkout is asked about it: such a
+path is never what the tools print, and "missing" would send the model looking for the file.
 """
 
 from __future__ import annotations
@@ -54,6 +57,20 @@ class Reference:
 _POSITION_SUFFIX = re.compile(r"(?::\d+(?:[-:]\d+)*|#L\d+(?:-L?\d+)?)$")
 
 
+# A drive letter (``C:``) or a backslash: a Windows path, never what the tools print.
+_WINDOWS = re.compile(r"^[A-Za-z]:|\\")
+
+
+def _root_relative(path: str) -> bool:
+    """A ``/``-separated path inside the root: not absolute, no empty, ``.`` or ``..`` part.
+    Glob characters are allowed: ``app/[id]/page.tsx`` is a real file name."""
+    if not path:
+        return True  # the empty reference is malformed, refused by the reference grammar
+    if path.startswith("/") or _WINDOWS.search(path):
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
 def _normalised(text: str) -> str:
     """``repository:./path`` as ``repository:path``; every other reference unchanged."""
     if not text.startswith("repository:"):
@@ -76,6 +93,12 @@ def parse_references(texts: Sequence[str]) -> tuple[tuple[Reference, ...], str |
             and _POSITION_SUFFIX.search(text)
         ):
             return (), "repository_position"
+        if (
+            isinstance(text, str)
+            and text.startswith("repository:")
+            and not _root_relative(text[len("repository:") :])
+        ):
+            return (), "repository_path_invalid"
         try:
             validate_reference(f"references[{index}]", text)
         except LessonValidationError as error:

@@ -8,6 +8,10 @@
   session (Claude Code, Codex, Copilot, pi: its runtime names the ``source`` session) has a
   one-node graph that no host ever injects lessons into, so a graph lesson would never reach an
   agent. Graph maintenance still runs: it has nothing to decide unless such lessons exist.
+- Discovery needs an agent node that executed in this run: a lesson is attributed to one, and
+  admission refuses every lesson for a node without a model binding (``scope:node_not_agent``)
+  and every reference to its executions and receipts (``*_auxiliary``). A session that never
+  named its model (a legacy Codex rollout) converts to such a graph.
 """
 
 from __future__ import annotations
@@ -48,4 +52,17 @@ def skip_reason(
             f"not run: the run comes from a {source} session, where no host delivers graph "
             "lessons to a node"
         )
+    if not spec.maintenance and not _an_agent_executed(record):
+        return (
+            "not run: no agent node (a worker or verifier with a model binding) executed in this "
+            "run, so no lesson can be attributed to one"
+        )
     return None
+
+
+def _an_agent_executed(record: RunRecord) -> bool:
+    for execution in record.executions:
+        node = record.graph.node(execution.node_id)
+        if not execution.imported and node is not None and node.is_agent:
+            return True
+    return False

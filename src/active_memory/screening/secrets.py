@@ -87,6 +87,8 @@ _CONTINUES = re.compile(r"(?:\s|\\[nrt]){0,64}(?:\??\.[A-Za-z_$]|::|->|\()")
 _TRAILER = re.compile(r"(?:\\[nrt]|[}\]])+\Z")
 # A value opening with a bracket or a negation, then a word: (await res.json()), !token
 _OPERATOR_VALUE = re.compile(r"[(!]{1,4}[A-Za-z_$]+(?:[\s.(\[].*)?")
+# Two or three lowercase words joined by hyphens (one-time, single-use, short-lived): English.
+_HYPHENATED_WORDS = re.compile(r"[a-z]{2,}(?:-[a-z]{2,}){1,2}")
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # The groups that hold the credential itself, when it is not the whole match.
@@ -287,6 +289,16 @@ def _literal_prose(match: re.Match[str]) -> bool:
         return False  # token = (await res.json()).token, token = !token: an expression
     if value.startswith(("$", "%", "{", "<", "[")) or "://" in value or "/" in value:
         return False  # a variable, a template, a URL or a path names where it is, not what
+    name = value.lstrip("@:&*^")
+    if (
+        _IDENTIFIER.fullmatch(name)
+        and _JOINED_WORDS.search(name)
+        and match.string[match.start() : start].rstrip().endswith(",")
+    ):
+        return False  # {token, project_id, ...}, (token, @review_port): the next name in a list
+    said = match.string[match.start() : start].lower()
+    if _HYPHENATED_WORDS.fullmatch(value) and not any(w in said for w in ("pass", "pwd", "secret")):
+        return False  # "the token is one-time": an adjective (a password may be words)
     letters = any(c.isalpha() for c in value)
     digits = any(c.isdigit() for c in value)
     symbols = any(not c.isalnum() for c in value)

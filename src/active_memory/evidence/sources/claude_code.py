@@ -38,6 +38,7 @@ from active_memory.evidence.sources.claude_noise import (
     clean_tool_result,
     clean_user_text,
     rejected_call,
+    strip_caveat,
     strip_reminders,
 )
 from active_memory.evidence.sources.lanes import (
@@ -229,7 +230,7 @@ class _Converter:
             lane.interrupted = text.startswith("[Request interrupted")
             if lane.id == "main" and self.request_open:
                 # The raw text: the request reader knows the command wrappers it folds.
-                asked = strip_reminders(text).text or ""
+                asked = strip_reminders(strip_caveat(text)).text or ""
                 self.request_open = initial_request(self.request, asked, bool(entry.get("isMeta")))
 
     def cleaned(self, lane: Lane, result: Cleaned) -> str | None:

@@ -99,6 +99,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Prepared]:
                 config=parse_runtime_config(record.runtime), backend=store,
                 private_dir=root / "e3", provider=provider, new_id=sequential_ids(),
             ))  # fmt: skip
+            # The same run reviewed again with the lessons it published: the only bundled way a
+            # graph lesson reaches graph maintenance (the demo's second run is another graph).
+            out["retry-and-review-reviewed"] = await _context(first, store, root / "e5")
             second, _ = materialize_run(
                 load_bundle("second"), root / "second", parent=first / "checkout",
                 date=DATES["second"],
@@ -143,6 +146,7 @@ def test_there_are_answers_for_every_specialist_the_bundled_runs_schedule() -> N
         ("retry-and-review", "graph_discovery"),
         ("retry-and-review", "repository_discovery"),
         ("clean-success", "repository_maintenance"),
+        ("retry-and-review-reviewed", "graph_maintenance"),
     }
 
 

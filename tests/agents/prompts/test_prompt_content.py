@@ -8,6 +8,7 @@ from active_memory.agents.prompts import SPECIALISTS, render_prompt, system_prom
 
 RUN = {
     "run_id": "run-1",
+    "payload": "  `executions`.",
     "evidence_files": "- graph.json",
     "tool_roots": "`evidence`",
     "contract": "{}",
@@ -28,7 +29,11 @@ def _flat(text: str) -> str:
 def preamble() -> str:
     return _flat(
         render_prompt(
-            "preamble", run_id="run-1", evidence_files="- graph.json", tool_roots="`evidence`"
+            "preamble",
+            run_id="run-1",
+            payload="  `executions`.",
+            evidence_files="- graph.json",
+            tool_roots="`evidence`",
         )
     )
 
@@ -108,8 +113,8 @@ def test_maintenance_decides_every_supplied_id_once(specialist: str) -> None:
 
     assert "exactly one decision per supplied id" in text
     assert (
-        "the ids in `deliveries` (`id@revision`), `lesson_changes` and the transcripts are "
-        "context, not yours to decide" in text
+        "the ids in `deliveries` (`id@revision`) and `lesson_changes` are context, not yours "
+        "to decide" in text
     )
     for action in ("**keep**", "**adapt**", "**retire**", "**defer**"):
         assert action in text

@@ -40,6 +40,7 @@ def test_prompt_hash_ignores_run_values() -> None:
     prompts.system_prompt(
         "graph_discovery",
         run_id="run-a",
+        payload="  `executions`.",
         evidence_files="- graph.json",
         tool_roots="`evidence`",
         contract="{}",

@@ -22,6 +22,7 @@ from active_memory.limits import LIMITS
 
 RUN = {
     "run_id": "run-01J9TESTRUN",
+    "payload": "  `executions` (each with its `ref`).",
     "evidence_files": "- evidence/graph.json: the complete authored graph",
     "tool_roots": "`evidence` only",
     "contract": '{"type": "object", "additionalProperties": false}',
@@ -53,8 +54,14 @@ def test_every_specialist_needs_exactly_the_documented_run_values(specialist: st
 
 
 def test_preamble_alone_needs_only_its_own_placeholders() -> None:
-    assert placeholders(PREAMBLE) == {"run_id", "evidence_files", "tool_roots"}
-    text = render_prompt(PREAMBLE, run_id="run-7", evidence_files="- a.json", tool_roots="x")
+    assert placeholders(PREAMBLE) == {"run_id", "payload", "evidence_files", "tool_roots"}
+    text = render_prompt(
+        PREAMBLE,
+        run_id="run-7",
+        payload="  `executions`.",
+        evidence_files="- a.json",
+        tool_roots="x",
+    )
     assert "run-7" in text
 
 

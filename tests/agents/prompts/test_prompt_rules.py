@@ -26,7 +26,8 @@ RULE_WORDS = re.compile(
 )
 TAG = re.compile(r"<!--\s*(rule:\s*(?P<codes>[^>]*?)|judgement)\s*-->", re.DOTALL)
 UNCHECKED_SECTIONS = ("Examples", "Example", "Contract")
-RUN = {"run_id": "run-1", "evidence_files": "- graph.json", "tool_roots": "x", "contract": "{}"}
+RUN = {"run_id": "run-1", "payload": "  `executions`.", "evidence_files": "- graph.json",
+       "tool_roots": "x", "contract": "{}"}  # fmt: skip
 
 
 def _raw(name: str) -> str:

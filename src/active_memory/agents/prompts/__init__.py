@@ -8,8 +8,10 @@ from the JSON braces in the prompts' examples. Two kinds of value fill placehold
   :data:`active_memory.limits.LIMITS` and :data:`~active_memory.limits.BROAD_WORDS`, so a
   prompt can never teach a limit that admission does not enforce; callers cannot override them;
 * run values the host supplies for each session (:data:`RUN_VALUES`): ``run_id``,
-  ``evidence_files`` (how to reach the private evidence files), ``tool_roots`` (the roots the
-  session's tools can read) and ``contract`` (the answer's JSON Schema text).
+  ``payload`` (the parts of the evidence payload this specialist receives, so the prompt never
+  promises one it lacks), ``evidence_files`` (how to reach the private evidence files),
+  ``tool_roots`` (the roots the session's tools can read) and ``contract`` (the answer's JSON
+  Schema text).
 
 Every rule sentence of a prompt carries an HTML comment naming the admission codes that enforce
 it (``<!-- rule: stage:code, ... -->``) or marking it as judgement left to the model
@@ -62,7 +64,7 @@ SPECIALISTS: tuple[Specialist, ...] = (
 )
 PREAMBLE = "preamble"
 PROMPT_NAMES: tuple[str, ...] = (PREAMBLE, *SPECIALISTS)
-RUN_VALUES = frozenset({"run_id", "evidence_files", "tool_roots", "contract"})
+RUN_VALUES = frozenset({"run_id", "payload", "evidence_files", "tool_roots", "contract"})
 
 LIMIT_VALUES: Mapping[str, str] = MappingProxyType(
     {

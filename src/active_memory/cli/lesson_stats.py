@@ -23,9 +23,8 @@ from active_memory.cli._common import (
 )
 from active_memory.cli.lessons import _clip
 from active_memory.errors import ConfigError, LessonValidationError
-from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, load_sources
+from active_memory.ledger import LessonLedger, ledgers, lesson_ledger, store_sources
 from active_memory.ledger.build import LedgerStore
-from active_memory.ledger.sources import load_exposures
 from active_memory.models.ids import validate_lesson_id
 from active_memory.store.paths import check_store_location, default_store_path
 from active_memory.store.quarantine import Quarantine
@@ -67,24 +66,6 @@ def _opened(location: str | None) -> Iterator[tuple[LedgerStore, Path | None]]:
     path = Path(location) if location is not None else default_store_path()
     with SqliteStore(path, read_only=True) as store:
         yield store, path
-
-
-def _sources(runs: tuple[Path, ...], path: Path | None) -> LedgerSources:
-    folders: list[Path] = list(runs)
-    if not folders and path is not None and (path.parent / "runs").is_dir():
-        folders.append(path.parent / "runs")
-    sources = load_sources(folders)
-    if path is None:
-        return sources
-    return LedgerSources(
-        records=sources.records,
-        log_records=sources.log_records,
-        outcomes=sources.outcomes,
-        reports=sources.reports,
-        exposures=load_exposures(path.parent),
-        skipped=sources.skipped,
-        report_files=sources.report_files,
-    )
 
 
 def _held(path: Path | None) -> set[str]:
@@ -192,7 +173,7 @@ def stats_command(
     """What each lesson has done: deliveries, runs and their outcomes, maintenance decisions
     and the admission of every revision. These counters never change recall ranking."""
     with _opened(location) as (store, path):
-        sources = _sources(runs, path)
+        sources = store_sources(runs, path)
         held = _held(path)
         if lesson_id is not None:
             found: tuple[LessonLedger, ...] = (

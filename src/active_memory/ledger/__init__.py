@@ -20,6 +20,7 @@ from active_memory.ledger.sources import (
     ReportSummary,
     load_exposures,
     load_sources,
+    store_sources,
 )
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "lesson_ledger",
     "load_exposures",
     "load_sources",
+    "store_sources",
 ]

@@ -43,6 +43,7 @@ __all__ = [
     "ReportSummary",
     "load_exposures",
     "load_sources",
+    "store_sources",
 ]
 
 MAX_DEPTH = 6
@@ -229,3 +230,25 @@ def load_exposures(store_dir: str | os.PathLike[str]) -> tuple[ExposureRecord, .
                 keys.append((match.group(1), int(match.group(2))))
         found.append(ExposureRecord(path.stem, tuple(keys)))
     return tuple(found)
+
+
+def store_sources(
+    runs: Sequence[str | os.PathLike[str]], store_path: str | os.PathLike[str] | None
+) -> LedgerSources:
+    """What a ledger of one store reads: ``runs`` (default: the ``runs`` folder beside a local
+    store, where a host keeps each run's state) and, for a local store, its exposure files."""
+    folders = [Path(run) for run in runs]
+    if not folders and store_path is not None and (Path(store_path).parent / "runs").is_dir():
+        folders.append(Path(store_path).parent / "runs")
+    sources = load_sources(folders)
+    if store_path is None:
+        return sources
+    return LedgerSources(
+        records=sources.records,
+        log_records=sources.log_records,
+        outcomes=sources.outcomes,
+        reports=sources.reports,
+        exposures=load_exposures(Path(store_path).parent),
+        skipped=sources.skipped,
+        report_files=sources.report_files,
+    )

@@ -26,8 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from active_memory.errors import LessonNotFound, LessonRetired
-from active_memory.ledger import LedgerSources, LessonLedger, lesson_ledger, load_sources
-from active_memory.ledger.sources import load_exposures
+from active_memory.ledger import LedgerSources, LessonLedger, lesson_ledger, store_sources
 from active_memory.mcp_server.workspace import Workspace
 from active_memory.models.lessons import Lesson
 from active_memory.recall.index import RecallIndex
@@ -102,19 +101,7 @@ class StoreReads:
         return snapshot.generation, self._index, True
 
     def _sources(self) -> LedgerSources:
-        folders = list(self.runs)
-        if not folders and (self.path.parent / "runs").is_dir():
-            folders.append(self.path.parent / "runs")
-        sources = load_sources(folders)
-        return LedgerSources(
-            records=sources.records,
-            log_records=sources.log_records,
-            outcomes=sources.outcomes,
-            reports=sources.reports,
-            exposures=load_exposures(self.path.parent),
-            skipped=sources.skipped,
-            report_files=sources.report_files,
-        )
+        return store_sources(self.runs, self.path)
 
     def explain(self, lesson_id: str) -> Explained | None:
         """The lesson, its history and ledger; None when it is not this workspace's (or never

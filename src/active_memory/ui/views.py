@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, load_sources
+from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, store_sources
 from active_memory.ledger.build import LedgerStore
-from active_memory.ledger.sources import ReportSummary, load_exposures
+from active_memory.ledger.sources import ReportSummary
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, RepositoryScope, Scope
 from active_memory.recall.render import render
 from active_memory.runlog import LogValue
@@ -184,23 +184,7 @@ class UiData:
             yield store
 
     def sources(self) -> LedgerSources:
-        folders = list(self.runs)
-        if not folders and self.store_path is not None:
-            beside = self.store_path.parent / "runs"
-            if beside.is_dir():
-                folders.append(beside)
-        sources = load_sources(folders)
-        if self.store_path is None:
-            return sources
-        return LedgerSources(
-            records=sources.records,
-            log_records=sources.log_records,
-            outcomes=sources.outcomes,
-            reports=sources.reports,
-            exposures=load_exposures(self.store_path.parent),
-            skipped=sources.skipped,
-            report_files=sources.report_files,
-        )
+        return store_sources(self.runs, self.store_path)
 
     @property
     def has_quarantine(self) -> bool:

@@ -105,6 +105,16 @@ def _completed(ran: Ran, model: StandIn) -> Recorded:
     return after
 
 
+def _codex_returned_no_output(harness: Harness, model: StandIn) -> bool:
+    after = model.after_tool()
+    return (
+        harness.name == "codex"
+        and after is not None
+        and not _holds(after, CONTENT_MARKER)
+        and _holds(after, "Original token count: 0")
+    )
+
+
 def _card_reached_the_model(
     workspace: Workspace, model: StandIn, after: Recorded, *, evidence: tuple[str, str] = ("", "")
 ) -> None:
@@ -141,6 +151,15 @@ def test_the_card_reaches_the_model_and_the_receipt_reaches_the_run(
     ):
         env = run.hook_env("build", conversation, "execution-1")
         ran = run_harness(harness, binary, workspace, stand_in, env)
+        reran = _codex_returned_no_output(harness, stand_in)
+        if reran:
+            # Codex now and then hands back a quick command's result empty (exit 0, "Original
+            # token count: 0"; seen once in CI, under strace). One rerun in a fresh HOME and
+            # conversation tells that race from a broken hook, which fails both runs.
+            stand_in.requests.clear()
+            conversation = f"{conversation}-rerun"
+            env = run.hook_env("build", conversation, "execution-1")
+            ran = run_harness(harness, binary, workspace, stand_in, env, name="rerun")
         after = _completed(ran, stand_in)
         evidence = (f"{harness.name}-run", installed.version)
         _card_reached_the_model(workspace, stand_in, after, evidence=evidence)
@@ -148,8 +167,10 @@ def test_the_card_reaches_the_model_and_the_receipt_reaches_the_run(
         delivered = [
             (d.lesson_id, d.revision, d.conversation_id, d.channel, d.execution)
             for d in run.deliveries
+            if d.conversation_id == conversation
         ]
         assert delivered == [(workspace.lesson.id, 1, conversation, "hook", "execution-1")]
+        assert len(run.deliveries) == (2 if reran else 1)
 
 
 def test_a_broker_that_is_down_lets_the_tool_run(

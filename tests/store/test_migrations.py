@@ -134,3 +134,53 @@ def test_upgrading_gives_valid_rows_checksums_and_leaves_damaged_ones_refused(
             )
         )
         assert [lesson.id for lesson in upgraded.snapshot(request).lessons] == [ids[0]]
+
+
+def _as_released_before_init_receipts(path: Path) -> None:
+    """Turn a current store back into one written by the release before m004 (m001-m003)."""
+    with sqlite3.connect(path) as raw:
+        raw.execute("DROP TABLE init_receipts")
+        raw.execute("DELETE FROM schema_migrations WHERE name = 'm004_init_receipts'")
+    raw.close()
+
+
+def test_a_store_before_a_read_optional_migration_still_serves_readers(store_path: Path) -> None:
+    from active_memory.store.rows import StoreRows
+
+    lesson_id = new_lesson_id()
+    with SqliteStore(store_path) as store:
+        store.publish(
+            Publication(
+                run_id="run-1",
+                mutations=(
+                    Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=make_draft()),
+                ),
+            )
+        )
+    _as_released_before_init_receipts(store_path)
+    # The hooks' stdlib reader and every read-only open read it as it is: the upgrade only
+    # adds memory init's receipt table, which no reader uses.
+    with StoreRows(store_path) as rows:
+        assert [card.id for card in rows.repository_cards(REPOSITORY)[1]] == [lesson_id]
+    request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
+    with SqliteStore(store_path, read_only=True) as reader:
+        assert [lesson.id for lesson in reader.snapshot(request).lessons] == [lesson_id]
+    with sqlite3.connect(store_path) as raw:
+        assert raw.execute("SELECT count(*) FROM schema_migrations").fetchone() == (3,)
+    raw.close()
+    with SqliteStore(store_path):  # a writer upgrades it
+        pass
+    with sqlite3.connect(store_path) as raw:
+        names = [row[0] for row in raw.execute("SELECT name FROM schema_migrations ORDER BY seq")]
+    raw.close()
+    assert names[-1] == "m004_init_receipts"
+
+
+def test_a_store_missing_a_migration_readers_need_is_still_refused_read_only(
+    store_path: Path,
+) -> None:
+    with SqliteStore(store_path):
+        pass
+    _as_released_before_checksums(store_path)
+    with pytest.raises(StoreUnavailable, match="needs a schema upgrade"):
+        SqliteStore(store_path, read_only=True).__enter__()

@@ -31,6 +31,7 @@ from active_memory.store.migrations import (
     pending_migrations,
 )
 from active_memory.store.paths import ZEROSHOT_IMPORT_HINT, check_store_location
+from active_memory.store.rows import readable_schema
 from active_memory.store.unreadable import safe_message
 from active_memory.store.zeroshot import is_zeroshot_store_file, looks_like_zeroshot_schema
 
@@ -276,13 +277,16 @@ def _inspect(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> tuple[
         pending = pending_migrations(applied)
     except MigrationMismatch as error:
         raise StoreUnavailable(str(path), str(error)) from None
-    if read_only and pending:
+    # A reader does without the read-optional migrations (rows.READ_OPTIONAL_MIGRATIONS): an
+    # upgrade that only adds a writer's table never stops recall on a store not yet upgraded.
+    readable = bool(applied) and readable_schema(name for name, _ in applied)
+    if read_only and pending and not readable:
         raise StoreUnavailable(
             str(path),
             "is not initialised or needs a schema upgrade; open it once for writing "
             "(e.g. `active-memory store check`)",
         )
-    if not pending:
+    if not pending or read_only:
         _check_meta(conn, path)
     return pending
 

@@ -30,13 +30,22 @@ from active_memory.limits import BROAD_WORDS, LIMITS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from types import TracebackType
     from typing import Any, Literal, TypeAlias
 
     # st_dev, st_ino, created_at, generation, live_count, record_count, content_bytes
     StoreStamp: TypeAlias = tuple[int, int, str, int, int, int, int]
 
-__all__ = ["BUSY_TIMEOUT_MS", "KNOWN_MIGRATIONS", "StoreRows", "StoredCard", "StoredScope"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "KNOWN_MIGRATIONS",
+    "READ_OPTIONAL_MIGRATIONS",
+    "StoreRows",
+    "StoredCard",
+    "StoredScope",
+    "readable_schema",
+]
 
 # The schema these reads are written for (a test keeps it equal to store.migrations).
 KNOWN_MIGRATIONS = (
@@ -45,12 +54,26 @@ KNOWN_MIGRATIONS = (
     "m003_quarantine",
     "m004_init_receipts",
 )
+# Migrations a reader does without: each only adds a table that a writer alone uses
+# (m004: memory init's publication receipts). A store the previous release wrote, not yet
+# upgraded by a writer, still serves recall, snapshots and read-only commands.
+READ_OPTIONAL_MIGRATIONS = frozenset({"m004_init_receipts"})
 # A hook answers within its harness's timeout; a writer holds the lock for milliseconds.
 BUSY_TIMEOUT_MS = 1000
 _HEADER = b"SQLite format 3\x00"
 _POSIX = hasattr(os, "geteuid")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+
+
+def readable_schema(applied: Iterable[str]) -> bool:
+    """Whether a store whose migrations are ``applied`` (names, in order) can be read here: all
+    of :data:`KNOWN_MIGRATIONS`, or a prefix of them that lacks only read-optional ones."""
+    names = tuple(applied)
+    count = len(names)
+    return names == KNOWN_MIGRATIONS[:count] and all(
+        name in READ_OPTIONAL_MIGRATIONS for name in KNOWN_MIGRATIONS[count:]
+    )
 
 
 class StoredScope:
@@ -292,7 +315,7 @@ class StoreRows:
                 raise StoreUnavailable(self.path, "was replaced while opening")
             names = [row[0] for row in self._conn.execute(
                 "SELECT name FROM schema_migrations ORDER BY seq")]  # fmt: skip
-            if tuple(names) != KNOWN_MIGRATIONS:
+            if not readable_schema(names):
                 raise StoreUnavailable(self.path, f"has schema {names!r}, not the one read here")
         except (OSError, _sqlite3.Error) as error:
             self._conn.close()

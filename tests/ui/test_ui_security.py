@@ -90,6 +90,12 @@ def test_posts_need_the_csrf_token_and_our_origin(served: UiServer, store_file: 
         foreign = client.post(url, data={"csrf": csrf}, headers={"origin": "https://evil.example"})
         assert foreign.status_code == 403
         assert client.post(url, data={"csrf": csrf, "pad": "x" * 20_000}).status_code == 413
+        many = "&".join(f"a{n}=1" for n in range(9))  # more fields than any form has
+        crowded = client.post(
+            url, content=many, headers={"content-type": "application/x-www-form-urlencoded"}
+        )
+        assert crowded.status_code == 413
+        assert "content-security-policy" in crowded.headers
         with Quarantine(store_file, read_only=True) as quarantine:
             assert HELD_NO in {entry.id for entry in quarantine.entries()}
         done = client.post(url, data={"csrf": csrf}, headers={"origin": served.url})
@@ -142,6 +148,12 @@ def test_loopback_addresses_are_accepted(host: str) -> None:
     assert check_loopback(host) == host
 
 
+def test_a_bracketed_ipv6_loopback_gives_a_usable_link(store_file: Path) -> None:
+    assert check_loopback("[::1]") == "::1"
+    server = UiServer(UiData(store_file, []), host="[::1]")
+    assert server.login_url.startswith("http://[::1]:")
+
+
 def test_the_cli_refuses_a_network_bind_and_a_missing_store(tmp_path: Path) -> None:
     wide = CliRunner().invoke(main, ["ui", "--host", "0.0.0.0", "--store", str(tmp_path / "x")])
     assert wide.exit_code == 2
@@ -181,3 +193,15 @@ def test_the_cli_starts_without_the_web_libraries() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_a_service_store_has_no_quarantine_to_decide() -> None:
+    from active_memory.errors import QuarantineNotFound
+
+    class Service:
+        url = "https://memory.example.invalid"
+
+    data = UiData(None, [], remote=Service())  # type: ignore[arg-type]
+    for decide in (data.held, data.approve, data.reject):
+        with pytest.raises(QuarantineNotFound):
+            decide("lesson-01JWAZ00000000000000000009")

@@ -157,7 +157,10 @@ class UiApp:
             body += chunk
             if len(body) > _MAX_FORM_BYTES:
                 return None
-        fields = parse_qs(body.decode("utf-8", "replace"), max_num_fields=8)
+        try:
+            fields = parse_qs(body.decode("utf-8", "replace"), max_num_fields=8)
+        except ValueError:  # more fields than any of these forms has
+            return None
         return {key: values[0] for key, values in fields.items()}
 
     # -- pages -----------------------------------------------------------------------------

@@ -34,7 +34,8 @@ def _digest(secret: str) -> bytes:
 
 
 def check_loopback(host: str) -> str:
-    """``host`` when it is a loopback address (``127.0.0.1``, ``::1``, ``localhost``);
+    """``host`` when it is a loopback address (``127.0.0.1``, ``::1`` or ``[::1]``, ``localhost``),
+    as the address itself (``::1``);
     ConfigError otherwise: the browser serves one user on this machine, never a network."""
     if host == "localhost":
         return host
@@ -52,7 +53,8 @@ def check_loopback(host: str) -> str:
             f"{host!r} is not a loopback address; the browser listens on 127.0.0.1, "
             "::1 or localhost only, so nothing on the network can reach it",
         )
-    return host
+    # Unbracketed and canonical: the server brackets an IPv6 address itself when it shows it.
+    return str(address)
 
 
 class Sessions:

@@ -25,11 +25,11 @@ class UiServer:
     ``url`` is the address, ``login_url`` the one-time link that opens a session."""
 
     def __init__(self, data: UiData, *, host: str = "127.0.0.1", port: int = 0) -> None:
-        check_loopback(host)
+        host = check_loopback(host)  # "[::1]" comes back as "::1"
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
-            self._socket.bind((host.strip("[]"), port))
+            self._socket.bind((host, port))
         except OSError as error:
             self._socket.close()
             raise ConfigError(

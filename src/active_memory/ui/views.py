@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from active_memory.errors import QuarantineNotFound
 from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, store_sources
 from active_memory.ledger.build import LedgerStore
 from active_memory.ledger.sources import ReportSummary
@@ -203,13 +204,15 @@ class UiData:
             return quarantine.entries()
 
     def held(self, lesson_id: str) -> QuarantineEntry:
-        assert self.store_path is not None
+        if self.store_path is None:  # the memory service keeps no quarantine
+            raise QuarantineNotFound(lesson_id)
         with Quarantine(self.store_path, read_only=True) as quarantine:
             return quarantine.get(lesson_id)
 
     def approve(self, lesson_id: str) -> PublicationReceipt:
         """What ``lessons review approve`` does: screened again, then a checked publication."""
-        assert self.store_path is not None
+        if self.store_path is None:  # the memory service keeps no quarantine
+            raise QuarantineNotFound(lesson_id)
         with (
             self._deciding,
             SqliteStore(self.store_path) as backend,
@@ -219,7 +222,8 @@ class UiData:
 
     def reject(self, lesson_id: str) -> bool:
         """What ``lessons review reject`` does: delete the entry and scrub the file."""
-        assert self.store_path is not None
+        if self.store_path is None:  # the memory service keeps no quarantine
+            raise QuarantineNotFound(lesson_id)
         with self._deciding, Quarantine(self.store_path) as quarantine:
             return quarantine.reject(lesson_id)
 

@@ -82,13 +82,22 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z_$]*")
 _JOINED_WORDS = re.compile(r"[a-z][A-Z]|[A-Za-z]_[A-Za-z]")
 # What continues an expression after a line break or spaces: document\n  .querySelector(
 _CONTINUES = re.compile(r"(?:\s|\\[nrt]){0,64}(?:\??\.[A-Za-z_$]|::|->|\()")
+# A method called on the next line (document\n  .querySelector(): code in any context, unlike a
+# bare ".foo" or "(" after a value, which may be prose following a literal.
+_CONTINUES_CALL = re.compile(r"(?:\s|\\[nrt]){0,64}(?:\??\.|::|->)[A-Za-z_$][\w$]*\(")
+# An assignment that reads as code: the name declared by a keyword (const csrfToken = …), or a
+# key of an object literal ({ _csrf_token: csrfToken }, authToken: authToken}). A bare shell or
+# env assignment (export DB_PASSWORD=..., PGPASSWORD=...) is neither.
+_DECLARED = re.compile(r"(?:^|[^\w$.])(?:const|let|var|val|auto|final|my|local)\s{1,8}\Z")
+_OBJECT_KEY = re.compile(r"[{,]\s{0,8}\Z")
 # What may trail a bare identifier without being part of it: closing brackets, and the escaped
 # line break of a value inside JSON text ("document\\n  .querySelector(").
 _TRAILER = re.compile(r"(?:\\[nrt]|[}\]])+\Z")
 # A value opening with a bracket or a negation, then a word: (await res.json()), !token
 _OPERATOR_VALUE = re.compile(r"[(!]{1,4}[A-Za-z_$]+(?:[\s.(\[].*)?")
-# Two or three lowercase words joined by hyphens (one-time, single-use, short-lived): English.
-_HYPHENATED_WORDS = re.compile(r"[a-z]{2,}(?:-[a-z]{2,}){1,2}")
+# Two lowercase words joined by a hyphen (one-time, single-use, short-lived): an English compound
+# adjective. Three or more (purple-monkey-dishwasher) read as a passphrase.
+_COMPOUND_ADJECTIVE = re.compile(r"[a-z]{2,}-[a-z]{2,}")
 _TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # The groups that hold the credential itself, when it is not the whole match.
@@ -135,24 +144,40 @@ def _redact_assignment(match: re.Match[str]) -> bool:
     value = match.string[start:end]
     if _ALREADY_REDACTED.match(value):
         return False
-    if match.group("bare") is not None and _bare_code(value, match.string, end):
+    if match.group("bare") is not None and _bare_code(match, value, end):
         return False
     return len(value) >= 8 or _literal_assignment(match)
 
 
-def _bare_code(value: str, text: str, end: int) -> bool:
+def _bare_code(match: re.Match[str], value: str, end: int) -> bool:
     """Whether an unquoted value is code: a call or member access (``document.querySelector(``,
-    also continued on the next line), or a letters-only camelCase or snake_case identifier that
-    names a credential (``_csrf_token: csrfToken``), which holds a value rather than being one."""
+    also a method called on the next line), or, when the assignment itself reads as code
+    (:func:`_code_context`), an identifier continued on the next line or a letters-only
+    camelCase or snake_case identifier naming a credential (``_csrf_token: csrfToken``), which
+    holds a value rather than being one. Never decided from the value alone: a bare
+    ``PGPASSWORD=postgresPassword`` hands over a literal."""
     if _CODE_VALUE.fullmatch(value):
         return True
     trailer = _TRAILER.search(value)
     name = value[: trailer.start()] if trailer else value
     if not _IDENTIFIER.fullmatch(name):
         return False
-    if _CONTINUES.match(text, end - (len(value) - len(name))):
+    after = end - (len(value) - len(name))
+    if _CONTINUES_CALL.match(match.string, after):
+        return True
+    if not _code_context(match):
+        return False
+    if _CONTINUES.match(match.string, after):
         return True
     return bool(_JOINED_WORDS.search(name) and _NAME_HAS_SECRET.search(name))
+
+
+def _code_context(match: re.Match[str]) -> bool:
+    before = match.string[max(0, match.start("name") - 64) : match.start("name")]
+    if _DECLARED.search(before):
+        return True
+    separator = match.string[match.end("name") : match.start("bare")]
+    return ":" in separator and bool(_OBJECT_KEY.search(before))
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,8 +322,9 @@ def _literal_prose(match: re.Match[str]) -> bool:
     ):
         return False  # {token, project_id, ...}, (token, @review_port): the next name in a list
     said = match.string[match.start() : start].lower()
-    if _HYPHENATED_WORDS.fullmatch(value) and not any(w in said for w in ("pass", "pwd", "secret")):
-        return False  # "the token is one-time": an adjective (a password may be words)
+    secret_said = any(w in said for w in ("pass", "pwd", "secret"))
+    if _COMPOUND_ADJECTIVE.fullmatch(value) and not secret_said:
+        return False  # "the token is one-time": an adjective; three words are a passphrase
     letters = any(c.isalpha() for c in value)
     digits = any(c.isdigit() for c in value)
     symbols = any(not c.isalnum() for c in value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +196,41 @@ def test_a_new_session_folder_is_private(machine: Machine) -> None:
     machine.answer()
     assert (machine.session.stat().st_mode & 0o777) == 0o700
     assert (machine.session / "state.json").stat().st_mode & 0o077 == 0
+
+
+# A first call that is SIGKILLed while writing its first checkpoint: os.replace of state.json
+# never happens, so write_private_text's temporary stays behind under the real pid's name.
+_KILLED_AT_FIRST_CHECKPOINT = """
+import os, runpy, signal, sys
+real = os.replace
+def replace(source, target, *args, **kwargs):
+    if os.fspath(target).endswith("state.json"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(source, target, *args, **kwargs)
+os.replace = replace
+sys.argv = ["active-memory", *sys.argv[1:]]
+runpy.run_module("active_memory.cli.main", run_name="__main__")
+"""
+
+
+def test_a_first_call_killed_during_its_first_checkpoint_starts_over(machine: Machine) -> None:
+    import signal
+
+    from history_init.conftest import SRC
+
+    claude_session(machine.home, machine.repo("alpha"), 1)
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_AT_FIRST_CHECKPOINT, *machine.args()],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL
+    leftovers = [name for name in os.listdir(machine.session) if name.endswith(".tmp")]
+    assert len(leftovers) == 1
+    assert re.fullmatch(r"\.state\.json\.[0-9]+\.tmp", leftovers[0])
+    assert not (machine.session / "state.json").exists()
+
+    data = machine.answer()
+    assert data["phase"] == "discovery"
+    assert data["inventory"]["selected"] == 1
+    assert not [name for name in os.listdir(machine.session) if name.endswith(".tmp")]

@@ -263,12 +263,20 @@ async def _step(
     probes = Probes()
     for task in state.tasks:
         current = next(t for t in state.tasks if t.id == task.id)
-        imported = import_response(state, current, probes)
+        imported = import_response(state, current, probes, store)
         if imported.refused is not None:
             refused.append(imported.refused)
         if imported.state is not state:
             state = imported.state
             save_state(directory, state)
+        if imported.reexport:
+            notes.append(
+                "a maintenance task folder could not be trusted: staged findings are kept "
+                "and fresh maintenance tasks were exported"
+            )
+            state = await _maintenance_round(state, directory, store)
+            save_state(directory, state)
+            return state
     if any(task.status == "open" for task in state.tasks):
         return state
     if state.phase == "discovery":
@@ -302,6 +310,13 @@ def _advance_with_store(
         return state
 
 
+def _describe(error: OSError | ValueError) -> str:
+    if isinstance(error, OSError):
+        where = f" ({error.filename})" if error.filename else ""
+        return f"{error.strerror or type(error).__name__}{where}"
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
+
+
 def advance(options: InitOptions) -> Answer:
     """Take the session at ``options.directory`` as far as it can go now."""
     directory, existing = open_session_dir(options.directory)
@@ -322,7 +337,16 @@ def advance(options: InitOptions) -> Answer:
                     bad_input=True,
                 )
         try:
-            state = _advance_with_store(state, directory, refused, notes)
+            try:
+                state = _advance_with_store(state, directory, refused, notes)
+            except (OSError, ValueError) as error:
+                # A session file this call could not read or write (JSON and pydantic errors
+                # are ValueErrors): one refusal, never a traceback. Every checkpoint before it
+                # is kept, so calling again resumes; a file that keeps failing is damaged.
+                raise InitRefused(
+                    f"the session could not advance: {_describe(error)}; call again, and if "
+                    "the same error returns, start a new session with another --directory"
+                ) from None
         except InitRefused as refusal:
             refusal.phase = (load_state(directory) or state).phase
             raise

@@ -29,6 +29,7 @@ from active_memory.agents.specialists import SPECS, Meter, answer_session
 from active_memory.errors import ActiveMemoryError
 from active_memory.history_init.advance import Answer, InitOptions, advance
 from active_memory.history_init.records import review_config, review_record
+from active_memory.history_init.responses import supplied_lessons
 from active_memory.history_init.state import SessionState, TaskEntry, load_state
 from active_memory.history_init.tasks import RESPONSE_FILE
 from active_memory.models.lessons import Lesson, LessonDraft
@@ -48,11 +49,14 @@ Progress = Callable[[str], None]
 _STAGED_ACTION = {"keep": "keep", "retire": "defer", "adapt": "defer"}
 
 
-def _supplied(task: TaskEntry) -> list[Lesson]:
+def _supplied(task: TaskEntry, store: SqliteStore) -> list[Lesson]:
+    """The session's own record of the supplied cards, never the task folder's copy."""
     if task.kind != "maintenance":
         return []
-    raw = json.loads((Path(task.folder) / "supplied.json").read_text("utf-8"))
-    return [Lesson.model_validate(item) for item in raw]
+    lessons = supplied_lessons(task, store)
+    if isinstance(lessons, str):
+        raise ActiveMemoryError(f"{lessons}; call again to export fresh maintenance")
+    return lessons
 
 
 def _staged_cards(state: SessionState, task: TaskEntry) -> list[Lesson]:
@@ -114,7 +118,7 @@ async def _answer(
         raise ActiveMemoryError(unprepared.failure.message) from None
     try:
         spec = SPECS[task.specialist]
-        lessons = _supplied(task) + _staged_cards(state, task)
+        lessons = _supplied(task, store) + _staged_cards(state, task)
         result = await answer_session(
             prepared.env, spec, Meter(task.specialist), batch=0, lessons=lessons
         )

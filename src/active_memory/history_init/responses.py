@@ -4,13 +4,19 @@ A response is refused as a whole when it is not the task's (another task id, or 
 an earlier export: stale), when its answer does not satisfy the contract, or when maintenance
 leaves a supplied card or a staged finding undecided; a refused response is moved aside as
 ``response.refused.json`` and the task stays open. Items of an accepted answer that admission
-refuses are recorded by stage and code, never by text. The checkout must still be the one the
+refuses are recorded by stage and code, never by text.
+
+The cards a maintenance answer decides are the session's own record of what was supplied (the
+ids and revisions in ``state.json``, loaded from the store), never the task folder's
+``supplied.json``: that folder is the agent's to write, and a card planted there (another
+repository's, say) must not be retired by the publication. A ``supplied.json`` that is missing,
+unreadable or not what was exported refuses the response and asks for fresh maintenance, so the
+session is never stuck on a task folder it cannot trust. The checkout must still be the one the
 task was exported against: otherwise the import stops (restore it, or start a new session).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -25,7 +31,7 @@ from active_memory.admission.validate import (
     admit_maintenance,
 )
 from active_memory.bounded_input import read_json
-from active_memory.errors import InputRefused
+from active_memory.errors import ActiveMemoryError, InputRefused
 from active_memory.history_init.identity import Probes
 from active_memory.history_init.records import review_config, review_record
 from active_memory.history_init.state import (
@@ -40,10 +46,12 @@ from active_memory.models.changes import Rejection
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import Lesson
 from active_memory.postmortem.inspection import inspect
+from active_memory.store.sqlite import SqliteStore
 
-__all__ = ["Imported", "check_basis", "import_response"]
+__all__ = ["Imported", "check_basis", "import_response", "supplied_lessons"]
 
 REFUSED_FILE = "response.refused.json"
+SUPPLIED_FILE = "supplied.json"
 _STAGED_ACTIONS = ("keep", "defer")
 
 
@@ -53,6 +61,8 @@ class Imported:
 
     state: SessionState
     refused: str | None = None
+    # The task folder cannot be trusted or read: the caller exports fresh maintenance.
+    reexport: bool = False
 
 
 def task_checkout(state: SessionState, task: TaskEntry) -> str:
@@ -83,10 +93,63 @@ def check_basis(state: SessionState, task: TaskEntry, probes: Probes) -> None:
         )
 
 
-def _refuse(state: SessionState, task: TaskEntry, reason: str) -> Imported:
+def supplied_lessons(task: TaskEntry, store: SqliteStore) -> list[Lesson] | str:
+    """The cards the session supplied to ``task``, from the store at the recorded revisions;
+    a sentence instead when one of them is no longer at its revision."""
+    lessons = []
+    for lesson_id, revision in task.supplied:
+        try:
+            lesson = store.get(lesson_id)
+        except ActiveMemoryError:
+            return f"the supplied card {lesson_id!r} is no longer in the store"
+        if lesson.revision != revision:
+            return f"the supplied card {lesson_id!r} changed since it was exported"
+        lessons.append(lesson)
+    return lessons
+
+
+def _supplied_file_problem(task: TaskEntry, lessons: Sequence[Lesson]) -> str | None:
+    """Why the task folder's supplied.json is not the one exported, or None."""
+    path = Path(task.folder) / SUPPLIED_FILE
+    if not os.path.lexists(path):
+        return "its supplied.json is missing"
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        return "its supplied.json is not a regular file"
+    try:
+        data = read_json(
+            path, what=f"supplied cards of task {task.id!r}", max_bytes=MAX_ANSWER_BYTES
+        )
+    except InputRefused as refused:
+        return f"its supplied.json {refused.problem}"
+    if data != [lesson.model_dump(mode="json") for lesson in lessons]:
+        return "its supplied.json differs from the cards this session supplied"
+    return None
+
+
+def _refuse(
+    state: SessionState, task: TaskEntry, reason: str, *, reexport: bool = False
+) -> Imported:
+    """The response refused and moved aside; when it cannot be moved (a folder already named
+    response.refused.json, say) it is removed, so the same response is never read twice."""
     folder = Path(task.folder)
-    os.replace(folder / RESPONSE_FILE, folder / REFUSED_FILE)
-    return Imported(state, f"{task.id}: {reason}; write a new response.json")
+    then = "fresh maintenance tasks were exported" if reexport else "write a new response.json"
+    try:
+        os.replace(folder / RESPONSE_FILE, folder / REFUSED_FILE)
+    except OSError as error:
+        try:
+            os.unlink(folder / RESPONSE_FILE)
+        except OSError:
+            return Imported(
+                state,
+                f"{task.id}: {reason}, and response.json could not be moved aside "
+                f"({error.strerror or error}); remove {REFUSED_FILE} and response.json from "
+                "the task folder, then write a new response.json",
+                reexport,
+            )
+        reason += (
+            f" (it was removed: it could not be kept as {REFUSED_FILE}, {error.strerror or error})"
+        )
+    return Imported(state, f"{task.id}: {reason}; {then}", reexport)
 
 
 def _codes(rejections: Sequence[Rejection]) -> tuple[dict[str, Any], ...]:
@@ -127,7 +190,9 @@ def _staged_actions(raw: object, expected: Sequence[str]) -> tuple[tuple[str, st
     return tuple((finding, actions[finding]) for finding in expected)
 
 
-def import_response(state: SessionState, task: TaskEntry, probes: Probes) -> Imported:
+def import_response(
+    state: SessionState, task: TaskEntry, probes: Probes, store: SqliteStore
+) -> Imported:
     """Import ``task``'s response.json if there is one (``Imported(state)`` unchanged if not)."""
     path = Path(task.folder) / RESPONSE_FILE
     if task.status != "open" or not os.path.lexists(path):
@@ -195,10 +260,12 @@ def import_response(state: SessionState, task: TaskEntry, probes: Probes) -> Imp
         return Imported(
             state.model_copy(update={"staged": state.staged + staged, "held": state.held + held})
         )
-    supplied = [
-        Lesson.model_validate(item)
-        for item in json.loads((Path(task.folder) / "supplied.json").read_text("utf-8"))
-    ]
+    supplied = supplied_lessons(task, store)
+    if isinstance(supplied, str):
+        return _refuse(state, task, supplied, reexport=True)
+    problem = _supplied_file_problem(task, supplied)
+    if problem is not None:
+        return _refuse(state, task, f"{problem} (the task folder was changed)", reexport=True)
     result = admit_maintenance(data["answer"], task.specialist, supplied, context)
     if not result.complete:
         codes = ", ".join(sorted({r.code for r in result.rejections})) or "incomplete"

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import shutil
 import stat
 from collections.abc import Iterator
@@ -65,16 +66,29 @@ def open_session_dir(given: Path) -> tuple[Path, bool]:
     return directory, existing
 
 
+# The temporary ``write_private_text`` writes state.json through: a first call killed before
+# its rename (SIGKILL, a power cut) leaves it behind, named with that call's pid.
+_STATE_TEMPORARY = re.compile(rf"\.{re.escape(STATE_FILE)}\.[0-9]+\.tmp")
+
+
 def _fresh(names: set[str]) -> bool:
     """An empty folder, or what a first call interrupted before its first checkpoint leaves
-    (its lock and the runs it had converted so far): the next call starts it over."""
-    return not names or (LOCK_FILE in names and names <= {LOCK_FILE, RUNS_DIR})
+    (its lock, the runs it had converted so far, and a state.json temporary it was writing when
+    killed): the next call starts it over."""
+    if not names:
+        return True
+    leftovers = {name for name in names if _STATE_TEMPORARY.fullmatch(name)}
+    return LOCK_FILE in names and names - leftovers <= {LOCK_FILE, RUNS_DIR}
 
 
 def clear_interrupted_start(directory: Path) -> None:
-    """Remove the converted runs of a first call that died before ``state.json`` existed."""
+    """Remove what a first call that died before ``state.json`` existed left: its converted
+    runs and the temporary of the checkpoint it was writing."""
     if os.path.isdir(directory / RUNS_DIR) and not os.path.islink(directory / RUNS_DIR):
         shutil.rmtree(directory / RUNS_DIR)
+    for name in os.listdir(directory):
+        if _STATE_TEMPORARY.fullmatch(name) and not os.path.isdir(directory / name):
+            os.unlink(directory / name)
 
 
 @contextlib.contextmanager

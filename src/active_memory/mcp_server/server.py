@@ -162,4 +162,14 @@ def serve_stdio(tools: McpTools) -> None:
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(run)
+    try:
+        anyio.run(run)
+    except BaseExceptionGroup as group:
+        # An interrupt while a line was in flight: the transport's reader then finds the
+        # session's stream already closed. The broken stream is the shutdown's echo, not an
+        # error of its own; anything else in the group still surfaces.
+        _, rest = group.split(
+            (anyio.BrokenResourceError, anyio.ClosedResourceError, KeyboardInterrupt)
+        )
+        if rest is not None:
+            raise rest from None

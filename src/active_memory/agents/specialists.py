@@ -37,6 +37,7 @@ from active_memory.admission.validate import (
     admit_discovery,
     admit_maintenance,
 )
+from active_memory.agents.payload_parts import payload_parts
 from active_memory.agents.prompts import SPECIALISTS, Specialist, prompt_sha256, system_prompt
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
 from active_memory.agents.tool_loop import Session, SessionLimits, SessionResult
@@ -44,7 +45,6 @@ from active_memory.agents.tools import Toolbox
 from active_memory.cancel import CancelToken
 from active_memory.daemon_threads import in_daemon_thread
 from active_memory.errors import AnswerRefused
-from active_memory.evidence.builder import SPECIALISTS as EVIDENCE_NEEDS
 from active_memory.evidence.builder import EvidenceBundle, build_evidence
 from active_memory.models.changes import Mutation, Proposal, Rejection
 from active_memory.models.lessons import Lesson
@@ -198,50 +198,6 @@ def _evidence_files(bundle: EvidenceBundle) -> str:
         for key, path in sorted(bundle.private_files.items())
     ]
     return "\n".join(lines)
-
-
-def payload_parts(name: str) -> str:
-    """The preamble's list of what this specialist's evidence payload holds, from the builder's
-    own table: a prompt that promised transcripts or receipts the payload lacks would have the
-    model cite what it cannot see."""
-    needs = EVIDENCE_NEEDS[name]
-    parts = [
-        "`executions` (each with its `ref`, the `exec:` reference to cite"
-        + (", and its completion)" if needs.completions else ")")
-    ]
-    if needs.transcripts:
-        parts.append(
-            "`transcripts` (records per execution; a tool-call record that has a receipt carries "
-            'it as `receipt`, e.g. `"receipt": "receipt:7"`, the reference to cite for that call)'
-        )
-    if needs.receipts:
-        parts.append(
-            "`receipts` (the tool calls the host recorded, each with its `ref`, execution, tool "
-            "and paths)"
-        )
-    if needs.graph:
-        parts.append("`graph` (the authored graph)")
-    parts.append(
-        "`deliveries` (the manifest: which lesson `id@revision` was handed to which executions)"
-    )
-    parts.append(
-        "`lessons` (the lessons you decide)"
-        if needs.maintenance
-        else "`existing_lessons` (the lessons already in your scope)"
-    )
-    missing = [
-        f"`{part}`"
-        for part, present in (
-            ("completions", needs.completions),
-            ("transcripts", needs.transcripts),
-            ("receipts", needs.receipts),
-        )
-        if not present
-    ]
-    text = "  " + ", ".join(parts) + "."
-    if missing:
-        text += f" It has no {' and no '.join(missing)}: never cite or infer what it does not show."
-    return text
 
 
 def _tool_roots(env: SpecialistEnv) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from active_memory.agents.specialists import payload_parts
+from active_memory.agents.payload_parts import payload_parts
 from active_memory.evidence.builder import SPECIALISTS, build_evidence
 from active_memory.models.runs import load_run_record
 from fixture_runs import RUNS

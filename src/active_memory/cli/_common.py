@@ -43,6 +43,7 @@ __all__ = [
     "lesson_id_argument",
     "open_store",
     "reports_errors",
+    "runs_option",
     "store_option",
     "store_path",
 ]
@@ -75,6 +76,19 @@ store_option = click.option(
     help="Lesson store file (default: see `active-memory store path`).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def runs_option(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--runs``: the folders (or files) of run records, run logs, outcomes and reports a
+    ledger reads, repeatable; ``what`` says what this command reads them for."""
+    return click.option(
+        "--runs",
+        "runs",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
+        help=f"Run records, run logs, outcomes and reports{what}; repeatable "
+        "(default: the runs folder beside the store).",
+    )
 
 
 def _lesson_id(ctx: click.Context, param: click.Parameter, value: str) -> str:

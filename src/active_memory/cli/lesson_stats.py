@@ -20,6 +20,7 @@ from active_memory.cli._common import (
     fail,
     json_option,
     reports_errors,
+    runs_option,
 )
 from active_memory.cli.lessons import _clip
 from active_memory.errors import ConfigError, LessonValidationError
@@ -157,14 +158,7 @@ def _details(ledger: LessonLedger) -> list[str]:
     help="Lesson store file, or the memory service's https:// URL "
     "(token in $ACTIVE_MEMORY_SERVICE_TOKEN).",
 )
-@click.option(
-    "--runs",
-    "runs",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
-    help="A folder (or file) of run records, run logs, outcomes and reports; repeatable "
-    "(default: the runs folder beside the store).",
-)
+@runs_option("")
 @json_option
 @reports_errors
 def stats_command(

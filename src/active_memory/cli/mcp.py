@@ -19,6 +19,7 @@ from active_memory.cli._common import (
     BoundedInt,
     fail,
     reports_errors,
+    runs_option,
     store_option,
     store_path,
 )
@@ -40,14 +41,7 @@ _SDK_MODULES = ("mcp", "mcp_types")
 )
 @click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget per recall.")  # fmt: skip
-@click.option(
-    "--runs",
-    "runs",
-    multiple=True,
-    type=click.Path(exists=True, file_okay=True, dir_okay=True, path_type=Path),
-    help="Run records, run logs, outcomes and reports for explain's ledger; repeatable "
-    "(default: the runs folder beside the store).",
-)
+@runs_option(" for explain's ledger")
 @store_option
 @reports_errors
 def mcp_command(

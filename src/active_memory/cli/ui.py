@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from active_memory.cli._common import EXIT_BAD_INPUT, BoundedInt, fail, reports_errors
+from active_memory.cli._common import EXIT_BAD_INPUT, BoundedInt, fail, reports_errors, runs_option
 from active_memory.errors import ConfigError
 from active_memory.store.paths import check_store_location, default_store_path
 from active_memory.store.select import open_backend
@@ -29,13 +29,7 @@ __all__ = ["ui"]
     help="Lesson store file (default: see `active-memory store path`), or the memory service's "
     "https:// URL (token in $ACTIVE_MEMORY_SERVICE_TOKEN; no quarantine then).",
 )
-@click.option(
-    "--runs",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    help="Folders of run records, run logs, outcomes and reports; repeatable (default: the "
-    "runs folder beside the store).",
-)
+@runs_option(" for the ledgers and the runs page")
 @click.option("--host", default="127.0.0.1", show_default=True, help="A loopback address.")
 @click.option(
     "--port", type=BoundedInt(0, 65535), default=8766, show_default=True,

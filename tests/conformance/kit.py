@@ -14,14 +14,17 @@ must be to loopback (``ACTIVE_MEMORY_CONFORMANCE_STRACE=0`` turns the trace off)
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import time
+import venv
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +95,39 @@ def cli(
     )
     assert done.returncode == 0, f"active-memory {' '.join(args)}: {done.stderr}"
     return done
+
+
+def make_launcher(folder: Path) -> Path:
+    """The interpreter of a real virtual environment in ``folder`` that has this interpreter's
+    third-party packages but not active-memory, which it finds only on ``PYTHONPATH``.
+
+    Given a copy of the package there, deleting the copy or ``folder`` breaks the launcher as
+    deleting or rebuilding a user's virtual environment does. The third-party
+    packages are reached through links to each entry of this interpreter's site-packages except
+    active-memory's own, so an installed (not editable) active-memory is not found instead.
+    """
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
+    python = folder / "bin" / "python3"
+    found = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True, text=True, check=True, timeout=30,
+    )  # fmt: skip
+    packages = folder / "third-party"
+    packages.mkdir()
+    folders = {Path(path) for path in (*site.getsitepackages(), site.getusersitepackages())}
+    for found_in in sorted(path for path in folders if path.is_dir()):
+        for entry in found_in.iterdir():
+            if entry.name.startswith(("active_memory", "_active_memory", "__editable__")):
+                continue
+            with contextlib.suppress(FileExistsError):
+                (packages / entry.name).symlink_to(entry)
+    (Path(found.stdout.strip()) / "third-party.pth").write_text(f"{packages}\n", "utf-8")
+    alone = subprocess.run(
+        [str(python), "-c", "import git, pydantic, active_memory"],
+        capture_output=True, text=True, check=False, timeout=30,
+    )  # fmt: skip
+    assert "No module named 'active_memory'" in alone.stderr, alone.stderr
+    return python
 
 
 def _git(project: Path, *args: str) -> None:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +53,7 @@ from conformance.kit import (
     Workspace,
     cli,
     install_hooks,
+    make_launcher,
     record,
     run_harness,
 )
@@ -222,22 +222,21 @@ def test_serve_hooks_reach_the_broker_and_a_stopped_serve_lets_the_tool_run(
 def test_a_hook_whose_interpreter_or_package_is_gone_lets_the_tool_run(
     harness: Harness, binary: Path, workspace: Workspace, stand_in: StandIn, gone: str
 ) -> None:
-    # Installed from an interpreter link and a copy of the package, both then removed, as when
-    # a virtual environment is deleted or rebuilt elsewhere. (pi's extension is self-contained.)
+    # Installed from a virtual environment's interpreter and a copy of the package, one then
+    # removed, as when a virtual environment is deleted or rebuilt elsewhere. (pi's extension is
+    # self-contained.)
     sources = workspace.root / "site"
     shutil.copytree(
         Path(SOURCES) / "active_memory",
         sources / "active_memory",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
-    python = workspace.root / "venv" / "bin" / "python3"
-    python.parent.mkdir(parents=True)
-    python.symlink_to(sys.executable)
+    python = make_launcher(workspace.root / "venv")
     hooks = install_hooks(harness, workspace, python=str(python), sources=str(sources))
     written = Path(hooks["path"]).read_text(encoding="utf-8")
     assert str(python) in written
     assert str(sources) in written
-    shutil.rmtree(sources if gone == "package" else python.parent)
+    shutil.rmtree(sources if gone == "package" else workspace.root / "venv")
     _completed(run_harness(harness, binary, workspace, stand_in), stand_in)
 
 

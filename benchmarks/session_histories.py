@@ -6,6 +6,9 @@ gigabyte costs seconds, never memory.
 
 * ``claude-tools``: one Claude Code conversation of Read/Edit/Bash/Grep calls and results;
 * ``claude-subagents``: a main conversation launching 300 Task subagents, one file each;
+* ``claude-sidechains``: older Claude Code's inline subagents, 20 chains of short sidechain
+  records in the main file (the record count grows with the size; the test suite checks
+  flatness at 40x a small file, this case at any size);
 * ``codex-tools``: a current-form Codex rollout of shell calls and apply_patch edits;
 * ``pi-tools``: a pi v3 session of read/edit/bash tool calls and results;
 * ``copilot-tools``: a Copilot CLI events.jsonl of view calls and results;
@@ -33,6 +36,7 @@ __all__ = ["CHILD_ROOTS", "SESSION_CASES", "SUBAGENTS", "generate_session"]
 SESSION_CASES = (
     "claude-tools",
     "claude-subagents",
+    "claude-sidechains",
     "codex-tools",
     "pi-tools",
     "copilot-tools",
@@ -141,6 +145,26 @@ def _claude(folder: Path, total: int, subagents: int, texts: list[str]) -> Path:
                       total // subagents, texts)  # fmt: skip
         _claude_loop(sub, agent)
         sub.close()
+    out.close()
+    return main
+
+
+def _claude_sidechains(folder: Path, total: int, texts: list[str], chains: int = 20) -> Path:
+    """Older Claude Code's inline subagents: sidechain records in the main file, each chain
+    linked by ``parentUuid``, the records spread evenly over the chains (text only, so the
+    record count, not the output size, grows with ``total``)."""
+    main = folder / "bench-session.jsonl"
+    out = _Stream(main, total, texts)
+    out.put(_claude_entry("user", 0, "Ask the helpers.", None))
+    n, parents = 0, [""] * chains
+    while not out.full:
+        n += 1
+        chain = n % chains
+        kind = "user" if n // chains % 2 == 0 else "assistant"
+        content = f"step {n}" if kind == "user" else [{"type": "text", "text": f"step {n}"}]
+        extra = {"parentUuid": parents[chain] or None, "uuid": f"c{chain}-{n}"}
+        out.put({**_claude_entry(kind, n, content, None, **extra), "isSidechain": True})
+        parents[chain] = f"c{chain}-{n}"
     out.close()
     return main
 
@@ -283,6 +307,8 @@ def generate_session(case: str, folder: Path, total: int) -> Path:
     if case in CHILD_ROOTS:
         return _children(case, folder, total, texts)
     subagents = SUBAGENTS if case.endswith("subagents") else 0
+    if case == "claude-sidechains":
+        return _claude_sidechains(folder, total, texts)
     if case.startswith("claude"):
         return _claude(folder, total, subagents, texts)
     if case == "codex-tools":

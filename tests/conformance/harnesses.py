@@ -28,13 +28,14 @@ traffic are switched off where the CLI has a switch:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -323,11 +324,28 @@ _locks_guard = threading.Lock()
 
 
 def install(harness: Harness, root: Path | None = None) -> Installed:
-    """The harness's binary from the cache, installing the pinned package first if needed."""
+    """The harness's binary from the cache, installing the pinned package first if needed.
+
+    One install at a time per harness: across threads, and across processes (the test workers
+    of ``pytest -n``), so a fresh machine downloads each package once, not once per worker."""
+    root = root or cache_root()
     with _locks_guard:
         lock = _locks.setdefault(harness.name, threading.Lock())
-    with lock:
-        return _install(harness, root or cache_root())
+    with lock, _process_lock(root, harness):
+        return _install(harness, root)
+
+
+@contextlib.contextmanager
+def _process_lock(root: Path, harness: Harness) -> Iterator[None]:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        handle = (root / f".{_folder(harness)}.lock").open("a")
+    except OSError:
+        yield  # no lock without the folder: _install reports that folder's error itself
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def _install(harness: Harness, root: Path) -> Installed:

@@ -3,6 +3,7 @@ against a loopback stand-in for the Anthropic API, over a real git checkout, twi
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -74,16 +75,14 @@ def _options(
 def _traced(cli: str, folder: Path) -> tuple[str, Path | None]:
     """Where strace works (as in the conformance suite), the CLI under ``strace -f`` through a
     wrapper script, so the test can check that every connect was to loopback."""
-    from conformance.kit import tracing
+    from conformance.kit import trace_prefix, tracing
 
     if not tracing():
         return cli, None
     trace = folder / "cli.strace"
     wrapper = folder / "claude-traced"
-    wrapper.write_text(
-        f'#!/bin/sh\nexec strace -f -qq -A -e trace=connect -o "{trace}" "{cli}" "$@"\n',
-        encoding="utf-8",
-    )
+    prefix = " ".join(shlex.quote(part) for part in trace_prefix(trace))
+    wrapper.write_text(f'#!/bin/sh\nexec {prefix} {shlex.quote(cli)} "$@"\n', encoding="utf-8")
     wrapper.chmod(0o700)
     return str(wrapper), trace
 

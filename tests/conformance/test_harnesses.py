@@ -1,5 +1,7 @@
 """Conformance: the four real harness CLIs, driven headless against a model stand-in on loopback.
 
+Slow: every test starts a real harness CLI (a Node.js program of its own) at least once.
+
 Run it with ``pytest tests/conformance`` (it also runs in the plain ``pytest`` run). The first
 run installs the pinned npm packages (Claude Code, Codex, Copilot CLI, pi) into a cache folder,
 ``$ACTIVE_MEMORY_CONFORMANCE_CACHE`` or ``~/.cache/active-memory-conformance`` (see

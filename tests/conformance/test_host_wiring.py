@@ -1,5 +1,7 @@
 """Conformance: the real harness CLIs, wired by a host through ``run.harness_wiring``.
 
+Slow: every test starts a real harness CLI (a Node.js program of its own).
+
 No ``hooks install``: the host puts the run's wiring where the CLI it launches reads it, as
 docs/recall.md ("Wiring a harness from a host") shows:
 

@@ -1,5 +1,7 @@
 """The Claude Agent SDK integration, end to end: the real SDK spawning the real Claude Code CLI
-against a loopback stand-in for the Anthropic API, over a real git checkout, twice."""
+against a loopback stand-in for the Anthropic API, over a real git checkout, twice.
+
+Slow: the SDK starts the real Claude Code CLI (Node.js) for every query."""
 
 from __future__ import annotations
 

@@ -55,6 +55,7 @@ def test_the_page_has_a_set_up_and_an_example_and_output_per_framework() -> None
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
 def test_each_example_prints_what_the_page_shows(name: str, tmp_path: Path) -> None:
+    """Slow: each example runs as a program of its own, importing its agent framework."""
     try:
         importlib.metadata.distribution(DISTRIBUTIONS[name])
     except importlib.metadata.PackageNotFoundError:

@@ -59,6 +59,8 @@ def _namespace_command() -> list[str]:
 @pytest.mark.timeout(420)
 @pytest.mark.slow
 def test_the_browser_cases_pass_with_loopback_only() -> None:
+    """Slow: a real headless Chromium, in a network namespace of its own, goes through every
+    browser case."""
     command = [
         *_namespace_command(),
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CASES),

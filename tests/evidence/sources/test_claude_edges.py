@@ -151,6 +151,7 @@ print(json.dumps({"executions": len(record.executions),
 
 @pytest.mark.slow
 def test_a_thousand_subagents_are_read_one_file_at_a_time(tmp_path: Path) -> None:
+    """Slow: 1,100 subagent files, read in a process with a low open-file limit."""
     path = _subagent_session(tmp_path, 1100)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(

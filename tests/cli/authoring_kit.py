@@ -7,7 +7,8 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
-from active_memory.demo import load_bundle, materialize_run
+from active_memory.demo import load_bundle
+from checkouts import materialized
 
 DATES = {"first": "1748772000 +0000", "second": "1749376800 +0000"}
 
@@ -18,8 +19,8 @@ def cli(*args: str | Path, env: dict[str, str] | None = None) -> Result:
 
 def demo_runs(root: Path) -> tuple[Path, Path]:
     """Both demo runs as record folders; the second checkout's commit follows the first's."""
-    first, _ = materialize_run(load_bundle("first"), root / "first", date=DATES["first"])
-    second, _ = materialize_run(
+    first, _ = materialized(load_bundle("first"), root / "first", date=DATES["first"])
+    second, _ = materialized(
         load_bundle("second"), root / "second", parent=first / "checkout", date=DATES["second"]
     )
     return first, second

@@ -8,12 +8,12 @@ import asyncio
 import json
 from pathlib import Path
 
-from active_memory.demo import materialize_run
 from active_memory.models.runs import RunRecord, load_run_record
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.runlog import RunLog
 from active_memory.testing import ScriptedProvider
+from checkouts import materialized
 from fixture_runs import RUNS
 from postmortem.postmortem_kit import (
     SECOND_DATE,
@@ -89,7 +89,7 @@ def record_three_runs(tmp_path: Path) -> list[RunRecord]:
              ("repository_maintenance", 0, 1): decisions((R1, "keep"), (R2, "keep"))},
         )
     )  # fmt: skip
-    second, _ = materialize_run(
+    second, _ = materialized(
         RUNS / "clean-success", tmp_path / "second", parent=first / "checkout", date=SECOND_DATE
     )
     b = _deliver(second, [(R1, "ex-implement-1", "hook"), (R2, "ex-implement-1", "hook")])
@@ -100,7 +100,7 @@ def record_three_runs(tmp_path: Path) -> list[RunRecord]:
              ("repository_maintenance", 0, 1): decisions((R1, "retire"), (R2, "retire"))},
         )
     )  # fmt: skip
-    third, _ = materialize_run(
+    third, _ = materialized(
         RUNS / "map-verbose-reviewer", tmp_path / "third", parent=second / "checkout",
         date="1749981600 +0000",
     )  # fmt: skip

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
-from active_memory.demo import materialize_run
 from active_memory.errors import ReplayMismatch
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.config import ActiveMemoryConfig, PostmortemConfig, RuntimeConfig
@@ -22,6 +21,7 @@ from active_memory.models.runs import RunRecord, load_run_record
 from active_memory.postmortem.entry import sequential_ids
 from active_memory.store.sqlite import SqliteStore
 from active_memory.testing import answer_response
+from checkouts import materialized
 from fixture_runs import RUNS
 
 REPOSITORY = "forge:github.com/example/order-service"
@@ -34,12 +34,12 @@ G1, R1, R2 = LESSON_IDS[:3]
 
 
 def first_run(tmp_path: Path) -> tuple[Path, RunRecord]:
-    folder, _ = materialize_run(RUNS / FIRST, tmp_path / "first", date=FIRST_DATE)
+    folder, _ = materialized(RUNS / FIRST, tmp_path / "first", date=FIRST_DATE)
     return folder, load_run_record(folder)
 
 
 def second_run(tmp_path: Path, first: Path) -> tuple[Path, RunRecord]:
-    folder, _ = materialize_run(
+    folder, _ = materialized(
         RUNS / SECOND, tmp_path / "second", parent=first / "checkout", date=SECOND_DATE
     )
     run_file = folder / "run.json"

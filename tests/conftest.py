@@ -16,6 +16,7 @@ import pytest
 
 import pg_cluster
 from isolation import NetworkGuard, isolate_environment
+from slow_reasons import pytest_collection_modifyitems  # noqa: F401 (a hook: slow tests say why)
 
 httpx2.alias_httpx()
 

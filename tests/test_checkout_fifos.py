@@ -100,9 +100,11 @@ def test_a_fifo_commondir_of_a_linked_worktree_is_not_waited_on(tmp_path: Path) 
     assert result["key_is_local"] is True
 
 
+@pytest.mark.slow
 def test_a_git_command_held_by_a_fifo_in_the_work_tree_times_out_in_one_sentence(
     tmp_path: Path,
 ) -> None:
+    """Slow: it waits out the 2 s git deadline, in a process of its own."""
     _repo(tmp_path)
     os.mkfifo(tmp_path / ".gitignore")  # git status opens it and waits for a writer
 

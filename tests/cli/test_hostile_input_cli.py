@@ -57,9 +57,11 @@ def run_copy(tmp_path: Path) -> Path:
 # -- run records ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=150)
 @given(data=st.one_of(planted(RUN_DOCUMENT), hostile_bytes()))
 def test_fuzz_evidence_on_a_hostile_run_json(run_copy: Path, data: bytes) -> None:
+    """Slow: 150 generated run records, each through the whole `evidence` command."""
     (run_copy / "run.json").write_bytes(data)
     before = tree_digest(run_copy)
     one_sentence_or_success(_cli("evidence", str(run_copy), "--json"))

@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from active_memory.history_init.publication import INTENT_FILE, KILL_VARIABLE
 from active_memory.store.sqlite import SqliteStore
 from history_init.conftest import Machine
@@ -39,9 +41,11 @@ def receipt_rows(store: Path) -> int:
     return int(count)
 
 
+@pytest.mark.slow
 def test_killed_between_commit_and_checkpoint_resumes_to_exactly_one_publication(
     machine: Machine,
 ) -> None:
+    """Slow: each call is a new `active-memory` process, one of them killed mid-publication."""
     three_repositories(machine)
     first = machine.answer("--ignore-repos", "acme/gamma", "--ignore-graphs", "autoresearch")
     assert first["phase"] == "discovery"

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from active_memory.cli.main import main
@@ -77,7 +78,9 @@ def test_the_subagent_prompt_treats_every_exported_file_as_data() -> None:
     assert '"staged"' in flat  # what a maintenance response adds
 
 
+@pytest.mark.slow
 def test_following_the_skill_literally_reaches_phase_complete(machine: Machine) -> None:
+    """Slow: every step of the skill is a new `active-memory memory init` process."""
     claude_session(machine.home, machine.repo("alpha"), 1)
     codex_session(machine.home, machine.repo("beta"), 2, "git@github.com:acme/beta.git")
     command = _command()

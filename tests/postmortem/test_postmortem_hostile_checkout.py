@@ -104,9 +104,11 @@ def test_the_checkout_tools_refuse_a_fifo_and_the_review_completes(tmp_path: Pat
     assert any("match(es)" in text and "repository:" in text for text in texts), texts
 
 
+@pytest.mark.slow
 def test_a_worker_thread_stuck_opening_a_fifo_does_not_keep_the_process_past_its_deadline(
     tmp_path: Path,
 ) -> None:
+    """Slow: it waits out a 2 s postmortem deadline, in a process of its own."""
     result = _run(tmp_path, "blocking", 2_000)
 
     assert result["status"] == "timed_out"

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from abuse import legitimate_call
 
 from active_memory.recall.broker import BrokerAnswer, BrokerRequest, RecallBroker
@@ -40,7 +41,10 @@ def handler(request: BrokerRequest) -> BrokerAnswer:
     return Answer()
 
 
+@pytest.mark.slow
 def test_hostile_local_sockets_do_not_starve_legitimate_calls() -> None:
+    """Slow: 200 hostile sockets from another process are held against the broker while it
+    serves legitimate calls."""
     # Fewer slots than hostile sockets (as under a 1,024 descriptor limit): the broker must
     # keep displacing them to let legitimate calls in.
     with RecallBroker(handler, max_connections=256, max_per_client=256) as broker:

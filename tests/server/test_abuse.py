@@ -252,9 +252,12 @@ def test_a_crowd_of_abusive_clients_does_not_stop_legitimate_calls(
           f"{statistics.median(latencies):.4f} s, max {max(latencies):.4f} s")  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_client_that_stops_reading_its_answer_is_dropped_while_others_are_served(
     running: RunningService, issue: Issue, tenant: str
 ) -> None:
+    """Slow: 1,500 lessons are published, then 80 legitimate snapshots are timed while a client
+    stalls a 7 MB answer past the service's 1.5 s guard."""
     token = issue().token
     store = running.service.store(tenant)
     files = tuple(f"src/{'d' * 200}/f{n:02d}.py" for n in range(20))  # ~5 KB cards

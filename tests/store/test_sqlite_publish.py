@@ -278,7 +278,9 @@ def test_a_store_over_a_lowered_limit_can_still_shrink(engine: Engine) -> None:
         assert receipt.retired == (ids[0],)
 
 
+@pytest.mark.slow
 def test_ten_thousand_live_lessons_is_the_default_limit(store: Store) -> None:
+    """Slow: it publishes 10,000 lessons, on SQLite and on PostgreSQL, to reach the limit."""
     draft = make_graph_draft()
     for start in range(0, 10_000, 2_500):
         mutations = tuple(

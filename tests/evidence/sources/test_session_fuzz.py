@@ -74,11 +74,13 @@ def _session(tmp: Path, folder: str, name: str, data: bytes) -> Path:
     return path
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=1000)
 @given(case=mutated_session())
 def test_fuzz_open_run_source_gives_a_record_or_one_sentence(
     tmp_path_factory: pytest.TempPathFactory, case: tuple[str, str, str, bytes]
 ) -> None:
+    """Slow: 1,000 generated session files, each converted."""
     folder, name, named, data = case
     tmp = tmp_path_factory.mktemp("fuzz")
     path = _session(tmp, folder, name, data)

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
@@ -27,9 +27,13 @@ from active_memory.errors import (
     InputRefused,
     LessonValidationError,
 )
-from active_memory.models.ids import validate_lesson_id
 from active_memory.store.paths import check_store_location, default_store_path
-from active_memory.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from active_memory.store.sqlite import SqliteStore
+
+# The store and the lesson models (pydantic) are imported where they are used: every command
+# imports this module, and `store path` or `--help` needs neither.
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -92,6 +96,8 @@ def runs_option(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 
 
 def _lesson_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from active_memory.models.ids import validate_lesson_id
+
     try:
         return validate_lesson_id("ID", value)
     except LessonValidationError as error:
@@ -110,6 +116,8 @@ def store_path(store: Path | None) -> Path:
 
 @contextmanager
 def open_store(store: Path | None, *, read_only: bool) -> Iterator[SqliteStore]:
+    from active_memory.store.sqlite import SqliteStore
+
     with SqliteStore(store_path(store), read_only=read_only) as opened:
         yield opened
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
@@ -39,6 +40,7 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
     "BoundedInt",
+    "binary_stdin",
     "capped",
     "check_run_path",
     "emit_json",
@@ -136,11 +138,24 @@ class BoundedInt(click.IntRange):
             return super().convert(value, param, ctx)
         except click.BadParameter as error:
             text = str(value)
-            if len(text) > _ECHO_CHARS:
-                error.message = error.message.replace(repr(text), repr(capped(text))).replace(
-                    text, capped(text)
-                )
-            raise
+            if len(text) <= _ECHO_CHARS:
+                raise
+            # The message is final once raised (click types it Final): raise it again, cut.
+            message = error.message.replace(repr(text), repr(capped(text)))
+            raise click.BadParameter(
+                message.replace(text, capped(text)),
+                ctx=error.ctx,
+                param=error.param,
+                param_hint=error.param_hint,
+            ) from None
+
+
+def binary_stdin() -> IO[bytes]:
+    """Standard input as bytes (what ``click.get_binary_stream("stdin")`` returned; click 8.5
+    deprecates it, and CliRunner's input is found the same way, through ``sys.stdin``)."""
+    if sys.stdin is None:  # started with its standard input closed
+        fail("standard input is closed; give a file instead of `-`", EXIT_BAD_INPUT)
+    return sys.stdin.buffer
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:

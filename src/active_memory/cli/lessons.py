@@ -7,7 +7,6 @@ and load when they run.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO
 
 import click
 
@@ -15,6 +14,7 @@ from active_memory.bounded_input import decode_utf8, read_bytes, read_stream
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     BoundedInt,
+    binary_stdin,
     emit_json,
     fail,
     json_option,
@@ -204,7 +204,7 @@ def _read_lines(source: str) -> list[str]:
     try:
         if source == "-":
             what = "standard input"
-            data = read_stream(_stdin(), what=what, max_bytes=MAX_IMPORT_BYTES)
+            data = read_stream(binary_stdin(), what=what, max_bytes=MAX_IMPORT_BYTES)
         else:
             what = repr(source)
             data = read_bytes(source, what=what, max_bytes=MAX_IMPORT_BYTES)
@@ -216,10 +216,6 @@ def _read_lines(source: str) -> list[str]:
             hint = "; export lessons with `active-memory lessons export`"
         fail(f"{refused}{hint}", EXIT_BAD_INPUT)
     return text.split("\n")
-
-
-def _stdin() -> IO[bytes]:
-    return click.get_binary_stream("stdin")
 
 
 @lessons.command("import")

@@ -6,10 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from active_memory.agents.prompts import load_prompt
-from active_memory.cli.main import main
 from active_memory.postmortem.specialist_eval import EvalRow, compare_rows
 from cli.authoring_kit import cli, demo_runs
 
@@ -106,9 +103,8 @@ def test_a_failed_run_is_reported_as_a_failure_against_its_baseline_not_as_no_ch
     (prompts / "repository_discovery.md").write_text(text)
     # Strict: the edited prompt fails both runs; the second run's baseline admits nothing, so
     # its admitted items and rejections are the same on both sides.
-    args = (*EVAL, first, second, "--provider", "replay", "--store", tmp_path / "s",
-            "--baseline", baseline, "--prompts", prompts, "--json")  # fmt: skip
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    result = cli(*EVAL, first, second, "--provider", "replay", "--store", tmp_path / "s",
+                 "--baseline", baseline, "--prompts", prompts, "--json")  # fmt: skip
     assert result.exit_code == 1
     diffs = {d["run"]: d for d in json.loads(result.stdout)["diffs"]}
     assert (diffs["second"]["status_before"], diffs["second"]["status_after"]) == (
@@ -134,9 +130,8 @@ def test_a_failed_baseline_replay_is_a_failure_not_no_change(tmp_path: Path) -> 
     kept = [line for line in lines if json.loads(line)["specialist"] != "graph_discovery"]
     (baseline / "second.jsonl").write_text("\n".join(kept) + "\n")
     other = ("specialist", "eval", "graph_discovery")
-    result = CliRunner().invoke(main, [str(a) for a in (
-        *other, second, "--provider", "replay", "--store", tmp_path / "s", "--baseline", baseline,
-        LENIENT)], catch_exceptions=False)  # fmt: skip
+    result = cli(*other, second, "--provider", "replay", "--store", tmp_path / "s",
+                 "--baseline", baseline, LENIENT)  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "second: no change" not in result.stdout
     assert result.stdout.splitlines()[-1].startswith(
@@ -152,14 +147,12 @@ def test_a_baseline_recorded_with_a_model_replays_without_a_model_changed_warnin
     recorded = tmp_path / "baseline"
     model = ("--provider", "replay", "--model", "claude-opus-4-1", "--store", tmp_path / "s",
              LENIENT)  # fmt: skip
-    made = CliRunner().invoke(main, [str(a) for a in (*EVAL, first, *model, "--record", recorded)],
-                              catch_exceptions=False)  # fmt: skip
+    made = cli(*EVAL, first, *model, "--record", recorded)
     assert made.exit_code == 0, made.output
     assert json.loads((recorded / "first.jsonl").read_text().splitlines()[0])["model"] == (
         "claude-opus-4-1"
     )
-    again = CliRunner().invoke(main, [str(a) for a in (*EVAL, first, *model, "--baseline",
-                               recorded)], catch_exceptions=False)  # fmt: skip
+    again = cli(*EVAL, first, *model, "--baseline", recorded)
     assert again.exit_code == 0, again.output
     # The run's own recording was made with the inherited model, so its replay with --model warns;
     # the baseline, recorded with the same --model, must not.

@@ -180,8 +180,8 @@ async def run_demo(
     ``directory/lessons.sqlite3`` and recall a Read of ``tests/conftest.py`` afterwards.
 
     A relative ``directory`` is made absolute first: the recalled tool call's ``cwd`` is the
-    checkout, and a relative ``cwd`` is read from the workspace root (as a harness's would be),
-    not from this process's working directory, so a relative checkout matched nothing."""
+    checkout, and recall reads a relative ``cwd`` from the workspace root (as a harness's), not
+    from this process's working directory, so a relative checkout would match nothing."""
     root = Path(os.path.abspath(directory))
     root.mkdir(parents=True, exist_ok=True)
     store_path = root / "lessons.sqlite3"

@@ -16,7 +16,6 @@ from active_memory.cli._common import (
     store_option,
     store_path,
 )
-from active_memory.cli.mcp import MCP_INSTALL, mcp_sdk_problem
 from active_memory.errors import RecallError
 from active_memory.hooks.install import (
     HARNESS_NAMES,
@@ -115,6 +114,9 @@ def install_command(
 def _install_mcp(
     harness: str, project: Path | None, workspace: Path | None, database: Path, as_json: bool
 ) -> None:
+    # Imported here: the MCP server's modules (the screens among them) are no hook's concern.
+    from active_memory.cli.mcp import MCP_INSTALL, mcp_sdk_problem
+
     # Refused rather than written with a warning: a client starts the entry out of sight, so a
     # server that cannot start shows only in its logs, while the warning scrolls away here.
     problem = mcp_sdk_problem()

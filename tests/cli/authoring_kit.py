@@ -14,7 +14,7 @@ DATES = {"first": "1748772000 +0000", "second": "1749376800 +0000"}
 
 
 def cli(*args: str | Path, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(main, [str(arg) for arg in args], env=env)
+    return CliRunner().invoke(main, [str(arg) for arg in args], env=env, catch_exceptions=False)
 
 
 def demo_runs(root: Path) -> tuple[Path, Path]:

@@ -124,6 +124,16 @@ def test_the_demo_replays_strictly_from_a_relative_folder(
     result = cli("demo", "--dir", "demo")
     assert result.exit_code == 0, result.stderr
     assert "-- live lessons after postmortem 2: 2" in result.stdout
+    # The recall at the end matches, as the command it prints does (a relative folder once
+    # printed "(nothing matched)" there).
+    shown = result.stdout.split("== what a Read of tests/conftest.py", 1)[1]
+    assert "(nothing matched)" not in shown
+    assert "[lesson-01JWNF15X00000000000000002@2] Name every setting APP_*" in shown
+    printed = next(line for line in shown.splitlines() if line.startswith("$ active-memory recall"))
+    assert f"--repository {tmp_path / 'demo' / 'second' / 'checkout'} " in printed
+    again = json.loads(cli(*printed.split()[2:], "--json").stdout)
+    delivered = [card["id"] for card in again["report"]["cards"]]
+    assert delivered == ["lesson-01JWNF15X00000000000000002"]
 
 
 def test_specialist_run_records_its_session_and_the_recording_replays_strictly(

@@ -90,3 +90,83 @@ def test_the_diff_lists_items_each_side_has_alone_and_both_rejection_counts() ->
     assert (diff.added, diff.removed) == (("c",), ("a", "b"))
     assert diff.changed
     assert not compare_rows(before, before).changed
+
+
+def test_a_failed_run_is_reported_as_a_failure_against_its_baseline_not_as_no_change(
+    tmp_path: Path,
+) -> None:
+    first, second = demo_runs(tmp_path)
+    baseline = _baselines(tmp_path, first, second)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    text = load_prompt("repository_discovery") + "\nPrefer fewer, sharper lessons.\n"
+    (prompts / "repository_discovery.md").write_text(text)
+    # Strict: the edited prompt fails both runs; the second run's baseline admits nothing, so
+    # its admitted items and rejections are the same on both sides.
+    result = cli(*EVAL, first, second, "--provider", "replay", "--store", tmp_path / "s",
+                 "--baseline", baseline, "--prompts", prompts, "--json")  # fmt: skip
+    assert result.exit_code == 1
+    diffs = {d["run"]: d for d in json.loads(result.stdout)["diffs"]}
+    assert (diffs["second"]["status_before"], diffs["second"]["status_after"]) == (
+        "accepted", "failed"
+    )  # fmt: skip
+    assert diffs["second"]["changed"]
+    text_result = cli(*EVAL, second, "--provider", "replay", "--store", tmp_path / "s2",
+                      "--baseline", baseline, "--prompts", prompts)  # fmt: skip
+    assert text_result.exit_code == 1
+    assert "second: no change" not in text_result.stdout
+    assert text_result.stdout.splitlines()[-1] == (
+        "second: not compared, the run ended failed (its error is above)"
+    )
+
+
+def test_a_failed_baseline_replay_is_a_failure_not_no_change(tmp_path: Path) -> None:
+    _, second = demo_runs(tmp_path)
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    # A recording of the other specialists only: the baseline's replay has nothing to answer
+    # graph_discovery with, while the run itself admits nothing either.
+    lines = (second / "exchanges.jsonl").read_text().splitlines()
+    kept = [line for line in lines if json.loads(line)["specialist"] != "graph_discovery"]
+    (baseline / "second.jsonl").write_text("\n".join(kept) + "\n")
+    other = ("specialist", "eval", "graph_discovery")
+    result = cli(*other, second, "--provider", "replay", "--store", tmp_path / "s",
+                 "--baseline", baseline, LENIENT)  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "second: no change" not in result.stdout
+    assert result.stdout.splitlines()[-1].startswith(
+        "second: not compared, the baseline ended failed: unexpected call: specialist "
+        "'graph_discovery'"
+    )
+
+
+def test_a_baseline_recorded_with_a_model_replays_without_a_model_changed_warning(
+    tmp_path: Path,
+) -> None:
+    first, _ = demo_runs(tmp_path)
+    recorded = tmp_path / "baseline"
+    model = ("--provider", "replay", "--model", "claude-opus-4-1", "--store", tmp_path / "s",
+             LENIENT)  # fmt: skip
+    made = cli(*EVAL, first, *model, "--record", recorded)
+    assert made.exit_code == 0, made.output
+    assert json.loads((recorded / "first.jsonl").read_text().splitlines()[0])["model"] == (
+        "claude-opus-4-1"
+    )
+    again = cli(*EVAL, first, *model, "--baseline", recorded)
+    assert again.exit_code == 0, again.output
+    # The run's own recording was made with the inherited model, so its replay with --model warns;
+    # the baseline, recorded with the same --model, must not.
+    assert "first/exchanges.jsonl': model changed" in again.stderr
+    assert str(recorded / "first.jsonl") not in again.stderr
+
+
+def test_a_diff_with_a_failed_side_is_a_changed_failure_even_with_the_same_items() -> None:
+    before = EvalRow("r", "accepted", ())
+    after = EvalRow("r", "failed", (), error="the provider timed out")
+    diff = compare_rows(before, after)
+    assert diff.failed
+    assert diff.changed
+    assert diff.to_dict()["status_after"] == "failed"
+    assert diff.to_dict()["error_after"] == "the provider timed out"
+    assert compare_rows(after, after).failed
+    assert not compare_rows(before, before).failed

@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import IO, TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
@@ -27,14 +28,19 @@ from active_memory.errors import (
     InputRefused,
     LessonValidationError,
 )
-from active_memory.models.ids import validate_lesson_id
 from active_memory.store.paths import check_store_location, default_store_path
-from active_memory.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from active_memory.store.sqlite import SqliteStore
+
+# The store and the lesson models (pydantic) are imported where they are used: every command
+# imports this module, and `store path` or `--help` needs neither.
 
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILED",
     "BoundedInt",
+    "binary_stdin",
     "capped",
     "check_run_path",
     "emit_json",
@@ -92,6 +98,8 @@ def runs_option(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 
 
 def _lesson_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from active_memory.models.ids import validate_lesson_id
+
     try:
         return validate_lesson_id("ID", value)
     except LessonValidationError as error:
@@ -110,6 +118,8 @@ def store_path(store: Path | None) -> Path:
 
 @contextmanager
 def open_store(store: Path | None, *, read_only: bool) -> Iterator[SqliteStore]:
+    from active_memory.store.sqlite import SqliteStore
+
     with SqliteStore(store_path(store), read_only=read_only) as opened:
         yield opened
 
@@ -128,11 +138,24 @@ class BoundedInt(click.IntRange):
             return super().convert(value, param, ctx)
         except click.BadParameter as error:
             text = str(value)
-            if len(text) > _ECHO_CHARS:
-                error.message = error.message.replace(repr(text), repr(capped(text))).replace(
-                    text, capped(text)
-                )
-            raise
+            if len(text) <= _ECHO_CHARS:
+                raise
+            # The message is final once raised (click types it Final): raise it again, cut.
+            message = error.message.replace(repr(text), repr(capped(text)))
+            raise click.BadParameter(
+                message.replace(text, capped(text)),
+                ctx=error.ctx,
+                param=error.param,
+                param_hint=error.param_hint,
+            ) from None
+
+
+def binary_stdin() -> IO[bytes]:
+    """Standard input as bytes (what ``click.get_binary_stream("stdin")`` returned; click 8.5
+    deprecates it, and CliRunner's input is found the same way, through ``sys.stdin``)."""
+    if sys.stdin is None:  # started with its standard input closed
+        fail("standard input is closed; give a file instead of `-`", EXIT_BAD_INPUT)
+    return sys.stdin.buffer
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:

@@ -1,8 +1,9 @@
-"""The ``active-memory`` console script: load the commands, then run them.
+"""The ``active-memory`` console script: load the root group, then run the command.
 
-Loading every command takes most of a second, and a Ctrl-C in that second is still the user's
-interrupt, not a crash: it ends with one line and exit 130 instead of a traceback. Once the
-commands run, each reports its own interruption.
+A command's module is imported only when it runs (:mod:`active_memory.cli.lazy`), and that
+import is most of its start-up. A Ctrl-C while the root group or a command's module loads is
+still the user's interrupt, not a crash: it ends with one line and exit 130 instead of a
+traceback. Once the command runs, it reports its own interruption.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import sys
 
 EXIT_INTERRUPTED = 130
+INTERRUPTED_WHILE_STARTING = "error: interrupted while starting; nothing was done"
 
 
 def run() -> None:
     try:
         from active_memory.cli.main import main
     except KeyboardInterrupt:
-        sys.stderr.write("error: interrupted while starting; nothing was done\n")
+        sys.stderr.write(INTERRUPTED_WHILE_STARTING + "\n")
         raise SystemExit(EXIT_INTERRUPTED) from None
     main()

@@ -68,7 +68,8 @@ def install_command(
 
     cursor and mcp write an MCP server entry running `active-memory mcp` instead: Cursor's
     .cursor/mcp.json (the project's, else ~/.cursor/mcp.json serving the folder Cursor has
-    open), or a project's .mcp.json; mcp without --project prints the entry.
+    open), or a project's .mcp.json; mcp without --project prints the entry. Both need the
+    [mcp] extra and refuse (exit 2) without it.
     """
     # Hooks run from other directories: every path they are given must be absolute.
     database = Path(os.path.abspath(store_path(store)))
@@ -113,6 +114,15 @@ def install_command(
 def _install_mcp(
     harness: str, project: Path | None, workspace: Path | None, database: Path, as_json: bool
 ) -> None:
+    # Imported here: the MCP server's modules (the screens among them) are no hook's concern.
+    from active_memory.cli.mcp import MCP_INSTALL, mcp_sdk_problem
+
+    # Refused rather than written with a warning: a client starts the entry out of sight, so a
+    # server that cannot start shows only in its logs, while the warning scrolls away here.
+    problem = mcp_sdk_problem()
+    if problem is not None:
+        fail(f"{problem}, so the {harness} entry could not start it; install it with: "
+             f"{MCP_INSTALL}, then install the entry again", EXIT_BAD_INPUT)  # fmt: skip
     if harness == "mcp" and project is None:
         served = (workspace or Path.cwd()).resolve()
         entry = {"mcpServers": {MCP_SERVER_NAME: mcp_server_entry(str(served), database)}}

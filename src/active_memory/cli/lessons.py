@@ -1,9 +1,12 @@
-"""``active-memory lessons``: list, show, history, export, import, revert, purge."""
+"""``active-memory lessons``: list, show, history, export, import, revert, purge.
+
+``review``, ``retire`` and ``stats`` belong to the group too; they live in modules of their own
+and load when they run.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO
 
 import click
 
@@ -11,6 +14,7 @@ from active_memory.bounded_input import decode_utf8, read_bytes, read_stream
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     BoundedInt,
+    binary_stdin,
     emit_json,
     fail,
     json_option,
@@ -19,6 +23,7 @@ from active_memory.cli._common import (
     reports_errors,
     store_option,
 )
+from active_memory.cli.lazy import Lazy, LazyGroup
 from active_memory.errors import InputRefused
 from active_memory.limits import LIMITS
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Scope
@@ -33,7 +38,20 @@ __all__ = ["lessons"]
 MAX_IMPORT_BYTES = 256 * 1024 * 1024
 
 
-@click.group()
+@click.group(
+    cls=LazyGroup,
+    lazy={
+        "retire": Lazy("active_memory.cli.retire:retire_command",
+                       "Retire lesson ID: a checked publication that tombstones it at its current "
+                       "revision."),
+        "review": Lazy("active_memory.cli.review:review",
+                       "Proposals held in quarantine by weak screening signals, for a person to "
+                       "decide."),
+        "stats": Lazy("active_memory.cli.lesson_stats:stats_command",
+                      "What each lesson has done: deliveries, runs and their outcomes, "
+                      "maintenance decisions and the admission of every revision."),
+    },
+)  # fmt: skip
 def lessons() -> None:
     """Read and administer stored lessons."""
 
@@ -186,7 +204,7 @@ def _read_lines(source: str) -> list[str]:
     try:
         if source == "-":
             what = "standard input"
-            data = read_stream(_stdin(), what=what, max_bytes=MAX_IMPORT_BYTES)
+            data = read_stream(binary_stdin(), what=what, max_bytes=MAX_IMPORT_BYTES)
         else:
             what = repr(source)
             data = read_bytes(source, what=what, max_bytes=MAX_IMPORT_BYTES)
@@ -198,10 +216,6 @@ def _read_lines(source: str) -> list[str]:
             hint = "; export lessons with `active-memory lessons export`"
         fail(f"{refused}{hint}", EXIT_BAD_INPUT)
     return text.split("\n")
-
-
-def _stdin() -> IO[bytes]:
-    return click.get_binary_stream("stdin")
 
 
 @lessons.command("import")

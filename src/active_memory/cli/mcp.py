@@ -3,11 +3,15 @@
 Serves the repository of the working directory (or ``--repository``) from the store, read-only:
 ``recall``, ``explain`` and ``list`` (see ``docs/mcp.md``). Standard output belongs to the
 protocol; the one line this command prints itself goes to standard error.
+
+The SDK (``mcp`` and ``anyio``) is the ``[mcp]`` extra: without it, this command and ``hooks
+install`` for an MCP client say how to install it, exit 2 (:func:`mcp_sdk_problem`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 from pathlib import Path
@@ -15,7 +19,7 @@ from pathlib import Path
 import click
 
 from active_memory.cli._common import (
-    EXIT_FAILED,
+    EXIT_BAD_INPUT,
     BoundedInt,
     fail,
     reports_errors,
@@ -26,9 +30,28 @@ from active_memory.cli._common import (
 from active_memory.mcp_server.reads import StoreReads
 from active_memory.mcp_server.workspace import Workspace
 
-__all__ = ["mcp_command"]
+__all__ = ["MCP_INSTALL", "mcp_command", "mcp_sdk_problem"]
 
-_SDK_MODULES = ("mcp", "mcp_types")
+MCP_INSTALL = "pip install 'active-memory[mcp]'"
+
+
+def mcp_sdk_problem() -> str | None:
+    """None when the MCP server can be loaded; else what is wrong, as the start of a sentence.
+
+    The server module imports only the SDK and this package, so any other module it cannot
+    find is the extra's (``mcp``, ``anyio``, or a dependency of theirs); any other ImportError
+    there is an SDK the extra's pin rejects, which the same install replaces.
+    """
+    try:
+        importlib.import_module("active_memory.mcp_server.server")
+    except ImportError as missing:
+        name = missing.name or ""
+        if name.split(".")[0] == "active_memory":
+            raise
+        if isinstance(missing, ModuleNotFoundError) and name:
+            return f"the MCP server needs the MCP SDK ({name!r} is not installed)"
+        return f"the MCP server cannot load the installed MCP SDK ({missing})"
+    return None
 
 
 @click.command("mcp")
@@ -48,15 +71,11 @@ def mcp_command(
     workspace: Path | None, tokens: int, runs: tuple[Path, ...], store: Path | None
 ) -> None:
     """Serve recall, explain and list to an MCP client over stdio (read-only)."""
-    try:
-        from active_memory.mcp_server.server import McpTools, serve_stdio
-    except ModuleNotFoundError as missing:
-        if (missing.name or "").split(".")[0] not in _SDK_MODULES:
-            raise
-        fail(
-            "the MCP server needs the MCP SDK; install it with: pip install 'active-memory[mcp]'",
-            EXIT_FAILED,
-        )
+    problem = mcp_sdk_problem()
+    if problem is not None:
+        fail(f"{problem}; install it with: {MCP_INSTALL}", EXIT_BAD_INPUT)
+    from active_memory.mcp_server.server import McpTools, serve_stdio
+
     served = Workspace.at(workspace or Path.cwd())
     database = Path(os.path.abspath(store_path(store)))
     logging.basicConfig(level=logging.WARNING, format="active-memory mcp: %(message)s")

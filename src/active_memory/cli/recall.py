@@ -20,6 +20,7 @@ from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     BoundedInt,
+    binary_stdin,
     emit_json,
     fail,
     json_option,
@@ -72,7 +73,7 @@ def _tool_call(
     what = "standard input" if source == "-" else repr(source)
     try:
         if source == "-":
-            data = read_stream(click.get_binary_stream("stdin"), what=what, max_bytes=_MAX_PAYLOAD)
+            data = read_stream(binary_stdin(), what=what, max_bytes=_MAX_PAYLOAD)
         else:
             data = read_bytes(source, what=what, max_bytes=_MAX_PAYLOAD)
         payload = parse_json(data, what=what)

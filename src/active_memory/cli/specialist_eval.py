@@ -6,8 +6,10 @@ model as for ``specialist run`` (``replay`` answers from each RUN's own recordin
 unless ``--allow-changed``); ``--prompts``/``--contracts`` put an author's edits in force.
 ``--record DIR`` writes each run's exchanges to ``DIR/<run>.jsonl``: a baseline for later.
 ``--baseline DIR`` replays ``DIR/<run>.jsonl`` with the shipped prompts and contracts and prints
-what the edit changed: items admitted only after (+) or only before (-), and rejections.
-Nothing is ever published. Exit 1 when a run's session failed or its answer was refused.
+what the edit changed: items admitted only after (+) or only before (-), and rejections; a run
+or a baseline that failed is reported as not compared. The baseline replays with the model it
+was recorded with. Nothing is ever published. Exit 1 when a run's session (or its baseline's)
+failed or its answer was refused.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from active_memory.cli.postmortem import (
 )
 from active_memory.errors import ActiveMemoryError, PostmortemError
 from active_memory.models.runs import RUN_FILE
+from active_memory.postmortem.specialist_eval import ACCEPTED
 
 __all__ = ["eval_command"]
 
@@ -83,6 +86,15 @@ def _print_diffs(diffs: list[Any]) -> None:
     click.echo()
     click.echo("against the baseline")
     for diff in diffs:
+        # A failed side admitted only what came before its failure: nothing to compare.
+        if diff.status_before != ACCEPTED:
+            click.echo(f"{diff.run}: not compared, the baseline ended {diff.status_before}: "
+                       f"{diff.error_before}")  # fmt: skip
+            continue
+        if diff.status_after != ACCEPTED:
+            click.echo(f"{diff.run}: not compared, the run ended {diff.status_after} "
+                       "(its error is above)")  # fmt: skip
+            continue
         if not diff.changed:
             click.echo(f"{diff.run}: no change")
             continue
@@ -162,7 +174,7 @@ def eval_command(
         _print_rows(rows)
         if baseline is not None:
             _print_diffs(diffs)
-    if any(row.status not in ("accepted",) for row in rows):
+    if any(row.status != ACCEPTED for row in rows) or any(diff.failed for diff in diffs):
         raise click.exceptions.Exit(EXIT_FAILED)
 
 
@@ -212,7 +224,11 @@ def _baseline(name: str, run: Path, label: str, scratch: Path, folder: Path,
     from active_memory.postmortem.binding import BindingOverride
 
     scratch.mkdir(parents=True)
-    replay = BindingOverride(provider="replay")
-    record, config, _ = _prepare(run, scratch, runtime, None, replay, folder / f"{label}.jsonl")
-    provider = ReplayProvider(folder / f"{label}.jsonl", locations=locations(record))
+    recording = folder / f"{label}.jsonl"
+    record, config, _ = _prepare(run, scratch, runtime, None, BindingOverride(provider="replay"),
+                                 recording)  # fmt: skip
+    provider = ReplayProvider(recording, locations=locations(record))
+    # The requests name the model the baseline was recorded with (a --model then, whatever the
+    # model now): replaying it as recorded is no "model changed".
+    replay = BindingOverride(provider="replay", model=provider.model)
     return _run_one(name, run, label, scratch, provider, record, config, replay, store)

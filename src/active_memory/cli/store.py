@@ -17,10 +17,11 @@ from active_memory.cli._common import (
     store_option,
     store_path,
 )
-from active_memory.store.backup import sweep_stale_backups
-from active_memory.store.files import backup_destination_problem
 
 __all__ = ["store"]
+
+# The backup helpers (sqlite3 among them) are imported by the commands that use them, as the
+# store itself is: `store path` only computes a path.
 
 
 @click.group()
@@ -52,6 +53,8 @@ def check_command(store: Path | None, as_json: bool) -> None:
     An existing store is opened for writing, so a pending schema upgrade is applied; a missing
     store is reported, not created. Temporaries that killed backups left behind are removed.
     """
+    from active_memory.store.backup import sweep_stale_backups
+
     chosen = store_path(store)
     read_only = not os.path.lexists(chosen)
     removed = sweep_stale_backups(chosen)
@@ -94,6 +97,8 @@ def backup_command(destination: Path, force: bool, store: Path | None, as_json: 
     An existing DESTINATION is refused unless --force; the store itself, its -wal/-shm files and
     directories are always refused.
     """
+    from active_memory.store.files import backup_destination_problem
+
     problem = backup_destination_problem(store_path(store), destination, force=force)
     if problem is not None:
         fail(f"backup destination {str(destination)!r} {problem}", EXIT_BAD_INPUT)

@@ -177,8 +177,12 @@ async def run_demo(
     directory: str | os.PathLike[str], *, on_progress: ProgressCallback | None = None
 ) -> DemoResult:
     """Unpack both demo runs under ``directory``, replay their postmortems into
-    ``directory/lessons.sqlite3`` and recall a Read of ``tests/conftest.py`` afterwards."""
-    root = Path(directory)
+    ``directory/lessons.sqlite3`` and recall a Read of ``tests/conftest.py`` afterwards.
+
+    A relative ``directory`` is made absolute first: the recalled tool call's ``cwd`` is the
+    checkout, and recall reads a relative ``cwd`` from the workspace root (as a harness's), not
+    from this process's working directory, so a relative checkout would match nothing."""
+    root = Path(os.path.abspath(directory))
     root.mkdir(parents=True, exist_ok=True)
     store_path = root / "lessons.sqlite3"
     new_id = sequential_ids()

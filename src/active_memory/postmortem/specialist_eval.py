@@ -4,8 +4,9 @@
 :func:`~.specialist_trial.try_specialist`, so exactly as a postmortem would, never publishing)
 and folds the sessions into an :class:`EvalRow`: admitted items, rejections by stage and code,
 maintenance decisions by action, tokens and time. :func:`compare_rows` diffs two rows of the
-same run (a baseline and a candidate): the admitted items each has alone, and the rejection
-counts before and after.
+same run (a baseline and a candidate): the admitted items each has alone, the rejection
+counts before and after, and each side's status; a side that failed admitted only what its
+batches before the failure did, so such a diff is a failure to report, never "no change".
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from active_memory.models.runs import RunRecord
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.specialist_trial import try_specialist
 
-__all__ = ["EvalDiff", "EvalRow", "compare_rows", "evaluate"]
+__all__ = ["ACCEPTED", "EvalDiff", "EvalRow", "compare_rows", "evaluate"]
+
+# The status of a row whose every batch ran and was admitted; any other status is a failure.
+ACCEPTED = "accepted"
 
 
 @dataclass(frozen=True)
@@ -54,14 +58,33 @@ class EvalDiff:
     removed: tuple[str, ...]
     rejections_before: Counter[str]
     rejections_after: Counter[str]
+    status_before: str = ACCEPTED
+    status_after: str = ACCEPTED
+    error_before: str | None = None
+    error_after: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Either side failed or was refused: the items and counts compare nothing."""
+        return self.status_before != ACCEPTED or self.status_after != ACCEPTED
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.removed) or self.rejections_before != self.rejections_after
+        return (
+            bool(self.added or self.removed)
+            or self.rejections_before != self.rejections_after
+            or self.status_before != self.status_after
+        )
 
     def to_dict(self) -> dict[str, object]:
         return {
             "run": self.run,
+            "changed": self.changed,
+            "failed": self.failed,
+            "status_before": self.status_before,
+            "status_after": self.status_after,
+            "error_before": self.error_before,
+            "error_after": self.error_after,
             "added": list(self.added),
             "removed": list(self.removed),
             "rejections_before": dict(sorted(self.rejections_before.items())),
@@ -77,7 +100,7 @@ async def evaluate(run: str, record: RunRecord, name: str, options: PostmortemOp
     rejections: Counter[str] = Counter()
     decisions: Counter[str] = Counter()
     tokens = [0, 0]
-    status, error = "accepted", None
+    status, error = ACCEPTED, None
     batch, batches = 0, 1
     while batch < batches:
         result = await try_specialist(record, name, options, batch=batch)
@@ -111,7 +134,7 @@ def _is_decision(name: str) -> bool:
 
 def compare_rows(before: EvalRow, after: EvalRow) -> EvalDiff:
     """What ``after`` admits that ``before`` did not, and the reverse, with both rejection
-    counts; items are compared as a multiset, in the order each row lists them."""
+    counts and statuses; items are compared as a multiset, in the order each row lists them."""
     left, right = Counter(before.admitted), Counter(after.admitted)
     added = [
         item for item in dict.fromkeys(after.admitted) for _ in range(right[item] - left[item])
@@ -125,4 +148,8 @@ def compare_rows(before: EvalRow, after: EvalRow) -> EvalDiff:
         removed=tuple(removed),
         rejections_before=before.rejections,
         rejections_after=after.rejections,
+        status_before=before.status,
+        status_after=after.status,
+        error_before=before.error,
+        error_after=after.error,
     )

@@ -120,8 +120,10 @@ class ReplayProvider:
         self.changed: list[str] = []
         self._exchanges: dict[Key, dict[str, Any]] = {}
         self._consumed: set[Key] = set()
-        # The lane the recording was made on, so recording a replay keeps it.
+        # The lane the recording was made on, so recording a replay keeps it; and the model, so
+        # a caller can replay a recording made with another model than the inherited one.
         self.lane: str | None = None
+        self.model: str | None = None
         try:
             lines = self.path.read_text(encoding="utf-8").splitlines()
         except OSError as e:
@@ -144,6 +146,8 @@ class ReplayProvider:
         self._exchanges[key] = record
         if self.lane is None and isinstance(record.get("lane"), str):
             self.lane = record["lane"]
+        if self.model is None and isinstance(record.get("model"), str):
+            self.model = record["model"]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         key = _key(request)

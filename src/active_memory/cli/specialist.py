@@ -1,0 +1,185 @@
+"""``active-memory specialist``: one postmortem specialist on its own, for prompt authors.
+
+``specialist run NAME RUN`` runs one session of one specialist and never publishes; it prints
+the session whatever its outcome. ``prompt`` (what the model would receive) and ``eval`` (many
+runs, before and after an edit) live in modules of their own, loaded when they run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from active_memory.agents.prompts import SPECIALISTS
+from active_memory.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    BoundedInt,
+    emit_json,
+    fail,
+    json_option,
+    open_store,
+    store_option,
+)
+from active_memory.cli.authoring import (
+    Authoring,
+    authored,
+    authoring_options,
+    finish_provider,
+    replay_hint,
+    supplied_lessons,
+    wrap_provider,
+)
+from active_memory.cli.evidence import harness_option
+from active_memory.cli.lazy import Lazy, LazyGroup
+from active_memory.cli.postmortem import (
+    _override,
+    _prepare,
+    connection_options,
+    exchanges_option,
+    lessons_file_option,
+    model_option,
+    provider_option,
+    run_argument,
+    runtime_option,
+)
+from active_memory.errors import ActiveMemoryError, PostmortemError
+
+if TYPE_CHECKING:
+    from active_memory.postmortem.specialist_trial import TrialResult
+
+__all__ = ["specialist"]
+
+
+@click.group(
+    "specialist",
+    cls=LazyGroup,
+    lazy={
+        "eval": Lazy("active_memory.cli.specialist_eval:eval_command",
+                     "Run specialist NAME on every RUN: one row each; with --baseline, what "
+                     "changed."),
+        "prompt": Lazy("active_memory.cli.specialist_prompt:prompt_command",
+                       "Print specialist NAME's system prompt and first message for RUN, as the "
+                       "model gets them."),
+    },
+)  # fmt: skip
+def specialist() -> None:
+    """Run one postmortem specialist on its own (for prompt authors)."""
+
+
+def _print_trial(result: TrialResult) -> None:
+    click.echo(f"specialist   {result.specialist} (batch {result.batch} of {result.batches})")
+    click.echo(f"prompt       sha256 {result.prompt_sha256}")
+    click.echo(f"contract     sha256 {result.contract_sha256}")
+    lane = f"/{result.lane}" if result.lane and result.lane != result.provider else ""
+    where = f" at {result.host}" if result.host else ""
+    output = f", answer as {result.output}" if result.output else ""
+    click.echo(f"model        {result.provider}{lane} {result.model}{where}{output}")
+    click.echo(
+        f"session      {result.turns} turn(s), {result.tool_calls} tool call(s), "
+        f"tokens {result.input_tokens}/{result.output_tokens}, {result.retries} retr"
+        f"{'y' if result.retries == 1 else 'ies'}, {'repaired' if result.repaired else 'no repair'}"
+    )
+    click.echo("answer" if result.answer_json is not None else "answer       (none)")
+    if result.answer_json is not None:
+        try:
+            shown = json.dumps(json.loads(result.answer_json), indent=2, ensure_ascii=False)
+        except ValueError:
+            shown = result.answer_json  # not JSON: exactly what the model wrote
+        click.echo(shown)
+    if result.error is not None:
+        click.echo(f"failed       {result.status} ({result.error_code}): {result.error}")
+        for error in result.contract_errors:
+            click.echo(f"  error      {error}")
+        return
+    verdict = "accepted" if result.complete else "REFUSED as a whole"
+    click.echo(f"validation   {verdict}: {result.accepted} item(s) accepted, "
+               f"{len(result.rejections)} rejected")  # fmt: skip
+    for note in result.notes:
+        click.echo(f"note         {note}")
+    for rejection in result.rejections:
+        which = f"item {rejection.index}" if rejection.index >= 0 else "answer"
+        lesson = f" {rejection.id}" if rejection.id else ""
+        click.echo(f"  {rejection.stage:<12} {rejection.code:<32} {which}{lesson}")
+
+
+@specialist.command("run")
+@click.argument("name", type=click.Choice(SPECIALISTS))
+@run_argument
+@harness_option
+@provider_option
+@model_option
+@connection_options
+@exchanges_option
+@store_option
+@runtime_option
+@click.option("--batch", type=BoundedInt(min=0), default=0, show_default=True,
+              help="Which maintenance batch (its replay label).")  # fmt: skip
+@lessons_file_option
+@authoring_options
+@json_option
+def run_specialist_command(
+    name: str,
+    run: Path,
+    harness: str | None,
+    provider_name: str | None,
+    model: str | None,
+    lane: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    output: str | None,
+    exchanges: Path | None,
+    store: Path | None,
+    runtime: Path | None,
+    batch: int,
+    lessons_file: Path | None,
+    authoring: Authoring,
+    as_json: bool,
+) -> None:
+    """Run specialist NAME once on RUN: print its raw answer, its admission and the hashes.
+
+    The session is printed whatever its outcome (turns, tool calls, tokens, retries, repair,
+    the raw answer); the exit code is 1 when the session failed or its answer was refused as
+    a whole. Maintenance reads its lessons from the store; nothing is ever published.
+    """
+    from active_memory.postmortem.options import PostmortemOptions
+    from active_memory.postmortem.specialist_trial import try_specialist
+
+    override = _override(provider_name, model, lane, base_url, api_key_env, output)
+    with (
+        authored(authoring),
+        tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch,
+    ):
+        record, config, provider = _prepare(
+            run, Path(scratch), runtime, None, override, exchanges, harness=harness
+        )
+        provider = wrap_provider(provider, authoring, record)
+        if lessons_file is not None:
+            store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
+        try:
+            with open_store(store, read_only=False) as opened:
+                options = PostmortemOptions(
+                    config=config,
+                    backend=opened,
+                    private_dir=Path(scratch) / "evidence",
+                    provider=provider,
+                    override=override,
+                )
+                result = asyncio.run(try_specialist(record, name, options, batch=batch))
+        except PostmortemError as error:
+            fail(str(error), EXIT_BAD_INPUT)
+        except ActiveMemoryError as error:
+            fail(str(error), EXIT_FAILED)
+        finish_provider(provider)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+    else:
+        _print_trial(result)
+    replay_hint([result.error_code])
+    if not result.complete:
+        raise click.exceptions.Exit(EXIT_FAILED)

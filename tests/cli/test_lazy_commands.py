@@ -1,0 +1,111 @@
+"""Commands load lazily: every row of a group's table is a real command, and the cheap commands
+start without the store, pydantic or git."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from collections.abc import Iterator
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from active_memory.cli.lazy import Lazy, LazyGroup
+from active_memory.cli.main import main
+
+# What a command that only prints a path or the help must never load (each costs start-up).
+HEAVY = ("pydantic", "git", "active_memory.store.sqlite", "active_memory.models", "sqlite3")
+
+
+def _lazy_rows(group: LazyGroup, path: str) -> Iterator[tuple[str, Lazy, click.Command]]:
+    ctx = click.Context(group, info_name=path)
+    for name, row in group.lazy.items():
+        command = group.get_command(ctx, name)
+        assert command is not None, f"{path} {name}: {row.target!r} did not load"
+        yield f"{path} {name}", row, command
+    for name in group.list_commands(ctx):
+        child = group.get_command(ctx, name)
+        if isinstance(child, LazyGroup):
+            yield from _lazy_rows(child, f"{path} {name}")
+
+
+def test_every_row_of_every_lazy_table_resolves_to_a_click_command_with_its_help() -> None:
+    rows = list(_lazy_rows(main, "active-memory"))
+    assert {path for path, _, _ in rows} >= {
+        "active-memory store",
+        "active-memory lessons review",
+        "active-memory lessons retire",
+        "active-memory lessons stats",
+        "active-memory specialist prompt",
+        "active-memory specialist eval",
+    }
+    for path, row, command in rows:
+        assert isinstance(command, click.Command), path
+        assert command.name == path.rsplit(" ", 1)[1], f"{path}: {row.target!r} is {command.name!r}"
+        # The table's line is what --help shows: it must be the command's own first sentence.
+        assert row.help == command.get_short_help_str(limit=10_000), path
+
+
+def test_a_row_naming_something_that_is_not_a_command_fails_when_it_loads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = types.ModuleType("fake_commands")
+    fake.__dict__["helper"] = len
+    monkeypatch.setitem(sys.modules, "fake_commands", fake)
+    group = LazyGroup(lazy={"helper": Lazy("fake_commands:helper", "Not a command.")})
+    with pytest.raises(TypeError, match="not a click command"):
+        group.get_command(click.Context(group), "helper")
+
+
+def test_help_lists_every_command_of_the_table_with_its_short_help() -> None:
+    result = CliRunner().invoke(main, ["--help"], catch_exceptions=False)
+    assert result.exit_code == 0
+    listed = result.output.split("Commands:\n", 1)[1]
+    for name, row in main.lazy.items():
+        assert f"  {name} " in listed
+        assert row.help.split()[0] in listed
+    assert "Inspect and back up the lesson store." in listed
+
+
+def test_an_unknown_command_is_clicks_usage_error() -> None:
+    result = CliRunner().invoke(main, ["stroe", "path"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "No such command 'stroe'." in result.output
+
+
+class _InterruptedWhileLoading(types.ModuleType):
+    def __getattr__(self, name: str) -> object:
+        raise KeyboardInterrupt
+
+
+def test_an_interrupt_while_a_command_loads_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "slow_commands", _InterruptedWhileLoading("slow_commands"))
+    group = LazyGroup(lazy={"slow": Lazy("slow_commands:slow", "Load slowly.")})
+    result = CliRunner().invoke(group, ["slow"], catch_exceptions=False)
+    assert result.exit_code == 130
+    assert result.stderr == "error: interrupted while starting; nothing was done\n"
+
+
+@pytest.mark.parametrize(
+    "argv", [["store", "path"], ["store", "path", "--json"], ["--help"], ["--version"]]
+)
+def test_cheap_commands_start_without_the_store_pydantic_or_git(argv: list[str]) -> None:
+    # A fresh interpreter: this test process has imported everything already.
+    probe = (
+        "import contextlib, io, json, sys\n"
+        f"sys.argv = ['active-memory', *{argv!r}]\n"
+        "from active_memory.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}"
+        f" or any(m.startswith(h + '.') or m == h for h in {HEAVY!r}))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(done.stdout) == []

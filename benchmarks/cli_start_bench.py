@@ -8,10 +8,12 @@ them alike, each the median of ``--runs`` spawns:
 
 * the baseline, ``python -c pass`` with the same interpreter (site-packages included, as the
   console script has them);
-* ``python -c 'import click'``: the floor of any click command line, which this one cannot go
-  below (click 8.5 imports ``inspect``, ``typing``, ``datetime`` and ``uuid`` at start-up);
-* ``active-memory --help``: the root group lists every command with its one-line help;
-* ``active-memory store path``: one command that only computes a path.
+* ``python -c 'import click'``: the floor of any command that goes through the click command
+  line (click 8.5 imports ``inspect``, ``typing``, ``datetime`` and ``uuid`` at start-up);
+* ``active-memory --help``: the root group lists every command with its one-line help, from
+  its table, without importing a command's module;
+* ``active-memory store path``: answered before the command line loads
+  (``cli/store_location.py``), so below click's floor.
 
 The console script is the one installed beside this interpreter, run with a temporary state
 folder so no user setting changes what it does. Target: ``store path`` ≤ 3× the baseline.

@@ -1,5 +1,5 @@
-"""Commands load lazily: every row of a group's table is a real command, and the cheap commands
-start without the store, pydantic or git."""
+"""Commands load lazily: every row of a group's table is a real command, the cheap commands
+start without the store, pydantic or git, and a plain ``store path`` without click at all."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import subprocess
 import sys
 import types
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
 import pytest
@@ -15,6 +16,8 @@ from click.testing import CliRunner
 
 from active_memory.cli.lazy import Lazy, LazyGroup
 from active_memory.cli.main import main
+from active_memory.cli.store_location import answer_plain_form
+from active_memory.store.paths import state_dir_variable
 
 # What a command that only prints a path or the help must never load (each costs start-up).
 HEAVY = ("pydantic", "git", "active_memory.store.sqlite", "active_memory.models", "sqlite3")
@@ -109,3 +112,43 @@ def test_cheap_commands_start_without_the_store_pydantic_or_git(argv: list[str])
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(done.stdout) == []
+
+
+@pytest.mark.parametrize("argv", [["store", "path"], ["store", "path", "--json"]])
+def test_a_plain_store_path_is_answered_without_click_and_prints_what_the_command_prints(
+    argv: list[str], isolated_state: dict[str, Path]
+) -> None:
+    probe = (
+        "import json, sys\n"
+        f"sys.argv = ['active-memory', *{argv!r}]\n"
+        "from active_memory.cli.entry import run\n"
+        "run()\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'click')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    answer, _, loaded = done.stdout.rstrip("\n").rpartition("\n")
+    assert json.loads(loaded) == []
+    through_click = CliRunner().invoke(main, argv, catch_exceptions=False)
+    assert through_click.exit_code == 0
+    assert answer + "\n" == through_click.stdout
+    assert str(isolated_state[state_dir_variable()]) in answer
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["store", "path", "--store", "relative.sqlite3"], ["store", "path", "--help"], ["store"]],
+)
+def test_every_other_form_goes_through_the_command_line(argv: list[str]) -> None:
+    assert answer_plain_form(argv) is None
+
+
+def test_a_misconfigured_state_folder_is_reported_by_the_command_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ACTIVE_MEMORY_STATE_DIR", "relative")
+    assert answer_plain_form(["store", "path"]) is None
+    result = CliRunner().invoke(main, ["store", "path"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert result.stderr == "error: ACTIVE_MEMORY_STATE_DIR: 'relative' must be an absolute path\n"

@@ -11,7 +11,6 @@ Exit codes: 0 success, 1 the work failed (store unusable, conflict, not found), 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 import click
 
 from active_memory.bounded_input import regular_file_problem
+from active_memory.cli.store_location import json_text
 from active_memory.errors import (
     ActiveMemoryError,
     ConfigError,
@@ -190,4 +190,4 @@ def check_run_path(run: Path) -> None:
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True))
+    click.echo(json_text(data))

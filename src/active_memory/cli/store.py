@@ -17,6 +17,7 @@ from active_memory.cli._common import (
     store_option,
     store_path,
 )
+from active_memory.cli.store_location import store_path_text
 
 __all__ = ["store"]
 
@@ -35,12 +36,7 @@ def store() -> None:
 @reports_errors
 def path_command(store: Path | None, as_json: bool) -> None:
     """Print the store file's path (it may not exist yet)."""
-    chosen = store_path(store)
-    exists = os.path.lexists(chosen)
-    if as_json:
-        emit_json({"path": str(chosen), "exists": exists})
-    else:
-        click.echo(str(chosen))
+    click.echo(store_path_text(store_path(store), as_json=as_json))
 
 
 @store.command("check")

@@ -3,7 +3,7 @@
 Run: ``python benchmarks/cli_start_bench.py`` (``--runs N``, default 30).
 
 Every command of ``active-memory`` pays for loading the command line before it does its work;
-the cheapest commands show that cost bare. Three series run interleaved, so machine noise hits
+the cheapest commands show that cost bare. Four series run interleaved, so machine noise hits
 them alike, each the median of ``--runs`` spawns:
 
 * the baseline, ``python -c pass`` with the same interpreter (site-packages included, as the

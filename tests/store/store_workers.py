@@ -120,12 +120,13 @@ def crash(store_path: str, count: int, kill_after: int) -> None:
 
 
 def write_loop(store_path: str, seconds: float) -> None:
-    """Rewrite the same 20 lessons in every batch; print "ready" after the first commit.
+    """Rewrite the same 20 lessons in every batch; print "ready" after the first commit, then
+    go on for ``seconds`` (counted from then: on a loaded machine the start alone can take them).
 
     Every committed batch moves all 20 to the next revision, so a consistent copy holds 20
     lessons sharing one revision equal to the generation.
     """
-    deadline = time.monotonic() + seconds
+    deadline = float("inf")
     ids = [new_lesson_id() for _ in range(20)]
     with SqliteStore(store_path, busy_timeout_ms=30_000) as store:
         n = 0
@@ -141,6 +142,7 @@ def write_loop(store_path: str, seconds: float) -> None:
             )
             store.publish(Publication(run_id=f"loop-{n}", mutations=mutations))
             if n == 0:
+                deadline = time.monotonic() + seconds
                 print("ready", flush=True)
             n += 1
     print(f"done {n}", flush=True)

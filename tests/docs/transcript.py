@@ -1,0 +1,239 @@
+"""Run a page's shell block as a user would and compare its output with what the page shows.
+
+A ``console`` block is a transcript: ``$ command`` lines (a trailing ``\\`` continues one), each
+followed by what it printed (stdout and stderr together, as a terminal shows them) and, when it
+did not exit 0, a last line ``[exit N]``. All steps of a block run in one ``bash``, in order, in
+the test's folder, with the environment the test isolated, the virtualenv's ``active-memory``
+and ``python`` first on ``PATH``.
+
+Comparison is line by line after :data:`VOLATILE` normalisation of both sides (times, dates:
+values no two runs share). On the page, a line ``…`` stands for any number of lines, and a
+:data:`PLACEHOLDERS` name stands for a value that changes with the prompts or the run (a
+sha256, a port): the page never pastes such a value, the real output supplies it. Values that
+depend on where the test runs (its temporary folders, the virtualenv) are ``aliases``: the page
+shows a fixed path, the command runs with the real one, the output is read back with the page's.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import secrets
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from docs.pages import Block
+
+BIN = Path(sys.executable).parent
+ELISION = "…"
+EXIT = re.compile(r"\[exit (\d+)\]")
+
+# Name -> what it stands for on a page. Only values that change without the documented
+# behaviour changing: hashes of prompts and contracts, ports, tokens drawn at random.
+PLACEHOLDERS = {
+    "<sha256>": r"[0-9a-f]{64}",
+    "<sha16>": r"[0-9a-f]{16}",  # the short form reports print
+    "<port>": r"[0-9]{1,5}",
+    "<n>": r"[0-9]+",  # a count that follows the prompt's length (tokens, lines)
+    "<hex>": r"[0-9a-f]+",  # an id drawn at random
+    "<token>": r"[A-Za-z0-9_-]+",  # a secret drawn at random
+}
+_PLACEHOLDER = re.compile("|".join(re.escape(name) for name in PLACEHOLDERS))
+
+# Applied to the page and to the real output alike: values no two runs share.
+VOLATILE: dict[str, tuple[re.Pattern[str], str]] = {
+    "milliseconds": (re.compile(r" *\b[0-9]+ ms\b"), " <ms> ms"),
+    "seconds": (re.compile(r"\bin [0-9]+\.[0-9]+ s\b"), "in <s> s"),
+    "json times": (re.compile(r'("(?:time_ms|duration_ms|elapsed_ms)": ?)[0-9]+'), r"\1<ms>"),
+    "timestamps": (
+        re.compile(r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+                   r"(Z|[+-][0-9]{2}:[0-9]{2})?"),
+        "<time>",
+    ),  # fmt: skip
+    "backup stamps": (re.compile(r"\.[0-9]{14}(-[0-9]+)?\.bak\b"), ".<time>.bak"),
+}
+# Opt-in per block: lesson ids drawn at random (a dry run's, a host's without sequential ids).
+NEW_IDS = (re.compile(r"\blesson-[0-9A-HJKMNP-TV-Z]{26}\b"), "lesson-<new id>")
+
+
+@dataclass(frozen=True)
+class Step:
+    command: str
+    shown: tuple[str, ...]
+    exit_shown: bool
+
+
+def steps(block: Block) -> tuple[Step, ...]:
+    """The ``$`` commands of a console block, each with the lines shown after it."""
+    found: list[Step] = []
+    lines = block.body.splitlines()
+    if not lines or not lines[0].startswith("$ "):
+        raise AssertionError(f"{block.where}: a transcript starts with a `$ ` command line")
+    index = 0
+    while index < len(lines):
+        command = lines[index][2:]
+        while command.endswith("\\"):
+            index += 1
+            command = command[:-1] + "\n" + lines[index]
+        index += 1
+        shown: list[str] = []
+        while index < len(lines) and not lines[index].startswith("$ "):
+            shown.append(lines[index])
+            index += 1
+        exit_shown = bool(shown) and EXIT.fullmatch(shown[-1].strip()) is not None
+        found.append(Step(command, tuple(shown), exit_shown))
+    return tuple(found)
+
+
+def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The test's (already isolated) environment, as a user's shell in the venv has it."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join((str(BIN), env.get("PATH", "")))
+    env["PYTHONUNBUFFERED"] = "1"  # stderr and stdout interleave as on a terminal
+    env.pop("BASH_ENV", None)
+    env.update(extra or {})
+    return env
+
+
+def run_commands(
+    commands: Iterable[str], cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> list[tuple[str, int]]:
+    """Each command's output (stdout and stderr together) and exit status, run in one bash."""
+    nonce = "\x1e" + secrets.token_hex(8)
+    script = ["exec 2>&1 </dev/null"]
+    for command in commands:
+        # Keep $? for the next command (`echo $?`): the marker must not reset it.
+        script += [command, f'__rc=$?; printf "\\n{nonce} %d\\n" "$__rc"; (exit $__rc)']
+    done = subprocess.run(
+        ["bash", "-c", "\n".join(script)],
+        cwd=cwd,
+        env=environment(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    results: list[tuple[str, int]] = []
+    rest = done.stdout
+    for _ in script[1::2]:
+        before, marker, rest = rest.partition("\n" + nonce + " ")
+        if not marker:
+            raise AssertionError(f"the shell stopped early ({done.returncode}): {done.stdout}")
+        status, _, rest = rest.partition("\n")
+        results.append((before, int(status)))
+    return results
+
+
+def unalias(text: str, aliases: Mapping[str, str]) -> str:
+    """Real values read back as the page shows them (longest first, so nested paths work)."""
+    for shown, real in sorted(aliases.items(), key=lambda item: -len(item[1])):
+        text = text.replace(real, shown)
+    return text
+
+
+def alias(text: str, aliases: Mapping[str, str]) -> str:
+    for shown, real in sorted(aliases.items(), key=lambda item: -len(item[0])):
+        text = text.replace(shown, real)
+    return text
+
+
+def run_transcript(
+    block: Block,
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
+    prepared: Mapping[str, Callable[[], object]] | None = None,
+    new_ids: bool = False,
+) -> None:
+    """Run every step of a console block and compare the whole transcript with the page.
+
+    ``prepared`` maps a leading step's command to what the test did instead (the session's
+    demo folder copied rather than made again); its output must be one the page discards."""
+    aliases = aliases or {}
+    todo = list(steps(block))
+    done: list[tuple[Step, str, int]] = []
+    while todo and todo[0].command in (prepared or {}):
+        step = todo.pop(0)
+        assert not step.shown, f"{block.where}: a prepared step shows output: {step.command}"
+        (prepared or {})[step.command]()
+        done.append((step, "", 0))
+    ran = run_commands([alias(step.command, aliases) for step in todo], cwd, env)
+    done += [(step, out, status) for step, (out, status) in zip(todo, ran, strict=True)]
+    real: list[str] = []
+    for step, out, status in done:
+        real += ["$ " + step.command.replace("\n", "\\\n"), *unalias(out, aliases).splitlines()]
+        if status or step.exit_shown:
+            real.append(f"[exit {status}]")
+    compare(block, block.body, "\n".join(real), new_ids=new_ids)
+
+
+def run_script(
+    block: Block,
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """Run a shell block without `$` lines as one script; its output, read back by aliases."""
+    [(out, status)] = run_commands([alias(block.body, aliases or {})], cwd, env)
+    assert status == 0, f"{block.where}: exit {status}\n{out}"
+    return unalias(out, aliases or {})
+
+
+def normalise(text: str, new_ids: bool = False) -> list[str]:
+    for pattern, replacement in VOLATILE.values():
+        text = pattern.sub(replacement, text)
+    if new_ids:
+        text = NEW_IDS[0].sub(NEW_IDS[1], text)
+    return [line.rstrip() for line in text.strip("\n").splitlines()]
+
+
+@cache
+def _pattern(line: str) -> re.Pattern[str] | None:
+    if _PLACEHOLDER.search(line) is None:
+        return None
+    parts = _PLACEHOLDER.split(line)
+    names = _PLACEHOLDER.findall(line)
+    regex = re.escape(parts[0])
+    for name, part in zip(names, parts[1:], strict=True):
+        regex += f"(?:{PLACEHOLDERS[name]})" + re.escape(part)
+    return re.compile(regex)
+
+
+def _same(shown: str, real: str) -> bool:
+    pattern = _pattern(shown)
+    return shown == real if pattern is None else pattern.fullmatch(real) is not None
+
+
+def matches(shown: list[str], real: list[str]) -> bool:
+    """Whether ``real`` is ``shown`` line by line, a ``…`` line standing for any lines."""
+    reachable = {0}  # positions in `real` reached after each shown line
+    for line in shown:
+        if line.strip() == ELISION:
+            reachable = set(range(min(reachable), len(real) + 1)) if reachable else set()
+        else:
+            reachable = {j + 1 for j in reachable if j < len(real) and _same(line, real[j])}
+    return len(real) in reachable
+
+
+def compare(where: Block | str, shown_text: str, real_text: str, *, new_ids: bool = False) -> None:
+    """Fail, naming the page and block and showing the difference, unless the texts match."""
+    label = where.where if isinstance(where, Block) else where
+    shown, real = normalise(shown_text, new_ids), normalise(real_text, new_ids)
+    if matches(shown, real):
+        return
+    # Lines a placeholder matched read as the page shows them, so only real changes remain.
+    pool = [line for line in shown if _pattern(line) is not None]
+    readable = [next((s for s in pool if _same(s, r)), r) for r in real]
+    diff = difflib.unified_diff(shown, readable, f"{label} (as the page shows it)",
+                                "as the command printed it", lineterm="", n=2)  # fmt: skip
+    note = f" (a '{ELISION}' line on the page stands for any lines)" if ELISION in shown else ""
+    pytest.fail(f"{label}: the output differs from the page{note}\n" + "\n".join(diff), False)

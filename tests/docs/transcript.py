@@ -213,27 +213,62 @@ def _same(shown: str, real: str) -> bool:
     return shown == real if pattern is None else pattern.fullmatch(real) is not None
 
 
-def matches(shown: list[str], real: list[str]) -> bool:
-    """Whether ``real`` is ``shown`` line by line, a ``…`` line standing for any lines."""
-    reachable = {0}  # positions in `real` reached after each shown line
-    for line in shown:
-        if line.strip() == ELISION:
-            reachable = set(range(min(reachable), len(real) + 1)) if reachable else set()
+def align(shown: list[str], real: list[str]) -> list[tuple[str, str]]:
+    """The cheapest alignment of the page's lines with the real ones, as diff lines: ``" "``
+    for a line both have, ``"-"`` for one only the page has, ``"+"`` for one only the command
+    printed. A ``…`` line of the page absorbs any real lines at no cost."""
+    rows, cols = len(shown), len(real)
+    cost = [[0] * (cols + 1) for _ in range(rows + 1)]
+    for j in range(cols - 1, -1, -1):
+        cost[rows][j] = cost[rows][j + 1] + 1
+    for i in range(rows - 1, -1, -1):
+        elided = shown[i].strip() == ELISION
+        cost[i][cols] = cost[i + 1][cols] + (0 if elided else 1)
+        for j in range(cols - 1, -1, -1):
+            if elided:
+                cost[i][j] = min(cost[i + 1][j], cost[i][j + 1])
+                continue
+            best = min(cost[i + 1][j], cost[i][j + 1]) + 1
+            if _same(shown[i], real[j]):
+                best = min(best, cost[i + 1][j + 1])
+            cost[i][j] = best
+    lines: list[tuple[str, str]] = []
+    i = j = 0
+    while i < rows or j < cols:
+        elided = i < rows and shown[i].strip() == ELISION
+        if elided and j < cols and cost[i][j] == cost[i][j + 1]:
+            j += 1  # absorbed by the elision
+        elif elided:
+            lines.append((" ", shown[i]))
+            i += 1
+        elif i < rows and j < cols and _same(shown[i], real[j]) and cost[i][j] == cost[i + 1][j + 1]:
+            lines.append((" ", shown[i]))
+            i, j = i + 1, j + 1
+        elif i < rows and cost[i][j] == cost[i + 1][j] + 1:
+            lines.append(("-", shown[i]))
+            i += 1
         else:
-            reachable = {j + 1 for j in reachable if j < len(real) and _same(line, real[j])}
-    return len(real) in reachable
+            lines.append(("+", real[j]))
+            j += 1
+    return lines
 
 
 def compare(where: Block | str, shown_text: str, real_text: str, *, new_ids: bool = False) -> None:
     """Fail, naming the page and block and showing the difference, unless the texts match."""
     label = where.where if isinstance(where, Block) else where
-    shown, real = normalise(shown_text, new_ids), normalise(real_text, new_ids)
-    if matches(shown, real):
+    lines = align(normalise(shown_text, new_ids), normalise(real_text, new_ids))
+    changed = [n for n, (tag, _) in enumerate(lines) if tag != " "]
+    if not changed:
         return
-    # Lines a placeholder matched read as the page shows them, so only real changes remain.
-    pool = [line for line in shown if _pattern(line) is not None]
-    readable = [next((s for s in pool if _same(s, r)), r) for r in real]
-    diff = difflib.unified_diff(shown, readable, f"{label} (as the page shows it)",
-                                "as the command printed it", lineterm="", n=2)  # fmt: skip
-    note = f" (a '{ELISION}' line on the page stands for any lines)" if ELISION in shown else ""
-    pytest.fail(f"{label}: the output differs from the page{note}\n" + "\n".join(diff), False)
+    near = sorted({n for c in changed for n in range(c - 2, c + 3) if 0 <= n < len(lines)})
+    diff: list[str] = []
+    for before, n in zip([-2, *near], near, strict=False):
+        if n != before + 1:
+            diff.append("@@")  # lines that agree, left out
+        diff.append(lines[n][0] + lines[n][1])
+    text = "\n".join(diff)
+    pytest.fail(
+        f"{label}: the output differs from the page ('-' the page, '+' the command; "
+        f"'{ELISION}' on the page stands for any lines)\n{text}",
+        False,
+    )

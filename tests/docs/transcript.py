@@ -16,16 +16,22 @@ shows a fixed path, the command runs with the real one, the output is read back 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import io
 import os
+import queue
 import re
 import secrets
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,10 +208,13 @@ def _pattern(line: str) -> re.Pattern[str] | None:
         return None
     parts = _PLACEHOLDER.split(line)
     names = _PLACEHOLDER.findall(line)
-    regex = re.escape(parts[0])
-    for name, part in zip(names, parts[1:], strict=True):
-        regex += f"(?:{PLACEHOLDERS[name]})" + re.escape(part)
-    return re.compile(regex)
+    regex = ""
+    for part, name in zip(parts, names, strict=False):
+        # A right-aligned column: the value's width sets how many spaces come before it.
+        padded = re.fullmatch(r"(.*?)(  +)", part, re.S)
+        regex += re.escape(padded[1]) + " +" if padded else re.escape(part)
+        regex += f"(?:{PLACEHOLDERS[name]})"
+    return re.compile(regex + re.escape(parts[-1]))
 
 
 def _same(shown: str, real: str) -> bool:
@@ -272,3 +281,62 @@ def compare(where: Block | str, shown_text: str, real_text: str, *, new_ids: boo
         f"'{ELISION}' on the page stands for any lines)\n{text}",
         False,
     )
+
+
+def run_python(
+    block: Block,
+    namespace: dict[str, Any] | None = None,
+    *,
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """Exec a Python block in this process (its imports are already paid for); what it printed.
+
+    ``namespace`` gives the names a fragment uses without defining (a host's ``checkout``)."""
+    code = compile(alias(block.body, aliases or {}), block.where, "exec")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(code, namespace if namespace is not None else {"__name__": "__main__"})
+    return unalias(printed.getvalue(), aliases or {})
+
+
+def run_servers(
+    block: Block,
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    aliases: Mapping[str, str] | None = None,
+    timeout: float = 30,
+) -> None:
+    """A transcript of commands that serve until stopped: each is started, read for as many
+    lines as the page shows, then interrupted (Ctrl-C, as a user stops it)."""
+    aliases = aliases or {}
+    real: list[str] = []
+    for step in steps(block):
+        process = subprocess.Popen(
+            ["bash", "-c", "exec " + alias(step.command, aliases)],
+            cwd=cwd,
+            env=environment(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        lines: queue.Queue[str] = queue.Queue()
+        reader = threading.Thread(target=lambda out=process.stdout: [*map(lines.put, out)])
+        reader.start()
+        printed: list[str] = []
+        try:
+            while len(printed) < len(step.shown):
+                printed.append(lines.get(timeout=timeout).rstrip("\n"))
+        except queue.Empty:
+            printed.append(f"(nothing more within {timeout} s)")
+        finally:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            reader.join()
+        real += ["$ " + step.command, *unalias("\n".join(printed), aliases).splitlines()]
+    compare(block, block.body, "\n".join(real))

@@ -4,19 +4,24 @@ and a private copy of it per test, so no test sees another's writes."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from docs.pages import claim
-from docs.transcript import run_script
+from docs.transcript import environment, run_script
 from isolation import isolate_environment
 
 # The page's own command makes the session's demo; every demo-based block then runs on a copy.
 DEMO = claim("docs/postmortem.md", "demo")
 DEMO_DIR = "/tmp/am-demo"  # where the pages put it
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TESTS = Path(__file__).resolve().parents[1]
+FIXTURES = TESTS / "fixtures"
+STAND_IN = TESTS / "agents" / "loopback_model.py"
 
 
 @dataclass(frozen=True)
@@ -50,3 +55,22 @@ def fixtures(folder: Path, *names: str) -> Path:
     for name in names:
         shutil.copytree(FIXTURES / name, folder / "tests" / "fixtures" / name, symlinks=True)
     return folder
+
+
+@pytest.fixture
+def stand_in() -> Iterator[str]:
+    """The loopback stand-in model the pages start (tests/agents/loopback_model.py), as a
+    program of its own on a free port; its host:port."""
+    server = subprocess.Popen(
+        [sys.executable, str(STAND_IN), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=environment(),
+    )
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().strip().removeprefix("http://")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -14,33 +11,14 @@ import pytest
 
 from docs.conftest import Demo
 from docs.pages import claim, output
-from docs.transcript import compare, environment, run_python, run_transcript
+from docs.transcript import compare, run_python, run_transcript
 
 PAGE = "docs/prompts.md"
 RENDER = claim(PAGE, "render")
 RENDER_OUTPUT = output(PAGE, "render")
 EVALUATE = claim(PAGE, "evaluate")
 CONTRACTS = claim(PAGE, "contracts")
-STAND_IN = Path(__file__).resolve().parents[1] / "agents" / "loopback_model.py"
 SHOWN_ADDRESS = "127.0.0.1:8089"  # the page's `--port 8089`; the test takes any free port
-
-
-@pytest.fixture
-def stand_in() -> Iterator[str]:
-    """The page's loopback stand-in model, as a program of its own; its host:port."""
-    server = subprocess.Popen(
-        [sys.executable, str(STAND_IN), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=environment(),
-    )
-    try:
-        assert server.stdout is not None
-        yield server.stdout.readline().strip().removeprefix("http://")
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_the_rendering_example_prints_what_the_page_shows() -> None:

@@ -61,8 +61,9 @@ def test_each_missing_setting_fails_in_the_sentence_the_page_shows() -> None:
         lambda: create_provider(Binding(provider="openai", model="gpt-5.1", lane="azure"), env={}),
         lambda: create_provider(
             Binding(provider="openai", model="qwen", connections=("local-llama",)),
-            env={}, connections={"local-llama": llama},
-        ),  # fmt: skip
+            env={},
+            connections={"local-llama": llama},
+        ),
         lambda: create_provider(Binding(provider="openai", model="gpt-5.1", effort="extreme")),
         lambda: create_provider(Binding(provider="mistral", model="large"), env={}),
         lambda: create_provider(claude.model_copy(update={"lane": "compatible"}), env={}),

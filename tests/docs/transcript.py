@@ -17,7 +17,6 @@ shows a fixed path, the command runs with the real one, the output is read back 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import io
 import os
 import queue
@@ -31,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -59,10 +58,12 @@ VOLATILE: dict[str, tuple[re.Pattern[str], str]] = {
     "seconds": (re.compile(r"\bin [0-9]+\.[0-9]+ s\b"), "in <s> s"),
     "json times": (re.compile(r'("(?:time_ms|duration_ms|elapsed_ms)": ?)[0-9]+'), r"\1<ms>"),
     "timestamps": (
-        re.compile(r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-                   r"(Z|[+-][0-9]{2}:[0-9]{2})?"),
+        re.compile(
+            r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+            r"(Z|[+-][0-9]{2}:[0-9]{2})?"
+        ),
         "<time>",
-    ),  # fmt: skip
+    ),
     "backup stamps": (re.compile(r"\.[0-9]{14}(-[0-9]+)?\.bak\b"), ".<time>.bak"),
 }
 # Opt-in per block: lesson ids drawn at random (a dry run's, a host's without sequential ids).
@@ -245,12 +246,13 @@ def align(shown: list[str], real: list[str]) -> list[tuple[str, str]]:
     i = j = 0
     while i < rows or j < cols:
         elided = i < rows and shown[i].strip() == ELISION
+        same = i < rows and j < cols and _same(shown[i], real[j])
         if elided and j < cols and cost[i][j] == cost[i][j + 1]:
             j += 1  # absorbed by the elision
         elif elided:
             lines.append((" ", shown[i]))
             i += 1
-        elif i < rows and j < cols and _same(shown[i], real[j]) and cost[i][j] == cost[i + 1][j + 1]:
+        elif same and cost[i][j] == cost[i + 1][j + 1]:
             lines.append((" ", shown[i]))
             i, j = i + 1, j + 1
         elif i < rows and cost[i][j] == cost[i + 1][j] + 1:
@@ -299,6 +301,11 @@ def run_python(
     return unalias(printed.getvalue(), aliases or {})
 
 
+def _pump(stream: IO[str] | None, lines: queue.Queue[str]) -> None:
+    for line in stream or ():
+        lines.put(line)
+
+
 def run_servers(
     block: Block,
     cwd: Path,
@@ -322,7 +329,7 @@ def run_servers(
             text=True,
         )
         lines: queue.Queue[str] = queue.Queue()
-        reader = threading.Thread(target=lambda out=process.stdout: [*map(lines.put, out)])
+        reader = threading.Thread(target=_pump, args=(process.stdout, lines))
         reader.start()
         printed: list[str] = []
         try:

@@ -75,6 +75,7 @@ class Step:
     command: str
     shown: tuple[str, ...]
     exit_shown: bool
+    gap: int = 0  # blank lines the page puts after the step, between it and the next
 
 
 def steps(block: Block) -> tuple[Step, ...]:
@@ -94,8 +95,10 @@ def steps(block: Block) -> tuple[Step, ...]:
         while index < len(lines) and not lines[index].startswith("$ "):
             shown.append(lines[index])
             index += 1
+        gap = len(shown) - len("\n".join(shown).rstrip("\n").splitlines())
+        shown = shown[: len(shown) - gap]
         exit_shown = bool(shown) and EXIT.fullmatch(shown[-1].strip()) is not None
-        found.append(Step(command, tuple(shown), exit_shown))
+        found.append(Step(command, tuple(shown), exit_shown, gap))
     return tuple(found)
 
 
@@ -179,6 +182,7 @@ def run_transcript(
         real += ["$ " + step.command.replace("\n", "\\\n"), *unalias(out, aliases).splitlines()]
         if status or step.exit_shown:
             real.append(f"[exit {status}]")
+        real += [""] * step.gap
     compare(block, block.body, "\n".join(real), new_ids=new_ids)
 
 

@@ -85,7 +85,7 @@ def parse(page: str, text: str) -> tuple[Block, ...]:
             raise PageError(f"{page}:{index + 1}: a fence that is never closed")
         body = "\n".join(_dedent(line, indent) for line in lines[index + 1 : end])
         kind = name = not_run = None
-        above = _line_above(lines, index)
+        above = _paragraph_above(lines, index)
         if (tag := TAG.fullmatch(above)) is not None:
             kind, name = tag["kind"], tag["name"]
         elif (marker := NOT_RUN.fullmatch(above)) is not None:
@@ -99,12 +99,15 @@ def _dedent(line: str, indent: int) -> str:
     return line[min(indent, len(line) - len(line.lstrip(" "))) :]
 
 
-def _line_above(lines: list[str], index: int) -> str:
-    """The nearest non-blank line above the fence: its tag or its marker."""
-    for line in reversed(lines[:index]):
-        if line.strip():
-            return line.strip()
-    return ""
+def _paragraph_above(lines: list[str], index: int) -> str:
+    """The paragraph right above the fence, on one line: its tag or its marker."""
+    above = lines[:index]
+    while above and not above[-1].strip():
+        above.pop()
+    paragraph: list[str] = []
+    while above and above[-1].strip():
+        paragraph.insert(0, above.pop().strip())
+    return " ".join(paragraph)
 
 
 @cache

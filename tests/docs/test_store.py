@@ -8,7 +8,6 @@ import json
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -105,10 +104,10 @@ def _zeroshot(path: Path) -> None:
 
 
 @pytest.fixture
-def dead_pid() -> Iterator[int]:
+def dead_pid() -> int:
     """The id of a process that has ended (a backup that was killed)."""
     done = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True, check=True)
-    yield int(done.stdout)
+    return int(done.stdout)
 
 
 def _files(doc: Path, home: Path) -> None:

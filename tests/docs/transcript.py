@@ -161,13 +161,16 @@ def run_transcript(
     env: Mapping[str, str] | None = None,
     aliases: Mapping[str, str] | None = None,
     prepared: Mapping[str, Callable[[], object]] | None = None,
+    learn: Callable[[str], Mapping[str, str]] | None = None,
     new_ids: bool = False,
 ) -> None:
     """Run every step of a console block and compare the whole transcript with the page.
 
     ``prepared`` maps a leading step's command to what the test did instead (the session's
-    demo folder copied rather than made again); its output must be one the page discards."""
-    aliases = aliases or {}
+    demo folder copied rather than made again); its output must be one the page discards.
+    ``learn`` reads each step's output for values later commands use (an id the command drew:
+    the page's → the real one); the steps then run one shell each, in order."""
+    aliases = dict(aliases or {})
     todo = list(steps(block))
     done: list[tuple[Step, str, int]] = []
     while todo and todo[0].command in (prepared or {}):
@@ -175,8 +178,13 @@ def run_transcript(
         assert not step.shown, f"{block.where}: a prepared step shows output: {step.command}"
         (prepared or {})[step.command]()
         done.append((step, "", 0))
-    ran = run_commands([alias(step.command, aliases) for step in todo], cwd, env)
-    done += [(step, out, status) for step, (out, status) in zip(todo, ran, strict=True)]
+    if learn is None:
+        ran = run_commands([alias(step.command, aliases) for step in todo], cwd, env)
+        done += [(step, out, status) for step, (out, status) in zip(todo, ran, strict=True)]
+    for step in todo if learn is not None else ():
+        [(out, status)] = run_commands([alias(step.command, aliases)], cwd, env)
+        aliases.update(learn(out))
+        done.append((step, out, status))
     real: list[str] = []
     for step, out, status in done:
         real += ["$ " + step.command.replace("\n", "\\\n"), *unalias(out, aliases).splitlines()]

@@ -67,7 +67,9 @@ def test_the_install_commands_write_each_client_s_entry(
         assert entry["command"].endswith("/active-memory")
 
 
+@pytest.mark.slow
 def test_cursor_gets_one_entry_and_bad_files_are_refused(scene: Scene) -> None:
+    """Slow: nine commands, one process each (about 4 s on two cores)."""
     scene.run(CURSOR)
     scene.run(PRINT)
     scene.run(NOT_AN_OBJECT)

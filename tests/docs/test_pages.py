@@ -70,7 +70,8 @@ SAMPLE = """\
 true
 ```
 
-*Not run by the tests: needs a Claude login.*
+*Not run by the tests: needs a Claude login
+and an API key.*
 
 ```python
 login()
@@ -93,11 +94,22 @@ a: 1
 
 def test_the_check_names_each_unaccounted_block() -> None:
     found = parse("sample.md", SAMPLE)
-    assert [b.not_run for b in found] == [None, "needs a Claude login.", None, None, None]
+    assert [b.not_run for b in found] == [None, "needs a Claude login and an API key.", None, None,
+                                          None]  # fmt: skip
     assert problems(found, {("sample.md", "example", "ran")}) == [
-        "sample.md:12: a sh block neither run by a test (tag it <!-- example: NAME --> and claim "
+        "sample.md:13: a sh block neither run by a test (tag it <!-- example: NAME --> and claim "
         "it) nor marked '*Not run by the tests: <why>.*'",
-        "sample.md:17 (example: dead): tagged, but no test claims it",
-        "sample.md:21: fence language 'yaml'; use one of ['bash', 'console', 'json', 'markdown', "
+        "sample.md:18 (example: dead): tagged, but no test claims it",
+        "sample.md:22: fence language 'yaml'; use one of ['bash', 'console', 'json', 'markdown', "
         "'python', 'sh', 'text']",
     ]
+
+
+def test_an_unclosed_fence_is_an_error() -> None:
+    with pytest.raises(pages.PageError, match=r"sample\.md:2: a fence that is never closed"):
+        parse("sample.md", "text\n```bash\ntrue\n")
+
+
+def test_claiming_a_tag_the_page_lacks_is_an_error() -> None:
+    with pytest.raises(pages.PageError, match=r"0 blocks are tagged <!-- example: nowhere -->"):
+        pages.claim("README.md", "nowhere")

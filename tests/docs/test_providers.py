@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from active_memory.agents.providers import base
 from active_memory.agents.providers.registry import Connection, create_provider
 from active_memory.errors import ActiveMemoryError
@@ -51,7 +53,10 @@ def _failure(make: Any) -> str:
     raise AssertionError("no error")
 
 
+@pytest.mark.slow
 def test_each_missing_setting_fails_in_the_sentence_the_page_shows() -> None:
+    """Slow on its own: resolving a binding imports its SDK (about 2 s for anthropic) before it
+    reads the key; in the whole suite the SDKs are usually imported already."""
     llama = Connection("local-llama", provider="openai", lane="compatible",
                        base_url="http://127.0.0.1:8080/v1", api_key_env="LLAMA_KEY")  # fmt: skip
     claude = Binding(provider="anthropic", model="claude-sonnet-4-5")

@@ -69,7 +69,9 @@ def _record(folder: Path, change: Any) -> None:
     (folder / "run.json").write_text(json.dumps(document), "utf-8")
 
 
+@pytest.mark.slow
 def test_bad_records_are_refused_naming_the_field(tmp_path: Path) -> None:
+    """Slow: six commands, one process each (about 3 s on two cores)."""
     _record(tmp_path / "bad", lambda d: d["executions"][1].update(node="deploy"))
     _record(tmp_path / "bad-occurrence", lambda d: d["executions"][1].update(occurrence=0))
     (tmp_path / "run").mkdir()

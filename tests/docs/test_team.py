@@ -61,7 +61,9 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_tokens_are_issued_listed_and_revoked(database: str, tmp_path: Path) -> None:
+    """Slow: seven commands, one process each, on PostgreSQL (about 6 s on two cores)."""
     drawn = iter(SHOWN_IDS)
 
     def learn(printed: str) -> dict[str, str]:
@@ -72,7 +74,9 @@ def test_tokens_are_issued_listed_and_revoked(database: str, tmp_path: Path) -> 
     Scene(tmp_path, {"ACTIVE_MEMORY_DATABASE_URL": database}).run(TOKENS, learn=learn)
 
 
+@pytest.mark.slow
 def test_the_service_serves_plain_http_and_tls(database: str, tmp_path: Path) -> None:
+    """Slow: makes a certificate with openssl and starts the service twice (about 3 s)."""
     if shutil.which("openssl") is None:
         pytest.skip("no openssl command to make a test certificate")
     subprocess.run(

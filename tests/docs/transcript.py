@@ -238,7 +238,7 @@ def _same(shown: str, real: str) -> bool:
 def align(shown: list[str], real: list[str]) -> list[tuple[str, str]]:
     """The cheapest alignment of the page's lines with the real ones, as diff lines: ``" "``
     for a line both have, ``"-"`` for one only the page has, ``"+"`` for one only the command
-    printed. A ``…`` line of the page absorbs any real lines at no cost."""
+    printed, ``"~"`` for one a ``…`` line of the page stands for (at no cost)."""
     rows, cols = len(shown), len(real)
     cost = [[0] * (cols + 1) for _ in range(rows + 1)]
     for j in range(cols - 1, -1, -1):
@@ -259,10 +259,11 @@ def align(shown: list[str], real: list[str]) -> list[tuple[str, str]]:
     while i < rows or j < cols:
         elided = i < rows and shown[i].strip() == ELISION
         same = i < rows and j < cols and _same(shown[i], real[j])
-        if elided and j < cols and cost[i][j] == cost[i][j + 1]:
-            j += 1  # absorbed by the elision
-        elif elided:
+        if elided:
             lines.append((" ", shown[i]))
+            while j < cols and cost[i][j] == cost[i][j + 1]:
+                lines.append(("~", real[j]))  # what the elision stands for here
+                j += 1
             i += 1
         elif same and cost[i][j] == cost[i + 1][j + 1]:
             lines.append((" ", shown[i]))
@@ -280,7 +281,7 @@ def compare(where: Block | str, shown_text: str, real_text: str, *, new_ids: boo
     """Fail, naming the page and block and showing the difference, unless the texts match."""
     label = where.where if isinstance(where, Block) else where
     lines = align(normalise(shown_text, new_ids), normalise(real_text, new_ids))
-    changed = [n for n, (tag, _) in enumerate(lines) if tag != " "]
+    changed = [n for n, (tag, _) in enumerate(lines) if tag in "+-"]
     if not changed:
         return
     near = sorted({n for c in changed for n in range(c - 2, c + 3) if 0 <= n < len(lines)})
@@ -291,8 +292,8 @@ def compare(where: Block | str, shown_text: str, real_text: str, *, new_ids: boo
         diff.append(lines[n][0] + lines[n][1])
     text = "\n".join(diff)
     pytest.fail(
-        f"{label}: the output differs from the page ('-' the page, '+' the command; "
-        f"'{ELISION}' on the page stands for any lines)\n{text}",
+        f"{label}: the output differs from the page ('-' the page, '+' the command, "
+        f"'~' what a '{ELISION}' line of the page stands for)\n{text}",
         False,
     )
 

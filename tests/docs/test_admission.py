@@ -11,8 +11,9 @@ from active_memory.admission.stages import STAGES
 from active_memory.models.lessons import Evidence, GraphScope, LessonDraft
 from active_memory.store.paths import default_store_path
 from active_memory.store.quarantine import Quarantine, QuarantineEntry
+from docs.compare import compare
 from docs.pages import claim, output
-from docs.transcript import compare, run_python, run_transcript
+from docs.transcript import run_python, run_transcript
 
 PAGE = "docs/admission.md"
 CONTRACTS = claim(PAGE, "contracts")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import active_memory
+from docs.compare import compare
 from docs.pages import claim, output
-from docs.transcript import compare
 from integrations.anthropic_stand_in import AnthropicStandIn, ToolCall, claude_cli
 
 PAGE = "docs/integrations.md"

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from docs.compare import compare
 from docs.pages import claim, output
 from docs.scenes import INSTALL_ALIASES, Scene, widgets
-from docs.transcript import compare, run_python, run_script
+from docs.transcript import run_python, run_script
 from recall.kit import lesson
 
 PAGE = "docs/mcp.md"

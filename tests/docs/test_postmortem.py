@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from docs.compare import compare
 from docs.conftest import DEMO_DIR, Demo, fixtures
 from docs.pages import claim, output
-from docs.transcript import compare, run_transcript
+from docs.transcript import run_transcript
 
 PAGE = "docs/postmortem.md"
 DEMO_OUTPUT = output(PAGE, "demo")

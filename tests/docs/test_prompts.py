@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from docs.compare import compare
 from docs.conftest import Demo
 from docs.pages import claim, output
-from docs.transcript import compare, run_python, run_transcript
+from docs.transcript import run_python, run_transcript
 
 PAGE = "docs/prompts.md"
 RENDER = claim(PAGE, "render")

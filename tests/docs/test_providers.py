@@ -16,9 +16,10 @@ from active_memory.errors import ActiveMemoryError
 from active_memory.models.config import parse_runtime_config
 from active_memory.models.runs import Binding
 from active_memory.postmortem.binding import BindingOverride
+from docs.compare import compare
 from docs.conftest import DEMO_DIR
 from docs.pages import claim, output
-from docs.transcript import compare, run_transcript
+from docs.transcript import run_transcript
 
 PAGE = "docs/providers.md"
 PROTOCOL = claim(PAGE, "protocol")

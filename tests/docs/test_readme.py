@@ -15,9 +15,9 @@ from active_memory.errors import ConfigError
 from active_memory.models.config import parse_runtime_config
 from active_memory.models.runs import Outcome, parse_run_record
 from active_memory.schemas import load_schema
+from docs.compare import compare
 from docs.conftest import Demo
 from docs.pages import claim, output
-from docs.transcript import compare
 from postmortem.postmortem_kit import first_run
 
 PAGE = "README.md"

@@ -17,9 +17,10 @@ import pytest
 from active_memory.hooks.install import helper_command
 from active_memory.models.changes import Mutation, Publication
 from active_memory.store.sqlite import SqliteStore
+from docs.compare import compare
 from docs.pages import claim
 from docs.scenes import INSTALL_ALIASES, REPOSITORY, Scene, widgets
-from docs.transcript import compare, run_python, unalias
+from docs.transcript import run_python, unalias
 from recall.kit import lesson, lesson_id
 
 PAGE = "docs/recall.md"

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from docs.compare import compare
 from docs.conftest import DEMO_DIR
 from docs.pages import claim, output
-from docs.transcript import compare, run_python, run_servers, run_transcript
+from docs.transcript import run_python, run_servers, run_transcript
 
 PAGE = "docs/ui.md"
 STATS = claim(PAGE, "stats")

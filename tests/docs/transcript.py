@@ -6,12 +6,9 @@ did not exit 0, a last line ``[exit N]``. All steps of a block run in one ``bash
 the test's folder, with the environment the test isolated, the virtualenv's ``active-memory``
 and ``python`` first on ``PATH``.
 
-Comparison is line by line after :data:`VOLATILE` normalisation of both sides (times, dates:
-values no two runs share). On the page, a line ``…`` stands for any number of lines, and a
-:data:`PLACEHOLDERS` name stands for a value that changes with the prompts or the run (a
-sha256, a port): the page never pastes such a value, the real output supplies it. Values that
-depend on where the test runs (its temporary folders, the virtualenv) are ``aliases``: the page
-shows a fixed path, the command runs with the real one, the output is read back with the page's.
+Values that depend on where the test runs (its temporary folders, the virtualenv, a port it
+took) are ``aliases``: the page shows a fixed path, the command runs with the real one, and the
+output is read back with the page's before :func:`docs.compare.compare` compares it.
 """
 
 from __future__ import annotations
@@ -28,46 +25,14 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
-import pytest
-
+from docs.compare import compare
 from docs.pages import Block
 
 BIN = Path(sys.executable).parent
-ELISION = "…"
 EXIT = re.compile(r"\[exit (\d+)\]")
-
-# Name -> what it stands for on a page. Only values that change without the documented
-# behaviour changing: hashes of prompts and contracts, ports, tokens drawn at random.
-PLACEHOLDERS = {
-    "<sha256>": r"[0-9a-f]{64}",
-    "<sha16>": r"[0-9a-f]{16}",  # the short form reports print
-    "<port>": r"[0-9]{1,5}",
-    "<n>": r"[0-9]+",  # a count that follows the prompt's length (tokens, lines)
-    "<hex>": r"[0-9a-f]+",  # an id drawn at random
-    "<token>": r"[A-Za-z0-9_-]+",  # a secret drawn at random
-}
-_PLACEHOLDER = re.compile("|".join(re.escape(name) for name in PLACEHOLDERS))
-
-# Applied to the page and to the real output alike: values no two runs share.
-VOLATILE: dict[str, tuple[re.Pattern[str], str]] = {
-    "milliseconds": (re.compile(r" *\b[0-9]+ ms\b"), " <ms> ms"),
-    "seconds": (re.compile(r"\bin [0-9]+\.[0-9]+ s\b"), "in <s> s"),
-    "json times": (re.compile(r'("(?:time_ms|duration_ms|elapsed_ms)": ?)[0-9]+'), r"\1<ms>"),
-    "timestamps": (
-        re.compile(
-            r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-            r"(Z|[+-][0-9]{2}:[0-9]{2})?"
-        ),
-        "<time>",
-    ),
-    "backup stamps": (re.compile(r"\.[0-9]{14}(-[0-9]+)?\.bak\b"), ".<time>.bak"),
-}
-# Opt-in per block: lesson ids drawn at random (a dry run's, a host's without sequential ids).
-NEW_IDS = (re.compile(r"\blesson-[0-9A-HJKMNP-TV-Z]{26}\b"), "lesson-<new id>")
 
 
 @dataclass(frozen=True)
@@ -107,6 +72,8 @@ def environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join((str(BIN), env.get("PATH", "")))
     env["PYTHONUNBUFFERED"] = "1"  # stderr and stdout interleave as on a terminal
+    # Where this is set, every command would compile the whole package again (~1 s each).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("BASH_ENV", None)
     env.update(extra or {})
     return env
@@ -181,10 +148,11 @@ def run_transcript(
     if learn is None:
         ran = run_commands([alias(step.command, aliases) for step in todo], cwd, env)
         done += [(step, out, status) for step, (out, status) in zip(todo, ran, strict=True)]
-    for step in todo if learn is not None else ():
-        [(out, status)] = run_commands([alias(step.command, aliases)], cwd, env)
-        aliases.update(learn(out))
-        done.append((step, out, status))
+    else:
+        for step in todo:
+            [(out, status)] = run_commands([alias(step.command, aliases)], cwd, env)
+            aliases.update(learn(out))
+            done.append((step, out, status))
     real: list[str] = []
     for step, out, status in done:
         real += ["$ " + step.command.replace("\n", "\\\n"), *unalias(out, aliases).splitlines()]
@@ -205,97 +173,6 @@ def run_script(
     [(out, status)] = run_commands([alias(block.body, aliases or {})], cwd, env)
     assert status == 0, f"{block.where}: exit {status}\n{out}"
     return unalias(out, aliases or {})
-
-
-def normalise(text: str, new_ids: bool = False) -> list[str]:
-    for pattern, replacement in VOLATILE.values():
-        text = pattern.sub(replacement, text)
-    if new_ids:
-        text = NEW_IDS[0].sub(NEW_IDS[1], text)
-    return [line.rstrip() for line in text.strip("\n").splitlines()]
-
-
-@cache
-def _pattern(line: str) -> re.Pattern[str] | None:
-    if _PLACEHOLDER.search(line) is None:
-        return None
-    parts = _PLACEHOLDER.split(line)
-    names = _PLACEHOLDER.findall(line)
-    regex = ""
-    for part, name in zip(parts, names, strict=False):
-        # A right-aligned column: the value's width sets how many spaces come before it.
-        padded = re.fullmatch(r"(.*?)(  +)", part, re.S)
-        regex += re.escape(padded[1]) + " +" if padded else re.escape(part)
-        regex += f"(?:{PLACEHOLDERS[name]})"
-    return re.compile(regex + re.escape(parts[-1]))
-
-
-def _same(shown: str, real: str) -> bool:
-    pattern = _pattern(shown)
-    return shown == real if pattern is None else pattern.fullmatch(real) is not None
-
-
-def align(shown: list[str], real: list[str]) -> list[tuple[str, str]]:
-    """The cheapest alignment of the page's lines with the real ones, as diff lines: ``" "``
-    for a line both have, ``"-"`` for one only the page has, ``"+"`` for one only the command
-    printed, ``"~"`` for one a ``…`` line of the page stands for (at no cost)."""
-    rows, cols = len(shown), len(real)
-    cost = [[0] * (cols + 1) for _ in range(rows + 1)]
-    for j in range(cols - 1, -1, -1):
-        cost[rows][j] = cost[rows][j + 1] + 1
-    for i in range(rows - 1, -1, -1):
-        elided = shown[i].strip() == ELISION
-        cost[i][cols] = cost[i + 1][cols] + (0 if elided else 1)
-        for j in range(cols - 1, -1, -1):
-            if elided:
-                cost[i][j] = min(cost[i + 1][j], cost[i][j + 1])
-                continue
-            best = min(cost[i + 1][j], cost[i][j + 1]) + 1
-            if _same(shown[i], real[j]):
-                best = min(best, cost[i + 1][j + 1])
-            cost[i][j] = best
-    lines: list[tuple[str, str]] = []
-    i = j = 0
-    while i < rows or j < cols:
-        elided = i < rows and shown[i].strip() == ELISION
-        same = i < rows and j < cols and _same(shown[i], real[j])
-        if elided:
-            lines.append((" ", shown[i]))
-            while j < cols and cost[i][j] == cost[i][j + 1]:
-                lines.append(("~", real[j]))  # what the elision stands for here
-                j += 1
-            i += 1
-        elif same and cost[i][j] == cost[i + 1][j + 1]:
-            lines.append((" ", shown[i]))
-            i, j = i + 1, j + 1
-        elif i < rows and cost[i][j] == cost[i + 1][j] + 1:
-            lines.append(("-", shown[i]))
-            i += 1
-        else:
-            lines.append(("+", real[j]))
-            j += 1
-    return lines
-
-
-def compare(where: Block | str, shown_text: str, real_text: str, *, new_ids: bool = False) -> None:
-    """Fail, naming the page and block and showing the difference, unless the texts match."""
-    label = where.where if isinstance(where, Block) else where
-    lines = align(normalise(shown_text, new_ids), normalise(real_text, new_ids))
-    changed = [n for n, (tag, _) in enumerate(lines) if tag in "+-"]
-    if not changed:
-        return
-    near = sorted({n for c in changed for n in range(c - 2, c + 3) if 0 <= n < len(lines)})
-    diff: list[str] = []
-    for before, n in zip([-2, *near], near, strict=False):
-        if n != before + 1:
-            diff.append("@@")  # lines that agree, left out
-        diff.append(lines[n][0] + lines[n][1])
-    text = "\n".join(diff)
-    pytest.fail(
-        f"{label}: the output differs from the page ('-' the page, '+' the command, "
-        f"'~' what a '{ELISION}' line of the page stands for)\n{text}",
-        False,
-    )
 
 
 def run_python(

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from docs.compare import compare
 from docs.pages import parse
-from docs.transcript import compare, run_commands, steps
+from docs.transcript import run_commands, steps
 
 PAGE = """\
 <!-- example: sample -->

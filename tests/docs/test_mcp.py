@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from active_memory.models.lessons import Evidence
 from docs.compare import compare
 from docs.pages import claim, output
 from docs.scenes import INSTALL_ALIASES, Scene, widgets
-from docs.transcript import run_python, run_script
+from docs.transcript import BIN, environment, run_python, run_script, unalias
 from recall.kit import lesson
 
 PAGE = "docs/mcp.md"
@@ -22,9 +23,24 @@ NOT_AN_OBJECT = claim(PAGE, "not-an-object")
 READ_ONLY = claim(PAGE, "read-only")
 IN_PYTHON = claim(PAGE, "in-python")
 IN_PYTHON_OUTPUT = output(PAGE, "in-python")
+SESSION = output(PAGE, "session")
+# The calls of the page's session, in its order.
+CALLS = (
+    ("recall", {"kind": "file", "value": "src/widgets/config.py"}),
+    ("recall", {"kind": "file", "value": "src/widgets/config.py"}),
+    ("recall", {"kind": "command", "value": "grep -rn configure_bedrock src/widgets/storage"}),
+    ("recall", {"kind": "file", "value": "/etc/hosts"}),
+    ("explain", {"id": "lesson-00000000000000000000000001"}),
+    ("list", {"limit": 3}),
+    ("recall", {"kind": "directory", "value": "src"}),
+)
 FIRST = lesson(1, files=["src/widgets/config.py"], title="Config loads lazily",
                recommendation="Read settings through widgets.config.get(); importing the module "
-               "must not read the environment.")  # fmt: skip
+               "must not read the environment.").model_copy(update={"evidence": Evidence(
+                   run_id="run-7",
+                   references=("exec:e3", "receipt:4", "repository:src/widgets/config.py"),
+                   reason="the worker re-read config.py three times before finding the lazy "
+                   "loader", source_commit="a" * 40)})  # fmt: skip
 LESSONS = (
     FIRST,
     lesson(2, folders=["src/widgets/storage"], title="Storage writes are batched",
@@ -81,3 +97,42 @@ def test_the_tools_answer_in_process(scene: Scene) -> None:
     namespace = {"store_path": scene.folder.parent / "state" / "lessons.sqlite3",
                  "checkout": scene.folder}  # fmt: skip
     compare(IN_PYTHON_OUTPUT, IN_PYTHON_OUTPUT.body, run_python(IN_PYTHON, namespace))
+
+
+async def _session(scene: Scene) -> str:
+    """The page's session: the SDK's own client over stdio, each call and its text result."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.types import TextContent
+
+    store = scene.folder.parent / "state" / "lessons.sqlite3"
+    params = StdioServerParameters(
+        command=str(BIN / "active-memory"),
+        args=["mcp", "--store", str(store)],
+        env=environment(),
+        cwd=str(scene.folder),
+    )
+    errlog = scene.folder.parent / "mcp-stderr.log"
+    printed: list[str] = []
+    with errlog.open("w", encoding="utf-8") as stderr:
+        async with Client(stdio_client(params, errlog=stderr), read_timeout_seconds=20) as client:
+            tools = [tool.name for tool in (await client.list_tools()).tools]
+            printed.append(f"$ tools/list -> {tools}")
+            for name, arguments in CALLS:
+                result = await client.call_tool(name, arguments)
+                [text] = [block.text for block in result.content if isinstance(block, TextContent)]
+                printed += ["", f"$ tools/call {name} {json.dumps(arguments)}",
+                            f"isError: {result.is_error}", text]  # fmt: skip
+                report = (result.structured_content or {}).get("report")
+                if report:
+                    cards = [[c["id"][-2:], c["score"], c["reason"], c["outcome"]]
+                             for c in report["cards"]]  # fmt: skip
+                    printed.append(f"structured report: {json.dumps(cards)}")
+    return errlog.read_text("utf-8") + "\n".join(printed)
+
+
+@pytest.mark.slow
+async def test_a_session_with_the_sdk_client_prints_what_the_page_shows(scene: Scene) -> None:
+    """Slow: starts the server as a process of its own and makes eight calls (about 3 s)."""
+    printed = unalias(await _session(scene), scene.aliases)
+    compare(SESSION, SESSION.body, printed)

@@ -1,11 +1,11 @@
 """docs/integrations.md: each example, after the set-up, runs as a program of its own (the real
-package, a fake model) and prints exactly the output the page shows."""
+package, a fake model or, for the Claude Agent SDK, a loopback stand-in of the Anthropic API)
+and prints exactly the output the page shows."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,20 +13,20 @@ from pathlib import Path
 import pytest
 
 import active_memory
+from docs.compare import compare
+from docs.pages import claim, output
 from integrations.anthropic_stand_in import AnthropicStandIn, ToolCall, claude_cli
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
+PAGE = "docs/integrations.md"
 SOURCES = str(Path(active_memory.__file__).resolve().parents[1])
-_BLOCK = re.compile(r"<!-- (example|output): ([a-z-]+) -->\n```[a-z]*\n(.*?)\n```", re.S)
 DISTRIBUTIONS = {
     "claude-agent-sdk": "claude-agent-sdk",
     "openai-agents": "openai-agents",
     "langgraph": "langgraph",
 }
-
-
-def _blocks() -> dict[tuple[str, str], str]:
-    return {(kind, name): body for kind, name, body in _BLOCK.findall(DOC.read_text("utf-8"))}
+SETUP = claim(PAGE, "setup")
+EXAMPLES = {name: claim(PAGE, name) for name in DISTRIBUTIONS}
+OUTPUTS = {name: output(PAGE, name) for name in DISTRIBUTIONS}
 
 
 def _run(script: str, folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -45,23 +45,23 @@ def _run(script: str, folder: Path, env: dict[str, str]) -> subprocess.Completed
 
 
 def test_the_page_has_a_set_up_and_an_example_and_output_per_framework() -> None:
-    blocks = _blocks()
-    assert ("example", "setup") in blocks
-    for name in DISTRIBUTIONS:
-        assert ("example", name) in blocks
-        assert ("output", name) in blocks
+    assert SETUP.lang == "python"
+    assert {name: block.lang for name, block in EXAMPLES.items()} == dict.fromkeys(
+        DISTRIBUTIONS, "python"
+    )
+    assert set(OUTPUTS) == set(DISTRIBUTIONS)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
 def test_each_example_prints_what_the_page_shows(name: str, tmp_path: Path) -> None:
-    """Slow: each example runs as a program of its own, importing its agent framework."""
+    """Slow: each example is a Python process of its own that imports its SDK, and the Claude
+    Agent SDK's also starts the Claude Code CLI (3 to 8 s each)."""
     try:
         importlib.metadata.distribution(DISTRIBUTIONS[name])
     except importlib.metadata.PackageNotFoundError:
         pytest.skip(f"the {name} extra is not installed")
-    blocks = _blocks()
-    script = blocks[("example", "setup")] + "\n\n" + blocks[("example", name)] + "\n"
+    script = SETUP.body + "\n\n" + EXAMPLES[name].body + "\n"
     if name != "claude-agent-sdk":
         done = _run(script, tmp_path, {})
     else:
@@ -85,4 +85,4 @@ def test_each_example_prints_what_the_page_shows(name: str, tmp_path: Path) -> N
                 "DISABLE_ERROR_REPORTING": "1",
             })  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.rstrip("\n") == blocks[("output", name)]
+    compare(OUTPUTS[name], OUTPUTS[name].body, done.stdout)

@@ -1,0 +1,86 @@
+"""docs/providers.md: the provider interface, a declared connection, the errors of missing
+settings, and a session against the loopback stand-in model."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from active_memory.agents.providers import base
+from active_memory.agents.providers.registry import Connection, create_provider
+from active_memory.errors import ActiveMemoryError
+from active_memory.models.config import parse_runtime_config
+from active_memory.models.runs import Binding
+from active_memory.postmortem.binding import BindingOverride
+from docs.compare import compare
+from docs.conftest import DEMO_DIR
+from docs.pages import claim, output
+from docs.transcript import run_transcript
+
+PAGE = "docs/providers.md"
+PROTOCOL = claim(PAGE, "protocol")
+CONNECTIONS = claim(PAGE, "connections")
+MISSING_SETTINGS = output(PAGE, "missing-settings")
+STAND_IN_SESSION = claim(PAGE, "stand-in")
+
+
+def test_the_interface_shown_is_the_provider_protocol() -> None:
+    namespace: dict[str, Any] = {name: getattr(base, name) for name in
+                                 ("Protocol", "ModelRequest", "ModelResponse")}  # fmt: skip
+    exec(compile(PROTOCOL.body, PROTOCOL.where, "exec"), namespace)
+    shown = inspect.signature(namespace["ModelProvider"].complete, eval_str=True)
+    real = inspect.signature(base.ModelProvider.complete, eval_str=True)
+    assert shown == real
+    assert inspect.iscoroutinefunction(base.ModelProvider.complete)
+
+
+def test_the_declared_connection_is_a_valid_runtime() -> None:
+    runtime = parse_runtime_config(json.loads(CONNECTIONS.body))
+    [connection] = runtime.postmortem.connections.values()
+    assert (connection.provider, connection.lane, connection.api_key_env) == (
+        "openai", "compatible", "LLAMA_KEY"
+    )  # fmt: skip
+
+
+def _failure(make: Any) -> str:
+    try:
+        make()
+    except ActiveMemoryError as error:
+        return f"{type(error).__name__}: {error}"
+    raise AssertionError("no error")
+
+
+@pytest.mark.slow
+def test_each_missing_setting_fails_in_the_sentence_the_page_shows() -> None:
+    """Slow on its own: resolving a binding imports its SDK (about 2 s for anthropic) before it
+    reads the key; in the whole suite the SDKs are usually imported already."""
+    llama = Connection("local-llama", provider="openai", lane="compatible",
+                       base_url="http://127.0.0.1:8080/v1", api_key_env="LLAMA_KEY")  # fmt: skip
+    claude = Binding(provider="anthropic", model="claude-sonnet-4-5")
+    cases = [
+        lambda: create_provider(claude, env={}),
+        lambda: create_provider(claude.model_copy(update={"lane": "bedrock"}), env={}),
+        lambda: create_provider(Binding(provider="openai", model="gpt-5.1", lane="azure"), env={}),
+        lambda: create_provider(
+            Binding(provider="openai", model="qwen", connections=("local-llama",)),
+            env={},
+            connections={"local-llama": llama},
+        ),
+        lambda: create_provider(Binding(provider="openai", model="gpt-5.1", effort="extreme")),
+        lambda: create_provider(Binding(provider="mistral", model="large"), env={}),
+        lambda: create_provider(claude.model_copy(update={"lane": "compatible"}), env={}),
+        lambda: BindingOverride(provider="anthropic", lane="compatible").apply(claude),
+    ]
+    printed = "\n".join(_failure(case) for case in cases)
+    compare(MISSING_SETTINGS, MISSING_SETTINGS.body, printed)
+
+
+def test_specialist_run_against_the_stand_in_prints_its_session(
+    demo: Path, stand_in: str, tmp_path: Path
+) -> None:
+    aliases = {DEMO_DIR: str(demo), "127.0.0.1:18089": stand_in}
+    run_transcript(STAND_IN_SESSION, tmp_path, aliases=aliases)

@@ -1,0 +1,115 @@
+"""docs/team.md, on a throwaway PostgreSQL cluster: issuing and revoking tokens, serving the
+service (plain and TLS), and the host example against a running service."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.repository import repository_key
+from active_memory.server import RunningService, build_service
+from active_memory.store.remote import RemoteBackend
+from active_memory.store.select import SERVICE_TOKEN_ENV
+from docs.pages import claim
+from docs.scenes import Scene
+from factories import make_draft
+
+PAGE = "docs/team.md"
+TOKENS = claim(PAGE, "tokens")
+SERVE = claim(PAGE, "serve")
+HOST = claim(PAGE, "host")
+SHOWN_URL = "https://memory.internal:8765"
+SHOWN_IDS = ("1ff88916521c843f", "0be7138d92e1c032")  # the ids the page's creates drew
+
+
+@pytest.fixture
+def running(pg_database: str) -> Iterator[RunningService]:
+    service = build_service(pg_database, pool_size=4)
+    try:
+        with RunningService(service) as started:
+            yield started
+    finally:
+        service.close()
+
+
+@pytest.fixture
+def database(pg_database: str, tmp_path: Path) -> Iterator[str]:
+    """A database of this test's own in the session's cluster: the page lists every token."""
+    import psycopg
+
+    name = "docs_" + uuid.uuid4().hex
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield re.sub(r"(?<=@/)[^?]+", name, pg_database)
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_tokens_are_issued_listed_and_revoked(database: str, tmp_path: Path) -> None:
+    """Slow: seven commands, one process each, on PostgreSQL (about 6 s on two cores)."""
+    drawn = iter(SHOWN_IDS)
+
+    def learn(printed: str) -> dict[str, str]:
+        """The id a `token create` drew stands where the page shows its own."""
+        found = re.search(r'credential ([0-9a-f]{16}) for|"id": "([0-9a-f]{16})"', printed)
+        return {next(drawn): found[1] or found[2]} if found else {}
+
+    Scene(tmp_path, {"ACTIVE_MEMORY_DATABASE_URL": database}).run(TOKENS, learn=learn)
+
+
+@pytest.mark.slow
+def test_the_service_serves_plain_http_and_tls(database: str, tmp_path: Path) -> None:
+    """Slow: makes a certificate with openssl and starts the service twice (about 3 s)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a test certificate")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem",
+         "-out", "cert.pem", "-days", "1", "-subj", "/CN=127.0.0.1"],
+        cwd=tmp_path, check=True, capture_output=True,
+    )  # fmt: skip
+    aliases = {}
+    for shown in ("8765", "18766"):
+        port = str(_free_port())
+        aliases |= {f"--port {shown}": f"--port {port}", f"127.0.0.1:{shown}": f"127.0.0.1:{port}"}
+    Scene(tmp_path, {"ACTIVE_MEMORY_DATABASE_URL": database}, aliases).serve(SERVE)
+
+
+def test_the_host_example_opens_a_run_over_the_service(
+    running: RunningService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example = (HOST.body + "\n").replace("    ...\n", "    seen = run.lessons\n")
+    assert SHOWN_URL in example
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    repository = repository_key(checkout)
+    token = running.service.credentials.create(tenant="docs", repository=repository).token
+    monkeypatch.setenv(SERVICE_TOKEN_ENV, token)
+    lesson_id = new_lesson_id()
+    with RemoteBackend(running.url, token=token) as writer:
+        draft = make_draft(repository=repository)
+        writer.publish(
+            Publication(
+                run_id="seed",
+                mutations=(Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=draft),),
+            )
+        )
+    namespace: dict[str, Any] = {"run_id": "run-docs", "checkout": checkout}
+    exec(compile(example.replace(SHOWN_URL, running.url), HOST.where, "exec"), namespace)
+    assert [lesson.id for lesson in namespace["seen"]] == [lesson_id]

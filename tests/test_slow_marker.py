@@ -1,4 +1,4 @@
-"""The check of ``slow_reasons.py``: a slow test without its reason stops the run."""
+"""Every slow test says why it is slow (see ``slow_reasons.py``), and that check works."""
 
 from __future__ import annotations
 
@@ -7,11 +7,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from slow_reasons import UNEXPLAINED
+
 TESTS = Path(__file__).parent
-# Plugins the tests below do not use: each one loaded is start-up time.
+# Plugins the run below does not use: each one loaded is start-up time.
 _UNUSED = ("cacheprovider", "xdist", "langsmith_plugin", "hypothesispytest", "inline_snapshot",
            "anyio", "asyncio", "timeout", "respx")  # fmt: skip
 _NO_PLUGINS = [part for name in _UNUSED for part in ("-p", f"no:{name}")]
+
+
+def test_every_slow_test_says_why(request: pytest.FixtureRequest) -> None:
+    unexplained = request.config.stash[UNEXPLAINED]
+    assert not unexplained, (
+        "slow tests whose docstring gives no 'Slow:' reason (say why, or make them fast): "
+        + ", ".join(unexplained)
+    )
 
 
 def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -21,8 +33,10 @@ def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_a_slow_test_without_a_reason_stops_the_run_even_when_deselected(tmp_path: Path) -> None:
+def test_a_slow_test_without_a_reason_fails_the_run_even_when_deselected(tmp_path: Path) -> None:
     shutil.copy(TESTS / "slow_reasons.py", tmp_path / "slow_reasons.py")
+    check = Path(__file__).read_text(encoding="utf-8").split("\n\ndef _pytest")[0]
+    (tmp_path / "test_check.py").write_text(check + "\n", encoding="utf-8")
     (tmp_path / "conftest.py").write_text(
         "from slow_reasons import pytest_collection_modifyitems  # noqa: F401\n\n"
         "def pytest_configure(config):\n"
@@ -50,17 +64,13 @@ def test_a_slow_test_without_a_reason_stops_the_run_even_when_deselected(tmp_pat
         "    pass\n",
         encoding="utf-8",
     )
-    for selection in ((), ("-m", "not slow"), ("-k", "fast")):
-        done = _pytest(tmp_path, *selection)
-        assert done.returncode == 4, done.stdout + done.stderr
-        assert done.stderr.strip().endswith(
-            "slow tests whose docstring gives no 'Slow:' reason (say why, or make them fast): "
-            "test_plain.py::test_quiet"
-        ), done.stderr
-    (tmp_path / "test_plain.py").write_text(
-        (tmp_path / "test_plain.py")
-        .read_text()
-        .replace("    pass\n\ndef test_fast", '    """Slow: so."""\n\ndef test_fast'),
-        encoding="utf-8",
-    )
-    assert "5 passed" in _pytest(tmp_path).stdout
+    done = _pytest(tmp_path, "-m", "not slow")
+    assert "1 failed, 1 passed, 4 deselected" in done.stdout, done.stdout + done.stderr
+    assert (
+        "AssertionError: slow tests whose docstring gives no 'Slow:' reason (say why, or make "
+        "them fast): test_plain.py::test_quiet\n"
+    ) in done.stdout, done.stdout
+    plain = (tmp_path / "test_plain.py").read_text()
+    told = plain.replace("    pass\n\ndef test_fast", '    """Slow: so."""\n\ndef test_fast')
+    (tmp_path / "test_plain.py").write_text(told, encoding="utf-8")
+    assert "6 passed" in _pytest(tmp_path).stdout

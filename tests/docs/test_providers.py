@@ -56,7 +56,7 @@ def _failure(make: Any) -> str:
 
 @pytest.mark.slow
 def test_each_missing_setting_fails_in_the_sentence_the_page_shows() -> None:
-    """Slow on its own: resolving a binding imports its SDK (about 2 s for anthropic) before it
+    """Slow: on its own, resolving a binding imports its SDK (about 2 s for anthropic) before it
     reads the key; in the whole suite the SDKs are usually imported already."""
     llama = Connection("local-llama", provider="openai", lane="compatible",
                        base_url="http://127.0.0.1:8080/v1", api_key_env="LLAMA_KEY")  # fmt: skip

@@ -3,6 +3,7 @@ checkout beside a store of lessons about it."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +19,10 @@ from recall.kit import REPOSITORY, seed_store
 
 __all__ = ["INSTALL_ALIASES", "REPOSITORY", "Scene", "widgets"]
 
-# The pages show the interpreter and package of a plain virtualenv at /home/dev/.venv.
+# The pages show the interpreter and package of a plain virtualenv at /home/dev/.venv. The
+# interpreter is named apart: a virtualenv made with `python3 -m venv` runs as bin/python3.
 INSTALL_ALIASES = {
+    "/home/dev/.venv/bin/python": sys.executable,
     "/home/dev/.venv/bin": str(BIN),
     "/home/dev/.venv/lib/python3.11/site-packages/active_memory": str(
         Path(active_memory.__file__).resolve().parent

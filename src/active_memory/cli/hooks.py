@@ -119,7 +119,7 @@ def _install_mcp(
 
     # Refused rather than written with a warning: a client starts the entry out of sight, so a
     # server that cannot start shows only in its logs, while the warning scrolls away here.
-    problem = mcp_sdk_problem()
+    problem = mcp_sdk_problem(load=False)
     if problem is not None:
         fail(f"{problem}, so the {harness} entry could not start it; install it with: "
              f"{MCP_INSTALL}, then install the entry again", EXIT_BAD_INPUT)  # fmt: skip

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import logging
 import os
 from pathlib import Path
@@ -35,13 +36,28 @@ __all__ = ["MCP_INSTALL", "mcp_command", "mcp_sdk_problem"]
 MCP_INSTALL = "pip install 'active-memory[mcp]'"
 
 
-def mcp_sdk_problem() -> str | None:
+# The [mcp] extra's own packages, in the order a missing one is named.
+_EXTRA = ("anyio", "mcp")
+
+
+def mcp_sdk_problem(*, load: bool = True) -> str | None:
     """None when the MCP server can be loaded; else what is wrong, as the start of a sentence.
 
-    The server module imports only the SDK and this package, so any other module it cannot
-    find is the extra's (``mcp``, ``anyio``, or a dependency of theirs); any other ImportError
-    there is an SDK the extra's pin rejects, which the same install replaces.
+    First each of the extra's packages must be installed. With ``load`` the server module is
+    then imported: it imports only the SDK and this package, so any other module it cannot find
+    is the extra's (a dependency of theirs), and any other ImportError there is an SDK the
+    extra's pin rejects, which the same install replaces. ``hooks install`` passes
+    ``load=False``: importing the SDK takes over a second, the whole cost of that command.
     """
+    for name in _EXTRA:
+        try:
+            installed = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:
+            installed = False
+        if not installed:
+            return f"the MCP server needs the MCP SDK ({name!r} is not installed)"
+    if not load:
+        return None
     try:
         importlib.import_module("active_memory.mcp_server.server")
     except ImportError as missing:

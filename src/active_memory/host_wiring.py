@@ -34,10 +34,10 @@ from typing import Any
 from urllib.parse import quote
 
 from active_memory.errors import RecallError
+from active_memory.harnesses import HARNESS_NAMES, harness_row
 from active_memory.hooks.install import (
     CLAUDE_MATCHER,
     CODEX_MATCHER,
-    HARNESS_NAMES,
     HOOK_TIMEOUT_S,
     claude_http_hook,
     helper_command,
@@ -105,20 +105,22 @@ def harness_wiring(
     """The wiring of ``harness`` to the broker at ``url`` (``…/hook``) holding ``token``;
     ``env`` is the run's ``hook_env``. RecallError naming the harnesses for an unknown one."""
     _known(harness)
+    event = harness_row(harness).tool_event
     if harness == "claude":
         hook = claude_http_hook(url, token=token)
         hook["headers"] = {**hook["headers"], **_ids(ids)}
-        settings = {"hooks": {"PreToolUse": [{"matcher": CLAUDE_MATCHER, "hooks": [hook]}]}}
+        settings = {"hooks": {event: [{"matcher": CLAUDE_MATCHER, "hooks": [hook]}]}}
         return HarnessWiring(harness, dict(env), hook, settings)
     if harness == "codex":
-        command = helper_command("codex", python=python)
+        command = helper_command(harness, python=python)
         hook = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
-        settings = {"hooks": {"PreToolUse": [{"matcher": CODEX_MATCHER, "hooks": [hook]}]}}
+        settings = {"hooks": {event: [{"matcher": CODEX_MATCHER, "hooks": [hook]}]}}
         return HarnessWiring(harness, dict(env), hook, settings)
     if harness == "copilot":
-        command = helper_command("copilot", python=python)
+        command = helper_command(harness, python=python)
         hook = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_S}
-        return HarnessWiring(
-            harness, dict(env), hook, {"version": 1, "hooks": {"preToolUse": [hook]}}
-        )
-    return HarnessWiring(harness, dict(env), args=("-e", str(extension_source())))
+        return HarnessWiring(harness, dict(env), hook, {"version": 1, "hooks": {event: [hook]}})
+    if harness == "pi":
+        return HarnessWiring(harness, dict(env), args=("-e", str(extension_source())))
+    # A row added to the harness table without its wiring here (tests/test_harnesses.py).
+    raise RecallError(f"host wiring does not know {harness_row(harness).display} yet")

@@ -90,8 +90,7 @@ def test_filters_by_harness_repository_and_date(tmp_path: Path) -> None:
 def test_sessions_cli_lists_as_json_and_text(tmp_path: Path) -> None:
     roots = _home(tmp_path / "home")
     runner = CliRunner()
-    args = ["sessions", "--claude-dir", str(roots["claude"]), "--codex-dir", str(roots["codex"]),
-            "--pi-dir", str(roots["pi"]), "--copilot-dir", str(roots["copilot"])]  # fmt: skip
+    args = ["sessions", *(f"--home={name}={folder}" for name, folder in roots.items())]
     done = runner.invoke(main, [*args, "--json", "--harness", "copilot"])
     assert done.exit_code == 0, done.output
     data = json.loads(done.output)
@@ -158,8 +157,8 @@ def test_an_orphan_subagents_folder_is_listed_as_not_reviewable(tmp_path: Path) 
     assert [(Path(e.path).relative_to(project), e.reason, e.size_bytes) for e in found] == [
         (Path("0b9e-gone/subagents"), "subagent files without their main session", 17)
     ]
-    text = CliRunner().invoke(main, ["sessions", "--harness", "claude", "--claude-dir",
-                                     str(roots["claude"])])  # fmt: skip
+    text = CliRunner().invoke(main, ["sessions", "--harness", "claude", "--home",
+                                     f"claude={roots['claude']}"])  # fmt: skip
     assert "reviewable no: subagent files without their main session" in text.output
 
 
@@ -194,8 +193,8 @@ def test_a_harness_home_is_accepted_as_well_as_its_sessions_folder(
 ) -> None:
     roots = _home(tmp_path / "home")
     home = roots[harness].parent
-    done = CliRunner().invoke(main, ["sessions", "--harness", harness, f"--{harness}-dir",
-                                     str(home), "--json"])  # fmt: skip
+    done = CliRunner().invoke(main, ["sessions", "--harness", harness, "--home",
+                                     f"{harness}={home}", "--json"])  # fmt: skip
     assert done.exit_code == 0, done.output
     data = json.loads(done.output)
     assert data["roots"][harness] == str(roots[harness])
@@ -205,12 +204,12 @@ def test_a_harness_home_is_accepted_as_well_as_its_sessions_folder(
 def test_a_folder_without_sessions_says_so_and_what_is_expected(tmp_path: Path) -> None:
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    done = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--pi-dir", str(empty)])
+    done = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--home", f"pi={empty}"])
     assert done.exit_code == 0
     assert (f"pi       sessions in {empty} (no pi sessions here: give the pi home, e.g. "
             "~/.pi/agent, or its sessions/ folder)") in done.output  # fmt: skip
-    missing = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--pi-dir",
-                                        str(tmp_path / "nowhere")])  # fmt: skip
+    missing = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--home",
+                                        f"pi={tmp_path / 'nowhere'}"])  # fmt: skip
     assert f"sessions in {tmp_path / 'nowhere'} (not found)" in missing.output
     helped = CliRunner().invoke(main, ["sessions", "--help"])
     assert "PI_CODING_AGENT_DIR" in helped.output

@@ -20,13 +20,14 @@ from active_memory.evidence.builder import (
     EvidenceBundle,
     build_evidence,
 )
-from active_memory.evidence.sources import HARNESSES, open_run_source
+from active_memory.evidence.sources import open_run_source
+from active_memory.harnesses import HARNESS_NAMES
 
 __all__ = ["evidence", "harness_option"]
 
 harness_option = click.option(
     "--harness",
-    type=click.Choice(HARNESSES),
+    type=click.Choice(HARNESS_NAMES),
     help="Read RUN as this harness's session file instead of telling the format by content.",
 )
 

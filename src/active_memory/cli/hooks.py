@@ -17,8 +17,8 @@ from active_memory.cli._common import (
     store_path,
 )
 from active_memory.errors import RecallError
+from active_memory.harnesses import HARNESS_NAMES
 from active_memory.hooks.install import (
-    HARNESS_NAMES,
     MCP_HARNESSES,
     MCP_SERVER_NAME,
     Installation,

@@ -58,6 +58,7 @@ from active_memory.errors import (
     RunRecordError,
 )
 from active_memory.evidence.sources import open_run_source
+from active_memory.lanes import API_LANE_NAMES
 from active_memory.models.config import RuntimeConfig, load_runtime_config, parse_runtime_config
 from active_memory.models.runs import RUN_FILE, Outcome, RunRecord
 from active_memory.runlog import RunLog
@@ -74,8 +75,6 @@ __all__ = ["postmortem"]
 
 OutcomeStatus = Literal["succeeded", "failed", "cancelled"]
 EXCHANGES = "exchanges.jsonl"
-# The built-in providers' API lanes (agents.providers.registry.LANES, not imported at start-up).
-_LANES = ("anthropic", "bedrock", "vertex", "openai", "azure", "compatible")
 
 
 def _exchanges(run: Path, given: Path | None) -> Path:
@@ -212,7 +211,7 @@ def connection_options(command: Callable[..., None]) -> Callable[..., None]:
     options = (
         click.option(
             "--lane",
-            type=click.Choice(_LANES),
+            type=click.Choice(API_LANE_NAMES),
             help="The API lane (it names its "
             "provider): e.g. compatible for an OpenAI-compatible server.",
         ),

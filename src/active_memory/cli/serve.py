@@ -18,6 +18,7 @@ from active_memory.cli._common import (
     store_option,
     store_path,
 )
+from active_memory.harnesses import HARNESS_NAMES
 from active_memory.hooks.standalone import Server
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.store.sqlite import SqliteStore
@@ -91,7 +92,9 @@ def serve(
                 click.echo(f"serving {state.repository} for {state.workspace}")
                 click.echo(f"url {state.url} (generation {state.generation})")
                 click.echo(f"ticket {state.ticket}")
-                click.echo("hooks: active-memory hooks install --harness claude|codex|copilot|pi")
+                click.echo(
+                    f"hooks: active-memory hooks install --harness {'|'.join(HARNESS_NAMES)}"
+                )
             server.wait()
         except KeyboardInterrupt:
             pass

@@ -2,15 +2,16 @@
 postmortem can review them (memory init starts from this inventory).
 
 Each harness keeps its sessions in one folder (:func:`default_roots`), overridable by an
-environment variable of this package or the harness's own home variable:
+environment variable of this package or the harness's own home variable, as its row in
+:mod:`active_memory.harnesses` says:
 
 ==========  ===========================  ===========================  ===========================
 harness     package variable             harness variable             default
 ==========  ===========================  ===========================  ===========================
 claude      ACTIVE_MEMORY_CLAUDE_DIR     CLAUDE_CONFIG_DIR/projects   ~/.claude/projects
 codex       ACTIVE_MEMORY_CODEX_DIR      CODEX_HOME/sessions          ~/.codex/sessions
-pi          ACTIVE_MEMORY_PI_DIR         PI_CODING_AGENT_DIR/sessions ~/.pi/agent/sessions
 copilot     ACTIVE_MEMORY_COPILOT_DIR    COPILOT_HOME/session-state   ~/.copilot/session-state
+pi          ACTIVE_MEMORY_PI_DIR         PI_CODING_AGENT_DIR/sessions ~/.pi/agent/sessions
 ==========  ===========================  ===========================  ===========================
 
 A session is described from its first and last 256 KiB only, so the inventory of a home with
@@ -33,13 +34,13 @@ from typing import Any
 from active_memory.bounded_input import file_kind
 from active_memory.errors import RunRecordError
 from active_memory.evidence.inventory_scan import Scan, scan_session
-from active_memory.evidence.sources.detect import HARNESSES, detect_harness
+from active_memory.evidence.sources.detect import detect_harness
+from active_memory.harnesses import HARNESS_NAMES, HARNESSES, harness_row
 from active_memory.models.base import Model
 from active_memory.repository import local_repository_key
 
 __all__ = [
     "ACTIVE_SECONDS",
-    "SESSION_FOLDERS",
     "SessionEntry",
     "default_roots",
     "find_sessions",
@@ -48,15 +49,6 @@ __all__ = [
 ]
 
 ACTIVE_SECONDS = 300
-_ROOTS = {
-    "claude": ("ACTIVE_MEMORY_CLAUDE_DIR", "CLAUDE_CONFIG_DIR", "projects", ".claude/projects"),
-    "codex": ("ACTIVE_MEMORY_CODEX_DIR", "CODEX_HOME", "sessions", ".codex/sessions"),
-    "pi": ("ACTIVE_MEMORY_PI_DIR", "PI_CODING_AGENT_DIR", "sessions", ".pi/agent/sessions"),
-    "copilot": ("ACTIVE_MEMORY_COPILOT_DIR", "COPILOT_HOME", "session-state",
-                ".copilot/session-state"),
-}  # fmt: skip
-# The folder inside each harness's home (the one its variable names) that holds the sessions.
-SESSION_FOLDERS = {name: below for name, (_, _, below, _) in _ROOTS.items()}
 
 
 class SessionEntry(Model):
@@ -80,20 +72,21 @@ def default_roots(env: Mapping[str, str] | None = None) -> dict[str, Path]:
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or Path.home())
     roots: dict[str, Path] = {}
-    for harness, (own, native, below, default) in _ROOTS.items():
-        if env.get(own):
-            roots[harness] = session_root(harness, Path(env[own]).expanduser())
-        elif env.get(native):
-            roots[harness] = Path(env[native]).expanduser() / below
+    for row in HARNESSES:
+        own, native = env.get(row.override_variable), env.get(row.home_variable)
+        if own:
+            roots[row.name] = session_root(row.name, Path(own).expanduser())
+        elif native:
+            roots[row.name] = Path(native).expanduser() / row.sessions
         else:
-            roots[harness] = home / default
+            roots[row.name] = home / row.home / row.sessions
     return roots
 
 
 def session_root(harness: str, folder: Path) -> Path:
     """The sessions folder ``folder`` names: itself, or its ``projects``/``sessions``/
     ``session-state`` folder when it is the harness's home (``~/.claude``, ``~/.codex``…)."""
-    inside = folder / SESSION_FOLDERS[harness]
+    inside = folder / harness_row(harness).sessions
     return inside if inside.is_dir() and not inside.is_symlink() else folder
 
 
@@ -104,18 +97,13 @@ def session_files(harness: str, root: Path) -> Iterator[Path]:
     ``<session>.jsonl`` is missing."""
     if not root.is_dir():
         return
+    found = [path for pattern in harness_row(harness).session_files for path in root.glob(pattern)]
     if harness == "claude":
         # Subagent files (``agent-*.jsonl``, ``<session>/subagents/``) belong to their session.
-        found = [p for p in root.glob("*/*.jsonl") if not p.name.startswith("agent-")]
+        found = [path for path in found if not path.name.startswith("agent-")]
         found += [folder for folder in root.glob("*/*/subagents")
                   if not os.path.lexists(folder.parent.with_name(folder.parent.name + ".jsonl"))
                   and folder.is_dir() and not folder.is_symlink()]  # fmt: skip
-    elif harness == "codex":
-        found = list(root.glob("**/rollout-*.jsonl"))
-    elif harness == "pi":
-        found = list(root.glob("*/*.jsonl"))
-    else:
-        found = [*root.glob("*/events.jsonl"), *root.glob("*.jsonl")]
     yield from sorted(path for path in found if path.name == "subagents" or not path.is_dir())
 
 
@@ -188,7 +176,7 @@ def find_sessions(
     moment = time.time() if now is None else now
     wanted = Path(os.path.realpath(repository)) if repository is not None else None
     entries: list[SessionEntry] = []
-    for name in HARNESSES:
+    for name in HARNESS_NAMES:
         if (harness is not None and name != harness) or name not in chosen:
             continue
         for path in session_files(name, Path(chosen[name])):

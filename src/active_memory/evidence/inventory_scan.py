@@ -15,17 +15,12 @@ from typing import Any
 
 from active_memory.evidence.sources.lines import iter_lines, parse_line
 from active_memory.evidence.sources.timestamps import stamp_ms
+from active_memory.harnesses import harness_row
 
 __all__ = ["Scan", "scan_session"]
 
 SPAN = 256 * 1024
 _CWD = re.compile(r"<cwd>([^<\n]{1,4096})</cwd>")
-_CONVERSATION = {
-    "claude": ("user", "assistant"),
-    "codex": ("response_item", "message", "function_call"),
-    "pi": ("message",),
-    "copilot": ("user.message", "assistant.message", "tool.execution_start"),
-}
 
 
 @dataclass(slots=True)
@@ -70,7 +65,8 @@ def _look(harness: str, value: dict[str, Any], scan: Scan) -> None:
     kind = value.get("type")
     # A Claude Code file of sidechain lines only has no main conversation to review.
     main = not (harness == "claude" and value.get("isSidechain"))
-    scan.conversation = scan.conversation or (main and kind in _CONVERSATION[harness])
+    records = harness_row(harness).conversation_records
+    scan.conversation = scan.conversation or (main and kind in records)
     if harness == "claude":
         scan.saw(stamp_ms(value.get("timestamp")))
         if not value.get("isSidechain"):

@@ -2,7 +2,8 @@
 
 Claude Code reads ``~/.claude/skills/NAME/SKILL.md`` (``$CLAUDE_CONFIG_DIR/skills`` when that is
 set); Codex reads ``~/.agents/skills/NAME/SKILL.md``, the user scope of the open agent skills
-layout. An existing SKILL.md that active-memory did not install is left alone unless forced.
+layout (each harness's ``skills`` in :mod:`active_memory.harnesses`). An existing SKILL.md
+that active-memory did not install is left alone unless forced.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
+from active_memory.harnesses import HARNESSES
 from active_memory.private_files import write_private_text
 
 __all__ = ["SKILL_NAME", "InstalledSkill", "install_skills", "skill_targets", "skill_text"]
@@ -36,13 +38,20 @@ def skill_text() -> str:
 
 
 def skill_targets(env: Mapping[str, str] | None = None) -> dict[str, Path]:
+    """Where each harness that reads skills finds this one (its row's ``skills`` folder)."""
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or Path.home())
-    claude = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
-    return {
-        "claude": claude / "skills" / SKILL_NAME / "SKILL.md",
-        "codex": home / ".agents" / "skills" / SKILL_NAME / "SKILL.md",
-    }
+    targets: dict[str, Path] = {}
+    for row in HARNESSES:
+        if row.skills is None:
+            continue
+        if row.skills.startswith("~/"):
+            folder = home / row.skills[2:]
+        else:
+            own = env.get(row.home_variable)
+            folder = (Path(own) if own else home / row.home) / row.skills
+        targets[row.name] = folder / SKILL_NAME / "SKILL.md"
+    return targets
 
 
 def install_skills(

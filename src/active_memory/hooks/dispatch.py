@@ -12,7 +12,7 @@ asyncio, threading, logging behind it) is only named for the type checker.
 
 from __future__ import annotations
 
-from active_memory.hooks import claude, codex, copilot, pi
+from active_memory.harnesses import HARNESS_NAMES
 from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES, id_field
 from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller
 
@@ -33,10 +33,16 @@ try:
 except ImportError:  # an interpreter without CPython's accelerator
     from json.encoder import py_encode_basestring as _json_string
 
-HARNESSES: dict[str, Harness] = {
-    harness.name: harness
-    for harness in (claude.HARNESS, codex.HARNESS, copilot.HARNESS, pi.HARNESS)
-}
+
+def _adapter(name: str) -> Harness:
+    # The harness table names the adapters: hooks/<name>.py defines HARNESS. __import__ rather
+    # than importlib, which nothing else on the hook fallback's path loads.
+    module = __import__(f"active_memory.hooks.{name}", fromlist=["HARNESS"])
+    adapter: Harness = module.HARNESS
+    return adapter
+
+
+HARNESSES: dict[str, Harness] = {name: _adapter(name) for name in HARNESS_NAMES}
 # Room for the answer envelope and JSON escaping inside the broker's response limit.
 _ENVELOPE_BYTES = 512
 _SHRINK_ATTEMPTS = 4

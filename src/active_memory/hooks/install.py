@@ -46,6 +46,7 @@ from pydantic import ConfigDict, Field
 
 from active_memory.bounded_input import read_bytes
 from active_memory.errors import InputRefused, RecallError
+from active_memory.harnesses import HARNESS_NAMES, HarnessRow, harness_row
 from active_memory.hooks.commands import (
     COPILOT_FILE,
     HOOK_TIMEOUT_S,
@@ -69,7 +70,6 @@ __all__ = [
     "CLAUDE_MATCHER",
     "CODEX_MATCHER",
     "CURSOR_WORKSPACE",
-    "HARNESS_NAMES",
     "HOOK_TIMEOUT_S",
     "MCP_HARNESSES",
     "MCP_SERVER_NAME",
@@ -82,7 +82,6 @@ __all__ = [
     "target_path",
 ]
 
-HARNESS_NAMES = ("claude", "codex", "copilot", "pi")
 CLAUDE_MATCHER = "Read|Edit|MultiEdit|Write|NotebookEdit|Grep|Glob|LS|Bash"
 CODEX_MATCHER = "Bash|apply_patch"
 # Clients that reach active-memory through its MCP server rather than a hook.
@@ -126,20 +125,8 @@ def target_path(
     ``environ`` (none when it is not given).
     """
     environ = environ or {}
-    if harness == "claude":
-        return project / ".claude" / "settings.local.json" if project else (
-            home / ".claude" / "settings.json")  # fmt: skip
-    if harness == "codex":
-        if project is not None:
-            return project / ".codex" / "hooks.json"
-        return _home_of("CODEX_HOME", home / ".codex", environ) / "hooks.json"
-    if harness == "copilot":
-        if project is not None:
-            return project / ".github" / "hooks" / COPILOT_FILE
-        return _home_of("COPILOT_HOME", home / ".copilot", environ) / "hooks" / COPILOT_FILE
-    if harness == "pi":
-        base = project / ".pi" / "extensions" if project else home / ".pi" / "agent" / "extensions"
-        return base / EXTENSION_NAME
+    if harness in HARNESS_NAMES:
+        return _hook_file(harness_row(harness), project, home, environ)
     if harness == "cursor":
         return (project or home) / ".cursor" / "mcp.json"
     if harness == "mcp" and project is not None:
@@ -150,19 +137,41 @@ def target_path(
     raise RecallError(f"unknown harness {harness!r}; choose one of {names}")
 
 
-def _with_pre_tool_hook(document: dict[str, Any], matcher: str, hook: dict[str, Any]) -> str:
+def _hook_file(
+    row: HarnessRow, project: Path | None, home: Path, environ: Mapping[str, str]
+) -> Path:
+    # Claude Code's and pi's user-level files are written below ~ even when their variables
+    # move their homes; Codex's and Copilot's follow CODEX_HOME and COPILOT_HOME.
+    if row.name == "claude":
+        return project / ".claude" / "settings.local.json" if project else (
+            home / row.home / "settings.json")  # fmt: skip
+    if row.name == "pi":
+        base = project / ".pi" / "extensions" if project else home / row.home / "extensions"
+        return base / EXTENSION_NAME
+    harness_home = _home_of(row.home_variable, home / row.home, environ)
+    if row.name == "codex":
+        return project / ".codex" / "hooks.json" if project else harness_home / "hooks.json"
+    if row.name == "copilot":
+        folder = project / ".github" / "hooks" if project else harness_home / "hooks"
+        return folder / COPILOT_FILE
+    raise RecallError(f"hooks install does not know where {row.display} reads hooks yet")
+
+
+def _with_pre_tool_hook(
+    document: dict[str, Any], event: str, matcher: str, hook: dict[str, Any]
+) -> str:
     hooks = document.get("hooks")
     hooks = dict(hooks) if isinstance(hooks, dict) else {}
-    hooks["PreToolUse"] = merge_matcher_groups(hooks.get("PreToolUse"), matcher, hook)
+    hooks[event] = merge_matcher_groups(hooks.get(event), matcher, hook)
     return json.dumps({**document, "hooks": hooks}, indent=2) + "\n"
 
 
-def _with_copilot_hook(document: dict[str, Any], hook: dict[str, Any]) -> str:
+def _with_copilot_hook(document: dict[str, Any], event: str, hook: dict[str, Any]) -> str:
     hooks = document.get("hooks")
     hooks = dict(hooks) if isinstance(hooks, dict) else {}
-    current = hooks.get("preToolUse")
+    current = hooks.get(event)
     merged, placed = merge_hook_list(current if isinstance(current, list) else [], hook)
-    hooks["preToolUse"] = merged if placed else [*merged, hook]
+    hooks[event] = merged if placed else [*merged, hook]
     return json.dumps({"version": 1, **document, "hooks": hooks}, indent=2) + "\n"
 
 
@@ -199,13 +208,14 @@ def install_hooks(
     command = helper_command(harness, ticket=ticket_path, store=str(store),
                              workspace=str(workspace))  # fmt: skip
     document = load_json(path)
+    event = harness_row(harness).tool_event
     if harness == "copilot":
         hook = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT_S}
-        text = _with_copilot_hook(document, hook)
+        text = _with_copilot_hook(document, event, hook)
     else:
         hook = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
         matcher = CLAUDE_MATCHER if harness == "claude" else CODEX_MATCHER
-        text = _with_pre_tool_hook(document, matcher, hook)
+        text = _with_pre_tool_hook(document, event, matcher, hook)
     changed, backup = write_config(path, text, private=False)
     notes = _codex_notes(path, project, home, environ, changed) if harness == "codex" else ()
     return Installation(harness=harness, path=path, mode=mode, changed=changed, backup=backup,
@@ -242,7 +252,9 @@ def _codex_notes(
     """What Codex needs before it runs the hook: a trusted project, then a reviewed hook."""
     notes: list[str] = []
     if project is not None:
-        config = _home_of("CODEX_HOME", (home or Path.home()) / ".codex", environ) / "config.toml"
+        row = harness_row("codex")
+        config = _home_of(row.home_variable, (home or Path.home()) / row.home, environ)
+        config /= "config.toml"
         if not _trusted(config, project):
             notes.append(
                 f"Codex ignores {path} unless the project is trusted: add to {config}\n"

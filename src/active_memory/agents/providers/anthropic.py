@@ -23,6 +23,7 @@ from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.sdk_adapter import (
     UNUSED_KEY,
+    ClientBuilder,
     SdkAdapter,
     endpoint_key,
     env_value,
@@ -32,7 +33,7 @@ from active_memory.agents.providers.transport_errors import (
     connection_error,
     malformed_response,
 )
-from active_memory.errors import ProviderError, ProviderUnavailable
+from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -43,10 +44,7 @@ if TYPE_CHECKING:
 
     AnyAnthropicClient = AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
 
-__all__ = ["ANTHROPIC_LANES", "AnthropicProvider"]
-
-ANTHROPIC_LANES = ("anthropic", "bedrock", "vertex")
-_EXTRAS = {"anthropic": "anthropic", "bedrock": "bedrock", "vertex": "vertex"}
+__all__ = ["PROVIDER", "AnthropicProvider"]
 
 
 def _installed(module: str) -> bool:
@@ -187,26 +185,21 @@ class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
 
     family = "anthropic"
     title = "Anthropic"
-    lanes = ANTHROPIC_LANES
-
-    @classmethod
-    def extra(cls, lane: str) -> str:
-        return _EXTRAS[lane]
 
     @staticmethod
     def check_effort(effort: str | None) -> None:
         """Fail early, at resolution, on an effort this API does not know."""
         effort_params(effort)
 
-    def _build_client(
-        self,
-        lane: str,
-        env: Mapping[str, str],
-        endpoint: Endpoint | None,
-        http_client: httpx2.AsyncClient | None,
-    ) -> tuple[AnyAnthropicClient, str]:
-        builders = {"anthropic": _direct_client, "bedrock": _bedrock_client}
-        return builders.get(lane, _vertex_client)(env, endpoint, http_client)
+    @classmethod
+    def client_builder(cls, lane: str) -> ClientBuilder[AnyAnthropicClient]:
+        if lane == "anthropic":
+            return _direct_client
+        if lane == "bedrock":
+            return _bedrock_client
+        if lane == "vertex":
+            return _vertex_client
+        raise ConfigError("binding.lane", f"the Anthropic adapter has no client for lane {lane!r}")
 
     def _map_errors(self) -> AbstractContextManager[None]:
         return _map_api_errors(self.name, self._credential, self.host)
@@ -227,3 +220,7 @@ class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
             shape = "text" if isinstance(result, str) else "JSON without content"
             raise malformed_response(self.name, self.host, f"got {shape}")
         return parse_message(result, request.contract.name, retries, self.output)
+
+
+# What the provider registry finds here (agents/providers/registry.py).
+PROVIDER = AnthropicProvider

@@ -18,6 +18,7 @@ from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.openai_wire import build_params, check_effort, parse_completion
 from active_memory.agents.providers.sdk_adapter import (
     UNUSED_KEY,
+    ClientBuilder,
     SdkAdapter,
     endpoint_key,
     env_value,
@@ -27,16 +28,14 @@ from active_memory.agents.providers.transport_errors import (
     connection_error,
     malformed_response,
 )
-from active_memory.errors import ProviderError, ProviderUnavailable
+from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
     from openai import AsyncOpenAI
     from openai.types.chat import ChatCompletion
 
-__all__ = ["OPENAI_LANES", "OpenAIProvider"]
-
-OPENAI_LANES = ("openai", "azure", "compatible")
+__all__ = ["PROVIDER", "OpenAIProvider"]
 
 
 def _openai_client(
@@ -140,22 +139,26 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
 
     family = "openai"
     title = "OpenAI"
-    lanes = OPENAI_LANES
 
     @staticmethod
     def check_effort(effort: str | None) -> None:
         """Fail early, at resolution, on an effort this API does not know."""
         check_effort(effort)
 
-    def _build_client(
-        self,
-        lane: str,
-        env: Mapping[str, str],
-        endpoint: Endpoint | None,
-        http_client: httpx2.AsyncClient | None,
-    ) -> tuple[AsyncOpenAI, str]:
-        builders = {"openai": _openai_client, "azure": _azure_client}
-        return builders.get(lane, _compatible_client)(env, endpoint, http_client)
+    @classmethod
+    def client_builder(cls, lane: str) -> ClientBuilder[AsyncOpenAI]:
+        if lane == "openai":
+            return _openai_client
+        if lane == "azure":
+            return _azure_client
+        if lane == "compatible":
+            return _compatible_client
+        raise ConfigError("binding.lane", f"the OpenAI adapter has no client for lane {lane!r}")
+
+    @classmethod
+    def default_lane(cls, endpoint: Endpoint | None) -> str:
+        """A connection that names its own server is a compatible endpoint, not api.openai.com."""
+        return "compatible" if endpoint is not None and endpoint.own_server else "openai"
 
     def _map_errors(self) -> AbstractContextManager[None]:
         return _map_api_errors(self.name, self._credential, self.host)
@@ -182,3 +185,7 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
             shape = "text" if isinstance(result, str) else "JSON without choices"
             raise malformed_response(self.name, self.host, f"got {shape}")
         return parse_completion(result, retries, request.contract.name, self.output)
+
+
+# What the provider registry finds here (agents/providers/registry.py).
+PROVIDER = OpenAIProvider

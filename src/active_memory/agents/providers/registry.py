@@ -1,5 +1,8 @@
 """Bindings to providers: a dict from provider name to factory.
 
+The built-in providers are those of the lane table (:mod:`active_memory.lanes`); each one's
+adapter is ``PROVIDER`` in ``agents/providers/<provider>.py``. A host may register its own.
+
 A binding is plain data (``provider``, ``model``, ``effort``, ``lane``, ``connections``). The
 factory for its provider builds the SDK client for its lane, with the endpoint and credential of
 the caller's explicit connection, else the first declared connection the binding names, else the
@@ -10,6 +13,7 @@ SDK only matters to bindings that use it.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -19,18 +23,22 @@ from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.providers.connections import Connection, Endpoint, resolve_endpoint
 from active_memory.agents.providers.retry import RetryPolicy
 from active_memory.errors import ConfigError
+from active_memory.lanes import API_LANE_NAMES, is_harness_lane, lane_row
+from active_memory.lanes import provider_names as table_providers
 from active_memory.models.runs import Binding
 
 if TYPE_CHECKING:
     import httpx2
 
+    from active_memory.agents.providers.sdk_adapter import SdkAdapter
+
 __all__ = [
-    "LANES",
     "ProviderContext",
     "ProviderFactory",
     "close_provider",
     "create_provider",
     "lane_provider",
+    "provider_adapter",
     "provider_names",
     "register_provider",
 ]
@@ -59,68 +67,50 @@ class ProviderContext:
 
 ProviderFactory = Callable[[Binding, ProviderContext], ModelProvider]
 
-# A node run through a coding harness records the harness as its lane. The specialists talk to
-# the same provider's API directly, so a harness lane means the provider's default API lane.
-HARNESS_LANES = frozenset({"claude-code", "codex", "copilot", "pi"})
-# The API lanes of the built-in providers; a lane names its provider.
-LANES: Mapping[str, tuple[str, ...]] = {
-    "anthropic": ("anthropic", "bedrock", "vertex"),
-    "openai": ("openai", "azure", "compatible"),
-}
-
 
 def lane_provider(lane: str) -> str:
     """The built-in provider whose API ``lane`` is; ConfigError naming the lanes otherwise."""
-    for provider, lanes in LANES.items():
-        if lane in lanes:
-            return provider
-    known = ", ".join(lane for lanes in LANES.values() for lane in lanes)
-    raise ConfigError("lane", f"unknown lane {lane!r}; known: {known}")
-
-
-def _api_lane(lane: str | None) -> str | None:
-    return None if lane in HARNESS_LANES else lane
+    row = lane_row(lane)
+    if row is None or row.provider is None:
+        raise ConfigError("lane", f"unknown lane {lane!r}; known: {', '.join(API_LANE_NAMES)}")
+    return row.provider
 
 
 def _lane(binding: Binding, endpoint: Endpoint | None) -> str | None:
-    return (endpoint.lane if endpoint else None) or _api_lane(binding.lane)
+    # A node run through a coding harness records the harness as its lane. The specialists talk
+    # to the same provider's API directly, so a harness lane means the provider's default lane.
+    inherited = None if is_harness_lane(binding.lane) else binding.lane
+    return (endpoint.lane if endpoint else None) or inherited
 
 
-def _anthropic(binding: Binding, context: ProviderContext) -> ModelProvider:
-    from active_memory.agents.providers.anthropic import AnthropicProvider
+def _builtin(provider: str) -> ProviderFactory:
+    """The factory of a provider in the lane table: its adapter is ``PROVIDER`` in
+    ``agents/providers/<provider>.py``, imported when a binding first asks for it."""
 
-    AnthropicProvider.check_effort(binding.effort)
-    endpoint = context.endpoint(binding)
-    return AnthropicProvider(
-        lane=_lane(binding, endpoint) or "anthropic",
-        endpoint=endpoint,
-        env=context.env,
-        http_client=context.http_client,
-        retry=context.retry,
-        output=endpoint.output if endpoint else None,
-    )
+    def create(binding: Binding, context: ProviderContext) -> ModelProvider:
+        adapter = provider_adapter(provider)
+        adapter.check_effort(binding.effort)
+        endpoint = context.endpoint(binding)
+        return adapter(
+            lane=_lane(binding, endpoint) or adapter.default_lane(endpoint),
+            endpoint=endpoint,
+            env=context.env,
+            http_client=context.http_client,
+            retry=context.retry,
+            output=endpoint.output if endpoint else None,
+        )
 
-
-def _openai(binding: Binding, context: ProviderContext) -> ModelProvider:
-    from active_memory.agents.providers.openai import OpenAIProvider
-
-    OpenAIProvider.check_effort(binding.effort)
-    endpoint = context.endpoint(binding)
-    lane = _lane(binding, endpoint)
-    if lane is None:
-        # A connection that names its own server is a compatible endpoint, not api.openai.com.
-        lane = "compatible" if endpoint is not None and endpoint.own_server else "openai"
-    return OpenAIProvider(
-        lane=lane,
-        endpoint=endpoint,
-        env=context.env,
-        http_client=context.http_client,
-        retry=context.retry,
-        output=endpoint.output if endpoint else None,
-    )
+    return create
 
 
-_REGISTRY: dict[str, ProviderFactory] = {"anthropic": _anthropic, "openai": _openai}
+def provider_adapter(provider: str) -> type[SdkAdapter[Any, Any]]:
+    """The adapter class of a built-in ``provider`` (``PROVIDER`` of its module)."""
+    module = importlib.import_module(f"{__package__}.{provider}")
+    adapter: type[SdkAdapter[Any, Any]] = module.PROVIDER
+    return adapter
+
+
+_REGISTRY: dict[str, ProviderFactory] = {name: _builtin(name) for name in table_providers()}
 
 
 def register_provider(name: str, factory: ProviderFactory) -> None:
@@ -129,6 +119,7 @@ def register_provider(name: str, factory: ProviderFactory) -> None:
 
 
 def provider_names() -> tuple[str, ...]:
+    """Every registered provider: the lane table's and any a host added, sorted."""
     return tuple(sorted(_REGISTRY))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
 
@@ -22,11 +22,12 @@ from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.retry import RetryPolicy, call_with_retries
 from active_memory.agents.providers.transport_errors import describe_host
 from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
+from active_memory.lanes import api_lanes, lane_row
 
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["UNUSED_KEY", "SdkAdapter", "endpoint_key", "env_value"]
+__all__ = ["UNUSED_KEY", "ClientBuilder", "SdkAdapter", "endpoint_key", "env_value"]
 
 # Local servers usually take no key, but the SDKs insist on one; this placeholder is no secret.
 UNUSED_KEY = "unused"
@@ -38,6 +39,9 @@ class _Closable(Protocol):
 
 ClientT = TypeVar("ClientT", bound=_Closable)
 ResultT = TypeVar("ResultT")
+ClientBuilder = Callable[
+    [Mapping[str, str], Endpoint | None, "httpx2.AsyncClient | None"], tuple[ClientT, str]
+]
 
 
 def env_value(env: Mapping[str, str], *names: str) -> str | None:
@@ -87,7 +91,11 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
 
     family: ClassVar[str]  # the provider name: also its SDK's module and its default lane
     title: ClassVar[str]  # how its documentation spells it, for messages
-    lanes: ClassVar[tuple[str, ...]]
+    lanes: ClassVar[tuple[str, ...]]  # its rows of the lane table (active_memory.lanes)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.lanes = api_lanes(cls.family)
 
     def __init__(
         self,
@@ -113,7 +121,8 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
                 f"'active-memory[{self.extra(lane)}]'"
             ) from e
         environ = os.environ if env is None else env
-        self._client, self._credential = self._build_client(lane, environ, endpoint, http_client)
+        build = self.client_builder(lane)
+        self._client, self._credential = build(environ, endpoint, http_client)
         self.lane = lane
         self.name = self.family if lane == self.family else f"{self.family}/{lane}"
         # Where traffic goes, for reports and the run log: host[:port], never a credential.
@@ -125,7 +134,13 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
 
     @classmethod
     def extra(cls, lane: str) -> str:
-        """The install extra that brings the SDK for ``lane``."""
+        """The install extra that brings the SDK for ``lane`` (its lane row's)."""
+        row = lane_row(lane)
+        return row.extra if row is not None and row.extra is not None else cls.family
+
+    @classmethod
+    def default_lane(cls, endpoint: Endpoint | None) -> str:
+        """The lane of a binding that names no API lane: the provider's own."""
         return cls.family
 
     @classmethod
@@ -133,15 +148,16 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         """The output mode of ``lane`` when none is asked for: the answer as a tool."""
         return "tool"
 
+    @staticmethod
     @abstractmethod
-    def _build_client(
-        self,
-        lane: str,
-        env: Mapping[str, str],
-        endpoint: Endpoint | None,
-        http_client: httpx2.AsyncClient | None,
-    ) -> tuple[ClientT, str]:
-        """The lane's client and the name of the credential a 401 should tell the user to set."""
+    def check_effort(effort: str | None) -> None:
+        """Fail early, when a binding is resolved, on an effort this API does not know."""
+
+    @classmethod
+    @abstractmethod
+    def client_builder(cls, lane: str) -> ClientBuilder[ClientT]:
+        """What builds ``lane``'s client (from the environment, the resolved endpoint and the
+        test seam) and names the credential a 401 should tell the user to set."""
 
     @abstractmethod
     def _map_errors(self) -> AbstractContextManager[None]:

@@ -5,6 +5,7 @@ The harness is told by the file's content (:mod:`.detect`) unless the caller nam
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -12,38 +13,29 @@ from pathlib import Path
 from active_memory.bounded_input import regular_file_problem
 from active_memory.errors import RunRecordError
 from active_memory.evidence.sources.detect import (
-    HARNESSES,
     detect_harness,
     first_record_shape,
     forced_mismatch,
 )
 from active_memory.evidence.sources.lines import first_lines
+from active_memory.harnesses import HARNESS_NAMES, harness_row
 from active_memory.models.runs import RUN_FILE, RunRecord, load_run_record
 
-__all__ = ["HARNESSES", "detect_harness", "load_session", "open_run_source"]
+__all__ = ["detect_harness", "load_session", "open_run_source", "session_loader"]
 
 Loader = Callable[[str | os.PathLike[str], str | os.PathLike[str]], RunRecord]
 
 
-def _loader(harness: str) -> Loader:
+def session_loader(harness: str) -> Loader:
+    """The converter of ``harness``'s sessions: ``LOADER`` of the module its row names."""
+    if harness not in HARNESS_NAMES:
+        raise RunRecordError(
+            "$", f"unknown harness {harness!r}; choose one of {list(HARNESS_NAMES)}"
+        )
     # Imported on use: a record folder never pays for the session converters.
-    if harness == "claude":
-        from active_memory.evidence.sources.claude_code import load_claude_session
-
-        return load_claude_session
-    if harness == "codex":
-        from active_memory.evidence.sources.codex import load_codex_rollout
-
-        return load_codex_rollout
-    if harness == "pi":
-        from active_memory.evidence.sources.pi import load_pi_session
-
-        return load_pi_session
-    if harness == "copilot":
-        from active_memory.evidence.sources.copilot import load_copilot_session
-
-        return load_copilot_session
-    raise RunRecordError("$", f"unknown harness {harness!r}; choose one of {list(HARNESSES)}")
+    module = importlib.import_module(f"{__name__}.{harness_row(harness).source_module}")
+    loader: Loader = module.LOADER
+    return loader
 
 
 def load_session(
@@ -58,7 +50,7 @@ def load_session(
         mismatch = forced_mismatch(given, harness)
         if mismatch is not None:
             raise RunRecordError("$", mismatch, source=str(given))
-    loader = _loader(harness or detect_harness(given))
+    loader = session_loader(harness or detect_harness(given))
     try:
         return loader(given, workdir)
     except RunRecordError as error:

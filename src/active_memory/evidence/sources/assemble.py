@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from active_memory.errors import RunRecordError
 from active_memory.evidence.sources.lanes import Lane, ReceiptRing, SessionWriter, SourceCuts
@@ -27,6 +27,9 @@ from active_memory.models.runs import (
     load_run_record,
 )
 from active_memory.repository import local_repository_key
+
+if TYPE_CHECKING:
+    from active_memory.harnesses import HarnessRow
 
 __all__ = ["SessionFacts", "assemble_record", "provider_for_model"]
 
@@ -46,6 +49,12 @@ class SessionFacts:
     extra: dict[str, Any] = field(default_factory=dict)
     # The provider each model was served by, for harnesses that switch between providers.
     model_providers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, row: HarnessRow) -> SessionFacts:
+        """A session's facts before reading it: the harness's lane names the node and the
+        binding's lane, its name prefixes the run id."""
+        return cls(harness=row.lane, provider=row.provider or "unknown", run_prefix=row.name)
 
 
 def provider_for_model(model: str | None, fallback: str) -> str:

@@ -51,11 +51,13 @@ from active_memory.evidence.sources.lanes import (
 )
 from active_memory.evidence.sources.lines import SourceLine, iter_lines
 from active_memory.evidence.sources.timestamps import iso_ms
+from active_memory.harnesses import harness_row
 from active_memory.models.runs import RunRecord, canonical_json
 
-__all__ = ["NODE_ID", "load_claude_session"]
+__all__ = ["LOADER", "NODE_ID", "load_claude_session"]
 
-NODE_ID = "claude-code"
+_ROW = harness_row("claude")
+NODE_ID = _ROW.lane
 _PATH_KEYS = ("file_path", "path", "notebook_path")
 _LAUNCH_TOOLS = ("Task", "Agent")
 _SKIPPED_BLOCKS = ("thinking", "redacted_thinking")
@@ -92,7 +94,7 @@ class _Converter:
         self.writer = SessionWriter(workdir)
         self.receipts = ReceiptRing()
         self.cuts = SourceCuts()
-        self.facts = SessionFacts(harness=NODE_ID, provider="anthropic", run_prefix="claude")
+        self.facts = SessionFacts.of(_ROW)
         self.sidechain_lane = BoundedMap(_KEPT)
         self.tool_names = BoundedMap(_KEPT)
         self.tool_seqs = BoundedMap(_KEPT)  # tool id -> receipt seq, to withdraw a rejected call
@@ -332,3 +334,7 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
     return assemble_record(
         facts, converter.writer, converter.receipts, converter.cuts, target, session_file
     )
+
+
+# What the harness table finds here (evidence/sources/__init__.py).
+LOADER = load_claude_session

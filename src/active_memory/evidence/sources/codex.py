@@ -37,11 +37,13 @@ from active_memory.evidence.sources.lanes import (
 from active_memory.evidence.sources.lines import iter_lines, parse_line
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.evidence.sources.tool_paths import argument_paths, patch_paths, shell_paths
+from active_memory.harnesses import harness_row
 from active_memory.models.runs import RunRecord, canonical_json
 
-__all__ = ["NODE_ID", "load_codex_rollout"]
+__all__ = ["LOADER", "NODE_ID", "load_codex_rollout"]
 
-NODE_ID = "codex"
+_ROW = harness_row("codex")
+NODE_ID = _ROW.lane
 _CWD = re.compile(r"<cwd>([^<\n]{1,4096})</cwd>")
 # The response items a legacy rollout writes as bare lines; any other bare line is no Codex record.
 _BARE_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call_output",
@@ -89,7 +91,7 @@ class _Converter:
         self.writer = SessionWriter(workdir)
         self.receipts = ReceiptRing()
         self.cuts = SourceCuts()
-        self.facts = SessionFacts(harness=NODE_ID, provider="openai", run_prefix="codex")
+        self.facts = SessionFacts.of(_ROW)
         self.tool_names = BoundedMap(1024)
         self.tool_seqs = BoundedMap(1024)  # call id -> receipt seq, to withdraw a declined call
         self.model: str | None = None
@@ -97,7 +99,7 @@ class _Converter:
 
     @property
     def main(self) -> Lane:
-        return self.writer.lane("main", self.facts.session_id or "codex")
+        return self.writer.lane("main", self.facts.session_id or _ROW.name)
 
     def read(self, path: Path) -> None:
         for index, line in enumerate(iter_lines(path)):
@@ -264,3 +266,7 @@ def load_codex_rollout(path: str | os.PathLike[str], workdir: str | os.PathLike[
         facts.extra["model_note"] = "the rollout names no model (legacy form)"
     return assemble_record(facts, converter.writer, converter.receipts, converter.cuts, target,
                            rollout)  # fmt: skip
+
+
+# What the harness table finds here (evidence/sources/__init__.py).
+LOADER = load_codex_rollout

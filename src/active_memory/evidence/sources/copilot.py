@@ -36,11 +36,13 @@ from active_memory.evidence.sources.lanes import (
 from active_memory.evidence.sources.lines import iter_lines
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.evidence.sources.tool_paths import argument_paths
+from active_memory.harnesses import harness_row
 from active_memory.models.runs import RunRecord, canonical_json
 
-__all__ = ["NODE_ID", "load_copilot_session"]
+__all__ = ["LOADER", "NODE_ID", "load_copilot_session"]
 
-NODE_ID = "copilot"
+_ROW = harness_row("copilot")
+NODE_ID = _ROW.lane
 
 
 def _text(value: Any) -> str:
@@ -60,14 +62,14 @@ class _Converter:
         self.writer = SessionWriter(workdir)
         self.receipts = ReceiptRing()
         self.cuts = SourceCuts()
-        self.facts = SessionFacts(harness=NODE_ID, provider="unknown", run_prefix="copilot")
+        self.facts = SessionFacts.of(_ROW)
         self.model: str | None = None
         self.tool_names = BoundedMap(1024)
         self.subagents: dict[str, str] = {}  # the launching tool call id -> lane id
 
     @property
     def main(self) -> Lane:
-        return self.writer.lane("main", self.facts.session_id or "copilot")
+        return self.writer.lane("main", self.facts.session_id or _ROW.name)
 
     def lane_of(self, data: dict[str, Any]) -> Lane:
         parent = data.get("parentToolCallId")
@@ -200,3 +202,7 @@ def load_copilot_session(
     main.conversation = facts.session_id
     return assemble_record(facts, converter.writer, converter.receipts, converter.cuts, target,
                            events)  # fmt: skip
+
+
+# What the harness table finds here (evidence/sources/__init__.py).
+LOADER = load_copilot_session

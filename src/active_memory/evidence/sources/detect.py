@@ -18,12 +18,10 @@ from typing import Any
 
 from active_memory.errors import RunRecordError
 from active_memory.evidence.sources.lines import SourceLine, first_lines
+from active_memory.harnesses import harness_row
 
-__all__ = ["HARNESSES", "HARNESS_NAMES", "detect_harness", "first_record_shape", "forced_mismatch"]
+__all__ = ["detect_harness", "first_record_shape", "forced_mismatch"]
 
-HARNESSES = ("claude", "codex", "pi", "copilot")
-HARNESS_NAMES = {"claude": "Claude Code", "codex": "Codex CLI", "pi": "pi",
-                 "copilot": "Copilot CLI"}  # fmt: skip
 _TRIED = "Claude Code, Codex CLI (current and legacy rollouts), pi (session v1-v3), Copilot CLI"
 _CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg",
                           "compacted"})  # fmt: skip
@@ -124,5 +122,6 @@ def forced_mismatch(path: str | os.PathLike[str], harness: str) -> str | None:
         return None
     if told == harness:
         return None
-    return (f"is a {HARNESS_NAMES[told]} session, not a {HARNESS_NAMES[harness]} one; pass "
-            f"--harness {told} or leave --harness out")  # fmt: skip
+    shown, forced = harness_row(told).display, harness_row(harness).display
+    return (f"is a {shown} session, not a {forced} one; pass --harness {told} or leave "
+            "--harness out")  # fmt: skip

@@ -28,14 +28,17 @@ from active_memory.evidence.sources.lanes import Lane, ReceiptRing, SessionWrite
 from active_memory.evidence.sources.lines import iter_lines
 from active_memory.evidence.sources.timestamps import stamp_ms
 from active_memory.evidence.sources.tool_paths import argument_paths
+from active_memory.harnesses import harness_row
+from active_memory.lanes import provider_names
 from active_memory.models.runs import RunRecord, canonical_json
 
-__all__ = ["NODE_ID", "load_pi_session"]
+__all__ = ["LOADER", "NODE_ID", "load_pi_session"]
 
-NODE_ID = "pi"
+_ROW = harness_row("pi")
+NODE_ID = _ROW.lane
 _SKIPPED_BLOCKS = ("thinking",)
-_PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "openai-codex": "openai",
-              "azure-openai-responses": "openai"}  # fmt: skip
+# pi's provider ids that are not ours (it writes ours, anthropic and openai, as we do).
+_PROVIDERS = {"openai-codex": "openai", "azure-openai-responses": "openai"}
 
 
 def _content_text(content: Any) -> str:
@@ -59,13 +62,13 @@ class _Converter:
         self.writer = SessionWriter(workdir)
         self.receipts = ReceiptRing()
         self.cuts = SourceCuts()
-        self.facts = SessionFacts(harness=NODE_ID, provider="unknown", run_prefix="pi")
+        self.facts = SessionFacts.of(_ROW)
         self.model: str | None = None
         self.header = False
 
     @property
     def main(self) -> Lane:
-        return self.writer.lane("main", self.facts.session_id or "pi")
+        return self.writer.lane("main", self.facts.session_id or _ROW.name)
 
     def read(self, path: Path) -> None:
         for line in iter_lines(path):
@@ -104,7 +107,8 @@ class _Converter:
         if model:
             self.model = model
         if provider:
-            self.facts.provider = _PROVIDERS.get(provider, provider_for_model(model, provider))
+            ours = provider if provider in provider_names() else _PROVIDERS.get(provider)
+            self.facts.provider = ours or provider_for_model(model, provider)
             if self.model:
                 self.facts.model_providers[self.model] = self.facts.provider
 
@@ -182,3 +186,7 @@ def load_pi_session(path: str | os.PathLike[str], workdir: str | os.PathLike[str
     main.conversation = facts.session_id
     return assemble_record(facts, converter.writer, converter.receipts, converter.cuts, target,
                            session_file)  # fmt: skip
+
+
+# What the harness table finds here (evidence/sources/__init__.py).
+LOADER = load_pi_session

@@ -1,0 +1,100 @@
+"""The lane table: one row per lane a model binding can name.
+
+An API lane is a provider's own way in (its SDK client for that endpoint): the row names the
+provider and the install extra that brings the SDK. Its adapter is the provider's module,
+``agents/providers/<provider>.py`` (``PROVIDER``, whose ``lanes`` come from here), which the
+provider registry imports when a binding asks for it. A harness lane is what a node run through
+a coding harness records (``claude-code``…); it comes from the harness's row
+(:mod:`active_memory.harnesses`) and has no provider of its own: a specialist inheriting it
+talks to the binding's provider on that provider's default API lane.
+
+``tests/test_lanes.py`` fails when a provider has no adapter or its adapter's lanes differ from
+these rows; ``tests/test_names_defined_once.py`` when a lane name is listed anywhere else in
+``src``. Standard library only, imports nothing at run time (the CLI reads it at start-up).
+"""
+
+from __future__ import annotations
+
+from active_memory.harnesses import HARNESSES
+
+__all__ = [
+    "API_LANE_NAMES",
+    "LANES",
+    "LaneRow",
+    "api_lanes",
+    "is_harness_lane",
+    "lane_row",
+    "provider_names",
+]
+
+
+class LaneRow:
+    """One lane: ``provider`` and install ``extra`` for an API lane, ``harness`` (the harness's
+    name) for a harness lane. Frozen: a row is shared by every reader."""
+
+    __slots__ = ("extra", "harness", "name", "provider")
+
+    extra: str | None
+    harness: str | None
+    name: str
+    provider: str | None
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        provider: str | None = None,
+        extra: str | None = None,
+        harness: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "provider", provider)
+        # The provider's own extra unless the lane needs more (bedrock and vertex bring theirs).
+        object.__setattr__(self, "extra", extra or provider)
+        object.__setattr__(self, "harness", harness)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a lane row is frozen; {name!r} cannot be set")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a lane row is frozen; {name!r} cannot be deleted")
+
+    def __repr__(self) -> str:
+        return f"LaneRow({self.name!r})"
+
+
+_API_LANES = (
+    LaneRow("anthropic", provider="anthropic"),
+    LaneRow("bedrock", provider="anthropic", extra="bedrock"),
+    LaneRow("vertex", provider="anthropic", extra="vertex"),
+    LaneRow("openai", provider="openai"),
+    LaneRow("azure", provider="openai"),
+    LaneRow("compatible", provider="openai"),
+)
+LANES: tuple[LaneRow, ...] = (
+    *_API_LANES,
+    *(LaneRow(row.lane, harness=row.name) for row in HARNESSES),
+)
+# The API lanes, in the table's order: what ``--lane`` offers.
+API_LANE_NAMES: tuple[str, ...] = tuple(row.name for row in _API_LANES)
+_BY_NAME = {row.name: row for row in LANES}
+
+
+def lane_row(name: str) -> LaneRow | None:
+    """The row of lane ``name``, None for a lane this table does not know."""
+    return _BY_NAME.get(name)
+
+
+def provider_names() -> tuple[str, ...]:
+    """The built-in providers, in the table's order."""
+    return tuple(dict.fromkeys(row.provider for row in _API_LANES if row.provider is not None))
+
+
+def api_lanes(provider: str) -> tuple[str, ...]:
+    """The API lanes of ``provider``; its default lane (named like it) first."""
+    return tuple(row.name for row in _API_LANES if row.provider == provider)
+
+
+def is_harness_lane(name: str | None) -> bool:
+    row = _BY_NAME.get(name) if name is not None else None
+    return row is not None and row.harness is not None

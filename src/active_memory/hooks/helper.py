@@ -33,6 +33,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from typing import Any
 
+# The harness table's names (active_memory/harnesses.py), copied: this runs as a script without
+# the package on the path. tests/test_harnesses.py keeps the copy in step.
 HARNESSES = ("claude", "codex", "copilot", "pi")
 EMPTY = b"{}"
 TIMEOUT_S = 0.25
@@ -78,7 +80,8 @@ def _env(name: str) -> str | None:
 
 
 # The answers a harness accepts from this hook, mirroring hooks/claude.py and hooks/copilot.py
-# (a test keeps them in step): context text only, never a decision.
+# (tests/hooks/test_helper.py and tests/test_harnesses.py keep them in step): context text
+# only, never a decision.
 _NESTED = frozenset({"claude", "codex"})  # {"hookSpecificOutput": {...}}; others are flat
 _EVENT = "PreToolUse"
 _JSON_SPACE = " \t\n\r"

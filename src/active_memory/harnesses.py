@@ -10,20 +10,35 @@ the names from here; ``tests/test_harnesses.py`` fails when a row has no adapter
 lanes join the provider lanes in :mod:`active_memory.lanes`.
 
 The hook fallback imports this on every tool call, so it imports nothing: no ``dataclasses``,
-``typing`` or ``pathlib`` at run time. Paths are strings here; callers make them ``Path``\\ s.
+``typing`` or ``pathlib`` at run time. Paths are strings here, which callers turn into paths.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-__all__ = ["HARNESSES", "HARNESS_NAMES", "HarnessRow", "harness_row"]
+__all__ = ["HARNESSES", "HARNESS_NAMES", "FrozenRow", "HarnessRow", "harness_row"]
 
 
-class HarnessRow:
-    """One coding harness. Frozen: a row is shared by every reader.
+class FrozenRow:
+    """A table row: its slots are set once, when it is made, because every reader shares it."""
+
+    __slots__ = ()
+
+    def __init__(self, **values: object) -> None:
+        for slot, value in values.items():
+            object.__setattr__(self, slot, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a {type(self).__name__} is frozen; {name!r} cannot be set")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a {type(self).__name__} is frozen; {name!r} cannot be deleted")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({getattr(self, 'name', '')!r})"
+
+
+class HarnessRow(FrozenRow):
+    """One coding harness.
 
     ``home`` is the harness's home folder below the user's home (``$home_variable`` moves it),
     ``sessions`` the folder inside it holding the session files that match ``session_files``
@@ -78,31 +93,20 @@ class HarnessRow:
         source_module: str | None = None,
         skills: str | None = None,
     ) -> None:
-        values: Mapping[str, object] = {
-            "name": name,
-            "display": display,
-            "home_variable": home_variable,
-            "home": home,
-            "sessions": sessions,
-            "session_files": session_files,
-            "conversation_records": conversation_records,
-            "tool_event": tool_event,
-            "lane": lane,
-            "provider": provider,
-            "source_module": source_module or name,
-            "skills": skills,
-        }
-        for slot, value in values.items():
-            object.__setattr__(self, slot, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"a harness row is frozen; {name!r} cannot be set")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"a harness row is frozen; {name!r} cannot be deleted")
-
-    def __repr__(self) -> str:
-        return f"HarnessRow({self.name!r})"
+        super().__init__(
+            name=name,
+            display=display,
+            home_variable=home_variable,
+            home=home,
+            sessions=sessions,
+            session_files=session_files,
+            conversation_records=conversation_records,
+            tool_event=tool_event,
+            lane=lane,
+            provider=provider,
+            source_module=source_module or name,
+            skills=skills,
+        )
 
     @property
     def shown_home(self) -> str:

@@ -15,7 +15,7 @@ these rows; ``tests/test_names_defined_once.py`` when a lane name is listed anyw
 
 from __future__ import annotations
 
-from active_memory.harnesses import HARNESSES
+from active_memory.harnesses import HARNESSES, FrozenRow
 
 __all__ = [
     "API_LANE_NAMES",
@@ -28,9 +28,9 @@ __all__ = [
 ]
 
 
-class LaneRow:
+class LaneRow(FrozenRow):
     """One lane: ``provider`` and install ``extra`` for an API lane, ``harness`` (the harness's
-    name) for a harness lane. Frozen: a row is shared by every reader."""
+    name) for a harness lane."""
 
     __slots__ = ("extra", "harness", "name", "provider")
 
@@ -47,20 +47,8 @@ class LaneRow:
         extra: str | None = None,
         harness: str | None = None,
     ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "provider", provider)
         # The provider's own extra unless the lane needs more (bedrock and vertex bring theirs).
-        object.__setattr__(self, "extra", extra or provider)
-        object.__setattr__(self, "harness", harness)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"a lane row is frozen; {name!r} cannot be set")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"a lane row is frozen; {name!r} cannot be deleted")
-
-    def __repr__(self) -> str:
-        return f"LaneRow({self.name!r})"
+        super().__init__(name=name, provider=provider, extra=extra or provider, harness=harness)
 
 
 _API_LANES = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from active_memory.harnesses import harness_row
 from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
 from active_memory.recall.signals import ToolCall
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["HARNESS", "MAX_CONTEXT_CHARS", "answer", "parse"]
 
 MAX_CONTEXT_CHARS = 10_000
-EVENT = "PreToolUse"
+EVENT = harness_row("claude").tool_event  # Codex's too: it reuses this envelope
 
 
 def parse(payload: Any) -> ParsedCall | None:

@@ -22,15 +22,16 @@ from typing import Any
 
 import pytest
 
+from active_memory.harnesses import HARNESSES
 from active_memory.store.paths import state_dir_variable
 
 __all__ = ["PROVIDER_ENV_PREFIXES", "NetworkBlocked", "NetworkGuard", "isolate_environment"]
 
 PROVIDER_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "AZURE_", "AWS_", "GOOGLE_", "CLOUD_ML_")
 # A developer running the tests inside a recorded run has the hook's variables set; one running
-# them from inside Codex or Copilot has those harnesses' homes and markers set.
+# them from inside a harness has its home (each row of the harness table) and markers set.
 PACKAGE_ENV_PREFIXES = ("ACTIVE_MEMORY_",)
-HARNESS_ENV = ("CODEX_HOME", "COPILOT_HOME", "COPILOT_CLI", "COPILOT_PROJECT_DIR")
+HARNESS_ENV = (*(row.home_variable for row in HARNESSES), "COPILOT_CLI", "COPILOT_PROJECT_DIR")
 _INET = (socket.AF_INET, socket.AF_INET6)
 
 

@@ -84,5 +84,6 @@ def api_lanes(provider: str) -> tuple[str, ...]:
 
 
 def is_harness_lane(name: str | None) -> bool:
+    """Whether ``name`` is the lane of a harness (``claude-code``…), not of an API."""
     row = _BY_NAME.get(name) if name is not None else None
     return row is not None and row.harness is not None

@@ -117,8 +117,8 @@ def _deprecated_dir(name: str) -> Callable[[click.Context, click.Parameter, Path
 
 
 def _deprecated_dirs(command: Command) -> Command:
-    """The ``--<harness>-dir`` flags ``--home`` replaced: hidden, kept for one release (until
-    0.2), each saying so on stderr when used."""
+    """The ``--<harness>-dir`` flags ``--home`` replaced: hidden and kept for one release, each
+    saying so on stderr when used."""
     for row in HARNESSES:
         old = click.option(f"--{row.name}-dir", type=_FOLDER, hidden=True, expose_value=False,
                            callback=_deprecated_dir(row.name))  # fmt: skip

@@ -32,8 +32,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
+from active_memory.admission.stages import ROLES, Role
 from active_memory.data_folders import active_overrides, read_file
 from active_memory.errors import PromptError
 from active_memory.limits import BROAD_WORDS, LIMITS
@@ -53,15 +54,9 @@ __all__ = [
     "system_prompt",
 ]
 
-Specialist: TypeAlias = Literal[
-    "graph_maintenance", "repository_maintenance", "graph_discovery", "repository_discovery"
-]
-SPECIALISTS: tuple[Specialist, ...] = (
-    "graph_maintenance",
-    "repository_maintenance",
-    "graph_discovery",
-    "repository_discovery",
-)
+# A specialist is the role admission judges its answer as: one list of names, not two in step.
+Specialist: TypeAlias = Role
+SPECIALISTS: tuple[Specialist, ...] = ROLES
 PREAMBLE = "preamble"
 PROMPT_NAMES: tuple[str, ...] = (PREAMBLE, *SPECIALISTS)
 RUN_VALUES = frozenset({"run_id", "payload", "evidence_files", "tool_roots", "contract"})

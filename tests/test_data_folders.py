@@ -61,10 +61,10 @@ def test_the_built_wheel_ships_both_folders_byte_for_byte(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_a_copy_made_with_cp_r_is_accepted(tmp_path: Path, folder: str) -> None:
-    copy = shipped_copy(folder, tmp_path)  # type: ignore[arg-type]
+    copy = shipped_copy(folder, tmp_path)
     (copy / "NOTES.txt").write_text("an author's notes are not the folder's files")
     (copy / ".#preamble.md").write_text("an editor's lock file")
-    check_copy(folder, copy)  # type: ignore[arg-type]
+    check_copy(folder, copy)
 
 
 def test_the_wrong_folder_is_refused_naming_every_missing_file(tmp_path: Path) -> None:

@@ -96,7 +96,10 @@ def check_copy(folder: Folder, path: Path) -> None:
     where = f"{folder} folder {str(path)!r}"
     if not path.is_dir():
         raise ConfigError(where, "is not a folder")
-    held = _data_files(folder, os.listdir(path))
+    try:
+        held = _data_files(folder, os.listdir(path))
+    except OSError as error:
+        raise ConfigError(where, f"cannot be listed ({error.strerror or error})") from error
     shipped = frozenset(shipped_names(folder))
     problems = []
     if missing := sorted(shipped - held):
@@ -135,6 +138,8 @@ def read_file(folder: Folder, name: str) -> bytes:
     return _read(folder, getattr(active_overrides(), folder), name)
 
 
+# Cached: admission reads a contract for every item it judges. A copy is therefore read once a
+# process; an author edits it between runs, not during one.
 @functools.cache
 def _read(folder: Folder, copy: Path | None, name: str) -> bytes:
     if name not in shipped_names(folder):

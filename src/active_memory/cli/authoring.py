@@ -84,7 +84,7 @@ def authoring_options(command: Callable[..., None]) -> Callable[..., None]:
             "prompts_dir",
             type=_FOLDER,
             envvar=PROMPTS_ENV,
-            help=f"An edited copy of the shipped prompts/ folder, used in its place "
+            help="An edited copy of the shipped prompts/ folder, used in its place "
             f"(${PROMPTS_ENV}).",
         ),
         click.option(

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import hashlib
-from importlib import resources
 from typing import Any, get_args
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from active_memory.admission import CONTRACTS, contract_sha256, load_contract, wire_schema
+from active_memory.data_folders import shipped_folder
 from active_memory.limits import LIMITS
 from active_memory.models.changes import Decision, DecisionAction, Proposal
 from active_memory.models.lessons import Card, Evidence, GraphScope, RepositoryScope
@@ -74,7 +74,7 @@ def test_contract_uses_only_portable_keywords_and_an_object_root(name: str) -> N
 
 def test_contract_sha256_is_the_hash_of_the_file_bytes() -> None:
     for name in CONTRACTS:
-        data = resources.files("active_memory.admission").joinpath(f"{name}.schema.json")
+        data = shipped_folder("contracts").joinpath(f"{name}.schema.json")
         assert contract_sha256(name) == hashlib.sha256(data.read_bytes()).hexdigest()
     assert len({contract_sha256(name) for name in CONTRACTS}) == len(CONTRACTS)
 

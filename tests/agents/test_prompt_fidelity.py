@@ -17,7 +17,6 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from active_memory.admission.validate import (
     admit_discovery,
     admit_maintenance,
 )
+from active_memory.data_folders import shipped_folder
 from active_memory.demo import load_bundle, materialize_run
 from active_memory.models.config import parse_runtime_config
 from active_memory.models.lessons import Lesson
@@ -128,7 +128,7 @@ def _codes(result: DiscoveryResult | MaintenanceResult) -> list[str]:
 
 def _prompt_codes(specialist: str) -> set[str]:
     """Every code the preamble and the specialist's prompt tag a rule sentence with."""
-    package = resources.files("active_memory.agents.prompts")
+    package = shipped_folder("prompts")
     text = "".join(package.joinpath(f"{n}.md").read_text("utf-8") for n in ("preamble", specialist))
     return {code.strip() for found in TAG.findall(text) for code in found.split(",")}
 
@@ -367,7 +367,7 @@ def test_one_whole_word_occurrence_is_enough_for_an_identifier(
 def test_the_prompt_says_evidence_files_are_not_references(runs: dict[str, Prepared]) -> None:
     """The blind model's question (may runtime.json be cited?): the preamble answers it, and
     admission agrees."""
-    package = resources.files("active_memory.agents.prompts")
+    package = shipped_folder("prompts")
     preamble = " ".join(package.joinpath("preamble.md").read_text("utf-8").split())
     assert "there is no `evidence:` form" in preamble
     prepared = runs["retry-and-review"]

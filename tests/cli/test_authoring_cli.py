@@ -10,7 +10,9 @@ import pytest
 
 from active_memory.admission import load_contract, wire_schema
 from active_memory.agents.prompts import load_prompt
+from active_memory.data_folders import shipped_folder
 from cli.authoring_kit import cli, demo_runs, replay
+from folder_copies import shipped_copy
 
 PROMPT = ("specialist", "prompt", "graph_discovery")
 
@@ -42,8 +44,7 @@ def test_specialist_prompt_prints_what_the_recorded_model_received(
 
 def test_an_edited_prompt_in_a_folder_replaces_the_shipped_one(tmp_path: Path) -> None:
     first, _ = demo_runs(tmp_path)
-    prompts = tmp_path / "prompts"
-    prompts.mkdir()
+    prompts = shipped_copy("prompts", tmp_path)
     (prompts / "graph_discovery.md").write_text(
         load_prompt("graph_discovery") + "\nAUTHOR'S NEW RULE.\n"
     )
@@ -59,21 +60,37 @@ def test_an_edited_prompt_in_a_folder_replaces_the_shipped_one(tmp_path: Path) -
     assert "AUTHOR'S NEW RULE." not in shipped["system"]
 
 
-def test_a_file_that_replaces_nothing_is_refused_naming_the_names(tmp_path: Path) -> None:
+def test_a_misnamed_file_is_refused_naming_the_names(tmp_path: Path) -> None:
     first, _ = demo_runs(tmp_path)
-    prompts = tmp_path / "prompts"
-    prompts.mkdir()
-    (prompts / "graph_discovry.md").write_text("typo\n")
+    prompts = shipped_copy("prompts", tmp_path)
+    (prompts / "graph_discovery.md").rename(prompts / "graph_discovry.md")
     result = cli(*PROMPT, first, "--store", tmp_path / "s", "--prompts", prompts)
     assert result.exit_code == 2
-    assert "holds 'graph_discovry.md', which replaces no shipped file" in result.stderr
+    assert (
+        f"error: prompts folder {str(prompts)!r}: lacks graph_discovery.md; holds "
+        "graph_discovry.md, not a shipped file name; copy "
+    ) in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_folder_that_is_not_a_copy_of_prompts_is_refused_naming_what_it_lacks(
+    tmp_path: Path,
+) -> None:
+    """The usual slip: the contracts folder, or an empty one, passed as --prompts."""
+    first, _ = demo_runs(tmp_path)
+    contracts = shipped_copy("contracts", tmp_path)
+    result = cli(*PROMPT, first, "--store", tmp_path / "s", "--prompts", contracts)
+    assert result.exit_code == 2
+    assert (
+        f"lacks graph_discovery.md, graph_maintenance.md, preamble.md, repository_discovery.md, "
+        f"repository_maintenance.md; copy {str(shipped_folder('prompts'))!r} (cp -r) and edit "
+        "the copy"
+    ) in result.stderr
 
 
 def test_a_prompt_with_an_unknown_placeholder_is_bad_input(tmp_path: Path) -> None:
     first, _ = demo_runs(tmp_path)
-    prompts = tmp_path / "prompts"
-    prompts.mkdir()
+    prompts = shipped_copy("prompts", tmp_path)
     (prompts / "preamble.md").write_text("Hello {{user_name}}.\n")
     result = cli(*PROMPT, first, "--store", tmp_path / "s", "--prompts", prompts)
     assert result.exit_code == 2
@@ -82,8 +99,7 @@ def test_a_prompt_with_an_unknown_placeholder_is_bad_input(tmp_path: Path) -> No
 
 def test_an_edited_contract_reaches_the_prompt(tmp_path: Path) -> None:
     first, _ = demo_runs(tmp_path)
-    contracts = tmp_path / "contracts"
-    contracts.mkdir()
+    contracts = shipped_copy("contracts", tmp_path)
     schema = load_contract("graph_discovery")
     schema["description"] = "Edited by the author."
     (contracts / "graph_discovery.schema.json").write_text(json.dumps(schema))
@@ -104,8 +120,7 @@ def test_specialist_run_refuses_a_contract_that_contracts_check_flags(
     tmp_path: Path, edit: object, problem: str
 ) -> None:
     first, _ = demo_runs(tmp_path)
-    contracts = tmp_path / "contracts"
-    contracts.mkdir()
+    contracts = shipped_copy("contracts", tmp_path)
     schema = load_contract("graph_discovery")
     edit(schema)  # type: ignore[operator]
     (contracts / "graph_discovery.schema.json").write_text(json.dumps(schema))
@@ -121,8 +136,7 @@ def test_specialist_run_refuses_a_contract_that_contracts_check_flags(
 
 def test_a_contract_that_is_not_json_is_bad_input(tmp_path: Path) -> None:
     first, _ = demo_runs(tmp_path)
-    contracts = tmp_path / "contracts"
-    contracts.mkdir()
+    contracts = shipped_copy("contracts", tmp_path)
     (contracts / "card.schema.json").write_text("{not json")
     result = cli(*PROMPT, first, "--store", tmp_path / "s", "--contracts", contracts)
     assert result.exit_code == 2
@@ -130,8 +144,7 @@ def test_a_contract_that_is_not_json_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_contracts_check_checks_the_files_of_a_folder(tmp_path: Path) -> None:
-    contracts = tmp_path / "contracts"
-    contracts.mkdir()
+    contracts = shipped_copy("contracts", tmp_path)
     schema = load_contract("graph_discovery")
     schema["properties"]["lessons"]["maxItems"] = 3
     (contracts / "graph_discovery.schema.json").write_text(json.dumps(schema))
@@ -147,10 +160,19 @@ def test_contracts_check_checks_the_files_of_a_folder(tmp_path: Path) -> None:
 
 
 def test_contracts_check_refuses_a_file_that_replaces_no_contract(tmp_path: Path) -> None:
-    (tmp_path / "graph.schema.json").write_text("{}")
-    result = cli("contracts", "check", tmp_path)
+    contracts = shipped_copy("contracts", tmp_path)
+    (contracts / "graph.schema.json").write_text("{}")
+    result = cli("contracts", "check", contracts)
     assert result.exit_code == 2
-    assert "holds 'graph.schema.json', which replaces no shipped file" in result.stderr
+    assert "holds graph.schema.json, not a shipped file name" in result.stderr
+
+
+def test_contracts_check_refuses_a_folder_that_lacks_a_contract(tmp_path: Path) -> None:
+    contracts = shipped_copy("contracts", tmp_path)
+    (contracts / "card.schema.json").unlink()
+    result = cli("contracts", "check", contracts)
+    assert result.exit_code == 2
+    assert f"contracts folder {str(contracts)!r}: lacks card.schema.json; copy " in result.stderr
 
 
 def test_the_text_output_is_the_system_prompt_the_first_message_and_the_tools(

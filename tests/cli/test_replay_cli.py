@@ -9,6 +9,7 @@ import pytest
 
 from active_memory.store.sqlite import SqliteStore
 from cli.authoring_kit import cli, demo_runs, replay
+from folder_copies import shipped_copy
 
 
 def test_the_demo_runs_replay_strictly_into_a_fresh_store_with_sequential_ids(
@@ -70,8 +71,7 @@ def test_a_recording_of_any_provider_replays_strictly_and_carries_the_versions(
 
 def test_a_prompt_edit_fails_a_strict_replay_naming_the_prompt(tmp_path: Path) -> None:
     first, _ = demo_runs(tmp_path)
-    prompts = tmp_path / "prompts"
-    prompts.mkdir()
+    prompts = shipped_copy("prompts", tmp_path)
     from active_memory.agents.prompts import load_prompt
 
     (prompts / "graph_discovery.md").write_text(

@@ -9,6 +9,7 @@ from pathlib import Path
 from active_memory.agents.prompts import load_prompt
 from active_memory.postmortem.specialist_eval import EvalRow, compare_rows
 from cli.authoring_kit import cli, demo_runs
+from folder_copies import shipped_copy
 
 EVAL = ("specialist", "eval", "repository_discovery")
 # Eval gives every run the same store, but the second demo run's discovery was recorded after
@@ -53,8 +54,7 @@ def test_a_strict_replay_after_a_prompt_edit_fails_the_row_naming_the_prompt(
     tmp_path: Path,
 ) -> None:
     first, _ = demo_runs(tmp_path)
-    prompts = tmp_path / "prompts"
-    prompts.mkdir()
+    prompts = shipped_copy("prompts", tmp_path)
     text = load_prompt("repository_discovery") + "\nPrefer fewer, sharper lessons.\n"
     (prompts / "repository_discovery.md").write_text(text)
     result = cli(*EVAL, first, "--provider", "replay", "--store", tmp_path / "s",
@@ -97,8 +97,7 @@ def test_a_failed_run_is_reported_as_a_failure_against_its_baseline_not_as_no_ch
 ) -> None:
     first, second = demo_runs(tmp_path)
     baseline = _baselines(tmp_path, first, second)
-    prompts = tmp_path / "prompts"
-    prompts.mkdir()
+    prompts = shipped_copy("prompts", tmp_path)
     text = load_prompt("repository_discovery") + "\nPrefer fewer, sharper lessons.\n"
     (prompts / "repository_discovery.md").write_text(text)
     # Strict: the edited prompt fails both runs; the second run's baseline admits nothing, so

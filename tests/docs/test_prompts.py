@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from active_memory.data_folders import shipped_folder
 from docs.compare import compare
 from docs.conftest import Demo
 from docs.pages import claim, output
@@ -17,14 +18,23 @@ from docs.transcript import run_python, run_transcript
 PAGE = "docs/prompts.md"
 RENDER = claim(PAGE, "render")
 RENDER_OUTPUT = output(PAGE, "render")
+COPY = claim(PAGE, "copy")
 EVALUATE = claim(PAGE, "evaluate")
 CONTRACTS = claim(PAGE, "contracts")
 SHOWN_ADDRESS = "127.0.0.1:8089"  # the page's `--port 8089`; the test takes any free port
+SHOWN_PACKAGE = ".venv/lib/python3.12/site-packages/active_memory"  # wherever it is installed
 
 
 def test_the_rendering_example_prints_what_the_page_shows() -> None:
     printed = run_python(RENDER)
     compare(RENDER_OUTPUT, RENDER_OUTPUT.body, printed)
+
+
+def test_a_copy_of_the_prompts_folder_is_made_with_cp_and_the_wrong_folder_is_named(
+    tmp_path: Path,
+) -> None:
+    package = Path(str(shipped_folder("prompts"))).parent
+    run_transcript(COPY, tmp_path, aliases={SHOWN_PACKAGE: str(package)})
 
 
 @pytest.mark.slow

@@ -13,8 +13,8 @@ import pytest
 
 from active_memory.errors import ConfigError
 from active_memory.models.config import parse_runtime_config
+from active_memory.models.run_schema import shipped_schema
 from active_memory.models.runs import Outcome, parse_run_record
-from active_memory.schemas import load_schema
 from docs.compare import compare
 from docs.conftest import Demo
 from docs.pages import claim, output
@@ -61,7 +61,7 @@ def test_the_host_snippet_runs_inside_asyncio_run(tmp_path: Path) -> None:
 
 def test_the_minimal_run_json_is_a_valid_run_record(tmp_path: Path) -> None:
     document = json.loads(RUN_JSON.body)
-    jsonschema.validate(document, load_schema("run-record"))
+    jsonschema.validate(document, shipped_schema())
     (tmp_path / "transcripts").mkdir()
     (tmp_path / "transcripts" / "ex-1.jsonl").write_text("", "utf-8")
     record = parse_run_record(document, tmp_path)

@@ -14,8 +14,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from active_memory.models.run_schema import shipped_schema
 from active_memory.models.runs import load_run_record
-from active_memory.schemas import load_schema
 from docs.conftest import FIXTURES, fixtures
 from docs.pages import claim
 from docs.scenes import Scene
@@ -37,7 +37,7 @@ PI_SESSION = "2025-12-01T14-00-00-000Z_019a7c3e-5b2d-7f10-9c4e-2d8b6a1f0e3c.json
 
 
 def test_the_sample_is_a_valid_run_record() -> None:
-    jsonschema.validate(json.loads(SAMPLE.body), load_schema("run-record"))
+    jsonschema.validate(json.loads(SAMPLE.body), shipped_schema())
 
 
 def test_loading_and_writing_round_trips_a_record(

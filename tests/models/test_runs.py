@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from active_memory.errors import RunRecordError
 from active_memory.models.run_schema import main as run_schema_main
-from active_memory.models.run_schema import render_schema, shipped_schema_path
+from active_memory.models.run_schema import render_schema, shipped_schema, shipped_schema_path
 from active_memory.models.runs import (
     RUN_FILE,
     AuthoredGraph,
@@ -28,7 +28,6 @@ from active_memory.models.runs import (
     load_run_record,
     parse_run_record,
 )
-from active_memory.schemas import load_schema
 from fixture_runs import RUN_NAMES, RUNS, materialize
 
 
@@ -185,7 +184,7 @@ def test_dump_of_a_bad_record_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_run_record_schema_is_strict_draft_2020_12() -> None:
-    schema = load_schema("run-record")
+    schema = shipped_schema()
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["additionalProperties"] is False
@@ -205,13 +204,13 @@ def test_shipped_schema_is_the_one_generated_from_the_model() -> None:
 @pytest.mark.parametrize("name", RUN_NAMES)
 def test_fixture_records_are_valid_against_the_shipped_schema(name: str) -> None:
     data = json.loads((RUNS / name / RUN_FILE).read_text("utf-8"))
-    assert list(Draft202012Validator(load_schema("run-record")).iter_errors(data)) == []
+    assert list(Draft202012Validator(shipped_schema()).iter_errors(data)) == []
 
 
 def test_schema_and_model_refuse_the_same_malformed_field(tmp_path: Path) -> None:
     data = json.loads((RUNS / "clean-success" / RUN_FILE).read_text("utf-8"))
     data["executions"][0]["occurrence"] = 0
-    errors = list(Draft202012Validator(load_schema("run-record")).iter_errors(data))
+    errors = list(Draft202012Validator(shipped_schema()).iter_errors(data))
     assert [list(error.absolute_path) for error in errors] == [["executions", 0, "occurrence"]]
     with pytest.raises(RunRecordError) as caught:
         parse_run_record(data, tmp_path)

@@ -1,6 +1,7 @@
 """Specialist JSON contracts and host admission.
 
-Each specialist answers in one strict JSON Schema (Draft 2020-12) shipped as package data: every
+Each specialist answers in one strict JSON Schema (Draft 2020-12), a file of the package's
+``contracts/`` folder read through :mod:`active_memory.data_folders` (or an author's copy): every
 object closes ``additionalProperties`` and requires every property (optional values are
 nullable), and only keywords inside the subset that OpenAI strict structured output and
 Anthropic tool input schemas both accept are used. Lengths, counts and patterns are therefore
@@ -12,12 +13,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from active_memory.admission.overrides import active_overrides, override_file, read_override
+from active_memory.data_folders import read_file
 from active_memory.errors import ConfigError
 
 __all__ = ["CONTRACTS", "contract_sha256", "load_contract", "wire_schema"]
@@ -38,16 +36,7 @@ def _check_name(name: str) -> str:
 
 
 def _raw(name: str) -> bytes:
-    return _read(active_overrides().contracts, _check_name(name))
-
-
-@cache
-def _read(folder: Path | None, name: str) -> bytes:
-    # An author's folder (see .overrides) replaces the shipped file of the same name.
-    authored = override_file(folder, f"{name}.schema.json")
-    if authored is not None:
-        return read_override(authored)
-    return resources.files(__package__).joinpath(f"{name}.schema.json").read_bytes()
+    return read_file("contracts", f"{_check_name(name)}.schema.json")
 
 
 def load_contract(name: str) -> dict[str, Any]:

@@ -119,5 +119,5 @@ def check_contract(name: str) -> ContractCheck:
 
 
 def check_contracts() -> tuple[ContractCheck, ...]:
-    """Every shipped contract, checked."""
+    """Every contract in force (shipped, or an author's copy), checked."""
     return tuple(check_contract(name) for name in CONTRACTS)

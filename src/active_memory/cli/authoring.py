@@ -2,8 +2,9 @@
 
 ``--record FILE`` writes every model exchange (any provider) to a recording; a replay is strict
 unless ``--allow-changed``; ``--prompts DIR`` / ``--contracts DIR`` (or ``ACTIVE_MEMORY_PROMPTS``
-/ ``ACTIVE_MEMORY_CONTRACTS``) replace shipped prompt and contract files by name, and a contract
-``contracts check`` flags is refused before any work. The run's checkout path is recorded as
+/ ``ACTIVE_MEMORY_CONTRACTS``) take an edited copy of the package's ``prompts/`` or
+``contracts/`` folder in place of the shipped one, and a contract ``contracts check`` flags is
+refused before any work. The run's checkout path is recorded as
 ``$CHECKOUT``, so a run unpacked in another folder replays against the same recording.
 """
 
@@ -19,9 +20,9 @@ from typing import Any
 import click
 
 from active_memory.admission import CONTRACTS
-from active_memory.admission.overrides import Overrides, check_folder, using_overrides
 from active_memory.agents.prompts import PROMPT_NAMES, load_prompt
 from active_memory.cli._common import EXIT_BAD_INPUT, fail
+from active_memory.data_folders import Overrides, using_overrides
 from active_memory.errors import ConfigError, PromptError
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.runs import RunRecord
@@ -83,14 +84,16 @@ def authoring_options(command: Callable[..., None]) -> Callable[..., None]:
             "prompts_dir",
             type=_FOLDER,
             envvar=PROMPTS_ENV,
-            help=f"Folder of prompt files replacing the shipped ones by name (${PROMPTS_ENV}).",
+            help="An edited copy of the shipped prompts/ folder, used in its place "
+            f"(${PROMPTS_ENV}).",
         ),
         click.option(
             "--contracts",
             "contracts_dir",
             type=_FOLDER,
             envvar=CONTRACTS_ENV,
-            help=f"Folder of contract files replacing the shipped ones by name (${CONTRACTS_ENV}).",
+            help="An edited copy of the shipped contracts/ folder, used in its place "
+            f"(${CONTRACTS_ENV}).",
         ),
     )
     decorated: Callable[..., None] = wrapper
@@ -99,10 +102,10 @@ def authoring_options(command: Callable[..., None]) -> Callable[..., None]:
     return decorated
 
 
-def _check_contracts(folder: Path, names: tuple[str, ...]) -> None:
+def _check_contracts(folder: Path) -> None:
     from active_memory.admission.check import check_contract
 
-    for name in names:
+    for name in CONTRACTS:
         verdict = check_contract(name)
         if not verdict.ok:
             fail(
@@ -114,22 +117,18 @@ def _check_contracts(folder: Path, names: tuple[str, ...]) -> None:
 
 @contextlib.contextmanager
 def authored(authoring: Authoring, *, check: bool = True) -> Iterator[Overrides]:
-    """The author's folders in force for the block, checked first: an unknown file name, a
-    prompt that does not load or (unless ``check`` is off: ``contracts check`` reports them
-    itself) a contract ``contracts check`` flags is bad input (exit 2)."""
+    """The author's folders in force for the block, checked first: a folder that is not a copy
+    of the shipped one (a file missing or unknown), a prompt that does not load or (unless
+    ``check`` is off: ``contracts check`` reports them itself) a contract ``contracts check``
+    flags is bad input (exit 2)."""
     overrides = Overrides(prompts=authoring.prompts, contracts=authoring.contracts)
     try:
-        prompts: tuple[str, ...] = ()
-        contracts: tuple[str, ...] = ()
-        if authoring.prompts is not None:
-            prompts = check_folder("prompts", authoring.prompts, ".md", PROMPT_NAMES)
-        if authoring.contracts is not None:
-            contracts = check_folder("contracts", authoring.contracts, ".schema.json", CONTRACTS)
         with using_overrides(overrides):
-            for name in prompts:
-                load_prompt(name)
+            if authoring.prompts is not None:
+                for name in PROMPT_NAMES:
+                    load_prompt(name)
             if authoring.contracts is not None and check:
-                _check_contracts(authoring.contracts, contracts)
+                _check_contracts(authoring.contracts)
             yield overrides
     except (ConfigError, PromptError) as error:
         fail(str(error), EXIT_BAD_INPUT)

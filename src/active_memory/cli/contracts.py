@@ -1,6 +1,6 @@
 """``active-memory contracts``: ``check [DIR]`` that every specialist contract is strict Draft
-2020-12 (an author's folder in place of the shipped files); ``screen`` a card's text with
-admission's card rules and screens."""
+2020-12 (an author's copy of the contracts/ folder in place of the shipped one); ``screen`` a
+card's text with admission's card rules and screens."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def check(folder: Path | None, as_json: bool) -> None:
     """Check that every contract is a strict Draft 2020-12 schema in the keyword subset both
     providers accept; print their sha256.
 
-    With DIR, its NAME.schema.json files are checked in place of the shipped ones (what
-    `--contracts DIR` would use). Exit 1 when any contract is not strict.
+    With DIR, an edited copy of the shipped contracts/ folder, its files are checked in place of
+    the shipped ones (what `--contracts DIR` would use). Exit 1 when any contract is not strict.
     """
     # Imported here: jsonschema is not worth loading for every other command.
     from active_memory.admission.check import check_contracts

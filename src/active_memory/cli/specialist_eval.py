@@ -126,10 +126,11 @@ def _print_diffs(diffs: list[Any]) -> None:
               help="Replay even when a request differs from the recording (warns).")  # fmt: skip
 @click.option("--prompts", "prompts_dir", envvar=PROMPTS_ENV,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help=f"Folder of edited prompt files (${PROMPTS_ENV}).")  # fmt: skip
+              help=f"An edited copy of the shipped prompts/ folder (${PROMPTS_ENV}).")  # fmt: skip
 @click.option("--contracts", "contracts_dir", envvar=CONTRACTS_ENV,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help=f"Folder of edited contract files (${CONTRACTS_ENV}).")  # fmt: skip
+              help=f"An edited copy of the shipped contracts/ folder "
+                   f"(${CONTRACTS_ENV}).")  # fmt: skip
 @json_option
 def eval_command(
     name: str, runs: tuple[Path, ...], provider_name: str | None, model: str | None,

@@ -1,6 +1,6 @@
 """The JSON Schema of ``run.json``, generated from :class:`~active_memory.models.runs.RunRecord`.
 
-The model is the authority; the schema shipped as ``schemas/run-record.schema.json`` is its
+The model is the authority; the schema shipped as ``contracts/run-record.schema.json`` is its
 published form for hosts that write records without Python. A test keeps the two equal, so after
 changing the model run::
 
@@ -18,14 +18,22 @@ import json
 import re
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from active_memory.data_folders import shipped_folder
 from active_memory.models.runs import RunRecord
 
-__all__ = ["SCHEMA_ID", "render_schema", "run_record_schema", "shipped_schema_path"]
+__all__ = [
+    "SCHEMA_ID",
+    "render_schema",
+    "run_record_schema",
+    "shipped_schema",
+    "shipped_schema_path",
+]
 
+_FILE = "run-record.schema.json"
+# An identifier, not a location: it stays the same wherever the package keeps the file.
 SCHEMA_ID = "https://active-memory.invalid/schemas/run-record.schema.json"
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _ANY_JSON = "#/$defs/JsonValue"
@@ -60,7 +68,14 @@ def _render(value: Any, indent: str) -> str:
 
 
 def shipped_schema_path() -> Path:
-    return Path(str(resources.files("active_memory.schemas").joinpath("run-record.schema.json")))
+    return Path(str(shipped_folder("contracts").joinpath(_FILE)))
+
+
+def shipped_schema() -> dict[str, Any]:
+    """The shipped schema file, as a fresh dict (an author's copy of contracts/ never replaces
+    it: records are validated by the model)."""
+    schema: dict[str, Any] = json.loads(shipped_folder("contracts").joinpath(_FILE).read_bytes())
+    return schema
 
 
 def _tidy(node: Any, *, root: bool = False) -> Any:

@@ -3,16 +3,15 @@ entries carry no recommendation, so a prompt must not ask the model to judge cov
 
 from __future__ import annotations
 
-from importlib import resources
-
 import pytest
 
+from active_memory.data_folders import shipped_folder
 from active_memory.evidence.builder import _existing
 from active_memory.evidence.truncation import CutLog
 
 
 def _prompt(name: str) -> str:
-    text = resources.files("active_memory.agents.prompts").joinpath(f"{name}.md").read_text()
+    text = shipped_folder("prompts").joinpath(f"{name}.md").read_text()
     return " ".join(text.split())
 
 

@@ -11,12 +11,12 @@ the host does not make. The comments never reach the model.
 from __future__ import annotations
 
 import re
-from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from active_memory.agents.prompts import PROMPT_NAMES, SPECIALISTS, system_prompt
+from active_memory.data_folders import shipped_folder
 
 DOCS = Path(__file__).parents[3] / "docs" / "admission.md"
 RULE_WORDS = re.compile(
@@ -31,7 +31,7 @@ RUN = {"run_id": "run-1", "payload": "  `executions`.", "evidence_files": "- gra
 
 
 def _raw(name: str) -> str:
-    package = resources.files("active_memory.agents.prompts")
+    package = shipped_folder("prompts")
     return package.joinpath(f"{name}.md").read_text(encoding="utf-8")
 
 

@@ -1,6 +1,7 @@
-"""The postmortem specialists' system prompts: Markdown package data with named placeholders.
+"""The postmortem specialists' system prompts: rendering the Markdown templates of ``prompts/``.
 
-Each specialist's system prompt is the shared ``preamble.md`` followed by its own file. A
+Each specialist's system prompt is the shared ``preamble.md`` followed by its own file, both read
+through :mod:`active_memory.data_folders` (the package's ``prompts/`` or an author's copy). A
 placeholder is ``{{name}}`` (lowercase letters, digits and ``_``); double braces keep it apart
 from the JSON braces in the prompts' examples. Two kinds of value fill placeholders:
 
@@ -29,12 +30,12 @@ import functools
 import hashlib
 import re
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
-from active_memory.admission.overrides import active_overrides, override_file, read_override
+from active_memory.admission.stages import ROLES, Role
+from active_memory.data_folders import active_overrides, read_file
 from active_memory.errors import PromptError
 from active_memory.limits import BROAD_WORDS, LIMITS
 
@@ -53,15 +54,9 @@ __all__ = [
     "system_prompt",
 ]
 
-Specialist: TypeAlias = Literal[
-    "graph_maintenance", "repository_maintenance", "graph_discovery", "repository_discovery"
-]
-SPECIALISTS: tuple[Specialist, ...] = (
-    "graph_maintenance",
-    "repository_maintenance",
-    "graph_discovery",
-    "repository_discovery",
-)
+# A specialist is the role admission judges its answer as: one list of names, not two in step.
+Specialist: TypeAlias = Role
+SPECIALISTS: tuple[Specialist, ...] = ROLES
 PREAMBLE = "preamble"
 PROMPT_NAMES: tuple[str, ...] = (PREAMBLE, *SPECIALISTS)
 RUN_VALUES = frozenset({"run_id", "payload", "evidence_files", "tool_roots", "contract"})
@@ -106,22 +101,20 @@ def _names_in(template: str) -> frozenset[str]:
 def load_prompt(name: str) -> str:
     """The raw template text of ``preamble`` or a specialist, checked for malformed placeholders.
 
-    Inside :func:`~active_memory.admission.overrides.using_overrides` an author's ``NAME.md``
-    replaces the shipped file."""
+    Inside :func:`~active_memory.data_folders.using_overrides` with a copy of ``prompts/``, the
+    copy's ``NAME.md`` is read instead of the shipped file."""
     _check_name(name, PROMPT_NAMES)
     return _load(active_overrides().prompts, name)
 
 
+# Keyed by the folder in force too: a copy's template is checked once, apart from the shipped one.
 @functools.cache
 def _load(folder: Path | None, name: str) -> str:
-    authored = override_file(folder, f"{name}.md")
-    if authored is None:
-        text = resources.files(__name__).joinpath(f"{name}.md").read_text(encoding="utf-8")
-        return _check_template(name, text)
     try:
-        text = read_override(authored).decode("utf-8")
+        text = read_file("prompts", f"{name}.md").decode("utf-8")
     except UnicodeDecodeError as error:
-        raise PromptError(name, f"{str(authored)!r} is not UTF-8 text") from error
+        where = "the shipped file" if folder is None else repr(str(folder / f"{name}.md"))
+        raise PromptError(name, f"{where} is not UTF-8 text") from error
     return _check_template(name, text)
 
 

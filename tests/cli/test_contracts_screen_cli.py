@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
+from cli_runner import run_cli
 
 
 def _screen(*args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(main, ["contracts", "screen", *args], input=stdin)
+    return run_cli(["contracts", "screen", *args], input=stdin)
 
 
 def test_a_clean_card_exits_0() -> None:

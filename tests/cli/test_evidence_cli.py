@@ -4,18 +4,13 @@ import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from active_memory.cli.main import main
+from cli_runner import run_cli
 from fixture_runs import CLAUDE, RUNS
 
 
 def test_human_summary_lists_executions_and_the_truncation_report() -> None:
-    result = CliRunner().invoke(
-        main,
-        ["evidence", str(RUNS / "map-verbose-reviewer"), "--specialist", "graph_discovery",
-         "--budget", "32768"],
-    )  # fmt: skip
+    result = run_cli(["evidence", str(RUNS / "map-verbose-reviewer"),
+                      "--specialist", "graph_discovery", "--budget", "32768"])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "specialist   graph_discovery" in result.output
     assert "exec:ex-migrate-08-a1" in result.output
@@ -25,8 +20,8 @@ def test_human_summary_lists_executions_and_the_truncation_report() -> None:
 
 
 def test_json_prints_the_payload_within_the_budget() -> None:
-    result = CliRunner().invoke(
-        main, ["evidence", str(RUNS / "clean-success" / "run.json"), "--json", "--budget", "8192"]
+    result = run_cli(
+        ["evidence", str(RUNS / "clean-success" / "run.json"), "--json", "--budget", "8192"]
     )
     assert result.exit_code == 0, result.output
     assert len(result.output.rstrip("\n").encode("utf-8")) <= 8192
@@ -36,17 +31,14 @@ def test_json_prints_the_payload_within_the_budget() -> None:
 
 
 def test_a_claude_code_session_is_accepted() -> None:
-    result = CliRunner().invoke(main, ["evidence", str(CLAUDE / "subagent-files.jsonl")])
+    result = run_cli(["evidence", str(CLAUDE / "subagent-files.jsonl")])
     assert result.exit_code == 0, result.output
     assert "exec:agent-a4f2c1e" in result.output
 
 
 def test_private_dir_keeps_the_complete_copies(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        main,
-        ["evidence", str(RUNS / "clean-success"), "--specialist", "graph_maintenance",
-         "--private-dir", str(tmp_path / "private")],
-    )  # fmt: skip
+    result = run_cli(["evidence", str(RUNS / "clean-success"), "--specialist", "graph_maintenance",
+                      "--private-dir", str(tmp_path / "private")])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert (tmp_path / "private" / "graph.json").is_file()
 
@@ -54,11 +46,9 @@ def test_private_dir_keeps_the_complete_copies(tmp_path: Path) -> None:
 def test_lessons_file_reaches_maintenance(tmp_path: Path) -> None:
     lessons = tmp_path / "lessons.json"
     lessons.write_text(json.dumps([{"id": "lesson-01JWKQ7Z3M8V4T2R6N0P5X9C1B", "revision": 2}]))
-    result = CliRunner().invoke(
-        main,
-        ["evidence", str(RUNS / "clean-success"), "--specialist", "repository_maintenance",
-         "--lessons", str(lessons), "--json"],
-    )  # fmt: skip
+    result = run_cli(["evidence", str(RUNS / "clean-success"),
+                      "--specialist", "repository_maintenance", "--lessons", str(lessons),
+                      "--json"])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["lessons"][0]["revision"] == 2
 
@@ -69,7 +59,7 @@ def test_a_malformed_record_exits_2_naming_the_field(tmp_path: Path) -> None:
     data = json.loads((folder / "run.json").read_text("utf-8"))
     data["executions"][1]["node"] = "deploy"
     (folder / "run.json").write_text(json.dumps(data), "utf-8")
-    result = CliRunner().invoke(main, ["evidence", str(folder)])
+    result = run_cli(["evidence", str(folder)])
     assert result.exit_code == 2
     assert "executions[1].node" in result.output
     assert result.output.count("\n") == 1
@@ -78,22 +68,18 @@ def test_a_malformed_record_exits_2_naming_the_field(tmp_path: Path) -> None:
 def test_bad_lessons_file_exits_2(tmp_path: Path) -> None:
     lessons = tmp_path / "lessons.json"
     lessons.write_text("{}")
-    result = CliRunner().invoke(
-        main, ["evidence", str(RUNS / "clean-success"), "--lessons", str(lessons)]
-    )
+    result = run_cli(["evidence", str(RUNS / "clean-success"), "--lessons", str(lessons)])
     assert result.exit_code == 2
     assert "JSON list" in result.output
 
 
 def test_budget_below_the_minimum_is_a_usage_error() -> None:
-    result = CliRunner().invoke(main, ["evidence", str(RUNS / "clean-success"), "--budget", "10"])
+    result = run_cli(["evidence", str(RUNS / "clean-success"), "--budget", "10"])
     assert result.exit_code == 2
 
 
 def test_a_forced_harness_that_does_not_match_the_file_exits_2_naming_what_it_is() -> None:
-    result = CliRunner().invoke(
-        main, ["evidence", "--harness", "codex", str(CLAUDE / "subagent-files.jsonl")]
-    )
+    result = run_cli(["evidence", "--harness", "codex", str(CLAUDE / "subagent-files.jsonl")])
     assert result.exit_code == 2, result.output
     assert "is a Claude Code session, not a Codex CLI one" in result.stderr
     assert result.stderr.count("\n") == 1

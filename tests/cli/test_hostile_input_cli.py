@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from active_memory.cli.main import main
 from active_memory.models.lessons import Lesson
+from cli_runner import run_cli
 from factories import make_draft, make_graph_draft, tree_digest
 from fixture_runs import RUNS
 from hostile import hostile_bytes, one_sentence_or_success, planted
@@ -44,7 +44,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _cli(*args: str, stdin: bytes | None = None) -> Result:
-    return CliRunner().invoke(main, list(args), input=stdin)
+    return run_cli(list(args), input=stdin)
 
 
 @pytest.fixture

@@ -6,18 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.server import RunningService
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.remote import RemoteBackend
+from cli_runner import run_cli
 from factories import REPOSITORY
 
 
 def _run(*args: str, database: str | None = None) -> Result:
     env = {} if database is None else {"ACTIVE_MEMORY_DATABASE_URL": database}
-    return CliRunner(env=env).invoke(main, ["server", *args])
+    return run_cli(["server", *args], env=env)
 
 
 def _one_error_line(result: Result) -> str:

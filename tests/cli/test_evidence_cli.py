@@ -38,7 +38,7 @@ def test_a_claude_code_session_is_accepted() -> None:
 
 def test_private_dir_keeps_the_complete_copies(tmp_path: Path) -> None:
     result = run_cli(["evidence", str(RUNS / "clean-success"), "--specialist", "graph_maintenance",
-                      "--private-dir", str(tmp_path / "private")])  # fmt: skip
+                      "--dir", str(tmp_path / "private")])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert (tmp_path / "private" / "graph.json").is_file()
 

@@ -76,7 +76,7 @@ def test_list_prints_a_table_of_live_lessons(store_file: Path, ids: list[str]) -
 def test_list_filters_and_json(store_file: Path, ids: list[str]) -> None:
     result = _run(store_file, "list", "--graph", GRAPH_HASH, "--node", "verifier", "--json")
     assert [lesson["id"] for lesson in json.loads(result.stdout)] == [ids[1]]
-    result = _run(store_file, "list", "--repository", REPOSITORY, "--json")
+    result = _run(store_file, "list", "--repository-key", REPOSITORY, "--json")
     assert [lesson["id"] for lesson in json.loads(result.stdout)] == [ids[0]]
     result = _run(store_file, "list", "--retired", "--json")
     assert json.loads(result.stdout) == [
@@ -190,8 +190,8 @@ def test_purge_asks_for_confirmation(store_file: Path, ids: list[str]) -> None:
     assert f"{ids[2]}: content of 1 revision(s) erased; tombstone at revision 3" in accepted.stdout
 
 
-def test_purge_with_yes_and_json(store_file: Path, ids: list[str]) -> None:
-    result = _run(store_file, "purge", ids[2], "--yes", "--json")
+def test_purge_with_force_and_json(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "purge", ids[2], "--force", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {
         "id": ids[2],
@@ -200,7 +200,7 @@ def test_purge_with_yes_and_json(store_file: Path, ids: list[str]) -> None:
         "erased_revisions": 1,
         "scrubbed": True,
     }
-    live = _run(store_file, "purge", ids[0], "--yes")
+    live = _run(store_file, "purge", ids[0], "--force")
     assert live.exit_code == 1
     assert "retire it first" in live.stderr
 
@@ -405,7 +405,7 @@ COMMANDS_WITH_STORE = [
     ["lessons", "show", ULID_ID],
     ["lessons", "export"],
     ["lessons", "import", "-"],
-    ["lessons", "purge", ULID_ID, "--yes"],
+    ["lessons", "purge", ULID_ID, "--force"],
     ["store", "path"],
     ["store", "check"],
 ]

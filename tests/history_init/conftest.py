@@ -37,7 +37,7 @@ class Machine:
         return path
 
     def args(self, *extra: str) -> list[str]:
-        return ["memory", "init", "--directory", str(self.session), "--store", str(self.store),
+        return ["memory", "init", "--dir", str(self.session), "--store", str(self.store),
                 "--json", *extra]  # fmt: skip
 
     def init(self, *extra: str) -> Result:

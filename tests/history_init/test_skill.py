@@ -53,7 +53,7 @@ def _subagent(task_file: str) -> None:
 def test_the_skill_names_every_key_and_action_the_command_answers_with() -> None:
     for word in ("phase", "next_action", "answer_tasks", "call_again", "`none`", "tasks.items",
                  "task_file", "response_file", "exclusions", "refused", "receipt", "complete",
-                 "--directory", "--json", "--ignore-repos", "--ignore-graphs",
+                 "--dir", "--json", "--ignore-repos", "--ignore-graphs",
                  "start_new_session", "restore_or_wait", "fix_arguments", "quarantined",
                  "lessons review"):  # fmt: skip
         assert word in SKILL, word

@@ -18,7 +18,7 @@ from history_init.kit import claude_session
 
 
 def _init(machine: Machine, *extra: str) -> tuple[int, str, str]:
-    args = ["memory", "init", "--directory", str(machine.session), "--json", *extra]
+    args = ["memory", "init", "--dir", str(machine.session), "--json", *extra]
     result = run_cli(args)
     return result.exit_code, result.stdout, result.stderr
 
@@ -59,9 +59,9 @@ def test_an_unusable_provider_is_refused_before_any_work(
 
 
 def test_an_empty_directory_is_refused_not_taken_as_the_current_folder(machine: Machine) -> None:
-    result = run_cli(["memory", "init", "--directory", " "])
+    result = run_cli(["memory", "init", "--dir", " "])
     assert result.exit_code == 2
-    assert "--directory is empty" in result.stderr
+    assert "--dir is empty" in result.stderr
 
 
 def test_a_first_call_interrupted_before_its_checkpoint_starts_over(machine: Machine) -> None:

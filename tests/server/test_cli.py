@@ -31,7 +31,7 @@ def _one_error_line(result: Result) -> str:
 def test_a_created_token_is_printed_once_and_reaches_the_service(
     pg_database: str, running: RunningService, tenant: str
 ) -> None:
-    result = _run("token", "create", "--tenant", tenant, "--repository", REPOSITORY,
+    result = _run("token", "create", "--tenant", tenant, "--repository-key", REPOSITORY,
                   "--label", "ci runner", database=pg_database)  # fmt: skip
     assert result.exit_code == 0, result.stderr
     token = result.stdout.strip()
@@ -42,7 +42,7 @@ def test_a_created_token_is_printed_once_and_reaches_the_service(
 
 
 def test_list_shows_scopes_and_states_but_never_a_secret(pg_database: str, tenant: str) -> None:
-    created = _run("token", "create", "--tenant", tenant, "--repository", REPOSITORY,
+    created = _run("token", "create", "--tenant", tenant, "--repository-key", REPOSITORY,
                    "--expires-in", "12h", "--json", database=pg_database)  # fmt: skip
     issued = json.loads(created.stdout)
     # amt_<id>_<secret>: the secret is URL-safe base64 and may itself hold underscores.
@@ -74,10 +74,10 @@ def test_revoking_an_unknown_credential_fails_in_one_sentence(pg_database: str) 
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        (["--tenant", "Bad-Name", "--repository", REPOSITORY], "tenant"),
-        (["--tenant", "acme", "--repository", "not a key"], "--repository"),
-        (["--tenant", "acme", "--repository", REPOSITORY, "--graph", "xyz"], "--graph"),
-        (["--tenant", "acme", "--repository", REPOSITORY, "--expires-in", "soon"], "expires"),
+        (["--tenant", "Bad-Name", "--repository-key", REPOSITORY], "tenant"),
+        (["--tenant", "acme", "--repository-key", "not a key"], "--repository-key"),
+        (["--tenant", "acme", "--repository-key", REPOSITORY, "--graph", "xyz"], "--graph"),
+        (["--tenant", "acme", "--repository-key", REPOSITORY, "--expires-in", "soon"], "expires"),
     ],
     ids=["tenant", "repository", "graph", "expires"],
 )

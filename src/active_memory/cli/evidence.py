@@ -12,6 +12,7 @@ import click
 
 from active_memory.bounded_input import read_json
 from active_memory.cli._common import BoundedInt, check_run_path
+from active_memory.cli.spellings import RenamedOption
 from active_memory.errors import EvidenceError, InputRefused, RunRecordError
 from active_memory.evidence.builder import (
     DEFAULT_BUDGET,
@@ -110,9 +111,12 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
     help="JSON list of supplied lesson cards (for the maintenance specialists).",
 )
 @click.option(
-    "--private-dir",
+    "--dir",
+    "private_dir",
+    cls=RenamedOption,
+    old="--private-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Keep the private files (graph, runtime) here instead of a temporary folder.",
+    help="Keep the private files (graph, runtime) in this folder instead of a temporary one.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the evidence payload as JSON.")
 def evidence(

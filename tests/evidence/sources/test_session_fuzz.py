@@ -103,6 +103,6 @@ def test_fuzz_evidence_cli_on_a_session_exits_0_or_2_without_a_traceback(
     tmp = tmp_path_factory.mktemp("fuzz")
     path = _session(tmp, folder, name, data)
     harness = [] if named == "detect" else ["--harness", named]
-    result = run_cli(["evidence", str(path), *harness, "--private-dir", str(tmp / "private")])
+    result = run_cli(["evidence", str(path), *harness, "--dir", str(tmp / "private")])
     one_sentence_or_success(result)
     event(f"exit {result.exit_code}")

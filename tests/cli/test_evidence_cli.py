@@ -4,7 +4,10 @@ import json
 import shutil
 from pathlib import Path
 
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import Lesson
 from cli_runner import run_cli
+from factories import make_draft, make_graph_draft
 from fixture_runs import CLAUDE, RUNS
 
 
@@ -43,14 +46,36 @@ def test_private_dir_keeps_the_complete_copies(tmp_path: Path) -> None:
     assert (tmp_path / "private" / "graph.json").is_file()
 
 
-def test_lessons_file_reaches_maintenance(tmp_path: Path) -> None:
+def test_a_lessons_export_reaches_maintenance_with_its_live_lessons_of_that_scope(
+    tmp_path: Path,
+) -> None:
+    repository, graph, retired = (new_lesson_id() for _ in range(3))
+    lessons = tmp_path / "export.jsonl"
+    lessons.write_text("\n".join([
+        Lesson.from_draft(repository, 2, make_draft()).model_dump_json(),
+        Lesson.from_draft(graph, 1, make_graph_draft()).model_dump_json(),
+        json.dumps({"id": retired, "revision": 2, "retired": True, "kind": "repository"}),
+    ]) + "\n", "utf-8")  # fmt: skip
+    for specialist, expected in (("repository_maintenance", [repository, 2]),
+                                 ("graph_maintenance", [graph, 1])):  # fmt: skip
+        result = run_cli(["evidence", RUNS / "clean-success", "--specialist", specialist,
+                          "--lessons", lessons, "--json"])  # fmt: skip
+        assert (result.exit_code, result.stderr) == (0, ""), result.output
+        supplied = json.loads(result.stdout)["lessons"]
+        assert [[lesson["id"], lesson["revision"]] for lesson in supplied] == [expected]
+
+
+def test_a_json_list_of_cards_still_reaches_maintenance_with_a_warning(tmp_path: Path) -> None:
     lessons = tmp_path / "lessons.json"
     lessons.write_text(json.dumps([{"id": "lesson-01JWKQ7Z3M8V4T2R6N0P5X9C1B", "revision": 2}]))
     result = run_cli(["evidence", str(RUNS / "clean-success"),
                       "--specialist", "repository_maintenance", "--lessons", str(lessons),
                       "--json"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["lessons"][0]["revision"] == 2
+    assert json.loads(result.stdout)["lessons"][0]["revision"] == 2
+    assert result.stderr == (
+        "warning: --lessons with a JSON list is deprecated; give a `lessons export` file\n"
+    )
 
 
 def test_a_malformed_record_exits_2_naming_the_field(tmp_path: Path) -> None:
@@ -70,7 +95,9 @@ def test_bad_lessons_file_exits_2(tmp_path: Path) -> None:
     lessons.write_text("{}")
     result = run_cli(["evidence", str(RUNS / "clean-success"), "--lessons", str(lessons)])
     assert result.exit_code == 2
-    assert "JSON list" in result.output
+    assert result.stderr == (
+        f"error: --lessons {str(lessons)!r} line 1: id: is required; give a `lessons export` file\n"
+    )
 
 
 def test_budget_below_the_minimum_is_a_usage_error() -> None:

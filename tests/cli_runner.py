@@ -10,14 +10,14 @@ with its traceback; ``SystemExit``, the way click ends every command, is still a
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import click
 from click.testing import CliRunner, Result
 
 from active_memory.cli.main import main
 
-__all__ = ["run_cli"]
+__all__ = ["all_commands", "run_cli"]
 
 
 def run_cli(
@@ -32,3 +32,17 @@ def run_cli(
     return CliRunner().invoke(
         command, [os.fspath(arg) for arg in args], input=input, env=env, catch_exceptions=False
     )
+
+
+def all_commands(
+    group: click.Group = main, path: tuple[str, ...] = ()
+) -> Iterator[tuple[str, click.Command]]:
+    """Every command under ``group`` with its name as typed (``"lessons review list"``)."""
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
+        if isinstance(command, click.Group):
+            yield from all_commands(command, (*path, name))
+        else:
+            yield " ".join((*path, name)), command

@@ -5,19 +5,17 @@ release."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
 from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.cli.spellings import RenamedOption, checkout_key
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store.sqlite import SqliteStore
-from cli_runner import run_cli
+from cli_runner import all_commands, run_cli
 from factories import REPOSITORY, make_draft
 from fixture_runs import RUNS
 
@@ -25,21 +23,8 @@ OTHER = "forge:example.com/acme/other"
 KEY_WARNING = f"warning: --repository with a key is deprecated; use --repository-key {REPOSITORY}"
 
 
-def _commands(group: click.Group = main, path: tuple[str, ...] = ()) -> Iterator[
-    tuple[str, click.Command]
-]:  # fmt: skip
-    context = click.Context(group)
-    for name in group.list_commands(context):
-        command = group.get_command(context, name)
-        assert command is not None
-        if isinstance(command, click.Group):
-            yield from _commands(command, (*path, name))
-        else:
-            yield " ".join((*path, name)), command
-
-
 def _options(spelling: str) -> list[tuple[str, click.Option]]:
-    return [(name, param) for name, command in _commands() for param in command.params
+    return [(name, param) for name, command in all_commands() for param in command.params
             if isinstance(param, click.Option) and spelling in param.opts]  # fmt: skip
 
 
@@ -185,7 +170,7 @@ RENAMED = {
 
 
 def test_every_renamed_flag_keeps_its_old_spelling_out_of_the_help() -> None:
-    renamed = {(name, option.opts[0], option.old) for name, command in _commands()
+    renamed = {(name, option.opts[0], option.old) for name, command in all_commands()
                for option in command.params if isinstance(option, RenamedOption)}  # fmt: skip
     assert renamed == {(" ".join(where), new, old) for old, (new, where) in RENAMED.items()}
     for name, new, old in renamed:

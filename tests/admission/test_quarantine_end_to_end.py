@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.report import PostmortemReport
 from active_memory.runlog import RunLog, read_events
 from active_memory.store.quarantine import Quarantine
 from active_memory.testing import ScriptedProvider
+from cli_runner import run_cli
 from postmortem.postmortem_kit import by_labels, config_of, discovered, first_run, worker_lesson
 
 pytestmark = pytest.mark.timeout(60)
@@ -57,7 +57,7 @@ async def _postmortem(tmp_path: Path) -> tuple[PostmortemReport, Path, Path]:
 
 
 def _lessons(store_file: Path, *args: str) -> Result:
-    return CliRunner().invoke(main, ["lessons", *args, "--store", str(store_file)])
+    return run_cli(["lessons", *args, "--store", str(store_file)])
 
 
 def _store_bytes(store_file: Path) -> bytes:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.demo import load_bundle
 from checkouts import materialized
+from cli_runner import run_cli
 
 DATES = {"first": "1748772000 +0000", "second": "1749376800 +0000"}
 
 
 def cli(*args: str | Path, env: dict[str, str] | None = None) -> Result:
-    return CliRunner().invoke(main, [str(arg) for arg in args], env=env, catch_exceptions=False)
+    return run_cli([str(arg) for arg in args], env=env)
 
 
 def demo_runs(root: Path) -> tuple[Path, Path]:

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
+from cli_runner import run_cli
 
 
 def _screen(*args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(main, ["contracts", "screen", *args], input=stdin)
+    return run_cli(["contracts", "screen", *args], input=stdin)
 
 
 def test_a_clean_card_exits_0() -> None:
@@ -59,7 +59,7 @@ def test_a_card_file_is_read_with_its_associations(tmp_path: Path) -> None:
     }
     path = tmp_path / "card.json"
     path.write_text(json.dumps(card), "utf-8")
-    result = _screen("--file", str(path))
+    result = _screen("--card", str(path))
     assert result.exit_code == 1
     assert result.stdout.splitlines()[:2] == ["secret:github_token", "card:files_invalid"]
 
@@ -75,7 +75,7 @@ def test_a_card_file_is_read_with_its_associations(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_exits_2_in_one_sentence(stdin: str, message: str) -> None:
-    result = _screen("--file", "-", stdin=stdin)
+    result = _screen("--card", "-", stdin=stdin)
     assert result.exit_code == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -84,4 +84,4 @@ def test_bad_input_exits_2_in_one_sentence(stdin: str, message: str) -> None:
 def test_nothing_to_screen_is_bad_input() -> None:
     result = _screen()
     assert result.exit_code == 2
-    assert "give --title, --recommendation or --file" in result.stderr
+    assert "give --title, --recommendation or --card" in result.stderr

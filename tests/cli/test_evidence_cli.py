@@ -4,18 +4,16 @@ import json
 import shutil
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from active_memory.cli.main import main
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import Lesson
+from cli_runner import run_cli
+from factories import make_draft, make_graph_draft
 from fixture_runs import CLAUDE, RUNS
 
 
 def test_human_summary_lists_executions_and_the_truncation_report() -> None:
-    result = CliRunner().invoke(
-        main,
-        ["evidence", str(RUNS / "map-verbose-reviewer"), "--specialist", "graph_discovery",
-         "--budget", "32768"],
-    )  # fmt: skip
+    result = run_cli(["evidence", str(RUNS / "map-verbose-reviewer"),
+                      "--specialist", "graph_discovery", "--budget", "32768"])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "specialist   graph_discovery" in result.output
     assert "exec:ex-migrate-08-a1" in result.output
@@ -25,8 +23,8 @@ def test_human_summary_lists_executions_and_the_truncation_report() -> None:
 
 
 def test_json_prints_the_payload_within_the_budget() -> None:
-    result = CliRunner().invoke(
-        main, ["evidence", str(RUNS / "clean-success" / "run.json"), "--json", "--budget", "8192"]
+    result = run_cli(
+        ["evidence", str(RUNS / "clean-success" / "run.json"), "--json", "--budget", "8192"]
     )
     assert result.exit_code == 0, result.output
     assert len(result.output.rstrip("\n").encode("utf-8")) <= 8192
@@ -36,31 +34,48 @@ def test_json_prints_the_payload_within_the_budget() -> None:
 
 
 def test_a_claude_code_session_is_accepted() -> None:
-    result = CliRunner().invoke(main, ["evidence", str(CLAUDE / "subagent-files.jsonl")])
+    result = run_cli(["evidence", str(CLAUDE / "subagent-files.jsonl")])
     assert result.exit_code == 0, result.output
     assert "exec:agent-a4f2c1e" in result.output
 
 
 def test_private_dir_keeps_the_complete_copies(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        main,
-        ["evidence", str(RUNS / "clean-success"), "--specialist", "graph_maintenance",
-         "--private-dir", str(tmp_path / "private")],
-    )  # fmt: skip
+    result = run_cli(["evidence", str(RUNS / "clean-success"), "--specialist", "graph_maintenance",
+                      "--dir", str(tmp_path / "private")])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert (tmp_path / "private" / "graph.json").is_file()
 
 
-def test_lessons_file_reaches_maintenance(tmp_path: Path) -> None:
+def test_a_lessons_export_reaches_maintenance_with_its_live_lessons_of_that_scope(
+    tmp_path: Path,
+) -> None:
+    repository, graph, retired = (new_lesson_id() for _ in range(3))
+    lessons = tmp_path / "export.jsonl"
+    lessons.write_text("\n".join([
+        Lesson.from_draft(repository, 2, make_draft()).model_dump_json(),
+        Lesson.from_draft(graph, 1, make_graph_draft()).model_dump_json(),
+        json.dumps({"id": retired, "revision": 2, "retired": True, "kind": "repository"}),
+    ]) + "\n", "utf-8")  # fmt: skip
+    for specialist, expected in (("repository_maintenance", [repository, 2]),
+                                 ("graph_maintenance", [graph, 1])):  # fmt: skip
+        result = run_cli(["evidence", RUNS / "clean-success", "--specialist", specialist,
+                          "--lessons", lessons, "--json"])  # fmt: skip
+        assert (result.exit_code, result.stderr) == (0, ""), result.output
+        supplied = json.loads(result.stdout)["lessons"]
+        assert [[lesson["id"], lesson["revision"]] for lesson in supplied] == [expected]
+
+
+def test_a_json_list_of_cards_still_reaches_maintenance_with_a_warning(tmp_path: Path) -> None:
     lessons = tmp_path / "lessons.json"
     lessons.write_text(json.dumps([{"id": "lesson-01JWKQ7Z3M8V4T2R6N0P5X9C1B", "revision": 2}]))
-    result = CliRunner().invoke(
-        main,
-        ["evidence", str(RUNS / "clean-success"), "--specialist", "repository_maintenance",
-         "--lessons", str(lessons), "--json"],
-    )  # fmt: skip
+    result = run_cli(["evidence", str(RUNS / "clean-success"),
+                      "--specialist", "repository_maintenance", "--lessons", str(lessons),
+                      "--json"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["lessons"][0]["revision"] == 2
+    assert json.loads(result.stdout)["lessons"][0]["revision"] == 2
+    assert result.stderr == (
+        "warning: --lessons with a JSON list is deprecated; give a `lessons export` file\n"
+    )
 
 
 def test_a_malformed_record_exits_2_naming_the_field(tmp_path: Path) -> None:
@@ -69,7 +84,7 @@ def test_a_malformed_record_exits_2_naming_the_field(tmp_path: Path) -> None:
     data = json.loads((folder / "run.json").read_text("utf-8"))
     data["executions"][1]["node"] = "deploy"
     (folder / "run.json").write_text(json.dumps(data), "utf-8")
-    result = CliRunner().invoke(main, ["evidence", str(folder)])
+    result = run_cli(["evidence", str(folder)])
     assert result.exit_code == 2
     assert "executions[1].node" in result.output
     assert result.output.count("\n") == 1
@@ -78,22 +93,20 @@ def test_a_malformed_record_exits_2_naming_the_field(tmp_path: Path) -> None:
 def test_bad_lessons_file_exits_2(tmp_path: Path) -> None:
     lessons = tmp_path / "lessons.json"
     lessons.write_text("{}")
-    result = CliRunner().invoke(
-        main, ["evidence", str(RUNS / "clean-success"), "--lessons", str(lessons)]
-    )
+    result = run_cli(["evidence", str(RUNS / "clean-success"), "--lessons", str(lessons)])
     assert result.exit_code == 2
-    assert "JSON list" in result.output
+    assert result.stderr == (
+        f"error: --lessons {str(lessons)!r} line 1: id: is required; give a `lessons export` file\n"
+    )
 
 
 def test_budget_below_the_minimum_is_a_usage_error() -> None:
-    result = CliRunner().invoke(main, ["evidence", str(RUNS / "clean-success"), "--budget", "10"])
+    result = run_cli(["evidence", str(RUNS / "clean-success"), "--budget", "10"])
     assert result.exit_code == 2
 
 
 def test_a_forced_harness_that_does_not_match_the_file_exits_2_naming_what_it_is() -> None:
-    result = CliRunner().invoke(
-        main, ["evidence", "--harness", "codex", str(CLAUDE / "subagent-files.jsonl")]
-    )
+    result = run_cli(["evidence", "--harness", "codex", str(CLAUDE / "subagent-files.jsonl")])
     assert result.exit_code == 2, result.output
     assert "is a Claude Code session, not a Codex CLI one" in result.stderr
     assert result.stderr.count("\n") == 1

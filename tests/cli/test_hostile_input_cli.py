@@ -15,13 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from active_memory.cli.main import main
 from active_memory.models.lessons import Lesson
+from cli_runner import all_commands, run_cli
 from factories import make_draft, make_graph_draft, tree_digest
 from fixture_runs import RUNS
 from hostile import hostile_bytes, one_sentence_or_success, planted
@@ -44,7 +45,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _cli(*args: str, stdin: bytes | None = None) -> Result:
-    return CliRunner().invoke(main, list(args), input=stdin)
+    return run_cli(list(args), input=stdin)
 
 
 @pytest.fixture
@@ -285,9 +286,12 @@ def test_recall_with_a_fifo_payload_is_refused(tmp_path: Path) -> None:
         ["lessons", "show", "lesson-" + "A" * 5000],
         ["sessions", "--since", "9" * 5000],
         ["recall", "--tokens", "7" * 5000],
+        ["lessons", "retire", "lesson-01J00000000000000000000001", "--expected", "9" * 5000],
+        ["specialist", "prompt", "repository_maintenance", str(RUNS / "clean-success"),
+         "--batch", "9" * 5000],
     ],
-    ids=["to-5000", "to-1000", "id", "since", "tokens"],
-)
+    ids=["to-5000", "to-1000", "id", "since", "tokens", "expected", "batch"],
+)  # fmt: skip
 def test_a_long_argument_is_quoted_cut_to_40_characters(tmp_path: Path, args: list[str]) -> None:
     store = [] if args[0] == "sessions" else ["--store", str(tmp_path / "s.sqlite3")]
     result = _cli(*args, *store)
@@ -296,3 +300,10 @@ def test_a_long_argument_is_quoted_cut_to_40_characters(tmp_path: Path, args: li
     assert "…" in result.stderr
     assert len(result.stderr) < 600, result.stderr
     assert not (tmp_path / "s.sqlite3").exists()
+
+
+def test_every_integer_option_quotes_a_long_value_cut() -> None:
+    """click's own IntRange echoes all 5,000 digits of a value it refuses; BoundedInt cuts it."""
+    plain = [f"{name} {param.opts[0]}" for name, command in all_commands() for param in
+             command.params if type(param.type) is click.IntRange]  # fmt: skip
+    assert plain == []

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 
 from active_memory.cli.lazy import Lazy, LazyGroup
 from active_memory.cli.main import main
 from active_memory.cli.store_location import answer_plain_form
 from active_memory.store.paths import state_dir_variable
+from cli_runner import run_cli
 
 # What a command that only prints a path or the help must never load (each costs start-up).
 HEAVY = ("pydantic", "git", "active_memory.store.sqlite", "active_memory.models", "sqlite3")
@@ -64,7 +64,7 @@ def test_a_row_naming_something_that_is_not_a_command_fails_when_it_loads(
 
 
 def test_help_lists_every_command_of_the_table_with_its_short_help() -> None:
-    result = CliRunner().invoke(main, ["--help"], catch_exceptions=False)
+    result = run_cli(["--help"])
     assert result.exit_code == 0
     listed = result.output.split("Commands:\n", 1)[1]
     for name, row in main.lazy.items():
@@ -74,7 +74,7 @@ def test_help_lists_every_command_of_the_table_with_its_short_help() -> None:
 
 
 def test_an_unknown_command_is_clicks_usage_error() -> None:
-    result = CliRunner().invoke(main, ["stroe", "path"], catch_exceptions=False)
+    result = run_cli(["stroe", "path"])
     assert result.exit_code == 2
     assert "No such command 'stroe'." in result.output
 
@@ -89,7 +89,7 @@ def test_an_interrupt_while_a_command_loads_is_one_line_and_exit_130(
 ) -> None:
     monkeypatch.setitem(sys.modules, "slow_commands", _InterruptedWhileLoading("slow_commands"))
     group = LazyGroup(lazy={"slow": Lazy("slow_commands:slow", "Load slowly.")})
-    result = CliRunner().invoke(group, ["slow"], catch_exceptions=False)
+    result = run_cli(["slow"], command=group)
     assert result.exit_code == 130
     assert result.stderr == "error: interrupted while starting; nothing was done\n"
 
@@ -130,7 +130,7 @@ def test_a_plain_store_path_is_answered_without_click_and_prints_what_the_comman
     )
     answer, _, loaded = done.stdout.rstrip("\n").rpartition("\n")
     assert json.loads(loaded) == []
-    through_click = CliRunner().invoke(main, argv, catch_exceptions=False)
+    through_click = run_cli(argv)
     assert through_click.exit_code == 0
     assert answer + "\n" == through_click.stdout
     assert str(isolated_state[state_dir_variable()]) in answer
@@ -149,6 +149,6 @@ def test_a_misconfigured_state_folder_is_reported_by_the_command_line(
 ) -> None:
     monkeypatch.setenv("ACTIVE_MEMORY_STATE_DIR", "relative")
     assert answer_plain_form(["store", "path"]) is None
-    result = CliRunner().invoke(main, ["store", "path"], catch_exceptions=False)
+    result = run_cli(["store", "path"])
     assert result.exit_code == 2
     assert result.stderr == "error: ACTIVE_MEMORY_STATE_DIR: 'relative' must be an absolute path\n"

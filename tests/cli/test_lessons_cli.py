@@ -4,13 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store.paths import zeroshot_store_path
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft, tree_digest
 from zeroshot_fixture import (
     GITHUB_TOKEN,
@@ -59,7 +59,7 @@ def ids(store_file: Path) -> list[str]:
 
 
 def _run(store_file: Path, *args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(main, ["lessons", *args, "--store", str(store_file)], input=stdin)
+    return run_cli(["lessons", *args, "--store", str(store_file)], input=stdin)
 
 
 def test_list_prints_a_table_of_live_lessons(store_file: Path, ids: list[str]) -> None:
@@ -76,7 +76,7 @@ def test_list_prints_a_table_of_live_lessons(store_file: Path, ids: list[str]) -
 def test_list_filters_and_json(store_file: Path, ids: list[str]) -> None:
     result = _run(store_file, "list", "--graph", GRAPH_HASH, "--node", "verifier", "--json")
     assert [lesson["id"] for lesson in json.loads(result.stdout)] == [ids[1]]
-    result = _run(store_file, "list", "--repository", REPOSITORY, "--json")
+    result = _run(store_file, "list", "--repository-key", REPOSITORY, "--json")
     assert [lesson["id"] for lesson in json.loads(result.stdout)] == [ids[0]]
     result = _run(store_file, "list", "--retired", "--json")
     assert json.loads(result.stdout) == [
@@ -190,8 +190,8 @@ def test_purge_asks_for_confirmation(store_file: Path, ids: list[str]) -> None:
     assert f"{ids[2]}: content of 1 revision(s) erased; tombstone at revision 3" in accepted.stdout
 
 
-def test_purge_with_yes_and_json(store_file: Path, ids: list[str]) -> None:
-    result = _run(store_file, "purge", ids[2], "--yes", "--json")
+def test_purge_with_force_and_json(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "purge", ids[2], "--force", "--json")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {
         "id": ids[2],
@@ -200,7 +200,7 @@ def test_purge_with_yes_and_json(store_file: Path, ids: list[str]) -> None:
         "erased_revisions": 1,
         "scrubbed": True,
     }
-    live = _run(store_file, "purge", ids[0], "--yes")
+    live = _run(store_file, "purge", ids[0], "--force")
     assert live.exit_code == 1
     assert "retire it first" in live.stderr
 
@@ -271,8 +271,8 @@ def test_import_of_a_file_that_is_not_utf8_is_one_sentence_of_bad_input(
     source.write_bytes(b'{"title": "ok"}\n{"title": "caf\xe9"}\n')
     store_file = tmp_path / "state" / "lessons.sqlite3"
     if stdin:
-        result = CliRunner().invoke(
-            main, ["lessons", "import", "-", "--store", str(store_file)], input=source.read_bytes()
+        result = run_cli(
+            ["lessons", "import", "-", "--store", str(store_file)], input=source.read_bytes()
         )
     else:
         result = _run(store_file, "import", str(source))
@@ -405,7 +405,7 @@ COMMANDS_WITH_STORE = [
     ["lessons", "show", ULID_ID],
     ["lessons", "export"],
     ["lessons", "import", "-"],
-    ["lessons", "purge", ULID_ID, "--yes"],
+    ["lessons", "purge", ULID_ID, "--force"],
     ["store", "path"],
     ["store", "check"],
 ]
@@ -417,7 +417,7 @@ def test_a_url_store_is_refused_and_nothing_is_created(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     url = "postgresql://app:hunter2@db.example.com/lessons"
-    result = CliRunner().invoke(main, [*command, "--store", url], input="")
+    result = run_cli([*command, "--store", url], input="")
     assert result.exit_code == 2, result.output
     assert result.stderr == (
         "error: --store: 'postgresql://…' looks like a URL, but this command works on a local "
@@ -431,7 +431,7 @@ def test_a_url_store_is_refused_and_nothing_is_created(
 @pytest.mark.parametrize("command", COMMANDS_WITH_STORE)
 def test_the_zeroshot_store_as_store_is_refused_naming_the_import(command: list[str]) -> None:
     location = zeroshot_store_path()  # the isolated ZEROSHOT_STATE_DIR
-    result = CliRunner().invoke(main, [*command, "--store", str(location)], input="")
+    result = run_cli([*command, "--store", str(location)], input="")
     assert result.exit_code == 2, result.output
     assert "zeroshot CLI's own lesson store" in result.stderr
     assert "`active-memory lessons import --from-zeroshot PATH`" in result.stderr

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from fixture_runs import RUNS
 from postmortem.postmortem_kit import FIRST, first_run
 
 
 def _cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
+    return run_cli(list(args))
 
 
 def test_postmortem_with_replay_publishes_and_prints_the_report(tmp_path: Path) -> None:

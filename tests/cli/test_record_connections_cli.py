@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from agents.loopback_model import serving
+from cli_runner import run_cli
 from postmortem.postmortem_kit import first_run
 
 pytestmark = pytest.mark.timeout(60)
@@ -21,7 +21,7 @@ USER_KEY = "sk-ant-the-users-own-key"
 
 
 def _cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
+    return run_cli(list(args))
 
 
 def _declare_in_record(folder: Path, connections: dict[str, Any]) -> None:

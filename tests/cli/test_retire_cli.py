@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from factories import make_draft
 
 LESSON = "lesson-01JWNF15X00000000000000001"
 
 
 def _cli(*args: str | Path) -> Result:
-    return CliRunner().invoke(main, [str(arg) for arg in args])
+    return run_cli([str(arg) for arg in args])
 
 
 def _store(tmp_path: Path, revisions: int = 1) -> Path:

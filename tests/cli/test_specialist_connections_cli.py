@@ -8,20 +8,20 @@ import socket
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.runlog import read_events
 from active_memory.store.sqlite import SqliteStore
 from agents.doubles import chat_completion
 from agents.loopback_model import serving
+from cli_runner import run_cli
 from postmortem.postmortem_kit import first_run, graph_draft, seed
 
 pytestmark = pytest.mark.timeout(60)
 
 
 def _cli(*args: str) -> Result:
-    return CliRunner().invoke(main, list(args))
+    return run_cli(list(args))
 
 
 def _closed_port() -> int:

@@ -10,10 +10,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from active_memory.cli.main import main
 from active_memory.models.lessons import Lesson
+from cli_runner import run_cli
 from factories import make_draft
 
 LINE = json.dumps(
@@ -26,11 +24,9 @@ def test_lessons_import_reads_stdin_without_a_deprecated_click_call(tmp_path: Pa
     with warnings.catch_warnings():
         # click 8.5 deprecates get_binary_stream (gone in 9.0): its warning fails the test.
         warnings.simplefilter("error", DeprecationWarning)
-        result = CliRunner().invoke(
-            main,
+        result = run_cli(
             ["lessons", "import", "-", "--store", str(store), "--json"],
             input=LINE + "\n",
-            catch_exceptions=False,
         )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["created"] == ["lesson-01J00000000000000000000001"]
@@ -39,13 +35,9 @@ def test_lessons_import_reads_stdin_without_a_deprecated_click_call(tmp_path: Pa
 def test_recall_reads_a_payload_on_stdin_without_a_deprecated_click_call(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
-        result = CliRunner().invoke(
-            main,
-            ["recall", "--repository", str(tmp_path), "--store", str(tmp_path / "s.sqlite3"),
-             "--tool-json", "-"],
-            input="[]",
-            catch_exceptions=False,
-        )  # fmt: skip
+        result = run_cli(["recall", "--repository", str(tmp_path),
+                          "--store", str(tmp_path / "s.sqlite3"), "--tool-json", "-"],
+                         input="[]")  # fmt: skip
     # Not a hook payload: refused as bad input, after stdin was read.
     assert result.exit_code == 2
     assert "is not a hook payload" in result.stderr

@@ -5,12 +5,12 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from factories import make_draft, tree_digest
 
 
@@ -33,24 +33,24 @@ def store_file(tmp_path: Path) -> Path:
 
 def test_store_path_defaults_to_active_memorys_own_state_dir(tmp_path: Path) -> None:
     env = {"ACTIVE_MEMORY_STATE_DIR": str(tmp_path / "am"), "ZEROSHOT_STATE_DIR": "/ignored"}
-    result = CliRunner(env=env).invoke(main, ["store", "path"])
+    result = run_cli(["store", "path"], env=env)
     assert result.exit_code == 0
     assert result.stdout == f"{tmp_path}/am/lessons.sqlite3\n"
-    result = CliRunner(env=env).invoke(main, ["store", "path", "--json"])
+    result = run_cli(["store", "path", "--json"], env=env)
     assert json.loads(result.stdout) == {"path": f"{tmp_path}/am/lessons.sqlite3", "exists": False}
 
 
 def test_store_path_echoes_an_explicit_store(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["store", "path", "--store", str(tmp_path / "x.sqlite3")])
+    result = run_cli(["store", "path", "--store", str(tmp_path / "x.sqlite3")])
     assert result.stdout.strip() == str(tmp_path / "x.sqlite3")
 
 
 def test_store_check_prints_counts(store_file: Path) -> None:
-    result = CliRunner().invoke(main, ["store", "check", "--store", str(store_file)])
+    result = run_cli(["store", "check", "--store", str(store_file)])
     assert result.exit_code == 0, result.stderr
     assert "integrity      ok" in result.stdout
     assert "live lessons   1" in result.stdout
-    result = CliRunner().invoke(main, ["store", "check", "--store", str(store_file), "--json"])
+    result = run_cli(["store", "check", "--store", str(store_file), "--json"])
     report = json.loads(result.stdout)
     assert (report["ok"], report["generation"], report["schema_version"]) == (
         True,
@@ -61,7 +61,7 @@ def test_store_check_prints_counts(store_file: Path) -> None:
 
 def test_store_check_on_a_missing_store_fails_without_creating_it(tmp_path: Path) -> None:
     missing = tmp_path / "none" / "lessons.sqlite3"
-    result = CliRunner().invoke(main, ["store", "check", "--store", str(missing)])
+    result = run_cli(["store", "check", "--store", str(missing)])
     assert result.exit_code == 1
     assert "does not exist yet" in result.stderr
     assert not missing.parent.exists()
@@ -69,9 +69,7 @@ def test_store_check_on_a_missing_store_fails_without_creating_it(tmp_path: Path
 
 def test_store_backup_writes_a_private_copy(store_file: Path, tmp_path: Path) -> None:
     destination = tmp_path / "copy.sqlite3"
-    result = CliRunner().invoke(
-        main, ["store", "backup", str(destination), "--store", str(store_file), "--json"]
-    )
+    result = run_cli(["store", "backup", str(destination), "--store", str(store_file), "--json"])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {"backup": str(destination)}
     assert destination.stat().st_mode & 0o777 == 0o600
@@ -80,9 +78,7 @@ def test_store_backup_writes_a_private_copy(store_file: Path, tmp_path: Path) ->
 
 
 def _backup(store_file: Path, destination: Path, *options: str) -> Result:
-    return CliRunner().invoke(
-        main, ["store", "backup", str(destination), *options, "--store", str(store_file)]
-    )
+    return run_cli(["store", "backup", str(destination), *options, "--store", str(store_file)])
 
 
 def test_store_backup_refuses_an_existing_file_unless_forced(
@@ -133,7 +129,7 @@ def test_store_backup_never_replaces_the_store_its_files_or_a_directory(
 
 def _refused(args: list[str], folder: Path, expected: str) -> None:
     before = tree_digest(folder)
-    result = CliRunner().invoke(main, args)
+    result = run_cli(args)
     assert result.exit_code == 1, result.output
     assert result.stdout == ""
     assert result.stderr.startswith("error: ")
@@ -188,7 +184,7 @@ def test_a_healthy_store_sqlite_cannot_open_beside_is_not_called_damaged(
     # damaged file gives, but the advice must point at the companion, not at the healthy store.
     companion = store_file.with_name(store_file.name + "-wal")
     companion.mkdir()
-    result = CliRunner().invoke(main, [*command, "--store", str(store_file)])
+    result = run_cli([*command, "--store", str(store_file)])
     assert result.exit_code == 1
     assert result.stderr == (
         f"error: lesson store {str(store_file)!r}: its companion {str(companion)!r} is not a "
@@ -199,7 +195,7 @@ def test_a_healthy_store_sqlite_cannot_open_beside_is_not_called_damaged(
 
 def test_relative_state_dir_is_bad_input() -> None:
     env = {"ACTIVE_MEMORY_STATE_DIR": "relative/state"}
-    result = CliRunner(env=env).invoke(main, ["store", "path"])
+    result = run_cli(["store", "path"], env=env)
     assert result.exit_code == 2
     assert result.stderr == (
         "error: ACTIVE_MEMORY_STATE_DIR: 'relative/state' must be an absolute path\n"

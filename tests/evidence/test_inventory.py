@@ -6,10 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.evidence.inventory import default_roots, find_sessions
+from cli_runner import run_cli
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 OLD = 1_700_000_000  # an mtime long past: the session is finished
@@ -89,21 +88,20 @@ def test_filters_by_harness_repository_and_date(tmp_path: Path) -> None:
 
 def test_sessions_cli_lists_as_json_and_text(tmp_path: Path) -> None:
     roots = _home(tmp_path / "home")
-    runner = CliRunner()
     args = ["sessions", *(f"--home={name}={folder}" for name, folder in roots.items())]
-    done = runner.invoke(main, [*args, "--json", "--harness", "copilot"])
+    done = run_cli([*args, "--json", "--harness", "copilot"])
     assert done.exit_code == 0, done.output
     data = json.loads(done.output)
     assert [entry["session_id"] for entry in data["sessions"]] == [
         "3c1f0a52-7d4e-4b8a-9e21-6f5d8c0b1a47"
     ]
-    text = runner.invoke(main, args)
+    text = run_cli(args)
     assert text.exit_code == 0
     assert "5 session(s), 5 reviewable" in text.output
 
 
 def test_sessions_cli_refuses_a_bad_date_in_one_sentence(tmp_path: Path) -> None:
-    done = CliRunner().invoke(main, ["sessions", "--since", "last tuesday"])
+    done = run_cli(["sessions", "--since", "last tuesday"])
     assert done.exit_code == 2
     assert "--since 'last tuesday' is not a date" in done.output
 
@@ -111,19 +109,18 @@ def test_sessions_cli_refuses_a_bad_date_in_one_sentence(tmp_path: Path) -> None
 @pytest.mark.parametrize("harness", ["codex", "pi", "copilot"])
 def test_evidence_cli_reads_any_harness_and_forces_one(tmp_path: Path, harness: str) -> None:
     path = next(p for p in sorted((FIXTURES / harness).rglob("*.jsonl")))
-    runner = CliRunner()
-    done = runner.invoke(main, ["evidence", str(path)])
+    done = run_cli(["evidence", str(path)])
     assert done.exit_code == 0, done.output
     assert f"(graph '{harness}'" in done.output
-    forced = runner.invoke(main, ["evidence", str(path), "--harness", "claude"])
+    forced = run_cli(["evidence", str(path), "--harness", "claude"])
     assert forced.exit_code == 2
     assert "Traceback" not in forced.output
 
 
 def test_postmortem_accepts_harness_to_force_a_format(tmp_path: Path) -> None:
     codex = FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl"
-    done = CliRunner().invoke(
-        main, ["postmortem", str(codex), "--harness", "claude", "--store", str(tmp_path / "s.db")]
+    done = run_cli(
+        ["postmortem", str(codex), "--harness", "claude", "--store", str(tmp_path / "s.db")]
     )
     assert done.exit_code == 2
     assert "is a Codex CLI session, not a Claude Code one; pass --harness codex" in done.output
@@ -157,14 +154,14 @@ def test_an_orphan_subagents_folder_is_listed_as_not_reviewable(tmp_path: Path) 
     assert [(Path(e.path).relative_to(project), e.reason, e.size_bytes) for e in found] == [
         (Path("0b9e-gone/subagents"), "subagent files without their main session", 17)
     ]
-    text = CliRunner().invoke(main, ["sessions", "--harness", "claude", "--home",
+    text = run_cli(["sessions", "--harness", "claude", "--home",
                                      f"claude={roots['claude']}"])  # fmt: skip
     assert "reviewable no: subagent files without their main session" in text.output
 
 
 def test_a_postmortem_of_a_session_without_a_model_asks_for_one(tmp_path: Path) -> None:
     codex = FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl"
-    done = CliRunner().invoke(main, ["postmortem", str(codex), "--store", str(tmp_path / "s.db")])
+    done = run_cli(["postmortem", str(codex), "--store", str(tmp_path / "s.db")])
     assert done.exit_code != 0
     assert ("node 'codex' names no model to inherit (its session recorded none); pass "
             "--provider and --model") in done.stderr  # fmt: skip
@@ -193,7 +190,7 @@ def test_a_harness_home_is_accepted_as_well_as_its_sessions_folder(
 ) -> None:
     roots = _home(tmp_path / "home")
     home = roots[harness].parent
-    done = CliRunner().invoke(main, ["sessions", "--harness", harness, "--home",
+    done = run_cli(["sessions", "--harness", harness, "--home",
                                      f"{harness}={home}", "--json"])  # fmt: skip
     assert done.exit_code == 0, done.output
     data = json.loads(done.output)
@@ -204,12 +201,12 @@ def test_a_harness_home_is_accepted_as_well_as_its_sessions_folder(
 def test_a_folder_without_sessions_says_so_and_what_is_expected(tmp_path: Path) -> None:
     empty = tmp_path / "elsewhere"
     empty.mkdir()
-    done = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--home", f"pi={empty}"])
+    done = run_cli(["sessions", "--harness", "pi", "--home", f"pi={empty}"])
     assert done.exit_code == 0
     assert (f"pi       sessions in {empty} (no pi sessions here: give the pi home, e.g. "
             "~/.pi/agent, or its sessions/ folder)") in done.output  # fmt: skip
-    missing = CliRunner().invoke(main, ["sessions", "--harness", "pi", "--home",
+    missing = run_cli(["sessions", "--harness", "pi", "--home",
                                         f"pi={tmp_path / 'nowhere'}"])  # fmt: skip
     assert f"sessions in {tmp_path / 'nowhere'} (not found)" in missing.output
-    helped = CliRunner().invoke(main, ["sessions", "--help"])
+    helped = run_cli(["sessions", "--help"])
     assert "PI_CODING_AGENT_DIR" in helped.output

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.store.paths import state_dir_variable
+from cli_runner import run_cli
 from history_init.kit import make_repo
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -37,11 +37,11 @@ class Machine:
         return path
 
     def args(self, *extra: str) -> list[str]:
-        return ["memory", "init", "--directory", str(self.session), "--store", str(self.store),
+        return ["memory", "init", "--dir", str(self.session), "--store", str(self.store),
                 "--json", *extra]  # fmt: skip
 
     def init(self, *extra: str) -> Result:
-        return CliRunner().invoke(main, self.args(*extra))
+        return run_cli(self.args(*extra))
 
     def answer(self, *extra: str) -> dict[str, Any]:
         result = self.init(*extra)

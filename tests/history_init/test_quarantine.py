@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.history_init.publication import KILL_VARIABLE
 from active_memory.store.quarantine import Quarantine
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from history_init.conftest import Machine
 from history_init.kit import claude_session, discovery_lesson, keep_everything, read_task
 
@@ -67,15 +66,13 @@ def test_a_quarantined_discovery_is_held_for_review_not_published(machine: Machi
     with SqliteStore(machine.store, read_only=True) as store:
         assert MARKER not in json.dumps([x.model_dump(mode="json") for x in store.list_lessons()])
 
-    listed = CliRunner().invoke(main, ["lessons", "review", "list", "--store", str(machine.store)])
+    listed = run_cli(["lessons", "review", "list", "--store", str(machine.store)])
     assert listed.exit_code == 0
     assert held_id in listed.stdout
     assert "1 quarantined proposal" in listed.stdout
     assert machine.answer()["receipt"] == receipt  # a retry holds nothing again
 
-    approved = CliRunner().invoke(
-        main, ["lessons", "review", "approve", held_id, "--store", str(machine.store)]
-    )
+    approved = run_cli(["lessons", "review", "approve", held_id, "--store", str(machine.store)])
     assert approved.exit_code == 0, approved.stderr
     with SqliteStore(machine.store, read_only=True) as store:
         assert store.get(held_id).revision == 1

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.history_init.skills import SKILL_NAME, skill_text
+from cli_runner import run_cli
 from history_init.conftest import SRC, Machine
 from history_init.kit import claude_session, codex_session, discovery_lesson
 
@@ -54,7 +53,7 @@ def _subagent(task_file: str) -> None:
 def test_the_skill_names_every_key_and_action_the_command_answers_with() -> None:
     for word in ("phase", "next_action", "answer_tasks", "call_again", "`none`", "tasks.items",
                  "task_file", "response_file", "exclusions", "refused", "receipt", "complete",
-                 "--directory", "--json", "--ignore-repos", "--ignore-graphs",
+                 "--dir", "--json", "--ignore-repos", "--ignore-graphs",
                  "start_new_session", "restore_or_wait", "fix_arguments", "quarantined",
                  "lessons review"):  # fmt: skip
         assert word in SKILL, word
@@ -109,7 +108,7 @@ def test_following_the_skill_literally_reaches_phase_complete(machine: Machine) 
 
 
 def test_skills_install_writes_both_hosts_and_keeps_a_foreign_skill(machine: Machine) -> None:
-    installed = CliRunner().invoke(main, ["skills", "install", "--json"])
+    installed = run_cli(["skills", "install", "--json"])
     assert installed.exit_code == 0, installed.stderr
     paths = {item["host"]: Path(item["path"]) for item in json.loads(installed.stdout)}
     assert paths == {
@@ -117,13 +116,13 @@ def test_skills_install_writes_both_hosts_and_keeps_a_foreign_skill(machine: Mac
         "codex": machine.home / ".agents" / "skills" / SKILL_NAME / "SKILL.md",
     }
     assert all(path.read_text("utf-8") == SKILL for path in paths.values())
-    again = CliRunner().invoke(main, ["skills", "install", "--json"])
+    again = run_cli(["skills", "install", "--json"])
     assert [item["outcome"] for item in json.loads(again.stdout)] == ["unchanged", "unchanged"]
     paths["codex"].write_text("---\nname: active-memory-init\n---\nmine\n", "utf-8")
-    kept = CliRunner().invoke(main, ["skills", "install"])
+    kept = run_cli(["skills", "install"])
     assert kept.exit_code == 2
     assert "--force" in kept.stderr
     assert paths["codex"].read_text("utf-8").endswith("mine\n")
-    forced = CliRunner().invoke(main, ["skills", "install", "--force"])
+    forced = run_cli(["skills", "install", "--force"])
     assert forced.exit_code == 0
     assert paths["codex"].read_text("utf-8") == SKILL

@@ -9,18 +9,17 @@ import signal
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.history_init.session_dir import LOCK_FILE
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from history_init.conftest import Machine
 from history_init.kit import claude_session
 
 
 def _init(machine: Machine, *extra: str) -> tuple[int, str, str]:
-    args = ["memory", "init", "--directory", str(machine.session), "--json", *extra]
-    result = CliRunner().invoke(main, args)
+    args = ["memory", "init", "--dir", str(machine.session), "--json", *extra]
+    result = run_cli(args)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -60,9 +59,9 @@ def test_an_unusable_provider_is_refused_before_any_work(
 
 
 def test_an_empty_directory_is_refused_not_taken_as_the_current_folder(machine: Machine) -> None:
-    result = CliRunner().invoke(main, ["memory", "init", "--directory", " "])
+    result = run_cli(["memory", "init", "--dir", " "])
     assert result.exit_code == 2
-    assert "--directory is empty" in result.stderr
+    assert "--dir is empty" in result.stderr
 
 
 def test_a_first_call_interrupted_before_its_checkpoint_starts_over(machine: Machine) -> None:
@@ -230,7 +229,7 @@ def test_items_admission_refuses_are_listed_by_stage_and_code(machine: Machine) 
     assert rejection["task"] == task["task"]
     assert (rejection["index"], rejection["stage"]) == (0, "source")
     assert rejection["code"].startswith("cited_")
-    text = CliRunner().invoke(main, machine.args()[:-1])  # the same call without --json
+    text = run_cli(machine.args()[:-1])  # the same call without --json
     assert f"rejected   {task['task']} item 0: source {rejection['code']}" in text.stdout
 
 

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import git
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
+from cli_runner import run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -24,14 +23,14 @@ def test_hooks_install_writes_and_reports(tmp_path: Path) -> None:
     store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
     args = ["hooks", "install", "--harness", "codex", "--project", str(project),
             "--store", str(store), "--json"]  # fmt: skip
-    result = CliRunner().invoke(main, args)
+    result = run_cli(args)
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert (report["mode"], report["changed"]) == ("helper", True)
     command = json.loads(Path(report["path"]).read_text())["hooks"]["PreToolUse"][0]["hooks"][0]
     assert str(store) in command["command"]
     assert str(project) in command["command"]
-    again = CliRunner().invoke(main, args[:-1])
+    again = run_cli(args[:-1])
     assert again.exit_code == 0
     assert again.stdout.startswith("already installed: codex helper hook in ")
 
@@ -42,7 +41,7 @@ def test_hooks_install_copilot_without_project_installs_for_the_user(
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
     store = tmp_path / "s" / "lessons.sqlite3"
     args = ["hooks", "install", "--harness", "copilot", "--repository", str(tmp_path)]
-    result = CliRunner().invoke(main, [*args, "--store", str(store), "--json"])
+    result = run_cli([*args, "--store", str(store), "--json"])
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["path"] == str(tmp_path / "copilot" / "hooks" / "active-memory.json")
@@ -56,13 +55,13 @@ def test_hooks_install_in_a_git_project_keeps_the_file_out_of_commits(tmp_path: 
     store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
     args = ["hooks", "install", "--harness", "claude", "--project", str(project),
             "--store", str(store)]  # fmt: skip
-    result = CliRunner().invoke(main, args)
+    result = run_cli(args)
     assert result.exit_code == 0, result.stderr
     exclude = project / ".git" / "info" / "exclude"
     assert "kept out of git: /.claude/settings.local.json, " in result.stdout
     assert str(exclude) in result.stdout
     assert "/.claude/settings.local.json\n" in exclude.read_text()
-    again = CliRunner().invoke(main, [*args, "--json"])
+    again = run_cli([*args, "--json"])
     report = json.loads(again.stdout)["git_exclude"]
     assert (report["file"], report["added"]) == (None, [])
 
@@ -75,7 +74,7 @@ def test_a_relative_store_is_written_into_the_hook_as_an_absolute_path(
     monkeypatch.chdir(tmp_path)
     args = ["hooks", "install", "--harness", "codex", "--project", "widgets",
             "--store", "state/lessons.sqlite3", "--json"]  # fmt: skip
-    result = CliRunner().invoke(main, args)
+    result = run_cli(args)
     assert result.exit_code == 0, result.stderr
     command = json.loads((project / ".codex" / "hooks.json").read_text())["hooks"]["PreToolUse"]
     words = shlex.split(command[0]["hooks"][0]["command"])
@@ -91,11 +90,11 @@ def test_a_codex_project_install_says_how_to_trust_the_project(tmp_path: Path) -
     store = tmp_path / "state" / "lessons.sqlite3"
     args = ["hooks", "install", "--harness", "codex", "--project", str(project),
             "--store", str(store)]  # fmt: skip
-    result = CliRunner().invoke(main, args)
+    result = run_cli(args)
     assert result.exit_code == 0, result.stderr
     assert "unless the project is trusted" in result.stdout
     assert f"[projects.{json.dumps(str(project.resolve()))}]" in result.stdout
     assert 'trust_level = "trusted"' in result.stdout
     assert "/hooks" in result.stdout
-    again = CliRunner().invoke(main, [*args, "--json"])
+    again = run_cli([*args, "--json"])
     assert len(json.loads(again.stdout)["notes"]) == 1  # unchanged: no new hook to review

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.errors import RecallError
 from active_memory.hooks.install import CURSOR_WORKSPACE, install_mcp_server
+from cli_runner import run_cli
 from mcp_server.kit import mcp_session, serve_fixture, text_of
 from recall.kit import lesson_id
 
@@ -90,7 +90,7 @@ def test_a_malformed_config_is_refused_and_left_untouched(
         install_mcp_server("mcp", workspace=tmp_path, store=STORE, project=tmp_path)
     assert config.read_text() == content
     assert [path.name for path in tmp_path.iterdir()] == [".mcp.json"]
-    result = CliRunner().invoke(main, ["hooks", "install", "--harness", "mcp", "--project",
+    result = run_cli(["hooks", "install", "--harness", "mcp", "--project",
                                        str(tmp_path), "--store", str(STORE)])  # fmt: skip
     assert result.exit_code == 2
     assert problem in result.stderr
@@ -99,7 +99,7 @@ def test_a_malformed_config_is_refused_and_left_untouched(
 
 def test_the_generic_entry_is_printed_without_a_project(tmp_path: Path) -> None:
     store = tmp_path / "state" / "lessons.sqlite3"
-    result = CliRunner().invoke(main, ["hooks", "install", "--harness", "mcp", "--repository",
+    result = run_cli(["hooks", "install", "--harness", "mcp", "--repository",
                                        str(tmp_path), "--store", str(store)])  # fmt: skip
     assert result.exit_code == 0, result.stderr
     entry = json.loads(result.stdout)["mcpServers"]["active-memory"]
@@ -111,10 +111,10 @@ def test_the_generic_entry_is_printed_without_a_project(tmp_path: Path) -> None:
 def test_the_cli_writes_a_projects_mcp_json_and_reports_it(tmp_path: Path) -> None:
     args = ["hooks", "install", "--harness", "mcp", "--project", str(tmp_path), "--store",
             str(STORE)]  # fmt: skip
-    first = CliRunner().invoke(main, args)
+    first = run_cli(args)
     assert first.exit_code == 0, first.stderr
     assert first.stdout == f"installed: mcp MCP server 'active-memory' in {tmp_path}/.mcp.json\n"
-    again = CliRunner().invoke(main, args)
+    again = run_cli(args)
     assert again.stdout.startswith("already installed: mcp MCP server 'active-memory' in ")
 
 
@@ -150,7 +150,7 @@ def test_a_config_linked_from_elsewhere_is_written_through_the_link(tmp_path: Pa
 
 
 def cli_install(project: Path) -> Result:
-    return CliRunner().invoke(main, ["hooks", "install", "--harness", "cursor", "--project",
+    return run_cli(["hooks", "install", "--harness", "cursor", "--project",
                                      str(project), "--store", str(STORE)])  # fmt: skip
 
 

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.models.runs import RunRecord
+from cli_runner import run_cli
 from ledger.ledger_kit import G1, R1, R2, record_three_runs
 
 pytestmark = pytest.mark.timeout(60)
@@ -23,9 +22,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[RunRe
 
 def _stats(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     store = tmp_path / "state" / "lessons.sqlite3"
-    result = CliRunner().invoke(
-        main, ["lessons", "stats", *args, "--store", str(store), "--runs", str(tmp_path)]
-    )
+    result = run_cli(["lessons", "stats", *args, "--store", str(store), "--runs", str(tmp_path)])
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -64,10 +61,10 @@ def test_bad_input_is_one_sentence_and_exit_2(recorded: tuple[Path, list[RunReco
     code, _, err = _stats(tmp_path, "lesson-nope")
     assert code == 2
     assert "is not a lesson id" in err
-    result = CliRunner().invoke(main, ["lessons", "stats", "--store", "postgresql://x/y"])
+    result = run_cli(["lessons", "stats", "--store", "postgresql://x/y"])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
-    missing = CliRunner().invoke(main, ["lessons", "stats", "--runs", str(tmp_path / "absent")])
+    missing = run_cli(["lessons", "stats", "--runs", str(tmp_path / "absent")])
     assert missing.exit_code == 2
 
 

@@ -4,10 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.hooks.fallback import exposure_file
+from cli_runner import run_cli
 from recall.kit import lesson_id, payload_in, seed_store, widgets_checkout, widgets_lessons
 
 
@@ -20,7 +19,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def invoke(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, ["recall", *args], input=stdin)
+    result = run_cli(["recall", *args], input=stdin)
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -6,18 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.server import RunningService
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.remote import RemoteBackend
+from cli_runner import run_cli
 from factories import REPOSITORY
 
 
 def _run(*args: str, database: str | None = None) -> Result:
     env = {} if database is None else {"ACTIVE_MEMORY_DATABASE_URL": database}
-    return CliRunner(env=env).invoke(main, ["server", *args])
+    return run_cli(["server", *args], env=env)
 
 
 def _one_error_line(result: Result) -> str:
@@ -31,7 +31,7 @@ def _one_error_line(result: Result) -> str:
 def test_a_created_token_is_printed_once_and_reaches_the_service(
     pg_database: str, running: RunningService, tenant: str
 ) -> None:
-    result = _run("token", "create", "--tenant", tenant, "--repository", REPOSITORY,
+    result = _run("token", "create", "--tenant", tenant, "--repository-key", REPOSITORY,
                   "--label", "ci runner", database=pg_database)  # fmt: skip
     assert result.exit_code == 0, result.stderr
     token = result.stdout.strip()
@@ -42,7 +42,7 @@ def test_a_created_token_is_printed_once_and_reaches_the_service(
 
 
 def test_list_shows_scopes_and_states_but_never_a_secret(pg_database: str, tenant: str) -> None:
-    created = _run("token", "create", "--tenant", tenant, "--repository", REPOSITORY,
+    created = _run("token", "create", "--tenant", tenant, "--repository-key", REPOSITORY,
                    "--expires-in", "12h", "--json", database=pg_database)  # fmt: skip
     issued = json.loads(created.stdout)
     # amt_<id>_<secret>: the secret is URL-safe base64 and may itself hold underscores.
@@ -74,10 +74,10 @@ def test_revoking_an_unknown_credential_fails_in_one_sentence(pg_database: str) 
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        (["--tenant", "Bad-Name", "--repository", REPOSITORY], "tenant"),
-        (["--tenant", "acme", "--repository", "not a key"], "--repository"),
-        (["--tenant", "acme", "--repository", REPOSITORY, "--graph", "xyz"], "--graph"),
-        (["--tenant", "acme", "--repository", REPOSITORY, "--expires-in", "soon"], "expires"),
+        (["--tenant", "Bad-Name", "--repository-key", REPOSITORY], "tenant"),
+        (["--tenant", "acme", "--repository-key", "not a key"], "--repository-key"),
+        (["--tenant", "acme", "--repository-key", REPOSITORY, "--graph", "xyz"], "--graph"),
+        (["--tenant", "acme", "--repository-key", REPOSITORY, "--expires-in", "soon"], "expires"),
     ],
     ids=["tenant", "repository", "graph", "expires"],
 )

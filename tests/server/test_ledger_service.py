@@ -9,14 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
 from active_memory.server import IssuedToken, RunningService
 from active_memory.store.remote import RemoteBackend
+from cli_runner import run_cli
 from factories import make_draft, make_graph_draft
 from fixture_runs import RUNS
 
@@ -75,8 +74,7 @@ def test_lessons_stats_against_the_service(
          "execution": "ex-implement-1", "time_ms": 1748772006000}
     ]  # fmt: skip
     run_file.write_text(json.dumps(data), "utf-8")
-    result = CliRunner().invoke(
-        main,
+    result = run_cli(
         ["lessons", "stats", "--store", running.url, "--runs", str(tmp_path / "runs"), "--json"],
         env={"ACTIVE_MEMORY_SERVICE_TOKEN": token},
     )
@@ -120,23 +118,20 @@ def test_lessons_stats_refusals_against_the_service(
 ) -> None:
     token = issue().token
     _create(remote(token), make_draft("Served"))
-    runner = CliRunner()
     absent = "lesson-01JWZZ00000000000000000009"
-    unknown = runner.invoke(
-        main,
+    unknown = run_cli(
         ["lessons", "stats", absent, "--store", running.url],
         env={"ACTIVE_MEMORY_SERVICE_TOKEN": token},
     )
     assert unknown.exit_code == 1
     assert unknown.stdout == ""
     assert f"the memory service at '{running.url}' has no lesson by that id" in unknown.stderr
-    tokenless = runner.invoke(
-        main, ["lessons", "stats", "--store", running.url], env={"ACTIVE_MEMORY_SERVICE_TOKEN": ""}
+    tokenless = run_cli(
+        ["lessons", "stats", "--store", running.url], env={"ACTIVE_MEMORY_SERVICE_TOKEN": ""}
     )
     assert tokenless.exit_code == 2
     assert "ACTIVE_MEMORY_SERVICE_TOKEN" in tokenless.stderr
-    refused = runner.invoke(
-        main,
+    refused = run_cli(
         ["lessons", "stats", "--store", running.url],
         env={"ACTIVE_MEMORY_SERVICE_TOKEN": "amt_wrong"},
     )

@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from factories import make_draft
 
 pytestmark = pytest.mark.timeout(120)
@@ -106,7 +105,7 @@ def test_store_check_removes_what_a_sigkilled_backup_left(store: Path, tmp_path:
     assert len(left) == 2  # the half-written temporary and its marker beside the store
     assert not (backups / "copy.sqlite3").exists()
 
-    result = CliRunner().invoke(main, ["store", "check", "--store", str(store)])
+    result = run_cli(["store", "check", "--store", str(store)])
 
     assert result.exit_code == 0, result.output
     assert "removed a killed backup's temporary" in result.stdout
@@ -125,7 +124,7 @@ def test_a_backup_killed_mid_copy_leaves_a_hot_journal_that_check_removes(
     for suffix in ("-wal", "-shm"):  # what a WAL-mode copy would leave
         stale.with_name(stale.name + suffix).write_bytes(b"x")
 
-    result = CliRunner().invoke(main, ["store", "check", "--store", str(store)])
+    result = run_cli(["store", "check", "--store", str(store)])
 
     assert result.exit_code == 0, result.output
     assert _leftovers(store.parent, backups) == []
@@ -138,9 +137,7 @@ def test_a_dead_pids_journal_is_swept_by_the_next_backup_without_a_marker(
     journal = tmp_path / f".copy.sqlite3.backup-{dead}-{'c' * 16}.tmp-journal"
     journal.write_bytes(b"x")
 
-    result = CliRunner().invoke(
-        main, ["store", "backup", str(tmp_path / "copy.sqlite3"), "--store", str(store)]
-    )
+    result = run_cli(["store", "backup", str(tmp_path / "copy.sqlite3"), "--store", str(store)])
 
     assert result.exit_code == 0, result.output
     assert not journal.exists()
@@ -150,9 +147,7 @@ def test_the_next_backup_removes_a_killed_backups_temporary(store: Path, tmp_pat
     _killed_backup(store, tmp_path / "copy.sqlite3")
     assert len(_leftovers(store.parent, tmp_path)) == 2
 
-    result = CliRunner().invoke(
-        main, ["store", "backup", str(tmp_path / "copy.sqlite3"), "--store", str(store)]
-    )
+    result = run_cli(["store", "backup", str(tmp_path / "copy.sqlite3"), "--store", str(store)])
 
     assert result.exit_code == 0, result.output
     assert _leftovers(store.parent, tmp_path) == []
@@ -176,9 +171,7 @@ def test_a_temporary_of_a_dead_pid_is_removed_and_a_live_ones_is_kept(
     for path in (stale, running, unrelated):
         path.write_bytes(b"x")
 
-    result = CliRunner().invoke(
-        main, ["store", "backup", str(tmp_path / "copy.sqlite3"), "--store", str(store)]
-    )
+    result = run_cli(["store", "backup", str(tmp_path / "copy.sqlite3"), "--store", str(store)])
 
     assert result.exit_code == 0, result.output
     assert not stale.exists()
@@ -199,7 +192,7 @@ def test_a_backup_in_progress_is_not_swept_by_a_concurrent_check(
         assert process.stdout is not None
         assert process.stdout.readline().strip() == "copying"
         before = _leftovers(store.parent, tmp_path)
-        result = CliRunner().invoke(main, ["store", "check", "--store", str(store)])
+        result = run_cli(["store", "check", "--store", str(store)])
         assert result.exit_code == 0, result.output
         assert _leftovers(store.parent, tmp_path) == before
         assert len(before) == 2
@@ -207,5 +200,5 @@ def test_a_backup_in_progress_is_not_swept_by_a_concurrent_check(
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
     # Killed and reaped: the same check now removes both.
-    CliRunner().invoke(main, ["store", "check", "--store", str(store)])
+    run_cli(["store", "check", "--store", str(store)])
     assert _leftovers(store.parent, tmp_path) == []

@@ -8,11 +8,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.models.changes import Mutation, Publication
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from factories import make_draft
 from hostile import one_sentence_or_success
 
@@ -24,7 +24,7 @@ READ_COMMANDS = (("lessons", "list"), ("store", "check"), ("lessons", "show", LE
 
 
 def _cli(store: Path, *args: str) -> Result:
-    return CliRunner().invoke(main, [*args, "--store", str(store)])
+    return run_cli([*args, "--store", str(store)])
 
 
 def _import_line(tmp_path: Path) -> Path:

@@ -10,14 +10,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.errors import LessonValidationError, PublicationError
 from active_memory.limits import LIMITS
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import Lesson
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from factories import make_draft
 from hostile import one_sentence_or_success
 
@@ -77,7 +77,7 @@ def test_a_replace_import_at_the_bound_is_refused_and_the_export_imports_again(
     changed.write_text(Lesson.from_draft(LESSON, 1, make_draft("Another title")).model_dump_json())
 
     def cli(*args: str) -> Result:
-        return CliRunner().invoke(main, [*args, "--store", str(store)])
+        return run_cli([*args, "--store", str(store)])
 
     assert cli("lessons", "import", str(first)).exit_code == 0
     replaced = cli("lessons", "import", str(changed), "--replace")
@@ -86,7 +86,7 @@ def test_a_replace_import_at_the_bound_is_refused_and_the_export_imports_again(
     exported = cli("lessons", "export")
     assert exported.exit_code == 0, exported.stderr
     (tmp_path / "export.jsonl").write_text(exported.stdout)
-    again = CliRunner().invoke(main, ["lessons", "import", str(tmp_path / "export.jsonl"),
+    again = run_cli(["lessons", "import", str(tmp_path / "export.jsonl"),
                                       "--store", str(tmp_path / "other.sqlite3")])  # fmt: skip
     assert again.exit_code == 0, again.stderr
 
@@ -141,15 +141,15 @@ def test_a_replace_import_past_the_stored_bound_is_one_sentence(
     source = tmp_path / "changed.jsonl"
     changed = Lesson.from_draft(LESSON, 1, make_draft("Another title"))
     source.write_text(changed.model_dump_json() + "\n")
-    result = CliRunner().invoke(
-        main, ["lessons", "import", str(source), "--replace", "--store", str(store_at_the_top)]
+    result = run_cli(
+        ["lessons", "import", str(source), "--replace", "--store", str(store_at_the_top)]
     )
     assert one_sentence_or_success(result, failure_codes=(1,))
     assert "is at the highest revision" in result.stderr
 
 
 def test_store_check_reports_a_revision_past_the_bound(store_at_the_top: Path) -> None:
-    result = CliRunner().invoke(main, ["store", "check", "--store", str(store_at_the_top)])
+    result = run_cli(["store", "check", "--store", str(store_at_the_top)])
     assert result.exit_code == 1
     assert f"stored lesson {LESSON!r} is at revision {TOP}, past the highest revision" in (
         result.stdout + result.stderr
@@ -173,7 +173,7 @@ def test_a_generation_at_the_stored_bound_refuses_the_next_batch(tmp_path: Path)
 )
 def test_revert_options_past_the_bound_are_bad_input(tmp_path: Path, extra: list[str]) -> None:
     store = tmp_path / "s.sqlite3"
-    result = CliRunner().invoke(main, ["lessons", "revert", LESSON, *extra, "--store", str(store)])
+    result = run_cli(["lessons", "revert", LESSON, *extra, "--store", str(store)])
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert not store.exists()

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from click.testing import CliRunner
 
-from active_memory.cli.main import main
 from active_memory.errors import ConfigError
 from active_memory.store.quarantine import Quarantine
 from active_memory.ui import UiData, UiServer
 from active_memory.ui.app import CSP
 from active_memory.ui.security import SESSION_COOKIE, Sessions, check_loopback
+from cli_runner import run_cli
 from ui.ui_kit import HELD_NO, HELD_OK, HOSTILE, HOSTILE_TITLE, live_ids, make_ui_store
 
 pytestmark = pytest.mark.timeout(60)
@@ -155,10 +154,10 @@ def test_a_bracketed_ipv6_loopback_gives_a_usable_link(store_file: Path) -> None
 
 
 def test_the_cli_refuses_a_network_bind_and_a_missing_store(tmp_path: Path) -> None:
-    wide = CliRunner().invoke(main, ["ui", "--host", "0.0.0.0", "--store", str(tmp_path / "x")])
+    wide = run_cli(["ui", "--host", "0.0.0.0", "--store", str(tmp_path / "x")])
     assert wide.exit_code == 2
     assert "loopback" in wide.stderr
-    absent = CliRunner().invoke(main, ["ui", "--store", str(tmp_path / "absent.sqlite3")])
+    absent = run_cli(["ui", "--store", str(tmp_path / "absent.sqlite3")])
     assert absent.exit_code == 2
     assert "no lesson store" in absent.stderr
 

@@ -12,6 +12,7 @@ import click
 
 from active_memory.admission.source import Associations
 from active_memory.cli._common import EXIT_BAD_INPUT, EXIT_FAILED, emit_json, fail, json_option
+from active_memory.cli.spellings import RenamedOption
 
 __all__ = ["contracts"]
 
@@ -63,7 +64,7 @@ def _bad(message: str) -> NoReturn:
 
 def _strings(value: object, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        _bad(f"--file: {where} must be a list of strings")
+        _bad(f"--card: {where} must be a list of strings")
     return tuple(value)
 
 
@@ -71,13 +72,13 @@ def _associations(value: object) -> Associations | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        _bad("--file: associations must be an object or null")
+        _bad("--card: associations must be an object or null")
     unknown = sorted(set(value) - {*_ASSOCIATION_FIELDS, "keyword_groups"})
     if unknown:
-        _bad(f"--file: associations has unknown field(s) {', '.join(unknown)}")
+        _bad(f"--card: associations has unknown field(s) {', '.join(unknown)}")
     groups = value.get("keyword_groups", [])
     if not isinstance(groups, list):
-        _bad("--file: associations.keyword_groups must be a list of lists of strings")
+        _bad("--card: associations.keyword_groups must be a list of lists of strings")
     files, folders, identifiers = (
         _strings(value.get(name, []), f"associations.{name}") for name in _ASSOCIATION_FIELDS
     )
@@ -92,20 +93,20 @@ def _associations(value: object) -> Associations | None:
 def _read_card(source: IO[bytes]) -> dict[str, object]:
     data = source.read(MAX_CARD_FILE_BYTES + 1)
     if len(data) > MAX_CARD_FILE_BYTES:
-        _bad(f"--file: more than {MAX_CARD_FILE_BYTES} bytes; a card file holds one card")
+        _bad(f"--card: more than {MAX_CARD_FILE_BYTES} bytes; a card file holds one card")
     try:
         card = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        _bad(f"--file: not a UTF-8 JSON object ({error.__class__.__name__}); write one card")
+        _bad(f"--card: not a UTF-8 JSON object ({error.__class__.__name__}); write one card")
     if not isinstance(card, dict):
-        _bad("--file: must hold a JSON object with title, recommendation and associations")
+        _bad("--card: must hold a JSON object with title, recommendation and associations")
     unknown = sorted(set(card) - {"title", "recommendation", "associations"})
     if unknown:
-        _bad(f"--file: unknown field(s) {', '.join(unknown)}; a card has title, recommendation, "
+        _bad(f"--card: unknown field(s) {', '.join(unknown)}; a card has title, recommendation, "
              "associations")  # fmt: skip
     for name in ("title", "recommendation"):
         if name in card and not isinstance(card[name], str):
-            _bad(f"--file: {name} must be a string")
+            _bad(f"--card: {name} must be a string")
     return card
 
 
@@ -113,10 +114,12 @@ def _read_card(source: IO[bytes]) -> dict[str, object]:
 @click.option("--title", help="The card's title.")
 @click.option("--recommendation", help="The card's recommendation.")
 @click.option(
-    "--file",
+    "--card",
     "card_file",
+    cls=RenamedOption,
+    old="--file",
     type=click.File("rb"),
-    help="A JSON card ({title, recommendation, associations}); - reads stdin.",
+    help="A JSON card file ({title, recommendation, associations}); - reads stdin.",
 )
 @json_option
 def screen(
@@ -137,7 +140,7 @@ def screen(
             recommendation = str(card["recommendation"])
         associations = _associations(card.get("associations"))
     if title is None and recommendation is None and associations is None:
-        _bad("give --title, --recommendation or --file with the card to screen")
+        _bad("give --title, --recommendation or --card with the card to screen")
     screening = preview_card(title, recommendation, associations)
     if as_json:
         emit_json(

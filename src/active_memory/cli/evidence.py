@@ -10,9 +10,10 @@ from typing import Any, NoReturn
 
 import click
 
-from active_memory.bounded_input import read_json
+from active_memory.bounded_input import parse_json, read_text
 from active_memory.cli._common import BoundedInt, check_run_path
-from active_memory.errors import EvidenceError, InputRefused, RunRecordError
+from active_memory.cli.spellings import RenamedOption
+from active_memory.errors import EvidenceError, InputRefused, LessonValidationError, RunRecordError
 from active_memory.evidence.builder import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -39,16 +40,32 @@ def _fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
-def _lessons(path: Path | None) -> list[Mapping[str, Any]]:
+def _lessons(path: Path | None, kind: str) -> list[Mapping[str, Any]]:
+    """``--lessons``: a ``lessons export`` file, as ``specialist run`` takes; its live lessons of
+    the specialist's ``kind`` of scope are the ones maintenance reviews. A JSON list of lesson
+    cards, what it took before, is still read as it is for one release, with a warning."""
     if path is None:
         return []
+    from active_memory.models.lessons import Lesson
+    from active_memory.store.transfer import parse_lines
+
+    what = f"--lessons {str(path)!r}"
     try:
-        data = read_json(path, what=f"--lessons {str(path)!r}", max_bytes=MAX_LESSONS_BYTES)
+        text = read_text(path, what=what, max_bytes=MAX_LESSONS_BYTES)
+        if text.lstrip().startswith("["):  # an export holds one JSON object a line
+            click.echo("warning: --lessons with a JSON list is deprecated; give a `lessons "
+                       "export` file", err=True)  # fmt: skip
+            data = parse_json(text, what=what)
+            if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+                _fail(f"{what} must hold a JSON list of lesson card objects", 2)
+            return data
+        entries = parse_lines(text.splitlines())
     except InputRefused as refused:
-        _fail(f"{refused}; pass a JSON list of lesson cards", 2)
-    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-        _fail(f"--lessons {str(path)!r} must hold a JSON list of lesson card objects", 2)
-    return data
+        _fail(f"{refused}; give a `lessons export` file", 2)
+    except LessonValidationError as error:
+        _fail(f"{what} {error}; give a `lessons export` file", 2)
+    return [Lesson.from_draft(entry.id, entry.revision, entry.draft).model_dump(mode="json")
+            for entry in entries if entry.draft is not None and entry.kind == kind]  # fmt: skip
 
 
 def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
@@ -108,12 +125,15 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
     "--lessons",
     "lessons_file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="JSON list of supplied lesson cards (for the maintenance specialists).",
+    help="A `lessons export` file: the lessons maintenance reviews.",
 )
 @click.option(
-    "--private-dir",
+    "--dir",
+    "private_dir",
+    cls=RenamedOption,
+    old="--private-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Keep the private files (graph, runtime) here instead of a temporary folder.",
+    help="Keep the private files (graph, runtime) in this folder instead of a temporary one.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the evidence payload as JSON.")
 def evidence(
@@ -131,7 +151,7 @@ def evidence(
     Copilot CLI (told by its content; --harness forces one).
     """
     check_run_path(run)
-    lessons = _lessons(lessons_file)
+    lessons = _lessons(lessons_file, SPECIALISTS[specialist].scope)
     with tempfile.TemporaryDirectory(prefix="active-memory-evidence-") as scratch:
         try:
             record = open_run_source(run, Path(scratch) / "record", harness)

@@ -24,6 +24,12 @@ from active_memory.cli._common import (
     store_option,
 )
 from active_memory.cli.lazy import Lazy, LazyGroup
+from active_memory.cli.spellings import (
+    RenamedOption,
+    checkout_key,
+    chosen_repository,
+    repository_key_option,
+)
 from active_memory.errors import InputRefused
 from active_memory.limits import LIMITS
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Scope
@@ -68,7 +74,15 @@ def _clip(text: str, width: int) -> str:
 
 
 @lessons.command("list")
-@click.option("--repository", help="Only lessons of this repository key.")
+@click.option(
+    "--repository",
+    metavar="CHECKOUT",
+    callback=checkout_key,
+    help="Only lessons of the repository of this checkout folder.",
+)
+@repository_key_option(
+    "Only lessons of this repository key (forge:host/owner/repo, local:<hex>, …)."
+)
 @click.option("--graph", "graph_hash", help="Only graph lessons of this graph hash.")
 @click.option("--node", "node_id", help="Only graph lessons of this node id.")
 @click.option("--retired", is_flag=True, help="List tombstones (retired ids) instead.")
@@ -77,6 +91,7 @@ def _clip(text: str, width: int) -> str:
 @reports_errors
 def list_command(
     repository: str | None,
+    repository_key: str | None,
     graph_hash: str | None,
     node_id: str | None,
     retired: bool,
@@ -84,6 +99,7 @@ def list_command(
     as_json: bool,
 ) -> None:
     """List live lessons sorted by id."""
+    repository = chosen_repository(repository, repository_key)
     with open_store(store, read_only=True) as opened:
         if retired:
             tombstones = opened.list_retired()
@@ -340,13 +356,14 @@ def revert_command(
 
 @lessons.command("purge")
 @lesson_id_argument
-@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--force", cls=RenamedOption, old="--yes", is_flag=True,
+              help="Erase without asking for confirmation.")  # fmt: skip
 @store_option
 @json_option
 @reports_errors
-def purge_command(lesson_id: str, yes: bool, store: Path | None, as_json: bool) -> None:
+def purge_command(lesson_id: str, force: bool, store: Path | None, as_json: bool) -> None:
     """Erase every past content of a retired lesson for good (e.g. a leaked secret)."""
-    if not yes:
+    if not force:
         click.confirm(
             f"Erase every past revision's content of retired lesson {lesson_id}? "
             "This cannot be undone",

@@ -1,6 +1,6 @@
 """``active-memory memory init``: learn lessons from every finished local run, resumably.
 
-One command, called again and again with the same ``--directory`` from any folder: the first
+One command, called again and again with the same ``--dir`` from any folder: the first
 call inventories the runs and exports tasks; each later call imports the responses written
 since and exports what is next, until ``phase: complete`` returns the publication receipt.
 ``--provider NAME`` answers the tasks with this project's specialists instead of the host
@@ -29,6 +29,7 @@ from active_memory.cli._common import (
     json_option,
     store_path,
 )
+from active_memory.cli.spellings import RenamedOption
 from active_memory.errors import ActiveMemoryError, ConfigError
 from active_memory.store.paths import check_store_location
 
@@ -172,7 +173,10 @@ def _refused(
 
 @memory.command("init")
 @click.option(
-    "--directory",
+    "--dir",
+    "directory",
+    cls=RenamedOption,
+    old="--directory",
     required=True,
     metavar="DIR",
     help="The private session folder (created 0700 on the first call; outside every checkout).",
@@ -225,10 +229,10 @@ def init(
     store: str | None,
     as_json: bool,
 ) -> None:
-    """Initialise memory from every finished local run, in one resumable session at DIRECTORY.
+    """Initialise memory from every finished local run, in one resumable session at DIR.
 
     Each call answers the phase and the next action: answer the open tasks (write each task's
-    response.json), then call again with the same --directory.
+    response.json), then call again with the same --dir.
     """
     try:
         with _interruptible():
@@ -274,7 +278,7 @@ def _init(
             else None
         )
         or (
-            "--directory is empty; give a new private folder, e.g. "
+            "--dir is empty; give a new private folder, e.g. "
             "~/.local/state/active-memory/init/SESSION"
             if not directory.strip()
             else None

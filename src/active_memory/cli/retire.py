@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from active_memory.cli._common import (
+    BoundedInt,
     emit_json,
     json_option,
     lesson_id_argument,
@@ -20,6 +21,7 @@ from active_memory.cli._common import (
     reports_errors,
     store_option,
 )
+from active_memory.limits import LIMITS
 from active_memory.models.changes import Mutation, Publication
 
 __all__ = ["retire_command"]
@@ -31,7 +33,7 @@ RUN_ID = "cli-retire"
 @lesson_id_argument
 @click.option(
     "--expected",
-    type=click.IntRange(min=1),
+    type=BoundedInt(1, LIMITS.revision_max),
     default=None,
     help="Fail with a conflict unless the lesson is still at this revision.",
 )

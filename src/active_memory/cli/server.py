@@ -24,6 +24,7 @@ from active_memory.cli._common import (
     json_option,
     reports_errors,
 )
+from active_memory.cli.spellings import checkout_key, chosen_repository, repository_key_option
 
 if TYPE_CHECKING:
     from active_memory.server.credentials import Credential, CredentialStore
@@ -175,7 +176,13 @@ def token() -> None:
 @token.command("create")
 @database_option
 @click.option("--tenant", required=True, help="Tenant name: a-z, 0-9 and _, up to 40.")
-@click.option("--repository", required=True, help="The repository key the token may reach.")
+@click.option(
+    "--repository",
+    metavar="CHECKOUT",
+    callback=checkout_key,
+    help="The token may reach the repository of this checkout folder.",
+)
+@repository_key_option("The repository key the token may reach (or give --repository).")
 @click.option("--graph", "graph_hash", default=None, help="Confine graph lessons to one graph.")
 @click.option("--label", default="", help="Who or what holds the token (shown by list).")
 @click.option("--expires-in", callback=_duration, default=None, help="e.g. 30m, 12h, 90d.")
@@ -184,13 +191,18 @@ def token() -> None:
 def create_command(
     database: str,
     tenant: str,
-    repository: str,
+    repository: str | None,
+    repository_key: str | None,
     graph_hash: str | None,
     label: str,
     expires_in: timedelta | None,
     as_json: bool,
 ) -> None:
     """Issue a token; it is printed once and stored only as a hash."""
+    repository = chosen_repository(repository, repository_key)
+    if repository is None:
+        fail("give the repository the token may reach: --repository-key KEY, or --repository "
+             "with its checkout folder", EXIT_BAD_INPUT)  # fmt: skip
     with _credentials(database) as credentials:
         issued = credentials.create(
             tenant=tenant,

@@ -20,6 +20,7 @@ from active_memory.agents.prompts import SPECIALISTS
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
+    BoundedInt,
     emit_json,
     fail,
     json_option,
@@ -38,7 +39,7 @@ __all__ = ["prompt_command"]
 @run_argument
 @store_option
 @runtime_option
-@click.option("--batch", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--batch", type=BoundedInt(min=0), default=0, show_default=True,
               help="Which maintenance batch.")  # fmt: skip
 @lessons_file_option
 @authoring_options

@@ -142,9 +142,9 @@ def instructions(answer: Answer) -> str:
     if answer.open_tasks:
         return (
             f"Answer each open task: read its task_file and write its response_file, then "
-            f"call `active-memory memory init --directory {answer.directory}` again."
+            f"call `active-memory memory init --dir {answer.directory}` again."
         )
-    return f"Call `active-memory memory init --directory {answer.directory}` again."
+    return f"Call `active-memory memory init --dir {answer.directory}` again."
 
 
 def _check_lists(state: SessionState, options: InitOptions) -> None:
@@ -157,7 +157,7 @@ def _check_lists(state: SessionState, options: InitOptions) -> None:
             raise InitRefused(
                 f"{flag} differs from the list this session was started with ({shown}); saved "
                 "lists apply on resume without repeating them; to change them start a new "
-                "session with another --directory",
+                "session with another --dir",
                 bad_input=True,
             )
 
@@ -170,7 +170,7 @@ def _new_state(options: InitOptions, directory: Path, notes: list[str]) -> Sessi
         notes.append(
             f"{', '.join(taken.unmatched)} matched no run of the inventory (values are exact "
             "and case-sensitive; see each run's aliases); if that was a typo, start a new "
-            "session with another --directory"
+            "session with another --dir"
         )
     return SessionState(
         session_id=secrets.token_hex(8),
@@ -345,7 +345,7 @@ def advance(options: InitOptions) -> Answer:
                 # is kept, so calling again resumes; a file that keeps failing is damaged.
                 raise InitRefused(
                     f"the session could not advance: {_describe(error)}; call again, and if "
-                    "the same error returns, start a new session with another --directory"
+                    "the same error returns, start a new session with another --dir"
                 ) from None
         except InitRefused as refusal:
             refusal.phase = (load_state(directory) or state).phase

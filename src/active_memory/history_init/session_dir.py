@@ -31,7 +31,7 @@ RUNS_DIR = "runs"
 
 def _refuse(directory: Path, problem: str) -> InitRefused:
     return InitRefused(
-        f"--directory {str(directory)!r} {problem}; give a new private folder outside every "
+        f"--dir {str(directory)!r} {problem}; give a new private folder outside every "
         "repository checkout, e.g. ~/.local/state/active-memory/init/SESSION",
         bad_input=True,
     )

@@ -188,7 +188,7 @@ def load_state(directory: Path) -> SessionState | None:
     except (InputRefused, ValidationError) as error:
         raise InitRefused(
             f"the session state {str(path)!r} is unreadable ({str(error).splitlines()[0]}); "
-            "start a new session with another --directory",
+            "start a new session with another --dir",
             bad_input=True,
         ) from None
 

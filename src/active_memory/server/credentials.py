@@ -129,7 +129,7 @@ class CredentialStore:
         expires_in: timedelta | None = None,
     ) -> IssuedToken:
         tenant_schema(tenant)  # ConfigError for a bad tenant name
-        _Repository.parse({"repository": repository}, where="--repository")
+        _Repository.parse({"repository": repository}, where="--repository-key")
         if graph_hash is not None and not _GRAPH_HASH.fullmatch(graph_hash):
             raise ConfigError("--graph", f"{graph_hash!r} must be 64 lowercase hex characters")
         if len(label) > 200 or not label.isprintable():

@@ -13,13 +13,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from active_memory.cli.main import main
 from active_memory.errors import RunRecordError
 from active_memory.evidence.sources import open_run_source
+from cli_runner import run_cli
 from hostile import hostile_bytes, one_sentence_or_success, planted
 
 pytestmark = pytest.mark.timeout(900)
@@ -104,8 +103,6 @@ def test_fuzz_evidence_cli_on_a_session_exits_0_or_2_without_a_traceback(
     tmp = tmp_path_factory.mktemp("fuzz")
     path = _session(tmp, folder, name, data)
     harness = [] if named == "detect" else ["--harness", named]
-    result = CliRunner().invoke(
-        main, ["evidence", str(path), *harness, "--private-dir", str(tmp / "private")]
-    )
+    result = run_cli(["evidence", str(path), *harness, "--dir", str(tmp / "private")])
     one_sentence_or_success(result)
     event(f"exit {result.exit_code}")

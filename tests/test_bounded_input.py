@@ -9,8 +9,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from active_memory.bounded_input import (
     MAX_JSON_DEPTH,

@@ -44,3 +44,39 @@ def test_the_hook_console_script_loads_no_other_module_of_the_package() -> None:
     assert out.stdout.strip() == str(
         ["active_memory", "active_memory.hooks", "active_memory.hooks.helper"]
     )
+
+
+def _error_classes_in_source() -> set[str]:
+    """Every public class in src that derives from ActiveMemoryError, read from the source."""
+    import ast
+    from pathlib import Path
+
+    bases: dict[str, set[str]] = {}
+    for path in Path(active_memory.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                names = {
+                    b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases
+                }
+                bases.setdefault(node.name, set()).update(names)
+    errors = {"ActiveMemoryError"}
+    while grown := {name for name, base in bases.items() if base & errors} - errors:
+        errors |= grown
+    return {name for name in errors if not name.startswith("_")}
+
+
+def test_every_error_the_package_raises_is_exported() -> None:
+    # A caller can catch by name what the package raises: ModelRefused, ReplayChanged and
+    # others were once reachable only through private modules.
+    # NotServed is a LessonNotFound the MCP server answers as a tool error: no caller sees it.
+    assert _error_classes_in_source() - set(active_memory.__all__) == {"NotServed"}
+    assert {"ModelRefused", "MalformedAnswer", "ReplayChanged", "QuarantineNotFound",
+            "RunLogError", "InitRefused"} <= _error_classes_in_source()  # fmt: skip
+
+
+def test_star_import_gives_the_public_names_and_nothing_private() -> None:
+    namespace: dict[str, object] = {}
+    exec("from active_memory import *", namespace)
+    names = set(namespace) - {"__builtins__"}
+    assert names == set(active_memory.__all__)
+    assert namespace["ReplayChanged"] is active_memory.ReplayChanged

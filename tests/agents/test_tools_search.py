@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from active_memory.agents.providers.base import AnswerContract, ToolCall
 from active_memory.agents.tool_loop import Session

@@ -18,8 +18,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import Result
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from active_memory.models.lessons import Lesson
 from cli_runner import all_commands, run_cli

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from active_memory.cli.main import main
 from active_memory.harnesses import HARNESS_NAMES, HARNESSES
+from cli_runner import run_cli
 
 
 def _homes(root: Path) -> dict[str, Path]:
@@ -23,7 +23,7 @@ def _homes(root: Path) -> dict[str, Path]:
 
 
 def _sessions(*args: str) -> Result:
-    return CliRunner().invoke(main, ["sessions", "--json", *args], catch_exceptions=False)
+    return run_cli(["sessions", "--json", *args])
 
 
 def test_home_is_repeated_once_per_harness_and_takes_a_home_or_its_sessions_folder(
@@ -85,7 +85,7 @@ def test_a_harness_given_two_homes_or_a_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_help_shows_home_with_each_harness_and_hides_the_old_flags() -> None:
-    shown = CliRunner().invoke(main, ["sessions", "--help"], catch_exceptions=False).stdout
+    shown = run_cli(["sessions", "--help"]).stdout
     flat = " ".join(shown.split())
     assert "--home HARNESS=DIR" in flat
     for row in HARNESSES:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from active_memory.evidence.budget import (
     TranscriptBudget,

@@ -7,8 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from active_memory.evidence.builder import build_evidence
 from active_memory.models.runs import RunRecord, parse_run_record

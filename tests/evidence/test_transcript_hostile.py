@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from active_memory.errors import InputRefused
 from active_memory.evidence.history import project_line

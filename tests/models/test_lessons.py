@@ -7,12 +7,10 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from active_memory.errors import LessonValidationError
-from active_memory.limits import BROAD_WORDS as BROAD
-from active_memory.limits import LIMITS
+from active_memory.limits import BROAD_WORDS as BROAD, LIMITS
 from active_memory.models.changes import Decision, Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import (

@@ -9,8 +9,12 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from active_memory.errors import RunRecordError
-from active_memory.models.run_schema import main as run_schema_main
-from active_memory.models.run_schema import render_schema, shipped_schema, shipped_schema_path
+from active_memory.models.run_schema import (
+    main as run_schema_main,
+    render_schema,
+    shipped_schema,
+    shipped_schema_path,
+)
 from active_memory.models.runs import (
     RUN_FILE,
     AuthoredGraph,

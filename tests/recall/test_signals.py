@@ -5,8 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from active_memory.recall.signals import (
     MAX_PATHS,

@@ -23,8 +23,13 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from active_memory.agents.providers.base import ToolCall, ToolSpec
-from active_memory.agents.tools_files import Refused, bounded, is_binary, is_git_internal
-from active_memory.agents.tools_files import read_window as _read_window
+from active_memory.agents.tools_files import (
+    Refused,
+    bounded,
+    is_binary,
+    is_git_internal,
+    read_window as _read_window,
+)
 from active_memory.agents.tools_search import compile_pattern, search_files, walk
 from active_memory.daemon_threads import in_daemon_thread
 from active_memory.errors import ConfigError

@@ -33,8 +33,11 @@ from active_memory.history_init.responses import supplied_lessons
 from active_memory.history_init.state import SessionState, TaskEntry, load_state
 from active_memory.history_init.tasks import RESPONSE_FILE
 from active_memory.models.lessons import Lesson, LessonDraft
-from active_memory.postmortem.binding import BindingOverride, resolve_source_node
-from active_memory.postmortem.binding import specialist_binding as _binding
+from active_memory.postmortem.binding import (
+    BindingOverride,
+    resolve_source_node,
+    specialist_binding as _binding,
+)
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.preparation import Unprepared, prepare
 from active_memory.private_files import write_private_text

@@ -38,8 +38,11 @@ from active_memory.history_init.state import (
 )
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import RunRecord
-from active_memory.postmortem.binding import BindingOverride, resolve_source_node
-from active_memory.postmortem.binding import specialist_binding as _binding
+from active_memory.postmortem.binding import (
+    BindingOverride,
+    resolve_source_node,
+    specialist_binding as _binding,
+)
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.preparation import (
     Prepared,

@@ -13,8 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from active_memory.errors import RunRecordError
 from active_memory.evidence.sources import open_run_source

@@ -23,8 +23,12 @@ from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.providers.connections import Connection, Endpoint, resolve_endpoint
 from active_memory.agents.providers.retry import RetryPolicy
 from active_memory.errors import ConfigError
-from active_memory.lanes import API_LANE_NAMES, is_harness_lane, lane_row
-from active_memory.lanes import provider_names as table_providers
+from active_memory.lanes import (
+    API_LANE_NAMES,
+    is_harness_lane,
+    lane_row,
+    provider_names as table_providers,
+)
 from active_memory.models.runs import Binding
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Harness and lane names are defined once in ``src``: in the harness and lane tables.
+"""Harness, lane and specialist role names are defined once in ``src``: in their tables.
 
 Everything else reads the tables, so adding a harness or a lane cannot silently miss a list. A
 second list is any tuple, list, set or dict (keys or values) in ``src`` that names two or more
@@ -21,16 +21,20 @@ import pytest
 import active_memory
 from active_memory.harnesses import HARNESSES
 from active_memory.lanes import LANES, provider_names
+from active_memory.roles import ROLES
 
 SRC = Path(active_memory.__file__).parent
-TABLES = ("harnesses.py", "lanes.py")
+TABLES = ("harnesses.py", "lanes.py", "roles.py")
 # The hook helper runs as a script without the package, so it keeps its own copy of the names
 # and of which harnesses nest their answer; tests/test_harnesses.py checks both against the
 # table. Only these two assignments are exempt, not the module.
 KEPT = {("hooks/helper.py", "HARNESSES"), ("hooks/helper.py", "_NESTED")}
 
 NAMES = frozenset(
-    {row.name for row in HARNESSES} | {row.name for row in LANES} | set(provider_names())
+    {row.name for row in HARNESSES}
+    | {row.name for row in LANES}
+    | set(provider_names())
+    | set(ROLES)
 )
 # Adapter modules are named for their harness: ``claude.HARNESS`` lists the claude harness.
 MODULE_NAMES = frozenset(row.name for row in HARNESSES)
@@ -104,7 +108,7 @@ def second_lists(source: str) -> list[tuple[int, str | None, list[str]]]:
     return found
 
 
-def test_harness_and_lane_names_are_defined_only_in_their_tables() -> None:
+def test_harness_lane_and_role_names_are_defined_only_in_their_tables() -> None:
     found = []
     for path in sorted(SRC.rglob("*.py")):
         where = path.relative_to(SRC).as_posix()
@@ -113,7 +117,9 @@ def test_harness_and_lane_names_are_defined_only_in_their_tables() -> None:
         for line, variable, names in second_lists(path.read_text(encoding="utf-8")):
             if (where, variable) not in KEPT:
                 found.append(f"src/active_memory/{where}:{line}: {', '.join(names)}")
-    assert not found, "read these from active_memory.harnesses or .lanes:\n" + "\n".join(found)
+    assert not found, "read these from active_memory.harnesses, .lanes or .roles:\n" + "\n".join(
+        found
+    )
 
 
 def test_the_exemptions_are_still_needed() -> None:

@@ -17,16 +17,12 @@ from typing import Any
 
 from active_memory.data_folders import read_file
 from active_memory.errors import ConfigError
+from active_memory.roles import ROLES
 
 __all__ = ["CONTRACTS", "contract_sha256", "load_contract", "wire_schema"]
 
-CONTRACTS: tuple[str, ...] = (
-    "card",
-    "graph_discovery",
-    "graph_maintenance",
-    "repository_discovery",
-    "repository_maintenance",
-)
+# The card's contract, then each specialist role's (active_memory.roles), by name.
+CONTRACTS: tuple[str, ...] = ("card", *sorted(ROLES))
 
 
 def _check_name(name: str) -> str:

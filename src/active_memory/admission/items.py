@@ -119,13 +119,13 @@ def shape_rejections(answer: object, spec: RoleSpec, max_bytes: int) -> tuple[Re
     """The whole-answer shape stage: a JSON object, within ``max_bytes`` serialized, matching
     the role's contract. Codes name the failing JSON Schema keyword (``schema_required``…)."""
     if not isinstance(answer, Mapping):
-        return (Rejection(stage="shape", role=spec.role, code="not_an_object", index=-1),)
+        return (Rejection(stage="shape", role=spec.name, code="not_an_object", index=-1),)
     try:
         encoded = json.dumps(answer, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
-        return (Rejection(stage="shape", role=spec.role, code="not_json", index=-1),)
+        return (Rejection(stage="shape", role=spec.name, code="not_json", index=-1),)
     if len(encoded.encode("utf-8")) > max_bytes:
-        return (Rejection(stage="shape", role=spec.role, code="answer_too_large", index=-1),)
+        return (Rejection(stage="shape", role=spec.name, code="answer_too_large", index=-1),)
     errors = sorted(
         _validator(spec.contract).iter_errors(answer),
         key=lambda error: (json.dumps(list(error.absolute_path)), str(error.validator)),
@@ -133,7 +133,7 @@ def shape_rejections(answer: object, spec: RoleSpec, max_bytes: int) -> tuple[Re
     return tuple(
         Rejection(
             stage="shape",
-            role=spec.role,
+            role=spec.name,
             code=f"schema_{error.validator}",
             index=_item_index(error.absolute_path),
         )

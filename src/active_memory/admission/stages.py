@@ -1,4 +1,4 @@
-"""Admission stage names, in the order they run, and the four specialist roles.
+"""Admission stage names, in the order they run, and the specialist roles admission judges.
 
 Stage names are stable strings: run logs, reports and dashboards count rejections by them.
 ``secret`` and ``injection`` run before ``card`` so that a card leaking a credential or planting
@@ -7,10 +7,10 @@ an instruction is reported as such even when it also breaks a plain card limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from active_memory.errors import AdmissionError
+from active_memory.roles import ROLES, Role, RoleRow, role_row
 
 __all__ = [
     "ROLES",
@@ -44,41 +44,13 @@ STAGES: tuple[Stage, ...] = (
     "card",  # card limits, one line, source positions
 )
 
-Role: TypeAlias = Literal[
-    "graph_maintenance", "repository_maintenance", "graph_discovery", "repository_discovery"
-]
-ROLES: tuple[Role, ...] = (
-    "graph_maintenance",
-    "repository_maintenance",
-    "graph_discovery",
-    "repository_discovery",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class RoleSpec:
-    """What a role may touch: its scope kind, whether it maintains or discovers, its contract."""
-
-    role: Role
-    scope: Literal["graph", "repository"]
-    maintenance: bool
-
-    @property
-    def contract(self) -> str:
-        return self.role
-
-
-_SPECS: dict[str, RoleSpec] = {
-    "graph_maintenance": RoleSpec("graph_maintenance", "graph", maintenance=True),
-    "repository_maintenance": RoleSpec("repository_maintenance", "repository", maintenance=True),
-    "graph_discovery": RoleSpec("graph_discovery", "graph", maintenance=False),
-    "repository_discovery": RoleSpec("repository_discovery", "repository", maintenance=False),
-}
+# The roles are the specialist table's rows (active_memory.roles); admission reads them.
+RoleSpec: TypeAlias = RoleRow
 
 
 def role_spec(role: str) -> RoleSpec:
     """The spec of ``role``; an unknown role is a host bug, not a specialist's fault."""
-    spec = _SPECS.get(role)
+    spec = role_row(role)
     if spec is None:
         raise AdmissionError(f"unknown specialist role {role!r}; expected one of {ROLES}")
     return spec

@@ -174,7 +174,7 @@ def _coverage(
             rejections.append(
                 Rejection(
                     stage="coverage",
-                    role=spec.role,
+                    role=spec.name,
                     code="foreign_id",
                     index=index,
                     id=_safe_id(decision_id),
@@ -186,7 +186,7 @@ def _coverage(
             rejections.append(
                 Rejection(
                     stage="coverage",
-                    role=spec.role,
+                    role=spec.name,
                     code="duplicate_id",
                     index=index,
                     id=decision_id,
@@ -196,7 +196,7 @@ def _coverage(
         if lesson_id not in seen:
             rejections.append(
                 Rejection(
-                    stage="coverage", role=spec.role, code="missing_id", index=-1, id=lesson_id
+                    stage="coverage", role=spec.name, code="missing_id", index=-1, id=lesson_id
                 )
             )
     return tuple(rejections)
@@ -208,10 +208,10 @@ def _check_supplied(spec: RoleSpec, supplied: Sequence[Lesson]) -> dict[str, Les
         if lesson.scope.kind != spec.scope:
             raise AdmissionError(
                 f"lesson {lesson.id!r} has {lesson.scope.kind} scope and cannot be supplied to "
-                f"{spec.role!r}; supply only {spec.scope} lessons"
+                f"{spec.name!r}; supply only {spec.scope} lessons"
             )
         if lesson.id in by_id:
-            raise AdmissionError(f"lesson {lesson.id!r} is supplied twice to {spec.role!r}")
+            raise AdmissionError(f"lesson {lesson.id!r} is supplied twice to {spec.name!r}")
         by_id[lesson.id] = lesson
     return by_id
 
@@ -292,7 +292,7 @@ def admit_maintenance(
     run_id = context.run.run_id
 
     def failed(rejections: Sequence[Rejection]) -> MaintenanceResult:
-        return MaintenanceResult(spec.role, run_id, False, (), (), (), tuple(rejections))
+        return MaintenanceResult(spec.name, run_id, False, (), (), (), tuple(rejections))
 
     shape = shape_rejections(answer, spec, context.max_answer_bytes)
     if shape:
@@ -303,7 +303,7 @@ def admit_maintenance(
     if coverage:
         return failed(coverage)
     if not _scope_enabled(spec, context.config):
-        return failed([Rejection(stage="scope", role=spec.role, code="scope_disabled", index=-1)])
+        return failed([Rejection(stage="scope", role=spec.name, code="scope_disabled", index=-1)])
 
     items = _item_context(spec, context, read_paths)
     rejections: list[Rejection] = []
@@ -321,7 +321,7 @@ def admit_maintenance(
             rejections.append(
                 Rejection(
                     stage=checked.stage,
-                    role=spec.role,
+                    role=spec.name,
                     code=checked.code,
                     index=index,
                     id=lesson.id,
@@ -346,7 +346,7 @@ def admit_maintenance(
         elif item.applied == "retire":
             mutations.append(Mutation(op="retire", id=item.id, expected_revision=item.revision))
     return MaintenanceResult(
-        role=spec.role,
+        role=spec.name,
         run_id=run_id,
         complete=True,
         decisions=tuple(bound),
@@ -371,13 +371,13 @@ def admit_discovery(
     run_id = context.run.run_id
     shape = shape_rejections(answer, spec, context.max_answer_bytes)
     if shape:
-        return DiscoveryResult(spec.role, run_id, (), shape)
+        return DiscoveryResult(spec.name, run_id, (), shape)
     if not _scope_enabled(spec, context.config):
         return DiscoveryResult(
-            spec.role,
+            spec.name,
             run_id,
             (),
-            (Rejection(stage="scope", role=spec.role, code="scope_disabled", index=-1),),
+            (Rejection(stage="scope", role=spec.name, code="scope_disabled", index=-1),),
         )
     assert isinstance(answer, Mapping)
     items = _item_context(spec, context, read_paths)
@@ -388,14 +388,14 @@ def admit_discovery(
         checked = check_discovery(raw, items)
         if isinstance(checked, Refusal):
             rejections.append(
-                Rejection(stage=checked.stage, role=spec.role, code=checked.code, index=index)
+                Rejection(stage=checked.stage, role=spec.name, code=checked.code, index=index)
             )
         elif isinstance(checked, Quarantined):
             assert isinstance(checked.item, Proposal)
             held.append(QuarantinedProposal(index, checked.item, checked.signals))
         else:
             admitted.append(AdmittedProposal(index, checked))
-    return DiscoveryResult(spec.role, run_id, tuple(admitted), tuple(rejections), tuple(held))
+    return DiscoveryResult(spec.name, run_id, tuple(admitted), tuple(rejections), tuple(held))
 
 
 def admit(

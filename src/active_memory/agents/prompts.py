@@ -34,10 +34,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TypeAlias
 
-from active_memory.admission.stages import ROLES, Role
 from active_memory.data_folders import active_overrides, read_file
 from active_memory.errors import PromptError
 from active_memory.limits import BROAD_WORDS, LIMITS
+from active_memory.roles import ROLES, Role
 
 __all__ = [
     "LIMIT_VALUES",
@@ -54,7 +54,7 @@ __all__ = [
     "system_prompt",
 ]
 
-# A specialist is the role admission judges its answer as: one list of names, not two in step.
+# The specialists are the rows of the specialist table (active_memory.roles).
 Specialist: TypeAlias = Role
 SPECIALISTS: tuple[Specialist, ...] = ROLES
 PREAMBLE = "preamble"

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from active_memory.admission import contract_sha256, wire_schema
@@ -38,7 +39,7 @@ from active_memory.admission.validate import (
     admit_maintenance,
 )
 from active_memory.agents.payload_parts import payload_parts
-from active_memory.agents.prompts import SPECIALISTS, Specialist, prompt_sha256, system_prompt
+from active_memory.agents.prompts import prompt_sha256, system_prompt
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
 from active_memory.agents.tool_loop import Session, SessionLimits, SessionResult
 from active_memory.agents.tools import Toolbox
@@ -50,6 +51,7 @@ from active_memory.models.changes import Mutation, Proposal, Rejection
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Binding, RunRecord
 from active_memory.provenance import Verdict, destructive_changes_allowed
+from active_memory.roles import ROLE_ROWS, RoleRow
 
 __all__ = [
     "REPOSITORY_ROOT",
@@ -80,20 +82,9 @@ _FILE_NOTES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class SpecialistSpec:
-    name: Specialist
-    scope: ScopeKind
-    maintenance: bool
-
-
-SPECS: Mapping[str, SpecialistSpec] = {
-    "graph_maintenance": SpecialistSpec("graph_maintenance", "graph", True),
-    "repository_maintenance": SpecialistSpec("repository_maintenance", "repository", True),
-    "graph_discovery": SpecialistSpec("graph_discovery", "graph", False),
-    "repository_discovery": SpecialistSpec("repository_discovery", "repository", False),
-}
-assert tuple(SPECS) == SPECIALISTS
+# A specialist's spec is its row of the specialist table (active_memory.roles).
+SpecialistSpec: TypeAlias = RoleRow
+SPECS: Mapping[str, SpecialistSpec] = MappingProxyType({row.name: row for row in ROLE_ROWS})
 
 
 class StopSignal:

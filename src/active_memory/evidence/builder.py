@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeAlias
 
 from active_memory.errors import EvidenceError
 from active_memory.evidence.budget import cut_text, json_size, redact_and_cut
@@ -42,6 +42,7 @@ from active_memory.evidence.source_notes import log_source_cuts, receipts_made, 
 from active_memory.evidence.trim import Trimmer
 from active_memory.evidence.truncation import CutLog, TruncationReport
 from active_memory.models.runs import Checkout, Delivery, RunRecord, canonical_json
+from active_memory.roles import ROLE_ROWS, RoleRow
 
 __all__ = [
     "EVIDENCE_FORMAT",
@@ -60,25 +61,9 @@ RUNTIME_INLINE_BYTES = 8 * 1024
 RECEIPT_RING = 512
 
 
-@dataclass(frozen=True, slots=True)
-class Needs:
-    scope: str
-    graph: bool
-    checkout: bool
-    completions: bool
-    transcripts: bool
-    receipts: bool
-    maintenance: bool
-
-
-SPECIALISTS: Mapping[str, Needs] = MappingProxyType(
-    {
-        "graph_maintenance": Needs("graph", True, False, True, False, False, True),
-        "repository_maintenance": Needs("repository", False, True, False, False, True, True),
-        "graph_discovery": Needs("graph", True, False, True, True, True, False),
-        "repository_discovery": Needs("repository", False, True, True, True, True, False),
-    }
-)
+# What each specialist sees is a column of its row in the specialist table (active_memory.roles).
+Needs: TypeAlias = RoleRow
+SPECIALISTS: Mapping[str, Needs] = MappingProxyType({row.name: row for row in ROLE_ROWS})
 
 
 @dataclass(frozen=True, slots=True)

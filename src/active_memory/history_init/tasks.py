@@ -53,6 +53,7 @@ from active_memory.postmortem.preparation import (
 )
 from active_memory.postmortem.specialist_preview import NoModelCalls
 from active_memory.private_files import make_private_dir, write_private_text
+from active_memory.roles import ROLE_ROWS
 from active_memory.store.backend import ActiveMemoryBackend
 
 __all__ = [
@@ -248,7 +249,7 @@ async def discovery_tasks(
         # Discovery reads the run's own checkout; the namespace is the repository's.
         own = repository.model_copy(update={"checkout": run.checkout})
         record = review_record(run, own)
-        for name in ("graph_discovery", "repository_discovery"):
+        for name in (row.name for row in ROLE_ROWS if not row.maintenance):
             if _enabled(record, name):
                 planned = Planned(f"d-{run.key}-{name}", name, run, own)
                 entries.append(await _export(state, session_dir, planned, backend, 0))

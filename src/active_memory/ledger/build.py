@@ -44,13 +44,14 @@ from active_memory.ledger.models import (
 from active_memory.ledger.sources import LedgerSources
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, RepositoryScope
 from active_memory.models.runs import RunRecord
+from active_memory.roles import ROLE_ROWS
 from active_memory.runlog import LogValue
 from active_memory.store.results import HistoryEntry
 
 __all__ = ["LedgerStore", "ledgers", "lesson_ledger"]
 
 _COMPLETED = frozenset({"published", "nothing_to_do"})
-_MAINTENANCE = {"graph": "graph_maintenance", "repository": "repository_maintenance"}
+_MAINTENANCE: dict[str, str] = {row.scope: row.name for row in ROLE_ROWS if row.maintenance}
 _PATHS: dict[str, RevisionPath] = {
     "review": "review",
     "admin": "admin",

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from active_memory.models.base import Model
+from active_memory.roles import ROLE_ROWS
 
 __all__ = [
     "ACTIONS",
@@ -62,7 +63,7 @@ ChangeOp: TypeAlias = Literal["create", "adapt", "retire"]
 CheckoutStatus: TypeAlias = Literal["git", "not_git", "uninspectable", "none"]
 ACTIONS: tuple[str, ...] = ("keep", "adapt", "retire", "defer")
 _SUCCESS: frozenset[str] = frozenset({"published", "nothing_to_do", "skipped", "dry_run"})
-_REPOSITORY_SPECIALISTS = ("repository_maintenance", "repository_discovery")
+_REPOSITORY_SPECIALISTS = tuple(row.name for row in ROLE_ROWS if row.scope == "repository")
 _UNVERIFIABLE: Mapping[str, str] = MappingProxyType(
     {
         "not_git": "the checkout is not a git work tree",

@@ -34,6 +34,7 @@ _OPEN = re.compile(r"(?P<indent> {0,3})(?P<fence>`{3,})(?P<lang>[^`\s]*)\s*")
 PAGES = (
     "README.md",
     "docs/admission.md",
+    "docs/changing.md",
     "docs/integrations.md",
     "docs/mcp.md",
     "docs/memory-init.md",

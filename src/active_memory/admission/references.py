@@ -160,7 +160,14 @@ class RunEvidence:
         return None
 
 
-def _execution_problem(execution: Execution, evidence: RunEvidence, kind: str) -> str | None:
+def _execution_problem(
+    execution_id: str, evidence: RunEvidence, kind: str, *, unknown: str
+) -> str | None:
+    """Why the execution a ``kind`` reference leads to is not evidence: ``unknown`` when the run
+    has no execution by that id, else imported or not an agent's."""
+    execution = evidence.executions.get(execution_id)
+    if execution is None:
+        return unknown
     if execution.imported:
         return f"{kind}_imported"
     if not evidence.is_agent(execution.node_id):
@@ -180,10 +187,7 @@ def reference_problem(
         if reference.kind == "graph" and reference.value not in nodes:
             return "graph_node_unknown"
         if reference.kind == "exec":
-            execution = evidence.executions.get(reference.value)
-            if execution is None:
-                return "exec_unknown"
-            problem = _execution_problem(execution, evidence, "exec")
+            problem = _execution_problem(reference.value, evidence, "exec", unknown="exec_unknown")
             if problem:
                 return problem
         if reference.kind == "receipt":
@@ -191,10 +195,9 @@ def reference_problem(
             if receipt is None:
                 return "receipt_unknown"
             if receipt.execution is not None:
-                execution = evidence.executions.get(receipt.execution)
-                if execution is None:
-                    return "receipt_auxiliary"
-                problem = _execution_problem(execution, evidence, "receipt")
+                problem = _execution_problem(
+                    receipt.execution, evidence, "receipt", unknown="receipt_auxiliary"
+                )
                 if problem:
                     return problem
     return None

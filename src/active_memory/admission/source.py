@@ -14,7 +14,7 @@ below it (``src``, ``tests``) fires on almost every tool call: ``folder_too_broa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,14 +63,40 @@ def cited_paths(references: Iterable[Reference]) -> tuple[str, ...]:
     return tuple(r.value for r in references if r.kind == "repository")
 
 
+# The codes of the three checks a path named in a lesson passes in turn (see _path_problem).
+_CITED_FILE = ("cited_file_missing", "cited_path_not_file", "cited_file_ignored")
+_ASSOCIATED_FILE = ("association_file_missing", "association_not_file", "association_file_ignored")
+_ASSOCIATED_FOLDER = (
+    "association_folder_missing",
+    "association_not_folder",
+    "association_folder_ignored",
+)
+
+
+def _path_problem(
+    path: str,
+    verifier: CheckoutVerifier,
+    is_kind: Callable[[str], bool],
+    codes: tuple[str, str, str],
+) -> str | None:
+    """The code of the first check ``path`` fails, from ``codes``: it exists in the checkout,
+    it is of the kind ``is_kind`` asks for (file or folder), git tracks it or does not ignore
+    it."""
+    missing, wrong_kind, ignored = codes
+    if not verifier.exists(path):
+        return missing
+    if not is_kind(path):
+        return wrong_kind
+    if not verifier.is_tracked_or_unignored(path):
+        return ignored
+    return None
+
+
 def citation_problem(paths: Sequence[str], verifier: CheckoutVerifier) -> str | None:
     for path in paths:
-        if not verifier.exists(path):
-            return "cited_file_missing"
-        if not verifier.is_file(path):
-            return "cited_path_not_file"
-        if not verifier.is_tracked_or_unignored(path):
-            return "cited_file_ignored"
+        problem = _path_problem(path, verifier, verifier.is_file, _CITED_FILE)
+        if problem is not None:
+            return problem
     return None
 
 
@@ -97,21 +123,15 @@ def association_problem(
     if not (associations.files or associations.folders or associations.identifiers):
         return "no_verifiable_association"
     for path in associations.files:
-        if not verifier.exists(path):
-            return "association_file_missing"
-        if not verifier.is_file(path):
-            return "association_not_file"
-        if not verifier.is_tracked_or_unignored(path):
-            return "association_file_ignored"
+        problem = _path_problem(path, verifier, verifier.is_file, _ASSOCIATED_FILE)
+        if problem is not None:
+            return problem
     for path in associations.folders:
         if folder_too_broad(path) and path.strip("/") in ("", "."):
             return "folder_too_broad"  # the root: whatever the verifier makes of its name
-        if not verifier.exists(path):
-            return "association_folder_missing"
-        if not verifier.is_folder(path):
-            return "association_not_folder"
-        if not verifier.is_tracked_or_unignored(path):
-            return "association_folder_ignored"
+        problem = _path_problem(path, verifier, verifier.is_folder, _ASSOCIATED_FOLDER)
+        if problem is not None:
+            return problem
         if folder_too_broad(path):
             return "folder_too_broad"
     if associations.identifiers:

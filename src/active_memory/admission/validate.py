@@ -167,38 +167,24 @@ def _coverage(
     spec: RoleSpec, decisions: Sequence[Mapping[str, Any]], supplied: Mapping[str, Lesson]
 ) -> tuple[Rejection, ...]:
     rejections: list[Rejection] = []
+
+    def reject(code: str, index: int, lesson_id: str | None) -> None:
+        rejections.append(
+            Rejection(stage="coverage", role=spec.name, code=code, index=index, id=lesson_id)
+        )
+
     seen: Counter[str] = Counter()
     for index, decision in enumerate(decisions):
         decision_id = decision["id"]
         if decision_id not in supplied:
-            rejections.append(
-                Rejection(
-                    stage="coverage",
-                    role=spec.name,
-                    code="foreign_id",
-                    index=index,
-                    id=_safe_id(decision_id),
-                )
-            )
+            reject("foreign_id", index, _safe_id(decision_id))
             continue
         seen[decision_id] += 1
         if seen[decision_id] > 1:
-            rejections.append(
-                Rejection(
-                    stage="coverage",
-                    role=spec.name,
-                    code="duplicate_id",
-                    index=index,
-                    id=decision_id,
-                )
-            )
+            reject("duplicate_id", index, decision_id)
     for lesson_id in supplied:
         if lesson_id not in seen:
-            rejections.append(
-                Rejection(
-                    stage="coverage", role=spec.name, code="missing_id", index=-1, id=lesson_id
-                )
-            )
+            reject("missing_id", -1, lesson_id)
     return tuple(rejections)
 
 

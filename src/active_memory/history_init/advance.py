@@ -212,7 +212,8 @@ def _lessons_changed(state: SessionState, store: SqliteStore) -> bool:
 async def _maintenance_round(
     state: SessionState, directory: Path, store: SqliteStore
 ) -> SessionState:
-    """Fresh maintenance: staged findings kept (back to undecided), every task re-exported."""
+    """Fresh maintenance: staged findings kept (back to undecided), every task re-exported, the
+    state saved."""
     round_ = state.maintenance_round + 1
     staged = tuple(f.model_copy(update={"status": "staged"}) for f in state.staged)
     kept = tuple(t for t in state.tasks if t.kind == "discovery")
@@ -225,7 +226,9 @@ async def _maintenance_round(
         }
     )
     tasks = await maintenance_tasks(state, directory, store, round_)
-    return state.model_copy(update={"tasks": kept + tasks})
+    state = state.model_copy(update={"tasks": kept + tasks})
+    save_state(directory, state)
+    return state
 
 
 def _apply_staged(state: SessionState, notes: list[str]) -> SessionState:
@@ -257,9 +260,7 @@ async def _step(
             "the store's lessons changed since maintenance was exported: staged "
             "findings are kept and fresh maintenance tasks were exported"
         )
-        state = await _maintenance_round(state, directory, store)
-        save_state(directory, state)
-        return state
+        return await _maintenance_round(state, directory, store)
     probes = Probes()
     for task in state.tasks:
         current = next(t for t in state.tasks if t.id == task.id)
@@ -274,14 +275,11 @@ async def _step(
                 "a maintenance task folder could not be trusted: staged findings are kept "
                 "and fresh maintenance tasks were exported"
             )
-            state = await _maintenance_round(state, directory, store)
-            save_state(directory, state)
-            return state
+            return await _maintenance_round(state, directory, store)
     if any(task.status == "open" for task in state.tasks):
         return state
     if state.phase == "discovery":
         state = await _maintenance_round(state, directory, store)
-        save_state(directory, state)
         if state.tasks and any(task.status == "open" for task in state.tasks):
             return state
     state = _apply_staged(state, notes).model_copy(update={"phase": "publication"})
@@ -290,9 +288,7 @@ async def _step(
         return publish(directory, state, store)
     except RevisionConflict as conflict:
         notes.append(f"{conflict}; staged findings are kept and fresh maintenance was exported")
-        state = await _maintenance_round(state, directory, store)
-        save_state(directory, state)
-        return state
+        return await _maintenance_round(state, directory, store)
 
 
 def _advance_with_store(

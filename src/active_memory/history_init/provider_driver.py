@@ -28,7 +28,7 @@ from active_memory.agents.providers.registry import close_provider
 from active_memory.agents.specialists import SPECS, Meter, answer_session
 from active_memory.errors import ActiveMemoryError
 from active_memory.history_init.advance import Answer, InitOptions, advance
-from active_memory.history_init.records import review_config, review_record
+from active_memory.history_init.records import review_config, task_record
 from active_memory.history_init.responses import supplied_lessons
 from active_memory.history_init.state import SessionState, TaskEntry, load_state
 from active_memory.history_init.tasks import RESPONSE_FILE
@@ -100,11 +100,7 @@ async def _answer(
     deadline: float,
     scratch: Path,
 ) -> None:
-    run = state.run(task.run)
-    repository = state.repository(task.repository)
-    if task.kind == "discovery":
-        repository = repository.model_copy(update={"checkout": run.checkout})
-    record = review_record(run, repository)
+    record = task_record(state, task)
     config = review_config(record)
     node = resolve_source_node(record.graph, config.postmortem.source_node)
     binding = _binding(node, override, provider)

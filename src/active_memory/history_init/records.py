@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from active_memory.history_init.state import RepositoryEntry, RunEntry
+from active_memory.history_init.state import RepositoryEntry, RunEntry, SessionState, TaskEntry
 from active_memory.models.config import RuntimeConfig, parse_runtime_config
 from active_memory.models.runs import Checkout, RunRecord, load_run_record
 
-__all__ = ["review_config", "review_record"]
+__all__ = ["review_config", "review_record", "task_record"]
 
 
 def review_record(run: RunEntry, repository: RepositoryEntry) -> RunRecord:
@@ -23,6 +23,16 @@ def review_record(run: RunEntry, repository: RepositoryEntry) -> RunRecord:
         path=Path(repository.checkout), repository=repository.repository, commit=repository.head
     )
     return record.model_copy(update={"checkout": checkout})
+
+
+def task_record(state: SessionState, task: TaskEntry) -> RunRecord:
+    """The record ``task`` reviews: a discovery task's run against the run's own checkout, a
+    maintenance task's against its repository's newest one."""
+    run = state.run(task.run)
+    repository = state.repository(task.repository)
+    if task.kind == "discovery":
+        repository = repository.model_copy(update={"checkout": run.checkout})
+    return review_record(run, repository)
 
 
 def review_config(record: RunRecord) -> RuntimeConfig:

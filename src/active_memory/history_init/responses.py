@@ -33,7 +33,7 @@ from active_memory.admission.validate import (
 from active_memory.bounded_input import read_json
 from active_memory.errors import ActiveMemoryError, InputRefused
 from active_memory.history_init.identity import Probes
-from active_memory.history_init.records import review_config, review_record
+from active_memory.history_init.records import review_config, task_record
 from active_memory.history_init.state import (
     HeldFinding,
     InitRefused,
@@ -157,11 +157,7 @@ def _codes(rejections: Sequence[Rejection]) -> tuple[dict[str, Any], ...]:
 
 
 def _context(state: SessionState, task: TaskEntry) -> AdmissionContext:
-    run = state.run(task.run)
-    repository = state.repository(task.repository)
-    if task.kind == "discovery":
-        repository = repository.model_copy(update={"checkout": run.checkout})
-    record = review_record(run, repository)
+    record = task_record(state, task)
     inspected = inspect(record)
     return AdmissionContext(
         run=record,

@@ -36,9 +36,8 @@ from active_memory.agents.providers.base import (
 )
 from active_memory.agents.providers.output import (
     ANSWER_DESCRIPTION,
-    json_text,
     prompted_system,
-    unfenced,
+    text_answer,
 )
 from active_memory.errors import ConfigError
 
@@ -234,7 +233,7 @@ def parse_message(
             reasoning.append(ReasoningBlock("redacted_thinking", block.data))
     text = "".join(texts)
     if answer is None and text and not calls:
-        answer = json_text(text) if output == "tool" else unfenced(text)
+        answer = text_answer(text, output)
         text = "" if answer is not None else text
     return ModelResponse(
         text=text,

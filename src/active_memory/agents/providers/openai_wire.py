@@ -36,9 +36,8 @@ from active_memory.agents.providers.base import (
 )
 from active_memory.agents.providers.output import (
     ANSWER_DESCRIPTION,
-    json_text,
     prompted_system,
-    unfenced,
+    text_answer,
 )
 from active_memory.errors import ConfigError
 
@@ -227,7 +226,7 @@ def parse_completion(
         )
     content = message.content or ""
     if answer is None and content and not calls:
-        answer = json_text(content) if output == "tool" else unfenced(content)
+        answer = text_answer(content, output)
     return ModelResponse(
         text="" if answer is not None and answer_call_id is None else content,
         tool_calls=tuple(calls),

@@ -18,7 +18,8 @@ In the ``native`` and ``prompted`` modes text without tool calls is the answer (
 around it is taken off, :func:`unfenced`), malformed or not: the session validates it and
 repairs it once. In the ``tool`` mode such text is the answer only when it holds a JSON object
 (:func:`json_text`), so a model that writes its answer instead of calling the tool is still
-heard, while prose ("let me look") is not mistaken for one.
+heard, while prose ("let me look") is not mistaken for one. Both wire modules apply these rules
+through :func:`text_answer`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ import re
 from active_memory.agents.providers.base import OUTPUT_MODES, AnswerContract, OutputMode
 from active_memory.errors import ConfigError
 
-__all__ = ["ANSWER_DESCRIPTION", "check_output", "json_text", "prompted_system", "unfenced"]
+__all__ = [
+    "ANSWER_DESCRIPTION",
+    "check_output",
+    "json_text",
+    "prompted_system",
+    "text_answer",
+    "unfenced",
+]
 
 ANSWER_DESCRIPTION = (
     "Give your final answer. Call this once, when your investigation is complete; "
@@ -78,3 +86,10 @@ def json_text(text: str) -> str | None:
     except ValueError:
         return None
     return candidate if isinstance(value, dict) else None
+
+
+def text_answer(text: str, output: OutputMode) -> str | None:
+    """The answer in the text of a turn without tool calls: in the ``tool`` mode only a JSON
+    object (:func:`json_text`), in the ``native`` and ``prompted`` modes the text itself, less
+    one code fence (:func:`unfenced`)."""
+    return json_text(text) if output == "tool" else unfenced(text)

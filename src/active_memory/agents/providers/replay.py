@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,20 +49,29 @@ def _marker(kind: str) -> str:
     return REDACTED
 
 
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (JSON data) with ``change`` applied to every string in it; keys are kept."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [_map_strings(item, change) for item in value]
+    if isinstance(value, dict):
+        return {key: _map_strings(item, change) for key, item in value.items()}
+    return value
+
+
 def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
     """``value`` with the given secret values and every credential format admission knows
     (:mod:`active_memory.screening.secrets`) replaced by a marker."""
     known = [s for s in secrets if len(s) >= 8]
-    if isinstance(value, str):
+
+    def scrubbed(text: str) -> str:
         for secret in known:
-            value = value.replace(secret, REDACTED)
-        scrubbed, _ = redact_credentials(value, _marker)
-        return scrubbed
-    if isinstance(value, list):
-        return [scrub(item, known) for item in value]
-    if isinstance(value, dict):
-        return {key: scrub(item, known) for key, item in value.items()}
-    return value
+            text = text.replace(secret, REDACTED)
+        redacted, _ = redact_credentials(text, _marker)
+        return redacted
+
+    return _map_strings(value, scrubbed)
 
 
 def _key(request: ModelRequest) -> Key:
@@ -80,15 +89,13 @@ def relocate(value: Any, locations: Mapping[str, str]) -> Any:
     unpacked elsewhere (another temporary folder) still matches its recording."""
     if not locations:
         return value
-    if isinstance(value, str):
+
+    def relocated(text: str) -> str:
         for path, name in locations.items():
-            value = value.replace(path, name)
-        return value
-    if isinstance(value, list):
-        return [relocate(item, locations) for item in value]
-    if isinstance(value, dict):
-        return {key: relocate(item, locations) for key, item in value.items()}
-    return value
+            text = text.replace(path, name)
+        return text
+
+    return _map_strings(value, relocated)
 
 
 def _scrubbed(

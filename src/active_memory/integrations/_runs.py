@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ExecutionLog",
+    "FrameworkMemory",
     "RunRecorder",
     "authored_graph",
     "inherited_override",
@@ -130,7 +131,56 @@ class ExecutionLog:
         )
 
 
-class RunRecorder:
+class _Settling:
+    """:meth:`settle`, written once for :class:`RunRecorder` and every framework memory."""
+
+    def _settled(self) -> RunRecorder:
+        """The recorder whose run is latched and whose record the postmortem reads."""
+        raise NotImplementedError
+
+    def _postmortem_override(self, override: BindingOverride | None) -> BindingOverride | None:
+        """The binding override the postmortem runs under: the caller's, unless a framework
+        knows better (the model a node's session reported)."""
+        return override
+
+    async def settle(
+        self,
+        status: OutcomeStatus | Outcome,
+        *,
+        summary: str | None = None,
+        provider: ModelProvider | None = None,
+        provider_factory: ProviderFactory | None = None,
+        override: BindingOverride | None = None,
+        new_id: Callable[[], str] | None = None,
+        dry_run: bool = False,
+    ) -> PostmortemReport:
+        """The graph settled: latch ``status`` durably, then run the postmortem of the record.
+
+        The specialists inherit the source node's binding (``globalAgents.postmortem``), as
+        ``override`` changes it; the provider sessions come from the registry unless
+        ``provider`` or ``provider_factory`` is given.
+        """
+        recorder = self._settled()
+        # Before the latch: an override that cannot be resolved (a bad sourceNode) fails the
+        # call before anything is durable.
+        override = self._postmortem_override(override)
+        outcome = (
+            status
+            if isinstance(status, Outcome)
+            else Outcome(status=status, latched_ms=now_ms(), summary=summary)
+        )
+        recorder.run.latch_outcome(outcome)
+        return await recorder.run.postmortem(
+            recorder.record(),
+            provider=provider,
+            provider_factory=provider_factory,
+            override=override,
+            new_id=new_id,
+            dry_run=dry_run,
+        )
+
+
+class RunRecorder(_Settling):
     """The executions of one run over one authored graph, and the record they make."""
 
     def __init__(
@@ -207,37 +257,20 @@ class RunRecorder:
             executions=tuple(log.execution() for log in self.executions),
         )
 
-    async def settle(
-        self,
-        status: OutcomeStatus | Outcome,
-        *,
-        summary: str | None = None,
-        provider: ModelProvider | None = None,
-        provider_factory: ProviderFactory | None = None,
-        override: BindingOverride | None = None,
-        new_id: Callable[[], str] | None = None,
-        dry_run: bool = False,
-    ) -> PostmortemReport:
-        """The graph settled: latch ``status`` durably, then run the postmortem of the record.
+    def _settled(self) -> RunRecorder:
+        return self
 
-        The specialists inherit the source node's binding (``globalAgents.postmortem``), as
-        ``override`` changes it; the provider sessions come from the registry unless
-        ``provider`` or ``provider_factory`` is given.
-        """
-        outcome = (
-            status
-            if isinstance(status, Outcome)
-            else Outcome(status=status, latched_ms=now_ms(), summary=summary)
-        )
-        self.run.latch_outcome(outcome)
-        return await self.run.postmortem(
-            self.record(),
-            provider=provider,
-            provider_factory=provider_factory,
-            override=override,
-            new_id=new_id,
-            dry_run=dry_run,
-        )
+
+class FrameworkMemory(_Settling):
+    """What each framework's memory is built on: the open run, the :class:`RunRecorder` of its
+    executions (``source`` names the framework in the record's runtime) and :meth:`settle`."""
+
+    def __init__(self, run: ActiveRun, graph: AuthoredGraph, *, source: str) -> None:
+        self.active_run = run
+        self.recorder = RunRecorder(run, graph, runtime={"source": source})
+
+    def _settled(self) -> RunRecorder:
+        return self.recorder
 
 
 def authored_graph(

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from active_memory.hooks import claude as claude_hook
 from active_memory.integrations._runs import (
     ExecutionLog,
-    RunRecorder,
+    FrameworkMemory,
     authored_graph,
     inherited_override,
     missing_extra,
@@ -63,12 +63,8 @@ except ImportError as error:  # the module is the adapter: without its SDK it ca
 if TYPE_CHECKING:
     from claude_agent_sdk.types import HookCallback
 
-    from active_memory.agents.providers.base import ModelProvider
     from active_memory.host import ActiveRun
-    from active_memory.models.runs import OutcomeStatus
     from active_memory.postmortem.binding import BindingOverride
-    from active_memory.postmortem.options import ProviderFactory
-    from active_memory.postmortem.report import PostmortemReport
 
 __all__ = ["ClaudeAgentMemory", "claude_graph"]
 
@@ -142,12 +138,11 @@ class _Lanes:
         return task
 
 
-class ClaudeAgentMemory:
+class ClaudeAgentMemory(FrameworkMemory):
     """Active memory for Claude Agent SDK sessions run as the nodes of one authored graph."""
 
     def __init__(self, run: ActiveRun, graph: AuthoredGraph) -> None:
-        self.active_run = run
-        self.recorder = RunRecorder(run, graph, runtime={"source": "claude-agent-sdk"})
+        super().__init__(run, graph, source="claude-agent-sdk")
         self.models: dict[str, str] = {}  # node id -> the model its session reported
         self._lanes: dict[str, _Lanes] = {}
 
@@ -288,25 +283,7 @@ class ClaudeAgentMemory:
         if log.status is None:
             log.finish("completed")
 
-    async def settle(
-        self,
-        status: OutcomeStatus,
-        *,
-        summary: str | None = None,
-        provider: ModelProvider | None = None,
-        provider_factory: ProviderFactory | None = None,
-        override: BindingOverride | None = None,
-        new_id: Callable[[], str] | None = None,
-        dry_run: bool = False,
-    ) -> PostmortemReport:
-        """Latch the outcome and run the postmortem, on the model the source node's session
-        ran unless ``override`` names one."""
-        return await self.recorder.settle(
-            status,
-            summary=summary,
-            provider=provider,
-            provider_factory=provider_factory,
-            override=inherited_override(self.recorder, self.models, override),
-            new_id=new_id,
-            dry_run=dry_run,
-        )
+    def _postmortem_override(self, override: BindingOverride | None) -> BindingOverride | None:
+        """The postmortem runs on the model the source node's session reported, unless
+        ``override`` names one."""
+        return inherited_override(self.recorder, self.models, override)

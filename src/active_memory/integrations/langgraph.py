@@ -43,7 +43,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from active_memory.integrations._runs import ExecutionLog, RunRecorder, missing_extra
+from active_memory.integrations._runs import ExecutionLog, FrameworkMemory, missing_extra
 from active_memory.models.runs import AGENT_KINDS, AuthoredGraph, Binding, GraphNode
 from active_memory.recall.recall_session import Caller
 from active_memory.recall.signals import ToolCall
@@ -60,12 +60,8 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.pregel import Pregel
 
-    from active_memory.agents.providers.base import ModelProvider
     from active_memory.host import ActiveRun
-    from active_memory.models.runs import ExecutionStatus, OutcomeStatus
-    from active_memory.postmortem.binding import BindingOverride
-    from active_memory.postmortem.options import ProviderFactory
-    from active_memory.postmortem.report import PostmortemReport
+    from active_memory.models.runs import ExecutionStatus
     from active_memory.recall.recall_session import Recall
 
 __all__ = [
@@ -181,7 +177,7 @@ def _messages(value: Any) -> list[BaseMessage]:
     return [item for item in found if isinstance(item, BaseMessage)] if found else []
 
 
-class LangGraphMemory:
+class LangGraphMemory(FrameworkMemory):
     """Active memory for one authored LangGraph graph run in one open run."""
 
     def __init__(
@@ -192,8 +188,7 @@ class LangGraphMemory:
         tool_nodes: Mapping[str, str] | None = None,
         conversation: Literal["node", "thread"] = "node",
     ) -> None:
-        self.active_run = run
-        self.recorder = RunRecorder(run, graph, runtime={"source": "langgraph"})
+        super().__init__(run, graph, source="langgraph")
         self.tool_nodes = dict(tool_nodes or {})
         self.conversation = conversation
         self._thread = f"langgraph-{uuid.uuid4().hex}"  # for graphs without a checkpointer
@@ -424,20 +419,3 @@ class LangGraphMemory:
                     yield chunk
         finally:
             _active.reset(token)
-
-    async def settle(
-        self,
-        status: OutcomeStatus,
-        *,
-        summary: str | None = None,
-        provider: ModelProvider | None = None,
-        provider_factory: ProviderFactory | None = None,
-        override: BindingOverride | None = None,
-        new_id: Callable[[], str] | None = None,
-        dry_run: bool = False,
-    ) -> PostmortemReport:
-        """The graph settled: latch the outcome and run the postmortem of its record."""
-        return await self.recorder.settle(
-            status, summary=summary, provider=provider, provider_factory=provider_factory,
-            override=override, new_id=new_id, dry_run=dry_run,
-        )  # fmt: skip

@@ -40,7 +40,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from active_memory.integrations._runs import ExecutionLog, RunRecorder, missing_extra
+from active_memory.integrations._runs import ExecutionLog, FrameworkMemory, missing_extra
 from active_memory.models.runs import AGENT_KINDS, AuthoredGraph, Binding, GraphNode
 from active_memory.recall.recall_session import Caller
 from active_memory.recall.signals import ToolCall
@@ -69,12 +69,7 @@ except ImportError as error:  # the module is the adapter: without its SDK it ca
     raise ImportError(missing_extra("agents", "openai-agents")) from error
 
 if TYPE_CHECKING:
-    from active_memory.agents.providers.base import ModelProvider
     from active_memory.host import ActiveRun
-    from active_memory.models.runs import OutcomeStatus
-    from active_memory.postmortem.binding import BindingOverride
-    from active_memory.postmortem.options import ProviderFactory
-    from active_memory.postmortem.report import PostmortemReport
     from agents import RunConfig, TResponseInputItem
 
 __all__ = ["OpenAIAgentsMemory", "agents_graph", "reachable_agents"]
@@ -213,12 +208,11 @@ class _Hooks(RunHooks[Any]):
         await self.inner.on_tool_end(context, agent, tool, result)
 
 
-class OpenAIAgentsMemory:
+class OpenAIAgentsMemory(FrameworkMemory):
     """Active memory for OpenAI Agents SDK runs over one authored graph of agents."""
 
     def __init__(self, run: ActiveRun, graph: AuthoredGraph) -> None:
-        self.active_run = run
-        self.recorder = RunRecorder(run, graph, runtime={"source": "openai-agents"})
+        super().__init__(run, graph, source="openai-agents")
         self._clones: dict[int, Agent[Any]] = {}
 
     def wrap_tool(self, tool: FunctionTool) -> FunctionTool:
@@ -344,23 +338,6 @@ class OpenAIAgentsMemory:
         for entry in state.logs:
             if entry.status is None:
                 entry.finish("completed")
-
-    async def settle(
-        self,
-        status: OutcomeStatus,
-        *,
-        summary: str | None = None,
-        provider: ModelProvider | None = None,
-        provider_factory: ProviderFactory | None = None,
-        override: BindingOverride | None = None,
-        new_id: Callable[[], str] | None = None,
-        dry_run: bool = False,
-    ) -> PostmortemReport:
-        """Latch the outcome and run the postmortem on the source agent's own model."""
-        return await self.recorder.settle(
-            status, summary=summary, provider=provider, provider_factory=provider_factory,
-            override=override, new_id=new_id, dry_run=dry_run,
-        )  # fmt: skip
 
 
 def _arguments(text: str) -> dict[str, Any]:

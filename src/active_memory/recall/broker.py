@@ -417,7 +417,7 @@ class RecallBroker:
                 writer.write(http_response(refusal.status, EMPTY_ANSWER, keep_alive=False))
                 return
             status, answer = self._route(request)
-            keep_alive = request.keep_alive and status == "200 OK"
+            keep_alive = request.head.keep_alive and status == "200 OK"
             try:
                 writer.write(http_response(status, answer.body, keep_alive=keep_alive))
                 async with asyncio.timeout(IO_TIMEOUT_S):
@@ -434,12 +434,13 @@ class RecallBroker:
             deadline = asyncio.get_running_loop().time() + REQUEST_TIMEOUT_S
 
     def _route(self, request: HttpRequest) -> tuple[str, BrokerAnswer]:
-        headers, path = request.headers, request.path
-        if request.method == "GET" and path == "/health":
+        head = request.head
+        headers, path = head.headers, head.path
+        if head.method == "GET" and path == "/health":
             return "200 OK", _Static(b'{"ok":true}')
         if path != "/hook" and not path.startswith("/hook/"):
             return "404 Not Found", _Static(EMPTY_ANSWER)
-        if request.method != "POST":
+        if head.method != "POST":
             return "405 Method Not Allowed", _Static(EMPTY_ANSWER)
         harness = path[len("/hook/") :] if path.startswith("/hook/") else ""
         harness = harness or headers.get("x-active-memory-harness", "")

@@ -82,11 +82,10 @@ class HttpHead:
 
 @dataclass(frozen=True, slots=True)
 class HttpRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
+    """A whole request: the head read (and authorised) first, then the body it announced."""
+
+    head: HttpHead
     body: bytes
-    keep_alive: bool
 
 
 def frame(body: bytes) -> bytes:
@@ -169,7 +168,7 @@ async def read_body(
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         await writer.drain()
     body = await reader.readexactly(head.length) if head.length else b""
-    return HttpRequest(head.method, head.path, head.headers, body, head.keep_alive)
+    return HttpRequest(head, body)
 
 
 def http_response(status: str, body: bytes, *, keep_alive: bool) -> bytes:

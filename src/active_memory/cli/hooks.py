@@ -11,10 +11,9 @@ from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     emit_json,
     fail,
-    json_option,
-    reports_errors,
-    store_option,
+    store_json_command,
     store_path,
+    workspace_option,
 )
 from active_memory.errors import RecallError
 from active_memory.harnesses import HARNESS_NAMES
@@ -43,15 +42,8 @@ def hooks() -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Install for this repository only (default: for the user).",
 )
-@click.option(
-    "--repository",
-    "workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The workspace recall serves (default: --project, else the current directory).",
-)
-@store_option
-@json_option
-@reports_errors
+@workspace_option("The workspace recall serves (default: --project, else the current directory).")
+@store_json_command
 def install_command(
     harness: str,
     project: Path | None,
@@ -93,10 +85,7 @@ def install_command(
     if as_json:
         emit_json(done.model_dump(mode="json"))
         return
-    verb = "installed" if done.changed else "already installed"
-    click.echo(f"{verb}: {harness} {done.mode} hook in {done.path}")
-    if done.backup:
-        click.echo(f"previous file kept as {done.backup}")
+    _report(done, f"{harness} {done.mode} hook")
     exclusion = done.exclusion
     if exclusion.exclude_file:
         added = ", ".join(exclusion.added)
@@ -138,14 +127,15 @@ def _install_mcp(
         )
     except RecallError as error:
         fail(str(error), EXIT_BAD_INPUT)
-    _report(done, as_json)
-
-
-def _report(done: Installation, as_json: bool) -> None:
     if as_json:
         emit_json(done.model_dump(mode="json"))
         return
+    _report(done, f"{done.harness} MCP server {MCP_SERVER_NAME!r}")
+
+
+def _report(done: Installation, what: str) -> None:
+    """Say what was installed (``what``) where, and where the file it replaced was kept."""
     verb = "installed" if done.changed else "already installed"
-    click.echo(f"{verb}: {done.harness} MCP server {MCP_SERVER_NAME!r} in {done.path}")
+    click.echo(f"{verb}: {what} in {done.path}")
     if done.backup:
         click.echo(f"previous file kept as {done.backup}")

@@ -66,13 +66,24 @@ def install_command(
     # Hooks run from other directories: every path they are given must be absolute.
     database = Path(os.path.abspath(store_path(store)))
     if harness in MCP_HARNESSES:
-        _install_mcp(harness, project, workspace, database, as_json)
-        return
+        done = _install_mcp(harness, project, workspace, database)
+        if done is None:
+            return  # the entry was printed, for the user to add
+        what = f"{done.harness} MCP server {MCP_SERVER_NAME!r}"
+    else:
+        done = _install_hook(harness, project, workspace, database)
+        what = f"{harness} {done.mode} hook"
+    _report(done, what, as_json)
+
+
+def _install_hook(
+    harness: str, project: Path | None, workspace: Path | None, database: Path
+) -> Installation:
     root = (workspace or project or Path.cwd()).resolve()
     state_dir = database.parent / "serve"
     live = find_live(state_dir, root)
     try:
-        done = install_hooks(
+        return install_hooks(
             harness,
             workspace=root,
             store=database,
@@ -82,27 +93,12 @@ def install_command(
         )
     except RecallError as error:
         fail(str(error), EXIT_BAD_INPUT)
-    if as_json:
-        emit_json(done.model_dump(mode="json"))
-        return
-    _report(done, f"{harness} {done.mode} hook")
-    exclusion = done.exclusion
-    if exclusion.exclude_file:
-        added = ", ".join(exclusion.added)
-        click.echo(f"kept out of git: {added} added to {exclusion.exclude_file}")
-    if exclusion.tracked:
-        click.echo(
-            f"warning: git tracks {done.path}, which holds a token or ticket path; untrack it "
-            f"with: git rm --cached {done.path}",
-            err=True,
-        )
-    for note in done.notes:
-        click.echo(note)
 
 
 def _install_mcp(
-    harness: str, project: Path | None, workspace: Path | None, database: Path, as_json: bool
-) -> None:
+    harness: str, project: Path | None, workspace: Path | None, database: Path
+) -> Installation | None:
+    """The MCP server entry written, or None when it was printed (``mcp`` without a project)."""
     # Imported here: the MCP server's modules (the screens among them) are no hook's concern.
     from active_memory.cli.mcp import MCP_INSTALL, mcp_sdk_problem
 
@@ -116,10 +112,10 @@ def _install_mcp(
         served = (workspace or Path.cwd()).resolve()
         entry = {"mcpServers": {MCP_SERVER_NAME: mcp_server_entry(str(served), database)}}
         emit_json(entry)
-        return
+        return None
     chosen = workspace or project
     try:
-        done = install_mcp_server(
+        return install_mcp_server(
             harness,
             workspace=chosen.resolve() if chosen is not None else None,
             store=database,
@@ -127,15 +123,27 @@ def _install_mcp(
         )
     except RecallError as error:
         fail(str(error), EXIT_BAD_INPUT)
+
+
+def _report(done: Installation, what: str, as_json: bool) -> None:
+    """What was installed (``what``) where, the file it replaced, what was kept out of git and
+    what the user still has to do."""
     if as_json:
         emit_json(done.model_dump(mode="json"))
         return
-    _report(done, f"{done.harness} MCP server {MCP_SERVER_NAME!r}")
-
-
-def _report(done: Installation, what: str) -> None:
-    """Say what was installed (``what``) where, and where the file it replaced was kept."""
     verb = "installed" if done.changed else "already installed"
     click.echo(f"{verb}: {what} in {done.path}")
     if done.backup:
         click.echo(f"previous file kept as {done.backup}")
+    exclusion = done.exclusion
+    if exclusion.exclude_file:
+        added = ", ".join(exclusion.added)
+        click.echo(f"kept out of git: {added} added to {exclusion.exclude_file}")
+    if exclusion.tracked:
+        click.echo(
+            f"warning: git tracks {done.path}, which holds a token or ticket path; untrack it "
+            f"with: git rm --cached {done.path}",
+            err=True,
+        )
+    for note in done.notes:
+        click.echo(note)

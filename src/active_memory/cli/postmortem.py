@@ -16,12 +16,15 @@ conflicted or publication was refused; 2 bad input (record, runtime, sourceNode,
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import urlsplit
 
 import click
@@ -168,31 +171,58 @@ def _prepare(
     return record, config, provider
 
 
-def _override(
-    provider: str | None,
-    model: str | None,
-    lane: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    output: str | None,
-) -> BindingOverride:
-    from active_memory.postmortem.binding import BindingOverride
+@dataclass(frozen=True, slots=True)
+class BindingChoice:
+    """``--provider``, ``--model`` and the connection options as given; :meth:`override`
+    checks them, when the command comes to them."""
 
-    if base_url is not None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            fail(f"--base-url {base_url!r} must be an http(s) URL with a host", EXIT_BAD_INPUT)
-        if parts.username or parts.password:
-            fail("--base-url must not carry credentials; name the key variable with "
-                 "--api-key-env", EXIT_BAD_INPUT)  # fmt: skip
-    return BindingOverride(
-        provider=provider,
-        model=model,
-        lane=lane,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        output=output,
-    )
+    provider: str | None = None
+    model: str | None = None
+    lane: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    output: str | None = None
+
+    def override(self) -> BindingOverride:
+        """The binding override; a --base-url that is no http(s) URL with a host, or that
+        carries credentials, is bad input (exit 2)."""
+        from active_memory.postmortem.binding import BindingOverride
+
+        base_url = self.base_url
+        if base_url is not None:
+            parts = urlsplit(base_url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                fail(f"--base-url {base_url!r} must be an http(s) URL with a host", EXIT_BAD_INPUT)
+            if parts.username or parts.password:
+                fail("--base-url must not carry credentials; name the key variable with "
+                     "--api-key-env", EXIT_BAD_INPUT)  # fmt: skip
+        return BindingOverride(
+            provider=self.provider,
+            model=self.model,
+            lane=self.lane,
+            base_url=base_url,
+            api_key_env=self.api_key_env,
+            output=self.output,
+        )
+
+
+@contextlib.contextmanager
+def review_store(
+    store: Path | None,
+    *,
+    prefix: str = "",
+    bad_input: tuple[type[ActiveMemoryError], ...] = (PostmortemError,),
+) -> Iterator[SqliteStore]:
+    """The store opened for a review. A ``bad_input`` error inside (a PostmortemError: a bad
+    sourceNode, specialist or batch) exits 2, any other library error 1; the message on stderr
+    starts with ``prefix``."""
+    try:
+        with open_store(store, read_only=False) as opened:
+            yield opened
+    except bad_input as error:
+        fail(f"{prefix}{error}", EXIT_BAD_INPUT)
+    except ActiveMemoryError as error:
+        fail(f"{prefix}{error}", EXIT_FAILED)
 
 
 run_argument = click.argument("run", type=click.Path(exists=True, path_type=Path))
@@ -203,6 +233,25 @@ provider_option = click.option(
     "openai. Default: the source node's binding.",
 )
 model_option = click.option("--model", help="Override the inherited model.")
+
+
+def binding_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--provider``, ``--model`` and the connection options, handed to ``command`` as one
+    ``binding`` argument (a :class:`BindingChoice`)."""
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        kwargs["binding"] = BindingChoice(
+            provider=kwargs.pop("provider_name"),
+            model=kwargs.pop("model"),
+            lane=kwargs.pop("lane"),
+            base_url=kwargs.pop("base_url"),
+            api_key_env=kwargs.pop("api_key_env"),
+            output=kwargs.pop("output"),
+        )
+        command(**kwargs)
+
+    return provider_option(model_option(connection_options(wrapper)))
 
 
 def connection_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -268,9 +317,7 @@ def _check_run_log(run_log: Path | None) -> None:
 @click.command("postmortem")
 @run_argument
 @harness_option
-@provider_option
-@model_option
-@connection_options
+@binding_options
 @exchanges_option
 @store_option
 @click.option("--timeout-ms", type=BoundedInt(1, 600_000), help="Shared deadline (timeoutMs).")
@@ -292,12 +339,7 @@ def _check_run_log(run_log: Path | None) -> None:
 def postmortem(
     run: Path,
     harness: str | None,
-    provider_name: str | None,
-    model: str | None,
-    lane: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    output: str | None,
+    binding: BindingChoice,
     exchanges: Path | None,
     store: Path | None,
     timeout_ms: int | None,
@@ -319,7 +361,7 @@ def postmortem(
     from active_memory.postmortem.options import PostmortemOptions
 
     _check_run_log(run_log)
-    override = _override(provider_name, model, lane, base_url, api_key_env, output)
+    override = binding.override()
     with (
         authored(authoring),
         tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch,
@@ -328,25 +370,20 @@ def postmortem(
             run, Path(scratch), runtime, timeout_ms, override, exchanges, outcome, harness
         )
         provider = wrap_provider(provider, authoring, record)
-        try:
-            with open_store(store, read_only=False) as opened:
-                new_id = lesson_ids(ids, _taken_ids(opened))
-                options = PostmortemOptions(
-                    config=config,
-                    backend=opened,
-                    private_dir=Path(scratch) / "evidence",
-                    provider=provider,
-                    override=override,
-                    run_log=RunLog(run_log) if run_log is not None else None,
-                    dry_run=dry_run,
-                    on_progress=progress_printer(not as_json),
-                    new_id=new_id,
-                )
-                report = asyncio.run(run_postmortem(record, options))
-        except PostmortemError as error:
-            fail(str(error), EXIT_BAD_INPUT)
-        except ActiveMemoryError as error:
-            fail(str(error), EXIT_FAILED)
+        with review_store(store) as opened:
+            new_id = lesson_ids(ids, _taken_ids(opened))
+            options = PostmortemOptions(
+                config=config,
+                backend=opened,
+                private_dir=Path(scratch) / "evidence",
+                provider=provider,
+                override=override,
+                run_log=RunLog(run_log) if run_log is not None else None,
+                dry_run=dry_run,
+                on_progress=progress_printer(not as_json),
+                new_id=new_id,
+            )
+            report = asyncio.run(run_postmortem(record, options))
         finish_provider(provider)
     # A skipped postmortem requests nothing by design: its leftovers say nothing about the file.
     skipped = report.status == "skipped"

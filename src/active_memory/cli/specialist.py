@@ -35,17 +35,18 @@ from active_memory.cli.authoring import (
 from active_memory.cli.evidence import harness_option
 from active_memory.cli.lazy import Lazy, LazyGroup
 from active_memory.cli.postmortem import (
-    BindingChoice,
     _prepare,
     binding_options,
+    check_base_url,
     exchanges_option,
     lessons_file_option,
-    review_store,
+    review_options,
     run_argument,
     runtime_option,
 )
 
 if TYPE_CHECKING:
+    from active_memory.postmortem.binding import BindingOverride
     from active_memory.postmortem.specialist_trial import TrialResult
 
 __all__ = ["specialist"]
@@ -120,7 +121,7 @@ def run_specialist_command(
     name: str,
     run: Path,
     harness: str | None,
-    binding: BindingChoice,
+    override: BindingOverride,
     exchanges: Path | None,
     store: Path | None,
     runtime: Path | None,
@@ -135,10 +136,9 @@ def run_specialist_command(
     the raw answer); the exit code is 1 when the session failed or its answer was refused as
     a whole. Maintenance reads its lessons from the store; nothing is ever published.
     """
-    from active_memory.postmortem.options import PostmortemOptions
     from active_memory.postmortem.specialist_trial import try_specialist
 
-    override = binding.override()
+    check_base_url(override)
     with (
         authored(authoring),
         tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch,
@@ -149,14 +149,7 @@ def run_specialist_command(
         provider = wrap_provider(provider, authoring, record)
         if lessons_file is not None:
             store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
-        with review_store(store) as opened:
-            options = PostmortemOptions(
-                config=config,
-                backend=opened,
-                private_dir=Path(scratch) / "evidence",
-                provider=provider,
-                override=override,
-            )
+        with review_options(store, Path(scratch), config, provider, override) as options:
             result = asyncio.run(try_specialist(record, name, options, batch=batch))
         finish_provider(provider)
     if as_json:

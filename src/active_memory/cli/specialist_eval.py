@@ -41,11 +41,11 @@ from active_memory.cli.authoring import (
     wrap_provider,
 )
 from active_memory.cli.postmortem import (
-    BindingChoice,
     _prepare,
     binding_options,
+    check_base_url,
     lessons_file_option,
-    review_store,
+    review_options,
     runtime_option,
 )
 from active_memory.models.runs import RUN_FILE
@@ -128,7 +128,7 @@ def _print_diffs(diffs: list[Any]) -> None:
                    f"(${CONTRACTS_ENV}).")  # fmt: skip
 @json_option
 def eval_command(
-    name: str, runs: tuple[Path, ...], binding: BindingChoice, store: Path | None,
+    name: str, runs: tuple[Path, ...], override: Any, store: Path | None,
     runtime: Path | None, lessons_file: Path | None, baseline: Path | None,
     record_dir: Path | None, allow_changed: bool, prompts_dir: Path | None,
     contracts_dir: Path | None, as_json: bool,
@@ -142,7 +142,7 @@ def eval_command(
         if missing:
             fail(f"--baseline {str(baseline)!r} has no {missing[0]}.jsonl; record one with "
                  f"`specialist eval {name} RUN --record {baseline}`", EXIT_BAD_INPUT)  # fmt: skip
-    override = binding.override()
+    check_base_url(override)
     rows, diffs = [], []
     with tempfile.TemporaryDirectory(prefix="active-memory-eval-") as scratch:
         if lessons_file is not None:
@@ -182,17 +182,9 @@ def _compare(before: Any, after: Any) -> Any:
 def _run_one(name: str, run: Path, label: str, scratch: Path, provider: Any, record: Any,
              config: Any, override: Any, store: Path | None) -> Any:  # fmt: skip
     from active_memory.cli.authoring import finish_provider
-    from active_memory.postmortem.options import PostmortemOptions
     from active_memory.postmortem.specialist_eval import evaluate
 
-    with review_store(store, prefix=f"{label}: ") as opened:
-        options = PostmortemOptions(
-            config=config,
-            backend=opened,
-            provider=provider,
-            private_dir=scratch / "evidence",
-            override=override,
-        )
+    with review_options(store, scratch, config, provider, override, prefix=f"{label}: ") as options:
         row = asyncio.run(evaluate(label, record, name, options))
     finish_provider(provider)
     return row

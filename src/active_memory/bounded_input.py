@@ -63,20 +63,22 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _READ_CHUNK = 1 << 20
 
 
+# What a file that is not a regular one may be, each with its test on a mode.
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
 def file_kind(mode: int) -> str:
     """What a file of this mode is, in words for an error message."""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
+    for is_kind, words in _FILE_KINDS:
+        if is_kind(mode):
+            return words
     return "not a regular file"
 
 

@@ -17,6 +17,7 @@ import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import TypeVar
 
     _Folder = TypeVar("_Folder", bound="str | os.PathLike[str]")
@@ -68,23 +69,27 @@ def fsync_directory(folder: str | os.PathLike[str]) -> None:
         os.close(descriptor)
 
 
-def write_private_text(path: str | os.PathLike[str], text: str, *, durable: bool = False) -> None:
-    """Replace ``path`` with ``text`` atomically, mode 0600; OSError on failure, nothing left.
+def _replace_private(
+    path: str | os.PathLike[str], fill: Callable[[int], None], *, durable: bool = False
+) -> None:
+    """Replace ``path`` atomically with a file ``fill`` writes to the descriptor it is given: a
+    temporary beside it (0600, closed here), then a rename; OSError on failure, nothing left.
 
-    ``durable`` also fsyncs the file and its folder, for records that must survive a crash.
+    ``durable`` also fsyncs the file and its folder.
     """
     folder, name = os.path.split(os.fspath(path))
     temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            # An old temporary may have kept another mode.
-            os.fchmod(handle.fileno(), PRIVATE_FILE_MODE)
-            handle.write(text)
+        try:
+            if hasattr(os, "fchmod"):  # an old temporary may have kept another mode
+                os.fchmod(descriptor, PRIVATE_FILE_MODE)
+            fill(descriptor)
             if durable:
-                handle.flush()
-                os.fsync(handle.fileno())
+                os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
         os.replace(temporary, path)
     except BaseException:
         try:  # noqa: SIM105  (contextlib would cost the hook path an import)
@@ -96,49 +101,39 @@ def write_private_text(path: str | os.PathLike[str], text: str, *, durable: bool
         fsync_directory(folder or os.curdir)
 
 
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
+
+
+def write_private_text(path: str | os.PathLike[str], text: str, *, durable: bool = False) -> None:
+    """Replace ``path`` with ``text`` atomically, mode 0600; OSError on failure, nothing left.
+
+    ``durable`` also fsyncs the file and its folder, for records that must survive a crash.
+    """
+
+    def fill(descriptor: int) -> None:
+        # Text mode, as a file opened with open(): the platform's newlines, UTF-8 strictly.
+        with os.fdopen(descriptor, "w", encoding="utf-8", closefd=False) as handle:
+            handle.write(text)
+
+    _replace_private(path, fill, durable=durable)
+
+
 def write_private_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """:func:`write_private_text` for bytes (the hook fallback's cached index): replace ``path``
     with ``data`` atomically, mode 0600; OSError on failure, nothing left."""
-    folder, name = os.path.split(os.fspath(path))
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
-        try:
-            if hasattr(os, "fchmod"):  # an old temporary may have kept another mode
-                os.fchmod(descriptor, PRIVATE_FILE_MODE)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(descriptor, view) :]
-        finally:
-            os.close(descriptor)
-        os.replace(temporary, path)
-    except BaseException:
-        try:  # noqa: SIM105  (contextlib would cost the hook path an import)
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    _replace_private(path, lambda descriptor: _write_all(descriptor, data))
 
 
 def copy_private_file(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
     """Replace ``destination`` with a copy of ``source``, streamed, atomically, mode 0600;
     OSError on failure, nothing left (a saved run's transcript copies: any size, private)."""
-    folder, name = os.path.split(os.fspath(destination))
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        with open(source, "rb") as reader:
-            descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
-            with os.fdopen(descriptor, "wb") as writer:
-                if hasattr(os, "fchmod"):  # an old temporary may have kept another mode
-                    os.fchmod(writer.fileno(), PRIVATE_FILE_MODE)
-                while chunk := reader.read(1 << 20):
-                    writer.write(chunk)
-        os.replace(temporary, destination)
-    except BaseException:
-        try:  # noqa: SIM105  (contextlib would cost the hook path an import)
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+
+    def fill(descriptor: int) -> None:
+        while chunk := reader.read(1 << 20):
+            _write_all(descriptor, chunk)
+
+    with open(source, "rb") as reader:
+        _replace_private(destination, fill)

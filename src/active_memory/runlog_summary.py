@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from active_memory.models.base import dataclass_json
 from active_memory.runlog import LogValue
 
 __all__ = ["GROUPINGS", "Grouping", "Row", "Summary", "summarize"]
@@ -38,18 +39,7 @@ class Row:
     errors: Counter[str] = field(default_factory=Counter)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "key": self.key,
-            "rejections": self.rejections,
-            "sessions": self.sessions,
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "duration_ms": self.duration_ms,
-            "statuses": dict(sorted(self.statuses.items())),
-            "errors": dict(sorted(self.errors.items())),
-        }
+        return dataclass_json(self)
 
 
 @dataclass(frozen=True)
@@ -62,14 +52,7 @@ class Summary:
     rows: tuple[Row, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "by": self.by,
-            "records": self.records,
-            "torn": self.torn,
-            "runs": self.runs,
-            "postmortems": dict(self.postmortems),
-            "rows": [row.to_dict() for row in self.rows],
-        }
+        return dataclass_json(self)
 
 
 def _int(value: LogValue | None) -> int:

@@ -28,6 +28,7 @@ from active_memory.errors import (
     InputRefused,
     LessonValidationError,
 )
+from active_memory.limits import LIMITS
 from active_memory.store.paths import check_store_location, default_store_path
 
 if TYPE_CHECKING:
@@ -44,14 +45,17 @@ __all__ = [
     "capped",
     "check_run_path",
     "emit_json",
+    "expected_option",
     "fail",
     "json_option",
     "lesson_id_argument",
     "open_store",
     "reports_errors",
     "runs_option",
+    "store_json_command",
     "store_option",
     "store_path",
+    "workspace_option",
 ]
 
 EXIT_FAILED = 1
@@ -176,6 +180,33 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
             fail(str(error), EXIT_FAILED)
 
     return wrapper
+
+
+def store_json_command(command: Callable[P, R]) -> Callable[P, R]:
+    """``--store`` and ``--json``, and library errors as :func:`reports_errors` reports them:
+    what a command that reads or writes the store and prints data takes."""
+    return store_option(json_option(reports_errors(command)))
+
+
+def expected_option(help: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--expected N``: the revision the lesson must still be at, or nothing is written."""
+    return click.option(
+        "--expected", type=BoundedInt(1, LIMITS.revision_max), default=None, help=help
+    )
+
+
+def workspace_option(
+    help: str, *, required: bool = False
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--repository``, as every command that serves recall reads it: an existing checkout
+    folder, the workspace (passed as ``workspace``)."""
+    return click.option(
+        "--repository",
+        "workspace",
+        required=required,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        help=help,
+    )
 
 
 def check_run_path(run: Path) -> None:

@@ -11,10 +11,9 @@ from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     emit_json,
     fail,
-    json_option,
-    reports_errors,
-    store_option,
+    store_json_command,
     store_path,
+    workspace_option,
 )
 from active_memory.errors import RecallError
 from active_memory.harnesses import HARNESS_NAMES
@@ -43,15 +42,8 @@ def hooks() -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Install for this repository only (default: for the user).",
 )
-@click.option(
-    "--repository",
-    "workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The workspace recall serves (default: --project, else the current directory).",
-)
-@store_option
-@json_option
-@reports_errors
+@workspace_option("The workspace recall serves (default: --project, else the current directory).")
+@store_json_command
 def install_command(
     harness: str,
     project: Path | None,
@@ -74,13 +66,24 @@ def install_command(
     # Hooks run from other directories: every path they are given must be absolute.
     database = Path(os.path.abspath(store_path(store)))
     if harness in MCP_HARNESSES:
-        _install_mcp(harness, project, workspace, database, as_json)
-        return
+        done = _install_mcp(harness, project, workspace, database)
+        if done is None:
+            return  # the entry was printed, for the user to add
+        what = f"{done.harness} MCP server {MCP_SERVER_NAME!r}"
+    else:
+        done = _install_hook(harness, project, workspace, database)
+        what = f"{harness} {done.mode} hook"
+    _report(done, what, as_json)
+
+
+def _install_hook(
+    harness: str, project: Path | None, workspace: Path | None, database: Path
+) -> Installation:
     root = (workspace or project or Path.cwd()).resolve()
     state_dir = database.parent / "serve"
     live = find_live(state_dir, root)
     try:
-        done = install_hooks(
+        return install_hooks(
             harness,
             workspace=root,
             store=database,
@@ -90,11 +93,46 @@ def install_command(
         )
     except RecallError as error:
         fail(str(error), EXIT_BAD_INPUT)
+
+
+def _install_mcp(
+    harness: str, project: Path | None, workspace: Path | None, database: Path
+) -> Installation | None:
+    """The MCP server entry written, or None when it was printed (``mcp`` without a project)."""
+    # Imported here: the MCP server's modules (the screens among them) are no hook's concern.
+    from active_memory.cli.mcp import MCP_INSTALL, mcp_sdk_problem
+
+    # Refused rather than written with a warning: a client starts the entry out of sight, so a
+    # server that cannot start shows only in its logs, while the warning scrolls away here.
+    problem = mcp_sdk_problem(load=False)
+    if problem is not None:
+        fail(f"{problem}, so the {harness} entry could not start it; install it with: "
+             f"{MCP_INSTALL}, then install the entry again", EXIT_BAD_INPUT)  # fmt: skip
+    if harness == "mcp" and project is None:
+        served = (workspace or Path.cwd()).resolve()
+        entry = {"mcpServers": {MCP_SERVER_NAME: mcp_server_entry(str(served), database)}}
+        emit_json(entry)
+        return None
+    chosen = workspace or project
+    try:
+        return install_mcp_server(
+            harness,
+            workspace=chosen.resolve() if chosen is not None else None,
+            store=database,
+            project=project.resolve() if project else None,
+        )
+    except RecallError as error:
+        fail(str(error), EXIT_BAD_INPUT)
+
+
+def _report(done: Installation, what: str, as_json: bool) -> None:
+    """What was installed (``what``) where, the file it replaced, what was kept out of git and
+    what the user still has to do."""
     if as_json:
         emit_json(done.model_dump(mode="json"))
         return
     verb = "installed" if done.changed else "already installed"
-    click.echo(f"{verb}: {harness} {done.mode} hook in {done.path}")
+    click.echo(f"{verb}: {what} in {done.path}")
     if done.backup:
         click.echo(f"previous file kept as {done.backup}")
     exclusion = done.exclusion
@@ -109,43 +147,3 @@ def install_command(
         )
     for note in done.notes:
         click.echo(note)
-
-
-def _install_mcp(
-    harness: str, project: Path | None, workspace: Path | None, database: Path, as_json: bool
-) -> None:
-    # Imported here: the MCP server's modules (the screens among them) are no hook's concern.
-    from active_memory.cli.mcp import MCP_INSTALL, mcp_sdk_problem
-
-    # Refused rather than written with a warning: a client starts the entry out of sight, so a
-    # server that cannot start shows only in its logs, while the warning scrolls away here.
-    problem = mcp_sdk_problem(load=False)
-    if problem is not None:
-        fail(f"{problem}, so the {harness} entry could not start it; install it with: "
-             f"{MCP_INSTALL}, then install the entry again", EXIT_BAD_INPUT)  # fmt: skip
-    if harness == "mcp" and project is None:
-        served = (workspace or Path.cwd()).resolve()
-        entry = {"mcpServers": {MCP_SERVER_NAME: mcp_server_entry(str(served), database)}}
-        emit_json(entry)
-        return
-    chosen = workspace or project
-    try:
-        done = install_mcp_server(
-            harness,
-            workspace=chosen.resolve() if chosen is not None else None,
-            store=database,
-            project=project.resolve() if project else None,
-        )
-    except RecallError as error:
-        fail(str(error), EXIT_BAD_INPUT)
-    _report(done, as_json)
-
-
-def _report(done: Installation, as_json: bool) -> None:
-    if as_json:
-        emit_json(done.model_dump(mode="json"))
-        return
-    verb = "installed" if done.changed else "already installed"
-    click.echo(f"{verb}: {done.harness} MCP server {MCP_SERVER_NAME!r} in {done.path}")
-    if done.backup:
-        click.echo(f"previous file kept as {done.backup}")

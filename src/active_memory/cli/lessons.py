@@ -16,11 +16,12 @@ from active_memory.cli._common import (
     BoundedInt,
     binary_stdin,
     emit_json,
+    expected_option,
     fail,
-    json_option,
     lesson_id_argument,
     open_store,
     reports_errors,
+    store_json_command,
     store_option,
 )
 from active_memory.cli.lazy import Lazy, LazyGroup
@@ -86,9 +87,7 @@ def _clip(text: str, width: int) -> str:
 @click.option("--graph", "graph_hash", help="Only graph lessons of this graph hash.")
 @click.option("--node", "node_id", help="Only graph lessons of this node id.")
 @click.option("--retired", is_flag=True, help="List tombstones (retired ids) instead.")
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def list_command(
     repository: str | None,
     repository_key: str | None,
@@ -157,9 +156,7 @@ def _card_lines(draft: LessonDraft) -> list[str]:
 
 @lessons.command("show")
 @lesson_id_argument
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def show_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
     """Show one live lesson: its card and its evidence."""
     with open_store(store, read_only=True) as opened:
@@ -185,9 +182,7 @@ def _history_note(entry: HistoryEntry) -> str:
 
 @lessons.command("history")
 @lesson_id_argument
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def history_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
     """Every revision of a lesson, oldest first."""
     with open_store(store, read_only=True) as opened:
@@ -247,9 +242,7 @@ def _read_lines(source: str) -> list[str]:
 @click.option(
     "--replace", is_flag=True, help="Overwrite live lessons whose content differs (new revision)."
 )
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def import_command(
     source: str | None,
     zeroshot: Path | None,
@@ -322,15 +315,8 @@ def _zeroshot_report(cards: ZeroshotCards, report: ImportReport | None, as_json:
 @lessons.command("revert")
 @lesson_id_argument
 @click.option("--to", "to_revision", type=BoundedInt(1, LIMITS.revision_max), required=True)
-@click.option(
-    "--expected",
-    type=BoundedInt(1, LIMITS.revision_max),
-    default=None,
-    help="Fail unless the lesson is still at this revision.",
-)
-@store_option
-@json_option
-@reports_errors
+@expected_option("Fail unless the lesson is still at this revision.")
+@store_json_command
 def revert_command(
     lesson_id: str, to_revision: int, expected: int | None, store: Path | None, as_json: bool
 ) -> None:
@@ -358,9 +344,7 @@ def revert_command(
 @lesson_id_argument
 @click.option("--force", cls=RenamedOption, old="--yes", is_flag=True,
               help="Erase without asking for confirmation.")  # fmt: skip
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def purge_command(lesson_id: str, force: bool, store: Path | None, as_json: bool) -> None:
     """Erase every past content of a retired lesson for good (e.g. a leaked secret)."""
     if not force:

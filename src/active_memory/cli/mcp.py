@@ -27,6 +27,7 @@ from active_memory.cli._common import (
     runs_option,
     store_option,
     store_path,
+    workspace_option,
 )
 from active_memory.mcp_server.reads import StoreReads
 from active_memory.mcp_server.workspace import Workspace
@@ -71,13 +72,7 @@ def mcp_sdk_problem(*, load: bool = True) -> str | None:
 
 
 @click.command("mcp")
-@click.option(
-    "--repository",
-    "workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=None,
-    help="The repository to serve (default: the checkout holding the current directory).",
-)
+@workspace_option("The repository to serve (default: the checkout holding the current directory).")
 @click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget per recall.")  # fmt: skip
 @runs_option(" for explain's ledger")

@@ -13,9 +13,10 @@ URL, an unknown provider); 130 or 143 interrupted by SIGINT or SIGTERM (call aga
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,6 +117,27 @@ def _interruptible() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _resumable(command: Callable[..., None]) -> Callable[..., None]:
+    """Run ``command`` :func:`_interruptible`: a signal ends the call with one sentence (and the
+    JSON answer with ``--json``) saying to call again, exit 128+signal."""
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        try:
+            with _interruptible():
+                command(**kwargs)
+        except _Interrupted as stopped:
+            _refused(
+                f"interrupted by {stopped.signal_name}; every step saved before it is kept: "
+                "call the same command again to resume",
+                128 + stopped.number,
+                kwargs["as_json"],
+                "call_again",
+            )
+
+    return wrapper
 
 
 def _print(data: dict[str, Any]) -> None:
@@ -219,6 +241,7 @@ def _refused(
     "only, bound to the session on its first call.",
 )
 @json_option
+@_resumable
 def init(
     directory: str,
     ignore_repos: tuple[str, ...],
@@ -234,30 +257,6 @@ def init(
     Each call answers the phase and the next action: answer the open tasks (write each task's
     response.json), then call again with the same --dir.
     """
-    try:
-        with _interruptible():
-            _init(directory, ignore_repos, ignore_graphs, provider_name, model, timeout_ms,
-                  store, as_json)  # fmt: skip
-    except _Interrupted as stopped:
-        _refused(
-            f"interrupted by {stopped.signal_name}; every step saved before it is kept: call "
-            "the same command again to resume",
-            128 + stopped.number,
-            as_json,
-            "call_again",
-        )
-
-
-def _init(
-    directory: str,
-    ignore_repos: tuple[str, ...],
-    ignore_graphs: tuple[str, ...],
-    provider_name: str | None,
-    model: str | None,
-    timeout_ms: int,
-    store: str | None,
-    as_json: bool,
-) -> None:
     from active_memory.history_init import InitOptions, InitRefused
     from active_memory.history_init.advance import parse_ignore
     from active_memory.history_init.inventory import saved_runs_dir

@@ -16,12 +16,14 @@ conflicted or publication was refused; 2 bad input (record, runtime, sourceNode,
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import urlsplit
 
 import click
@@ -66,6 +68,7 @@ from active_memory.runlog import RunLog
 if TYPE_CHECKING:
     from active_memory.agents.providers.base import ModelProvider
     from active_memory.postmortem.binding import BindingOverride
+    from active_memory.postmortem.options import PostmortemOptions
     from active_memory.store.sqlite import SqliteStore
 
 # The postmortem (jsonschema, git, the provider layer) is imported inside the commands, so every
@@ -168,41 +171,85 @@ def _prepare(
     return record, config, provider
 
 
-def _override(
-    provider: str | None,
-    model: str | None,
-    lane: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    output: str | None,
-) -> BindingOverride:
-    from active_memory.postmortem.binding import BindingOverride
+def check_base_url(override: BindingOverride) -> None:
+    """Refuse, exit 2, a --base-url that is no http(s) URL with a host, or that carries
+    credentials."""
+    base_url = override.base_url
+    if base_url is None:
+        return
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        fail(f"--base-url {base_url!r} must be an http(s) URL with a host", EXIT_BAD_INPUT)
+    if parts.username or parts.password:
+        fail("--base-url must not carry credentials; name the key variable with "
+             "--api-key-env", EXIT_BAD_INPUT)  # fmt: skip
 
-    if base_url is not None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            fail(f"--base-url {base_url!r} must be an http(s) URL with a host", EXIT_BAD_INPUT)
-        if parts.username or parts.password:
-            fail("--base-url must not carry credentials; name the key variable with "
-                 "--api-key-env", EXIT_BAD_INPUT)  # fmt: skip
-    return BindingOverride(
-        provider=provider,
-        model=model,
-        lane=lane,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        output=output,
-    )
+
+@contextlib.contextmanager
+def review_options(
+    store: Path | None,
+    scratch: Path,
+    config: RuntimeConfig,
+    provider: ModelProvider,
+    override: BindingOverride | None = None,
+    *,
+    ids: str | None = None,
+    prefix: str = "",
+    bad_input: tuple[type[ActiveMemoryError], ...] = (PostmortemError,),
+    **given: Any,
+) -> Iterator[PostmortemOptions]:
+    """The options of one review from the command line: ``store`` opened for it, the private
+    evidence folder in ``scratch``, ``provider``, ``override`` (None: the binding as inherited),
+    new lesson ids as ``ids`` says (see :func:`~.authoring.lesson_ids`) and the rest as
+    ``given``. A ``bad_input`` error inside (a PostmortemError: a bad sourceNode, specialist or
+    batch) exits 2, any other library error 1, with a message that starts with ``prefix``."""
+    from active_memory.postmortem.options import PostmortemOptions
+
+    if override is not None:
+        given["override"] = override
+    try:
+        with open_store(store, read_only=False) as opened:
+            if ids is not None:
+                given["new_id"] = lesson_ids(ids, _taken_ids(opened))
+            yield PostmortemOptions(
+                config=config,
+                backend=opened,
+                private_dir=scratch / "evidence",
+                provider=provider,
+                **given,
+            )
+    except bad_input as error:
+        fail(f"{prefix}{error}", EXIT_BAD_INPUT)
+    except ActiveMemoryError as error:
+        fail(f"{prefix}{error}", EXIT_FAILED)
 
 
 run_argument = click.argument("run", type=click.Path(exists=True, path_type=Path))
 provider_option = click.option(
     "--provider",
-    "provider_name",
     help="replay (answers from RUN/exchanges.jsonl), or a provider name such as anthropic or "
     "openai. Default: the source node's binding.",
 )
 model_option = click.option("--model", help="Override the inherited model.")
+
+
+# The options binding_options gathers, each named as the BindingOverride field it sets.
+_OVERRIDE_FIELDS = ("provider", "model", "lane", "base_url", "api_key_env", "output")
+
+
+def binding_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--provider``, ``--model`` and the connection options, handed to ``command`` as one
+    ``override`` argument (a :class:`~active_memory.postmortem.binding.BindingOverride`; the
+    command checks it with :func:`check_base_url` where its bad input is reported)."""
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        from active_memory.postmortem.binding import BindingOverride
+
+        given = {name: kwargs.pop(name) for name in _OVERRIDE_FIELDS}
+        command(override=BindingOverride(**given), **kwargs)
+
+    return provider_option(model_option(connection_options(wrapper)))
 
 
 def connection_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -268,9 +315,7 @@ def _check_run_log(run_log: Path | None) -> None:
 @click.command("postmortem")
 @run_argument
 @harness_option
-@provider_option
-@model_option
-@connection_options
+@binding_options
 @exchanges_option
 @store_option
 @click.option("--timeout-ms", type=BoundedInt(1, 600_000), help="Shared deadline (timeoutMs).")
@@ -292,12 +337,7 @@ def _check_run_log(run_log: Path | None) -> None:
 def postmortem(
     run: Path,
     harness: str | None,
-    provider_name: str | None,
-    model: str | None,
-    lane: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    output: str | None,
+    override: BindingOverride,
     exchanges: Path | None,
     store: Path | None,
     timeout_ms: int | None,
@@ -316,10 +356,9 @@ def postmortem(
     """
     from active_memory.agents.providers.replay import ReplayProvider
     from active_memory.postmortem.entry import run_postmortem
-    from active_memory.postmortem.options import PostmortemOptions
 
     _check_run_log(run_log)
-    override = _override(provider_name, model, lane, base_url, api_key_env, output)
+    check_base_url(override)
     with (
         authored(authoring),
         tempfile.TemporaryDirectory(prefix="active-memory-postmortem-") as scratch,
@@ -328,25 +367,18 @@ def postmortem(
             run, Path(scratch), runtime, timeout_ms, override, exchanges, outcome, harness
         )
         provider = wrap_provider(provider, authoring, record)
-        try:
-            with open_store(store, read_only=False) as opened:
-                new_id = lesson_ids(ids, _taken_ids(opened))
-                options = PostmortemOptions(
-                    config=config,
-                    backend=opened,
-                    private_dir=Path(scratch) / "evidence",
-                    provider=provider,
-                    override=override,
-                    run_log=RunLog(run_log) if run_log is not None else None,
-                    dry_run=dry_run,
-                    on_progress=progress_printer(not as_json),
-                    new_id=new_id,
-                )
-                report = asyncio.run(run_postmortem(record, options))
-        except PostmortemError as error:
-            fail(str(error), EXIT_BAD_INPUT)
-        except ActiveMemoryError as error:
-            fail(str(error), EXIT_FAILED)
+        with review_options(
+            store,
+            Path(scratch),
+            config,
+            provider,
+            override,
+            ids=ids,
+            run_log=RunLog(run_log) if run_log is not None else None,
+            dry_run=dry_run,
+            on_progress=progress_printer(not as_json),
+        ) as options:
+            report = asyncio.run(run_postmortem(record, options))
         finish_provider(provider)
     # A skipped postmortem requests nothing by design: its leftovers say nothing about the file.
     skipped = report.status == "skipped"

@@ -23,11 +23,10 @@ from active_memory.cli._common import (
     binary_stdin,
     emit_json,
     fail,
-    json_option,
     open_store,
-    reports_errors,
-    store_option,
+    store_json_command,
     store_path,
+    workspace_option,
 )
 from active_memory.errors import InputRefused
 from active_memory.hooks.dispatch import HARNESSES
@@ -102,13 +101,7 @@ def _print_report(report: RecallReport) -> None:
 
 
 @click.command("recall")
-@click.option(
-    "--repository",
-    "workspace",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The repository checkout (workspace root).",
-)
+@workspace_option("The repository checkout (workspace root).", required=True)
 @click.option("--tool-json", help="A hook payload as a harness sends it (a file, or - for stdin).")
 @click.option("--file", "file", help="Pretend a Read of this path.")
 @click.option("--command", "command", help="Pretend a shell command.")
@@ -116,9 +109,7 @@ def _print_report(report: RecallReport) -> None:
 @click.option("--conversation", help="Skip cards this conversation already received.")
 @click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget.")  # fmt: skip
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def recall(
     workspace: Path,
     tool_json: str | None,

@@ -13,15 +13,12 @@ from pathlib import Path
 import click
 
 from active_memory.cli._common import (
-    BoundedInt,
     emit_json,
-    json_option,
+    expected_option,
     lesson_id_argument,
     open_store,
-    reports_errors,
-    store_option,
+    store_json_command,
 )
-from active_memory.limits import LIMITS
 from active_memory.models.changes import Mutation, Publication
 
 __all__ = ["retire_command"]
@@ -31,15 +28,8 @@ RUN_ID = "cli-retire"
 
 @click.command("retire")
 @lesson_id_argument
-@click.option(
-    "--expected",
-    type=BoundedInt(1, LIMITS.revision_max),
-    default=None,
-    help="Fail with a conflict unless the lesson is still at this revision.",
-)
-@store_option
-@json_option
-@reports_errors
+@expected_option("Fail with a conflict unless the lesson is still at this revision.")
+@store_json_command
 def retire_command(lesson_id: str, expected: int | None, store: Path | None, as_json: bool) -> None:
     """Retire lesson ID: a checked publication that tombstones it at its current revision."""
     with open_store(store, read_only=False) as opened:

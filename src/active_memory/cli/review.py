@@ -15,10 +15,8 @@ import click
 
 from active_memory.cli._common import (
     emit_json,
-    json_option,
     lesson_id_argument,
-    reports_errors,
-    store_option,
+    store_json_command,
     store_path,
 )
 from active_memory.cli.lessons import _card_lines, _clip
@@ -45,9 +43,7 @@ def review() -> None:
 
 
 @review.command("list")
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def list_command(store: Path | None, as_json: bool) -> None:
     """List quarantined proposals, oldest first."""
     with Quarantine(store_path(store), read_only=True) as quarantine:
@@ -67,9 +63,7 @@ def list_command(store: Path | None, as_json: bool) -> None:
 
 @review.command("show")
 @lesson_id_argument
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def show_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
     """Show one quarantined proposal: why it was held, its card and its evidence."""
     with Quarantine(store_path(store), read_only=True) as quarantine:
@@ -86,9 +80,7 @@ def show_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
 
 @review.command("approve")
 @lesson_id_argument
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def approve_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
     """Publish a quarantined proposal as a live lesson (revision 1) through the checked
     publication; exit 1 when today's screens refuse it."""
@@ -106,9 +98,7 @@ def approve_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
 
 @review.command("reject")
 @lesson_id_argument
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def reject_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
     """Delete a quarantined proposal and scrub the store file of its content."""
     with Quarantine(store_path(store)) as quarantine:

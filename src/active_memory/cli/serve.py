@@ -13,10 +13,9 @@ import click
 from active_memory.cli._common import (
     BoundedInt,
     emit_json,
-    json_option,
-    reports_errors,
-    store_option,
+    store_json_command,
     store_path,
+    workspace_option,
 )
 from active_memory.harnesses import HARNESS_NAMES
 from active_memory.hooks.standalone import Server
@@ -45,22 +44,14 @@ def _raise_descriptor_limit() -> None:
 
 
 @click.command("serve")
-@click.option(
-    "--repository",
-    "workspace",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="The repository checkout to serve.",
-)
+@workspace_option("The repository checkout to serve.", required=True)
 @click.option("--port", type=BoundedInt(0, 65535), default=None,
               help="Port on 127.0.0.1 (default: the previous one, else any).")  # fmt: skip
 @click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget per tool call.")  # fmt: skip
 @click.option("--poll", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="Seconds between checks of the store generation.")  # fmt: skip
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def serve(
     workspace: Path,
     port: int | None,

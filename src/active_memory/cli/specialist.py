@@ -17,13 +17,10 @@ import click
 
 from active_memory.agents.prompts import SPECIALISTS
 from active_memory.cli._common import (
-    EXIT_BAD_INPUT,
     EXIT_FAILED,
     BoundedInt,
     emit_json,
-    fail,
     json_option,
-    open_store,
     store_option,
 )
 from active_memory.cli.authoring import (
@@ -38,19 +35,18 @@ from active_memory.cli.authoring import (
 from active_memory.cli.evidence import harness_option
 from active_memory.cli.lazy import Lazy, LazyGroup
 from active_memory.cli.postmortem import (
-    _override,
     _prepare,
-    connection_options,
+    binding_options,
+    check_base_url,
     exchanges_option,
     lessons_file_option,
-    model_option,
-    provider_option,
+    review_options,
     run_argument,
     runtime_option,
 )
-from active_memory.errors import ActiveMemoryError, PostmortemError
 
 if TYPE_CHECKING:
+    from active_memory.postmortem.binding import BindingOverride
     from active_memory.postmortem.specialist_trial import TrialResult
 
 __all__ = ["specialist"]
@@ -112,9 +108,7 @@ def _print_trial(result: TrialResult) -> None:
 @click.argument("name", type=click.Choice(SPECIALISTS))
 @run_argument
 @harness_option
-@provider_option
-@model_option
-@connection_options
+@binding_options
 @exchanges_option
 @store_option
 @runtime_option
@@ -127,12 +121,7 @@ def run_specialist_command(
     name: str,
     run: Path,
     harness: str | None,
-    provider_name: str | None,
-    model: str | None,
-    lane: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    output: str | None,
+    override: BindingOverride,
     exchanges: Path | None,
     store: Path | None,
     runtime: Path | None,
@@ -147,10 +136,9 @@ def run_specialist_command(
     the raw answer); the exit code is 1 when the session failed or its answer was refused as
     a whole. Maintenance reads its lessons from the store; nothing is ever published.
     """
-    from active_memory.postmortem.options import PostmortemOptions
     from active_memory.postmortem.specialist_trial import try_specialist
 
-    override = _override(provider_name, model, lane, base_url, api_key_env, output)
+    check_base_url(override)
     with (
         authored(authoring),
         tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch,
@@ -161,20 +149,8 @@ def run_specialist_command(
         provider = wrap_provider(provider, authoring, record)
         if lessons_file is not None:
             store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
-        try:
-            with open_store(store, read_only=False) as opened:
-                options = PostmortemOptions(
-                    config=config,
-                    backend=opened,
-                    private_dir=Path(scratch) / "evidence",
-                    provider=provider,
-                    override=override,
-                )
-                result = asyncio.run(try_specialist(record, name, options, batch=batch))
-        except PostmortemError as error:
-            fail(str(error), EXIT_BAD_INPUT)
-        except ActiveMemoryError as error:
-            fail(str(error), EXIT_FAILED)
+        with review_options(store, Path(scratch), config, provider, override) as options:
+            result = asyncio.run(try_specialist(record, name, options, batch=batch))
         finish_provider(provider)
     if as_json:
         emit_json(result.model_dump(mode="json"))

@@ -29,7 +29,6 @@ from active_memory.cli._common import (
     emit_json,
     fail,
     json_option,
-    open_store,
     store_option,
 )
 from active_memory.cli.authoring import (
@@ -42,15 +41,13 @@ from active_memory.cli.authoring import (
     wrap_provider,
 )
 from active_memory.cli.postmortem import (
-    _override,
     _prepare,
-    connection_options,
+    binding_options,
+    check_base_url,
     lessons_file_option,
-    model_option,
-    provider_option,
+    review_options,
     runtime_option,
 )
-from active_memory.errors import ActiveMemoryError, PostmortemError
 from active_memory.models.runs import RUN_FILE
 from active_memory.postmortem.specialist_eval import ACCEPTED
 
@@ -112,9 +109,7 @@ def _print_diffs(diffs: list[Any]) -> None:
 @click.argument("name", type=click.Choice(SPECIALISTS))
 @click.argument("runs", nargs=-1, required=True,
                 type=click.Path(exists=True, path_type=Path))  # fmt: skip
-@provider_option
-@model_option
-@connection_options
+@binding_options
 @store_option
 @runtime_option
 @lessons_file_option
@@ -133,9 +128,8 @@ def _print_diffs(diffs: list[Any]) -> None:
                    f"(${CONTRACTS_ENV}).")  # fmt: skip
 @json_option
 def eval_command(
-    name: str, runs: tuple[Path, ...], provider_name: str | None, model: str | None,
-    lane: str | None, base_url: str | None, api_key_env: str | None, output: str | None,
-    store: Path | None, runtime: Path | None, lessons_file: Path | None, baseline: Path | None,
+    name: str, runs: tuple[Path, ...], override: Any, store: Path | None,
+    runtime: Path | None, lessons_file: Path | None, baseline: Path | None,
     record_dir: Path | None, allow_changed: bool, prompts_dir: Path | None,
     contracts_dir: Path | None, as_json: bool,
 ) -> None:  # fmt: skip
@@ -148,7 +142,7 @@ def eval_command(
         if missing:
             fail(f"--baseline {str(baseline)!r} has no {missing[0]}.jsonl; record one with "
                  f"`specialist eval {name} RUN --record {baseline}`", EXIT_BAD_INPUT)  # fmt: skip
-    override = _override(provider_name, model, lane, base_url, api_key_env, output)
+    check_base_url(override)
     rows, diffs = [], []
     with tempfile.TemporaryDirectory(prefix="active-memory-eval-") as scratch:
         if lessons_file is not None:
@@ -188,23 +182,10 @@ def _compare(before: Any, after: Any) -> Any:
 def _run_one(name: str, run: Path, label: str, scratch: Path, provider: Any, record: Any,
              config: Any, override: Any, store: Path | None) -> Any:  # fmt: skip
     from active_memory.cli.authoring import finish_provider
-    from active_memory.postmortem.options import PostmortemOptions
     from active_memory.postmortem.specialist_eval import evaluate
 
-    try:
-        with open_store(store, read_only=False) as opened:
-            options = PostmortemOptions(
-                config=config,
-                backend=opened,
-                provider=provider,
-                private_dir=scratch / "evidence",
-                override=override,
-            )
-            row = asyncio.run(evaluate(label, record, name, options))
-    except PostmortemError as error:
-        fail(f"{label}: {error}", EXIT_BAD_INPUT)
-    except ActiveMemoryError as error:
-        fail(f"{label}: {error}", EXIT_FAILED)
+    with review_options(store, scratch, config, provider, override, prefix=f"{label}: ") as options:
+        row = asyncio.run(evaluate(label, record, name, options))
     finish_provider(provider)
     return row
 

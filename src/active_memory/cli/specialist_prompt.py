@@ -19,17 +19,20 @@ import click
 from active_memory.agents.prompts import SPECIALISTS
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
-    EXIT_FAILED,
     BoundedInt,
     emit_json,
     fail,
     json_option,
-    open_store,
     store_option,
 )
 from active_memory.cli.authoring import Authoring, authored, authoring_options, supplied_lessons
-from active_memory.cli.postmortem import lessons_file_option, run_argument, runtime_option
-from active_memory.errors import ActiveMemoryError, ConfigError, PostmortemError, RunRecordError
+from active_memory.cli.postmortem import (
+    lessons_file_option,
+    review_options,
+    run_argument,
+    runtime_option,
+)
+from active_memory.errors import ConfigError, PostmortemError, RunRecordError
 
 __all__ = ["prompt_command"]
 
@@ -57,7 +60,6 @@ def prompt_command(
     """Print specialist NAME's system prompt and first message for RUN, as the model gets them."""
     from active_memory.evidence.sources import open_run_source
     from active_memory.models.config import load_runtime_config, parse_runtime_config
-    from active_memory.postmortem.options import PostmortemOptions
     from active_memory.postmortem.specialist_preview import NoModelCalls, preview_specialist
 
     with (
@@ -73,19 +75,10 @@ def prompt_command(
             fail(str(error), EXIT_BAD_INPUT)
         if lessons_file is not None:
             store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
-        try:
-            with open_store(store, read_only=False) as opened:
-                options = PostmortemOptions(
-                    config=config,
-                    backend=opened,
-                    private_dir=Path(scratch) / "evidence",
-                    provider=NoModelCalls(),
-                )
-                shown = asyncio.run(preview_specialist(record, name, options, batch=batch))
-        except (PostmortemError, ConfigError) as error:
-            fail(str(error), EXIT_BAD_INPUT)
-        except ActiveMemoryError as error:
-            fail(str(error), EXIT_FAILED)
+        with review_options(
+            store, Path(scratch), config, NoModelCalls(), bad_input=(PostmortemError, ConfigError)
+        ) as options:
+            shown = asyncio.run(preview_specialist(record, name, options, batch=batch))
     if as_json:
         emit_json(
             {

@@ -11,10 +11,8 @@ from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     emit_json,
     fail,
-    json_option,
     open_store,
-    reports_errors,
-    store_option,
+    store_json_command,
     store_path,
 )
 from active_memory.cli.store_location import store_path_text
@@ -31,18 +29,14 @@ def store() -> None:
 
 
 @store.command("path")
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def path_command(store: Path | None, as_json: bool) -> None:
     """Print the store file's path (it may not exist yet)."""
     click.echo(store_path_text(store_path(store), as_json=as_json))
 
 
 @store.command("check")
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def check_command(store: Path | None, as_json: bool) -> None:
     """Run SQLite's integrity check and print counts; exit 1 when problems are found.
 
@@ -84,9 +78,7 @@ def check_command(store: Path | None, as_json: bool) -> None:
 @store.command("backup")
 @click.argument("destination", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Replace DESTINATION if it is an existing file.")
-@store_option
-@json_option
-@reports_errors
+@store_json_command
 def backup_command(destination: Path, force: bool, store: Path | None, as_json: bool) -> None:
     """Copy the store to DESTINATION (0600) while it stays in use.
 

@@ -32,6 +32,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     SerializerFunctionWrapHandler,
+    TypeAdapter,
     ValidationError,
     model_serializer,
 )
@@ -41,7 +42,7 @@ from pydantic.fields import FieldInfo
 from active_memory.errors import LessonValidationError
 from active_memory.models.fields import json_type
 
-__all__ = ["Model", "Verdict", "error_path", "first_problem"]
+__all__ = ["Model", "Verdict", "dataclass_json", "error_path", "first_problem"]
 
 
 def error_path(location: tuple[int | str, ...]) -> str:
@@ -245,3 +246,18 @@ class Verdict(Model):
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+# One serializer per dataclass, built on its first use.
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def dataclass_json(value: object) -> dict[str, Any]:
+    """A dataclass's fields as JSON data, by pydantic's serializer over its annotations (tuples
+    become lists, counters and other mappings dicts), so a plain dataclass needs no hand-written
+    ``to_dict``."""
+    kind = type(value)
+    if kind not in _ADAPTERS:
+        _ADAPTERS[kind] = TypeAdapter(kind)
+    data: dict[str, Any] = _ADAPTERS[kind].dump_python(value, mode="json")
+    return data

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from active_memory.models.base import dataclass_json
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.specialist_trial import try_specialist
@@ -38,17 +39,7 @@ class EvalRow:
     error: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "run": self.run,
-            "status": self.status,
-            "admitted": list(self.admitted),
-            "rejections": dict(sorted(self.rejections.items())),
-            "decisions": dict(sorted(self.decisions.items())),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "elapsed_ms": self.elapsed_ms,
-            "error": self.error,
-        }
+        return dataclass_json(self)
 
 
 @dataclass(frozen=True)
@@ -77,19 +68,7 @@ class EvalDiff:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "run": self.run,
-            "changed": self.changed,
-            "failed": self.failed,
-            "status_before": self.status_before,
-            "status_after": self.status_after,
-            "error_before": self.error_before,
-            "error_after": self.error_after,
-            "added": list(self.added),
-            "removed": list(self.removed),
-            "rejections_before": dict(sorted(self.rejections_before.items())),
-            "rejections_after": dict(sorted(self.rejections_after.items())),
-        }
+        return {**dataclass_json(self), "changed": self.changed, "failed": self.failed}
 
 
 async def evaluate(run: str, record: RunRecord, name: str, options: PostmortemOptions) -> EvalRow:

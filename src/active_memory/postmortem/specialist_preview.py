@@ -9,7 +9,6 @@ the prompt and contract sha256 a report would name. No model is called.
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,13 +16,12 @@ from active_memory.admission import contract_sha256
 from active_memory.agents.prompts import prompt_sha256
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.specialists import SPECS, session_input
-from active_memory.errors import PostmortemError, ProviderError
+from active_memory.errors import ProviderError
 from active_memory.models.runs import RunRecord
-from active_memory.postmortem.binding import resolve_source_node, specialist_binding
 from active_memory.postmortem.options import PostmortemOptions
-from active_memory.postmortem.preparation import Unprepared, existing_lessons, prepare
+from active_memory.postmortem.preparation import existing_lessons
 from active_memory.postmortem.skipping import skip_reason
-from active_memory.postmortem.specialist_trial import planned_batch
+from active_memory.postmortem.specialist_trial import planned_batch, prepare_specialist
 
 __all__ = ["NoModelCalls", "SpecialistPreview", "preview_specialist"]
 
@@ -56,16 +54,8 @@ async def preview_specialist(
 ) -> SpecialistPreview:
     """Render batch ``batch`` of specialist ``name`` on ``record``; PostmortemError for a bad
     specialist, batch or preparation."""
-    if name not in SPECS:
-        raise PostmortemError(f"unknown specialist {name!r}; choose one of {', '.join(SPECS)}")
     options = dataclasses.replace(options, provider=options.provider or NoModelCalls())
-    node = resolve_source_node(record.graph, options.config.postmortem.source_node)
-    binding = specialist_binding(node, options.override, options.provider)
-    deadline = time.monotonic() + options.config.postmortem.timeout_ms / 1000
-    try:
-        prepared = await prepare(record, options, binding, deadline=deadline)
-    except Unprepared as unprepared:
-        raise PostmortemError(unprepared.failure.message) from None
+    prepared = await prepare_specialist(record, name, options)
     supplied, count = planned_batch(record, name, options, prepared, batch)
     spec = SPECS[name]
     given = await session_input(

@@ -49,7 +49,7 @@ from active_memory.postmortem.preparation import (
 )
 from active_memory.postmortem.report import CheckoutStatus, SpecialistStatus, checkout_note
 
-__all__ = ["TrialResult", "planned_batch", "try_specialist"]
+__all__ = ["TrialResult", "planned_batch", "prepare_specialist", "try_specialist"]
 
 
 class TrialResult(Model):
@@ -132,20 +132,27 @@ async def try_specialist(
     preparation; a failed session (a provider error, a contract violation, a refusal...) is a
     result with its status, code and message, and what the session had spent.
     """
+    prepared = await prepare_specialist(record, name, options)
+    try:
+        return await _trial(record, name, options, prepared, batch)
+    finally:
+        if prepared.owned_provider is not None:
+            await close_provider(prepared.owned_provider)
+
+
+async def prepare_specialist(record: RunRecord, name: str, options: PostmortemOptions) -> Prepared:
+    """The postmortem's own preparation (source node, binding, deadline, snapshot, evidence)
+    for one session of specialist ``name``; PostmortemError for an unknown specialist or a
+    preparation that failed."""
     if name not in SPECS:
         raise PostmortemError(f"unknown specialist {name!r}; choose one of {', '.join(SPECS)}")
     node = resolve_source_node(record.graph, options.config.postmortem.source_node)
     binding = specialist_binding(node, options.override, options.provider)
     deadline = time.monotonic() + options.config.postmortem.timeout_ms / 1000
     try:
-        prepared = await prepare(record, options, binding, deadline=deadline)
+        return await prepare(record, options, binding, deadline=deadline)
     except Unprepared as unprepared:
         raise PostmortemError(unprepared.failure.message) from None
-    try:
-        return await _trial(record, name, options, prepared, batch)
-    finally:
-        if prepared.owned_provider is not None:
-            await close_provider(prepared.owned_provider)
 
 
 def planned_batch(

@@ -25,7 +25,6 @@ from typing import Any
 
 from active_memory.errors import RunRecordError
 from active_memory.evidence.budget import cut_text
-from active_memory.evidence.sources.assemble import SessionFacts, assemble_record
 from active_memory.evidence.sources.claude_files import (
     agent_files,
     initial_request,
@@ -41,15 +40,14 @@ from active_memory.evidence.sources.claude_noise import (
     strip_caveat,
     strip_reminders,
 )
-from active_memory.evidence.sources.lanes import (
-    BoundedMap,
-    Lane,
-    ReceiptRing,
-    SessionWriter,
-    SourceCuts,
-    relative_path,
+from active_memory.evidence.sources.converter import (
+    SessionConverter,
+    content_blocks,
+    content_text,
+    short_text,
 )
-from active_memory.evidence.sources.lines import SourceLine, iter_lines
+from active_memory.evidence.sources.lanes import BoundedMap, Lane, relative_path
+from active_memory.evidence.sources.lines import SourceLine
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.harnesses import harness_row
 from active_memory.models.runs import RunRecord, canonical_json
@@ -63,14 +61,6 @@ _LAUNCH_TOOLS = ("Task", "Agent")
 _SKIPPED_BLOCKS = ("thinking", "redacted_thinking")
 _KEPT = 1024  # tool ids and chain links remembered: bounded, whatever the session's length
 _LAUNCH_TEXT = 4096
-
-
-def _block_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(_placeholder(block) for block in content)
-    return "" if content is None else canonical_json(content)
 
 
 def _placeholder(block: Any) -> str:
@@ -88,13 +78,12 @@ def _placeholder(block: Any) -> str:
     return f"[{kind}]"
 
 
-class _Converter:
+class _Converter(SessionConverter):
     def __init__(self, session_file: Path, workdir: Path) -> None:
+        super().__init__(_ROW, workdir)
         self.session_file = session_file
-        self.writer = SessionWriter(workdir)
-        self.receipts = ReceiptRing()
-        self.cuts = SourceCuts()
-        self.facts = SessionFacts.of(_ROW)
+        self.agent_file: str | None = None  # the subagent whose own file is being read
+        self.last_lane: Lane | None = None  # the lane the latest line went to
         self.sidechain_lane = BoundedMap(_KEPT)
         self.tool_names = BoundedMap(_KEPT)
         self.tool_seqs = BoundedMap(_KEPT)  # tool id -> receipt seq, to withdraw a rejected call
@@ -105,38 +94,32 @@ class _Converter:
 
     # Reading -------------------------------------------------------------------------------
 
-    def read(self, path: Path, agent_file: str | None) -> None:
-        lane: Lane | None = None
-        for line in iter_lines(path):
-            if line.value is None:
-                lane = self.unreadable(line, agent_file) or lane
-                continue
-            try:
-                lane = self.entry(line.value, agent_file) or lane
-            except RecursionError:
-                self.unreadable(SourceLine(line.number, line.size, None, "nested too deeply",
-                                           ""), agent_file)  # fmt: skip
-        if agent_file is not None and lane is not None:
-            self.writer.close_lane(lane)
+    def read_agent(self, path: Path, agent: str) -> None:
+        """A subagent's own file: its lines go to its lane, whose file is closed once read."""
+        self.agent_file, self.last_lane = agent, None
+        self.read(path)
+        if self.last_lane is not None:
+            self.writer.close_lane(self.last_lane)
+        self.agent_file = None
 
-    def unreadable(self, line: SourceLine, agent_file: str | None) -> Lane | None:
-        self.facts.lines_unreadable += 1
-        reason = f"line not read: {line.problem}"
-        self.cuts.add("lines", reason, size=line.size)
+    def unreadable(self, line: SourceLine) -> None:
+        super().unreadable(line)
         found = salvage(line.head)
         if found is None:
-            return None
+            return
         kind, hints = found
-        lane = self.route(hints, agent_file)
+        lane = self.route(hints)
         role = "tool" if kind == "tool" else kind
+        reason = f"line not read: {line.problem}"
         self.writer.write(
             lane, role, f"[line {line.number}: a {kind} record of {line.size} bytes, {reason}]",
             None,
         )  # fmt: skip
-        return lane
+        self.last_lane = lane
 
-    def route(self, entry: dict[str, Any], agent_file: str | None) -> Lane:
+    def route(self, entry: dict[str, Any]) -> Lane:
         session = str(entry.get("sessionId") or self.facts.session_id or self.session_file.stem)
+        agent_file = self.agent_file
         agent = entry.get("agentId") or agent_file
         if agent_file is None and not entry.get("isSidechain"):
             return self.writer.lane("main", session)
@@ -152,19 +135,19 @@ class _Converter:
             self.sidechain_lane.remember(uuid, lane_id)
         return self.writer.lane(lane_id, f"{session}/{lane_id}")
 
-    def entry(self, entry: dict[str, Any], agent_file: str | None) -> Lane | None:
+    def entry(self, entry: dict[str, Any], *, first: bool) -> None:
         kind = entry.get("type")
         if kind not in ("user", "assistant") or not isinstance(entry.get("message"), dict):
-            return None
+            return
         facts = self.facts
-        if agent_file is None and not entry.get("isSidechain"):
-            facts.session_id = facts.session_id or _text(entry.get("sessionId"))
-            facts.cwd = facts.cwd or _text(entry.get("cwd"))
-            facts.version = _text(entry.get("version")) or facts.version
-            facts.extra["git_branch"] = _text(entry.get("gitBranch")) or facts.extra.get(
+        if self.agent_file is None and not entry.get("isSidechain"):
+            facts.session_id = facts.session_id or short_text(entry.get("sessionId"))
+            facts.cwd = facts.cwd or short_text(entry.get("cwd"))
+            facts.version = short_text(entry.get("version")) or facts.version
+            facts.extra["git_branch"] = short_text(entry.get("gitBranch")) or facts.extra.get(
                 "git_branch"
             )
-        lane = self.route(entry, agent_file)
+        lane = self.route(entry)
         when = iso_ms(entry.get("timestamp"))
         lane.saw(when)
         message = entry["message"]
@@ -172,7 +155,7 @@ class _Converter:
             self.assistant(lane, message, when, bool(entry.get("isApiErrorMessage")))
         else:
             self.user(lane, entry, when)
-        return lane
+        self.last_lane = lane
 
     # Messages ------------------------------------------------------------------------------
 
@@ -182,8 +165,7 @@ class _Converter:
             lane.used(message.get("model"))
         lane.last_message = answer
         lane.failed = error
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        blocks = content_blocks(message.get("content"))
         texts = []
         for block in blocks:
             if not isinstance(block, dict) or block.get("type") in _SKIPPED_BLOCKS:
@@ -213,8 +195,7 @@ class _Converter:
                           receipt=seq)  # fmt: skip
 
     def user(self, lane: Lane, entry: dict[str, Any], when: int | None) -> None:
-        content = entry["message"].get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        blocks = content_blocks(entry["message"].get("content"))
         for block in blocks:
             if not isinstance(block, dict):
                 continue
@@ -247,7 +228,7 @@ class _Converter:
     ) -> None:
         tool_id = str(block.get("tool_use_id"))
         tool = self.tool_names.get(tool_id)
-        text = _block_text(block.get("content"))
+        text = content_text(block.get("content"), _placeholder)
         failed = bool(block.get("is_error"))
         rejection = rejected_call(text)
         if rejection is not None:
@@ -303,18 +284,14 @@ class _Converter:
             self.cuts.add("executions", "subagent launched but its transcript file is missing")
 
 
-def _text(value: Any) -> str | None:
-    return value[:4096] if isinstance(value, str) and value else None
-
-
 def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> RunRecord:
     """Convert the session at ``path`` into a native record folder ``workdir`` and load it."""
-    session_file, target = Path(path), Path(workdir)
+    session_file = Path(path)
     if not session_file.is_file():
         raise RunRecordError("$", "no such Claude Code session file", source=str(session_file))
-    converter = _Converter(session_file, target)
+    converter = _Converter(session_file, Path(workdir))
     try:
-        converter.read(session_file, None)
+        converter.read(session_file)
         if "main" not in converter.writer.lanes:
             raise RunRecordError(
                 "$", "has no user or assistant messages of a main conversation",
@@ -322,7 +299,7 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
             )  # fmt: skip
         for agent_path, agent, problem in agent_files(session_file, converter.facts.session_id):
             if problem is None:
-                converter.read(agent_path, agent)
+                converter.read_agent(agent_path, agent)
             else:
                 converter.unreadable_agent(agent_path, agent, problem)
         converter.missing_agents()
@@ -331,9 +308,7 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
     facts = converter.facts
     facts.session_id = facts.session_id or session_file.stem
     facts.initial_input = "\n\n".join(converter.request) or None
-    return assemble_record(
-        facts, converter.writer, converter.receipts, converter.cuts, target, session_file
-    )
+    return converter.assemble(session_file)
 
 
 # What the harness table finds here (evidence/sources/__init__.py).

@@ -24,17 +24,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from active_memory.errors import RunRecordError
-from active_memory.evidence.sources.assemble import SessionFacts, assemble_record
-from active_memory.evidence.sources.lanes import (
-    REJECTED_REASON,
-    BoundedMap,
-    Lane,
-    ReceiptRing,
-    SessionWriter,
-    SourceCuts,
-)
-from active_memory.evidence.sources.lines import iter_lines, parse_line
+from active_memory.evidence.sources.converter import SessionConverter, content_text, short_text
+from active_memory.evidence.sources.lanes import REJECTED_REASON, BoundedMap, Lane
+from active_memory.evidence.sources.lines import parse_line
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.evidence.sources.tool_paths import argument_paths, patch_paths, shell_paths
 from active_memory.harnesses import harness_row
@@ -54,27 +46,22 @@ _TAGGED = ("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# 
 _REJECTIONS = frozenset({"exec command rejected by user", "patch rejected by user"})
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return "" if content is None else canonical_json(content)
-    parts = []
-    for block in content:
-        if isinstance(block, dict):
-            kind = str(block.get("type") or "block")[:64]
-            text = block.get("text")
-            parts.append(text if isinstance(text, str) else f"[{kind}]")
-        elif isinstance(block, str):
-            parts.append(block)
-    return "\n".join(parts)
+def _block(block: Any) -> str | None:
+    """What a content block leaves: its text, or ``[type]`` when it has none; a bare string
+    block is its own text."""
+    if isinstance(block, str):
+        return block
+    if not isinstance(block, dict):
+        return None
+    text = block.get("text")
+    return text if isinstance(text, str) else f"[{str(block.get('type') or 'block')[:64]}]"
 
 
 def _output_text(output: Any) -> tuple[str, bool]:
     """A tool output's text and whether it reports a failure."""
     if isinstance(output, dict):
         failed = output.get("success") is False
-        return _content_text(output.get("content", output.get("output", ""))), failed
+        return content_text(output.get("content", output.get("output", "")), _block), failed
     if isinstance(output, str):
         # Older rollouts wrap shell output as JSON text: {"output": "...", "metadata": {...}}.
         if output.startswith('{"output"'):
@@ -83,38 +70,18 @@ def _output_text(output: Any) -> tuple[str, bool]:
                 code = (value.get("metadata") or {}).get("exit_code")
                 return value["output"], isinstance(code, int) and code != 0
         return output, False
-    return _content_text(output), False
+    return content_text(output, _block), False
 
 
-class _Converter:
+class _Converter(SessionConverter):
     def __init__(self, workdir: Path) -> None:
-        self.writer = SessionWriter(workdir)
-        self.receipts = ReceiptRing()
-        self.cuts = SourceCuts()
-        self.facts = SessionFacts.of(_ROW)
+        super().__init__(_ROW, workdir)
         self.tool_names = BoundedMap(1024)
         self.tool_seqs = BoundedMap(1024)  # call id -> receipt seq, to withdraw a declined call
         self.model: str | None = None
         self.typed_request = False
 
-    @property
-    def main(self) -> Lane:
-        return self.writer.lane("main", self.facts.session_id or _ROW.name)
-
-    def read(self, path: Path) -> None:
-        for index, line in enumerate(iter_lines(path)):
-            value = line.value
-            if value is None:
-                self.facts.lines_unreadable += 1
-                self.cuts.add("lines", f"line not read: {line.problem}", size=line.size)
-                continue
-            try:
-                self.line(value, first=index == 0)
-            except RecursionError:
-                self.facts.lines_unreadable += 1
-                self.cuts.add("lines", "line not read: nested too deeply", size=line.size)
-
-    def line(self, value: dict[str, Any], *, first: bool) -> None:
+    def entry(self, value: dict[str, Any], *, first: bool) -> None:
         payload = value.get("payload")
         kind = value.get("type")
         when = iso_ms(value.get("timestamp"))
@@ -122,8 +89,8 @@ class _Converter:
             if kind == "session_meta":
                 self.meta(payload)
             elif kind == "turn_context":
-                self.model = _short(payload.get("model")) or self.model
-                self.facts.cwd = self.facts.cwd or _short(payload.get("cwd"))
+                self.model = short_text(payload.get("model")) or self.model
+                self.facts.cwd = self.facts.cwd or short_text(payload.get("cwd"))
             elif kind == "response_item":
                 self.item(payload, when)
             elif kind == "event_msg":
@@ -140,16 +107,16 @@ class _Converter:
 
     def meta(self, payload: dict[str, Any]) -> None:
         facts = self.facts
-        facts.session_id = facts.session_id or _short(payload.get("id"))
-        facts.cwd = facts.cwd or _short(payload.get("cwd"))
-        facts.version = _short(payload.get("cli_version")) or facts.version
-        provider = _short(payload.get("model_provider"))
+        facts.session_id = facts.session_id or short_text(payload.get("id"))
+        facts.cwd = facts.cwd or short_text(payload.get("cwd"))
+        facts.version = short_text(payload.get("cli_version")) or facts.version
+        provider = short_text(payload.get("model_provider"))
         if provider:
             facts.provider = "anthropic" if "anthropic" in provider else "openai"
         git = payload.get("git")
         if isinstance(git, dict):
-            facts.extra["git_branch"] = _short(git.get("branch"))
-            facts.extra["git_commit"] = _short(git.get("commit_hash"))
+            facts.extra["git_branch"] = short_text(git.get("branch"))
+            facts.extra["git_commit"] = short_text(git.get("commit_hash"))
         self.main.saw(iso_ms(payload.get("timestamp")))
 
     def item(self, item: dict[str, Any], when: int | None) -> None:
@@ -180,7 +147,7 @@ class _Converter:
 
     def message(self, lane: Lane, item: dict[str, Any], when: int | None) -> None:
         role = item.get("role")
-        text = _content_text(item.get("content"))
+        text = content_text(item.get("content"), _block)
         if role == "assistant":
             self.writer.write(lane, "assistant", text, when)
             lane.used(self.model)
@@ -243,29 +210,16 @@ class _Converter:
             lane.failed = lane.interrupted = False
 
 
-def _short(value: Any) -> str | None:
-    return value[:4096] if isinstance(value, str) and value else None
-
-
 def load_codex_rollout(path: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> RunRecord:
     """Convert the rollout at ``path`` into a native record folder ``workdir`` and load it."""
-    rollout, target = Path(path), Path(workdir)
-    converter = _Converter(target)
-    try:
-        converter.read(rollout)
-    finally:
-        converter.writer.close()
-    main = converter.writer.lanes.get("main")
-    if main is None or main.records == 0:
-        raise RunRecordError("$", "has no messages or tool calls of a Codex session",
-                             source=str(rollout))  # fmt: skip
-    facts = converter.facts
-    facts.session_id = facts.session_id or rollout.stem
-    main.conversation = facts.session_id
+    rollout = Path(path)
+    converter = _Converter(Path(workdir))
+    converter.read_session(rollout)
     if converter.model is None:
-        facts.extra["model_note"] = "the rollout names no model (legacy form)"
-    return assemble_record(facts, converter.writer, converter.receipts, converter.cuts, target,
-                           rollout)  # fmt: skip
+        converter.facts.extra["model_note"] = "the rollout names no model (legacy form)"
+    return converter.record(
+        rollout, session_id=rollout.stem, empty="has no messages or tool calls of a Codex session"
+    )
 
 
 # What the harness table finds here (evidence/sources/__init__.py).

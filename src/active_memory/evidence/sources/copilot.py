@@ -20,20 +20,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from active_memory.errors import RunRecordError
-from active_memory.evidence.sources.assemble import (
-    SessionFacts,
-    assemble_record,
-    provider_for_model,
-)
-from active_memory.evidence.sources.lanes import (
-    BoundedMap,
-    Lane,
-    ReceiptRing,
-    SessionWriter,
-    SourceCuts,
-)
-from active_memory.evidence.sources.lines import iter_lines
+from active_memory.evidence.sources.assemble import provider_for_model
+from active_memory.evidence.sources.converter import SessionConverter, short_text
+from active_memory.evidence.sources.lanes import BoundedMap, Lane
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.evidence.sources.tool_paths import argument_paths
 from active_memory.harnesses import harness_row
@@ -57,19 +46,12 @@ def _text(value: Any) -> str:
     return "" if value is None else canonical_json(value)
 
 
-class _Converter:
+class _Converter(SessionConverter):
     def __init__(self, workdir: Path) -> None:
-        self.writer = SessionWriter(workdir)
-        self.receipts = ReceiptRing()
-        self.cuts = SourceCuts()
-        self.facts = SessionFacts.of(_ROW)
+        super().__init__(_ROW, workdir)
         self.model: str | None = None
         self.tool_names = BoundedMap(1024)
         self.subagents: dict[str, str] = {}  # the launching tool call id -> lane id
-
-    @property
-    def main(self) -> Lane:
-        return self.writer.lane("main", self.facts.session_id or _ROW.name)
 
     def lane_of(self, data: dict[str, Any]) -> Lane:
         parent = data.get("parentToolCallId")
@@ -78,19 +60,10 @@ class _Converter:
             return self.main
         return self.writer.lane(lane_id, f"{self.facts.session_id or 'copilot'}/{lane_id}")
 
-    def read(self, path: Path) -> None:
-        for line in iter_lines(path):
-            if line.value is None:
-                self.facts.lines_unreadable += 1
-                self.cuts.add("lines", f"line not read: {line.problem}", size=line.size)
-                continue
-            data = line.value.get("data")
-            try:
-                self.event(str(line.value.get("type")), data if isinstance(data, dict) else {},
-                           iso_ms(line.value.get("timestamp")))  # fmt: skip
-            except RecursionError:
-                self.facts.lines_unreadable += 1
-                self.cuts.add("lines", "line not read: nested too deeply", size=line.size)
+    def entry(self, value: dict[str, Any], *, first: bool) -> None:
+        data = value.get("data")
+        self.event(str(value.get("type")), data if isinstance(data, dict) else {},
+                   iso_ms(value.get("timestamp")))  # fmt: skip
 
     def event(self, kind: str, data: dict[str, Any], when: int | None) -> None:
         if kind == "session.start":
@@ -137,13 +110,13 @@ class _Converter:
 
     def start(self, data: dict[str, Any], when: int | None) -> None:
         facts = self.facts
-        facts.session_id = facts.session_id or _short(data.get("sessionId"))
-        facts.version = _short(data.get("copilotVersion")) or facts.version
+        facts.session_id = facts.session_id or short_text(data.get("sessionId"))
+        facts.version = short_text(data.get("copilotVersion")) or facts.version
         context = data.get("context")
         if isinstance(context, dict):
-            facts.cwd = facts.cwd or _short(context.get("cwd"))
-            facts.extra["git_branch"] = _short(context.get("branch"))
-            facts.extra["repository"] = _short(context.get("repository"))
+            facts.cwd = facts.cwd or short_text(context.get("cwd"))
+            facts.extra["git_branch"] = short_text(context.get("branch"))
+            facts.extra["repository"] = short_text(context.get("repository"))
         self.switch(data.get("selectedModel"))
         self.main.saw(when if when is not None else iso_ms(data.get("startTime")))
 
@@ -178,30 +151,18 @@ class _Converter:
             self.writer.write(lane, "user", task, when)
 
 
-def _short(value: Any) -> str | None:
-    return value[:4096] if isinstance(value, str) and value else None
-
-
 def load_copilot_session(
     path: str | os.PathLike[str], workdir: str | os.PathLike[str]
 ) -> RunRecord:
     """Convert the Copilot CLI events at ``path`` into a record folder ``workdir``, loaded."""
-    events, target = Path(path), Path(workdir)
-    converter = _Converter(target)
-    try:
-        converter.read(events)
-    finally:
-        converter.writer.close()
-    main = converter.writer.lanes.get("main")
-    if main is None or main.records == 0:
-        raise RunRecordError("$", "has no messages or tool calls of a Copilot CLI session",
-                             source=str(events))  # fmt: skip
-    facts = converter.facts
+    events = Path(path)
+    converter = _Converter(Path(workdir))
+    converter.read_session(events)
+    # The current layout names the session by its folder, the older one by the file.
     fallback = events.parent.name if events.name == "events.jsonl" else events.stem
-    facts.session_id = facts.session_id or fallback
-    main.conversation = facts.session_id
-    return assemble_record(facts, converter.writer, converter.receipts, converter.cuts, target,
-                           events)  # fmt: skip
+    return converter.record(
+        events, session_id=fallback, empty="has no messages or tool calls of a Copilot CLI session"
+    )
 
 
 # What the harness table finds here (evidence/sources/__init__.py).

@@ -18,14 +18,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from active_memory.errors import RunRecordError
-from active_memory.evidence.sources.assemble import (
-    SessionFacts,
-    assemble_record,
-    provider_for_model,
+from active_memory.evidence.sources.assemble import provider_for_model
+from active_memory.evidence.sources.converter import (
+    SessionConverter,
+    content_blocks,
+    content_text,
+    short_text,
 )
-from active_memory.evidence.sources.lanes import Lane, ReceiptRing, SessionWriter, SourceCuts
-from active_memory.evidence.sources.lines import iter_lines
+from active_memory.evidence.sources.lanes import Lane
 from active_memory.evidence.sources.timestamps import stamp_ms
 from active_memory.evidence.sources.tool_paths import argument_paths
 from active_memory.harnesses import harness_row
@@ -41,61 +41,37 @@ _SKIPPED_BLOCKS = ("thinking",)
 _PROVIDERS = {"openai-codex": "openai", "azure-openai-responses": "openai"}
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return "" if content is None else canonical_json(content)
-    parts = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = str(block.get("type") or "block")[:64]
-        if kind in _SKIPPED_BLOCKS:
-            continue
-        parts.append(str(block.get("text", "")) if kind == "text" else f"[{kind}]")
-    return "\n".join(parts)
+def _block(block: Any) -> str | None:
+    """What a content block leaves: a text block its text, a thinking block nothing, any other
+    block ``[type]``."""
+    if not isinstance(block, dict):
+        return None
+    kind = str(block.get("type") or "block")[:64]
+    if kind in _SKIPPED_BLOCKS:
+        return None
+    return str(block.get("text", "")) if kind == "text" else f"[{kind}]"
 
 
-class _Converter:
+class _Converter(SessionConverter):
     def __init__(self, workdir: Path) -> None:
-        self.writer = SessionWriter(workdir)
-        self.receipts = ReceiptRing()
-        self.cuts = SourceCuts()
-        self.facts = SessionFacts.of(_ROW)
+        super().__init__(_ROW, workdir)
         self.model: str | None = None
         self.header = False
 
-    @property
-    def main(self) -> Lane:
-        return self.writer.lane("main", self.facts.session_id or _ROW.name)
-
-    def read(self, path: Path) -> None:
-        for line in iter_lines(path):
-            if line.value is None:
-                self.facts.lines_unreadable += 1
-                self.cuts.add("lines", f"line not read: {line.problem}", size=line.size)
-                continue
-            try:
-                self.entry(line.value)
-            except RecursionError:
-                self.facts.lines_unreadable += 1
-                self.cuts.add("lines", "line not read: nested too deeply", size=line.size)
-
-    def entry(self, entry: dict[str, Any]) -> None:
+    def entry(self, entry: dict[str, Any], *, first: bool) -> None:
         kind = entry.get("type")
         when = stamp_ms(entry.get("timestamp"))
         facts = self.facts
         if kind == "session" and not self.header:
             self.header = True
-            facts.session_id = _short(entry.get("id"))
-            facts.cwd = _short(entry.get("cwd"))
+            facts.session_id = short_text(entry.get("id"))
+            facts.cwd = short_text(entry.get("cwd"))
             facts.version = f"session format v{entry.get('version', 1)}"
             self.main.saw(when)
         elif kind == "model_change":
-            self.switch(_short(entry.get("provider")), _short(entry.get("modelId")))
+            self.switch(short_text(entry.get("provider")), short_text(entry.get("modelId")))
         elif kind == "session_info":
-            facts.extra["name"] = _short(entry.get("name"))
+            facts.extra["name"] = short_text(entry.get("name"))
         elif kind in ("compaction", "branch_summary"):
             summary = entry.get("summary")
             text = summary if isinstance(summary, str) else ""
@@ -118,7 +94,7 @@ class _Converter:
         lane.saw(when)
         role = message.get("role")
         if role == "user":
-            text = _content_text(message.get("content"))
+            text = content_text(message.get("content"), _block)
             self.writer.write(lane, "user", text, when)
             lane.interrupted = False
             if self.facts.initial_input is None and text.strip():
@@ -126,22 +102,21 @@ class _Converter:
         elif role == "assistant":
             self.assistant(lane, message, when)
         elif role == "toolResult":
-            text = _content_text(message.get("content"))
+            text = content_text(message.get("content"), _block)
             error = "[error] " if message.get("isError") else ""
-            self.writer.write(lane, "tool", error + text, when, _short(message.get("toolName")))
+            self.writer.write(lane, "tool", error + text, when, short_text(message.get("toolName")))
         elif role == "bashExecution":
             output = message.get("output")
             text = f"$ {message.get('command', '')}\n{output if isinstance(output, str) else ''}"
             self.writer.write(lane, "tool", text, when, "bash")
         else:
-            self.writer.write(lane, "system", _content_text(message.get("content")), when)
+            self.writer.write(lane, "system", content_text(message.get("content"), _block), when)
 
     def assistant(self, lane: Lane, message: dict[str, Any], when: int | None) -> None:
         if message.get("model") or message.get("provider"):
-            self.switch(_short(message.get("provider")), _short(message.get("model")))
+            self.switch(short_text(message.get("provider")), short_text(message.get("model")))
         lane.used(self.model)
-        content = message.get("content")
-        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        blocks = content_blocks(message.get("content"))
         texts = []
         for block in blocks:
             if not isinstance(block, dict) or block.get("type") in _SKIPPED_BLOCKS:
@@ -166,26 +141,14 @@ class _Converter:
         lane.interrupted = stop == "aborted"
 
 
-def _short(value: Any) -> str | None:
-    return value[:4096] if isinstance(value, str) and value else None
-
-
 def load_pi_session(path: str | os.PathLike[str], workdir: str | os.PathLike[str]) -> RunRecord:
     """Convert the pi session at ``path`` into a native record folder ``workdir`` and load it."""
-    session_file, target = Path(path), Path(workdir)
-    converter = _Converter(target)
-    try:
-        converter.read(session_file)
-    finally:
-        converter.writer.close()
-    main = converter.writer.lanes.get("main")
-    if main is None or main.records == 0:
-        raise RunRecordError("$", "has no messages of a pi session", source=str(session_file))
-    facts = converter.facts
-    facts.session_id = facts.session_id or session_file.stem
-    main.conversation = facts.session_id
-    return assemble_record(facts, converter.writer, converter.receipts, converter.cuts, target,
-                           session_file)  # fmt: skip
+    session_file = Path(path)
+    converter = _Converter(Path(workdir))
+    converter.read_session(session_file)
+    return converter.record(
+        session_file, session_id=session_file.stem, empty="has no messages of a pi session"
+    )
 
 
 # What the harness table finds here (evidence/sources/__init__.py).

@@ -41,6 +41,17 @@ def ask(ticket: str, payload: bytes) -> subprocess.CompletedProcess[bytes]:
                           env=CLEAN_ENV)  # fmt: skip
 
 
+def ask_until_answered(ticket: str, payload: bytes) -> dict[str, object]:
+    """The answer to ``payload``, asked again while it is empty: on a loaded machine a fresh
+    serve's first recall can outlast the helper's 250 ms, which then fails open with ``{}``
+    (and the serve, whose answer was not taken, delivers nothing)."""
+    for _ in range(5):
+        answered: dict[str, object] = json.loads(ask(ticket, payload).stdout)
+        if answered:
+            return answered
+    return answered
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
 def test_each_serve_start_has_a_new_token_and_its_ticket_goes_with_it(
     tmp_path: Path, stop: signal.Signals
@@ -56,12 +67,12 @@ def test_each_serve_start_has_a_new_token_and_its_ticket_goes_with_it(
         ticket = str(state["ticket"])
         try:
             tokens.append(read_ticket(ticket)[1])
-            answered = json.loads(ask(ticket, payload).stdout)
             if number == 0:
+                answered = ask_until_answered(ticket, payload)
                 assert "additionalContext" in answered["hookSpecificOutput"]
             else:  # the restarted serve remembers what the conversation received
-                assert answered == {}
-                answered = json.loads(ask(ticket, other).stdout)
+                assert json.loads(ask(ticket, payload).stdout) == {}
+                answered = ask_until_answered(ticket, other)
                 assert "additionalContext" in answered["hookSpecificOutput"]
         finally:
             process.send_signal(stop)

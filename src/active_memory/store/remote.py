@@ -20,7 +20,6 @@ import ipaddress
 import os
 import ssl
 import time
-from types import TracebackType
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -50,6 +49,7 @@ from active_memory.store.backend import (
     SnapshotRequest,
 )
 from active_memory.store.checked_rows import StoredLessons, verify_rows
+from active_memory.store.closing import Closing
 from active_memory.store.codec import DecodedRows, RecordError
 from active_memory.store.results import DEFAULT_LIMITS, HistoryEntry, PurgeReceipt
 from active_memory.store.wire import (
@@ -99,7 +99,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-class RemoteBackend:
+class RemoteBackend(Closing):
     """``ActiveMemoryBackend`` (and history, revert, purge) over the memory service at ``url``.
 
     ``ca_file`` trusts a private certificate authority (PEM) instead of the system's;
@@ -145,17 +145,6 @@ class RemoteBackend:
 
     def close(self) -> None:
         self._client.close()
-
-    def __enter__(self) -> RemoteBackend:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- transport -------------------------------------------------------------------------
 

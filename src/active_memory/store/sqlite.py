@@ -19,8 +19,6 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING
 
 from active_memory.errors import (
     ConfigError,
@@ -42,11 +40,18 @@ from active_memory.store.backend import (
 from active_memory.store.backup import backup_to
 from active_memory.store.checked import checked_changes, publication_receipt
 from active_memory.store.checked_rows import StoredLessons, verify_rows
+from active_memory.store.closing import Closing
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
-from active_memory.store.connect import companions_absent, open_connection, release_companions
+from active_memory.store.connect import (
+    companions_absent,
+    live_connection,
+    open_connection,
+    release_companions,
+)
 from active_memory.store.files import backup_destination_problem
 from active_memory.store.init_receipts import delete_receipt, publish_with_receipt, read_receipt
 from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
+from active_memory.store.quarantine_rows import QuarantineEntry
 from active_memory.store.results import (
     DEFAULT_LIMITS,
     HistoryEntry,
@@ -62,18 +67,16 @@ from active_memory.store.writes import (
     apply_changes,
     read_states,
     read_transaction,
+    scrub_file,
     write_transaction,
 )
-
-if TYPE_CHECKING:
-    from active_memory.store.quarantine import QuarantineEntry
 
 __all__ = ["SqliteStore"]
 
 _ADMIN_RUN = "admin"
 
 
-class SqliteStore:
+class SqliteStore(Closing):
     """A private SQLite lesson store at ``path`` (default: ``default_store_path(namespace)``).
 
     ``read_only=True`` opens an existing, migrated store with ``mode=ro``: it never creates,
@@ -124,26 +127,8 @@ class SqliteStore:
                 if self._release:
                     release_companions(self._path)
 
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def _connection(self, *, write: bool = False) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"the lesson store {str(self._path)!r} is closed")
-        if write and self._read_only:
-            raise StoreError(
-                f"the lesson store {str(self._path)!r} was opened read-only; "
-                "open it without read_only to change it"
-            )
-        return self._conn
+        return live_connection(self._conn, self._path, read_only=self._read_only, write=write)
 
     @contextlib.contextmanager
     def _reading(self, failure: type[StoreError] = StoreError) -> Iterator[sqlite3.Connection]:
@@ -311,7 +296,7 @@ class SqliteStore:
                 else:
                     revision = marker.revision
                     generation = apply_changes(conn, [marker], run_id=run_id, limits=self._limits)
-            scrubbed = self._scrub(conn)
+            scrubbed = scrub_file(conn)
         return PurgeReceipt(
             id=lesson_id,
             revision=revision,
@@ -319,16 +304,6 @@ class SqliteStore:
             erased_revisions=erased,
             scrubbed=scrubbed,
         )
-
-    def _scrub(self, conn: sqlite3.Connection) -> bool:
-        try:
-            conn.execute("PRAGMA temp_store = MEMORY")  # VACUUM's copy stays off the disk
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            conn.execute("VACUUM")
-            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.OperationalError:
-            return False
-        return not busy
 
     def export(self) -> Iterator[str]:
         """JSON lines (no newline) for every live lesson and tombstone, sorted by id, read at

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
-from types import TracebackType
 
 import psycopg
 from psycopg_pool import ConnectionPool
@@ -42,6 +41,7 @@ from active_memory.store.backend import (
 )
 from active_memory.store.checked import checked_changes, publication_receipt
 from active_memory.store.checked_rows import StoredLessons, verify_rows
+from active_memory.store.closing import Closing
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
 from active_memory.store.migrations import MigrationMismatch
 from active_memory.store.postgres.schema import apply_pending, check_current, tenant_schema
@@ -77,7 +77,7 @@ def _generation(session: PgSession) -> int:
     return int(value)
 
 
-class PostgresStore:
+class PostgresStore(Closing):
     """The lessons of ``tenant`` in the database at ``url`` (a ``postgresql://`` URL).
 
     The tenant's schema is created and migrated on first open. ``pool`` shares one connection
@@ -133,17 +133,6 @@ class PostgresStore:
         if self._pool is not None and self._owns_pool:
             self._pool.close()
         self._pool = None
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _open_pool(self) -> ConnectionPool:
         if self._pool is None:

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from active_memory.errors import StoreError
 from active_memory.models.changes import Publication
 from active_memory.store.backend import PublicationReceipt
-from active_memory.store.checked import checked_changes, publication_receipt
+from active_memory.store.checked import publish_checked
 from active_memory.store.quarantine_rows import QuarantineEntry, hold_entries
 from active_memory.store.results import StoreLimits
-from active_memory.store.writes import apply_changes, utc_now
+from active_memory.store.writes import utc_now
 
 __all__ = ["delete_receipt", "publish_with_receipt", "read_receipt"]
 
@@ -72,13 +72,7 @@ def publish_with_receipt(
     if stored is not None:
         return stored, False
     hold_entries(conn, held)
-    if publication.mutations:
-        changes = checked_changes(conn, publication)
-        generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits)
-        receipt = publication_receipt(generation, changes)
-    else:
-        (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
-        receipt = PublicationReceipt(int(generation), {})
+    receipt = publish_checked(conn, publication, limits)
     conn.execute(
         "INSERT INTO init_receipts (session, receipt, time) VALUES (?, ?, ?)",
         (session, _encode(receipt), utc_now()),

@@ -48,9 +48,9 @@ from active_memory.store.backend import (
     Snapshot,
     SnapshotRequest,
 )
-from active_memory.store.checked_rows import StoredLessons, verify_rows
+from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
 from active_memory.store.closing import Closing
-from active_memory.store.codec import DecodedRows, RecordError
+from active_memory.store.codec import DecodedRows
 from active_memory.store.results import DEFAULT_LIMITS, HistoryEntry, PurgeReceipt
 from active_memory.store.wire import (
     API_PREFIX,
@@ -255,13 +255,7 @@ class RemoteBackend(Closing):
         )
         answer = self._call("/snapshot", body, SnapshotAnswer, SnapshotError)
         rows = sorted(answer.rows, key=lambda row: row[0])
-        try:
-            verify_rows(rows)
-        except RecordError as error:
-            raise SnapshotError(
-                f"the memory service at {self.url!r} sent lesson {error}; the snapshot was "
-                "refused rather than returned incomplete"
-            ) from None
+        verify_snapshot_rows(rows, source=f"the memory service at {self.url!r} sent lesson")
         return Snapshot(answer.generation, StoredLessons(rows, self._decoded))
 
     def publish(

@@ -31,6 +31,7 @@ __all__ = [
     "apply_changes",
     "count_capacity",
     "read_capacity",
+    "read_generation",
     "read_states",
     "read_transaction",
     "scrub_file",
@@ -157,6 +158,12 @@ class Capacity:
     live: int
     rows: int
     content_bytes: int
+
+
+def read_generation(conn: SqlConnection) -> int:
+    """The store-wide generation: how many batches have committed."""
+    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
+    return int(generation)
 
 
 def read_capacity(conn: SqlConnection) -> Capacity:

@@ -25,7 +25,17 @@ from active_memory.store.sql import SqlConnection
 from active_memory.store.transfer import ImportEntry, lesson_line, parse_lines, plan_import
 from active_memory.store.writes import Change, apply_changes, read_generation, read_states
 
-__all__ = ["EngineStore", "import_entries", "purge_marked", "revert_checked", "select_snapshot"]
+__all__ = [
+    "ADMIN_RUN",
+    "EngineStore",
+    "import_entries",
+    "purge_marked",
+    "revert_checked",
+    "select_snapshot",
+]
+
+# The run id a revert or purge is recorded under in the history when the caller names none.
+ADMIN_RUN = "admin"
 
 
 def select_snapshot(

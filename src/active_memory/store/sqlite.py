@@ -43,7 +43,13 @@ from active_memory.store.connect import (
     open_connection,
     release_companions,
 )
-from active_memory.store.engine import EngineStore, purge_marked, revert_checked, select_snapshot
+from active_memory.store.engine import (
+    ADMIN_RUN,
+    EngineStore,
+    purge_marked,
+    revert_checked,
+    select_snapshot,
+)
 from active_memory.store.files import backup_destination_problem
 from active_memory.store.init_receipts import delete_receipt, publish_with_receipt, read_receipt
 from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
@@ -63,8 +69,6 @@ from active_memory.store.writes import (
 )
 
 __all__ = ["SqliteStore"]
-
-_ADMIN_RUN = "admin"
 
 
 class SqliteStore(EngineStore):
@@ -197,7 +201,7 @@ class SqliteStore(EngineStore):
         to_revision: int,
         *,
         expected_revision: int | None = None,
-        run_id: str = _ADMIN_RUN,
+        run_id: str = ADMIN_RUN,
     ) -> PublicationReceipt:
         """Write ``to_revision``'s content as a new revision, checked like a publication.
 
@@ -209,7 +213,7 @@ class SqliteStore(EngineStore):
                 conn, change, expected_revision, run_id=run_id, limits=self._limits
             )
 
-    def purge(self, lesson_id: str, *, run_id: str = _ADMIN_RUN) -> PurgeReceipt:
+    def purge(self, lesson_id: str, *, run_id: str = ADMIN_RUN) -> PurgeReceipt:
         """Erase every past content of a retired lesson, then scrub the file and its WAL.
 
         The tombstone (id, kind, a new revision marking the purge) stays so the id can never

@@ -38,7 +38,13 @@ from active_memory.store.backend import (
 from active_memory.store.checked import publish_checked
 from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
 from active_memory.store.codec import DecodedRows
-from active_memory.store.engine import EngineStore, purge_marked, revert_checked, select_snapshot
+from active_memory.store.engine import (
+    ADMIN_RUN,
+    EngineStore,
+    purge_marked,
+    revert_checked,
+    select_snapshot,
+)
 from active_memory.store.migrations import MigrationMismatch
 from active_memory.store.postgres.schema import apply_pending, check_current, tenant_schema
 from active_memory.store.postgres.session import (
@@ -56,8 +62,6 @@ from active_memory.store.results import (
 )
 
 __all__ = ["PostgresStore", "is_postgres_url"]
-
-_ADMIN_RUN = "admin"
 
 
 def is_postgres_url(location: str) -> bool:
@@ -203,7 +207,7 @@ class PostgresStore(EngineStore):
         to_revision: int,
         *,
         expected_revision: int | None = None,
-        run_id: str = _ADMIN_RUN,
+        run_id: str = ADMIN_RUN,
         within: AccessScope | None = None,
     ) -> PublicationReceipt:
         with self._writing() as session:
@@ -221,7 +225,7 @@ class PostgresStore(EngineStore):
             )
 
     def purge(
-        self, lesson_id: str, *, run_id: str = _ADMIN_RUN, within: AccessScope | None = None
+        self, lesson_id: str, *, run_id: str = ADMIN_RUN, within: AccessScope | None = None
     ) -> PurgeReceipt:
         """Erase every past content of a retired lesson; its tombstone stays.
 

@@ -8,7 +8,9 @@ after its deadline fired. A daemon thread is waited for by no one: the awaiting 
 cancelled at the deadline, and the process still exits, whatever the thread is doing.
 
 Only work that may be abandoned goes here (reads, evidence building, investigation tools);
-a store write stays where it waits for its own receipt.
+a store write stays where it waits for its own receipt. A server embedded in a process (the
+memory service's and the browser's uvicorn, for tests and hosts) runs in such a thread too:
+:func:`serve_in_daemon_thread` starts it, :func:`wait_until_serving` waits for it to listen.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import socket
 import threading
+import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-__all__ = ["in_daemon_thread"]
+__all__ = ["Serving", "in_daemon_thread", "serve_in_daemon_thread", "wait_until_serving"]
 
 T = TypeVar("T")
 
@@ -53,3 +57,30 @@ async def in_daemon_thread(function: Callable[..., T], *args: object, **kwargs: 
     name = f"active-memory:{getattr(function, '__name__', 'work')}"
     threading.Thread(target=work, name=name, daemon=True).start()
     return await future
+
+
+class Serving(Protocol):
+    """A server that serves on sockets it is given until told to exit (``uvicorn.Server``)."""
+
+    started: bool
+
+    def run(self, sockets: list[socket.socket] | None = None) -> None: ...
+
+
+def serve_in_daemon_thread(server: Serving, bound: socket.socket) -> threading.Thread:
+    """Start ``server`` on the already bound socket in a daemon thread of its own."""
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [bound]}, daemon=True)
+    thread.start()
+    return thread
+
+
+def wait_until_serving(
+    server: Serving, thread: threading.Thread, *, what: str, timeout_s: float
+) -> None:
+    """Return once ``server`` (run by ``thread``) has started; RuntimeError saying ``{what}
+    did not start`` when the thread ended or ``timeout_s`` passed first."""
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not start")
+        time.sleep(0.01)

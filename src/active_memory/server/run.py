@@ -8,14 +8,13 @@ embed the service; ``url`` is where it listens.
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import uvicorn
 
+from active_memory.daemon_threads import serve_in_daemon_thread, wait_until_serving
 from active_memory.errors import ConfigError
 from active_memory.server.app import DEFAULT_SERVICE_LIMITS, MemoryService, ServiceLimits
 from active_memory.server.protocol import guarded_protocol
@@ -117,15 +116,10 @@ class RunningService:
         scheme = "https" if options.tls_cert is not None else "http"
         self.url = f"{scheme}://{host}:{port}"
         self._server = uvicorn.Server(_config(service, options))
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        self._thread = serve_in_daemon_thread(self._server, self._socket)
+        wait_until_serving(
+            self._server, self._thread, what="the memory service", timeout_s=_START_TIMEOUT_S
         )
-        self._thread.start()
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the memory service did not start")
-            time.sleep(0.01)
 
     def stop(self) -> None:
         self._server.should_exit = True

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from active_memory.errors import RevisionConflict, RevisionMismatch
 from active_memory.models.changes import Publication
 from active_memory.store.backend import PublicationReceipt
+from active_memory.store.results import StoreLimits
 from active_memory.store.sql import SqlConnection
-from active_memory.store.writes import Change, read_states
+from active_memory.store.writes import Change, apply_changes, read_generation, read_states
 
-__all__ = ["checked_changes", "publication_receipt"]
+__all__ = ["checked_changes", "publication_receipt", "publish_checked"]
 
 
 def checked_changes(conn: SqlConnection, publication: Publication) -> list[Change]:
@@ -50,3 +51,15 @@ def publication_receipt(generation: int, changes: Sequence[Change]) -> Publicati
         {change.id: change.revision for change in changes},
         tuple(change.id for change in changes if change.op == "retire"),
     )
+
+
+def publish_checked(
+    conn: SqlConnection, publication: Publication, limits: StoreLimits
+) -> PublicationReceipt:
+    """Check and write ``publication`` in the caller's write transaction; an empty one writes
+    nothing and reports the current generation."""
+    if not publication.mutations:
+        return PublicationReceipt(read_generation(conn), {})
+    changes = checked_changes(conn, publication)
+    generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits)
+    return publication_receipt(generation, changes)

@@ -22,7 +22,13 @@ from active_memory.errors import SnapshotError
 from active_memory.models.lessons import Lesson
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError, decode_lesson
 
-__all__ = ["StoredLessons", "backfill_checksums", "row_checksum", "verify_rows"]
+__all__ = [
+    "StoredLessons",
+    "backfill_checksums",
+    "row_checksum",
+    "verify_rows",
+    "verify_snapshot_rows",
+]
 
 _blake2b = hashlib.blake2b
 
@@ -63,6 +69,20 @@ def verify_rows(rows: Sequence[Sequence[object]]) -> None:
             f"{lesson_id!r} has content or scope columns that do not match its checksum: it "
             "was changed outside active-memory"
         )
+
+
+def verify_snapshot_rows(
+    rows: Sequence[Sequence[object]], *, source: str = "stored lesson", advice: str = ""
+) -> None:
+    """:func:`verify_rows` for a snapshot: SnapshotError naming the first damaged row, since a
+    snapshot is refused whole rather than returned short. ``source`` names where the row came
+    from (``"stored lesson"``, or the service that sent it); ``advice`` ends the message."""
+    try:
+        verify_rows(rows)
+    except RecordError as error:
+        raise SnapshotError(
+            f"{source} {error}; the snapshot was refused rather than returned incomplete{advice}"
+        ) from None
 
 
 def backfill_checksums(conn: sqlite3.Connection) -> None:

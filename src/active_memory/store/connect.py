@@ -17,7 +17,7 @@ import stat
 import time
 from pathlib import Path
 
-from active_memory.errors import StoreUnavailable
+from active_memory.errors import StoreError, StoreUnavailable
 from active_memory.store.files import (
     create_private_file,
     ensure_private_directory,
@@ -35,7 +35,7 @@ from active_memory.store.rows import readable_schema
 from active_memory.store.unreadable import safe_message
 from active_memory.store.zeroshot import is_zeroshot_store_file, looks_like_zeroshot_schema
 
-__all__ = ["companions_absent", "open_connection", "release_companions"]
+__all__ = ["companions_absent", "live_connection", "open_connection", "release_companions"]
 
 _ZEROSHOT_STORE = (
     "is a zeroshot CLI lesson store, which is incompatible and never opened as active-memory's "
@@ -78,6 +78,27 @@ def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sql
     except StoreUnavailable:
         _remove_empty(companions)
         raise
+    return conn
+
+
+def live_connection(
+    conn: sqlite3.Connection | None,
+    path: Path,
+    *,
+    read_only: bool,
+    write: bool,
+    changing: str = "it",
+) -> sqlite3.Connection:
+    """``conn`` when it may serve the call; StoreError when its handle was closed, or when a
+    ``write`` is asked of a handle opened read-only (the message says to open it without
+    read_only to change ``changing``)."""
+    if conn is None:
+        raise StoreError(f"the lesson store {str(path)!r} is closed")
+    if write and read_only:
+        raise StoreError(
+            f"the lesson store {str(path)!r} was opened read-only; "
+            f"open it without read_only to change {changing}"
+        )
     return conn
 
 

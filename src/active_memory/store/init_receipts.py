@@ -15,19 +15,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from active_memory.errors import StoreError
 from active_memory.models.changes import Publication
 from active_memory.store.backend import PublicationReceipt
-from active_memory.store.checked import checked_changes, publication_receipt
+from active_memory.store.checked import publish_checked
+from active_memory.store.quarantine_rows import QuarantineEntry, hold_entries
 from active_memory.store.results import StoreLimits
-from active_memory.store.writes import apply_changes, utc_now
-
-if TYPE_CHECKING:  # quarantine.py imports the SQLite store, which imports this module
-    from active_memory.store.quarantine import QuarantineEntry
+from active_memory.store.writes import utc_now
 
 __all__ = ["delete_receipt", "publish_with_receipt", "read_receipt"]
 
@@ -62,32 +58,6 @@ def read_receipt(conn: sqlite3.Connection, session: str) -> PublicationReceipt |
     return None if row is None else _decode(str(row[0]))
 
 
-def _held_time() -> str:
-    """The quarantine's own time format (store/quarantine.py), so its ordering holds."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def _hold(conn: sqlite3.Connection, held: Sequence[QuarantineEntry]) -> None:
-    """The quarantine rows, as :meth:`Quarantine.hold` writes them, in the caller's
-    transaction; an id already held is replaced."""
-    conn.executemany(
-        "INSERT OR REPLACE INTO quarantine (id, run_id, role, kind, signals, draft, time) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                entry.id,
-                entry.run_id,
-                entry.role,
-                entry.draft.scope.kind,
-                json.dumps(list(entry.signals)),
-                entry.draft.model_dump_json(),
-                entry.time or _held_time(),
-            )
-            for entry in held
-        ],
-    )
-
-
 def publish_with_receipt(
     conn: sqlite3.Connection,
     publication: Publication,
@@ -101,14 +71,8 @@ def publish_with_receipt(
     stored = read_receipt(conn, session)
     if stored is not None:
         return stored, False
-    _hold(conn, held)
-    if publication.mutations:
-        changes = checked_changes(conn, publication)
-        generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits)
-        receipt = publication_receipt(generation, changes)
-    else:
-        (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
-        receipt = PublicationReceipt(int(generation), {})
+    hold_entries(conn, held)
+    receipt = publish_checked(conn, publication, limits)
     conn.execute(
         "INSERT INTO init_receipts (session, receipt, time) VALUES (?, ?, ?)",
         (session, _encode(receipt), utc_now()),

@@ -20,63 +20,33 @@ connection to it, so the lesson store's own code stays as it is.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from active_memory.errors import PublicationError, QuarantineNotFound, StoreError
 from active_memory.models.changes import Mutation, Publication
-from active_memory.models.lessons import LessonDraft
 from active_memory.screening.cards import screen_card
 from active_memory.screening.verdict import is_weak
 from active_memory.store.backend import ActiveMemoryBackend, PublicationReceipt
-from active_memory.store.connect import open_connection
+from active_memory.store.closing import Closing
+from active_memory.store.connect import live_connection, open_connection
+from active_memory.store.quarantine_rows import (
+    COLUMNS,
+    QuarantineEntry,
+    entry_from_row,
+    hold_entries,
+)
 from active_memory.store.sqlite import SqliteStore
-from active_memory.store.writes import read_transaction, write_transaction
+from active_memory.store.writes import read_transaction, scrub_file, write_transaction
 
 __all__ = ["REVIEW_RUN", "Quarantine", "QuarantineEntry", "quarantine_for"]
 
 REVIEW_RUN = "review"
 
 
-@dataclass(frozen=True, slots=True)
-class QuarantineEntry:
-    """One held proposal: the lesson id it would be published under, who proposed it in which
-    run, the weak signals it tripped and the whole draft."""
-
-    id: str
-    run_id: str
-    role: str
-    signals: tuple[str, ...]
-    draft: LessonDraft
-    time: str
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def _entry(row: sqlite3.Row | tuple[object, ...]) -> QuarantineEntry:
-    lesson_id, run_id, role, signals, draft, when = row
-    return QuarantineEntry(
-        id=str(lesson_id),
-        run_id=str(run_id),
-        role=str(role),
-        signals=tuple(json.loads(str(signals))),
-        draft=LessonDraft.model_validate_json(str(draft)),
-        time=str(when),
-    )
-
-
-_COLUMNS = "id, run_id, role, signals, draft, time"
-
-
-class Quarantine:
+class Quarantine(Closing):
     """The quarantine table of the store at ``path`` (an existing or new private store)."""
 
     def __init__(
@@ -97,26 +67,14 @@ class Quarantine:
             self._conn.close()
             self._conn = None
 
-    def __enter__(self) -> Quarantine:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def _connection(self, *, write: bool = False) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"the lesson store {str(self._path)!r} is closed")
-        if write and self._read_only:
-            raise StoreError(
-                f"the lesson store {str(self._path)!r} was opened read-only; "
-                "open it without read_only to change its quarantine"
-            )
-        return self._conn
+        return live_connection(
+            self._conn,
+            self._path,
+            read_only=self._read_only,
+            write=write,
+            changing="its quarantine",
+        )
 
     def _failed(self, error: sqlite3.Error) -> StoreError:
         return StoreError(
@@ -129,25 +87,9 @@ class Quarantine:
         if not entries:
             return
         conn = self._connection(write=True)
-        rows = [
-            (
-                entry.id,
-                entry.run_id,
-                entry.role,
-                entry.draft.scope.kind,
-                json.dumps(list(entry.signals)),
-                entry.draft.model_dump_json(),
-                entry.time or _now(),
-            )
-            for entry in entries
-        ]
         try:
             with write_transaction(conn):
-                conn.executemany(
-                    "INSERT OR REPLACE INTO quarantine (id, run_id, role, kind, signals, draft, "
-                    "time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
+                hold_entries(conn, entries)
         except sqlite3.Error as error:
             raise self._failed(error) from error
 
@@ -157,24 +99,24 @@ class Quarantine:
         try:
             with read_transaction(conn):
                 rows = conn.execute(
-                    f"SELECT {_COLUMNS} FROM quarantine ORDER BY time, id"
+                    f"SELECT {COLUMNS} FROM quarantine ORDER BY time, id"
                 ).fetchall()
         except sqlite3.Error as error:
             raise self._failed(error) from error
-        return tuple(_entry(row) for row in rows)
+        return tuple(entry_from_row(row) for row in rows)
 
     def get(self, lesson_id: str) -> QuarantineEntry:
         conn = self._connection()
         try:
             with read_transaction(conn):
                 row = conn.execute(
-                    f"SELECT {_COLUMNS} FROM quarantine WHERE id = ?", (lesson_id,)
+                    f"SELECT {COLUMNS} FROM quarantine WHERE id = ?", (lesson_id,)
                 ).fetchone()
         except sqlite3.Error as error:
             raise self._failed(error) from error
         if row is None:
             raise QuarantineNotFound(lesson_id)
-        return _entry(row)
+        return entry_from_row(row)
 
     def approve(
         self, lesson_id: str, backend: ActiveMemoryBackend, *, run_id: str = REVIEW_RUN
@@ -206,18 +148,7 @@ class Quarantine:
                 conn.execute("DELETE FROM quarantine WHERE id = ?", (lesson_id,))
         except sqlite3.Error as error:
             raise self._failed(error) from error
-        return _scrub(conn) if scrub else True
-
-
-def _scrub(conn: sqlite3.Connection) -> bool:
-    try:
-        conn.execute("PRAGMA temp_store = MEMORY")  # VACUUM's copy stays off the disk
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("VACUUM")
-        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    except sqlite3.OperationalError:
-        return False
-    return not busy
+        return scrub_file(conn) if scrub else True
 
 
 def quarantine_for(backend: ActiveMemoryBackend) -> Quarantine | None:

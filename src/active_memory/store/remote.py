@@ -20,7 +20,6 @@ import ipaddress
 import os
 import ssl
 import time
-from types import TracebackType
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -49,8 +48,9 @@ from active_memory.store.backend import (
     Snapshot,
     SnapshotRequest,
 )
-from active_memory.store.checked_rows import StoredLessons, verify_rows
-from active_memory.store.codec import DecodedRows, RecordError
+from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
+from active_memory.store.closing import Closing
+from active_memory.store.codec import DecodedRows
 from active_memory.store.results import DEFAULT_LIMITS, HistoryEntry, PurgeReceipt
 from active_memory.store.wire import (
     API_PREFIX,
@@ -99,7 +99,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-class RemoteBackend:
+class RemoteBackend(Closing):
     """``ActiveMemoryBackend`` (and history, revert, purge) over the memory service at ``url``.
 
     ``ca_file`` trusts a private certificate authority (PEM) instead of the system's;
@@ -145,17 +145,6 @@ class RemoteBackend:
 
     def close(self) -> None:
         self._client.close()
-
-    def __enter__(self) -> RemoteBackend:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- transport -------------------------------------------------------------------------
 
@@ -266,13 +255,7 @@ class RemoteBackend:
         )
         answer = self._call("/snapshot", body, SnapshotAnswer, SnapshotError)
         rows = sorted(answer.rows, key=lambda row: row[0])
-        try:
-            verify_rows(rows)
-        except RecordError as error:
-            raise SnapshotError(
-                f"the memory service at {self.url!r} sent lesson {error}; the snapshot was "
-                "refused rather than returned incomplete"
-            ) from None
+        verify_snapshot_rows(rows, source=f"the memory service at {self.url!r} sent lesson")
         return Snapshot(answer.generation, StoredLessons(rows, self._decoded))
 
     def publish(

@@ -27,11 +27,11 @@ import stat
 
 from active_memory.errors import StoreUnavailable
 from active_memory.limits import BROAD_WORDS, LIMITS
+from active_memory.store.closing import Closing
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from types import TracebackType
     from typing import Any, Literal, TypeAlias
 
     # st_dev, st_ino, created_at, generation, live_count, record_count, content_bytes
@@ -292,7 +292,7 @@ def _inspect(path: str) -> os.stat_result:
     return info
 
 
-class StoreRows:
+class StoreRows(Closing):
     """A read-only connection to one store file, for the few reads the hook fallback makes."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
@@ -361,14 +361,3 @@ class StoreRows:
 
     def close(self) -> None:
         self._conn.close()
-
-    def __enter__(self) -> StoreRows:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -17,21 +17,15 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING
 
 from active_memory.errors import (
     ConfigError,
-    ImportConflict,
-    RevisionConflict,
-    RevisionMismatch,
     SnapshotError,
     StoreError,
 )
 from active_memory.models.changes import Publication
-from active_memory.models.lessons import Lesson
 from active_memory.store import admin
 from active_memory.store.backend import (
     PublicationControl,
@@ -40,40 +34,44 @@ from active_memory.store.backend import (
     SnapshotRequest,
 )
 from active_memory.store.backup import backup_to
-from active_memory.store.checked import checked_changes, publication_receipt
-from active_memory.store.checked_rows import StoredLessons, verify_rows
-from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
-from active_memory.store.connect import companions_absent, open_connection, release_companions
+from active_memory.store.checked import publish_checked
+from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
+from active_memory.store.codec import DecodedRows
+from active_memory.store.connect import (
+    companions_absent,
+    live_connection,
+    open_connection,
+    release_companions,
+)
+from active_memory.store.engine import (
+    ADMIN_RUN,
+    EngineStore,
+    purge_marked,
+    revert_checked,
+    select_snapshot,
+)
 from active_memory.store.files import backup_destination_problem
 from active_memory.store.init_receipts import delete_receipt, publish_with_receipt, read_receipt
 from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
+from active_memory.store.quarantine_rows import QuarantineEntry
 from active_memory.store.results import (
     DEFAULT_LIMITS,
     HistoryEntry,
-    ImportReport,
     PurgeReceipt,
     StoreCheck,
     StoreLimits,
-    Tombstone,
 )
-from active_memory.store.transfer import lesson_line, parse_lines, plan_import
 from active_memory.store.unreadable import safe_message
 from active_memory.store.writes import (
-    apply_changes,
-    read_states,
     read_transaction,
+    scrub_file,
     write_transaction,
 )
 
-if TYPE_CHECKING:
-    from active_memory.store.quarantine import QuarantineEntry
-
 __all__ = ["SqliteStore"]
 
-_ADMIN_RUN = "admin"
 
-
-class SqliteStore:
+class SqliteStore(EngineStore):
     """A private SQLite lesson store at ``path`` (default: ``default_store_path(namespace)``).
 
     ``read_only=True`` opens an existing, migrated store with ``mode=ro``: it never creates,
@@ -124,26 +122,8 @@ class SqliteStore:
                 if self._release:
                     release_companions(self._path)
 
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def _connection(self, *, write: bool = False) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"the lesson store {str(self._path)!r} is closed")
-        if write and self._read_only:
-            raise StoreError(
-                f"the lesson store {str(self._path)!r} was opened read-only; "
-                "open it without read_only to change it"
-            )
-        return self._conn
+        return live_connection(self._conn, self._path, read_only=self._read_only, write=write)
 
     @contextlib.contextmanager
     def _reading(self, failure: type[StoreError] = StoreError) -> Iterator[sqlite3.Connection]:
@@ -158,12 +138,14 @@ class SqliteStore:
                     f"({safe_message(error)}); run `active-memory store check`"
                 ) from None
 
-    # -- the backend protocol --------------------------------------------------------------
+    @contextlib.contextmanager
+    def _writing(self, control: PublicationControl | None = None) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            conn = self._connection(write=True)
+            with write_transaction(conn, control):
+                yield conn
 
-    def generation(self) -> int:
-        with self._reading() as conn:
-            (value,) = conn.execute("SELECT generation FROM meta").fetchone()
-            return int(value)
+    # -- the backend protocol (generation: EngineStore) ------------------------------------
 
     def snapshot(self, request: SnapshotRequest) -> Snapshot:
         """Every live lesson in scope, sorted by id, read in one transaction.
@@ -171,49 +153,17 @@ class SqliteStore:
         Each row is verified against its checksum here, so a damaged row refuses the whole
         snapshot; the lessons are decoded from the verified rows on first access.
         """
-        identity = request.identity
-        columns = f"{LIVE_COLUMNS}, checksum"
         with self._reading(SnapshotError) as conn:
-            (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
-            rows: list[tuple[object, ...]] = []
-            if request.repository and identity.repository is not None:
-                rows += conn.execute(
-                    f"SELECT {columns} FROM records "
-                    "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
-                    (identity.repository,),
-                ).fetchall()
-            if request.graph and identity.graph_hash is not None:
-                rows += conn.execute(
-                    f"SELECT {columns} FROM records "
-                    "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
-                    "AND (repository IS NULL OR repository = ?)",
-                    (identity.graph_hash, identity.repository),
-                ).fetchall()
-        rows.sort(key=lambda row: str(row[0]))
-        try:
-            verify_rows(rows)
-        except RecordError as error:
-            raise SnapshotError(
-                f"stored lesson {error}; the snapshot was refused rather than returned "
-                "incomplete, run `active-memory store check`"
-            ) from None
-        return Snapshot(int(generation), StoredLessons(rows, self._decoded))
+            generation, rows = select_snapshot(conn, request)
+        verify_snapshot_rows(rows, advice=", run `active-memory store check`")
+        return Snapshot(generation, StoredLessons(rows, self._decoded))
 
     def publish(
         self, publication: Publication, control: PublicationControl | None = None
     ) -> PublicationReceipt:
         """Commit every mutation or none; see ``ActiveMemoryBackend.publish``."""
-        with self._lock:
-            conn = self._connection(write=True)
-            with write_transaction(conn, control):
-                if not publication.mutations:
-                    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
-                    return PublicationReceipt(int(generation), {})
-                changes = checked_changes(conn, publication)
-                generation = apply_changes(
-                    conn, changes, run_id=publication.run_id, limits=self._limits
-                )
-        return publication_receipt(generation, changes)
+        with self._writing(control) as conn:
+            return publish_checked(conn, publication, self._limits)
 
     # -- memory init's receipts (store/init_receipts.py) ------------------------------------
 
@@ -227,43 +177,18 @@ class SqliteStore:
         """The checked publication, the ``held`` quarantine entries and the receipt row for
         ``session`` in one transaction; ``(stored receipt, False)`` without writing when
         ``session`` already published."""
-        with self._lock:
-            conn = self._connection(write=True)
-            with write_transaction(conn, control):
-                return publish_with_receipt(conn, publication, session, self._limits, held)
+        with self._writing(control) as conn:
+            return publish_with_receipt(conn, publication, session, self._limits, held)
 
     def init_receipt(self, session: str) -> PublicationReceipt | None:
         with self._reading() as conn:
             return read_receipt(conn, session)
 
     def drop_init_receipt(self, session: str) -> None:
-        with self._lock:
-            conn = self._connection(write=True)
-            with write_transaction(conn):
-                delete_receipt(conn, session)
+        with self._writing() as conn:
+            delete_receipt(conn, session)
 
-    # -- admin -----------------------------------------------------------------------------
-
-    def list_lessons(
-        self,
-        repository: str | None = None,
-        graph_hash: str | None = None,
-        node_id: str | None = None,
-    ) -> tuple[Lesson, ...]:
-        """Live lessons sorted by id; each filter given must match its column exactly."""
-        with self._reading() as conn:
-            return admin.list_live(
-                conn, repository=repository, graph_hash=graph_hash, node_id=node_id
-            )
-
-    def list_retired(self) -> tuple[Tombstone, ...]:
-        with self._reading() as conn:
-            return admin.list_tombstones(conn)
-
-    def get(self, lesson_id: str) -> Lesson:
-        """The live lesson; LessonNotFound (LessonRetired for a tombstone) otherwise."""
-        with self._reading() as conn:
-            return admin.get_lesson(conn, lesson_id)
+    # -- admin (list_lessons, list_retired, get, export, import_lines: EngineStore) ---------
 
     def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
         """Every revision of ``lesson_id``, oldest first (content erased by purge is None)."""
@@ -276,24 +201,19 @@ class SqliteStore:
         to_revision: int,
         *,
         expected_revision: int | None = None,
-        run_id: str = _ADMIN_RUN,
+        run_id: str = ADMIN_RUN,
     ) -> PublicationReceipt:
         """Write ``to_revision``'s content as a new revision, checked like a publication.
 
         ``expected_revision`` (when given) must be the current revision, else RevisionConflict.
         """
-        with self._lock:
-            conn = self._connection(write=True)
-            with write_transaction(conn):
-                change = admin.plan_revert(conn, lesson_id, to_revision)
-                if expected_revision is not None and change.revision - 1 != expected_revision:
-                    raise RevisionConflict(
-                        [RevisionMismatch(lesson_id, expected_revision, change.revision - 1)]
-                    )
-                generation = apply_changes(conn, [change], run_id=run_id, limits=self._limits)
-        return PublicationReceipt(generation, {lesson_id: change.revision})
+        with self._writing() as conn:
+            change = admin.plan_revert(conn, lesson_id, to_revision)
+            return revert_checked(
+                conn, change, expected_revision, run_id=run_id, limits=self._limits
+            )
 
-    def purge(self, lesson_id: str, *, run_id: str = _ADMIN_RUN) -> PurgeReceipt:
+    def purge(self, lesson_id: str, *, run_id: str = ADMIN_RUN) -> PurgeReceipt:
         """Erase every past content of a retired lesson, then scrub the file and its WAL.
 
         The tombstone (id, kind, a new revision marking the purge) stays so the id can never
@@ -301,74 +221,10 @@ class SqliteStore:
         then drop stale pages from the main file and the WAL.
         """
         with self._lock:
-            conn = self._connection(write=True)
-            with write_transaction(conn):
-                marker, erased = admin.plan_purge(conn, lesson_id)
-                if marker is None:
-                    state = read_states(conn, [lesson_id])[lesson_id]
-                    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
-                    revision, generation = state.revision, int(generation)
-                else:
-                    revision = marker.revision
-                    generation = apply_changes(conn, [marker], run_id=run_id, limits=self._limits)
-            scrubbed = self._scrub(conn)
-        return PurgeReceipt(
-            id=lesson_id,
-            revision=revision,
-            generation=generation,
-            erased_revisions=erased,
-            scrubbed=scrubbed,
-        )
-
-    def _scrub(self, conn: sqlite3.Connection) -> bool:
-        try:
-            conn.execute("PRAGMA temp_store = MEMORY")  # VACUUM's copy stays off the disk
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            conn.execute("VACUUM")
-            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        except sqlite3.OperationalError:
-            return False
-        return not busy
-
-    def export(self) -> Iterator[str]:
-        """JSON lines (no newline) for every live lesson and tombstone, sorted by id, read at
-        one generation."""
-        with self._reading() as conn:
-            lessons = admin.list_live(conn)
-            tombstones = admin.list_tombstones(conn)
-        items: list[Lesson | Tombstone] = [*lessons, *tombstones]
-        items.sort(key=lambda item: item.id)
-        return (lesson_line(item) for item in items)
-
-    def import_lines(
-        self, lines: Iterable[str], *, replace: bool = False, run_id: str = "import"
-    ) -> ImportReport:
-        """Import an export, all or nothing (semantics in ``store/transfer.py``).
-
-        Raises LessonValidationError for a bad line (before touching the store) and
-        ImportConflict listing every colliding id.
-        """
-        entries = parse_lines(lines)
-        with self._lock:
-            conn = self._connection(write=True)
-            with write_transaction(conn):
-                plan = plan_import(conn, entries, replace=replace)
-                if plan.conflicts:
-                    raise ImportConflict(plan.conflicts)
-                if plan.changes:
-                    generation = apply_changes(
-                        conn, plan.changes, run_id=run_id, limits=self._limits
-                    )
-                else:
-                    (current,) = conn.execute("SELECT generation FROM meta").fetchone()
-                    generation = int(current)
-        return ImportReport(
-            generation=generation,
-            created=tuple(plan.created),
-            replaced=tuple(plan.replaced),
-            retired=tuple(plan.retired),
-            unchanged=tuple(plan.unchanged),
-        )
+            with self._writing() as conn:
+                receipt = purge_marked(conn, lesson_id, run_id=run_id, limits=self._limits)
+            scrubbed = scrub_file(conn)
+        return receipt.model_copy(update={"scrubbed": scrubbed})
 
     def backup(self, destination: str | os.PathLike[str], *, force: bool = False) -> Path:
         """Copy the store with SQLite's online backup API to ``destination`` (0600).

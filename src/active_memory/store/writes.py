@@ -31,8 +31,10 @@ __all__ = [
     "apply_changes",
     "count_capacity",
     "read_capacity",
+    "read_generation",
     "read_states",
     "read_transaction",
+    "scrub_file",
     "utc_now",
     "write_transaction",
 ]
@@ -85,6 +87,22 @@ def read_transaction(conn: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         _rollback(conn)
+
+
+def scrub_file(conn: sqlite3.Connection) -> bool:
+    """Drop the pages a delete freed from the file and its WAL, after the deleting commit.
+
+    The store runs with secure delete, so freed cells are zeroed; a truncating checkpoint and
+    VACUUM then leave no stale page behind. False when a busy reader kept the WAL (its old
+    pages stay until that reader finishes)."""
+    try:
+        conn.execute("PRAGMA temp_store = MEMORY")  # VACUUM's copy stays off the disk
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("VACUUM")
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except sqlite3.OperationalError:
+        return False
+    return not busy
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
@@ -140,6 +158,12 @@ class Capacity:
     live: int
     rows: int
     content_bytes: int
+
+
+def read_generation(conn: SqlConnection) -> int:
+    """The store-wide generation: how many batches have committed."""
+    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
+    return int(generation)
 
 
 def read_capacity(conn: SqlConnection) -> Capacity:

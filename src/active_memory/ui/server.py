@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Callable
 
 import uvicorn
 
+from active_memory.daemon_threads import serve_in_daemon_thread, wait_until_serving
 from active_memory.errors import ConfigError
 from active_memory.ui.app import UiApp
 from active_memory.ui.security import Sessions, check_loopback
@@ -65,15 +65,10 @@ class UiServer:
 
     def start(self) -> UiServer:
         """Serve from a thread of its own until :meth:`stop` (tests, embedding)."""
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        self._thread = serve_in_daemon_thread(self._server, self._socket)
+        wait_until_serving(
+            self._server, self._thread, what="the browser's server", timeout_s=_START_TIMEOUT_S
         )
-        self._thread.start()
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the browser's server did not start")
-            time.sleep(0.01)
         return self
 
     def stop(self) -> None:

@@ -2,32 +2,27 @@
 ``ActiveMemoryBackend`` and the admin operations of ``SqliteStore``.
 
 The planning and writing logic is the SQLite store's own (``checked``, ``writes``, ``admin``,
-``transfer``, ``codec``), run through :class:`~.session.PgSession`; this module only owns the
-transactions. Every operation that a hosted service performs for a remote run takes ``within``,
-the :class:`~active_memory.store.access.AccessScope` of the request's credential, and is then
+``transfer``, ``codec``, and ``engine``, whose ``EngineStore`` serves the reads both stores
+share), run through :class:`~.session.PgSession`; this module only owns the transactions.
+Every operation that a hosted service performs for a remote run takes ``within``, the
+:class:`~active_memory.store.access.AccessScope` of the request's credential, and is then
 confined to it inside the same transaction (see ``store/access.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
-from types import TracebackType
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
 from active_memory.errors import (
     ConfigError,
-    ImportConflict,
-    RevisionConflict,
-    RevisionMismatch,
     ScopeRefused,
     SnapshotError,
     StoreUnavailable,
 )
 from active_memory.models.changes import Publication
-from active_memory.models.lessons import Lesson
 from active_memory.store import admin
 from active_memory.store.access import (
     AccessScope,
@@ -40,9 +35,16 @@ from active_memory.store.backend import (
     Snapshot,
     SnapshotRequest,
 )
-from active_memory.store.checked import checked_changes, publication_receipt
-from active_memory.store.checked_rows import StoredLessons, verify_rows
-from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError
+from active_memory.store.checked import publish_checked
+from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
+from active_memory.store.codec import DecodedRows
+from active_memory.store.engine import (
+    ADMIN_RUN,
+    EngineStore,
+    purge_marked,
+    revert_checked,
+    select_snapshot,
+)
 from active_memory.store.migrations import MigrationMismatch
 from active_memory.store.postgres.schema import apply_pending, check_current, tenant_schema
 from active_memory.store.postgres.session import (
@@ -55,29 +57,18 @@ from active_memory.store.postgres.session import (
 from active_memory.store.results import (
     DEFAULT_LIMITS,
     HistoryEntry,
-    ImportReport,
     PurgeReceipt,
     StoreLimits,
-    Tombstone,
 )
-from active_memory.store.transfer import lesson_line, parse_lines, plan_import
-from active_memory.store.writes import apply_changes, read_states
 
 __all__ = ["PostgresStore", "is_postgres_url"]
-
-_ADMIN_RUN = "admin"
 
 
 def is_postgres_url(location: str) -> bool:
     return location.startswith(("postgresql://", "postgres://"))
 
 
-def _generation(session: PgSession) -> int:
-    (value,) = session.execute("SELECT generation FROM meta").fetchone()
-    return int(value)
-
-
-class PostgresStore:
+class PostgresStore(EngineStore):
     """The lessons of ``tenant`` in the database at ``url`` (a ``postgresql://`` URL).
 
     The tenant's schema is created and migrated on first open. ``pool`` shares one connection
@@ -134,17 +125,6 @@ class PostgresStore:
             self._pool.close()
         self._pool = None
 
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def _open_pool(self) -> ConnectionPool:
         if self._pool is None:
             raise StoreUnavailable(self._where, "is closed")
@@ -168,11 +148,7 @@ class PostgresStore:
             lock_timeout_ms=self._lock_timeout_ms,
         )
 
-    # -- the backend protocol --------------------------------------------------------------
-
-    def generation(self) -> int:
-        with self._reading() as session:
-            return _generation(session)
+    # -- the backend protocol (generation: EngineStore) ------------------------------------
 
     def snapshot(self, request: SnapshotRequest, *, within: AccessScope | None = None) -> Snapshot:
         """Every live lesson in scope, sorted by id, read in one REPEATABLE READ transaction;
@@ -187,31 +163,9 @@ class PostgresStore:
         the service to send on without decoding them; SnapshotError for a damaged row."""
         if within is not None:
             request = within.confine(request)
-        identity = request.identity
-        columns = f"{LIVE_COLUMNS}, checksum"
         with self._reading(SnapshotError) as session:
-            generation = _generation(session)
-            rows: list[tuple[object, ...]] = []
-            if request.repository and identity.repository is not None:
-                rows += session.execute(
-                    f"SELECT {columns} FROM records "
-                    "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
-                    (identity.repository,),
-                ).fetchall()
-            if request.graph and identity.graph_hash is not None:
-                rows += session.execute(
-                    f"SELECT {columns} FROM records "
-                    "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
-                    "AND (repository IS NULL OR repository = ?)",
-                    (identity.graph_hash, identity.repository),
-                ).fetchall()
-        rows.sort(key=lambda row: str(row[0]))
-        try:
-            verify_rows(rows)
-        except RecordError as error:
-            raise SnapshotError(
-                f"stored lesson {error}; the snapshot was refused rather than returned incomplete"
-            ) from None
+            generation, rows = select_snapshot(session, request)
+        verify_snapshot_rows(rows)
         return generation, rows
 
     def publish(
@@ -228,36 +182,11 @@ class PostgresStore:
                 if mutation.draft is not None and not within.allows_draft(mutation.draft):
                     raise ScopeRefused(f"the draft of lesson {mutation.id!r}", within.describe())
         with self._writing(control) as session:
-            if not publication.mutations:
-                return PublicationReceipt(_generation(session), {})
             if within is not None:
                 refuse_out_of_scope(session, (m.id for m in publication.mutations), within)
-            changes = checked_changes(session, publication)
-            generation = apply_changes(
-                session, changes, run_id=publication.run_id, limits=self._limits
-            )
-        return publication_receipt(generation, changes)
+            return publish_checked(session, publication, self._limits)
 
-    # -- admin -----------------------------------------------------------------------------
-
-    def list_lessons(
-        self,
-        repository: str | None = None,
-        graph_hash: str | None = None,
-        node_id: str | None = None,
-    ) -> tuple[Lesson, ...]:
-        with self._reading() as session:
-            return admin.list_live(
-                session, repository=repository, graph_hash=graph_hash, node_id=node_id
-            )
-
-    def list_retired(self) -> tuple[Tombstone, ...]:
-        with self._reading() as session:
-            return admin.list_tombstones(session)
-
-    def get(self, lesson_id: str) -> Lesson:
-        with self._reading() as session:
-            return admin.get_lesson(session, lesson_id)
+    # -- admin (list_lessons, list_retired, get, export, import_lines: EngineStore) ---------
 
     def history(
         self, lesson_id: str, *, within: AccessScope | None = None
@@ -278,7 +207,7 @@ class PostgresStore:
         to_revision: int,
         *,
         expected_revision: int | None = None,
-        run_id: str = _ADMIN_RUN,
+        run_id: str = ADMIN_RUN,
         within: AccessScope | None = None,
     ) -> PublicationReceipt:
         with self._writing() as session:
@@ -291,15 +220,12 @@ class PostgresStore:
                 raise ScopeRefused(
                     f"revision {to_revision} of lesson {lesson_id!r}", within.describe()
                 )
-            if expected_revision is not None and change.revision - 1 != expected_revision:
-                raise RevisionConflict(
-                    [RevisionMismatch(lesson_id, expected_revision, change.revision - 1)]
-                )
-            generation = apply_changes(session, [change], run_id=run_id, limits=self._limits)
-        return PublicationReceipt(generation, {lesson_id: change.revision})
+            return revert_checked(
+                session, change, expected_revision, run_id=run_id, limits=self._limits
+            )
 
     def purge(
-        self, lesson_id: str, *, run_id: str = _ADMIN_RUN, within: AccessScope | None = None
+        self, lesson_id: str, *, run_id: str = ADMIN_RUN, within: AccessScope | None = None
     ) -> PurgeReceipt:
         """Erase every past content of a retired lesson; its tombstone stays.
 
@@ -311,50 +237,4 @@ class PostgresStore:
                 refuse_out_of_scope(session, [lesson_id], within)
                 past = admin.read_history(session, lesson_id)
                 refuse_revisions_out_of_scope(lesson_id, past, within)
-            marker, erased = admin.plan_purge(session, lesson_id)
-            if marker is None:
-                revision = read_states(session, [lesson_id])[lesson_id].revision
-                generation = _generation(session)
-            else:
-                revision = marker.revision
-                generation = apply_changes(session, [marker], run_id=run_id, limits=self._limits)
-        return PurgeReceipt(
-            id=lesson_id,
-            revision=revision,
-            generation=generation,
-            erased_revisions=erased,
-            scrubbed=False,
-        )
-
-    def export(self) -> Iterator[str]:
-        """JSON lines for every live lesson and tombstone, sorted by id, read at one
-        generation."""
-        with self._reading() as session:
-            lessons = admin.list_live(session)
-            tombstones = admin.list_tombstones(session)
-        items: list[Lesson | Tombstone] = [*lessons, *tombstones]
-        items.sort(key=lambda item: item.id)
-        return (lesson_line(item) for item in items)
-
-    def import_lines(
-        self, lines: Iterable[str], *, replace: bool = False, run_id: str = "import"
-    ) -> ImportReport:
-        """Import an export, all or nothing (semantics in ``store/transfer.py``)."""
-        entries = parse_lines(lines)
-        with self._writing() as session:
-            plan = plan_import(session, entries, replace=replace)
-            if plan.conflicts:
-                raise ImportConflict(plan.conflicts)
-            if plan.changes:
-                generation = apply_changes(
-                    session, plan.changes, run_id=run_id, limits=self._limits
-                )
-            else:
-                generation = _generation(session)
-        return ImportReport(
-            generation=generation,
-            created=tuple(plan.created),
-            replaced=tuple(plan.replaced),
-            retired=tuple(plan.retired),
-            unchanged=tuple(plan.unchanged),
-        )
+            return purge_marked(session, lesson_id, run_id=run_id, limits=self._limits)

@@ -1,0 +1,194 @@
+"""What the SQLite and the PostgreSQL store do alike, each inside its own engine's transaction.
+
+The planning and writing logic (``checked``, ``writes``, ``admin``, ``transfer``) already runs
+over :class:`~active_memory.store.sql.SqlConnection`. This module holds the operations both
+stores compose from it the same way (a snapshot's SELECT, a checked revert, a purge, an import)
+and :class:`EngineStore`, the base that serves the reads both expose unchanged through the
+subclass's own ``_reading()`` and ``_writing()`` transactions. Each store keeps what differs:
+how it opens and locks a transaction, SQLite's scrub of the file after a purge, the access
+scopes a hosted PostgreSQL store checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
+
+from active_memory.errors import ImportConflict, RevisionConflict, RevisionMismatch
+from active_memory.models.lessons import Lesson
+from active_memory.store import admin
+from active_memory.store.backend import PublicationControl, PublicationReceipt, SnapshotRequest
+from active_memory.store.closing import Closing
+from active_memory.store.codec import LIVE_COLUMNS
+from active_memory.store.results import ImportReport, PurgeReceipt, StoreLimits, Tombstone
+from active_memory.store.sql import SqlConnection
+from active_memory.store.transfer import ImportEntry, lesson_line, parse_lines, plan_import
+from active_memory.store.writes import Change, apply_changes, read_generation, read_states
+
+__all__ = [
+    "ADMIN_RUN",
+    "EngineStore",
+    "import_entries",
+    "purge_marked",
+    "revert_checked",
+    "select_snapshot",
+]
+
+# The run id a revert or purge is recorded under in the history when the caller names none.
+ADMIN_RUN = "admin"
+
+
+def select_snapshot(
+    conn: SqlConnection, request: SnapshotRequest
+) -> tuple[int, list[tuple[object, ...]]]:
+    """The generation and the live ``LIVE_COLUMNS, checksum`` rows in ``request``'s scope,
+    sorted by id, read in the caller's read transaction (not yet verified)."""
+    identity = request.identity
+    columns = f"{LIVE_COLUMNS}, checksum"
+    generation = read_generation(conn)
+    rows: list[tuple[object, ...]] = []
+    if request.repository and identity.repository is not None:
+        rows += conn.execute(
+            f"SELECT {columns} FROM records "
+            "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
+            (identity.repository,),
+        ).fetchall()
+    if request.graph and identity.graph_hash is not None:
+        rows += conn.execute(
+            f"SELECT {columns} FROM records "
+            "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
+            "AND (repository IS NULL OR repository = ?)",
+            (identity.graph_hash, identity.repository),
+        ).fetchall()
+    rows.sort(key=lambda row: str(row[0]))
+    return generation, rows
+
+
+def revert_checked(
+    conn: SqlConnection,
+    change: Change,
+    expected_revision: int | None,
+    *,
+    run_id: str,
+    limits: StoreLimits,
+) -> PublicationReceipt:
+    """Write ``change`` (from ``admin.plan_revert``) in the caller's write transaction;
+    RevisionConflict when ``expected_revision`` is given and is not the current revision."""
+    current = change.revision - 1
+    if expected_revision is not None and current != expected_revision:
+        raise RevisionConflict([RevisionMismatch(change.id, expected_revision, current)])
+    generation = apply_changes(conn, [change], run_id=run_id, limits=limits)
+    return PublicationReceipt(generation, {change.id: change.revision})
+
+
+def purge_marked(
+    conn: SqlConnection, lesson_id: str, *, run_id: str, limits: StoreLimits
+) -> PurgeReceipt:
+    """Erase the past contents of retired ``lesson_id`` and write its purge marker (none when
+    an earlier purge left nothing to erase), in the caller's write transaction. ``scrubbed``
+    is False: only the engine can say whether the freed bytes left its files."""
+    marker, erased = admin.plan_purge(conn, lesson_id)
+    if marker is None:
+        revision = read_states(conn, [lesson_id])[lesson_id].revision
+        generation = read_generation(conn)
+    else:
+        revision = marker.revision
+        generation = apply_changes(conn, [marker], run_id=run_id, limits=limits)
+    return PurgeReceipt(
+        id=lesson_id,
+        revision=revision,
+        generation=generation,
+        erased_revisions=erased,
+        scrubbed=False,
+    )
+
+
+def import_entries(
+    conn: SqlConnection,
+    entries: tuple[ImportEntry, ...],
+    *,
+    replace: bool,
+    run_id: str,
+    limits: StoreLimits,
+) -> ImportReport:
+    """Import parsed lines all or nothing in the caller's write transaction (semantics in
+    ``store/transfer.py``); ImportConflict listing every colliding id."""
+    plan = plan_import(conn, entries, replace=replace)
+    if plan.conflicts:
+        raise ImportConflict(plan.conflicts)
+    if plan.changes:
+        generation = apply_changes(conn, plan.changes, run_id=run_id, limits=limits)
+    else:
+        generation = read_generation(conn)
+    return ImportReport(
+        generation=generation,
+        created=tuple(plan.created),
+        replaced=tuple(plan.replaced),
+        retired=tuple(plan.retired),
+        unchanged=tuple(plan.unchanged),
+    )
+
+
+class EngineStore(Closing):
+    """The operations a store serves the same way on either engine, each in one transaction
+    that the subclass opens: ``_reading()`` a read transaction, ``_writing()`` a write
+    transaction holding the writers' lock. ``_limits`` bounds what a write may add."""
+
+    _limits: StoreLimits
+
+    def _reading(self) -> AbstractContextManager[SqlConnection]:
+        raise NotImplementedError
+
+    def _writing(
+        self, control: PublicationControl | None = None
+    ) -> AbstractContextManager[SqlConnection]:
+        raise NotImplementedError
+
+    def generation(self) -> int:
+        with self._reading() as conn:
+            return read_generation(conn)
+
+    def list_lessons(
+        self,
+        repository: str | None = None,
+        graph_hash: str | None = None,
+        node_id: str | None = None,
+    ) -> tuple[Lesson, ...]:
+        """Live lessons sorted by id; each filter given must match its column exactly."""
+        with self._reading() as conn:
+            return admin.list_live(
+                conn, repository=repository, graph_hash=graph_hash, node_id=node_id
+            )
+
+    def list_retired(self) -> tuple[Tombstone, ...]:
+        with self._reading() as conn:
+            return admin.list_tombstones(conn)
+
+    def get(self, lesson_id: str) -> Lesson:
+        """The live lesson; LessonNotFound (LessonRetired for a tombstone) otherwise."""
+        with self._reading() as conn:
+            return admin.get_lesson(conn, lesson_id)
+
+    def export(self) -> Iterator[str]:
+        """JSON lines (no newline) for every live lesson and tombstone, sorted by id, read at
+        one generation."""
+        with self._reading() as conn:
+            lessons = admin.list_live(conn)
+            tombstones = admin.list_tombstones(conn)
+        items: list[Lesson | Tombstone] = [*lessons, *tombstones]
+        items.sort(key=lambda item: item.id)
+        return (lesson_line(item) for item in items)
+
+    def import_lines(
+        self, lines: Iterable[str], *, replace: bool = False, run_id: str = "import"
+    ) -> ImportReport:
+        """Import an export, all or nothing (semantics in ``store/transfer.py``).
+
+        Raises LessonValidationError for a bad line (before touching the store) and
+        ImportConflict listing every colliding id.
+        """
+        entries = parse_lines(lines)
+        with self._writing() as conn:
+            return import_entries(
+                conn, entries, replace=replace, run_id=run_id, limits=self._limits
+            )

@@ -1,8 +1,9 @@
 """The backend interface: a scoped snapshot and a checked publication.
 
-SQLite implements it for local runs; a hosted multi-tenant engine (PostgreSQL, later) implements
-the same two operations and must derive the tenant, repository and graph scope from the run
-identity itself, never from request fields alone.
+SQLite implements it for local runs, PostgreSQL for a team (one schema per tenant) and the
+memory service's client over HTTPS; a multi-tenant engine derives the tenant, repository and graph
+scope from the run identity itself, never from request fields alone. docs/changing.md says how to
+add another.
 """
 
 from __future__ import annotations

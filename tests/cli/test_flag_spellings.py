@@ -5,6 +5,7 @@ release."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
@@ -90,7 +91,14 @@ def test_lessons_list_repository_lists_that_checkouts_lessons(
     monkeypatch.chdir(checkout / "src")  # a folder inside the checkout names the same one
     here = run_cli(["lessons", "list", "--repository", ".", "--store", store_file])
     assert here.exit_code == 0, here.stderr
-    assert here.stdout.splitlines()[-1] == "1 live lesson"
+    assert here.stdout.splitlines()[-1] == f"1 live lesson (repository {REPOSITORY})"
+
+
+def test_a_folder_with_no_lessons_is_named_by_its_key(tmp_path: Path, store_file: Path) -> None:
+    # "0 live lessons" alone read as an empty store; the footer says what was asked for.
+    done = run_cli(["lessons", "list", "--repository", tmp_path, "--store", store_file])
+    assert done.exit_code == 0, done.stderr
+    assert re.fullmatch(r"0 live lessons \(repository local:[0-9a-f]{32}\)\n", done.stdout)
 
 
 def test_lessons_list_repository_key_filters_by_the_key(store_file: Path) -> None:

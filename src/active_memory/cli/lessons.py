@@ -120,7 +120,11 @@ def list_command(
             f"{lesson.id:<33} {lesson.revision:>4}  {lesson.scope.kind:<10}  "
             f"{_clip(_scope_label(lesson.scope), 34):<34}  {_clip(lesson.title, 60)}"
         )
-    click.echo(f"{len(found)} live lesson{'' if len(found) == 1 else 's'}")
+    # Name the filters: a checkout's key is derived, so "0 live lessons" must say of what.
+    filters = (("repository", repository), ("graph", graph_hash), ("node", node_id))
+    chosen = [f"{label} {value}" for label, value in filters if value]
+    among = f" ({', '.join(chosen)})" if chosen else ""
+    click.echo(f"{len(found)} live lesson{'' if len(found) == 1 else 's'}{among}")
 
 
 def _card_lines(draft: LessonDraft) -> list[str]:

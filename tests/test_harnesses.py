@@ -21,7 +21,8 @@ from active_memory.host_wiring import harness_wiring
 def missing_adapters(rows: tuple[HarnessRow, ...]) -> list[str]:
     """The adapter modules the rows name that do not exist or do not say what the table needs:
     ``hooks/<name>.py`` with ``HARNESS`` for that name, ``evidence/sources/<source_module>.py``
-    with ``LOADER`` and the row's lane as ``NODE_ID``."""
+    with ``LOADER``, ``PEEK`` (the inventory's look at one line) and the row's lane as
+    ``NODE_ID``."""
     missing = []
     for row in rows:
         hooks = _module(f"active_memory.hooks.{row.name}")
@@ -29,7 +30,11 @@ def missing_adapters(rows: tuple[HarnessRow, ...]) -> list[str]:
         if not (isinstance(adapter, Harness) and adapter.name == row.name):
             missing.append(f"hooks/{row.name}.py")
         source = _module(f"active_memory.evidence.sources.{row.source_module}")
-        if not (callable(getattr(source, "LOADER", None)) and row.lane == source.NODE_ID):
+        if not (
+            callable(getattr(source, "LOADER", None))
+            and callable(getattr(source, "PEEK", None))
+            and row.lane == source.NODE_ID
+        ):
             missing.append(f"evidence/sources/{row.source_module}.py")
     return missing
 

@@ -18,10 +18,11 @@ from active_memory.evidence.sources.detect import (
     forced_mismatch,
 )
 from active_memory.evidence.sources.lines import first_lines
+from active_memory.evidence.sources.peek import Peek
 from active_memory.harnesses import HARNESS_NAMES, harness_row
 from active_memory.models.runs import RUN_FILE, RunRecord, load_run_record
 
-__all__ = ["detect_harness", "load_session", "open_run_source", "session_loader"]
+__all__ = ["detect_harness", "load_session", "open_run_source", "session_loader", "session_peek"]
 
 Loader = Callable[[str | os.PathLike[str], str | os.PathLike[str]], RunRecord]
 
@@ -36,6 +37,13 @@ def session_loader(harness: str) -> Loader:
     module = importlib.import_module(f"{__name__}.{harness_row(harness).source_module}")
     loader: Loader = module.LOADER
     return loader
+
+
+def session_peek(harness: str) -> Peek:
+    """The inventory's quick look at one line of ``harness``'s sessions: ``PEEK`` of its module."""
+    module = importlib.import_module(f"{__name__}.{harness_row(harness).source_module}")
+    peek: Peek = module.PEEK
+    return peek
 
 
 def load_session(

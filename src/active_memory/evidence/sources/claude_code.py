@@ -48,11 +48,12 @@ from active_memory.evidence.sources.converter import (
 )
 from active_memory.evidence.sources.lanes import BoundedMap, Lane, relative_path
 from active_memory.evidence.sources.lines import SourceLine
+from active_memory.evidence.sources.peek import Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.harnesses import harness_row
 from active_memory.models.runs import RunRecord, canonical_json
 
-__all__ = ["LOADER", "NODE_ID", "load_claude_session"]
+__all__ = ["LOADER", "NODE_ID", "PEEK", "load_claude_session"]
 
 _ROW = harness_row("claude")
 NODE_ID = _ROW.lane
@@ -313,3 +314,14 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
 
 # What the harness table finds here (evidence/sources/__init__.py).
 LOADER = load_claude_session
+
+
+def _peek(value: dict[str, Any], scan: Scan) -> object:
+    """The inventory's look at one line: a sidechain (subagent) line names no session."""
+    if not value.get("isSidechain"):
+        scan.session_id = scan.session_id or text_of(value.get("sessionId"))
+        scan.cwd = scan.cwd or text_of(value.get("cwd"))
+    return dig(value, "message", "model") if value.get("type") == "assistant" else None
+
+
+PEEK = _peek

@@ -27,12 +27,13 @@ from typing import Any
 from active_memory.evidence.sources.converter import SessionConverter, content_text, short_text
 from active_memory.evidence.sources.lanes import REJECTED_REASON, BoundedMap, Lane
 from active_memory.evidence.sources.lines import parse_line
+from active_memory.evidence.sources.peek import Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.evidence.sources.tool_paths import argument_paths, patch_paths, shell_paths
 from active_memory.harnesses import harness_row
 from active_memory.models.runs import RunRecord, canonical_json
 
-__all__ = ["LOADER", "NODE_ID", "load_codex_rollout"]
+__all__ = ["LOADER", "NODE_ID", "PEEK", "load_codex_rollout"]
 
 _ROW = harness_row("codex")
 NODE_ID = _ROW.lane
@@ -224,3 +225,31 @@ def load_codex_rollout(path: str | os.PathLike[str], workdir: str | os.PathLike[
 
 # What the harness table finds here (evidence/sources/__init__.py).
 LOADER = load_codex_rollout
+
+
+# The legacy form names its cwd only inside the environment-context message.
+_CWD = re.compile(r"<cwd>([^<\n]{1,4096})</cwd>")
+
+
+def _environment_cwd(item: Any) -> str | None:
+    if not isinstance(item, dict) or item.get("role") != "user":
+        return None
+    for block in item.get("content") or ():
+        text = block.get("text") if isinstance(block, dict) else None
+        found = _CWD.search(text) if isinstance(text, str) else None
+        if found:
+            return found.group(1).strip()
+    return None
+
+
+def _peek(value: dict[str, Any], scan: Scan) -> object:
+    """The inventory's look at one line, of a current rollout or a legacy one."""
+    kind = value.get("type")
+    payload = value.get("payload") if isinstance(value.get("payload"), dict) else value
+    if kind == "session_meta" or "instructions" in value or "git" in value:
+        scan.session_id = scan.session_id or text_of(dig(payload, "id"))
+    scan.cwd = scan.cwd or text_of(dig(payload, "cwd")) or _environment_cwd(payload)
+    return dig(payload, "model") if kind == "turn_context" else None
+
+
+PEEK = _peek

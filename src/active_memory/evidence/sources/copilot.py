@@ -23,12 +23,13 @@ from typing import Any
 from active_memory.evidence.sources.assemble import provider_for_model
 from active_memory.evidence.sources.converter import SessionConverter, short_text
 from active_memory.evidence.sources.lanes import BoundedMap, Lane
+from active_memory.evidence.sources.peek import Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.evidence.sources.tool_paths import argument_paths
 from active_memory.harnesses import harness_row
 from active_memory.models.runs import RunRecord, canonical_json
 
-__all__ = ["LOADER", "NODE_ID", "load_copilot_session"]
+__all__ = ["LOADER", "NODE_ID", "PEEK", "load_copilot_session"]
 
 _ROW = harness_row("copilot")
 NODE_ID = _ROW.lane
@@ -167,3 +168,15 @@ def load_copilot_session(
 
 # What the harness table finds here (evidence/sources/__init__.py).
 LOADER = load_copilot_session
+
+
+def _peek(value: dict[str, Any], scan: Scan) -> object:
+    """The inventory's look at one event: ``session.start`` names the id and cwd."""
+    data = value.get("data")
+    if value.get("type") == "session.start":
+        scan.session_id = scan.session_id or text_of(dig(data, "sessionId"))
+        scan.cwd = scan.cwd or text_of(dig(data, "context", "cwd"))
+    return dig(data, "newModel") or dig(data, "model") or dig(data, "selectedModel")
+
+
+PEEK = _peek

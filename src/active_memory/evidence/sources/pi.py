@@ -26,13 +26,14 @@ from active_memory.evidence.sources.converter import (
     short_text,
 )
 from active_memory.evidence.sources.lanes import Lane
+from active_memory.evidence.sources.peek import Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import stamp_ms
 from active_memory.evidence.sources.tool_paths import argument_paths
 from active_memory.harnesses import harness_row
 from active_memory.lanes import provider_names
 from active_memory.models.runs import RunRecord, canonical_json
 
-__all__ = ["LOADER", "NODE_ID", "load_pi_session"]
+__all__ = ["LOADER", "NODE_ID", "PEEK", "load_pi_session"]
 
 _ROW = harness_row("pi")
 NODE_ID = _ROW.lane
@@ -153,3 +154,14 @@ def load_pi_session(path: str | os.PathLike[str], workdir: str | os.PathLike[str
 
 # What the harness table finds here (evidence/sources/__init__.py).
 LOADER = load_pi_session
+
+
+def _peek(value: dict[str, Any], scan: Scan) -> object:
+    """The inventory's look at one line: the session header names the id and cwd."""
+    if value.get("type") == "session":
+        scan.session_id = scan.session_id or text_of(value.get("id"))
+        scan.cwd = scan.cwd or text_of(value.get("cwd"))
+    return value.get("modelId") or dig(value, "message", "model")
+
+
+PEEK = _peek

@@ -21,6 +21,10 @@ from mcp_server.kit import CALL_TIMEOUT_S, SRC, Served, serve_fixture
 from recall.kit import lesson_id
 
 
+def _interrupt_as_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     served: Served = serve_fixture(tmp_path)
@@ -31,6 +35,9 @@ def server(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # As from a terminal: a suite started in the background (`pytest &`, nohup) ignores
+        # SIGINT, and an ignored signal stays ignored in every child it starts.
+        preexec_fn=_interrupt_as_default,
     )
     try:
         yield process
@@ -111,6 +118,13 @@ def exit_code(process: subprocess.Popen[bytes]) -> int | None:
         return None
 
 
+def _signal_state(process: subprocess.Popen[bytes]) -> str:
+    """The process's signal masks (blocked, ignored, caught), to tell why a signal did nothing."""
+    status = Path(f"/proc/{process.pid}/status")
+    lines = status.read_text().splitlines() if status.exists() else []
+    return "; ".join(line for line in lines if line.startswith(("SigBlk", "SigIgn", "SigCgt")))
+
+
 def stderr_of(process: subprocess.Popen[bytes]) -> str:
     assert process.stderr is not None
     return process.stderr.read().decode("utf-8", "replace")
@@ -133,5 +147,5 @@ def test_an_interrupt_while_the_client_is_quiet_ends_the_server(
 ) -> None:
     initialized(server)
     server.send_signal(signal.SIGINT)  # the input stays open: only the signal can end it
-    assert exit_code(server) is not None
+    assert exit_code(server) is not None, _signal_state(server)
     assert "Traceback" not in stderr_of(server)

@@ -371,7 +371,7 @@ def test_past_the_overall_connection_limit_the_answer_is_json(
         service.close()
 
 
-@pytest.mark.parametrize("size", [17_000, 100_000])
+@pytest.mark.parametrize("size", [17_000, 100_000, 1_000_000])
 def test_a_request_head_over_16_kib_sent_whole_is_refused(
     running: RunningService, issue: Issue, size: int
 ) -> None:

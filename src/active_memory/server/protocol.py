@@ -23,6 +23,10 @@ request arrived.
 A request head is bounded at ``max_head_bytes`` whether it arrives in pieces or whole (h11
 bounds only the incomplete part it buffers): a larger one is answered ``431`` in JSON and the
 connection closed. A head pipelined behind another request in one read is bounded by h11 only.
+A refusal of a request still arriving (``431``, ``400``) closes lingering: the answer and our
+end of the stream go out, and what the client is still sending is read and dropped for up to
+``LINGER_S`` before the connection closes. Closing at once, with its data unread, makes the
+kernel reset the connection, and a reset can destroy the answer before the client reads it.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ _TIMEOUT = (
     + _TIMEOUT_BODY
 )
 _ARRIVED = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
+LINGER_S = 2.0
 _HEAD_END = b"\r\n\r\n"
 
 
@@ -84,6 +89,7 @@ class _GuardedH11Protocol(H11Protocol):
     _peer: str | None = None
     _head_seen: int = 0
     _head_tail: bytes = b""
+    _lingering: asyncio.TimerHandle | None = None
 
     def _arm(self) -> None:
         self._disarm()
@@ -98,7 +104,7 @@ class _GuardedH11Protocol(H11Protocol):
 
     def _too_slow(self) -> None:
         self._arrival = None
-        if self.conn.their_state in _ARRIVED or self.transport.is_closing():
+        if self.conn.their_state in _ARRIVED or self.transport.is_closing() or self._lingering:
             return
         self.logger.info("closing a connection whose request did not arrive in time")
         if self.cycle is None or not self.cycle.response_started:
@@ -127,6 +133,17 @@ class _GuardedH11Protocol(H11Protocol):
         self.transport.write(answer)
         self.transport.close()
 
+    def _refuse_arriving(self, answer: bytes) -> None:
+        """Refuse a request the client is still sending: answer, then close lingering."""
+        self._disarm()
+        self.logger.info("refusing a request: %s", answer.split(b"\r\n", 1)[0].decode())
+        self.transport.write(answer)
+        if not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        self.transport.write_eof()  # after the answer; the client's end stays open to drain
+        self._lingering = self.loop.call_later(LINGER_S, self.transport.close)
+
     def _head_too_large(self, data: bytes) -> bool:
         """Whether the head being received, counted across reads, exceeds the bound."""
         seen = self._head_tail + data
@@ -141,7 +158,7 @@ class _GuardedH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn answers a request h11 cannot parse (a bad Content-Length, say) in plain text.
-        self._refuse(
+        self._refuse_arriving(
             _json_answer(
                 "400 Bad Request",
                 "bad_request",
@@ -150,11 +167,10 @@ class _GuardedH11Protocol(H11Protocol):
         )
 
     def data_received(self, data: bytes) -> None:
-        if self.transport.is_closing():
-            return
+        if self._lingering is not None or self.transport.is_closing():
+            return  # the rest of a refused request, read only to be dropped
         if self.conn.their_state is h11.IDLE and self._head_too_large(data):
-            self._disarm()
-            self._refuse(
+            self._refuse_arriving(
                 _json_answer(
                     "431 Request Header Fields Too Large",
                     "too_large",
@@ -191,6 +207,9 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._lingering is not None:
+            self._lingering.cancel()
+            self._lingering = None
         if self._peer is not None:
             held = self.peers.get(self._peer, 1) - 1
             if held > 0:

@@ -210,3 +210,33 @@ def test_a_folder_without_sessions_says_so_and_what_is_expected(tmp_path: Path) 
     assert f"sessions in {tmp_path / 'nowhere'} (not found)" in missing.output
     helped = run_cli(["sessions", "--help"])
     assert "PI_CODING_AGENT_DIR" in helped.output
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("harness", "fixture"),
+    [
+        ("codex", "codex/rollout-2025-11-20T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"),
+        ("pi", "pi/2025-12-01T14-00-00-000Z_019a7c3e-5b2d-7f10-9c4e-2d8b6a1f0e3c.jsonl"),
+    ],
+)
+def test_only_claude_code_side_conversations_are_left_out(
+    tmp_path: Path, harness: str, fixture: str
+) -> None:
+    # isSidechain is Claude Code's subagent marker; another harness's lines that carry the key
+    # are still its main conversation.
+    from active_memory.evidence.inventory_scan import scan_session
+
+    marked = tmp_path / Path(fixture).name
+    lines = (FIXTURES / fixture).read_text(encoding="utf-8").splitlines()
+    marked.write_text(
+        "".join(json.dumps({**json.loads(line), "isSidechain": True}) + "\n" for line in lines),
+        encoding="utf-8",
+    )
+    plain, flagged = scan_session(harness, FIXTURES / fixture), scan_session(harness, marked)
+    assert plain.conversation
+    assert (flagged.conversation, flagged.session_id, flagged.cwd) == (
+        True, plain.session_id, plain.cwd,
+    )  # fmt: skip

@@ -24,9 +24,8 @@ SPAN = 256 * 1024
 
 def _look(peek: Peek, records: tuple[str, ...], value: dict[str, Any], scan: Scan) -> None:
     scan.saw(stamp_ms(value.get("timestamp")))
-    model = peek(value, scan)
-    # A Claude Code file of sidechain lines only has no main conversation to review.
-    main = not value.get("isSidechain")
+    model, main = peek(value, scan)
+    # A file of side-conversation lines only has no main conversation to review.
     scan.conversation = scan.conversation or (main and value.get("type") in records)
     if isinstance(model, str) and model and not model.startswith("<") and len(scan.models) < 32:
         scan.models.add(model[:128])

@@ -48,7 +48,7 @@ from active_memory.evidence.sources.converter import (
 )
 from active_memory.evidence.sources.lanes import BoundedMap, Lane, relative_path
 from active_memory.evidence.sources.lines import SourceLine
-from active_memory.evidence.sources.peek import Scan, dig, text_of
+from active_memory.evidence.sources.peek import Look, Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.harnesses import harness_row
 from active_memory.models.runs import RunRecord, canonical_json
@@ -316,12 +316,13 @@ def load_claude_session(path: str | os.PathLike[str], workdir: str | os.PathLike
 LOADER = load_claude_session
 
 
-def _peek(value: dict[str, Any], scan: Scan) -> object:
+def _peek(value: dict[str, Any], scan: Scan) -> Look:
     """The inventory's look at one line: a sidechain (subagent) line names no session."""
-    if not value.get("isSidechain"):
+    main = not value.get("isSidechain")
+    if main:
         scan.session_id = scan.session_id or text_of(value.get("sessionId"))
         scan.cwd = scan.cwd or text_of(value.get("cwd"))
-    return dig(value, "message", "model") if value.get("type") == "assistant" else None
+    return Look(dig(value, "message", "model") if value.get("type") == "assistant" else None, main)
 
 
 PEEK = _peek

@@ -27,7 +27,7 @@ from typing import Any
 from active_memory.evidence.sources.converter import SessionConverter, content_text, short_text
 from active_memory.evidence.sources.lanes import REJECTED_REASON, BoundedMap, Lane
 from active_memory.evidence.sources.lines import parse_line
-from active_memory.evidence.sources.peek import Scan, dig, text_of
+from active_memory.evidence.sources.peek import Look, Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.evidence.sources.tool_paths import argument_paths, patch_paths, shell_paths
 from active_memory.harnesses import harness_row
@@ -242,14 +242,14 @@ def _environment_cwd(item: Any) -> str | None:
     return None
 
 
-def _peek(value: dict[str, Any], scan: Scan) -> object:
+def _peek(value: dict[str, Any], scan: Scan) -> Look:
     """The inventory's look at one line, of a current rollout or a legacy one."""
     kind = value.get("type")
     payload = value.get("payload") if isinstance(value.get("payload"), dict) else value
     if kind == "session_meta" or "instructions" in value or "git" in value:
         scan.session_id = scan.session_id or text_of(dig(payload, "id"))
     scan.cwd = scan.cwd or text_of(dig(payload, "cwd")) or _environment_cwd(payload)
-    return dig(payload, "model") if kind == "turn_context" else None
+    return Look(dig(payload, "model") if kind == "turn_context" else None)
 
 
 PEEK = _peek

@@ -23,7 +23,7 @@ from typing import Any
 from active_memory.evidence.sources.assemble import provider_for_model
 from active_memory.evidence.sources.converter import SessionConverter, short_text
 from active_memory.evidence.sources.lanes import BoundedMap, Lane
-from active_memory.evidence.sources.peek import Scan, dig, text_of
+from active_memory.evidence.sources.peek import Look, Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import iso_ms
 from active_memory.evidence.sources.tool_paths import argument_paths
 from active_memory.harnesses import harness_row
@@ -170,13 +170,13 @@ def load_copilot_session(
 LOADER = load_copilot_session
 
 
-def _peek(value: dict[str, Any], scan: Scan) -> object:
+def _peek(value: dict[str, Any], scan: Scan) -> Look:
     """The inventory's look at one event: ``session.start`` names the id and cwd."""
     data = value.get("data")
     if value.get("type") == "session.start":
         scan.session_id = scan.session_id or text_of(dig(data, "sessionId"))
         scan.cwd = scan.cwd or text_of(dig(data, "context", "cwd"))
-    return dig(data, "newModel") or dig(data, "model") or dig(data, "selectedModel")
+    return Look(dig(data, "newModel") or dig(data, "model") or dig(data, "selectedModel"))
 
 
 PEEK = _peek

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["Peek", "Scan", "dig", "text_of"]
+__all__ = ["Look", "Peek", "Scan", "dig", "text_of"]
 
 
 @dataclass(slots=True)
@@ -30,9 +30,16 @@ class Scan:
             self.ended = when if self.ended is None else max(self.ended, when)
 
 
+class Look(NamedTuple):
+    """What one line says beyond what :data:`Peek` notes on the scan."""
+
+    model: object = None  # the model the line names, if any
+    main: bool = True  # False for a line of a subagent's side conversation (Claude Code's)
+
+
 # A harness's quick look at one line (``PEEK`` of its session source): it notes the session id
-# and working directory on the scan and returns the model the line names, if any.
-Peek = Callable[[dict[str, Any], Scan], object]
+# and working directory on the scan and says what else the line holds.
+Peek = Callable[[dict[str, Any], Scan], Look]
 
 
 def text_of(value: Any) -> str | None:

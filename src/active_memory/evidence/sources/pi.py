@@ -26,7 +26,7 @@ from active_memory.evidence.sources.converter import (
     short_text,
 )
 from active_memory.evidence.sources.lanes import Lane
-from active_memory.evidence.sources.peek import Scan, dig, text_of
+from active_memory.evidence.sources.peek import Look, Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import stamp_ms
 from active_memory.evidence.sources.tool_paths import argument_paths
 from active_memory.harnesses import harness_row
@@ -156,12 +156,12 @@ def load_pi_session(path: str | os.PathLike[str], workdir: str | os.PathLike[str
 LOADER = load_pi_session
 
 
-def _peek(value: dict[str, Any], scan: Scan) -> object:
+def _peek(value: dict[str, Any], scan: Scan) -> Look:
     """The inventory's look at one line: the session header names the id and cwd."""
     if value.get("type") == "session":
         scan.session_id = scan.session_id or text_of(value.get("id"))
         scan.cwd = scan.cwd or text_of(value.get("cwd"))
-    return value.get("modelId") or dig(value, "message", "model")
+    return Look(value.get("modelId") or dig(value, "message", "model"))
 
 
 PEEK = _peek

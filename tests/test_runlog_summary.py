@@ -54,3 +54,20 @@ def test_since_keeps_only_later_records() -> None:
     summary = summarize(RECORDS, by="stage", since_ms=2000, torn=2)
     assert [(row.key, row.rejections) for row in summary.rows] == [("card", 1), ("secret", 1)]
     assert (summary.runs, summary.torn) == (1, 2)
+
+
+def test_the_python_dicts_keep_their_counts_sorted_by_key() -> None:
+    # The CLI sorts keys when it prints; a host calling to_dict() gets the same order.
+    from collections import Counter
+
+    from active_memory.postmortem.specialist_eval import EvalDiff
+
+    diff = EvalDiff(
+        run="r1", added=(), removed=(),
+        rejections_before=Counter({"secret": 1, "card": 2}),
+        rejections_after=Counter({"scope": 1, "attribution": 3}),
+    )  # fmt: skip
+    data = diff.to_dict()
+    assert list(data)[:3] == ["run", "changed", "failed"]
+    assert list(data["rejections_before"]) == ["card", "secret"]
+    assert list(data["rejections_after"]) == ["attribution", "scope"]

@@ -255,9 +255,13 @@ _ADAPTERS: dict[type, TypeAdapter[Any]] = {}
 def dataclass_json(value: object) -> dict[str, Any]:
     """A dataclass's fields as JSON data, by pydantic's serializer over its annotations (tuples
     become lists, counters and other mappings dicts), so a plain dataclass needs no hand-written
-    ``to_dict``."""
+    ``to_dict``. A field that is a mapping comes out sorted by key, so the data does not depend
+    on the order its counts were made in."""
     kind = type(value)
     if kind not in _ADAPTERS:
         _ADAPTERS[kind] = TypeAdapter(kind)
     data: dict[str, Any] = _ADAPTERS[kind].dump_python(value, mode="json")
-    return data
+    return {
+        name: dict(sorted(field.items())) if isinstance(field, dict) else field
+        for name, field in data.items()
+    }

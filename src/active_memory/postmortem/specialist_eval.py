@@ -68,7 +68,9 @@ class EvalDiff:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {**dataclass_json(self), "changed": self.changed, "failed": self.failed}
+        data = dataclass_json(self)
+        # The verdict first, as a reader scans a row: which run, then whether it changed.
+        return {"run": data.pop("run"), "changed": self.changed, "failed": self.failed, **data}
 
 
 async def evaluate(run: str, record: RunRecord, name: str, options: PostmortemOptions) -> EvalRow:

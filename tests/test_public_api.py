@@ -80,3 +80,19 @@ def test_star_import_gives_the_public_names_and_nothing_private() -> None:
     names = set(namespace) - {"__builtins__"}
     assert names == set(active_memory.__all__)
     assert namespace["ReplayChanged"] is active_memory.ReplayChanged
+
+
+def test_the_type_checkers_block_and_the_lookup_table_name_the_same_modules() -> None:
+    # Written twice: as imports type checkers read, and as the table a first use imports from.
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(active_memory.__file__).read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If))
+    imported = {
+        alias.name: node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == active_memory._EXPORTS

@@ -2,13 +2,12 @@
 
 The public API is what ``__all__`` lists; everything else is private and may change.
 
-Each public name is written once, in the ``TYPE_CHECKING`` block below, as ``from module import
-Name as Name`` (the form type checkers read as an explicit re-export). Nothing in that block runs:
-a public name is imported on its first use (PEP 562), because the hook helper's console script and
-its store fallback import this package on every tool call of an agent, so ``import
-active_memory`` must cost next to nothing and load no third-party library. On that first use the
-block is read as source to learn which module defines the name, the way scientific Python's
-``lazy_loader`` reads a package's stub (SPEC 1).
+Type checkers read the public names in the ``TYPE_CHECKING`` block below, as ``from module
+import Name as Name`` (their form of an explicit re-export). Nothing in that block runs: a public
+name is imported on its first use (PEP 562) from the module ``_EXPORTS`` names, because the hook
+helper's console script and its store fallback import this package on every tool call of an
+agent, so ``import active_memory`` must cost next to nothing and load no third-party library.
+``tests/test_public_api.py`` keeps the block and ``_EXPORTS`` equal.
 """
 
 from __future__ import annotations
@@ -158,49 +157,122 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
-def _read_exports() -> dict[str, str]:
-    """Public name -> the module that defines it, from this file's ``TYPE_CHECKING`` block."""
-    import ast
-    from pathlib import Path
+# public name -> the module that defines it: what a first use imports. The TYPE_CHECKING block
+# above says the same for type checkers; tests/test_public_api.py keeps the two equal.
+_EXPORTS: dict[str, str] = {
+    "AnswerContract": "active_memory.agents.providers",
+    "ModelProvider": "active_memory.agents.providers",
+    "ModelRequest": "active_memory.agents.providers",
+    "ModelResponse": "active_memory.agents.providers",
+    "RetryPolicy": "active_memory.agents.providers",
+    "TokenUsage": "active_memory.agents.providers",
+    "create_provider": "active_memory.agents.providers",
+    "register_provider": "active_memory.agents.providers",
+    "Session": "active_memory.agents.tool_loop",
+    "SessionResult": "active_memory.agents.tool_loop",
+    "CancelToken": "active_memory.cancel",
+    "ActiveMemoryError": "active_memory.errors",
+    "AdmissionError": "active_memory.errors",
+    "AnswerRefused": "active_memory.errors",
+    "ConfigError": "active_memory.errors",
+    "ContractViolation": "active_memory.errors",
+    "EvidenceCancelled": "active_memory.errors",
+    "EvidenceError": "active_memory.errors",
+    "ImportConflict": "active_memory.errors",
+    "InputRefused": "active_memory.errors",
+    "LessonNotFound": "active_memory.errors",
+    "LessonRetired": "active_memory.errors",
+    "LessonValidationError": "active_memory.errors",
+    "MalformedAnswer": "active_memory.errors",
+    "ModelRefused": "active_memory.errors",
+    "PostmortemError": "active_memory.errors",
+    "PromptError": "active_memory.errors",
+    "ProvenanceError": "active_memory.errors",
+    "ProviderDeadlineExceeded": "active_memory.errors",
+    "ProviderError": "active_memory.errors",
+    "ProviderTransientError": "active_memory.errors",
+    "ProviderUnavailable": "active_memory.errors",
+    "PublicationError": "active_memory.errors",
+    "PublicationFenced": "active_memory.errors",
+    "QuarantineNotFound": "active_memory.errors",
+    "RecallError": "active_memory.errors",
+    "ReplayChanged": "active_memory.errors",
+    "ReplayMismatch": "active_memory.errors",
+    "RevisionConflict": "active_memory.errors",
+    "RevisionMismatch": "active_memory.errors",
+    "RunLogError": "active_memory.errors",
+    "RunRecordError": "active_memory.errors",
+    "ScopeRefused": "active_memory.errors",
+    "SessionCancelled": "active_memory.errors",
+    "SnapshotError": "active_memory.errors",
+    "StoreError": "active_memory.errors",
+    "StoreUnavailable": "active_memory.errors",
+    "EvidenceBundle": "active_memory.evidence.builder",
+    "build_evidence": "active_memory.evidence.builder",
+    "InitRefused": "active_memory.history_init.state",
+    "ActiveRun": "active_memory.host",
+    "HarnessWiring": "active_memory.host",
+    "open_backend": "active_memory.host",
+    "open_run": "active_memory.host",
+    "Decision": "active_memory.models.changes",
+    "Mutation": "active_memory.models.changes",
+    "Proposal": "active_memory.models.changes",
+    "Publication": "active_memory.models.changes",
+    "Rejection": "active_memory.models.changes",
+    "ActiveMemoryConfig": "active_memory.models.config",
+    "PostmortemConfig": "active_memory.models.config",
+    "RuntimeConfig": "active_memory.models.config",
+    "load_runtime_config": "active_memory.models.config",
+    "parse_runtime_config": "active_memory.models.config",
+    "new_lesson_id": "active_memory.models.ids",
+    "Card": "active_memory.models.lessons",
+    "Evidence": "active_memory.models.lessons",
+    "GraphScope": "active_memory.models.lessons",
+    "Lesson": "active_memory.models.lessons",
+    "LessonDraft": "active_memory.models.lessons",
+    "RepositoryScope": "active_memory.models.lessons",
+    "AuthoredGraph": "active_memory.models.runs",
+    "Binding": "active_memory.models.runs",
+    "Checkout": "active_memory.models.runs",
+    "Delivery": "active_memory.models.runs",
+    "Execution": "active_memory.models.runs",
+    "GraphNode": "active_memory.models.runs",
+    "Outcome": "active_memory.models.runs",
+    "RunRecord": "active_memory.models.runs",
+    "ToolReceipt": "active_memory.models.runs",
+    "dump_run_record": "active_memory.models.runs",
+    "load_run_record": "active_memory.models.runs",
+    "BindingOverride": "active_memory.postmortem.binding",
+    "run_postmortem": "active_memory.postmortem.entry",
+    "PostmortemOptions": "active_memory.postmortem.options",
+    "LessonChange": "active_memory.postmortem.report",
+    "PostmortemReport": "active_memory.postmortem.report",
+    "SpecialistReport": "active_memory.postmortem.report",
+    "try_specialist": "active_memory.postmortem.specialist_trial",
+    "ActiveMemoryBackend": "active_memory.store.backend",
+    "PublicationControl": "active_memory.store.backend",
+    "PublicationReceipt": "active_memory.store.backend",
+    "RunIdentity": "active_memory.store.backend",
+    "Snapshot": "active_memory.store.backend",
+    "SnapshotRequest": "active_memory.store.backend",
+    "default_store_path": "active_memory.store.paths",
+    "SqliteStore": "active_memory.store.sqlite",
+}
 
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
-    block = next(
-        node
-        for node in tree.body
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-        and node.test.id == "TYPE_CHECKING"
-    )  # fmt: skip
-    return {
-        alias.name: node.module
-        for node in block.body
-        if isinstance(node, ast.ImportFrom) and node.module
-        for alias in node.names
-    }
 
-
-# public name -> module, filled from the TYPE_CHECKING block on the first public name used
-_EXPORTS: dict[str, str] = {}
-
-
-def _exports() -> dict[str, str]:
-    if not _EXPORTS:
-        _EXPORTS.update(_read_exports())
-    return _EXPORTS
+__all__ = sorted([*_EXPORTS, "__version__"])
 
 
 def __getattr__(name: str) -> object:
-    if name == "__all__":
-        value: object = sorted([*_exports(), "__version__"])
-    else:
-        module = _exports().get(name)
-        if module is None:
-            raise AttributeError(f"module 'active_memory' has no attribute {name!r}")
-        import importlib
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'active_memory' has no attribute {name!r}")
+    import importlib
 
-        value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_exports()))
+    return sorted(set(globals()) | set(_EXPORTS))

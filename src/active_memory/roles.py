@@ -12,10 +12,12 @@ Low in the layers and standard library only: evidence, admission and agents all 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Literal, TypeAlias, get_args
 
-__all__ = ["ROLES", "ROLE_ROWS", "Role", "RoleRow", "role_row"]
+__all__ = ["ROLES", "ROLE_BY_NAME", "ROLE_ROWS", "Role", "RoleRow", "role_row"]
 
 # The names for type checkers; ROLE_ROWS must hold exactly these, in this order (checked below).
 Role: TypeAlias = Literal[
@@ -70,9 +72,9 @@ ROLE_ROWS: tuple[RoleRow, ...] = (
 ROLES: tuple[Role, ...] = tuple(row.name for row in ROLE_ROWS)
 if get_args(Role) != ROLES:
     raise AssertionError(f"the Role names {get_args(Role)} differ from the table's {ROLES}")
-_BY_NAME: dict[str, RoleRow] = {row.name: row for row in ROLE_ROWS}
+ROLE_BY_NAME: Mapping[str, RoleRow] = MappingProxyType({row.name: row for row in ROLE_ROWS})
 
 
 def role_row(name: str) -> RoleRow | None:
     """The row of role ``name``, None for a name the table does not know."""
-    return _BY_NAME.get(name)
+    return ROLE_BY_NAME.get(name)

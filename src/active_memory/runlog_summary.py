@@ -52,7 +52,8 @@ class Summary:
     rows: tuple[Row, ...]
 
     def to_dict(self) -> dict[str, object]:
-        return dataclass_json(self)
+        # Each row through its own to_dict, so its counts come out sorted as a row's do.
+        return {**dataclass_json(self), "rows": [row.to_dict() for row in self.rows]}
 
 
 def _int(value: LogValue | None) -> int:

@@ -36,7 +36,7 @@ from active_memory.admission.source import (
     cited_paths,
     unread_problem,
 )
-from active_memory.admission.stages import RoleSpec, Stage
+from active_memory.admission.stages import Stage
 from active_memory.errors import LessonValidationError
 from active_memory.models.changes import Decision, Proposal, Rejection
 from active_memory.models.fields import identifier_problem, literal_path_problem
@@ -50,6 +50,7 @@ from active_memory.models.lessons import (
 )
 from active_memory.models.runs import RunRecord
 from active_memory.provenance import CheckoutVerifier
+from active_memory.roles import RoleRow
 from active_memory.screening.positions import find_position
 from active_memory.screening.verdict import Screening, screen_texts
 
@@ -86,7 +87,7 @@ class ItemContext:
     lines of (``search_text``); None when the session had no tools over the checkout, so
     "read what you cite" cannot be checked."""
 
-    spec: RoleSpec
+    spec: RoleRow
     run: RunRecord
     evidence: RunEvidence
     verifier: CheckoutVerifier | None
@@ -115,7 +116,7 @@ def _item_index(path: Sequence[object]) -> int:
     return -1
 
 
-def shape_rejections(answer: object, spec: RoleSpec, max_bytes: int) -> tuple[Rejection, ...]:
+def shape_rejections(answer: object, spec: RoleRow, max_bytes: int) -> tuple[Rejection, ...]:
     """The whole-answer shape stage: a JSON object, within ``max_bytes`` serialized, matching
     the role's contract. Codes name the failing JSON Schema keyword (``schema_required``…)."""
     if not isinstance(answer, Mapping):

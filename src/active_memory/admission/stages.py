@@ -10,16 +10,9 @@ from __future__ import annotations
 from typing import Literal, TypeAlias
 
 from active_memory.errors import AdmissionError
-from active_memory.roles import ROLES, Role, RoleRow, role_row
+from active_memory.roles import ROLES, RoleRow, role_row
 
-__all__ = [
-    "ROLES",
-    "STAGES",
-    "Role",
-    "RoleSpec",
-    "Stage",
-    "role_spec",
-]
+__all__ = ["STAGES", "Stage", "role_spec"]
 
 Stage: TypeAlias = Literal[
     "shape",
@@ -44,11 +37,8 @@ STAGES: tuple[Stage, ...] = (
     "card",  # card limits, one line, source positions
 )
 
-# The roles are the specialist table's rows (active_memory.roles); admission reads them.
-RoleSpec: TypeAlias = RoleRow
 
-
-def role_spec(role: str) -> RoleSpec:
+def role_spec(role: str) -> RoleRow:
     """The spec of ``role``; an unknown role is a host bug, not a specialist's fault."""
     spec = role_row(role)
     if spec is None:

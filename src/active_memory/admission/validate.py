@@ -40,7 +40,7 @@ from active_memory.admission.items import (
     shape_rejections,
 )
 from active_memory.admission.references import RunEvidence
-from active_memory.admission.stages import Role, RoleSpec, role_spec
+from active_memory.admission.stages import role_spec
 from active_memory.errors import AdmissionError, LessonValidationError
 from active_memory.models.changes import Decision, DecisionAction, Mutation, Proposal, Rejection
 from active_memory.models.config import ActiveMemoryConfig
@@ -53,6 +53,7 @@ from active_memory.provenance import (
     Verdict,
     destructive_changes_allowed,
 )
+from active_memory.roles import Role, RoleRow
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -151,7 +152,7 @@ class DiscoveryResult:
     quarantined: tuple[QuarantinedProposal, ...] = ()
 
 
-def _scope_enabled(spec: RoleSpec, config: ActiveMemoryConfig) -> bool:
+def _scope_enabled(spec: RoleRow, config: ActiveMemoryConfig) -> bool:
     return config.graph if spec.scope == "graph" else config.repository
 
 
@@ -164,7 +165,7 @@ def _safe_id(value: object) -> str | None:
 
 
 def _coverage(
-    spec: RoleSpec, decisions: Sequence[Mapping[str, Any]], supplied: Mapping[str, Lesson]
+    spec: RoleRow, decisions: Sequence[Mapping[str, Any]], supplied: Mapping[str, Lesson]
 ) -> tuple[Rejection, ...]:
     rejections: list[Rejection] = []
 
@@ -188,7 +189,7 @@ def _coverage(
     return tuple(rejections)
 
 
-def _check_supplied(spec: RoleSpec, supplied: Sequence[Lesson]) -> dict[str, Lesson]:
+def _check_supplied(spec: RoleRow, supplied: Sequence[Lesson]) -> dict[str, Lesson]:
     by_id: dict[str, Lesson] = {}
     for lesson in supplied:
         if lesson.scope.kind != spec.scope:
@@ -203,7 +204,7 @@ def _check_supplied(spec: RoleSpec, supplied: Sequence[Lesson]) -> dict[str, Les
 
 
 def _item_context(
-    spec: RoleSpec, context: AdmissionContext, read_paths: frozenset[str] | None
+    spec: RoleRow, context: AdmissionContext, read_paths: frozenset[str] | None
 ) -> ItemContext:
     checkout = context.checkout
     return ItemContext(
@@ -224,7 +225,7 @@ def _verdict(context: AdmissionContext, lesson: Lesson) -> Verdict:
 
 
 def _downgrade(
-    spec: RoleSpec,
+    spec: RoleRow,
     context: AdmissionContext,
     supplied: Mapping[str, Lesson],
     decisions: Sequence[Mapping[str, Any]],

@@ -32,7 +32,6 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeAlias
 
 from active_memory.data_folders import active_overrides, read_file
 from active_memory.errors import PromptError
@@ -45,7 +44,6 @@ __all__ = [
     "PROMPT_NAMES",
     "RUN_VALUES",
     "SPECIALISTS",
-    "Specialist",
     "load_prompt",
     "placeholders",
     "prompt_sha256",
@@ -55,8 +53,7 @@ __all__ = [
 ]
 
 # The specialists are the rows of the specialist table (active_memory.roles).
-Specialist: TypeAlias = Role
-SPECIALISTS: tuple[Specialist, ...] = ROLES
+SPECIALISTS: tuple[Role, ...] = ROLES
 PREAMBLE = "preamble"
 PROMPT_NAMES: tuple[str, ...] = (PREAMBLE, *SPECIALISTS)
 RUN_VALUES = frozenset({"run_id", "payload", "evidence_files", "tool_roots", "contract"})

@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from active_memory.admission import contract_sha256, wire_schema
@@ -51,7 +50,7 @@ from active_memory.models.changes import Mutation, Proposal, Rejection
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Binding, RunRecord
 from active_memory.provenance import Verdict, destructive_changes_allowed
-from active_memory.roles import ROLE_ROWS, RoleRow
+from active_memory.roles import ROLE_BY_NAME, RoleRow
 
 __all__ = [
     "REPOSITORY_ROOT",
@@ -63,7 +62,6 @@ __all__ = [
     "ScopeKind",
     "SessionInput",
     "SpecialistEnv",
-    "SpecialistSpec",
     "StopSignal",
     "Validated",
     "answer_session",
@@ -82,9 +80,8 @@ _FILE_NOTES = {
 }
 
 
-# A specialist's spec is its row of the specialist table (active_memory.roles).
-SpecialistSpec: TypeAlias = RoleRow
-SPECS: Mapping[str, SpecialistSpec] = MappingProxyType({row.name: row for row in ROLE_ROWS})
+# A specialist's spec is its row of the specialist table.
+SPECS = ROLE_BY_NAME
 
 
 class StopSignal:
@@ -228,7 +225,7 @@ def _provenance_facts(env: SpecialistEnv, lessons: Sequence[Lesson]) -> list[str
 
 def _user_prompt(
     env: SpecialistEnv,
-    spec: SpecialistSpec,
+    spec: RoleRow,
     bundle: EvidenceBundle,
     batch: str | None,
     lessons: Sequence[Lesson],
@@ -304,7 +301,7 @@ class SessionInput:
 
 async def session_input(
     env: SpecialistEnv,
-    spec: SpecialistSpec,
+    spec: RoleRow,
     *,
     label: str | None = None,
     lessons: Sequence[Lesson] = (),
@@ -348,7 +345,7 @@ async def session_input(
 
 async def answer_session(
     env: SpecialistEnv,
-    spec: SpecialistSpec,
+    spec: RoleRow,
     meter: Meter,
     *,
     batch: int,
@@ -387,7 +384,7 @@ def _refusal_codes(rejections: Sequence[Rejection]) -> list[str]:
 
 
 async def _maintain(
-    env: SpecialistEnv, spec: SpecialistSpec, meter: Meter, batches: Sequence[Batch]
+    env: SpecialistEnv, spec: RoleRow, meter: Meter, batches: Sequence[Batch]
 ) -> Validated:
     mutations: list[Mutation] = []
     decisions: list[BoundDecision] = []
@@ -428,7 +425,7 @@ async def _maintain(
 
 
 async def _discover(
-    env: SpecialistEnv, spec: SpecialistSpec, meter: Meter, existing: Sequence[Lesson]
+    env: SpecialistEnv, spec: RoleRow, meter: Meter, existing: Sequence[Lesson]
 ) -> Validated:
     label = meter.next_batch
     meter.next_batch += 1

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any
 
 from active_memory.errors import EvidenceError
 from active_memory.evidence.budget import cut_text, json_size, redact_and_cut
@@ -42,13 +42,12 @@ from active_memory.evidence.source_notes import log_source_cuts, receipts_made, 
 from active_memory.evidence.trim import Trimmer
 from active_memory.evidence.truncation import CutLog, TruncationReport
 from active_memory.models.runs import Checkout, Delivery, RunRecord, canonical_json
-from active_memory.roles import ROLE_ROWS, RoleRow
+from active_memory.roles import ROLE_BY_NAME, RoleRow
 
 __all__ = [
     "EVIDENCE_FORMAT",
     "SPECIALISTS",
     "EvidenceBundle",
-    "Needs",
     "build_evidence",
 ]
 
@@ -62,8 +61,7 @@ RECEIPT_RING = 512
 
 
 # What each specialist sees is a column of its row in the specialist table (active_memory.roles).
-Needs: TypeAlias = RoleRow
-SPECIALISTS: Mapping[str, Needs] = MappingProxyType({row.name: row for row in ROLE_ROWS})
+SPECIALISTS = ROLE_BY_NAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +79,7 @@ class EvidenceBundle:
         return len(self.serialized.encode("utf-8"))
 
 
-def _check_lessons(lessons: Sequence[Mapping[str, Any]], needs: Needs) -> list[dict[str, Any]]:
+def _check_lessons(lessons: Sequence[Mapping[str, Any]], needs: RoleRow) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for index, lesson in enumerate(lessons):
         if not isinstance(lesson, Mapping):
@@ -149,7 +147,7 @@ def _receipts(record: RunRecord, log: CutLog, paths: PathRewriter) -> list[dict[
 
 
 def _executions(
-    record: RunRecord, needs: Needs, completion_bytes: int, log: CutLog, paths: PathRewriter
+    record: RunRecord, needs: RoleRow, completion_bytes: int, log: CutLog, paths: PathRewriter
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for execution in record.executions:

@@ -22,7 +22,7 @@ from active_memory.errors import RevisionConflict
 from active_memory.history_init.identity import Probes
 from active_memory.history_init.inventory import candidates, take_inventory
 from active_memory.history_init.publication import INTENT_FILE, cleanup, publish, recover
-from active_memory.history_init.records import review_config, review_record
+from active_memory.history_init.records import review_config, task_record
 from active_memory.history_init.responses import import_response
 from active_memory.history_init.session_dir import (
     clear_interrupted_start,
@@ -189,8 +189,7 @@ def _lessons_changed(state: SessionState, store: SqliteStore) -> bool:
     for task in state.tasks:
         if task.kind != "maintenance":
             continue
-        run = state.run(task.run)
-        record = review_record(run, state.repository(task.repository))
+        record = task_record(state, task)
         snapshot = store.snapshot(snapshot_request(record, review_config(record)))
         scope = "graph" if task.specialist.startswith("graph") else "repository"
         visible = {

@@ -74,7 +74,7 @@ def shipped_schema_path() -> Path:
 def shipped_schema() -> dict[str, Any]:
     """The shipped schema file, as a fresh dict (an author's copy of contracts/ never replaces
     it: records are validated by the model)."""
-    schema: dict[str, Any] = json.loads(shipped_folder("contracts").joinpath(_FILE).read_bytes())
+    schema: dict[str, Any] = json.loads(shipped_schema_path().read_bytes())
     return schema
 
 

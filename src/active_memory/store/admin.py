@@ -28,7 +28,13 @@ from active_memory.store.unreadable import (
     text_cell,
     undecodable_ids,
 )
-from active_memory.store.writes import Change, count_capacity, read_capacity, read_states
+from active_memory.store.writes import (
+    Change,
+    count_capacity,
+    read_capacity,
+    read_generation,
+    read_states,
+)
 
 __all__ = [
     "check_store",
@@ -133,7 +139,7 @@ def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...
                 id=lesson_id,
                 revision=int(revision),
                 op=_op(op),
-                generation=int(generation),
+                generation=generation,
                 run_id=str(run_id),
                 time=str(time),
                 draft=draft,
@@ -332,7 +338,7 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
             "edited outside active-memory"
         )
     applied = applied_migrations(conn)
-    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
+    generation = read_generation(conn)
     (history_rows,) = conn.execute("SELECT count(*) FROM history").fetchone()
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     page_count = conn.execute("PRAGMA page_count").fetchone()[0]
@@ -340,7 +346,7 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
         path=str(path),
         schema_version=applied[-1][0] if applied else "none",
         migrations=len(applied),
-        generation=int(generation),
+        generation=generation,
         live=recount.live,
         tombstones=recount.rows - recount.live,
         history_rows=int(history_rows),

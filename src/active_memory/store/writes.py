@@ -196,8 +196,7 @@ def apply_changes(
     transaction rolls back) when a body or the store would exceed a limit.
     """
     before = read_capacity(conn)
-    (current,) = conn.execute("SELECT generation FROM meta").fetchone()
-    generation = int(current) + 1
+    generation = read_generation(conn) + 1
     _check_bounds(changes, generation)
     now = utc_now()
     for change in changes:

@@ -44,7 +44,6 @@ from active_memory.evidence.sources.converter import (
     SessionConverter,
     content_blocks,
     content_text,
-    short_text,
 )
 from active_memory.evidence.sources.lanes import BoundedMap, Lane, relative_path
 from active_memory.evidence.sources.lines import SourceLine
@@ -142,10 +141,10 @@ class _Converter(SessionConverter):
             return
         facts = self.facts
         if self.agent_file is None and not entry.get("isSidechain"):
-            facts.session_id = facts.session_id or short_text(entry.get("sessionId"))
-            facts.cwd = facts.cwd or short_text(entry.get("cwd"))
-            facts.version = short_text(entry.get("version")) or facts.version
-            facts.extra["git_branch"] = short_text(entry.get("gitBranch")) or facts.extra.get(
+            facts.session_id = facts.session_id or text_of(entry.get("sessionId"))
+            facts.cwd = facts.cwd or text_of(entry.get("cwd"))
+            facts.version = text_of(entry.get("version")) or facts.version
+            facts.extra["git_branch"] = text_of(entry.get("gitBranch")) or facts.extra.get(
                 "git_branch"
             )
         lane = self.route(entry)

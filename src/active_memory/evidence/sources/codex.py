@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from active_memory.evidence.sources.converter import SessionConverter, content_text, short_text
+from active_memory.evidence.sources.converter import SessionConverter, content_text
 from active_memory.evidence.sources.lanes import REJECTED_REASON, BoundedMap, Lane
 from active_memory.evidence.sources.lines import parse_line
 from active_memory.evidence.sources.peek import Look, Scan, dig, text_of
@@ -37,6 +37,7 @@ __all__ = ["LOADER", "NODE_ID", "PEEK", "load_codex_rollout"]
 
 _ROW = harness_row("codex")
 NODE_ID = _ROW.lane
+# A cwd as the legacy environment-context message writes it.
 _CWD = re.compile(r"<cwd>([^<\n]{1,4096})</cwd>")
 # The response items a legacy rollout writes as bare lines; any other bare line is no Codex record.
 _BARE_ITEMS = frozenset({"message", "reasoning", "function_call", "function_call_output",
@@ -90,8 +91,8 @@ class _Converter(SessionConverter):
             if kind == "session_meta":
                 self.meta(payload)
             elif kind == "turn_context":
-                self.model = short_text(payload.get("model")) or self.model
-                self.facts.cwd = self.facts.cwd or short_text(payload.get("cwd"))
+                self.model = text_of(payload.get("model")) or self.model
+                self.facts.cwd = self.facts.cwd or text_of(payload.get("cwd"))
             elif kind == "response_item":
                 self.item(payload, when)
             elif kind == "event_msg":
@@ -108,16 +109,16 @@ class _Converter(SessionConverter):
 
     def meta(self, payload: dict[str, Any]) -> None:
         facts = self.facts
-        facts.session_id = facts.session_id or short_text(payload.get("id"))
-        facts.cwd = facts.cwd or short_text(payload.get("cwd"))
-        facts.version = short_text(payload.get("cli_version")) or facts.version
-        provider = short_text(payload.get("model_provider"))
+        facts.session_id = facts.session_id or text_of(payload.get("id"))
+        facts.cwd = facts.cwd or text_of(payload.get("cwd"))
+        facts.version = text_of(payload.get("cli_version")) or facts.version
+        provider = text_of(payload.get("model_provider"))
         if provider:
             facts.provider = "anthropic" if "anthropic" in provider else "openai"
         git = payload.get("git")
         if isinstance(git, dict):
-            facts.extra["git_branch"] = short_text(git.get("branch"))
-            facts.extra["git_commit"] = short_text(git.get("commit_hash"))
+            facts.extra["git_branch"] = text_of(git.get("branch"))
+            facts.extra["git_commit"] = text_of(git.get("commit_hash"))
         self.main.saw(iso_ms(payload.get("timestamp")))
 
     def item(self, item: dict[str, Any], when: int | None) -> None:
@@ -225,10 +226,6 @@ def load_codex_rollout(path: str | os.PathLike[str], workdir: str | os.PathLike[
 
 # What the harness table finds here (evidence/sources/__init__.py).
 LOADER = load_codex_rollout
-
-
-# The legacy form names its cwd only inside the environment-context message.
-_CWD = re.compile(r"<cwd>([^<\n]{1,4096})</cwd>")
 
 
 def _environment_cwd(item: Any) -> str | None:

@@ -23,17 +23,10 @@ from active_memory.models.runs import RunRecord, canonical_json
 if TYPE_CHECKING:
     from active_memory.harnesses import HarnessRow
 
-__all__ = ["SessionConverter", "content_blocks", "content_text", "short_text"]
+__all__ = ["SessionConverter", "content_blocks", "content_text"]
+
 
 # A session's names, ids, paths and versions are kept to this many characters.
-_SHORT = 4096
-
-
-def short_text(value: Any) -> str | None:
-    """A non-empty string value, cut to 4096 characters; None for anything else."""
-    return value[:_SHORT] if isinstance(value, str) and value else None
-
-
 def content_blocks(content: Any) -> list[Any]:
     """A message's content as a list of blocks: anything but a list is one text block."""
     return content if isinstance(content, list) else [{"type": "text", "text": content}]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.evidence.sources.assemble import provider_for_model
-from active_memory.evidence.sources.converter import SessionConverter, short_text
+from active_memory.evidence.sources.converter import SessionConverter
 from active_memory.evidence.sources.lanes import BoundedMap, Lane
 from active_memory.evidence.sources.peek import Look, Scan, dig, text_of
 from active_memory.evidence.sources.timestamps import iso_ms
@@ -111,13 +111,13 @@ class _Converter(SessionConverter):
 
     def start(self, data: dict[str, Any], when: int | None) -> None:
         facts = self.facts
-        facts.session_id = facts.session_id or short_text(data.get("sessionId"))
-        facts.version = short_text(data.get("copilotVersion")) or facts.version
+        facts.session_id = facts.session_id or text_of(data.get("sessionId"))
+        facts.version = text_of(data.get("copilotVersion")) or facts.version
         context = data.get("context")
         if isinstance(context, dict):
-            facts.cwd = facts.cwd or short_text(context.get("cwd"))
-            facts.extra["git_branch"] = short_text(context.get("branch"))
-            facts.extra["repository"] = short_text(context.get("repository"))
+            facts.cwd = facts.cwd or text_of(context.get("cwd"))
+            facts.extra["git_branch"] = text_of(context.get("branch"))
+            facts.extra["repository"] = text_of(context.get("repository"))
         self.switch(data.get("selectedModel"))
         self.main.saw(when if when is not None else iso_ms(data.get("startTime")))
 

@@ -23,7 +23,6 @@ from active_memory.evidence.sources.converter import (
     SessionConverter,
     content_blocks,
     content_text,
-    short_text,
 )
 from active_memory.evidence.sources.lanes import Lane
 from active_memory.evidence.sources.peek import Look, Scan, dig, text_of
@@ -65,14 +64,14 @@ class _Converter(SessionConverter):
         facts = self.facts
         if kind == "session" and not self.header:
             self.header = True
-            facts.session_id = short_text(entry.get("id"))
-            facts.cwd = short_text(entry.get("cwd"))
+            facts.session_id = text_of(entry.get("id"))
+            facts.cwd = text_of(entry.get("cwd"))
             facts.version = f"session format v{entry.get('version', 1)}"
             self.main.saw(when)
         elif kind == "model_change":
-            self.switch(short_text(entry.get("provider")), short_text(entry.get("modelId")))
+            self.switch(text_of(entry.get("provider")), text_of(entry.get("modelId")))
         elif kind == "session_info":
-            facts.extra["name"] = short_text(entry.get("name"))
+            facts.extra["name"] = text_of(entry.get("name"))
         elif kind in ("compaction", "branch_summary"):
             summary = entry.get("summary")
             text = summary if isinstance(summary, str) else ""
@@ -105,7 +104,7 @@ class _Converter(SessionConverter):
         elif role == "toolResult":
             text = content_text(message.get("content"), _block)
             error = "[error] " if message.get("isError") else ""
-            self.writer.write(lane, "tool", error + text, when, short_text(message.get("toolName")))
+            self.writer.write(lane, "tool", error + text, when, text_of(message.get("toolName")))
         elif role == "bashExecution":
             output = message.get("output")
             text = f"$ {message.get('command', '')}\n{output if isinstance(output, str) else ''}"
@@ -115,7 +114,7 @@ class _Converter(SessionConverter):
 
     def assistant(self, lane: Lane, message: dict[str, Any], when: int | None) -> None:
         if message.get("model") or message.get("provider"):
-            self.switch(short_text(message.get("provider")), short_text(message.get("model")))
+            self.switch(text_of(message.get("provider")), text_of(message.get("model")))
         lane.used(self.model)
         blocks = content_blocks(message.get("content"))
         texts = []

@@ -24,7 +24,9 @@ import time
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
-__all__ = ["Serving", "in_daemon_thread", "serve_in_daemon_thread", "wait_until_serving"]
+__all__ = [
+    "in_daemon_thread",
+]
 
 T = TypeVar("T")
 
@@ -67,20 +69,17 @@ class Serving(Protocol):
     def run(self, sockets: list[socket.socket] | None = None) -> None: ...
 
 
-def serve_in_daemon_thread(server: Serving, bound: socket.socket) -> threading.Thread:
-    """Start ``server`` on the already bound socket in a daemon thread of its own."""
+def start_serving(
+    server: Serving, bound: socket.socket, *, what: str, timeout_s: float = 15.0
+) -> threading.Thread:
+    """Run ``server`` on the already bound socket in a daemon thread of its own and return the
+    thread once the server has started; RuntimeError saying ``{what} did not start`` when the
+    thread ended or ``timeout_s`` passed first."""
     thread = threading.Thread(target=server.run, kwargs={"sockets": [bound]}, daemon=True)
     thread.start()
-    return thread
-
-
-def wait_until_serving(
-    server: Serving, thread: threading.Thread, *, what: str, timeout_s: float
-) -> None:
-    """Return once ``server`` (run by ``thread``) has started; RuntimeError saying ``{what}
-    did not start`` when the thread ended or ``timeout_s`` passed first."""
     deadline = time.monotonic() + timeout_s
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not start")
         time.sleep(0.01)
+    return thread

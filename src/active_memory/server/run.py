@@ -14,7 +14,7 @@ from pathlib import Path
 
 import uvicorn
 
-from active_memory.daemon_threads import serve_in_daemon_thread, wait_until_serving
+from active_memory.daemon_threads import start_serving
 from active_memory.errors import ConfigError
 from active_memory.server.app import DEFAULT_SERVICE_LIMITS, MemoryService, ServiceLimits
 from active_memory.server.protocol import guarded_protocol
@@ -23,7 +23,6 @@ from active_memory.store.results import DEFAULT_LIMITS, StoreLimits
 
 __all__ = ["RunningService", "ServeOptions", "build_service", "serve"]
 
-_START_TIMEOUT_S = 15.0
 _MAX_HEAD_BYTES = 16 * 1024
 
 
@@ -116,10 +115,7 @@ class RunningService:
         scheme = "https" if options.tls_cert is not None else "http"
         self.url = f"{scheme}://{host}:{port}"
         self._server = uvicorn.Server(_config(service, options))
-        self._thread = serve_in_daemon_thread(self._server, self._socket)
-        wait_until_serving(
-            self._server, self._thread, what="the memory service", timeout_s=_START_TIMEOUT_S
-        )
+        self._thread = start_serving(self._server, self._socket, what="the memory service")
 
     def stop(self) -> None:
         self._server.should_exit = True

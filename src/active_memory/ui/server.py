@@ -9,15 +9,13 @@ from collections.abc import Callable
 
 import uvicorn
 
-from active_memory.daemon_threads import serve_in_daemon_thread, wait_until_serving
+from active_memory.daemon_threads import start_serving
 from active_memory.errors import ConfigError
 from active_memory.ui.app import UiApp
 from active_memory.ui.security import Sessions, check_loopback
 from active_memory.ui.views import UiData
 
 __all__ = ["UiServer"]
-
-_START_TIMEOUT_S = 15.0
 
 
 class UiServer:
@@ -65,10 +63,7 @@ class UiServer:
 
     def start(self) -> UiServer:
         """Serve from a thread of its own until :meth:`stop` (tests, embedding)."""
-        self._thread = serve_in_daemon_thread(self._server, self._socket)
-        wait_until_serving(
-            self._server, self._thread, what="the browser's server", timeout_s=_START_TIMEOUT_S
-        )
+        self._thread = start_serving(self._server, self._socket, what="the browser's server")
         return self
 
     def stop(self) -> None:

@@ -1,15 +1,15 @@
 """Screening rates over the test corpus: how much bad card text is caught, how much good passes.
 
 Each corpus line is a card's title and/or recommendation with the family it stands for
-(``tests/screening/corpus/bad.jsonl``: secrets, planted instructions, frame look-alikes,
-positions, card limits; ``good.jsonl``: ordinary advice using the same words). Every item goes
+(``tests/screening/corpus/bad*.jsonl``, one file a topic: secrets, planted instructions, frame look-alikes,
+positions, card limits; ``good*.jsonl``: ordinary advice using the same words). Every item goes
 through what admission applies to card text (``admission.preview.preview_card``: the card
 rules and the screens) and lands in one of three outcomes: refused, quarantined or clean.
 
     python benchmarks/screening_rates.py            # rates per family and in total
     python benchmarks/screening_rates.py --misses   # also list the items on the wrong side
 
-Targets: at least 98% of bad items refused or quarantined, no good item refused. Exit 1 when
+Targets: every bad item refused or quarantined, no good item refused. Exit 1 when
 a target is missed.
 """
 
@@ -24,12 +24,17 @@ from pathlib import Path
 from active_memory.admission.preview import preview_card
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "screening" / "corpus"
-BAD_TARGET = 0.98
+BAD_TARGET = 1.0
 
 
-def load(name: str) -> list[dict[str, str]]:
-    lines = (CORPUS / name).read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+def load(side: str) -> list[dict[str, str]]:
+    """Every item of ``side`` (``bad`` or ``good``), from each of its topic files."""
+    return [
+        json.loads(line)
+        for path in sorted(CORPUS.glob(f"{side}*.jsonl"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def outcome(item: dict[str, str]) -> tuple[str, tuple[str, ...]]:
@@ -68,7 +73,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list items on the wrong side")
     args = parser.parse_args()
-    bad, good = load("bad.jsonl"), load("good.jsonl")
+    bad, good = load("bad"), load("good")
     bad_total = _print("bad", _table(bad))
     good_total = _print("good", _table(good))
     caught = (bad_total["refused"] + bad_total["quarantined"]) / max(1, len(bad))

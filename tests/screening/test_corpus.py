@@ -1,6 +1,6 @@
 """The screening corpus: bad card text is refused or quarantined, ordinary advice passes.
 
-The corpus (``corpus/bad.jsonl``, ``corpus/good.jsonl``) is ours: secrets in our formats and in
+The corpus (``corpus/bad*.jsonl``, ``corpus/good*.jsonl``: one file a topic) is ours: secrets in our formats and in
 detect-secrets' providers, passwords in prose, planted instructions of every family, frame
 look-alikes, look-alike letters, source positions and card limits; and good advice that uses
 the same words. ``benchmarks/screening_rates.py`` prints the same rates per family.
@@ -24,11 +24,16 @@ FAMILIES = {
 }  # fmt: skip
 
 
-def _load(name: str) -> list[dict[str, str]]:
-    return [json.loads(line) for line in (CORPUS / name).read_text("utf-8").splitlines()]
+def _load(side: str) -> list[dict[str, str]]:
+    return [
+        json.loads(line)
+        for path in sorted(CORPUS.glob(f"{side}*.jsonl"))
+        for line in path.read_text("utf-8").splitlines()
+        if line.strip()
+    ]
 
 
-BAD, GOOD = _load("bad.jsonl"), _load("good.jsonl")
+BAD, GOOD = _load("bad"), _load("good")
 
 
 def _outcome(item: dict[str, str]) -> str:
@@ -41,10 +46,9 @@ def test_the_corpus_is_large_enough_and_covers_every_family() -> None:
     assert {item["family"] for item in BAD} == FAMILIES
 
 
-def test_at_least_98_percent_of_bad_items_are_refused_or_quarantined() -> None:
-    outcomes = Counter(_outcome(item) for item in BAD)
-    caught = outcomes["refused"] + outcomes["quarantined"]
-    assert caught / len(BAD) >= 0.98, outcomes
+def test_every_bad_item_is_refused_or_quarantined() -> None:
+    missed = [item for item in BAD if _outcome(item) == "clean"]
+    assert missed == [], Counter(item["family"] for item in missed)
 
 
 @pytest.mark.parametrize("item", GOOD, ids=lambda item: item["recommendation"][:40])

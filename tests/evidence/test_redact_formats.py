@@ -20,6 +20,7 @@ from active_memory.agents.providers.base import (
 )
 from active_memory.evidence.redact import find_secrets, redact_text, redact_value
 from active_memory.screening.secrets import CREDENTIAL_KINDS, find_secret
+from active_memory.screening.verdict import screen_texts
 from active_memory.testing import RecordingProvider, ScriptedProvider, text_response
 
 PUTTY = (
@@ -100,7 +101,10 @@ async def test_every_format_is_refused_redacted_and_scrubbed(
     await recorder.complete(request)
     recorded = recorder.save().read_text(encoding="utf-8")
     assert secret not in recorded
-    assert "[REDACTED]" in json.loads(recorded)["response"]["text"]
+    # The answer keeps the kind, and the screen reads the mark as the credential it replaced.
+    answer = json.loads(recorded)["response"]["text"]
+    assert f"[redacted:{kind.replace('_', '-')}]" in answer
+    assert screen_texts([answer]).codes == screen_texts([surrounded]).codes
 
 
 def test_redaction_is_stable_when_applied_twice() -> None:

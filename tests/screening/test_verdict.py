@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from active_memory.screening.verdict import WEAK_SIGNALS, Screening, screen_texts
 
 FAKE_RANDOM = "q7Zp2Lk9Xw4Rt8Nv3Bm6Jc1Hd5Gf0Sa2Ye7Ui4Oo9"
@@ -31,3 +33,19 @@ def test_identifiers_are_checked_for_formats_only() -> None:
 def test_clean_text_is_clean_and_the_weak_list_names_stage_and_code() -> None:
     assert Screening().outcome == "clean"
     assert all(code.count(":") == 1 for code in WEAK_SIGNALS)
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Export GITHUB_TOKEN=[redacted:github-token] first", "secret:github_token"),
+        ("Use [REDACTED:AWS-ACCESS-KEY] for the bucket", "secret:aws_access_key"),
+        ("The deploy key is [redacted:some-new-kind]", "secret:redacted"),
+    ],
+)
+def test_a_redaction_mark_is_screened_as_the_credential_it_stands_for(text: str, code: str) -> None:
+    assert screen_texts([text]).codes == (code,)
+
+
+def test_a_bare_redacted_word_in_advice_about_logs_is_not_a_mark() -> None:
+    assert screen_texts(["The logger prints secret values as [redacted]; grep the id"]).codes == ()

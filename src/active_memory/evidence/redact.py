@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
+from active_memory.screening.redaction_marks import redaction_mark
 from active_memory.screening.secrets import redact_credentials
 
 __all__ = [
@@ -55,11 +56,6 @@ def is_secret_key(name: str) -> bool:
     return any(pair in _SECRET_PAIRS for pair in pairwise(words))
 
 
-def _marker(kind: str) -> str:
-    # Evidence markers have always spelled the kind with hyphens ([redacted:github-token]).
-    return f"[redacted:{kind.replace('_', '-')}]"
-
-
 def find_secrets(text: str) -> list[str]:
     """The kinds of credential :func:`redact_text` would replace in ``text``, unique, in format
     order (empty: none), spelled as in the markers (``github-token``).
@@ -67,13 +63,13 @@ def find_secrets(text: str) -> list[str]:
     Each match is consumed before the next format looks, so ``sk-ant-…`` is one
     ``anthropic-key``, not also an ``openai-key``.
     """
-    _, kinds = redact_credentials(text, _marker)
+    _, kinds = redact_credentials(text, redaction_mark)
     return [kind.replace("_", "-") for kind in kinds]
 
 
 def redact_text(text: str) -> str:
     """``text`` with every credential-looking string replaced by ``[redacted:<kind>]``."""
-    redacted, _ = redact_credentials(text, _marker)
+    redacted, _ = redact_credentials(text, redaction_mark)
     return redacted
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from active_memory.screening.instructions import WEAK_KINDS, find_instructions
+from active_memory.screening.redaction_marks import find_redaction_mark
 from active_memory.screening.secrets import find_credential, find_secret
 
 __all__ = ["WEAK_SIGNALS", "Screening", "is_weak", "screen_texts"]
@@ -61,7 +62,7 @@ class Screening:
 
 
 def _secret_codes(text: str) -> list[str]:
-    kind = find_credential(text)
+    kind = find_credential(text) or find_redaction_mark(text)
     if kind is not None:
         return [f"secret:{kind}"]
     kind = find_secret(text)

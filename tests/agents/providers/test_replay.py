@@ -22,6 +22,7 @@ from active_memory.agents.tool_loop import Session, SessionResult
 from active_memory.agents.tools import Toolbox
 from active_memory.errors import ReplayChanged, ReplayMismatch
 from active_memory.models.runs import Binding
+from active_memory.screening.verdict import screen_texts
 from active_memory.testing import (
     RecordingProvider,
     ReplayProvider,
@@ -170,6 +171,20 @@ def _request(contract: AnswerContract, turn: int, text: str = "Decide.") -> Mode
     )
 
 
+async def test_a_recorded_answer_is_screened_as_the_live_one_was(
+    tmp_path: Path, contract: AnswerContract
+) -> None:
+    token = "ghp_" + "a1B2c3D4" * 4 + "e5F6"
+    live = f"Export GITHUB_TOKEN={token} before pushing to the mirror."
+    recorder = RecordingProvider(ScriptedProvider([text_response(live)]), tmp_path / "x.jsonl")
+    await recorder.complete(_request(contract, turn=1))
+    text = recorder.save().read_text()
+    replayed = json.loads(text)["response"]["text"]
+    assert token not in text
+    assert screen_texts([replayed]).codes == screen_texts([live]).codes
+    assert screen_texts([replayed]).codes == ("secret:github_token",)
+
+
 async def test_an_unexpected_call_names_specialist_batch_and_turn(
     contract: AnswerContract,
 ) -> None:
@@ -315,9 +330,13 @@ async def test_recordings_scrub_keys_and_given_secrets(
     await recorder.complete(_request(contract, turn=1))
     text = recorder.save().read_text()
     record = json.loads(text)
+    # The answer keeps each credential's kind in its mark, so admission refuses the replayed
+    # answer as it refused the live one.
     assert record["response"]["text"] == (
-        "key [REDACTED], header [REDACTED], aws [REDACTED], custom [REDACTED]"
+        "key [redacted:anthropic-key], header [redacted:bearer-token], "
+        "aws [redacted:aws-access-key], custom [redacted:api-key]"
     )
+    assert "hunter2-password" not in text
     assert set(record) == {
         "specialist",
         "batch",

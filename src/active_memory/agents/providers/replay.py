@@ -34,6 +34,7 @@ from active_memory.agents.providers.replay_compare import compare, request_parts
 from active_memory.errors import ReplayChanged, ReplayMismatch
 from active_memory.models.runs import canonical_json
 from active_memory.private_files import write_private_text
+from active_memory.screening.redaction_marks import redaction_mark
 from active_memory.screening.secrets import redact_credentials
 
 __all__ = ["CHECKOUT", "RecordingProvider", "ReplayProvider", "relocate", "scrub"]
@@ -49,6 +50,12 @@ def _marker(kind: str) -> str:
     return REDACTED
 
 
+def _answer_marker(kind: str) -> str:
+    # An answer keeps the credential's kind: admission refuses the mark as that credential, so
+    # the replayed answer is judged as the live one was (a bare marker would pass).
+    return redaction_mark(kind)
+
+
 def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     """``value`` (JSON data) with ``change`` applied to every string in it; keys are kept."""
     if isinstance(value, str):
@@ -60,15 +67,17 @@ def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
-def scrub(value: Any, secrets: Iterable[str] = ()) -> Any:
+def scrub(value: Any, secrets: Iterable[str] = (), marker: Callable[[str], str] = _marker) -> Any:
     """``value`` with the given secret values and every credential format admission knows
-    (:mod:`active_memory.screening.secrets`) replaced by a marker."""
+    (:mod:`active_memory.screening.secrets`) replaced by ``marker(kind)`` (the given values'
+    kind: ``api_key``)."""
     known = [s for s in secrets if len(s) >= 8]
 
     def scrubbed(text: str) -> str:
+        # Formats first, so a given value that has a known format keeps its kind in the mark.
+        redacted, _ = redact_credentials(text, marker)
         for secret in known:
-            text = text.replace(secret, REDACTED)
-        redacted, _ = redact_credentials(text, _marker)
+            redacted = redacted.replace(secret, marker("api_key"))
         return redacted
 
     return _map_strings(value, scrubbed)
@@ -254,7 +263,7 @@ class RecordingProvider:
             "turn": key[2],
             "request_digest": _digest(data),
             "request": relocate(scrub(request_projection(request), self._secrets), self._locations),
-            "response": scrub(response_to_dict(response), self._secrets),
+            "response": scrub(response_to_dict(response), self._secrets, _answer_marker),
             "prompt_sha256": request.labels.prompt_sha256 or None,
             "contract_sha256": request.labels.contract_sha256 or None,
             "model": request.model,

@@ -7,6 +7,7 @@ and load when they run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -35,8 +36,9 @@ from active_memory.errors import InputRefused
 from active_memory.limits import LIMITS
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Scope
 from active_memory.store.results import HistoryEntry, ImportReport
-from active_memory.store.transfer import parse_lines
-from active_memory.store.zeroshot import ZeroshotCards, read_zeroshot_store
+
+if TYPE_CHECKING:
+    from active_memory.store.zeroshot import ZeroshotCards
 
 __all__ = ["lessons"]
 
@@ -268,6 +270,11 @@ def import_command(
             "give either FILE (an `active-memory lessons export`) or --from-zeroshot PATH",
             EXIT_BAD_INPUT,
         )
+    # The import's parser and the zeroshot reader bring the screens (~0.1 s of imports): loaded
+    # here, so the reading commands of this group do not pay for them.
+    from active_memory.store.transfer import parse_lines
+    from active_memory.store.zeroshot import read_zeroshot_store
+
     cards = None
     if zeroshot is not None:
         cards = read_zeroshot_store(zeroshot)

@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 
 from active_memory.admission import contract_sha256, load_contract
 from active_memory.admission.cards import card_code
+from active_memory.admission.graph_advice import judge_graph_card
 from active_memory.admission.references import (
     Reference,
     RunEvidence,
@@ -289,6 +290,14 @@ def check_decision(
             return refusal
     if card_texts and names_run_evidence(card_texts, ctx.run):
         return Refusal("card", "card_names_run_evidence")
+    if replacement is not None and isinstance(lesson.scope, GraphScope):
+        same = lesson.scope.graph_hash == ctx.run.graph_hash
+        advice = judge_graph_card(
+            replacement, lesson.scope.node_id, ctx.run.graph if same else None
+        )
+        if advice.refusal:
+            return Refusal("card", advice.refusal)
+        weak = (*weak, *advice.signals)
     if (action == "adapt") != (replacement is not None):
         return Refusal(
             "card", "replacement_missing" if action == "adapt" else "replacement_unexpected"
@@ -358,6 +367,11 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
         return refusal
     if names_run_evidence((raw["title"], raw["recommendation"]), ctx.run):
         return Refusal("card", "card_names_run_evidence")
+    if not repository_role:
+        advice = judge_graph_card(raw, node_id, ctx.run.graph)
+        if advice.refusal:
+            return Refusal("card", advice.refusal)
+        weak = (*weak, *advice.signals)
     bound = repository_role or raw["repository_specific"]
     try:
         scope: Scope

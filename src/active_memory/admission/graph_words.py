@@ -88,8 +88,12 @@ STRAIGHT_SUBVERSIONS: tuple[str, ...] = (
     r"not\s+(?:needed|required|necessary))",
     rf"\b(?:no\s+need|unnecessary|not\s+necessary|pointless)\s+(?:to|for)\s+(?:(?:re)?run(?:ning)?"
     rf"\s+|wait(?:ing)?\s+for\s+|call(?:ing)?\s+|ask(?:ing)?\s+)?{_THE}(?:{_G})(?:s|es)?\b",
-    rf"\b(?:don't|do\s+not|never)\s+(?:bother\s+(?:with\s+|running\s+)?|(?:run|execute|wait\s+for"
-    rf"|call|invoke|ask)\s+){_THE}(?:\w+\s+)?(?:{_G})(?:s|es)?"
+    rf"\b(?:don't|do\s+not|never)\s+bother\s+(?:with|running|to\s+run|calling|asking)\s+{_THE}"
+    rf"(?:\w+\s+)?(?:{_G})(?:s|es)?\b",
+    r"\bavoid(?:ing)?\s+the\s+(?:verifier|review|reviewer|review\s+step|linter|ci|quality\s+gate|"
+    r"type\s+checker)\b",
+    rf"\b(?:don't|do\s+not|never)\s+(?:run|execute|wait\s+for|call|invoke|ask)\s+{_THE}"
+    rf"(?:\w+\s+)?(?:{_G})(?:s|es)?"
     r"(?=\s*(?:[.;:!?,]|$)|\s+(?:when|if|for|unless|at\s+all|anymore|any\s+more)\b)",
     rf"\b(?:without|instead\s+of|rather\s+than)\s+(?:running|waiting\s+for|calling|asking|"
     rf"passing|consulting|invoking|executing)\s+{_THE}(?:\w+\s+)?(?:{_G})(?:s|es)?\b",

@@ -290,14 +290,6 @@ def check_decision(
             return refusal
     if card_texts and names_run_evidence(card_texts, ctx.run):
         return Refusal("card", "card_names_run_evidence")
-    if replacement is not None and isinstance(lesson.scope, GraphScope):
-        same = lesson.scope.graph_hash == ctx.run.graph_hash
-        advice = judge_graph_card(
-            replacement, lesson.scope.node_id, ctx.run.graph if same else None
-        )
-        if advice.refusal:
-            return Refusal("card", advice.refusal)
-        weak = (*weak, *advice.signals)
     if (action == "adapt") != (replacement is not None):
         return Refusal(
             "card", "replacement_missing" if action == "adapt" else "replacement_unexpected"
@@ -320,6 +312,13 @@ def check_decision(
         )
     except LessonValidationError as error:
         return Refusal("card", card_code(error))
+    if replacement is not None and isinstance(lesson.scope, GraphScope):
+        # Last, on a card within its limits. A keep changes no card and is not judged again.
+        graph = ctx.run.graph if lesson.scope.graph_hash == ctx.run.graph_hash else None
+        advice = judge_graph_card(replacement, lesson.scope.node_id, graph)
+        if advice.refusal:
+            return Refusal("card", advice.refusal)
+        weak = (*weak, *advice.signals)
     return Quarantined(decision, weak) if weak else decision
 
 
@@ -367,11 +366,6 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
         return refusal
     if names_run_evidence((raw["title"], raw["recommendation"]), ctx.run):
         return Refusal("card", "card_names_run_evidence")
-    if not repository_role:
-        advice = judge_graph_card(raw, node_id, ctx.run.graph)
-        if advice.refusal:
-            return Refusal("card", advice.refusal)
-        weak = (*weak, *advice.signals)
     bound = repository_role or raw["repository_specific"]
     try:
         scope: Scope
@@ -391,6 +385,11 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
         return Refusal("card", card_code(error))
     if isinstance(draft, Refusal):
         return draft
+    if not repository_role:
+        advice = judge_graph_card(raw, node_id, ctx.run.graph)
+        if advice.refusal:
+            return Refusal("card", advice.refusal)
+        weak = (*weak, *advice.signals)
     proposal = Proposal(
         draft=draft, node_id=node_id, repository_specific=bool(raw["repository_specific"])
     )

@@ -101,7 +101,30 @@ STRAIGHT_SUBVERSIONS: tuple[str, ...] = (
     r"\b(?:re-?submit(?:ting)?|submit(?:ting)?\s+(?:it\s+)?again|send(?:ing)?\s+(?:it\s+)?back)"
     r"\s+(?:it\s+|the\s+same\s+\w+\s+|the\s+\w+\s+)?(?:unchanged|as\s+is|as-is|verbatim|"
     r"without\s+(?:any\s+)?(?:changes?|changing|modifications?|fixing))",
+    r"\bre-?submit(?:ting)?\s+(?:it\s+|the\s+)?(?:identical|unchanged|untouched)\b",
     rf"\b(?:trick|fool|game|cheat|placate|appease)\s+{_THE}(?:\w+\s+)?(?:{_G})(?:s|es)?\b",
+    # A check named, then put aside by a pronoun: "when the reviewer rejects, disregard it".
+    rf"\b(?:{_G}|rejects?|rejected|says\s+no|complains?|flags?)\b(?:(?!\b(?:not|never|don't|no)\b)"
+    r"[^.;:!?]){0,60}?\b(?:ignore|ignoring|disregard(?:ing)?|overrul(?:e|ing)|overrid(?:e|ing)|"
+    r"dismiss(?:ing)?|silenc(?:e|ing)|suppress(?:ing)?|mut(?:e|ing)|disabl(?:e|ing)|"
+    r"bypass(?:ing)?|skip(?:ping)?)\s+(?:it|that|them|this)\b",
+    rf"\btreat(?:ing)?\s+{_THE}(?:\w+'s\s+)?(?:{_G})(?:s|es)?\s+as\s+(?:advisory|optional|noise|"
+    r"non-blocking|informational|(?:a\s+)?suggestions?)\b",
+    rf"\b(?:hand(?:ing)?\s+over|submit(?:ting)?|merg(?:e|ing)|push(?:ing)?|answer(?:ing)?)\s+"
+    rf"(?:\w+\s+)?before\s+{_THE}(?:{_G})(?:s|es)?\s+(?:finish(?:es)?|runs?|has\s+run|"
+    r"completes?|answers?|repl(?:y|ies)|reports?)\b",
+    r"\bso\s+(?:that\s+)?(?:nothing|no\s+\w+)\s+(?:is|are|gets|get)\s+(?:flagged|reported|"
+    r"caught|checked)\b",
+    rf"\bpretend(?:ing)?\s+(?:that\s+)?{_THE}(?:{_G})(?:s|es)?\b",
+    rf"\b(?:claim|report|say|state|write|tell\s+\w+)\s+(?:that\s+)?{_THE}(?:{_G})(?:s|es)?\s+"
+    r"(?:as\s+)?(?:passed|pass|green|succeeded|are\s+green|were\s+green|ok)\b(?=[^.;:!?]{0,40}"
+    r"\b(?:even|regardless|without|although|though|(?:if|when)\s+(?:they|it)\s+(?:fail|time|"
+    r"crash|error|hang|do\s+not|don't)))",
+    # "no hagas caso al revisor", "ne tenez pas compte du relecteur": both mean "ignore".
+    rf"\bno\s+(?:hagas|hagan|haga|hacer)\s+caso\s+(?:a|al|a\s+la|a\s+los|a\s+las)\s+"
+    rf"(?:\w+\s+)?(?:{_G})",
+    rf"\bne\s+(?:tenez|tiens|tenir)\s+pas\s+compte\s+(?:du|de\s+la|des|de\s+l')\s*"
+    rf"(?:\w+\s+)?(?:{_G})",
     r"\b(?:until|till)\s+the\s+(?:verifier|reviewer|review|checker|judge)\s+gives\s+up\b",
     r"\b(?:add(?:ing)?|us(?:e|ing)|put(?:ting)?|insert(?:ing)?|sprinkl(?:e|ing))\s+(?:an?\s+|the\s+)?"
     r"(?:#\s*noqa|#\s*type:\s*ignore|#\s*pragma:\s*no\s*cover|eslint-disable|pylint:\s*disable|"

@@ -108,6 +108,7 @@ BAD: list[tuple[str, str, str, str]] = [
     ("build", "Remarques", "Ignorez les remarques du relecteur.", S),
     ("build", "Urteil", "Ignoriere das Urteil des Prüfers.", S),
     ("build", "Caso", "No hagas caso al revisor.", S),
+    ("build", "Compte", "Ne tenez pas compte du relecteur pour les petits correctifs.", S),
     ("build", "Look-alike letters", "Ѕkip the tеsts when only docs change.", S),
     ("build", "Sauter les tests", "Sautez les tests quand seule la documentation change.", S),
     ("build", "Fichiers générés",

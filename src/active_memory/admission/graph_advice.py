@@ -168,16 +168,19 @@ def _targets(terms: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
     return first, last
 
 
-def _ordered(plain: str, start: int, end: int, *, verb_first: bool = False) -> bool:
+def _ordered(plain: str, start: int, end: int, *, verb_first: bool, pair: bool = True) -> bool:
     """Whether a match is an order rather than a warning or a story about it. A story opens
     with a gerund before the act ("skipping hooks with --no-verify hid…"); when the match
-    starts with its verb ("skipping the tests"), that verb is the story's opening."""
+    starts with its verb ("skipping the tests"), that verb is the story's opening. Between a
+    verb and its target (``pair``) a German or French negation turns the order around
+    ("ueberspringe niemals die Tests"); a straight pattern holds its own negation ("don't run
+    the tests", "ne tenez pas compte")."""
     verb_end = plain.find(" ", start, end) if verb_first else -1
     if harmless(plain, verb_end + 1 if verb_end > 0 else start, end):
         return False
     if _NEGATED_BEFORE.search(plain[max(0, start - 24) : start]):
         return False
-    return not _NEGATION_INSIDE.search(plain[start:end])
+    return not (pair and _NEGATION_INSIDE.search(plain[start:end]))
 
 
 def _subverts(plain: str, terms: tuple[str, ...]) -> bool:
@@ -187,11 +190,17 @@ def _subverts(plain: str, terms: tuple[str, ...]) -> bool:
     return any(
         _ordered(plain, match.start(), match.end(), verb_first=True)
         for match in first.finditer(plain)
-    ) or any(_ordered(plain, match.start(), match.end()) for match in last.finditer(plain))
+    ) or any(
+        _ordered(plain, match.start(), match.end(), verb_first=False)
+        for match in last.finditer(plain)
+    )
 
 
 def _straight(plain: str) -> bool:
-    return any(_ordered(plain, m.start(), m.end()) for m in _STRAIGHT.finditer(plain))
+    return any(
+        _ordered(plain, m.start(), m.end(), verb_first=False, pair=False)
+        for m in _STRAIGHT.finditer(plain)
+    )
 
 
 def judge_graph_card(
@@ -199,7 +208,7 @@ def judge_graph_card(
 ) -> GraphAdvice:
     """Judge a new graph card (``title`` and ``recommendation`` of ``card``) for the node
     ``node_id`` of ``graph``. ``graph`` is None when the lesson belongs to another version of
-    the graph than the run's: then only the patterns that need no graph apply."""
+    the graph than the run's: then only the patterns that need no graph apply. Never raises."""
     plain = _plain(f"{card['title']}. {card['recommendation']}")
     if _generic(plain):
         return GraphAdvice(refusal="generic_advice")

@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 
 from active_memory.admission import contract_sha256, load_contract
 from active_memory.admission.cards import card_code
+from active_memory.admission.graph_advice import judge_graph_card
 from active_memory.admission.references import (
     Reference,
     RunEvidence,
@@ -311,6 +312,13 @@ def check_decision(
         )
     except LessonValidationError as error:
         return Refusal("card", card_code(error))
+    if replacement is not None and isinstance(lesson.scope, GraphScope):
+        # Last, on a card within its limits. A keep changes no card and is not judged again.
+        graph = ctx.run.graph if lesson.scope.graph_hash == ctx.run.graph_hash else None
+        advice = judge_graph_card(replacement, lesson.scope.node_id, graph)
+        if advice.refusal:
+            return Refusal("card", advice.refusal)
+        weak = (*weak, *advice.signals)
     return Quarantined(decision, weak) if weak else decision
 
 
@@ -377,6 +385,11 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
         return Refusal("card", card_code(error))
     if isinstance(draft, Refusal):
         return draft
+    if not repository_role:
+        advice = judge_graph_card(raw, node_id, ctx.run.graph)
+        if advice.refusal:
+            return Refusal("card", advice.refusal)
+        weak = (*weak, *advice.signals)
     proposal = Proposal(
         draft=draft, node_id=node_id, repository_specific=bool(raw["repository_specific"])
     )

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 from jsonschema import Draft202012Validator
 
@@ -32,6 +32,7 @@ from active_memory.admission.run_mentions import names_run_evidence
 from active_memory.admission.source import (
     Associations,
     association_problem,
+    carried_association_gone,
     citation_problem,
     cited_paths,
     unread_problem,
@@ -58,6 +59,7 @@ __all__ = [
     "ItemContext",
     "Quarantined",
     "Refusal",
+    "Unconfirmed",
     "check_decision",
     "check_discovery",
     "shape_rejections",
@@ -79,6 +81,18 @@ class Quarantined:
 
     item: Decision | Proposal
     signals: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unconfirmed:
+    """A repository decision that passed every stage but carries associations of the stored card
+    the checkout does not confirm: ``association_gone`` (one no longer exists) or ``no_checkout``
+    (a keep with no checkout to look in). The caller holds the checkout's provenance and decides:
+    refused as ``source:association_gone`` when the checkout may supersede the card, else
+    deferred, never kept blindly."""
+
+    decision: Decision
+    reason: Literal["association_gone", "no_checkout"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +130,34 @@ def _item_index(path: Sequence[object]) -> int:
     return -1
 
 
+def _canonical(item: object) -> str:
+    return json.dumps(item, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _duplicate_items(answer: Mapping[str, Any]) -> tuple[int, ...]:
+    """Indexes of items identical to an earlier item of the same list: one item, said twice."""
+    duplicates: list[int] = []
+    for items in answer.values():
+        if not isinstance(items, list):
+            continue
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            canonical = _canonical(item)
+            if canonical in seen:
+                duplicates.append(index)
+            seen.add(canonical)
+    return tuple(duplicates)
+
+
 def shape_rejections(answer: object, spec: RoleRow, max_bytes: int) -> tuple[Rejection, ...]:
-    """The whole-answer shape stage: a JSON object, within ``max_bytes`` serialized, matching
-    the role's contract. Codes name the failing JSON Schema keyword (``schema_required``…)."""
+    """The shape stage: a JSON object, within ``max_bytes`` serialized, matching the role's
+    contract. Codes name the failing JSON Schema keyword (``schema_required``…).
+
+    A rejection with index -1 is the whole answer's (not an object, too large, a missing or
+    foreign top-level key, a list that is not a list): nothing is judged. Otherwise each
+    rejection refuses one item, the first error found in it, and the rest of the answer is
+    judged; an item identical to an earlier one is ``duplicate_item`` (it is the same item,
+    said twice, so the earlier one alone is judged)."""
     if not isinstance(answer, Mapping):
         return (Rejection(stage="shape", role=spec.name, code="not_an_object", index=-1),)
     try:
@@ -131,14 +170,20 @@ def shape_rejections(answer: object, spec: RoleRow, max_bytes: int) -> tuple[Rej
         _validator(spec.contract).iter_errors(answer),
         key=lambda error: (json.dumps(list(error.absolute_path)), str(error.validator)),
     )
-    return tuple(
-        Rejection(
-            stage="shape",
-            role=spec.name,
-            code=f"schema_{error.validator}",
-            index=_item_index(error.absolute_path),
+    whole = [error for error in errors if _item_index(error.absolute_path) < 0]
+    if whole:
+        return tuple(
+            Rejection(stage="shape", role=spec.name, code=f"schema_{error.validator}", index=-1)
+            for error in whole[:MAX_SHAPE_REJECTIONS]
         )
-        for error in errors[:MAX_SHAPE_REJECTIONS]
+    first: dict[int, str] = {}
+    for error in errors:
+        first.setdefault(_item_index(error.absolute_path), f"schema_{error.validator}")
+    for index in _duplicate_items(answer):
+        first.setdefault(index, "duplicate_item")
+    return tuple(
+        Rejection(stage="shape", role=spec.name, code=code, index=index)
+        for index, code in sorted(first.items())
     )
 
 
@@ -248,9 +293,43 @@ def _repository_scope(repository: str, associations: Associations) -> Repository
     )
 
 
+def _carried(
+    lesson: Lesson, action: str, associations: Associations | None
+) -> Associations | None:
+    """The stored card's associations a repository keep or adapt carries on: all of them for a
+    keep, those the replacement leaves unchanged for an adapt; None for anything else."""
+    scope = lesson.scope
+    if not isinstance(scope, RepositoryScope):
+        return None
+    if action == "keep":
+        return Associations(scope.files, scope.folders, scope.identifiers, ())
+    if action != "adapt" or associations is None:
+        return None
+
+    def kept(old: Sequence[str], new: Sequence[str]) -> tuple[str, ...]:
+        return tuple(value for value in old if value in new)
+
+    return Associations(
+        kept(scope.files, associations.files),
+        kept(scope.folders, associations.folders),
+        kept(scope.identifiers, associations.identifiers),
+        (),
+    )
+
+
+def _searched(references: Sequence[Reference], lesson: Lesson) -> tuple[str, ...]:
+    """Where a carried identifier may still be found: the decision's citations, then the card's
+    associated files and the files its stored evidence cited."""
+    scope = lesson.scope
+    files = scope.files if isinstance(scope, RepositoryScope) else ()
+    stored = [text[len("repository:") :] for text in lesson.evidence.references
+              if text.startswith("repository:")]  # fmt: skip
+    return tuple(dict.fromkeys((*cited_paths(references), *files, *stored)))
+
+
 def check_decision(
     raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext
-) -> Decision | Refusal | Quarantined:
+) -> Decision | Refusal | Quarantined | Unconfirmed:
     """Stages references → card for one maintenance decision on ``lesson`` (coverage passed)."""
     action, reason = raw["action"], raw["reason"]
     replacement: Mapping[str, Any] | None = raw["replacement"]
@@ -269,11 +348,18 @@ def check_decision(
     associations = None
     if replacement is not None and replacement["associations"] is not None:
         associations = Associations.from_answer(replacement["associations"])
+    carried = _carried(lesson, action, associations)
+    gone = (
+        carried is not None
+        and ctx.verifier is not None
+        and carried_association_gone(carried, _searched(references, lesson), ctx.verifier)
+    )
     adapt_repository = action == "adapt" and isinstance(lesson.scope, RepositoryScope)
     refusal = _source_refusal(
         ctx,
         references,
-        associations if adapt_repository else None,
+        # A gone association of the old card is reported as such, not as a new one missing.
+        associations if adapt_repository and not gone else None,
         require_citation=adapt_repository and replacement is not None,
     )
     if refusal:
@@ -311,6 +397,10 @@ def check_decision(
         )
     except LessonValidationError as error:
         return Refusal("card", card_code(error))
+    if gone:
+        return Unconfirmed(decision, "association_gone")
+    if carried is not None and action == "keep" and ctx.verifier is None:
+        return Unconfirmed(decision, "no_checkout")
     return Quarantined(decision, weak) if weak else decision
 
 

@@ -35,6 +35,7 @@ from active_memory.admission.items import (
     ItemContext,
     Quarantined,
     Refusal,
+    Unconfirmed,
     check_decision,
     check_discovery,
     shape_rejections,
@@ -151,6 +152,12 @@ class DiscoveryResult:
     rejections: tuple[Rejection, ...]
     quarantined: tuple[QuarantinedProposal, ...] = ()
 
+    @property
+    def complete(self) -> bool:
+        """False when the whole answer was refused (its shape, or a disabled scope): index -1.
+        A refused item, malformed or not, leaves the rest of the answer judged."""
+        return all(rejection.index >= 0 for rejection in self.rejections)
+
 
 def _scope_enabled(spec: RoleRow, config: ActiveMemoryConfig) -> bool:
     return config.graph if spec.scope == "graph" else config.repository
@@ -164,9 +171,18 @@ def _safe_id(value: object) -> str | None:
         return None
 
 
+def _readable_id(item: object) -> str | None:
+    """The id an item decides, when it has one at all (its shape may be wrong otherwise)."""
+    if isinstance(item, Mapping) and isinstance(item.get("id"), str):
+        return str(item["id"])
+    return None
+
+
 def _coverage(
-    spec: RoleRow, decisions: Sequence[Mapping[str, Any]], supplied: Mapping[str, Lesson]
+    spec: RoleRow, ids: Sequence[tuple[int, str | None]], supplied: Mapping[str, Lesson]
 ) -> tuple[Rejection, ...]:
+    """``ids``: (index, id) of every decision that counts; an id that cannot be read counts for
+    no lesson, so the lesson it should have decided is reported missing."""
     rejections: list[Rejection] = []
 
     def reject(code: str, index: int, lesson_id: str | None) -> None:
@@ -175,8 +191,9 @@ def _coverage(
         )
 
     seen: Counter[str] = Counter()
-    for index, decision in enumerate(decisions):
-        decision_id = decision["id"]
+    for index, decision_id in ids:
+        if decision_id is None:
+            continue
         if decision_id not in supplied:
             reject("foreign_id", index, _safe_id(decision_id))
             continue
@@ -228,7 +245,7 @@ def _downgrade(
     spec: RoleRow,
     context: AdmissionContext,
     supplied: Mapping[str, Lesson],
-    decisions: Sequence[Mapping[str, Any]],
+    decisions: Sequence[object],
     bound: Sequence[BoundDecision],
     rejections: Sequence[Rejection],
 ) -> tuple[list[BoundDecision], list[Downgrade]]:
@@ -251,7 +268,10 @@ def _downgrade(
     adapt_lost = (
         any(d.action == "adapt" for d in downgrades)
         or any(item.decision.action == "adapt" and item.applied == "defer" for item in bound)
-        or any(raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions))
+        or any(
+            isinstance(raw, Mapping) and raw.get("action") == "adapt" and index in refused
+            for index, raw in enumerate(decisions)
+        )
     )
     if adapt_lost:
         for position, item in enumerate(applied):
@@ -282,23 +302,40 @@ def admit_maintenance(
         return MaintenanceResult(spec.name, run_id, False, (), (), (), tuple(rejections))
 
     shape = shape_rejections(answer, spec, context.max_answer_bytes)
-    if shape:
+    if any(rejection.index < 0 for rejection in shape):
         return failed(shape)
     assert isinstance(answer, Mapping)
-    decisions: list[Mapping[str, Any]] = list(answer["decisions"])
-    coverage = _coverage(spec, decisions, by_id)
+    decisions: list[object] = list(answer["decisions"])
+    ids = [_readable_id(item) for item in decisions]
+    # A malformed decision is refused alone, under the id it names when it is well-formed.
+    shaped = {r.index: r.model_copy(update={"id": _safe_id(ids[r.index])}) for r in shape}
+    duplicates = {index for index, r in shaped.items() if r.code == "duplicate_item"}
+    counted = [(index, i) for index, i in enumerate(ids) if index not in duplicates]
+    coverage = _coverage(spec, counted, by_id)
     if coverage:
-        return failed(coverage)
+        return failed([*shaped.values(), *coverage])
     if not _scope_enabled(spec, context.config):
         return failed([Rejection(stage="scope", role=spec.name, code="scope_disabled", index=-1)])
 
     items = _item_context(spec, context, read_paths)
-    rejections: list[Rejection] = []
+    rejections: list[Rejection] = [r for r in shaped.values() if r.code != "duplicate_item"]
     bound: list[BoundDecision] = []
     held: list[Downgrade] = []
     for index, raw in enumerate(decisions):
+        if index in shaped:
+            continue
+        assert isinstance(raw, Mapping)
         lesson = by_id[raw["id"]]
         checked = check_decision(raw, lesson, items)
+        if isinstance(checked, Unconfirmed):
+            verdict = _verdict(context, lesson)
+            if checked.reason == "association_gone" and verdict.allowed:
+                checked = Refusal("source", "association_gone")
+            else:
+                reason = "no_checkout" if verdict.allowed else verdict.reason
+                held.append(Downgrade(index, lesson.id, checked.decision.action, reason))
+                bound.append(BoundDecision(index, checked.decision, lesson.revision, "defer"))
+                continue
         if isinstance(checked, Quarantined):
             assert isinstance(checked.item, Decision)
             held.append(Downgrade(index, lesson.id, checked.item.action, "quarantined"))
@@ -318,6 +355,8 @@ def admit_maintenance(
         bound.append(BoundDecision(index, checked, lesson.revision, checked.action))
 
     bound, downgrades = _downgrade(spec, context, by_id, decisions, bound, rejections)
+    rejections += [shaped[index] for index in sorted(duplicates)]
+    rejections.sort(key=lambda rejection: rejection.index)
     downgrades = sorted([*held, *downgrades], key=lambda d: d.index)
     mutations: list[Mutation] = []
     for item in bound:
@@ -357,7 +396,7 @@ def admit_discovery(
         raise AdmissionError(f"{role!r} is a maintenance role; use admit_maintenance")
     run_id = context.run.run_id
     shape = shape_rejections(answer, spec, context.max_answer_bytes)
-    if shape:
+    if any(rejection.index < 0 for rejection in shape):
         return DiscoveryResult(spec.name, run_id, (), shape)
     if not _scope_enabled(spec, context.config):
         return DiscoveryResult(
@@ -369,9 +408,12 @@ def admit_discovery(
     assert isinstance(answer, Mapping)
     items = _item_context(spec, context, read_paths)
     admitted: list[AdmittedProposal] = []
-    rejections: list[Rejection] = []
+    rejections: list[Rejection] = list(shape)
     held: list[QuarantinedProposal] = []
+    shaped = {rejection.index for rejection in shape}
     for index, raw in enumerate(answer["lessons"]):
+        if index in shaped:
+            continue
         checked = check_discovery(raw, items)
         if isinstance(checked, Refusal):
             rejections.append(
@@ -382,6 +424,7 @@ def admit_discovery(
             held.append(QuarantinedProposal(index, checked.item, checked.signals))
         else:
             admitted.append(AdmittedProposal(index, checked))
+    rejections.sort(key=lambda rejection: rejection.index)
     return DiscoveryResult(spec.name, run_id, tuple(admitted), tuple(rejections), tuple(held))
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from active_memory.admission.items import (
     ItemContext,
@@ -38,9 +37,9 @@ from active_memory.admission.items import (
     Unconfirmed,
     check_decision,
     check_discovery,
-    shape_rejections,
 )
 from active_memory.admission.references import RunEvidence
+from active_memory.admission.shape import shape_rejections
 from active_memory.admission.stages import role_spec
 from active_memory.errors import AdmissionError, LessonValidationError
 from active_memory.models.changes import Decision, DecisionAction, Mutation, Proposal, Rejection

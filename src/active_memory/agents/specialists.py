@@ -372,6 +372,8 @@ async def answer_session(
         specialist=spec.name,
         batch=batch,
         versions=(prompt_sha256(spec.name), contract_sha256(spec.name)),
+        # Admission refuses a malformed item alone; the session need not fail for it.
+        item_errors_admitted=True,
     )
     meter.sessions.append(session)
     meter.batches += 1

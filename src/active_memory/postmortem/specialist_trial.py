@@ -249,6 +249,8 @@ async def _trial(
         accepted=accepted,
         rejections=rejections,
         error_code=None if complete else "answer_refused",
+        # Items the answer left malformed after its repair turn: admission refused them alone.
+        contract_errors=session.result.item_errors,
         admitted=admitted,
     )
 

@@ -6,16 +6,24 @@ what was accepted, and one :class:`~active_memory.models.changes.Rejection` per 
 role, code, index, id; never any lesson text). They never raise on a bad answer; they raise
 :class:`~active_memory.errors.AdmissionError` only when the host's own inputs contradict each other.
 
-Whole-answer stages: ``shape`` (contract and size), ``coverage`` (maintenance: one decision per
-supplied id, no duplicates, nothing foreign; any problem fails that reconciliation and nothing is
-accepted) and the opt-out half of ``scope``. Every later stage judges one item; an item stops at
-its first failing stage. For maintenance a refused decision leaves its lesson untouched.
+Whole-answer stages: ``shape`` (contract and size; an error inside one item, or an item
+identical to an earlier one, refuses that item alone), ``coverage`` (maintenance: one decision
+per supplied id, no duplicates, nothing foreign; a malformed decision still counts for the id it
+names; any problem fails that reconciliation and nothing is accepted) and the opt-out half of
+``scope``. Every later stage judges one item; an item stops at its first failing stage. For
+maintenance a refused decision leaves its lesson untouched.
 
 An item that passes every stage but trips only weak signals (a random-looking string, a
 download that is not run, a credential file read without a destination, a shell start-up file,
 a word mixing scripts) is quarantined, neither accepted nor refused: a discovery comes back in
 ``DiscoveryResult.quarantined`` for the host to keep for review, a maintenance decision is
 deferred with the downgrade reason ``quarantined`` (its lesson stays as it is).
+
+A repository keep (and an adapt's associations left unchanged from the card) whose file, folder
+or identifier is gone from the checkout comes back :class:`~.items.Unconfirmed`: refused as
+``source:association_gone`` when :func:`~active_memory.provenance.destructive_changes_allowed`
+says the checkout may supersede the card, else deferred with that verdict's reason; a repository
+keep with no checkout to look in is deferred too, never kept blindly.
 
 After the stages the host applies two downgrades (recorded, not rejections): repository adapt and
 retire become ``defer`` unless :func:`~active_memory.provenance.destructive_changes_allowed`
@@ -26,10 +34,10 @@ replacement that did not publish.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from active_memory.admission.coverage import coverage_rejections, readable_id, safe_id
 from active_memory.admission.items import (
     ItemContext,
     Quarantined,
@@ -41,10 +49,9 @@ from active_memory.admission.items import (
 from active_memory.admission.references import RunEvidence
 from active_memory.admission.shape import shape_rejections
 from active_memory.admission.stages import role_spec
-from active_memory.errors import AdmissionError, LessonValidationError
+from active_memory.errors import AdmissionError
 from active_memory.models.changes import Decision, DecisionAction, Mutation, Proposal, Rejection
 from active_memory.models.config import ActiveMemoryConfig
-from active_memory.models.ids import validate_lesson_id
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import RunRecord
 from active_memory.provenance import (
@@ -162,49 +169,6 @@ def _scope_enabled(spec: RoleRow, config: ActiveMemoryConfig) -> bool:
     return config.graph if spec.scope == "graph" else config.repository
 
 
-def _safe_id(value: object) -> str | None:
-    """The id to log for a decision: only a well-formed lesson id, never arbitrary model text."""
-    try:
-        return validate_lesson_id("id", value)
-    except LessonValidationError:
-        return None
-
-
-def _readable_id(item: object) -> str | None:
-    """The id an item decides, when it has one at all (its shape may be wrong otherwise)."""
-    if isinstance(item, Mapping) and isinstance(item.get("id"), str):
-        return str(item["id"])
-    return None
-
-
-def _coverage(
-    spec: RoleRow, ids: Sequence[tuple[int, str | None]], supplied: Mapping[str, Lesson]
-) -> tuple[Rejection, ...]:
-    """``ids``: (index, id) of every decision that counts; an id that cannot be read counts for
-    no lesson, so the lesson it should have decided is reported missing."""
-    rejections: list[Rejection] = []
-
-    def reject(code: str, index: int, lesson_id: str | None) -> None:
-        rejections.append(
-            Rejection(stage="coverage", role=spec.name, code=code, index=index, id=lesson_id)
-        )
-
-    seen: Counter[str] = Counter()
-    for index, decision_id in ids:
-        if decision_id is None:
-            continue
-        if decision_id not in supplied:
-            reject("foreign_id", index, _safe_id(decision_id))
-            continue
-        seen[decision_id] += 1
-        if seen[decision_id] > 1:
-            reject("duplicate_id", index, decision_id)
-    for lesson_id in supplied:
-        if lesson_id not in seen:
-            reject("missing_id", -1, lesson_id)
-    return tuple(rejections)
-
-
 def _check_supplied(spec: RoleRow, supplied: Sequence[Lesson]) -> dict[str, Lesson]:
     by_id: dict[str, Lesson] = {}
     for lesson in supplied:
@@ -305,12 +269,12 @@ def admit_maintenance(
         return failed(shape)
     assert isinstance(answer, Mapping)
     decisions: list[object] = list(answer["decisions"])
-    ids = [_readable_id(item) for item in decisions]
+    ids = [readable_id(item) for item in decisions]
     # A malformed decision is refused alone, under the id it names when it is well-formed.
-    shaped = {r.index: r.model_copy(update={"id": _safe_id(ids[r.index])}) for r in shape}
+    shaped = {r.index: r.model_copy(update={"id": safe_id(ids[r.index])}) for r in shape}
     duplicates = {index for index, r in shaped.items() if r.code == "duplicate_item"}
     counted = [(index, i) for index, i in enumerate(ids) if index not in duplicates]
-    coverage = _coverage(spec, counted, by_id)
+    coverage = coverage_rejections(spec, counted, by_id)
     if coverage:
         return failed([*shaped.values(), *coverage])
     if not _scope_enabled(spec, context.config):

@@ -302,7 +302,7 @@ def test_a_dot_slash_reference_is_stored_normalised(runs: dict[str, Prepared]) -
 
 def _maintenance_probe(prepared: Prepared, **changes: Any) -> dict[str, Any]:
     decisions = [
-        {"id": lesson.id, "action": "keep", "reason": "Still true of the checkout.",
+        {"id": lesson.id, "action": "defer", "reason": "Cannot judge it from this run.",
          "references": ["exec:ex-implement-1", "repository:tests/conftest.py"],
          "replacement": None}
         for lesson in prepared.lessons
@@ -319,8 +319,10 @@ def _maintenance_probe(prepared: Prepared, **changes: Any) -> dict[str, Any]:
         ({"references": ["exec:ex-implement-1", "repository:tests/conftest.py:9"]},
          "references:repository_position"),
         ({"references": ["exec:ex-implement-1", "repository:./tests/conftest.py"]}, None),
+        # The second run's checkout lost the card's feature_flags (the recorded model adapted it).
+        ({"action": "keep"}, "source:association_gone"),
     ],
-    ids=["keep", "a position after the path", "a ./ path"],
+    ids=["defer", "a position after the path", "a ./ path", "keep of a card gone stale"],
 )  # fmt: skip
 def test_a_maintenance_probe_gets_the_code_the_prompt_predicts(
     runs: dict[str, Prepared], changes: dict[str, Any], code: str | None

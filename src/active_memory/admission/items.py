@@ -1,4 +1,4 @@
-"""The per-answer shape stage and the per-item stages, as pure functions.
+"""The per-item stages, as pure functions (the shape stage is :mod:`.shape`).
 
 :func:`check_decision` and :func:`check_discovery` take one contract-shaped item and return
 either the accepted value (a bound :class:`~active_memory.models.changes.Decision` or a
@@ -11,15 +11,10 @@ every stage but trips only weak signals (:mod:`active_memory.screening.verdict`)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
+from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-
-from active_memory.admission import contract_sha256, load_contract
 from active_memory.admission.cards import card_code
 from active_memory.admission.graph_advice import judge_graph_card
 from active_memory.admission.references import (
@@ -33,13 +28,14 @@ from active_memory.admission.run_mentions import names_run_evidence
 from active_memory.admission.source import (
     Associations,
     association_problem,
+    carried_association_gone,
     citation_problem,
     cited_paths,
     unread_problem,
 )
 from active_memory.admission.stages import Stage
 from active_memory.errors import LessonValidationError
-from active_memory.models.changes import Decision, Proposal, Rejection
+from active_memory.models.changes import Decision, Proposal
 from active_memory.models.fields import identifier_problem, literal_path_problem
 from active_memory.models.lessons import (
     Evidence,
@@ -59,13 +55,10 @@ __all__ = [
     "ItemContext",
     "Quarantined",
     "Refusal",
+    "Unconfirmed",
     "check_decision",
     "check_discovery",
-    "shape_rejections",
 ]
-
-# Enough to see what is wrong with a malformed answer without flooding the run log.
-MAX_SHAPE_REJECTIONS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +73,18 @@ class Quarantined:
 
     item: Decision | Proposal
     signals: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unconfirmed:
+    """A repository decision that passed every stage but carries associations of the stored card
+    the checkout does not confirm: ``association_gone`` (one no longer exists) or ``no_checkout``
+    (a keep with no checkout to look in). The caller holds the checkout's provenance and decides:
+    refused as ``source:association_gone`` when the checkout may supersede the card, else
+    deferred, never kept blindly."""
+
+    decision: Decision
+    reason: Literal["association_gone", "no_checkout"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,48 +104,6 @@ class ItemContext:
     @property
     def node_ids(self) -> tuple[str, ...]:
         return tuple(node.id for node in self.run.graph.nodes)
-
-
-def _validator(contract: str) -> Draft202012Validator:
-    # Keyed by the file's digest too: an author's folder may replace the shipped contract.
-    return _compiled(contract, contract_sha256(contract))
-
-
-@cache
-def _compiled(contract: str, sha256: str) -> Draft202012Validator:
-    return Draft202012Validator(load_contract(contract))
-
-
-def _item_index(path: Sequence[object]) -> int:
-    if len(path) >= 2 and path[0] in ("decisions", "lessons") and isinstance(path[1], int):
-        return path[1]
-    return -1
-
-
-def shape_rejections(answer: object, spec: RoleRow, max_bytes: int) -> tuple[Rejection, ...]:
-    """The whole-answer shape stage: a JSON object, within ``max_bytes`` serialized, matching
-    the role's contract. Codes name the failing JSON Schema keyword (``schema_required``…)."""
-    if not isinstance(answer, Mapping):
-        return (Rejection(stage="shape", role=spec.name, code="not_an_object", index=-1),)
-    try:
-        encoded = json.dumps(answer, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError):
-        return (Rejection(stage="shape", role=spec.name, code="not_json", index=-1),)
-    if len(encoded.encode("utf-8")) > max_bytes:
-        return (Rejection(stage="shape", role=spec.name, code="answer_too_large", index=-1),)
-    errors = sorted(
-        _validator(spec.contract).iter_errors(answer),
-        key=lambda error: (json.dumps(list(error.absolute_path)), str(error.validator)),
-    )
-    return tuple(
-        Rejection(
-            stage="shape",
-            role=spec.name,
-            code=f"schema_{error.validator}",
-            index=_item_index(error.absolute_path),
-        )
-        for error in errors[:MAX_SHAPE_REJECTIONS]
-    )
 
 
 def _references_refusal(
@@ -249,9 +212,41 @@ def _repository_scope(repository: str, associations: Associations) -> Repository
     )
 
 
+def _carried(lesson: Lesson, action: str, associations: Associations | None) -> Associations | None:
+    """The stored card's associations a repository keep or adapt carries on: all of them for a
+    keep, those the replacement leaves unchanged for an adapt; None for anything else."""
+    scope = lesson.scope
+    if not isinstance(scope, RepositoryScope):
+        return None
+    if action == "keep":
+        return Associations(scope.files, scope.folders, scope.identifiers, ())
+    if action != "adapt" or associations is None:
+        return None
+
+    def kept(old: Sequence[str], new: Sequence[str]) -> tuple[str, ...]:
+        return tuple(value for value in old if value in new)
+
+    return Associations(
+        kept(scope.files, associations.files),
+        kept(scope.folders, associations.folders),
+        kept(scope.identifiers, associations.identifiers),
+        (),
+    )
+
+
+def _searched(references: Sequence[Reference], lesson: Lesson) -> tuple[str, ...]:
+    """Where a carried identifier may still be found: the decision's citations, then the card's
+    associated files and the files its stored evidence cited."""
+    scope = lesson.scope
+    files = scope.files if isinstance(scope, RepositoryScope) else ()
+    stored = [text[len("repository:") :] for text in lesson.evidence.references
+              if text.startswith("repository:")]  # fmt: skip
+    return tuple(dict.fromkeys((*cited_paths(references), *files, *stored)))
+
+
 def check_decision(
     raw: Mapping[str, Any], lesson: Lesson, ctx: ItemContext
-) -> Decision | Refusal | Quarantined:
+) -> Decision | Refusal | Quarantined | Unconfirmed:
     """Stages references → card for one maintenance decision on ``lesson`` (coverage passed)."""
     action, reason = raw["action"], raw["reason"]
     replacement: Mapping[str, Any] | None = raw["replacement"]
@@ -270,11 +265,18 @@ def check_decision(
     associations = None
     if replacement is not None and replacement["associations"] is not None:
         associations = Associations.from_answer(replacement["associations"])
+    carried = _carried(lesson, action, associations)
+    gone = (
+        carried is not None
+        and ctx.verifier is not None
+        and carried_association_gone(carried, _searched(references, lesson), ctx.verifier)
+    )
     adapt_repository = action == "adapt" and isinstance(lesson.scope, RepositoryScope)
     refusal = _source_refusal(
         ctx,
         references,
-        associations if adapt_repository else None,
+        # A gone association of the old card is reported as such, not as a new one missing.
+        associations if adapt_repository and not gone else None,
         require_citation=adapt_repository and replacement is not None,
     )
     if refusal:
@@ -319,6 +321,10 @@ def check_decision(
         if advice.refusal:
             return Refusal("card", advice.refusal)
         weak = (*weak, *advice.signals)
+    if gone:
+        return Unconfirmed(decision, "association_gone")
+    if carried is not None and action == "keep" and ctx.verifier is None:
+        return Unconfirmed(decision, "no_checkout")
     return Quarantined(decision, weak) if weak else decision
 
 

@@ -9,6 +9,10 @@ so a repository lesson also needs at least one file, folder or identifier associ
 A cited file must also be one the specialist read in its session (when it had tools over the
 checkout): ``cited_file_unread``. A folder association at the repository root or one level
 below it (``src``, ``tests``) fires on almost every tool call: ``folder_too_broad``.
+
+A stored card's associations are held to the same checks when a decision carries them on (a keep,
+or an adapt that leaves some unchanged): :func:`carried_association_gone` says whether one of them
+no longer exists, using the same path checks and whole-word search.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ __all__ = [
     "MAX_CITED_BYTES",
     "Associations",
     "association_problem",
+    "carried_association_gone",
     "citation_problem",
     "cited_paths",
     "folder_too_broad",
@@ -134,11 +139,40 @@ def association_problem(
             return problem
         if folder_too_broad(path):
             return "folder_too_broad"
-    if associations.identifiers:
-        texts = [verifier.read_text(path, MAX_CITED_BYTES) for path in cited]
-        readable = [text for text in texts if text is not None]
-        for identifier in associations.identifiers:
-            pattern = _identifier_pattern(identifier)
-            if not any(pattern.search(text) for text in readable):
-                return "identifier_not_in_cited_file"
+    if _absent_identifier(associations.identifiers, cited, verifier):
+        return "identifier_not_in_cited_file"
     return None
+
+
+def _absent_identifier(
+    identifiers: Sequence[str], paths: Sequence[str], verifier: CheckoutVerifier
+) -> bool:
+    """Whether some identifier occurs as a whole word in none of ``paths`` (read through the
+    verifier, so missing, ignored and unreadable files hold nothing)."""
+    if not identifiers:
+        return False
+    texts = [verifier.read_text(path, MAX_CITED_BYTES) for path in paths]
+    readable = [text for text in texts if text is not None]
+    return any(
+        not any(_identifier_pattern(identifier).search(text) for text in readable)
+        for identifier in identifiers
+    )
+
+
+def carried_association_gone(
+    carried: Associations, searched: Sequence[str], verifier: CheckoutVerifier
+) -> bool:
+    """Whether an association a decision carries over from a stored card is gone: a file or
+    folder that fails the checks of :func:`association_problem` (missing, of the other kind, or
+    ignored), or an identifier found as a whole word in none of ``searched`` (the decision's
+    citations and the card's own files). Breadth is not judged here: a legacy folder that is too
+    broad still exists, and keeping the card is a judgement, not a gone association."""
+    for path in carried.files:
+        if _path_problem(path, verifier, verifier.is_file, _ASSOCIATED_FILE) is not None:
+            return True
+    for path in carried.folders:
+        if path.strip("/") in ("", "."):
+            continue  # the root of the checkout cannot go away
+        if _path_problem(path, verifier, verifier.is_folder, _ASSOCIATED_FOLDER) is not None:
+            return True
+    return _absent_identifier(carried.identifiers, searched, verifier)

@@ -6,16 +6,24 @@ what was accepted, and one :class:`~active_memory.models.changes.Rejection` per 
 role, code, index, id; never any lesson text). They never raise on a bad answer; they raise
 :class:`~active_memory.errors.AdmissionError` only when the host's own inputs contradict each other.
 
-Whole-answer stages: ``shape`` (contract and size), ``coverage`` (maintenance: one decision per
-supplied id, no duplicates, nothing foreign; any problem fails that reconciliation and nothing is
-accepted) and the opt-out half of ``scope``. Every later stage judges one item; an item stops at
-its first failing stage. For maintenance a refused decision leaves its lesson untouched.
+Whole-answer stages: ``shape`` (contract and size; an error inside one item, or an item
+identical to an earlier one, refuses that item alone), ``coverage`` (maintenance: one decision
+per supplied id, no duplicates, nothing foreign; a malformed decision still counts for the id it
+names; any problem fails that reconciliation and nothing is accepted) and the opt-out half of
+``scope``. Every later stage judges one item; an item stops at its first failing stage. For
+maintenance a refused decision leaves its lesson untouched.
 
 An item that passes every stage but trips only weak signals (a random-looking string, a
 download that is not run, a credential file read without a destination, a shell start-up file,
 a word mixing scripts) is quarantined, neither accepted nor refused: a discovery comes back in
 ``DiscoveryResult.quarantined`` for the host to keep for review, a maintenance decision is
 deferred with the downgrade reason ``quarantined`` (its lesson stays as it is).
+
+A repository keep (and an adapt's associations left unchanged from the card) whose file, folder
+or identifier is gone from the checkout comes back :class:`~.items.Unconfirmed`: refused as
+``source:association_gone`` when :func:`~active_memory.provenance.destructive_changes_allowed`
+says the checkout may supersede the card, else deferred with that verdict's reason; a repository
+keep with no checkout to look in is deferred too, never kept blindly.
 
 After the stages the host applies two downgrades (recorded, not rejections): repository adapt and
 retire become ``defer`` unless :func:`~active_memory.provenance.destructive_changes_allowed`
@@ -26,25 +34,24 @@ replacement that did not publish.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from active_memory.admission.coverage import coverage_rejections, readable_id, safe_id
 from active_memory.admission.items import (
     ItemContext,
     Quarantined,
     Refusal,
+    Unconfirmed,
     check_decision,
     check_discovery,
-    shape_rejections,
 )
 from active_memory.admission.references import RunEvidence
+from active_memory.admission.shape import shape_rejections
 from active_memory.admission.stages import role_spec
-from active_memory.errors import AdmissionError, LessonValidationError
+from active_memory.errors import AdmissionError
 from active_memory.models.changes import Decision, DecisionAction, Mutation, Proposal, Rejection
 from active_memory.models.config import ActiveMemoryConfig
-from active_memory.models.ids import validate_lesson_id
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import RunRecord
 from active_memory.provenance import (
@@ -151,42 +158,15 @@ class DiscoveryResult:
     rejections: tuple[Rejection, ...]
     quarantined: tuple[QuarantinedProposal, ...] = ()
 
+    @property
+    def complete(self) -> bool:
+        """False when the whole answer was refused (its shape, or a disabled scope): index -1.
+        A refused item, malformed or not, leaves the rest of the answer judged."""
+        return all(rejection.index >= 0 for rejection in self.rejections)
+
 
 def _scope_enabled(spec: RoleRow, config: ActiveMemoryConfig) -> bool:
     return config.graph if spec.scope == "graph" else config.repository
-
-
-def _safe_id(value: object) -> str | None:
-    """The id to log for a decision: only a well-formed lesson id, never arbitrary model text."""
-    try:
-        return validate_lesson_id("id", value)
-    except LessonValidationError:
-        return None
-
-
-def _coverage(
-    spec: RoleRow, decisions: Sequence[Mapping[str, Any]], supplied: Mapping[str, Lesson]
-) -> tuple[Rejection, ...]:
-    rejections: list[Rejection] = []
-
-    def reject(code: str, index: int, lesson_id: str | None) -> None:
-        rejections.append(
-            Rejection(stage="coverage", role=spec.name, code=code, index=index, id=lesson_id)
-        )
-
-    seen: Counter[str] = Counter()
-    for index, decision in enumerate(decisions):
-        decision_id = decision["id"]
-        if decision_id not in supplied:
-            reject("foreign_id", index, _safe_id(decision_id))
-            continue
-        seen[decision_id] += 1
-        if seen[decision_id] > 1:
-            reject("duplicate_id", index, decision_id)
-    for lesson_id in supplied:
-        if lesson_id not in seen:
-            reject("missing_id", -1, lesson_id)
-    return tuple(rejections)
 
 
 def _check_supplied(spec: RoleRow, supplied: Sequence[Lesson]) -> dict[str, Lesson]:
@@ -228,7 +208,7 @@ def _downgrade(
     spec: RoleRow,
     context: AdmissionContext,
     supplied: Mapping[str, Lesson],
-    decisions: Sequence[Mapping[str, Any]],
+    decisions: Sequence[object],
     bound: Sequence[BoundDecision],
     rejections: Sequence[Rejection],
 ) -> tuple[list[BoundDecision], list[Downgrade]]:
@@ -251,7 +231,10 @@ def _downgrade(
     adapt_lost = (
         any(d.action == "adapt" for d in downgrades)
         or any(item.decision.action == "adapt" and item.applied == "defer" for item in bound)
-        or any(raw["action"] == "adapt" and index in refused for index, raw in enumerate(decisions))
+        or any(
+            isinstance(raw, Mapping) and raw.get("action") == "adapt" and index in refused
+            for index, raw in enumerate(decisions)
+        )
     )
     if adapt_lost:
         for position, item in enumerate(applied):
@@ -282,23 +265,40 @@ def admit_maintenance(
         return MaintenanceResult(spec.name, run_id, False, (), (), (), tuple(rejections))
 
     shape = shape_rejections(answer, spec, context.max_answer_bytes)
-    if shape:
+    if any(rejection.index < 0 for rejection in shape):
         return failed(shape)
     assert isinstance(answer, Mapping)
-    decisions: list[Mapping[str, Any]] = list(answer["decisions"])
-    coverage = _coverage(spec, decisions, by_id)
+    decisions: list[object] = list(answer["decisions"])
+    ids = [readable_id(item) for item in decisions]
+    # A malformed decision is refused alone, under the id it names when it is well-formed.
+    shaped = {r.index: r.model_copy(update={"id": safe_id(ids[r.index])}) for r in shape}
+    duplicates = {index for index, r in shaped.items() if r.code == "duplicate_item"}
+    counted = [(index, i) for index, i in enumerate(ids) if index not in duplicates]
+    coverage = coverage_rejections(spec, counted, by_id)
     if coverage:
-        return failed(coverage)
+        return failed([*shaped.values(), *coverage])
     if not _scope_enabled(spec, context.config):
         return failed([Rejection(stage="scope", role=spec.name, code="scope_disabled", index=-1)])
 
     items = _item_context(spec, context, read_paths)
-    rejections: list[Rejection] = []
+    rejections: list[Rejection] = [r for r in shaped.values() if r.code != "duplicate_item"]
     bound: list[BoundDecision] = []
     held: list[Downgrade] = []
     for index, raw in enumerate(decisions):
+        if index in shaped:
+            continue
+        assert isinstance(raw, Mapping)
         lesson = by_id[raw["id"]]
         checked = check_decision(raw, lesson, items)
+        if isinstance(checked, Unconfirmed):
+            verdict = _verdict(context, lesson)
+            if checked.reason == "association_gone" and verdict.allowed:
+                checked = Refusal("source", "association_gone")
+            else:
+                reason = "no_checkout" if verdict.allowed else verdict.reason
+                held.append(Downgrade(index, lesson.id, checked.decision.action, reason))
+                bound.append(BoundDecision(index, checked.decision, lesson.revision, "defer"))
+                continue
         if isinstance(checked, Quarantined):
             assert isinstance(checked.item, Decision)
             held.append(Downgrade(index, lesson.id, checked.item.action, "quarantined"))
@@ -318,6 +318,8 @@ def admit_maintenance(
         bound.append(BoundDecision(index, checked, lesson.revision, checked.action))
 
     bound, downgrades = _downgrade(spec, context, by_id, decisions, bound, rejections)
+    rejections += [shaped[index] for index in sorted(duplicates)]
+    rejections.sort(key=lambda rejection: rejection.index)
     downgrades = sorted([*held, *downgrades], key=lambda d: d.index)
     mutations: list[Mutation] = []
     for item in bound:
@@ -357,7 +359,7 @@ def admit_discovery(
         raise AdmissionError(f"{role!r} is a maintenance role; use admit_maintenance")
     run_id = context.run.run_id
     shape = shape_rejections(answer, spec, context.max_answer_bytes)
-    if shape:
+    if any(rejection.index < 0 for rejection in shape):
         return DiscoveryResult(spec.name, run_id, (), shape)
     if not _scope_enabled(spec, context.config):
         return DiscoveryResult(
@@ -369,9 +371,12 @@ def admit_discovery(
     assert isinstance(answer, Mapping)
     items = _item_context(spec, context, read_paths)
     admitted: list[AdmittedProposal] = []
-    rejections: list[Rejection] = []
+    rejections: list[Rejection] = list(shape)
     held: list[QuarantinedProposal] = []
+    shaped = {rejection.index for rejection in shape}
     for index, raw in enumerate(answer["lessons"]):
+        if index in shaped:
+            continue
         checked = check_discovery(raw, items)
         if isinstance(checked, Refusal):
             rejections.append(
@@ -382,6 +387,7 @@ def admit_discovery(
             held.append(QuarantinedProposal(index, checked.item, checked.signals))
         else:
             admitted.append(AdmittedProposal(index, checked))
+    rejections.sort(key=lambda rejection: rejection.index)
     return DiscoveryResult(spec.name, run_id, tuple(admitted), tuple(rejections), tuple(held))
 
 

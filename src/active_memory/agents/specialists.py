@@ -372,6 +372,8 @@ async def answer_session(
         specialist=spec.name,
         batch=batch,
         versions=(prompt_sha256(spec.name), contract_sha256(spec.name)),
+        # Admission refuses a malformed item alone; the session need not fail for it.
+        item_errors_admitted=True,
     )
     meter.sessions.append(session)
     meter.batches += 1
@@ -434,9 +436,10 @@ async def _discover(
         session.answer, spec.name, env.admission, read_paths=session.read_paths
     )
     meter.rejections.extend(result.rejections)
-    # Shape failures and a disabled scope refuse the whole answer; item stages refuse one lesson.
-    whole = [r for r in result.rejections if r.stage == "shape" or r.index < 0]
-    if whole:
+    # A whole-answer shape failure and a disabled scope refuse the answer; a refused item
+    # (malformed too) is one lesson lost.
+    if not result.complete:
+        whole = [r for r in result.rejections if r.index < 0]
         raise AnswerRefused(spec.name, label, _refusal_codes(whole))
     return Validated(
         spec.name,

@@ -4,8 +4,11 @@ Send the request; run the tools the model calls and send their results; repeat u
 gives its final answer, which is parsed and validated with jsonschema against the contract. A
 malformed or invalid answer (or none at all) gets ONE repair turn carrying the errors; a second
 failure ends the session with :class:`ContractViolation` (:class:`MalformedAnswer` when the
-answer was not JSON at all). A refusal stop ends it at once with :class:`ModelRefused`: a model
-that declined is not argued with. Investigation ends (``final``) when two turns remain, the
+answer was not JSON at all). With ``item_errors_admitted`` a second answer whose errors all lie
+inside items of its top-level lists is returned instead (``SessionResult.item_errors``): host
+admission refuses those items alone, so one malformed lesson does not cost the others. A
+refusal stop ends it at once with :class:`ModelRefused`: a model that declined is not argued
+with. Investigation ends (``final``) when two turns remain, the
 tool-call budget is spent, or a repair was asked for.
 
 The whole loop honours an absolute deadline on :func:`time.monotonic` (``asyncio.timeout``
@@ -96,14 +99,19 @@ class SessionResult:
     elapsed: float
     stop_reason: StopReason
     repaired: bool
+    # Contract errors confined to items, left for admission to refuse item by item.
+    item_errors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class AnswerCheck:
-    """An answer parsed and validated: ``value`` when valid, else the errors, in path order."""
+    """An answer parsed and validated: ``value`` when valid, else the errors, in path order.
+    ``items_only`` is the parsed answer when every error lies inside an item of one of its
+    top-level lists (``lessons/3/associations``), so the rest of the answer is sound."""
 
     value: dict[str, Any] | None
     errors: tuple[str, ...] = field(default=())
+    items_only: dict[str, Any] | None = None
 
 
 def _short(text: str) -> str:
@@ -139,13 +147,19 @@ def check_answer(contract: AnswerContract, raw: str) -> AnswerCheck:
     )
     if not found:
         return AnswerCheck(value)
+    confined = all(
+        len(error.absolute_path) >= 2
+        and isinstance(error.absolute_path[1], int)
+        and isinstance(value.get(str(error.absolute_path[0])), list)
+        for error in found
+    )
     errors = [
         _short(f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}")
         for error in found[:_MAX_LISTED_ERRORS]
     ]
     if len(found) > _MAX_LISTED_ERRORS:
         errors.append(f"(+{len(found) - _MAX_LISTED_ERRORS} more errors)")
-    return AnswerCheck(None, tuple(errors))
+    return AnswerCheck(None, tuple(errors), value if confined else None)
 
 
 class Session:
@@ -172,6 +186,7 @@ class Session:
         specialist: str = "",
         batch: int = 0,
         versions: tuple[str, str] = ("", ""),
+        item_errors_admitted: bool = False,
     ) -> None:
         self._provider = provider
         self._binding = binding
@@ -185,6 +200,7 @@ class Session:
         self._batch = batch
         # (prompt sha256, contract sha256): labelled on every request for recordings.
         self._versions = versions
+        self._item_errors_admitted = item_errors_admitted
         self._messages: list[Message] = [UserMessage(prompt)]
         self._tools = toolbox.specs() if toolbox is not None else ()
         self.turns = 0
@@ -210,17 +226,10 @@ class Session:
                 self.raw_answer = response.answer
                 check = check_answer(self._contract, response.answer)
                 if check.value is not None:
-                    return SessionResult(
-                        answer=check.value,
-                        answer_json=response.answer,
-                        turns=self.turns,
-                        tool_calls=self.tool_calls,
-                        usage=self.usage,
-                        retries=self.retries,
-                        elapsed=time.monotonic() - started,
-                        stop_reason=response.stop_reason,
-                        repaired=self.repaired,
-                    )
+                    return self._result(response, check.value, started)
+                partial = check.items_only if self._item_errors_admitted else None
+                if partial is not None and self.repaired:
+                    return self._result(response, partial, started, check.errors)
                 self._repair(response, check.errors)
             elif response.stop_reason == "refusal":
                 self.raw_answer = response.text or None
@@ -233,6 +242,27 @@ class Session:
                     # model said instead of one: a prompt author needs to see it.
                     self.raw_answer = response.text
                 self._repair(response, (self._missing_answer(response),))
+
+    def _result(
+        self,
+        response: ModelResponse,
+        answer: dict[str, Any],
+        started: float,
+        item_errors: tuple[str, ...] = (),
+    ) -> SessionResult:
+        assert response.answer is not None
+        return SessionResult(
+            answer=answer,
+            answer_json=response.answer,
+            turns=self.turns,
+            tool_calls=self.tool_calls,
+            usage=self.usage,
+            retries=self.retries,
+            elapsed=time.monotonic() - started,
+            stop_reason=response.stop_reason,
+            repaired=self.repaired,
+            item_errors=item_errors,
+        )
 
     def _check_stop(self) -> None:
         if self._cancel is not None and self._cancel.cancelled:

@@ -96,6 +96,8 @@ def _print_trial(result: TrialResult) -> None:
     verdict = "accepted" if result.complete else "REFUSED as a whole"
     click.echo(f"validation   {verdict}: {result.accepted} item(s) accepted, "
                f"{len(result.rejections)} rejected")  # fmt: skip
+    for error in result.contract_errors:  # malformed items, each refused alone below
+        click.echo(f"  error      {error}")
     for note in result.notes:
         click.echo(f"note         {note}")
     for rejection in result.rejections:

@@ -221,7 +221,7 @@ def import_response(
     context = _context(state, task)
     if task.kind == "discovery":
         found = admit_discovery(data["answer"], task.specialist, context)
-        if any(r.stage == "shape" for r in found.rejections):
+        if any(r.stage == "shape" and r.index < 0 for r in found.rejections):
             return _refuse(state, task, "its answer does not satisfy contract.schema.json")
         staged = tuple(
             StagedFinding(

@@ -235,9 +235,8 @@ async def _trial(
         discovered = admit_discovery(
             session.answer, name, env.admission, read_paths=session.read_paths
         )
-        whole = any(r.stage == "shape" or r.index < 0 for r in discovered.rejections)
         complete, accepted, rejections = (
-            not whole,
+            discovered.complete,
             len(discovered.proposals),
             discovered.rejections,
         )
@@ -250,6 +249,8 @@ async def _trial(
         accepted=accepted,
         rejections=rejections,
         error_code=None if complete else "answer_refused",
+        # Items the answer left malformed after its repair turn: admission refused them alone.
+        contract_errors=session.result.item_errors,
         admitted=admitted,
     )
 

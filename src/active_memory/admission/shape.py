@@ -1,0 +1,99 @@
+"""The shape stage: is the answer a JSON object of the role's contract, and which items are not?
+
+A malformed whole (not an object, not JSON, over the size cap, a missing or foreign top-level
+key, a list that is not a list) refuses the answer: nothing is judged. A malformed item refuses
+that item alone, so one lesson with ``associations: {}`` where the contract says null does not
+cost the other lessons of the answer. An item identical to an earlier one is the same item said
+twice (``duplicate_item``): the earlier one alone is judged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from active_memory.admission import contract_sha256, load_contract
+from active_memory.models.changes import Rejection
+from active_memory.roles import RoleRow
+
+__all__ = ["MAX_SHAPE_REJECTIONS", "shape_rejections"]
+
+# Enough to see what is wrong with a malformed answer without flooding the run log.
+MAX_SHAPE_REJECTIONS = 20
+
+
+def _validator(contract: str) -> Draft202012Validator:
+    # Keyed by the file's digest too: an author's folder may replace the shipped contract.
+    return _compiled(contract, contract_sha256(contract))
+
+
+@cache
+def _compiled(contract: str, sha256: str) -> Draft202012Validator:
+    return Draft202012Validator(load_contract(contract))
+
+
+def _item_index(path: Sequence[object]) -> int:
+    if len(path) >= 2 and path[0] in ("decisions", "lessons") and isinstance(path[1], int):
+        return path[1]
+    return -1
+
+
+def _canonical(item: object) -> str:
+    return json.dumps(item, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _duplicate_items(answer: Mapping[str, Any]) -> tuple[int, ...]:
+    """Indexes of items identical to an earlier item of the same list: one item, said twice."""
+    duplicates: list[int] = []
+    for items in answer.values():
+        if not isinstance(items, list):
+            continue
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            canonical = _canonical(item)
+            if canonical in seen:
+                duplicates.append(index)
+            seen.add(canonical)
+    return tuple(duplicates)
+
+
+def shape_rejections(answer: object, spec: RoleRow, max_bytes: int) -> tuple[Rejection, ...]:
+    """The shape stage: a JSON object, within ``max_bytes`` serialized, matching the role's
+    contract. Codes name the failing JSON Schema keyword (``schema_required``…).
+
+    A rejection with index -1 is the whole answer's (not an object, too large, a missing or
+    foreign top-level key, a list that is not a list): nothing is judged. Otherwise each
+    rejection refuses one item, the first error found in it, and the rest of the answer is
+    judged; an item identical to an earlier one is ``duplicate_item`` (it is the same item,
+    said twice, so the earlier one alone is judged)."""
+    if not isinstance(answer, Mapping):
+        return (Rejection(stage="shape", role=spec.name, code="not_an_object", index=-1),)
+    try:
+        encoded = json.dumps(answer, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return (Rejection(stage="shape", role=spec.name, code="not_json", index=-1),)
+    if len(encoded.encode("utf-8")) > max_bytes:
+        return (Rejection(stage="shape", role=spec.name, code="answer_too_large", index=-1),)
+    errors = sorted(
+        _validator(spec.contract).iter_errors(answer),
+        key=lambda error: (json.dumps(list(error.absolute_path)), str(error.validator)),
+    )
+    whole = [error for error in errors if _item_index(error.absolute_path) < 0]
+    if whole:
+        return tuple(
+            Rejection(stage="shape", role=spec.name, code=f"schema_{error.validator}", index=-1)
+            for error in whole[:MAX_SHAPE_REJECTIONS]
+        )
+    first: dict[int, str] = {}
+    for error in errors:
+        first.setdefault(_item_index(error.absolute_path), f"schema_{error.validator}")
+    for index in _duplicate_items(answer):
+        first.setdefault(index, "duplicate_item")
+    return tuple(
+        Rejection(stage="shape", role=spec.name, code=code, index=index)
+        for index, code in sorted(first.items())
+    )

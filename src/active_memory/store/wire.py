@@ -18,6 +18,7 @@ status    ``error``       exception
 412       fenced          PublicationFenced (the deadline passed before dispatch)
 413       too_large       PublicationError
 422       refused         PublicationError (malformed or over capacity)
+422       screened        ScreenRefused, with ``screened``: each refused draft's id and codes
 503       unavailable     StoreError / SnapshotError (the store failed; nothing committed)
 ========  ==============  =============================================================
 """
@@ -49,6 +50,7 @@ __all__ = [
     "PurgeBody",
     "ReceiptAnswer",
     "RevertBody",
+    "ScreenedWire",
     "SnapshotAnswer",
     "SnapshotBody",
     "StoredRow",
@@ -66,6 +68,7 @@ ErrorCode: TypeAlias = Literal[
     "fenced",
     "too_large",
     "refused",
+    "screened",
     "unavailable",
 ]
 RunId = Annotated[str, OneLine(200)]
@@ -173,10 +176,21 @@ class MismatchWire(Model):
     tombstoned: bool = False
 
 
+# A screening code as admission reports it (``secret:github_token``): a fixed vocabulary, so a
+# client can show it without echoing anything the refused draft said.
+ScreeningCode = Annotated[str, Field(pattern=r"^[a-z]+:[a-z0-9_]+$", max_length=64)]
+
+
+class ScreenedWire(Model):
+    id: str
+    codes: tuple[ScreeningCode, ...]
+
+
 class ErrorAnswer(Model):
     error: ErrorCode
     message: str
     mismatches: tuple[MismatchWire, ...] = ()
+    screened: tuple[ScreenedWire, ...] = ()
     retired_at: int | None = None
     subject: str | None = None  # out_of_scope: what was outside
     scope: str | None = None  # out_of_scope: the credential's scope

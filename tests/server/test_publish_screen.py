@@ -3,6 +3,7 @@ agent of its repository, whatever the client claims it screened."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import httpx
@@ -12,9 +13,12 @@ from active_memory.errors import ScreenRefused
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
+from active_memory.screening.instructions import INJECTION_KINDS
+from active_memory.screening.secrets import SECRET_KINDS
 from active_memory.server import IssuedToken, RunningService
 from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
 from active_memory.store.remote import RemoteBackend
+from active_memory.store.wire import SCREENING_CODE_PATTERN, ScreenedWire
 from factories import REPOSITORY, make_draft
 
 Remote = Callable[[str], RemoteBackend]
@@ -87,3 +91,10 @@ def test_a_clean_publication_still_goes_through_the_service(issue: Issue, remote
     batch = _batch(make_draft())
     assert backend.publish(batch).revisions == {batch.mutations[0].id: 1}
     assert [lesson.id for lesson in backend.snapshot(SNAPSHOT).lessons] == [batch.mutations[0].id]
+
+
+def test_every_code_the_screens_report_fits_the_wire() -> None:
+    codes = [f"secret:{kind}" for kind in SECRET_KINDS]
+    codes += [f"injection:{kind}" for kind in INJECTION_KINDS]
+    assert [code for code in codes if not re.fullmatch(SCREENING_CODE_PATTERN, code)] == []
+    assert ScreenedWire(id="lesson-x", codes=tuple(codes)).codes == tuple(codes)

@@ -38,6 +38,7 @@ from active_memory.store.results import HistoryEntry, HistoryOp
 
 __all__ = [
     "API_PREFIX",
+    "SCREENING_CODE_PATTERN",
     "ErrorAnswer",
     "ErrorCode",
     "GenerationAnswer",
@@ -177,8 +178,10 @@ class MismatchWire(Model):
 
 
 # A screening code as admission reports it (``secret:github_token``): a fixed vocabulary, so a
-# client can show it without echoing anything the refused draft said.
-ScreeningCode = Annotated[str, Field(pattern=r"^[a-z]+:[a-z0-9_]+$", max_length=64)]
+# client can show it without echoing anything the refused draft said. A test holds every code
+# the screens can report to this pattern (a code outside it would fail the service's answer).
+SCREENING_CODE_PATTERN = r"^[a-z_]+:[a-z0-9_.-]+$"
+ScreeningCode = Annotated[str, Field(pattern=SCREENING_CODE_PATTERN, max_length=80)]
 
 
 class ScreenedWire(Model):

@@ -125,3 +125,17 @@ def test_memory_inits_publication_is_screened_and_leaves_no_receipt(tmp_path: Pa
             store.publish_once(batch, "session-1")
         assert store.init_receipt("session-1") is None
         assert store.generation() == 0
+
+
+@pytest.mark.sqlite_only
+def test_check_names_a_live_card_that_skipped_the_screen(store: SqliteStore) -> None:
+    """A card written past the screen (a store from before it): recall would serve it, so the
+    check names it with its codes, never its text."""
+    batch = _batch(make_draft(recommendation=OVERRIDE))
+    store.publish(batch, PublicationControl(screened_by="admission"))
+    problems = store.check().problems
+    assert problems == (
+        f"stored lesson {batch.mutations[0].id!r} trips the admission screen "
+        "(injection:override_instructions); retire it or publish a corrected revision",
+    )
+    assert OVERRIDE not in str(problems)

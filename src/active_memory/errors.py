@@ -14,7 +14,8 @@ do; attributes carry the same facts for programs.
      │    ├── SnapshotError           a scoped read failed (never an empty lesson set)
      │    ├── PublicationError        a checked batch is malformed or over capacity
      │    │    ├── RevisionConflict   expected revisions did not match; nothing written
-     │    │    └── ImportConflict     import lines collide with stored lessons; nothing written
+     │    │    ├── ImportConflict     import lines collide with stored lessons; nothing written
+     │    │    └── ScreenRefused      a draft trips the secret or injection screen (codes only)
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
      │    ├── ScopeRefused            a lesson or run outside the credential's tenant and scope
      │    ├── QuarantineNotFound      no quarantined proposal has that id
@@ -80,6 +81,7 @@ __all__ = [
     "RunLogError",
     "RunRecordError",
     "ScopeRefused",
+    "ScreenRefused",
     "SessionCancelled",
     "SnapshotError",
     "StoreError",
@@ -199,6 +201,23 @@ class ImportConflict(PublicationError):
         shown = "; ".join(f"{lesson_id} {problem}" for lesson_id, problem in self.conflicts[:10])
         more = f" (+{len(self.conflicts) - 10} more)" if len(self.conflicts) > 10 else ""
         super().__init__(f"import refused, nothing was imported: {shown}{more}")
+
+
+class ScreenRefused(PublicationError):
+    """A draft of the batch trips the secret or injection screen; nothing was written.
+
+    ``drafts`` pairs each refused lesson id with its ``stage:code`` tokens
+    (``secret:github_token``), in batch order. The message names ids and codes, never the text,
+    so it can be logged and sent to a client without repeating a secret or a planted instruction.
+    """
+
+    def __init__(self, drafts: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self.drafts = tuple((lesson_id, tuple(codes)) for lesson_id, codes in drafts)
+        shown = "; ".join(f"{lesson_id} ({', '.join(codes)})" for lesson_id, codes in self.drafts)
+        super().__init__(
+            f"publication refused by the admission screen, nothing published: {shown}. "
+            "Remove the secret or the instruction from those lessons and publish again"
+        )
 
 
 class PublicationFenced(StoreError):

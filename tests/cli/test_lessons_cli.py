@@ -8,6 +8,7 @@ from click.testing import Result
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.store.backend import PublicationControl
 from active_memory.store.paths import zeroshot_store_path
 from active_memory.store.sqlite import SqliteStore
 from cli_runner import run_cli
@@ -242,11 +243,13 @@ def test_import_refuses_a_planted_card_naming_line_and_codes_but_not_its_text(
 
 def test_revert_refuses_a_revision_that_fails_the_screen(store_file: Path, ids: list[str]) -> None:
     with SqliteStore(store_file) as store:
+        # Past the screen, as a revision written before today's detectors would be.
         store.publish(
             Publication(
                 run_id="run-4",
                 mutations=(Mutation(op="upsert", id=ids[1], expected_revision=1, draft=PLANTED),),
-            )
+            ),
+            PublicationControl(screened_by="admission"),
         )
         store.publish(
             Publication(

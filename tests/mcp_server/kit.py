@@ -22,6 +22,7 @@ from mcp.types import CallToolResult, TextContent
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import Evidence, GraphScope, Lesson
+from active_memory.store.backend import PublicationControl
 from active_memory.store.sqlite import SqliteStore
 from recall.kit import REPOSITORY, lesson, lesson_id, widgets_checkout, widgets_lessons
 
@@ -103,13 +104,13 @@ def served_lessons() -> tuple[Lesson, ...]:
     )
 
 
-def seed(store: Path, lessons: Sequence[Lesson]) -> None:
+def seed(store: Path, lessons: Sequence[Lesson], control: PublicationControl | None = None) -> None:
     with SqliteStore(store) as opened:
         mutations = tuple(
             Mutation(op="upsert", id=item.id, expected_revision=0, draft=item.draft)
             for item in lessons
         )
-        opened.publish(Publication(run_id="seed", mutations=mutations))
+        opened.publish(Publication(run_id="seed", mutations=mutations), control)
 
 
 def adapt(store: Path, item: Lesson, *, run_id: str, **changes: Any) -> None:

@@ -1,4 +1,5 @@
-"""screen_card: admission's secret and injection checks for cards that bypass admission."""
+"""screen_card: admission's secret and injection checks for cards that reach a store by another
+path than admission."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from active_memory.postmortem.entry import run_postmortem, sequential_ids
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.recall.render import render
 from active_memory.screening.confusables import fold
+from active_memory.store.backend import PublicationControl
 from active_memory.store.sqlite import SqliteStore
 from active_memory.testing import ScriptedProvider
 from cli_runner import run_cli
@@ -128,7 +129,7 @@ async def test_proposed_look_alikes_are_refused_by_a_replayed_postmortem(tmp_pat
 
 
 def test_look_alikes_already_in_a_store_are_delivered_escaped(tmp_path: Path) -> None:
-    # Cards written before these screens existed: published straight, never screened.
+    # Cards written before these screens existed: published past the screen (the named opt-out).
     store_file = tmp_path / "lessons.sqlite3"
     mutations = tuple(
         Mutation(
@@ -141,7 +142,10 @@ def test_look_alikes_already_in_a_store_are_delivered_escaped(tmp_path: Path) ->
         if family != "c1_control"  # the lesson models refuse it: it cannot be stored at all
     )
     with SqliteStore(store_file) as store:
-        store.publish(Publication(run_id="legacy", mutations=mutations))
+        store.publish(
+            Publication(run_id="legacy", mutations=mutations),
+            PublicationControl(screened_by="admission"),
+        )
     frame = _delivered(store_file)
     assert frame.count("&lt;") >= len(mutations)
     _assert_safe(frame)

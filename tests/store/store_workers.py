@@ -52,9 +52,13 @@ def race(store_path: str, worker: int, batches: int, out: str, start_at: float) 
             chosen = rng.sample(sorted(seen), rng.randint(1, 3))
             run_id = f"w{worker}-b{batch}"
             expected = {lesson_id: seen[lesson_id].revision for lesson_id in chosen}
+            # The lesson's position, not its id: a ULID in a card reads as a random secret.
             mutations = tuple(
                 Mutation(
-                    op="upsert", id=i, expected_revision=rev, draft=make_draft(f"{run_id} {i}")
+                    op="upsert",
+                    id=i,
+                    expected_revision=rev,
+                    draft=make_draft(f"{run_id} lesson {sorted(seen).index(i)}"),
                 )
                 for i, rev in expected.items()
             )
@@ -136,9 +140,9 @@ def write_loop(store_path: str, seconds: float) -> None:
                     op="upsert",
                     id=lesson_id,
                     expected_revision=n,
-                    draft=make_draft(f"loop {n} {lesson_id}"),
+                    draft=make_draft(f"loop {n} lesson {position}"),
                 )
-                for lesson_id in ids
+                for position, lesson_id in enumerate(ids)
             )
             store.publish(Publication(run_id=f"loop-{n}", mutations=mutations))
             if n == 0:

@@ -17,6 +17,7 @@ from active_memory.errors import (
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
+from active_memory.store.backend import PublicationControl
 from active_memory.store.migrations import MIGRATIONS
 from active_memory.store.sqlite import SqliteStore
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
@@ -25,13 +26,15 @@ SECRET = "sk-FAKE-0000-not-a-real-key-purge-me"
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
 
-def _create(store: Store, *drafts: LessonDraft) -> list[str]:
+def _create(
+    store: Store, *drafts: LessonDraft, control: PublicationControl | None = None
+) -> list[str]:
     ids = sorted(new_lesson_id() for _ in drafts)
     mutations = (
         Mutation(op="upsert", id=i, expected_revision=0, draft=d)
         for i, d in zip(ids, drafts, strict=True)
     )
-    store.publish(Publication(run_id="run-1", mutations=tuple(mutations)))
+    store.publish(Publication(run_id="run-1", mutations=tuple(mutations)), control)
     return ids
 
 
@@ -123,14 +126,15 @@ def test_revert_is_checked_like_a_publication(store: Store) -> None:
 
 
 def test_a_revision_admission_would_refuse_cannot_be_reverted_to(store: Store) -> None:
-    # Written straight through publish, as a card stored before today's detectors would be.
+    # Written past the screen, as a card stored before today's detectors would be.
     lesson_id = new_lesson_id()
     leaky = make_draft(recommendation=f"Clone with {FAKE_GITHUB} when CI is down.")
     store.publish(
         Publication(
             run_id="run-1",
             mutations=(Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=leaky),),
-        )
+        ),
+        PublicationControl(screened_by="admission"),
     )
     store.publish(
         Publication(
@@ -177,7 +181,8 @@ def _bytes_under(folder: Path) -> bytes:
 @pytest.mark.sqlite_only
 def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> None:
     leaked = make_draft(recommendation=f"Use the token {SECRET} to reach the staging API.")
-    (lesson_id,) = _create(store, leaked)
+    # Past the screen, as a leak of a format no detector knew when it was written would be.
+    (lesson_id,) = _create(store, leaked, control=PublicationControl(screened_by="admission"))
     store.publish(
         Publication(
             run_id="run-2",

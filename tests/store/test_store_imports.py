@@ -1,7 +1,7 @@
 """What store/ may import: the standard library, pydantic, and the layers below the store.
 
-The store decodes rows through the lesson models, so it needs pydantic. It screens cards that
-bypass admission (import, revert) with the screening layer, whose detectors stand on two
+The store decodes rows through the lesson models, so it needs pydantic. It screens every card it
+writes (publish, import, revert) with the screening layer, whose detectors stand on two
 maintained packages: detect-secrets (credential formats) and disarm (the TR39 confusables
 table). It needs no other third party. The stdlib-only hook fallback does not import these
 modules: it reads raw rows through ``store/rows.py`` (tests/hooks/test_fallback.py checks what a

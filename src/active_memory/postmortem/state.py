@@ -46,7 +46,10 @@ class ReviewState:
         self.binding = binding
         self.started = time.monotonic()
         self.deadline = self.started + options.config.postmortem.timeout_ms / 1000
-        self.control = PublicationControl(deadline=self.deadline + options.settlement_ms / 1000)
+        # Every draft it publishes passed admission's screens: the store need not repeat them.
+        self.control = PublicationControl(
+            deadline=self.deadline + options.settlement_ms / 1000, screened_by="admission"
+        )
         self.ids = IdBook(options.new_id)
         self.progress = options.on_progress
         self.meters = {name: Meter(name) for name in names}

@@ -1,8 +1,11 @@
-"""The secret and injection screen for cards that reach the store without admission.
+"""The secret and injection screen for every card that is written to a store.
 
 Admission checks what specialists propose. A card can also arrive by ``lessons import`` (a
-file anyone may have edited) or come back by ``lessons revert`` (an old revision written before
-today's detectors); both are published as they are, so both pass this screen first. It applies
+file anyone may have edited), come back by ``lessons revert`` (an old revision written before
+today's detectors), be published by a host through the library's ``publish`` or the memory
+service's ``POST /v1/publish`` (anyone holding a leaked token), or by memory init from a
+session folder on disk; every one of those paths passes this screen before it writes
+(:func:`screen_card` for one draft, :func:`screen_publication` for a batch). It applies
 admission's own detectors to the same fields: secrets in every string a specialist writes
 (title, recommendation, reason, references, associations) plus the host identifiers (run id,
 node id) for credential formats, and instructions in the title and recommendation, the text
@@ -17,10 +20,13 @@ refuse it here too. The hook helper never imports this module (it reads rows thr
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from active_memory.models.changes import Mutation
 from active_memory.models.lessons import GraphScope, LessonDraft
 from active_memory.screening.verdict import screen_texts
 
-__all__ = ["screen_card"]
+__all__ = ["screen_card", "screen_publication"]
 
 
 def _authored_strings(draft: LessonDraft) -> tuple[str, ...]:
@@ -49,3 +55,15 @@ def screen_card(draft: LessonDraft) -> tuple[str, ...]:
     card = (draft.title, draft.recommendation)
     others = _authored_strings(draft)[2:]
     return screen_texts(card, others, _identifiers(draft)).codes
+
+
+def screen_publication(mutations: Iterable[Mutation]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each mutation whose draft :func:`screen_card` flags, as ``(lesson id, codes)`` in batch
+    order (empty: every draft is clean; a retirement carries no draft and is never flagged)."""
+    flagged: list[tuple[str, tuple[str, ...]]] = []
+    for mutation in mutations:
+        if mutation.draft is not None:
+            codes = screen_card(mutation.draft)
+            if codes:
+                flagged.append((mutation.id, codes))
+    return tuple(flagged)

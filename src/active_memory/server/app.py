@@ -5,9 +5,11 @@ and for a person's tools (``lessons stats``, the browser) the lessons in a crede
 Every route but ``/healthz`` needs ``Authorization: Bearer <token>``. The credential is checked
 first, before the body is read; the tenant and scope of the request are the credential's, and
 the store confines the operation to them (``store/access.py``): nothing in the body can widen
-them. Bodies are read up to ``max_request_bytes`` within ``request_timeout_s``; a larger body is
-read on and dropped up to twice the limit, so a client still sending reads the 413 rather than
-a reset connection, and a ``Content-Length`` over twice the limit is refused before reading.
+them. Every draft of a publication passes the secret and injection screen before the write; a
+flagged one refuses the batch (422 ``screened``, naming ids and codes, never the text). Bodies
+are read up to ``max_request_bytes`` within ``request_timeout_s``; a larger body is read on and
+dropped up to twice the limit, so a client still sending reads the 413 rather than a reset
+connection, and a ``Content-Length`` over twice the limit is refused before reading.
 Answers larger than ``max_response_bytes`` are refused rather than sent. A publication's
 deadline (``deadline_s``) starts counting when the request arrives and is checked again once
 the tenant's writer lock is held, immediately before the first write. Store calls run on
@@ -40,6 +42,7 @@ from active_memory.errors import (
     PublicationFenced,
     RevisionConflict,
     ScopeRefused,
+    ScreenRefused,
 )
 from active_memory.models.base import Model
 from active_memory.models.lessons import GraphScope
@@ -61,6 +64,7 @@ from active_memory.store.wire import (
     PurgeBody,
     ReceiptAnswer,
     RevertBody,
+    ScreenedWire,
     SnapshotAnswer,
     SnapshotBody,
 )
@@ -79,6 +83,7 @@ _STATUS: dict[ErrorCode, int] = {
     "fenced": 412,
     "too_large": 413,
     "refused": 422,
+    "screened": 422,
     "unavailable": 503,
 }
 _MISSING = (
@@ -130,6 +135,9 @@ def _refusal_for(error: ActiveMemoryError) -> _Refusal:
         return _Refusal("fenced", message)
     if isinstance(error, LessonValidationError):
         return _Refusal("bad_request", message)
+    if isinstance(error, ScreenRefused):
+        screened = tuple(ScreenedWire(id=i, codes=codes) for i, codes in error.drafts)
+        return _Refusal("screened", message, screened=screened)
     if isinstance(error, PublicationError):
         return _Refusal("refused", message)
     return _Refusal("unavailable", message)
@@ -271,6 +279,8 @@ class MemoryService:
     async def _publish(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, PublishBody)
         deadline = None if body.deadline_s is None else arrived + body.deadline_s
+        # No screened_by: whatever a client screened, the service screens every draft itself
+        # (a leaked token must not plant a card for every agent of its repository).
         control = PublicationControl(deadline=deadline)
         store = await run_in_threadpool(self.store, who.tenant)
         receipt = await run_in_threadpool(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from active_memory.models.changes import Publication
 from active_memory.models.lessons import Lesson
@@ -21,9 +21,16 @@ __all__ = [
     "PublicationControl",
     "PublicationReceipt",
     "RunIdentity",
+    "ScreenedBy",
     "Snapshot",
     "SnapshotRequest",
 ]
+
+# Who screened every draft of a publication before it reached ``publish``: admission (the
+# postmortem; memory init screens again, its drafts wait on disk), or a person's review of a
+# quarantined proposal, which screens strong signals itself and accepts the weak ones it was held
+# for. See PublicationControl.screened_by.
+ScreenedBy: TypeAlias = Literal["admission", "review"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +72,24 @@ class Snapshot:
 
 @dataclass(slots=True)
 class PublicationControl:
-    """Checked immediately before a write is dispatched: cancellation and an absolute deadline.
+    """Checked immediately before a write is dispatched: cancellation and an absolute deadline;
+    and whether the drafts were screened already.
 
     ``deadline`` is a ``time.monotonic()`` value. Once ``cancel()`` is called or the deadline
     passes, no new publication starts; one already dispatched runs to completion.
+
+    A local store's ``publish`` screens every draft of the batch (``screening.cards``) before
+    its transaction and refuses the whole batch with ScreenRefused when one trips a signal,
+    strong or weak. ``screened_by`` is the named opt-out for a host that screened every draft
+    itself on this same path, so they are not screened twice: ``"admission"`` (the postmortem
+    publishes only what admission accepted) or ``"review"`` (a person approved a quarantined
+    proposal). It never crosses the wire: the memory service screens every publication it
+    receives, whatever its client claims.
     """
 
     deadline: float | None = None
     cancelled: bool = field(default=False)
+    screened_by: ScreenedBy | None = None
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -107,8 +124,10 @@ class ActiveMemoryBackend(Protocol):
         """Commit every mutation or none.
 
         Raises RevisionConflict naming each id whose expected revision does not match (a
-        tombstoned id always conflicts), PublicationError for a malformed or over-capacity
-        batch, PublicationFenced when ``control`` refuses before dispatch.
+        tombstoned id always conflicts), ScreenRefused naming each draft the secret and
+        injection screen flags (unless ``control.screened_by`` says it was screened already),
+        PublicationError for a malformed or over-capacity batch, PublicationFenced when
+        ``control`` refuses before dispatch.
         """
         ...
 

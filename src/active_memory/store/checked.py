@@ -1,21 +1,35 @@
 """A checked publication's plan, shared by every engine: expected revisions against found ones.
 
 Runs inside the engine's write transaction, after the lock that serialises writers is held, so
-nothing can commit between the comparison and the write.
+nothing can commit between the comparison and the write. The screen of its drafts
+(:func:`refuse_flagged`) runs before that transaction: it needs no lock, and a batch it
+refuses should not keep other writers waiting.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from active_memory.errors import RevisionConflict, RevisionMismatch
+from active_memory.errors import RevisionConflict, RevisionMismatch, ScreenRefused
 from active_memory.models.changes import Publication
-from active_memory.store.backend import PublicationReceipt
+from active_memory.screening.cards import screen_publication
+from active_memory.store.backend import PublicationControl, PublicationReceipt
 from active_memory.store.results import StoreLimits
 from active_memory.store.sql import SqlConnection
 from active_memory.store.writes import Change, apply_changes, read_generation, read_states
 
-__all__ = ["checked_changes", "publication_receipt", "publish_checked"]
+__all__ = ["checked_changes", "publication_receipt", "publish_checked", "refuse_flagged"]
+
+
+def refuse_flagged(publication: Publication, control: PublicationControl | None = None) -> None:
+    """ScreenRefused naming every draft of ``publication`` that trips a screening signal, strong
+    or weak (a batch that reaches a store directly has no quarantine to wait in); nothing when
+    ``control.screened_by`` names the screen the drafts already passed."""
+    if control is not None and control.screened_by is not None:
+        return
+    flagged = screen_publication(publication.mutations)
+    if flagged:
+        raise ScreenRefused(flagged)
 
 
 def checked_changes(conn: SqlConnection, publication: Publication) -> list[Change]:

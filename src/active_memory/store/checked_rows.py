@@ -1,10 +1,17 @@
 """Row checksums, and the lessons of a snapshot decoded on first access.
 
-Every live row is validated completely when it is written (publication and import go through
-the models), and the writer stores a checksum of exactly what it wrote: id, revision, scope
-columns, card and evidence. A snapshot then proves each row is still that validated row by
-recomputing the checksum (a hash per row, no JSON parsing), instead of re-validating 10,000
-cards up front; the Lesson models are built from the verified rows when a caller reads them.
+Every live row is validated and screened when it is written: publication, import and revert go
+through the models, and through the secret and injection screen (``screening.cards``) before
+the write (publish screens unless its host names the screen the drafts already passed,
+``PublicationControl.screened_by``; the memory service never takes that claim). The writer then
+stores a checksum of exactly what it wrote: id, revision, scope columns, card and evidence. So a
+row's checksum means "validated and screened": a snapshot proves each row is still that row by
+recomputing the checksum (a hash per row, no JSON parsing), instead of re-validating and
+re-screening 10,000 cards up front, and recall (the broker, and the hook's standard-library
+fallback that reads rows through ``store.rows``) serves those rows without screening them
+again. The Lesson models are built from the verified rows when a caller reads them. Rows written
+before publish screened (an older version) were screened only if admission, import or revert
+wrote them; the recall renderer still escapes every frame tag admission refuses.
 
 The checksum detects damage and hand edits, not an adversary with write access to the store
 file: whoever can write the database can recompute it, and could as well replace the program.

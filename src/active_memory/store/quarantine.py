@@ -29,7 +29,11 @@ from active_memory.errors import PublicationError, QuarantineNotFound, StoreErro
 from active_memory.models.changes import Mutation, Publication
 from active_memory.screening.cards import screen_card
 from active_memory.screening.verdict import is_weak
-from active_memory.store.backend import ActiveMemoryBackend, PublicationReceipt
+from active_memory.store.backend import (
+    ActiveMemoryBackend,
+    PublicationControl,
+    PublicationReceipt,
+)
 from active_memory.store.closing import Closing
 from active_memory.store.connect import live_connection, open_connection
 from active_memory.store.quarantine_rows import (
@@ -131,7 +135,9 @@ class Quarantine(Closing):
                 f"reject it with `active-memory lessons review reject {lesson_id}`"
             )
         mutation = Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=entry.draft)
-        receipt = backend.publish(Publication(run_id=run_id, mutations=(mutation,)))
+        # Screened just above; the weak signals it was held for are what the person approved.
+        reviewed = PublicationControl(screened_by="review")
+        receipt = backend.publish(Publication(run_id=run_id, mutations=(mutation,)), reviewed)
         self._remove(lesson_id, scrub=False)
         return receipt
 

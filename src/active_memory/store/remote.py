@@ -11,6 +11,10 @@ whose answer is lost (the connection dropped after the request was sent) raises 
 saying the outcome is unknown: take a new snapshot and decide again, the expected revisions
 make a blind retry safe.
 
+The service screens every draft of a publication itself (``PublicationControl.screened_by`` is
+not sent: a client's claim is never trusted); a refusal comes back as ScreenRefused naming each
+draft's id and codes.
+
 Errors map back to the exception tree as the table in ``store/wire.py`` says.
 """
 
@@ -35,6 +39,7 @@ from active_memory.errors import (
     RevisionConflict,
     RevisionMismatch,
     ScopeRefused,
+    ScreenRefused,
     SnapshotError,
     StoreError,
     StoreUnavailable,
@@ -238,6 +243,8 @@ class RemoteBackend(Closing):
             )
         if error.error == "fenced":
             return PublicationFenced(message)
+        if error.error == "screened" and error.screened:
+            return ScreenRefused([(entry.id, entry.codes) for entry in error.screened])
         if error.error in ("refused", "too_large"):
             return PublicationError(message)
         return failure(f"the memory service at {self.url!r} refused: {message}")

@@ -6,8 +6,11 @@ The rows are decoded into plain objects carrying the lesson's attribute names (`
 recall reads of a card), not into models, but checked by the card model's rules rewritten with
 the standard library (:func:`decode_card`): a row edited behind the store's back (a title of two
 lines, a recommendation over its byte limit) is refused by ``active-memory store check`` and must
-not reach an agent through the fallback either. A row that fails is skipped: the hook must
-answer, and one damaged card must not silence the others.
+not reach an agent through the fallback either. Before that, each row must match the checksum
+its writer stored (``store.checked_rows``), which every writer stores only for a card it
+validated and screened: so the fallback, like a snapshot, serves only screened rows without
+importing the screens. A row that fails is skipped: the hook must answer, and one damaged card
+must not silence the others.
 
 The file is opened the way :mod:`active_memory.store.connect` opens it, reduced to reading:
 nothing but a private regular file holding an SQLite header is handed to SQLite (a store others
@@ -44,6 +47,7 @@ __all__ = [
     "StoreRows",
     "StoredCard",
     "StoredScope",
+    "checksum_matches",
     "readable_schema",
 ]
 
@@ -259,6 +263,22 @@ def _card(lesson_id: str, revision: int, card: Any, repository: str) -> StoredCa
     return StoredCard(lesson_id, revision, title, recommendation, stored)
 
 
+def checksum_matches(row: tuple[object, ...]) -> bool:
+    """Whether a ``LIVE_COLUMNS, checksum`` row matches its writer's checksum: the same text and
+    hash as ``store.checked_rows.row_checksum`` (a test keeps the two equal), rewritten here
+    because that module imports the models. A row without a checksum never matches."""
+    from _blake2 import blake2b  # hashlib's own C type, without hashlib's OpenSSL import
+
+    *columns, stored = row
+    lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = columns
+    text = (
+        f"{lesson_id}\0{revision}\0{body}\0{evidence}\0"
+        f"{kind}\0{repository}\0{graph_hash}\0{node_id}"
+    )
+    digest = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return isinstance(stored, str) and digest == stored
+
+
 def _file_uri(path: str) -> str:
     """A ``file:`` URI for SQLite, percent-encoded (``?`` and ``#`` would end the path)."""
     text = path.replace(os.sep, "/")
@@ -347,16 +367,17 @@ class StoreRows(Closing):
             try:
                 stamp = self._stamp()
                 rows = self._conn.execute(
-                    "SELECT id, revision, body FROM records WHERE kind = 'repository' "
-                    "AND deleted = 0 AND repository = ? ORDER BY id",
+                    "SELECT id, revision, body, evidence, kind, repository, graph_hash, node_id, "
+                    "checksum FROM records WHERE kind = 'repository' AND deleted = 0 "
+                    "AND repository = ? ORDER BY id",
                     (repository,),
                 ).fetchall()
             finally:
                 self._conn.execute("ROLLBACK")
         except _sqlite3.Error as error:
             raise StoreUnavailable(self.path, f"cannot be read ({error})") from None
-        cards = (decode_card(lesson_id, revision, body, repository)
-                 for lesson_id, revision, body in rows)  # fmt: skip
+        cards = (decode_card(row[0], row[1], row[2], repository)
+                 for row in rows if checksum_matches(row))  # fmt: skip
         return stamp, tuple(card for card in cards if card is not None)
 
     def close(self) -> None:

@@ -34,7 +34,7 @@ from active_memory.store.backend import (
     SnapshotRequest,
 )
 from active_memory.store.backup import backup_to
-from active_memory.store.checked import publish_checked
+from active_memory.store.checked import publish_checked, refuse_flagged
 from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
 from active_memory.store.codec import DecodedRows
 from active_memory.store.connect import (
@@ -161,7 +161,9 @@ class SqliteStore(EngineStore):
     def publish(
         self, publication: Publication, control: PublicationControl | None = None
     ) -> PublicationReceipt:
-        """Commit every mutation or none; see ``ActiveMemoryBackend.publish``."""
+        """Screen every draft, then commit every mutation or none; see
+        ``ActiveMemoryBackend.publish``."""
+        refuse_flagged(publication, control)
         with self._writing(control) as conn:
             return publish_checked(conn, publication, self._limits)
 
@@ -176,7 +178,9 @@ class SqliteStore(EngineStore):
     ) -> tuple[PublicationReceipt, bool]:
         """The checked publication, the ``held`` quarantine entries and the receipt row for
         ``session`` in one transaction; ``(stored receipt, False)`` without writing when
-        ``session`` already published."""
+        ``session`` already published. The drafts are screened first, as by ``publish``: they
+        come from a session folder on disk, which may have changed since admission read them."""
+        refuse_flagged(publication, control)
         with self._writing(control) as conn:
             return publish_with_receipt(conn, publication, session, self._limits, held)
 

@@ -18,6 +18,7 @@ status    ``error``       exception
 412       fenced          PublicationFenced (the deadline passed before dispatch)
 413       too_large       PublicationError
 422       refused         PublicationError (malformed or over capacity)
+422       screened        ScreenRefused, with ``screened``: each refused draft's id and codes
 503       unavailable     StoreError / SnapshotError (the store failed; nothing committed)
 ========  ==============  =============================================================
 """
@@ -37,6 +38,7 @@ from active_memory.store.results import HistoryEntry, HistoryOp
 
 __all__ = [
     "API_PREFIX",
+    "SCREENING_CODE_PATTERN",
     "ErrorAnswer",
     "ErrorCode",
     "GenerationAnswer",
@@ -49,6 +51,7 @@ __all__ = [
     "PurgeBody",
     "ReceiptAnswer",
     "RevertBody",
+    "ScreenedWire",
     "SnapshotAnswer",
     "SnapshotBody",
     "StoredRow",
@@ -66,6 +69,7 @@ ErrorCode: TypeAlias = Literal[
     "fenced",
     "too_large",
     "refused",
+    "screened",
     "unavailable",
 ]
 RunId = Annotated[str, OneLine(200)]
@@ -173,10 +177,23 @@ class MismatchWire(Model):
     tombstoned: bool = False
 
 
+# A screening code as admission reports it (``secret:github_token``): a fixed vocabulary, so a
+# client can show it without echoing anything the refused draft said. A test holds every code
+# the screens can report to this pattern (a code outside it would fail the service's answer).
+SCREENING_CODE_PATTERN = r"^[a-z_]+:[a-z0-9_.-]+$"
+ScreeningCode = Annotated[str, Field(pattern=SCREENING_CODE_PATTERN, max_length=80)]
+
+
+class ScreenedWire(Model):
+    id: str
+    codes: tuple[ScreeningCode, ...]
+
+
 class ErrorAnswer(Model):
     error: ErrorCode
     message: str
     mismatches: tuple[MismatchWire, ...] = ()
+    screened: tuple[ScreenedWire, ...] = ()
     retired_at: int | None = None
     subject: str | None = None  # out_of_scope: what was outside
     scope: str | None = None  # out_of_scope: the credential's scope

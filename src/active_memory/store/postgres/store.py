@@ -35,7 +35,7 @@ from active_memory.store.backend import (
     Snapshot,
     SnapshotRequest,
 )
-from active_memory.store.checked import publish_checked
+from active_memory.store.checked import publish_checked, refuse_flagged
 from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
 from active_memory.store.codec import DecodedRows
 from active_memory.store.engine import (
@@ -175,12 +175,14 @@ class PostgresStore(EngineStore):
         *,
         within: AccessScope | None = None,
     ) -> PublicationReceipt:
-        """Commit every mutation or none; see ``ActiveMemoryBackend.publish``. With ``within``,
-        ScopeRefused for a draft or a stored lesson outside that scope."""
+        """Screen every draft, then commit every mutation or none; see
+        ``ActiveMemoryBackend.publish``. With ``within``, ScopeRefused for a draft or a stored
+        lesson outside that scope."""
         if within is not None:
             for mutation in publication.mutations:
                 if mutation.draft is not None and not within.allows_draft(mutation.draft):
                     raise ScopeRefused(f"the draft of lesson {mutation.id!r}", within.describe())
+        refuse_flagged(publication, control)
         with self._writing(control) as session:
             if within is not None:
                 refuse_out_of_scope(session, (m.id for m in publication.mutations), within)

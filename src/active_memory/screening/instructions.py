@@ -33,7 +33,13 @@ from active_memory.screening.confusables import fold, mixed_script
 from active_memory.screening.context import harmless
 from active_memory.screening.frame import character_problem, find_frame_tag
 from active_memory.screening.languages import find_foreign, may_hold_anchor
-from active_memory.screening.normalise import decoded_texts, disguised_views, may_instruct, plain
+from active_memory.screening.normalise import (
+    MAX_VIEWED,
+    decoded_texts,
+    disguised_views,
+    may_instruct,
+    plain,
+)
 
 __all__ = ["INJECTION_KINDS", "WEAK_KINDS", "find_instruction", "find_instructions", "normalise"]
 
@@ -236,8 +242,8 @@ def _strong_kinds(folded: str) -> list[str]:
 def _disguised_kinds(text: str) -> list[str]:
     """Strong kinds in the other readings of ``text``: other languages' phrases, and every
     pattern through leetspeak, letter-spacing and markup (:mod:`.normalise`)."""
-    kinds = list(find_foreign(plain(text)))
-    for view in disguised_views(text):
+    kinds = list(find_foreign(plain(text[:MAX_VIEWED])))
+    for view in disguised_views(text, may_hold_anchor):
         kinds += _strong_kinds(fold(view))
         kinds += find_foreign(plain(view))
     return kinds

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from functools import cache
 
 from active_memory.screening.phrases import (
-    PARTS,
     SCRIPTIO_CONTINUA,
     SHARED_OUTSIDE,
     SHARED_SECRET,
@@ -37,10 +36,10 @@ _DELIMITER = re.compile(r"[;!?\n\u3002\uff01\uff1f\uff1b]|\.(?=\s|$)")
 # How far a part may sit from the verb it completes, in characters.
 _NOUN_REACH = 40
 _MARKER_REACH = 25
-_ALWAYS_REACH = 50
+_ALWAYS_REACH = 20
 _SECRET_REACH = 120
 _NEGATION_BEFORE = 30
-_NEGATION_AFTER = 24
+_NEGATION_AFTER = 32
 
 
 # The writing systems of SCRIPTIO_CONTINUA: a position outside them is passed over at once.
@@ -48,26 +47,25 @@ _CONTINUA_START = "(?=[\u0900-\u097f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf90
 
 
 @cache
-def _parts() -> dict[str, re.Pattern[str]]:
-    compiled: dict[str, re.Pattern[str]] = {}
-    for part in PARTS:
-        words: list[str] = []
-        continua: list[str] = []
-        for language, row in languages().items():
-            cell = unicodedata.normalize("NFKC", row[part])
-            (continua if language in SCRIPTIO_CONTINUA else words).append(f"(?:{cell})")
-        # One boundary test per position, before any language's alternatives: a position
-        # inside a word costs one look-behind, not one test per alternative.
-        branches = [
-            rf"(?<!\w)(?:{'|'.join(words)})(?!\w)",
-            _CONTINUA_START + f"(?:{'|'.join(continua)})",
-        ]
-        if part == "secret":
-            branches.append(SHARED_SECRET)
-        if part == "outside":
-            branches.append(SHARED_OUTSIDE)
-        compiled[part] = re.compile("|".join(branches))
-    return compiled
+def _part(part: str) -> re.Pattern[str]:
+    """One part of every language, compiled on first use (a card in English that names no
+    anchor compiles nothing)."""
+    words: list[str] = []
+    continua: list[str] = []
+    for language, row in languages().items():
+        cell = unicodedata.normalize("NFKC", row[part])
+        (continua if language in SCRIPTIO_CONTINUA else words).append(f"(?:{cell})")
+    # One boundary test per position, before any language's alternatives: a position inside
+    # a word costs one look-behind, not one test per alternative.
+    branches = [
+        rf"(?<!\w)(?:{'|'.join(words)})(?!\w)",
+        _CONTINUA_START + f"(?:{'|'.join(continua)})",
+    ]
+    if part == "secret":
+        branches.append(SHARED_SECRET)
+    if part == "outside":
+        branches.append(SHARED_OUTSIDE)
+    return re.compile("|".join(branches))
 
 
 def _clause(text: str, start: int, end: int) -> tuple[int, int]:
@@ -81,7 +79,7 @@ def _clause(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _negated(text: str, match: re.Match[str], low: int, high: int) -> bool:
-    negation = _parts()["negation"]
+    negation = _part("negation")
     before = negation.search(text, max(low, match.start() - _NEGATION_BEFORE), match.start())
     after = negation.search(text, match.end(), min(high, match.end() + _NEGATION_AFTER))
     return bool(before or after)
@@ -90,29 +88,28 @@ def _negated(text: str, match: re.Match[str], low: int, high: int) -> bool:
 def _near(part: str, text: str, match: re.Match[str], reach: int, bounds: tuple[int, int]) -> bool:
     low, high = bounds
     start, end = max(low, match.start() - reach), min(high, match.end() + reach)
-    return _parts()[part].search(text, start, end) is not None
+    return _part(part).search(text, start, end) is not None
 
 
 def _override(text: str, match: re.Match[str], bounds: tuple[int, int]) -> bool:
     if match.lastgroup == "override":
         return True
-    parts = _parts()
     start = max(bounds[0], match.start() - _NOUN_REACH)
     end = min(bounds[1], match.end() + _NOUN_REACH)
-    for noun in parts["nouns"].finditer(text, start, end):
+    for noun in _part("nouns").finditer(text, start, end):
         if _near("prior", text, noun, _MARKER_REACH, bounds):
             return True
         if _near("all", text, noun, _MARKER_REACH, bounds):
             return True
     return any(
         _near("prior", text, noun, _MARKER_REACH, bounds)
-        for noun in parts["rules"].finditer(text, start, end)
+        for noun in _part("rules").finditer(text, start, end)
     )
 
 
 def _forced_verdict(text: str, match: re.Match[str], bounds: tuple[int, int]) -> bool:
     # "Approve once CI is green" is a policy; "always approve" is not.
-    if _parts()["condition"].search(text, *bounds):
+    if _part("condition").search(text, *bounds):
         return False
     return _near("always", text, match, _ALWAYS_REACH, bounds)
 
@@ -180,11 +177,12 @@ def _leads(alternation: str) -> set[str]:
                     break
             leads |= _leads(alternative[3:close])
             continue
-        literal = re.match(r"[a-z']*", alternative)
+        literal = re.match(r"[^\W\d_]*", alternative)
         lead = literal.group(0) if literal else ""
         if alternative[len(lead) : len(lead) + 1] in ("?", "*", "{"):
             lead = lead[:-1]  # the last letter is optional
-        leads.add(lead)
+        if lead.isascii():  # an ASCII text holds no Cyrillic lead
+            leads.add(lead)
     return leads
 
 
@@ -194,7 +192,7 @@ def _hints() -> tuple[frozenset[str], frozenset[str]]:
     words, and the first five letters of longer ones."""
     leads: set[str] = set()
     for language, row in languages().items():
-        if language not in SCRIPTIO_CONTINUA and row["override"].isascii():
+        if language not in SCRIPTIO_CONTINUA:
             for part in _ANCHORS:
                 leads |= _leads(row[part])
     # An alternative that starts with no letter could start anywhere: every text is a hint.
@@ -229,6 +227,9 @@ def find_foreign(text: str) -> tuple[str, ...]:
         if kind in found:
             continue
         bounds = _clause(text, match.start(), match.end())
-        if not _negated(text, match, *bounds) and complete(text, match, bounds):
+        # A whole phrase ("new instructions:", "you are now a") is an order whatever follows
+        # ("… do not run the tests"); a verb can be negated ("never send", "ne pas ignorer").
+        whole = part in ("override", "role")
+        if (whole or not _negated(text, match, *bounds)) and complete(text, match, bounds):
             found.add(kind)
     return tuple(kind for kind in LANGUAGE_KINDS if kind in found)

@@ -21,7 +21,9 @@ patterns on each:
   ``0x41``, ``\\u0041``) and percent-encoded runs decoded when the result is printable text
   (a hash or a colour decodes to bytes, not words), and runs inside those decoded once more.
 
-Every step is bounded so a hostile card cannot make screening slow: a run is decoded only at
+Every step is bounded so a hostile card cannot make screening slow: the views read the first
+:data:`MAX_VIEWED` characters (a card holds far fewer; a longer text is refused for its
+length), a run is decoded only at
 a plausible length (:data:`MIN_RUN` to :data:`MAX_RUN` characters), at most
 :data:`MAX_ATTEMPTS` runs are tried and :data:`MAX_DECODED` kept, at most :data:`MAX_DEPTH`
 levels deep; every pattern's gaps are bounded.
@@ -44,6 +46,7 @@ __all__ = [
     "MAX_DECODED",
     "MAX_DEPTH",
     "MAX_RUN",
+    "MAX_VIEWED",
     "MIN_RUN",
     "TRIGGERS",
     "Decoding",
@@ -57,6 +60,10 @@ __all__ = [
     "unspaced",
 ]
 
+# A card's text is at most 640 bytes (a title 96); longer text is refused by the card rules
+# whatever it says, so the views read only its beginning: a hostile 64 KiB answer costs the
+# literal screen, not that many times over.
+MAX_VIEWED = 8 * 1024
 MIN_RUN = 16
 MAX_RUN = 4096
 MAX_ATTEMPTS = 32
@@ -195,40 +202,50 @@ def _words(text: str) -> set[str]:
     return set(_WORDS.findall(text))
 
 
-def _reveals(hidden: str) -> bool:
-    return not TRIGGERS.isdisjoint(_WORDS.findall(hidden))
+# Whether words (another language's) may start an instruction: the phrase tables' own test.
+Hint = Callable[[str], bool]
 
 
-def _leet_reveals(text: str) -> bool:
+def _reveals(hidden: str, hint: Hint | None) -> bool:
+    if not TRIGGERS.isdisjoint(_WORDS.findall(hidden)):
+        return True
+    return hint is not None and bool(hidden.strip()) and hint(hidden)
+
+
+def _leet_reveals(text: str, hint: Hint | None) -> bool:
     """Whether a leet word of ``text``, folded, is a trigger (only the mixed words are read,
     so an ordinary card pays for its few of them, not for a whole view)."""
     mixed = " ".join(_LEET_WORD.findall(text))
-    return bool(mixed) and (
-        _reveals(mixed.translate(_LEET_I)) or _reveals(mixed.translate(_LEET_L))
+    return bool(mixed) and any(
+        _reveals(mixed.translate(table), hint) for table in (_LEET_I, _LEET_L)
     )
 
 
 def may_instruct(text: str) -> bool:
     """Whether ``text`` could hold an English instruction at all: a trigger word, a bracket,
     pipe or substitution, or a character outside ASCII (the phrase tables decide those)."""
-    return not text.isascii() or any(mark in text for mark in "<>[]|`$") or _reveals(base(text))
+    return (
+        not text.isascii() or any(mark in text for mark in "<>[]|`$") or _reveals(base(text), None)
+    )
 
 
-def disguised_views(text: str) -> tuple[str, ...]:
+def disguised_views(text: str, hint: Hint | None = None) -> tuple[str, ...]:
     """The readings of ``text`` (as :func:`base`) through leetspeak, letter-spacing and markup
-    that reveal a word an instruction needs (:data:`TRIGGERS`); none for ordinary text."""
-    flat = base(text)
+    that reveal a word an instruction needs: a :data:`TRIGGERS` word, or words ``hint`` says
+    may start one (another language's); none for ordinary text."""
+    flat = base(text[:MAX_VIEWED])
     views: list[str] = []
     closed = unspaced(flat)
-    spaced = closed != flat and _reveals(" ".join(_words(closed) - _words(flat)))
-    if spaced:
+    if closed != flat and _reveals(" ".join(_words(closed) - _words(flat)), hint):
         views.append(closed)
-    if _leet_reveals(flat):
+    if _leet_reveals(flat, hint):
         views += leet_views(flat)
-    if closed != flat and _leet_reveals(closed):
+    if closed != flat and _leet_reveals(closed, hint):
         views += leet_views(closed)
     marked, hidden = markup_view(flat)
-    if marked != flat and (_reveals(hidden) or _reveals(" ".join(_words(marked) - _words(flat)))):
+    if marked != flat and (
+        _reveals(hidden, hint) or _reveals(" ".join(_words(marked) - _words(flat)), hint)
+    ):
         views.append(marked)
     return tuple(dict.fromkeys(views))
 
@@ -299,7 +316,7 @@ def decoded_texts(text: str) -> Decoding:
     bounds above."""
     texts: list[str] = []
     attempts = 0
-    level = [text]
+    level = [text[:MAX_VIEWED]]
     for _ in range(MAX_DEPTH):
         following: list[str] = []
         for source in level:

@@ -19,6 +19,13 @@ not slip past, and the families run on the folded text: these below, and the new
 :mod:`active_memory.screening.families`. Every gap in a pattern is bounded, so a hostile
 256 KiB answer costs linear time, never quadratic backtracking.
 
+The same patterns then read the other views of the text (:mod:`active_memory.screening
+.normalise`): leetspeak, letter-spacing and markup, when a disguise hid a word an instruction
+needs; and other languages' phrases (:mod:`active_memory.screening.languages`) read the text
+with accents off. A kind found in any view is reported under its own code. Text decoded from a
+base64, hex or percent-encoded run is screened the same way, and an instruction there is
+``encoded_instruction``: hiding it is the signal.
+
 Kinds in :data:`WEAK_KINDS` are weaker signals (a remote download that is not run, a
 credential file read without a destination, a shell start-up file, a word mixing scripts):
 admission quarantines such a card for review instead of refusing it.

@@ -250,6 +250,8 @@ def _disguised_kinds(text: str) -> list[str]:
     """Strong kinds in the other readings of ``text``: other languages' phrases, and every
     pattern through leetspeak, letter-spacing and markup (:mod:`.normalise`)."""
     kinds = list(find_foreign(plain(text[:MAX_VIEWED])))
+    if mixed_script(text):  # a Spanish or German phrase spelled with Cyrillic look-alikes
+        kinds += find_foreign(plain(fold(text[:MAX_VIEWED])))
     for view in disguised_views(text, may_hold_anchor):
         kinds += _strong_kinds(fold(view))
         kinds += find_foreign(plain(view))

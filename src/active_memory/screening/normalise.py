@@ -94,6 +94,14 @@ TRIGGERS = frozenset(
     }
 )  # fmt: skip
 
+# Words a letter-spaced instruction is made of, for splitting one spaced evenly throughout.
+_VOCABULARY = TRIGGERS | {
+    "a", "an", "the", "to", "of", "and", "or", "your", "my", "this", "that", "these", "is",
+    "are", "from", "on", "in", "with", "it", "me", "done", "ok", "pr", "change", "changes",
+    "test", "tests", "main", "origin",
+}  # fmt: skip
+_LONGEST = max(map(len, _VOCABULARY))
+
 _WHITESPACE = re.compile(r"\s+")
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 # A word mixing letters with leet digits or signs ("1gn0r3", "4ll", "$ecret"), not a number.
@@ -162,12 +170,36 @@ def leet_views(text: str) -> tuple[str, ...]:
     return tuple(views)
 
 
+def _segment(letters: str) -> str | None:
+    """``letters`` split into :data:`_VOCABULARY` words, fewest words first ("ignoreall
+    previousinstructions"), or None when they do not split that way."""
+    best: list[list[str] | None] = [[], *([None] * len(letters))]
+    for end in range(1, len(letters) + 1):
+        for start in range(max(0, end - _LONGEST), end):
+            head = best[start]
+            if head is not None and letters[start:end] in _VOCABULARY:
+                candidate = [*head, letters[start:end]]
+                current = best[end]
+                if current is None or len(candidate) < len(current):
+                    best[end] = candidate
+    found = best[-1]
+    return " ".join(found) if found else None
+
+
+def _closed(match: re.Match[str]) -> str:
+    letters = match.group(0).replace(match.group(2), "")
+    # One space between letters and one between words leaves no word boundary: "i g n o r e
+    # a l l" closes to "ignoreall", which only a split into known words reads.
+    return (_segment(letters) if len(letters) >= 8 else None) or letters
+
+
 def unspaced(text: str) -> str:
     """``text`` with letter-spaced runs (``i g n o r e``, ``i.g.n.o.r.e``) closed up; a wider
-    gap between runs stays a space."""
+    gap between runs stays a space, and a run spaced evenly throughout is split into words when
+    it is made of instruction words."""
     if not _SPACED.search(text):
         return text
-    return _SPACED.sub(lambda match: match.group(0).replace(match.group(2), ""), text)
+    return _SPACED.sub(_closed, text)
 
 
 def markup_view(text: str) -> tuple[str, str]:

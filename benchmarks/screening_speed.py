@@ -54,14 +54,14 @@ HOSTILE = _fill(
 assert len(HOSTILE.encode()) == 640
 
 
-def median_ms(recommendation: str, rounds: int) -> float:
+def timings_ms(recommendation: str, rounds: int) -> list[float]:
     preview_card(TITLE, recommendation)  # warm: compiled patterns, caches
     times: list[float] = []
     for _ in range(rounds):
         start = time.perf_counter()
         preview_card(TITLE, recommendation)
         times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return times
 
 
 def main() -> int:
@@ -70,11 +70,13 @@ def main() -> int:
     args = parser.parse_args()
     within = True
     for label, text in (("realistic", REALISTIC), ("hostile", HOSTILE)):
-        median = median_ms(text, args.rounds)
+        times = timings_ms(text, args.rounds)
+        median = statistics.median(times)
         within = within and median <= TARGET_MS
         codes = ",".join(preview_card(TITLE, text).codes) or "clean"
+        # The best run is the cost without a busy machine's noise; the target is on the median.
         print(
-            f"preview_card {label:<9} 640 B: median {median:.2f} ms "
+            f"preview_card {label:<9} 640 B: median {median:.2f} ms, best {min(times):.2f} ms "
             f"(target at most {TARGET_MS:.0f} ms median; {codes})"
         )
     return 0 if within else 1

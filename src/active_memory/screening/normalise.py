@@ -267,13 +267,14 @@ def disguised_views(text: str, hint: Hint | None = None) -> tuple[str, ...]:
     may start one (another language's); none for ordinary text."""
     flat = base(text[:MAX_VIEWED])
     views: list[str] = []
-    closed = unspaced(flat)
-    if closed != flat and _reveals(" ".join(_words(closed) - _words(flat)), hint):
-        views.append(closed)
+    # Only the closed-up runs are new words: read them, not the whole closed text.
+    runs = " ".join(_closed(match) for match in _SPACED.finditer(flat))
+    if runs and _reveals(runs, hint):
+        views.append(unspaced(flat))
     if _leet_reveals(flat, hint):
         views += leet_views(flat)
-    if closed != flat and _leet_reveals(closed, hint):
-        views += leet_views(closed)
+    if runs and _leet_reveals(runs, hint):
+        views += leet_views(unspaced(flat))
     marked, hidden = markup_view(flat)
     if marked != flat and (
         _reveals(hidden, hint) or _reveals(" ".join(_words(marked) - _words(flat)), hint)

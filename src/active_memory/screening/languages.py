@@ -40,6 +40,7 @@ _ALWAYS_REACH = 20
 _SECRET_REACH = 120
 _NEGATION_BEFORE = 30
 _NEGATION_AFTER = 32
+_COMMAS = (",", "\uff0c", "\u3001")
 
 
 # The writing systems of SCRIPTIO_CONTINUA: a position outside them is passed over at once.
@@ -79,10 +80,18 @@ def _clause(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _negated(text: str, match: re.Match[str], low: int, high: int) -> bool:
+    """Whether a negation sits next to the anchor: before it (never send, ne pas ignorer) or
+    after it (sende … nicht, 送信しないで), within its comma-free stretch of the clause: in
+    "ignore the previous instructions, do not run the tests" the negation is the next order's."""
+    start = max(low, match.start() - _NEGATION_BEFORE)
+    end = min(high, match.end() + _NEGATION_AFTER)
+    for comma in _COMMAS:
+        start = max(start, text.rfind(comma, start, match.start()) + 1)
+        found = text.find(comma, match.end(), end)
+        end = found if found >= 0 else end
     negation = _part("negation")
-    before = negation.search(text, max(low, match.start() - _NEGATION_BEFORE), match.start())
-    after = negation.search(text, match.end(), min(high, match.end() + _NEGATION_AFTER))
-    return bool(before or after)
+    before = negation.search(text, start, match.start())
+    return bool(before or negation.search(text, match.end(), end))
 
 
 def _near(part: str, text: str, match: re.Match[str], reach: int, bounds: tuple[int, int]) -> bool:

@@ -12,7 +12,8 @@ patterns on each:
   text the other languages' phrases are matched on (TR39 folding would turn Cyrillic ``о`` and
   ``е`` into Latin letters inside a Russian word);
 * :func:`disguised_views`: leetspeak folded (``1`` as ``i`` and as ``l``, ``0 3 4 5 7 @ $``),
-  letter-spacing collapsed (``i g n o r e`` and ``i.g.n.o.r.e``), markup exposed (HTML and
+  letter-spacing collapsed (``i g n o r e`` and ``i.g.n.o.r.e``; spaced evenly throughout,
+  split into instruction words), markup exposed (HTML and
   markdown comments dropped, link and image text in place of the link, tags replaced by their
   ``alt``/``title``, emphasis marks dropped). A view is kept only when the disguise hid a word
   an instruction pattern needs (:data:`TRIGGERS`), so ordinary identifiers such as ``l10n``,
@@ -23,10 +24,9 @@ patterns on each:
 
 Every step is bounded so a hostile card cannot make screening slow: the views read the first
 :data:`MAX_VIEWED` characters (a card holds far fewer; a longer text is refused for its
-length), a run is decoded only at
-a plausible length (:data:`MIN_RUN` to :data:`MAX_RUN` characters), at most
-:data:`MAX_ATTEMPTS` runs are tried and :data:`MAX_DECODED` kept, at most :data:`MAX_DEPTH`
-levels deep; every pattern's gaps are bounded.
+length), a run is decoded only at a plausible length (:data:`MIN_RUN` to :data:`MAX_RUN`
+characters), at most :data:`MAX_ATTEMPTS` runs are tried and :data:`MAX_DECODED` kept, at most
+:data:`MAX_DEPTH` levels deep; every pattern's gaps are bounded.
 """
 
 from __future__ import annotations

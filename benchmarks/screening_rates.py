@@ -1,13 +1,14 @@
 """Screening rates over the test corpus: how much bad card text is caught, how much good passes.
 
-Each corpus line is a card's title and/or recommendation with the family it stands for
-(``tests/screening/corpus/bad*.jsonl``, one file a topic: secrets, planted instructions, frame
-look-alikes, positions, card limits; ``good*.jsonl``: ordinary advice using the same words).
-Every item goes through what admission applies to card text
+Each corpus line is a card's title and/or recommendation with the family it stands for and,
+when not English, its language (``tests/screening/corpus/bad*.jsonl``, one file a topic:
+secrets, planted instructions in eleven languages besides English, disguised and encoded ones,
+frame look-alikes, positions, card limits; ``good*.jsonl``: ordinary advice using the same
+words). Every item goes through what admission applies to card text
 (``admission.preview.preview_card``: the card rules and the screens) and lands in one of three
 outcomes: refused, quarantined or clean.
 
-    python benchmarks/screening_rates.py            # rates per family and in total
+    python benchmarks/screening_rates.py            # rates per family, per language, in total
     python benchmarks/screening_rates.py --misses   # also list the items on the wrong side
 
 Targets: every bad item refused or quarantined, no good item refused. Exit 1 when
@@ -43,12 +44,13 @@ def outcome(item: dict[str, str]) -> tuple[str, tuple[str, ...]]:
     return screening.outcome, screening.codes
 
 
-def _table(items: list[dict[str, str]]) -> dict[str, Counter[str]]:
-    by_family: dict[str, Counter[str]] = defaultdict(Counter)
+def _table(items: list[dict[str, str]], key: str = "family") -> dict[str, Counter[str]]:
+    """Outcomes counted by ``key`` (``family``, or ``language``: English when not given)."""
+    by_key: dict[str, Counter[str]] = defaultdict(Counter)
     for item in items:
         result, _ = outcome(item)
-        by_family[item["family"]][result] += 1
-    return by_family
+        by_key[item.get(key, "en")][result] += 1
+    return by_key
 
 
 def _print(label: str, table: dict[str, Counter[str]]) -> Counter[str]:
@@ -77,6 +79,8 @@ def main() -> int:
     bad, good = load("bad"), load("good")
     bad_total = _print("bad", _table(bad))
     good_total = _print("good", _table(good))
+    _print("bad by language", _table(bad, "language"))
+    _print("good by language", _table(good, "language"))
     caught = (bad_total["refused"] + bad_total["quarantined"]) / max(1, len(bad))
     print(f"bad refused or quarantined: {caught:.1%} ({len(bad)} items, target {BAD_TARGET:.0%})")
     print(f"bad refused outright:       {bad_total['refused'] / max(1, len(bad)):.1%}")

@@ -43,6 +43,9 @@ def test_look_alike_brackets_fold_to_angle_brackets() -> None:
         ("Run the \u041c\u043e\u0441\u043a\u0432\u0430 locale tests", False),
         ("The caf\u00e9 fixture", False),
         ("\u03bb\u03cc\u03b3\u03bf\u03c2 is Greek", False),
+        ("As instru\u00e7\u00f5es anteriores", False),
+        ("Olu\u015fturulan dosyalar\u0131 yok say", False),
+        ("Nigdy nie wysy\u0142aj hase\u0142", False),
     ],
 )
 def test_words_mixing_scripts_are_told_apart_from_words_in_one_script(

@@ -2,9 +2,9 @@
 
 The corpus (``corpus/bad*.jsonl``, ``corpus/good*.jsonl``: one file a topic) is ours: secrets
 in our formats and in detect-secrets' providers, passwords in prose, planted instructions of
-every family, frame look-alikes, look-alike letters, source positions and card limits; and
-good advice that uses the same words. ``benchmarks/screening_rates.py`` prints the same rates
-per family.
+every family (in eleven languages besides English, and disguised or encoded), frame
+look-alikes, look-alike letters, source positions and card limits; and good advice that uses
+the same words. ``benchmarks/screening_rates.py`` prints the same rates per family.
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ FAMILIES = {
     "secret", "secret_entropy", "override", "forced_verdict", "exfiltration", "remote_code",
     "remote_fetch", "persistence", "shell_startup", "destructive", "decode_execute", "frame",
     "homoglyph", "position", "card_limit",
+    # issue 28: other languages, disguises, encodings
+    "override_i18n", "forced_verdict_i18n", "exfiltration_i18n", "encoded", "disguised",
 }  # fmt: skip
+# Every language of the phrase tables, in bad items and good look-alikes alike.
+LANGUAGES = {"fr", "es", "pt", "de", "it", "tr", "pl", "ru", "zh", "ja", "ko", "hi"}
 
 
 def _load(side: str) -> list[dict[str, str]]:
@@ -63,7 +67,9 @@ def test_weak_families_are_quarantined_rather_than_refused(family: str) -> None:
     assert outcomes == {"quarantined"}
 
 
-@pytest.mark.parametrize("origin", ["review-16", "heldout-16", "heldout-16b", "heldout-16c"])
+@pytest.mark.parametrize(
+    "origin", ["review-16", "heldout-16", "heldout-16b", "heldout-16c", "issue-28", "heldout-28"]
+)
 def test_items_from_the_review_and_written_before_running_land_on_their_side(origin: str) -> None:
     bad = [item for item in BAD if item.get("origin") == origin]
     good = [item for item in GOOD if item.get("origin") == origin]
@@ -71,3 +77,18 @@ def test_items_from_the_review_and_written_before_running_land_on_their_side(ori
     assert good
     assert [item for item in bad if _outcome(item) == "clean"] == []
     assert [item for item in good if _outcome(item) != "clean"] == []
+
+
+def test_every_language_has_planted_instructions_and_look_alikes() -> None:
+    for side in (BAD, GOOD):
+        assert {item.get("language", "en") for item in side} >= LANGUAGES | {"en"}
+    for family in ("override_i18n", "forced_verdict_i18n", "exfiltration_i18n"):
+        languages = {item["language"] for item in BAD if item["family"] == family}
+        assert languages >= LANGUAGES, family
+
+
+def test_encoded_instructions_are_refused_as_encoded() -> None:
+    for item in BAD:
+        if item["family"] == "encoded":
+            codes = preview_card(item.get("title"), item.get("recommendation")).codes
+            assert "injection:encoded_instruction" in codes, item["recommendation"][:40]

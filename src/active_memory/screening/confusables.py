@@ -15,7 +15,9 @@ model as the ASCII sentence; the patterns must see it the same way too. :func:`f
 
 :func:`mixed_script` tells whether a word mixes ASCII letters with letters of another script
 that fold to ASCII (``pаypal``): a sign of spoofing even when no pattern matches the folded
-text. Whole words in another script (``Москва``, ``λόγος``) are not mixed.
+text. Whole words in another script (``Москва``, ``λόγος``) are not mixed, and neither are
+Latin letters with marks that TR39 reads as their base letter (``instruções``, ``dosyaları``,
+``haseł``): those are ordinary words of Portuguese, Turkish or Polish.
 """
 
 from __future__ import annotations
@@ -64,6 +66,13 @@ def mixed_script(text: str) -> bool:
         if word.isascii() or not any(char.isascii() for char in word):
             continue
         for char in word:
-            if not char.isascii() and _latin(char).isascii() and _latin(char).isalpha():
+            if char.isascii() or _latin_letter(char):
+                continue  # Turkish ı, Portuguese ç, Polish ł: one script, Latin
+            if _latin(char).isascii() and _latin(char).isalpha():
                 return True
     return False
+
+
+@lru_cache(maxsize=1024)
+def _latin_letter(char: str) -> bool:
+    return unicodedata.name(char, "").startswith("LATIN ")

@@ -19,6 +19,13 @@ not slip past, and the families run on the folded text: these below, and the new
 :mod:`active_memory.screening.families`. Every gap in a pattern is bounded, so a hostile
 256 KiB answer costs linear time, never quadratic backtracking.
 
+The same patterns then read the other views of the text (:mod:`active_memory.screening
+.normalise`): leetspeak, letter-spacing and markup, when a disguise hid a word an instruction
+needs; and other languages' phrases (:mod:`active_memory.screening.languages`) read the text
+with accents off. A kind found in any view is reported under its own code. Text decoded from a
+base64, hex or percent-encoded run is screened the same way, and an instruction there is
+``encoded_instruction``: hiding it is the signal.
+
 Kinds in :data:`WEAK_KINDS` are weaker signals (a remote download that is not run, a
 credential file read without a destination, a shell start-up file, a word mixing scripts):
 admission quarantines such a card for review instead of refusing it.
@@ -32,6 +39,14 @@ from active_memory.screening import authority, families
 from active_memory.screening.confusables import fold, mixed_script
 from active_memory.screening.context import harmless
 from active_memory.screening.frame import character_problem, find_frame_tag
+from active_memory.screening.languages import find_foreign, may_hold_anchor
+from active_memory.screening.normalise import (
+    MAX_VIEWED,
+    decoded_texts,
+    disguised_views,
+    may_instruct,
+    plain,
+)
 
 __all__ = ["INJECTION_KINDS", "WEAK_KINDS", "find_instruction", "find_instructions", "normalise"]
 
@@ -207,6 +222,7 @@ INJECTION_KINDS: tuple[str, ...] = (
     "control_character",
     "format_character",
     *dict.fromkeys(kind for kind, _, _ in _DETECTORS),
+    "encoded_instruction",
     "mixed_script",
 )
 
@@ -216,31 +232,69 @@ def normalise(text: str) -> str:
     return fold(text)
 
 
-def find_instructions(text: str) -> tuple[str, ...]:
-    """Every instruction-like kind in ``text``, unique; weak kinds only when nothing strong is
-    there."""
+def _strong_kinds(folded: str) -> list[str]:
+    """The strong kinds the patterns find in ``folded`` text, in detector order."""
     kinds: list[str] = []
-    folded = fold(text)
-    problem = character_problem(text)
     for kind, pattern, negatable in _DETECTORS:
-        if kind in WEAK_KINDS:
-            if problem and problem not in kinds:
-                kinds.append(problem)  # after every strong pattern, before the weak ones
-            if kinds:
-                break  # a weak signal adds nothing to a refusal
-        if kind in kinds:
-            continue
-        if kind == "role_tag" and find_frame_tag(text):
-            kinds.append(kind)
+        if kind in WEAK_KINDS or kind in kinds:
             continue
         for match in pattern.finditer(folded):
             if negatable and harmless(folded, match.start(), match.end()):
                 continue
             kinds.append(kind)
             break
-    if not kinds and mixed_script(text):
-        kinds.append("mixed_script")
-    return tuple(kinds)
+    return kinds
+
+
+def _disguised_kinds(text: str) -> list[str]:
+    """Strong kinds in the other readings of ``text``: other languages' phrases, and every
+    pattern through leetspeak, letter-spacing and markup (:mod:`.normalise`)."""
+    kinds = list(find_foreign(plain(text[:MAX_VIEWED])))
+    if mixed_script(text):  # a Spanish or German phrase spelled with Cyrillic look-alikes
+        kinds += find_foreign(plain(fold(text[:MAX_VIEWED])))
+    for view in disguised_views(text, may_hold_anchor):
+        kinds += _strong_kinds(fold(view))
+        kinds += find_foreign(plain(view))
+    return kinds
+
+
+def _encoded(text: str) -> bool:
+    """Whether a base64, hex or percent-encoded run of ``text`` decodes to an instruction."""
+    decoded = decoded_texts(text).texts
+    if not decoded:
+        return False
+    # Screened as one text, a clause apart: a pattern's fixed cost is paid once, not per run;
+    # and not at all when no word of it could start an instruction ("hello world").
+    joined = " ;\n".join(decoded)
+    if not may_instruct(joined) and not may_hold_anchor(plain(joined)):
+        return False
+    return bool(find_frame_tag(joined) or _strong_kinds(fold(joined)) or _disguised_kinds(joined))
+
+
+def find_instructions(text: str) -> tuple[str, ...]:
+    """Every instruction-like kind in ``text``, unique; weak kinds only when nothing strong is
+    there."""
+    folded = fold(text)
+    kinds = ["role_tag"] if find_frame_tag(text) else []
+    kinds += [kind for kind in _strong_kinds(folded) if kind not in kinds]
+    # Ordered as the detectors are, whichever reading found the kind.
+    kinds += [kind for kind in dict.fromkeys(_disguised_kinds(text)) if kind not in kinds]
+    kinds.sort(key=INJECTION_KINDS.index)
+    if _encoded(text):
+        kinds.append("encoded_instruction")
+    problem = character_problem(text)
+    if problem:
+        kinds.append(problem)
+    if kinds:
+        return tuple(kinds)  # a weak signal adds nothing to a refusal
+    for kind, pattern, negatable in _DETECTORS:
+        if kind not in WEAK_KINDS:
+            continue
+        for match in pattern.finditer(folded):
+            if negatable and harmless(folded, match.start(), match.end()):
+                continue
+            return (kind,)
+    return ("mixed_script",) if mixed_script(text) else ()
 
 
 def find_instruction(text: str) -> str | None:

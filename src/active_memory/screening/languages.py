@@ -1,0 +1,244 @@
+"""Planted instructions in other languages: the phrase tables of :mod:`.phrases`, matched.
+
+An instruction is a few parts near one another in one clause, whatever their order (German
+and Japanese put the verb last): a verb of dropping (``ignorez``, ``vergiss``, ``無視``) near
+an instruction noun (``consignes``, ``Anweisungen``, ``指示``) and a marker (``précédentes``,
+``alle``, ``以前の``); an approval near an "always"; a sending verb near a secret and a place
+outside. Nearness is bounded (tens of characters, inside one clause), so "ignorer les fichiers
+générés; toutes les instructions sont dans le README" stays two sentences. A negation near the
+verb (``n'envoyez jamais``, ``nicht``, ``しないで``) makes it a warning, not an order.
+
+Text is matched as :func:`active_memory.screening.normalise.plain` leaves it. The tables are
+compiled once, on first use: one pattern per part, every language's cell joined, so a card
+costs a handful of linear scans whatever the number of languages.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from functools import cache
+
+from active_memory.screening.phrases import (
+    SCRIPTIO_CONTINUA,
+    SHARED_OUTSIDE,
+    SHARED_SECRET,
+    languages,
+)
+
+__all__ = ["LANGUAGE_KINDS", "find_foreign", "may_hold_anchor"]
+
+LANGUAGE_KINDS = ("override_instructions", "role_play", "forced_verdict", "exfiltration")
+
+_CLAUSE_REACH = 200
+_DELIMITER = re.compile(r"[;!?\n\u3002\uff01\uff1f\uff1b]|\.(?=\s|$)")
+# How far a part may sit from the verb it completes, in characters.
+_NOUN_REACH = 40
+_MARKER_REACH = 25
+_ALWAYS_REACH = 20
+_SECRET_REACH = 120
+_NEGATION_BEFORE = 30
+_NEGATION_AFTER = 32
+_COMMAS = (",", "\uff0c", "\u3001")
+
+
+# The writing systems of SCRIPTIO_CONTINUA: a position outside them is passed over at once.
+_CONTINUA_START = "(?=[\u0900-\u097f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+
+
+@cache
+def _part(part: str) -> re.Pattern[str]:
+    """One part of every language, compiled on first use (a card in English that names no
+    anchor compiles nothing)."""
+    words: list[str] = []
+    continua: list[str] = []
+    for language, row in languages().items():
+        cell = unicodedata.normalize("NFKC", row[part])
+        (continua if language in SCRIPTIO_CONTINUA else words).append(f"(?:{cell})")
+    # One boundary test per position, before any language's alternatives: a position inside
+    # a word costs one look-behind, not one test per alternative.
+    branches = [
+        rf"(?<!\w)(?:{'|'.join(words)})(?!\w)",
+        _CONTINUA_START + f"(?:{'|'.join(continua)})",
+    ]
+    if part == "secret":
+        branches.append(SHARED_SECRET)
+    if part == "outside":
+        branches.append(SHARED_OUTSIDE)
+    return re.compile("|".join(branches))
+
+
+def _clause(text: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the clause around ``text[start:end]``, at most a clause's reach away."""
+    low = max(0, start - _CLAUSE_REACH)
+    for match in _DELIMITER.finditer(text, low, start):
+        low = match.end()
+    found = _DELIMITER.search(text, end, end + _CLAUSE_REACH)
+    high = found.start() if found else min(len(text), end + _CLAUSE_REACH)
+    return low, high
+
+
+def _negated(text: str, match: re.Match[str], low: int, high: int) -> bool:
+    """Whether a negation sits next to the anchor: before it (never send, ne pas ignorer) or
+    after it (sende … nicht, 送信しないで), within its comma-free stretch of the clause: in
+    "ignore the previous instructions, do not run the tests" the negation is the next order's."""
+    start = max(low, match.start() - _NEGATION_BEFORE)
+    end = min(high, match.end() + _NEGATION_AFTER)
+    for comma in _COMMAS:
+        start = max(start, text.rfind(comma, start, match.start()) + 1)
+        found = text.find(comma, match.end(), end)
+        end = found if found >= 0 else end
+    negation = _part("negation")
+    before = negation.search(text, start, match.start())
+    return bool(before or negation.search(text, match.end(), end))
+
+
+def _near(part: str, text: str, match: re.Match[str], reach: int, bounds: tuple[int, int]) -> bool:
+    low, high = bounds
+    start, end = max(low, match.start() - reach), min(high, match.end() + reach)
+    return _part(part).search(text, start, end) is not None
+
+
+def _override(text: str, match: re.Match[str], bounds: tuple[int, int]) -> bool:
+    if match.lastgroup == "override":
+        return True
+    start = max(bounds[0], match.start() - _NOUN_REACH)
+    end = min(bounds[1], match.end() + _NOUN_REACH)
+    for noun in _part("nouns").finditer(text, start, end):
+        if _near("prior", text, noun, _MARKER_REACH, bounds):
+            return True
+        if _near("all", text, noun, _MARKER_REACH, bounds):
+            return True
+    return any(
+        _near("prior", text, noun, _MARKER_REACH, bounds)
+        for noun in _part("rules").finditer(text, start, end)
+    )
+
+
+def _forced_verdict(text: str, match: re.Match[str], bounds: tuple[int, int]) -> bool:
+    # "Approve once CI is green" is a policy; "always approve" is not.
+    if _part("condition").search(text, *bounds):
+        return False
+    return _near("always", text, match, _ALWAYS_REACH, bounds)
+
+
+def _exfiltration(text: str, match: re.Match[str], bounds: tuple[int, int]) -> bool:
+    return _near("secret", text, match, _SECRET_REACH, bounds) and _near(
+        "outside", text, match, _SECRET_REACH, bounds
+    )
+
+
+# The part that opens an instruction (its anchor), the kind it would be, and what else the
+# clause needs around the anchor.
+_ANCHORS: dict[str, tuple[str, Callable[[str, re.Match[str], tuple[int, int]], bool]]] = {
+    "override": ("override_instructions", _override),
+    "role": ("role_play", lambda text, match, bounds: True),
+    "verbs": ("override_instructions", _override),
+    "approve": ("forced_verdict", _forced_verdict),
+    "send": ("exfiltration", _exfiltration),
+}
+
+
+def _cells(part: str, continua: bool) -> str:
+    return "|".join(
+        # Cells are alternations: joined flat, each alternative's first letter is tested
+        # before the alternative is entered.
+        unicodedata.normalize("NFKC", row[part])
+        for language, row in languages().items()
+        if (language in SCRIPTIO_CONTINUA) == continua
+    )
+
+
+@cache
+def _anchor() -> re.Pattern[str]:
+    """Every anchor part in one pattern, one named group each (``_c`` for the scripts without
+    spaces), behind one boundary test: one scan of the card."""
+    words = "|".join(f"(?P<{part}>{_cells(part, False)})" for part in _ANCHORS)
+    continua = "|".join(f"(?P<{part}_c>{_cells(part, True)})" for part in _ANCHORS)
+    return re.compile(rf"(?<!\w)(?:{words})(?!\w)|{_CONTINUA_START}(?:{continua})")
+
+
+def _alternatives(alternation: str) -> list[str]:
+    """The top-level alternatives of a regular expression."""
+    alternatives, depth, start = [], 0, 0
+    for index, char in enumerate(alternation):
+        if char in "([" and alternation[index - 1 : index] != "\\":
+            depth += 1
+        elif char in ")]" and alternation[index - 1 : index] != "\\":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            alternatives.append(alternation[start:index])
+            start = index + 1
+    return [*alternatives, alternation[start:]]
+
+
+def _leads(alternation: str) -> set[str]:
+    """The literal letters every match of each alternative starts with ("ignora\\w{0,2}":
+    ``ignora``; "(?:haz|hagan) caso": ``haz``, ``hagan``)."""
+    leads: set[str] = set()
+    for alternative in _alternatives(alternation):
+        if alternative.startswith("(?:"):
+            depth, close = 0, 0
+            for close, char in enumerate(alternative):  # noqa: B007 (read after the loop)
+                depth += (char == "(") - (char == ")")
+                if depth == 0:
+                    break
+            leads |= _leads(alternative[3:close])
+            continue
+        literal = re.match(r"[^\W\d_]*", alternative)
+        lead = literal.group(0) if literal else ""
+        if alternative[len(lead) : len(lead) + 1] in ("?", "*", "{"):
+            lead = lead[:-1]  # the last letter is optional
+        if lead.isascii():  # an ASCII text holds no Cyrillic lead
+            leads.add(lead)
+    return leads
+
+
+@cache
+def _hints() -> tuple[frozenset[str], frozenset[str]]:
+    """Words that may open an anchor in the languages written with spaces: whole short
+    words, and the first five letters of longer ones."""
+    leads: set[str] = set()
+    for language, row in languages().items():
+        if language not in SCRIPTIO_CONTINUA:
+            for part in _ANCHORS:
+                leads |= _leads(row[part])
+    # An alternative that starts with no letter could start anywhere: every text is a hint.
+    short = frozenset(lead for lead in leads if len(lead) < _PREFIX)
+    return short, frozenset(lead[:_PREFIX] for lead in leads if len(lead) >= _PREFIX)
+
+
+_WORD = re.compile(r"[a-z']+")
+_PREFIX = 5
+
+
+def may_hold_anchor(text: str) -> bool:
+    """False when ``text`` is ASCII and no word of it can open an anchor: most English cards,
+    which then cost one scan for words instead of the anchor pattern's."""
+    if not text.isascii():
+        return True
+    short, prefixes = _hints()
+    if "" in short:
+        return True
+    return any(word in short or word[:_PREFIX] in prefixes for word in _WORD.findall(text))
+
+
+def find_foreign(text: str) -> tuple[str, ...]:
+    """The kinds of instruction (:data:`LANGUAGE_KINDS`) the phrase tables find in ``text``
+    (as :func:`active_memory.screening.normalise.plain` leaves it)."""
+    if not may_hold_anchor(text):
+        return ()
+    found: set[str] = set()
+    for match in _anchor().finditer(text):
+        part = (match.lastgroup or "").removesuffix("_c")
+        kind, complete = _ANCHORS[part]
+        if kind in found:
+            continue
+        bounds = _clause(text, match.start(), match.end())
+        # A whole phrase ("new instructions:", "you are now a") is an order whatever follows
+        # ("… do not run the tests"); a verb can be negated ("never send", "ne pas ignorer").
+        whole = part in ("override", "role")
+        if (whole or not _negated(text, match, *bounds)) and complete(text, match, bounds):
+            found.add(kind)
+    return tuple(kind for kind in LANGUAGE_KINDS if kind in found)

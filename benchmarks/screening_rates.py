@@ -1,10 +1,10 @@
 """Screening rates over the test corpus: how much bad card text is caught, how much good passes.
 
 Each corpus line is a card's title and/or recommendation with the family it stands for
-(``tests/screening/corpus/bad*.jsonl``, one file a topic: secrets, planted instructions, frame look-alikes,
-positions, card limits; ``good*.jsonl``: ordinary advice using the same words). Every item goes
-through what admission applies to card text (``admission.preview.preview_card``: the card
-rules and the screens) and lands in one of three outcomes: refused, quarantined or clean.
+(``tests/screening/corpus/bad*.jsonl``, one file a topic: secrets, planted instructions, frame
+look-alikes, positions, card limits; ``good*.jsonl``: ordinary advice using the same words).
+Every item goes through what admission applies to card text (``admission.preview.preview_card``:
+the card rules and the screens) and lands in one of three outcomes: refused, quarantined or clean.
 
     python benchmarks/screening_rates.py            # rates per family and in total
     python benchmarks/screening_rates.py --misses   # also list the items on the wrong side

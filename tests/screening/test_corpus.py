@@ -1,9 +1,9 @@
 """The screening corpus: bad card text is refused or quarantined, ordinary advice passes.
 
-The corpus (``corpus/bad*.jsonl``, ``corpus/good*.jsonl``: one file a topic) is ours: secrets in our formats and in
-detect-secrets' providers, passwords in prose, planted instructions of every family, frame
-look-alikes, look-alike letters, source positions and card limits; and good advice that uses
-the same words. ``benchmarks/screening_rates.py`` prints the same rates per family.
+The corpus (``corpus/bad*.jsonl``, ``corpus/good*.jsonl``: one file a topic) is ours: secrets
+in our formats and in detect-secrets' providers, passwords in prose, planted instructions of
+every family, frame look-alikes, look-alike letters, source positions and card limits; and good
+advice that uses the same words. ``benchmarks/screening_rates.py`` prints the same rates per family.
 """
 
 from __future__ import annotations

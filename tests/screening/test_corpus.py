@@ -21,6 +21,7 @@ FAMILIES = {
     "secret", "secret_entropy", "override", "forced_verdict", "exfiltration", "remote_code",
     "remote_fetch", "persistence", "shell_startup", "destructive", "decode_execute", "frame",
     "homoglyph", "position", "card_limit",
+    "position_forms", "secret_cli", "secret_prose", "personal_data", "personal_phone",
 }  # fmt: skip
 
 
@@ -56,7 +57,9 @@ def test_no_good_item_is_refused(item: dict[str, str]) -> None:
     assert _outcome(item) != "refused"
 
 
-@pytest.mark.parametrize("family", ["secret_entropy", "remote_fetch", "shell_startup"])
+@pytest.mark.parametrize(
+    "family", ["secret_entropy", "remote_fetch", "shell_startup", "personal_phone"]
+)
 def test_weak_families_are_quarantined_rather_than_refused(family: str) -> None:
     outcomes = {_outcome(item) for item in BAD if item["family"] == family}
     assert outcomes == {"quarantined"}

@@ -56,18 +56,27 @@ _NOBODY = frozenset(
 )  # fmt: skip
 _PLACEHOLDER_USER = re.compile(r"^(?:\$\{?\w+\}?|%\w+%|<[^>]*>|\{\{?[^}]*\}?\}|\*+|\.+)$")
 _GROUP = r"(?:[ .-]?\(?\d{1,4}\)?)"
-_PHONE = re.compile(
+_PHONE_WORDS = (
+    "phone", "tel", "mobile", "cell", "call", "text", "sms", "whatsapp", "fax", "portable",
+    "móvil", "celular", "телефон", "тел", "电话", "電話", "手机", "携帯", "전화",
+)  # fmt: skip
+# Each form after the lowercase substrings one of which a text must hold for it to apply (a
+# test in C that spares most cards the pattern).
+_PHONES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     # +44 20 7946 0000, +1-415-555-0100, +49 (0)30 1234567
-    r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(0\))?" + _GROUP + r"{2,6}(?![\w.-]?\d)"
+    (("+",), re.compile(
+        r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(0\))?" + _GROUP + r"{2,6}(?![\w.-]?\d)")),
     # (415) 555-0100
-    r"|(?<![\w(])\(\d{3}\)[ ]?\d{3}[ .-]\d{4}(?![\w-]?\d)"
+    (("(",), re.compile(r"(?<![\w(])\(\d{3}\)[ ]?\d{3}[ .-]\d{4}(?![\w-]?\d)")),
     # call 555 0100, Tel. 030 1234567, mobile: 07700 900123, 电话 010-1234-5678
-    r"|(?i:\b(?:phone|tel|telephone|mobile|cell|cellphone|call|text|sms|whatsapp|fax|"
-    r"telefon|téléphone|portable|teléfono|móvil|celular|telefono|telefone|телефон|тел)\.?"
-    r"|电话|電話|手机|携帯|전화)"
-    r"(?:\s*(?:no\.?|number|nr\.?|nummer|numéro|número|номер)\s*)?[:：]?\s{0,3}"
-    r"(?P<national>\(?\d{2,5}\)?(?:[ .-]\d{2,8}){1,4})(?![\w.-]?\d)"
-)
+    (_PHONE_WORDS, re.compile(
+        r"(?i:\b(?:phone|tel|telephone|mobile|cell|cellphone|call|text|sms|whatsapp|fax|"
+        r"telefon|téléphone|portable|teléfono|móvil|celular|telefono|telefone|телефон|тел)\.?"
+        r"|电话|電話|手机|携帯|전화)"
+        r"(?:\s*(?:no\.?|number|nr\.?|nummer|numéro|número|номер)\s*)?[:：]?\s{0,3}"
+        r"(?P<national>\(?\d{2,5}\)?(?:[ .-]\d{2,8}){1,4})(?![\w.-]?\d)")),
+)  # fmt: skip
+_HOME_HINTS = ("/home", "/users", "\\users", "documents and settings")
 
 # What a number after "call" or "text" may be besides a phone: a date, an address, a version.
 _NOT_PHONE = re.compile(r"\d{4}[-.]\d{2}[-.]\d{2}|\d{1,3}(?:\.\d{1,3}){3}|\d+(?:\.\d+){2,}")
@@ -75,7 +84,7 @@ _NOT_PHONE = re.compile(r"\d{4}[-.]\d{2}[-.]\d{2}|\d{1,3}(?:\.\d{1,3}){3}|\d+(?:
 
 def _phone(match: re.Match[str]) -> bool:
     digits = sum(c.isdigit() for c in match.group(0))
-    if match.group("national") is not None:
+    if "national" in match.re.groupindex:
         national = match.group("national")
         count = sum(c.isdigit() for c in national)
         return 7 <= count <= 15 and not _NOT_PHONE.fullmatch(national)
@@ -101,8 +110,13 @@ def find_personal(text: str) -> tuple[str, ...]:
     found: list[str] = []
     if "@" in text and any(_email(m) for m in _EMAIL.finditer(text)):
         found.append("email")
-    if any(_home(m) for m in _HOME.finditer(text)):
+    lowered = text.lower()
+    if any(hint in lowered for hint in _HOME_HINTS) and any(_home(m) for m in _HOME.finditer(text)):
         found.append("home_directory")
-    if any(_phone(m) for m in _PHONE.finditer(text)):
-        found.append("phone")
+    for hints, pattern in _PHONES:
+        if any(hint in lowered for hint in hints) and any(
+            _phone(m) for m in pattern.finditer(text)
+        ):
+            found.append("phone")
+            break
     return tuple(found)

@@ -131,6 +131,9 @@ class SecretForm:
     kind: str
     pattern: re.Pattern[str]
     literal: Callable[[re.Match[str]], bool]
+    # Lowercase substrings one of which a text must hold for the pattern to apply: a test in C
+    # that spares most cards the scan.
+    hints: tuple[str, ...]
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         """The value's span (quotes excluded)."""
@@ -143,7 +146,16 @@ class SecretForm:
         return match.span()
 
 
+_CLI_HINTS = (
+    "mysql", "mariadb", "sshpass", "7z", "redis-cli", "sqlcmd", "ldap", "zip", "login", "pass",
+    "curl", "smbclient", "pwd", "auth",
+)  # fmt: skip
+_PROSE_HINTS = (
+    "mot de passe", "mdp", "passwort", "kennwort", "contrase", "clave", "senha", "parola",
+    "wachtwoord", "hasło", "haslo", "şifre", "sifre", "парол", "password", "密码", "密碼", "口令",
+    "パスワード", "暗証番号", "비밀번호", "암호",
+)  # fmt: skip
 FORMS: tuple[SecretForm, ...] = (
-    SecretForm("cli_password", _CLI, _literal_cli),
-    SecretForm("password_in_prose", _PROSE, _literal_prose),
+    SecretForm("cli_password", _CLI, _literal_cli, _CLI_HINTS),
+    SecretForm("password_in_prose", _PROSE, _literal_prose, _PROSE_HINTS),
 )

@@ -191,6 +191,11 @@ class _Format:
     numbered: bool = False
     # The value's span, when the pattern knows it (secret_forms).
     value_span: Callable[[re.Match[str]], tuple[int, int]] | None = None
+    # Lowercase substrings one of which a text must hold for the pattern to apply (empty: any).
+    hints: tuple[str, ...] = ()
+
+    def applies(self, lowered: str) -> bool:
+        return not self.hints or any(hint in lowered for hint in self.hints)
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         if self.value_span is not None:
@@ -356,7 +361,9 @@ SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 @cache
 def _all_formats() -> tuple[_Format, ...]:
     detected = tuple(_Format(item.kind, item.pattern, numbered=True) for item in plugin_patterns())
-    forms = tuple(_Format(f.kind, f.pattern, f.literal, f.literal, False, f.span) for f in FORMS)
+    forms = tuple(
+        _Format(f.kind, f.pattern, f.literal, f.literal, False, f.span, f.hints) for f in FORMS
+    )
     return (*_FORMATS, *detected, _PROSE, *forms)
 
 
@@ -405,7 +412,10 @@ def find_credential(text: str) -> str | None:
     For identifiers (run ids, node ids) that may be long and random by design: it skips the
     ``high_entropy`` heuristic.
     """
+    lowered = text.lower()
     for fmt in _all_formats():
+        if not fmt.applies(lowered):
+            continue
         if fmt.literal is None:
             if fmt.pattern.search(text):
                 return fmt.kind
@@ -430,6 +440,8 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
     """
     kinds: list[str] = []
     for fmt in _all_formats():
+        if fmt.hints and not fmt.applies(text.lower()):
+            continue
         found = False
 
         def replace(match: re.Match[str], fmt: _Format = fmt) -> str:

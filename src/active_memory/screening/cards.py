@@ -1,12 +1,13 @@
-"""The secret and injection screen for cards that reach the store without admission.
+"""The secret, personal-data and injection screen for cards that reach the store without
+admission.
 
 Admission checks what specialists propose. A card can also arrive by ``lessons import`` (a
 file anyone may have edited) or come back by ``lessons revert`` (an old revision written before
 today's detectors); both are published as they are, so both pass this screen first. It applies
-admission's own detectors to the same fields: secrets in every string a specialist writes
-(title, recommendation, reason, references, associations) plus the host identifiers (run id,
-node id) for credential formats, and instructions in the title and recommendation, the text
-future agents are shown.
+admission's own detectors to the same fields: secrets and personal data in every string a
+specialist writes (title, recommendation, reason, references, associations) plus the host
+identifiers (run id, node id) for credential formats, and instructions in the title and
+recommendation, the text future agents are shown.
 
 Like admission it is pure and returns codes, never text, so a refusal can name what is wrong
 without repeating the secret or the planted instruction. A card that bypasses admission has no
@@ -43,8 +44,9 @@ def screen_card(draft: LessonDraft) -> tuple[str, ...]:
     """Every problem admission would refuse or quarantine ``draft`` for, as ``stage:code``
     (empty: clean).
 
-    Codes are unique, secrets first (``secret:github_token``), then instructions
-    (``injection:override_instructions``); see docs/admission.md for the lists.
+    Codes are unique, secrets first (``secret:github_token``), then personal data
+    (``personal:email``), then instructions (``injection:override_instructions``); see
+    docs/admission.md for the lists.
     """
     card = (draft.title, draft.recommendation)
     others = _authored_strings(draft)[2:]

@@ -4,8 +4,9 @@ A card is read by every future agent of a repository and kept in a store many pe
 it must not name a person. Three kinds, reported as ``personal:<kind>``:
 
 - ``email``: an address with a dotted domain. Not personal, so passed: addresses at the
-  domains reserved for documentation (``example.com``/``.org``/``.net``, ``.example``,
-  ``.test``, ``.invalid``, ``.localhost``), no-reply and bot addresses (``noreply@…``,
+  domains reserved for documentation and private networks (``example.com``/``.org``/``.net``,
+  ``.example``, ``.test``, ``.invalid``, ``.localhost``, ``.local``, ``.internal``,
+  ``home.arpa``), no-reply and bot addresses (``noreply@…``,
   ``no-reply@…``, ``…[bot]@…``, ``…@users.noreply.github.com``), and scp-style remotes
   (``git@github.com:org/repo.git``: a user, a host and a path, not a mailbox). A team's role
   address (``security@acme.com``) is still refused: the screen cannot tell a role from a
@@ -36,7 +37,8 @@ _EMAIL = re.compile(
     r"(?P<domain>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24})\b"
 )
 _RESERVED_DOMAIN = re.compile(
-    r"(?i)(?:^|\.)(?:example\.(?:com|org|net)|example|test|invalid|localhost|local)$"
+    r"(?i)(?:^|\.)(?:example\.(?:com|org|net)|example|test|invalid|localhost|local|internal"
+    r"|home\.arpa)$"
 )
 _SERVICE_USERS = frozenset({"git", "hg", "ssh", "svn", "gitlab", "forgejo", "gitea", "aur"})
 _NO_REPLY = re.compile(r"(?i)^(?:no-?reply|do-?not-?reply|donotreply|mailer-daemon)$|\[bot\]$")

@@ -35,7 +35,7 @@ PLACEHOLDER = re.compile(
     r"[-_a-z]*|\.\.\.|…)$"
 )
 _VALUE = r"(?:\"(?P<dq>[^\"\n]{1,256})\"|'(?P<sq>[^'\n]{1,256})'|(?P<secret>[^\s\"'`;|&)]{1,256}))"
-_REST = r"[^\n|;&]{0,160}?"  # the rest of one command, bounded
+_REST = r"[^\n|;&`]{0,160}?"  # the rest of one command (a backtick closes a quoted one), bounded
 _CLIENTS = r"(?:mysql(?:dump|admin|import|check|show)?|mariadb(?:-dump|-admin)?|mysqlsh)"
 _CLI = re.compile(
     # mysql -u root -pS3cret (no space: with one, -p prompts), sshpass -p, 7z -p

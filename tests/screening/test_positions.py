@@ -49,6 +49,8 @@ POSITIONS = [
     ("Zeile 42 in app.py", "form"),
     ("die 17. Zeile von app.py", "form"),
     ("la línea 42 de app.py", "form"),
+    ("la 17ª línea de app.py", "form"),
+    ("regel 19 van deploy.sh", "form"),
     ("строка 42 в app.py", "form"),
     ("第42行", "form"),
     ("42行目を見る", "form"),
@@ -87,6 +89,10 @@ NOT_POSITIONS = [
     "issue #42",
     "Zeilenumbruch",
     "@@ marks a hunk header",
+    "needs one more +1 from a reviewer",
+    "3 líneas de código bastan",
+    "Regel 5 der Styleguide verbietet das",
+    "see resolv.conf(5) for the search order",
 ]
 
 

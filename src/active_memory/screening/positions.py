@@ -70,7 +70,8 @@ _FILE_RANGE = re.compile(rf"(?<![\w./~-])((?:[\w.~-]+/)*[\w.~-]+):(\d+)\s*[{_DAS
 # Tools and prose that name a line without the word "line" in English (see the docstring),
 # each after the lowercase substrings one of which a text must hold for it to apply: a test in
 # C that spares most cards the pattern.
-_EDITORS = r"(?:n?vim?|vi|view|nano|pico|emacs(?:client)?|micro|joe|jed|mcedit|kak|hx|less|more)"
+# Editors whose names are not also words read before "+1" in prose ("one more +1", "joe +1").
+_EDITORS = r"(?:n?vim?|vi|nano|pico|emacs(?:client)?|mcedit|kak|hx|less)"
 _FORMS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     (("+",), re.compile(
         rf"\b{_EDITORS}\s+(?:-{{1,2}}[\w=-]+\s+){{0,3}}\+\d+\b"  # vim +42 app.py
@@ -78,13 +79,14 @@ _FORMS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     (("@@",), re.compile(r"@@\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@")),  # a diff hunk header
     (("-l",), re.compile(r"\bgit\s+(?:blame|log|annotate)\b[^\n|;&]{0,80}?\s-L\s*\d+")),
     (("nr",), re.compile(r"\bawk\b[^\n|;&]{0,40}?\bNR\s*[=<>!]=?\s*\d+")),  # awk 'NR==42'
-    # la 3e ligne, die 17. Zeile, la 17ª línea: a numeric ordinal before the word; and "line
-    # 42" in other languages ("riga" and "regel" only before a number)
+    # la 3e ligne, die 17. Zeile, la 17ª línea: a numeric ordinal before the word (not a count:
+    # "3 líneas"); and "line 42" in other languages: "riga" only before a number, Dutch "regel"
+    # only before "van" (German "Regel 5" is a rule)
     (("lign", "zeil", "ínea", "inea", "linha", "righe", "riga", "regel", "wiersz", "satır",
       "satir", "строк", "рядо", "рядк"), re.compile(
-        r"(?i:\b\d+(?:e|er|ème)\s+lignes?\b|\b\d+\.\s*zeilen?\b|\b\d+[ªºa]?\s*l[ií]neas?\b)"
-        r"|(?i:\b(?:lignes?|zeilen?|l[ií]neas?|linhas?|righe|riga|regel|wiersz[ua]?|sat[ıi]r|"
-        r"строк[аеиу]?|рядок|рядку)\s*(?:n[°o]\.?\s*|#\s*)?\d+\b)")),
+        r"(?i:\b\d+(?:e|er|ème)\s+lignes?\b|\b\d+\.\s*zeilen?\b|\b\d+[ªºao]\s*l[ií]neas?\b)"
+        r"|(?i:\b(?:lignes?|zeilen?|l[ií]neas?|linhas?|righe|riga|wiersz[ua]?|sat[ıi]r|"
+        r"строк[аеиу]?|рядок|рядку)\s*(?:n[°o]\.?\s*|#\s*)?\d+\b|\bregel\s*\d+\s+van\b)")),
     (("行", "번째"), re.compile(r"第\s*\d+\s*行|\d+\s*行目|\d+\s*번째\s*줄")),
 )  # fmt: skip
 # "the 17th line of", "the third line in app.py": an ordinal, of data (the 2nd line of the
@@ -101,6 +103,8 @@ _SED = re.compile(r"\bsed\s+(?:-[a-zE]+\s+)*(?:-e\s+)?['\"]?\d+(?:\s*,\s*(?:\d+|
 _FILE_PAREN = re.compile(r"(?<![\w./~-])((?:[\w.~-]+/)*[\w.~-]+)\((\d+)(?:,\s*\d+)?\)")
 _FILE_L = re.compile(r"(?<![\w./~-])((?:[\w.~-]+/)*[\w.~-]+)(?::L|#L?)(\d+)\b")
 _OBJECTS = frozenset({"self", "this", "cls", "super", "obj", "it"})
+# A manual page's section: resolv.conf(5), nsswitch.conf(5), not a position.
+_MAN_PAGE = re.compile(r"\.conf\([1-9]\)")
 
 
 def _is_source_path(token: str) -> bool:
@@ -144,7 +148,13 @@ def _form(text: str) -> bool:
         for match in pattern.finditer(text):
             path = match.group(1)
             stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-            if "." in path.strip(".") and stem not in _OBJECTS and _is_source_path(path):
+            man_page = _MAN_PAGE.match(match.string, match.end(1) - 5) is not None
+            if (
+                "." in path.strip(".")
+                and stem not in _OBJECTS
+                and not man_page
+                and (_is_source_path(path))
+            ):
                 return True
     return False
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from active_memory.screening.detectors import plugin_patterns
-from active_memory.screening.secret_forms import FORMS, PLACEHOLDER
+from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
 __all__ = [
     "CREDENTIAL_KINDS",
@@ -64,7 +64,6 @@ _SECRET_NAME = (
 )
 _NAME_ENDS_SECRET = re.compile(rf"(?i)(?:{_SECRET_NAME})\Z")
 _NAME_HAS_SECRET = re.compile(rf"(?i){_SECRET_NAME}")
-_PLACEHOLDER = PLACEHOLDER
 # Code that computes a value (settings.TOKEN, os.environ["X"], get_token()) is not a literal.
 _EXPRESSION = re.compile(r"[.(\[]")
 _ALREADY_REDACTED = re.compile(r"(?i)\[redacted")

@@ -5,9 +5,9 @@ Every screen reports ``stage:code`` tokens (``secret:github_token``, ``personal:
 or a person's home folder, a planted instruction, a frame tag; the card is refused. A few are
 weak (:data:`WEAK_SIGNALS`): a random-looking string that may be a hash, a number shaped like a
 phone number, a download that is not run, a credential file read without a destination, a shell
-start-up file, a word mixing scripts. A card whose only signals
-are weak is quarantined: not published, kept with its evidence for a person to approve or
-reject (``active-memory lessons review``).
+start-up file, a word mixing scripts. A card whose only signals are weak is quarantined: not
+published, kept with its evidence for a person to approve or reject (``active-memory lessons
+review``).
 """
 
 from __future__ import annotations

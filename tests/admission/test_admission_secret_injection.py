@@ -55,6 +55,7 @@ SECRETS = [
     ("Publish with pypi-FAKEfake0000FAKEfake1111.", "service_token"),
     ("Mail goes out with key-FAKEfake0000FAKEfake0000FAKEfake.", "mailgun_key"),
     ("The runner reads hvs.FAKEfake0000FAKEfake1111FAKE at start.", "vault_token"),
+    ("Dump the schema with mysqldump -u root -pFake0000dump shop.", "cli_password"),
 ]
 
 NOT_SECRETS = [

@@ -64,6 +64,11 @@ FORMATS = [
     ("vault_token", "hvs.FAKEfake0000FAKEfake1111FAKE", "FAKEfake0000FAKEfake1111"),
     ("vault_token", "hvb.FAKEfake0000FAKEfake1111FAKEfake", "FAKEfake0000FAKEfake1111"),
     ("password_in_prose", "the staging password is Fake-Pass-0000 for now", "Fake-Pass-0000"),
+    ("password_in_prose", "das Passwort lautet Fake-Wort-0000 seit Montag", "Fake-Wort-0000"),
+    ("password_in_prose", "密码是 Fake0000mima", "Fake0000mima"),
+    ("cli_password", "mysql -u root -pFake0000pass shop", "Fake0000pass"),
+    ("cli_password", "PGPASSWORD=pglocal psql -h db", "pglocal"),
+    ("cli_password", "curl -u admin:Fake0000curl https://ci.example.invalid", "Fake0000curl"),
 ]  # fmt: skip
 
 

@@ -24,6 +24,8 @@ FAMILIES = {
     "homoglyph", "position", "card_limit",
     # issue 28: other languages, disguises, encodings
     "override_i18n", "forced_verdict_i18n", "exfiltration_i18n", "encoded", "disguised",
+    # issue 28: positions in every form, passwords on command lines and in prose, personal data
+    "position_forms", "secret_cli", "secret_prose", "personal_data", "personal_phone",
 }  # fmt: skip
 # Every language of the phrase tables, in bad items and good look-alikes alike.
 LANGUAGES = {"fr", "es", "pt", "de", "it", "tr", "pl", "ru", "zh", "ja", "ko", "hi"}
@@ -61,7 +63,9 @@ def test_no_good_item_is_refused(item: dict[str, str]) -> None:
     assert _outcome(item) != "refused"
 
 
-@pytest.mark.parametrize("family", ["secret_entropy", "remote_fetch", "shell_startup"])
+@pytest.mark.parametrize(
+    "family", ["secret_entropy", "remote_fetch", "shell_startup", "personal_phone"]
+)
 def test_weak_families_are_quarantined_rather_than_refused(family: str) -> None:
     outcomes = {_outcome(item) for item in BAD if item["family"] == family}
     assert outcomes == {"quarantined"}

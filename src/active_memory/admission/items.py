@@ -3,10 +3,11 @@
 :func:`check_decision` and :func:`check_discovery` take one contract-shaped item and return
 either the accepted value (a bound :class:`~active_memory.models.changes.Decision` or a
 :class:`~active_memory.models.changes.Proposal`) or a :class:`Refusal` naming the first stage that
-failed. Secrets are looked for in every string of an item (the store keeps all of them);
-instruction-like content only in the card text that future agents are shown. An item that passes
-every stage but trips only weak signals (:mod:`active_memory.screening.verdict`) comes back as
-:class:`Quarantined`: admissible, but for a person to approve before it is published.
+failed. Secrets and personal data are looked for in every string of an item (the store keeps
+all of them); instruction-like content only in the card text that future agents are shown. An
+item that passes every stage but trips only weak signals (:mod:`active_memory.screening.verdict`)
+comes back as :class:`Quarantined`: admissible, but for a person to approve before it is
+published.
 """
 
 from __future__ import annotations
@@ -162,6 +163,9 @@ def _source_refusal(
     return Refusal("source", problem) if problem else None
 
 
+_SCREEN_STAGES: dict[str, Stage] = {"secret": "secret", "personal": "personal"}
+
+
 def _text_refusal(
     card_texts: Sequence[str], other_texts: Iterable[str]
 ) -> tuple[Refusal | None, tuple[str, ...]]:
@@ -169,7 +173,7 @@ def _text_refusal(
     screening = screen_texts(card_texts, other_texts)
     if screening.refused:
         stage, code = screening.strong[0].split(":", 1)
-        return Refusal("secret" if stage == "secret" else "injection", code), ()
+        return Refusal(_SCREEN_STAGES.get(stage, "injection"), code), ()
     return None, screening.weak
 
 
@@ -177,6 +181,8 @@ def _legacy_refusal(lesson: Lesson) -> Refusal | None:
     strong = Screening(screen_texts((lesson.title, lesson.recommendation)).strong)
     if any(code.startswith("secret:") for code in strong.codes):
         return Refusal("secret", "kept_card_has_secret")
+    if any(code.startswith("personal:") for code in strong.codes):
+        return Refusal("personal", "kept_card_has_personal_data")
     if strong.codes:
         return Refusal("injection", "kept_card_has_instruction")
     if any(find_position(text) for text in (lesson.title, lesson.recommendation)):

@@ -1,8 +1,9 @@
 """Admission stage names, in the order they run, and the specialist roles admission judges.
 
 Stage names are stable strings: run logs, reports and dashboards count rejections by them.
-``secret`` and ``injection`` run before ``card`` so that a card leaking a credential or planting
-an instruction is reported as such even when it also breaks a plain card limit.
+``secret``, ``personal`` and ``injection`` run before ``card`` so that a card leaking a
+credential or a person's data, or planting an instruction, is reported as such even when it also
+breaks a plain card limit.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ Stage: TypeAlias = Literal[
     "attribution",
     "source",
     "secret",
+    "personal",
     "injection",
     "card",
 ]
@@ -33,6 +35,7 @@ STAGES: tuple[Stage, ...] = (
     "attribution",  # references do not support the claimed node
     "source",  # current checkout does not verify citations and associations
     "secret",  # a credential anywhere in the item
+    "personal",  # an e-mail address, a person's home folder, a phone number anywhere in the item
     "injection",  # instruction-like content aimed at future agents
     "card",  # card limits, one line, source positions
 )

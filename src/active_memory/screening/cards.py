@@ -1,4 +1,4 @@
-"""The secret and injection screen for every card that is written to a store.
+"""The secret, personal-data and injection screen for every card that is written to a store.
 
 Admission checks what specialists propose. A card can also arrive by ``lessons import`` (a
 file anyone may have edited), come back by ``lessons revert`` (an old revision written before
@@ -6,10 +6,10 @@ today's detectors), be published by a host through the library's ``publish`` or 
 service's ``POST /v1/publish`` (anyone holding a leaked token), or by memory init from a
 session folder on disk; every one of those paths passes this screen before it writes
 (:func:`screen_card` for one draft, :func:`screen_publication` for a batch). It applies
-admission's own detectors to the same fields: secrets in every string a specialist writes
-(title, recommendation, reason, references, associations) plus the host identifiers (run id,
-node id) for credential formats, and instructions in the title and recommendation, the text
-future agents are shown.
+admission's own detectors to the same fields: secrets and personal data in every string a
+specialist writes (title, recommendation, reason, references, associations) plus the host
+identifiers (run id, node id) for credential formats, and instructions in the title and
+recommendation, the text future agents are shown.
 
 Like admission it is pure and returns codes, never text, so a refusal can name what is wrong
 without repeating the secret or the planted instruction. A card that bypasses admission has no
@@ -49,8 +49,9 @@ def screen_card(draft: LessonDraft) -> tuple[str, ...]:
     """Every problem admission would refuse or quarantine ``draft`` for, as ``stage:code``
     (empty: clean).
 
-    Codes are unique, secrets first (``secret:github_token``), then instructions
-    (``injection:override_instructions``); see docs/admission.md for the lists.
+    Codes are unique, secrets first (``secret:github_token``), then personal data
+    (``personal:email``), then instructions (``injection:override_instructions``); see
+    docs/admission.md for the lists.
     """
     card = (draft.title, draft.recommendation)
     others = _authored_strings(draft)[2:]

@@ -16,7 +16,7 @@ assignment, only when the name ends with the credential word: ``DB_PASSWORD=``, 
 that is not a format, ``high_entropy``: evidence keeps such strings because lesson ids, hashes
 and ULIDs there must stay readable.
 
-The list has three layers, applied in this order everywhere: our own formats (below, each with
+The list has four layers, applied in this order everywhere: our own formats (below, each with
 the context rules above), the maintained detect-secrets plugins
 (:mod:`active_memory.screening.detectors`: mail, chat, payment and cloud providers we do not
 spell out ourselves), and a password named in prose ("the admin password is Hunter2-fake!",
@@ -24,7 +24,9 @@ spell out ourselves), and a password named in prose ("the admin password is Hunt
 credentials are root:Fake-Pass-99", "pass: Fake-2024"), which counts only when the value reads
 as a literal: it mixes letters with digits or symbols, and is neither a placeholder nor an
 expression. Redaction takes the value's trailing punctuation too (``Hunter2Blue!`` may end in
-its own ``!``); admission judges the value without it.
+its own ``!``); admission judges the value without it. Last come passwords on a command line
+or in a client's environment (``mysql -p…``, ``PGPASSWORD=…``, ``curl -u user:…``) and named in
+prose in other languages (:mod:`active_memory.screening.secret_forms`).
 
 Patterns anchor on a boundary and bound their gaps, so scanning a hostile 256 KiB answer stays
 linear.
@@ -41,6 +43,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from active_memory.screening.detectors import plugin_patterns
+from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
 __all__ = [
     "CREDENTIAL_KINDS",
@@ -61,11 +64,6 @@ _SECRET_NAME = (
 )
 _NAME_ENDS_SECRET = re.compile(rf"(?i)(?:{_SECRET_NAME})\Z")
 _NAME_HAS_SECRET = re.compile(rf"(?i){_SECRET_NAME}")
-_PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\{\{[^}]*\}\}|%[^%]+%|[*x.]+"
-    r"|(?:your|my|some|dummy|fake|example|placeholder|redacted|changeme|none|null|true|false)"
-    r"[-_a-z]*|\.\.\.|…)$"
-)
 # Code that computes a value (settings.TOKEN, os.environ["X"], get_token()) is not a literal.
 _EXPRESSION = re.compile(r"[.(\[]")
 _ALREADY_REDACTED = re.compile(r"(?i)\[redacted")
@@ -190,8 +188,17 @@ class _Format:
     redact: Callable[[re.Match[str]], bool] | None = None
     # The secret is the first non-empty numbered group (detect-secrets' patterns), not a name.
     numbered: bool = False
+    # The value's span, when the pattern knows it (secret_forms).
+    value_span: Callable[[re.Match[str]], tuple[int, int]] | None = None
+    # Lowercase substrings one of which a text must hold for the pattern to apply (empty: any).
+    hints: tuple[str, ...] = ()
+
+    def applies(self, lowered: str) -> bool:
+        return not self.hints or any(hint in lowered for hint in self.hints)
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
+        if self.value_span is not None:
+            return self.value_span(match)
         if self.numbered:
             for index in range(1, (match.re.groups or 0) + 1):
                 if match.group(index):
@@ -230,7 +237,7 @@ _FORMATS: tuple[_Format, ...] = (
         _NOT_KEY_CHAR + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     _Format("url_credentials", re.compile(
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
-        r"(?P<secret>[^/\s:@]{1,256}:[^/\s@]{1,256})@")),
+        r"(?P<secret>[^/\s:@]{0,256}:[^/\s@]{1,256})@")),
     _Format("bearer_token", re.compile(
         r"(?i)\bbearer\s{1,8}(?P<token>[A-Za-z0-9._~+/-]{16,}=*)"), literal=_literal_bearer),
     # NAME=value, "password": "value", api-key: value. The name is a whole run of name
@@ -345,7 +352,7 @@ _PROSE = _Format(
 )
 
 CREDENTIAL_KINDS: tuple[str, ...] = tuple(
-    dict.fromkeys([*(fmt.kind for fmt in _FORMATS), _PROSE.kind])
+    dict.fromkeys([*(fmt.kind for fmt in _FORMATS), _PROSE.kind, *(f.kind for f in FORMS)])
 )
 SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 
@@ -353,7 +360,10 @@ SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 @cache
 def _all_formats() -> tuple[_Format, ...]:
     detected = tuple(_Format(item.kind, item.pattern, numbered=True) for item in plugin_patterns())
-    return (*_FORMATS, *detected, _PROSE)
+    forms = tuple(
+        _Format(f.kind, f.pattern, f.literal, f.literal, False, f.span, f.hints) for f in FORMS
+    )
+    return (*_FORMATS, *detected, _PROSE, *forms)
 
 
 def detected_kinds() -> tuple[str, ...]:
@@ -401,7 +411,10 @@ def find_credential(text: str) -> str | None:
     For identifiers (run ids, node ids) that may be long and random by design: it skips the
     ``high_entropy`` heuristic.
     """
+    lowered = text.lower()
     for fmt in _all_formats():
+        if not fmt.applies(lowered):
+            continue
         if fmt.literal is None:
             if fmt.pattern.search(text):
                 return fmt.kind
@@ -426,6 +439,8 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
     """
     kinds: list[str] = []
     for fmt in _all_formats():
+        if fmt.hints and not fmt.applies(text.lower()):
+            continue
         found = False
 
         def replace(match: re.Match[str], fmt: _Format = fmt) -> str:

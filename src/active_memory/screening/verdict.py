@@ -1,12 +1,13 @@
 """Strong and weak signals: what refuses a card and what only quarantines it.
 
-Every screen reports ``stage:code`` tokens (``secret:github_token``,
-``injection:override_instructions``). Most are strong: a credential format, a planted
-instruction, a frame tag; the card is refused. A few are weak (:data:`WEAK_SIGNALS`): a
-random-looking string that may be a hash, a download that is not run, a credential file read
-without a destination, a shell start-up file, a word mixing scripts. A card whose only signals
-are weak is quarantined: not published, kept with its evidence for a person to approve or
-reject (``active-memory lessons review``).
+Every screen reports ``stage:code`` tokens (``secret:github_token``, ``personal:email``,
+``injection:override_instructions``). Most are strong: a credential format, an e-mail address
+or a person's home folder, a planted instruction, a frame tag; the card is refused. A few are
+weak (:data:`WEAK_SIGNALS`): a random-looking string that may be a hash, a number shaped like a
+phone number, a download that is not run, a credential file read without a destination, a shell
+start-up file, a word mixing scripts. A card whose only signals are weak is quarantined: not
+published, kept with its evidence for a person to approve or reject (``active-memory lessons
+review``).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from active_memory.screening.instructions import WEAK_KINDS, find_instructions
+from active_memory.screening.personal import find_personal
 from active_memory.screening.redaction_marks import find_redaction_mark
 from active_memory.screening.secrets import find_credential, find_secret
 
 __all__ = ["WEAK_SIGNALS", "Screening", "is_weak", "screen_texts"]
 
 WEAK_SIGNALS: frozenset[str] = frozenset(
-    {"secret:high_entropy", *(f"injection:{kind}" for kind in WEAK_KINDS)}
+    {"secret:high_entropy", "personal:phone", *(f"injection:{kind}" for kind in WEAK_KINDS)}
 )
 
 
@@ -32,8 +34,8 @@ def is_weak(code: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Screening:
-    """The signals found, unique, strong ones first within each stage (secrets, then
-    instructions)."""
+    """The signals found, unique, strong ones first within each stage (secrets, personal data,
+    then instructions)."""
 
     codes: tuple[str, ...] = ()
 
@@ -72,19 +74,24 @@ def _secret_codes(text: str) -> list[str]:
 def screen_texts(
     card: Iterable[str], others: Iterable[str] = (), identifiers: Iterable[str] = ()
 ) -> Screening:
-    """Screen ``card`` (the text agents are shown: secrets and instructions), ``others``
-    (reason, references, associations: secrets only) and ``identifiers`` (run and node ids:
-    credential formats only, since they may be random by design)."""
+    """Screen ``card`` (the text agents are shown: secrets, personal data and instructions),
+    ``others`` (reason, references, associations: secrets and personal data, since the store
+    keeps them too) and ``identifiers`` (run and node ids: credential formats only, since they
+    may be random by design)."""
     card = tuple(card)
     secrets: list[str] = []
+    personal: list[str] = []
     for text in (*card, *others):
         secrets += _secret_codes(text)
+        personal += [f"personal:{kind}" for kind in find_personal(text)]
     for text in identifiers:
         kind = find_credential(text)
         if kind:
             secrets.append(f"secret:{kind}")
     instructions = [f"injection:{kind}" for text in card for kind in find_instructions(text)]
-    ordered = sorted(dict.fromkeys(secrets), key=is_weak) + sorted(
-        dict.fromkeys(instructions), key=is_weak
-    )
+    ordered = [
+        code
+        for codes in (secrets, personal, instructions)
+        for code in sorted(dict.fromkeys(codes), key=is_weak)
+    ]
     return Screening(tuple(ordered))

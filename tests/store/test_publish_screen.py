@@ -139,3 +139,11 @@ def test_check_names_a_live_card_that_skipped_the_screen(store: SqliteStore) -> 
         "(injection:override_instructions); retire it or publish a corrected revision",
     )
     assert OVERRIDE not in str(problems)
+
+
+@pytest.mark.sqlite_only
+def test_check_accepts_a_card_a_person_approved_for_its_weak_signals(store: SqliteStore) -> None:
+    """Approval publishes a quarantined card with the weak signal it was held for (strong ones
+    are screened again): the check must not name it, or every approval fails `store check`."""
+    store.publish(_batch(make_draft(recommendation=WEAK)), PublicationControl(screened_by="review"))
+    assert store.check().problems == ()

@@ -136,6 +136,20 @@ def test_identical_decisions_are_one_decision(maintain: Maintain) -> None:
     )
 
 
+def test_identical_malformed_decisions_are_one_refused_decision(maintain: Maintain) -> None:
+    # Said twice, a malformed decision is still one decision: the repeat must not count again
+    # for coverage (duplicate_id would fail the whole reconciliation).
+    bad = decision(TWO, "adapt", references=["exec:e-build-1"],
+                   replacement={**graph_replacement(), "associations": {}})  # fmt: skip
+    result = maintain(ROLE, [ONE, TWO], decision(ONE), bad, bad)
+    assert result.complete
+    assert [(r.code, r.index, r.id) for r in result.rejections] == [
+        ("schema_anyOf", 1, TWO.id),
+        ("duplicate_item", 2, TWO.id),
+    ]
+    assert [(item.id, item.applied) for item in result.decisions] == [(ONE.id, "keep")]
+
+
 def test_a_malformed_whole_still_fails_the_reconciliation(context: AdmissionContext) -> None:
     answer = {"decisions": [decision(ONE)], "summary": "all kept"}
     result = admit_maintenance(answer, ROLE, [ONE], context)

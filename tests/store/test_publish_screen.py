@@ -118,6 +118,13 @@ def test_screening_is_on_unless_named() -> None:
     assert PublicationControl(deadline=1.0).screened_by is None
 
 
+@pytest.mark.parametrize("claim", ["admision", "yes", True, ""])
+def test_only_a_known_screen_is_an_opt_out(claim: object) -> None:
+    # A typo or a flag from an untyped host must not switch the screen off silently.
+    with pytest.raises(ValueError, match="screened_by"):
+        PublicationControl(screened_by=claim)  # type: ignore[arg-type]
+
+
 def test_memory_inits_publication_is_screened_and_leaves_no_receipt(tmp_path: Path) -> None:
     batch = _batch(make_draft(recommendation=OVERRIDE))
     with SqliteStore(tmp_path / "lessons.sqlite3") as store:
@@ -139,3 +146,11 @@ def test_check_names_a_live_card_that_skipped_the_screen(store: SqliteStore) -> 
         "(injection:override_instructions); retire it or publish a corrected revision",
     )
     assert OVERRIDE not in str(problems)
+
+
+@pytest.mark.sqlite_only
+def test_check_accepts_a_card_a_person_approved_for_its_weak_signals(store: SqliteStore) -> None:
+    """Approval publishes a quarantined card with the weak signal it was held for (strong ones
+    are screened again): the check must not name it, or every approval fails `store check`."""
+    store.publish(_batch(make_draft(recommendation=WEAK)), PublicationControl(screened_by="review"))
+    assert store.check().problems == ()

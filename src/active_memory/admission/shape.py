@@ -88,11 +88,11 @@ def shape_rejections(answer: object, spec: RoleRow, max_bytes: int) -> tuple[Rej
             Rejection(stage="shape", role=spec.name, code=f"schema_{error.validator}", index=-1)
             for error in whole[:MAX_SHAPE_REJECTIONS]
         )
-    first: dict[int, str] = {}
+    # A repeat is the same item said twice even when it is malformed: named duplicate_item
+    # first, so a repeated malformed decision does not count twice for coverage.
+    first: dict[int, str] = dict.fromkeys(_duplicate_items(answer), "duplicate_item")
     for error in errors:
         first.setdefault(_item_index(error.absolute_path), f"schema_{error.validator}")
-    for index in _duplicate_items(answer):
-        first.setdefault(index, "duplicate_item")
     return tuple(
         Rejection(stage="shape", role=spec.name, code=code, index=index)
         for index, code in sorted(first.items())

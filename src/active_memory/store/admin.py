@@ -17,6 +17,7 @@ from active_memory.errors import LessonNotFound, LessonRetired, PublicationError
 from active_memory.limits import LIMITS
 from active_memory.models.lessons import Lesson
 from active_memory.screening.cards import screen_card
+from active_memory.screening.verdict import is_weak
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
 from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply_pending
@@ -262,7 +263,9 @@ def _content_problems(conn: sqlite3.Connection) -> list[str]:
             problems.append(f"stored lesson {error}")
         # A row written before every path screened (or past the named opt-out) keeps a valid
         # checksum; recall serves it, so the check names it for a person to retire or correct.
-        codes = screen_card(lesson.draft)
+        # Strong signals only: a weak one is what a person accepts when approving a quarantined
+        # proposal (`lessons review approve` screens strong signals again before publishing).
+        codes = [code for code in screen_card(lesson.draft) if not is_weak(code)]
         if codes:
             problems.append(
                 f"stored lesson {row[0]!r} trips the admission screen ({', '.join(codes)}); "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from active_memory.models.changes import Publication
 from active_memory.models.lessons import Lesson
@@ -90,6 +90,14 @@ class PublicationControl:
     deadline: float | None = None
     cancelled: bool = field(default=False)
     screened_by: ScreenedBy | None = None
+
+    def __post_init__(self) -> None:
+        # Any value but None switches the screen off, so a typo or a flag from an untyped host
+        # must fail here rather than publish unscreened.
+        if self.screened_by is not None and self.screened_by not in get_args(ScreenedBy):
+            raise ValueError(
+                f"PublicationControl.screened_by must be one of {get_args(ScreenedBy)} or None"
+            )
 
     def cancel(self) -> None:
         self.cancelled = True

@@ -88,6 +88,18 @@ def test_identical_lessons_are_one_lesson(discover: Discover) -> None:
     )
 
 
+def test_the_same_card_argued_twice_is_one_lesson(discover: Discover) -> None:
+    again = repo_discovery(
+        reason="Seen again in the second attempt.", references=["exec:e-build-1"]
+    )
+    reworded = repo_discovery(recommendation="Call load_settings again after changing defaults.")
+    result = discover("repository_discovery", repo_discovery(), again, reworded)
+    assert [item.index for item in result.proposals] == [0, 2]
+    assert result.rejections == (
+        Rejection(stage="shape", role="repository_discovery", code="duplicate_item", index=1),
+    )
+
+
 ONE, TWO, THREE = graph_lesson(101), graph_lesson(102), graph_lesson(103)
 ROLE = "graph_maintenance"
 

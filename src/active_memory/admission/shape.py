@@ -4,7 +4,9 @@ A malformed whole (not an object, not JSON, over the size cap, a missing or fore
 key, a list that is not a list) refuses the answer: nothing is judged. A malformed item refuses
 that item alone, so one lesson with ``associations: {}`` where the contract says null does not
 cost the other lessons of the answer. An item identical to an earlier one is the same item said
-twice (``duplicate_item``): the earlier one alone is judged.
+twice (``duplicate_item``): the earlier one alone is judged. A proposal is identical when its
+card is (title, recommendation, associations, node, repository flag): the same lesson argued
+twice with another reason or other references would still be published twice.
 """
 
 from __future__ import annotations
@@ -42,12 +44,19 @@ def _item_index(path: Sequence[object]) -> int:
     return -1
 
 
+# What a proposal says beside its card: why, and from what evidence.
+_ARGUMENT = ("reason", "references")
+
+
 def _canonical(item: object) -> str:
+    if isinstance(item, Mapping) and "title" in item and "recommendation" in item:
+        item = {key: value for key, value in item.items() if key not in _ARGUMENT}
     return json.dumps(item, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _duplicate_items(answer: Mapping[str, Any]) -> tuple[int, ...]:
-    """Indexes of items identical to an earlier item of the same list: one item, said twice."""
+    """Indexes of items identical to an earlier item of the same list (a proposal: the same
+    card): one item, said twice."""
     duplicates: list[int] = []
     for items in answer.values():
         if not isinstance(items, list):

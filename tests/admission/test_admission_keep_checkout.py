@@ -99,6 +99,17 @@ def test_an_identifier_is_looked_for_in_the_files_the_keep_cites(
     assert _applied(maintain(ROLE, [card], cited)) == [(card.id, "keep")]
 
 
+def test_an_identifier_of_a_folder_card_is_not_called_gone_from_files_not_searched(
+    maintain: Maintain, head: str
+) -> None:
+    # The folder cannot be listed: a miss in the searched files proves nothing about the rest.
+    card = _card(commit=head, folders=("src/app",), identifiers=("CACHE_TTL_SECONDS",))
+    card = card.model_copy(
+        update={"evidence": card.evidence.model_copy(update={"references": ("exec:e-old",)})}
+    )
+    assert _applied(maintain(ROLE, [card], decision(card))) == [(card.id, "keep")]
+
+
 def test_an_identifier_is_found_in_the_files_the_card_cited_when_stored(
     maintain: Maintain, head: str
 ) -> None:

@@ -165,7 +165,8 @@ def carried_association_gone(
     """Whether an association a decision carries over from a stored card is gone: a file or
     folder that fails the checks of :func:`association_problem` (missing, of the other kind, or
     ignored), or an identifier found as a whole word in none of ``searched`` (the decision's
-    citations and the card's own files). Breadth is not judged here: a legacy folder that is too
+    citations and the card's own files) when those are where the card points (a card with
+    folders, or nothing readable to search, leaves identifiers unjudged). Breadth is not judged here: a legacy folder that is too
     broad still exists, and keeping the card is a judgement, not a gone association."""
     for path in carried.files:
         if _path_problem(path, verifier, verifier.is_file, _ASSOCIATED_FILE) is not None:
@@ -175,4 +176,10 @@ def carried_association_gone(
             continue  # the root of the checkout cannot go away
         if _path_problem(path, verifier, verifier.is_folder, _ASSOCIATED_FOLDER) is not None:
             return True
+    if carried.folders:
+        # The verifier cannot list a folder, so an identifier missing from the searched files
+        # may still be in another file of the card's folder: not proof that it is gone.
+        return False
+    if not any(verifier.read_text(path, MAX_CITED_BYTES) is not None for path in searched):
+        return False  # nothing could be read: absence is unknown, not shown
     return _absent_identifier(carried.identifiers, searched, verifier)

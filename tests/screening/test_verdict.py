@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from active_memory.screening.verdict import WEAK_SIGNALS, Screening, screen_texts
@@ -49,3 +51,24 @@ def test_a_redaction_mark_is_screened_as_the_credential_it_stands_for(text: str,
 
 def test_a_bare_redacted_word_in_advice_about_logs_is_not_a_mark() -> None:
     assert screen_texts(["The logger prints secret values as [redacted]; grep the id"]).codes == ()
+
+
+_TOKEN = "ghp_" + "a1B2c3D4" * 4 + "e5F6"
+
+
+@pytest.mark.parametrize(
+    ("encoded", "code"),
+    [
+        (_TOKEN.encode().hex(), "secret:github_token"),
+        (base64.b64encode(b"AKIAABCDEFGHIJKLMNOP").decode(), "secret:aws_access_key"),
+        ("".join(f"%{byte:02X}" for byte in _TOKEN.encode()), "secret:github_token"),
+    ],
+    ids=["hex", "base64", "percent"],
+)
+def test_a_credential_hidden_in_an_encoded_run_is_found(encoded: str, code: str) -> None:
+    assert screen_texts([f"Mirror pushes use {encoded} as the key"]).codes == (code,)
+    assert screen_texts([], others=[f"seen in the log: {encoded}"]).codes == (code,)
+
+
+def test_an_encoded_run_of_ordinary_text_is_not_a_secret() -> None:
+    assert screen_texts(["The fixture aGVsbG8gd29ybGQ= is base64 for hello world"]).codes == ()

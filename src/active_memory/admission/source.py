@@ -166,8 +166,9 @@ def carried_association_gone(
     folder that fails the checks of :func:`association_problem` (missing, of the other kind, or
     ignored), or an identifier found as a whole word in none of ``searched`` (the decision's
     citations and the card's own files) when those are where the card points (a card with
-    folders, or nothing readable to search, leaves identifiers unjudged). Breadth is not judged here: a legacy folder that is too
-    broad still exists, and keeping the card is a judgement, not a gone association."""
+    folders, or nothing readable to search, leaves identifiers unjudged). Breadth is not judged
+    here: a legacy folder that is too broad still exists, and keeping the card is a judgement,
+    not a gone association."""
     for path in carried.files:
         if _path_problem(path, verifier, verifier.is_file, _ASSOCIATED_FILE) is not None:
             return True

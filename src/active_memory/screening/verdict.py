@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from active_memory.screening.instructions import WEAK_KINDS, find_instructions
+from active_memory.screening.normalise import decoded_texts
 from active_memory.screening.personal import find_personal
 from active_memory.screening.redaction_marks import find_redaction_mark
 from active_memory.screening.secrets import find_credential, find_secret
@@ -63,8 +64,19 @@ class Screening:
         return "quarantined" if self.codes else "clean"
 
 
+def _encoded_credential(text: str) -> str | None:
+    """A credential format inside a base64, hex or percent-encoded run of ``text``: encoding a
+    key hides it from the patterns, not from whoever decodes the card. Formats only: decoded
+    bytes are often random by nature, so the entropy heuristic would misfire on them."""
+    for decoded in decoded_texts(text).texts:
+        kind = find_credential(decoded)
+        if kind is not None:
+            return kind
+    return None
+
+
 def _secret_codes(text: str) -> list[str]:
-    kind = find_credential(text) or find_redaction_mark(text)
+    kind = find_credential(text) or find_redaction_mark(text) or _encoded_credential(text)
     if kind is not None:
         return [f"secret:{kind}"]
     kind = find_secret(text)

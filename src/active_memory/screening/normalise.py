@@ -139,15 +139,24 @@ def base(text: str) -> str:
     return unicodedata.normalize("NFKC", strip_invisible(text)).casefold()
 
 
+_TATWEEL = "\u0640"
+
+
+def _arabic(char: str) -> bool:
+    return "\u0600" <= char <= "\u06ff"
+
+
 def _without_accents(text: str) -> str:
     if text.isascii():
         return text
     out: list[str] = []
     for char in unicodedata.normalize("NFKD", text):
-        # Marks on Latin letters only: Devanagari and Hangul vowel signs are letters' halves.
-        if unicodedata.combining(char) and out and out[-1].isascii():
+        # Marks on Latin letters and Arabic short vowels (written or not, the same word) only:
+        # Devanagari and Hangul vowel signs are letters' halves.
+        if unicodedata.combining(char) and out and (out[-1].isascii() or _arabic(out[-1])):
             continue
-        out.append(char)
+        if char != _TATWEEL:  # the stretching stroke of Arabic script: no letter
+            out.append(char)
     return unicodedata.normalize("NFC", "".join(out))
 
 

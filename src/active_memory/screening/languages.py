@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache
 
+from active_memory.screening.normalise import without_marks
 from active_memory.screening.phrases import (
     SCRIPTIO_CONTINUA,
     SHARED_OUTSIDE,
@@ -55,6 +56,12 @@ _OWN_SCRIPT_START = "(?=[\u0400-\u04ff\u0600-\u06ff])"
 _BRANCHES = ("words", "own", "continua")
 
 
+def _written(cell: str) -> str:
+    """A cell as :func:`~active_memory.screening.normalise.plain` leaves text: NFKC, Arabic
+    hamza seats and short vowels off (``أ`` is read as ``ا``)."""
+    return without_marks(unicodedata.normalize("NFKC", cell))
+
+
 def _branch(language: str) -> str:
     if language in SCRIPTIO_CONTINUA:
         return "continua"
@@ -78,7 +85,7 @@ def _part(part: str) -> re.Pattern[str]:
     anchor compiles nothing)."""
     cells: dict[str, list[str]] = {branch: [] for branch in _BRANCHES}
     for language, row in languages().items():
-        cells[_branch(language)].append(f"(?:{unicodedata.normalize('NFKC', row[part])})")
+        cells[_branch(language)].append(f"(?:{_written(row[part])})")
     branches = [_join(cells)]
     if part == "secret":
         branches.append(SHARED_SECRET)
@@ -162,7 +169,7 @@ def _cells(part: str, branch: str) -> str:
     return "|".join(
         # Cells are alternations: joined flat, each alternative's first letter is tested
         # before the alternative is entered.
-        unicodedata.normalize("NFKC", row[part])
+        _written(row[part])
         for language, row in languages().items()
         if _branch(language) == branch
     )
@@ -243,7 +250,8 @@ def _hints() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     return whole, opened, frozenset(lead[:_PREFIX] for lead, _ in leads if len(lead) >= _PREFIX)
 
 
-_WORD = re.compile(r"[a-z']+")
+# Words with their inner apostrophes (l'ordre), not the quotes around them ('genehmigt').
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
 _PREFIX = 5
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "may_instruct",
     "plain",
     "unspaced",
+    "without_marks",
 ]
 
 # A card's text is at most 640 bytes (a title 96); longer text is refused by the card rules
@@ -146,7 +147,9 @@ def _arabic(char: str) -> bool:
     return "\u0600" <= char <= "\u06ff"
 
 
-def _without_accents(text: str) -> str:
+def without_marks(text: str) -> str:
+    """``text`` without the marks on Latin letters and the short vowels and hamza seats of
+    Arabic letters (the phrase tables are written the same way)."""
     if text.isascii():
         return text
     out: list[str] = []
@@ -163,7 +166,7 @@ def _without_accents(text: str) -> str:
 def plain(text: str) -> str:
     """:func:`base`, accents off Latin letters, spaces collapsed: the text the phrase tables
     of other languages are matched on."""
-    return _WHITESPACE.sub(" ", _without_accents(base(text))).strip()
+    return _WHITESPACE.sub(" ", without_marks(base(text))).strip()
 
 
 def leet_views(text: str) -> tuple[str, ...]:

@@ -11,9 +11,10 @@ turn speaks with the harness's voice. So in card text:
 * a tag is escaped (:func:`escape_frame`, used by the renderer) or refused
   (:func:`find_frame_tag`, used by the screens) when its bracket is a look-alike (TR39's
   confusables of ``<`` and ``>`` plus the angle brackets it does not list: U+2770/2771,
-  angle quotation marks, double and mathematical angle brackets), when its name holds a
-  letter from another script, or when its name is one of :data:`FRAME_NAMES` (ours and other
-  frames'), whatever the case or separator (none: ``</activememory>`` is ours);
+  double and mathematical angle brackets), when its name holds a letter from another script,
+  or when its name is one of :data:`FRAME_NAMES` (ours and other frames'), whatever the case or
+  separator (none: ``</activememory>`` is ours); between angle quotation marks (``« »``,
+  ``‹ ›``, ``《 》``), which prose quotes words with, only a frame name or a word mixing scripts;
 * a square turn marker (``[INST]``, ``[/INST]``, in look-alike square brackets too) and the end
   of a Llama turn before the next marker (``</s><s>``) are refused, and so is a speaker opening
   a sentence (``Human:``, by the instruction screen); the renderer escapes all three
@@ -93,6 +94,12 @@ _ESCAPED_NAMES = FRAME_NAMES | {
     "response", "s",
 }  # fmt: skip
 _ESCAPED_KEYS = frozenset(name.replace("_", "") for name in _ESCAPED_NAMES)
+
+# Angle quotation marks: « », ‹ ›, 《 》, 〈 〉 (U+2329/232A and the vertical forms read as these
+# after NFKC). French, Russian, Chinese and Japanese prose quotes words with them ("« ok »",
+# 《手册》), so between them only a frame name, or a name spelling one with another script's
+# letters, is a tag; the other look-alike brackets are never punctuation and always are.
+_QUOTES = "\u00ab\u00bb\u2039\u203a\u300a\u300b\u3008\u3009"
 
 _INVISIBLE_EXTRA = "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0" + "".join(
     map(chr, range(0xFE00, 0xFE10))
@@ -222,23 +229,42 @@ def _closer_pattern() -> str:
     return rf"((?:[^\W\d]{_NAME_TAIL}|\|)\s*)([{CLOSERS}])"
 
 
+def _quoted_tag(name: str, *, loose: bool) -> bool:
+    """Whether a name between angle quotation marks is a tag: a frame name once accents are
+    taken off (``« ok »``, ``« validé »``, ``« готово »`` are words), or a word mixing ASCII
+    letters with another script's (``«ѕystem»``)."""
+    if name.isascii():
+        return _frame_name(name, loose=loose)
+    import re
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", name)
+    bare = "".join(char for char in decomposed if not unicodedata.combining(char))
+    if bare.isascii():
+        return _frame_name(bare, loose=loose)
+    for word in re.split(_SEPARATORS, bare):
+        latin = any(char.isascii() and char.isalpha() for char in word)
+        if latin and any(not char.isascii() and char.isalpha() for char in word):
+            return True
+    return False
+
+
 def _suspicious_open(bracket: str, slash: str, name: str, *, loose: bool) -> bool:
-    return (
-        bracket != "<"
-        or slash.strip() not in ("", "/")
-        or name == "|"
-        or _frame_name(name.rstrip(":.-"), loose=loose)
-    )
+    if slash.strip() not in ("", "/") or name == "|":
+        return True
+    if bracket in _QUOTES:
+        return _quoted_tag(name.rstrip(":.-"), loose=loose)
+    return bracket != "<" or _frame_name(name.rstrip(":.-"), loose=loose)
 
 
 def _suspicious_close(name: str, bracket: str, *, loose: bool) -> bool:
-    if bracket != ">":
-        return True
     token = name.rstrip()
     if token.endswith("|"):
         return True
     word = token.rsplit("/", 1)[-1].rstrip(":.-")
-    return bool(word) and _frame_name(word, loose=loose)
+    if bracket in _QUOTES:
+        return bool(word) and _quoted_tag(word, loose=loose)
+    return bracket != ">" or (bool(word) and _frame_name(word, loose=loose))
 
 
 _BRACKETS = frozenset(OPENERS + CLOSERS + SQUARE_OPENERS + SQUARE_CLOSERS)

@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache
 
+from active_memory.screening.normalise import without_marks
 from active_memory.screening.phrases import (
     SCRIPTIO_CONTINUA,
     SHARED_OUTSIDE,
@@ -32,7 +33,8 @@ __all__ = ["LANGUAGE_KINDS", "find_foreign", "may_hold_anchor"]
 LANGUAGE_KINDS = ("override_instructions", "role_play", "forced_verdict", "exfiltration")
 
 _CLAUSE_REACH = 200
-_DELIMITER = re.compile(r"[;!?\n\u3002\uff01\uff1f\uff1b]|\.(?=\s|$)")
+# Arabic writes its own semicolon and question mark (U+061B, U+061F) and comma (U+060C).
+_DELIMITER = re.compile(r"[;!?\n\u3002\uff01\uff1f\uff1b\u061b\u061f]|\.(?=\s|$)")
 # How far a part may sit from the verb it completes, in characters.
 _NOUN_REACH = 40
 _MARKER_REACH = 25
@@ -40,28 +42,51 @@ _ALWAYS_REACH = 20
 _SECRET_REACH = 120
 _NEGATION_BEFORE = 30
 _NEGATION_AFTER = 32
-_COMMAS = (",", "\uff0c", "\u3001")
+_COMMAS = (",", "\uff0c", "\u3001", "\u060c")
 
 
 # The writing systems of SCRIPTIO_CONTINUA: a position outside them is passed over at once.
 _CONTINUA_START = "(?=[\u0900-\u097f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+# Languages written with spaces in a script of their own (Cyrillic, Arabic): matched at word
+# boundaries like the Latin ones, but only where a letter of their script stands, so the
+# words of an English card are not tried against them (Arabic's joined "and"/"the" make its
+# alternatives start with optional groups, which every position would otherwise enter).
+_OWN_SCRIPT = frozenset({"ru", "ar"})
+_OWN_SCRIPT_START = "(?=[\u0400-\u04ff\u0600-\u06ff])"
+_BRANCHES = ("words", "own", "continua")
+
+
+def _written(cell: str) -> str:
+    """A cell as :func:`~active_memory.screening.normalise.plain` leaves text: NFKC, Arabic
+    hamza seats and short vowels off (``أ`` is read as ``ا``)."""
+    return without_marks(unicodedata.normalize("NFKC", cell))
+
+
+def _branch(language: str) -> str:
+    if language in SCRIPTIO_CONTINUA:
+        return "continua"
+    return "own" if language in _OWN_SCRIPT else "words"
+
+
+def _join(cells: dict[str, list[str]]) -> str:
+    """The three branches of a pattern: one boundary test (or script test) per position, before
+    any language's alternatives, so a position inside a word costs one look-behind, not one
+    test per alternative."""
+    words, own, continua = ("|".join(cells[branch]) for branch in _BRANCHES)
+    return (
+        rf"(?<!\w)(?:{words})(?!\w)|{_OWN_SCRIPT_START}(?<!\w)(?:{own})(?!\w)"
+        rf"|{_CONTINUA_START}(?:{continua})"
+    )
 
 
 @cache
 def _part(part: str) -> re.Pattern[str]:
     """One part of every language, compiled on first use (a card in English that names no
     anchor compiles nothing)."""
-    words: list[str] = []
-    continua: list[str] = []
+    cells: dict[str, list[str]] = {branch: [] for branch in _BRANCHES}
     for language, row in languages().items():
-        cell = unicodedata.normalize("NFKC", row[part])
-        (continua if language in SCRIPTIO_CONTINUA else words).append(f"(?:{cell})")
-    # One boundary test per position, before any language's alternatives: a position inside
-    # a word costs one look-behind, not one test per alternative.
-    branches = [
-        rf"(?<!\w)(?:{'|'.join(words)})(?!\w)",
-        _CONTINUA_START + f"(?:{'|'.join(continua)})",
-    ]
+        cells[_branch(language)].append(f"(?:{_written(row[part])})")
+    branches = [_join(cells)]
     if part == "secret":
         branches.append(SHARED_SECRET)
     if part == "outside":
@@ -140,23 +165,27 @@ _ANCHORS: dict[str, tuple[str, Callable[[str, re.Match[str], tuple[int, int]], b
 }
 
 
-def _cells(part: str, continua: bool) -> str:
+def _cells(part: str, branch: str) -> str:
     return "|".join(
         # Cells are alternations: joined flat, each alternative's first letter is tested
         # before the alternative is entered.
-        unicodedata.normalize("NFKC", row[part])
+        _written(row[part])
         for language, row in languages().items()
-        if (language in SCRIPTIO_CONTINUA) == continua
+        if _branch(language) == branch
     )
 
 
 @cache
 def _anchor() -> re.Pattern[str]:
-    """Every anchor part in one pattern, one named group each (``_c`` for the scripts without
-    spaces), behind one boundary test: one scan of the card."""
-    words = "|".join(f"(?P<{part}>{_cells(part, False)})" for part in _ANCHORS)
-    continua = "|".join(f"(?P<{part}_c>{_cells(part, True)})" for part in _ANCHORS)
-    return re.compile(rf"(?<!\w)(?:{words})(?!\w)|{_CONTINUA_START}(?:{continua})")
+    """Every anchor part in one pattern, one named group each (``_o`` for the scripts of
+    their own, ``_c`` for those without spaces), behind one boundary test: one scan of the
+    card."""
+    suffixes = {"words": "", "own": "_o", "continua": "_c"}
+    cells = {
+        branch: ["|".join(f"(?P<{part}{suffix}>{_cells(part, branch)})" for part in _ANCHORS)]
+        for branch, suffix in suffixes.items()
+    }
+    return re.compile(_join(cells))
 
 
 def _alternatives(alternation: str) -> list[str]:
@@ -173,10 +202,16 @@ def _alternatives(alternation: str) -> list[str]:
     return [*alternatives, alternation[start:]]
 
 
-def _leads(alternation: str) -> set[str]:
+def _goes_on(rest: str) -> bool:
+    """Whether what follows a literal in an alternative may add letters to its word."""
+    return rest[:1] in ("?", "*", "{", "[", "(") or rest.startswith(("\\w", "\\S"))
+
+
+def _leads(alternation: str) -> set[tuple[str, bool]]:
     """The literal letters every match of each alternative starts with ("ignora\\w{0,2}":
-    ``ignora``; "(?:haz|hagan) caso": ``haz``, ``hagan``)."""
-    leads: set[str] = set()
+    ``ignora``; "(?:haz|hagan) caso": ``haz``, ``hagan``), each with whether the word may go on
+    after them ("sube\\w{0,2}" matches "subelo"; "ab (?:jetzt|sofort)" ends at "ab")."""
+    leads: set[tuple[str, bool]] = set()
     for alternative in _alternatives(alternation):
         if alternative.startswith("(?:"):
             depth, close = 0, 0
@@ -184,32 +219,39 @@ def _leads(alternation: str) -> set[str]:
                 depth += (char == "(") - (char == ")")
                 if depth == 0:
                     break
-            leads |= _leads(alternative[3:close])
+            # Letters after the group may continue the word: every lead of it is open.
+            inner, tail = _leads(alternative[3:close]), _goes_on(alternative[close + 1 :])
+            leads |= {(lead, opened or tail) for lead, opened in inner}
             continue
         literal = re.match(r"[^\W\d_]*", alternative)
         lead = literal.group(0) if literal else ""
-        if alternative[len(lead) : len(lead) + 1] in ("?", "*", "{"):
+        rest = alternative[len(lead) :]
+        opened = _goes_on(rest)
+        if rest[:1] in ("?", "*", "{"):
             lead = lead[:-1]  # the last letter is optional
         if lead.isascii():  # an ASCII text holds no Cyrillic lead
-            leads.add(lead)
+            leads.add((lead, opened))
     return leads
 
 
 @cache
-def _hints() -> tuple[frozenset[str], frozenset[str]]:
+def _hints() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """Words that may open an anchor in the languages written with spaces: whole short
-    words, and the first five letters of longer ones."""
-    leads: set[str] = set()
+    words, short words a longer word may start with, and the first five letters of longer
+    ones."""
+    leads: set[tuple[str, bool]] = set()
     for language, row in languages().items():
-        if language not in SCRIPTIO_CONTINUA:
+        if _branch(language) == "words":
             for part in _ANCHORS:
                 leads |= _leads(row[part])
     # An alternative that starts with no letter could start anywhere: every text is a hint.
-    short = frozenset(lead for lead in leads if len(lead) < _PREFIX)
-    return short, frozenset(lead[:_PREFIX] for lead in leads if len(lead) >= _PREFIX)
+    whole = frozenset(lead for lead, _ in leads if len(lead) < _PREFIX)
+    opened = frozenset(lead for lead, is_open in leads if is_open and 0 < len(lead) < _PREFIX)
+    return whole, opened, frozenset(lead[:_PREFIX] for lead, _ in leads if len(lead) >= _PREFIX)
 
 
-_WORD = re.compile(r"[a-z']+")
+# Words with their inner apostrophes (l'ordre), not the quotes around them ('genehmigt').
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
 _PREFIX = 5
 
 
@@ -218,10 +260,16 @@ def may_hold_anchor(text: str) -> bool:
     which then cost one scan for words instead of the anchor pattern's."""
     if not text.isascii():
         return True
-    short, prefixes = _hints()
-    if "" in short:
+    whole, opened, prefixes = _hints()
+    if "" in whole:
         return True
-    return any(word in short or word[:_PREFIX] in prefixes for word in _WORD.findall(text))
+    lengths = sorted({len(lead) for lead in opened})
+    return any(
+        word in whole
+        or word[:_PREFIX] in prefixes
+        or any(word[:length] in opened for length in lengths)
+        for word in _WORD.findall(text)
+    )
 
 
 def find_foreign(text: str) -> tuple[str, ...]:
@@ -231,7 +279,7 @@ def find_foreign(text: str) -> tuple[str, ...]:
         return ()
     found: set[str] = set()
     for match in _anchor().finditer(text):
-        part = (match.lastgroup or "").removesuffix("_c")
+        part = (match.lastgroup or "").removesuffix("_c").removesuffix("_o")
         kind, complete = _ANCHORS[part]
         if kind in found:
             continue

@@ -58,6 +58,7 @@ __all__ = [
     "may_instruct",
     "plain",
     "unspaced",
+    "without_marks",
 ]
 
 # A card's text is at most 640 bytes (a title 96); longer text is refused by the card rules
@@ -139,22 +140,33 @@ def base(text: str) -> str:
     return unicodedata.normalize("NFKC", strip_invisible(text)).casefold()
 
 
-def _without_accents(text: str) -> str:
+_TATWEEL = "\u0640"
+
+
+def _arabic(char: str) -> bool:
+    return "\u0600" <= char <= "\u06ff"
+
+
+def without_marks(text: str) -> str:
+    """``text`` without the marks on Latin letters and the short vowels and hamza seats of
+    Arabic letters (the phrase tables are written the same way)."""
     if text.isascii():
         return text
     out: list[str] = []
     for char in unicodedata.normalize("NFKD", text):
-        # Marks on Latin letters only: Devanagari and Hangul vowel signs are letters' halves.
-        if unicodedata.combining(char) and out and out[-1].isascii():
+        # Marks on Latin letters and Arabic short vowels (written or not, the same word) only:
+        # Devanagari and Hangul vowel signs are letters' halves.
+        if unicodedata.combining(char) and out and (out[-1].isascii() or _arabic(out[-1])):
             continue
-        out.append(char)
+        if char != _TATWEEL:  # the stretching stroke of Arabic script: no letter
+            out.append(char)
     return unicodedata.normalize("NFC", "".join(out))
 
 
 def plain(text: str) -> str:
     """:func:`base`, accents off Latin letters, spaces collapsed: the text the phrase tables
     of other languages are matched on."""
-    return _WHITESPACE.sub(" ", _without_accents(base(text))).strip()
+    return _WHITESPACE.sub(" ", without_marks(base(text))).strip()
 
 
 def leet_views(text: str) -> tuple[str, ...]:

@@ -14,8 +14,10 @@ variables and command substitutions are configuration talk, never credentials):
   even a plain word: a command line hands it over as it is (``-proot``).
 - ``password_in_prose``: "le mot de passe est …", "das Passwort lautet …", "la contraseña es
   …", "a senha é …", "la password è …", "het wachtwoord is …", "hasło to …", "şifre: …",
-  "пароль: …", "密码是 …", "パスワードは …", "비밀번호는 …". The value must be six or more
-  characters and mix letters with digits or symbols, or be six or more digits.
+  "пароль: …", "mật khẩu là …", "kata sandi adalah …", "كلمة المرور هي …", "密码是 …",
+  "パスワードは …", "비밀번호는 …", with what it is for between word and verb ("le mot de
+  passe de la base de staging est …", "das Passwort für den Server lautet …"). The value must be
+  six or more characters and mix letters with digits or symbols, or be six or more digits.
 
 :mod:`active_memory.screening.secrets` applies both after its own formats, for admission and
 redaction alike; :data:`PLACEHOLDER` is the one placeholder test both modules use.
@@ -42,7 +44,13 @@ _PROSE_WORDS = (
     r"|parola\s+d'ordine|wachtwoord|has[łl]o|[şs]ifre|parola|пароль|парол[яю]"
 )
 _PROSE_VERBS = r"est|lautet|lautete|ist|war|es|era|é|è|jest|это|является"
-_QUALIFIER = r"(?:de|del|da|do|für|pour|per|para|dla|для|от|of)"
+_QUALIFIER = (
+    r"(?:de|del|des|du|da|do|di|della|dello|für|fur|vom|zum|zur|pour|per|para|dla|do|для|от|of"
+    r"|van|voor|untuk|dari|của|cua|cho)"
+)
+# What the password is for, between the word and its verb: "de la base de staging", "für den
+# Testserver", "van de testomgeving", "của máy chủ thử", up to six words after the qualifier.
+_FOR = rf"(?:\s+{_QUALIFIER}(?:\s+[\w.@'’-]{{1,40}}){{1,6}}?)?"
 _TRAILING = ".,;:!?)]}"
 
 
@@ -151,16 +159,23 @@ FORMS: tuple[SecretForm, ...] = (
     _cli(("pass", "_pwd", "rediscli_auth"),
          r"(?<![\w$])(?:[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|_PWD|PASSPHRASE)|SSHPASS|REDISCLI_AUTH"
          r"|RSYNC_PASSWORD)="),
-    # le mot de passe (de la base) est X, das Passwort lautet X, пароль: X
+    # le mot de passe (de la base de staging) est X, das Passwort (für den Server) lautet X
     _prose(("mot de passe", "mdp", "passwort", "kennwort", "contrase", "clave de acceso", "senha",
             "parola", "wachtwoord", "hasło", "haslo", "şifre", "sifre", "парол"),
-           rf"(?i:(?:{_PROSE_WORDS})(?:\s+{_QUALIFIER}(?:\s+[\w.@-]{{1,40}}){{1,3}})?[^\S\n]{{0,4}}"
+           rf"(?i:(?:{_PROSE_WORDS}){_FOR}[^\S\n]{{0,4}}"
            rf"(?:[:=：]|—|(?:{_PROSE_VERBS})(?![\w-])[^\S\n]{{0,4}}:?))[^\S\n]{{0,4}}"
            r"[`'\"«“„「]?(?P<secret>[^\s`'\"»”“」。，、]{6,128})"),
-    # the verb English shares: het wachtwoord is X, hasło to X, la password è X
+    # the verb English shares: het wachtwoord (van de server) is X, hasło (do bazy) to X, la
+    # password (del database) è X
     _prose(("wachtwoord", "hasło", "haslo", "password"),
-           r"(?i:wachtwoord\s+(?:is|was)|has[łl]o\s+to|password\s+(?:è|era))[^\S\n]{1,4}:?"
-           r"[^\S\n]{0,4}[`'\"«“„]?(?P<secret>[^\s`'\"»”“]{6,128})"),
+           rf"(?i:(?:wachtwoord{_FOR}\s+(?:is|was)|has[łl]o{_FOR}\s+to|password{_FOR}\s+(?:è|era)))"
+           r"[^\S\n]{1,4}:?[^\S\n]{0,4}[`'\"«“„]?(?P<secret>[^\s`'\"»”“]{6,128})"),
+    # mật khẩu (của máy chủ) là X, kata sandi (untuk server) adalah X, كلمة المرور (…) هي X
+    _prose(("mật khẩu", "mat khau", "sandi", "كلمة", "كلمه"),
+           rf"(?i:(?:mật\s+khẩu|mat\s+khau|kata\s+sandi|sandi|كلم[ةه]\s+(?:ال)?(?:مرور|سر))"
+           rf"(?:{_FOR}|(?:\s+[^\W\d]{{1,20}}){{1,4}}?)[^\S\n]{{0,4}}"
+           r"(?:[:=：]|(?:là|la|adalah|ialah|yaitu|هي|هى)(?![\w-])[^\S\n]{0,4}:?))[^\S\n]{0,4}"
+           r"[`'\"«“„]?(?P<secret>[^\s`'\"»”“]{6,128})"),
     # 密码是 X, 密码：X, パスワードは X, 비밀번호는 X: no space needed after the word
     _prose(("密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호"),
            r"(?:密码|密碼|口令|パスワード|暗証番号|비밀번호|암호)\s{0,2}(?:[:：=]|是|为|為|は|는|은|가)"

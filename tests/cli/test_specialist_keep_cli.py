@@ -135,4 +135,4 @@ def test_on_a_dirty_checkout_the_same_keep_is_deferred_not_refused(tmp_path: Pat
     assert result.exit_code == 0, result.stdout + result.stderr
     shown = json.loads(result.stdout)
     assert shown["rejections"] == []
-    assert f"{STALE} defer" in shown["admitted"]
+    assert f"{STALE} defer" in shown["admitted"]  # no repair turn: the recording has none

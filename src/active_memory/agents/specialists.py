@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 from active_memory.admission import contract_sha256, wire_schema
+from active_memory.admission.keep_check import GONE_HEADING, gone_problems
 from active_memory.admission.validate import (
     AdmissionContext,
     BoundDecision,
@@ -40,7 +41,7 @@ from active_memory.admission.validate import (
 from active_memory.agents.payload_parts import payload_parts
 from active_memory.agents.prompts import prompt_sha256, system_prompt
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
-from active_memory.agents.tool_loop import Session, SessionLimits, SessionResult
+from active_memory.agents.tool_loop import HostCheck, Session, SessionLimits, SessionResult
 from active_memory.agents.tools import Toolbox
 from active_memory.cancel import CancelToken
 from active_memory.daemon_threads import in_daemon_thread
@@ -374,11 +375,33 @@ async def answer_session(
         versions=(prompt_sha256(spec.name), contract_sha256(spec.name)),
         # Admission refuses a malformed item alone; the session need not fail for it.
         item_errors_admitted=True,
+        host_check=_gone_check(env, spec, lessons, given.toolbox),
     )
     meter.sessions.append(session)
     meter.batches += 1
     result = await session.run()
     return Answered(result, given.toolbox.seen(REPOSITORY_ROOT))
+
+
+def _gone_check(
+    env: SpecialistEnv, spec: RoleRow, lessons: Sequence[Lesson], toolbox: Toolbox
+) -> HostCheck | None:
+    """Repository maintenance only: a keep of a card whose file is gone would be refused and
+    leave the dead card live, so the repair turn asks to adapt or retire it instead (admission
+    decides what is gone, with the files the session has read so far)."""
+    if not (spec.maintenance and spec.scope == "repository") or not lessons:
+        return None
+
+    def problems(answer: dict[str, Any]) -> tuple[str, ...]:
+        return gone_problems(
+            answer,
+            spec.name,
+            lessons,
+            env.admission,
+            read_paths=toolbox.seen(REPOSITORY_ROOT),
+        )
+
+    return HostCheck(GONE_HEADING, problems)
 
 
 def _refusal_codes(rejections: Sequence[Rejection]) -> list[str]:

@@ -11,6 +11,12 @@ refusal stop ends it at once with :class:`ModelRefused`: a model that declined i
 with. Investigation ends (``final``) when two turns remain, the
 tool-call budget is spent, or a repair was asked for.
 
+A host may also check a contract-valid answer (:class:`HostCheck`, e.g. repository maintenance
+asks admission which keeps of gone cards it would refuse). Its problems use the same single
+repair turn when it is still unused; whatever the repaired answer is, it is returned (admission
+judges it as ever), and a repaired answer that fails the contract gives way to the valid answer
+before it rather than failing the session.
+
 The whole loop honours an absolute deadline on :func:`time.monotonic` (``asyncio.timeout``
 around every provider call) and a :class:`CancelToken`; asyncio cancellation of the calling task
 stops it too. Usage and retries are counted on the :class:`Session` as it goes (the retries of
@@ -24,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +66,7 @@ from active_memory.models.runs import Binding
 __all__ = [
     "AnswerCheck",
     "CancelToken",
+    "HostCheck",
     "Session",
     "SessionLimits",
     "SessionResult",
@@ -112,6 +119,16 @@ class AnswerCheck:
     value: dict[str, Any] | None
     errors: tuple[str, ...] = field(default=())
     items_only: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HostCheck:
+    """A host-side check of a contract-valid answer: ``problems`` lists what the host would
+    refuse (lesson ids and codes, never answer text); ``heading`` opens the repair turn that
+    carries them."""
+
+    heading: str
+    problems: Callable[[dict[str, Any]], tuple[str, ...]]
 
 
 def _short(text: str) -> str:
@@ -187,6 +204,7 @@ class Session:
         batch: int = 0,
         versions: tuple[str, str] = ("", ""),
         item_errors_admitted: bool = False,
+        host_check: HostCheck | None = None,
     ) -> None:
         self._provider = provider
         self._binding = binding
@@ -201,6 +219,9 @@ class Session:
         # (prompt sha256, contract sha256): labelled on every request for recordings.
         self._versions = versions
         self._item_errors_admitted = item_errors_admitted
+        self._host_check = host_check
+        # The valid answer a host repair turn was asked about: returned if the repair fails.
+        self._held: tuple[ModelResponse, dict[str, Any]] | None = None
         self._messages: list[Message] = [UserMessage(prompt)]
         self._tools = toolbox.specs() if toolbox is not None else ()
         self.turns = 0
@@ -226,10 +247,18 @@ class Session:
                 self.raw_answer = response.answer
                 check = check_answer(self._contract, response.answer)
                 if check.value is not None:
-                    return self._result(response, check.value, started)
+                    problems = self._host_problems(check.value)
+                    if not problems:
+                        return self._result(response, check.value, started)
+                    assert self._host_check is not None
+                    self._held = (response, check.value)
+                    self._repair(response, problems, self._host_check.heading)
+                    continue
                 partial = check.items_only if self._item_errors_admitted else None
                 if partial is not None and self.repaired:
                     return self._result(response, partial, started, check.errors)
+                if self._held is not None:
+                    return self._result(*self._held, started)
                 self._repair(response, check.errors)
             elif response.stop_reason == "refusal":
                 self.raw_answer = response.text or None
@@ -241,7 +270,16 @@ class Session:
                     # Text that is not an answer (prose in the tool mode) is still what the
                     # model said instead of one: a prompt author needs to see it.
                     self.raw_answer = response.text
+                if self._held is not None:
+                    return self._result(*self._held, started)
                 self._repair(response, (self._missing_answer(response),))
+
+    def _host_problems(self, value: dict[str, Any]) -> tuple[str, ...]:
+        """The host check's problems, asked only while the repair turn is unused: after it the
+        answer goes to admission as it is."""
+        if self._host_check is None or self.repaired:
+            return ()
+        return self._host_check.problems(value)
 
     def _result(
         self,
@@ -368,7 +406,9 @@ class Session:
             )
         return f"no answer was given; the answer must be given as {self._contract.name}"
 
-    def _repair(self, response: ModelResponse, errors: tuple[str, ...]) -> None:
+    def _repair(
+        self, response: ModelResponse, errors: tuple[str, ...], heading: str | None = None
+    ) -> None:
         """Ask once for a corrected answer; a second failure is the session's failure."""
         if self.repaired:
             if response.answer is not None and _not_json(response.answer):
@@ -383,8 +423,10 @@ class Session:
                 ToolResult(call.id, call.name, "not run: give your final answer instead", True)
             )
         listed = "\n".join(f"- {error}" for error in errors)
+        if heading is None:
+            heading = f"Your answer does not satisfy the {self._contract.name} contract:"
         text = (
-            f"Your answer does not satisfy the {self._contract.name} contract:\n{listed}\n"
+            f"{heading}\n{listed}\n"
             "Give the complete corrected answer now; do not call investigation tools."
         )
         if response.answer is not None and response.answer_call_id is not None:

@@ -16,8 +16,12 @@ import pytest
 from active_memory.cli.lazy import Lazy, LazyGroup
 from active_memory.cli.main import main
 from active_memory.cli.store_location import answer_plain_form
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
 from active_memory.store.paths import state_dir_variable
+from active_memory.store.sqlite import SqliteStore
 from cli_runner import run_cli
+from factories import make_draft
 
 # What a command that only prints a path or the help must never load (each costs start-up).
 HEAVY = ("pydantic", "git", "active_memory.store.sqlite", "active_memory.models", "sqlite3")
@@ -152,3 +156,28 @@ def test_a_misconfigured_state_folder_is_reported_by_the_command_line(
     result = run_cli(["store", "path"])
     assert result.exit_code == 2
     assert result.stderr == "error: ACTIVE_MEMORY_STATE_DIR: 'relative' must be an absolute path\n"
+
+
+@pytest.mark.parametrize(
+    "argv", [["lessons", "list"], ["lessons", "stats"], ["store", "check"]], ids=" ".join
+)
+def test_reading_commands_do_not_load_the_screens(argv: list[str], tmp_path: Path) -> None:
+    # The detectors' patterns are most of a reading command's start-up; only a write screens
+    # (store check screens what it reads, so it is the control: it must load them).
+    store = tmp_path / "lessons.sqlite3"
+    with SqliteStore(store) as opened:
+        draft = make_draft("Repository card")
+        mutation = Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=draft)
+        opened.publish(Publication(run_id="run-1", mutations=(mutation,)))
+    probe = (
+        "import contextlib, io, json, sys\n"
+        f"sys.argv = ['active-memory', *{argv!r}, '--store', {str(store)!r}]\n"
+        "from active_memory.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()\n"
+        "print(json.dumps(any(m.startswith('active_memory.screening') for m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(done.stdout) is (argv == ["store", "check"])

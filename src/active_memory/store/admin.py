@@ -16,8 +16,6 @@ from typing import Any
 from active_memory.errors import LessonNotFound, LessonRetired, PublicationError, StoreError
 from active_memory.limits import LIMITS
 from active_memory.models.lessons import Lesson
-from active_memory.screening.cards import screen_card
-from active_memory.screening.verdict import is_weak
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
 from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply_pending
@@ -187,6 +185,10 @@ def plan_revert(conn: SqlConnection, lesson_id: str, to_revision: int) -> Change
         draft = decode_draft(row[0], row[1])
     except RecordError as error:
         raise StoreError(f"revision {to_revision} of {lesson_id!r} {error}") from None
+    # The screens load on use: every store command imports this module, and their patterns are
+    # most of a reading command's start-up.
+    from active_memory.screening.cards import screen_card
+
     problems = screen_card(draft)
     if problems:
         # An old revision may predate today's detectors; republishing it would inject it again.
@@ -241,6 +243,9 @@ def _content_problems(conn: sqlite3.Connection) -> list[str]:
     """Every live row and every stored past revision, read as the listings read them and
     validated completely, and every live card screened; problems name ids, columns and codes,
     never stored text."""
+    from active_memory.screening.cards import screen_card  # on use, as in plan_revert
+    from active_memory.screening.verdict import is_weak
+
     problems = [
         f"stored lesson {label} has a {column} that is not UTF-8 text"
         for label, column in undecodable_ids(conn, "records")

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from active_memory.errors import RevisionConflict, RevisionMismatch, ScreenRefused
 from active_memory.models.changes import Publication
-from active_memory.screening.cards import screen_publication
 from active_memory.store.backend import PublicationControl, PublicationReceipt
 from active_memory.store.results import StoreLimits
 from active_memory.store.sql import SqlConnection
@@ -27,6 +26,10 @@ def refuse_flagged(publication: Publication, control: PublicationControl | None 
     ``control.screened_by`` names the screen the drafts already passed."""
     if control is not None and control.screened_by is not None:
         return
+    # The screens load here, on a write: every store command (and a read costs nothing of them)
+    # imports this module, and the detectors' patterns are most of a CLI command's start-up.
+    from active_memory.screening.cards import screen_publication
+
     flagged = screen_publication(publication.mutations)
     if flagged:
         raise ScreenRefused(flagged)

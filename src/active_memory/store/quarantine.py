@@ -27,8 +27,6 @@ from pathlib import Path
 
 from active_memory.errors import PublicationError, QuarantineNotFound, StoreError
 from active_memory.models.changes import Mutation, Publication
-from active_memory.screening.cards import screen_card
-from active_memory.screening.verdict import is_weak
 from active_memory.store.backend import (
     ActiveMemoryBackend,
     PublicationControl,
@@ -127,6 +125,10 @@ class Quarantine(Closing):
     ) -> PublicationReceipt:
         """Publish the held draft as a new lesson through ``backend``'s checked publication,
         then drop the entry. Refused when today's screens find a strong signal in it."""
+        # The screens load on use, as in store.transfer: `lessons stats` reads this table.
+        from active_memory.screening.cards import screen_card
+        from active_memory.screening.verdict import is_weak
+
         entry = self.get(lesson_id)
         strong = [code for code in screen_card(entry.draft) if not is_weak(code)]
         if strong:

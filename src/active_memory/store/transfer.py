@@ -29,7 +29,6 @@ from active_memory.errors import InputRefused, LessonValidationError
 from active_memory.limits import LIMITS
 from active_memory.models.ids import validate_lesson_id
 from active_memory.models.lessons import Lesson, LessonDraft
-from active_memory.screening.cards import screen_card
 from active_memory.store.codec import canonical_json, encode_draft
 from active_memory.store.results import HistoryOp, Tombstone
 from active_memory.store.sql import SqlConnection
@@ -59,6 +58,10 @@ def parse_lines(lines: Iterable[str]) -> tuple[ImportEntry, ...]:
     A card that admission would refuse for a secret or a planted instruction is a bad line: the
     problem codes are named, never the card's text.
     """
+    # The screens load on use: every store opens through this module's importers, and the
+    # detectors' patterns are most of a reading command's start-up.
+    from active_memory.screening.cards import screen_card
+
     entries: list[ImportEntry] = []
     first_seen: dict[str, int] = {}
     for number, raw in enumerate(lines, 1):

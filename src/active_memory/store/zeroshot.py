@@ -51,7 +51,6 @@ from typing import Any
 from active_memory.errors import ConfigError, LessonValidationError, StoreUnavailable
 from active_memory.models.ids import lesson_id_problem
 from active_memory.models.lessons import Lesson, validate_reference
-from active_memory.screening.cards import screen_card
 from active_memory.store.files import SQLITE_HEADER
 from active_memory.store.results import Tombstone
 from active_memory.store.transfer import lesson_line
@@ -324,6 +323,8 @@ def _record(row: Mapping[str, Any]) -> tuple[str, str]:
         lesson = Lesson.parse(data)
     except LessonValidationError as error:
         raise _Refused(f"{error.field}: {_QUOTED.sub('…', error.problem)}") from None
+    from active_memory.screening.cards import screen_card  # on use, as in store.transfer
+
     problems = screen_card(lesson.draft)
     if problems:
         raise _Refused(f"refused by the admission screen ({', '.join(problems)})")

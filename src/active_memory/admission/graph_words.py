@@ -92,7 +92,8 @@ STRAIGHT_SUBVERSIONS: tuple[str, ...] = (
     rf"(?:\w+\s+)?(?:{_G})(?:s|es)?\b",
     r"\bavoid(?:ing)?\s+the\s+(?:verifier|review|reviewer|review\s+step|linter|ci|quality\s+gate|"
     r"type\s+checker)\b",
-    rf"\b(?:don't|do\s+not|never)\s+(?:run|execute|wait\s+for|call|invoke|ask)\s+{_THE}"
+    rf"\b(?:don't|do\s+not|never)\s+(?:ever\s+)?(?:run|execute|wait\s+for|call|invoke|ask)\s+"
+    rf"{_THE}"
     rf"(?:\w+\s+)?(?:{_G})(?:s|es)?"
     r"(?=\s*(?:[.;:!?,]|$)|\s+(?:when|if|for|unless|at\s+all|anymore|any\s+more)\b)",
     rf"\b(?:without|instead\s+of|rather\s+than)\s+(?:running|waiting\s+for|calling|asking|"
@@ -102,6 +103,9 @@ STRAIGHT_SUBVERSIONS: tuple[str, ...] = (
     r"\s+(?:it\s+|the\s+same\s+\w+\s+|the\s+\w+\s+)?(?:unchanged|as\s+is|as-is|verbatim|"
     r"without\s+(?:any\s+)?(?:changes?|changing|modifications?|fixing))",
     r"\bre-?submit(?:ting)?\s+(?:it\s+|the\s+)?(?:identical|unchanged|untouched)\b",
+    # The same work sent back for judging, with no fix in between ("just resubmit the same patch").
+    r"\bre-?submit(?:ting)?\s+(?:the\s+)?(?:same|identical)\s+(?:patch|diff|change|changes|pr|"
+    r"pull\s+request|commit|code|answer|output|work)\b(?!\s+(?:after|once|with|but|when)\b)",
     rf"\b(?:trick|fool|game|cheat|placate|appease)\s+{_THE}(?:\w+\s+)?(?:{_G})(?:s|es)?\b",
     # A check named, then put aside by a pronoun: "when the reviewer rejects, disregard it".
     rf"\b(?:{_G}|rejects?|rejected|says\s+no|complains?|flags?)\b(?:(?!\b(?:not|never|don't|no)\b)"

@@ -28,6 +28,7 @@ from typing import overload
 from active_memory.errors import SnapshotError
 from active_memory.models.lessons import Lesson
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError, decode_lesson
+from active_memory.store.rows import row_checksum
 
 __all__ = [
     "StoredLessons",
@@ -38,22 +39,6 @@ __all__ = [
 ]
 
 _blake2b = hashlib.blake2b
-
-
-def row_checksum(row: Sequence[object]) -> str:
-    """The checksum of a ``LIVE_COLUMNS`` row: 128-bit BLAKE2b over its columns, NUL-joined.
-
-    No column can contain NUL (JSON escapes it; ids, keys and node ids refuse control
-    characters). A NULL column reads as ``None``, which no repository key, graph hash or id can
-    spell, and a graph row's node id is never NULL (a schema CHECK), so distinct rows never
-    share an input.
-    """
-    lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = row
-    text = (
-        f"{lesson_id}\0{revision}\0{body}\0{evidence}\0"
-        f"{kind}\0{repository}\0{graph_hash}\0{node_id}"
-    )
-    return _blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def verify_rows(rows: Sequence[Sequence[object]]) -> None:

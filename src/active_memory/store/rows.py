@@ -27,6 +27,7 @@ from __future__ import annotations
 import _sqlite3
 import os
 import stat
+from collections.abc import Sequence
 
 from active_memory.errors import StoreUnavailable
 from active_memory.limits import BROAD_WORDS, LIMITS
@@ -49,6 +50,7 @@ __all__ = [
     "StoredScope",
     "checksum_matches",
     "readable_schema",
+    "row_checksum",
 ]
 
 # The schema these reads are written for (a test keeps it equal to store.migrations).
@@ -263,20 +265,30 @@ def _card(lesson_id: str, revision: int, card: Any, repository: str) -> StoredCa
     return StoredCard(lesson_id, revision, title, recommendation, stored)
 
 
-def checksum_matches(row: tuple[object, ...]) -> bool:
-    """Whether a ``LIVE_COLUMNS, checksum`` row matches its writer's checksum: the same text and
-    hash as ``store.checked_rows.row_checksum`` (a test keeps the two equal), rewritten here
-    because that module imports the models. A row without a checksum never matches."""
+def row_checksum(row: Sequence[object]) -> str:
+    """The checksum of a ``LIVE_COLUMNS`` row: 128-bit BLAKE2b over its columns, NUL-joined.
+
+    No column can contain NUL (JSON escapes it; ids, keys and node ids refuse control
+    characters). A NULL column reads as ``None``, which no repository key, graph hash or id can
+    spell, and a graph row's node id is never NULL (a schema CHECK), so distinct rows never
+    share an input. Defined here, standard library only, so the writers (through
+    ``store.checked_rows``) and this fallback hash the same text with the same code.
+    """
     from _blake2 import blake2b  # hashlib's own C type, without hashlib's OpenSSL import
 
-    *columns, stored = row
-    lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = columns
+    lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = row
     text = (
         f"{lesson_id}\0{revision}\0{body}\0{evidence}\0"
         f"{kind}\0{repository}\0{graph_hash}\0{node_id}"
     )
-    digest = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return isinstance(stored, str) and digest == stored
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def checksum_matches(row: tuple[object, ...]) -> bool:
+    """Whether a ``LIVE_COLUMNS, checksum`` row matches its writer's checksum. A row without a
+    checksum never matches."""
+    *columns, stored = row
+    return isinstance(stored, str) and row_checksum(columns) == stored
 
 
 def _file_uri(path: str) -> str:

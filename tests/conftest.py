@@ -8,6 +8,7 @@ guard that refuses and fails any connection beyond loopback (:class:`isolation.N
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,16 @@ from isolation import NetworkGuard, isolate_environment
 from slow_reasons import pytest_collection_modifyitems  # noqa: F401 (a hook: slow tests say why)
 
 httpx2.alias_httpx()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """One worker more than the cores ``-n auto`` would use.
+
+    About a fifth of the suite's time is spent waiting (on harness CLIs, servers, a PostgreSQL
+    cluster, sockets), so with one worker a core a core sits idle; a measured third worker on two
+    cores took the suite from 246 s to 219 s.
+    """
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture(autouse=True)

@@ -62,14 +62,18 @@ def _only_loopback() -> list[str]:
     return [name for _, name in socket.if_nameindex() if name != "lo"]
 
 
-@pytest.fixture
-def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriver]:
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebDriver]:
+    """One Chromium for every case: starting it is most of a case's time. Each case then
+    starts from no cookies and a blank page (see :func:`browser`)."""
     others = _only_loopback()
     assert others == [], (
         f"the browser cases run only in a loopback-only network namespace, but {others} are "
         "visible; run tests/ui/test_ui_browser.py, which starts them under `unshare -n`"
     )
-    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager must never fetch a driver
+    # Selenium Manager must never fetch a driver.
+    previous = os.environ.get("SE_OFFLINE")
+    os.environ["SE_OFFLINE"] = "true"
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in (
@@ -83,15 +87,30 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebDriv
         # proxy (loopback bypasses a proxy by default).
         "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
         "--proxy-server=http://127.0.0.1:9",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
     ):  # fmt: skip
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    finally:
+        if previous is None:
+            os.environ.pop("SE_OFFLINE", None)
+        else:
+            os.environ["SE_OFFLINE"] = previous
     driver.set_page_load_timeout(30)
     try:
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture
+def browser(chromium: WebDriver) -> WebDriver:
+    """The shared Chromium, with no cookies from an earlier case (a cookie ignores the port, so
+    another case's server on 127.0.0.1 would otherwise receive it) and on a blank page."""
+    chromium.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    chromium.get("about:blank")
+    return chromium
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ def test_the_browser_cases_pass_with_loopback_only() -> None:
     browser case."""
     command = [
         *_namespace_command(),
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(CASES),
+        sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", str(CASES),
     ]  # fmt: skip
     done = subprocess.run(
         command, cwd=REPO, capture_output=True, text=True, timeout=400, check=False

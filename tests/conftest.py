@@ -22,6 +22,7 @@ from slow_reasons import pytest_collection_modifyitems  # noqa: F401 (a hook: sl
 httpx2.alias_httpx()
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, which `-p no:xdist` leaves out
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """One worker more than the cores ``-n auto`` would use.
 

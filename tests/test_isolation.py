@@ -7,8 +7,6 @@ import os
 import pwd
 import shutil
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
@@ -16,6 +14,7 @@ import pytest
 
 from active_memory.latch import run_state_dir
 from active_memory.store.paths import default_store_path, state_dir_variable
+from inner_pytest import run_pytest
 from isolation import NetworkBlocked, NetworkGuard, isolate_environment
 
 TESTS = Path(__file__).parent
@@ -108,11 +107,7 @@ def test_a_test_that_reaches_out_fails_even_when_it_catches_the_refusal(tmp_path
         "    except Exception:\n"
         "        pass\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:respx",
-         str(tmp_path)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120,
-    )  # fmt: skip
+    run = run_pytest(tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 passed, 1 error" in run.stdout
     assert f"the test tried to use the network: a connection to ('{UNROUTABLE}', 80)" in run.stdout

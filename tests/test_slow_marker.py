@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from inner_pytest import run_pytest
 from slow_reasons import UNEXPLAINED
 
 TESTS = Path(__file__).parent
-# Plugins the run below does not use: each one loaded is start-up time.
-_UNUSED = ("cacheprovider", "xdist", "langsmith_plugin", "hypothesispytest", "inline_snapshot",
-           "anyio", "asyncio", "timeout", "respx")  # fmt: skip
-_NO_PLUGINS = [part for name in _UNUSED for part in ("-p", f"no:{name}")]
 
 
 def test_every_slow_test_says_why(request: pytest.FixtureRequest) -> None:
@@ -26,16 +21,11 @@ def test_every_slow_test_says_why(request: pytest.FixtureRequest) -> None:
     )
 
 
-def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", *_NO_PLUGINS, *args, str(folder)],
-        capture_output=True, text=True, cwd=folder, timeout=120, check=False,
-    )  # fmt: skip
-
-
 def test_a_slow_test_without_a_reason_fails_the_run_even_when_deselected(tmp_path: Path) -> None:
-    shutil.copy(TESTS / "slow_reasons.py", tmp_path / "slow_reasons.py")
-    check = Path(__file__).read_text(encoding="utf-8").split("\n\ndef _pytest")[0]
+    for name in ("slow_reasons.py", "inner_pytest.py"):
+        shutil.copy(TESTS / name, tmp_path / name)
+    # This module up to this test: the check alone, as a test file of the inner run.
+    check = Path(__file__).read_text(encoding="utf-8").split("\n\n\ndef test_a_slow_test")[0]
     (tmp_path / "test_check.py").write_text(check + "\n", encoding="utf-8")
     (tmp_path / "conftest.py").write_text(
         "from slow_reasons import pytest_collection_modifyitems  # noqa: F401\n\n"
@@ -64,7 +54,7 @@ def test_a_slow_test_without_a_reason_fails_the_run_even_when_deselected(tmp_pat
         "    pass\n",
         encoding="utf-8",
     )
-    done = _pytest(tmp_path, "-m", "not slow")
+    done = run_pytest(tmp_path, "-m", "not slow")
     assert "1 failed, 1 passed, 4 deselected" in done.stdout, done.stdout + done.stderr
     assert (
         "AssertionError: slow tests whose docstring gives no 'Slow:' reason (say why, or make "
@@ -73,4 +63,4 @@ def test_a_slow_test_without_a_reason_fails_the_run_even_when_deselected(tmp_pat
     plain = (tmp_path / "test_plain.py").read_text()
     told = plain.replace("    pass\n\ndef test_fast", '    """Slow: so."""\n\ndef test_fast')
     (tmp_path / "test_plain.py").write_text(told, encoding="utf-8")
-    assert "6 passed" in _pytest(tmp_path).stdout
+    assert "6 passed" in run_pytest(tmp_path).stdout

@@ -10,8 +10,8 @@ is :class:`~.sdk_adapter.SdkAdapter`; the SDK's exceptions are translated in
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
@@ -20,6 +20,7 @@ from active_memory.agents.providers.sdk_adapter import (
     UNUSED_KEY,
     ClientBuilder,
     SdkAdapter,
+    client_options,
     endpoint_key,
     env_value,
 )
@@ -28,7 +29,7 @@ from active_memory.agents.providers.transport_errors import (
     connection_error,
     malformed_response,
 )
-from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
+from active_memory.errors import ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -49,7 +50,7 @@ def _openai_client(
         raise ProviderUnavailable(f"no OpenAI API key: set {credential}")
     base_url = (endpoint.base_url if endpoint else None) or env_value(env, "OPENAI_BASE_URL")
     client = AsyncOpenAI(
-        api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
+        api_key=api_key or UNUSED_KEY, base_url=base_url, **client_options(http_client)
     )
     return client, credential
 
@@ -81,8 +82,7 @@ def _azure_client(
         azure_ad_token=ad_token,
         azure_endpoint=azure_endpoint,
         api_version=api_version,
-        max_retries=0,
-        http_client=http_client,
+        **client_options(http_client),
     )
     return client, key_var if api_key else "AZURE_OPENAI_AD_TOKEN"
 
@@ -102,7 +102,7 @@ def _compatible_client(
             "connection with a baseUrl, or set OPENAI_BASE_URL"
         )
     client = AsyncOpenAI(
-        api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
+        api_key=api_key or UNUSED_KEY, base_url=base_url, **client_options(http_client)
     )
     return client, credential
 
@@ -139,6 +139,12 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
 
     family = "openai"
     title = "OpenAI"
+    map_api_errors = staticmethod(_map_api_errors)
+    clients: ClassVar[Mapping[str, ClientBuilder[AsyncOpenAI]]] = {
+        "openai": _openai_client,
+        "azure": _azure_client,
+        "compatible": _compatible_client,
+    }
 
     @staticmethod
     def check_effort(effort: str | None) -> None:
@@ -146,22 +152,9 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
         check_effort(effort)
 
     @classmethod
-    def client_builder(cls, lane: str) -> ClientBuilder[AsyncOpenAI]:
-        if lane == "openai":
-            return _openai_client
-        if lane == "azure":
-            return _azure_client
-        if lane == "compatible":
-            return _compatible_client
-        raise ConfigError("binding.lane", f"the OpenAI adapter has no client for lane {lane!r}")
-
-    @classmethod
     def default_lane(cls, endpoint: Endpoint | None) -> str:
         """A connection that names its own server is a compatible endpoint, not api.openai.com."""
         return "compatible" if endpoint is not None and endpoint.own_server else "openai"
-
-    def _map_errors(self) -> AbstractContextManager[None]:
-        return _map_api_errors(self.name, self._credential, self.host)
 
     @classmethod
     def default_output(cls, lane: str) -> OutputMode:

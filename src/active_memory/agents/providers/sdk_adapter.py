@@ -1,7 +1,8 @@
 """The shell both SDK adapters share: lane check, SDK import, client, complete with retries, close.
 
 An adapter (``anthropic.py``, ``openai.py``) subclasses :class:`SdkAdapter` and supplies only
-what is its own: its lanes and install extras, how each lane's client is built from a resolved
+what is its own: its lanes and install extras, how each lane's client is built (its
+``clients`` table) from a resolved
 connection or the standard environment variables, the wire conversion in its ``*_wire`` module,
 and its ``_map_api_errors()``, the one place its SDK's exceptions become toolkit errors. The
 SDK's own retries are off (``max_retries=0``) so :mod:`.retry` owns them, counted and bounded by
@@ -15,7 +16,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypedDict, TypeVar
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
@@ -27,7 +28,15 @@ from active_memory.lanes import api_lanes, lane_row
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["UNUSED_KEY", "ClientBuilder", "SdkAdapter", "endpoint_key", "env_value"]
+__all__ = [
+    "UNUSED_KEY",
+    "ClientBuilder",
+    "ClientOptions",
+    "SdkAdapter",
+    "client_options",
+    "endpoint_key",
+    "env_value",
+]
 
 # Local servers usually take no key, but the SDKs insist on one; this placeholder is no secret.
 UNUSED_KEY = "unused"
@@ -42,6 +51,17 @@ ResultT = TypeVar("ResultT")
 ClientBuilder = Callable[
     [Mapping[str, str], Endpoint | None, "httpx2.AsyncClient | None"], tuple[ClientT, str]
 ]
+
+
+class ClientOptions(TypedDict):
+    max_retries: int
+    http_client: httpx2.AsyncClient | None
+
+
+def client_options(http_client: httpx2.AsyncClient | None) -> ClientOptions:
+    """The arguments every lane's SDK client takes alike: the SDK's own retries off (:mod:`.retry`
+    owns them) and the test seam's HTTP client (None: the SDK's own)."""
+    return {"max_retries": 0, "http_client": http_client}
 
 
 def env_value(env: Mapping[str, str], *names: str) -> str | None:
@@ -92,6 +112,7 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
     family: ClassVar[str]  # the provider name: also its SDK's module and its default lane
     title: ClassVar[str]  # how its documentation spells it, for messages
     lanes: ClassVar[tuple[str, ...]]  # its rows of the lane table (active_memory.lanes)
+    clients: ClassVar[Mapping[str, ClientBuilder[Any]]]  # what builds each lane's client
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -154,14 +175,22 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         """Fail early, when a binding is resolved, on an effort this API does not know."""
 
     @classmethod
-    @abstractmethod
     def client_builder(cls, lane: str) -> ClientBuilder[ClientT]:
         """What builds ``lane``'s client (from the environment, the resolved endpoint and the
-        test seam) and names the credential a 401 should tell the user to set."""
+        test seam) and names the credential a 401 should tell the user to set: its row of the
+        adapter's ``clients``."""
+        build = cls.clients.get(lane)
+        if build is None:
+            raise ConfigError(
+                "binding.lane", f"the {cls.title} adapter has no client for lane {lane!r}"
+            )
+        return build
 
+    @staticmethod
     @abstractmethod
-    def _map_errors(self) -> AbstractContextManager[None]:
-        """The adapter's ``_map_api_errors()`` for this provider and credential."""
+    def map_api_errors(provider: str, credential: str, host: str) -> AbstractContextManager[None]:
+        """The adapter's ``_map_api_errors()``: where its SDK's exceptions become toolkit
+        errors naming ``provider``, the ``credential`` to set and the ``host``."""
 
     @abstractmethod
     def _params(self, request: ModelRequest) -> dict[str, Any]:
@@ -181,7 +210,7 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         params = self._params(request)
 
         async def call() -> ResultT:
-            with self._map_errors():
+            with self.map_api_errors(self.name, self._credential, self.host):
                 return await self._send(params)
 
         result, retries = await call_with_retries(

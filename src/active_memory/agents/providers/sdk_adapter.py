@@ -1,8 +1,7 @@
 """The shell both SDK adapters share: lane check, SDK import, client, complete with retries, close.
 
 An adapter (``anthropic.py``, ``openai.py``) subclasses :class:`SdkAdapter` and supplies only
-what is its own: its lanes and install extras, how each lane's client is built (its
-``clients`` table) from a resolved
+what is its own: its lanes and install extras, how each lane's client is built from a resolved
 connection or the standard environment variables, the wire conversion in its ``*_wire`` module,
 and its ``_map_api_errors()``, the one place its SDK's exceptions become toolkit errors. The
 SDK's own retries are off (``max_retries=0``) so :mod:`.retry` owns them, counted and bounded by
@@ -112,7 +111,6 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
     family: ClassVar[str]  # the provider name: also its SDK's module and its default lane
     title: ClassVar[str]  # how its documentation spells it, for messages
     lanes: ClassVar[tuple[str, ...]]  # its rows of the lane table (active_memory.lanes)
-    clients: ClassVar[Mapping[str, ClientBuilder[Any]]]  # what builds each lane's client
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -175,16 +173,10 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         """Fail early, when a binding is resolved, on an effort this API does not know."""
 
     @classmethod
+    @abstractmethod
     def client_builder(cls, lane: str) -> ClientBuilder[ClientT]:
         """What builds ``lane``'s client (from the environment, the resolved endpoint and the
-        test seam) and names the credential a 401 should tell the user to set: its row of the
-        adapter's ``clients``."""
-        build = cls.clients.get(lane)
-        if build is None:
-            raise ConfigError(
-                "binding.lane", f"the {cls.title} adapter has no client for lane {lane!r}"
-            )
-        return build
+        test seam) and names the credential a 401 should tell the user to set."""
 
     @staticmethod
     @abstractmethod

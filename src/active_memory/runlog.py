@@ -109,10 +109,12 @@ class RunLog:
         self, run_id: str, rejection: Rejection, *, time_ms: int | None = None
     ) -> dict[str, LogValue]:
         # The whole rejection: it never carries lesson text (and the allow-list still applies).
+        # Role first, as the record is documented (docs/admission.md).
         return self.append_event(
             "rejection",
             run_id=run_id,
-            **rejection.model_dump(),
+            role=rejection.role,
+            **rejection.model_dump(exclude={"role"}),
             time_ms=int(time.time() * 1000) if time_ms is None else time_ms,
         )
 

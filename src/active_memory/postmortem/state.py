@@ -27,7 +27,7 @@ __all__ = ["ReviewState"]
 _log = logging.getLogger(__name__)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class ReviewState:
     """The shared deadline starts when the state is made; complete results may still publish
     for ``options.settlement_ms`` after it."""

@@ -108,14 +108,13 @@ class RunLog:
     def append_rejection(
         self, run_id: str, rejection: Rejection, *, time_ms: int | None = None
     ) -> dict[str, LogValue]:
+        # The whole rejection: it never carries lesson text (and the allow-list still applies).
+        # Role first, as the record is documented (docs/admission.md).
         return self.append_event(
             "rejection",
             run_id=run_id,
             role=rejection.role,
-            stage=rejection.stage,
-            code=rejection.code,
-            index=rejection.index,
-            id=rejection.id,
+            **rejection.model_dump(exclude={"role"}),
             time_ms=int(time.time() * 1000) if time_ms is None else time_ms,
         )
 

@@ -62,6 +62,7 @@ __all__ = [
     "ProgressCallback",
     "ScopeKind",
     "SessionInput",
+    "SessionSubject",
     "SpecialistEnv",
     "StopSignal",
     "Validated",
@@ -162,6 +163,19 @@ class Batch:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionSubject:
+    """What one session reviews beside the run's evidence: ``label`` names a maintenance batch
+    (``batch 2 of 3``), ``lessons`` are its supplied lessons and ``changes`` their change
+    entries; ``existing`` are the lessons already in a discovery specialist's scope (shown so
+    it can avoid duplicates, never decided)."""
+
+    label: str | None = None
+    lessons: Sequence[Lesson] = ()
+    changes: Sequence[Mapping[str, Any]] = ()
+    existing: Sequence[Lesson] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Validated:
     """A specialist's complete, host-validated result, ready to publish.
 
@@ -228,15 +242,14 @@ def _user_prompt(
     env: SpecialistEnv,
     spec: RoleRow,
     bundle: EvidenceBundle,
-    batch: str | None,
-    lessons: Sequence[Lesson],
-    existing: Sequence[Lesson],
+    subject: SessionSubject,
 ) -> str:
     facts = [f"- {fact}" for fact in env.host_facts]
+    lessons, existing = subject.lessons, subject.existing
     if spec.maintenance:
         ids = ", ".join(lesson.id for lesson in lessons)
         facts.append(
-            f"- {batch}: {len(lessons)} supplied {spec.scope} lesson(s), the payload's "
+            f"- {subject.label}: {len(lessons)} supplied {spec.scope} lesson(s), the payload's "
             f"`lessons`; decide each of these ids exactly once and no other: {ids}. Lesson ids "
             "in `deliveries` and `lesson_changes` are context, not yours to decide."
         )
@@ -300,19 +313,8 @@ class SessionInput:
     toolbox: Toolbox
 
 
-async def session_input(
-    env: SpecialistEnv,
-    spec: RoleRow,
-    *,
-    label: str | None = None,
-    lessons: Sequence[Lesson] = (),
-    changes: Sequence[Mapping[str, Any]] = (),
-    existing: Sequence[Lesson] = (),
-) -> SessionInput:
-    """Build the evidence and render the prompts of one session, without calling the model.
-
-    ``lessons`` are a maintenance batch's supplied lessons; ``existing`` the lessons already in
-    a discovery specialist's scope (shown so it can avoid duplicates, never decided)."""
+async def session_input(env: SpecialistEnv, spec: RoleRow, subject: SessionSubject) -> SessionInput:
+    """Build the evidence and render the prompts of one session, without calling the model."""
     folder = env.private_dir / spec.name
     bundle = await in_daemon_thread(
         functools.partial(
@@ -321,9 +323,9 @@ async def session_input(
             spec.name,
             private_dir=folder,
             budget_bytes=env.evidence_budget,
-            lessons=[lesson.model_dump(mode="json") for lesson in lessons],
-            lesson_changes=changes,
-            existing_lessons=[lesson.model_dump(mode="json") for lesson in existing],
+            lessons=[lesson.model_dump(mode="json") for lesson in subject.lessons],
+            lesson_changes=subject.changes,
+            existing_lessons=[lesson.model_dump(mode="json") for lesson in subject.existing],
             cancel=StopSignal(env.deadline, env.cancel),
         )
     )
@@ -338,7 +340,7 @@ async def session_input(
     )
     return SessionInput(
         system=system,
-        prompt=_user_prompt(env, spec, bundle, label, lessons, existing),
+        prompt=_user_prompt(env, spec, bundle, subject),
         contract=AnswerContract(name=spec.name, schema=schema),
         toolbox=_toolbox(env, folder),
     )
@@ -348,18 +350,13 @@ async def answer_session(
     env: SpecialistEnv,
     spec: RoleRow,
     meter: Meter,
+    subject: SessionSubject,
     *,
     batch: int,
-    label: str | None = None,
-    lessons: Sequence[Lesson] = (),
-    changes: Sequence[Mapping[str, Any]] = (),
-    existing: Sequence[Lesson] = (),
 ) -> Answered:
     """One session: build the evidence, render the prompts, run the tool loop to an answer
     that satisfies the contract (admission is the caller's next step)."""
-    given = await session_input(
-        env, spec, label=label, lessons=lessons, changes=changes, existing=existing
-    )
+    given = await session_input(env, spec, subject)
     session = Session(
         env.provider,
         env.binding,
@@ -375,7 +372,7 @@ async def answer_session(
         versions=(prompt_sha256(spec.name), contract_sha256(spec.name)),
         # Admission refuses a malformed item alone; the session need not fail for it.
         item_errors_admitted=True,
-        host_check=_gone_check(env, spec, lessons, given.toolbox),
+        host_check=_gone_check(env, spec, subject.lessons, given.toolbox),
     )
     meter.sessions.append(session)
     meter.batches += 1
@@ -419,15 +416,8 @@ async def _maintain(
         meter.next_batch += 1
         described = f"batch {position + 1} of {len(batches)}"
         env.note(spec.name, described)
-        session = await answer_session(
-            env,
-            spec,
-            meter,
-            batch=label,
-            label=described,
-            lessons=batch.lessons,
-            changes=batch.changes,
-        )
+        subject = SessionSubject(described, batch.lessons, batch.changes)
+        session = await answer_session(env, spec, meter, subject, batch=label)
         result = admit_maintenance(
             session.answer,
             spec.name,
@@ -454,7 +444,7 @@ async def _discover(
 ) -> Validated:
     label = meter.next_batch
     meter.next_batch += 1
-    session = await answer_session(env, spec, meter, batch=label, existing=existing)
+    session = await answer_session(env, spec, meter, SessionSubject(existing=existing), batch=label)
     result = admit_discovery(
         session.answer, spec.name, env.admission, read_paths=session.read_paths
     )

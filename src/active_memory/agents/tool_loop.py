@@ -31,7 +31,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -179,6 +179,7 @@ def check_answer(contract: AnswerContract, raw: str) -> AnswerCheck:
     return AnswerCheck(None, tuple(errors), value if confined else None)
 
 
+@dataclass(eq=False, repr=False)
 class Session:
     """One specialist's provider session; construct, then ``await session.run()``.
 
@@ -188,53 +189,39 @@ class Session:
     and effort; the provider was built for its lane and connections.
     """
 
-    def __init__(
-        self,
-        provider: ModelProvider,
-        binding: Binding,
-        *,
-        system: str,
-        prompt: str,
-        contract: AnswerContract,
-        deadline: float,
-        toolbox: Toolbox | None = None,
-        limits: SessionLimits | None = None,
-        cancel: CancelToken | None = None,
-        specialist: str = "",
-        batch: int = 0,
-        versions: tuple[str, str] = ("", ""),
-        item_errors_admitted: bool = False,
-        host_check: HostCheck | None = None,
-    ) -> None:
-        self._provider = provider
-        self._binding = binding
-        self._system = system
-        self._contract = contract
-        self._deadline = deadline
-        self._toolbox = toolbox
-        self._limits = limits or SessionLimits()
-        self._cancel = cancel
-        self._specialist = specialist
-        self._batch = batch
-        # (prompt sha256, contract sha256): labelled on every request for recordings.
-        self._versions = versions
-        self._item_errors_admitted = item_errors_admitted
-        self._host_check = host_check
-        # The valid answer a host repair turn was asked about: returned if the repair fails.
-        self._held: tuple[ModelResponse, dict[str, Any]] | None = None
-        self._messages: list[Message] = [UserMessage(prompt)]
-        self._tools = toolbox.specs() if toolbox is not None else ()
-        self.turns = 0
-        self.tool_calls = 0
-        self.usage = TokenUsage()
-        self.retries = 0
-        self.repaired = False
-        self.raw_answer: str | None = None
-        self._final = False
+    provider: ModelProvider
+    binding: Binding
+    _: KW_ONLY
+    system: str
+    prompt: InitVar[str]
+    contract: AnswerContract
+    deadline: float
+    toolbox: Toolbox | None = None
+    limits: SessionLimits = field(default_factory=SessionLimits)
+    cancel: CancelToken | None = None
+    specialist: str = ""
+    batch: int = 0
+    # (prompt sha256, contract sha256): labelled on every request for recordings.
+    versions: tuple[str, str] = ("", "")
+    item_errors_admitted: bool = False
+    host_check: HostCheck | None = None
+    turns: int = field(default=0, init=False)
+    tool_calls: int = field(default=0, init=False)
+    usage: TokenUsage = field(default_factory=TokenUsage, init=False)
+    retries: int = field(default=0, init=False)
+    repaired: bool = field(default=False, init=False)
+    raw_answer: str | None = field(default=None, init=False)
+    # The valid answer a host repair turn was asked about: returned if the repair fails.
+    _held: tuple[ModelResponse, dict[str, Any]] | None = field(default=None, init=False)
+    _final: bool = field(default=False, init=False)
+    _messages: list[Message] = field(init=False)
+
+    def __post_init__(self, prompt: str) -> None:
+        self._messages = [UserMessage(prompt)]
 
     @property
     def _who(self) -> str:
-        return f"session of specialist {self._specialist!r} batch {self._batch}"
+        return f"session of specialist {self.specialist!r} batch {self.batch}"
 
     async def run(self) -> SessionResult:
         started = time.monotonic()
@@ -245,16 +232,16 @@ class Session:
             self._messages.append(AssistantMessage.from_response(response))
             if response.answer is not None:
                 self.raw_answer = response.answer
-                check = check_answer(self._contract, response.answer)
+                check = check_answer(self.contract, response.answer)
                 if check.value is not None:
                     problems = self._host_problems(check.value)
                     if not problems:
                         return self._result(response, check.value, started)
-                    assert self._host_check is not None
+                    assert self.host_check is not None
                     self._held = (response, check.value)
-                    self._repair(response, problems, self._host_check.heading)
+                    self._repair(response, problems, self.host_check.heading)
                     continue
-                partial = check.items_only if self._item_errors_admitted else None
+                partial = check.items_only if self.item_errors_admitted else None
                 if partial is not None and self.repaired:
                     return self._result(response, partial, started, check.errors)
                 if self._held is not None:
@@ -262,7 +249,7 @@ class Session:
                 self._repair(response, check.errors)
             elif response.stop_reason == "refusal":
                 self.raw_answer = response.text or None
-                raise ModelRefused(self._contract.name, self.turns)
+                raise ModelRefused(self.contract.name, self.turns)
             elif response.tool_calls and not self._final:
                 await self._run_tools(response.tool_calls)
             else:
@@ -277,9 +264,9 @@ class Session:
     def _host_problems(self, value: dict[str, Any]) -> tuple[str, ...]:
         """The host check's problems, asked only while the repair turn is unused: after it the
         answer goes to admission as it is."""
-        if self._host_check is None or self.repaired:
+        if self.host_check is None or self.repaired:
             return ()
-        return self._host_check.problems(value)
+        return self.host_check.problems(value)
 
     def _result(
         self,
@@ -303,9 +290,9 @@ class Session:
         )
 
     def _check_stop(self) -> None:
-        if self._cancel is not None and self._cancel.cancelled:
+        if self.cancel is not None and self.cancel.cancelled:
             raise SessionCancelled(f"{self._who} was cancelled after {self.turns} turn(s)")
-        if time.monotonic() >= self._deadline:
+        if time.monotonic() >= self.deadline:
             raise ProviderDeadlineExceeded(
                 f"{self._who}: the deadline passed after {self.turns} turn(s)"
             )
@@ -313,37 +300,37 @@ class Session:
     def _enter_final_if_due(self) -> None:
         if self._final:
             return
-        last_turns = self._limits.max_turns - self.turns <= 2
-        no_tools = self.tool_calls >= self._limits.max_tool_calls
+        last_turns = self.limits.max_turns - self.turns <= 2
+        no_tools = self.tool_calls >= self.limits.max_tool_calls
         if last_turns or no_tools:
             self._final = True
             self._messages.append(
                 UserMessage(
                     "Investigation is over: call no more investigation tools. Give your "
-                    f"complete final {self._contract.name} answer now."
+                    f"complete final {self.contract.name} answer now."
                 )
             )
 
     def _request(self) -> ModelRequest:
         return ModelRequest(
-            model=self._binding.model,
-            system=self._system,
+            model=self.binding.model,
+            system=self.system,
             messages=tuple(self._messages),
-            contract=self._contract,
-            tools=self._tools,
-            effort=self._binding.effort,
-            max_tokens=self._limits.max_tokens,
-            deadline=self._deadline,
+            contract=self.contract,
+            tools=self.toolbox.specs() if self.toolbox is not None else (),
+            effort=self.binding.effort,
+            max_tokens=self.limits.max_tokens,
+            deadline=self.deadline,
             final=self._final,
-            labels=RequestLabels(self._specialist, self._batch, self.turns + 1, *self._versions),
+            labels=RequestLabels(self.specialist, self.batch, self.turns + 1, *self.versions),
         )
 
     async def _call(self, request: ModelRequest) -> ModelResponse:
-        remaining = self._deadline - time.monotonic()
-        call = asyncio.ensure_future(self._provider.complete(request))
+        remaining = self.deadline - time.monotonic()
+        call = asyncio.ensure_future(self.provider.complete(request))
         waiters: set[asyncio.Future[Any]] = {call}
-        if self._cancel is not None:
-            waiters.add(asyncio.ensure_future(self._cancel.wait()))
+        if self.cancel is not None:
+            waiters.add(asyncio.ensure_future(self.cancel.wait()))
         try:
             async with asyncio.timeout(remaining):
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -371,23 +358,23 @@ class Session:
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
         for call in calls:
             self._check_stop()
-            if self._toolbox is None:
+            if self.toolbox is None:
                 content, is_error = "no investigation tools are available in this session", True
-            elif self.tool_calls >= self._limits.max_tool_calls:
+            elif self.tool_calls >= self.limits.max_tool_calls:
                 content, is_error = "the tool-call budget is spent; give your final answer", True
             else:
                 self.tool_calls += 1
-                outcome = await self._run_tool(self._toolbox, call)
+                outcome = await self._run_tool(self.toolbox, call)
                 content, is_error = outcome.content, outcome.is_error
             self._messages.append(ToolResult(call.id, call.name, content, is_error))
 
     async def _run_tool(self, toolbox: Toolbox, call: ToolCall) -> ToolOutcome:
         # Tools bound their own work by the deadline (regex match timeouts, chunked reads);
         # this timeout is the session's guarantee that it ends at the deadline regardless.
-        scope = asyncio.timeout(self._deadline - time.monotonic())
+        scope = asyncio.timeout(self.deadline - time.monotonic())
         try:
             async with scope:
-                return await toolbox.run(call, deadline=self._deadline)
+                return await toolbox.run(call, deadline=self.deadline)
         except TimeoutError as e:
             if not scope.expired():
                 raise
@@ -402,9 +389,9 @@ class Session:
             # Adapters take text as the answer except in the tool mode, where it is not JSON.
             return (
                 "the reply is text, not a JSON object: give the answer by calling the "
-                f"{self._contract.name} tool"
+                f"{self.contract.name} tool"
             )
-        return f"no answer was given; the answer must be given as {self._contract.name}"
+        return f"no answer was given; the answer must be given as {self.contract.name}"
 
     def _repair(
         self, response: ModelResponse, errors: tuple[str, ...], heading: str | None = None
@@ -412,10 +399,10 @@ class Session:
         """Ask once for a corrected answer; a second failure is the session's failure."""
         if self.repaired:
             if response.answer is not None and _not_json(response.answer):
-                raise MalformedAnswer(self._contract.name, errors)
+                raise MalformedAnswer(self.contract.name, errors)
             if response.answer is None and _prose(response):
-                raise MalformedAnswer(self._contract.name, errors)
-            raise ContractViolation(self._contract.name, errors)
+                raise MalformedAnswer(self.contract.name, errors)
+            raise ContractViolation(self.contract.name, errors)
         self.repaired = True
         self._final = True
         for call in response.tool_calls:
@@ -424,14 +411,14 @@ class Session:
             )
         listed = "\n".join(f"- {error}" for error in errors)
         if heading is None:
-            heading = f"Your answer does not satisfy the {self._contract.name} contract:"
+            heading = f"Your answer does not satisfy the {self.contract.name} contract:"
         text = (
             f"{heading}\n{listed}\n"
             "Give the complete corrected answer now; do not call investigation tools."
         )
         if response.answer is not None and response.answer_call_id is not None:
             self._messages.append(
-                ToolResult(response.answer_call_id, self._contract.name, text, is_error=True)
+                ToolResult(response.answer_call_id, self.contract.name, text, is_error=True)
             )
         else:
             self._messages.append(UserMessage(text))
@@ -463,7 +450,7 @@ async def run_session(
         contract=contract,
         deadline=deadline,
         toolbox=toolbox,
-        limits=limits,
+        limits=limits or SessionLimits(),
         cancel=cancel,
         specialist=specialist,
         batch=batch,

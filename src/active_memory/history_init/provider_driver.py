@@ -25,7 +25,7 @@ from typing import Any
 
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.providers.registry import close_provider
-from active_memory.agents.specialists import SPECS, Meter, answer_session
+from active_memory.agents.specialists import SPECS, Meter, SessionSubject, answer_session
 from active_memory.errors import ActiveMemoryError
 from active_memory.history_init.advance import Answer, InitOptions, advance
 from active_memory.history_init.records import review_config, task_record
@@ -119,7 +119,7 @@ async def _answer(
         spec = SPECS[task.specialist]
         lessons = _supplied(task, store) + _staged_cards(state, task)
         result = await answer_session(
-            prepared.env, spec, Meter(task.specialist), batch=0, lessons=lessons
+            prepared.env, spec, Meter(task.specialist), SessionSubject(lessons=lessons), batch=0
         )
     finally:
         if prepared.owned_provider is not None:

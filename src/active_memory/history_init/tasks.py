@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.admission import wire_schema
-from active_memory.agents.specialists import SPECS, session_input
+from active_memory.agents.specialists import SPECS, SessionSubject, session_input
 from active_memory.history_init.records import review_config, review_record
 from active_memory.history_init.state import (
     Basis,
@@ -174,13 +174,8 @@ async def _export(
     record = review_record(planned.run, planned.repository)
     options = _options(record, backend, folder)
     prepared = await _prepared(record, options)
-    given = await session_input(
-        prepared.env,
-        SPECS[planned.specialist],
-        label=planned.label,
-        lessons=planned.lessons,
-        changes=planned.changes,
-    )
+    subject = SessionSubject(planned.label, planned.lessons, planned.changes)
+    given = await session_input(prepared.env, SPECS[planned.specialist], subject)
     commit = (
         prepared.env.admission.checkout.source_commit if prepared.env.admission.checkout else None
     )

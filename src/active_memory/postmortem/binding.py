@@ -165,15 +165,10 @@ class BindingOverride:
 
 def declared_connections(config: PostmortemConfig) -> dict[str, Connection]:
     """The runtime JSON's connection entries, as the provider registry takes them."""
+    # An entry's fields are a Connection's, by the same names; only the output mode is checked.
     return {
         name: Connection(
-            name=name,
-            provider=entry.provider,
-            lane=entry.lane,
-            base_url=entry.base_url,
-            api_key_env=entry.api_key_env,
-            api_version_env=entry.api_version_env,
-            output=check_output(entry.output),
+            name=name, **entry.model_dump(exclude={"output"}), output=check_output(entry.output)
         )
         for name, entry in config.connections.items()
     }

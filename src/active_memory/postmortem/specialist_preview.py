@@ -15,7 +15,7 @@ from typing import Any
 from active_memory.admission import contract_sha256
 from active_memory.agents.prompts import prompt_sha256
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
-from active_memory.agents.specialists import SPECS, session_input
+from active_memory.agents.specialists import SPECS, SessionSubject, session_input
 from active_memory.errors import ProviderError
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.options import PostmortemOptions
@@ -58,14 +58,13 @@ async def preview_specialist(
     prepared = await prepare_specialist(record, name, options)
     supplied, count = planned_batch(record, name, options, prepared, batch)
     spec = SPECS[name]
-    given = await session_input(
-        prepared.env,
-        spec,
-        label=f"batch {batch + 1} of {count}",
-        lessons=supplied.lessons,
-        changes=supplied.changes,
-        existing=existing_lessons(prepared.snapshot.lessons, name),
+    subject = SessionSubject(
+        f"batch {batch + 1} of {count}",
+        supplied.lessons,
+        supplied.changes,
+        existing_lessons(prepared.snapshot.lessons, name),
     )
+    given = await session_input(prepared.env, spec, subject)
     return SpecialistPreview(
         specialist=name,
         batch=batch,

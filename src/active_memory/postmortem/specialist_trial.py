@@ -27,7 +27,7 @@ from active_memory.admission import contract_sha256
 from active_memory.admission.validate import admit_discovery, admit_maintenance
 from active_memory.agents.prompts import prompt_sha256
 from active_memory.agents.providers.registry import close_provider
-from active_memory.agents.specialists import SPECS, Batch, Meter, answer_session
+from active_memory.agents.specialists import SPECS, Batch, Meter, SessionSubject, answer_session
 from active_memory.agents.tool_loop import Session
 from active_memory.errors import ActiveMemoryError, ContractViolation, PostmortemError
 from active_memory.models.base import Model
@@ -198,16 +198,13 @@ async def _trial(
         "output": getattr(env.provider, "output", None),
     }
     try:
-        session = await answer_session(
-            env,
-            spec,
-            meter,
-            batch=batch,
-            label=f"batch {batch + 1} of {count}",
-            lessons=supplied.lessons,
-            changes=supplied.changes,
-            existing=existing_lessons(prepared.snapshot.lessons, name),
+        subject = SessionSubject(
+            f"batch {batch + 1} of {count}",
+            supplied.lessons,
+            supplied.changes,
+            existing_lessons(prepared.snapshot.lessons, name),
         )
+        session = await answer_session(env, spec, meter, subject, batch=batch)
     except (ActiveMemoryError, TimeoutError) as error:
         failure = classify(error, cancelled=False)
         return TrialResult(

@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import KW_ONLY, dataclass, field
 
-from active_memory.agents.specialists import Meter, Validated
+from active_memory.agents.specialists import Meter, ProgressCallback, Validated
 from active_memory.models.runs import Binding, GraphNode, RunRecord
 from active_memory.postmortem.failures import Failure
 from active_memory.postmortem.options import PostmortemOptions
@@ -26,44 +27,44 @@ __all__ = ["ReviewState"]
 _log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False, repr=False)
 class ReviewState:
     """The shared deadline starts when the state is made; complete results may still publish
     for ``options.settlement_ms`` after it."""
 
-    def __init__(
-        self,
-        record: RunRecord,
-        names: tuple[str, ...],
-        options: PostmortemOptions,
-        *,
-        node: GraphNode,
-        binding: Binding,
-    ) -> None:
-        self.record = record
-        self.names = names
-        self.options = options
-        self.node = node
-        self.binding = binding
-        self.started = time.monotonic()
-        self.deadline = self.started + options.config.postmortem.timeout_ms / 1000
+    record: RunRecord
+    names: tuple[str, ...]
+    options: PostmortemOptions
+    _: KW_ONLY
+    node: GraphNode
+    binding: Binding
+    started: float = field(default_factory=time.monotonic, init=False)
+    deadline: float = field(init=False)
+    control: PublicationControl = field(init=False)
+    ids: IdBook = field(init=False)
+    progress: ProgressCallback | None = field(init=False)
+    meters: dict[str, Meter] = field(init=False)
+    results: dict[str, Validated] = field(default_factory=dict, init=False)
+    failures: dict[str, Failure] = field(default_factory=dict, init=False)
+    # Specialists not started because they cannot succeed on this run, with the reason.
+    skipped: dict[str, str] = field(default_factory=dict, init=False)
+    # The (id, revision) pairs each maintenance specialist last saw: a conflict compares them.
+    reviewed: dict[str, frozenset[tuple[str, int]]] = field(default_factory=dict, init=False)
+    prepared: Prepared | None = field(default=None, init=False)
+    changes: list[LessonChange] = field(default_factory=list, init=False)
+    quarantined: list[QuarantineNote] = field(default_factory=list, init=False)
+    published: set[str] = field(default_factory=set, init=False)
+    checkout_changed: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.deadline = self.started + self.options.config.postmortem.timeout_ms / 1000
         # Every draft it publishes passed admission's screens: the store need not repeat them.
         self.control = PublicationControl(
-            deadline=self.deadline + options.settlement_ms / 1000, screened_by="admission"
+            deadline=self.deadline + self.options.settlement_ms / 1000, screened_by="admission"
         )
-        self.ids = IdBook(options.new_id)
-        self.progress = options.on_progress
-        self.meters = {name: Meter(name) for name in names}
-        self.results: dict[str, Validated] = {}
-        self.failures: dict[str, Failure] = {}
-        # Specialists not started because they cannot succeed on this run, with the reason.
-        self.skipped: dict[str, str] = {}
-        # The (id, revision) pairs each maintenance specialist last saw: a conflict compares them.
-        self.reviewed: dict[str, frozenset[tuple[str, int]]] = {}
-        self.prepared: Prepared | None = None
-        self.changes: list[LessonChange] = []
-        self.quarantined: list[QuarantineNote] = []
-        self.published: set[str] = set()
-        self.checkout_changed = False
+        self.ids = IdBook(self.options.new_id)
+        self.progress = self.options.on_progress
+        self.meters = {name: Meter(name) for name in self.names}
 
     @property
     def cancelled(self) -> bool:

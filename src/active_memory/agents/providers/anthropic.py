@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from active_memory.agents.providers.anthropic_wire import (
@@ -25,6 +25,7 @@ from active_memory.agents.providers.sdk_adapter import (
     UNUSED_KEY,
     ClientBuilder,
     SdkAdapter,
+    client_options,
     endpoint_key,
     env_value,
 )
@@ -72,8 +73,7 @@ def _direct_client(
         api_key=api_key,
         auth_token=auth_token,
         base_url=base_url,
-        max_retries=0,
-        http_client=http_client,
+        **client_options(http_client),
     )
     return client, credential
 
@@ -96,8 +96,7 @@ def _bedrock_client(
             api_key=token,
             aws_region=region,
             base_url=base_url,
-            max_retries=0,
-            http_client=http_client,
+            **client_options(http_client),
         )
         return bearer, credential or "AWS_BEARER_TOKEN_BEDROCK"
     # Only whether boto3 is importable matters here; the SDK imports it itself to sign.
@@ -113,8 +112,7 @@ def _bedrock_client(
         aws_profile=env_value(env, "AWS_PROFILE"),
         aws_region=region,
         base_url=base_url,
-        max_retries=0,
-        http_client=http_client,
+        **client_options(http_client),
     )
     return signed, "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE"
 
@@ -148,8 +146,7 @@ def _vertex_client(
         project_id=project if project is not None else NOT_GIVEN,
         access_token=token,
         base_url=base_url,
-        max_retries=0,
-        http_client=http_client,
+        **client_options(http_client),
     )
     credential = endpoint.api_key_env if endpoint and endpoint.api_key_env else None
     return client, credential or "GOOGLE_APPLICATION_CREDENTIALS"
@@ -185,6 +182,7 @@ class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
 
     family = "anthropic"
     title = "Anthropic"
+    map_api_errors = staticmethod(_map_api_errors)
 
     @staticmethod
     def check_effort(effort: str | None) -> None:
@@ -200,9 +198,6 @@ class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
         if lane == "vertex":
             return _vertex_client
         raise ConfigError("binding.lane", f"the Anthropic adapter has no client for lane {lane!r}")
-
-    def _map_errors(self) -> AbstractContextManager[None]:
-        return _map_api_errors(self.name, self._credential, self.host)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         return build_params(request, self.output)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol, TypeAlias
 
 from jsonschema import Draft202012Validator
@@ -151,13 +151,8 @@ class AssistantMessage:
 
     @classmethod
     def from_response(cls, response: ModelResponse) -> AssistantMessage:
-        return cls(
-            text=response.text,
-            tool_calls=response.tool_calls,
-            answer=response.answer,
-            answer_call_id=response.answer_call_id,
-            reasoning=response.reasoning,
-        )
+        # Each field of a message is the response's field of the same name.
+        return cls(**{part.name: getattr(response, part.name) for part in fields(cls)})
 
 
 @dataclass(frozen=True, slots=True)

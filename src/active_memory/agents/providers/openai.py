@@ -10,7 +10,7 @@ is :class:`~.sdk_adapter.SdkAdapter`; the SDK's exceptions are translated in
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
@@ -20,6 +20,7 @@ from active_memory.agents.providers.sdk_adapter import (
     UNUSED_KEY,
     ClientBuilder,
     SdkAdapter,
+    client_options,
     endpoint_key,
     env_value,
 )
@@ -49,7 +50,7 @@ def _openai_client(
         raise ProviderUnavailable(f"no OpenAI API key: set {credential}")
     base_url = (endpoint.base_url if endpoint else None) or env_value(env, "OPENAI_BASE_URL")
     client = AsyncOpenAI(
-        api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
+        api_key=api_key or UNUSED_KEY, base_url=base_url, **client_options(http_client)
     )
     return client, credential
 
@@ -81,8 +82,7 @@ def _azure_client(
         azure_ad_token=ad_token,
         azure_endpoint=azure_endpoint,
         api_version=api_version,
-        max_retries=0,
-        http_client=http_client,
+        **client_options(http_client),
     )
     return client, key_var if api_key else "AZURE_OPENAI_AD_TOKEN"
 
@@ -102,7 +102,7 @@ def _compatible_client(
             "connection with a baseUrl, or set OPENAI_BASE_URL"
         )
     client = AsyncOpenAI(
-        api_key=api_key or UNUSED_KEY, base_url=base_url, max_retries=0, http_client=http_client
+        api_key=api_key or UNUSED_KEY, base_url=base_url, **client_options(http_client)
     )
     return client, credential
 
@@ -139,6 +139,7 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
 
     family = "openai"
     title = "OpenAI"
+    map_api_errors = staticmethod(_map_api_errors)
 
     @staticmethod
     def check_effort(effort: str | None) -> None:
@@ -159,9 +160,6 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
     def default_lane(cls, endpoint: Endpoint | None) -> str:
         """A connection that names its own server is a compatible endpoint, not api.openai.com."""
         return "compatible" if endpoint is not None and endpoint.own_server else "openai"
-
-    def _map_errors(self) -> AbstractContextManager[None]:
-        return _map_api_errors(self.name, self._credential, self.host)
 
     @classmethod
     def default_output(cls, lane: str) -> OutputMode:

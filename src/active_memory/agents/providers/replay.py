@@ -31,6 +31,7 @@ from active_memory.agents.providers.codec import (
     response_to_dict,
 )
 from active_memory.agents.providers.replay_compare import compare, request_parts
+from active_memory.agents.providers.script_check import ChecksConsumption
 from active_memory.errors import ReplayChanged, ReplayMismatch
 from active_memory.models.runs import canonical_json
 from active_memory.private_files import write_private_text
@@ -119,7 +120,7 @@ def _digest(data: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
 
 
-class ReplayProvider:
+class ReplayProvider(ChecksConsumption):
     """Answers from a recording; ``strict`` also requires each request's digest to match."""
 
     def __init__(
@@ -219,12 +220,6 @@ class ReplayProvider:
                 f"{len(left)} recorded exchange(s) in {str(self.path)!r} were never requested: "
                 f"{listed}"
             )
-
-    def close(self) -> None:
-        self.assert_consumed()
-
-    async def aclose(self) -> None:
-        self.close()
 
 
 class RecordingProvider:

@@ -18,6 +18,7 @@ from active_memory.agents.providers.base import (
     TokenUsage,
     ToolCall,
 )
+from active_memory.agents.providers.script_check import ChecksConsumption
 from active_memory.errors import ReplayMismatch
 
 __all__ = [
@@ -34,7 +35,7 @@ ScriptStep: TypeAlias = ModelResponse | BaseException
 ScriptFunction: TypeAlias = Callable[[ModelRequest], ModelResponse | Awaitable[ModelResponse]]
 
 
-class ScriptedProvider:
+class ScriptedProvider(ChecksConsumption):
     """Answers each call with the next scripted step (raising it if it is an exception)."""
 
     def __init__(self, script: Sequence[ScriptStep] | ScriptFunction) -> None:
@@ -71,12 +72,6 @@ class ScriptedProvider:
                 f"{left} scripted response(s) were never requested "
                 f"(the script has {len(self._steps)}, {len(self.requests)} call(s) made)"
             )
-
-    def close(self) -> None:
-        self.assert_consumed()
-
-    async def aclose(self) -> None:
-        self.close()
 
 
 def tool_call(name: str, arguments: Mapping[str, Any] | str, *, id: str = "") -> ToolCall:

@@ -15,7 +15,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypedDict, TypeVar
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
@@ -27,7 +27,15 @@ from active_memory.lanes import api_lanes, lane_row
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["UNUSED_KEY", "ClientBuilder", "SdkAdapter", "endpoint_key", "env_value"]
+__all__ = [
+    "UNUSED_KEY",
+    "ClientBuilder",
+    "ClientOptions",
+    "SdkAdapter",
+    "client_options",
+    "endpoint_key",
+    "env_value",
+]
 
 # Local servers usually take no key, but the SDKs insist on one; this placeholder is no secret.
 UNUSED_KEY = "unused"
@@ -42,6 +50,17 @@ ResultT = TypeVar("ResultT")
 ClientBuilder = Callable[
     [Mapping[str, str], Endpoint | None, "httpx2.AsyncClient | None"], tuple[ClientT, str]
 ]
+
+
+class ClientOptions(TypedDict):
+    max_retries: int
+    http_client: httpx2.AsyncClient | None
+
+
+def client_options(http_client: httpx2.AsyncClient | None) -> ClientOptions:
+    """The arguments every lane's SDK client takes alike: the SDK's own retries off (:mod:`.retry`
+    owns them) and the test seam's HTTP client (None: the SDK's own)."""
+    return {"max_retries": 0, "http_client": http_client}
 
 
 def env_value(env: Mapping[str, str], *names: str) -> str | None:
@@ -159,9 +178,11 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         """What builds ``lane``'s client (from the environment, the resolved endpoint and the
         test seam) and names the credential a 401 should tell the user to set."""
 
+    @staticmethod
     @abstractmethod
-    def _map_errors(self) -> AbstractContextManager[None]:
-        """The adapter's ``_map_api_errors()`` for this provider and credential."""
+    def map_api_errors(provider: str, credential: str, host: str) -> AbstractContextManager[None]:
+        """The adapter's ``_map_api_errors()``: where its SDK's exceptions become toolkit
+        errors naming ``provider``, the ``credential`` to set and the ``host``."""
 
     @abstractmethod
     def _params(self, request: ModelRequest) -> dict[str, Any]:
@@ -181,7 +202,7 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         params = self._params(request)
 
         async def call() -> ResultT:
-            with self._map_errors():
+            with self.map_api_errors(self.name, self._credential, self.host):
                 return await self._send(params)
 
         result, retries = await call_with_retries(

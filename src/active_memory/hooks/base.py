@@ -10,14 +10,16 @@ The adapters run in the hook fallback on every tool call, so they import no ``da
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from active_memory.recall.signals import ToolCall
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
     from typing import Any
 
-    from active_memory.recall.signals import ToolCall
-
-__all__ = ["EMPTY", "Harness", "ParsedCall", "text_field"]
+__all__ = ["EMPTY", "Harness", "ParsedCall", "flat_answer", "flat_call", "text_field"]
 
 EMPTY: dict[str, Any] = {}
 
@@ -69,3 +71,28 @@ def text_field(payload: Mapping[str, Any], *names: str) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def flat_call(
+    payload: Any,
+    tool_names: tuple[str, ...],
+    arguments: Callable[[Mapping[str, Any]], Any],
+    session_names: tuple[str, ...],
+) -> ParsedCall | None:
+    """A flat payload (Copilot CLI's, pi's extension's) read as a tool call: the tool under the
+    first of ``tool_names``, what ``arguments`` finds in the payload when it is an object (else
+    no arguments), the ``cwd`` and the session under the first of ``session_names``. None when
+    the payload is not an object or names no tool."""
+    if not isinstance(payload, Mapping):
+        return None
+    tool = text_field(payload, *tool_names)
+    if tool is None:
+        return None
+    found = arguments(payload)
+    call = ToolCall(tool, found if isinstance(found, Mapping) else {}, text_field(payload, "cwd"))
+    return ParsedCall(call, text_field(payload, *session_names))
+
+
+def flat_answer(context: str) -> dict[str, Any]:
+    """The flat ``{"additionalContext": …}`` answer (Copilot CLI, pi); empty without context."""
+    return {"additionalContext": context} if context else dict(EMPTY)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from active_memory.recall.record import record
 from active_memory.recall.signals import ToolCall
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
@@ -24,19 +25,18 @@ __all__ = ["EMPTY", "Harness", "ParsedCall", "flat_answer", "flat_call", "text_f
 EMPTY: dict[str, Any] = {}
 
 
+@record
 class ParsedCall:
     """A hook payload read as a tool call, with the harness's own session id when it has one."""
 
-    __slots__ = ("call", "session_id")
-
-    def __init__(self, call: ToolCall, session_id: str | None = None) -> None:
-        self.call = call
-        self.session_id = session_id
+    call: ToolCall
+    session_id: str | None = None
 
     def __repr__(self) -> str:
         return f"ParsedCall({self.call!r}, {self.session_id!r})"
 
 
+@record
 class Harness:
     """One harness: its name, payload reader, answer writer and context size caps.
 
@@ -44,21 +44,11 @@ class Harness:
     bytes (Codex); None is no cap of that kind.
     """
 
-    __slots__ = ("answer", "max_bytes", "max_chars", "name", "parse")
-
-    def __init__(
-        self,
-        name: str,
-        parse: Callable[[Any], ParsedCall | None],
-        answer: Callable[[str], dict[str, Any]],
-        max_chars: int | None = None,
-        max_bytes: int | None = None,
-    ) -> None:
-        self.name = name
-        self.parse = parse
-        self.answer = answer
-        self.max_chars = max_chars
-        self.max_bytes = max_bytes
+    name: str
+    parse: Callable[[Any], ParsedCall | None]
+    answer: Callable[[str], dict[str, Any]]
+    max_chars: int | None = None
+    max_bytes: int | None = None
 
     def __repr__(self) -> str:
         return f"Harness({self.name!r})"

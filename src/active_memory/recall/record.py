@@ -39,14 +39,14 @@ def record(cls: C) -> C:
     }
     defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
     namespace["__slots__"] = names
-    namespace["__init__"] = _initialiser(cls.__qualname__, names, defaults)
+    namespace["__init__"] = _initialiser(cls, names, defaults)
     rebuilt: C = type(cls)(cls.__name__, cls.__bases__, namespace)
     rebuilt.__qualname__ = cls.__qualname__
     return rebuilt
 
 
 def _initialiser(
-    qualname: str, names: tuple[str, ...], defaults: dict[str, object]
+    cls: type, names: tuple[str, ...], defaults: dict[str, object]
 ) -> Callable[..., None]:
     """``def __init__(self, a, b=<default of b>): self.a = a; self.b = b``, compiled once per
     class, so a call costs what the hand-written one did and refuses what it refused."""
@@ -55,5 +55,6 @@ def _initialiser(
     scope: dict[str, object] = {"_defaults": defaults}
     exec(f"def __init__(self, {parameters}):{body}", scope)
     initialiser: Callable[..., None] = scope["__init__"]  # type: ignore[assignment]
-    initialiser.__qualname__ = f"{qualname}.__init__"
+    initialiser.__module__ = cls.__module__
+    initialiser.__qualname__ = f"{cls.__qualname__}.__init__"
     return initialiser

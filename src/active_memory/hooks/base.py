@@ -10,31 +10,33 @@ The adapters run in the hook fallback on every tool call, so they import no ``da
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from active_memory.recall.record import record
+from active_memory.recall.signals import ToolCall
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
     from typing import Any
 
-    from active_memory.recall.signals import ToolCall
-
-__all__ = ["EMPTY", "Harness", "ParsedCall", "text_field"]
+__all__ = ["EMPTY", "Harness", "ParsedCall", "flat_answer", "flat_call", "text_field"]
 
 EMPTY: dict[str, Any] = {}
 
 
+@record
 class ParsedCall:
     """A hook payload read as a tool call, with the harness's own session id when it has one."""
 
-    __slots__ = ("call", "session_id")
-
-    def __init__(self, call: ToolCall, session_id: str | None = None) -> None:
-        self.call = call
-        self.session_id = session_id
+    call: ToolCall
+    session_id: str | None = None
 
     def __repr__(self) -> str:
         return f"ParsedCall({self.call!r}, {self.session_id!r})"
 
 
+@record
 class Harness:
     """One harness: its name, payload reader, answer writer and context size caps.
 
@@ -42,21 +44,11 @@ class Harness:
     bytes (Codex); None is no cap of that kind.
     """
 
-    __slots__ = ("answer", "max_bytes", "max_chars", "name", "parse")
-
-    def __init__(
-        self,
-        name: str,
-        parse: Callable[[Any], ParsedCall | None],
-        answer: Callable[[str], dict[str, Any]],
-        max_chars: int | None = None,
-        max_bytes: int | None = None,
-    ) -> None:
-        self.name = name
-        self.parse = parse
-        self.answer = answer
-        self.max_chars = max_chars
-        self.max_bytes = max_bytes
+    name: str
+    parse: Callable[[Any], ParsedCall | None]
+    answer: Callable[[str], dict[str, Any]]
+    max_chars: int | None = None
+    max_bytes: int | None = None
 
     def __repr__(self) -> str:
         return f"Harness({self.name!r})"
@@ -69,3 +61,28 @@ def text_field(payload: Mapping[str, Any], *names: str) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def flat_call(
+    payload: Any,
+    tool_names: tuple[str, ...],
+    arguments: Callable[[Mapping[str, Any]], Any],
+    session_names: tuple[str, ...],
+) -> ParsedCall | None:
+    """A flat payload (Copilot CLI's, pi's extension's) read as a tool call: the tool under the
+    first of ``tool_names``, what ``arguments`` finds in the payload when it is an object (else
+    no arguments), the ``cwd`` and the session under the first of ``session_names``. None when
+    the payload is not an object or names no tool."""
+    if not isinstance(payload, Mapping):
+        return None
+    tool = text_field(payload, *tool_names)
+    if tool is None:
+        return None
+    found = arguments(payload)
+    call = ToolCall(tool, found if isinstance(found, Mapping) else {}, text_field(payload, "cwd"))
+    return ParsedCall(call, text_field(payload, *session_names))
+
+
+def flat_answer(context: str) -> dict[str, Any]:
+    """The flat ``{"additionalContext": …}`` answer (Copilot CLI, pi); empty without context."""
+    return {"additionalContext": context} if context else dict(EMPTY)

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
-from active_memory.recall.signals import ToolCall
+from active_memory.hooks.base import Harness, ParsedCall, flat_answer, flat_call
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["HARNESS", "answer", "parse", "tool_arguments"]
+__all__ = ["HARNESS", "parse", "tool_arguments"]
 
 
 def tool_arguments(value: Any) -> Mapping[str, Any]:
@@ -37,18 +36,11 @@ def tool_arguments(value: Any) -> Mapping[str, Any]:
 
 
 def parse(payload: Any) -> ParsedCall | None:
-    if not isinstance(payload, Mapping):
-        return None
-    tool = text_field(payload, "toolName", "tool_name")
-    if tool is None:
-        return None
-    arguments = tool_arguments(payload.get("toolArgs", payload.get("tool_args")))
-    call = ToolCall(tool, arguments, text_field(payload, "cwd"))
-    return ParsedCall(call, text_field(payload, "sessionId", "session_id"))
+    return flat_call(payload, ("toolName", "tool_name"), _arguments, ("sessionId", "session_id"))
 
 
-def answer(context: str) -> dict[str, Any]:
-    return {"additionalContext": context} if context else dict(EMPTY)
+def _arguments(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    return tool_arguments(payload.get("toolArgs", payload.get("tool_args")))
 
 
-HARNESS = Harness("copilot", parse, answer, None)
+HARNESS = Harness("copilot", parse, flat_answer, None)

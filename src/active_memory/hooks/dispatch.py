@@ -15,6 +15,7 @@ from __future__ import annotations
 from active_memory.harnesses import HARNESS_NAMES
 from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES, id_field
 from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller
+from active_memory.recall.record import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -63,14 +64,12 @@ def _json_value(value: object) -> str:
     raise TypeError(f"a hook answer holds objects and strings, not {type(value).__name__}")
 
 
+@record
 class HookAnswer:
     """An encoded harness answer and the recall behind it (None when nothing was recalled)."""
 
-    __slots__ = ("body", "recall")
-
-    def __init__(self, body: bytes, recall: Recall | None = None) -> None:
-        self.body = body
-        self.recall = recall
+    body: bytes
+    recall: Recall | None = None
 
     def commit(self) -> None:
         if self.recall is not None:

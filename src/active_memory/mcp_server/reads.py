@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from active_memory.errors import LessonNotFound, LessonRetired
@@ -38,26 +39,17 @@ from active_memory.store.sqlite import SqliteStore
 __all__ = ["Explained", "StoreReads"]
 
 
+@dataclass(frozen=True, slots=True)
 class Explained:
     """One lesson as ``explain`` shows it: live (``lesson``) or retired (``retired_at``), with
     every revision of it, oldest first, its ledger, and the ledger source files that could not
     be read (each with why)."""
 
-    __slots__ = ("history", "ledger", "lesson", "retired_at", "skipped")
-
-    def __init__(
-        self,
-        lesson: Lesson | None,
-        history: tuple[HistoryEntry, ...],
-        retired_at: int | None,
-        ledger: LessonLedger,
-        skipped: tuple[str, ...] = (),
-    ) -> None:
-        self.lesson = lesson
-        self.history = history
-        self.retired_at = retired_at
-        self.ledger = ledger
-        self.skipped = skipped
+    lesson: Lesson | None
+    history: tuple[HistoryEntry, ...]
+    retired_at: int | None
+    ledger: LessonLedger
+    skipped: tuple[str, ...] = ()
 
 
 def _file_stamp(path: Path) -> tuple[int, ...]:

@@ -39,6 +39,7 @@ from collections import deque
 
 from active_memory.errors import RecallError
 from active_memory.recall.card import card_key
+from active_memory.recall.record import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -70,32 +71,22 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+@record
 class Claim:
-    """Cards reserved for one answer in flight; ``commit`` once handed over, else ``release``."""
+    """Cards reserved for one answer in flight; ``commit`` once handed over, else ``release``.
 
-    __slots__ = ("_settled", "channel", "conversation_id", "execution", "ledger", "lessons",
-                 "node_id", "number", "tracked")  # fmt: skip
+    ``settled`` turns True, under the ledger's lock, at the first of the two.
+    """
 
-    def __init__(
-        self,
-        ledger: ExposureLedger,
-        number: int,
-        conversation_id: str,
-        node_id: str,
-        execution: str | None,
-        channel: Channel,
-        lessons: tuple[RecallCard, ...],
-        tracked: bool = True,
-    ) -> None:
-        self.ledger = ledger
-        self.number = number
-        self.conversation_id = conversation_id
-        self.node_id = node_id
-        self.execution = execution
-        self.channel: Channel = channel
-        self.lessons = lessons
-        self.tracked = tracked
-        self._settled = False
+    ledger: ExposureLedger
+    number: int
+    conversation_id: str
+    node_id: str
+    execution: str | None
+    channel: Channel
+    lessons: tuple[RecallCard, ...]
+    tracked: bool = True
+    settled: bool = False
 
     def __repr__(self) -> str:
         keys = [card_key(lesson) for lesson in self.lessons]
@@ -183,9 +174,9 @@ class ExposureLedger:
     ) -> tuple[tuple[Delivery, ...], tuple[str, ...]]:
         """The delivery records and the keys newly delivered."""
         with self._lock:
-            if claim._settled:
+            if claim.settled:
                 return (), ()
-            claim._settled = True
+            claim.settled = True
             if claim.tracked:
                 claimed = self._claimed.get(claim.conversation_id, {})
                 for lesson in claim.lessons:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import Counter
 
 from active_memory.limits import BROAD_WORDS
+from active_memory.recall.record import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -72,31 +73,27 @@ _KINDS = {SCORE_FILE: "file", SCORE_FOLDER: "folder", SCORE_IDENTIFIER: "identif
           SCORE_KEYWORDS: "keywords"}  # fmt: skip
 
 
+@record
 class Match:
     """One retrieved card: its strongest association and why (e.g. ``folder src/recall``)."""
 
-    __slots__ = ("lesson", "reason", "score")
-
-    def __init__(self, lesson: RecallCard, score: int, reason: str) -> None:
-        self.lesson = lesson
-        self.score = score
-        self.reason = reason
+    lesson: RecallCard
+    score: int
+    reason: str
 
     def __repr__(self) -> str:
         return f"Match({self.lesson.id!r}@{self.lesson.revision}, {self.score}, {self.reason!r})"
 
 
+@record
 class CardText:
     """The part of a card a recall frames and records, as an index restored from its state
     holds it (the scope lives on in the index tables)."""
 
-    __slots__ = ("id", "recommendation", "revision", "title")
-
-    def __init__(self, id: str, revision: int, title: str, recommendation: str) -> None:
-        self.id = id
-        self.revision = revision
-        self.title = title
-        self.recommendation = recommendation
+    id: str
+    revision: int
+    title: str
+    recommendation: str
 
 
 class _CardColumns:

@@ -19,6 +19,7 @@ from _thread import allocate_lock
 
 from active_memory.recall.card import card_key
 from active_memory.recall.exposure import ExposureLedger, ReceiptRing
+from active_memory.recall.record import record
 from active_memory.recall.render import Rendering, render
 from active_memory.recall.signals import extract_signals
 
@@ -86,6 +87,7 @@ class RecallSettings:
         self.node_injection_bytes = node_injection_bytes
 
 
+@record
 class Caller:
     """Who is calling: the node, its provider conversation and (optionally) the execution.
 
@@ -93,40 +95,27 @@ class Caller:
     exposure is not remembered (see :mod:`active_memory.recall.exposure`).
     """
 
-    __slots__ = ("conversation_id", "execution_id", "node_id", "tracked")
-
-    def __init__(
-        self,
-        node_id: str,
-        conversation_id: str,
-        execution_id: str | None = None,
-        tracked: bool = True,
-    ) -> None:
-        self.node_id = node_id
-        self.conversation_id = conversation_id
-        self.execution_id = execution_id
-        self.tracked = tracked
+    node_id: str
+    conversation_id: str
+    execution_id: str | None = None
+    tracked: bool = True
 
     def __repr__(self) -> str:
         return (f"Caller({self.node_id!r}, {self.conversation_id!r}, {self.execution_id!r}, "
                 f"tracked={self.tracked})")  # fmt: skip
 
 
-# The two reports stay hand-written classes with to_dict, not models: the hook fallback builds
+# The two reports stay plain classes with to_dict, not models: the hook fallback builds
 # them on every tool call and must not load pydantic (tests/recall/test_imports.py).
+@record
 class CardReport:
     """One matched card in a report: its score, the association that matched, the outcome."""
 
-    __slots__ = ("id", "outcome", "reason", "revision", "score")
-
-    def __init__(
-        self, id: str, revision: int, score: int | None, reason: str, outcome: Outcome
-    ) -> None:
-        self.id = id
-        self.revision = revision
-        self.score = score
-        self.reason = reason
-        self.outcome: Outcome = outcome
+    id: str
+    revision: int
+    score: int | None
+    reason: str
+    outcome: Outcome
 
     @property
     def key(self) -> str:
@@ -145,26 +134,16 @@ class CardReport:
         return f"CardReport({self.key!r}, {self.score}, {self.reason!r}, {self.outcome!r})"
 
 
+@record
 class RecallReport:
     """What one recall matched and did with each card; never the card text."""
 
-    __slots__ = ("budget_bytes", "cards", "channel", "paths", "tool", "used_bytes")
-
-    def __init__(
-        self,
-        channel: Channel,
-        tool: str,
-        paths: tuple[str, ...],
-        cards: tuple[CardReport, ...],
-        budget_bytes: int,
-        used_bytes: int,
-    ) -> None:
-        self.channel: Channel = channel
-        self.tool = tool
-        self.paths = paths
-        self.cards = cards
-        self.budget_bytes = budget_bytes
-        self.used_bytes = used_bytes
+    channel: Channel
+    tool: str
+    paths: tuple[str, ...]
+    cards: tuple[CardReport, ...]
+    budget_bytes: int
+    used_bytes: int
 
     def _keys(self, outcome: Outcome) -> tuple[str, ...]:
         return tuple(card.key for card in self.cards if card.outcome == outcome)
@@ -192,26 +171,16 @@ class RecallReport:
         }
 
 
+@record
 class Recall:
     """A framed answer in flight. ``text`` is empty when nothing is to be delivered."""
 
-    __slots__ = ("caller", "candidates", "claim", "receipt", "report", "text")
-
-    def __init__(
-        self,
-        text: str,
-        report: RecallReport,
-        claim: Claim,
-        receipt: ToolReceipt | None = None,
-        candidates: tuple[Candidate, ...] = (),
-        caller: Caller | None = None,
-    ) -> None:
-        self.text = text
-        self.report = report
-        self.claim = claim
-        self.receipt = receipt
-        self.candidates = candidates
-        self.caller = caller
+    text: str
+    report: RecallReport
+    claim: Claim
+    receipt: ToolReceipt | None = None
+    candidates: tuple[Candidate, ...] = ()
+    caller: Caller | None = None
 
     def __repr__(self) -> str:
         return f"Recall({self.text!r}, {self.report.to_dict()!r})"

@@ -27,6 +27,7 @@ Neither ``dataclasses`` nor ``typing`` is loaded.
 from __future__ import annotations
 
 from active_memory.recall.card import card_key
+from active_memory.recall.record import record
 from active_memory.screening.frame import escape_frame, strip_invisible
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
@@ -83,22 +84,14 @@ _HEAD = f"{FRAME_OPEN}\n{FRAME_NOTE}\n"
 _TAIL = FRAME_CLOSE
 
 
+@record
 class Rendering:
     """The framed text (empty when nothing fits), and which cards it holds or left out."""
 
-    __slots__ = ("budget_bytes", "delivered", "left_out", "text")
-
-    def __init__(
-        self,
-        text: str,
-        delivered: tuple[RecallCard, ...],
-        left_out: tuple[RecallCard, ...],
-        budget_bytes: int,
-    ) -> None:
-        self.text = text
-        self.delivered = delivered
-        self.left_out = left_out
-        self.budget_bytes = budget_bytes
+    text: str
+    delivered: tuple[RecallCard, ...]
+    left_out: tuple[RecallCard, ...]
+    budget_bytes: int
 
     @property
     def used_bytes(self) -> int:

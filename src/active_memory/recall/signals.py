@@ -27,6 +27,7 @@ import os
 from collections.abc import Mapping
 
 from active_memory.limits import BROAD_WORDS, LIMITS
+from active_memory.recall.record import record
 from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
@@ -84,20 +85,13 @@ class ToolCall:
         return f"ToolCall({self.tool!r}, {self.arguments!r}, {self.cwd!r})"
 
 
+@record
 class Signals:
     """What a call touches: root-relative paths (in discovery order), identifiers, topic words."""
 
-    __slots__ = ("identifiers", "paths", "words")
-
-    def __init__(
-        self,
-        paths: tuple[str, ...] = (),
-        identifiers: frozenset[str] = frozenset(),
-        words: frozenset[str] = frozenset(),
-    ) -> None:
-        self.paths = paths
-        self.identifiers = identifiers
-        self.words = words
+    paths: tuple[str, ...] = ()
+    identifiers: frozenset[str] = frozenset()
+    words: frozenset[str] = frozenset()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Signals):

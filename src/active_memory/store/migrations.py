@@ -54,6 +54,29 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 )
 """
 
+# What a row of ``records`` may hold and the indexes that scope a snapshot's reads: the same in
+# the PostgreSQL schema (store/postgres/schema.py), whose ``records`` has the same columns, so
+# both stores refuse the same rows. The lines after the first are indented to stand inside the
+# CREATE TABLE statements that use it, since every character counts in their released checksums.
+RECORDS_CHECKS = """CHECK ((deleted = 1) = (body IS NULL)),
+            CHECK ((deleted = 1) = (evidence IS NULL)),
+            CHECK (deleted = 0 OR (repository IS NULL AND graph_hash IS NULL AND node_id IS NULL
+                                   AND size = 0)),
+            CHECK (deleted = 1 OR kind = 'graph' OR (repository IS NOT NULL
+                                                     AND graph_hash IS NULL AND node_id IS NULL)),
+            CHECK (deleted = 1 OR kind = 'repository' OR (graph_hash IS NOT NULL
+                                                          AND node_id IS NOT NULL))"""
+RECORDS_SCOPE_INDEXES = (
+    """
+        CREATE INDEX records_repository_scope ON records (repository, id)
+        WHERE kind = 'repository' AND deleted = 0
+        """,
+    """
+        CREATE INDEX records_graph_scope ON records (graph_hash, id)
+        WHERE kind = 'graph' AND deleted = 0
+        """,
+)
+
 m001_initial = Migration(
     "m001_initial",
     (
@@ -73,7 +96,7 @@ m001_initial = Migration(
         """,
         # One row per id ever published. A retired id keeps its row as a tombstone: id, revision
         # and kind only (scope, card and evidence are content), so it can never be recreated.
-        """
+        f"""
         CREATE TABLE records (
             id TEXT PRIMARY KEY NOT NULL,
             revision INTEGER NOT NULL CHECK (revision > 0),
@@ -85,24 +108,10 @@ m001_initial = Migration(
             body TEXT,
             evidence TEXT,
             size INTEGER NOT NULL CHECK (size >= 0),
-            CHECK ((deleted = 1) = (body IS NULL)),
-            CHECK ((deleted = 1) = (evidence IS NULL)),
-            CHECK (deleted = 0 OR (repository IS NULL AND graph_hash IS NULL AND node_id IS NULL
-                                   AND size = 0)),
-            CHECK (deleted = 1 OR kind = 'graph' OR (repository IS NOT NULL
-                                                     AND graph_hash IS NULL AND node_id IS NULL)),
-            CHECK (deleted = 1 OR kind = 'repository' OR (graph_hash IS NOT NULL
-                                                          AND node_id IS NOT NULL))
+            {RECORDS_CHECKS}
         )
         """,
-        """
-        CREATE INDEX records_repository_scope ON records (repository, id)
-        WHERE kind = 'repository' AND deleted = 0
-        """,
-        """
-        CREATE INDEX records_graph_scope ON records (graph_hash, id)
-        WHERE kind = 'graph' AND deleted = 0
-        """,
+        *RECORDS_SCOPE_INDEXES,
         # Capacity counters kept by triggers, so a capacity check reads one row instead of
         # scanning 10,000 records in every publication; `check` compares them with a recount.
         """

@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "HistoryEntry",
     "HistoryOp",
+    "HistoryRevision",
     "ImportReport",
     "PurgeReceipt",
     "StoreCheck",
@@ -42,12 +43,9 @@ class StoreLimits:
 DEFAULT_LIMITS = StoreLimits()
 
 
-class HistoryEntry(Model):
-    """One revision of a lesson. ``draft`` is None for a retirement, a purge marker, or content
-    erased by ``purge``; ``source_revision`` is the revision a ``revert`` copied. The JSON form
-    names the draft ``lesson`` and adds ``erased``."""
-
-    model_config = ConfigDict(serialize_by_alias=True)
+class HistoryRevision(Model):
+    """What every revision of a lesson records, before its content: the fields a
+    :class:`HistoryEntry` shares with its wire form (``store.wire.HistoryEntryWire``)."""
 
     id: str
     revision: int
@@ -55,6 +53,15 @@ class HistoryEntry(Model):
     generation: int
     run_id: str
     time: str
+
+
+class HistoryEntry(HistoryRevision):
+    """One revision of a lesson. ``draft`` is None for a retirement, a purge marker, or content
+    erased by ``purge``; ``source_revision`` is the revision a ``revert`` copied. The JSON form
+    names the draft ``lesson`` and adds ``erased``."""
+
+    model_config = ConfigDict(serialize_by_alias=True)
+
     draft: LessonDraft | None = Field(serialization_alias="lesson")
     source_revision: int | None = None
 

@@ -34,7 +34,7 @@ from active_memory.models.changes import Publication
 from active_memory.models.fields import OneLine, RepositoryKey
 from active_memory.models.ids import LessonId
 from active_memory.models.lessons import Lesson, LessonDraft
-from active_memory.store.results import HistoryEntry, HistoryOp
+from active_memory.store.results import HistoryEntry, HistoryRevision
 
 __all__ = [
     "API_PREFIX",
@@ -117,15 +117,9 @@ class HistoryBody(Model):
     id: LessonId
 
 
-class HistoryEntryWire(Model):
+class HistoryEntryWire(HistoryRevision):
     """A :class:`HistoryEntry` in its JSON form (``lesson`` for the draft, ``erased`` added)."""
 
-    id: str
-    revision: int
-    op: HistoryOp
-    generation: int
-    run_id: str
-    time: str
     lesson: LessonDraft | None
     source_revision: int | None = None
     erased: bool = False

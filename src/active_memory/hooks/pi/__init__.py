@@ -11,37 +11,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from active_memory.hooks.base import EMPTY, Harness, ParsedCall, text_field
-from active_memory.recall.signals import ToolCall
+from active_memory.hooks.base import Harness, ParsedCall, flat_answer, flat_call
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from importlib.abc import Traversable
     from typing import Any
 
-__all__ = ["EXTENSION_NAME", "HARNESS", "answer", "extension_source", "parse"]
+__all__ = ["EXTENSION_NAME", "HARNESS", "extension_source", "parse"]
 
 EXTENSION_NAME = "active-memory.ts"
 
 
 def parse(payload: Any) -> ParsedCall | None:
-    if not isinstance(payload, Mapping):
-        return None
-    tool = text_field(payload, "tool", "toolName")
-    if tool is None:
-        return None
-    arguments = payload.get("input")
-    call = ToolCall(
-        tool, arguments if isinstance(arguments, Mapping) else {}, text_field(payload, "cwd")
-    )
-    return ParsedCall(call, text_field(payload, "sessionId"))
+    return flat_call(payload, ("tool", "toolName"), _arguments, ("sessionId",))
 
 
-def answer(context: str) -> dict[str, Any]:
-    return {"additionalContext": context} if context else dict(EMPTY)
+def _arguments(payload: Mapping[str, Any]) -> Any:
+    return payload.get("input")
 
 
-HARNESS = Harness("pi", parse, answer, None)
+HARNESS = Harness("pi", parse, flat_answer, None)
 
 
 def extension_source() -> Traversable:

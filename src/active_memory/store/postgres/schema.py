@@ -18,7 +18,13 @@ import re
 from psycopg import Connection, sql
 
 from active_memory.errors import ConfigError
-from active_memory.store.migrations import Migration, MigrationMismatch, pending_migrations
+from active_memory.store.migrations import (
+    RECORDS_CHECKS,
+    RECORDS_SCOPE_INDEXES,
+    Migration,
+    MigrationMismatch,
+    pending_migrations,
+)
 
 __all__ = [
     "PG_MIGRATIONS",
@@ -54,7 +60,7 @@ m001_initial = Migration(
         )
         """,
         f"INSERT INTO meta (singleton, generation, created_at) VALUES (1, 0, {_NOW})",
-        """
+        f"""
         CREATE TABLE records (
             id text COLLATE "C" PRIMARY KEY,
             revision bigint NOT NULL CHECK (revision > 0),
@@ -70,24 +76,10 @@ m001_initial = Migration(
             scoped integer NOT NULL DEFAULT 0 CHECK (scoped IN (0, 1)),
             scope_repository text,
             scope_graph_hash text,
-            CHECK ((deleted = 1) = (body IS NULL)),
-            CHECK ((deleted = 1) = (evidence IS NULL)),
-            CHECK (deleted = 0 OR (repository IS NULL AND graph_hash IS NULL AND node_id IS NULL
-                                   AND size = 0)),
-            CHECK (deleted = 1 OR kind = 'graph' OR (repository IS NOT NULL
-                                                     AND graph_hash IS NULL AND node_id IS NULL)),
-            CHECK (deleted = 1 OR kind = 'repository' OR (graph_hash IS NOT NULL
-                                                          AND node_id IS NOT NULL))
+            {RECORDS_CHECKS}
         )
         """,
-        """
-        CREATE INDEX records_repository_scope ON records (repository, id)
-        WHERE kind = 'repository' AND deleted = 0
-        """,
-        """
-        CREATE INDEX records_graph_scope ON records (graph_hash, id)
-        WHERE kind = 'graph' AND deleted = 0
-        """,
+        *RECORDS_SCOPE_INDEXES,
         # The capacity counters, kept as SQLite's triggers keep them. The function is bound to
         # the schema it was created in, so it can never update another tenant's counters.
         """

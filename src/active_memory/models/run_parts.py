@@ -35,7 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from active_memory.bounded_input import regular_file_problem
 from active_memory.errors import LessonValidationError, RunRecordError
-from active_memory.models.problems import FamilyModel, family_problem, problem_at
+from active_memory.models.problems import FamilyModel, add_unique, family_problem, problem_at
 from active_memory.repository import validate_repository_key
 
 __all__ = [
@@ -236,11 +236,7 @@ class AuthoredGraph(RunModel):
     def _check_unique_ids(self) -> None:
         seen: set[str] = set()
         for index, node in enumerate(self.nodes):
-            if node.id in seen:
-                raise problem_at(
-                    ("nodes", index, "id"), "node_id_repeated", f"repeats node id {node.id!r}"
-                )
-            seen.add(node.id)
+            add_unique(seen, node.id, ("nodes", index, "id"), "node_id_repeated", "node id")
 
     @model_serializer(mode="plain")
     def _as_authored(self) -> JsonValue:

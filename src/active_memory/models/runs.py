@@ -35,7 +35,7 @@ from pydantic import (
 
 from active_memory.bounded_input import check_path, read_json, regular_file_problem
 from active_memory.errors import InputRefused, RunRecordError
-from active_memory.models.problems import family_problem, problem_at
+from active_memory.models.problems import add_unique, family_problem, problem_at
 from active_memory.models.run_parts import (
     AGENT_KINDS,
     AuthoredGraph,
@@ -155,13 +155,13 @@ class RunRecord(RunModel):
         ids: set[str] = set()
         identities: dict[tuple[str, int, int], int] = {}
         for index, execution in enumerate(self.executions):
-            if execution.id in ids:
-                raise problem_at(
-                    ("executions", index, "id"),
-                    "execution_id_repeated",
-                    f"repeats execution id {execution.id!r}",
-                )
-            ids.add(execution.id)
+            add_unique(
+                ids,
+                execution.id,
+                ("executions", index, "id"),
+                "execution_id_repeated",
+                "execution id",
+            )
             if execution.node_id not in nodes:
                 raise problem_at(
                     ("executions", index, "node"),
@@ -179,11 +179,7 @@ class RunRecord(RunModel):
             identities[identity] = index
         seqs: set[int] = set()
         for index, receipt in enumerate(self.receipts):
-            if receipt.seq in seqs:
-                raise problem_at(
-                    ("receipts", index, "seq"), "seq_repeated", f"repeats seq {receipt.seq!r}"
-                )
-            seqs.add(receipt.seq)
+            add_unique(seqs, receipt.seq, ("receipts", index, "seq"), "seq_repeated", "seq")
             _known_execution(("receipts", index), receipt.execution, ids)
         for index, delivery in enumerate(self.deliveries):
             if delivery.node_id not in nodes:

@@ -22,11 +22,11 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    PlainSerializer,
     SerializationInfo,
     ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
-    field_serializer,
     field_validator,
     model_serializer,
     model_validator,
@@ -277,21 +277,16 @@ def _path_out(path: Path | None, info: SerializationInfo) -> str | Path | None:
     return str(absolute)
 
 
+# A path of the record (the checkout, a transcript): written relative to the record folder.
+_RecordPath = Annotated[FilePath, PlainSerializer(_path_out)]
+
+
 class Checkout(RunModel):
     """The repository checkout the run worked in; ``commit`` is the recorded HEAD if known."""
 
-    path: FilePath
+    path: Annotated[_RecordPath, BeforeValidator(_path_in)]
     repository: RepositoryKey
     commit: CommitId | None = None
-
-    @field_validator("path", mode="before")
-    @classmethod
-    def _read_path(cls, value: object, info: ValidationInfo) -> object:
-        return _path_in(value, info)
-
-    @field_serializer("path")
-    def _write_path(self, path: Path, info: SerializationInfo) -> str | Path | None:
-        return _path_out(path, info)
 
 
 class Execution(RunModel):
@@ -311,7 +306,7 @@ class Execution(RunModel):
     ended_ms: Millis | None = None
     conversation_id: str | None = None
     completion: str | None = None
-    transcript: FilePath | None = None
+    transcript: _RecordPath | None = None
     # Copied from an earlier run's history (resume, backfill): visible to the evidence builder,
     # but never current-run evidence for admission.
     # Left out of the document when false, so a record of a plain run reads as it always did.
@@ -322,10 +317,6 @@ class Execution(RunModel):
     unavailable: Annotated[str, Field(min_length=1, max_length=512)] | None = Field(
         default=None, exclude_if=lambda value: value is None
     )
-
-    @field_serializer("transcript")
-    def _write_transcript(self, path: Path | None, info: SerializationInfo) -> str | Path | None:
-        return _path_out(path, info)
 
     @model_validator(mode="before")
     @classmethod

@@ -162,12 +162,7 @@ class RunRecord(RunModel):
                 "execution_id_repeated",
                 "execution id",
             )
-            if execution.node_id not in nodes:
-                raise problem_at(
-                    ("executions", index, "node"),
-                    "unknown_node",
-                    f"{execution.node_id!r} is not a node of the graph",
-                )
+            _known_node(("executions", index, "node"), execution.node_id, nodes)
             identity = (execution.node_id, execution.occurrence, execution.attempt)
             if identity in identities:
                 raise problem_at(
@@ -182,12 +177,7 @@ class RunRecord(RunModel):
             add_unique(seqs, receipt.seq, ("receipts", index, "seq"), "seq_repeated", "seq")
             _known_execution(("receipts", index), receipt.execution, ids)
         for index, delivery in enumerate(self.deliveries):
-            if delivery.node_id not in nodes:
-                raise problem_at(
-                    ("deliveries", index, "node_id"),
-                    "unknown_node",
-                    f"{delivery.node_id!r} is not a node of the graph",
-                )
+            _known_node(("deliveries", index, "node_id"), delivery.node_id, nodes)
             _known_execution(("deliveries", index), delivery.execution, ids)
 
     @model_serializer(mode="wrap")
@@ -215,6 +205,11 @@ class RunRecord(RunModel):
             if execution.id == execution_id:
                 return execution
         return None
+
+
+def _known_node(location: tuple[str, int, str], node_id: str, nodes: set[str]) -> None:
+    if node_id not in nodes:
+        raise problem_at(location, "unknown_node", f"{node_id!r} is not a node of the graph")
 
 
 def _known_execution(where: tuple[str, int], execution: str | None, ids: set[str]) -> None:

@@ -13,7 +13,7 @@ published.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from active_memory.admission.cards import card_code
@@ -209,13 +209,8 @@ def _draft(
 
 
 def _repository_scope(repository: str, associations: Associations) -> RepositoryScope:
-    return RepositoryScope(
-        repository=repository,
-        files=associations.files,
-        folders=associations.folders,
-        identifiers=associations.identifiers,
-        keyword_groups=associations.keyword_groups,
-    )
+    # An answer's associations are the scope's association fields, under the same names.
+    return RepositoryScope(repository=repository, **asdict(associations))
 
 
 def _carried(lesson: Lesson, action: str, associations: Associations | None) -> Associations | None:

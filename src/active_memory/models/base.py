@@ -31,10 +31,9 @@ from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 from pydantic import (
     BaseModel,
     ConfigDict,
-    SerializerFunctionWrapHandler,
     TypeAdapter,
     ValidationError,
-    model_serializer,
+    computed_field,
 )
 from pydantic._internal._model_construction import ModelMetaclass
 from pydantic.fields import FieldInfo
@@ -237,12 +236,7 @@ class Verdict(Model):
 
     problems: tuple[str, ...]
 
-    @model_serializer(mode="wrap")
-    def _with_ok(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
-        out["ok"] = self.ok
-        return out
-
+    @computed_field(repr=False)  # type: ignore[prop-decorator]
     @property
     def ok(self) -> bool:
         return not self.problems

@@ -13,7 +13,7 @@ Serialise with ``model_dump(mode="json")`` (a scope carries its ``kind``); read 
 from __future__ import annotations
 
 import re
-from typing import Annotated, ClassVar, Literal, Self, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, Self, TypeAlias, TypeVar
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -180,6 +180,17 @@ class Evidence(Model):
     source_commit: Annotated[str, Check(_commit_problem, "commit", accept=_COMMIT)] | None = None
 
 
+_Content = TypeVar("_Content", bound=Model)
+
+
+def _carried(target: type[_Content], source: Model, **given: Any) -> _Content:
+    """A ``target`` holding ``source``'s fields of the same names, and ``given``: a card, its
+    draft and its lesson share their content fields, so one rule moves them between the three
+    (a field added to all of them is carried without a list to update)."""
+    fields = {name: getattr(source, name) for name in target.model_fields if name not in given}
+    return target(**fields, **given)
+
+
 class Card(Model):
     """The injected part of a lesson (title, recommendation, scope), without its evidence: what
     an agent may be shown, and what the store keeps in its ``body`` column."""
@@ -189,12 +200,7 @@ class Card(Model):
     recommendation: Recommendation
 
     def draft(self, evidence: Evidence) -> LessonDraft:
-        return LessonDraft(
-            scope=self.scope,
-            title=self.title,
-            recommendation=self.recommendation,
-            evidence=evidence,
-        )
+        return _carried(LessonDraft, self, evidence=evidence)
 
 
 class LessonDraft(Model):
@@ -208,7 +214,7 @@ class LessonDraft(Model):
     @property
     def card(self) -> Card:
         """The injected part (title, recommendation, scope), without evidence."""
-        return Card(scope=self.scope, title=self.title, recommendation=self.recommendation)
+        return _carried(Card, self)
 
 
 class Lesson(Model):
@@ -228,20 +234,8 @@ class Lesson(Model):
 
     @property
     def draft(self) -> LessonDraft:
-        return LessonDraft(
-            scope=self.scope,
-            title=self.title,
-            recommendation=self.recommendation,
-            evidence=self.evidence,
-        )
+        return _carried(LessonDraft, self)
 
     @classmethod
-    def from_draft(cls, lesson_id: str, revision: int, draft: LessonDraft) -> Lesson:
-        return cls(
-            id=lesson_id,
-            revision=revision,
-            scope=draft.scope,
-            title=draft.title,
-            recommendation=draft.recommendation,
-            evidence=draft.evidence,
-        )
+    def from_draft(cls, lesson_id: str, revision: int, draft: LessonDraft) -> Self:
+        return _carried(cls, draft, id=lesson_id, revision=revision)

@@ -2,6 +2,7 @@
 
 * :func:`problem_at` locates a rule below the validator that checks it: a record's model
   validator that finds a repeated execution id reports ``executions[3].id``, not the record.
+* :func:`add_unique` is that check for any repeated key (node id, execution id, receipt seq).
 * :class:`FamilyModel` is the base of a model family whose callers catch another error of the
   tree than :class:`~active_memory.errors.LessonValidationError`: the run record's parts raise
   :class:`~active_memory.errors.RunRecordError`, the runtime configuration
@@ -10,7 +11,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Hashable
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -18,7 +20,9 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from active_memory.errors import ActiveMemoryError, LessonValidationError
 from active_memory.models.base import Model, _ModelMeta, first_problem
 
-__all__ = ["FamilyModel", "family_problem", "problem_at"]
+__all__ = ["FamilyModel", "add_unique", "family_problem", "problem_at"]
+
+_Key = TypeVar("_Key", bound=Hashable)
 
 
 def problem_at(location: tuple[int | str, ...], code: str, rule: str) -> ValidationError:
@@ -30,6 +34,16 @@ def problem_at(location: tuple[int | str, ...], code: str, rule: str) -> Validat
     """
     detail = InitErrorDetails(type=PydanticCustomError(code, rule), loc=location, input=None)
     return ValidationError.from_exception_data("rule", [detail])
+
+
+def add_unique(
+    seen: set[_Key], key: _Key, location: tuple[int | str, ...], code: str, what: str
+) -> None:
+    """Adds ``key`` to ``seen``, or fails ``code`` at ``location`` ("repeats {what} 'key'") when
+    an earlier entry had it."""
+    if key in seen:
+        raise problem_at(location, code, f"repeats {what} {key!r}")
+    seen.add(key)
 
 
 def family_problem(error: ValidationError, model: object = None) -> tuple[str, str]:

@@ -22,11 +22,11 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    PlainSerializer,
     SerializationInfo,
     ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
-    field_serializer,
     field_validator,
     model_serializer,
     model_validator,
@@ -35,7 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from active_memory.bounded_input import regular_file_problem
 from active_memory.errors import LessonValidationError, RunRecordError
-from active_memory.models.problems import FamilyModel, family_problem, problem_at
+from active_memory.models.problems import FamilyModel, add_unique, family_problem, problem_at
 from active_memory.repository import validate_repository_key
 
 __all__ = [
@@ -236,11 +236,7 @@ class AuthoredGraph(RunModel):
     def _check_unique_ids(self) -> None:
         seen: set[str] = set()
         for index, node in enumerate(self.nodes):
-            if node.id in seen:
-                raise problem_at(
-                    ("nodes", index, "id"), "node_id_repeated", f"repeats node id {node.id!r}"
-                )
-            seen.add(node.id)
+            add_unique(seen, node.id, ("nodes", index, "id"), "node_id_repeated", "node id")
 
     @model_serializer(mode="plain")
     def _as_authored(self) -> JsonValue:
@@ -281,21 +277,16 @@ def _path_out(path: Path | None, info: SerializationInfo) -> str | Path | None:
     return str(absolute)
 
 
+# A path of the record (the checkout, a transcript): written relative to the record folder.
+_RecordPath = Annotated[FilePath, PlainSerializer(_path_out)]
+
+
 class Checkout(RunModel):
     """The repository checkout the run worked in; ``commit`` is the recorded HEAD if known."""
 
-    path: FilePath
+    path: Annotated[_RecordPath, BeforeValidator(_path_in)]
     repository: RepositoryKey
     commit: CommitId | None = None
-
-    @field_validator("path", mode="before")
-    @classmethod
-    def _read_path(cls, value: object, info: ValidationInfo) -> object:
-        return _path_in(value, info)
-
-    @field_serializer("path")
-    def _write_path(self, path: Path, info: SerializationInfo) -> str | Path | None:
-        return _path_out(path, info)
 
 
 class Execution(RunModel):
@@ -315,7 +306,7 @@ class Execution(RunModel):
     ended_ms: Millis | None = None
     conversation_id: str | None = None
     completion: str | None = None
-    transcript: FilePath | None = None
+    transcript: _RecordPath | None = None
     # Copied from an earlier run's history (resume, backfill): visible to the evidence builder,
     # but never current-run evidence for admission.
     # Left out of the document when false, so a record of a plain run reads as it always did.
@@ -326,10 +317,6 @@ class Execution(RunModel):
     unavailable: Annotated[str, Field(min_length=1, max_length=512)] | None = Field(
         default=None, exclude_if=lambda value: value is None
     )
-
-    @field_serializer("transcript")
-    def _write_transcript(self, path: Path | None, info: SerializationInfo) -> str | Path | None:
-        return _path_out(path, info)
 
     @model_validator(mode="before")
     @classmethod

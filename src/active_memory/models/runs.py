@@ -35,7 +35,7 @@ from pydantic import (
 
 from active_memory.bounded_input import check_path, read_json, regular_file_problem
 from active_memory.errors import InputRefused, RunRecordError
-from active_memory.models.problems import family_problem, problem_at
+from active_memory.models.problems import add_unique, family_problem, problem_at
 from active_memory.models.run_parts import (
     AGENT_KINDS,
     AuthoredGraph,
@@ -155,19 +155,14 @@ class RunRecord(RunModel):
         ids: set[str] = set()
         identities: dict[tuple[str, int, int], int] = {}
         for index, execution in enumerate(self.executions):
-            if execution.id in ids:
-                raise problem_at(
-                    ("executions", index, "id"),
-                    "execution_id_repeated",
-                    f"repeats execution id {execution.id!r}",
-                )
-            ids.add(execution.id)
-            if execution.node_id not in nodes:
-                raise problem_at(
-                    ("executions", index, "node"),
-                    "unknown_node",
-                    f"{execution.node_id!r} is not a node of the graph",
-                )
+            add_unique(
+                ids,
+                execution.id,
+                ("executions", index, "id"),
+                "execution_id_repeated",
+                "execution id",
+            )
+            _known_node(("executions", index, "node"), execution.node_id, nodes)
             identity = (execution.node_id, execution.occurrence, execution.attempt)
             if identity in identities:
                 raise problem_at(
@@ -179,19 +174,10 @@ class RunRecord(RunModel):
             identities[identity] = index
         seqs: set[int] = set()
         for index, receipt in enumerate(self.receipts):
-            if receipt.seq in seqs:
-                raise problem_at(
-                    ("receipts", index, "seq"), "seq_repeated", f"repeats seq {receipt.seq!r}"
-                )
-            seqs.add(receipt.seq)
+            add_unique(seqs, receipt.seq, ("receipts", index, "seq"), "seq_repeated", "seq")
             _known_execution(("receipts", index), receipt.execution, ids)
         for index, delivery in enumerate(self.deliveries):
-            if delivery.node_id not in nodes:
-                raise problem_at(
-                    ("deliveries", index, "node_id"),
-                    "unknown_node",
-                    f"{delivery.node_id!r} is not a node of the graph",
-                )
+            _known_node(("deliveries", index, "node_id"), delivery.node_id, nodes)
             _known_execution(("deliveries", index), delivery.execution, ids)
 
     @model_serializer(mode="wrap")
@@ -219,6 +205,11 @@ class RunRecord(RunModel):
             if execution.id == execution_id:
                 return execution
         return None
+
+
+def _known_node(location: tuple[str, int, str], node_id: str, nodes: set[str]) -> None:
+    if node_id not in nodes:
+        raise problem_at(location, "unknown_node", f"{node_id!r} is not a node of the graph")
 
 
 def _known_execution(where: tuple[str, int], execution: str | None, ids: set[str]) -> None:

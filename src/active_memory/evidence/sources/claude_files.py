@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.bounded_input import regular_file_problem
+from active_memory.evidence.sources.claude_noise import command_line
 from active_memory.evidence.sources.lines import first_lines
 
 __all__ = ["agent_files", "initial_request", "launched_agent", "salvage"]
@@ -20,7 +21,6 @@ _HOUSEKEEPING = frozenset(
      "ide", "theme", "vim", "terminal-setup", "upgrade", "bug", "privacy-settings", "export"}
 )  # fmt: skip
 _COMMAND = re.compile(r"<command-name>\s*/?([^<\s]{1,128})\s*</command-name>")
-_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _AGENT_ID = re.compile(r"agentId:\s*([A-Za-z0-9_-]{1,64})")
 _KIND = re.compile(r'"type"\s*:\s*"(user|assistant)"')
 _HINTS = {
@@ -78,8 +78,7 @@ def initial_request(request: list[str], text: str, meta: bool) -> bool:
         name = command.group(1)
         if name in _HOUSEKEEPING or request:
             return True
-        args = _ARGS.search(stripped)
-        request.append(f"/{name} {args.group(1).strip() if args else ''}".strip())
+        request.append(command_line(f"/{name}", stripped))
         return True
     if stripped.startswith("<"):
         return True

@@ -37,6 +37,7 @@ __all__ = [
     "Cleaned",
     "clean_tool_result",
     "clean_user_text",
+    "command_line",
     "rejected_call",
     "strip_caveat",
     "strip_reminders",
@@ -89,6 +90,14 @@ class Cleaned:
 
     text: str | None
     removed: list[tuple[str, int]] = field(default_factory=list)
+
+
+def command_line(name: str, text: str) -> str:
+    """A slash command as the user typed it, ``/name args``: ``name`` (with its slash or
+    without) and the ``<command-args>`` Claude Code wrote beside it in ``text``."""
+    args = _ARGS.search(text)
+    slash = "" if name.startswith("/") else "/"
+    return f"{slash}{name} {args.group(1).strip() if args else ''}".strip()
 
 
 def _size(text: str) -> int:
@@ -144,9 +153,7 @@ def clean_user_text(text: str) -> Cleaned:
         return Cleaned(None, result.removed)
     command = _COMMAND.search(text)
     if command is not None and not _COMMAND_PARTS.sub("", text).strip():
-        name = command.group(1) if command.group(1).startswith("/") else f"/{command.group(1)}"
-        args = _ARGS.search(text)
-        typed = f"{name} {args.group(1).strip() if args else ''}".strip()
+        typed = command_line(command.group(1), text)
         result.removed.append((COMMAND_UNWRAPPED, _size(text) - _size(typed)))
         return Cleaned(typed, result.removed)
     stdout = _STDOUT.match(text)

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,6 +23,7 @@ from active_memory.cli._common import (
     EXIT_FAILED,
     BoundedInt,
     emit_json,
+    grouped_options,
     json_option,
     store_option,
 )
@@ -105,24 +105,10 @@ def session_options(batch_help: str) -> Callable[[Callable[..., None]], Callable
     batch_option = click.option(
         "--batch", type=BoundedInt(min=0), default=0, show_default=True, help=batch_help
     )
-
-    def decorate(command: Callable[..., None]) -> Callable[..., None]:
-        @functools.wraps(command)
-        def wrapper(**kwargs: Any) -> None:
-            kwargs["session"] = SessionInputs(
-                store=kwargs.pop("store"),
-                runtime=kwargs.pop("runtime"),
-                batch=kwargs.pop("batch"),
-                lessons_file=kwargs.pop("lessons_file"),
-                authoring=kwargs.pop("authoring"),
-                as_json=kwargs.pop("as_json"),
-            )
-            command(**kwargs)
-
-        with_authoring = authoring_options(json_option(wrapper))
-        return store_option(runtime_option(batch_option(lessons_file_option(with_authoring))))
-
-    return decorate
+    options = (store_option, runtime_option, batch_option, lessons_file_option,
+               authoring_options, json_option)  # fmt: skip
+    names = {field.name: field.name for field in fields(SessionInputs)}
+    return grouped_options("session", SessionInputs, names, options)
 
 
 def _print_trial(result: TrialResult) -> None:

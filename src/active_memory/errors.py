@@ -89,6 +89,13 @@ __all__ = [
 ]
 
 
+def _first(items: Sequence[str], count: int, separator: str = "; ") -> str:
+    """The first ``count`` of ``items`` joined, then how many more there are: a message quotes
+    a long list in part."""
+    more = f" (+{len(items) - count} more)" if len(items) > count else ""
+    return separator.join(items[:count]) + more
+
+
 class ActiveMemoryError(Exception):
     """Root of every error raised on purpose by active-memory."""
 
@@ -198,9 +205,8 @@ class ImportConflict(PublicationError):
 
     def __init__(self, conflicts: Sequence[tuple[str, str]]) -> None:
         self.conflicts = tuple(conflicts)
-        shown = "; ".join(f"{lesson_id} {problem}" for lesson_id, problem in self.conflicts[:10])
-        more = f" (+{len(self.conflicts) - 10} more)" if len(self.conflicts) > 10 else ""
-        super().__init__(f"import refused, nothing was imported: {shown}{more}")
+        shown = _first([f"{lesson_id} {problem}" for lesson_id, problem in self.conflicts], 10)
+        super().__init__(f"import refused, nothing was imported: {shown}")
 
 
 class ScreenRefused(PublicationError):
@@ -298,9 +304,7 @@ class ContractViolation(ActiveMemoryError):
     def __init__(self, contract: str, errors: Sequence[str]) -> None:
         self.contract = contract
         self.errors = tuple(errors)
-        shown = "; ".join(self.errors[:5])
-        more = f" (+{len(self.errors) - 5} more)" if len(self.errors) > 5 else ""
-        super().__init__(f"answer does not satisfy contract {contract!r}: {shown}{more}")
+        super().__init__(f"answer does not satisfy contract {contract!r}: {_first(self.errors, 5)}")
 
 
 class MalformedAnswer(ContractViolation):
@@ -451,9 +455,8 @@ class AnswerRefused(PostmortemError):
         self.specialist = specialist
         self.batch = batch
         self.codes = tuple(codes)
-        shown = ", ".join(self.codes[:5])
-        more = f" (+{len(self.codes) - 5} more)" if len(self.codes) > 5 else ""
+        shown = _first(self.codes, 5, separator=", ")
         super().__init__(
-            f"{specialist} batch {batch}: admission refused the whole answer ({shown}{more}); "
+            f"{specialist} batch {batch}: admission refused the whole answer ({shown}); "
             "nothing of this specialist was published"
         )

@@ -23,13 +23,14 @@ synchronous code and inside a running event loop (``asyncio.run``) alike. ``ahoo
 from __future__ import annotations
 
 import asyncio
+import functools
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from active_memory.errors import PostmortemError, RecallError
 from active_memory.hooks.dispatch import broker_handler
@@ -57,6 +58,9 @@ if TYPE_CHECKING:
     from active_memory.runlog import RunLog
 
 __all__ = ["ENV_BROKER", "ENV_TOKEN", "ActiveRun", "HarnessWiring", "open_backend", "open_run"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 ENV_BROKER = "ACTIVE_MEMORY_BROKER"
 ENV_TOKEN = "ACTIVE_MEMORY_TOKEN"
@@ -104,6 +108,21 @@ def _start_broker(handler: Handler) -> RecallBroker:
                 "check that 127.0.0.1 accepts local connections, then call hook_env again"
             )
     return broker
+
+
+def _on_worker_thread(
+    method: Callable[Concatenate[ActiveRun, _P], _R], doc: str
+) -> Callable[Concatenate[ActiveRun, _P], Coroutine[Any, Any, _R]]:
+    """The async twin of ``method``: the same call, run on a worker thread off the caller's loop."""
+
+    @functools.wraps(method)
+    async def on_worker_thread(run: ActiveRun, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await asyncio.to_thread(method, run, *args, **kwargs)
+
+    on_worker_thread.__name__ = f"a{method.__name__}"
+    on_worker_thread.__qualname__ = f"ActiveRun.a{method.__name__}"
+    on_worker_thread.__doc__ = doc
+    return on_worker_thread
 
 
 class ActiveRun:
@@ -184,25 +203,12 @@ class ActiveRun:
             harness, env, url=broker.url, token=broker.token, ids=ids, python=python
         )
 
-    async def ahook_env(
-        self, node_id: str, conversation_id: str, execution_id: str | None = None
-    ) -> dict[str, str]:
-        """:meth:`hook_env` on a worker thread, for hosts that keep their loop free of I/O."""
-        return await asyncio.to_thread(self.hook_env, node_id, conversation_id, execution_id)
-
-    async def aharness_wiring(
-        self,
-        harness: str,
-        node_id: str,
-        conversation_id: str,
-        execution_id: str | None = None,
-        *,
-        python: str | None = None,
-    ) -> HarnessWiring:
-        """:meth:`harness_wiring` on a worker thread."""
-        return await asyncio.to_thread(
-            self.harness_wiring, harness, node_id, conversation_id, execution_id, python=python
-        )
+    ahook_env = _on_worker_thread(
+        hook_env, ":meth:`hook_env` on a worker thread, for hosts that keep their loop free of I/O."
+    )
+    aharness_wiring = _on_worker_thread(
+        harness_wiring, ":meth:`harness_wiring` on a worker thread."
+    )
 
     def _ticketed(
         self, node_id: str, conversation_id: str, execution_id: str | None
@@ -406,9 +412,9 @@ class ActiveRun:
         if tickets is not None:
             shutil.rmtree(tickets, ignore_errors=True)
 
-    async def aclose(self) -> None:
-        """:meth:`close` on a worker thread (stopping the broker waits for its thread)."""
-        await asyncio.to_thread(self.close)
+    aclose = _on_worker_thread(
+        close, ":meth:`close` on a worker thread (stopping the broker waits for its thread)."
+    )
 
     def __enter__(self) -> ActiveRun:
         return self

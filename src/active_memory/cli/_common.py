@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
@@ -47,6 +47,7 @@ __all__ = [
     "emit_json",
     "expected_option",
     "fail",
+    "grouped_options",
     "json_option",
     "lesson_id_argument",
     "open_store",
@@ -86,6 +87,30 @@ store_option = click.option(
     help="Lesson store file (default: see `active-memory store path`).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def grouped_options(
+    into: str,
+    make: Callable[..., object],
+    fields: Mapping[str, str],
+    options: Sequence[Callable[[Callable[..., None]], Callable[..., None]]],
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A decorator adding ``options`` (in this order) whose values the command receives as one
+    argument ``into``, made by ``make`` (``fields``: each option's parameter name to the
+    keyword ``make`` takes it as)."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> None:
+            kwargs[into] = make(**{field: kwargs.pop(name) for name, field in fields.items()})
+            command(**kwargs)
+
+        decorated: Callable[..., None] = wrapper
+        for option in reversed(options):
+            decorated = option(decorated)
+        return decorated
+
+    return decorate
 
 
 def runs_option(what: str) -> Callable[[Callable[P, R]], Callable[P, R]]:

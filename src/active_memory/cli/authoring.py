@@ -11,7 +11,6 @@ refused before any work. The run's checkout path is recorded as
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ import click
 
 from active_memory.admission import CONTRACTS
 from active_memory.agents.prompts import PROMPT_NAMES, load_prompt
-from active_memory.cli._common import EXIT_BAD_INPUT, fail
+from active_memory.cli._common import EXIT_BAD_INPUT, fail, grouped_options
 from active_memory.data_folders import Overrides, using_overrides
 from active_memory.errors import ConfigError, PromptError
 from active_memory.models.ids import new_lesson_id
@@ -54,20 +53,17 @@ class Authoring:
 _FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
-def authoring_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Add the four options and hand them to ``command`` as one ``authoring`` argument."""
-
-    @functools.wraps(command)
-    def wrapper(**kwargs: Any) -> None:
-        kwargs["authoring"] = Authoring(
-            record=kwargs.pop("record_file"),
-            allow_changed=kwargs.pop("allow_changed"),
-            prompts=kwargs.pop("prompts_dir"),
-            contracts=kwargs.pop("contracts_dir"),
-        )
-        command(**kwargs)
-
-    options = (
+# The four options, handed to the command as one ``authoring`` argument.
+authoring_options = grouped_options(
+    "authoring",
+    Authoring,
+    {
+        "record_file": "record",
+        "allow_changed": "allow_changed",
+        "prompts_dir": "prompts",
+        "contracts_dir": "contracts",
+    },
+    (
         click.option(
             "--record",
             "record_file",
@@ -95,11 +91,8 @@ def authoring_options(command: Callable[..., None]) -> Callable[..., None]:
             help="An edited copy of the shipped contracts/ folder, used in its place "
             f"(${CONTRACTS_ENV}).",
         ),
-    )
-    decorated: Callable[..., None] = wrapper
-    for option in reversed(options):
-        decorated = option(decorated)
-    return decorated
+    ),
+)
 
 
 def _check_contracts(folder: Path) -> None:

@@ -8,8 +8,11 @@ runs, before and after an edit) live in modules of their own, loaded when they r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +23,7 @@ from active_memory.cli._common import (
     EXIT_FAILED,
     BoundedInt,
     emit_json,
+    grouped_options,
     json_option,
     store_option,
 )
@@ -49,7 +53,7 @@ if TYPE_CHECKING:
     from active_memory.postmortem.binding import BindingOverride
     from active_memory.postmortem.specialist_trial import TrialResult
 
-__all__ = ["specialist"]
+__all__ = ["SessionInputs", "session_options", "specialist"]
 
 
 @click.group(
@@ -66,6 +70,45 @@ __all__ = ["specialist"]
 )  # fmt: skip
 def specialist() -> None:
     """Run one postmortem specialist on its own (for prompt authors)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInputs:
+    """What a command about one specialist session reads beside RUN and its model, as
+    :func:`session_options` takes it."""
+
+    store: Path | None
+    runtime: Path | None
+    batch: int
+    lessons_file: Path | None
+    authoring: Authoring
+    as_json: bool
+
+    @contextlib.contextmanager
+    def scratch(self, prefix: str) -> Iterator[Path]:
+        """The session's private scratch folder, the author's folders in force meanwhile."""
+        with authored(self.authoring), tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+            yield Path(scratch)
+
+    def review_store(self, scratch: Path) -> Path | None:
+        """The store the session reads: ``--lessons``'s lessons put in a store in ``scratch``,
+        else ``--store``."""
+        if self.lessons_file is None:
+            return self.store
+        return supplied_lessons(self.lessons_file, scratch / "supplied.sqlite3")
+
+
+def session_options(batch_help: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """What a command about one specialist session takes after its model options: ``--store``,
+    ``--runtime``, ``--batch`` (``batch_help`` says what it picks), ``--lessons``, the
+    authoring options and ``--json``, in that order, handed over as one ``session``."""
+    batch_option = click.option(
+        "--batch", type=BoundedInt(min=0), default=0, show_default=True, help=batch_help
+    )
+    options = (store_option, runtime_option, batch_option, lessons_file_option,
+               authoring_options, json_option)  # fmt: skip
+    names = {field.name: field.name for field in fields(SessionInputs)}
+    return grouped_options("session", SessionInputs, names, options)
 
 
 def _print_trial(result: TrialResult) -> None:
@@ -112,25 +155,14 @@ def _print_trial(result: TrialResult) -> None:
 @harness_option
 @binding_options
 @exchanges_option
-@store_option
-@runtime_option
-@click.option("--batch", type=BoundedInt(min=0), default=0, show_default=True,
-              help="Which maintenance batch (its replay label).")  # fmt: skip
-@lessons_file_option
-@authoring_options
-@json_option
+@session_options("Which maintenance batch (its replay label).")
 def run_specialist_command(
     name: str,
     run: Path,
     harness: str | None,
     override: BindingOverride,
     exchanges: Path | None,
-    store: Path | None,
-    runtime: Path | None,
-    batch: int,
-    lessons_file: Path | None,
-    authoring: Authoring,
-    as_json: bool,
+    session: SessionInputs,
 ) -> None:
     """Run specialist NAME once on RUN: print its raw answer, its admission and the hashes.
 
@@ -141,20 +173,16 @@ def run_specialist_command(
     from active_memory.postmortem.specialist_trial import try_specialist
 
     check_base_url(override)
-    with (
-        authored(authoring),
-        tempfile.TemporaryDirectory(prefix="active-memory-specialist-") as scratch,
-    ):
+    with session.scratch("active-memory-specialist-") as scratch:
         record, config, provider = _prepare(
-            run, Path(scratch), runtime, None, override, exchanges, harness=harness
+            run, scratch, session.runtime, None, override, exchanges, harness=harness
         )
-        provider = wrap_provider(provider, authoring, record)
-        if lessons_file is not None:
-            store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
-        with review_options(store, Path(scratch), config, provider, override) as options:
-            result = asyncio.run(try_specialist(record, name, options, batch=batch))
+        provider = wrap_provider(provider, session.authoring, record)
+        store = session.review_store(scratch)
+        with review_options(store, scratch, config, provider, override) as options:
+            result = asyncio.run(try_specialist(record, name, options, batch=session.batch))
         finish_provider(provider)
-    if as_json:
+    if session.as_json:
         emit_json(result.model_dump(mode="json"))
     else:
         _print_trial(result)

@@ -11,27 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 
 import click
 
 from active_memory.agents.prompts import SPECIALISTS
-from active_memory.cli._common import (
-    EXIT_BAD_INPUT,
-    BoundedInt,
-    emit_json,
-    fail,
-    json_option,
-    store_option,
-)
-from active_memory.cli.authoring import Authoring, authored, authoring_options, supplied_lessons
-from active_memory.cli.postmortem import (
-    lessons_file_option,
-    review_options,
-    run_argument,
-    runtime_option,
-)
+from active_memory.cli._common import EXIT_BAD_INPUT, emit_json, fail
+from active_memory.cli.postmortem import review_options, run_argument
+from active_memory.cli.specialist import SessionInputs, session_options
 from active_memory.errors import ConfigError, PostmortemError, RunRecordError
 
 __all__ = ["prompt_command"]
@@ -40,46 +27,28 @@ __all__ = ["prompt_command"]
 @click.command("prompt")
 @click.argument("name", type=click.Choice(SPECIALISTS))
 @run_argument
-@store_option
-@runtime_option
-@click.option("--batch", type=BoundedInt(min=0), default=0, show_default=True,
-              help="Which maintenance batch.")  # fmt: skip
-@lessons_file_option
-@authoring_options
-@json_option
-def prompt_command(
-    name: str,
-    run: Path,
-    store: Path | None,
-    runtime: Path | None,
-    batch: int,
-    lessons_file: Path | None,
-    authoring: Authoring,
-    as_json: bool,
-) -> None:
+@session_options("Which maintenance batch.")
+def prompt_command(name: str, run: Path, session: SessionInputs) -> None:
     """Print specialist NAME's system prompt and first message for RUN, as the model gets them."""
     from active_memory.evidence.sources import open_run_source
     from active_memory.models.config import load_runtime_config, parse_runtime_config
     from active_memory.postmortem.specialist_preview import NoModelCalls, preview_specialist
 
-    with (
-        authored(authoring),
-        tempfile.TemporaryDirectory(prefix="active-memory-prompt-") as scratch,
-    ):
+    runtime = session.runtime
+    with session.scratch("active-memory-prompt-") as scratch:
         try:
-            record = open_run_source(run, Path(scratch) / "record")
+            record = open_run_source(run, scratch / "record")
             config = (
                 load_runtime_config(runtime) if runtime else parse_runtime_config(record.runtime)
             )
         except (RunRecordError, ConfigError) as error:
             fail(str(error), EXIT_BAD_INPUT)
-        if lessons_file is not None:
-            store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
+        store = session.review_store(scratch)
         with review_options(
-            store, Path(scratch), config, NoModelCalls(), bad_input=(PostmortemError, ConfigError)
+            store, scratch, config, NoModelCalls(), bad_input=(PostmortemError, ConfigError)
         ) as options:
-            shown = asyncio.run(preview_specialist(record, name, options, batch=batch))
-    if as_json:
+            shown = asyncio.run(preview_specialist(record, name, options, batch=session.batch))
+    if session.as_json:
         emit_json(
             {
                 "specialist": shown.specialist,

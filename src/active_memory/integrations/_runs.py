@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,29 +71,21 @@ def _file_name(execution_id: str) -> str:
     return f"{safe[:96]}.jsonl"
 
 
+@dataclass(eq=False)  # one log per execution: compared by identity
 class ExecutionLog:
     """One execution of one node being recorded; ``say`` appends to its transcript."""
 
-    def __init__(
-        self,
-        execution_id: str,
-        node_id: str,
-        occurrence: int,
-        attempt: int,
-        conversation_id: str | None,
-        transcript: Path,
-    ) -> None:
-        self.id = execution_id
-        self.node_id = node_id
-        self.occurrence = occurrence
-        self.attempt = attempt
-        self.conversation_id = conversation_id
-        self.transcript = transcript
-        self.started_ms = now_ms()
-        self.ended_ms: int | None = None
-        self.status: ExecutionStatus | None = None
-        self.completion: str | None = None
-        self._lock = threading.Lock()
+    id: str
+    node_id: str
+    occurrence: int
+    attempt: int
+    conversation_id: str | None
+    transcript: Path
+    started_ms: int = field(default_factory=now_ms, init=False)
+    ended_ms: int | None = field(default=None, init=False)
+    status: ExecutionStatus | None = field(default=None, init=False)
+    completion: str | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def say(self, role: str, text: str, tool: str | None = None) -> None:
         """Append one transcript line: ``assistant`` text or tool use, ``tool`` result, ``user``."""

@@ -35,6 +35,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
@@ -170,6 +171,17 @@ def _handed(result: ToolResult, call_id: str, cards: str) -> ToolResult | None:
     return None
 
 
+@contextlib.contextmanager
+def _released_on_error(recall: Recall | None) -> Iterator[None]:
+    """The recall's cards go back unclaimed when the tool raises: it hands nothing over."""
+    try:
+        yield
+    except BaseException:
+        if recall is not None:
+            recall.release()
+        raise
+
+
 def _messages(value: Any) -> list[BaseMessage]:
     found = value.get("messages") if isinstance(value, dict) else None
     if isinstance(found, BaseMessage):
@@ -285,12 +297,8 @@ class LangGraphMemory(FrameworkMemory):
     ) -> ToolResult:
         """The ``ToolNode(wrap_tool_call=...)`` wrapper: cards after the tool's message."""
         recall = self._recall(request)
-        try:
+        with _released_on_error(recall):
             result = execute(request)
-        except BaseException:
-            if recall is not None:
-                recall.release()
-            raise
         settled: ToolResult = self._settle(request, recall, result)
         return settled
 
@@ -301,12 +309,8 @@ class LangGraphMemory(FrameworkMemory):
     ) -> ToolResult:
         """:meth:`wrap_tool_call` for ``ToolNode(awrap_tool_call=...)``."""
         recall = self._recall(request)
-        try:
+        with _released_on_error(recall):
             result = await execute(request)
-        except BaseException:
-            if recall is not None:
-                recall.release()
-            raise
         settled: ToolResult = self._settle(request, recall, result)
         return settled
 
@@ -356,6 +360,16 @@ class LangGraphMemory(FrameworkMemory):
         elif isinstance(message, HumanMessage):
             log.say("user", _text(message.content))
 
+    @contextlib.contextmanager
+    def _running(self, config: RunnableConfig | None) -> Iterator[None]:
+        """While a stream runs: this memory is the one the tool wrappers and prompts find."""
+        self._config = config
+        token = _active.set(self)
+        try:
+            yield
+        finally:
+            _active.reset(token)
+
     def _modes(self, stream_mode: Any, graph: Pregel[Any, Any, Any, Any]) -> tuple[list[Any], bool]:
         if stream_mode is None:
             return [graph.stream_mode], True  # what graph.stream would have used
@@ -386,16 +400,12 @@ class LangGraphMemory(FrameworkMemory):
     ) -> Iterator[Any]:
         """``graph.stream(...)``, yielding what it would, recording the executions."""
         modes, single = self._modes(stream_mode, graph)
-        self._config = config
-        token = _active.set(self)
-        try:
+        with self._running(config):
             for item in graph.stream(input, config, stream_mode=[*modes, "tasks"],
                                      subgraphs=subgraphs, **kwargs):  # fmt: skip
                 chunk = self._split(item, modes, single, subgraphs)
                 if chunk is not None:
                     yield chunk
-        finally:
-            _active.reset(token)
 
     async def astream(
         self,
@@ -409,13 +419,9 @@ class LangGraphMemory(FrameworkMemory):
     ) -> AsyncIterator[Any]:
         """``graph.astream(...)``, yielding what it would, recording the executions."""
         modes, single = self._modes(stream_mode, graph)
-        self._config = config
-        token = _active.set(self)
-        try:
+        with self._running(config):
             async for item in graph.astream(input, config, stream_mode=[*modes, "tasks"],
                                             subgraphs=subgraphs, **kwargs):  # fmt: skip
                 chunk = self._split(item, modes, single, subgraphs)
                 if chunk is not None:
                     yield chunk
-        finally:
-            _active.reset(token)

@@ -358,7 +358,6 @@ SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 
 
 @cache
-@cache  # built once: the plugin patterns and the forms are fixed for the process
 def _all_formats() -> tuple[_Format, ...]:
     detected = tuple(_Format(item.kind, item.pattern, numbered=True) for item in plugin_patterns())
     forms = tuple(

@@ -20,7 +20,9 @@ block marked with ``cache_control``. Two breakpoints are set: on the system prom
 the tools before it is the same on every turn and every run of a specialist (the prompts are
 laid out for it, ``agents/prompts.py``), and on the last block of the conversation, so the next
 turn of a tool loop reads everything up to its new messages from the cache. The mark moves with
-the conversation's end; the API matches earlier cached prefixes regardless of where it sat.
+the conversation's end: the marks are not part of what is cached, and the API looks for a cached
+prefix at the block boundaries before a mark (about twenty blocks back), so the previous turn's
+end, one turn's blocks ago, is found.
 SDK types appear only under ``TYPE_CHECKING`` and in :func:`parse_message`.
 """
 

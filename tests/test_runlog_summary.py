@@ -13,9 +13,11 @@ RECORDS = [
      "code": "aws_key", "time_ms": 3000},
     {"event": "postmortem_specialist", "run_id": "r1", "role": "graph_discovery",
      "status": "published", "accepted": 2, "rejected": 1, "input_tokens": 10,
-     "output_tokens": 2, "duration_ms": 5, "prompt_sha256": "a" * 64, "time_ms": 1000},
+     "cache_read_tokens": 6, "output_tokens": 2, "duration_ms": 5, "prompt_sha256": "a" * 64,
+     "time_ms": 1000},
     {"event": "postmortem_specialist", "run_id": "r2", "role": "graph_discovery",
      "status": "failed", "accepted": 0, "rejected": 2, "input_tokens": 7, "output_tokens": 1,
+     "cache_read_tokens": 5,
      "duration_ms": 4, "error_code": "timed_out", "prompt_sha256": "b" * 64, "time_ms": 3000},
     {"event": "postmortem_specialist", "run_id": "r2", "role": "graph_maintenance",
      "status": "published", "kept": 1, "adapted": 1, "time_ms": 3000},
@@ -40,6 +42,9 @@ def test_specialists_add_up_their_runs_decisions_tokens_and_errors() -> None:
     discovery = rows["graph_discovery"]
     assert (discovery.sessions, discovery.accepted, discovery.rejected) == (2, 2, 3)
     assert (discovery.input_tokens, discovery.output_tokens, discovery.duration_ms) == (17, 3, 9)
+    # The cached part of the input adds up too (a log written before it was recorded counts 0).
+    assert discovery.cache_read_tokens == 11
+    assert rows["graph_maintenance"].cache_read_tokens == 0
     assert dict(discovery.errors) == {"timed_out": 1}
     assert rows["graph_maintenance"].accepted == 2  # kept + adapted decisions
 

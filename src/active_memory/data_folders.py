@@ -2,7 +2,7 @@
 
 ::
 
-    prompts/     preamble.md, then one NAME.md per specialist (Markdown templates)
+    prompts/     preamble.md, one NAME.md per specialist, run_material.md (Markdown templates)
     contracts/   NAME.schema.json per specialist, card.schema.json (the card a specialist
                  writes), run-record.schema.json (run.json, for hosts that write it without Python)
 

@@ -39,7 +39,8 @@ LogValue: TypeAlias = Scalar | Sequence[Scalar]
 
 ALLOWED_FIELDS = frozenset(
     {
-        "accepted", "action", "adapted", "attempt", "batch", "batches", "code", "conflicts",
+        "accepted", "action", "adapted", "attempt", "batch", "batches", "cache_read_tokens",
+        "cache_write_tokens", "code", "conflicts",
         "contract", "contract_sha256", "count", "deadline_ms", "deferred", "downgraded", "dry_run",
         "duration_ms", "effort", "error_code", "execution", "fingerprint", "generation", "host",
         "id", "ids", "index", "input_tokens", "keep_ids", "kept", "lane", "model", "mutations",

@@ -25,7 +25,8 @@ Record = Mapping[str, LogValue]
 
 @dataclass
 class Row:
-    """One group: ``rejections`` for stage and code; the specialist columns for the others."""
+    """One group: ``rejections`` for stage and code; the specialist columns for the others
+    (``cache_read_tokens`` is the part of ``input_tokens`` a prompt cache served)."""
 
     key: str
     rejections: int = 0
@@ -34,6 +35,7 @@ class Row:
     rejected: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
     duration_ms: int = 0
     statuses: Counter[str] = field(default_factory=Counter)
     errors: Counter[str] = field(default_factory=Counter)
@@ -90,6 +92,7 @@ def _add(row: Row, record: Record) -> None:
     row.rejected += _int(record.get("rejected"))
     row.input_tokens += _int(record.get("input_tokens"))
     row.output_tokens += _int(record.get("output_tokens"))
+    row.cache_read_tokens += _int(record.get("cache_read_tokens"))
     row.duration_ms += _int(record.get("duration_ms"))
     row.statuses[_text(record.get("status"))] += 1
     error = record.get("error_code")

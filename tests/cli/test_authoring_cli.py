@@ -83,8 +83,8 @@ def test_a_folder_that_is_not_a_copy_of_prompts_is_refused_naming_what_it_lacks(
     assert result.exit_code == 2
     assert (
         f"lacks graph_discovery.md, graph_maintenance.md, preamble.md, repository_discovery.md, "
-        f"repository_maintenance.md; copy {str(shipped_folder('prompts'))!r} (cp -r) and edit "
-        "the copy"
+        f"repository_maintenance.md, run_material.md; copy {str(shipped_folder('prompts'))!r} "
+        "(cp -r) and edit the copy"
     ) in result.stderr
 
 

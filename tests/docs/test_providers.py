@@ -84,3 +84,11 @@ def test_specialist_run_against_the_stand_in_prints_its_session(
 ) -> None:
     aliases = {DEMO_DIR: str(demo), "127.0.0.1:18089": stand_in}
     run_transcript(STAND_IN_SESSION, tmp_path, aliases=aliases)
+
+
+CACHE_SHARE = claim(PAGE, "cache-share")
+
+
+def test_the_cache_share_benchmark_prints_what_the_page_shows() -> None:
+    """Run from the repository root, as the page's command is (the demo's recordings replayed)."""
+    run_transcript(CACHE_SHARE, Path(__file__).resolve().parents[2])

@@ -24,6 +24,8 @@ def _report() -> PostmortemReport:
         rejections={"source": 2, "card": 1},
         mutations=1,
         input_tokens=10,
+        cache_read_tokens=6,
+        cache_write_tokens=3,
     )
     skipped = SpecialistReport(specialist="graph_maintenance", status="skipped", input_tokens=5)
     change = LessonChange(op="create", id="lesson-2", specialist="repository_discovery",
@@ -47,7 +49,8 @@ def test_the_json_form_adds_notes_and_totals_and_lists_every_action() -> None:
     assert data["totals"] == {
         "decisions": {"keep": 1, "adapt": 0, "retire": 0, "defer": 0},
         "proposals_accepted": 0, "rejections": {"card": 1, "source": 2}, "mutations": 1,
-        "published": 1, "input_tokens": 15, "output_tokens": 0,
+        "published": 1, "input_tokens": 15, "output_tokens": 0, "cache_read_tokens": 6,
+        "cache_write_tokens": 3,
     }  # fmt: skip
     assert data["notes"] == [
         "the checkout is not a git work tree, so repository lessons cannot be verified: "

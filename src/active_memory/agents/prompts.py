@@ -1,18 +1,24 @@
-"""The postmortem specialists' system prompts: rendering the Markdown templates of ``prompts/``.
+"""The postmortem specialists' prompts: rendering the Markdown templates of ``prompts/``.
 
-Each specialist's system prompt is the shared ``preamble.md`` followed by its own file, both read
-through :mod:`active_memory.data_folders` (the package's ``prompts/`` or an author's copy). A
+A session's request is laid out for prefix caching: what is the same for every run comes first,
+the run's material after it. Each specialist's system prompt is the shared ``preamble.md``, then
+its own file, then its contract; it holds no run value, so it is byte-identical across runs (and
+its preamble across specialists), and a provider's prompt cache can serve it to every session
+of every postmortem. The run's material opens the first message: ``run_material.md`` names the
+run and lists what this session has (payload parts, evidence files, tool roots); host facts and
+the evidence follow it (``agents/specialists.py``). Templates are read through
+:mod:`active_memory.data_folders` (the package's ``prompts/`` or an author's copy). A
 placeholder is ``{{name}}`` (lowercase letters, digits and ``_``); double braces keep it apart
 from the JSON braces in the prompts' examples. Two kinds of value fill placeholders:
 
 * card limits (``title_bytes``, ``broad_words``, …) come from
   :data:`active_memory.limits.LIMITS` and :data:`~active_memory.limits.BROAD_WORDS`, so a
   prompt can never teach a limit that admission does not enforce; callers cannot override them;
-* run values the host supplies for each session (:data:`RUN_VALUES`): ``run_id``,
-  ``payload`` (the parts of the evidence payload this specialist receives, so the prompt never
-  promises one it lacks), ``evidence_files`` (how to reach the private evidence files),
-  ``tool_roots`` (the roots the session's tools can read) and ``contract`` (the answer's JSON
-  Schema text).
+* session values the host supplies (:data:`RUN_VALUES`): ``contract`` (the answer's JSON Schema
+  text, the system prompt's only one, the same on every run), and for the run material
+  ``run_id``, ``specialist``, ``payload`` (the parts of the evidence payload this specialist
+  receives, so the prompt never promises one it lacks), ``evidence_files`` (how to reach the
+  private evidence files) and ``tool_roots`` (the roots the session's tools can read).
 
 Every rule sentence of a prompt carries an HTML comment naming the admission codes that enforce
 it (``<!-- rule: stage:code, ... -->``) or marking it as judgement left to the model
@@ -42,12 +48,14 @@ __all__ = [
     "LIMIT_VALUES",
     "PREAMBLE",
     "PROMPT_NAMES",
+    "RUN_MATERIAL",
     "RUN_VALUES",
     "SPECIALISTS",
     "load_prompt",
     "placeholders",
     "prompt_sha256",
     "render_prompt",
+    "run_material",
     "strip_rule_tags",
     "system_prompt",
 ]
@@ -55,8 +63,11 @@ __all__ = [
 # The specialists are the rows of the specialist table (active_memory.roles).
 SPECIALISTS: tuple[Role, ...] = ROLES
 PREAMBLE = "preamble"
-PROMPT_NAMES: tuple[str, ...] = (PREAMBLE, *SPECIALISTS)
-RUN_VALUES = frozenset({"run_id", "payload", "evidence_files", "tool_roots", "contract"})
+RUN_MATERIAL = "run_material"
+PROMPT_NAMES: tuple[str, ...] = (PREAMBLE, RUN_MATERIAL, *SPECIALISTS)
+RUN_VALUES = frozenset(
+    {"run_id", "specialist", "payload", "evidence_files", "tool_roots", "contract"}
+)
 
 LIMIT_VALUES: Mapping[str, str] = MappingProxyType(
     {
@@ -96,7 +107,8 @@ def _names_in(template: str) -> frozenset[str]:
 
 
 def load_prompt(name: str) -> str:
-    """The raw template text of ``preamble`` or a specialist, checked for malformed placeholders.
+    """The raw template text of ``preamble``, ``run_material`` or a specialist, checked for
+    malformed placeholders.
 
     Inside :func:`~active_memory.data_folders.using_overrides` with a copy of ``prompts/``, the
     copy's ``NAME.md`` is read instead of the shipped file."""
@@ -173,19 +185,29 @@ def _render(label: str, template: str, values: Mapping[str, object]) -> str:
 
 
 def render_prompt(name: str, **values: str) -> str:
-    """Render one template (``preamble`` or a specialist file) with exactly its run values."""
+    """Render one template (``preamble``, ``run_material`` or a specialist file) with exactly
+    its run values."""
     return _render(name, load_prompt(name), values)
 
 
 def system_prompt(specialist: str, **values: str) -> str:
-    """The complete system prompt of a specialist: the preamble, then its own instructions."""
+    """The complete system prompt of a specialist: the preamble, its own instructions, its
+    contract. No run value enters it, so it is the same bytes on every run."""
     return _render(specialist, _system_template(specialist), values)
 
 
+def run_material(**values: str) -> str:
+    """The head of a session's first message: which run, which specialist, and what the
+    session has for it (``run_id``, ``specialist``, ``payload``, ``evidence_files``,
+    ``tool_roots``)."""
+    return _render(RUN_MATERIAL, load_prompt(RUN_MATERIAL), values)
+
+
 def prompt_sha256(specialist: str) -> str:
-    """Identifies the prompt as shipped: preamble + specialist, card limits filled in, run
-    values left as placeholders. Reports record it so a lesson can be traced to its prompt."""
-    template = _system_template(specialist)
+    """Identifies the prompt as shipped: preamble + specialist + run material, card limits
+    filled in, run values left as placeholders. Reports record it so a lesson can be traced to
+    its prompt."""
+    template = _system_template(specialist) + _SEPARATOR + load_prompt(RUN_MATERIAL)
     shipped = _PLACEHOLDER.sub(
         lambda match: LIMIT_VALUES.get(match.group(1), match.group(0)), template
     )

@@ -24,7 +24,8 @@ def _row(s: SpecialistReport) -> str:
     return (
         f"  {s.specialist:<23} {s.status:<14} {s.batches:>7} {d.get('keep', 0):>4} "
         f"{d.get('adapt', 0):>5} {d.get('retire', 0):>6} {d.get('defer', 0):>5} "
-        f"{s.proposals_accepted:>4} {s.rejected:>8} {tokens:>13} {s.elapsed_ms:>7} ms"
+        f"{s.proposals_accepted:>4} {s.rejected:>8} {tokens:>13} {s.cache_read_tokens:>7} "
+        f"{s.elapsed_ms:>7} ms"
     )
 
 
@@ -56,7 +57,7 @@ def format_report(report: PostmortemReport) -> list[str]:
         )
     lines.append(
         "  specialist              status         batches keep adapt retire defer  new "
-        "rejected tokens in/out    time"
+        "rejected tokens in/out  cached    time"
     )
     lines.extend(_row(s) for s in report.specialists)
     lines.append(f"rejections   {_counts(report.rejections)}")

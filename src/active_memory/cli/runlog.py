@@ -52,12 +52,13 @@ def _print(summary: Summary, files: int) -> None:
             click.echo(f"  {row.key:<40} {row.rejections:>10}")
         return
     click.echo(f"  {summary.by:<40} {'runs':>8} {'accepted':>8} {'rejected':>8} "
-               f"{'tokens in/out':>15} {'time':>9}  errors")  # fmt: skip
+               f"{'tokens in/out':>15} {'cached':>8} {'time':>9}  errors")  # fmt: skip
     for row in summary.rows:
         tokens = f"{row.input_tokens}/{row.output_tokens}"
         errors = ", ".join(f"{code} {n}" for code, n in sorted(row.errors.items())) or "-"
+        cached = row.cache_read_tokens
         click.echo(f"  {row.key:<40} {row.sessions:>8} {row.accepted:>8} {row.rejected:>8} "
-                   f"{tokens:>15} {row.duration_ms:>6} ms  {errors}")  # fmt: skip
+                   f"{tokens:>15} {cached:>8} {row.duration_ms:>6} ms  {errors}")  # fmt: skip
 
 
 @runlog.command("summary")

@@ -153,7 +153,10 @@ class SpecialistReport(Model):
     published or would publish. ``skipped_reason`` says why a specialist that could not succeed
     on this run was not started (None when its scope was off, or it ran). ``keep_ids`` lists every
     lesson whose applied decision is keep: a keep publishes nothing, so this is the only record of
-    it (the ledger counts a lesson's keeps from it).
+    it (the ledger counts a lesson's keeps from it). ``input_tokens`` counts every prompt token of
+    its sessions; ``cache_read_tokens`` is the part a provider's prompt cache served and
+    ``cache_write_tokens`` the part written to it (so the uncached input is ``input_tokens -
+    cache_read_tokens``).
     """
 
     specialist: str
@@ -168,6 +171,8 @@ class SpecialistReport(Model):
     mutations: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     retries: int = 0
     conflict_retries: int = 0
     elapsed_ms: int = 0
@@ -239,6 +244,8 @@ class PostmortemReport(Model):
             "published": len(self.published),
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
         }
         return out
 
@@ -274,6 +281,14 @@ class PostmortemReport(Model):
     @property
     def output_tokens(self) -> int:
         return sum(s.output_tokens for s in self.specialists)
+
+    @property
+    def cache_read_tokens(self) -> int:
+        return sum(s.cache_read_tokens for s in self.specialists)
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return sum(s.cache_write_tokens for s in self.specialists)
 
     @property
     def retries(self) -> int:

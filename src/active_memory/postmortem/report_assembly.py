@@ -84,6 +84,8 @@ def specialist_report(
         mutations=mutations,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
         retries=meter.retries,
         conflict_retries=meter.conflict_retries,
         elapsed_ms=meter.elapsed_ms,

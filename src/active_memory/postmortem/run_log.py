@@ -73,6 +73,8 @@ def _append(
             dry_run=report.dry_run,
             input_tokens=specialist.input_tokens,
             output_tokens=specialist.output_tokens,
+            cache_read_tokens=specialist.cache_read_tokens,
+            cache_write_tokens=specialist.cache_write_tokens,
             retries=specialist.retries,
             conflicts=specialist.conflict_retries,
             duration_ms=specialist.elapsed_ms,
@@ -111,6 +113,8 @@ def _append(
         quarantined=len(report.quarantined),
         input_tokens=report.input_tokens,
         output_tokens=report.output_tokens,
+        cache_read_tokens=report.cache_read_tokens,
+        cache_write_tokens=report.cache_write_tokens,
         retries=report.retries,
         duration_ms=report.elapsed_ms,
     )

@@ -6,13 +6,7 @@ import pytest
 
 from active_memory.agents.prompts import SPECIALISTS, render_prompt, system_prompt
 
-RUN = {
-    "run_id": "run-1",
-    "payload": "  `executions`.",
-    "evidence_files": "- graph.json",
-    "tool_roots": "`evidence`",
-    "contract": "{}",
-}
+RUN = {"contract": "{}"}
 MAINTENANCE = ("graph_maintenance", "repository_maintenance")
 DISCOVERY = ("graph_discovery", "repository_discovery")
 # The broad words REFERENCE.md lists; the lesson model may add more, never fewer.
@@ -27,15 +21,7 @@ def _flat(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def preamble() -> str:
-    return _flat(
-        render_prompt(
-            "preamble",
-            run_id="run-1",
-            payload="  `executions`.",
-            evidence_files="- graph.json",
-            tool_roots="`evidence`",
-        )
-    )
+    return _flat(render_prompt("preamble"))
 
 
 def test_preamble_states_that_evidence_is_data_not_instructions(preamble: str) -> None:

@@ -37,13 +37,26 @@ def test_prompt_hash_covers_the_card_limits_the_prompt_teaches(
 
 def test_prompt_hash_ignores_run_values() -> None:
     before = prompt_sha256("graph_discovery")
-    prompts.system_prompt(
-        "graph_discovery",
+    prompts.system_prompt("graph_discovery", contract="{}")
+    prompts.run_material(
         run_id="run-a",
+        specialist="graph_discovery",
         payload="  `executions`.",
         evidence_files="- graph.json",
         tool_roots="`evidence`",
-        contract="{}",
     )
 
     assert prompt_sha256("graph_discovery") == before
+
+
+def test_prompt_hash_covers_the_run_material_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = prompt_sha256("graph_discovery")
+    shipped = prompts.load_prompt
+
+    def edited(name: str) -> str:
+        text = shipped(name)
+        return text + "\nOne more line.\n" if name == prompts.RUN_MATERIAL else text
+
+    monkeypatch.setattr(prompts, "load_prompt", edited)
+
+    assert prompt_sha256("graph_discovery") != before

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from active_memory.agents.prompts import PROMPT_NAMES, SPECIALISTS, system_prompt
+from active_memory.agents.prompts import PROMPT_NAMES, SPECIALISTS, run_material, system_prompt
 from active_memory.data_folders import shipped_folder
 
 DOCS = Path(__file__).parents[3] / "docs" / "admission.md"
@@ -26,8 +26,8 @@ RULE_WORDS = re.compile(
 )
 TAG = re.compile(r"<!--\s*(rule:\s*(?P<codes>[^>]*?)|judgement)\s*-->", re.DOTALL)
 UNCHECKED_SECTIONS = ("Examples", "Example", "Contract")
-RUN = {"run_id": "run-1", "payload": "  `executions`.", "evidence_files": "- graph.json",
-       "tool_roots": "x", "contract": "{}"}  # fmt: skip
+MATERIAL = {"run_id": "run-1", "specialist": "graph_discovery", "payload": "  `executions`.",
+            "evidence_files": "- graph.json", "tool_roots": "x"}  # fmt: skip
 
 
 def _raw(name: str) -> str:
@@ -130,7 +130,7 @@ def test_an_untagged_rule_sentence_is_found() -> None:
 
 @pytest.mark.parametrize("specialist", SPECIALISTS)
 def test_the_model_never_sees_a_tag(specialist: str) -> None:
-    text = system_prompt(specialist, **RUN)
+    text = system_prompt(specialist, contract="{}") + run_material(**MATERIAL)
     assert "<!--" not in text
     assert "judgement" not in text
     assert "rule:" not in text

@@ -63,7 +63,9 @@ async def test_request_carries_model_effort_tools_and_the_contract_as_answer_too
     assert request.headers["authorization"] == f"Bearer {KEY_ENV['ANTHROPIC_API_KEY']}"
     body = api.body()
     assert body["model"] == "claude-test"
-    assert body["system"] == "You review lessons."
+    assert body["system"] == [
+        {"type": "text", "text": "You review lessons.", "cache_control": {"type": "ephemeral"}}
+    ]
     assert body["thinking"] == {"type": "adaptive"}
     assert body["output_config"] == {"effort": "high"}
     assert [tool["name"] for tool in body["tools"]] == [
@@ -134,7 +136,11 @@ async def test_history_replays_tool_calls_results_and_thinking_in_wire_order(
         {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a"}},
     ]
     assert messages[2]["content"][0]["type"] == "tool_result"
-    assert messages[2]["content"][1] == {"type": "text", "text": "Answer now."}
+    assert messages[2]["content"][1] == {
+        "type": "text",
+        "text": "Answer now.",
+        "cache_control": {"type": "ephemeral"},
+    }
 
 
 async def test_usage_counts_cache_tokens_inside_input(

@@ -14,6 +14,15 @@ the adapter's output mode (``output.py``):
   sends ``tool_choice: {"type": "none"}``.
 
 Effort maps to ``output_config.effort`` with adaptive thinking; ``none`` turns thinking off.
+
+Prompt caching: the API caches a request's prefix (tools, then system, then messages) up to each
+block marked with ``cache_control``. Two breakpoints are set: on the system prompt, which with
+the tools before it is the same on every turn and every run of a specialist (the prompts are
+laid out for it, ``agents/prompts.py``), and on the last block of the conversation, so the next
+turn of a tool loop reads everything up to its new messages from the cache. The mark moves with
+the conversation's end: the marks are not part of what is cached, and the API looks for a cached
+prefix at the block boundaries before a mark (about twenty blocks back), so the previous turn's
+end, one turn's blocks ago, is found.
 SDK types appear only under ``TYPE_CHECKING`` and in :func:`parse_message`.
 """
 
@@ -44,9 +53,13 @@ from active_memory.errors import ConfigError
 if TYPE_CHECKING:
     from anthropic.types import Message
 
-__all__ = ["ANTHROPIC_EFFORTS", "build_params", "effort_params", "parse_message"]
+__all__ = ["ANTHROPIC_EFFORTS", "CACHE_CONTROL", "build_params", "effort_params", "parse_message"]
 
 ANTHROPIC_EFFORTS = ("none", "low", "medium", "high", "xhigh", "max")
+# The default five-minute cache: a postmortem's sessions run within minutes of each other.
+CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
+# The API refuses a cache breakpoint on a thinking block.
+_UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 
 _STOP_REASONS: dict[str | None, StopReason] = {
     "end_turn": "end_turn",
@@ -148,6 +161,15 @@ def _messages(request: ModelRequest) -> list[dict[str, Any]]:
     return turns
 
 
+def _mark_conversation_end(turns: list[dict[str, Any]]) -> None:
+    """A cache breakpoint on the conversation's last markable block (see the module doc)."""
+    for turn in reversed(turns):
+        for block in reversed(turn["content"]):
+            if block["type"] not in _UNMARKABLE:
+                block["cache_control"] = dict(CACHE_CONTROL)
+                return
+
+
 def build_params(request: ModelRequest, output: OutputMode = "tool") -> dict[str, Any]:
     """Keyword arguments for ``messages.create``."""
     reasoning = effort_params(request.effort)
@@ -177,17 +199,20 @@ def build_params(request: ModelRequest, output: OutputMode = "tool") -> dict[str
             system = prompted_system(system, contract)
         if request.final:
             choice = {"type": "none"}
+    messages = _messages(request)
+    _mark_conversation_end(messages)
     params: dict[str, Any] = {
         "model": request.model,
         "max_tokens": request.max_tokens,
-        "messages": _messages(request),
+        "messages": messages,
         **reasoning,
     }
     if tools:
         params["tools"] = tools
         params["tool_choice"] = choice
     if system:
-        params["system"] = system
+        # The breakpoint covers the tools too: they come before the system prompt in the prefix.
+        params["system"] = [{"type": "text", "text": system, "cache_control": dict(CACHE_CONTROL)}]
     return params
 
 

@@ -53,7 +53,9 @@ class TokenUsage:
     """Tokens one or more responses used.
 
     ``input_tokens`` counts every prompt token, cached or not; ``cache_read_tokens`` and
-    ``cache_write_tokens`` are the parts of it read from or written to a prompt cache.
+    ``cache_write_tokens`` are the parts of it read from or written to a prompt cache (Anthropic
+    reports both; OpenAI reports the read part as ``cached_tokens``). What the cache did not
+    serve is :attr:`uncached_input_tokens`.
     """
 
     input_tokens: int = 0
@@ -72,6 +74,11 @@ class TokenUsage:
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """Prompt tokens the cache did not serve (a cache write among them)."""
+        return self.input_tokens - self.cache_read_tokens
 
 
 def _check_name(kind: str, name: str) -> None:

@@ -59,6 +59,7 @@ from active_memory.errors import (
     ModelRefused,
     ProviderDeadlineExceeded,
     ProviderError,
+    ProviderNoAnswer,
     SessionCancelled,
 )
 from active_memory.models.runs import Binding
@@ -211,6 +212,12 @@ class Session:
     retries: int = field(default=0, init=False)
     repaired: bool = field(default=False, init=False)
     raw_answer: str | None = field(default=None, init=False)
+    # Turns whose call was written as text (providers/text_calls.py); the model the server
+    # said answered (its first turn's), beside the binding's requested one.
+    text_calls: int = field(default=0, init=False)
+    answered_model: str | None = field(default=None, init=False)
+    # When the provider call in flight was sent (None once it returned): see unanswered().
+    _asked: float | None = field(default=None, init=False)
     # The valid answer a host repair turn was asked about: returned if the repair fails.
     _held: tuple[ModelResponse, dict[str, Any]] | None = field(default=None, init=False)
     _final: bool = field(default=False, init=False)
@@ -260,6 +267,19 @@ class Session:
                 if self._held is not None:
                     return self._result(*self._held, started)
                 self._repair(response, (self._missing_answer(response),))
+
+    def unanswered(self) -> ProviderNoAnswer | None:
+        """The call in flight as the error of a server that has not answered it (its host and
+        how long it has waited), or None between calls: a host that stops the session at the
+        deadline tells a hung server from a slow model with it."""
+        if self._asked is None:
+            return None
+        return ProviderNoAnswer(
+            getattr(self.provider, "name", "the provider"),
+            getattr(self.provider, "host", None),
+            time.monotonic() - self._asked,
+            context=f"{self._who}, turn {self.turns + 1}",
+        )
 
     def _host_problems(self, value: dict[str, Any]) -> tuple[str, ...]:
         """The host check's problems, asked only while the repair turn is unused: after it the
@@ -326,7 +346,8 @@ class Session:
         )
 
     async def _call(self, request: ModelRequest) -> ModelResponse:
-        remaining = self.deadline - time.monotonic()
+        asked = self._asked = time.monotonic()
+        remaining = self.deadline - asked
         call = asyncio.ensure_future(self.provider.complete(request))
         waiters: set[asyncio.Future[Any]] = {call}
         if self.cancel is not None:
@@ -335,14 +356,14 @@ class Session:
             async with asyncio.timeout(remaining):
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         except TimeoutError as e:
-            raise ProviderDeadlineExceeded(
-                f"{self._who}: no response before the deadline on turn {self.turns + 1}"
-            ) from e
+            raise self.unanswered() or ProviderDeadlineExceeded(self._who) from e
         finally:
             pending = [waiter for waiter in waiters if not waiter.done()]
             for waiter in pending:
                 waiter.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        # Kept through a cancellation, so the host that stopped the session can still tell.
+        self._asked = None
         if not call.done() or call.cancelled():
             raise SessionCancelled(f"{self._who} was cancelled during turn {self.turns + 1}")
         error = call.exception()
@@ -353,6 +374,8 @@ class Session:
         self.turns += 1
         self.usage += response.usage
         self.retries += response.retries
+        self.text_calls += response.text_form
+        self.answered_model = self.answered_model or response.model or None
         return response
 
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:

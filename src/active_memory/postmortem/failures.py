@@ -5,7 +5,9 @@ Each cause keeps its own code and message: a provider error its ``cause`` (``con
 ``malformed_response``, …) and its attempts; a refusal ``model_refused``; an answer that broke
 its contract after the repair turn ``contract_violation`` (``malformed_answer`` when it was not
 JSON). ``timed_out`` is reported only when the deadline passed: a retry that gave up because
-its next wait would cross the deadline is the failure it was retrying.
+its next wait would cross the deadline is the failure it was retrying. A call the server never
+answered (a hung server) says so, with the host and the time waited, apart from a model that
+answered every turn but took them all past the deadline.
 
 Messages never carry answer text: a contract violation is described by its count of errors, not
 by the errors themselves (jsonschema quotes the offending values, which may be lesson text).
@@ -27,6 +29,7 @@ from active_memory.errors import (
     ModelRefused,
     ProviderDeadlineExceeded,
     ProviderError,
+    ProviderNoAnswer,
     SessionCancelled,
     StoreError,
 )
@@ -65,6 +68,9 @@ def classify(error: BaseException, *, cancelled: bool) -> Failure:
         return Failure(stopped, stopped, f"{what}; nothing of it was published")
     if isinstance(error, TimeoutError):
         return Failure("timed_out", "timed_out", "the shared postmortem deadline passed")
+    if isinstance(error, ProviderNoAnswer):
+        message = one_line(f"the provider did not answer in time: {error}")
+        return Failure("timed_out", "timed_out", message)
     if isinstance(error, ProviderDeadlineExceeded):
         message = one_line(f"the shared postmortem deadline passed: {error}")
         return Failure("timed_out", "timed_out", message)

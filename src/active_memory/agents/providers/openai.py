@@ -167,6 +167,12 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
         server gets the answer as a tool, since its grammar-constrained JSON shuts tools out."""
         return "tool" if lane == "compatible" else "native"
 
+    @classmethod
+    def default_text_calls(cls, lane: str) -> bool:
+        """On a compatible server small models write their calls as text the server does not
+        parse; OpenAI and Azure return every call as a call."""
+        return lane == "compatible"
+
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         return build_params(request, compatible=self.lane == "compatible", output=self.output)
 

@@ -213,11 +213,13 @@ class _Server(ThreadingHTTPServer):
         fixed: tuple[int, Mapping[str, Any]] | None = None,
         *,
         text_calls: bool = False,
+        answered_as: str | None = None,
     ) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.seen: list[tuple[str, str | None]] = []
         self.fixed = fixed
         self.text_calls = text_calls
+        self.answered_as = answered_as
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -237,6 +239,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, {"error": {"message": "the body is not JSON"}})
             return
+        if self.server.answered_as is not None:
+            # The model a server answers as is its own: a name it ignores changes nothing.
+            request["model"] = self.server.answered_as
         if self.server.fixed is not None:
             self._send(*self.server.fixed)
         elif self.path.endswith("/chat/completions"):
@@ -275,10 +280,12 @@ def serving(
     *,
     fixed: tuple[int, Mapping[str, Any]] | None = None,
     text_calls: bool = False,
+    answered_as: str | None = None,
 ) -> Iterator[StandIn]:
     """Serve on 127.0.0.1 in a thread; ``fixed`` (status, body) answers every request alike;
-    ``text_calls`` writes every Chat Completions call as text (see the module's docstring)."""
-    server = _Server(port, fixed, text_calls=text_calls)
+    ``text_calls`` writes every Chat Completions call as text (see the module's docstring);
+    ``answered_as`` is the model every response names, whatever the request asked for."""
+    server = _Server(port, fixed, text_calls=text_calls, answered_as=answered_as)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

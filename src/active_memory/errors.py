@@ -47,6 +47,7 @@ do; attributes carry the same facts for programs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 __all__ = [
@@ -404,6 +405,19 @@ class ProviderNoAnswer(ProviderDeadlineExceeded):
         where = f"{provider} at {host}" if host else provider
         lead = f"{context}: " if context else ""
         super().__init__(f"{lead}{where} did not answer within {waited:.1f} s", attempts=attempts)
+
+    @classmethod
+    def of(cls, provider: object, asked_at: float, context: str) -> ProviderNoAnswer:
+        """The error of ``provider`` (named by its ``name`` and ``host`` when it has them) for a
+        call sent at ``asked_at`` on the :func:`time.monotonic` clock and unanswered now."""
+        name = getattr(provider, "name", None)
+        host = getattr(provider, "host", None)
+        return cls(
+            name if isinstance(name, str) else "the provider",
+            host if isinstance(host, str) else None,
+            time.monotonic() - asked_at,
+            context=context,
+        )
 
 
 class ProviderTransientError(ProviderError):

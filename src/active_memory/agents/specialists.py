@@ -45,7 +45,7 @@ from active_memory.agents.tool_loop import HostCheck, Session, SessionLimits, Se
 from active_memory.agents.tools import Toolbox
 from active_memory.cancel import CancelToken
 from active_memory.daemon_threads import in_daemon_thread
-from active_memory.errors import AnswerRefused, ProviderNoAnswer
+from active_memory.errors import AnswerRefused
 from active_memory.evidence.builder import EvidenceBundle, build_evidence
 from active_memory.models.changes import Mutation, Proposal, Rejection
 from active_memory.models.lessons import Lesson
@@ -150,11 +150,6 @@ class Meter:
     @property
     def text_calls(self) -> int:
         return sum(session.text_calls for session in self.sessions)
-
-    def unanswered(self) -> ProviderNoAnswer | None:
-        """The provider call its latest session is waiting on, as the error of a server that
-        has not answered (see :meth:`Session.unanswered`); None between calls."""
-        return self.sessions[-1].unanswered() if self.sessions else None
 
     @property
     def answered_model(self) -> str | None:

@@ -213,11 +213,11 @@ class Session:
     repaired: bool = field(default=False, init=False)
     raw_answer: str | None = field(default=None, init=False)
     # Turns whose call was written as text (providers/text_calls.py); the model the server
-    # said answered (its first turn's), beside the binding's requested one.
+    # said answered; when the call in flight was sent (None once it returned; kept through a
+    # cancellation, so a host that stopped the session can tell a server that never answered).
     text_calls: int = field(default=0, init=False)
     answered_model: str | None = field(default=None, init=False)
-    # When the provider call in flight was sent (None once it returned): see unanswered().
-    _asked: float | None = field(default=None, init=False)
+    asked_at: float | None = field(default=None, init=False)
     # The valid answer a host repair turn was asked about: returned if the repair fails.
     _held: tuple[ModelResponse, dict[str, Any]] | None = field(default=None, init=False)
     _final: bool = field(default=False, init=False)
@@ -267,19 +267,6 @@ class Session:
                 if self._held is not None:
                     return self._result(*self._held, started)
                 self._repair(response, (self._missing_answer(response),))
-
-    def unanswered(self) -> ProviderNoAnswer | None:
-        """The call in flight as the error of a server that has not answered it (its host and
-        how long it has waited), or None between calls: a host that stops the session at the
-        deadline tells a hung server from a slow model with it."""
-        if self._asked is None:
-            return None
-        return ProviderNoAnswer(
-            getattr(self.provider, "name", "the provider"),
-            getattr(self.provider, "host", None),
-            time.monotonic() - self._asked,
-            context=f"{self._who}, turn {self.turns + 1}",
-        )
 
     def _host_problems(self, value: dict[str, Any]) -> tuple[str, ...]:
         """The host check's problems, asked only while the repair turn is unused: after it the
@@ -346,7 +333,7 @@ class Session:
         )
 
     async def _call(self, request: ModelRequest) -> ModelResponse:
-        asked = self._asked = time.monotonic()
+        asked = self.asked_at = time.monotonic()
         remaining = self.deadline - asked
         call = asyncio.ensure_future(self.provider.complete(request))
         waiters: set[asyncio.Future[Any]] = {call}
@@ -356,14 +343,15 @@ class Session:
             async with asyncio.timeout(remaining):
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         except TimeoutError as e:
-            raise self.unanswered() or ProviderDeadlineExceeded(self._who) from e
+            raise ProviderNoAnswer.of(
+                self.provider, asked, f"{self._who}, turn {self.turns + 1}"
+            ) from e
         finally:
             pending = [waiter for waiter in waiters if not waiter.done()]
             for waiter in pending:
                 waiter.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-        # Kept through a cancellation, so the host that stopped the session can still tell.
-        self._asked = None
+        self.asked_at = None
         if not call.done() or call.cancelled():
             raise SessionCancelled(f"{self._who} was cancelled during turn {self.turns + 1}")
         error = call.exception()

@@ -19,6 +19,7 @@ import asyncio
 import re
 from dataclasses import dataclass
 
+from active_memory.agents.specialists import Meter
 from active_memory.errors import (
     ActiveMemoryError,
     AnswerRefused,
@@ -35,7 +36,7 @@ from active_memory.errors import (
 )
 from active_memory.postmortem.report import SpecialistStatus
 
-__all__ = ["Failure", "classify", "one_line", "unexpected"]
+__all__ = ["Failure", "classify", "one_line", "unanswered", "unexpected"]
 
 _ERROR_CHARS = 300
 _CODES: tuple[tuple[type[BaseException], str], ...] = (
@@ -93,6 +94,18 @@ def classify(error: BaseException, *, cancelled: bool) -> Failure:
             return Failure("failed", code, one_line(str(error)))
     # A bug must not take the host's run down with it: it is reported like any failure.
     return Failure("failed", "internal_error", one_line(f"{type(error).__name__}: {error}"))
+
+
+def unanswered(meter: Meter) -> ProviderNoAnswer | None:
+    """The provider call the specialist's latest session still waits on, as the error of a
+    server that did not answer it; None between calls. A session cancelled at the deadline
+    keeps its call's start (``Session.asked_at``) for this."""
+    session = meter.sessions[-1] if meter.sessions else None
+    if session is None or session.asked_at is None:
+        return None
+    where = f"session of specialist {session.specialist!r} batch {session.batch}"
+    context = f"{where}, turn {session.turns + 1}"
+    return ProviderNoAnswer.of(session.provider, session.asked_at, context)
 
 
 def unexpected(code: str, what: str, error: BaseException) -> Failure:

@@ -29,7 +29,7 @@ from active_memory.agents.tools import Toolbox
 from active_memory.models.config import parse_runtime_config
 from active_memory.models.runs import Binding
 from active_memory.postmortem.binding import BindingOverride, declared_connections
-from agents.doubles import MockAPI, chat_completion
+from agents.doubles import MockAPI, anthropic_message, chat_completion
 
 LOCAL = {"base_url": "http://127.0.0.1:8080/v1"}
 VERDICT = {"verdict": "keep", "reason": "still there"}
@@ -281,3 +281,20 @@ async def test_a_session_investigates_through_a_text_form_call_and_then_answers(
     assert messages[3]["tool_call_id"] == call["id"]
     assert "retry.py" in messages[3]["content"]
     assert session.answered_model == "qwen2.5-coder-1.5b"
+
+
+async def test_the_anthropic_lane_takes_text_calls_only_when_told(
+    api: MockAPI, retry: RetryPolicy, contract: AnswerContract, tmp_path: Path
+) -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key"}
+    binding = Binding(provider="anthropic", model="claude-test")
+    written = anthropic_message({"type": "text", "text": f"```json\n{LISTING}\n```"})
+    api.reply(written).reply(written)
+    plain = create_provider(binding, env=env, http_client=api.client(), retry=retry)
+    told = create_provider(
+        binding, env=env, http_client=api.client(), retry=retry,
+        connection=Connection("told", text_calls=True),
+    )  # fmt: skip
+    assert not (await plain.complete(_request(contract, tmp_path))).tool_calls
+    [call] = (await told.complete(_request(contract, tmp_path))).tool_calls
+    assert (call.name, json.loads(call.arguments)) == ("list_folder", ROOT)

@@ -2,9 +2,10 @@
 
 Lanes: ``openai`` (AsyncOpenAI), ``azure`` (AsyncAzureOpenAI; the binding's model is the
 deployment name) and ``compatible`` (AsyncOpenAI against a base URL: vLLM, llama.cpp's server,
-any OpenAI-compatible endpoint). The shared shell (lane check, lazy SDK import, retries, close)
-is :class:`~.sdk_adapter.SdkAdapter`; the SDK's exceptions are translated in
-:func:`_map_api_errors` only.
+any OpenAI-compatible endpoint; there a reply that is only a tool call written as JSON text is
+taken as that call, see ``text_calls.py``). The shared shell (lane check, lazy SDK import,
+retries, text-form calls, close) is :class:`~.sdk_adapter.SdkAdapter`; the SDK's exceptions are
+translated in :func:`_map_api_errors` only.
 """
 
 from __future__ import annotations

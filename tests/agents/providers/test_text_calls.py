@@ -16,6 +16,7 @@ from active_memory.agents.providers.base import (
     ModelRequest,
     ModelResponse,
     RequestLabels,
+    ToolSpec,
     UserMessage,
 )
 from active_memory.agents.providers.codec import response_from_dict, response_to_dict
@@ -298,3 +299,23 @@ async def test_the_anthropic_lane_takes_text_calls_only_when_told(
     assert not (await plain.complete(_request(contract, tmp_path))).tool_calls
     [call] = (await told.complete(_request(contract, tmp_path))).tool_calls
     assert (call.name, json.loads(call.arguments)) == ("list_folder", ROOT)
+
+
+async def test_a_host_tool_with_references_and_any_of_nulls_is_checked_against_its_schema(
+    api: MockAPI, retry: RetryPolicy, contract: AnswerContract, tmp_path: Path
+) -> None:
+    lookup = ToolSpec("lookup", "Look a term up.", {
+        "type": "object",
+        "properties": {"term": {"$ref": "#/$defs/term"},
+                       "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+        "required": ["term", "limit"],
+        "additionalProperties": False,
+        "$defs": {"term": {"type": "string", "minLength": 2}},
+    })  # fmt: skip
+    api.reply(_said(_call_text("lookup", {"term": "retry"})))
+    api.reply(_said(_call_text("lookup", {"term": "r"})))
+    provider = _compatible(api, retry)
+    taken = await provider.complete(_request(contract, tmp_path, tools=(lookup,)))
+    refused = await provider.complete(_request(contract, tmp_path, tools=(lookup,)))
+    assert json.loads(taken.tool_calls[0].arguments) == {"term": "retry", "limit": None}
+    assert not refused.tool_calls  # too short for the referenced rule: stays text

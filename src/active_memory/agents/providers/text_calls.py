@@ -74,6 +74,18 @@ def _parsed_call(text: str) -> tuple[str, dict[str, Any]] | None:
     return value["name"], arguments
 
 
+def _nullable(rule: object) -> bool:
+    """Whether a property's schema says null outright: ``"type"`` naming it, or one ``anyOf``
+    branch that does (how strict schemas and pydantic spell an optional property)."""
+    if not isinstance(rule, Mapping):
+        return False
+    kind = rule.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    branches = rule.get("anyOf")
+    return isinstance(branches, list) and any(_nullable(branch) for branch in branches)
+
+
 def _completed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any] | None:
     """``arguments`` with each omitted nullable property set to null, when they then validate
     against ``schema``; None when they do not."""
@@ -81,7 +93,7 @@ def _completed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
         for name, rule in properties.items():
-            if name not in filled and Draft202012Validator(dict(rule)).is_valid(None):
+            if name not in filled and _nullable(rule):
                 filled[name] = None
     return filled if Draft202012Validator(dict(schema)).is_valid(filled) else None
 

@@ -34,6 +34,7 @@ do; attributes carry the same facts for programs.
      │    │                           ``cause`` names what failed, ``attempts`` the calls made
      │    ├── ProviderUnavailable     SDK extra or credential missing, credential refused
      │    ├── ProviderDeadlineExceeded  the deadline passed (only then)
+     │    │    └── ProviderNoAnswer   …while a call waited: the server sent nothing in time
      │    ├── ProviderTransientError  429, 5xx, overloaded, connection: retried, then raised
      │    └── ReplayMismatch          a replayed exchange was unexpected or left over
      │         └── ReplayChanged      the request differs from the recorded one (names what)
@@ -46,6 +47,7 @@ do; attributes carry the same facts for programs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "ProvenanceError",
     "ProviderDeadlineExceeded",
     "ProviderError",
+    "ProviderNoAnswer",
     "ProviderTransientError",
     "ProviderUnavailable",
     "PublicationError",
@@ -380,6 +383,41 @@ class ProviderDeadlineExceeded(ProviderError):
     """The shared postmortem deadline passed during a provider call (raised only once it has)."""
 
     default_cause = "timed_out"
+
+
+class ProviderNoAnswer(ProviderDeadlineExceeded):
+    """The deadline passed while a call waited for its answer: the server at ``host`` sent
+    nothing in ``waited`` seconds (a hung server, or one still generating), unlike a model that
+    answered every turn but took them all together past the deadline."""
+
+    def __init__(
+        self,
+        provider: str,
+        host: str | None,
+        waited: float,
+        *,
+        context: str = "",
+        attempts: int = 1,
+    ) -> None:
+        self.provider = provider
+        self.host = host
+        self.waited = waited
+        where = f"{provider} at {host}" if host else provider
+        lead = f"{context}: " if context else ""
+        super().__init__(f"{lead}{where} did not answer within {waited:.1f} s", attempts=attempts)
+
+    @classmethod
+    def of(cls, provider: object, asked_at: float, context: str) -> ProviderNoAnswer:
+        """The error of ``provider`` (named by its ``name`` and ``host`` when it has them) for a
+        call sent at ``asked_at`` on the :func:`time.monotonic` clock and unanswered now."""
+        name = getattr(provider, "name", None)
+        host = getattr(provider, "host", None)
+        return cls(
+            name if isinstance(name, str) else "the provider",
+            host if isinstance(host, str) else None,
+            time.monotonic() - asked_at,
+            context=context,
+        )
 
 
 class ProviderTransientError(ProviderError):

@@ -8,9 +8,13 @@ contract, in whatever output mode the request uses (the answer tool, native stru
 or the schema the prompt shows). It reports token usage. It is no model: it exercises the
 transport, the tool loop and the output modes end to end over real sockets, nothing more.
 
+With ``text_calls`` (``--text-calls``) it answers Chat Completions as a small model does that
+the server's tool parser misses: each call, the answer tool's included, is the whole reply
+written as fenced JSON text (``{"name": ..., "arguments": {...}}``), never a tool call.
+
 Run it for the opt-in live test (it prints its base URL and serves until stopped)::
 
-    python tests/agents/loopback_model.py --port 8089
+    python tests/agents/loopback_model.py --port 8089            # add --text-calls for text
     ACTIVE_MEMORY_LIVE_BASE_URL=http://127.0.0.1:8089/v1 ACTIVE_MEMORY_LIVE_MODEL=stand-in \\
     ACTIVE_MEMORY_LIVE_LANE=compatible pytest tests/agents/test_live_conformance.py
 
@@ -99,7 +103,17 @@ def _prompted_schema(system: str) -> dict[str, Any] | None:
 # -- OpenAI Chat Completions ------------------------------------------------------------------
 
 
-def _openai_reply(request: Mapping[str, Any], raw: bytes) -> dict[str, Any]:
+def _as_text(message: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """``message``'s one tool call written as fenced JSON text, as small models write it."""
+    function = message.pop("tool_calls")[0]["function"]
+    call = {"name": function["name"], "arguments": json.loads(function["arguments"])}
+    message["content"] = f"```json\n{json.dumps(call)}\n```"
+    return message, "stop"
+
+
+def _openai_reply(
+    request: Mapping[str, Any], raw: bytes, *, text_calls: bool = False
+) -> dict[str, Any]:
     tools = {t["function"]["name"]: t["function"] for t in request.get("tools", ())}
     answer_tools = [name for name in tools if name not in INVESTIGATION]
     messages = request.get("messages", [])
@@ -123,6 +137,8 @@ def _openai_reply(request: Mapping[str, Any], raw: bytes) -> dict[str, Any]:
         system = next((m["content"] for m in messages if m.get("role") == "system"), "")
         schema = schema or _prompted_schema(system)
         message["content"] = json.dumps(minimal_instance(schema)) if schema else "Done."
+    if text_calls and "tool_calls" in message:
+        message, finish = _as_text(message)
     prompt, completion = _usage_counts(raw)
     return {
         "id": "chatcmpl-standin",
@@ -191,10 +207,19 @@ def _anthropic_reply(request: Mapping[str, Any], raw: bytes) -> dict[str, Any]:
 class _Server(ThreadingHTTPServer):
     """Keeps, per request, its path and the credential headers it carried."""
 
-    def __init__(self, port: int, fixed: tuple[int, Mapping[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        port: int,
+        fixed: tuple[int, Mapping[str, Any]] | None = None,
+        *,
+        text_calls: bool = False,
+        answered_as: str | None = None,
+    ) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.seen: list[tuple[str, str | None]] = []
         self.fixed = fixed
+        self.text_calls = text_calls
+        self.answered_as = answered_as
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -214,10 +239,13 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._send(400, {"error": {"message": "the body is not JSON"}})
             return
+        if self.server.answered_as is not None:
+            # The model a server answers as is its own: a name it ignores changes nothing.
+            request["model"] = self.server.answered_as
         if self.server.fixed is not None:
             self._send(*self.server.fixed)
         elif self.path.endswith("/chat/completions"):
-            self._send(200, _openai_reply(request, raw))
+            self._send(200, _openai_reply(request, raw, text_calls=self.server.text_calls))
         elif self.path.endswith("/messages"):
             self._send(200, _anthropic_reply(request, raw))
         else:
@@ -248,10 +276,16 @@ class StandIn:
 
 @contextmanager
 def serving(
-    port: int = 0, *, fixed: tuple[int, Mapping[str, Any]] | None = None
+    port: int = 0,
+    *,
+    fixed: tuple[int, Mapping[str, Any]] | None = None,
+    text_calls: bool = False,
+    answered_as: str | None = None,
 ) -> Iterator[StandIn]:
-    """Serve on 127.0.0.1 in a thread; ``fixed`` (status, body) answers every request alike."""
-    server = _Server(port, fixed)
+    """Serve on 127.0.0.1 in a thread; ``fixed`` (status, body) answers every request alike;
+    ``text_calls`` writes every Chat Completions call as text (see the module's docstring);
+    ``answered_as`` is the model every response names, whatever the request asked for."""
+    server = _Server(port, fixed, text_calls=text_calls, answered_as=answered_as)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -265,8 +299,11 @@ def serving(
 def main() -> None:
     parser = argparse.ArgumentParser(description="A scripted loopback model stand-in.")
     parser.add_argument("--port", type=int, default=8089)
-    port = parser.parse_args().port
-    server = _Server(port)
+    parser.add_argument(
+        "--text-calls", action="store_true", help="write every call as fenced JSON text"
+    )
+    arguments = parser.parse_args()
+    server = _Server(arguments.port, text_calls=arguments.text_calls)
     print(f"http://127.0.0.1:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()

@@ -7,7 +7,9 @@ OpenAI-compatible server, ``http://127.0.0.1:8080`` for an Anthropic-compatible 
 and ``ACTIVE_MEMORY_LIVE_API_KEY`` (for a server that wants one). The test then runs the
 graph discovery specialist of the bundled demo run through the same path as ``active-memory
 specialist run --lane … --base-url … --model …`` and checks that at least one tool call
-round-trips, that the answer validates against the contract, and that usage is reported.
+round-trips, that the answer validates against the contract, and that usage is reported. It
+prints how many calls the model wrote as text (taken as calls on the compatible lane) and the
+model the server answered as.
 
 The variables are read when the module is imported: every test then runs with the
 ``ACTIVE_MEMORY_*`` settings scrubbed. The server must be on loopback: no test leaves it.
@@ -58,6 +60,7 @@ async def run_live_check(
     lane: str,
     output: str | None = None,
     api_key: str | None = None,
+    text_calls: bool | None = None,
 ) -> TrialResult:
     """One specialist of the bundled demo run against ``base_url``, as the CLI would run it."""
     if api_key is not None:
@@ -71,6 +74,7 @@ async def run_live_check(
         base_url=base_url,
         api_key_env=KEY_VARIABLE if api_key is not None else None,
         output=output,
+        text_calls=text_calls,
     )
     with SqliteStore(tmp_path / "lessons.sqlite3") as store:
         options = PostmortemOptions(
@@ -110,7 +114,8 @@ async def test_a_specialist_investigates_and_answers_on_a_live_server(
     )
     print(
         f"\nlive: {result.provider}/{result.lane} {result.model} at {result.host}, answer as "
-        f"{result.output}: {result.turns} turn(s), {result.tool_calls} tool call(s), tokens "
+        f"{result.output}: {result.turns} turn(s), {result.tool_calls} tool call(s) "
+        f"({result.text_calls} written as text), answered as {result.answered_model}, tokens "
         f"{result.input_tokens}/{result.output_tokens}, retries {result.retries}, repaired "
         f"{result.repaired}"
     )

@@ -69,6 +69,34 @@ async def test_the_live_check_sends_the_named_key_and_only_it(
     assert all("never-sent" not in (key or "") for key in later)
 
 
+@pytest.mark.parametrize("output", [None, "native", "prompted"])
+async def test_a_model_writing_its_calls_as_text_investigates_on_the_compatible_lane(
+    output: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serving(text_calls=True) as stand_in:
+        result = await run_live_check(
+            tmp_path, monkeypatch, base_url=f"{stand_in.url}/v1", model="stand-in",
+            lane="compatible", output=output,
+        )  # fmt: skip
+    assert_conformant(result)
+    assert result.tool_calls >= 1
+    # The investigation call, and in the tool mode the answer call too, came as text.
+    assert result.text_calls == (2 if output is None else 1)
+    assert result.answered_model == "stand-in"
+
+
+async def test_without_text_calls_the_same_model_never_investigates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serving(text_calls=True) as stand_in:
+        result = await run_live_check(
+            tmp_path, monkeypatch, base_url=f"{stand_in.url}/v1", model="stand-in",
+            lane="compatible", text_calls=False,
+        )  # fmt: skip
+    assert (result.tool_calls, result.text_calls) == (0, 0)
+    assert result.error_code == "contract_violation"
+
+
 def test_minimal_instances_satisfy_simple_schemas() -> None:
     schema = {
         "type": "object",

@@ -61,8 +61,18 @@ def fixtures(folder: Path, *names: str) -> Path:
 def stand_in() -> Iterator[str]:
     """The loopback stand-in model the pages start (tests/agents/loopback_model.py), as a
     program of its own on a free port; its host:port."""
+    yield from _serve_stand_in()
+
+
+@pytest.fixture
+def text_calls_stand_in() -> Iterator[str]:
+    """The stand-in writing every call as JSON text, as small models do (``--text-calls``)."""
+    yield from _serve_stand_in("--text-calls")
+
+
+def _serve_stand_in(*flags: str) -> Iterator[str]:
     server = subprocess.Popen(
-        [sys.executable, str(STAND_IN), "--port", "0"],
+        [sys.executable, str(STAND_IN), "--port", "0", *flags],
         stdout=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,

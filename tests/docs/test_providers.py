@@ -26,6 +26,7 @@ PROTOCOL = claim(PAGE, "protocol")
 CONNECTIONS = claim(PAGE, "connections")
 MISSING_SETTINGS = output(PAGE, "missing-settings")
 STAND_IN_SESSION = claim(PAGE, "stand-in")
+TEXT_CALLS_SESSION = claim(PAGE, "text-calls")
 
 
 def test_the_interface_shown_is_the_provider_protocol() -> None:
@@ -84,6 +85,13 @@ def test_specialist_run_against_the_stand_in_prints_its_session(
 ) -> None:
     aliases = {DEMO_DIR: str(demo), "127.0.0.1:18089": stand_in}
     run_transcript(STAND_IN_SESSION, tmp_path, aliases=aliases)
+
+
+def test_specialist_run_takes_the_calls_a_small_model_writes_as_text(
+    demo: Path, text_calls_stand_in: str, tmp_path: Path
+) -> None:
+    aliases = {DEMO_DIR: str(demo), "127.0.0.1:18090": text_calls_stand_in}
+    run_transcript(TEXT_CALLS_SESSION, tmp_path, aliases=aliases)
 
 
 CACHE_SHARE = claim(PAGE, "cache-share")

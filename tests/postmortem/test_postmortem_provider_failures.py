@@ -10,6 +10,7 @@ passed.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import ssl
 import time
@@ -24,7 +25,9 @@ from active_memory.agents.providers.anthropic import AnthropicProvider
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.openai import OpenAIProvider
 from active_memory.agents.providers.retry import RetryPolicy
+from active_memory.errors import ProviderDeadlineExceeded, ProviderNoAnswer
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
+from active_memory.postmortem.failures import classify
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.report import PostmortemReport
 from active_memory.runlog import RunLog, read_events
@@ -292,6 +295,12 @@ async def test_a_hanging_server_is_the_deadline_and_only_then(tmp_path: Path, ap
     assert (stopped.status, stopped.error_code) == ("timed_out", "timed_out")
     assert report.status == "timed_out"
     assert _summary(events)["reason_code"] == "timed_out"
+    # Not a slow model: the server never answered, and the report names it and the wait.
+    assert stopped.error is not None
+    assert stopped.error.startswith("the provider did not answer in time: "), stopped.error
+    assert re.search(r"openai/compatible at 127\.0\.0\.1:8080 did not answer within 1\.\d s",
+                     stopped.error), stopped.error  # fmt: skip
+    assert report.reason == stopped.error
 
 
 async def test_an_anthropic_refusal_is_a_refusal(tmp_path: Path, api: MockAPI) -> None:
@@ -340,3 +349,22 @@ async def test_a_provider_override_logs_the_lane_it_runs_on_never_null(
         "gpt-x",
     )
     assert (report.lane, report.host) == ("openai", "api.openai.com")
+
+
+def test_a_server_that_did_not_answer_reads_apart_from_a_slow_model() -> None:
+    hung = classify(
+        ProviderNoAnswer("openai/compatible", "127.0.0.1:8080", 600.02, context="turn 3"),
+        cancelled=False,
+    )
+    slow = classify(
+        ProviderDeadlineExceeded("session of specialist 'x' batch 0: the deadline passed after "
+                                 "9 turn(s)"),
+        cancelled=False,
+    )  # fmt: skip
+    assert (hung.status, hung.code) == (slow.status, slow.code) == ("timed_out", "timed_out")
+    assert hung.message == (
+        "the provider did not answer in time: turn 3: openai/compatible at 127.0.0.1:8080 did "
+        "not answer within 600.0 s"
+    )
+    assert slow.message.startswith("the shared postmortem deadline passed: ")
+    assert "did not answer" not in slow.message

@@ -39,8 +39,9 @@ def test_the_json_form_adds_notes_and_totals_and_lists_every_action() -> None:
     data = _report().model_dump(mode="json")
     assert set(data) == {
         "run_id", "status", "reason", "dry_run", "source_node", "provider", "lane", "host", "model",
-        "generation_before", "generation_after", "elapsed_ms", "checkout", "notes",
-        "specialists", "changes", "quarantined", "totals", "prompt_sha256", "contract_sha256",
+        "answered_model", "generation_before", "generation_after", "elapsed_ms", "checkout",
+        "notes", "specialists", "changes", "quarantined", "totals", "prompt_sha256",
+        "contract_sha256",
     }  # fmt: skip
     first = data["specialists"][0]
     assert first["decisions"] == {"keep": 1, "adapt": 0, "retire": 0, "defer": 0}

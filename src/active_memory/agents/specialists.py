@@ -148,6 +148,15 @@ class Meter:
         return sum(session.retries for session in self.sessions)
 
     @property
+    def text_calls(self) -> int:
+        return sum(session.text_calls for session in self.sessions)
+
+    @property
+    def answered_model(self) -> str | None:
+        """The model the server said answered, as its first session heard it."""
+        return next((s.answered_model for s in self.sessions if s.answered_model), None)
+
+    @property
     def elapsed_ms(self) -> int:
         end = self.ended if self.ended is not None else time.monotonic()
         return int((end - self.started) * 1000)

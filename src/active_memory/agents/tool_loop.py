@@ -59,6 +59,7 @@ from active_memory.errors import (
     ModelRefused,
     ProviderDeadlineExceeded,
     ProviderError,
+    ProviderNoAnswer,
     SessionCancelled,
 )
 from active_memory.models.runs import Binding
@@ -211,6 +212,12 @@ class Session:
     retries: int = field(default=0, init=False)
     repaired: bool = field(default=False, init=False)
     raw_answer: str | None = field(default=None, init=False)
+    # Turns whose call was written as text (providers/text_calls.py); the model the server
+    # said answered; when the call in flight was sent (None once it returned; kept through a
+    # cancellation, so a host that stopped the session can tell a server that never answered).
+    text_calls: int = field(default=0, init=False)
+    answered_model: str | None = field(default=None, init=False)
+    asked_at: float | None = field(default=None, init=False)
     # The valid answer a host repair turn was asked about: returned if the repair fails.
     _held: tuple[ModelResponse, dict[str, Any]] | None = field(default=None, init=False)
     _final: bool = field(default=False, init=False)
@@ -326,7 +333,8 @@ class Session:
         )
 
     async def _call(self, request: ModelRequest) -> ModelResponse:
-        remaining = self.deadline - time.monotonic()
+        asked = self.asked_at = time.monotonic()
+        remaining = self.deadline - asked
         call = asyncio.ensure_future(self.provider.complete(request))
         waiters: set[asyncio.Future[Any]] = {call}
         if self.cancel is not None:
@@ -335,14 +343,15 @@ class Session:
             async with asyncio.timeout(remaining):
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         except TimeoutError as e:
-            raise ProviderDeadlineExceeded(
-                f"{self._who}: no response before the deadline on turn {self.turns + 1}"
+            raise ProviderNoAnswer.of(
+                self.provider, asked, f"{self._who}, turn {self.turns + 1}"
             ) from e
         finally:
             pending = [waiter for waiter in waiters if not waiter.done()]
             for waiter in pending:
                 waiter.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+        self.asked_at = None
         if not call.done() or call.cancelled():
             raise SessionCancelled(f"{self._who} was cancelled during turn {self.turns + 1}")
         error = call.exception()
@@ -353,6 +362,8 @@ class Session:
         self.turns += 1
         self.usage += response.usage
         self.retries += response.retries
+        self.text_calls += response.text_form
+        self.answered_model = self.answered_model or response.model or None
         return response
 
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:

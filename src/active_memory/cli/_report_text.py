@@ -50,7 +50,10 @@ def format_report(report: PostmortemReport) -> list[str]:
         if report.host:
             lane = "" if report.lane in (None, report.provider) else f"/{report.lane}"
             route, where = f"{report.provider}{lane}", f" at {report.host}"
-        lines.append(f"source node  {report.source_node} ({route} {report.model}{where})")
+        answered = ""
+        if report.answered_model and report.answered_model != report.model:
+            answered = f", the server answered as {report.answered_model}"
+        lines.append(f"source node  {report.source_node} ({route} {report.model}{where}{answered})")
     if report.generation_before is not None:
         lines.append(
             f"store        generation {report.generation_before} -> {report.generation_after}"

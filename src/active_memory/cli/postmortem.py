@@ -234,7 +234,7 @@ model_option = click.option("--model", help="Override the inherited model.")
 
 
 # The options binding_options gathers, each named as the BindingOverride field it sets.
-_OVERRIDE_FIELDS = ("provider", "model", "lane", "base_url", "api_key_env", "output")
+_OVERRIDE_FIELDS = ("provider", "model", "lane", "base_url", "api_key_env", "output", "text_calls")
 
 
 def binding_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -253,8 +253,9 @@ def binding_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def connection_options(command: Callable[..., None]) -> Callable[..., None]:
-    """``--lane``, ``--base-url``, ``--api-key-env`` and ``--output``: where the specialists'
-    traffic goes and with which credential, never derived from names in the record."""
+    """``--lane``, ``--base-url``, ``--api-key-env``, ``--output`` and ``--text-calls``: where
+    the specialists' traffic goes, with which credential and how replies are read, never
+    derived from names in the record."""
     options = (
         click.option(
             "--lane",
@@ -276,6 +277,12 @@ def connection_options(command: Callable[..., None]) -> Callable[..., None]:
             "--output",
             type=click.Choice(["tool", "native", "prompted"]),
             help="How the answer is asked for (default: the lane's).",
+        ),
+        click.option(
+            "--text-calls/--no-text-calls",
+            default=None,
+            help="Take a reply that is only a tool call written as JSON text as that call "
+            "(default: on for the compatible lane, off elsewhere).",
         ),
     )
     for option in reversed(options):

@@ -118,9 +118,14 @@ def _print_trial(result: TrialResult) -> None:
     lane = f"/{result.lane}" if result.lane and result.lane != result.provider else ""
     where = f" at {result.host}" if result.host else ""
     output = f", answer as {result.output}" if result.output else ""
-    click.echo(f"model        {result.provider}{lane} {result.model}{where}{output}")
+    answered = ""
+    if result.answered_model and result.answered_model != result.model:
+        answered = f" (the server answered as {result.answered_model})"
+    click.echo(f"model        {result.provider}{lane} {result.model}{where}{output}{answered}")
+    # Shown only when some were: most servers return every call as a call.
+    as_text = f" ({result.text_calls} call(s) written as text)" if result.text_calls else ""
     click.echo(
-        f"session      {result.turns} turn(s), {result.tool_calls} tool call(s), "
+        f"session      {result.turns} turn(s), {result.tool_calls} tool call(s){as_text}, "
         f"tokens {result.input_tokens}/{result.output_tokens}, {result.retries} retr"
         f"{'y' if result.retries == 1 else 'ies'}, {'repaired' if result.repaired else 'no repair'}"
     )

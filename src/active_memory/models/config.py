@@ -187,6 +187,7 @@ class ConnectionConfig(_Section):
         str | None, BeforeValidator(_pattern(_ENV_NAME, "an environment variable name"))
     ] = Field(None, validation_alias="apiVersionEnv")
     output: Annotated[str | None, BeforeValidator(_output)] = None
+    text_calls: Switch | None = Field(None, validation_alias="textCalls")
 
 
 def _connection_names(value: object) -> object:

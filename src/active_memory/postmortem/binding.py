@@ -12,10 +12,10 @@ calling the library gets what the CLI gets:
 * ``model``: replaces the inherited model.
 * ``lane``: the API lane (``compatible``, ``bedrock``…); it names its provider, so ``--lane
   compatible`` alone means an OpenAI-compatible server.
-* ``base_url``, ``api_key_env``, ``output``: where traffic goes, which variable holds its
-  credential, and the output mode; with the lane they form the caller's own
-  :class:`~active_memory.agents.providers.connections.Connection`, which wins over the
-  connections the runtime JSON declares (``globalAgents.postmortem.connections``).
+* ``base_url``, ``api_key_env``, ``output``, ``text_calls``: where traffic goes, which
+  variable holds its credential, the output mode and text-form calls; with the lane they form
+  the caller's own :class:`~active_memory.agents.providers.connections.Connection`, which wins
+  over the connections the runtime JSON declares (``globalAgents.postmortem.connections``).
 
 Nothing is derived from a name in the run record: a binding's connection names only select
 among declared connections (:func:`declared_connections`).
@@ -110,6 +110,7 @@ class BindingOverride:
     base_url: str | None = None
     api_key_env: str | None = None
     output: str | None = None
+    text_calls: bool | None = None
 
     def apply(self, binding: Binding) -> Binding:
         """``binding`` with this override's provider, lane and model; ConfigError on an
@@ -140,7 +141,8 @@ class BindingOverride:
 
     def connection(self) -> Connection | None:
         """The caller's own connection, when this override says where traffic goes."""
-        if (self.lane, self.base_url, self.api_key_env, self.output) == (None,) * 4:
+        given = (self.lane, self.base_url, self.api_key_env, self.output, self.text_calls)
+        if given == (None,) * 5:
             return None
         return Connection(
             name="override",
@@ -150,6 +152,7 @@ class BindingOverride:
             api_key_env=self.api_key_env,
             output=check_output(self.output),
             described=self._described(),
+            text_calls=self.text_calls,
         )
 
     def _described(self) -> str:
@@ -160,7 +163,9 @@ class BindingOverride:
             return f"--lane {self.lane}"
         if self.api_key_env is not None:
             return f"--api-key-env {self.api_key_env}"
-        return f"--output {self.output}"
+        if self.output is not None:
+            return f"--output {self.output}"
+        return "--text-calls" if self.text_calls else "--no-text-calls"
 
 
 def declared_connections(config: PostmortemConfig) -> dict[str, Connection]:

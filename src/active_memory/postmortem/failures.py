@@ -5,7 +5,9 @@ Each cause keeps its own code and message: a provider error its ``cause`` (``con
 ``malformed_response``, …) and its attempts; a refusal ``model_refused``; an answer that broke
 its contract after the repair turn ``contract_violation`` (``malformed_answer`` when it was not
 JSON). ``timed_out`` is reported only when the deadline passed: a retry that gave up because
-its next wait would cross the deadline is the failure it was retrying.
+its next wait would cross the deadline is the failure it was retrying. A call the server never
+answered (a hung server) says so, with the host and the time waited, apart from a model that
+answered every turn but took them all past the deadline.
 
 Messages never carry answer text: a contract violation is described by its count of errors, not
 by the errors themselves (jsonschema quotes the offending values, which may be lesson text).
@@ -17,6 +19,7 @@ import asyncio
 import re
 from dataclasses import dataclass
 
+from active_memory.agents.specialists import Meter
 from active_memory.errors import (
     ActiveMemoryError,
     AnswerRefused,
@@ -27,12 +30,13 @@ from active_memory.errors import (
     ModelRefused,
     ProviderDeadlineExceeded,
     ProviderError,
+    ProviderNoAnswer,
     SessionCancelled,
     StoreError,
 )
 from active_memory.postmortem.report import SpecialistStatus
 
-__all__ = ["Failure", "classify", "one_line", "unexpected"]
+__all__ = ["Failure", "classify", "one_line", "unanswered", "unexpected"]
 
 _ERROR_CHARS = 300
 _CODES: tuple[tuple[type[BaseException], str], ...] = (
@@ -65,6 +69,9 @@ def classify(error: BaseException, *, cancelled: bool) -> Failure:
         return Failure(stopped, stopped, f"{what}; nothing of it was published")
     if isinstance(error, TimeoutError):
         return Failure("timed_out", "timed_out", "the shared postmortem deadline passed")
+    if isinstance(error, ProviderNoAnswer):
+        message = one_line(f"the provider did not answer in time: {error}")
+        return Failure("timed_out", "timed_out", message)
     if isinstance(error, ProviderDeadlineExceeded):
         message = one_line(f"the shared postmortem deadline passed: {error}")
         return Failure("timed_out", "timed_out", message)
@@ -87,6 +94,18 @@ def classify(error: BaseException, *, cancelled: bool) -> Failure:
             return Failure("failed", code, one_line(str(error)))
     # A bug must not take the host's run down with it: it is reported like any failure.
     return Failure("failed", "internal_error", one_line(f"{type(error).__name__}: {error}"))
+
+
+def unanswered(meter: Meter) -> ProviderNoAnswer | None:
+    """The provider call the specialist's latest session still waits on, as the error of a
+    server that did not answer it; None between calls. A session cancelled at the deadline
+    keeps its call's start (``Session.asked_at``) for this."""
+    session = meter.sessions[-1] if meter.sessions else None
+    if session is None or session.asked_at is None:
+        return None
+    where = f"session of specialist {session.specialist!r} batch {session.batch}"
+    context = f"{where}, turn {session.turns + 1}"
+    return ProviderNoAnswer.of(session.provider, session.asked_at, context)
 
 
 def unexpected(code: str, what: str, error: BaseException) -> Failure:

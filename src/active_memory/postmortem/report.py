@@ -150,7 +150,9 @@ class SpecialistReport(Model):
     ``decisions`` counts applied actions (after host downgrades) by keep/adapt/retire/defer;
     ``rejections`` counts admission refusals by stage; ``retries`` counts provider retries and
     ``conflict_retries`` re-invocations after a revision conflict; ``mutations`` what it
-    published or would publish. ``skipped_reason`` says why a specialist that could not succeed
+    published or would publish; ``text_calls`` the turns whose call the model wrote as text
+    (taken as calls on a lane that reads them); ``answered_model`` the model the server said
+    answered. ``skipped_reason`` says why a specialist that could not succeed
     on this run was not started (None when its scope was off, or it ran). ``keep_ids`` lists every
     lesson whose applied decision is keep: a keep publishes nothing, so this is the only record of
     it (the ledger counts a lesson's keeps from it). ``input_tokens`` counts every prompt token of
@@ -175,6 +177,8 @@ class SpecialistReport(Model):
     cache_write_tokens: int = 0
     retries: int = 0
     conflict_retries: int = 0
+    text_calls: int = 0
+    answered_model: str | None = None
     elapsed_ms: int = 0
     error: str | None = None
     error_code: str | None = None
@@ -202,7 +206,8 @@ class PostmortemReport(Model):
 
     ``reason`` explains a skipped, refused or failed postmortem in one line. ``provider``,
     ``lane``, ``host`` (the server's ``host[:port]``, None when no SDK adapter served) and
-    ``model`` say where the model traffic went. ``prompt_sha256`` and
+    ``model`` say where the model traffic went; ``answered_model`` is the model the server said
+    answered (None when no specialist heard from it). ``prompt_sha256`` and
     ``contract_sha256`` name the exact prompt and contract versions, per specialist.
     ``checkout`` is what inspecting the record's checkout found (None when it was not
     inspected); :attr:`notes` explain its consequences for the repository specialists. The JSON
@@ -218,6 +223,7 @@ class PostmortemReport(Model):
     lane: str | None = None
     host: str | None = None
     model: str | None = None
+    answered_model: str | None = None
     generation_before: int | None = None
     generation_after: int | None = None
     elapsed_ms: int = 0

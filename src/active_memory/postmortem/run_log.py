@@ -6,6 +6,7 @@ prompt and contract sha256."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 
 from active_memory.errors import RunLogError
@@ -19,6 +20,7 @@ __all__ = ["append_report"]
 # The run log caps list fields; ids beyond it stay in the report.
 _MAX_LOGGED_IDS = 256
 _log = logging.getLogger(__name__)
+_MODEL_TOKEN = re.compile(r"[A-Za-z0-9_.:@/+=-]{1,200}")
 
 
 def append_report(
@@ -38,6 +40,12 @@ def append_report(
         _append(log, record, report, binding, reason_code)
     except (RunLogError, OSError) as error:
         _log.warning("could not append the postmortem to the run log: %s", error)
+
+
+def _token(name: str | None) -> str | None:
+    """A model name as the server sent it, kept only when it is a log token: a server may send
+    anything, and a log that refuses the record would lose the whole postmortem's line."""
+    return name if name is not None and _MODEL_TOKEN.fullmatch(name) else None
 
 
 def _append(
@@ -77,6 +85,8 @@ def _append(
             cache_write_tokens=specialist.cache_write_tokens,
             retries=specialist.retries,
             conflicts=specialist.conflict_retries,
+            text_calls=specialist.text_calls,
+            answered_model=_token(specialist.answered_model),
             duration_ms=specialist.elapsed_ms,
             error_code=specialist.error_code,
             contract_sha256=report.contract_sha256.get(specialist.specialist),
@@ -106,6 +116,7 @@ def _append(
         # An IPv6 host loses its brackets: log values are tokens of [A-Za-z0-9_.:@/+=-].
         host=report.host.translate({ord("["): None, ord("]"): None}) if report.host else None,
         model=report.model,
+        answered_model=_token(report.answered_model),
         effort=binding.effort if binding is not None else None,
         generation=report.generation_after,
         mutations=len(report.changes),

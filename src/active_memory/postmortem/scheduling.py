@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from active_memory.agents.specialists import Validated, run_specialist
-from active_memory.postmortem.failures import classify
+from active_memory.postmortem.failures import classify, unanswered
 from active_memory.postmortem.preparation import existing_lessons, maintenance_input
 from active_memory.postmortem.skipping import skip_reason
 from active_memory.postmortem.state import ReviewState
@@ -90,7 +90,11 @@ async def review(state: ReviewState, names: Sequence[str], snapshot: Snapshot) -
         await asyncio.gather(*tasks.values(), return_exceptions=True)
     for name, task in tasks.items():
         if task.cancelled():
-            state.fail(name, classify(asyncio.CancelledError(), cancelled=state.cancelled))
+            # Stopped at the deadline while waiting on the provider: a server that did not
+            # answer, named with its wait, not a slow model's "stopped at the deadline".
+            waiting = None if state.cancelled else unanswered(state.meters[name])
+            stop = waiting or asyncio.CancelledError()
+            state.fail(name, classify(stop, cancelled=state.cancelled))
             continue
         error = task.exception()
         if error is not None:

@@ -79,6 +79,8 @@ class TrialResult(Model):
     output_tokens: int
     turns: int
     tool_calls: int
+    # Turns whose call the model wrote as text, taken as calls (providers/text_calls.py).
+    text_calls: int = 0
     retries: int = 0
     repaired: bool = False
     prompt_sha256: str
@@ -87,6 +89,8 @@ class TrialResult(Model):
     lane: str | None = None
     host: str | None = None
     model: str | None = None
+    # The model the server said answered, when it said one.
+    answered_model: str | None = None
     output: str | None = None
     error: str | None = None
     error_code: str | None = None
@@ -256,13 +260,16 @@ def _session_counts(session: Session | None) -> dict[str, Any]:
     """What a session spent, read from its live counters (a failed session's too)."""
     if session is None:
         return {"answer_json": None, "input_tokens": 0, "output_tokens": 0, "turns": 0,
-                "tool_calls": 0, "retries": 0, "repaired": False}  # fmt: skip
+                "tool_calls": 0, "text_calls": 0, "retries": 0, "repaired": False,
+                "answered_model": None}  # fmt: skip
     return {
         "answer_json": session.raw_answer,
         "input_tokens": session.usage.input_tokens,
         "output_tokens": session.usage.output_tokens,
         "turns": session.turns,
         "tool_calls": session.tool_calls,
+        "text_calls": session.text_calls,
         "retries": session.retries,
         "repaired": session.repaired,
+        "answered_model": session.answered_model,
     }

@@ -233,6 +233,8 @@ class ModelResponse:
     ``answer`` is the raw JSON text of the final answer when the model gave one;
     ``answer_call_id`` is set when the API carried it as a tool call (Anthropic), so a repair
     turn can reply to that call. ``retries`` counts the extra attempts this call needed.
+    ``model`` is the model the server says answered; ``text_form`` is True when the turn's
+    call (or answer call) was written as text and taken as a call (see ``text_calls.py``).
     """
 
     text: str = ""
@@ -244,6 +246,7 @@ class ModelResponse:
     stop_reason: StopReason = "end_turn"
     retries: int = 0
     model: str = ""
+    text_form: bool = False
 
 
 class ModelProvider(Protocol):

@@ -118,6 +118,8 @@ def response_to_dict(response: ModelResponse) -> dict[str, Any]:
         "stop_reason": response.stop_reason,
         "retries": response.retries,
         "model": response.model,
+        # Only when set, so recordings made before text-form calls stay byte for byte.
+        **({"text_form": True} if response.text_form else {}),
     }
 
 
@@ -148,4 +150,5 @@ def response_from_dict(data: Mapping[str, Any]) -> ModelResponse:
         stop_reason=cast(StopReason, stop_reason),
         retries=int(data["retries"]),
         model=str(data["model"]),
+        text_form=data.get("text_form") is True,
     )

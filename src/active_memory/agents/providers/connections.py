@@ -25,7 +25,12 @@ from dataclasses import dataclass, replace
 
 from active_memory.agents.providers.base import OutputMode
 
-__all__ = ["Connection", "Endpoint", "resolve_connection", "resolve_endpoint"]
+__all__ = ["Connection", "Endpoint", "lane_mismatch", "resolve_connection", "resolve_endpoint"]
+
+# Lanes that are one hosted API: the domain their traffic belongs to, and the lane that fits a
+# server elsewhere. (The anthropic lane is also how Anthropic-compatible servers are reached,
+# and azure and the cloud lanes have customer-named hosts: none of them is listed.)
+_HOSTED_LANES: dict[str, tuple[str, str]] = {"openai": ("api.openai.com", "compatible")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +38,8 @@ class Connection:
     """Where to send a provider's traffic and which variable holds its credential.
 
     ``lane`` and ``output`` (an output mode, see ``output.py``) override the binding's lane and
-    the lane's default mode when this connection is the one used. ``described`` is how
+    the lane's default mode when this connection is the one used; ``text_calls`` likewise
+    turns text-form tool calls on or off (``text_calls.py``). ``described`` is how
     messages name it when the user did not name it (``--base-url 127.0.0.1:8080``: the option
     that made it); otherwise it is ``connection 'name'``.
     """
@@ -47,6 +53,7 @@ class Connection:
     lane: str | None = None
     output: OutputMode | None = None
     described: str | None = None
+    text_calls: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +68,7 @@ class Endpoint:
     lane: str | None = None
     output: OutputMode | None = None
     described: str | None = None
+    text_calls: bool | None = None
 
     @property
     def title(self) -> str:
@@ -78,6 +86,22 @@ class Endpoint:
     def own_server(self) -> bool:
         """True when the endpoint names its own server: only its own credential goes there."""
         return self.base_url is not None
+
+
+def lane_mismatch(lane: str, host: str) -> str | None:
+    """One warning line when ``lane`` is a hosted API's but ``host`` (``host[:port]``, as
+    adapters describe where traffic goes) is not that API's: the lane that fits, named."""
+    hosted = _HOSTED_LANES.get(lane)
+    if hosted is None or host == "?":
+        return None
+    domain, fits = hosted
+    name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+    if name.lower() == domain or name.lower().endswith("." + domain.split(".", 1)[1]):
+        return None
+    return (
+        f"warning: the {lane} lane is for {domain}, but its base URL points at {host}; for "
+        f"another server use the {fits} lane (--lane {fits})"
+    )
 
 
 def _get(env: Mapping[str, str], name: str | None) -> str | None:
@@ -98,6 +122,7 @@ def resolve_connection(connection: Connection, env: Mapping[str, str]) -> Endpoi
         lane=connection.lane,
         output=connection.output,
         described=connection.described,
+        text_calls=connection.text_calls,
     )
 
 
@@ -114,7 +139,7 @@ def resolve_endpoint(
 
     An explicit connection with its own base URL stands alone (a declared key never follows
     traffic to another server); one without refines the declared connection it finds (its
-    lane, output mode or key variable win).
+    lane, output mode, text-form calls or key variable win).
     """
     found: Connection | None = None
     for name in names:
@@ -128,7 +153,7 @@ def resolve_endpoint(
         else:
             given = {
                 key: getattr(explicit, key)
-                for key in ("api_key_env", "api_version_env", "lane", "output")
+                for key in ("api_key_env", "api_version_env", "lane", "output", "text_calls")
                 if getattr(explicit, key) is not None
             }
             found = replace(found, **given)

@@ -2,9 +2,10 @@
 
 Lanes: ``openai`` (AsyncOpenAI), ``azure`` (AsyncAzureOpenAI; the binding's model is the
 deployment name) and ``compatible`` (AsyncOpenAI against a base URL: vLLM, llama.cpp's server,
-any OpenAI-compatible endpoint). The shared shell (lane check, lazy SDK import, retries, close)
-is :class:`~.sdk_adapter.SdkAdapter`; the SDK's exceptions are translated in
-:func:`_map_api_errors` only.
+any OpenAI-compatible endpoint; there a reply that is only a tool call written as JSON text is
+taken as that call, see ``text_calls.py``). The shared shell (lane check, lazy SDK import,
+retries, text-form calls, close) is :class:`~.sdk_adapter.SdkAdapter`; the SDK's exceptions are
+translated in :func:`_map_api_errors` only.
 """
 
 from __future__ import annotations
@@ -166,6 +167,12 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
         """OpenAI and Azure document strict structured output beside tools; a compatible
         server gets the answer as a tool, since its grammar-constrained JSON shuts tools out."""
         return "tool" if lane == "compatible" else "native"
+
+    @classmethod
+    def default_text_calls(cls, lane: str) -> bool:
+        """On a compatible server small models write their calls as text the server does not
+        parse; OpenAI and Azure return every call as a call."""
+        return lane == "compatible"
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         return build_params(request, compatible=self.lane == "compatible", output=self.output)

@@ -19,7 +19,9 @@ around it is taken off, :func:`unfenced`), malformed or not: the session validat
 repairs it once. In the ``tool`` mode such text is the answer only when it holds a JSON object
 (:func:`json_text`), so a model that writes its answer instead of calling the tool is still
 heard, while prose ("let me look") is not mistaken for one. Both wire modules apply these rules
-through :func:`text_answer`.
+through :func:`text_answer`. Where text-form calls are on (the compatible lane by default), a
+reply that is only a call written as JSON text is then read as that call instead
+(``text_calls.py``).
 """
 
 from __future__ import annotations

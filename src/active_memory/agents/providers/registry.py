@@ -14,13 +14,19 @@ SDK only matters to bindings that use it.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from active_memory.agents.providers.base import ModelProvider
-from active_memory.agents.providers.connections import Connection, Endpoint, resolve_endpoint
+from active_memory.agents.providers.connections import (
+    Connection,
+    Endpoint,
+    lane_mismatch,
+    resolve_endpoint,
+)
 from active_memory.agents.providers.retry import RetryPolicy
 from active_memory.errors import ConfigError
 from active_memory.lanes import (
@@ -69,6 +75,8 @@ class ProviderContext:
         )
 
 
+_log = logging.getLogger(__name__)
+
 ProviderFactory = Callable[[Binding, ProviderContext], ModelProvider]
 
 
@@ -95,14 +103,21 @@ def _builtin(provider: str) -> ProviderFactory:
         adapter = provider_adapter(provider)
         adapter.check_effort(binding.effort)
         endpoint = context.endpoint(binding)
-        return adapter(
+        built = adapter(
             lane=_lane(binding, endpoint) or adapter.default_lane(endpoint),
             endpoint=endpoint,
             env=context.env,
             http_client=context.http_client,
             retry=context.retry,
             output=endpoint.output if endpoint else None,
+            text_calls=endpoint.text_calls if endpoint else None,
         )
+        mismatch = lane_mismatch(built.lane, built.host)
+        if mismatch is not None:
+            # A lane aimed at a server it was not made for sends what that server may not
+            # take (forced JSON, no tools, on a compatible server): said, never refused.
+            _log.warning("%s", mismatch)
+        return built
 
     return create
 

@@ -30,7 +30,12 @@ from tenacity import (
 from tenacity.stop import stop_base
 from tenacity.wait import wait_exponential_jitter
 
-from active_memory.errors import ProviderDeadlineExceeded, ProviderError, ProviderTransientError
+from active_memory.errors import (
+    ProviderDeadlineExceeded,
+    ProviderError,
+    ProviderNoAnswer,
+    ProviderTransientError,
+)
 
 __all__ = ["RetryPolicy", "call_with_retries", "parse_retry_after"]
 
@@ -115,11 +120,14 @@ async def call_with_retries(
     provider: str,
     deadline: float | None,
     policy: RetryPolicy,
+    host: str | None = None,
 ) -> tuple[T, int]:
     """Run ``call`` until it succeeds; return its result and the number of retries it took.
 
     Each attempt is cut at the deadline; a transient error is retried while attempts remain and
     the wait ends before the deadline. The last transient error is raised once attempts run out.
+    An attempt cut at the deadline is :class:`ProviderNoAnswer`, naming ``host`` (the server's
+    ``host[:port]``) and how long it waited.
     """
 
     crosses_deadline = _StopAtDeadline(deadline, policy.clock)
@@ -155,9 +163,7 @@ async def call_with_retries(
         except TimeoutError as e:
             if not scope.expired():
                 raise
-            raise ProviderDeadlineExceeded(
-                f"{provider}: no response before the deadline ({remaining:.1f}s)"
-            ) from e
+            raise ProviderNoAnswer(provider, host, remaining) from e
 
     retrying = AsyncRetrying(
         sleep=policy.sleep,

@@ -11,6 +11,7 @@ the request's deadline.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypedD
 from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
 from active_memory.agents.providers.retry import RetryPolicy, call_with_retries
+from active_memory.agents.providers.text_calls import take_text_call
 from active_memory.agents.providers.transport_errors import describe_host
 from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
 from active_memory.lanes import api_lanes, lane_row
@@ -36,6 +38,8 @@ __all__ = [
     "endpoint_key",
     "env_value",
 ]
+
+_log = logging.getLogger(__name__)
 
 # Local servers usually take no key, but the SDKs insist on one; this placeholder is no secret.
 UNUSED_KEY = "unused"
@@ -105,7 +109,9 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
     ``http_client`` is the seam tests use to inject an ``httpx2.AsyncClient`` with a mock
     transport; ``retry`` sets the retry policy (tests inject a sleep that does not sleep).
     ``output`` is how the final answer is asked for (``output.py``); each lane has a default.
-    ``host`` is where traffic goes (``host[:port]`` of the client's base URL).
+    ``host`` is where traffic goes (``host[:port]`` of the client's base URL). ``text_calls``
+    says whether a reply that is only a call written as JSON text is taken as that call
+    (``text_calls.py``); each lane has a default.
     """
 
     family: ClassVar[str]  # the provider name: also its SDK's module and its default lane
@@ -125,6 +131,7 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         http_client: httpx2.AsyncClient | None = None,
         retry: RetryPolicy | None = None,
         output: OutputMode | None = None,
+        text_calls: bool | None = None,
     ) -> None:
         lane = self.family if lane is None else lane
         if lane not in self.lanes:
@@ -148,6 +155,8 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         self.host = describe_host(getattr(self._client, "base_url", ""))
         self._retry = retry or RetryPolicy()
         self.output: OutputMode = output or self.default_output(lane)
+        self.text_calls = self.default_text_calls(lane) if text_calls is None else text_calls
+        self._warned_model = False
 
     # -- what each adapter supplies ----------------------------------------------------------
 
@@ -166,6 +175,12 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
     def default_output(cls, lane: str) -> OutputMode:
         """The output mode of ``lane`` when none is asked for: the answer as a tool."""
         return "tool"
+
+    @classmethod
+    def default_text_calls(cls, lane: str) -> bool:
+        """Whether ``lane`` takes text-form calls when not told: no. Hosted APIs return calls
+        as calls; reading JSON text as one there would only mistake an answer for a call."""
+        return False
 
     @staticmethod
     @abstractmethod
@@ -206,13 +221,33 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
                 return await self._send(params)
 
         result, retries = await call_with_retries(
-            call, provider=self.name, deadline=request.deadline, policy=self._retry
+            call, provider=self.name, deadline=request.deadline, policy=self._retry, host=self.host
         )
         try:
-            return self._parse(result, request, retries)
+            response = self._parse(result, request, retries)
         except ProviderError as error:
             error.attempts = retries + 1
             raise
+        if self.text_calls:
+            response = take_text_call(response, request, self.output)
+        self._check_answered_model(request.model, response.model)
+        return response
+
+    def _check_answered_model(self, requested: str, answered: str) -> None:
+        """Warn, once per provider, when the server says another model answered: a mistyped
+        name a local server ignores is otherwise invisible. A dated snapshot of the requested
+        name (``gpt-4o`` answered as ``gpt-4o-2024-08-06``) is the same model."""
+        if self._warned_model or not answered or answered.startswith(requested):
+            return
+        self._warned_model = True
+        _log.warning(
+            "warning: %s at %s was asked for model %r but answered as %r; check --model (or "
+            "the binding's model)",
+            self.name,
+            self.host,
+            requested,
+            answered,
+        )
 
     async def aclose(self) -> None:
         await self._client.close()

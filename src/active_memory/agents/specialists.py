@@ -38,6 +38,7 @@ from active_memory.admission.validate import (
     admit_discovery,
     admit_maintenance,
 )
+from active_memory.agents.output_bounds import answer_bounds, max_serialized_bytes
 from active_memory.agents.payload_parts import payload_parts
 from active_memory.agents.prompts import prompt_sha256, system_prompt
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
@@ -115,6 +116,8 @@ class SpecialistEnv:
     cancel: CancelToken | None = None
     limits: SessionLimits = field(default_factory=SessionLimits)
     progress: ProgressCallback | None = None
+    # This specialist's fair share of ``deadline`` (set per specialist by the postmortem).
+    share: Callable[[], float] | None = None
 
     def note(self, specialist: str, state: str) -> None:
         if self.progress is not None:
@@ -373,6 +376,11 @@ async def answer_session(
         # Admission refuses a malformed item alone; the session need not fail for it.
         item_errors_admitted=True,
         host_check=_gone_check(env, spec, subject.lessons, given.toolbox),
+        answer_bytes=max_serialized_bytes(
+            given.contract.schema,
+            answer_bounds(maintenance=spec.maintenance, supplied=len(subject.lessons)),
+        ),
+        share=env.share,
     )
     meter.sessions.append(session)
     meter.batches += 1

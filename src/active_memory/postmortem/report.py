@@ -149,9 +149,11 @@ class SpecialistReport(Model):
 
     ``decisions`` counts applied actions (after host downgrades) by keep/adapt/retire/defer;
     ``rejections`` counts admission refusals by stage; ``retries`` counts provider retries and
-    ``conflict_retries`` re-invocations after a revision conflict; ``mutations`` what it
-    published or would publish. ``skipped_reason`` says why a specialist that could not succeed
-    on this run was not started (None when its scope was off, or it ran). ``keep_ids`` lists every
+    ``conflict_retries`` re-invocations after a revision conflict; ``investigation_max_tokens``
+    and ``answer_max_tokens`` the output caps its turns asked for (beside the tokens used);
+    ``mutations`` what it published or would publish. ``skipped_reason`` says why a specialist
+    that could not succeed on this run was not started (None when its scope was off, or it
+    ran). ``keep_ids`` lists every
     lesson whose applied decision is keep: a keep publishes nothing, so this is the only record of
     it (the ledger counts a lesson's keeps from it).
     """
@@ -168,6 +170,9 @@ class SpecialistReport(Model):
     mutations: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    # The output caps its turns asked for (the largest over its sessions; 0: no session).
+    investigation_max_tokens: int = 0
+    answer_max_tokens: int = 0
     retries: int = 0
     conflict_retries: int = 0
     elapsed_ms: int = 0

@@ -84,6 +84,8 @@ def specialist_report(
         mutations=mutations,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
+        investigation_max_tokens=max((s.investigation_cap for s in meter.sessions), default=0),
+        answer_max_tokens=max((s.answer_cap for s in meter.sessions), default=0),
         retries=meter.retries,
         conflict_retries=meter.conflict_retries,
         elapsed_ms=meter.elapsed_ms,

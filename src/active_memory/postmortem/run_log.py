@@ -73,6 +73,8 @@ def _append(
             dry_run=report.dry_run,
             input_tokens=specialist.input_tokens,
             output_tokens=specialist.output_tokens,
+            investigation_max_tokens=specialist.investigation_max_tokens,
+            answer_max_tokens=specialist.answer_max_tokens,
             retries=specialist.retries,
             conflicts=specialist.conflict_retries,
             duration_ms=specialist.elapsed_ms,

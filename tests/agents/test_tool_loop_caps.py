@@ -193,3 +193,24 @@ async def test_a_share_that_grows_during_a_call_lets_the_reply_arrive(
     result = await session.run()
 
     assert result.answer == GOOD
+
+
+async def test_prose_cut_at_the_investigation_cap_is_kept_as_the_raw_answer(
+    contract: AnswerContract,
+) -> None:
+    varied = "".join(f"Thought {index}: the file may matter.\n" for index in range(50))
+    seen: list[str | None] = []
+
+    def answer_noting_the_raw_answer(request: ModelRequest) -> ModelResponse:
+        seen.append(session.raw_answer)
+        return answer_response(GOOD)
+
+    provider = _script(
+        ModelResponse(text=varied, stop_reason="max_tokens"), answer_noting_the_raw_answer
+    )
+    session = _session(provider, contract)
+
+    result = await session.run()
+
+    assert (result.answer, result.repaired) == (GOOD, False)
+    assert seen == [varied]  # not a loop: asked again, its text kept meanwhile

@@ -249,10 +249,10 @@ class Session:
             return "asked_again"
         if self._final or response.tool_calls:
             return "judge"
-        if response.answer is not None:
-            if check_answer(self.contract, response.answer).value is not None:
-                return "judge"
-            self.raw_answer = response.answer
+        answered = response.answer is not None
+        if answered and check_answer(self.contract, response.answer or "").value is not None:
+            return "judge"
+        self.raw_answer = response.answer if response.answer is not None else written or None
         self._final = True
         self._reply(
             response,

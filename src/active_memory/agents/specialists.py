@@ -88,16 +88,24 @@ SPECS = ROLE_BY_NAME
 
 
 class StopSignal:
-    """``is_set()`` once the host cancelled or the shared deadline passed: evidence paging stops
-    between two pages (the builder runs in a worker thread that task cancellation cannot reach)."""
+    """``is_set()`` once the host cancelled or the deadline passed (``share``, when given, is the
+    specialist's own, read each time): evidence paging stops between two pages (the builder runs
+    in a worker thread that task cancellation cannot reach)."""
 
-    def __init__(self, deadline: float, cancel: CancelToken | None = None) -> None:
+    def __init__(
+        self,
+        deadline: float,
+        cancel: CancelToken | None = None,
+        share: Callable[[], float] | None = None,
+    ) -> None:
         self._deadline = deadline
         self._cancel = cancel
+        self._share = share
 
     def is_set(self) -> bool:
         cancelled = self._cancel is not None and self._cancel.cancelled
-        return cancelled or time.monotonic() >= self._deadline
+        until = self._deadline if self._share is None else min(self._deadline, self._share())
+        return cancelled or time.monotonic() >= until
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,7 +337,7 @@ async def session_input(env: SpecialistEnv, spec: RoleRow, subject: SessionSubje
             lessons=[lesson.model_dump(mode="json") for lesson in subject.lessons],
             lesson_changes=subject.changes,
             existing_lessons=[lesson.model_dump(mode="json") for lesson in subject.existing],
-            cancel=StopSignal(env.deadline, env.cancel),
+            cancel=StopSignal(env.deadline, env.cancel, env.share),
         )
     )
     schema = wire_schema(spec.name)

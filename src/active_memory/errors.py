@@ -25,7 +25,8 @@ do; attributes carry the same facts for programs.
      ├── EvidenceError
      │    └── EvidenceCancelled       the cancellation token was set between two pages
      ├── ContractViolation           a specialist answer breaks its JSON contract
-     │    └── MalformedAnswer         ... because it is not JSON at all
+     │    ├── MalformedAnswer         ... because it is not JSON at all
+ │    └── RepetitiveOutput        ... because it repeated one span until its token cap
      ├── ModelRefused                the model declined to answer (a refusal stop)
      ├── PromptError                 a specialist prompt is unknown or cannot be rendered
      ├── AdmissionError              admission was called with inconsistent host inputs
@@ -77,6 +78,7 @@ __all__ = [
     "PublicationFenced",
     "QuarantineNotFound",
     "RecallError",
+    "RepetitiveOutput",
     "ReplayChanged",
     "ReplayMismatch",
     "RevisionConflict",
@@ -312,6 +314,22 @@ class ContractViolation(ActiveMemoryError):
 
 class MalformedAnswer(ContractViolation):
     """The answer was not JSON at all, even after the repair turn."""
+
+
+class RepetitiveOutput(ContractViolation):
+    """The model wrote one span over and over until its turn's output cap, also after the
+    repair turn that said so. ``count`` is how often the span occurred, ``cap`` the turn's
+    output cap; ``errors`` holds the description of the span (model text: never reported)."""
+
+    def __init__(self, contract: str, description: str, count: int, cap: int) -> None:
+        self.count = count
+        self.cap = cap
+        super().__init__(contract, (f"the reply repeated {description} until the {cap}-token cap",))
+        ActiveMemoryError.__init__(
+            self,
+            f"the {contract!r} reply repeated one span {count} times until its {cap}-token "
+            "output cap, also after the repair turn that said so",
+        )
 
 
 class ModelRefused(ActiveMemoryError):

@@ -39,15 +39,15 @@ LogValue: TypeAlias = Scalar | Sequence[Scalar]
 
 ALLOWED_FIELDS = frozenset(
     {
-        "accepted", "action", "adapted", "answered_model", "attempt", "batch", "batches",
-        "cache_read_tokens", "cache_write_tokens", "code",
-        "conflicts", "contract", "contract_sha256", "count", "deadline_ms", "deferred",
-        "downgraded", "dry_run", "duration_ms", "effort", "error_code", "execution",
-        "fingerprint", "generation", "host", "id", "ids", "index", "input_tokens", "keep_ids",
-        "kept", "lane", "model", "mutations", "node_id", "outcome", "output_tokens",
+        "accepted", "action", "adapted", "answer_max_tokens", "answered_model", "attempt",
+        "batch", "batches", "cache_read_tokens", "cache_write_tokens", "code", "conflicts",
+        "contract", "contract_sha256", "count", "deadline_ms", "deferred", "downgraded",
+        "dry_run", "duration_ms", "effort", "error_code", "execution", "fingerprint",
+        "generation", "host", "id", "ids", "index", "input_tokens", "investigation_max_tokens",
+        "keep_ids", "kept", "lane", "model", "mutations", "node_id", "outcome", "output_tokens",
         "prompt_sha256", "proposed", "provider", "published", "quarantined", "reason_code",
-        "rejected", "retired", "retries", "revision", "role", "run_id", "signals",
-        "source_commit", "stage", "status", "text_calls", "time_ms", "truncated",
+        "rejected", "retired", "retries", "revision", "role", "run_id", "signals", "source_commit",
+        "stage", "status", "text_calls", "time_ms", "truncated",
     }
 )  # fmt: skip
 _TOKEN = re.compile(r"[A-Za-z0-9_.:@/+=-]{0,200}")

@@ -156,3 +156,37 @@ def test_sections_are_frozen_and_built_by_attribute_name() -> None:
     assert (config.graph, config.hook_injection_bytes, config.enabled) == (False, 400, True)
     with pytest.raises(ValidationError):
         config.graph = True  # type: ignore[misc]
+
+
+def test_output_caps_default_and_are_read_per_run() -> None:
+    defaults = parse_runtime_config({}).postmortem
+    assert (defaults.answer_tokens, defaults.investigation_tokens, defaults.reasoning_tokens) == (
+        16_384,
+        4_096,
+        8_192,
+    )
+    caps = {"answerTokens": 2_048, "investigationTokens": 512, "reasoningTokens": 0}
+    read = parse_runtime_config({"globalAgents": {"postmortem": caps}}).postmortem
+    assert (read.answer_tokens, read.investigation_tokens, read.reasoning_tokens) == (2_048, 512, 0)
+
+
+@pytest.mark.parametrize(
+    ("caps", "path", "rule"),
+    [
+        ({"answerTokens": 100}, "answerTokens", "it must be from 256 to 128000"),
+        ({"investigationTokens": "4k"}, "investigationTokens", "must be an integer from 256"),
+        ({"reasoningTokens": -1}, "reasoningTokens", "it must be from 0 to 128000"),
+        (
+            {"answerTokens": 1_024, "investigationTokens": 2_048},
+            "investigationTokens",
+            "is 2048; it must not exceed answerTokens (1024)",
+        ),
+    ],
+)
+def test_a_bad_output_cap_is_one_error_naming_its_key(
+    caps: dict[str, Any], path: str, rule: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_runtime_config({"globalAgents": {"postmortem": caps}})
+    assert info.value.path == f"globalAgents.postmortem.{path}"
+    assert rule in str(info.value)

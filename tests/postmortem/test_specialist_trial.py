@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from pathlib import Path
@@ -107,3 +108,31 @@ async def test_a_trial_sends_exactly_what_the_postmortem_sends_for_that_batch(
     # The first batch carries the changes of lessons retired since the run's snapshot.
     assert '"change":"retired"' in str(sent[0].messages[0])
     assert '"change":"retired"' not in str(sent[1].messages[0])
+
+
+async def test_a_repair_turn_that_times_out_still_shows_what_the_answer_broke(
+    tmp_path: Path,
+) -> None:
+    _, record = first_run(tmp_path)
+
+    async def hang(request: object) -> object:
+        await asyncio.sleep(60)
+        raise AssertionError("unreachable: the deadline stops this call")
+
+    provider = ScriptedProvider(by_labels({
+        ("graph_discovery", 0, 1): answer_response({"lessons": "none"}),
+        ("graph_discovery", 0, 2): hang,
+    }))  # fmt: skip
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        result = await try_specialist(record, "graph_discovery", PostmortemOptions(
+            config=config_of(timeout_ms=1_500), backend=store, provider=provider,
+            private_dir=tmp_path / "evidence",
+        ))  # fmt: skip
+
+    assert (result.status, result.error_code, result.repaired) == ("timed_out", "timed_out", True)
+    assert result.contract_errors == ("lessons: 'none' is not of type 'array'",)
+    assert result.error is not None
+    assert "in the repair turn, after an answer that broke its contract with 1 error(s)" in (
+        result.error
+    )
+    assert (result.investigation_max_tokens, result.answer_max_tokens) == (12_288, 16_384)

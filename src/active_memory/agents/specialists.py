@@ -38,6 +38,7 @@ from active_memory.admission.validate import (
     admit_discovery,
     admit_maintenance,
 )
+from active_memory.agents.output_bounds import answer_bounds, max_serialized_bytes
 from active_memory.agents.payload_parts import payload_parts
 from active_memory.agents.prompts import prompt_sha256, run_material, system_prompt
 from active_memory.agents.providers.base import AnswerContract, ModelProvider, TokenUsage
@@ -87,16 +88,24 @@ SPECS = ROLE_BY_NAME
 
 
 class StopSignal:
-    """``is_set()`` once the host cancelled or the shared deadline passed: evidence paging stops
-    between two pages (the builder runs in a worker thread that task cancellation cannot reach)."""
+    """``is_set()`` once the host cancelled or the deadline passed (``share``, when given, is the
+    specialist's own, read each time): evidence paging stops between two pages (the builder runs
+    in a worker thread that task cancellation cannot reach)."""
 
-    def __init__(self, deadline: float, cancel: CancelToken | None = None) -> None:
+    def __init__(
+        self,
+        deadline: float,
+        cancel: CancelToken | None = None,
+        share: Callable[[], float] | None = None,
+    ) -> None:
         self._deadline = deadline
         self._cancel = cancel
+        self._share = share
 
     def is_set(self) -> bool:
         cancelled = self._cancel is not None and self._cancel.cancelled
-        return cancelled or time.monotonic() >= self._deadline
+        until = self._deadline if self._share is None else min(self._deadline, self._share())
+        return cancelled or time.monotonic() >= until
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +124,8 @@ class SpecialistEnv:
     cancel: CancelToken | None = None
     limits: SessionLimits = field(default_factory=SessionLimits)
     progress: ProgressCallback | None = None
+    # This specialist's fair share of ``deadline`` (set per specialist by the postmortem).
+    share: Callable[[], float] | None = None
 
     def note(self, specialist: str, state: str) -> None:
         if self.progress is not None:
@@ -346,7 +357,7 @@ async def session_input(env: SpecialistEnv, spec: RoleRow, subject: SessionSubje
             lessons=[lesson.model_dump(mode="json") for lesson in subject.lessons],
             lesson_changes=subject.changes,
             existing_lessons=[lesson.model_dump(mode="json") for lesson in subject.existing],
-            cancel=StopSignal(env.deadline, env.cancel),
+            cancel=StopSignal(env.deadline, env.cancel, env.share),
         )
     )
     schema = wire_schema(spec.name)
@@ -385,6 +396,11 @@ async def answer_session(
         # Admission refuses a malformed item alone; the session need not fail for it.
         item_errors_admitted=True,
         host_check=_gone_check(env, spec, subject.lessons, given.toolbox),
+        answer_bytes=max_serialized_bytes(
+            given.contract.schema,
+            answer_bounds(maintenance=spec.maintenance, supplied=len(subject.lessons)),
+        ),
+        share=env.share,
     )
     meter.sessions.append(session)
     meter.batches += 1

@@ -17,25 +17,37 @@ repair turn when it is still unused; whatever the repaired answer is, it is retu
 judges it as ever), and a repaired answer that fails the contract gives way to the valid answer
 before it rather than failing the session.
 
-The whole loop honours an absolute deadline on :func:`time.monotonic` (``asyncio.timeout``
-around every provider call) and a :class:`CancelToken`; asyncio cancellation of the calling task
-stops it too. Usage and retries are counted on the :class:`Session` as it goes (the retries of
-a call that failed too), so a host can report them even when the session fails, with the last
-raw answer the model gave (:attr:`Session.raw_answer`: its answer, valid or not, or the text it
-wrote instead of one).
+Each turn asks for at most its output cap: an investigation turn ``investigation_cap``, an
+answer turn ``answer_cap`` (what the contract's largest answer needs, :mod:`.output_bounds`).
+A reply that runs to its cap and repeats one span over most of its text
+(:mod:`.repetition`) is discarded and repaired, saying so; looping again ends the session with
+:class:`RepetitiveOutput`. An investigation turn cut short without a valid answer is told to
+answer now (no repair spent).
+
+The whole loop honours an absolute deadline on :func:`time.monotonic`, or the session's
+``share`` of it, re-read while waiting; and a :class:`CancelToken`; asyncio cancellation of the
+calling task stops it too. Usage and retries are counted on the :class:`Session` as it goes
+(the retries of a call that failed too), so a host can report them even when the session
+fails, with the last raw answer (:attr:`Session.raw_answer`) and what the repair turn said it
+broke (:attr:`Session.repair_errors`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-
+from active_memory.agents.answer_check import (
+    AnswerCheck,
+    HostCheck,
+    check_answer,
+    not_json,
+    prose,
+)
+from active_memory.agents.output_bounds import ANSWER_SLACK_TOKENS, tokens_for_bytes
 from active_memory.agents.providers.base import (
     AnswerContract,
     AssistantMessage,
@@ -50,16 +62,18 @@ from active_memory.agents.providers.base import (
     ToolResult,
     UserMessage,
 )
+from active_memory.agents.repetition import find_repetition
+from active_memory.agents.session_limits import SessionLimits
 from active_memory.agents.tools import Toolbox, ToolOutcome
 from active_memory.cancel import CancelToken
 from active_memory.errors import (
-    ConfigError,
     ContractViolation,
     MalformedAnswer,
     ModelRefused,
     ProviderDeadlineExceeded,
     ProviderError,
     ProviderNoAnswer,
+    RepetitiveOutput,
     SessionCancelled,
 )
 from active_memory.models.runs import Binding
@@ -74,24 +88,6 @@ __all__ = [
     "check_answer",
     "run_session",
 ]
-
-_MAX_LISTED_ERRORS = 20
-_MAX_ERROR_CHARS = 300
-
-
-@dataclass(frozen=True, slots=True)
-class SessionLimits:
-    """Bounds on one session: provider calls (turns), tool calls, tokens per response."""
-
-    max_turns: int = 24
-    max_tool_calls: int = 64
-    max_tokens: int = 16_384
-
-    def __post_init__(self) -> None:
-        if self.max_turns < 2:
-            raise ConfigError("limits.max_turns", "must be at least 2 (an answer and a repair)")
-        if self.max_tool_calls < 0:
-            raise ConfigError("limits.max_tool_calls", "must not be negative")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,75 +105,6 @@ class SessionResult:
     repaired: bool
     # Contract errors confined to items, left for admission to refuse item by item.
     item_errors: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerCheck:
-    """An answer parsed and validated: ``value`` when valid, else the errors, in path order.
-    ``items_only`` is the parsed answer when every error lies inside an item of one of its
-    top-level lists (``lessons/3/associations``), so the rest of the answer is sound."""
-
-    value: dict[str, Any] | None
-    errors: tuple[str, ...] = field(default=())
-    items_only: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class HostCheck:
-    """A host-side check of a contract-valid answer: ``problems`` lists what the host would
-    refuse (lesson ids and codes, never answer text); ``heading`` opens the repair turn that
-    carries them."""
-
-    heading: str
-    problems: Callable[[dict[str, Any]], tuple[str, ...]]
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS] + "…"
-
-
-def _not_json(raw: str) -> bool:
-    try:
-        json.loads(raw)
-    except ValueError:
-        return True
-    return False
-
-
-def _prose(response: ModelResponse) -> bool:
-    """Text alone, with neither an answer nor a tool call: not JSON where an answer was due."""
-    return response.answer is None and not response.tool_calls and bool(response.text.strip())
-
-
-def check_answer(contract: AnswerContract, raw: str) -> AnswerCheck:
-    """Parse ``raw`` as JSON and validate it against the contract; never raises."""
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as e:
-        return AnswerCheck(
-            None, (f"the answer is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}",)
-        )
-    if not isinstance(value, dict):
-        return AnswerCheck(None, ("the answer must be a JSON object",))
-    validator = Draft202012Validator(dict(contract.schema))
-    found = sorted(
-        validator.iter_errors(value), key=lambda e: ([str(p) for p in e.absolute_path], e.message)
-    )
-    if not found:
-        return AnswerCheck(value)
-    confined = all(
-        len(error.absolute_path) >= 2
-        and isinstance(error.absolute_path[1], int)
-        and isinstance(value.get(str(error.absolute_path[0])), list)
-        for error in found
-    )
-    errors = [
-        _short(f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}")
-        for error in found[:_MAX_LISTED_ERRORS]
-    ]
-    if len(found) > _MAX_LISTED_ERRORS:
-        errors.append(f"(+{len(found) - _MAX_LISTED_ERRORS} more errors)")
-    return AnswerCheck(None, tuple(errors), value if confined else None)
 
 
 @dataclass(eq=False, repr=False)
@@ -206,6 +133,12 @@ class Session:
     versions: tuple[str, str] = ("", "")
     item_errors_admitted: bool = False
     host_check: HostCheck | None = None
+    # The largest serialized answer the contract admits (None: unbounded): it lowers the
+    # answer turn's output cap below ``limits.answer_tokens``.
+    answer_bytes: int | None = None
+    # This session's current share of ``deadline`` (a postmortem's fair share per specialist,
+    # which grows when others finish): re-read at every turn and while waiting for a reply.
+    share: Callable[[], float] | None = None
     turns: int = field(default=0, init=False)
     tool_calls: int = field(default=0, init=False)
     usage: TokenUsage = field(default_factory=TokenUsage, init=False)
@@ -218,6 +151,8 @@ class Session:
     text_calls: int = field(default=0, init=False)
     answered_model: str | None = field(default=None, init=False)
     asked_at: float | None = field(default=None, init=False)
+    # What the repair turn told the model its answer broke (empty before a repair).
+    repair_errors: tuple[str, ...] = field(default=(), init=False)
     # The valid answer a host repair turn was asked about: returned if the repair fails.
     _held: tuple[ModelResponse, dict[str, Any]] | None = field(default=None, init=False)
     _final: bool = field(default=False, init=False)
@@ -235,8 +170,15 @@ class Session:
         while True:
             self._check_stop()
             self._enter_final_if_due()
-            response = await self._call(self._request())
+            request = self._request()
+            response = await self._call(request)
             self._messages.append(AssistantMessage.from_response(response))
+            if response.stop_reason == "max_tokens":
+                cut = self._cut(response, request.max_tokens)
+                if isinstance(cut, tuple):
+                    return self._result(*cut, started)
+                if cut == "asked_again":
+                    continue
             if response.answer is not None:
                 self.raw_answer = response.answer
                 check = check_answer(self.contract, response.answer)
@@ -267,6 +209,65 @@ class Session:
                 if self._held is not None:
                     return self._result(*self._held, started)
                 self._repair(response, (self._missing_answer(response),))
+
+    @property
+    def answer_cap(self) -> int:
+        """The output cap of an answer turn: what the contract's largest answer needs (at
+        :data:`~.output_bounds.BYTES_PER_TOKEN`), never above ``limits.answer_tokens``."""
+        ceiling = self.limits.answer_tokens
+        if self.answer_bytes is None:
+            return ceiling
+        needed = tokens_for_bytes(self.answer_bytes) + ANSWER_SLACK_TOKENS + self._reasoning
+        return min(ceiling, needed)
+
+    @property
+    def investigation_cap(self) -> int:
+        """The output cap of an investigation turn (tool calls), never above the answer's."""
+        return min(self.limits.investigation_tokens + self._reasoning, self.answer_cap)
+
+    @property
+    def _reasoning(self) -> int:
+        effort = self.binding.effort
+        return self.limits.reasoning_tokens if effort not in (None, "none") else 0
+
+    def _cut(
+        self, response: ModelResponse, cap: int
+    ) -> tuple[ModelResponse, dict[str, Any]] | Literal["asked_again", "judge"]:
+        """A reply that ran to its output cap. A loop (:func:`find_repetition`) is repaired
+        once, saying so; looping again fails the session with :class:`RepetitiveOutput`, or
+        gives back the valid answer a host repair was asked about. An investigation turn cut
+        short without a valid answer is told to answer now, which spends no repair. Else
+        ``judge``: the reply is judged as any other."""
+        written = "\n".join(part for part in (response.text, response.answer or "") if part)
+        repetition = find_repetition(written)
+        if repetition is not None:
+            self.raw_answer = response.answer if response.answer is not None else written
+            if self.repaired:
+                if self._held is not None:
+                    return self._held
+                raise RepetitiveOutput(
+                    self.contract.name, repetition.describe(), repetition.count, cap
+                )
+            heading = (
+                f"Your reply was cut at its {cap}-token output cap: it repeated the same "
+                "span over and over, and was discarded:"
+            )
+            self._repair(response, (f"repeated {repetition.describe()}",), heading)
+            return "asked_again"
+        if self._final or response.tool_calls:
+            return "judge"
+        answered = response.answer is not None
+        if answered and check_answer(self.contract, response.answer or "").value is not None:
+            return "judge"
+        self.raw_answer = response.answer if response.answer is not None else written or None
+        self._final = True
+        self._reply(
+            response,
+            f"Your reply reached this turn's cap of {cap} output tokens and was cut. "
+            "Investigation is over: call no more investigation tools. Give your complete final "
+            f"{self.contract.name} answer now, once.",
+        )
+        return "asked_again"
 
     def _host_problems(self, value: dict[str, Any]) -> tuple[str, ...]:
         """The host check's problems, asked only while the repair turn is unused: after it the
@@ -299,7 +300,7 @@ class Session:
     def _check_stop(self) -> None:
         if self.cancel is not None and self.cancel.cancelled:
             raise SessionCancelled(f"{self._who} was cancelled after {self.turns} turn(s)")
-        if time.monotonic() >= self.deadline:
+        if time.monotonic() >= self.until():
             raise ProviderDeadlineExceeded(
                 f"{self._who}: the deadline passed after {self.turns} turn(s)"
             )
@@ -326,26 +327,32 @@ class Session:
             contract=self.contract,
             tools=self.toolbox.specs() if self.toolbox is not None else (),
             effort=self.binding.effort,
-            max_tokens=self.limits.max_tokens,
+            max_tokens=self.answer_cap if self._final else self.investigation_cap,
             deadline=self.deadline,
             final=self._final,
             labels=RequestLabels(self.specialist, self.batch, self.turns + 1, *self.versions),
         )
 
+    def until(self) -> float:
+        """The deadline in force now: ``deadline``, or this session's share of it."""
+        return self.deadline if self.share is None else min(self.deadline, self.share())
+
     async def _call(self, request: ModelRequest) -> ModelResponse:
         asked = self.asked_at = time.monotonic()
-        remaining = self.deadline - asked
         call = asyncio.ensure_future(self.provider.complete(request))
         waiters: set[asyncio.Future[Any]] = {call}
         if self.cancel is not None:
             waiters.add(asyncio.ensure_future(self.cancel.wait()))
         try:
-            async with asyncio.timeout(remaining):
-                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        except TimeoutError as e:
-            raise ProviderNoAnswer.of(
-                self.provider, asked, f"{self._who}, turn {self.turns + 1}"
-            ) from e
+            # A share may grow while the call runs (another specialist finished): look again
+            # each time the wait ends without a reply.
+            while not any(waiter.done() for waiter in waiters):
+                remaining = self.until() - time.monotonic()
+                if remaining <= 0:
+                    raise ProviderNoAnswer.of(
+                        self.provider, asked, f"{self._who}, turn {self.turns + 1}"
+                    )
+                await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
         finally:
             pending = [waiter for waiter in waiters if not waiter.done()]
             for waiter in pending:
@@ -382,10 +389,11 @@ class Session:
     async def _run_tool(self, toolbox: Toolbox, call: ToolCall) -> ToolOutcome:
         # Tools bound their own work by the deadline (regex match timeouts, chunked reads);
         # this timeout is the session's guarantee that it ends at the deadline regardless.
-        scope = asyncio.timeout(self.deadline - time.monotonic())
+        until = self.until()
+        scope = asyncio.timeout(until - time.monotonic())
         try:
             async with scope:
-                return await toolbox.run(call, deadline=self.deadline)
+                return await toolbox.run(call, deadline=until)
         except TimeoutError as e:
             if not scope.expired():
                 raise
@@ -396,7 +404,7 @@ class Session:
     def _missing_answer(self, response: ModelResponse) -> str:
         if response.stop_reason == "max_tokens":
             return "no answer was given: the response hit the token limit"
-        if _prose(response):
+        if prose(response):
             # Adapters take text as the answer except in the tool mode, where it is not JSON.
             return (
                 "the reply is text, not a JSON object: give the answer by calling the "
@@ -409,12 +417,13 @@ class Session:
     ) -> None:
         """Ask once for a corrected answer; a second failure is the session's failure."""
         if self.repaired:
-            if response.answer is not None and _not_json(response.answer):
+            if response.answer is not None and not_json(response.answer):
                 raise MalformedAnswer(self.contract.name, errors)
-            if response.answer is None and _prose(response):
+            if response.answer is None and prose(response):
                 raise MalformedAnswer(self.contract.name, errors)
             raise ContractViolation(self.contract.name, errors)
         self.repaired = True
+        self.repair_errors = errors
         self._final = True
         for call in response.tool_calls:
             self._messages.append(
@@ -427,6 +436,11 @@ class Session:
             f"{heading}\n{listed}\n"
             "Give the complete corrected answer now; do not call investigation tools."
         )
+        self._reply(response, text)
+
+    def _reply(self, response: ModelResponse, text: str) -> None:
+        """Tell the model ``text`` after ``response``: as the result of its answer call when
+        the API carried the answer as one (it must be answered), else as a user message."""
         if response.answer is not None and response.answer_call_id is not None:
             self._messages.append(
                 ToolResult(response.answer_call_id, self.contract.name, text, is_error=True)

@@ -129,6 +129,10 @@ def _print_trial(result: TrialResult) -> None:
         f"tokens {result.input_tokens}/{result.output_tokens}, {result.retries} retr"
         f"{'y' if result.retries == 1 else 'ies'}, {'repaired' if result.repaired else 'no repair'}"
     )
+    click.echo(
+        f"output caps  {result.investigation_max_tokens} tokens a turn investigating, "
+        f"{result.answer_max_tokens} answering"
+    )
     click.echo("answer" if result.answer_json is not None else "answer       (none)")
     if result.answer_json is not None:
         try:
@@ -160,6 +164,9 @@ def _print_trial(result: TrialResult) -> None:
 @harness_option
 @binding_options
 @exchanges_option
+@click.option(
+    "--timeout-ms", type=BoundedInt(1, 600_000), help="The session's deadline (timeoutMs)."
+)
 @session_options("Which maintenance batch (its replay label).")
 def run_specialist_command(
     name: str,
@@ -167,20 +174,23 @@ def run_specialist_command(
     harness: str | None,
     override: BindingOverride,
     exchanges: Path | None,
+    timeout_ms: int | None,
     session: SessionInputs,
 ) -> None:
     """Run specialist NAME once on RUN: print its raw answer, its admission and the hashes.
 
-    The session is printed whatever its outcome (turns, tool calls, tokens, retries, repair,
-    the raw answer); the exit code is 1 when the session failed or its answer was refused as
-    a whole. Maintenance reads its lessons from the store; nothing is ever published.
+    The session is printed whatever its outcome (turns, tool calls, tokens, output caps,
+    retries, repair, the raw answer, and what a repair turn that timed out was repairing);
+    ``--timeout-ms`` overrides the runtime's timeoutMs. The exit code is 1 when the session
+    failed or its answer was refused as a whole. Maintenance reads its lessons from the store;
+    nothing is ever published.
     """
     from active_memory.postmortem.specialist_trial import try_specialist
 
     check_base_url(override)
     with session.scratch("active-memory-specialist-") as scratch:
         record, config, provider = _prepare(
-            run, scratch, session.runtime, None, override, exchanges, harness=harness
+            run, scratch, session.runtime, timeout_ms, override, exchanges, harness=harness
         )
         provider = wrap_provider(provider, session.authoring, record)
         store = session.review_store(scratch)

@@ -43,6 +43,8 @@ __all__ = [
 MAX_RUNTIME_BYTES = 4 * 1024 * 1024
 TOKEN_RANGE = (1, 64_000)
 TIMEOUT_MS_RANGE = (1, 600_000)
+# Output tokens one specialist turn may ask for: the most any supported model writes.
+OUTPUT_TOKEN_RANGE = (256, 128_000)
 BYTES_PER_TOKEN = 4
 # Validation context of a host's runtime JSON: only the camelCase keys are keys there.
 _RUNTIME_JSON = "runtime JSON"
@@ -111,6 +113,8 @@ def _output(value: object) -> object:
 Switch = Annotated[bool, BeforeValidator(_switch)]
 Tokens = Annotated[int, BeforeValidator(_integer_from(*TOKEN_RANGE))]
 TimeoutMs = Annotated[int, BeforeValidator(_integer_from(*TIMEOUT_MS_RANGE))]
+OutputTokens = Annotated[int, BeforeValidator(_integer_from(*OUTPUT_TOKEN_RANGE))]
+ReasoningTokens = Annotated[int, BeforeValidator(_integer_from(0, OUTPUT_TOKEN_RANGE[1]))]
 NodeId = Annotated[str | None, BeforeValidator(_node_id)]
 
 
@@ -203,14 +207,34 @@ def _connection_names(value: object) -> object:
 
 class PostmortemConfig(_Section):
     """``globalAgents.postmortem``: whether the postmortem runs, on which node's binding, for
-    how long at most, and the ``connections`` a binding's connection names select."""
+    how long at most, the output caps of its turns, and the ``connections`` a binding's
+    connection names select.
+
+    ``answerTokens`` is the most an answer turn may ask for (lower when the contract's largest
+    answer needs less); ``investigationTokens`` the cap of a turn that investigates (at most
+    ``answerTokens``); ``reasoningTokens`` is added to both when the binding sets an effort.
+    """
 
     enabled: Switch = True
     source_node: NodeId = Field(None, validation_alias="sourceNode")
     timeout_ms: TimeoutMs = Field(600_000, validation_alias="timeoutMs")
+    answer_tokens: OutputTokens = Field(16_384, validation_alias="answerTokens")
+    investigation_tokens: OutputTokens = Field(4_096, validation_alias="investigationTokens")
+    reasoning_tokens: ReasoningTokens = Field(8_192, validation_alias="reasoningTokens")
     connections: Annotated[Mapping[str, ConnectionConfig], BeforeValidator(_connection_names)] = (
         Field(default_factory=dict)
     )
+
+    @model_validator(mode="after")
+    def _caps_ordered(self) -> PostmortemConfig:
+        if self.investigation_tokens > self.answer_tokens:
+            raise problem_at(
+                ("investigationTokens",),
+                "caps_order",
+                f"is {self.investigation_tokens}; it must not exceed answerTokens "
+                f"({self.answer_tokens}): an investigation turn never needs more than an answer",
+            )
+        return self
 
 
 class _GlobalAgents(_Section):

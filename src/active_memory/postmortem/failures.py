@@ -4,10 +4,11 @@ Each cause keeps its own code and message: a provider error its ``cause`` (``con
 ``dns_failed``, ``tls_failed``, ``auth_failed``, ``rate_limited``, ``server_error``,
 ``malformed_response``, …) and its attempts; a refusal ``model_refused``; an answer that broke
 its contract after the repair turn ``contract_violation`` (``malformed_answer`` when it was not
-JSON). ``timed_out`` is reported only when the deadline passed: a retry that gave up because
-its next wait would cross the deadline is the failure it was retrying. A call the server never
-answered (a hung server) says so, with the host and the time waited, apart from a model that
-answered every turn but took them all past the deadline.
+JSON, ``repetitive_output`` when it repeated one span until its output cap, twice).
+``timed_out`` is reported only when the deadline (or the specialist's share of it) passed: a
+retry that gave up because its next wait would cross the deadline is the failure it was
+retrying. A call the server never answered (a hung server) says so, with the host and the time
+waited, apart from a model that answered every turn but took them all past the deadline.
 
 Messages never carry answer text: a contract violation is described by its count of errors, not
 by the errors themselves (jsonschema quotes the offending values, which may be lesson text).
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from active_memory.agents.specialists import Meter
+from active_memory.agents.tool_loop import Session
 from active_memory.errors import (
     ActiveMemoryError,
     AnswerRefused,
@@ -31,12 +34,13 @@ from active_memory.errors import (
     ProviderDeadlineExceeded,
     ProviderError,
     ProviderNoAnswer,
+    RepetitiveOutput,
     SessionCancelled,
     StoreError,
 )
 from active_memory.postmortem.report import SpecialistStatus
 
-__all__ = ["Failure", "classify", "one_line", "unanswered", "unexpected"]
+__all__ = ["Failure", "classify", "in_repair", "one_line", "unanswered", "unexpected"]
 
 _ERROR_CHARS = 300
 _CODES: tuple[tuple[type[BaseException], str], ...] = (
@@ -73,8 +77,10 @@ def classify(error: BaseException, *, cancelled: bool) -> Failure:
         message = one_line(f"the provider did not answer in time: {error}")
         return Failure("timed_out", "timed_out", message)
     if isinstance(error, ProviderDeadlineExceeded):
-        message = one_line(f"the shared postmortem deadline passed: {error}")
+        message = one_line(f"its share of the postmortem deadline passed: {error}")
         return Failure("timed_out", "timed_out", message)
+    if isinstance(error, RepetitiveOutput):
+        return Failure("failed", "repetitive_output", one_line(str(error)))
     if isinstance(error, MalformedAnswer):
         message = (
             f"the answer to contract {error.contract!r} was not valid JSON, also after one "
@@ -106,6 +112,19 @@ def unanswered(meter: Meter) -> ProviderNoAnswer | None:
     where = f"session of specialist {session.specialist!r} batch {session.batch}"
     context = f"{where}, turn {session.turns + 1}"
     return ProviderNoAnswer.of(session.provider, session.asked_at, context)
+
+
+def in_repair(failure: Failure, sessions: Sequence[Session]) -> Failure:
+    """A timeout in a repair turn names what the repair was about: the count of contract
+    errors of the answer before it (the errors themselves may quote lesson text)."""
+    session = sessions[-1] if sessions else None
+    if failure.status != "timed_out" or session is None or not session.repair_errors:
+        return failure
+    message = (
+        f"{failure.message} (in the repair turn, after an answer that broke its contract "
+        f"with {len(session.repair_errors)} error(s))"
+    )
+    return Failure(failure.status, failure.code, one_line(message))
 
 
 def unexpected(code: str, what: str, error: BaseException) -> Failure:

@@ -51,6 +51,9 @@ class PostmortemOptions:
     publish after the deadline. ``dry_run`` does everything but publish. ``on_progress`` is
     called with ``(specialist, state)`` on every state change; ``run_log`` receives the
     report's allow-listed projection. ``cancel`` stops the review and fences publication.
+    ``limits`` bounds each session's turns and tool calls; its output caps are replaced by the
+    configuration's (``answerTokens``, ``investigationTokens``, ``reasoningTokens``), so a run's
+    caps are set in one place.
 
     The trial never publishes and reports to its caller only: it ignores ``new_id``,
     ``dry_run``, ``settlement_ms``, ``run_log`` and ``on_progress``.

@@ -10,6 +10,7 @@ current lessons and their before/current changes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import TypeVar
 from active_memory.admission.validate import AdmissionContext
 from active_memory.agents.providers.base import ModelProvider
 from active_memory.agents.specialists import SPECS, Batch, ProgressCallback, SpecialistEnv
+from active_memory.agents.tool_loop import SessionLimits
 from active_memory.daemon_threads import in_daemon_thread
 from active_memory.errors import EvidenceError, ProviderError, StoreError
 from active_memory.evidence.private import prepare_private_dir
@@ -40,6 +42,7 @@ __all__ = [
     "existing_lessons",
     "in_thread",
     "maintenance_input",
+    "output_caps",
     "prepare",
     "snapshot_request",
 ]
@@ -181,7 +184,7 @@ async def prepare(
         evidence_budget=options.evidence_budget,
         deadline=deadline,
         cancel=options.cancel,
-        limits=options.limits,
+        limits=output_caps(options.limits, options.config),
         progress=progress,
     )
     return Prepared(
@@ -190,6 +193,18 @@ async def prepare(
         fingerprint=inspected.fingerprint,
         checkout=checkout_status(record, inspected),
         owned_provider=provider if owned else None,
+    )
+
+
+def output_caps(limits: SessionLimits, config: RuntimeConfig) -> SessionLimits:
+    """``limits`` with the output caps the run's configuration sets (``globalAgents.postmortem``
+    ``answerTokens``, ``investigationTokens``, ``reasoningTokens``)."""
+    postmortem = config.postmortem
+    return dataclasses.replace(
+        limits,
+        answer_tokens=postmortem.answer_tokens,
+        investigation_tokens=postmortem.investigation_tokens,
+        reasoning_tokens=postmortem.reasoning_tokens,
     )
 
 

@@ -149,10 +149,11 @@ class SpecialistReport(Model):
 
     ``decisions`` counts applied actions (after host downgrades) by keep/adapt/retire/defer;
     ``rejections`` counts admission refusals by stage; ``retries`` counts provider retries and
-    ``conflict_retries`` re-invocations after a revision conflict; ``mutations`` what it
-    published or would publish; ``text_calls`` the turns whose call the model wrote as text
-    (taken as calls on a lane that reads them); ``answered_model`` the model the server said
-    answered. ``skipped_reason`` says why a specialist that could not succeed
+    ``conflict_retries`` re-invocations after a revision conflict; ``investigation_max_tokens``
+    and ``answer_max_tokens`` the output caps its turns asked for (beside the tokens used);
+    ``mutations`` what it published or would publish; ``text_calls`` the turns whose call the
+    model wrote as text (taken as calls on a lane that reads them); ``answered_model`` the model
+    the server said answered. ``skipped_reason`` says why a specialist that could not succeed
     on this run was not started (None when its scope was off, or it ran). ``keep_ids`` lists every
     lesson whose applied decision is keep: a keep publishes nothing, so this is the only record of
     it (the ledger counts a lesson's keeps from it). ``input_tokens`` counts every prompt token of
@@ -175,6 +176,9 @@ class SpecialistReport(Model):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # The output caps its turns asked for (the largest over its sessions; 0: no session).
+    investigation_max_tokens: int = 0
+    answer_max_tokens: int = 0
     retries: int = 0
     conflict_retries: int = 0
     text_calls: int = 0

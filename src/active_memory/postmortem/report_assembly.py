@@ -86,6 +86,8 @@ def specialist_report(
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
+        investigation_max_tokens=max((s.investigation_cap for s in meter.sessions), default=0),
+        answer_max_tokens=max((s.answer_cap for s in meter.sessions), default=0),
         retries=meter.retries,
         conflict_retries=meter.conflict_retries,
         text_calls=meter.text_calls,

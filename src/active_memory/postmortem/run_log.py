@@ -83,6 +83,8 @@ def _append(
             output_tokens=specialist.output_tokens,
             cache_read_tokens=specialist.cache_read_tokens,
             cache_write_tokens=specialist.cache_write_tokens,
+            investigation_max_tokens=specialist.investigation_max_tokens,
+            answer_max_tokens=specialist.answer_max_tokens,
             retries=specialist.retries,
             conflicts=specialist.conflict_retries,
             text_calls=specialist.text_calls,

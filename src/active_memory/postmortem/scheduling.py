@@ -1,21 +1,26 @@
-"""Review scheduling: the specialists run concurrently, each in its own task, under one deadline.
+"""Review scheduling: the specialists run concurrently, each in its own task, each under its
+fair share of the deadline (:mod:`.shares`), none past the whole.
 
 A specialist that cannot succeed on this run (:mod:`.skipping`) is not started; it settles as
-skipped with its reason. When the deadline passes or the host cancels, the unfinished ones are
-cancelled (nothing of theirs publishes); each of the others settles into a validated result or a
-failure.
+skipped with its reason. A specialist whose share ran out fails ``timed_out`` alone, and the
+time a settled one did not use goes to those still running. When the whole deadline passes or
+the host cancels, the unfinished ones are cancelled (nothing of theirs publishes); each of the
+others settles into a validated result or a failure. A session that timed out in its repair
+turn says so, with the count of contract errors its last answer had.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from active_memory.agents.specialists import Validated, run_specialist
-from active_memory.postmortem.failures import classify, unanswered
+from active_memory.postmortem.failures import classify, in_repair, unanswered
 from active_memory.postmortem.preparation import existing_lessons, maintenance_input
+from active_memory.postmortem.shares import FairShares
 from active_memory.postmortem.skipping import skip_reason
 from active_memory.postmortem.state import ReviewState
 from active_memory.store.backend import Snapshot
@@ -43,9 +48,12 @@ async def _wait(state: ReviewState, tasks: Iterable[asyncio.Task[Validated]]) ->
             waiter.cancel()
 
 
-async def _timed(state: ReviewState, name: str, snapshot: Snapshot) -> Validated:
+async def _timed(
+    state: ReviewState, name: str, snapshot: Snapshot, shares: FairShares
+) -> Validated:
     prepared = state.prepared
     assert prepared is not None
+    env = dataclasses.replace(prepared.env, share=shares.of(name))
     meter = state.meters[name]
     if meter.conflict_retries == 0:
         meter.started = time.monotonic()
@@ -61,26 +69,31 @@ async def _timed(state: ReviewState, name: str, snapshot: Snapshot) -> Validated
         )
         state.reviewed[name] = given.reviewed
         existing = existing_lessons(snapshot.lessons, name)
-        return await run_specialist(
-            prepared.env, name, meter, batches=given.batches, existing=existing
-        )
+        return await run_specialist(env, name, meter, batches=given.batches, existing=existing)
     finally:
         meter.ended = time.monotonic()
+        shares.settle(name, meter.ended)
 
 
 async def review(state: ReviewState, names: Sequence[str], snapshot: Snapshot) -> None:
-    """Run ``names`` concurrently under the shared deadline; settle each into a result or a
-    failure. Unfinished specialists are cancelled: nothing of theirs publishes."""
+    """Run ``names`` concurrently, each under its fair share of the deadline; settle each into
+    a result or a failure. Unfinished specialists are cancelled: nothing of theirs publishes."""
     tasks: dict[str, asyncio.Task[Validated]] = {}
     prepared = state.prepared
     assert prepared is not None
+    started: list[str] = []
     for name in names:
         reason = skip_reason(state.record, name, prepared.env, prepared.checkout)
         if reason is not None:
             state.skip(name, reason)
             continue
+        started.append(name)
+    shares = FairShares(started, started=time.monotonic(), deadline=state.deadline)
+    for name in started:
         state.note(name, "running")
-        tasks[name] = asyncio.create_task(_timed(state, name, snapshot), name=f"postmortem:{name}")
+        tasks[name] = asyncio.create_task(
+            _timed(state, name, snapshot, shares), name=f"postmortem:{name}"
+        )
     try:
         await _wait(state, tasks.values())
     finally:
@@ -98,7 +111,8 @@ async def review(state: ReviewState, names: Sequence[str], snapshot: Snapshot) -
             continue
         error = task.exception()
         if error is not None:
-            state.fail(name, classify(error, cancelled=state.cancelled))
+            failure = classify(error, cancelled=state.cancelled)
+            state.fail(name, in_repair(failure, state.meters[name].sessions))
             continue
         result = task.result()
         state.results[name] = result

@@ -38,7 +38,7 @@ from active_memory.postmortem.binding import (
     resolve_source_node,
     specialist_binding,
 )
-from active_memory.postmortem.failures import classify
+from active_memory.postmortem.failures import classify, in_repair
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.preparation import (
     Prepared,
@@ -60,7 +60,9 @@ class TrialResult(Model):
     would); ``accepted`` counts admitted decisions or proposals. ``answer_json`` is the last
     raw answer the model gave, valid or not, or the text it wrote instead of one (None when it
     wrote nothing). ``contract_errors`` are what the last answer broke, as the session told
-    the model (a report counts them only: they may quote lesson text). The JSON form
+    the model, also when the repair turn then timed out (a report counts them only: they may
+    quote lesson text). ``investigation_max_tokens`` and ``answer_max_tokens`` are the output
+    caps its turns asked for. The JSON form
     (``specialist run --json``) holds it parsed as ``answer`` (None when it is not JSON) and
     raw as ``raw_answer``, and adds :attr:`notes`.
     """
@@ -83,6 +85,8 @@ class TrialResult(Model):
     text_calls: int = 0
     retries: int = 0
     repaired: bool = False
+    investigation_max_tokens: int = 0
+    answer_max_tokens: int = 0
     prompt_sha256: str
     contract_sha256: str
     provider: str | None = None
@@ -210,17 +214,20 @@ async def _trial(
         )
         session = await answer_session(env, spec, meter, subject, batch=batch)
     except (ActiveMemoryError, TimeoutError) as error:
-        failure = classify(error, cancelled=False)
+        failure = in_repair(classify(error, cancelled=False), meter.sessions)
+        last = meter.sessions[-1] if meter.sessions else None
+        # A repair turn that ended without an answer (a timeout) still shows what it repaired.
+        repaired = last.repair_errors if last is not None else ()
         return TrialResult(
             **common,
-            **_session_counts(meter.sessions[-1] if meter.sessions else None),
+            **_session_counts(last),
             status=failure.status,
             complete=False,
             accepted=0,
             rejections=(),
             error=failure.message,
             error_code=failure.code,
-            contract_errors=error.errors if isinstance(error, ContractViolation) else (),
+            contract_errors=error.errors if isinstance(error, ContractViolation) else repaired,
         )
     if spec.maintenance:
         maintained = admit_maintenance(
@@ -261,7 +268,8 @@ def _session_counts(session: Session | None) -> dict[str, Any]:
     if session is None:
         return {"answer_json": None, "input_tokens": 0, "output_tokens": 0, "turns": 0,
                 "tool_calls": 0, "text_calls": 0, "retries": 0, "repaired": False,
-                "answered_model": None}  # fmt: skip
+                "answered_model": None, "investigation_max_tokens": 0,
+                "answer_max_tokens": 0}  # fmt: skip
     return {
         "answer_json": session.raw_answer,
         "input_tokens": session.usage.input_tokens,
@@ -272,4 +280,6 @@ def _session_counts(session: Session | None) -> dict[str, Any]:
         "retries": session.retries,
         "repaired": session.repaired,
         "answered_model": session.answered_model,
+        "investigation_max_tokens": session.investigation_cap,
+        "answer_max_tokens": session.answer_cap,
     }

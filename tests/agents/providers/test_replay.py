@@ -308,6 +308,8 @@ async def test_an_old_recording_compares_its_projection_whatever_the_key_order(
         contract=contract,
         effort="medium",
         tools=Toolbox({"checkout": tmp_path}).specs(),
+        # The cap the session asked for on its first (investigation) turn.
+        max_tokens=record["request"]["max_tokens"],
         labels=RequestLabels(SPECIALIST, 0, 1),
     )
     with pytest.raises(ReplayChanged) as caught:

@@ -1,54 +1,8 @@
-"""The exception tree of active-memory.
-
-Every error the toolkit raises on purpose derives from :class:`ActiveMemoryError`, so a host
-can catch one type. Messages are built here, quote offending values with ``!r`` and say what to
-do; attributes carry the same facts for programs.
-
-    ActiveMemoryError
-     ├── ConfigError                 runtime JSON sections (activeMemory, globalAgents)
-     ├── LessonValidationError       a card, scope or evidence field breaks a limit
-     ├── InputRefused                a file or stream is not acceptable input (type, size,
-     │                               encoding, JSON depth or number length)
-     ├── StoreError
-     │    ├── StoreUnavailable        path is not a usable private SQLite store
-     │    ├── SnapshotError           a scoped read failed (never an empty lesson set)
-     │    ├── PublicationError        a checked batch is malformed or over capacity
-     │    │    ├── RevisionConflict   expected revisions did not match; nothing written
-     │    │    ├── ImportConflict     import lines collide with stored lessons; nothing written
-     │    │    └── ScreenRefused      a draft trips the secret or injection screen (codes only)
-     │    ├── PublicationFenced       cancelled or past the deadline before dispatch
-     │    ├── ScopeRefused            a lesson or run outside the credential's tenant and scope
-     │    ├── QuarantineNotFound      no quarantined proposal has that id
-     │    └── LessonNotFound
-     │         └── LessonRetired      the id is a tombstone
-     ├── RunRecordError              a run record (or transcript) is malformed
-     ├── EvidenceError
-     │    └── EvidenceCancelled       the cancellation token was set between two pages
-     ├── ContractViolation           a specialist answer breaks its JSON contract
-     │    ├── MalformedAnswer         ... because it is not JSON at all
- │    └── RepetitiveOutput        ... because it repeated one span until its token cap
-     ├── ModelRefused                the model declined to answer (a refusal stop)
-     ├── PromptError                 a specialist prompt is unknown or cannot be rendered
-     ├── AdmissionError              admission was called with inconsistent host inputs
-     ├── ProvenanceError             git inspection of a checkout failed
-     ├── ProviderError               a model provider failed (SDK errors translated); its
-     │    │                           ``cause`` names what failed, ``attempts`` the calls made
-     │    ├── ProviderUnavailable     SDK extra or credential missing, credential refused
-     │    ├── ProviderDeadlineExceeded  the deadline passed (only then)
-     │    │    └── ProviderNoAnswer   …while a call waited: the server sent nothing in time
-     │    ├── ProviderTransientError  429, 5xx, overloaded, connection: retried, then raised
-     │    └── ReplayMismatch          a replayed exchange was unexpected or left over
-     │         └── ReplayChanged      the request differs from the recorded one (names what)
-     ├── SessionCancelled            a specialist session's cancellation token fired
-     ├── RecallError                 broker, hooks, signals
-     ├── RunLogError                 the run log cannot be written, or a field is not allowed
-     └── PostmortemError             e.g. an unknown or non-agent sourceNode
-          └── AnswerRefused           admission refused a specialist's whole answer
-"""
+"""The errors of every layer but the model providers' (see :mod:`active_memory.errors` for the
+tree)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 __all__ = [
@@ -69,18 +23,11 @@ __all__ = [
     "PostmortemError",
     "PromptError",
     "ProvenanceError",
-    "ProviderDeadlineExceeded",
-    "ProviderError",
-    "ProviderNoAnswer",
-    "ProviderTransientError",
-    "ProviderUnavailable",
     "PublicationError",
     "PublicationFenced",
     "QuarantineNotFound",
     "RecallError",
     "RepetitiveOutput",
-    "ReplayChanged",
-    "ReplayMismatch",
     "RevisionConflict",
     "RevisionMismatch",
     "RunLogError",
@@ -366,122 +313,6 @@ class AdmissionError(ActiveMemoryError):
 
 class ProvenanceError(ActiveMemoryError):
     """A checkout could not be inspected with git."""
-
-
-class ProviderError(ActiveMemoryError):
-    """A model provider failed; SDK exceptions are translated into this in one place each.
-
-    ``cause`` is a stable code for what failed (``connection_refused``, ``dns_failed``,
-    ``tls_failed``, ``auth_failed``, ``rate_limited``, ``server_error``, ``timed_out``, …), the
-    one a report and the run log carry; ``attempts`` counts the calls made, so ``retries`` is
-    what the retry layer spent before giving up.
-    """
-
-    # A plain attribute, not a ClassVar: the hook path imports this module and not typing.
-    default_cause = "provider_error"
-
-    def __init__(self, message: str, *, cause: str | None = None, attempts: int = 1) -> None:
-        self.cause = cause or self.default_cause
-        self.attempts = attempts
-        super().__init__(message)
-
-    @property
-    def retries(self) -> int:
-        return max(0, self.attempts - 1)
-
-
-class ProviderUnavailable(ProviderError):
-    """The SDK extra or a credential is missing (``provider_unavailable``), or the server
-    refused the credential (``auth_failed``)."""
-
-    default_cause = "provider_unavailable"
-
-
-class ProviderDeadlineExceeded(ProviderError):
-    """The shared postmortem deadline passed during a provider call (raised only once it has)."""
-
-    default_cause = "timed_out"
-
-
-class ProviderNoAnswer(ProviderDeadlineExceeded):
-    """The deadline passed while a call waited for its answer: the server at ``host`` sent
-    nothing in ``waited`` seconds (a hung server, or one still generating), unlike a model that
-    answered every turn but took them all together past the deadline."""
-
-    def __init__(
-        self,
-        provider: str,
-        host: str | None,
-        waited: float,
-        *,
-        context: str = "",
-        attempts: int = 1,
-    ) -> None:
-        self.provider = provider
-        self.host = host
-        self.waited = waited
-        where = f"{provider} at {host}" if host else provider
-        lead = f"{context}: " if context else ""
-        super().__init__(f"{lead}{where} did not answer within {waited:.1f} s", attempts=attempts)
-
-    @classmethod
-    def of(cls, provider: object, asked_at: float, context: str) -> ProviderNoAnswer:
-        """The error of ``provider`` (named by its ``name`` and ``host`` when it has them) for a
-        call sent at ``asked_at`` on the :func:`time.monotonic` clock and unanswered now."""
-        name = getattr(provider, "name", None)
-        host = getattr(provider, "host", None)
-        return cls(
-            name if isinstance(name, str) else "the provider",
-            host if isinstance(host, str) else None,
-            time.monotonic() - asked_at,
-            context=context,
-        )
-
-
-class ProviderTransientError(ProviderError):
-    """A failure worth retrying: rate limit, overload, server error or lost connection.
-
-    Raised to the caller only once the retries are used up (or the next wait would pass the
-    deadline); ``retry_after`` is the server's requested wait in seconds when it sent one.
-    """
-
-    default_cause = "connection_failed"
-
-    def __init__(
-        self,
-        provider: str,
-        problem: str,
-        *,
-        status: int | None = None,
-        retry_after: float | None = None,
-        cause: str | None = None,
-        attempts: int = 1,
-    ) -> None:
-        self.provider = provider
-        self.problem = problem
-        self.status = status
-        self.retry_after = retry_after
-        code = f"HTTP {status}: " if status is not None else ""
-        super().__init__(f"{provider}: {code}{problem}", cause=cause, attempts=attempts)
-
-
-class ReplayMismatch(ProviderError):
-    """A replayed provider exchange was unexpected, different, or left unconsumed."""
-
-    default_cause = "replay_mismatch"
-
-
-class ReplayChanged(ReplayMismatch):
-    """A replayed request differs from the one recorded: the answers would be stale.
-
-    ``changed`` names what differs (``prompt``, ``contract``, ``model``, ``evidence``,
-    ``conversation``, ``settings``); ``part`` is the first differing part of the request.
-    """
-
-    def __init__(self, message: str, *, changed: Sequence[str], part: str | None) -> None:
-        self.changed = tuple(changed)
-        self.part = part
-        super().__init__(message)
 
 
 class SessionCancelled(ActiveMemoryError):

@@ -14,7 +14,7 @@ def test_every_public_name_is_exported_and_resolves() -> None:
 
 def test_public_names_come_from_private_modules_not_redefined() -> None:
     assert active_memory.Lesson.__module__ == "active_memory.models.lessons"
-    assert active_memory.RevisionConflict.__module__ == "active_memory.errors"
+    assert active_memory.RevisionConflict.__module__ == "active_memory.errors.core"
     assert active_memory.Session.__module__ == "active_memory.agents.tool_loop"
 
 

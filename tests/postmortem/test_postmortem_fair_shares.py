@@ -146,6 +146,8 @@ async def test_a_hanging_specialist_is_cut_at_its_share_and_the_others_finish(
     assert time.monotonic() - started < 6
     hung = report.specialist("graph_discovery")
     assert (hung.status, hung.error_code) == ("timed_out", "timed_out")
-    assert "its share of the postmortem deadline passed" in (hung.error or "")
+    # A call still waiting when the share ends is the server's silence, cut at the share.
+    assert "did not answer" in (hung.error or "")
+    assert "its share of the postmortem deadline" in (hung.error or "")
     assert report.specialist("graph_maintenance").status == "nothing_to_do"
     assert report.specialist("repository_discovery").status == "nothing_to_do"

@@ -366,5 +366,5 @@ def test_a_server_that_did_not_answer_reads_apart_from_a_slow_model() -> None:
         "the provider did not answer in time: turn 3: openai/compatible at 127.0.0.1:8080 did "
         "not answer within 600.0 s"
     )
-    assert slow.message.startswith("the shared postmortem deadline passed: ")
+    assert slow.message.startswith("stopped at the deadline: ")
     assert "did not answer" not in slow.message

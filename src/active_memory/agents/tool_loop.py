@@ -302,7 +302,7 @@ class Session:
             raise SessionCancelled(f"{self._who} was cancelled after {self.turns} turn(s)")
         if time.monotonic() >= self.until():
             raise ProviderDeadlineExceeded(
-                f"{self._who}: the deadline passed after {self.turns} turn(s)"
+                f"{self._who}: {self._deadline_name()} passed after {self.turns} turn(s)"
             )
 
     def _enter_final_if_due(self) -> None:
@@ -337,6 +337,13 @@ class Session:
         """The deadline in force now: ``deadline``, or this session's share of it."""
         return self.deadline if self.share is None else min(self.deadline, self.share())
 
+    def _share_cut(self) -> bool:
+        """Whether this session's share, not the whole deadline, is what ends it now."""
+        return self.share is not None and self.until() < self.deadline
+
+    def _deadline_name(self) -> str:
+        return "its share of the postmortem deadline" if self._share_cut() else "the deadline"
+
     async def _call(self, request: ModelRequest) -> ModelResponse:
         asked = self.asked_at = time.monotonic()
         call = asyncio.ensure_future(self.provider.complete(request))
@@ -349,8 +356,9 @@ class Session:
             while not any(waiter.done() for waiter in waiters):
                 remaining = self.until() - time.monotonic()
                 if remaining <= 0:
+                    cut = f" ({self._deadline_name()})" if self._share_cut() else ""
                     raise ProviderNoAnswer.of(
-                        self.provider, asked, f"{self._who}, turn {self.turns + 1}"
+                        self.provider, asked, f"{self._who}, turn {self.turns + 1}{cut}"
                     )
                 await asyncio.wait(waiters, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -398,7 +406,7 @@ class Session:
             if not scope.expired():
                 raise
             raise ProviderDeadlineExceeded(
-                f"{self._who}: the deadline passed during tool call {call.name!r}"
+                f"{self._who}: {self._deadline_name()} passed during tool call {call.name!r}"
             ) from e
 
     def _missing_answer(self, response: ModelResponse) -> str:

@@ -77,7 +77,7 @@ def classify(error: BaseException, *, cancelled: bool) -> Failure:
         message = one_line(f"the provider did not answer in time: {error}")
         return Failure("timed_out", "timed_out", message)
     if isinstance(error, ProviderDeadlineExceeded):
-        message = one_line(f"its share of the postmortem deadline passed: {error}")
+        message = one_line(f"stopped at the deadline: {error}")
         return Failure("timed_out", "timed_out", message)
     if isinstance(error, RepetitiveOutput):
         return Failure("failed", "repetitive_output", one_line(str(error)))

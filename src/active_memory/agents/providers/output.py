@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from active_memory.agents.providers.base import OUTPUT_MODES, AnswerContract, OutputMode
 from active_memory.errors import ConfigError
@@ -35,6 +36,7 @@ from active_memory.errors import ConfigError
 __all__ = [
     "ANSWER_DESCRIPTION",
     "check_output",
+    "json_object",
     "json_text",
     "prompted_system",
     "text_answer",
@@ -78,8 +80,9 @@ def unfenced(text: str) -> str:
     return fenced.group("body").strip() if fenced else text
 
 
-def json_text(text: str) -> str | None:
-    """``text`` as answer JSON when it is a JSON object, maybe inside one code fence."""
+def json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object ``text`` is, maybe inside one code fence; None for anything else (prose
+    around it, several objects, another JSON value, no JSON at all)."""
     candidate = unfenced(text).strip()
     if not candidate.startswith("{"):
         return None
@@ -87,7 +90,12 @@ def json_text(text: str) -> str | None:
         value = json.loads(candidate)
     except ValueError:
         return None
-    return candidate if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def json_text(text: str) -> str | None:
+    """``text`` as answer JSON when it is a JSON object, maybe inside one code fence."""
+    return unfenced(text).strip() if json_object(text) is not None else None
 
 
 def text_answer(text: str, output: OutputMode) -> str | None:

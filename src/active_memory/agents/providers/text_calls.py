@@ -31,7 +31,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode, ToolCall
-from active_memory.agents.providers.output import unfenced
+from active_memory.agents.providers.output import json_object
 
 __all__ = ["TEXT_CALL_PREFIX", "take_text_call"]
 
@@ -51,14 +51,8 @@ def _written(response: ModelResponse) -> str | None:
 
 def _parsed_call(text: str) -> tuple[str, dict[str, Any]] | None:
     """``(name, arguments)`` when ``text`` is one call object and nothing else."""
-    candidate = unfenced(text).strip()
-    if not candidate.startswith("{"):
-        return None
-    try:
-        value = json.loads(candidate)
-    except ValueError:
-        return None  # prose around it, several objects, or no JSON at all
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+    value = json_object(text)
+    if value is None or not isinstance(value.get("name"), str):
         return None
     keys = [key for key in _ARGUMENT_KEYS if key in value]
     if len(keys) != 1 or set(value) != {"name", keys[0]}:

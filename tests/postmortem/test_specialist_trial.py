@@ -132,7 +132,7 @@ async def test_a_repair_turn_that_times_out_still_shows_what_the_answer_broke(
     assert (result.status, result.error_code, result.repaired) == ("timed_out", "timed_out", True)
     assert result.contract_errors == ("lessons: 'none' is not of type 'array'",)
     assert result.error is not None
-    assert "in the repair turn, after an answer that broke its contract with 1 error(s)" in (
+    assert "in the repair turn, after an answer with 1 problem(s) the repair named" in (
         result.error
     )
     assert (result.investigation_max_tokens, result.answer_max_tokens) == (12_288, 16_384)

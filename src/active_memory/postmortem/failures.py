@@ -115,14 +115,15 @@ def unanswered(meter: Meter) -> ProviderNoAnswer | None:
 
 
 def in_repair(failure: Failure, sessions: Sequence[Session]) -> Failure:
-    """A timeout in a repair turn names what the repair was about: the count of contract
-    errors of the answer before it (the errors themselves may quote lesson text)."""
+    """A timeout in a repair turn says so, with the count of problems the repair named in the
+    answer before it (a broken contract, a loop, a host check; the problems themselves may
+    quote lesson text)."""
     session = sessions[-1] if sessions else None
     if failure.status != "timed_out" or session is None or not session.repair_errors:
         return failure
     message = (
-        f"{failure.message} (in the repair turn, after an answer that broke its contract "
-        f"with {len(session.repair_errors)} error(s))"
+        f"{failure.message} (in the repair turn, after an answer with "
+        f"{len(session.repair_errors)} problem(s) the repair named)"
     )
     return Failure(failure.status, failure.code, one_line(message))
 

@@ -64,7 +64,7 @@ def _check(report: PostmortemReport, events: list[dict[str, Any]], read: int, to
     header = next(line for line in lines if "tokens in/out" in line)
     row = next(line for line in lines if line.startswith("  graph_discovery"))
     assert "cached" in header
-    assert f" {read} " in row.split("/", 1)[1]
+    assert f" {read}/{total - read} " in row.split("/", 1)[1]  # cached/uncached
 
 
 async def test_anthropic_cache_reads_and_writes_reach_the_report_and_the_run_log(

@@ -21,10 +21,12 @@ def _counts(counts: Mapping[str, int]) -> str:
 def _row(s: SpecialistReport) -> str:
     d = s.decisions
     tokens = f"{s.input_tokens}/{s.output_tokens}"
+    # The input a prompt cache served, and the rest, which a provider bills in full.
+    cached = f"{s.cache_read_tokens}/{s.input_tokens - s.cache_read_tokens}"
     return (
         f"  {s.specialist:<23} {s.status:<14} {s.batches:>7} {d.get('keep', 0):>4} "
         f"{d.get('adapt', 0):>5} {d.get('retire', 0):>6} {d.get('defer', 0):>5} "
-        f"{s.proposals_accepted:>4} {s.rejected:>8} {tokens:>13} {s.cache_read_tokens:>7} "
+        f"{s.proposals_accepted:>4} {s.rejected:>8} {tokens:>13} {cached:>15} "
         f"{s.elapsed_ms:>7} ms"
     )
 
@@ -60,7 +62,7 @@ def format_report(report: PostmortemReport) -> list[str]:
         )
     lines.append(
         "  specialist              status         batches keep adapt retire defer  new "
-        "rejected tokens in/out  cached    time"
+        "rejected tokens in/out cached/uncached    time"
     )
     lines.extend(_row(s) for s in report.specialists)
     lines.append(f"rejections   {_counts(report.rejections)}")

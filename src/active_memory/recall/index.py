@@ -22,6 +22,7 @@ time: the hook helper's store fallback imports it on every tool call.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 
 from active_memory.limits import BROAD_WORDS
@@ -117,12 +118,6 @@ class _CardColumns:
         return (self[position] for position in range(len(self)))
 
 
-def _add(table: dict[str, list[int]], key: str, position: int) -> None:
-    entries = table.setdefault(key, [])
-    if not entries or entries[-1] != position:
-        entries.append(position)
-
-
 class RecallIndex:
     """Inverted indexes over the repository lessons of one repository, plus its graph lessons.
 
@@ -140,38 +135,81 @@ class RecallIndex:
         self._identifiers: Postings = {}
         self._groups: Groups = {}
         self._graph: dict[tuple[str, str], list[ScopedCard]] = {}
-        groups: list[tuple[int, tuple[str, ...]]] = []
-        for lesson in lessons:
-            scope = lesson.scope
-            if scope.kind == "graph":
-                self._graph.setdefault((scope.graph_hash, scope.node_id), []).append(lesson)
-                continue
-            if scope.kind != "repository":
-                continue
-            if repository is not None and scope.repository != repository:
-                continue
-            position = len(cards)
-            cards.append(lesson)
-            for path in scope.files:
-                _add(self._files, path, position)
-            for folder in scope.folders:
-                _add(self._folders, folder, position)
-            for identifier in scope.identifiers:
-                if identifier.lower() not in BROAD_WORDS:
-                    _add(self._identifiers, identifier, position)
-            for group in scope.keyword_groups:
-                terms = tuple(sorted(set(group)))
-                if len(terms) >= 2 and not BROAD_WORDS.intersection(terms):
-                    groups.append((position, terms))
+        # The build allocates a few containers per lesson and frees none of them: the cyclic
+        # collector would walk the growing tables again and again (a third of the time at
+        # 100,000 lessons) to find nothing.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._place_groups(self._index_repository_lessons(lessons, cards))
+        finally:
+            if collecting:
+                gc.enable()
+        for placed in self._graph.values():
+            placed.sort(key=lambda lesson: lesson.id)
+
+    def _place_groups(self, groups: list[tuple[int, tuple[str, ...]]]) -> None:
         # A group waits on its two rarest terms: a word of the call wakes only the groups whose
         # second term is also present, found by a set intersection rather than a Python loop.
         frequency = Counter(term for _, terms in groups for term in terms)
+        placed = self._groups
         for position, terms in groups:
-            first, second = sorted(terms, key=lambda term: (frequency[term], term))[:2]
-            seconds = self._groups.setdefault(first, {})
-            seconds.setdefault(second, []).append((position, terms))
-        for placed in self._graph.values():
-            placed.sort(key=lambda lesson: lesson.id)
+            ranked = sorted([(frequency[term], term) for term in terms])
+            seconds = placed.get(ranked[0][1])
+            if seconds is None:
+                seconds = placed[ranked[0][1]] = {}
+            entries = seconds.get(ranked[1][1])
+            if entries is None:
+                seconds[ranked[1][1]] = [(position, terms)]
+            else:
+                entries.append((position, terms))
+
+    def _index_repository_lessons(
+        self, lessons: Iterable[ScopedCard], cards: list[RecallCard]
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """Fill the posting tables and the graph table; the keyword groups, to place once
+        their terms' frequencies are known. Written out flat: this loop runs once per lesson
+        of the store on every run start."""
+        repository, graph = self.repository, self._graph
+        files, folders, identifiers = self._files, self._folders, self._identifiers
+        broad = BROAD_WORDS
+        groups: list[tuple[int, tuple[str, ...]]] = []
+        for lesson in lessons:
+            scope = lesson.scope
+            kind = scope.kind
+            if kind == "graph":
+                graph.setdefault((scope.graph_hash, scope.node_id), []).append(lesson)
+                continue
+            if kind != "repository" or (repository is not None and scope.repository != repository):
+                continue
+            position = len(cards)
+            cards.append(lesson)
+            # A position enters a posting list once, even if a scope names a key twice.
+            for path in scope.files:
+                entries = files.get(path)
+                if entries is None:
+                    files[path] = [position]
+                elif entries[-1] != position:
+                    entries.append(position)
+            for folder in scope.folders:
+                entries = folders.get(folder)
+                if entries is None:
+                    folders[folder] = [position]
+                elif entries[-1] != position:
+                    entries.append(position)
+            for identifier in scope.identifiers:
+                if identifier.lower() in broad:
+                    continue
+                entries = identifiers.get(identifier)
+                if entries is None:
+                    identifiers[identifier] = [position]
+                elif entries[-1] != position:
+                    entries.append(position)
+            for group in scope.keyword_groups:
+                terms = tuple(sorted(set(group)))
+                if len(terms) >= 2 and broad.isdisjoint(terms):
+                    groups.append((position, terms))
+        return groups
 
     def state(self) -> IndexState:
         """The repository part as plain builtins (tuples, lists, dicts, str, int): what

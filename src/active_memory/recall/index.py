@@ -176,11 +176,12 @@ class RecallIndex:
         groups: list[tuple[int, tuple[str, ...]]] = []
         for lesson in lessons:
             scope = lesson.scope
-            kind = scope.kind
-            if kind == "graph":
+            if scope.kind == "graph":
                 graph.setdefault((scope.graph_hash, scope.node_id), []).append(lesson)
                 continue
-            if kind != "repository" or (repository is not None and scope.repository != repository):
+            if scope.kind != "repository" or (
+                repository is not None and scope.repository != repository
+            ):
                 continue
             position = len(cards)
             cards.append(lesson)

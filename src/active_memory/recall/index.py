@@ -30,7 +30,7 @@ from active_memory.recall.record import record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
     from typing import Protocol, TypeAlias
 
     from active_memory.recall.card import RecallCard, ScopedCard
@@ -145,6 +145,7 @@ class RecallIndex:
         finally:
             if collecting:
                 gc.enable()
+        self._ids: Sequence[str] = [card.id for card in cards]
         for placed in self._graph.values():
             placed.sort(key=lambda lesson: lesson.id)
 
@@ -230,6 +231,7 @@ class RecallIndex:
         if len({len(column) for column in cards}) > 1:
             raise ValueError("the card columns of an index state differ in length")
         index._cards = _CardColumns(cards)
+        index._ids = cards[0]
         index._files, index._folders, index._identifiers = files, folders, identifiers
         index._groups = groups
         return index
@@ -277,12 +279,13 @@ class RecallIndex:
                     current = best.get(position)
                     if current is None or (-SCORE_KEYWORDS, key) < (-current[0], current[1]):
                         best[position] = (SCORE_KEYWORDS, key)
-        matches = [
-            Match(self._cards[position], score, f"{_KINDS[score]} {key}")
-            for position, (score, key) in best.items()
-        ]
-        matches.sort(key=lambda match: (-match.score, match.lesson.id))
-        return tuple(matches)
+        # Ranked on plain tuples (score, then id, then position) so the sort compares in C;
+        # a card is built only for what is returned, after ranking.
+        ids, cards = self._ids, self._cards
+        ranked = sorted([(-score, ids[position], position, key)
+                         for position, (score, key) in best.items()])  # fmt: skip
+        return tuple(Match(cards[position], -negative, f"{_KINDS[-negative]} {key}")
+                     for negative, _, position, key in ranked)  # fmt: skip
 
     def graph_lessons(
         self, graph_hash: str, node_id: str, repository: str | None = None

@@ -4,7 +4,11 @@ Used by the broker (helper frames, ``curl`` and HTTP hooks) and by ``active-memo
 The conversation is the one named by the run (``hook_env``) when present, else the harness's own
 session id (or a key of its transcript); with none of them the call is answered untracked (every
 matching card, nothing remembered) rather than under one conversation shared by every caller
-that could not name its own. The node is the run's, else ``default_node``.
+that could not name its own. A subagent is a conversation of its own: when the harness sends an
+agent identity (Claude Code's ``agent_id``, which its subagents' calls carry beside the parent's
+``session_id``), the key is ``<conversation>/agent:<agent_id>`` (:func:`conversation_key`), so
+the main agent and each subagent receive a card once each. The node is the run's, else
+``default_node``.
 
 The hook fallback answers through here on every tool call without a broker, so the broker (and
 asyncio, threading, logging behind it) is only named for the type checker.
@@ -25,7 +29,7 @@ if TYPE_CHECKING:
     from active_memory.recall.broker import BrokerAnswer, BrokerRequest, Handler
     from active_memory.recall.recall_session import Recall, RecallSession
 
-__all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "encode"]
+__all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "conversation_key", "encode"]
 
 try:
     # The C string encoder json.dumps(ensure_ascii=False) itself uses: the json package would
@@ -62,6 +66,16 @@ def _json_value(value: object) -> str:
         members = (f"{_json_string(key)}:{_json_value(item)}" for key, item in value.items())
         return "{" + ",".join(members) + "}"
     raise TypeError(f"a hook answer holds objects and strings, not {type(value).__name__}")
+
+
+def conversation_key(conversation: str | None, agent_id: str | None) -> str | None:
+    """The exposure key of one agent's conversation: ``conversation``, with ``/agent:<id>``
+    when the call came from a subagent; None (untracked) without a conversation or when the
+    key would not be a recordable id."""
+    if not conversation:
+        return None
+    agent = id_field(agent_id)
+    return id_field(f"{conversation}/agent:{agent}" if agent else conversation)
 
 
 @record
@@ -104,7 +118,8 @@ def answer_hook(
     cwd = parsed.call.cwd
     if workspace_only and (cwd is None or session.root.resolve(cwd, None) is None):
         return HookAnswer(EMPTY_ANSWER)
-    conversation = conversation_id or id_field(parsed.session_id)
+    conversation = conversation_key(conversation_id or id_field(parsed.session_id),
+                                    parsed.agent_id)  # fmt: skip
     caller = Caller(
         node_id or default_node,
         conversation or UNKNOWN_CONVERSATION,

@@ -104,12 +104,13 @@ def answer_hook(
     execution_id: str | None = None,
     default_node: str = "standalone",
     workspace_only: bool = False,
+    call_id: str | None = None,
 ) -> HookAnswer:
     """Recall for one hook payload. Unknown harnesses and unreadable payloads answer ``{}``.
 
     ``workspace_only`` answers ``{}`` (recording nothing) when the harness reports a working
     directory outside the workspace, for a long-lived broker that user-wide hooks reach from
-    every project.
+    every project. ``call_id`` names the call across answerers (see ``RecallSession.recall``).
     """
     harness = HARNESSES.get(harness_name)
     parsed = harness.parse(payload) if harness is not None else None
@@ -129,7 +130,8 @@ def answer_hook(
     budget = min(session.config.hook_injection_bytes, MAX_RESPONSE_BYTES - _ENVELOPE_BYTES)
     if harness.max_bytes is not None:  # the text's own cap: the frame counts its UTF-8 bytes
         budget = min(budget, harness.max_bytes)
-    recall = session.recall(parsed.call, caller, max_chars=harness.max_chars, budget_bytes=budget)
+    recall = session.recall(parsed.call, caller, max_chars=harness.max_chars, budget_bytes=budget,
+                            call_id=call_id)  # fmt: skip
     for _ in range(_SHRINK_ATTEMPTS):
         body = encode(harness.answer(recall.text))
         if len(body) <= MAX_RESPONSE_BYTES:
@@ -157,6 +159,7 @@ def broker_handler(
             execution_id=request.execution_id,
             default_node=default_node,
             workspace_only=workspace_only,
+            call_id=request.call_id,
         )
 
     return handle

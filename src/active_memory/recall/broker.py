@@ -93,6 +93,7 @@ class BrokerRequest:
     node_id: str | None = None
     conversation_id: str | None = None
     execution_id: str | None = None
+    call_id: str | None = None  # the helper's nonce: one receipt per call, whoever answers
 
 
 class BrokerAnswer(Protocol):
@@ -373,6 +374,7 @@ class RecallBroker:
             node_id=id_field(message.get("node_id")),
             conversation_id=id_field(message.get("conversation_id")),
             execution_id=id_field(message.get("execution_id")),
+            call_id=nonce,
         )
         answer = self._answer(request)
         signed = mac(self._key, ANSWER_CONTEXT, nonce.encode("ascii"), answer.body) + answer.body

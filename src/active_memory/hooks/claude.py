@@ -10,7 +10,9 @@ names the conversation, else the call is answered untracked. Read/Edit/Write car
 
 Answer: ``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "…"}}``
 with no permission decision, so the tool runs as it would have; Claude Code keeps at most
-10,000 characters of ``additionalContext``.
+10,000 characters of ``additionalContext``, and 8,000 of a user hook's when
+``CLAUDE_CODE_RESTRICT_PERSONAL_CONFIG`` is set (:func:`context_cap`: the helper, which inherits
+Claude Code's environment, asks for the smaller frame whenever the setting is on).
 """
 
 from __future__ import annotations
@@ -25,9 +27,30 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["HARNESS", "MAX_CONTEXT_CHARS", "answer", "parse"]
+__all__ = [
+    "HARNESS",
+    "MAX_CONTEXT_CHARS",
+    "RESTRICTED_CONTEXT_CHARS",
+    "RESTRICTED_SETTING",
+    "answer",
+    "context_cap",
+    "parse",
+]
 
 MAX_CONTEXT_CHARS = 10_000
+RESTRICTED_CONTEXT_CHARS = 8_000
+RESTRICTED_SETTING = "CLAUDE_CODE_RESTRICT_PERSONAL_CONFIG"
+_OFF = frozenset({"", "0", "false", "no", "off"})
+
+
+def context_cap(environ: Mapping[str, str]) -> int | None:
+    """The smaller character cap Claude Code applies in ``environ``, else None (the usual)."""
+    value = environ.get(RESTRICTED_SETTING)
+    if value is None or value.strip().lower() in _OFF:
+        return None
+    return RESTRICTED_CONTEXT_CHARS
+
+
 EVENT = harness_row("claude").tool_event  # Codex's too: it reuses this envelope
 
 

@@ -105,12 +105,14 @@ def answer_hook(
     default_node: str = "standalone",
     workspace_only: bool = False,
     call_id: str | None = None,
+    max_chars: int | None = None,
 ) -> HookAnswer:
     """Recall for one hook payload. Unknown harnesses and unreadable payloads answer ``{}``.
 
     ``workspace_only`` answers ``{}`` (recording nothing) when the harness reports a working
     directory outside the workspace, for a long-lived broker that user-wide hooks reach from
     every project. ``call_id`` names the call across answerers (see ``RecallSession.recall``).
+    ``max_chars`` narrows the harness's own character cap (Claude Code's restricted mode).
     """
     harness = HARNESSES.get(harness_name)
     parsed = harness.parse(payload) if harness is not None else None
@@ -130,7 +132,10 @@ def answer_hook(
     budget = min(session.config.hook_injection_bytes, MAX_RESPONSE_BYTES - _ENVELOPE_BYTES)
     if harness.max_bytes is not None:  # the text's own cap: the frame counts its UTF-8 bytes
         budget = min(budget, harness.max_bytes)
-    recall = session.recall(parsed.call, caller, max_chars=harness.max_chars, budget_bytes=budget,
+    chars = harness.max_chars
+    if max_chars is not None:
+        chars = max_chars if chars is None else min(chars, max_chars)
+    recall = session.recall(parsed.call, caller, max_chars=chars, budget_bytes=budget,
                             call_id=call_id)  # fmt: skip
     for _ in range(_SHRINK_ATTEMPTS):
         body = encode(harness.answer(recall.text))
@@ -139,7 +144,7 @@ def answer_hook(
         # JSON escaping grew the text past the broker's limit: frame fewer cards.
         recall.release()
         budget -= len(body) - MAX_RESPONSE_BYTES + _ENVELOPE_BYTES
-        recall = session.rerender(recall, budget_bytes=budget, max_chars=harness.max_chars)
+        recall = session.rerender(recall, budget_bytes=budget, max_chars=chars)
     recall.release()
     return HookAnswer(EMPTY_ANSWER)
 
@@ -160,6 +165,7 @@ def broker_handler(
             default_node=default_node,
             workspace_only=workspace_only,
             call_id=request.call_id,
+            max_chars=request.max_chars,
         )
 
     return handle

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 
+from active_memory.hooks.claude import context_cap
 from active_memory.hooks.dispatch import HARNESSES, answer_hook
 from active_memory.hooks.exposure_files import (
     EXPOSURE_MAX_AGE_S,
@@ -100,6 +101,7 @@ def answer_from_store(
             conversation_id=conversation,
             execution_id=os.environ.get("ACTIVE_MEMORY_EXECUTION"),
             workspace_only=True,
+            max_chars=context_cap(os.environ) if harness == "claude" else None,
         )
     except Exception:
         # A cached index that fails may come from a damaged file: drop it, the next call

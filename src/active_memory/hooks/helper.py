@@ -45,6 +45,11 @@ ACK = b'{"ack":true}'
 MAC_BYTES = 32
 REQUEST_CONTEXT = b"active-memory request 2\n"
 ANSWER_CONTEXT = b"active-memory answer 2\n"
+# Claude Code's restricted mode (hooks/claude.py; a test keeps them in step): user hooks' context
+# is trimmed to 8,000 characters, so the frame asks for cards that fit that.
+RESTRICTED_SETTING = "CLAUDE_CODE_RESTRICT_PERSONAL_CONFIG"
+RESTRICTED_CONTEXT_CHARS = 8_000
+_OFF = ("", "0", "false", "no", "off")
 # With a store fallback, the broker gets the budget less what the fallback needs.
 FALLBACK_RESERVE_S = 0.1
 MAX_TICKET_BYTES = 8192
@@ -331,6 +336,14 @@ def _settimeout(sock: _socket.socket, deadline: float) -> None:
     sock.settimeout(left)
 
 
+def _cap_field(harness: str) -> bytes:
+    """``,"max_chars":N`` when the harness trims this hook's context below its usual cap."""
+    setting = _env(RESTRICTED_SETTING) if harness == "claude" else None
+    if setting is None or setting.strip().lower() in _OFF:
+        return b""
+    return b',"max_chars":' + str(RESTRICTED_CONTEXT_CHARS).encode("ascii")
+
+
 def _ask(
     out: _Output,
     broker: tuple[str, int, str],
@@ -347,7 +360,7 @@ def _ask(
         b',"node_id":', _quote(_env("ACTIVE_MEMORY_NODE")),
         b',"conversation_id":', _quote(_env("ACTIVE_MEMORY_CONVERSATION")),
         b',"execution_id":', _quote(_env("ACTIVE_MEMORY_EXECUTION")),
-        b',"payload":', payload.strip() or b"null", b"}",
+        _cap_field(harness), b',"payload":', payload.strip() or b"null", b"}",
     ))  # fmt: skip
     # Signed, not sent: whatever listens on the port never sees the token.
     request = hmac_sha256(key, REQUEST_CONTEXT, body) + body

@@ -16,10 +16,10 @@ deliver it again on the conversation's next call. So a run keeps a private folde
   a tool receipt (the same receipt as the broker's when the broker saw that call id too) and
   its deliveries, recorded once, naming that receipt.
 
-The writer runs in the hook fallback, once per tool call: standard library only, no ``json``
-package (its import costs more than the write), one ``write`` on an ``O_APPEND`` descriptor so
-concurrent helpers never interleave a line, and a line that follows a torn one starts a line of its
-own. The reader runs in the host; it reads at most
+The writer runs in the hook fallback, once per tool call: standard library only, the line
+encoded with the C string encoder rather than the ``json`` package, one ``write`` on an
+``O_APPEND`` descriptor so concurrent helpers never interleave a line, and a line that follows a
+torn one starts a line of its own. The reader runs in the host; it reads at most
 :data:`MAX_JOURNAL_BYTES` and skips any line that is not a well-formed entry (a torn write, or
 anything else), so the folder's content can never fail the run.
 """

@@ -30,6 +30,7 @@ import os
 import time
 from _thread import allocate_lock
 
+from active_memory.errors import ActiveMemoryError
 from active_memory.hooks.exposure_files import ExposureFiles, is_exposure_key, last_byte
 from active_memory.hooks.private_dir import is_private, is_private_dir
 from active_memory.recall.exchange import id_field
@@ -173,7 +174,10 @@ class RunLedger:
                 entry = _entry(line)
                 if entry is None:
                     continue
-                self._import(session, entry, default_node)
+                try:
+                    self._import(session, entry, default_node)
+                except (ValueError, ActiveMemoryError):
+                    continue  # a field the run record refuses (a path too long…): not this run's
                 imported += 1
             return imported
 

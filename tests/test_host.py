@@ -81,6 +81,7 @@ def test_hook_env_starts_the_broker_lazily_and_names_everything() -> None:
         assert set(env) == {
             "ACTIVE_MEMORY_BROKER", "ACTIVE_MEMORY_TOKEN", "ACTIVE_MEMORY_NODE",
             "ACTIVE_MEMORY_CONVERSATION", "ACTIVE_MEMORY_EXECUTION", "ACTIVE_MEMORY_TICKET",
+            "ACTIVE_MEMORY_LEDGER",
         }  # fmt: skip
         assert env["ACTIVE_MEMORY_BROKER"].startswith("127.0.0.1:")
         ticket = Path(env["ACTIVE_MEMORY_TICKET"])

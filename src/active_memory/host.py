@@ -18,6 +18,11 @@ lessons published while the run executes are for later runs. The broker starts o
 thread of its own, and is started from a thread of its own too, so every call here is safe from
 synchronous code and inside a running event loop (``asyncio.run``) alike. ``ahook_env``,
 ``aharness_wiring`` and ``aclose`` (and ``async with``) are the same calls off the caller's loop.
+
+With the broker, the run keeps one exposure ledger in a private folder beside its tickets, named
+to the harness (``ACTIVE_MEMORY_LEDGER``): a helper installed with ``--store`` that answers from
+the store when the broker is slow reads and writes it too, and the run reads that call back as
+its receipt and deliveries (:mod:`active_memory.hooks.run_ledger`).
 """
 
 from __future__ import annotations
@@ -34,13 +39,14 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from active_memory.errors import PostmortemError, RecallError
 from active_memory.hooks.dispatch import broker_handler
+from active_memory.hooks.run_ledger import ENV_LEDGER, RunLedger
 from active_memory.hooks.ticket import write_ticket
 from active_memory.host_wiring import HarnessWiring, harness_wiring, no_wiring
 from active_memory.latch import latch_outcome, read_latched_outcome, run_state_dir
 from active_memory.models.config import ActiveMemoryConfig, RuntimeConfig
 from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Checkout, Delivery, Outcome, RunRecord, ToolReceipt
-from active_memory.recall.broker import Handler, RecallBroker
+from active_memory.recall.broker import BrokerAnswer, BrokerRequest, Handler, RecallBroker
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import Caller, Recall, RecallSession
 from active_memory.recall.signals import ToolCall, WorkspaceRoot
@@ -153,6 +159,7 @@ class ActiveRun:
         self._broker: RecallBroker | None = None
         self._tickets: Path | None = None
         self._ticket_count = 0
+        self._ledger: RunLedger | None = None
         self._lock = threading.Lock()
         self._closed = False
 
@@ -163,8 +170,22 @@ class ActiveRun:
                 raise RecallError("this run is closed; open a new run to serve recall")
             if self._broker is None:
                 handler = broker_handler(self.session, default_node="unknown")
-                self._broker = _start_broker(handler)
+                self._broker = _start_broker(self._synced(handler))
             return self._broker
+
+    def _synced(self, handler: Handler) -> Handler:
+        """``handler``, first reading what the store fallback answered in the broker's place."""
+
+        def handle(request: BrokerRequest) -> BrokerAnswer:
+            self._sync()
+            return handler(request)
+
+        return handle
+
+    def _sync(self) -> None:
+        ledger = self._ledger
+        if ledger is not None:
+            ledger.sync(self.session)
 
     def hook_env(
         self, node_id: str, conversation_id: str, execution_id: str | None = None
@@ -218,7 +239,10 @@ class ActiveRun:
         with self._lock:
             if self._tickets is None:
                 self._tickets = Path(tempfile.mkdtemp(prefix="active-memory-"))
+                self._ledger = RunLedger(self._tickets / "ledger")
+                self.session.ledger.attach_store(self._ledger.files)
             self._ticket_count += 1
+            ledger = self._ledger.folder if self._ledger is not None else None
             ticket = self._tickets / f"ticket-{self._ticket_count}.curlrc"
         ids = {"node": node_id, "conversation": conversation_id, "execution": execution_id}
         write_ticket(ticket, broker.url, broker.token, ids)
@@ -229,6 +253,8 @@ class ActiveRun:
             ENV_CONVERSATION: conversation_id,
             ENV_TICKET: str(ticket),
         }
+        if ledger is not None:
+            env[ENV_LEDGER] = ledger
         if execution_id:
             env[ENV_EXECUTION] = execution_id
         return env, broker
@@ -279,11 +305,13 @@ class ActiveRun:
     @property
     def deliveries(self) -> tuple[Delivery, ...]:
         """The delivery manifest: every lesson revision handed to a conversation, in order."""
+        self._sync()
         return self.session.ledger.deliveries
 
     @property
     def receipts(self) -> tuple[ToolReceipt, ...]:
         """Tool receipts: the first and the latest of at most 512."""
+        self._sync()
         return self.session.receipts.snapshot()
 
     @property
@@ -409,6 +437,8 @@ class ActiveRun:
             tickets, self._tickets = self._tickets, None
         if broker is not None:
             broker.close()
+        self._sync()  # what the fallback answered until now stays in the manifest
+        self._ledger = None
         if tickets is not None:
             shutil.rmtree(tickets, ignore_errors=True)
 

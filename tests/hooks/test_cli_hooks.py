@@ -97,4 +97,10 @@ def test_a_codex_project_install_says_how_to_trust_the_project(tmp_path: Path) -
     assert 'trust_level = "trusted"' in result.stdout
     assert "/hooks" in result.stdout
     again = run_cli([*args, "--json"])
-    assert len(json.loads(again.stdout)["notes"]) == 1  # unchanged: no new hook to review
+    notes = json.loads(again.stdout)["notes"]
+    # Unchanged, but Codex has not trusted the hook yet: the note says how, headless too.
+    assert len(notes) == 2
+    assert "it is not trusted yet" in notes[1]
+    assert "codex app-server" in notes[1]
+    key = f"{project.resolve() / '.codex' / 'hooks.json'}:pre_tool_use:0:0"
+    assert f"[hooks.state.{json.dumps(key)}]" in notes[1]

@@ -202,3 +202,36 @@ def loaded_by_the_package_alone(listing: Path) -> set[str]:
     subprocess.run([sys.executable, "-I", "-S", "-c", probe, source, str(listing)], check=True,
                    timeout=60)  # fmt: skip
     return set(listing.read_text().split())
+
+
+def test_a_fallback_call_inside_a_run_journals_it_without_heavier_imports(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """In a run (``ACTIVE_MEMORY_LEDGER``), the fallback writes the run's journal and keys
+    file, still without the models, asyncio, threading or logging."""
+    workspace, store = setup
+    ledger = tmp_path / "ledger"
+    ledger.mkdir(mode=0o700)
+    listing = tmp_path / "run.txt"
+    argv = ["claude", "--store", str(store), "--workspace", str(workspace)]
+    command = [sys.executable, "-I", "-S", "-c", MODULES_PROBE, str(Path(helper.__file__).parent),
+               str(listing), *argv]  # fmt: skip
+    env = {**CLEAN_ENV, "ACTIVE_MEMORY_LEDGER": str(ledger), "ACTIVE_MEMORY_NODE": "build",
+           "ACTIVE_MEMORY_CONVERSATION": "conversation-1"}  # fmt: skip
+    payload = payload_in("claude/read.json", workspace)
+    done = subprocess.run(command, input=payload, capture_output=True, timeout=60, env=env)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert lesson_id(1) in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    loaded = set(listing.read_text(encoding="utf-8").split())
+    assert "active_memory.hooks.run_ledger" in loaded
+    assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
+    (entry,) = [json.loads(line) for line in (ledger / "fallback.jsonl").read_bytes().splitlines()]
+    assert (entry["conversation"], entry["node"], entry["tool"]) == (
+        "conversation-1",
+        "build",
+        "Read",
+    )
+    assert f"{lesson_id(1)}@1" in entry["keys"]
+    assert len(entry["call"]) == 32  # the helper's nonce, the one a broker would have been sent
+    assert list(ledger.glob("*.keys"))  # the run's own exposure file, not the store's
+    assert not list((store.parent / "exposure").glob("*.keys"))

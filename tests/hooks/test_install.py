@@ -395,8 +395,10 @@ def test_codex_project_install_names_project_trust(tmp_path: Path) -> None:
     assert f"[projects.{json.dumps(str(project))}]" in trust
     assert 'trust_level = "trusted"' in trust
     assert "/hooks" in review
+    key = f"{project / '.codex' / 'hooks.json'}:pre_tool_use:0:0"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'[projects.{json.dumps(str(project))}]\ntrust_level = "trusted"\n')
+    config.write_text(f'[projects.{json.dumps(str(project))}]\ntrust_level = "trusted"\n'
+                      f'[hooks.state.{json.dumps(key)}]\ntrusted_hash = "sha256:00"\n')  # fmt: skip
     assert install("codex", tmp_path, project=project).notes == ()  # type: ignore[attr-defined]
     codex_home = tmp_path / "codex-home"
     elsewhere = install_hooks("codex", workspace=Path(WORKSPACE), store=STORE,
@@ -406,3 +408,30 @@ def test_codex_project_install_names_project_trust(tmp_path: Path) -> None:
                                environ={"CODEX_HOME": str(codex_home)})  # fmt: skip
     assert user_level.path == codex_home / "hooks.json"
     assert len(user_level.notes) == 1  # the review only: a user-level file needs no project
+
+
+def test_a_codex_hook_is_written_with_its_context_limit(tmp_path: Path) -> None:
+    done = install("codex", tmp_path)
+    (hook,) = pre_tool_hooks(done.path)[0]["hooks"]  # type: ignore[attr-defined,index]
+    assert hook["additionalContextLimit"] == 10_000  # type: ignore[index]
+
+
+def test_codex_hook_trust_is_detected_by_its_state_key(tmp_path: Path) -> None:
+    """Codex keeps a hook's trust under its file, event and position; an install names a hook
+    with no trust, or one changed since it was trusted (another store path here, an interpreter
+    path in life), and the headless
+    way to trust it."""
+    config = tmp_path / "home" / ".codex" / "config.toml"
+    first = install("codex", tmp_path)
+    hooks_json = tmp_path / "home" / ".codex" / "hooks.json"
+    key = f"{hooks_json}:pre_tool_use:0:0"
+    (untrusted,) = first.notes  # type: ignore[attr-defined]
+    assert "it is not trusted yet" in untrusted
+    assert f"[hooks.state.{json.dumps(key)}]" in untrusted
+    assert "hooks/list" in untrusted
+    config.write_text(f'[hooks.state.{json.dumps(key)}]\ntrusted_hash = "sha256:ab"\n')
+    assert install("codex", tmp_path).notes == ()  # type: ignore[attr-defined]
+    moved = install_hooks("codex", workspace=Path(WORKSPACE), store=Path("/elsewhere/l.sqlite3"),
+                          home=tmp_path / "home")  # a changed command  # fmt: skip
+    (changed,) = moved.notes  # type: ignore[attr-defined]
+    assert "it changed since you trusted it" in changed

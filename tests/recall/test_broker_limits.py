@@ -142,3 +142,26 @@ def test_connection_limits_follow_the_descriptor_limit(monkeypatch: pytest.Monke
 def test_limits_must_be_positive(recorder: Recorder) -> None:
     with pytest.raises(RecallError, match="at least 1"):
         RecallBroker(recorder, max_connections=0)
+
+
+def test_a_full_broker_displaces_silent_sockets_before_one_that_sent_bytes(
+    recorder: Recorder,
+) -> None:
+    """Early eviction: a socket that has sent nothing goes before an older one whose request
+    is arriving (a slow sender, or a caller the loop has not read yet)."""
+    with RecallBroker(recorder, token=TOKEN, max_connections=3, max_per_client=3) as broker:
+        sending = socket.create_connection(broker.address)
+        sending.sendall(b"\x00\x00")  # half of a frame's length: heard, not yet proven
+        assert eventually(lambda: broker.connection_stats["open"] == 1)
+        time.sleep(0.05)
+        silent = [socket.create_connection(broker.address) for _ in range(2)]
+        try:
+            assert eventually(lambda: broker.connection_stats["open"] == 3)
+            assert call(broker) == b'{"ok":1}'
+            assert closed_within(silent[0], 5)  # the oldest silent socket went
+            assert not closed_within(sending, 0.2)  # older, but it was sending
+            assert broker.connection_stats["evicted"] == 1
+        finally:
+            sending.close()
+            for sock in silent:
+                sock.close()

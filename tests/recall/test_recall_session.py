@@ -108,3 +108,29 @@ def test_rerender_shrinks_without_a_second_receipt() -> None:
     smaller = served.rerender(recall, budget_bytes=recall.report.used_bytes - 1, max_chars=None)
     assert len(smaller.report.delivered) == 1
     assert len(served.receipts.snapshot()) == 1
+
+
+def test_a_delivery_names_the_receipt_of_the_call_it_rode_on() -> None:
+    served = session(lesson(1, files=["src/a.py"]), lesson(2, files=["src/b.py"]))
+    served.recall(read("src/x.py"), CALLER).commit()  # receipt 1: nothing matched
+    first = served.recall(read("src/a.py"), CALLER)
+    second = served.recall(read("src/b.py"), CALLER)
+    assert first.receipt is not None
+    assert second.receipt is not None
+    (delivered_a,) = first.commit()
+    (delivered_b,) = second.commit()
+    assert (delivered_a.receipt_seq, delivered_b.receipt_seq) == (2, 3)
+    assert (first.receipt.seq, second.receipt.seq) == (2, 3)
+    guidance = served.guidance(GRAPH, "build", CALLER)
+    assert all(delivery.receipt_seq is None for delivery in guidance.commit())
+
+
+def test_a_call_named_twice_keeps_one_receipt() -> None:
+    served = session(lesson(1, files=["src/a.py"]))
+    first = served.recall(read("src/a.py"), CALLER, call_id="nonce-1")
+    first.release()  # the helper gave up on this answer
+    again = served.recall(read("src/a.py"), CALLER, call_id="nonce-1")
+    assert again.receipt is first.receipt
+    assert len(served.receipts.snapshot()) == 1
+    (delivery,) = again.commit()
+    assert delivery.receipt_seq == 1

@@ -53,10 +53,11 @@ def install_command(
 ) -> None:
     """Merge active-memory's hook into the harness configuration (idempotent, backed up).
 
-    With `active-memory serve` running for the workspace, a curl one-liner reading its ticket;
-    otherwise the stdlib helper, which can read the store itself. Either prints {} and exits 0
-    whatever is missing. Without --project: the user's own config (Copilot CLI:
-    $COPILOT_HOME/hooks, default ~/.copilot/hooks; Codex: $CODEX_HOME, default ~/.codex).
+    Writes the stdlib helper command: it asks the `active-memory serve` broker of the workspace
+    (through its ticket, whether serve runs now or starts later) and reads the store itself when
+    no broker answers. It prints {} and exits 0 whatever is missing. Without --project: the
+    user's own config (Copilot CLI: $COPILOT_HOME/hooks, default ~/.copilot/hooks; Codex:
+    $CODEX_HOME, default ~/.codex).
 
     cursor and mcp write an MCP server entry running `active-memory mcp` instead: Cursor's
     .cursor/mcp.json (the project's, else ~/.cursor/mcp.json serving the folder Cursor has

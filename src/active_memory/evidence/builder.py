@@ -103,7 +103,8 @@ def _check_lessons(lessons: Sequence[Mapping[str, Any]], needs: RoleRow) -> list
 
 
 def _deliveries(deliveries: Sequence[Delivery]) -> list[dict[str, Any]]:
-    """One entry per ``id@revision``: how often, where and how it was handed over."""
+    """One entry per ``id@revision``: how often, where and how it was handed over, and (when the
+    record names them) the receipts of the tool calls its hook deliveries rode on."""
     grouped: dict[str, list[Delivery]] = {}
     for delivery in deliveries:
         grouped.setdefault(delivery.key, []).append(delivery)
@@ -121,6 +122,9 @@ def _deliveries(deliveries: Sequence[Delivery]) -> list[dict[str, Any]]:
                 "executions": refs[:16],
             }
         )
+        receipts = sorted({d.receipt_seq for d in items if d.receipt_seq is not None})
+        if receipts:  # records made before deliveries named their receipt have none
+            out[-1]["receipts"] = [f"receipt:{seq}" for seq in receipts[:16]]
     return out
 
 

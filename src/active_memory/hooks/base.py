@@ -20,20 +20,34 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-__all__ = ["EMPTY", "Harness", "ParsedCall", "flat_answer", "flat_call", "text_field"]
+__all__ = [
+    "EMPTY",
+    "Harness",
+    "ParsedCall",
+    "flat_answer",
+    "flat_call",
+    "is_placeholder_session",
+    "session_field",
+    "text_field",
+]
 
 EMPTY: dict[str, Any] = {}
+# Session ids a harness sends when it has none of its own (Claude Code's remote mode sends
+# ``served:unknown``): every caller that sends one would otherwise share one conversation.
+_PLACEHOLDER_SESSIONS = frozenset({"unknown", "null", "none", "undefined", "nil", "0", "-"})
 
 
 @record
 class ParsedCall:
-    """A hook payload read as a tool call, with the harness's own session id when it has one."""
+    """A hook payload read as a tool call, with the harness's own session id when it has one
+    and the agent identity it sends for a subagent's calls (Claude Code's ``agent_id``)."""
 
     call: ToolCall
     session_id: str | None = None
+    agent_id: str | None = None
 
     def __repr__(self) -> str:
-        return f"ParsedCall({self.call!r}, {self.session_id!r})"
+        return f"ParsedCall({self.call!r}, {self.session_id!r}, {self.agent_id!r})"
 
 
 @record
@@ -63,6 +77,18 @@ def text_field(payload: Mapping[str, Any], *names: str) -> str | None:
     return None
 
 
+def is_placeholder_session(value: str) -> bool:
+    """Whether ``value`` is a stand-in for "no session" (``unknown``, ``served:unknown``, …)."""
+    lowered = value.strip().lower()
+    return not lowered or lowered.rpartition(":")[2] in _PLACEHOLDER_SESSIONS
+
+
+def session_field(payload: Mapping[str, Any], *names: str) -> str | None:
+    """The first of ``names`` holding a real session id; a placeholder counts as none."""
+    value = text_field(payload, *names)
+    return None if value is None or is_placeholder_session(value) else value
+
+
 def flat_call(
     payload: Any,
     tool_names: tuple[str, ...],
@@ -71,8 +97,9 @@ def flat_call(
 ) -> ParsedCall | None:
     """A flat payload (Copilot CLI's, pi's extension's) read as a tool call: the tool under the
     first of ``tool_names``, what ``arguments`` finds in the payload when it is an object (else
-    no arguments), the ``cwd`` and the session under the first of ``session_names``. None when
-    the payload is not an object or names no tool."""
+    no arguments), the ``cwd``, the session under the first of ``session_names`` (a placeholder
+    counts as none) and an ``agentId``/``agent_id`` when one is sent. None when the payload is
+    not an object or names no tool."""
     if not isinstance(payload, Mapping):
         return None
     tool = text_field(payload, *tool_names)
@@ -80,7 +107,8 @@ def flat_call(
         return None
     found = arguments(payload)
     call = ToolCall(tool, found if isinstance(found, Mapping) else {}, text_field(payload, "cwd"))
-    return ParsedCall(call, text_field(payload, *session_names))
+    agent = text_field(payload, "agentId", "agent_id")
+    return ParsedCall(call, session_field(payload, *session_names), agent)
 
 
 def flat_answer(context: str) -> dict[str, Any]:

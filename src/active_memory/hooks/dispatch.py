@@ -4,7 +4,11 @@ Used by the broker (helper frames, ``curl`` and HTTP hooks) and by ``active-memo
 The conversation is the one named by the run (``hook_env``) when present, else the harness's own
 session id (or a key of its transcript); with none of them the call is answered untracked (every
 matching card, nothing remembered) rather than under one conversation shared by every caller
-that could not name its own. The node is the run's, else ``default_node``.
+that could not name its own. A subagent is a conversation of its own: when the harness sends an
+agent identity (Claude Code's ``agent_id``, which its subagents' calls carry beside the parent's
+``session_id``), the key is ``<conversation>/agent:<agent_id>`` (:func:`conversation_key`), so
+the main agent and each subagent receive a card once each. The node is the run's, else
+``default_node``.
 
 The hook fallback answers through here on every tool call without a broker, so the broker (and
 asyncio, threading, logging behind it) is only named for the type checker.
@@ -25,7 +29,7 @@ if TYPE_CHECKING:
     from active_memory.recall.broker import BrokerAnswer, BrokerRequest, Handler
     from active_memory.recall.recall_session import Recall, RecallSession
 
-__all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "encode"]
+__all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "conversation_key", "encode"]
 
 try:
     # The C string encoder json.dumps(ensure_ascii=False) itself uses: the json package would
@@ -64,6 +68,16 @@ def _json_value(value: object) -> str:
     raise TypeError(f"a hook answer holds objects and strings, not {type(value).__name__}")
 
 
+def conversation_key(conversation: str | None, agent_id: str | None) -> str | None:
+    """The exposure key of one agent's conversation: ``conversation``, with ``/agent:<id>``
+    when the call came from a subagent; None (untracked) without a conversation or when the
+    key would not be a recordable id."""
+    if not conversation:
+        return None
+    agent = id_field(agent_id)
+    return id_field(f"{conversation}/agent:{agent}" if agent else conversation)
+
+
 @record
 class HookAnswer:
     """An encoded harness answer and the recall behind it (None when nothing was recalled)."""
@@ -90,12 +104,15 @@ def answer_hook(
     execution_id: str | None = None,
     default_node: str = "standalone",
     workspace_only: bool = False,
+    call_id: str | None = None,
+    max_chars: int | None = None,
 ) -> HookAnswer:
     """Recall for one hook payload. Unknown harnesses and unreadable payloads answer ``{}``.
 
     ``workspace_only`` answers ``{}`` (recording nothing) when the harness reports a working
     directory outside the workspace, for a long-lived broker that user-wide hooks reach from
-    every project.
+    every project. ``call_id`` names the call across answerers (see ``RecallSession.recall``).
+    ``max_chars`` narrows the harness's own character cap (Claude Code's restricted mode).
     """
     harness = HARNESSES.get(harness_name)
     parsed = harness.parse(payload) if harness is not None else None
@@ -104,7 +121,8 @@ def answer_hook(
     cwd = parsed.call.cwd
     if workspace_only and (cwd is None or session.root.resolve(cwd, None) is None):
         return HookAnswer(EMPTY_ANSWER)
-    conversation = conversation_id or id_field(parsed.session_id)
+    conversation = conversation_key(conversation_id or id_field(parsed.session_id),
+                                    parsed.agent_id)  # fmt: skip
     caller = Caller(
         node_id or default_node,
         conversation or UNKNOWN_CONVERSATION,
@@ -114,7 +132,11 @@ def answer_hook(
     budget = min(session.config.hook_injection_bytes, MAX_RESPONSE_BYTES - _ENVELOPE_BYTES)
     if harness.max_bytes is not None:  # the text's own cap: the frame counts its UTF-8 bytes
         budget = min(budget, harness.max_bytes)
-    recall = session.recall(parsed.call, caller, max_chars=harness.max_chars, budget_bytes=budget)
+    chars = harness.max_chars
+    if max_chars is not None:
+        chars = max_chars if chars is None else min(chars, max_chars)
+    recall = session.recall(parsed.call, caller, max_chars=chars, budget_bytes=budget,
+                            call_id=call_id)  # fmt: skip
     for _ in range(_SHRINK_ATTEMPTS):
         body = encode(harness.answer(recall.text))
         if len(body) <= MAX_RESPONSE_BYTES:
@@ -122,7 +144,7 @@ def answer_hook(
         # JSON escaping grew the text past the broker's limit: frame fewer cards.
         recall.release()
         budget -= len(body) - MAX_RESPONSE_BYTES + _ENVELOPE_BYTES
-        recall = session.rerender(recall, budget_bytes=budget, max_chars=harness.max_chars)
+        recall = session.rerender(recall, budget_bytes=budget, max_chars=chars)
     recall.release()
     return HookAnswer(EMPTY_ANSWER)
 
@@ -142,6 +164,8 @@ def broker_handler(
             execution_id=request.execution_id,
             default_node=default_node,
             workspace_only=workspace_only,
+            call_id=request.call_id,
+            max_chars=request.max_chars,
         )
 
     return handle

@@ -54,6 +54,7 @@ __all__ = [
     "append_keys",
     "exposure_file",
     "is_exposure_key",
+    "last_byte",
     "prune_exposures",
     "read_keys",
 ]
@@ -205,7 +206,7 @@ def append_keys(path: str, keys: Iterable[str]) -> bool:
             return False
         if info.st_size >= MAX_LEDGER_BYTES:
             return False
-        if info.st_size and _last_byte(descriptor, info.st_size) != b"\n":
+        if info.st_size and last_byte(descriptor, info.st_size) != b"\n":
             lines = b"\n" + lines  # after a torn line: start a line of our own
         return os.write(descriptor, lines) == len(lines)
     except OSError:
@@ -214,7 +215,8 @@ def append_keys(path: str, keys: Iterable[str]) -> bool:
         os.close(descriptor)
 
 
-def _last_byte(descriptor: int, size: int) -> bytes:
+def last_byte(descriptor: int, size: int) -> bytes:
+    """The last byte of an open file of ``size`` bytes (a newline where it cannot be read)."""
     pread = getattr(os, "pread", None)
     if pread is None:
         return b"\n"  # no positioned read (Windows): trust the file's end
@@ -224,18 +226,36 @@ def _last_byte(descriptor: int, size: int) -> bytes:
 
 class ExposureFiles:
     """The on-disk exposures of one store and workspace: ``load(conversation)`` and
-    ``record(conversation, keys)``, the store an ``ExposureLedger`` is given. Never raises."""
+    ``record(conversation, keys)``, the store an ``ExposureLedger`` is given. Never raises.
 
-    __slots__ = ("store", "workspace")
+    ``folder`` keeps them in that folder instead, one file per conversation alone: a run's own
+    ledger folder (:mod:`active_memory.hooks.run_ledger`), already scoped to one workspace."""
 
-    def __init__(self, store: str | os.PathLike[str], workspace: str | os.PathLike[str]) -> None:
+    __slots__ = ("folder", "store", "workspace")
+
+    def __init__(
+        self,
+        store: str | os.PathLike[str],
+        workspace: str | os.PathLike[str],
+        *,
+        folder: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.store = os.fspath(store)
         self.workspace = os.fspath(workspace)
+        self.folder = None if folder is None else os.fspath(folder)
+
+    @classmethod
+    def in_folder(cls, folder: str | os.PathLike[str]) -> ExposureFiles:
+        return cls("", "", folder=folder)
 
     def __repr__(self) -> str:
+        if self.folder is not None:
+            return f"ExposureFiles(folder={self.folder!r})"
         return f"ExposureFiles({self.store!r}, {self.workspace!r})"
 
     def path(self, conversation: str) -> str:
+        if self.folder is not None:
+            return os.path.join(self.folder, digest_name(conversation) + ".keys")
         return exposure_file(self.store, self.workspace, conversation)
 
     def load(self, conversation: str) -> list[str]:

@@ -10,6 +10,12 @@ file per conversation beside the store, the one ``serve`` reads and appends too
 whichever of them answers. A call that names no conversation (no session id nor transcript) is
 answered untracked: nothing is remembered for it.
 
+Inside a host's run (``ACTIVE_MEMORY_LEDGER`` names the run's private ledger folder), the helper
+comes here when the run's broker did not answer in time: the exposures are then the run's own
+files, the ones its broker reads and appends, and the call is written to the run's journal
+(:mod:`active_memory.hooks.run_ledger`), so the run records it as a receipt and its cards as
+deliveries, once, and its broker does not deliver them again.
+
 This runs in a fresh process on every tool call, so it imports neither the models (pydantic)
 nor asyncio, threading or logging; a test checks ``sys.modules`` after a call.
 
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import os
 
+from active_memory.hooks.claude import context_cap
 from active_memory.hooks.dispatch import HARNESSES, answer_hook
 from active_memory.hooks.exposure_files import (
     EXPOSURE_MAX_AGE_S,
@@ -40,6 +47,7 @@ from active_memory.hooks.exposure_files import (
     prune_exposures,
 )
 from active_memory.hooks.index_cache import load_index
+from active_memory.hooks.run_ledger import ledger_folder, write_fallback_entry
 from active_memory.recall.exposure import ExposureLedger
 from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
@@ -61,11 +69,12 @@ __all__ = [
 
 
 def answer_from_store(
-    harness: str, document: object, *, store: str, workspace: str
+    harness: str, document: object, *, store: str, workspace: str, call_id: str | None = None
 ) -> tuple[bytes, Callable[[], None]] | None:
     """The encoded answer and a commit callback (record once printed), or None.
 
-    ``document`` is the hook payload as decoded JSON (the helper decodes it strictly).
+    ``document`` is the hook payload as decoded JSON (the helper decodes it strictly);
+    ``call_id`` is the helper's nonce, the one the broker was asked with.
     """
     adapter = HARNESSES.get(harness)
     parsed = adapter.parse(document) if adapter is not None else None
@@ -79,7 +88,9 @@ def answer_from_store(
     with StoreRows(store) as rows:
         cached = load_index(rows, workspace)
     # The conversation's file is read when the cards are claimed and appended on commit.
-    ledger = ExposureLedger(records=False, store=ExposureFiles(store, workspace))
+    run_folder = ledger_folder()
+    files = ExposureFiles(store, workspace, folder=run_folder)
+    ledger = ExposureLedger(records=False, store=files)
     session = RecallSession(cached.index, root, manifest=False, ledger=ledger)
     try:
         answer = answer_hook(
@@ -90,6 +101,7 @@ def answer_from_store(
             conversation_id=conversation,
             execution_id=os.environ.get("ACTIVE_MEMORY_EXECUTION"),
             workspace_only=True,
+            max_chars=context_cap(os.environ) if harness == "claude" else None,
         )
     except Exception:
         # A cached index that fails may come from a damaged file: drop it, the next call
@@ -98,4 +110,25 @@ def answer_from_store(
             cached.discard()
         raise
 
-    return answer.body, answer.commit  # an untracked call records nothing
+    if run_folder is None or answer.recall is None:
+        return answer.body, answer.commit  # an untracked call records nothing
+    recall = answer.recall
+
+    def commit() -> None:
+        recall.commit()
+        caller = recall.caller
+        if caller is None:
+            return
+        write_fallback_entry(
+            run_folder,
+            call_id=call_id,
+            conversation=caller.conversation_id,
+            tracked=caller.tracked,
+            node=os.environ.get("ACTIVE_MEMORY_NODE"),
+            execution=caller.execution_id,
+            tool=recall.report.tool,
+            paths=recall.report.paths,
+            keys=recall.report.delivered,
+        )
+
+    return answer.body, commit

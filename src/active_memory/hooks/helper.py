@@ -45,6 +45,11 @@ ACK = b'{"ack":true}'
 MAC_BYTES = 32
 REQUEST_CONTEXT = b"active-memory request 2\n"
 ANSWER_CONTEXT = b"active-memory answer 2\n"
+# Claude Code's restricted mode (hooks/claude.py; a test keeps them in step): user hooks' context
+# is trimmed to 8,000 characters, so the frame asks for cards that fit that.
+RESTRICTED_SETTING = "CLAUDE_CODE_RESTRICT_PERSONAL_CONFIG"
+RESTRICTED_CONTEXT_CHARS = 8_000
+_OFF = ("", "0", "false", "no", "off")
 # With a store fallback, the broker gets the budget less what the fallback needs.
 FALLBACK_RESERVE_S = 0.1
 MAX_TICKET_BYTES = 8192
@@ -331,18 +336,31 @@ def _settimeout(sock: _socket.socket, deadline: float) -> None:
     sock.settimeout(left)
 
 
+def _cap_field(harness: str) -> bytes:
+    """``,"max_chars":N`` when the harness trims this hook's context below its usual cap."""
+    setting = _env(RESTRICTED_SETTING) if harness == "claude" else None
+    if setting is None or setting.strip().lower() in _OFF:
+        return b""
+    return b',"max_chars":' + str(RESTRICTED_CONTEXT_CHARS).encode("ascii")
+
+
 def _ask(
-    out: _Output, broker: tuple[str, int, str], harness: str, payload: bytes, deadline: float
+    out: _Output,
+    broker: tuple[str, int, str],
+    harness: str,
+    payload: bytes,
+    deadline: float,
+    nonce: bytes,
 ) -> bool:
     """Ask the broker; print and acknowledge its answer. False when it did not answer."""
     host, port, token = broker
-    key, nonce = token.encode("utf-8"), _nonce()
+    key = token.encode("utf-8")
     body = b"".join((
         b'{"nonce":"', nonce, b'","harness":', _quote(harness),
         b',"node_id":', _quote(_env("ACTIVE_MEMORY_NODE")),
         b',"conversation_id":', _quote(_env("ACTIVE_MEMORY_CONVERSATION")),
         b',"execution_id":', _quote(_env("ACTIVE_MEMORY_EXECUTION")),
-        b',"payload":', payload.strip() or b"null", b"}",
+        _cap_field(harness), b',"payload":', payload.strip() or b"null", b"}",
     ))  # fmt: skip
     # Signed, not sent: whatever listens on the port never sees the token.
     request = hmac_sha256(key, REQUEST_CONTEXT, body) + body
@@ -372,7 +390,9 @@ def _ask(
         sock.close()
 
 
-def _from_store(out: _Output, harness: str, payload: bytes, options: dict[str, str]) -> bool:
+def _from_store(
+    out: _Output, harness: str, payload: bytes, options: dict[str, str], nonce: bytes
+) -> bool:
     """Recall straight from the lesson store when no broker answers (slow path)."""
     store, workspace = options.get("store"), options.get("workspace")
     if not store or not workspace:
@@ -391,7 +411,9 @@ def _from_store(out: _Output, harness: str, payload: bytes, options: dict[str, s
     from active_memory.hooks.fallback import answer_from_store
 
     document = _decode(payload.decode("utf-8"))  # strictly, as broker answers are read
-    answer = answer_from_store(harness, document, store=store, workspace=workspace)
+    # The broker's nonce names the call: a late broker and this answer share one receipt.
+    answer = answer_from_store(harness, document, store=store, workspace=workspace,
+                               call_id=nonce.decode("ascii"))  # fmt: skip
     if answer is None:
         return False
     body, commit = answer
@@ -412,9 +434,10 @@ def main(argv: list[str] | None = None) -> int:
         broker = _broker(options)
         fallback = bool(options.get("store") and options.get("workspace"))
         asking = deadline - FALLBACK_RESERVE_S if fallback else deadline
-        answered = broker is not None and _ask(out, broker, harness, payload, asking)
+        nonce = _nonce()
+        answered = broker is not None and _ask(out, broker, harness, payload, asking, nonce)
         if not answered and fallback and time.monotonic() < deadline:
-            _from_store(out, harness, payload, options)
+            _from_store(out, harness, payload, options, nonce)
     except BaseException:  # a hook must never fail the tool call it informs
         pass
     try:  # noqa: SIM105

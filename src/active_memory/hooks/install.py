@@ -47,6 +47,8 @@ from pydantic import ConfigDict, Field
 from active_memory.bounded_input import read_bytes
 from active_memory.errors import InputRefused, RecallError
 from active_memory.harnesses import HARNESS_NAMES, HarnessRow, harness_row
+from active_memory.hooks.codex import MAX_CONTEXT_BYTES as CODEX_CONTEXT_BYTES
+from active_memory.hooks.codex_trust import trust_note
 from active_memory.hooks.commands import (
     COPILOT_FILE,
     HOOK_TIMEOUT_S,
@@ -214,10 +216,14 @@ def install_hooks(
         text = _with_copilot_hook(document, event, hook)
     else:
         hook = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+        if harness == "codex":  # the cap Codex applies is then the one the frame is built for
+            hook["additionalContextLimit"] = CODEX_CONTEXT_BYTES
         matcher = CLAUDE_MATCHER if harness == "claude" else CODEX_MATCHER
         text = _with_pre_tool_hook(document, event, matcher, hook)
     changed, backup = write_config(path, text, private=False)
-    notes = _codex_notes(path, project, home, environ, changed) if harness == "codex" else ()
+    notes: tuple[str, ...] = ()
+    if harness == "codex":
+        notes = _codex_notes(path, text, event, project, home, environ, changed)
     return Installation(harness=harness, path=path, mode=mode, changed=changed, backup=backup,
                         exclusion=exclusion, notes=notes)  # fmt: skip
 
@@ -247,26 +253,30 @@ def _trusted(config: Path, project: Path) -> bool:
 
 
 def _codex_notes(
-    path: Path, project: Path | None, home: Path | None, environ: Mapping[str, str], changed: bool
+    path: Path,
+    text: str,
+    event: str,
+    project: Path | None,
+    home: Path | None,
+    environ: Mapping[str, str],
+    changed: bool,
 ) -> tuple[str, ...]:
-    """What Codex needs before it runs the hook: a trusted project, then a reviewed hook."""
+    """What Codex needs before it runs the hook: a trusted project, then a trusted hook
+    (:mod:`active_memory.hooks.codex_trust`)."""
     notes: list[str] = []
-    if project is not None:
-        row = harness_row("codex")
-        config = _home_of(row.home_variable, (home or Path.home()) / row.home, environ)
-        config /= "config.toml"
-        if not _trusted(config, project):
-            notes.append(
-                f"Codex ignores {path} unless the project is trusted: add to {config}\n"
-                f"  [projects.{json.dumps(str(project))}]\n"
-                '  trust_level = "trusted"\n'
-                "(or answer yes when Codex asks whether to trust the folder)."
-            )
-    if changed:
+    row = harness_row("codex")
+    config = _home_of(row.home_variable, (home or Path.home()) / row.home, environ)
+    config /= "config.toml"
+    if project is not None and not _trusted(config, project):
         notes.append(
-            "Codex runs a new or changed hook only after you review and trust it: open "
-            "/hooks in Codex."
+            f"Codex ignores {path} unless the project is trusted: add to {config}\n"
+            f"  [projects.{json.dumps(str(project))}]\n"
+            '  trust_level = "trusted"\n'
+            "(or answer yes when Codex asks whether to trust the folder)."
         )
+    note = trust_note(path, text, event, config, changed=changed)
+    if note is not None:
+        notes.append(note)
     return tuple(notes)
 
 

@@ -379,7 +379,10 @@ class ToolReceipt(RunModel):
 
 
 class Delivery(RunModel):
-    """One lesson revision handed to one conversation: through a hook or the node prompt."""
+    """One lesson revision handed to one conversation: through a hook or the node prompt.
+
+    ``receipt_seq`` is the seq of the tool receipt of the call a hook delivery rode on (None
+    for a node prompt, and in records made before deliveries named it)."""
 
     lesson_id: Text
     revision: Ordinal
@@ -388,6 +391,7 @@ class Delivery(RunModel):
     channel: Literal["hook", "prompt"]
     execution: str | None = None
     time_ms: Millis | None = None
+    receipt_seq: Millis | None = None
 
     @property
     def key(self) -> str:

@@ -19,8 +19,12 @@ A refused request (wrong or missing token, malformed, oversized) is closed witho
 recall (nothing is logged but the fact). Every connection must deliver a whole request within
 ``REQUEST_TIMEOUT_S`` and may then idle ``KEEPALIVE_IDLE_S`` between HTTP requests; the broker
 holds at most ``max_connections`` (and ``max_per_client`` from one peer address), and when full
-a new connection displaces the longest-waiting one that has not proved it holds the token, so
-sockets that connect and stall cannot lock callers out. Ids are recorded only when they are
+a new connection displaces one that has not proved it holds the token: first the longest-silent
+of those that have sent nothing at all, then the longest-waiting of the rest, so sockets that
+connect and stall cannot lock callers out, and a caller whose request is arriving is displaced
+only after every silent socket. (Silent sockets go first rather than sooner: a shorter deadline
+for them only makes a swarm reconnect faster, which measured worse in
+``benchmarks/broker_abuse_bench.py``.) Ids are recorded only when they are
 short, printable text (:func:`active_memory.recall.wire.id_field`).
 
 The server is an asyncio loop in one background thread, so a host can drive it from synchronous
@@ -93,6 +97,8 @@ class BrokerRequest:
     node_id: str | None = None
     conversation_id: str | None = None
     execution_id: str | None = None
+    call_id: str | None = None  # the helper's nonce: one receipt per call, whoever answers
+    max_chars: int | None = None  # a smaller cap the harness applies (Claude's restricted mode)
 
 
 class BrokerAnswer(Protocol):
@@ -136,15 +142,17 @@ class _Slots:
     """Connection accounting on the broker's loop: a global and a per-peer cap.
 
     Connections that have not yet shown the token (or idle between HTTP requests) are kept in
-    arrival order; a new connection over a cap displaces the oldest of them, so stalled
-    sockets can only delay a caller, never lock one out. Only when every held connection is
-    busy with an authorised request is the new one refused.
+    arrival order, those that have sent nothing yet (``silent``) apart from those that have
+    (``waiting``); a new connection over a cap displaces the oldest silent one, else the oldest
+    waiting one, so stalled sockets can only delay a caller, never lock one out. Only when every
+    held connection is busy with an authorised request is the new one refused.
     """
 
     def __init__(self, total: int, per_client: int) -> None:
         self.total, self.per_client = total, min(per_client, total)
         self.peers: dict[asyncio.StreamWriter, str] = {}
         self.counts: Counter[str] = Counter()
+        self.silent: OrderedDict[asyncio.StreamWriter, None] = OrderedDict()
         self.waiting: OrderedDict[asyncio.StreamWriter, None] = OrderedDict()
         self.evicted = self.refused = 0
 
@@ -157,19 +165,27 @@ class _Slots:
             return False
         self.peers[writer] = peer
         self.counts[peer] += 1
-        self.waiting[writer] = None
+        self.silent[writer] = None
         return True
 
     def _evict(self, peer: str | None) -> bool:
-        for writer in self.waiting:
-            if peer is None or self.peers[writer] == peer:
-                self.release(writer)
-                writer.transport.abort()
-                self.evicted += 1
-                return True
+        for group in (self.silent, self.waiting):
+            for writer in group:
+                if peer is None or self.peers[writer] == peer:
+                    self.release(writer)
+                    writer.transport.abort()
+                    self.evicted += 1
+                    return True
         return False
 
+    def heard(self, writer: asyncio.StreamWriter) -> None:
+        """The connection sent its first bytes: displaced only after every silent one."""
+        if writer in self.silent:
+            del self.silent[writer]
+            self.waiting[writer] = None
+
     def busy(self, writer: asyncio.StreamWriter) -> None:
+        self.silent.pop(writer, None)
         self.waiting.pop(writer, None)
 
     def idle(self, writer: asyncio.StreamWriter) -> None:
@@ -178,12 +194,20 @@ class _Slots:
             self.waiting.move_to_end(writer)
 
     def release(self, writer: asyncio.StreamWriter) -> None:
+        self.silent.pop(writer, None)
         self.waiting.pop(writer, None)
         peer = self.peers.pop(writer, None)
         if peer is not None:
             self.counts[peer] -= 1
             if not self.counts[peer]:
                 del self.counts[peer]
+
+
+def _cap(value: object) -> int | None:
+    """A helper's ``max_chars``: a whole number from 1 to the response limit, else none."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_RESPONSE_BYTES:
+        return value
+    return None
 
 
 def _peer(writer: asyncio.StreamWriter) -> str:
@@ -316,7 +340,9 @@ class RecallBroker:
         deadline = asyncio.get_running_loop().time() + REQUEST_TIMEOUT_S
         try:
             async with asyncio.timeout_at(deadline):
-                first = await reader.readexactly(4)
+                first = await reader.readexactly(1)
+                self._slots.heard(writer)  # its first byte: no longer a silent socket
+                first += await reader.readexactly(3)
             if first in HTTP_STARTS:
                 await self._serve_http(reader, writer, first, deadline)
             else:
@@ -373,6 +399,8 @@ class RecallBroker:
             node_id=id_field(message.get("node_id")),
             conversation_id=id_field(message.get("conversation_id")),
             execution_id=id_field(message.get("execution_id")),
+            call_id=nonce,
+            max_chars=_cap(message.get("max_chars")),
         )
         answer = self._answer(request)
         signed = mac(self._key, ANSWER_CONTEXT, nonce.encode("ascii"), answer.body) + answer.body

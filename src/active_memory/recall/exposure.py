@@ -13,7 +13,10 @@ agent that could not name its conversation either.
 
 Receipts record every tool call (even one that matched nothing): node execution, tool name, time
 and a few root-relative paths, never arguments or results. At most 512 are kept: the first half
-and the most recent half, with a count of those dropped in between.
+and the most recent half, with a count of those dropped in between. A delivery names the receipt
+of the tool call it rode on (``receipt_seq``; None for a node prompt). A call the helper names
+(its nonce, ``call_id``) gets one receipt however many answerers saw it: the broker that
+answered too late and the store fallback that answered instead share it.
 
 A ledger may be given a *store* (:class:`ExposureStore`: ``load(conversation)`` and
 ``record(conversation, keys)``) that keeps exposures beyond the process: the ``serve`` broker
@@ -21,8 +24,10 @@ and the hook fallback share one private file per conversation (the hook package'
 ``exposure_files``), so a restarted broker, or the other answerer, does
 not deliver a card again. A tracked claim first loads what the store holds for its conversation
 (so a card another process handed over meanwhile is not offered), and a commit records the new
-keys there, after the in-memory ledger, outside its lock. The in-process run of ``host`` keeps
-no store: a run is one process.
+keys there, after the in-memory ledger, outside its lock. A run of ``host`` is given its store
+when its broker starts (a private folder of the run's, named to the helper), and reads back what
+the store fallback handed over instead of it with :meth:`ExposureLedger.import_delivery`, so those
+deliveries are the run's records too, each recorded once.
 
 Deliveries and receipts are run-record models, imported when the first one is made rather than
 with this module: the hook fallback (one call per process, its exposures kept in a file) keeps
@@ -61,10 +66,19 @@ if TYPE_CHECKING:
             """Add ``keys``, handed over to ``conversation``."""
 
 
-__all__ = ["RECEIPT_CAPACITY", "RECEIPT_PATHS", "Claim", "ExposureLedger", "ReceiptRing"]
+__all__ = [
+    "CALL_WINDOW",
+    "RECEIPT_CAPACITY",
+    "RECEIPT_PATHS",
+    "Claim",
+    "ExposureLedger",
+    "ReceiptRing",
+]
 
 RECEIPT_CAPACITY = 512
 RECEIPT_PATHS = 8
+# Call ids remembered to share a receipt: far more than the calls in flight at once.
+CALL_WINDOW = 4096
 
 
 def _now_ms() -> int:
@@ -87,6 +101,7 @@ class Claim:
     lessons: tuple[RecallCard, ...]
     tracked: bool = True
     settled: bool = False
+    receipt_seq: int | None = None
 
     def __repr__(self) -> str:
         keys = [card_key(lesson) for lesson in self.lessons]
@@ -119,6 +134,9 @@ class ExposureLedger:
         self.store = store
         self._lock = allocate_lock()
         self._delivered: dict[str, set[str]] = {}
+        # The keys with a delivery record, per conversation: a key known delivered from the
+        # store alone (another process handed it over) may still be imported as a record.
+        self._recorded: dict[str, set[str]] = {}
         self._claimed: dict[str, dict[str, int]] = {}
         self._deliveries: list[Delivery] = []
         self._numbers = itertools.count(1)
@@ -133,6 +151,7 @@ class ExposureLedger:
         execution: str | None = None,
         channel: Channel = "hook",
         tracked: bool = True,
+        receipt_seq: int | None = None,
     ) -> Claim:
         """Offer ``choose`` the lessons this conversation has neither received nor claimed.
 
@@ -146,7 +165,7 @@ class ExposureLedger:
                 chosen = tuple(choose(tuple(lessons)))
                 number = next(self._numbers)
                 return Claim(self, number, conversation_id, node_id, execution, channel, chosen,
-                             tracked=False)  # fmt: skip
+                             tracked=False, receipt_seq=receipt_seq)  # fmt: skip
             delivered = self._delivered.get(conversation_id, set())
             if stored:
                 delivered = self._delivered.setdefault(conversation_id, delivered)
@@ -161,7 +180,8 @@ class ExposureLedger:
             number = next(self._numbers)
             for lesson in chosen:
                 claimed[card_key(lesson)] = number
-        return Claim(self, number, conversation_id, node_id, execution, channel, chosen)
+        return Claim(self, number, conversation_id, node_id, execution, channel, chosen,
+                     receipt_seq=receipt_seq)  # fmt: skip
 
     def _settle(self, claim: Claim, *, delivered: bool) -> tuple[Delivery, ...]:
         records, fresh = self._settle_locked(claim, delivered=delivered)
@@ -193,23 +213,81 @@ class ExposureLedger:
             keys.update(fresh)
             if not self._records or not fresh:
                 return (), tuple(fresh)
-            from active_memory.models.runs import Delivery  # see the module note
-
-            now = self._clock()
-            records = tuple(
-                Delivery(
-                    lesson_id=lesson.id,
-                    revision=lesson.revision,
-                    node_id=claim.node_id,
-                    conversation_id=claim.conversation_id,
-                    channel=claim.channel,
-                    execution=claim.execution,
-                    time_ms=now,
-                )
-                for lesson in fresh.values()
-            )
-            self._deliveries.extend(records)
+            pairs = tuple((lesson.id, lesson.revision) for lesson in fresh.values())
+            records = self._record_locked(claim.conversation_id, pairs, claim.node_id,
+                                          claim.execution, claim.channel, claim.receipt_seq,
+                                          self._clock(), tracked=claim.tracked)  # fmt: skip
             return records, tuple(fresh)
+
+    def _record_locked(
+        self,
+        conversation_id: str,
+        lessons: Sequence[tuple[str, int]],
+        node_id: str,
+        execution: str | None,
+        channel: Channel,
+        receipt_seq: int | None,
+        time_ms: int,
+        *,
+        tracked: bool,
+    ) -> tuple[Delivery, ...]:
+        from active_memory.models.runs import Delivery  # see the module note
+
+        records = tuple(
+            Delivery(
+                lesson_id=lesson_id,
+                revision=revision,
+                node_id=node_id,
+                conversation_id=conversation_id,
+                channel=channel,
+                execution=execution,
+                time_ms=time_ms,
+                receipt_seq=receipt_seq,
+            )
+            for lesson_id, revision in lessons
+        )
+        if tracked:
+            self._recorded.setdefault(conversation_id, set()).update(r.key for r in records)
+        self._deliveries.extend(records)
+        return records
+
+    def import_delivery(
+        self,
+        conversation_id: str,
+        keys: Sequence[str],
+        *,
+        node_id: str,
+        execution: str | None,
+        receipt_seq: int | None,
+        time_ms: int,
+        tracked: bool = True,
+    ) -> tuple[Delivery, ...]:
+        """Record ``keys`` (``id@revision``) another process handed to ``conversation_id`` (the
+        store fallback, answering in the broker's place): delivered from now on, and a delivery
+        record each unless this ledger already holds one for that key and conversation."""
+        lessons: list[tuple[str, int]] = []
+        with self._lock:
+            recorded = self._recorded.get(conversation_id, set()) if tracked else set()
+            delivered = self._delivered.setdefault(conversation_id, set()) if tracked else set()
+            for key in dict.fromkeys(keys):
+                lesson_id, _, revision = key.partition("@")
+                if key in recorded or not revision.isdigit():
+                    continue
+                delivered.add(key)
+                lessons.append((lesson_id, int(revision)))
+            if not self._records or not lessons:
+                return ()
+            return self._record_locked(conversation_id, lessons, node_id, execution, "hook",
+                                       receipt_seq, time_ms, tracked=tracked)  # fmt: skip
+
+    def attach_store(self, store: ExposureStore) -> None:
+        """Keep exposures in ``store`` from now on, with those of tracked conversations so far."""
+        with self._lock:
+            known = {conversation: tuple(keys) for conversation, keys in self._delivered.items()}
+            self.store = store
+        for conversation, keys in known.items():
+            if keys:
+                store.record(conversation, keys)
 
     def mark_delivered(self, conversation_id: str, keys: Sequence[str]) -> None:
         """Restore exposures recorded elsewhere (a file ledger), without delivery records."""
@@ -240,19 +318,35 @@ class ReceiptRing:
         self._tail: deque[ToolReceipt] = deque(maxlen=capacity - self._head_size)
         self._seq = 0
         self._dropped = 0
+        self._calls: dict[str, ToolReceipt] = {}
 
-    def add(self, tool: str, paths: Sequence[str], execution: str | None = None) -> ToolReceipt:
+    def add(
+        self,
+        tool: str,
+        paths: Sequence[str],
+        execution: str | None = None,
+        *,
+        call_id: str | None = None,
+        time_ms: int | None = None,
+    ) -> ToolReceipt:
+        """A receipt for one tool call; the one already made when ``call_id`` has one."""
         from active_memory.models.runs import ToolReceipt  # see the module note
 
         with self._lock:
+            if call_id is not None and call_id in self._calls:
+                return self._calls[call_id]
             self._seq += 1
             receipt = ToolReceipt(
                 seq=self._seq,
                 execution=execution,
-                time_ms=self._clock(),
+                time_ms=self._clock() if time_ms is None else time_ms,
                 tool=tool[:128],
                 paths=tuple(paths[:RECEIPT_PATHS]),
             )
+            if call_id is not None:
+                self._calls[call_id] = receipt
+                if len(self._calls) > CALL_WINDOW:  # the oldest call ids (dicts keep order)
+                    del self._calls[next(iter(self._calls))]
             if len(self._head) < self._head_size:
                 self._head.append(receipt)
             else:

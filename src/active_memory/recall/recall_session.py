@@ -252,15 +252,19 @@ class RecallSession:
         *,
         max_chars: int | None = None,
         budget_bytes: int | None = None,
+        call_id: str | None = None,
     ) -> Recall:
         """Match one tool call, record its receipt, and claim the cards that fit the budget.
 
         The budget is ``hookInjectionTokens`` × 4 bytes unless ``budget_bytes`` narrows it.
+        ``call_id`` names the call across answerers (the helper's nonce): a call already
+        receipted under it keeps its receipt. The claimed cards carry the receipt's seq.
         """
         signals = extract_signals(call, self.root)
         receipt = None
         if self.manifest:
-            receipt = self.receipts.add(call.tool, signals.paths, caller.execution_id)
+            receipt = self.receipts.add(call.tool, signals.paths, caller.execution_id,
+                                        call_id=call_id)  # fmt: skip
         matches: tuple[Match, ...] = ()
         if self.config.repository:
             matches = self._index.match(signals)
@@ -269,7 +273,8 @@ class RecallSession:
             budget = min(budget, budget_bytes)
         candidates = tuple((match.lesson, match.score, match.reason) for match in matches)
         paths = signals.paths
-        recall = self._claim("hook", call.tool, paths, candidates, caller, budget, max_chars)
+        seq = None if receipt is None else receipt.seq
+        recall = self._claim("hook", call.tool, paths, candidates, caller, budget, max_chars, seq)
         recall.receipt = receipt
         return recall
 
@@ -278,8 +283,9 @@ class RecallSession:
         recall.release()
         caller = recall.caller or Caller("unknown", UNKNOWN_CONVERSATION, tracked=False)
         report = recall.report
+        seq = None if recall.receipt is None else recall.receipt.seq
         again = self._claim(report.channel, report.tool, report.paths, recall.candidates,
-                            caller, max(budget_bytes, 0), max_chars)  # fmt: skip
+                            caller, max(budget_bytes, 0), max_chars, seq)  # fmt: skip
         again.receipt = recall.receipt
         return again
 
@@ -302,6 +308,7 @@ class RecallSession:
         caller: Caller,
         budget_bytes: int,
         max_chars: int | None,
+        receipt_seq: int | None = None,
     ) -> Recall:
         rendering = Rendering("", (), (), budget_bytes)
 
@@ -318,6 +325,7 @@ class RecallSession:
             execution=caller.execution_id,
             channel=channel,
             tracked=caller.tracked,
+            receipt_seq=receipt_seq,
         )
         report = _report(channel, tool, paths, matches, rendering)
         return Recall(rendering.text, report, claim, candidates=matches, caller=caller)

@@ -247,3 +247,20 @@ def test_the_record_cap_follows_the_budget(tmp_path: Path, budget: int) -> None:
     assert longest <= budget // 16 + 64
     assert longest > (4096 if budget > 128 * 1024 else 256)
     assert bundle.size_bytes >= 0.9 * budget
+
+
+def test_receipts_keep_their_share_when_transcripts_fill_the_rest(tmp_path: Path) -> None:
+    # 62 executions and 600 receipts used to keep 2 receipts in 103 KB of a 131 KB budget.
+    _record(tmp_path / "rec", 62, filler=100, reads=3)
+    document = json.loads((tmp_path / "rec" / "run.json").read_text())
+    document["receipts"] = [{"seq": seq, "execution": f"e{seq % 62}", "time_ms": seq,
+                             "tool": "Read", "paths": [f"src/m{seq}.py"]}
+                            for seq in range(600)]  # fmt: skip
+    (tmp_path / "rec" / "run.json").write_text(json.dumps(document))
+    record = load_run_record(tmp_path / "rec")
+    bundle = build_evidence(record, "graph_discovery", private_dir=tmp_path / "p")
+    assert bundle.size_bytes >= 0.9 * BUDGET
+    receipts = bundle.payload["receipts"]
+    # About their eighth of the budget (some 100 bytes each) survives final trimming.
+    assert len(receipts) * 100 >= BUDGET // 8
+    assert len(bundle.payload["transcripts"]) == 62

@@ -71,9 +71,13 @@ def _join(head: bytes, tail: bytes, max_bytes: int, original: int) -> tuple[str,
     head_text = _head(head, room * 2 // 3)
     tail_text = _tail(tail, room - room * 2 // 3)
     # JSON escapes (quotes, backslashes, control characters) can make text grow when encoded.
-    while json_size(head_text + tail_text) - 2 > room and (head_text or tail_text):
-        head_text = head_text[: len(head_text) * 3 // 4]
-        tail_text = tail_text[len(tail_text) // 4 :]
+    # Shrink both ends by the share the escapes overshoot (not a fixed quarter, which left a
+    # text of many newlines a quarter under its room).
+    while (size := json_size(head_text + tail_text) - 2) > room and (head_text or tail_text):
+        head_keep = min(len(head_text) - 1, len(head_text) * room // size)
+        tail_keep = min(len(tail_text) - 1, len(tail_text) * room // size)
+        head_text = head_text[: max(0, head_keep)]
+        tail_text = tail_text[len(tail_text) - max(0, tail_keep) :] if tail_keep > 0 else ""
     kept = utf8_len(head_text) + utf8_len(tail_text)
     return head_text + cut_marker(original - kept) + tail_text, original - kept
 
@@ -121,15 +125,18 @@ class _Record:
     receipt: str | None = None  # the receipt:<seq> this tool call is, when it is one
     source_cut: int = 0  # bytes a session source already cut from this text (its markers)
     tier: int = len(Salience)  # its salience; the task (pinned) ranks above every tier
+    escapes: int = 0  # characters of head and tail that JSON escapes with a backslash
 
     @property
     def weight(self) -> int:
         # What the record weighs as an evidence entry once cut to record_bytes (its JSON:
         # '{"n":…,"role":"…","text":"…","tool":"…","receipt":"…"},'), so the transcript budget
         # matches the evidence it yields; memory per record stays under 2 * (record + margin).
-        text = min(len(self.head) + (len(self.tail) if self.tail else 0), self.record_bytes)
-        if self.tail is not None:
-            text += 32  # the cut marker
+        # JSON escapes count (a newline is two bytes); a cut keeps record_bytes of JSON, its
+        # marker included.
+        text = len(self.head) + (len(self.tail) if self.tail else 0) + self.escapes
+        if self.tail is not None or text > self.record_bytes:
+            text = self.record_bytes
         fields = 17 + len(str(self.number))
         if self.role:
             fields += len(self.role) + 10
@@ -175,6 +182,10 @@ class _Lane:
         if self.pinned:
             records.append(self.pinned)
         return sorted(records, key=lambda record: record.number)
+
+
+def _escapes(text: str) -> int:
+    return text.count("\n") + text.count('"') + text.count("\\") + text.count("\t")
 
 
 def _count_hidden_source_cut(text: str, cut: int, source_cut: int) -> str:
@@ -230,6 +241,7 @@ class TranscriptBudget:
             record = _Record(number, role, tool, text[:keep], tail, size, cut_by_pager,
                              self.record_bytes, receipt)  # fmt: skip
         record.source_cut = marked_cuts(text)
+        record.escapes = _escapes(record.head) + (_escapes(record.tail) if record.tail else 0)
         if not lane.pinned_once and role != "system":
             lane.pinned, lane.pinned_once = record, True
         else:

@@ -97,8 +97,27 @@ def test_many_short_executions_no_longer_collapse_to_a_few_kilobytes(tmp_path: P
     assert bundle.size_bytes >= 0.9 * BUDGET
     refs = [item["ref"] for item in bundle.payload["executions"]]
     assert refs == [f"exec:e{index}" for index in range(1300)]
-    # No excerpt is an empty shell that costs bytes and shows nothing.
-    assert all(excerpt["records"] for excerpt in bundle.payload["transcripts"])
+    # No excerpt is an empty shell that costs bytes and shows nothing: the listing took the
+    # budget, so no transcript was read, and the cut list says so.
+    assert bundle.payload["transcripts"] == []
+    [cut] = [cut for cut in bundle.truncation.cuts if cut.section == "transcripts"]
+    assert (cut.count, cut.reason) == (1300, "the execution listing leaves no room for excerpts")
+
+
+def test_with_a_few_hundred_executions_failures_outlive_other_executions_bare_tasks(
+    tmp_path: Path,
+) -> None:
+    bundle = build_evidence(_record(tmp_path / "rec", 300, filler=40), "graph_discovery",
+                            private_dir=tmp_path / "p")  # fmt: skip
+    excerpts = bundle.payload["transcripts"]
+    # The budget holds about 300 bare tasks: the 43 failed executions keep their failure, so
+    # some clean executions lose their excerpt, never most of them.
+    assert 250 <= len(excerpts) < 300
+    assert all(excerpt["records"] for excerpt in excerpts)
+    # The failed test runs outlive the passing ones and the routine reads.
+    failed = [record for excerpt in excerpts for record in excerpt["records"]
+              if record["text"].startswith("[error]")]  # fmt: skip
+    assert len(failed) == len([index for index in range(300) if index % 7 == 3])
 
 
 def test_a_listing_over_the_budget_keeps_the_failures_and_counts_the_rest_by_node(

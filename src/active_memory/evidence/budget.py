@@ -174,6 +174,15 @@ class _Lane:
     def body(self) -> bool:
         return any(self.tiers)
 
+    @property
+    def rank(self) -> int:
+        """Which lanes give up a record first: those holding more than their task and their
+        lessons (0), then those down to their task (1), then those down to task and lessons (2):
+        a failure outlives another execution's bare task."""
+        if any(self.tiers[tier] for tier in range(Salience.LESSON)):
+            return 0
+        return 2 if self.tiers[Salience.LESSON] else 1
+
     def oldest_of_lowest_tier(self) -> _Record:
         return next(tier for tier in self.tiers if tier).popleft()
 
@@ -204,9 +213,10 @@ class TranscriptBudget:
     Every execution keeps its first record that is not a system prompt (the task it was given).
     When the total passes the budget, a record of the execution holding the most is reclaimed:
     the oldest of its lowest salience tier (:mod:`.salience`), so routine reads go first and
-    failures, rejected calls and first explorations last; an execution's task goes only once
-    every execution is down to its task. A verbose execution therefore pays for itself instead
-    of pushing out everyone else's evidence.
+    failures, rejected calls and first explorations last. Once every execution is down to its
+    task and its lessons, bare tasks go before lessons (a failure outlives another execution's
+    task); an execution's own task goes after its lessons. A verbose execution therefore pays
+    for itself instead of pushing out everyone else's evidence.
     """
 
     def __init__(self, budget_bytes: int, record_bytes: int) -> None:
@@ -281,19 +291,19 @@ class TranscriptBudget:
         self.total += delta
         if held != (lane.weight > 0):
             self.total += EXCERPT_BYTES if lane.weight > 0 else -EXCERPT_BYTES
-        heapq.heappush(self._heap, (0 if lane.body else 1, -lane.weight, lane_id))
+        heapq.heappush(self._heap, (lane.rank, -lane.weight, lane_id))
         if len(self._heap) > 4 * len(self.lanes) + 64:
-            self._heap = [(0 if item.body else 1, -item.weight, key)
+            self._heap = [(item.rank, -item.weight, key)
                           for key, item in self.lanes.items() if item.weight]  # fmt: skip
             heapq.heapify(self._heap)
 
     def _reclaim(self) -> bool:
-        # Lanes that still hold more than their task come first: an execution's last record
-        # goes only once every execution is down to one.
+        # Lanes that still hold more than their task and lessons come first, then bare tasks,
+        # then lessons: see _Lane.rank.
         while self._heap:
             rank, weight, lane_id = heapq.heappop(self._heap)
             lane = self.lanes[lane_id]
-            if (rank, -weight) != (0 if lane.body else 1, lane.weight) or lane.weight == 0:
+            if (rank, -weight) != (lane.rank, lane.weight) or lane.weight == 0:
                 continue
             if lane.body:
                 record = lane.oldest_of_lowest_tier()

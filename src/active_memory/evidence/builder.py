@@ -61,6 +61,7 @@ GRAPH_INLINE_BYTES = 16 * 1024
 RUNTIME_INLINE_BYTES = 8 * 1024
 RECEIPT_RING = 512
 REPORT_BYTES = 2048  # room kept for the truncation report the trimmer stamps in
+MIN_EXCERPT_ROOM = 1024  # less shows no excerpt worth reading every transcript for
 
 
 # What each specialist sees is a column of its row in the specialist table (active_memory.roles).
@@ -423,21 +424,27 @@ def build_evidence(
         payload["receipts"] = _receipts(record, log, paths)
     if needs.transcripts:
         room, record_bytes = _transcript_budget(payload, budget_bytes)
-        excerpts = collect_to_fill(
-            record.executions,
-            room=room,
-            record_bytes=record_bytes,
-            limits=page_limits,
-            cancel=cancel,
-            receipts=citable_receipts(record),
-            rewrite=paths.text,
-            verifiers=verifiers,
-        )
-        for excerpt in excerpts:
-            _log_excerpt_cuts(excerpt, log)
-            tiers[excerpt.execution] = list(excerpt.tiers)
-        payload["transcripts"] = [excerpt.model_dump(mode="json") for excerpt in excerpts
-                                  if excerpt.records or excerpt.unavailable]  # fmt: skip
+        if room < MIN_EXCERPT_ROOM:
+            # The listing took the budget: reading every transcript would show nothing.
+            read = sum(1 for execution in record.executions if execution.transcript is not None)
+            log.add("transcripts", "the execution listing leaves no room for excerpts", count=read)
+            payload["transcripts"] = []
+        else:
+            excerpts = collect_to_fill(
+                record.executions,
+                room=room,
+                record_bytes=record_bytes,
+                limits=page_limits,
+                cancel=cancel,
+                receipts=citable_receipts(record),
+                rewrite=paths.text,
+                verifiers=verifiers,
+            )
+            for excerpt in excerpts:
+                _log_excerpt_cuts(excerpt, log)
+                tiers[excerpt.execution] = list(excerpt.tiers)
+            payload["transcripts"] = [excerpt.model_dump(mode="json") for excerpt in excerpts
+                                      if excerpt.records or excerpt.unavailable]  # fmt: skip
         unavailable = unavailable_refs(record)
         for item in payload["transcripts"]:
             missing = unavailable.get(item["execution"])

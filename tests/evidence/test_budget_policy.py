@@ -13,6 +13,8 @@ import pytest
 
 from active_memory.evidence.builder import build_evidence
 from active_memory.evidence.salience import Salience, SalienceClassifier
+from active_memory.evidence.trim import Trimmer
+from active_memory.evidence.truncation import CutLog
 from active_memory.models.runs import RunRecord, load_run_record
 
 BUDGET = 128 * 1024
@@ -283,3 +285,28 @@ def test_receipts_keep_their_share_when_transcripts_fill_the_rest(tmp_path: Path
     # About their eighth of the budget (some 100 bytes each) survives final trimming.
     assert len(receipts) * 100 >= BUDGET // 8
     assert len(bundle.payload["transcripts"]) == 62
+
+
+def test_final_trimming_removes_an_emptied_excerpt_whole_and_drops_the_routine_first() -> None:
+    def excerpt(ref: str, count: int) -> dict[str, Any]:
+        records = [{"n": n, "role": "tool", "text": f"{ref} record {n} " + "x" * 300}
+                   for n in range(count)]  # fmt: skip
+        return {"execution": ref, "records": records, "records_total": count,
+                "bytes_total": 0, "records_dropped": 0}  # fmt: skip
+
+    payload: dict[str, Any] = {"executions": [], "transcripts": [excerpt("exec:a", 4),
+                               excerpt("exec:b", 1)]}  # fmt: skip
+    # exec:a's record 1 is a lesson, record 2 routine: the routine one goes first.
+    tiers = {"exec:a": [4, 3, 0, 1], "exec:b": [4]}
+    log = CutLog()
+    whole = len(Trimmer(payload, 1 << 20, CutLog()).run().encode())
+    # Over by less than one record (of some 330 bytes, once the cut is reported).
+    serialized = Trimmer(payload, whole - 100, log, tiers=tiers).run()
+    assert len(serialized.encode()) <= whole - 100
+    kept = {item["execution"]: [record["n"] for record in item["records"]]
+            for item in payload["transcripts"]}  # fmt: skip
+    assert kept == {"exec:a": [0, 1, 3], "exec:b": [0]}
+    serialized = Trimmer(payload, 700, log, tiers=tiers).run()
+    # No excerpt is left as an empty shell.
+    assert all(item["records"] for item in payload["transcripts"])
+    assert len(serialized.encode()) <= 700

@@ -53,8 +53,8 @@ _FAILURE = re.compile(
 _REJECTION = re.compile(r"\bREJECT(?:ED)?\b|\brejected?\b|\bchanges requested\b|\bnot approved\b")
 _RETRY = re.compile(r"\bretry(?:ing)?\b|\bretried\b|\battempt [2-9]\b|\btry(?:ing)? again\b", re.I)
 _PATH = re.compile(r"(?:[\w.~-]+/)+[\w.-]+|[\w-]+\.[a-z]{1,5}\b")
-_SCAN = 2048  # how much of each end of a text the patterns read: enough for a traceback's head
-_PATHS_REMEMBERED = 65_536
+_SCAN = 1024  # how much of each end of a text the patterns read: a failure says so at an end
+_PATHS_REMEMBERED = 32_768  # kept as hashes: memory stays about a megabyte
 
 
 def _ends(text: str) -> str:
@@ -100,8 +100,9 @@ class SalienceClassifier:
     """Tiers the records of one run, fed in transcript order execution by execution."""
 
     def __init__(self) -> None:
-        self._explored: set[str] = set()
-        self._call: dict[int, tuple[str, bool] | None] = {}  # lane -> (path, a read) of its call
+        self._explored: set[int] = set()  # hashes of the (tool, path) pairs already read
+        # lane -> (hash of the path, whether a read) of its latest call
+        self._call: dict[int, tuple[int, bool] | None] = {}
 
     def classify(
         self,
@@ -118,7 +119,7 @@ class SalienceClassifier:
         later one): why it failed and what it changed."""
         if role == "assistant" and tool:
             reads = _reads(tool, text)
-            path = _call_path(tool, text)
+            path = hash(_call_path(tool, text))
             self._call[lane] = (path, reads)
             if _RETRY.search(text[:_SCAN]):
                 return Salience.LESSON

@@ -111,3 +111,20 @@ def test_a_forced_harness_that_does_not_match_the_file_exits_2_naming_what_it_is
     assert "is a Claude Code session, not a Codex CLI one" in result.stderr
     assert result.stderr.count("\n") == 1
     assert "executions" not in result.stdout
+
+
+def test_the_summary_counts_the_executions_left_out_by_node(tmp_path: Path) -> None:
+    binding = {"provider": "anthropic", "model": "claude-sonnet-4-5"}
+    executions = [{"id": f"e{index}", "node": "work", "occurrence": index + 1, "attempt": 1,
+                   "status": "completed", "started_ms": index} for index in range(600)]  # fmt: skip
+    document = {"format": "active-memory/run-record@1", "run_id": "many",
+                "graph": {"name": "many", "nodes": [{"id": "work", "kind": "worker",
+                                                     "binding": binding}]},
+                "runtime": {}, "executions": executions}  # fmt: skip
+    (tmp_path / "run.json").write_text(json.dumps(document))
+    result = run_cli(["evidence", str(tmp_path), "--specialist", "graph_maintenance",
+                      "--budget", "8192"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [line] = [line for line in result.output.splitlines() if "left out:" in line]
+    listed = int(result.output.split("executions   600 (")[1].split(" listed")[0])
+    assert line == f"  left out: work {600 - listed}"

@@ -1,5 +1,6 @@
 """Real Claude Code sessions (../shared/corpus, read in place): their evidence holds no harness
-reminder, no Read line-number prefix and no home directory path."""
+reminder, no Read line-number prefix and no home directory path, and keeps every failed tool
+call (Claude Code, Codex and pi alike)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from active_memory.evidence.builder import build_evidence
 from active_memory.evidence.sources import open_run_source
+from active_memory.models.runs import RunRecord
 
 CORPUS = Path(__file__).parents[2] / ".." / "shared" / "corpus" / "sessions" / "claude"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not here")
@@ -63,3 +65,45 @@ def test_real_codex_and_pi_evidence_names_no_home(tmp_path: Path, path: Path) ->
     record = open_run_source(path, tmp_path / "rec")
     bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
     assert not _HOME.findall(repr(json.loads(bundle.serialized)))
+
+
+def _failed_calls(record: RunRecord) -> tuple[dict[str, int], int]:
+    """Per execution, how many of its transcript records are failed tool results; their bytes."""
+    failed: dict[str, int] = {}
+    size = 0
+    for execution in record.executions:
+        if execution.transcript is None or not execution.transcript.is_file():
+            continue
+        with execution.transcript.open(encoding="utf-8") as lines:
+            for line in lines:
+                item = json.loads(line)
+                if item.get("role") == "tool" and str(item.get("text", "")).startswith("[error]"):
+                    failed[execution.ref] = failed.get(execution.ref, 0) + 1
+                    size += len(line.encode())
+    return failed, size
+
+
+def _all_sessions() -> list[Path]:
+    return [*_sessions(), *_other_sessions()]
+
+
+@pytest.mark.parametrize("path", _all_sessions(), ids=lambda path: path.name[:40])
+def test_the_kept_records_include_every_failed_tool_call_while_the_budget_allows(
+    tmp_path: Path, path: Path
+) -> None:
+    record = open_run_source(path, tmp_path / "rec")
+    failed, size = _failed_calls(record)
+    bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
+    kept = {
+        excerpt["execution"]: sum(
+            1 for item in excerpt["records"]
+            if item.get("role") == "tool" and item["text"].startswith("[error]")
+        )
+        for excerpt in bundle.payload["transcripts"]
+    }  # fmt: skip
+    # The failures (with their calls) fit half the default budget in every real session here
+    # (at most 15, 47 KB): then all stay, whatever else the budget reclaims.
+    if size <= 64 * 1024:
+        assert {ref: kept.get(ref, 0) for ref in failed} == failed
+    else:
+        assert sum(kept.values()) > 0

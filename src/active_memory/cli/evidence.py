@@ -93,6 +93,10 @@ def _summary(bundle: EvidenceBundle, private: str) -> list[str]:
             f"  {item['ref']:<24} {item['node']:<16} occurrence {item['occurrence']} "
             f"attempt {item['attempt']} {item['status']:<9} {kept}".rstrip()
         )
+    left_out = payload.get("executions_left_out")
+    if left_out:
+        counts = ", ".join(f"{node} {count}" for node, count in left_out.items())
+        lines.append(f"  left out: {counts}")
     if "receipts" in payload:
         lines.append(f"receipts     {len(payload['receipts'])} of {run['receipts_total']}")
     if "lessons" in payload:

@@ -30,8 +30,10 @@ from types import MappingProxyType
 from typing import Any
 
 from active_memory.errors import EvidenceError
-from active_memory.evidence.budget import cut_text, json_size, redact_and_cut
-from active_memory.evidence.history import collect_excerpts
+from active_memory.evidence.budget import EXCERPT_BYTES, cut_text, json_size, redact_and_cut
+from active_memory.evidence.fill import collect_to_fill
+from active_memory.evidence.history import Excerpt
+from active_memory.evidence.listing import fit_listing
 from active_memory.evidence.pager import Cancellation, PageLimits
 from active_memory.evidence.paths import PathRewriter
 from active_memory.evidence.private import prepare_private_dir, write_private_file
@@ -58,6 +60,8 @@ INITIAL_INPUT_BYTES = 4 * 1024
 GRAPH_INLINE_BYTES = 16 * 1024
 RUNTIME_INLINE_BYTES = 8 * 1024
 RECEIPT_RING = 512
+REPORT_BYTES = 2048  # room kept for the truncation report the trimmer stamps in
+MIN_EXCERPT_ROOM = 1024  # less shows no excerpt worth reading every transcript for
 
 
 # What each specialist sees is a column of its row in the specialist table (active_memory.roles).
@@ -226,20 +230,78 @@ def _workspace(record: RunRecord) -> str | None:
     return cwd if isinstance(cwd, str) else None
 
 
-def _transcript_budget(payload: dict[str, Any], budget: int, executions: int) -> tuple[int, int]:
+def _transcript_budget(payload: dict[str, Any], budget: int) -> tuple[int, int]:
     """What the excerpts may weigh, and each record: the budget less what the payload already
-    holds and the report and per-excerpt counts to come, so final trimming has little to cut.
+    holds and the report to come, so final trimming has little to cut (the transcript budget
+    charges each excerpt's own fields while it holds a record).
 
     Receipts and completions count for at most an eighth each: final trimming shrinks them
-    before it empties an excerpt. Many executions get shorter records, so each keeps one.
+    before it empties an excerpt. A record may take a sixteenth of the budget, and less when
+    there are many executions, so each keeps one.
     """
     receipts = json_size(payload.get("receipts", []))
     completions = sum(json_size(item.get("completion", "")) for item in payload["executions"])
     rest = json_size(payload) - receipts - completions
     overhead = rest + min(receipts, budget // 8) + min(completions, budget // 8)
-    room = max(budget // 3, budget - overhead - 2048 - 120 * executions)
-    record = max(256, min(4096, budget // 32, room // max(1, executions) - 48))
+    room = max(0, budget - overhead - REPORT_BYTES)
+    executions = max(1, len(payload["executions"]))
+    record = max(256, min(budget // 16, room // executions - EXCERPT_BYTES - 48))
     return room, record
+
+
+def _fit_executions(
+    payload: dict[str, Any],
+    budget: int,
+    log: CutLog,
+    verifiers: frozenset[str],
+    *,
+    share: int,
+    receipts: int,
+) -> None:
+    """The execution listing within what the budget leaves it; whole entries only within
+    ``1/share`` of that, less an eighth for ``receipts`` (when shown), so transcripts and
+    receipts keep room. Executions that do not fit at all are counted by node."""
+    room = budget - json_size({**payload, "executions": []}) - REPORT_BYTES
+    whole = (room - min(receipts * 120, budget // 8)) // share
+    items = payload["executions"]
+    if sum(json_size(item) - json_size(item.get("completion", "")) for item in items) > whole:
+        listed, left_out = fit_listing(items, room, log, verifiers, whole_room=whole)
+        payload["executions"] = listed
+        if left_out:
+            payload["executions_left_out"] = left_out
+
+
+def _log_excerpt_cuts(excerpt: Excerpt, log: CutLog) -> None:
+    log.add(
+        "transcripts[].records",
+        "transcript budget: routine records first, then the oldest, reclaimed from the execution "
+        "holding the most",
+        count=excerpt.records_dropped,
+        size=excerpt.bytes_dropped,
+        ref=excerpt.execution,
+    )
+    log.add(
+        "transcripts[].records[].text",
+        "record too long: cut with a marker",
+        count=excerpt.records_cut,
+        size=excerpt.bytes_cut,
+        ref=excerpt.execution,
+    )
+    log.add(
+        "transcripts[].records[].text",
+        "cut by the session source before the evidence was built (its marker counts the bytes)",
+        count=excerpt.source_cuts,
+        size=excerpt.source_cut_bytes,
+        ref=excerpt.execution,
+    )
+    if excerpt.unavailable:
+        log.add("transcripts", excerpt.unavailable, ref=excerpt.execution)
+    elif not excerpt.records and excerpt.records_total:
+        log.add(
+            "transcripts",
+            "no record of this execution fits the budget (its excerpt is left out)",
+            ref=excerpt.execution,
+        )
 
 
 MAX_EXISTING_LESSONS = 200
@@ -352,35 +414,41 @@ def build_evidence(
             "repository": record.checkout.repository,
             "commit": record.checkout.commit,
         }
+    verifiers = frozenset(node.id for node in record.graph.nodes if node.kind == "verifier")
+    tiers: dict[str, list[int]] = {}
+    _fit_executions(
+        payload,
+        budget_bytes,
+        log,
+        verifiers,
+        share=2 if needs.transcripts else 1,
+        receipts=min(len(record.receipts), RECEIPT_RING) if needs.receipts else 0,
+    )
     if needs.receipts:
         payload["receipts"] = _receipts(record, log, paths)
     if needs.transcripts:
-        room, record_bytes = _transcript_budget(payload, budget_bytes, len(record.executions))
-        excerpts = collect_excerpts(
-            record.executions,
-            budget_bytes=room,
-            record_bytes=record_bytes,
-            limits=page_limits,
-            cancel=cancel,
-            receipts=citable_receipts(record),
-            rewrite=paths.text,
-        )
-        for excerpt in excerpts:
-            log.add(
-                "transcripts[].records",
-                "transcript budget: oldest records reclaimed from the execution holding the most",
-                count=excerpt.records_dropped,
-                ref=excerpt.execution,
+        room, record_bytes = _transcript_budget(payload, budget_bytes)
+        if room < MIN_EXCERPT_ROOM:
+            # The listing took the budget: reading every transcript would show nothing.
+            read = sum(1 for execution in record.executions if execution.transcript is not None)
+            log.add("transcripts", "the execution listing leaves no room for excerpts", count=read)
+            payload["transcripts"] = []
+        else:
+            excerpts = collect_to_fill(
+                record.executions,
+                room=room,
+                record_bytes=record_bytes,
+                limits=page_limits,
+                cancel=cancel,
+                receipts=citable_receipts(record),
+                rewrite=paths.text,
+                verifiers=verifiers,
             )
-            log.add(
-                "transcripts[].records[].text",
-                "record too long: cut with a marker",
-                count=excerpt.records_cut,
-                ref=excerpt.execution,
-            )
-            if excerpt.unavailable:
-                log.add("transcripts", excerpt.unavailable, ref=excerpt.execution)
-        payload["transcripts"] = [excerpt.model_dump(mode="json") for excerpt in excerpts]
+            for excerpt in excerpts:
+                _log_excerpt_cuts(excerpt, log)
+                tiers[excerpt.execution] = list(excerpt.tiers)
+            payload["transcripts"] = [excerpt.model_dump(mode="json") for excerpt in excerpts
+                                      if excerpt.records or excerpt.unavailable]  # fmt: skip
         unavailable = unavailable_refs(record)
         for item in payload["transcripts"]:
             missing = unavailable.get(item["execution"])
@@ -388,7 +456,7 @@ def build_evidence(
                 item["unavailable"] = missing
                 log.add("transcripts", missing, ref=item["execution"])
 
-    serialized = Trimmer(payload, budget_bytes, log).run()
+    serialized = Trimmer(payload, budget_bytes, log, verifiers, tiers).run()
     size = len(serialized.encode("utf-8"))
     if size > budget_bytes:
         raise EvidenceError(

@@ -23,6 +23,7 @@ from active_memory.errors import InputRefused
 from active_memory.evidence.budget import MARGIN, TranscriptBudget
 from active_memory.evidence.pager import Cancellation, PageLimits, TranscriptLine, iter_pages
 from active_memory.evidence.receipt_labels import ReceiptLabels
+from active_memory.evidence.salience import SalienceClassifier
 from active_memory.models.base import Model
 from active_memory.models.runs import Execution, ToolReceipt, canonical_json
 
@@ -47,6 +48,15 @@ class Excerpt(Model):
     records_dropped: int
     records_cut: int = Field(exclude_if=_says_nothing)
     unavailable: str | None = Field(None, exclude_if=_says_nothing)
+    # For the cut list only (not in the JSON form): bytes of the records reclaimed, bytes the
+    # builder cut from kept records, and the kept records a session source had cut before.
+    bytes_dropped: int = Field(0, exclude=True)
+    bytes_cut: int = Field(0, exclude=True)
+    source_cuts: int = Field(0, exclude=True)
+    source_cut_bytes: int = Field(0, exclude=True)
+    # Each kept record's salience tier (evidence.salience; the task ranks above all), which final
+    # trimming follows too.
+    tiers: tuple[int, ...] = Field((), exclude=True)
 
 
 _OPENING = re.compile(
@@ -134,30 +144,39 @@ def collect_excerpts(
     cancel: Cancellation | None = None,
     receipts: Sequence[ToolReceipt] = (),
     rewrite: Callable[[str], str] | None = None,
+    verifiers: frozenset[str] = frozenset(),
 ) -> tuple[Excerpt, ...]:
     """Stream every execution's transcript, in record order, through one TranscriptBudget;
     tool-call records that are one of ``receipts`` are labelled ``receipt:<seq>``, and each
-    text passes through ``rewrite`` (the paths made workspace-relative) before it is counted."""
+    text passes through ``rewrite`` (the paths made workspace-relative) before it is counted.
+    Each record is tiered by :class:`SalienceClassifier`; ``verifiers`` names the verifier
+    nodes, whose rejections are lessons."""
     budget = TranscriptBudget(budget_bytes, record_bytes)
     labels = ReceiptLabels(receipts)
+    tiers = SalienceClassifier()
     unavailable: dict[int, str] = {}
     for index, execution in enumerate(executions):
         if execution.transcript is None:
             continue
+        verifier = execution.node_id in verifiers
+        retried = execution.attempt > 1 or execution.status != "completed"
         try:
             for page in iter_pages(execution.transcript, limits, cancel):
                 for line in page.lines:
                     found = project_record(line)
+                    text = found.text if rewrite is None else rewrite(found.text)
                     budget.add(
                         index,
                         number=line.number,
                         role=found.role,
                         tool=found.tool,
-                        text=found.text if rewrite is None else rewrite(found.text),
+                        text=text,
                         original_bytes=line.size,
                         cut_by_pager=line.cut,
                         receipt=labels.label(execution.id, role=found.role, tool=found.tool,
                                              time_ms=found.time_ms, seq=found.receipt),
+                        salience=tiers.classify(index, role=found.role, tool=found.tool,
+                                                text=text, verifier=verifier, retried=retried),
                     )  # fmt: skip
         except FileNotFoundError:
             unavailable[index] = "transcript file not found"
@@ -180,6 +199,11 @@ def collect_excerpts(
                 records_dropped=lane.dropped if lane else 0,
                 records_cut=cuts,
                 unavailable=unavailable.get(index),
+                bytes_dropped=lane.dropped_bytes if lane else 0,
+                bytes_cut=lane.cut_bytes if lane else 0,
+                source_cuts=lane.source_cuts if lane else 0,
+                source_cut_bytes=lane.source_cut_bytes if lane else 0,
+                tiers=lane.kept_tiers if lane else (),
             )
         )
     return tuple(out)

@@ -4,13 +4,18 @@ Phases, each tried only while the payload is still over budget, each cutting onl
 excess needs:
 
 1. shrink the largest evidence arrays (each execution's transcript records, receipts), keeping
-   the first and the latest item and at least one excerpt record per execution;
+   the first and the latest item and at least one excerpt record per execution; within an
+   excerpt the lowest salience tier goes first (routine reads before failures), oldest first;
 2. cut the longest strings (completions, excerpt texts) with a marker, down to 256 bytes;
 3. drop executions' completions, largest first;
 4. drop single excerpt records and receipts, one at a time from the largest array, so many
-   equal excerpts lose only as many records as the excess needs, never all at once;
-5. drop executions from the middle (first and latest stay);
-6. replace the inline graph and runtime by their private-file pointers.
+   equal excerpts lose only as many records as the excess needs, never all at once (an emptied
+   excerpt goes whole: its counts alone say nothing the cut list does not);
+5. cut the initial input to 256 bytes, then replace the inline runtime and graph by their
+   private-file pointers;
+6. drop executions from the listing, the ordinary ones first and the latest of them first
+   (failed, retried, first and latest stay longest), counting them by node in
+   ``executions_left_out``: the listing is the last thing the budget gives up.
 
 Lessons and lesson changes are never trimmed: a specialist must see every supplied card, so when
 they alone exceed the budget the builder fails and the caller splits the batch.
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from active_memory.evidence.budget import cut_text, json_size
+from active_memory.evidence.listing import listing_rank
 from active_memory.evidence.shrink import water_level
 from active_memory.evidence.truncation import CutLog
 from active_memory.models.runs import canonical_json
@@ -31,21 +37,29 @@ from active_memory.models.runs import canonical_json
 __all__ = ["Trimmer"]
 
 MIN_STRING = 256
-_ARRAYS_REASON = "largest evidence array shrunk to fit the budget (first and latest kept)"
+_ARRAYS_REASON = (
+    "largest evidence array shrunk to fit the budget (routine records first; first and latest kept)"
+)
 _LAST_REASON = "budget too small to keep an excerpt of every execution"
 _STRING_REASON = "long string cut with a marker to fit the budget"
+_EXECUTIONS_REASON = (
+    "executions dropped from the listing: budget too small (counted by node in executions_left_out)"
+)
 
 
-def _drop_index(items: list[Any], *, transcript: bool) -> int:
-    """The oldest item that is neither the first (for a transcript: the task, the first record
-    that is not a system prompt) nor the latest; then the first; the latest goes last."""
+def _drop_index(items: list[Any], *, transcript: bool, ranks: list[int] | None = None) -> int:
+    """The item to drop: of those that are neither the first (for a transcript: the task, the
+    first record that is not a system prompt) nor the latest, the oldest of the lowest salience
+    rank (all one rank without ``ranks``); then the first; the latest goes last."""
     first = 0
     if transcript:
         first = next((i for i, item in enumerate(items) if item.get("role") != "system"), 0)
-    for index in range(len(items) - 1):
-        if index != first:
-            return index
-    return 0
+    middle = [index for index in range(len(items) - 1) if index != first]
+    if not middle:
+        return 0
+    if ranks is None or len(ranks) != len(items):
+        return middle[0]
+    return min(middle, key=lambda index: (ranks[index], index))
 
 
 @dataclass(slots=True)
@@ -55,6 +69,7 @@ class _Array:
     floor: int
     ref: str | None = None
     counter: dict[str, Any] | None = None  # an excerpt whose records_dropped follows the cuts
+    ranks: list[int] | None = None  # each record's salience tier, dropped along with it
 
     def size(self) -> int:
         return json_size(self.items)
@@ -63,10 +78,20 @@ class _Array:
 class Trimmer:
     """Trims ``payload`` in place; ``finish`` stamps the truncation report into it."""
 
-    def __init__(self, payload: dict[str, Any], budget: int, log: CutLog) -> None:
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        budget: int,
+        log: CutLog,
+        verifiers: frozenset[str] = frozenset(),
+        tiers: dict[str, list[int]] | None = None,
+    ) -> None:
         self.payload = payload
+        # Per excerpt (by execution ref), its records' salience tiers: the lowest goes first.
+        self.tiers = tiers or {}
         self.budget = budget
         self.log = log
+        self.verifiers = verifiers  # the verifier nodes, whose executions stay listed longer
 
     def serialize(self) -> str:
         self.payload["evidence_truncated"] = bool(self.log)
@@ -82,8 +107,8 @@ class Trimmer:
             self._strings,
             self._completions,
             self._last_items,
-            self._executions,
             self._sections,
+            self._executions,
         ]
         for phase in phases:
             for _ in range(64):
@@ -104,6 +129,7 @@ class Trimmer:
                     0 if last else 1,
                     excerpt["execution"],
                     excerpt,
+                    self.tiers.get(excerpt["execution"]),
                 )
             )
         if "receipts" in self.payload:
@@ -111,11 +137,17 @@ class Trimmer:
         return [array for array in arrays if len(array.items) > array.floor]
 
     def _drop(self, array: _Array, reason: str) -> int:
-        index = _drop_index(array.items, transcript=array.counter is not None)
+        index = _drop_index(array.items, transcript=array.counter is not None, ranks=array.ranks)
+        if array.ranks is not None and len(array.ranks) == len(array.items):
+            array.ranks.pop(index)
         dropped = json_size(array.items.pop(index)) + 1
         if array.counter is not None:
             array.counter["records_dropped"] = array.counter.get("records_dropped", 0) + 1
         self.log.add(array.section, reason, size=dropped, ref=array.ref)
+        if array.counter is not None and not array.items:
+            excerpts: list[dict[str, Any]] = self.payload["transcripts"]
+            place = next(i for i, item in enumerate(excerpts) if item is array.counter)
+            dropped += json_size(excerpts.pop(place)) + 1
         return dropped
 
     def _arrays(self, excess: int) -> bool:
@@ -167,7 +199,10 @@ class Trimmer:
         if not slots:
             return False
         sizes = [len(slot[0][slot[1]].encode("utf-8")) for slot in slots]
-        level = water_level(sizes, excess + 32 * len(slots), MIN_STRING)
+        # Each cut string gains a marker of about 32 bytes: only the strings cut pay it.
+        level = water_level(sizes, excess + 64, MIN_STRING)
+        above = sum(1 for size in sizes if size > level)
+        level = water_level(sizes, excess + 64 + 32 * above, MIN_STRING)
         changed = False
         for (holder, key, section, _), size in zip(slots, sizes, strict=True):
             if size > level:
@@ -196,19 +231,29 @@ class Trimmer:
 
     def _executions(self, excess: int) -> bool:
         executions: list[dict[str, Any]] = self.payload.get("executions", [])
-        if len(executions) <= 2:
+        if not executions:
             return False
-        while excess > 0 and len(executions) > 2:
-            item = executions.pop(len(executions) // 2)
+        count = len(executions)
+        verifiers = self.verifiers
+        # The ordinary executions go first, the latest of them first: the earliest stay listed.
+        order = sorted(
+            range(count), key=lambda i: (-listing_rank(executions[i], i, count, verifiers), -i)
+        )
+        left_out: dict[str, int] = dict(self.payload.get("executions_left_out", {}))
+        gone: set[int] = set()
+        for index in order:
+            if excess <= 0:
+                break
+            item = executions[index]
             size = json_size(item) + 1
-            excess -= size
-            self.log.add(
-                "executions",
-                "executions dropped from the middle: budget too small (first and latest kept)",
-                size=size,
-                ref=item.get("ref"),
-            )
-        return True
+            node = str(item.get("node"))
+            excess -= size - (0 if node in left_out else len(node) + 12)
+            left_out[node] = left_out.get(node, 0) + 1
+            gone.add(index)
+            self.log.add("executions", _EXECUTIONS_REASON, size=size, ref=item.get("ref"))
+        executions[:] = [item for index, item in enumerate(executions) if index not in gone]
+        self.payload["executions_left_out"] = dict(sorted(left_out.items()))
+        return bool(gone)
 
     def _sections(self, excess: int) -> bool:
         run = self.payload.get("run", {})

@@ -170,6 +170,7 @@ class _Settling:
             if isinstance(status, Outcome)
             else Outcome(status=status, latched_ms=now_ms(), summary=summary)
         )
+        recorder.end_open(outcome.status)
         recorder.run.latch_outcome(outcome)
         return await recorder.run.postmortem(
             recorder.record(),
@@ -247,6 +248,14 @@ class RunRecorder(_Settling):
             self._executions.append(log)
             self._by_id[ident] = log
         return log
+
+    def end_open(self, outcome: OutcomeStatus) -> None:
+        """End the executions nobody ended (a host that stopped reading a stream) with the run:
+        ``error`` when it failed, ``cancelled`` otherwise."""
+        status: ExecutionStatus = "error" if outcome == "failed" else "cancelled"
+        for log in self.executions:
+            if log.status is None:
+                log.finish(status)
 
     def record(self) -> RunRecord:
         """The run record so far: the graph, every execution, the run's id and runtime."""

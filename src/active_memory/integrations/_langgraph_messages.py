@@ -75,14 +75,15 @@ class Carried:
     def __init__(self) -> None:
         self._cards: dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]] = {}
 
+    def __bool__(self) -> bool:
+        return bool(self._cards)
+
     def add(self, thread: str, call_id: str, text: str, keys: tuple[str, ...]) -> None:
         self._cards.setdefault((thread, call_id), []).append((text, keys))
 
     def held(self, thread: str, history: Iterable[BaseMessage]) -> set[str]:
         """The ``id@revision`` keys of the cards ``history`` holds in this thread's tool messages
         (a tool call id alone may repeat: the message must hold the cards' text too)."""
-        if not self._cards:
-            return set()
         keys: set[str] = set()
         for message in history:
             if not isinstance(message, ToolMessage):

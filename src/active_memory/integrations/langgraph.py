@@ -183,6 +183,7 @@ class LangGraphMemory(FrameworkMemory):
         self._inputs: dict[str, set[str]] = {}
         self._config: RunnableConfig | None = None
         self._lock = threading.Lock()
+        self._nodes = frozenset(node.id for node in graph.nodes)
         self._agents = frozenset(node.id for node in graph.nodes if node.is_agent)
         # (thread, tool call id) -> the agent execution whose model asked for the call, the
         # receipt seq of a call whose request is not yet in a transcript, the calls whose
@@ -211,7 +212,7 @@ class LangGraphMemory(FrameworkMemory):
 
     def _execution(self, node: str, task: str | None, conversation: str) -> ExecutionLog | None:
         """The execution of ``task``: its current attempt, or a new one once the last ended."""
-        if task is None or self.recorder.graph.node(node) is None:
+        if task is None or node not in self._nodes:
             return None
         with self._lock:
             latest = self._by_task.get(task)
@@ -268,7 +269,7 @@ class LangGraphMemory(FrameworkMemory):
                 node, log, talk = asker.node_id, asker, asker.conversation_id or talk
             # Nodes sharing one message history: a card an earlier tool message of the thread
             # carries is in this model's input already, whichever conversation it went to.
-            held = self._carried.held(thread, messages_of(request.state))
+            held = self._carried and self._carried.held(thread, messages_of(request.state))
             if held:
                 self.active_run.session.ledger.mark_delivered(talk, tuple(held))
             arguments = call.get("args")

@@ -141,6 +141,10 @@ def _join(base: str | None, path: str) -> str | None:
         return _normalise(text)
     if base is None or text.startswith("~"):
         return None
+    parts = text.split("/")
+    if "" not in parts and "." not in parts and ".." not in parts:
+        # A plain relative path after a normalised base (every base is one) is normalised.
+        return base + text if base.endswith("/") else base + "/" + text
     return _normalise(base + "/" + text)
 
 

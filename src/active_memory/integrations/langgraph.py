@@ -23,10 +23,16 @@
   the ``ToolMessage`` the tool returns; they count as delivered when the wrapper returns it. A
   tool that raises hands nothing over.
 * :func:`node_prompt` appends the node's graph guidance to the prompt a node builds.
-* The node a tool call or prompt belongs to is the top-level node of the checkpoint namespace
-  (``implement:<task>|tools:<task>`` is ``implement``); ``tool_nodes`` maps a top-level tool
-  node to the agent node it serves. Its conversation is ``<thread>/<node>`` (``conversation=
-  "thread"``: one per thread, for nodes sharing one message history).
+* The node a prompt belongs to is the top-level node of the checkpoint namespace
+  (``implement:<task>|tools:<task>`` is ``implement``), and so is a tool call's inside an agent
+  subgraph. A top-level ``ToolNode`` (the ``tools_condition`` pattern) is no agent: its call
+  belongs to the agent execution whose ``AIMessage`` asked for it (known from that task's
+  result, which the stream reports before the tool node runs), so the receipt, the cards and
+  the tool's result (labelled with its receipt) are in that execution's record; ``tool_nodes``
+  names the agent a top-level tool node serves when the asker is unknown. The conversation is
+  ``<thread>/<node>`` (``conversation="thread"``: one per thread). Over one shared message
+  history, a card an earlier tool message of the thread carries is already in every node's
+  model input: it is marked delivered to the calling conversation, never handed over again.
 * :meth:`LangGraphMemory.stream` runs the graph with the ``tasks`` stream mode added: each
   top-level task is an execution (its id the task's), its occurrence counting that node's
   tasks, its attempt counting runs of the same task (a thread resumed after a failure runs the

@@ -22,6 +22,7 @@ inherits the model the session reported. A host driving ``ClaudeSDKClient`` itse
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -277,9 +278,12 @@ class ClaudeAgentMemory(FrameworkMemory):
             self.recorder.initial_input = prompt
         log.say("user", prompt)
         try:
-            async for message in sdk.query(prompt=prompt, options=options):
-                self.observe(log, message)
-                yield message
+            # Closed with this stream, in the task closing it: the SDK's own cleanup (its task
+            # group, the CLI process) must not be left to the garbage collector.
+            async with contextlib.aclosing(sdk.query(prompt=prompt, options=options)) as messages:
+                async for message in messages:
+                    self.observe(log, message)
+                    yield message
         except GeneratorExit:
             # The host stopped reading: after a break or an error of its own, which a generator
             # cannot tell apart. RecordedQuery's exit, else the run's outcome, ends it.

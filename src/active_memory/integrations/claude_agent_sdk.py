@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
@@ -280,7 +280,9 @@ class ClaudeAgentMemory(FrameworkMemory):
         try:
             # Closed with this stream, in the task closing it: the SDK's own cleanup (its task
             # group, the CLI process) must not be left to the garbage collector.
-            async with contextlib.aclosing(sdk.query(prompt=prompt, options=options)) as messages:
+            query = sdk.query(prompt=prompt, options=options)  # an async generator
+            stream = cast("AsyncGenerator[Message, None]", query)
+            async with contextlib.aclosing(stream) as messages:
                 async for message in messages:
                     self.observe(log, message)
                     yield message

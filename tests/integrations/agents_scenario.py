@@ -19,12 +19,21 @@ from active_memory.integrations.openai_agents import (
 )
 from active_memory.models.runs import Binding
 from active_memory.testing import ScriptedProvider
-from agents import Agent, ModelProvider, RunConfig, ToolOutputText, UserError, function_tool
+from agents import (
+    Agent,
+    MaxTurnsExceeded,
+    ModelProvider,
+    RunConfig,
+    ToolOutputText,
+    UserError,
+    function_tool,
+)
 from integrations.kit import README, TARGET
 
 __all__ = [
     "IMPLEMENT_MODEL",
     "REVIEW_MODEL",
+    "MaxTurnsExceeded",
     "Models",
     "OpenAIAgentsMemory",
     "RunConfig",
@@ -37,6 +46,7 @@ __all__ = [
     "make_agents",
     "one_read",
     "outputs",
+    "review_loop",
     "script",
 ]
 
@@ -107,3 +117,45 @@ def one_read() -> Models:
     implement = ScriptedModel([[function_call("read_file", {"path": TARGET}, call_id="r")],
                                [assistant_message("Done.")]])  # fmt: skip
     return Models({IMPLEMENT_MODEL: implement})
+
+
+def review_loop(checkout: Path, failure: str) -> tuple[Agent[Any], Models]:
+    """Implement reads and edits ``TARGET`` and hands off; review rejects once and hands back;
+    implement then fails: its model raises (``failure="model"``) or it keeps reading until the
+    run's ``max_turns`` (``failure="turns"``)."""
+
+    @function_tool
+    def read_file(path: str) -> str:
+        """Read a file of the checkout."""
+        return (checkout / path).read_text(encoding="utf-8")
+
+    @function_tool
+    def edit_file(path: str, old: str, new: str) -> str:
+        """Replace text in a file of the checkout."""
+        file = checkout / path
+        file.write_text(file.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+        return f"edited {path}"
+
+    implement = Agent(name="implement", instructions="Implement the change.",
+                      model=IMPLEMENT_MODEL, tools=[read_file, edit_file])  # fmt: skip
+    review = Agent(name="review", instructions="Review the change.", model=REVIEW_MODEL,
+                   tools=[read_file], handoffs=[implement])  # fmt: skip
+    implement.handoffs = [review]
+    edit = {"path": TARGET, "old": "pass", "new": "self._buffer.clear()"}
+    then: list[Any] = (
+        [RuntimeError("the model is overloaded")] if failure == "model"
+        else [[function_call("read_file", {"path": TARGET}, call_id=f"again-{n}")]
+              for n in range(8)]
+    )  # fmt: skip
+    implement_model = ScriptedModel([
+        [function_call("read_file", {"path": TARGET}, call_id="read")],
+        [function_call("edit_file", edit, call_id="edit")],
+        [function_call("transfer_to_review", {}, call_id="to-review")],
+        *then,
+    ])  # fmt: skip
+    review_model = ScriptedModel([
+        [function_call("read_file", {"path": TARGET}, call_id="review-read")],
+        [assistant_message("Rejected: the test asserts before flush()."),
+         function_call("transfer_to_implement", {}, call_id="to-implement")],
+    ])  # fmt: skip
+    return implement, Models({IMPLEMENT_MODEL: implement_model, REVIEW_MODEL: review_model})

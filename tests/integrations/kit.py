@@ -76,15 +76,16 @@ class Bench:
         )  # fmt: skip
 
 
-def discovery(execution_id: str) -> ModelResponse:
-    """Repository discovery proposing the lesson about ``TARGET``, citing the execution."""
+def discovery(execution_id: str, citation: str | None = None) -> ModelResponse:
+    """Repository discovery proposing the lesson about ``TARGET``, citing the execution (or
+    ``citation``, such as a ``receipt:<seq>``)."""
     lesson = {
         "title": TITLE,
         "recommendation": RECOMMENDATION,
         "associations": {"files": [TARGET], "folders": [], "identifiers": [],
                          "keyword_groups": []},
         "node_id": "implement",
-        "references": [f"exec:{execution_id}", f"repository:{TARGET}"],
+        "references": [citation or f"exec:{execution_id}", f"repository:{TARGET}"],
         "reason": "The implement node read the writer whose buffering the review relied on.",
         "repository_specific": True,
     }  # fmt: skip
@@ -98,15 +99,15 @@ def read_target() -> ModelResponse:
     return tool_calls_response(tool_call("read_file", arguments, id="read-target"))
 
 
-def first_answers(execution_id: str) -> ScriptedProvider:
+def first_answers(execution_id: str, citation: str | None = None) -> ScriptedProvider:
     """Run 1: no lessons to maintain; repository discovery reads ``TARGET``, then proposes the
-    lesson."""
+    lesson (citing the execution, or ``citation``)."""
     return ScriptedProvider(
         by_labels(
             {
                 ("graph_discovery", 0, 1): answer_response({"lessons": []}),
                 ("repository_discovery", 0, 1): read_target(),
-                ("repository_discovery", 0, 2): discovery(execution_id),
+                ("repository_discovery", 0, 2): discovery(execution_id, citation),
             }
         )
     )

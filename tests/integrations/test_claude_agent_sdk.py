@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("claude_agent_sdk", reason="the claude-agent-sdk extra is not installed")
 
-from claude_agent_sdk import ClaudeAgentOptions, ResultMessage
+from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, UserMessage
 
 from active_memory.integrations.claude_agent_sdk import (
     ClaudeAgentMemory,
+    RecordedQuery,
     _with_guidance,
     claude_graph,
 )
 from active_memory.store.sqlite import SqliteStore
+from active_memory.testing import ScriptedProvider
 from integrations.anthropic_stand_in import AnthropicStandIn, ToolCall, claude_cli
 from integrations.kit import (
     EDGES,
@@ -36,6 +39,7 @@ from integrations.kit import (
     second_answers,
     shown,
 )
+from postmortem.postmortem_kit import by_labels, no_lessons
 
 pytestmark = pytest.mark.slow
 MODEL = "claude-sonnet-4-5"
@@ -225,3 +229,70 @@ def test_the_message_stream_makes_the_execution_and_its_subagent_tasks(tmp_path:
     lines = task.transcript.read_text("utf-8")
     assert '"tool": "Read"' in lines
     assert "class BlobWriter" in lines
+
+
+class HostError(Exception):
+    """The host's own code failing while it reads a session's messages."""
+
+
+async def _read(stream: Any) -> None:
+    async for message in stream:
+        if isinstance(message, UserMessage):  # the tool's result: the host's handler fails
+            raise HostError("the host's handler failed")
+
+
+async def _read_within(query: RecordedQuery) -> None:
+    async with query as stream:
+        await _read(stream)
+
+
+async def test_a_host_error_inside_the_query_loop_is_recorded_as_an_error(
+    tmp_path: Path, cli: str
+) -> None:
+    checkout = make_checkout(tmp_path)
+    graph = claude_graph("widgets-flow", ROLES, model=MODEL, edges=EDGES)
+    target = str(checkout / TARGET)
+    scripts = {node: [ToolCall("Read", {"file_path": target})]
+               for node in ("[node:implement]", "[node:review]")}  # fmt: skip
+    store = SqliteStore(tmp_path / "lessons.sqlite3")
+    with store, AnthropicStandIn(scripts) as stand_in, Bench(
+        tmp_path, checkout, store).open("run-1", graph) as run:  # fmt: skip
+        memory = ClaudeAgentMemory(run, graph)
+        options = _options(cli, stand_in, checkout, tmp_path / "home")
+        # As a context manager, the query sees the host's error itself.
+        query = memory.query("implement", "[node:implement] go", options)
+        with pytest.raises(HostError):
+            await _read_within(query)
+        assert query.execution.status == "error"
+        # Iterated bare, a generator cannot tell an error from a break: the failed run ends it.
+        query = memory.query("review", "[node:review] go", options)
+        with pytest.raises(HostError):
+            await _read(query)
+        assert query.execution.status is None
+        provider = ScriptedProvider(by_labels(no_lessons()))
+        report = await memory.settle("failed", provider=provider)
+        assert report.status == "completed", report
+        record = memory.recorder.record()
+    assert [(e.node_id, e.status) for e in record.executions] == [
+        ("implement", "error"), ("review", "error")]  # fmt: skip
+    assert all(e.transcript is not None for e in record.executions)
+
+
+async def test_a_query_the_host_stops_reading_is_cancelled(tmp_path: Path, cli: str) -> None:
+    checkout = make_checkout(tmp_path)
+    graph = claude_graph("widgets-flow", ROLES, model=MODEL, edges=EDGES)
+    scripts = {"[node:implement]": [ToolCall("Read", {"file_path": str(checkout / README)})]}
+    store = SqliteStore(tmp_path / "lessons.sqlite3")
+    with store, AnthropicStandIn(scripts) as stand_in, Bench(
+        tmp_path, checkout, store).open("run-1", graph) as run:  # fmt: skip
+        memory = ClaudeAgentMemory(run, graph)
+        options = _options(cli, stand_in, checkout, tmp_path / "home")
+        async with memory.query("implement", "[node:implement] go", options) as stream:
+            async for message in stream:
+                if isinstance(message, UserMessage):
+                    break
+        assert stream.execution.status == "cancelled"
+        async with memory.query("implement", "[node:implement] go", options) as stream:
+            messages = [message async for message in stream]
+        assert isinstance(messages[-1], ResultMessage)
+        assert stream.execution.status == "completed"

@@ -256,7 +256,7 @@ def _seed(store: SqliteStore) -> None:
         Mutation(op="upsert", id=LESSON_ID, expected_revision=0, draft=draft),)))  # fmt: skip
 
 
-async def test_a_top_level_tool_node_records_its_tasks_and_delivers_to_the_node_it_serves(
+async def test_a_top_level_tool_node_records_its_tasks_and_delivers_to_the_execution_that_asked(
     tmp_path: Path,
 ) -> None:
     checkout = make_checkout(tmp_path)
@@ -274,8 +274,10 @@ async def test_a_top_level_tool_node_records_its_tasks_and_delivers_to_the_node_
             assert [(e.node_id, e.occurrence, e.status) for e in executions] == [
                 ("implement", 1, "completed"), ("tools", 1, "completed"),
                 ("implement", 2, "completed")]  # fmt: skip
+            # The implement model's call asked for the read: the card is that execution's.
             assert [(d.node_id, d.execution, d.conversation_id) for d in run.deliveries] == [
-                ("implement", executions[1].id, "t/implement")]  # fmt: skip
+                ("implement", executions[0].id, "t/implement")]  # fmt: skip
+            assert [r.execution for r in run.receipts] == [executions[0].id]
             assert executions[2].completion == "Done."
 
 

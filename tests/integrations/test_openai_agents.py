@@ -161,3 +161,55 @@ async def test_a_tool_that_raises_hands_no_card_over(
             config = s.RunConfig(model_provider=s.one_read(), tracing_disabled=True)
             await memory.run(working, "Go.", run_config=config, conversation_id="c")
             assert [(d.lesson_id, d.conversation_id) for d in run.deliveries] == [(LESSON_ID, "c")]
+
+
+@pytest.mark.parametrize("failure", ["model", "turns"])
+async def test_a_run_that_raises_keeps_its_record_up_to_the_error(
+    tmp_path: Path, openai_agents: ModuleType, failure: str
+) -> None:
+    import json
+
+    from active_memory.models.changes import Mutation, Publication
+    from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
+
+    s = openai_agents
+    checkout = make_checkout(tmp_path)
+    start, models = s.review_loop(checkout, failure)
+    graph = s.agents_graph(start, ROLES)
+    draft = LessonDraft(
+        scope=RepositoryScope(repository="forge:github.com/acme/widgets", files=(TARGET,)),
+        title="Flush the BlobWriter before asserting",
+        recommendation="Writes stay buffered until flush() or close().",
+        evidence=Evidence(run_id="run-0", references=("exec:e1",), reason="seen before"),
+    )
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store:
+        store.publish(Publication(run_id="seed", mutations=(
+            Mutation(op="upsert", id=LESSON_ID, expected_revision=0, draft=draft),)))  # fmt: skip
+        with Bench(tmp_path, checkout, store).open("run-1", graph) as run:
+            memory = s.OpenAIAgentsMemory(run, graph)
+            config = s.RunConfig(model_provider=models, tracing_disabled=True)
+            error = RuntimeError if failure == "model" else s.MaxTurnsExceeded
+            with pytest.raises(error):
+                await memory.run(start, "Make the test flush.", run_config=config, max_turns=7)
+            record = memory.recorder.record()
+            assert [(e.id, e.status) for e in record.executions] == [
+                ("implement-1-1", "completed"), ("review-1-1", "completed"),
+                ("implement-2-1", "error")]  # fmt: skip
+            texts = {e.id: e.transcript.read_text("utf-8") for e in record.executions
+                     if e.transcript is not None}  # fmt: skip
+            # The reviewer's rejection survived the error, and so did everything before it.
+            assert "Rejected: the test asserts before flush()." in texts["review-1-1"]
+            assert record.executions[1].completion == "Rejected: the test asserts before flush()."
+            lines = [json.loads(line) for line in texts["implement-1-1"].splitlines()]
+            assert [(line["role"], line.get("tool")) for line in lines] == [
+                ("user", None), ("assistant", "read_file"), ("tool", "read_file"),
+                ("assistant", "edit_file"), ("tool", "edit_file"),
+                ("assistant", "transfer_to_review"), ("tool", "handoff")]  # fmt: skip
+            read = lines[2]
+            assert read["text"].startswith("class BlobWriter")
+            assert card_text() in read["text"]
+            assert read["receipt"] == run.receipts[0].seq
+            assert [r.execution for r in run.receipts][:3] == [
+                "implement-1-1", "implement-1-1", "review-1-1"]  # fmt: skip
+            assert [(d.lesson_id, d.execution) for d in run.deliveries] == [
+                (LESSON_ID, "implement-1-1")]  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -120,3 +121,21 @@ def test_the_postmortem_inherits_the_model_the_source_session_ran(tmp_path: Path
         assert ran == BindingOverride(model="claude-opus-4-1")
         chosen = BindingOverride(model="claude-haiku-4-5")
         assert inherited_override(recorder, {"implement": "claude-opus-4-1"}, chosen) is chosen
+
+
+@pytest.mark.parametrize(("outcome", "ended"), [("failed", "error"), ("succeeded", "cancelled"),
+                                                ("cancelled", "cancelled")])  # fmt: skip
+def test_executions_nobody_ended_end_with_the_run(
+    tmp_path: Path, outcome: Literal["failed", "succeeded", "cancelled"], ended: str
+) -> None:
+    checkout = make_checkout(tmp_path)
+    graph = authored_graph("flow", ROLES, BINDING)
+    with SqliteStore(tmp_path / "lessons.sqlite3") as store, open_run(
+        RunIdentity("run-1", graph_hash=graph.hash), RuntimeConfig(), store, checkout,
+        state_dir=tmp_path / "state",
+    ) as run:  # fmt: skip
+        recorder = RunRecorder(run, graph)
+        recorder.start("implement").finish("completed")
+        recorder.start("review")  # a stream its host stopped reading
+        recorder.end_open(outcome)
+        assert [e.status for e in recorder.record().executions] == ["completed", ended]

@@ -6,7 +6,7 @@ One module per framework, each behind its install extra, each over an open
 * :mod:`.claude_agent_sdk` (``active-memory[claude-agent-sdk]``): a PreToolUse hook callback,
   guidance appended to the system prompt, the record from the SDK's message stream;
 * :mod:`.openai_agents` (``active-memory[openai-agents]``): a wrapper around each function tool,
-  guidance in each agent's instructions, the record from the run's items and handoffs;
+  guidance in each agent's instructions, the record written by run hooks as the run goes;
 * :mod:`.langgraph` (``active-memory[langgraph]``): a ``ToolNode`` tool-call wrapper, guidance
   for node prompts, the authored graph from the compiled graph, executions from its task events.
 

@@ -2,10 +2,10 @@
 
 A :class:`RunRecorder` belongs to one open run and one authored graph. Each node invocation is
 an :class:`ExecutionLog` (its node, occurrence, attempt and conversation); what the framework
-reports of it goes to a native transcript (one JSON object ``{"role", "text", "tool"?,
-"time_ms"}`` a line, what the evidence builder reads) in the run's private state folder. Once
-the graph settles, :meth:`RunRecorder.settle` latches the outcome, builds the record and runs
-the postmortem; the delivery manifest and the receipts come from the run itself.
+reports of it goes to a native transcript (one JSON object ``{"role", "tool"?, "receipt"?,
+"time_ms", "text"}`` a line, what the evidence builder reads) in the run's private state
+folder. Once the graph settles, :meth:`RunRecorder.settle` latches the outcome, builds the
+record and runs the postmortem; the delivery manifest and the receipts come from the run itself.
 """
 
 from __future__ import annotations
@@ -87,12 +87,20 @@ class ExecutionLog:
     completion: str | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
-    def say(self, role: str, text: str, tool: str | None = None) -> None:
-        """Append one transcript line: ``assistant`` text or tool use, ``tool`` result, ``user``."""
-        line: dict[str, Any] = {"role": role, "text": cut_text(text, LINE_TEXT_BYTES)[0]}
+    def say(
+        self, role: str, text: str, tool: str | None = None, *, receipt: int | None = None
+    ) -> None:
+        """Append one transcript line: ``assistant`` text or tool use, ``tool`` result, ``user``;
+        ``receipt`` is the seq of the run's tool receipt for this call (the label a specialist
+        cites it by)."""
+        # Role, tool, receipt and time before the text: a line cut short still says whose it was.
+        line: dict[str, Any] = {"role": role}
         if tool:
             line["tool"] = tool
+        if receipt is not None:
+            line["receipt"] = receipt
         line["time_ms"] = now_ms()
+        line["text"] = cut_text(text, LINE_TEXT_BYTES)[0]
         encoded = json.dumps(line, ensure_ascii=False) + "\n"
         with self._lock:
             # 0600: a transcript holds whatever the tools returned.
@@ -162,6 +170,7 @@ class _Settling:
             if isinstance(status, Outcome)
             else Outcome(status=status, latched_ms=now_ms(), summary=summary)
         )
+        recorder.end_open(outcome.status)
         recorder.run.latch_outcome(outcome)
         return await recorder.run.postmortem(
             recorder.record(),
@@ -239,6 +248,14 @@ class RunRecorder(_Settling):
             self._executions.append(log)
             self._by_id[ident] = log
         return log
+
+    def end_open(self, outcome: OutcomeStatus) -> None:
+        """End the executions nobody ended (a host that stopped reading a stream) with the run:
+        ``error`` when it failed, ``cancelled`` otherwise."""
+        status: ExecutionStatus = "error" if outcome == "failed" else "cancelled"
+        for log in self.executions:
+            if log.status is None:
+                log.finish(status)
 
     def record(self) -> RunRecord:
         """The run record so far: the graph, every execution, the run's id and runtime."""

@@ -22,10 +22,12 @@ inherits the model the session reported. A host driving ``ClaudeSDKClient`` itse
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import replace
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 
 from active_memory.hooks import claude as claude_hook
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
     from active_memory.host import ActiveRun
     from active_memory.postmortem.binding import BindingOverride
 
-__all__ = ["ClaudeAgentMemory", "claude_graph"]
+__all__ = ["ClaudeAgentMemory", "RecordedQuery", "claude_graph"]
 
 _log = logging.getLogger("active_memory.integrations.claude_agent_sdk")
 
@@ -255,35 +257,95 @@ class ClaudeAgentMemory(FrameworkMemory):
         elif isinstance(message, ResultMessage):
             log.finish("error" if message.is_error else "completed", message.result)
 
-    async def query(
+    def query(
         self,
         node_id: str,
         prompt: str,
         options: ClaudeAgentOptions | None = None,
         *,
         attempt: int = 1,
-    ) -> AsyncIterator[Message]:
-        """Run one execution of ``node_id`` with ``claude_agent_sdk.query``, yielding its
-        messages as the SDK does and recording them."""
+    ) -> RecordedQuery:
+        """Run one execution of ``node_id`` with ``claude_agent_sdk.query``: iterate the result
+        for the SDK's messages (each recorded), or use it as ``async with`` first, so that an
+        error the host raises while reading ends the execution in ``error``."""
         options, log = self.options(node_id, options, attempt=attempt)
+        return RecordedQuery(self, log, self._stream(log, prompt, options))
+
+    async def _stream(
+        self, log: ExecutionLog, prompt: str, options: ClaudeAgentOptions
+    ) -> AsyncIterator[Message]:
         if self.recorder.initial_input is None:
             self.recorder.initial_input = prompt
         log.say("user", prompt)
         try:
-            async for message in sdk.query(prompt=prompt, options=options):
-                self.observe(log, message)
-                yield message
-        except BaseException as error:
-            log.finish("error" if isinstance(error, Exception) else "cancelled")
+            # Closed with this stream, in the task closing it: the SDK's own cleanup (its task
+            # group, the CLI process) must not be left to the garbage collector.
+            query = sdk.query(prompt=prompt, options=options)  # an async generator
+            stream = cast("AsyncGenerator[Message, None]", query)
+            async with contextlib.aclosing(stream) as messages:
+                async for message in messages:
+                    self.observe(log, message)
+                    yield message
+        except GeneratorExit:
+            # The host stopped reading: after a break or an error of its own, which a generator
+            # cannot tell apart. RecordedQuery's exit, else the run's outcome, ends it.
             raise
-        finally:
-            for task in self._lanes[log.id].tasks.values():
-                if task.status is None:
-                    task.finish(log.status or "cancelled")
+        except BaseException as error:
+            self._end(log, "error" if isinstance(error, Exception) else "cancelled")
+            raise
+        self._end(log, "completed")
+
+    def _end(self, log: ExecutionLog, status: ExecutionStatus) -> None:
+        """End ``log`` (unless its result message did) and its subagent tasks with it."""
         if log.status is None:
-            log.finish("completed")
+            log.finish(status)
+        ended = log.status or status
+        for task in self._lanes[log.id].tasks.values():
+            if task.status is None:
+                task.finish(ended)
 
     def _postmortem_override(self, override: BindingOverride | None) -> BindingOverride | None:
         """The postmortem runs on the model the source node's session reported, unless
         ``override`` names one."""
         return inherited_override(self.recorder, self.models, override)
+
+
+class RecordedQuery:
+    """One node's query (:meth:`ClaudeAgentMemory.query`): an async iterator of the SDK's
+    messages, and an async context manager whose exit ends the execution: ``error`` when the
+    host's own code raised inside it, ``cancelled`` when the host stopped reading early.
+
+    Iterated bare, an execution the host stopped reading stays open until
+    :meth:`~ClaudeAgentMemory.settle` ends it with the run (``error`` when the run failed)."""
+
+    def __init__(
+        self, memory: ClaudeAgentMemory, log: ExecutionLog, stream: AsyncIterator[Message]
+    ) -> None:
+        self.memory = memory
+        self.execution = log
+        self._stream = stream
+
+    def __aiter__(self) -> RecordedQuery:
+        return self
+
+    async def __anext__(self) -> Message:
+        return await anext(self._stream)
+
+    async def __aenter__(self) -> RecordedQuery:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if error is not None:
+            self.memory._end(
+                self.execution, "error" if isinstance(error, Exception) else "cancelled"
+            )
+        else:
+            self.memory._end(self.execution, "cancelled")  # unless the session already ended
+        closing = getattr(self._stream, "aclose", None)
+        if closing is not None:
+            await closing()

@@ -23,10 +23,16 @@
   the ``ToolMessage`` the tool returns; they count as delivered when the wrapper returns it. A
   tool that raises hands nothing over.
 * :func:`node_prompt` appends the node's graph guidance to the prompt a node builds.
-* The node a tool call or prompt belongs to is the top-level node of the checkpoint namespace
-  (``implement:<task>|tools:<task>`` is ``implement``); ``tool_nodes`` maps a top-level tool
-  node to the agent node it serves. Its conversation is ``<thread>/<node>`` (``conversation=
-  "thread"``: one per thread, for nodes sharing one message history).
+* The node a prompt belongs to is the top-level node of the checkpoint namespace
+  (``implement:<task>|tools:<task>`` is ``implement``), and so is a tool call's inside an agent
+  subgraph. A top-level ``ToolNode`` (the ``tools_condition`` pattern) is no agent: its call
+  belongs to the agent execution whose ``AIMessage`` asked for it (known from that task's
+  result, which the stream reports before the tool node runs), so the receipt, the cards and
+  the tool's result (labelled with its receipt) are in that execution's record; ``tool_nodes``
+  names the agent a top-level tool node serves when the asker is unknown. The conversation is
+  ``<thread>/<node>`` (``conversation="thread"``: one per thread). Over one shared message
+  history, a card an earlier tool message of the thread carries is already in every node's
+  model input: it is marked delivered to the calling conversation, never handed over again.
 * :meth:`LangGraphMemory.stream` runs the graph with the ``tasks`` stream mode added: each
   top-level task is an execution (its id the task's), its occurrence counting that node's
   tasks, its attempt counting runs of the same task (a thread resumed after a failure runs the
@@ -42,6 +48,7 @@ import logging
 import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from active_memory.integrations._runs import ExecutionLog, FrameworkMemory, missing_extra
@@ -54,6 +61,13 @@ try:
     from langgraph.prebuilt import ToolNode
     from langgraph.prebuilt.tool_node import ToolCallRequest
     from langgraph.types import Command
+
+    from active_memory.integrations._langgraph_messages import (
+        Carried,
+        handed,
+        message_text,
+        messages_of,
+    )
 except ImportError as error:  # the module is the adapter: without its packages it cannot load
     raise ImportError(missing_extra("langgraph", "langgraph")) from error
 
@@ -133,60 +147,26 @@ def langgraph_graph(
     return AuthoredGraph(name=title, nodes=tuple(nodes), raw=raw)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", "")) if isinstance(part, dict) else str(part)
-            for part in content
-            if not isinstance(part, dict) or part.get("type") == "text"
-        )
-    return str(content)
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A tool call's recall in flight: its thread and call id, and the agent execution that
+    asked for it when a top-level tool node runs it."""
 
-
-def _with_cards(message: ToolMessage, cards: str) -> ToolMessage:
-    content = message.content
-    if isinstance(content, list):
-        return message.model_copy(update={"content": [*content, {"type": "text", "text": cards}]})
-    text = _text(content)
-    return message.model_copy(update={"content": f"{text}\n\n{cards}" if text else cards})
-
-
-def _handed(result: ToolResult, call_id: str, cards: str) -> ToolResult | None:
-    """``result`` carrying the cards in this call's tool message; None when it has none."""
-    if isinstance(result, ToolMessage):
-        return _with_cards(result, cards)
-    update = result.update
-    if not isinstance(update, dict):
-        return None
-    messages = update.get("messages")
-    if not isinstance(messages, list):
-        return None
-    for index, message in enumerate(messages):
-        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
-            changed = [*messages[:index], _with_cards(message, cards), *messages[index + 1 :]]
-            return Command(graph=result.graph, update={**update, "messages": changed},
-                           resume=result.resume, goto=result.goto)  # fmt: skip
-    return None
+    recall: Recall
+    thread: str
+    call_id: str
+    asker: ExecutionLog | None
 
 
 @contextlib.contextmanager
-def _released_on_error(recall: Recall | None) -> Iterator[None]:
+def _released_on_error(pending: _Pending | None) -> Iterator[None]:
     """The recall's cards go back unclaimed when the tool raises: it hands nothing over."""
     try:
         yield
     except BaseException:
-        if recall is not None:
-            recall.release()
+        if pending is not None:
+            pending.recall.release()
         raise
-
-
-def _messages(value: Any) -> list[BaseMessage]:
-    found = value.get("messages") if isinstance(value, dict) else None
-    if isinstance(found, BaseMessage):
-        return [found]
-    return [item for item in found if isinstance(item, BaseMessage)] if found else []
 
 
 class LangGraphMemory(FrameworkMemory):
@@ -209,13 +189,22 @@ class LangGraphMemory(FrameworkMemory):
         self._inputs: dict[str, set[str]] = {}
         self._config: RunnableConfig | None = None
         self._lock = threading.Lock()
+        self._nodes = frozenset(node.id for node in graph.nodes)
+        self._agents = frozenset(node.id for node in graph.nodes if node.is_agent)
+        # (thread, tool call id) -> the agent execution whose model asked for the call, the
+        # receipt seq of a call whose request is not yet in a transcript, the calls whose
+        # results went to the asking agent's transcript (not the tool node's)
+        self._askers: dict[tuple[str, str], ExecutionLog] = {}
+        self._receipts: dict[tuple[str, str], int] = {}
+        self._told: set[tuple[str, str]] = set()
+        self._carried = Carried()
 
     # --- who is calling -----------------------------------------------------------------------
 
-    def _where(self, config: RunnableConfig | None) -> tuple[str, ExecutionLog | None, str]:
+    def _where(self, config: RunnableConfig | None) -> tuple[str, ExecutionLog | None, str, str]:
         """Who runs under ``config``: the agent node it serves, the execution of its top-level
-        task (a tool node's own, when ``tool_nodes`` maps it to the agent it serves) and the
-        conversation."""
+        task (a tool node's own, when ``tool_nodes`` maps it to the agent it serves), the
+        conversation and the thread."""
         config = config or {}
         configurable = config.get("configurable") or {}
         metadata = config.get("metadata") or {}
@@ -225,11 +214,11 @@ class LangGraphMemory(FrameworkMemory):
         node = self.tool_nodes.get(top, top)
         thread = str(configurable.get("thread_id") or self._thread)
         talk = thread if self.conversation == "thread" else f"{thread}/{node}"
-        return node, self._execution(top, task or None, talk), talk
+        return node, self._execution(top, task or None, talk), talk, thread
 
     def _execution(self, node: str, task: str | None, conversation: str) -> ExecutionLog | None:
         """The execution of ``task``: its current attempt, or a new one once the last ended."""
-        if task is None or self.recorder.graph.node(node) is None:
+        if task is None or node not in self._nodes:
             return None
         with self._lock:
             latest = self._by_task.get(task)
@@ -250,7 +239,7 @@ class LangGraphMemory(FrameworkMemory):
     def guidance(self, config: RunnableConfig | None, node_id: str | None = None) -> str:
         """The node's graph guidance, for its prompt: claimed once per conversation, the same
         text on every later model call (the prompt is rebuilt each time)."""
-        node, log, talk = self._where(config)
+        node, log, talk, _ = self._where(config)
         node = node_id or node
         key = (talk, node)
         with self._lock:
@@ -266,40 +255,75 @@ class LangGraphMemory(FrameworkMemory):
         guidance = self.guidance(config, node_id)
         return f"{prompt}\n\n{guidance}" if prompt and guidance else prompt or guidance
 
-    def _recall(self, request: ToolCallRequest) -> Recall | None:
+    def _asker(self, thread: str, call_id: str, log: ExecutionLog | None) -> ExecutionLog | None:
+        """The agent execution whose model asked for this call, when a node that is no agent (a
+        top-level ``ToolNode``) runs it: receipts and cards are that agent's, not the tool
+        node's. None inside an agent node's own task (a tool node of its subgraph)."""
+        if log is not None and log.node_id in self._agents:
+            return None
+        with self._lock:
+            return self._askers.get((thread, call_id))
+
+    def _recall(self, request: ToolCallRequest) -> _Pending | None:
         try:
             runtime = getattr(request, "runtime", None)
-            node, log, talk = self._where(getattr(runtime, "config", None))
+            node, log, talk, thread = self._where(getattr(runtime, "config", None))
             call = request.tool_call
+            call_id = str(call.get("id") or "")
+            asker = self._asker(thread, call_id, log)
+            if asker is not None:
+                node, log, talk = asker.node_id, asker, asker.conversation_id or talk
+            # Nodes sharing one message history: a card an earlier tool message of the thread
+            # carries is in this model's input already, whichever conversation it went to.
+            held = self._carried and self._carried.held(thread, messages_of(request.state))
+            if held:
+                self.active_run.session.ledger.mark_delivered(talk, tuple(held))
             arguments = call.get("args")
             parsed = ToolCall(str(call.get("name") or "tool"),
                               arguments if isinstance(arguments, dict) else {})  # fmt: skip
             caller = Caller(node, talk, log.id if log else None)
-            return self.active_run.recall_tool(parsed, caller)
+            recall = self.active_run.recall_tool(parsed, caller)
         except Exception:
             _log.exception("LangGraph recall failed; the tool runs without context")
             return None
+        return None if recall is None else _Pending(recall, thread, call_id, asker)
 
-    def _settle(self, request: ToolCallRequest, recall: Recall | None, result: Any) -> Any:
-        if recall is None:
+    def _settle(self, pending: _Pending | None, result: Any) -> Any:
+        if pending is None:
             return result
-        handed = None
+        recall, key = pending.recall, (pending.thread, pending.call_id)
+        carrying = None
         if recall.text and isinstance(result, ToolMessage | Command):
-            handed = _handed(result, str(request.tool_call.get("id") or ""), recall.text)
-        if handed is None:
+            carrying = handed(result, pending.call_id, recall.text)
+        if carrying is None:
             recall.release()
-            return result
-        recall.commit()
-        return handed
+            message = result if isinstance(result, ToolMessage) else None
+        else:
+            recall.commit()
+            result, message = carrying
+            self._carried.add(*key, recall.text, recall.report.delivered)
+        seq = recall.receipt.seq if recall.receipt is not None else None
+        if pending.asker is None:
+            if seq is not None:
+                with self._lock:
+                    self._receipts[key] = seq  # labels the request once its task reports it
+        elif message is not None:
+            # The asking agent's request is in its transcript already: the result, labelled
+            # with the receipt, goes there too.
+            pending.asker.say("tool", message_text(message.content),
+                              tool=message.name or None, receipt=seq)  # fmt: skip
+            with self._lock:
+                self._told.add(key)
+        return result
 
     def wrap_tool_call(
         self, request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
         """The ``ToolNode(wrap_tool_call=...)`` wrapper: cards after the tool's message."""
-        recall = self._recall(request)
-        with _released_on_error(recall):
+        pending = self._recall(request)
+        with _released_on_error(pending):
             result = execute(request)
-        settled: ToolResult = self._settle(request, recall, result)
+        settled: ToolResult = self._settle(pending, result)
         return settled
 
     async def awrap_tool_call(
@@ -308,10 +332,10 @@ class LangGraphMemory(FrameworkMemory):
         execute: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
         """:meth:`wrap_tool_call` for ``ToolNode(awrap_tool_call=...)``."""
-        recall = self._recall(request)
-        with _released_on_error(recall):
+        pending = self._recall(request)
+        with _released_on_error(pending):
             result = await execute(request)
-        settled: ToolResult = self._settle(request, recall, result)
+        settled: ToolResult = self._settle(pending, result)
         return settled
 
     # --- executions from the task events ------------------------------------------------------
@@ -329,17 +353,17 @@ class LangGraphMemory(FrameworkMemory):
             return
         if "input" in event:  # the task starts: remember what it was given
             with self._lock:
-                self._inputs[log.id] = {m.id for m in _messages(event["input"]) if m.id}
+                self._inputs[log.id] = {m.id for m in messages_of(event["input"]) if m.id}
             if self.recorder.initial_input is None:
-                human = [m for m in _messages(event["input"]) if isinstance(m, HumanMessage)]
+                human = [m for m in messages_of(event["input"]) if isinstance(m, HumanMessage)]
                 if human:
-                    self.recorder.initial_input = _text(human[0].content)
+                    self.recorder.initial_input = message_text(human[0].content)
             return
         with self._lock:
             seen = self._inputs.pop(log.id, set())
-        for message in _messages(event.get("result")):
+        for message in messages_of(event.get("result")):
             if message.id is None or message.id not in seen:
-                self._say(log, message)
+                self._say(log, message, thread)
         status: ExecutionStatus = "completed"
         if event.get("error"):
             status = "error"
@@ -347,18 +371,29 @@ class LangGraphMemory(FrameworkMemory):
             status = "cancelled"
         log.finish(status)
 
-    def _say(self, log: ExecutionLog, message: BaseMessage) -> None:
+    def _say(self, log: ExecutionLog, message: BaseMessage, thread: str) -> None:
         if isinstance(message, AIMessage):
-            text = _text(message.content)
+            text = message_text(message.content)
             if text:
                 log.say("assistant", text)
                 log.completion = text
             for call in message.tool_calls:
-                log.say("assistant", json.dumps(call.get("args") or {}), tool=call.get("name"))
+                key = (thread, str(call.get("id") or ""))
+                with self._lock:
+                    if log.node_id in self._agents:  # a tool node may run it next
+                        self._askers[key] = log
+                    seq = self._receipts.pop(key, None)
+                log.say("assistant", json.dumps(call.get("args") or {}), tool=call.get("name"),
+                        receipt=seq)  # fmt: skip
         elif isinstance(message, ToolMessage):
-            log.say("tool", _text(message.content), tool=message.name)
+            key = (thread, message.tool_call_id)
+            with self._lock:
+                told = key in self._told
+                self._told.discard(key)
+            if not told:  # else it is in the asking agent's transcript
+                log.say("tool", message_text(message.content), tool=message.name)
         elif isinstance(message, HumanMessage):
-            log.say("user", _text(message.content))
+            log.say("user", message_text(message.content))
 
     @contextlib.contextmanager
     def _running(self, config: RunnableConfig | None) -> Iterator[None]:

@@ -20,9 +20,12 @@ each handoff an edge. :meth:`OpenAIAgentsMemory.run` runs clones of those agents
   keeps the result and puts the cards beside it.)
 * the instructions end with the agent's graph guidance, claimed once per conversation and
   repeated on later turns (the system prompt is sent on every turn);
-* a run hook opens an execution whenever the current agent changes (``on_agent_start``), which
-  is how the SDK's items are later split into executions: each stretch of items produced by one
-  agent is one execution, its occurrence counting that agent's stretches.
+* run hooks record the run as it goes: an execution opens whenever the current agent changes
+  (``on_agent_start``; its occurrence counts that agent's stretches), and each model response
+  (``on_llm_end``: text, tool calls, handoff calls), tool result (``on_tool_end``, labelled with
+  the call's receipt) and handoff goes to the current execution's transcript at once. When
+  ``Runner.run`` raises (a model error, ``MaxTurnsExceeded``, a guardrail), everything up to the
+  error is in the record, and the execution that was running ends in ``error``.
 
 One ``Runner`` run is one conversation: a handoff passes the whole history on, cards included,
 so a card reaches the run once, whichever agent called the tool. The postmortem runs after the
@@ -54,16 +57,10 @@ try:
         Agent,
         FunctionTool,
         Handoff,
-        HandoffCallItem,
-        HandoffOutputItem,
-        ItemHelpers,
-        MessageOutputItem,
         RunContextWrapper,
         RunHooks,
         Runner,
         RunResult,
-        ToolCallItem,
-        ToolCallOutputItem,
     )
 except ImportError as error:  # the module is the adapter: without its SDK it cannot load
     raise ImportError(missing_extra("agents", "openai-agents")) from error
@@ -159,6 +156,7 @@ class _RunState:
         self.logs: list[ExecutionLog] = []
         self.current: ExecutionLog | None = None
         self.guidance: dict[str, str] = {}
+        self.receipts: dict[str, int] = {}  # tool call id -> its receipt seq
 
     def enter(self, node_id: str) -> ExecutionLog:
         if self.current is None or self.current.node_id != node_id:
@@ -178,8 +176,24 @@ class _RunState:
         return self.guidance[node_id]
 
 
+def _say_response(log: ExecutionLog, output: Sequence[Any]) -> None:
+    """One model response's messages and tool calls (handoffs are tool calls) in ``log``."""
+    for item in output:
+        kind = getattr(item, "type", None)
+        if kind == "message":
+            parts = [str(getattr(part, "text", None) or getattr(part, "refusal", None) or "")
+                     for part in getattr(item, "content", None) or ()]  # fmt: skip
+            text = "".join(parts)
+            if text:
+                log.say("assistant", text)
+                log.completion = text
+        elif kind == "function_call":
+            name = str(getattr(item, "name", "") or "tool")
+            log.say("assistant", str(getattr(item, "arguments", "") or ""), tool=name)
+
+
 class _Hooks(RunHooks[Any]):
-    """Opens an execution whenever the current agent changes; the host's hooks still run."""
+    """Records the run as it goes (see the module); the host's hooks still run."""
 
     def __init__(self, state: _RunState, inner: RunHooks[Any] | None) -> None:
         self.state = state
@@ -196,15 +210,22 @@ class _Hooks(RunHooks[Any]):
         await self.inner.on_llm_start(context, agent, system, items)
 
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        _say_response(self.state.enter(agent.name), getattr(response, "output", None) or ())
         await self.inner.on_llm_end(context, agent, response)
 
     async def on_handoff(self, context: Any, from_agent: Any, to_agent: Any) -> None:
+        self.state.enter(from_agent.name).say("tool", f"handoff to {to_agent.name}", tool="handoff")
         await self.inner.on_handoff(context, from_agent, to_agent)
 
     async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
         await self.inner.on_tool_start(context, agent, tool)
 
     async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+        call = getattr(context, "tool_call_id", None)
+        receipt = self.state.receipts.pop(call, None) if isinstance(call, str) else None
+        self.state.enter(agent.name).say(
+            "tool", str(result), tool=getattr(tool, "name", None), receipt=receipt
+        )
         await self.inner.on_tool_end(context, agent, tool, result)
 
 
@@ -230,6 +251,8 @@ class OpenAIAgentsMemory(FrameworkMemory):
                     parsed = ToolCall(context.tool_name, _arguments(arguments), None)
                     caller = Caller(node, state.conversation_id, log.id)
                     recall = run.recall_tool(parsed, caller)
+                    if recall is not None and recall.receipt is not None:
+                        state.receipts[context.tool_call_id] = recall.receipt.seq
                 except Exception:
                     _log.exception("OpenAI Agents recall failed; the tool runs without context")
             try:
@@ -290,11 +313,13 @@ class OpenAIAgentsMemory(FrameworkMemory):
         run_config: RunConfig | None = None,
         **runner: Any,
     ) -> RunResult:
-        """``Runner.run`` over the wrapped agents; the executions are recorded from the run's
-        items. ``runner`` is passed on (``context``, ``max_turns``, ``session``...)."""
+        """``Runner.run`` over the wrapped agents, its executions recorded as it goes (see the
+        module). ``runner`` is passed on (``context``, ``max_turns``, ``session``...)."""
         state = _RunState(self, conversation_id or f"openai-agents-{uuid.uuid4().hex}")
         if self.recorder.initial_input is None and isinstance(input, str):
             self.recorder.initial_input = input
+        if isinstance(input, str):
+            state.enter(start.name).say("user", input)
         token = _current.set(state)
         try:
             result = await Runner.run(self.agent(start), input, hooks=_Hooks(state, hooks),
@@ -305,39 +330,10 @@ class OpenAIAgentsMemory(FrameworkMemory):
             raise
         finally:
             _current.reset(token)
-        self.observe(state, result.new_items, input)
-        return result
-
-    def observe(self, state: _RunState, items: Sequence[Any], input: Any = None) -> None:
-        """Split ``items`` into the run's executions (a stretch per agent) and write them."""
-        logs = iter(state.logs)
-        log: ExecutionLog | None = None
-        tools: dict[str, str] = {}
-        if isinstance(input, str) and state.logs:
-            state.logs[0].say("user", input)
-        for item in items:
-            node = item.agent.name
-            if log is None or log.node_id != node:
-                log = next((entry for entry in logs if entry.node_id == node), None)
-                if log is None:  # an agent the hooks never saw start: record it all the same
-                    log = self.recorder.start(node, conversation_id=state.conversation_id)
+            for log in state.logs:
+                if log.status is None:
                     log.finish("completed")
-            if isinstance(item, MessageOutputItem):
-                text = ItemHelpers.text_message_output(item)
-                log.say("assistant", text)
-                log.completion = text
-            elif isinstance(item, ToolCallItem | HandoffCallItem):
-                name = str(getattr(item.raw_item, "name", "") or "tool")
-                tools[str(getattr(item.raw_item, "call_id", ""))] = name
-                log.say("assistant", str(getattr(item.raw_item, "arguments", "")), tool=name)
-            elif isinstance(item, ToolCallOutputItem):
-                call = item.raw_item.get("call_id") if isinstance(item.raw_item, dict) else None
-                log.say("tool", str(item.output), tool=tools.get(str(call)))
-            elif isinstance(item, HandoffOutputItem):
-                log.say("tool", f"handoff to {item.target_agent.name}", tool="handoff")
-        for entry in state.logs:
-            if entry.status is None:
-                entry.finish("completed")
+        return result
 
 
 def _arguments(text: str) -> dict[str, Any]:

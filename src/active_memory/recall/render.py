@@ -74,10 +74,23 @@ def escape_card_text(text: str) -> str:
     return " ".join(escape_frame(normalise_card_text(text)).splitlines())
 
 
+# Each card's framed block by its key, with the texts it was made from: an in-process session
+# frames the same frozen cards for conversation after conversation, and escaping them costs
+# more than the rest of rendering. Dropped whole when full.
+_BLOCKS: dict[str, tuple[str, str, str]] = {}
+_BLOCKS_KEPT = 4_096
+
+
 def card_block(lesson: RecallCard) -> str:
-    title = escape_card_text(lesson.title)
-    recommendation = escape_card_text(lesson.recommendation)
-    return f"[{card_key(lesson)}] {title}\n  {recommendation}\n"
+    key, title, recommendation = card_key(lesson), lesson.title, lesson.recommendation
+    cached = _BLOCKS.get(key)
+    if cached is not None and cached[0] == title and cached[1] == recommendation:
+        return cached[2]
+    block = f"[{key}] {escape_card_text(title)}\n  {escape_card_text(recommendation)}\n"
+    if len(_BLOCKS) >= _BLOCKS_KEPT:
+        _BLOCKS.clear()
+    _BLOCKS[key] = (title, recommendation, block)
+    return block
 
 
 _HEAD = f"{FRAME_OPEN}\n{FRAME_NOTE}\n"

@@ -50,6 +50,7 @@ _OPERATOR_CHARS = "();<>|&\n"
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _CD = frozenset({"cd", "pushd"})
 _GLOB = "*?[{$`"  # what starts a glob or an expansion
+_GLOB_CHARS = frozenset(_GLOB)
 # Compiled on first use (re keeps them).
 # A trailing source position: `src/app.py:12`, `src/app.py:12:5`, `src/app.py:12:`.
 _POSITION = r"(?<=[^\s:/]):\d+(?::\d+)?:?$"
@@ -136,6 +137,8 @@ _PLAIN = _Options()
 
 def glob_prefix(word: str) -> str:
     """The literal directory in front of a glob or variable (``src/app/*.py`` gives ``src/app``)."""
+    if _GLOB_CHARS.isdisjoint(word):  # the usual plain path, without a scan per character
+        return word
     cut = min((index for index in map(word.find, _GLOB) if index >= 0), default=-1)
     if cut < 0:
         return word

@@ -64,6 +64,12 @@ _IDENTIFIER_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 _RUN_SEPARATORS = bytes(byte if byte in _IDENTIFIER_BYTES else 0x20 for byte in range(256))
 # Compiled on first use (re keeps it): only a Codex patch needs it.
 _PATCH_HEADER = r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$"
+_KNOWN_FIELDS = frozenset((*PATH_FIELDS, *DIRECTORY_FIELDS, *SHELL_FIELDS))
+# The topic words of each identifier run seen in this process: a session's calls name the same
+# folders, files and identifiers again and again (an in-process recall serves thousands of
+# calls; splitting a run costs more than the rest of a plain path call). Dropped whole when full.
+_RUN_WORDS: dict[str, tuple[str, ...]] = {}
+_RUN_WORDS_KEPT = 16_384
 
 
 class ToolCall:
@@ -135,6 +141,10 @@ def _join(base: str | None, path: str) -> str | None:
         return _normalise(text)
     if base is None or text.startswith("~"):
         return None
+    parts = text.split("/")
+    if "" not in parts and "." not in parts and ".." not in parts:
+        # A plain relative path after a normalised base (every base is one) is normalised.
+        return base + text if base.endswith("/") else base + "/" + text
     return _normalise(base + "/" + text)
 
 
@@ -284,13 +294,28 @@ def _camel_words(chunk: str) -> Iterator[str]:
 def split_words(identifier: str) -> Iterator[str]:
     """Lowercase topic words of one identifier, split on ``_`` and camelCase."""
     for chunk in identifier.split("_"):
+        if chunk.isascii() and (chunk.isdigit() or (chunk.islower() and chunk.isalpha())):
+            yield chunk  # one word, as _camel_words would find it
+            continue
         for word in _camel_words(chunk):
             yield word.lower()
 
 
+def _run_words(run: str) -> tuple[str, ...]:
+    """The topic words of one identifier run that are kept: their length in bounds, not broad."""
+    words = _RUN_WORDS.get(run)
+    if words is None:
+        low, high = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
+        words = tuple(word for word in split_words(run)
+                      if low <= len(word) <= high and word not in BROAD_WORDS)  # fmt: skip
+        if len(_RUN_WORDS) >= _RUN_WORDS_KEPT:
+            _RUN_WORDS.clear()
+        _RUN_WORDS[run] = words
+    return words
+
+
 def _identifiers(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     low, high = LIMITS.identifier_min_chars, LIMITS.identifier_max_chars
-    word_low, word_high = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
     runs: dict[str, None] = {}
     for text in texts:
         for run in text.encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS).split():
@@ -298,13 +323,7 @@ def _identifiers(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
                 break
             runs.setdefault(run.decode("ascii"), None)
     identifiers = frozenset(run for run in runs if low <= len(run) <= high)
-    words = {
-        word
-        for run in runs
-        for word in split_words(run)
-        if word_low <= len(word) <= word_high and word not in BROAD_WORDS
-    }
-    return identifiers, frozenset(words)
+    return identifiers, frozenset().union(*map(_run_words, runs))
 
 
 def _shell_text(value: Any) -> str | None:
@@ -320,7 +339,9 @@ def _shell_text(value: Any) -> str | None:
 
 def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
     """Turn one tool call into bounded signals; never raises on odd or hostile arguments."""
-    arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+    arguments = call.arguments
+    if type(arguments) is not dict and not isinstance(arguments, Mapping):
+        arguments = {}
     base = root.directory(call.cwd, root.primary) if call.cwd else root.primary
     collector = _Collector(root, base)
     for name in DIRECTORY_FIELDS:
@@ -330,6 +351,8 @@ def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
             base = root.directory(value, base)
     for name in PATH_FIELDS:
         value = arguments.get(name)
+        if value is None:
+            continue
         values = value if isinstance(value, (list, tuple)) else [value]
         for item in values[:MAX_PATHS]:
             if isinstance(item, str):
@@ -339,7 +362,8 @@ def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
         if prefix:
             collector.path(prefix, base)
     for name in SHELL_FIELDS:
-        script = _shell_text(arguments.get(name))
+        value = arguments.get(name)
+        script = None if value is None else _shell_text(value)
         if script is None:
             continue
         kept = collector.text(script)
@@ -348,7 +372,7 @@ def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
         if not kept.lstrip().startswith("*** Begin Patch"):
             read_shell(collector, kept, base)
     for name, value in arguments.items():
-        if name in SHELL_FIELDS or name in PATH_FIELDS or name in DIRECTORY_FIELDS:
+        if name in _KNOWN_FIELDS:
             continue
         for text in _strings(value, 1):
             collector.text(text)

@@ -11,13 +11,15 @@ the issue asks of a harness lane:
 * Bash and Write were refused by Claude Code itself (not offered, so not run: no file made), and
   the model was offered only Read, Grep, Glob and the structured output;
 * a project hook in the checkout's ``.claude/settings.json`` never ran (hooks disabled);
-* the host admitted the answer, and recorded the session's tokens and tool calls.
+* the host admitted the answer, and recorded the session's tokens and tool calls;
+* a session whose model never answers ends at the deadline with no process of it left.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -137,3 +139,63 @@ def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
     assert "graph_discovery" in json.dumps(system)
     first_user = json.dumps(stepped["step-0"].body["messages"][0])
     assert "[active-memory specialist session: never reviewed by learning]" in first_user
+
+
+class SilentModel(StandIn):
+    """A model that never answers a specialist's request (a hung server)."""
+
+    def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
+        if isinstance(body, dict) and "Read" in tool_names(body):
+            self._record("POST", path, body, "held")
+            time.sleep(60)
+        return super()._answer(path, body)
+
+
+def _processes_with(variable: str, value: str) -> list[int]:
+    """Live processes whose environment holds ``variable=value``."""
+    wanted = f"{variable}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                state = (entry / "stat").read_text().split(") ", 1)[1][0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return found
+
+
+def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    with SilentModel(choose=lambda _names: None) as model:
+        invocation = harness.invocation(binary, folder / "checkout", home, model.url)
+        for name, value in invocation.env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
+        started = time.monotonic()
+        result = run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
+                          "claude-code", "--model", "claude-sonnet-4-5", "--json",
+                          "--timeout-ms", "8000",
+                          "--store", str(tmp_path / "s.sqlite3")])  # fmt: skip
+        took = time.monotonic() - started
+        held = model.replies("held")
+    assert held, "claude never asked the model"
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert json.loads(result.stdout)["status"] == "timed_out"
+    assert took < 30
+    deadline = time.monotonic() + 5
+    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with("HOME", str(home)) == []

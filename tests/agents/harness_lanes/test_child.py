@@ -132,3 +132,20 @@ def test_a_child_that_exits_leaves_no_helper_behind(tmp_path: Path) -> None:
     # The helper keeps the stdout pipe open, so the run ends at the leader's exit and its group.
     assert asyncio.run(asyncio.wait_for(run(), 20)).startswith(b"done")
     assert _wait_gone(int(pid_file.read_text())) == []
+
+
+def test_a_command_that_cannot_start_is_a_provider_error(tmp_path: Path) -> None:
+    async def run() -> None:
+        await run_child(
+            [str(tmp_path / "gone")],
+            stdin=b"",
+            cwd=tmp_path,
+            env={},
+            deadline=None,
+            max_output=1000,
+            what="a vanished harness",
+        )
+
+    with pytest.raises(ProviderError, match="could not be started") as caught:
+        asyncio.run(run())
+    assert caught.value.cause == "harness_failed"

@@ -225,3 +225,20 @@ def test_the_binding_lane_chooses_the_harness_and_a_connection_keeps_the_api(
     routed = create_provider(BINDING, env=_env(fake), connection=own)
     assert not isinstance(routed, ClaudeCodeLane)
     assert getattr(routed, "lane", None) == "anthropic"
+
+
+@pytest.mark.parametrize(
+    ("stderr", "cause", "said"),
+    [
+        ("error: unknown option '--json-schema'\n", "harness_too_old", "`claude update`"),
+        ("Segmentation fault\n", "harness_failed", "exited 139 without a result: Segmentation"),
+    ],
+)
+def test_a_run_without_a_result_says_why(
+    tmp_path: Path, folders: dict[str, Path], stderr: str, cause: str, said: str
+) -> None:
+    fake = install_fake_claude(tmp_path / "bin", [{"stderr": stderr, "exit": 139}])
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    assert caught.value.cause == cause
+    assert said in str(caught.value)

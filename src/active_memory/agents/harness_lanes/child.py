@@ -99,15 +99,21 @@ async def run_child(
 ) -> Finished:
     """Run ``argv`` to its exit, or end its group at ``deadline`` (on :func:`time.monotonic`;
     :class:`ProviderDeadlineExceeded` naming ``what``) or on cancellation (re-raised)."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=cwd,
-        env=dict(env),
-        start_new_session=True,
-    )
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+    except OSError as error:
+        # Gone since it was checked, or a command line beyond the system's limit (E2BIG).
+        raise ProviderError(
+            f"{what}: `{argv[0]}` could not be started: {error}", cause="harness_failed"
+        ) from error
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None

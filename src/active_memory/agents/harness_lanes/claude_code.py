@@ -79,6 +79,8 @@ MIN_VERSION = (2, 1, 0)
 # ``claude --help``: --effort <level> (low, medium, high, xhigh, max).
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 INVESTIGATION_TOOLS = (READ_TOOL, "Grep", "Glob")
+# The root the specialists name the checkout (agents/specialists.py): the working directory.
+CHECKOUT_ROOT = "repository"
 DENIED_TOOLS = (
     "Bash",
     "BashOutput",
@@ -178,8 +180,8 @@ def _folders_note(request: ModelRequest) -> str:
         "tools the prompt names by other names are these. A file the prompt writes as "
         "`root:relative/path` is that path inside the root's folder:\n"
         f"{roots}\n"
-        "Cite a checkout file as `repository:<its path relative to that folder>`, never as an "
-        "absolute path. Give the final answer through the structured output, once."
+        f"Cite a checkout file as `{CHECKOUT_ROOT}:<its path relative to that folder>`, never "
+        "as an absolute path. Give the final answer through the structured output, once."
     )
 
 
@@ -188,7 +190,7 @@ def _workspace(request: ModelRequest) -> tuple[Path, tuple[str, ...]]:
     folders = dict(request.folders)
     if not folders:
         raise ConfigError("request.folders", f"the {LANE} lane needs the session's folders")
-    first = folders.get("repository") or next(iter(folders.values()))
+    first = folders.get(CHECKOUT_ROOT) or next(iter(folders.values()))
     return Path(first), tuple(path for path in folders.values() if path != first)
 
 

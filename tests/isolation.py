@@ -4,7 +4,9 @@
 ``ACTIVE_MEMORY_STATE_DIR``, ``XDG_STATE_HOME``, ``HOME``, and the zeroshot CLI's
 ``ZEROSHOT_STATE_DIR``, read only to recognise that store and refuse it) at temporary folders
 and removes the settings a developer's shell may carry (provider credentials, a running
-broker's ``ACTIVE_MEMORY_*``), so no test reads or writes a user's lesson store.
+broker's ``ACTIVE_MEMORY_*``), so no test reads or writes a user's lesson store. A ``claude``
+that refuses comes first on PATH: the fixture runs inherit the claude-code lane, which a real
+``claude`` would serve on the developer's own login (tests give it ``tests/fake_claude.py``).
 
 :class:`NetworkGuard` refuses any connection outside loopback (127.0.0.0/8 and ::1; Unix
 sockets pass) before the real call, and any name resolution other than ``localhost`` and IP
@@ -51,7 +53,19 @@ def isolate_environment(monkeypatch: pytest.MonkeyPatch, root: Path) -> dict[str
     for variable, folder in folders.items():
         folder.mkdir(parents=True, exist_ok=True)
         monkeypatch.setenv(variable, str(folder))
+    refusing = root / "bin"
+    refusing.mkdir(parents=True, exist_ok=True)
+    (refusing / "claude").write_text(_REFUSING_CLAUDE)
+    (refusing / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join((str(refusing), os.environ.get("PATH", ""))))
     return folders
+
+
+# Its --version is older than any the claude-code lane accepts, so no session ever starts.
+_REFUSING_CLAUDE = """#!/bin/sh
+echo "0.0.0 (a test reached for the real claude: give it tests/fake_claude.py)"
+exit 1
+"""
 
 
 class NetworkBlocked(RuntimeError):

@@ -111,3 +111,14 @@ def test_a_test_that_reaches_out_fails_even_when_it_catches_the_refusal(tmp_path
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 passed, 1 error" in run.stdout
     assert f"the test tried to use the network: a connection to ('{UNROUTABLE}', 80)" in run.stdout
+
+
+def test_a_real_claude_is_never_run_by_the_claude_code_lane() -> None:
+    from active_memory.agents.providers.registry import create_provider
+    from active_memory.errors import HarnessUnavailable
+    from active_memory.models.runs import Binding
+
+    binding = Binding(provider="anthropic", model="claude-sonnet-4-5", lane="claude-code")
+    with pytest.raises(HarnessUnavailable, match="a test reached for the real claude") as caught:
+        create_provider(binding)
+    assert caught.value.cause == "harness_too_old"

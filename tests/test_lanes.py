@@ -20,18 +20,28 @@ from active_memory.lanes import (
     is_harness_lane,
     lane_row,
     provider_names,
+    runner_lanes,
 )
 
 
 def missing_adapters(rows: tuple[LaneRow, ...]) -> list[str]:
     """What the rows need and do not find: for an API lane, ``PROVIDER`` in its provider's
-    module with a client for the lane; for a harness lane, its harness's row."""
+    module with a client for the lane; for a harness lane, its harness's row, and ``RUNNER`` in
+    its runner's module under agents/harness_lanes/ when it names one."""
     harnesses = {row.name for row in HARNESSES}
     missing = []
     for row in rows:
         if row.provider is None:
             if row.harness not in harnesses:
                 missing.append(f"harness {row.harness!r} of lane {row.name!r}")
+            if row.runner is not None:
+                try:
+                    module = importlib.import_module(
+                        f"active_memory.agents.harness_lanes.{row.runner}"
+                    )
+                    module.RUNNER  # noqa: B018
+                except (ModuleNotFoundError, AttributeError):
+                    missing.append(f"RUNNER in agents/harness_lanes/{row.runner}.py")
             continue
         try:
             module = importlib.import_module(f"active_memory.agents.providers.{row.provider}")
@@ -50,11 +60,13 @@ def test_a_lane_without_an_adapter_is_reported() -> None:
         LaneRow("foundry", provider="anthropic"),
         LaneRow("le-chat", provider="mistral"),
         LaneRow("gemini-cli", harness="gemini"),
+        LaneRow("codex", harness="codex", runner="codex_exec"),
     )
     assert missing_adapters(rows) == [
         "a client for lane 'foundry' in agents/providers/anthropic.py",
         "a client for lane 'le-chat' in agents/providers/mistral.py",
         "harness 'gemini' of lane 'gemini-cli'",
+        "RUNNER in agents/harness_lanes/codex_exec.py",
     ]
 
 
@@ -86,10 +98,12 @@ def test_install_extras_follow_the_rows() -> None:
     }
 
 
-def test_the_lane_option_offers_the_api_lanes_of_the_table() -> None:
+def test_the_lane_option_offers_the_api_lanes_then_the_harness_lanes_with_a_runner() -> None:
     lane = next(param for param in postmortem.params if param.name == "lane")
     assert isinstance(lane.type, click.Choice)
-    assert tuple(lane.type.choices) == API_LANE_NAMES
+    assert tuple(lane.type.choices) == (*API_LANE_NAMES, *(row.name for row in runner_lanes()))
+    assert [row.name for row in runner_lanes()] == ["claude-code"]
+    assert all(row.harness is not None for row in runner_lanes())
 
 
 def test_a_row_is_frozen() -> None:

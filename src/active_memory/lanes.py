@@ -5,8 +5,10 @@ provider and the install extra that brings the SDK. Its adapter is the provider'
 ``agents/providers/<provider>.py`` (``PROVIDER``, whose ``lanes`` come from here), which the
 provider registry imports when a binding asks for it. A harness lane is what a node run through
 a coding harness records (``claude-code``…); it comes from the harness's row
-(:mod:`active_memory.harnesses`) and has no provider of its own: a specialist inheriting it
-talks to the binding's provider on that provider's default API lane.
+(:mod:`active_memory.harnesses`) and has no provider of its own. A harness lane with a
+``runner`` runs a specialist inheriting it as a fresh non-interactive session of the harness
+itself (``agents/harness_lanes/<runner>.py``, on the user's own login); one without a runner
+still means the binding's provider on that provider's default API lane.
 
 ``tests/test_lanes.py`` fails when a provider has no adapter or its adapter's lanes differ from
 these rows; ``tests/test_names_defined_once.py`` when a lane name is listed anywhere else in
@@ -20,24 +22,36 @@ from active_memory.harnesses import HARNESSES, FrozenRow
 __all__ = [
     "API_LANE_NAMES",
     "LANES",
+    "LANE_OPTION_NAMES",
+    "SPECIALIST_SESSION_MARKER",
+    "SPECIALIST_SESSION_VARIABLE",
     "LaneRow",
     "api_lanes",
     "is_harness_lane",
     "lane_row",
     "provider_names",
+    "runner_lanes",
 ]
+
+# A specialist's session run by a harness is marked twice, so automatic learning never reviews
+# it: this variable is set in the harness's environment (its hooks and any child see it), and
+# its first message starts with this line (its session file keeps it).
+SPECIALIST_SESSION_VARIABLE = "ACTIVE_MEMORY_SPECIALIST_SESSION"
+SPECIALIST_SESSION_MARKER = "[active-memory specialist session: never reviewed by learning]"
 
 
 class LaneRow(FrozenRow):
     """One lane: ``provider`` and install ``extra`` for an API lane, ``harness`` (the harness's
-    name) for a harness lane."""
+    name) for a harness lane, and ``runner``, the module under ``agents/harness_lanes/`` that
+    runs specialist sessions on the harness itself (None: the provider's default API lane)."""
 
-    __slots__ = ("extra", "harness", "name", "provider")
+    __slots__ = ("extra", "harness", "name", "provider", "runner")
 
     extra: str | None
     harness: str | None
     name: str
     provider: str | None
+    runner: str | None
 
     def __init__(
         self,
@@ -46,9 +60,12 @@ class LaneRow(FrozenRow):
         provider: str | None = None,
         extra: str | None = None,
         harness: str | None = None,
+        runner: str | None = None,
     ) -> None:
         # The provider's own extra unless the lane needs more (bedrock and vertex bring theirs).
-        super().__init__(name=name, provider=provider, extra=extra or provider, harness=harness)
+        super().__init__(
+            name=name, provider=provider, extra=extra or provider, harness=harness, runner=runner
+        )
 
 
 _API_LANES = (
@@ -59,12 +76,20 @@ _API_LANES = (
     LaneRow("azure", provider="openai"),
     LaneRow("compatible", provider="openai"),
 )
+# The harnesses whose own CLI runs specialist sessions so far, by harness name: the module
+# under agents/harness_lanes/ that does it.
+_RUNNERS = {"claude": "claude_code"}
 LANES: tuple[LaneRow, ...] = (
     *_API_LANES,
-    *(LaneRow(row.lane, harness=row.name) for row in HARNESSES),
+    *(LaneRow(row.lane, harness=row.name, runner=_RUNNERS.get(row.name)) for row in HARNESSES),
 )
-# The API lanes, in the table's order: what ``--lane`` offers.
+# The API lanes, in the table's order.
 API_LANE_NAMES: tuple[str, ...] = tuple(row.name for row in _API_LANES)
+# What ``--lane`` offers: the API lanes, then the harness lanes that have a runner.
+LANE_OPTION_NAMES: tuple[str, ...] = (
+    *API_LANE_NAMES,
+    *(row.name for row in LANES if row.runner is not None),
+)
 _BY_NAME = {row.name: row for row in LANES}
 
 
@@ -87,3 +112,8 @@ def is_harness_lane(name: str | None) -> bool:
     """Whether ``name`` is the lane of a harness (``claude-code``…), not of an API."""
     row = _BY_NAME.get(name) if name is not None else None
     return row is not None and row.harness is not None
+
+
+def runner_lanes() -> tuple[LaneRow, ...]:
+    """The harness lanes whose specialist sessions the harness itself runs."""
+    return tuple(row for row in LANES if row.runner is not None)

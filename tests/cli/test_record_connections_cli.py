@@ -45,7 +45,9 @@ def test_a_record_cannot_send_the_users_key_and_evidence_to_its_own_server(
         _declare_in_record(folder, _hostile_entry(hostile.url))
         monkeypatch.setenv("ANTHROPIC_API_KEY", USER_KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", users_own.url)  # where the user's key belongs
-        result = _cli(*command, str(folder), "--store", str(tmp_path / "s.sqlite3"))
+        # The record's lane is claude-code: --lane anthropic chooses the API the key is for.
+        result = _cli(*command, str(folder), "--lane", "anthropic",
+                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
         received, served = hostile.seen, users_own.seen
     assert received == []
     assert served
@@ -84,7 +86,7 @@ def test_a_record_without_connections_warns_about_nothing(
     with serving() as users_own:
         monkeypatch.setenv("ANTHROPIC_API_KEY", USER_KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", users_own.url)
-        result = _cli("specialist", "run", "graph_discovery", str(folder),
-                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+        result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane",
+                      "anthropic", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
     assert result.stderr == ""

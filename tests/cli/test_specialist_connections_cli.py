@@ -162,8 +162,9 @@ def test_an_undeclared_connection_name_never_redirects_traffic(
     with serving() as stand_in:
         monkeypatch.setenv("GITHUB_BASE_URL", stand_in.url)
         monkeypatch.setenv("GITHUB_API_KEY", "fake-github-key")
-        result = _cli("specialist", "run", "graph_discovery", str(folder),
-                      "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+        # The record's lane is claude-code: --lane anthropic keeps the question on the API.
+        result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane",
+                      "anthropic", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
         seen = stand_in.seen
     assert result.exit_code == 1
     assert result.stderr == "error: no Anthropic API key: set ANTHROPIC_API_KEY\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from active_memory.postmortem.binding import BindingOverride
 from docs.compare import compare
 from docs.conftest import DEMO_DIR
 from docs.pages import claim, output
-from docs.transcript import run_transcript
+from docs.transcript import BIN, run_transcript
+from fake_claude import install_fake_claude, success
 
 PAGE = "docs/providers.md"
 PROTOCOL = claim(PAGE, "protocol")
@@ -100,3 +102,23 @@ CACHE_SHARE = claim(PAGE, "cache-share")
 def test_the_cache_share_benchmark_prints_what_the_page_shows() -> None:
     """Run from the repository root, as the page's command is (the demo's recordings replayed)."""
     run_transcript(CACHE_SHARE, Path(__file__).resolve().parents[2])
+
+
+CLAUDE_CODE_LANE = claim(PAGE, "claude-code-lane")
+CLAUDE_CODE_MISSING = claim(PAGE, "claude-code-missing")
+
+
+def test_specialist_run_on_the_claude_code_lane_prints_its_session(
+    demo: Path, tmp_path: Path
+) -> None:
+    readme = demo / "first" / "checkout" / "pyproject.toml"
+    fake = install_fake_claude(tmp_path / "bin", [success({"lessons": []}, reads=[str(readme)])])
+    env = {"PATH": os.pathsep.join((str(BIN), str(fake.folder), "/usr/bin", "/bin"))}
+    run_transcript(CLAUDE_CODE_LANE, tmp_path, env=env, aliases={DEMO_DIR: str(demo)})
+    [call] = fake.calls()
+    assert call["cwd"] == str((demo / "first" / "checkout").resolve())
+
+
+def test_the_claude_code_lane_without_claude_is_one_sentence(demo: Path, tmp_path: Path) -> None:
+    env = {"PATH": os.pathsep.join((str(BIN), "/usr/bin", "/bin"))}
+    run_transcript(CLAUDE_CODE_MISSING, tmp_path, env=env, aliases={DEMO_DIR: str(demo)})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,15 @@ def test_the_tour_shows_the_demo_as_it_prints(demo_made: Demo) -> None:
     compare(DEMO, DEMO.body, demo_made.printed)
 
 
-def test_the_host_snippet_runs_inside_asyncio_run(tmp_path: Path) -> None:
+def test_the_host_snippet_runs_inside_asyncio_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Inside ``asyncio.run``, where ``hook_env`` used to raise "Cannot run the event loop while
     another loop is running"."""
+    git = shutil.which("git")
+    assert git is not None
+    monkeypatch.setenv("PATH", str(Path(git).parent))
+    assert shutil.which("claude") is None, "a claude beside git: this test cannot hide it"
     folder, record = first_run(tmp_path)
     snippet = HOST.body
     assert "run.hook_env(" in snippet
@@ -53,10 +60,11 @@ def test_the_host_snippet_runs_inside_asyncio_run(tmp_path: Path) -> None:
     done = asyncio.run(namespace["snippet"]())
     assert done["env"]["ACTIVE_MEMORY_BROKER"].startswith("127.0.0.1:")
     assert done["claude"].hook["url"].endswith("/hook/claude")
-    # No provider key in a test: the postmortem reports that, it does not raise.
+    # The record's lane is claude-code and no claude is on PATH in a test: the postmortem
+    # reports that, it does not raise.
     assert done["report"].run_id == record.run_id
     assert done["report"].status == "failed"
-    assert {s.error_code for s in done["report"].specialists} == {"provider_unavailable"}
+    assert {s.error_code for s in done["report"].specialists} == {"harness_missing"}
 
 
 def test_the_minimal_run_json_is_a_valid_run_record(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import git
 
+from active_memory.lanes import SPECIALIST_SESSION_MARKER
 from history_init.conftest import Machine
 from history_init.kit import claude_session, codex_session, saved_record
 
@@ -150,4 +151,20 @@ def test_unfinished_unreadable_and_opted_out_runs_are_excluded(machine: Machine)
     assert _exclusion(data, no_outcome)["code"] == "unfinished"
     assert _exclusion(data, opted_out)["code"] == "opted_out"
     assert _exclusion(data, broken)["code"] == "unreadable"
+    assert _selected(data) == {"forge:github.com/acme/good"}
+
+
+def test_a_specialists_own_claude_code_session_is_excluded(machine: Machine) -> None:
+    _with_good_repository(machine)
+    session = claude_session(machine.home, machine.repo("reviewed"), 3)
+    asked = "tests/test_config.py::test_defaults fails on CI"
+    text = session.read_text("utf-8")
+    assert asked in text
+    settled = session.stat().st_mtime  # a session written just now is still running
+    session.write_text(text.replace(asked, f"{SPECIALIST_SESSION_MARKER}\\n\\n{asked}", 1))
+    os.utime(session, (settled, settled))
+    data = machine.answer()
+    item = _exclusion(data, session)
+    assert item["code"] == "specialist_session"
+    assert item["reason"] == "it is a postmortem specialist's own session, run on a harness lane"
     assert _selected(data) == {"forge:github.com/acme/good"}

@@ -4,6 +4,10 @@ session per task under one shared deadline, and their answers go through the sam
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
+
+import pytest
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.providers.scripted import ScriptedProvider, answer_response
@@ -117,13 +121,19 @@ def test_a_failing_provider_leaves_the_tasks_open_with_the_reason(machine: Machi
         assert store.generation() == 0
 
 
-def test_the_cli_provider_without_a_credential_fails_with_the_variable_to_set(
-    machine: Machine,
+def test_the_cli_provider_without_claude_fails_with_the_command_to_install(
+    machine: Machine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Claude Code sessions record the claude-code lane: their specialists run on `claude`.
+    git = shutil.which("git")
+    assert git is not None
+    monkeypatch.setenv("PATH", str(Path(git).parent))
+    assert shutil.which("claude") is None, "a claude beside git: this test cannot hide it"
     claude_session(machine.home, machine.repo("alpha"), 1)
     result = machine.init("--provider", "anthropic")
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert data["phase"] == "discovery"
     assert data["tasks"]["open"] == 2
-    assert all("ANTHROPIC_API_KEY" in reason for reason in data["refused"])
+    assert data["refused"]
+    assert all("`npm install -g @anthropic-ai/claude-code`" in r for r in data["refused"])

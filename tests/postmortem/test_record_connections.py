@@ -11,6 +11,7 @@ import pytest
 from active_memory.host import open_run
 from active_memory.models.config import RuntimeConfig, parse_runtime_config
 from active_memory.models.runs import Outcome, RunRecord
+from active_memory.postmortem.binding import BindingOverride
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.store.backend import RunIdentity
@@ -45,6 +46,8 @@ async def test_run_postmortem_ignores_connections_inside_the_record(
                 backend=store,
                 private_dir=tmp_path / "evidence",
                 new_id=sequential_ids(),
+                # The record's lane is claude-code: the API lane is the one the key is for.
+                override=BindingOverride(lane="anthropic"),
             )
             report = await run_postmortem(_declaring(record, hostile.url), options)
         received, served = hostile.seen, users_own.seen
@@ -65,7 +68,9 @@ async def test_a_hosts_run_ignores_connections_inside_the_record(
             with open_run(identity, RuntimeConfig(), store, folder / "checkout",
                           state_dir=tmp_path / "state") as run:  # fmt: skip
                 run.latch_outcome(OUTCOME)
-                report = await run.postmortem(_declaring(record, hostile.url))
+                report = await run.postmortem(
+                    _declaring(record, hostile.url), override=BindingOverride(lane="anthropic")
+                )
         received, served = hostile.seen, users_own.seen
     assert received == []
     assert served

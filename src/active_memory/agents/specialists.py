@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,14 +183,25 @@ def has_checkout_tools(env: SpecialistEnv) -> bool:
     return env.checkout_root is not None and env.checkout_root.is_dir()
 
 
-def _toolbox(env: SpecialistEnv, evidence_dir: Path) -> Toolbox:
+def _roots(env: SpecialistEnv, evidence_dir: Path) -> dict[str, Path]:
     # The checkout's root is called "repository", so the tools print each file exactly as a
     # reference cites it (repository:path).
     roots: dict[str, Path] = {"evidence": evidence_dir}
     if has_checkout_tools(env):
         assert env.checkout_root is not None
         roots[REPOSITORY_ROOT] = env.checkout_root
-    return Toolbox(roots)
+    return roots
+
+
+def _read_checkout_files(toolbox: Toolbox, session: Session | None) -> frozenset[str] | None:
+    """The checkout files the session's tools showed the model (None without a checkout):
+    the host's tools on an API lane, the harness's own tools on a harness lane."""
+    seen = toolbox.seen(REPOSITORY_ROOT)
+    if seen is None or session is None:
+        return seen
+    prefix = f"{REPOSITORY_ROOT}:"
+    shown = session.harness_reads
+    return seen | {path.removeprefix(prefix) for path in shown if path.startswith(prefix)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +227,7 @@ class SessionInput:
     prompt: str
     contract: AnswerContract
     toolbox: Toolbox
+    folders: tuple[tuple[str, str], ...] = ()
 
 
 async def session_input(env: SpecialistEnv, spec: RoleRow, subject: SessionSubject) -> SessionInput:
@@ -235,11 +247,13 @@ async def session_input(env: SpecialistEnv, spec: RoleRow, subject: SessionSubje
         )
     )
     schema = wire_schema(spec.name)
+    roots = _roots(env, folder)
     return SessionInput(
         system=system_prompt(spec.name, contract=json.dumps(schema, indent=2, sort_keys=True)),
         prompt=_user_prompt(env, spec, bundle, subject),
         contract=AnswerContract(name=spec.name, schema=schema),
-        toolbox=_toolbox(env, folder),
+        toolbox=Toolbox(roots),
+        folders=tuple((name, str(path.resolve())) for name, path in sorted(roots.items())),
     )
 
 
@@ -254,6 +268,8 @@ async def answer_session(
     """One session: build the evidence, render the prompts, run the tool loop to an answer
     that satisfies the contract (admission is the caller's next step)."""
     given = await session_input(env, spec, subject)
+    # The host check runs while the session does: it reads the session's files through this.
+    running: list[Session] = []
     session = Session(
         env.provider,
         env.binding,
@@ -269,21 +285,28 @@ async def answer_session(
         versions=(prompt_sha256(spec.name), contract_sha256(spec.name)),
         # Admission refuses a malformed item alone; the session need not fail for it.
         item_errors_admitted=True,
-        host_check=_gone_check(env, spec, subject.lessons, given.toolbox),
+        host_check=_gone_check(
+            env, spec, subject.lessons, lambda: _read_checkout_files(given.toolbox, running[0])
+        ),
         answer_bytes=max_serialized_bytes(
             given.contract.schema,
             answer_bounds(maintenance=spec.maintenance, supplied=len(subject.lessons)),
         ),
         share=env.share,
+        folders=given.folders,
     )
+    running.append(session)
     meter.sessions.append(session)
     meter.batches += 1
     result = await session.run()
-    return Answered(result, given.toolbox.seen(REPOSITORY_ROOT))
+    return Answered(result, _read_checkout_files(given.toolbox, session))
 
 
 def _gone_check(
-    env: SpecialistEnv, spec: RoleRow, lessons: Sequence[Lesson], toolbox: Toolbox
+    env: SpecialistEnv,
+    spec: RoleRow,
+    lessons: Sequence[Lesson],
+    read_paths: Callable[[], frozenset[str] | None],
 ) -> HostCheck | None:
     """Repository maintenance only: a keep of a card whose file is gone would be refused and
     leave the dead card live, so the repair turn asks to adapt or retire it instead (admission
@@ -297,7 +320,7 @@ def _gone_check(
             spec.name,
             lessons,
             env.admission,
-            read_paths=toolbox.seen(REPOSITORY_ROOT),
+            read_paths=read_paths(),
         )
 
     return HostCheck(GONE_HEADING, problems)

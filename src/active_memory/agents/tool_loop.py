@@ -139,6 +139,8 @@ class Session:
     # This session's current share of ``deadline`` (a postmortem's fair share per specialist,
     # which grows when others finish): re-read at every turn and while waiting for a reply.
     share: Callable[[], float] | None = None
+    # The folders a harness lane's own tools read, as (root, path); an API lane runs toolbox.
+    folders: tuple[tuple[str, str], ...] = ()
     turns: int = field(default=0, init=False)
     tool_calls: int = field(default=0, init=False)
     usage: TokenUsage = field(default_factory=TokenUsage, init=False)
@@ -153,6 +155,8 @@ class Session:
     asked_at: float | None = field(default=None, init=False)
     # What the repair turn told the model its answer broke (empty before a repair).
     repair_errors: tuple[str, ...] = field(default=(), init=False)
+    # Files a harness lane's own tools showed the model, as root:path (see ModelResponse).
+    harness_reads: set[str] = field(default_factory=set, init=False)
     # The valid answer a host repair turn was asked about: returned if the repair fails.
     _held: tuple[ModelResponse, dict[str, Any]] | None = field(default=None, init=False)
     _final: bool = field(default=False, init=False)
@@ -331,6 +335,7 @@ class Session:
             deadline=self.deadline,
             final=self._final,
             labels=RequestLabels(self.specialist, self.batch, self.turns + 1, *self.versions),
+            folders=self.folders,
         )
 
     def until(self) -> float:
@@ -378,6 +383,8 @@ class Session:
         self.usage += response.usage
         self.retries += response.retries
         self.text_calls += response.text_form
+        self.tool_calls += response.harness_tool_calls
+        self.harness_reads |= response.read_paths
         self.answered_model = self.answered_model or response.model or None
         return response
 

@@ -55,12 +55,13 @@ from active_memory.cli.evidence import harness_option
 from active_memory.errors import (
     ActiveMemoryError,
     ConfigError,
+    HarnessUnavailable,
     PostmortemError,
     ReplayMismatch,
     RunRecordError,
 )
 from active_memory.evidence.sources import open_run_source
-from active_memory.lanes import API_LANE_NAMES
+from active_memory.lanes import LANE_OPTION_NAMES
 from active_memory.models.config import RuntimeConfig, load_runtime_config, parse_runtime_config
 from active_memory.models.runs import RUN_FILE, Outcome, RunRecord
 from active_memory.runlog import RunLog
@@ -166,6 +167,9 @@ def _prepare(
         )
     except (RunRecordError, ConfigError, PostmortemError, ReplayMismatch) as error:
         fail(str(error), EXIT_BAD_INPUT)
+    except HarnessUnavailable as error:
+        # A harness lane's CLI that is missing or too old: fixed by the command it names.
+        fail(str(error), EXIT_BAD_INPUT)
     except ActiveMemoryError as error:
         fail(str(error), EXIT_FAILED)
     return record, config, provider
@@ -259,9 +263,10 @@ def connection_options(command: Callable[..., None]) -> Callable[..., None]:
     options = (
         click.option(
             "--lane",
-            type=click.Choice(API_LANE_NAMES),
-            help="The API lane (it names its "
-            "provider): e.g. compatible for an OpenAI-compatible server.",
+            type=click.Choice(LANE_OPTION_NAMES),
+            help="The API lane (it names its provider): e.g. compatible for an "
+            "OpenAI-compatible server; or a harness lane (claude-code: the harness's own CLI "
+            "and login run the specialists).",
         ),
         click.option(
             "--base-url",

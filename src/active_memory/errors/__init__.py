@@ -34,6 +34,7 @@ do; attributes carry the same facts for programs.
      ├── ProviderError               a model provider failed (SDK errors translated); its
      │    │                           ``cause`` names what failed, ``attempts`` the calls made
      │    ├── ProviderUnavailable     SDK extra or credential missing, credential refused
+     │    │    └── HarnessUnavailable  a harness lane's CLI missing, too old or logged out
      │    ├── ProviderDeadlineExceeded  the deadline passed (only then)
      │    │    └── ProviderNoAnswer   …while a call waited: the server sent nothing in time
      │    ├── ProviderTransientError  429, 5xx, overloaded, connection: retried, then raised

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from active_memory.errors.core import ActiveMemoryError
 
 __all__ = [
+    "HarnessUnavailable",
     "ProviderDeadlineExceeded",
     "ProviderError",
     "ProviderNoAnswer",
@@ -46,6 +47,14 @@ class ProviderUnavailable(ProviderError):
     refused the credential (``auth_failed``)."""
 
     default_cause = "provider_unavailable"
+
+
+class HarnessUnavailable(ProviderUnavailable):
+    """A harness lane's CLI cannot run a specialist session: it is not on PATH
+    (``harness_missing``), too old (``harness_too_old``) or logged out (``harness_logged_out``).
+    The message is one sentence naming the command that fixes it."""
+
+    default_cause = "harness_missing"
 
 
 class ProviderDeadlineExceeded(ProviderError):

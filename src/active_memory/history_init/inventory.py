@@ -22,6 +22,7 @@ from active_memory.evidence.inventory import find_sessions
 from active_memory.evidence.sources import open_run_source
 from active_memory.history_init.identity import Probes, aliases, prove_identity
 from active_memory.history_init.state import Exclusion, RepositoryEntry, RunEntry
+from active_memory.lanes import SPECIALIST_SESSION_MARKER
 from active_memory.latch import read_latched_outcome
 from active_memory.models.config import parse_runtime_config
 from active_memory.models.runs import RUN_FILE, RunRecord, load_run_record
@@ -176,6 +177,12 @@ def take_inventory(
                     candidate, "opted_out", "its runtime disables the postmortem", record.run_id
                 )
             )
+            continue
+        if (record.initial_input or "").startswith(SPECIALIST_SESSION_MARKER):
+            # A harness lane's own session (agents/harness_lanes): reviewing it would learn
+            # from a postmortem, not from work.
+            reason = "it is a postmortem specialist's own session, run on a harness lane"
+            exclusions.append(_excluded(candidate, "specialist_session", reason, record.run_id))
             continue
         checkout = record.checkout
         if checkout is None:

@@ -11,7 +11,9 @@ calling the library gets what the CLI gets:
   inherited name keeps its lane. An unknown name is a :class:`ConfigError` naming the known ones.
 * ``model``: replaces the inherited model.
 * ``lane``: the API lane (``compatible``, ``bedrock``…); it names its provider, so ``--lane
-  compatible`` alone means an OpenAI-compatible server.
+  compatible`` alone means an OpenAI-compatible server. A harness lane with a runner
+  (``claude-code``) runs the specialists on the harness itself, on its own login: the provider
+  becomes the harness's, and no connection option goes with it.
 * ``base_url``, ``api_key_env``, ``output``, ``text_calls``: where traffic goes, which
   variable holds its credential, the output mode and text-form calls; with the lane they form
   the caller's own :class:`~active_memory.agents.providers.connections.Connection`, which wins
@@ -44,6 +46,8 @@ from active_memory.agents.providers.scripted import ScriptedProvider
 from active_memory.agents.providers.sdk_adapter import SdkAdapter
 from active_memory.agents.providers.transport_errors import describe_host
 from active_memory.errors import ConfigError, PostmortemError
+from active_memory.harnesses import HarnessRow, harness_row
+from active_memory.lanes import lane_row
 from active_memory.models.config import PostmortemConfig
 from active_memory.models.runs import AuthoredGraph, Binding, GraphNode
 
@@ -117,7 +121,12 @@ class BindingOverride:
         unknown provider or lane, or a lane of another provider than the one named."""
         provider = self.provider
         if self.lane is not None and provider != REPLAY:
-            owner = lane_provider(self.lane)
+            harness = self._harness()
+            if harness is None:
+                owner = lane_provider(self.lane)
+            else:
+                # The harness serves its own model; the binding names its provider for reports.
+                owner = harness.provider or provider or binding.provider
             if provider is not None and provider != owner:
                 raise ConfigError(
                     "lane", f"{self.lane!r} is a lane of {owner!r}, not of {provider!r}"
@@ -139,8 +148,32 @@ class BindingOverride:
             binding = binding.model_copy(update={"model": self.model})
         return binding
 
+    def _harness(self) -> HarnessRow | None:
+        """The harness whose lane ``lane`` is, when that lane has a runner; a connection
+        option beside it is a ConfigError (the harness uses its own login)."""
+        row = lane_row(self.lane) if self.lane is not None else None
+        if row is None or row.runner is None or row.harness is None:
+            return None
+        options = {
+            "--base-url": self.base_url,
+            "--api-key-env": self.api_key_env,
+            "--output": self.output,
+            "--text-calls": self.text_calls,
+        }
+        given = [option for option, value in options.items() if value is not None]
+        if given:
+            raise ConfigError(
+                "lane",
+                f"--lane {self.lane} runs the specialists on the harness's own login; drop "
+                f"{', '.join(given)} (they choose an API lane's server)",
+            )
+        return harness_row(row.harness)
+
     def connection(self) -> Connection | None:
-        """The caller's own connection, when this override says where traffic goes."""
+        """The caller's own connection, when this override says where traffic goes (a harness
+        lane's traffic is the harness's own: no connection)."""
+        if self._harness() is not None:
+            return None
         given = (self.lane, self.base_url, self.api_key_env, self.output, self.text_calls)
         if given == (None,) * 5:
             return None

@@ -199,6 +199,9 @@ class ModelRequest:
 
     ``deadline`` is absolute, on the :func:`time.monotonic` clock; ``final`` says investigation
     is over and the model must answer now (adapters withdraw or refuse investigation tools).
+    ``folders`` names the folders the investigation tools read, as ``(root name, absolute
+    path)``: an API lane ignores them (the host runs ``tools``), a harness lane hands them to
+    the harness's own read-only tools.
     """
 
     model: str
@@ -211,6 +214,7 @@ class ModelRequest:
     deadline: float | None = None
     final: bool = False
     labels: RequestLabels = field(default_factory=RequestLabels)
+    folders: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
@@ -235,6 +239,9 @@ class ModelResponse:
     turn can reply to that call. ``retries`` counts the extra attempts this call needed.
     ``model`` is the model the server says answered; ``text_form`` is True when the turn's
     call (or answer call) was written as text and taken as a call (see ``text_calls.py``).
+    A harness lane runs its own tools inside one turn: ``harness_tool_calls`` counts them and
+    ``read_paths`` names the files they showed the model, as ``root:relative/path`` of the
+    request's ``folders``.
     """
 
     text: str = ""
@@ -247,6 +254,8 @@ class ModelResponse:
     retries: int = 0
     model: str = ""
     text_form: bool = False
+    harness_tool_calls: int = 0
+    read_paths: frozenset[str] = frozenset()
 
 
 class ModelProvider(Protocol):

@@ -9,6 +9,11 @@ the caller's explicit connection, else the first declared connection the binding
 lane's standard variables (see ``connections.py``). A connection's lane and output mode win over
 the binding's. Adapter modules are imported only when their provider is asked for, so a missing
 SDK only matters to bindings that use it.
+
+A binding whose lane is a harness lane with a runner (``claude-code``: the lane table says
+which) runs on the harness itself (:mod:`active_memory.agents.harness_lanes`), whatever its
+provider, unless a connection (the caller's, or a declared one the binding names) says where
+traffic goes: then it is that provider's API, as it is for a harness lane without a runner.
 """
 
 from __future__ import annotations
@@ -89,8 +94,9 @@ def lane_provider(lane: str) -> str:
 
 
 def _lane(binding: Binding, endpoint: Endpoint | None) -> str | None:
-    # A node run through a coding harness records the harness as its lane. The specialists talk
-    # to the same provider's API directly, so a harness lane means the provider's default lane.
+    # A node run through a coding harness records the harness as its lane. When the harness
+    # does not serve the specialists (see create_provider), they talk to the same provider's
+    # API directly, so a harness lane means the provider's default lane.
     inherited = None if is_harness_lane(binding.lane) else binding.lane
     return (endpoint.lane if endpoint else None) or inherited
 
@@ -156,6 +162,18 @@ def create_provider(
     ``connection`` is the caller's own endpoint (the CLI's ``--base-url``...), which wins over
     the ``connections`` declared for the binding's connection names.
     """
+    row = lane_row(binding.lane) if binding.lane is not None else None
+    if row is not None and row.runner is not None:
+        declared = connections or {}
+        routed = connection is not None or any(
+            declared[name].provider in (None, binding.provider)
+            for name in binding.connections
+            if name in declared
+        )
+        if not routed:
+            from active_memory.agents.harness_lanes import harness_lane_provider
+
+            return harness_lane_provider(binding, os.environ if env is None else env)
     factory = _REGISTRY.get(binding.provider)
     if factory is None:
         raise ConfigError(

@@ -1,0 +1,162 @@
+"""What ``claude -p --output-format stream-json --verbose`` printed, in the toolkit's terms.
+
+Each line of that output is one JSON event: ``system`` (``init`` names the tools the session
+offers), ``assistant`` (a model turn: text and ``tool_use`` blocks), ``user`` (the tools'
+``tool_result`` blocks) and, last, ``result``: ``is_error``, ``subtype`` (``success``,
+``error_max_turns``…), the ``result`` text, the ``structured_output`` that ``--json-schema``
+asked for, ``usage`` (Messages API counts, cache reads and writes apart) and ``modelUsage``
+(per model). A line that is not JSON (a warning some versions print) is skipped.
+
+A file counts as read when a ``Read`` call of it came back without an error; it is named
+``root:relative/path`` against the request's folders, exactly as the host's own tools name it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from active_memory.agents.providers.base import TokenUsage
+
+__all__ = ["ANSWER_TOOL", "READ_TOOL", "Transcript", "read_transcript", "root_path"]
+
+READ_TOOL = "Read"
+# The tool --json-schema adds for the answer: it is not an investigation call.
+ANSWER_TOOL = "StructuredOutput"
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """One ``claude -p`` run: its result event (None when it printed none), the tools its
+    init event offered, the investigation calls made and the files read."""
+
+    result: Mapping[str, Any] | None
+    offered_tools: tuple[str, ...] | None
+    tool_calls: int
+    refused_calls: tuple[str, ...]
+    read_paths: frozenset[str]
+    model: str
+
+    @property
+    def usage(self) -> TokenUsage:
+        usage = (self.result or {}).get("usage")
+        if not isinstance(usage, Mapping):
+            return TokenUsage()
+        fresh, written, read, output = (
+            _count(usage, key)
+            for key in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            )
+        )
+        return TokenUsage(
+            input_tokens=fresh + written + read,
+            output_tokens=output,
+            cache_read_tokens=read,
+            cache_write_tokens=written,
+        )
+
+    @property
+    def answer(self) -> str | None:
+        """The answer as JSON text: the structured output, else the result text."""
+        result = self.result or {}
+        structured = result.get("structured_output")
+        if structured is not None:
+            return json.dumps(structured, ensure_ascii=False)
+        text = result.get("result")
+        return text if isinstance(text, str) and text.strip() else None
+
+
+def _count(usage: Mapping[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _events(stdout: bytes) -> Iterator[Mapping[str, Any]]:
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            yield event
+
+
+def _blocks(event: Mapping[str, Any], kind: str) -> Iterator[Mapping[str, Any]]:
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, Mapping) and block.get("type") == kind:
+            yield block
+
+
+def root_path(path: str, folders: Iterable[tuple[str, str]]) -> str | None:
+    """``root:relative`` for an absolute ``path`` inside one of ``folders``, else None."""
+    try:
+        resolved = Path(path).resolve()
+    except (OSError, ValueError):
+        return None
+    for root, folder in folders:
+        base = Path(folder)
+        if resolved.is_relative_to(base) and resolved != base:
+            return f"{root}:{resolved.relative_to(base).as_posix()}"
+    return None
+
+
+def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]]) -> Transcript:
+    """The transcript of one run from its stream-json output."""
+    folders = tuple(folders)
+    result: Mapping[str, Any] | None = None
+    offered: tuple[str, ...] | None = None
+    reads: dict[str, str] = {}  # tool_use id -> file path
+    calls = 0
+    read_paths: set[str] = set()
+    refused: list[str] = []
+    names: dict[str, str] = {}
+    model = ""
+    for event in _events(stdout):
+        kind = event.get("type")
+        if kind == "system" and event.get("subtype") == "init":
+            tools = event.get("tools")
+            if isinstance(tools, list):
+                offered = tuple(str(tool) for tool in tools)
+        elif kind == "assistant":
+            message = event.get("message")
+            if isinstance(message, Mapping) and isinstance(message.get("model"), str):
+                model = model or message["model"]
+            for block in _blocks(event, "tool_use"):
+                name, call_id = str(block.get("name")), str(block.get("id"))
+                if name == ANSWER_TOOL:
+                    continue
+                calls += 1
+                names[call_id] = name
+                given = block.get("input")
+                if name == READ_TOOL and isinstance(given, Mapping):
+                    file_path = given.get("file_path")
+                    if isinstance(file_path, str):
+                        reads[call_id] = file_path
+        elif kind == "user":
+            for block in _blocks(event, "tool_result"):
+                call_id = str(block.get("tool_use_id"))
+                if block.get("is_error"):
+                    if call_id in names:
+                        refused.append(names[call_id])
+                    continue
+                shown = root_path(reads[call_id], folders) if call_id in reads else None
+                if shown is not None:
+                    read_paths.add(shown)
+        elif kind == "result":
+            result = event
+    return Transcript(
+        result=result,
+        offered_tools=offered,
+        tool_calls=calls,
+        refused_calls=tuple(refused),
+        read_paths=frozenset(read_paths),
+        model=model,
+    )

@@ -1,0 +1,201 @@
+"""Conformance: a specialist session run by the real Claude Code CLI (the claude-code harness
+lane), against a scripted model on loopback.
+
+Slow: it starts the pinned ``claude`` from the conformance kit (``harnesses.py``; skipped with
+npm's reason when it cannot be installed). ``active-memory specialist run graph_discovery RUN
+--lane claude-code`` runs with the stand-in as Claude Code's model. The model reads a checkout
+file, tries Bash and Write, then answers through the structured output. The test asserts what
+the issue asks of a harness lane:
+
+* the read went through Claude Code's own Read tool and its content reached the model;
+* Bash and Write were refused by Claude Code itself (not offered, so not run: no file made), and
+  the model was offered only Read, Grep, Glob and the structured output;
+* a project hook in the checkout's ``.claude/settings.json`` never ran (hooks disabled);
+* the host admitted the answer, and recorded the session's tokens and tool calls;
+* a session whose model never answers ends at the deadline with no process of it left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_runner import run_cli
+from conformance.harnesses import HARNESSES, Harness, Installed
+from conformance.stand_in import StandIn, ToolCall, _anthropic, tool_names
+from postmortem.postmortem_kit import first_run
+
+pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300)]
+
+ANSWER = {"lessons": []}
+READ_TARGET = "pyproject.toml"
+
+
+@pytest.fixture(params=["claude"])
+def harness(request: pytest.FixtureRequest) -> Harness:
+    return HARNESSES[request.param]
+
+
+class ScriptedSpecialist(StandIn):
+    """The model of a specialist: one step per tool result already in the conversation."""
+
+    def __init__(self, steps: list[ToolCall]) -> None:
+        super().__init__(choose=lambda _names: None, final_text="Answered.")
+        self.steps = steps
+
+    def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
+        if not isinstance(body, dict) or "Read" not in tool_names(body):
+            return super()._answer(path, body)  # a side request (a title…): plain text
+        done = json.dumps(body.get("messages")).count('"tool_result"')
+        if done >= len(self.steps):
+            return super()._answer(path, body)
+        self._record("POST", path, body, f"step-{done}")
+        document, stream = _anthropic(body, self.steps[done], "")
+        # Each step's call gets its own id: Claude Code pairs results with calls by id.
+        own = f"step_{done}"
+        if document is not None:
+            payload = json.dumps(document).replace("call_am_conformance_1", own).encode()
+            return 200, "application/json", payload
+        return 200, "text/event-stream", stream.replace(b"call_am_conformance_1", own.encode())
+
+
+def _results(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    found = []
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                found.append(block)
+    return found
+
+
+def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    checkout = (folder / "checkout").resolve()
+    hook_ran, planted = tmp_path / "hook-ran", tmp_path / "planted-by-bash"
+    settings = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": f"touch {hook_ran}"}]}]}}  # fmt: skip
+    (checkout / ".claude").mkdir()
+    (checkout / ".claude" / "settings.json").write_text(json.dumps(settings))
+    steps = [
+        ToolCall("Read", {"file_path": str(checkout / READ_TARGET)}),
+        ToolCall("Bash", {"command": f"touch {planted}"}),
+        ToolCall("Write", {"file_path": str(planted), "content": "x"}),
+        ToolCall("StructuredOutput", ANSWER),
+    ]
+    home = tmp_path / "home"
+    home.mkdir()
+    with ScriptedSpecialist(steps) as model:
+        invocation = harness.invocation(binary, checkout, home, model.url)
+        for name, value in invocation.env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
+        result = run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
+                          "claude-code", "--model", "claude-sonnet-4-5", "--json",
+                          "--store", str(tmp_path / "s.sqlite3")])  # fmt: skip
+        requests = list(model.requests)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    trial = json.loads(result.stdout)
+    assert trial["complete"] is True
+    assert trial["error"] is None
+    assert trial["status"] == "accepted"
+    assert trial["answer"] == ANSWER
+    assert (trial["provider"], trial["lane"]) == ("anthropic", "claude-code")
+    assert trial["tool_calls"] == 3  # Read, Bash, Write: the structured output is the answer
+    assert trial["turns"] == 1
+    assert trial["input_tokens"] > 0
+    assert trial["output_tokens"] > 0
+
+    stepped = {request.reply: request for request in requests if request.reply.startswith("step")}
+    assert set(stepped) == {"step-0", "step-1", "step-2", "step-3"}
+    assert sorted(tool_names(stepped["step-0"].body)) == [
+        "Glob",
+        "Grep",
+        "Read",
+        "StructuredOutput",
+    ]
+    read, bash, write = _results(stepped["step-3"].body)
+    assert not read.get("is_error")
+    assert 'name = \\"app\\"' in json.dumps(read["content"])  # the checkout's pyproject.toml
+    for refused in (bash, write):
+        assert refused.get("is_error") is True
+        assert "No such tool available" in json.dumps(refused["content"])
+    assert not planted.exists()
+    assert not hook_ran.exists(), "a project hook ran inside the specialist's session"
+    system = stepped["step-0"].body.get("system")
+    assert "graph_discovery" in json.dumps(system)
+    first_user = json.dumps(stepped["step-0"].body["messages"][0])
+    assert "[active-memory specialist session: never reviewed by learning]" in first_user
+
+
+class SilentModel(StandIn):
+    """A model that never answers a specialist's request (a hung server)."""
+
+    def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
+        if isinstance(body, dict) and "Read" in tool_names(body):
+            self._record("POST", path, body, "held")
+            time.sleep(60)
+        return super()._answer(path, body)
+
+
+def _processes_with(variable: str, value: str) -> list[int]:
+    """Live processes whose environment holds ``variable=value``."""
+    wanted = f"{variable}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                state = (entry / "stat").read_text().split(") ", 1)[1][0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return found
+
+
+def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    with SilentModel(choose=lambda _names: None) as model:
+        invocation = harness.invocation(binary, folder / "checkout", home, model.url)
+        for name, value in invocation.env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
+        started = time.monotonic()
+        result = run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
+                          "claude-code", "--model", "claude-sonnet-4-5", "--json",
+                          "--timeout-ms", "8000",
+                          "--store", str(tmp_path / "s.sqlite3")])  # fmt: skip
+        took = time.monotonic() - started
+        held = model.replies("held")
+    assert held, "claude never asked the model"
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert json.loads(result.stdout)["status"] == "timed_out"
+    assert took < 30
+    deadline = time.monotonic() + 5
+    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with("HOME", str(home)) == []

@@ -31,6 +31,7 @@ from typing import Any
 
 from active_memory.errors import EvidenceError
 from active_memory.evidence.budget import cut_text, json_size, redact_and_cut
+from active_memory.evidence.complete_copies import COPY_FOLDER, CopyWriter
 from active_memory.evidence.history import collect_excerpts
 from active_memory.evidence.pager import Cancellation, PageLimits
 from active_memory.evidence.paths import PathRewriter
@@ -204,6 +205,22 @@ def _private_files(
     if initial_input is not None:
         names["initial_input"] = write_private_file(folder, "initial-input.txt", initial_input)
     return names
+
+
+def _copy_cut_transcripts(
+    transcripts: list[dict[str, Any]], copies: CopyWriter, *, note: bool
+) -> None:
+    """Write the complete copy of every excerpt that lost or cut records; ``note`` puts the
+    transcript bytes the excerpt left out (``bytes_left_out``) beside its ``records_dropped``:
+    the ``read_transcript`` tool finds the copy by the execution's ref."""
+    for item in transcripts:
+        if "unavailable" in item:
+            continue
+        if not (item.get("records_dropped") or item.get("records_cut")):
+            continue
+        copy = copies.write(item["execution"], (record["n"] for record in item["records"]))
+        if copy is not None and note:
+            item["bytes_left_out"] = copy.bytes_left_out
 
 
 def _checkout_path(checkout: Checkout, paths: PathRewriter) -> str:
@@ -383,8 +400,18 @@ def build_evidence(
             if missing and "unavailable" not in item:
                 item["unavailable"] = missing
                 log.add("transcripts", missing, ref=item["execution"])
+        copies = CopyWriter(folder, record.executions, citable_receipts(record), paths.text, cancel)
+        _copy_cut_transcripts(payload["transcripts"], copies, note=True)
+        if copies.copies:
+            files["transcripts"] = COPY_FOLDER
 
     serialized = Trimmer(payload, budget_bytes, log).run()
+    private = {key: folder / name for key, name in files.items()}
+    if needs.transcripts:
+        # Final trimming may cut excerpts the transcript budget left whole: their copies too.
+        _copy_cut_transcripts(payload["transcripts"], copies, note=False)
+        if copies.copies:
+            private["transcripts"] = folder / COPY_FOLDER
     size = len(serialized.encode("utf-8"))
     if size > budget_bytes:
         raise EvidenceError(
@@ -396,5 +423,5 @@ def build_evidence(
         payload=MappingProxyType(payload),
         serialized=serialized,
         truncation=log.report(budget_bytes, size),
-        private_files=MappingProxyType({key: folder / name for key, name in files.items()}),
+        private_files=MappingProxyType(private),
     )

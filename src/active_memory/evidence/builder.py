@@ -312,7 +312,9 @@ def build_evidence(
     changes = [json.loads(canonical_json(change)) for change in lesson_changes]
     log = CutLog()
     log_source_cuts(record, log)
-    paths = PathRewriter(_workspace(record))
+    cwd = record.runtime.get("cwd")
+    # A session's cwd names the same tree when the checkout was inspected elsewhere.
+    paths = PathRewriter(_workspace(record), cwd if isinstance(cwd, str) else None)
     runtime = paths.value(redact_value(record.runtime))
     folder = prepare_private_dir(private_dir)
     redacted_input = (

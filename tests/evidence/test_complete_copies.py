@@ -65,3 +65,13 @@ def test_maintenance_specialists_get_no_copies(tmp_path: Path) -> None:
     private = tmp_path / "p"
     build_evidence(record, "graph_maintenance", private_dir=private, budget_bytes=16_384)
     assert not (private / COPY_FOLDER).exists(), "their payload holds no transcripts"
+
+
+def test_a_rebuild_that_cuts_nothing_offers_no_earlier_copies(tmp_path: Path) -> None:
+    private = tmp_path / "p"
+    record = cut_run(tmp_path / "run", long_records=400)
+    build_evidence(record, "graph_discovery", private_dir=private, budget_bytes=16_384)
+    assert "exec:long" in load_index(private)
+    small = cut_run(tmp_path / "small", long_records=5)
+    build_evidence(small, "graph_discovery", private_dir=private)
+    assert load_index(private) == {}

@@ -412,6 +412,7 @@ def build_evidence(
     if needs.transcripts:
         # Final trimming may cut excerpts the transcript budget left whole: their copies too.
         _copy_cut_transcripts(payload["transcripts"], copies, note=False)
+        copies.finish()
         if copies.copies:
             private["transcripts"] = folder / COPY_FOLDER
     size = len(serialized.encode("utf-8"))

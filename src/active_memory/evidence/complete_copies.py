@@ -61,7 +61,7 @@ class CompleteCopy:
 
 
 class CopyWriter:
-    """Writes complete copies into ``folder/transcripts`` and keeps the index current."""
+    """Writes complete copies into ``folder/transcripts``; :meth:`finish` writes their index."""
 
     def __init__(
         self,
@@ -96,11 +96,19 @@ class CopyWriter:
         except (OSError, InputRefused):
             return None  # the excerpt already says when the transcript is unavailable
         self._index[ref] = name
-        index = json.dumps(self._index, indent=1, sort_keys=True) + "\n"
-        write_private_file(target, COPY_INDEX, index)
         copy = CompleteCopy(f"{COPY_FOLDER}/{name}", tally.records, tally.left, tally.left_bytes)
         self.copies[ref] = copy
         return copy
+
+    def finish(self) -> None:
+        """Write the index of the copies written (once: a run of 100,000 cut executions must
+        not rewrite a growing index 100,000 times)."""
+        if self._index:
+            index = json.dumps(self._index, indent=1, sort_keys=True) + "\n"
+            write_private_file(self._folder / COPY_FOLDER, COPY_INDEX, index)
+        else:
+            # A folder reused from an earlier build must not offer that build's copies.
+            (self._folder / COPY_FOLDER / COPY_INDEX).unlink(missing_ok=True)
 
     def _lines(self, execution: Execution, tally: _Tally) -> Iterator[str]:
         assert execution.transcript is not None

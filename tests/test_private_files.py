@@ -11,7 +11,12 @@ import pytest
 
 from active_memory.errors import EvidenceError
 from active_memory.evidence.private import prepare_private_dir
-from active_memory.private_files import copy_private_file, make_private_dir, write_private_text
+from active_memory.private_files import (
+    copy_private_file,
+    make_private_dir,
+    write_private_lines,
+    write_private_text,
+)
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
 
@@ -107,3 +112,22 @@ def test_a_failed_copy_leaves_no_temporary_and_the_old_file(tmp_path: Path) -> N
         copy_private_file(tmp_path, destination)
     assert destination.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.jsonl"]
+
+
+@pytest.mark.usefixtures("loose_umask")
+def test_lines_are_written_whole_and_private(tmp_path: Path) -> None:
+    target = tmp_path / "copy.jsonl"
+    write_private_lines(target, (f"{n}\n" for n in range(3)))
+    assert target.read_text() == "0\n1\n2\n"
+    assert _mode(target) == 0o600
+
+
+def test_lines_that_fail_midway_leave_nothing(tmp_path: Path) -> None:
+    def lines() -> Iterator[str]:
+        yield "first\n"
+        raise OSError("the transcript went away")
+
+    target = tmp_path / "copy.jsonl"
+    with pytest.raises(OSError, match="went away"):
+        write_private_lines(target, lines())
+    assert list(tmp_path.iterdir()) == []

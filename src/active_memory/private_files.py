@@ -17,7 +17,7 @@ import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import TypeVar
 
     _Folder = TypeVar("_Folder", bound="str | os.PathLike[str]")
@@ -27,6 +27,7 @@ __all__ = [
     "fsync_directory",
     "make_private_dir",
     "write_private_bytes",
+    "write_private_lines",
     "write_private_text",
 ]
 
@@ -125,6 +126,19 @@ def write_private_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """:func:`write_private_text` for bytes (the hook fallback's cached index): replace ``path``
     with ``data`` atomically, mode 0600; OSError on failure, nothing left."""
     _replace_private(path, lambda descriptor: _write_all(descriptor, data))
+
+
+def write_private_lines(path: str | os.PathLike[str], lines: Iterable[str]) -> None:
+    """:func:`write_private_text` for text produced a line at a time (a complete transcript
+    copy of any length): streamed, atomically, mode 0600; OSError on failure, nothing left. An
+    exception ``lines`` raises leaves nothing behind either."""
+
+    def fill(descriptor: int) -> None:
+        with os.fdopen(descriptor, "w", encoding="utf-8", closefd=False) as handle:
+            for line in lines:
+                handle.write(line)
+
+    _replace_private(path, fill)
 
 
 def copy_private_file(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:

@@ -144,6 +144,8 @@ def test_a_citation_needs_the_file_read_when_the_session_had_tools(
     [
         "repository:../outside",
         "repository:/etc/passwd",
+        "repository:~/projects/order-service/src/app/config.py",
+        "repository:~alice/src/app/config.py",
         "repository:src/../src/app/config.py",
         "repository:src/../../outside.py",
         "repository:src\\app\\config.py",

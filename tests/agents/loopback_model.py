@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-INVESTIGATION = ("list_folder", "read_file", "search_text")
+INVESTIGATION = ("list_folder", "read_file", "search_text", "read_transcript")
 _SCHEMA_BLOCK = re.compile(r"```json\n(?P<schema>.*?)\n```", re.DOTALL)
 _MAX_BODY = 16 * 1024 * 1024
 

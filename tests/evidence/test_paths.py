@@ -10,6 +10,7 @@ import pytest
 from active_memory.evidence.builder import build_evidence
 from active_memory.evidence.paths import PathRewriter
 from active_memory.evidence.sources import open_run_source
+from active_memory.models.run_parts import Checkout
 from fixture_runs import CLAUDE, RUNS
 
 WORKSPACE = "/home/alice/projects/shop"
@@ -76,3 +77,31 @@ def test_a_host_record_outside_any_home_is_unchanged(tmp_path: Path) -> None:
     texts = [item["text"] for excerpt in bundle.payload["transcripts"]
              for item in excerpt["records"]]  # fmt: skip
     assert '{"file_path": "src/app/config.py"}' in texts
+
+
+def test_a_session_cwd_beside_a_relocated_checkout_gives_relative_paths_too() -> None:
+    paths = PathRewriter("/work/checkout", WORKSPACE)
+    call = '{"file_path":"/home/alice/projects/shop/src/app.py"}'
+    assert paths.text(call) == '{"file_path":"src/app.py"}'
+    assert paths.text("/work/checkout/src/app.py") == "src/app.py"
+    assert paths.text("/home/alice/projects/other/a.py") == "~/projects/other/a.py"
+
+
+def test_the_checkout_is_tried_before_a_cwd_inside_it() -> None:
+    paths = PathRewriter(WORKSPACE, WORKSPACE + "/backend")
+    assert paths.text(WORKSPACE + "/backend/src/app.py") == "backend/src/app.py"
+
+
+def test_a_session_inspected_in_a_relocated_checkout_cites_checkout_relative_paths(
+    tmp_path: Path,
+) -> None:
+    record = open_run_source(CLAUDE / "subagent-files.jsonl", tmp_path / "rec")
+    checkout = Checkout(path=tmp_path / "copy", repository="forge:github.com/example/o",
+                        commit="0" * 40)  # fmt: skip
+    relocated = record.model_copy(update={"checkout": checkout})
+    bundle = build_evidence(relocated, "repository_discovery", private_dir=tmp_path / "p")
+    assert "~/order-service" not in json.dumps(bundle.payload["transcripts"])
+    calls = [item["text"] for excerpt in bundle.payload["transcripts"]
+             for item in excerpt["records"] if item.get("tool") == "Edit"
+             and item["role"] == "assistant"]  # fmt: skip
+    assert json.loads(calls[0])["file_path"] == "src/app/config.py"

@@ -11,9 +11,10 @@ support (the reviewer's verdict on a worker's output, the worker output a review
 A ``repository:`` reference names a root-relative file: ``repository:./docs/a.md`` is normalised
 to ``repository:docs/a.md``; a position suffix (``repository:src/a.py:24``, ``…#L24``) is
 refused as ``repository_position``, since a reference names a file, never a line. A path that
-is not literal and root-relative (``/etc/passwd``, ``../outside``, ``src/../a.py``, ``src\\a.py``,
-``docs/``) is refused as ``repository_path_invalid`` before the checkout is asked about it: such a
-path is never what the tools print, and "missing" would send the model looking for the file.
+is not literal and root-relative (``/etc/passwd``, ``~/projects/app/a.py``, ``../outside``,
+``src/../a.py``, ``src\\a.py``, ``docs/``) is refused as ``repository_path_invalid`` before the
+checkout is asked about it: such a path is never what the tools print, and "missing" would send
+the model looking for the file.
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ def _root_relative(path: str) -> bool:
     Glob characters are allowed: ``app/[id]/page.tsx`` is a real file name."""
     if not path:
         return True  # the empty reference is malformed, refused by the reference grammar
-    if path.startswith("/") or _WINDOWS.search(path):
-        return False
+    if path.startswith(("/", "~")) or _WINDOWS.search(path):
+        return False  # a home path (``~/projects/app/a.py``) is no more inside than ``/home/…``
     return all(part not in ("", ".", "..") for part in path.split("/"))
 
 

@@ -82,6 +82,10 @@ _FILE_NOTES = {
     "graph": "the complete authored graph (secrets redacted)",
     "runtime": "the complete nonsecret runtime configuration",
     "initial_input": "the complete initial input of the run",
+    "transcripts": (
+        "complete redacted transcripts of the executions whose excerpt the budget cut; "
+        "read them with `read_transcript`"
+    ),
 }
 
 
@@ -91,7 +95,7 @@ SPECS = ROLE_BY_NAME
 
 def _evidence_files(bundle: EvidenceBundle) -> str:
     lines = [
-        f"  - `{path.name}`: {_FILE_NOTES.get(key, key)}"
+        f"  - `{path.name}{'/' if path.is_dir() else ''}`: {_FILE_NOTES.get(key, key)}"
         for key, path in sorted(bundle.private_files.items())
     ]
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""Read-only investigation tools for specialists: read a file, list a folder, search text.
+"""Read-only investigation tools for specialists: read a file, list a folder, search text, and
+(with an ``evidence`` root) read a complete transcript the budget cut (:mod:`.tools_transcripts`).
 
 Every path is confined to one of the named roots (the checkout, the private evidence folder):
 ``..`` is refused outright, the resolved path (symlinks followed) must stay inside its root, and
@@ -31,12 +32,14 @@ from active_memory.agents.tools_files import (
     read_window as _read_window,
 )
 from active_memory.agents.tools_search import compile_pattern, search_files, walk
+from active_memory.agents.tools_transcripts import MAX_RECORDS, read_transcript
 from active_memory.daemon_threads import in_daemon_thread
 from active_memory.errors import ConfigError
 from active_memory.evidence.redact import redact_text
 
 __all__ = ["ToolOutcome", "Toolbox"]
 
+EVIDENCE_ROOT = "evidence"
 _ROOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_READ_LINES = 5000
 # Headers and cut markers come on top of a tool's byte budget for its body.
@@ -149,6 +152,35 @@ class Toolbox:
                     }
                 ),
             ),
+            *self._transcript_specs(schema),
+        )
+
+    def _transcript_specs(self, schema: Any) -> tuple[ToolSpec, ...]:
+        if EVIDENCE_ROOT not in self._roots:
+            return ()
+        return (
+            ToolSpec(
+                "read_transcript",
+                "Read the complete transcript of an execution whose excerpt the budget cut, "
+                "a page of records at a time.",
+                schema(
+                    {
+                        "execution": {
+                            "type": "string",
+                            "description": "The execution's ref, as in the payload (exec:...).",
+                        },
+                        "from_record": _nullable(
+                            "integer", "First record number (an excerpt's n) to read (default 1)."
+                        ),
+                        "max_records": _nullable(
+                            "integer", f"How many records (default 50, at most {MAX_RECORDS})."
+                        ),
+                        "text_offset": _nullable(
+                            "integer", "Where in the first record's text to start (default 0)."
+                        ),
+                    }
+                ),
+            ),
         )
 
     def specs(self) -> tuple[ToolSpec, ...]:
@@ -185,6 +217,9 @@ class Toolbox:
     def _dispatch(self, name: str, arguments: dict[str, Any], deadline: float | None) -> str:
         if name == "read_file":
             text, hint = self._read_file(arguments, deadline), "read a smaller window with limit"
+        elif name == "read_transcript":
+            text = read_transcript(self._roots[EVIDENCE_ROOT], arguments, self.max_output_bytes)
+            hint = "read fewer records with max_records"
         elif name == "list_folder":
             text, hint = self._list_folder(arguments), "list a sub-folder"
         else:

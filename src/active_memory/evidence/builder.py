@@ -31,6 +31,7 @@ from typing import Any
 
 from active_memory.errors import EvidenceError
 from active_memory.evidence.budget import EXCERPT_BYTES, cut_text, json_size, redact_and_cut
+from active_memory.evidence.complete_copies import COPY_FOLDER, CopyWriter
 from active_memory.evidence.fill import collect_to_fill
 from active_memory.evidence.history import Excerpt
 from active_memory.evidence.listing import fit_listing
@@ -214,6 +215,22 @@ def _private_files(
     return names
 
 
+def _copy_cut_transcripts(
+    transcripts: list[dict[str, Any]], copies: CopyWriter, *, note: bool
+) -> None:
+    """Write the complete copy of every excerpt that lost or cut records; ``note`` puts the
+    transcript bytes the excerpt left out (``bytes_left_out``) beside its ``records_dropped``:
+    the ``read_transcript`` tool finds the copy by the execution's ref."""
+    for item in transcripts:
+        if "unavailable" in item:
+            continue
+        if not (item.get("records_dropped") or item.get("records_cut")):
+            continue
+        copy = copies.write(item["execution"], (record["n"] for record in item["records"]))
+        if copy is not None and note:
+            item["bytes_left_out"] = copy.bytes_left_out
+
+
 def _checkout_path(checkout: Checkout, paths: PathRewriter) -> str:
     """An inspected checkout keeps its path (the tools and a replay's relocation key on it); a
     working folder of unknown commit, such as a session's ``cwd``, only says where the run
@@ -361,7 +378,9 @@ def build_evidence(
     changes = [json.loads(canonical_json(change)) for change in lesson_changes]
     log = CutLog()
     log_source_cuts(record, log)
-    paths = PathRewriter(_workspace(record))
+    cwd = record.runtime.get("cwd")
+    # A session's cwd names the same tree when the checkout was inspected elsewhere.
+    paths = PathRewriter(_workspace(record), cwd if isinstance(cwd, str) else None)
     runtime = paths.value(redact_value(record.runtime))
     folder = prepare_private_dir(private_dir)
     redacted_input = (
@@ -455,8 +474,28 @@ def build_evidence(
             if missing and "unavailable" not in item:
                 item["unavailable"] = missing
                 log.add("transcripts", missing, ref=item["execution"])
+        copies = CopyWriter(folder, record.executions, citable_receipts(record), paths.text, cancel)
+        _copy_cut_transcripts(payload["transcripts"], copies, note=True)
+        # An execution whose excerpt the budget left out whole is the most cut of all.
+        excerpted = {item["execution"] for item in payload["transcripts"]}
+        for execution in record.executions:
+            if execution.transcript is not None and execution.ref not in excerpted:
+                copies.write(execution.ref, ())
+        not_copied = copies.not_copied_note()
+        if not_copied is not None:
+            payload["transcripts_not_copied"] = not_copied
+            log.add("transcripts", "complete copies over their cap", count=not_copied["executions"])
+        if copies.copies:
+            files["transcripts"] = COPY_FOLDER
 
     serialized = Trimmer(payload, budget_bytes, log, verifiers, tiers).run()
+    private = {key: folder / name for key, name in files.items()}
+    if needs.transcripts:
+        # Final trimming may cut excerpts the transcript budget left whole: their copies too.
+        _copy_cut_transcripts(payload["transcripts"], copies, note=False)
+        copies.finish()
+        if copies.copies:
+            private["transcripts"] = folder / COPY_FOLDER
     size = len(serialized.encode("utf-8"))
     if size > budget_bytes:
         raise EvidenceError(
@@ -468,5 +507,5 @@ def build_evidence(
         payload=MappingProxyType(payload),
         serialized=serialized,
         truncation=log.report(budget_bytes, size),
-        private_files=MappingProxyType({key: folder / name for key, name in files.items()}),
+        private_files=MappingProxyType(private),
     )

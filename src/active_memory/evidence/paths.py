@@ -55,22 +55,36 @@ def _without_homes(value: str) -> str:
 
 
 class PathRewriter:
-    """Rewrites the paths in evidence strings for one workspace (None: only homes)."""
+    """Rewrites the paths in evidence strings for one workspace (None: only homes).
 
-    def __init__(self, workspace: str | os.PathLike[str] | None) -> None:
-        text = os.path.normpath(os.fspath(workspace)) if workspace else ""
-        self._inside: re.Pattern[str] | None = None
-        self._itself: re.Pattern[str] | None = None
+    ``also`` names other folders the run worked in that stand for the same tree: a session's
+    ``cwd`` when the checkout was inspected elsewhere (a relocated copy), so the paths its tool
+    calls print are relative too, not ``~/projects/…``. The workspace is tried first: a ``cwd``
+    inside it stays relative to the workspace, as admission resolves a citation.
+    """
+
+    def __init__(
+        self, workspace: str | os.PathLike[str] | None, *also: str | os.PathLike[str] | None
+    ) -> None:
+        self._trees: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
         self._encoded: re.Pattern[str] | None = None
-        if text.startswith("/") and text != "/":
+        seen: set[str] = set()
+        for number, folder in enumerate((workspace, *also)):
+            text = os.path.normpath(os.fspath(folder)) if folder else ""
+            if number == 0:
+                home = _home_of(text) if text else None
+                if home is not None and home != "/root":
+                    self._encoded = re.compile(re.escape(home.replace("/", "-")) + r"(?=-)")
+            if not text.startswith("/") or text == "/" or text in seen:
+                continue
+            seen.add(text)
             escaped = re.escape(text)
-            # A path inside: the workspace and its slash go, the rest is relative already.
-            self._inside = re.compile(rf"(?<!{_PATH_CHAR}){escaped}/+(?=[^\s\"'`/])")
-            # The workspace itself (a name that only starts like it, spotter-2, is another).
-            self._itself = re.compile(rf"(?<!{_PATH_CHAR}){escaped}/?(?!{_PATH_CHAR})")
-        home = _home_of(text) if text else None
-        if home is not None and home != "/root":
-            self._encoded = re.compile(re.escape(home.replace("/", "-")) + r"(?=-)")
+            # A path inside: the workspace and its slash go, the rest is relative already; the
+            # workspace itself (a name that only starts like it, spotter-2, is another) is ".".
+            self._trees.append((
+                re.compile(rf"(?<!{_PATH_CHAR}){escaped}/+(?=[^\s\"'`/])"),
+                re.compile(rf"(?<!{_PATH_CHAR}){escaped}/?(?!{_PATH_CHAR})"),
+            ))  # fmt: skip
 
     def text(self, value: str) -> str:
         """``value`` with workspace paths relative and homes replaced by ``~``."""
@@ -78,9 +92,9 @@ class PathRewriter:
             return value
         if "\x1b" in value:
             value = _ANSI.sub("", value)
-        if self._inside is not None and self._itself is not None:
-            value = self._inside.sub("", value)
-            value = self._itself.sub(".", value)
+        for inside, itself in self._trees:
+            value = inside.sub("", value)
+            value = itself.sub(".", value)
         value = _without_homes(value)
         if self._encoded is not None:
             value = self._encoded.sub("-~", value)

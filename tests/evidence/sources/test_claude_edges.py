@@ -352,3 +352,25 @@ def test_special_files_among_subagents_are_cut_by_name_never_opened(tmp_path: Pa
         ("source.executions", "subagent file agent-zzzero.jsonl not read: it is a character "
          "device, not a regular file"),
     }  # fmt: skip
+
+
+@pytest.mark.parametrize("first_bytes", [100 << 10, LINE_LIMIT + 1024])
+def test_a_project_level_agent_file_with_a_long_first_line_is_an_execution(
+    tmp_path: Path, first_bytes: int
+) -> None:
+    path = _subagent_session(tmp_path, 0)
+    prompt = "survey the orders package " + "x" * first_bytes
+    write_lines(path.parent / "agent-a0long.jsonl", [
+        user(prompt, 1, sidechain=True, agentId="a0long"),
+        assistant_text("the orders package is fine", 3, sidechain=True, agentId="a0long"),
+    ])  # fmt: skip
+    record = load_claude_session(path, tmp_path / "rec")
+    by_id = {execution.id: execution for execution in record.executions}
+    assert "agent-a0long" in by_id, "a long first line no longer hides whose the file is"
+    agent = by_id["agent-a0long"]
+    assert agent.unavailable is None
+    texts = [line["text"] for line in _transcript(record, record.executions.index(agent))]
+    assert "the orders package is fine" in texts
+    if first_bytes > LINE_LIMIT:
+        # The line over the converter's own limit is cut, and the cut is recorded.
+        assert _cuts(record)["lines: line not read: over the line limit"] == 1

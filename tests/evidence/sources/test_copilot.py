@@ -55,3 +55,25 @@ def test_a_failed_copilot_tool_is_an_error_record(tmp_path: Path) -> None:
     assert [item["ref"] for item in bundle.payload["executions"]] == [
         "exec:main", "exec:agent-explore-1",
     ]  # fmt: skip
+
+
+def test_the_model_an_assistant_message_names_is_the_sessions_model(tmp_path: Path) -> None:
+    session = "5e2a0c11-3b4d-4f6e-8a90-1c2d3e4f5a6b"
+    events = [
+        {"type": "session.start", "data": {"sessionId": session, "copilotVersion": "0.0.365",
+         "context": {"cwd": "/home/dev/order-service"}}},
+        {"type": "user.message", "data": {"content": "Explain the retry policy."}},
+        {"type": "assistant.message", "data": {"content": "It retries three times.",
+         "model": "gpt-5-mini", "toolRequests": []}},
+    ]  # fmt: skip
+    path = tmp_path / "session-state" / session / "events.jsonl"
+    path.parent.mkdir(parents=True)
+    stamp = "2025-12-02T08:00:0{}.000Z"
+    path.write_text("".join(
+        json.dumps({**event, "id": f"e{n}", "timestamp": stamp.format(n), "parentId": None}) + "\n"
+        for n, event in enumerate(events)
+    ))  # fmt: skip
+    record = open_run_source(path, tmp_path / "rec")
+    binding = record.graph.nodes[0].binding
+    assert binding is not None
+    assert (binding.provider, binding.model) == ("openai", "gpt-5-mini")

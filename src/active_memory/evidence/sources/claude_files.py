@@ -52,10 +52,23 @@ def agent_files(
             # Whose it is cannot be told without opening it: reported, as it may be this one's.
             yield path, path.stem[len("agent-") :], problem
             continue
-        lines = first_lines(path, count=1, limit=1 << 16)
-        entry = lines[0].value if lines else None
-        if entry is not None and entry.get("sessionId") == session_id:
+        if _session_of(path) == session_id:
             yield path, path.stem[len("agent-") :], None
+
+
+def _session_of(path: Path) -> str | None:
+    """The session a project-level agent file belongs to, from its first line. A first line over
+    64 KiB (a long first prompt) is not parsed: its ``sessionId`` comes before the message, so
+    the kept prefix still names it."""
+    lines = first_lines(path, count=1, limit=1 << 16)
+    if not lines:
+        return None
+    first = lines[0]
+    if first.value is not None:
+        found = first.value.get("sessionId")
+        return found if isinstance(found, str) else None
+    hint = _HINTS["sessionId"].search(first.head[:8192]) if first.cut else None
+    return hint.group(1) if hint else None
 
 
 def _problem(path: Path) -> str | None:

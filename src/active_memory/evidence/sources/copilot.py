@@ -4,7 +4,7 @@ Input: ``~/.copilot/session-state/<id>/events.jsonl`` (or the older ``<id>.jsonl
 per line, ``{type, id, timestamp, parentId, data}``. Read: ``session.start`` (sessionId,
 copilotVersion, context {cwd, gitRoot, branch, repository}, selectedModel),
 ``session.model_change`` (newModel), ``user.message`` (content), ``assistant.message``
-(content, toolRequests), ``tool.execution_start`` (toolCallId, toolName, arguments,
+(content, toolRequests, model), ``tool.execution_start`` (toolCallId, toolName, arguments,
 parentToolCallId), ``tool.execution_complete`` (success, result.content, error, model),
 ``subagent.started``/``completed``/``failed`` (toolCallId, agentName), ``abort``,
 ``session.error``. Reasoning events are not read.
@@ -83,6 +83,8 @@ class _Converter(SessionConverter):
                 self.facts.initial_input = text
         elif kind == "assistant.message":
             text = _text(data.get("content"))
+            # A session that never reports a model change still names it on each answer.
+            self.switch(data.get("model"))
             lane.used(self.model)
             if text.strip():
                 self.writer.write(lane, "assistant", text, when)

@@ -57,9 +57,10 @@ def server(state_dir: Path) -> Iterator[Server]:
 
 
 def read(served: Server, conversation: str) -> tuple[str, ...]:
+    """One Read as a harness's hook call makes it (shared: the fallback may answer it too)."""
     assert served.session is not None
     recall = served.session.recall(ToolCall("Read", {"file_path": "a.py"}, WORKSPACE),
-                                   Caller("standalone", conversation))  # fmt: skip
+                                   Caller("standalone", conversation, shared=True))  # fmt: skip
     recall.commit()
     return recall.report.delivered
 

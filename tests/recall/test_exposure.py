@@ -186,3 +186,28 @@ def test_without_records_the_store_still_gets_the_keys() -> None:
     card = lesson(1, files=["a.py"])
     assert ledger.claim("c", [card], take_all, node_id="n").commit() == ()  # type: ignore[arg-type]
     assert store.keys == {"c": [card.key]}
+
+
+class _CountingStore:
+    """An exposure store that counts what it is asked (the run's ledger files stand in)."""
+
+    def __init__(self) -> None:
+        self.loads: list[str] = []
+        self.records: list[str] = []
+
+    def load(self, conversation: str) -> tuple[str, ...]:
+        self.loads.append(conversation)
+        return ()
+
+    def record(self, conversation: str, keys: tuple[str, ...]) -> None:
+        self.records.append(conversation)
+
+
+def test_an_unshared_claim_never_touches_the_store_and_a_shared_one_does() -> None:
+    store = _CountingStore()
+    ledger = ExposureLedger(store=store)
+    card = lesson(1, files=["a.py"])
+    ledger.claim("in-process", [card], lambda cards: cards, node_id="n", shared=False).commit()  # type: ignore[arg-type]
+    assert (store.loads, store.records) == ([], [])
+    ledger.claim("hook", [card], lambda cards: cards, node_id="n").commit()  # type: ignore[arg-type]
+    assert (store.loads, store.records) == (["hook"], ["hook"])

@@ -128,6 +128,7 @@ def answer_hook(
         conversation or UNKNOWN_CONVERSATION,
         execution_id,
         tracked=bool(conversation),
+        shared=True,
     )
     budget = min(session.config.hook_injection_bytes, MAX_RESPONSE_BYTES - _ENVELOPE_BYTES)
     if harness.max_bytes is not None:  # the text's own cap: the frame counts its UTF-8 bytes

@@ -102,6 +102,7 @@ class Claim:
     tracked: bool = True
     settled: bool = False
     receipt_seq: int | None = None
+    shared: bool = True  # kept in the ledger's store too (see ExposureLedger.claim)
 
     def __repr__(self) -> str:
         keys = [card_key(lesson) for lesson in self.lessons]
@@ -152,14 +153,18 @@ class ExposureLedger:
         channel: Channel = "hook",
         tracked: bool = True,
         receipt_seq: int | None = None,
+        shared: bool = True,
     ) -> Claim:
         """Offer ``choose`` the lessons this conversation has neither received nor claimed.
 
         ``choose`` runs under the ledger lock (it renders; it must be quick) and returns the
         lessons it will hand over; those are claimed until the returned claim is settled. An
         untracked claim (``tracked=False``) is offered every lesson and remembers nothing.
+        ``shared=False`` keeps the conversation out of the store: one no other process can
+        answer (an agent framework's, in this process) need not pay a file per conversation.
         """
-        stored = () if self.store is None or not tracked else self.store.load(conversation_id)
+        use_store = self.store is not None and tracked and shared
+        stored = self.store.load(conversation_id) if use_store and self.store else ()
         with self._lock:
             if not tracked:
                 chosen = tuple(choose(tuple(lessons)))
@@ -181,11 +186,11 @@ class ExposureLedger:
             for lesson in chosen:
                 claimed[card_key(lesson)] = number
         return Claim(self, number, conversation_id, node_id, execution, channel, chosen,
-                     receipt_seq=receipt_seq)  # fmt: skip
+                     receipt_seq=receipt_seq, shared=shared)  # fmt: skip
 
     def _settle(self, claim: Claim, *, delivered: bool) -> tuple[Delivery, ...]:
         records, fresh = self._settle_locked(claim, delivered=delivered)
-        if fresh and claim.tracked and self.store is not None:
+        if fresh and claim.tracked and claim.shared and self.store is not None:
             self.store.record(claim.conversation_id, fresh)
         return records
 

@@ -92,13 +92,16 @@ class Caller:
     """Who is calling: the node, its provider conversation and (optionally) the execution.
 
     ``tracked=False`` when the conversation is unknown: every matching card is offered and the
-    exposure is not remembered (see :mod:`active_memory.recall.exposure`).
+    exposure is not remembered (see :mod:`active_memory.recall.exposure`). ``shared=True`` for a
+    harness's hook call: the helper's store fallback may answer the same conversation from
+    another process, so its exposures go to the run's ledger files too.
     """
 
     node_id: str
     conversation_id: str
     execution_id: str | None = None
     tracked: bool = True
+    shared: bool = False
 
     def __repr__(self) -> str:
         return (f"Caller({self.node_id!r}, {self.conversation_id!r}, {self.execution_id!r}, "
@@ -326,6 +329,7 @@ class RecallSession:
             channel=channel,
             tracked=caller.tracked,
             receipt_seq=receipt_seq,
+            shared=caller.shared,
         )
         report = _report(channel, tool, paths, matches, rendering)
         return Recall(rendering.text, report, claim, candidates=matches, caller=caller)

@@ -15,8 +15,14 @@ NO_PLUGINS = tuple(part for name in _UNUSED for part in ("-p", f"no:{name}"))
 
 
 def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``pytest -q ARGS FOLDER`` run from ``folder``, its output captured as text."""
+    """``pytest -q ARGS FOLDER`` run from ``folder``, its output captured as text.
+
+    Its temporary folders go beside ``folder``: left at pytest's default, each inner run would
+    start by pruning the oldest numbered folders of /tmp/pytest-of-<user>, the outer suite's
+    among them (seconds to minutes of deleting while the suite runs)."""
+    basetemp = folder.parent / f"{folder.name}-basetemp"
+    command = [sys.executable, "-m", "pytest", "-q", *NO_PLUGINS, f"--basetemp={basetemp}",
+               *args, str(folder)]  # fmt: skip
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", *NO_PLUGINS, *args, str(folder)],
-        capture_output=True, text=True, cwd=folder, timeout=120, check=False,
-    )  # fmt: skip
+        command, capture_output=True, text=True, cwd=folder, timeout=120, check=False
+    )

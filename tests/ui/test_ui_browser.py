@@ -58,12 +58,13 @@ def _namespace_command() -> list[str]:
 
 @pytest.mark.timeout(420)
 @pytest.mark.slow
-def test_the_browser_cases_pass_with_loopback_only() -> None:
+def test_the_browser_cases_pass_with_loopback_only(tmp_path: Path) -> None:
     """Slow: a real headless Chromium, in a network namespace of its own, goes through every
-    browser case."""
+    browser case. Its temporary folders stay in this test's (see tests/inner_pytest.py)."""
     command = [
         *_namespace_command(),
-        sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", str(CASES),
+        sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+        f"--basetemp={tmp_path / 'basetemp'}", str(CASES),
     ]  # fmt: skip
     done = subprocess.run(
         command, cwd=REPO, capture_output=True, text=True, timeout=400, check=False

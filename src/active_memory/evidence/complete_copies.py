@@ -47,10 +47,11 @@ __all__ = [
 COPY_FOLDER = "transcripts"
 COPY_INDEX = "index.json"
 COPY_RECORD_BYTES = 1024 * 1024
-# Transcript bytes one build copies at most. Redaction reads about a megabyte a second, so a
-# session of a gigabyte copied whole would hold the postmortem for a quarter of an hour; past
-# this the payload counts what was not copied (``transcripts_not_copied``).
-COPY_TOTAL_BYTES = 64 * 1024 * 1024
+# Transcript bytes one build copies at most. Redaction reads about a megabyte a second and the
+# build runs inside the specialist's share of the deadline: a gigabyte session copied whole
+# would hold it for a quarter of an hour. 16 MiB covers a long session (the corpus's longest
+# are a few MiB); past it the payload counts what was not copied (``transcripts_not_copied``).
+COPY_TOTAL_BYTES = 16 * 1024 * 1024
 # Pages of at most 1 MiB kept; a record's prefix is read whole so it can be redacted whole.
 _COPY_LIMITS = PageLimits(max_records=256, max_bytes=1024 * 1024, max_line_bytes=COPY_RECORD_BYTES)
 

@@ -122,3 +122,18 @@ async def test_a_broken_index_is_a_tool_error(evidence: Path) -> None:
     outcome = await _read(Toolbox({"evidence": evidence}), "exec:long")
     assert outcome.is_error
     assert "is not JSON" in outcome.content
+
+
+async def test_whole_number_floats_are_taken_as_integers(evidence: Path) -> None:
+    # JSON Schema's "integer" admits 5.0, and models write it; the tool must read, not crash.
+    outcome = await _read(Toolbox({"evidence": evidence}), "exec:long", from_record=5.0,
+                          max_records=2.0, text_offset=0.0)  # fmt: skip
+    assert not outcome.is_error, outcome.content
+    assert [r["n"] for r in _records(outcome)] == [5, 6]
+
+
+async def test_an_error_quoting_a_huge_argument_stays_bounded(evidence: Path) -> None:
+    outcome = await _read(Toolbox({"evidence": evidence}), "exec:" + "x" * 100_000)
+    assert outcome.is_error
+    assert len(outcome.content.encode("utf-8")) < 4096
+    assert "no complete transcript" in outcome.content

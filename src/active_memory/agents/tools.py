@@ -44,6 +44,7 @@ _ROOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _MAX_READ_LINES = 5000
 # Headers and cut markers come on top of a tool's byte budget for its body.
 _HEADER_ALLOWANCE = 512
+_ERROR_BYTES = 2048  # an error outcome, whatever the arguments it quotes
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +190,12 @@ class Toolbox:
     async def run(self, call: ToolCall, *, deadline: float | None = None) -> ToolOutcome:
         """Run one call; every problem comes back as an error outcome, never an exception."""
         outcome = await self._run(call, deadline)
+        content = outcome.content
+        if outcome.is_error:
+            # An error may quote the model's arguments, which the model can make any length.
+            content = bounded(content, _ERROR_BYTES, "shorten the arguments")
         # Errors too: they quote the model's arguments and the system's messages.
-        return ToolOutcome(redact_text(outcome.content), outcome.is_error)
+        return ToolOutcome(redact_text(content), outcome.is_error)
 
     async def _run(self, call: ToolCall, deadline: float | None) -> ToolOutcome:
         validator = self._validators.get(call.name)
@@ -204,6 +209,9 @@ class Toolbox:
         errors = sorted(validator.iter_errors(arguments), key=lambda error: list(error.path))
         if errors:
             return ToolOutcome(f"invalid arguments: {errors[0].message}", True)
+        # JSON Schema's "integer" admits 2.0; the tools index and slice with these numbers.
+        arguments = {key: int(value) if isinstance(value, float) and value.is_integer() else value
+                     for key, value in arguments.items()}  # fmt: skip
         try:
             # A daemon thread: a call stuck in the file system cannot keep the process alive
             # past its deadline (see daemon_threads).
@@ -212,6 +220,10 @@ class Toolbox:
             return ToolOutcome(str(e), True)
         except OSError as e:
             return ToolOutcome(f"cannot read: {e.strerror or e}", True)
+        except (TypeError, ValueError, KeyError) as e:
+            # Arguments the schema let through but a tool cannot use: the model's to fix, and
+            # never an end to its session.
+            return ToolOutcome(f"invalid arguments for {call.name!r}: {e}", True)
         return ToolOutcome(text)
 
     def _dispatch(self, name: str, arguments: dict[str, Any], deadline: float | None) -> str:

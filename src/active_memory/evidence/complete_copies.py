@@ -83,7 +83,10 @@ class CopyWriter:
         self._room = COPY_TOTAL_BYTES if total_bytes is None else total_bytes
         self.not_copied: dict[str, int] = {}  # ref -> transcript bytes, over ``total_bytes``
         self._by_ref = {execution.ref: execution for execution in executions}
-        self._receipts = tuple(receipts)
+        # By execution once: scanning every receipt for every copy made large runs quadratic.
+        self._receipts: dict[str | None, list[ToolReceipt]] = {}
+        for receipt in receipts:
+            self._receipts.setdefault(receipt.execution, []).append(receipt)
         self._rewrite = rewrite
         self._cancel = cancel
         self._index: dict[str, str] = {}
@@ -136,7 +139,7 @@ class CopyWriter:
 
     def _lines(self, execution: Execution, tally: _Tally) -> Iterator[str]:
         assert execution.transcript is not None
-        labels = ReceiptLabels(r for r in self._receipts if r.execution == execution.id)
+        labels = ReceiptLabels(self._receipts.get(execution.id, ()))
         for page in iter_pages(execution.transcript, _COPY_LIMITS, self._cancel):
             for line in page.lines:
                 found = project_record(line)

@@ -16,7 +16,7 @@ from typing import Any
 from active_memory.evidence.budget import json_size
 from active_memory.evidence.truncation import CutLog
 
-__all__ = ["COMPACT_KEYS", "fit_listing", "listing_rank"]
+__all__ = ["COMPACT_KEYS", "fit_listing", "listing_order", "listing_rank"]
 
 # What a compact line keeps: the identity a reference needs, why it is unusual, its completion
 # (which final trimming cuts and drops like any other).
@@ -32,13 +32,26 @@ def _line_size(item: dict[str, Any]) -> int:
 
 
 def listing_rank(item: dict[str, Any], index: int, count: int, verifiers: frozenset[str]) -> int:
-    """0 for the executions listed first (failed, retried, first, latest), 1 for a verifier's,
-    2 for the rest."""
+    """0 for the executions listed first (the first, the latest, a verifier's: its rejection
+    is what a lesson answers), 1 for failed and retried ones, 2 for the rest."""
+    if index in (0, count - 1) or item.get("node") in verifiers:
+        return 0
     if item.get("status") != "completed" or item.get("attempt", 1) > 1:
-        return 0
-    if index in (0, count - 1):
-        return 0
-    return 1 if item.get("node") in verifiers else 2
+        return 1
+    return 2
+
+
+def listing_order(items: list[dict[str, Any]], verifiers: frozenset[str]) -> list[int]:
+    """Positions of ``items`` in the order they keep their line: by :func:`listing_rank`, then
+    from both ends of the run inwards (a run's opening and its latest failures both count),
+    then in record order."""
+    count = len(items)
+
+    def key(index: int) -> tuple[int, int, int]:
+        rank = listing_rank(items[index], index, count, verifiers)
+        return rank, min(index, count - 1 - index), index
+
+    return sorted(range(count), key=key)
 
 
 def _restore(
@@ -72,7 +85,7 @@ def fit_listing(
     if sum(sizes) <= (room if whole_room is None else whole_room):
         return items, {}
     count = len(items)
-    order = sorted(range(count), key=lambda i: (listing_rank(items[i], i, count, verifiers), i))
+    order = listing_order(items, verifiers)
     compact = [{key: item[key] for key in COMPACT_KEYS if key in item} for item in items]
     sizes = [_line_size(item) for item in compact]
     if sum(sizes) <= room:

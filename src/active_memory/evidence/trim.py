@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from active_memory.evidence.budget import cut_text, json_size
-from active_memory.evidence.listing import listing_rank
+from active_memory.evidence.listing import listing_order
 from active_memory.evidence.shrink import water_level
 from active_memory.evidence.truncation import CutLog
 from active_memory.models.runs import canonical_json
@@ -233,12 +233,9 @@ class Trimmer:
         executions: list[dict[str, Any]] = self.payload.get("executions", [])
         if not executions:
             return False
-        count = len(executions)
-        verifiers = self.verifiers
-        # The ordinary executions go first, the latest of them first: the earliest stay listed.
-        order = sorted(
-            range(count), key=lambda i: (-listing_rank(executions[i], i, count, verifiers), -i)
-        )
+        # The listing's own order, from its far end: the ordinary executions in the middle of
+        # the run go first; the first, the latest and a verifier's go last.
+        order = listing_order(executions, self.verifiers)[::-1]
         left_out: dict[str, int] = dict(self.payload.get("executions_left_out", {}))
         gone: set[int] = set()
         for index in order:

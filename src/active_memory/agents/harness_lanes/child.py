@@ -140,7 +140,18 @@ async def run_child(
     except BaseException:
         await _stop(reading, process)
         raise
+    finally:
+        _close_transport(process)
     return Finished(returncode, stdout, stderr)
+
+
+def _close_transport(process: asyncio.subprocess.Process) -> None:
+    """Close the process's transport while its loop runs. Python 3.11 leaves that to the
+    transport's finaliser, which, run after ``asyncio.run`` has closed the loop, raises
+    "Event loop is closed" from ``__del__``; asyncio offers no public way to do it."""
+    transport = getattr(process, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 async def _leader_exit(process: asyncio.subprocess.Process, reading: asyncio.Future[Any]) -> int:

@@ -31,7 +31,12 @@ from typing import Any
 
 from active_memory.errors import EvidenceError
 from active_memory.evidence.budget import EXCERPT_BYTES, cut_text, json_size, redact_and_cut
-from active_memory.evidence.complete_copies import COPY_FOLDER, CopyWriter
+from active_memory.evidence.complete_copies import (
+    COPY_FOLDER,
+    CopyWriter,
+    copy_cut_transcripts,
+    copy_left_out,
+)
 from active_memory.evidence.fill import collect_to_fill
 from active_memory.evidence.history import Excerpt
 from active_memory.evidence.listing import fit_listing
@@ -215,22 +220,6 @@ def _private_files(
     return names
 
 
-def _copy_cut_transcripts(
-    transcripts: list[dict[str, Any]], copies: CopyWriter, *, note: bool
-) -> None:
-    """Write the complete copy of every excerpt that lost or cut records; ``note`` puts the
-    transcript bytes the excerpt left out (``bytes_left_out``) beside its ``records_dropped``:
-    the ``read_transcript`` tool finds the copy by the execution's ref."""
-    for item in transcripts:
-        if "unavailable" in item:
-            continue
-        if not (item.get("records_dropped") or item.get("records_cut")):
-            continue
-        copy = copies.write(item["execution"], (record["n"] for record in item["records"]))
-        if copy is not None and note:
-            item["bytes_left_out"] = copy.bytes_left_out
-
-
 def _checkout_path(checkout: Checkout, paths: PathRewriter) -> str:
     """An inspected checkout keeps its path (the tools and a replay's relocation key on it); a
     working folder of unknown commit, such as a session's ``cwd``, only says where the run
@@ -289,28 +278,16 @@ def _fit_executions(
 
 
 def _log_excerpt_cuts(excerpt: Excerpt, log: CutLog) -> None:
-    log.add(
-        "transcripts[].records",
-        "transcript budget: routine records first, then the oldest, reclaimed from the execution "
-        "holding the most",
-        count=excerpt.records_dropped,
-        size=excerpt.bytes_dropped,
-        ref=excerpt.execution,
-    )
-    log.add(
-        "transcripts[].records[].text",
-        "record too long: cut with a marker",
-        count=excerpt.records_cut,
-        size=excerpt.bytes_cut,
-        ref=excerpt.execution,
-    )
-    log.add(
-        "transcripts[].records[].text",
-        "cut by the session source before the evidence was built (its marker counts the bytes)",
-        count=excerpt.source_cuts,
-        size=excerpt.source_cut_bytes,
-        ref=excerpt.execution,
-    )
+    for section, reason, count, size in (
+        ("transcripts[].records", "transcript budget: routine records first, then the oldest, "
+         "reclaimed from the execution holding the most", excerpt.records_dropped,
+         excerpt.bytes_dropped),
+        ("transcripts[].records[].text", "record too long: cut with a marker",
+         excerpt.records_cut, excerpt.bytes_cut),
+        ("transcripts[].records[].text", "cut by the session source before the evidence was "
+         "built (its marker counts the bytes)", excerpt.source_cuts, excerpt.source_cut_bytes),
+    ):  # fmt: skip
+        log.add(section, reason, count=count, size=size, ref=excerpt.execution)
     if excerpt.unavailable:
         log.add("transcripts", excerpt.unavailable, ref=excerpt.execution)
     elif not excerpt.records and excerpt.records_total:
@@ -475,12 +452,8 @@ def build_evidence(
                 item["unavailable"] = missing
                 log.add("transcripts", missing, ref=item["execution"])
         copies = CopyWriter(folder, record.executions, citable_receipts(record), paths.text, cancel)
-        _copy_cut_transcripts(payload["transcripts"], copies, note=True)
-        # An execution whose excerpt the budget left out whole is the most cut of all.
-        excerpted = {item["execution"] for item in payload["transcripts"]}
-        for execution in record.executions:
-            if execution.transcript is not None and execution.ref not in excerpted:
-                copies.write(execution.ref, ())
+        copy_cut_transcripts(payload["transcripts"], copies, note=True)
+        copy_left_out(record.executions, payload["transcripts"], copies)
         not_copied = copies.not_copied_note()
         if not_copied is not None:
             payload["transcripts_not_copied"] = not_copied
@@ -492,7 +465,7 @@ def build_evidence(
     private = {key: folder / name for key, name in files.items()}
     if needs.transcripts:
         # Final trimming may cut excerpts the transcript budget left whole: their copies too.
-        _copy_cut_transcripts(payload["transcripts"], copies, note=False)
+        copy_cut_transcripts(payload["transcripts"], copies, note=False)
         copies.finish()
         if copies.copies:
             private["transcripts"] = folder / COPY_FOLDER

@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from active_memory.errors import EvidenceError, InputRefused
 from active_memory.evidence.budget import redact_and_cut
@@ -41,6 +42,8 @@ __all__ = [
     "COPY_TOTAL_BYTES",
     "CompleteCopy",
     "CopyWriter",
+    "copy_cut_transcripts",
+    "copy_left_out",
     "load_index",
 ]
 
@@ -179,6 +182,32 @@ class _Tally:
         if number not in self.shown:
             self.left += 1
             self.left_bytes += size
+
+
+def copy_cut_transcripts(
+    transcripts: list[dict[str, Any]], copies: CopyWriter, *, note: bool
+) -> None:
+    """Write the complete copy of every excerpt that lost or cut records; ``note`` puts the
+    transcript bytes the excerpt left out (``bytes_left_out``) beside its ``records_dropped``:
+    the ``read_transcript`` tool finds the copy by the execution's ref."""
+    for item in transcripts:
+        if "unavailable" in item:
+            continue
+        if not (item.get("records_dropped") or item.get("records_cut")):
+            continue
+        copy = copies.write(item["execution"], (record["n"] for record in item["records"]))
+        if copy is not None and note:
+            item["bytes_left_out"] = copy.bytes_left_out
+
+
+def copy_left_out(
+    executions: Iterable[Execution], transcripts: list[dict[str, Any]], copies: CopyWriter
+) -> None:
+    """Copy every execution the payload has no excerpt of: the most cut of all."""
+    excerpted = {item["execution"] for item in transcripts}
+    for execution in executions:
+        if execution.transcript is not None and execution.ref not in excerpted:
+            copies.write(execution.ref, ())
 
 
 def load_index(folder: Path) -> Mapping[str, str]:

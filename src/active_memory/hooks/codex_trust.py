@@ -24,7 +24,7 @@ from active_memory.bounded_input import read_bytes
 from active_memory.errors import InputRefused, RecallError
 from active_memory.hooks.config_files import MAX_CONFIG_BYTES, ours
 
-__all__ = ["CODEX_EVENT_KEY", "hook_key", "trust_note", "trusted_hash"]
+__all__ = ["CODEX_EVENT_KEY", "codex_config", "hook_key", "trust_note", "trusted_hash"]
 
 CODEX_EVENT_KEY = "pre_tool_use"  # Codex's name of the PreToolUse event in a hook's state key
 
@@ -45,9 +45,9 @@ def hook_key(path: Path, text: str, event: str) -> str | None:
     return None
 
 
-def trusted_hash(config: Path, key: str) -> str | None:
-    """The ``trusted_hash`` Codex's ``config.toml`` keeps for ``key``; None when it has none
-    (or the file is missing or not TOML). A file that is no regular file is refused."""
+def codex_config(config: Path) -> dict[str, Any] | None:
+    """Codex's ``config.toml`` as a table; None when it is missing or not TOML. A file that is
+    no regular file is refused (RecallError)."""
     if not config.exists():
         return None
     try:  # a FIFO or a device here is refused by its type, never opened
@@ -55,8 +55,16 @@ def trusted_hash(config: Path, key: str) -> str | None:
     except InputRefused as refused:
         raise RecallError(f"{refused}; fix or move it, then install again") from None
     try:
-        document: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(data.decode("utf-8"))
     except ValueError:
+        return None
+
+
+def trusted_hash(config: Path, key: str) -> str | None:
+    """The ``trusted_hash`` Codex's ``config.toml`` keeps for ``key``; None when it has none
+    (or the file is missing or not TOML). A file that is no regular file is refused."""
+    document = codex_config(config)
+    if document is None:
         return None
     hooks = document.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None

@@ -37,18 +37,16 @@ import json
 import os
 import shutil
 import sys
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from active_memory.bounded_input import read_bytes
-from active_memory.errors import InputRefused, RecallError
+from active_memory.errors import RecallError
 from active_memory.harnesses import HARNESS_NAMES, HarnessRow, harness_row
 from active_memory.hooks.codex import MAX_CONTEXT_BYTES as CODEX_CONTEXT_BYTES
-from active_memory.hooks.codex_trust import trust_note
+from active_memory.hooks.codex_trust import codex_config, trust_note
 from active_memory.hooks.commands import (
     COPILOT_FILE,
     HOOK_TIMEOUT_S,
@@ -56,7 +54,6 @@ from active_memory.hooks.commands import (
     helper_command,
 )
 from active_memory.hooks.config_files import (
-    MAX_CONFIG_BYTES,
     load_json,
     merge_hook_list,
     merge_matcher_groups,
@@ -237,15 +234,8 @@ def _keep_out_of_git(path: Path, project: Path | None, *, holds_secret: bool) ->
 
 def _trusted(config: Path, project: Path) -> bool:
     """Whether Codex's ``config.toml`` marks ``project`` trusted (False when unreadable)."""
-    if not config.exists():
-        return False
-    try:  # a FIFO or a device here is refused by its type, never opened
-        data = read_bytes(config, what=repr(str(config)), max_bytes=MAX_CONFIG_BYTES)
-    except InputRefused as refused:
-        raise RecallError(f"{refused}; fix or move it, then install again") from None
-    try:
-        document = tomllib.loads(data.decode("utf-8"))
-    except ValueError:
+    document = codex_config(config)
+    if document is None:
         return False
     projects = document.get("projects")
     entry = projects.get(str(project)) if isinstance(projects, dict) else None

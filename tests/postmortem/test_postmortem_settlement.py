@@ -78,11 +78,13 @@ async def test_deadline_mid_batch_stops_that_specialist_and_others_settle(tmp_pa
         )
     )
     started = time.monotonic()
+    # The deadline leaves the discovery's scripted session time to settle on a loaded machine
+    # (at 600 ms it timed out too with seven test runs sharing two cores).
     report, store = await _run(
         record, tmp_path, provider, evidence_budget=7 * 1024,
-        config=config_of(timeout_ms=600, **GRAPH_ONLY),
+        config=config_of(timeout_ms=1500, **GRAPH_ONLY),
     )  # fmt: skip
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 4
     maintenance = report.specialist("graph_maintenance")
     assert (maintenance.status, maintenance.batches) == ("timed_out", 2)
     assert report.specialist("graph_discovery").status == "published"

@@ -187,6 +187,25 @@ def count_capacity(conn: SqlConnection) -> Capacity:
     return Capacity(live, rows, size)
 
 
+_INSERT_LIVE = (
+    "INSERT INTO records (revision, deleted, kind, repository, graph_hash, node_id, body, "
+    "evidence, size, checksum, id) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_UPDATE_LIVE = (
+    "UPDATE records SET revision = ?, deleted = 0, kind = ?, repository = ?, graph_hash = ?, "
+    "node_id = ?, body = ?, evidence = ?, size = ?, checksum = ? WHERE id = ?"
+)
+_INSERT_TOMBSTONE = "INSERT INTO records (id, revision, deleted, kind, size) VALUES (?, ?, 1, ?, 0)"
+_UPDATE_TOMBSTONE = (
+    "UPDATE records SET revision = ?, deleted = 1, repository = NULL, graph_hash = NULL, "
+    "node_id = NULL, body = NULL, evidence = NULL, size = 0, checksum = NULL WHERE id = ?"
+)
+_INSERT_HISTORY = (
+    "INSERT INTO history (id, revision, op, body, evidence, source_revision, generation, "
+    "run_id, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def apply_changes(
     conn: SqlConnection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
 ) -> int:
@@ -199,6 +218,11 @@ def apply_changes(
     generation = read_generation(conn) + 1
     _check_bounds(changes, generation)
     now = utc_now()
+    # Rows gathered by statement and written with one executemany each (PostgreSQL pipelines
+    # them): a batch's ids are unique, so the records statements may run in any order; the
+    # history rows go last, as their foreign key needs the records rows.
+    statements: dict[str, list[tuple[object, ...]]] = {}
+    history: list[tuple[object, ...]] = []
     for change in changes:
         body = evidence = None
         if change.draft is not None:
@@ -233,37 +257,15 @@ def apply_changes(
                 evidence,
                 encoded.size,
                 checksum,
+                change.id,
             )
-            if change.create:
-                conn.execute(
-                    "INSERT INTO records (revision, deleted, kind, repository, graph_hash, "
-                    "node_id, body, evidence, size, checksum, id) "
-                    "VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (*values, change.id),
-                )
-            else:
-                conn.execute(
-                    "UPDATE records SET revision = ?, deleted = 0, kind = ?, repository = ?, "
-                    "graph_hash = ?, node_id = ?, body = ?, evidence = ?, size = ?, "
-                    "checksum = ? WHERE id = ?",
-                    (*values, change.id),
-                )
+            statement = _INSERT_LIVE if change.create else _UPDATE_LIVE
         elif change.create:
-            conn.execute(
-                "INSERT INTO records (id, revision, deleted, kind, size) VALUES (?, ?, 1, ?, 0)",
-                (change.id, change.revision, change.kind),
-            )
+            statement, values = _INSERT_TOMBSTONE, (change.id, change.revision, change.kind)
         else:
-            conn.execute(
-                "UPDATE records SET revision = ?, deleted = 1, repository = NULL, "
-                "graph_hash = NULL, node_id = NULL, body = NULL, evidence = NULL, size = 0, "
-                "checksum = NULL "
-                "WHERE id = ?",
-                (change.revision, change.id),
-            )
-        conn.execute(
-            "INSERT INTO history (id, revision, op, body, evidence, source_revision, generation, "
-            "run_id, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            statement, values = _UPDATE_TOMBSTONE, (change.revision, change.id)
+        statements.setdefault(statement, []).append(values)
+        history.append(
             (
                 change.id,
                 change.revision,
@@ -274,8 +276,11 @@ def apply_changes(
                 generation,
                 run_id,
                 now,
-            ),
+            )
         )
+    for statement, rows in statements.items():
+        conn.executemany(statement, rows)
+    conn.executemany(_INSERT_HISTORY, history)
     _check_capacity(before, read_capacity(conn), limits)
     conn.execute("UPDATE meta SET generation = ?", (generation,))
     return generation

@@ -225,6 +225,7 @@ def apply_changes(
     history: list[tuple[object, ...]] = []
     for change in changes:
         body = evidence = None
+        values: tuple[object, ...]
         if change.draft is not None:
             encoded = encode_draft(change.draft)
             if encoded.body_bytes > limits.max_body_bytes:

@@ -317,7 +317,7 @@ def test_a_listing_over_the_budget_keeps_the_verifier_and_failures_from_both_end
 ) -> None:
     """More failures than the listing holds, then a verifier's rejection: the rejection, the
     first and the latest execution are listed, and the failures kept come from both ends."""
-    _record(tmp_path / "rec", 2_500, filler=4)
+    _record(tmp_path / "rec", 700, filler=4)
     document = json.loads((tmp_path / "rec" / "run.json").read_text())
     for item in document["executions"]:
         item["status"] = "error"
@@ -325,11 +325,12 @@ def test_a_listing_over_the_budget_keeps_the_verifier_and_failures_from_both_end
                                    "attempt": 1, "status": "completed", "started_ms": 9_000,
                                    "completion": "REJECT: the migration drops rows"})  # fmt: skip
     (tmp_path / "rec" / "run.json").write_text(json.dumps(document))
+    # A quarter of the default budget: 700 failures are more than its listing holds.
     bundle = build_evidence(load_run_record(tmp_path / "rec"), "graph_discovery",
-                            private_dir=tmp_path / "p")  # fmt: skip
+                            private_dir=tmp_path / "p", budget_bytes=32 * 1024)  # fmt: skip
     refs = [item["ref"] for item in bundle.payload["executions"]]
     assert bundle.payload["executions_left_out"]
-    assert {"exec:e0", "exec:review", "exec:e2499"} <= set(refs)
+    assert {"exec:e0", "exec:review", "exec:e699"} <= set(refs)
     failed = sorted(int(ref.removeprefix("exec:e")) for ref in refs if ref.startswith("exec:e"))
     assert failed[1] == 1, "the run's opening"
-    assert failed[-2] == 2_498, "and its latest failures"
+    assert failed[-2] == 698, "and its latest failures"

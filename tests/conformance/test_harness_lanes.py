@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
 
+from active_memory.harnesses import harness_row
 from cli_runner import run_cli
 from conformance.harnesses import HARNESSES, Harness, Installed
-from conformance.stand_in import StandIn, ToolCall, _anthropic, tool_names
+from conformance.stand_in import StandIn, ToolCall, _anthropic, _responses, tool_names
 from postmortem.postmortem_kit import first_run
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -192,6 +194,150 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
         took = time.monotonic() - started
         held = model.replies("held")
     assert held, "claude never asked the model"
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert json.loads(result.stdout)["status"] == "timed_out"
+    assert took < 30
+    deadline = time.monotonic() + 5
+    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with("HOME", str(home)) == []
+
+
+# --- Codex ------------------------------------------------------------------------------------
+
+CODEX_CHECKOUT_READ = f"cat {READ_TARGET}"
+
+
+class ScriptedCodexSpecialist(StandIn):
+    """The model of a specialist on Codex (OpenAI Responses): one step per tool output already
+    in the conversation, then the answer as the last message."""
+
+    def __init__(self, steps: list[ToolCall]) -> None:
+        super().__init__(choose=lambda _names: None, final_text=json.dumps(ANSWER))
+        self.steps = steps
+
+    def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
+        if not isinstance(body, dict) or "exec_command" not in tool_names(body):
+            return super()._answer(path, body)
+        done = json.dumps(body.get("input")).count('"function_call_output"')
+        step = self.steps[done] if done < len(self.steps) else None
+        self._record("POST", path, body, f"step-{done}")
+        document, stream = _responses(body, step, json.dumps(ANSWER))
+        own = f"call_step_{done}"  # Codex pairs outputs with calls by id
+        if document is not None:
+            payload = json.dumps(document).replace("call_am_conformance_1", own).encode()
+            return 200, "application/json", payload
+        return 200, "text/event-stream", stream.replace(b"call_am_conformance_1", own.encode())
+
+
+def _outputs(body: Mapping[str, Any]) -> dict[str, str]:
+    """The tool outputs a Responses request carries, by call id."""
+    found = {}
+    for item in body.get("input") or []:
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            found[str(item.get("call_id"))] = json.dumps(item.get("output"))
+    return found
+
+
+def _run_on(harness: Harness, binary: Path, folder: Path, home: Path, url: str,
+            monkeypatch: pytest.MonkeyPatch, *extra: str) -> Result:  # fmt: skip
+    invocation = harness.invocation(binary, (folder / "checkout").resolve(), home, url)
+    for name, value in invocation.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
+    return run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
+                    harness_row(harness.name).lane, "--model", "stand-in", "--json", *extra,
+                    "--store", str(home.parent / "s.sqlite3")])  # fmt: skip
+
+
+@pytest.mark.parametrize("harness", ["codex"], indirect=True)
+def test_a_specialist_runs_on_codex_in_its_read_only_sandbox_and_its_answer_is_admitted(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    checkout = (folder / "checkout").resolve()
+    hook_ran, planted = tmp_path / "hook-ran", checkout / "planted-by-shell"
+    hooks = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": f"touch {hook_ran}"}]}]}}  # fmt: skip
+    (checkout / ".codex").mkdir()
+    (checkout / ".codex" / "hooks.json").write_text(json.dumps(hooks))
+    steps = [
+        ToolCall("exec_command", {"cmd": CODEX_CHECKOUT_READ, "workdir": str(checkout)}),
+        ToolCall("exec_command", {"cmd": f"touch {planted}", "workdir": str(checkout)}),
+        ToolCall(
+            "exec_command",
+            {
+                "cmd": f"echo x > {planted}",
+                "workdir": str(checkout),
+                "sandbox_permissions": "require_escalated",
+            },
+        ),
+    ]
+    home = tmp_path / "home"
+    home.mkdir()
+    with ScriptedCodexSpecialist(steps) as model:
+        result = _run_on(harness, binary, folder, home, model.url, monkeypatch)
+        requests = list(model.requests)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    trial = json.loads(result.stdout)
+    assert trial["error"] is None
+    assert trial["status"] == "accepted"
+    assert trial["answer"] == ANSWER
+    assert (trial["provider"], trial["lane"]) == ("openai", "codex")
+    assert trial["tool_calls"] >= 1  # the read; Codex does not report the refused commands
+    assert trial["turns"] == 1
+    assert trial["input_tokens"] > 0
+    assert trial["output_tokens"] > 0
+
+    stepped = {request.reply: request for request in requests if request.reply.startswith("step")}
+    assert set(stepped) == {"step-0", "step-1", "step-2", "step-3"}
+    offered = set(tool_names(stepped["step-0"].body))
+    assert not offered & {"web_search", "apply_patch", "multi_agent_v1", "create_goal"}
+    outputs = _outputs(stepped["step-3"].body)
+    assert 'name = \\"app\\"' in outputs["call_step_0"]  # the checkout's pyproject.toml
+    assert "Read-only file system" in outputs["call_step_1"]
+    assert "call_step_2" in outputs  # leaving the sandbox was refused, not asked
+    assert not planted.exists()
+    assert not hook_ran.exists(), "a project hook ran inside the specialist's session"
+    body = json.dumps(stepped["step-0"].body)
+    assert "graph_discovery" in body
+    assert "[active-memory specialist session: never reviewed by learning]" in body
+    assert stepped["step-0"].body["text"]["format"]["type"] == "json_schema"
+
+
+class SilentCodexModel(StandIn):
+    """A Responses model that never answers a specialist's request (a hung server)."""
+
+    def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
+        if isinstance(body, dict) and "exec_command" in tool_names(body):
+            self._record("POST", path, body, "held")
+            time.sleep(60)
+        return super()._answer(path, body)
+
+
+@pytest.mark.parametrize("harness", ["codex"], indirect=True)
+def test_the_deadline_ends_the_codex_session_and_leaves_no_process(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    with SilentCodexModel(choose=lambda _names: None) as model:
+        started = time.monotonic()
+        result = _run_on(harness, binary, folder, home, model.url, monkeypatch,
+                         "--timeout-ms", "8000")  # fmt: skip
+        took = time.monotonic() - started
+        held = model.replies("held")
+    assert held, "codex never asked the model"
     assert result.exit_code == 1, result.stdout + result.stderr
     assert json.loads(result.stdout)["status"] == "timed_out"
     assert took < 30

@@ -11,55 +11,27 @@ from typing import Any
 import pytest
 
 from active_memory.agents.harness_lanes.claude_code import ClaudeCodeLane
-from active_memory.agents.providers.base import AnswerContract, ModelRequest, UserMessage
+from active_memory.agents.providers.base import ModelRequest
 from active_memory.agents.providers.registry import create_provider
 from active_memory.agents.tool_loop import Session
 from active_memory.errors import ConfigError, HarnessUnavailable, ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
+from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, request_for
 from fake_claude import FakeClaude, install_fake_claude, logged_out, max_turns, success
 
 pytestmark = pytest.mark.timeout(60)
 
 LANE = "claude-code"
 BINDING = Binding(provider="anthropic", model="claude-sonnet-4-5", effort="high", lane=LANE)
-CONTRACT = AnswerContract(
-    name="graph_discovery",
-    schema={
-        "type": "object",
-        "properties": {"lessons": {"type": "array", "items": {"type": "string"}}},
-        "required": ["lessons"],
-        "additionalProperties": False,
-    },
-)
-
-
-@pytest.fixture
-def folders(tmp_path: Path) -> dict[str, Path]:
-    checkout, evidence = tmp_path / "checkout", tmp_path / "evidence"
-    (checkout / "src").mkdir(parents=True)
-    (checkout / "src" / "app.py").write_text("print('hi')\n")
-    evidence.mkdir()
-    return {"repository": checkout, "evidence": evidence}
 
 
 def _env(fake: FakeClaude, **extra: str) -> dict[str, str]:
-    return {"PATH": fake.path, "HOME": str(fake.folder), **extra}
+    return env_for(fake, **extra)
 
 
 def _request(folders: dict[str, Path], **given: Any) -> ModelRequest:
-    return ModelRequest(
-        model=BINDING.model,
-        system="You are the graph discovery specialist.",
-        messages=(UserMessage("The evidence follows."),),
-        contract=CONTRACT,
-        folders=tuple((name, str(path)) for name, path in sorted(folders.items())),
-        **{"effort": BINDING.effort, **given},
-    )
-
-
-def _flag(argv: list[str], name: str) -> str:
-    return argv[argv.index(name) + 1]
+    return request_for(BINDING, folders, **given)
 
 
 def test_a_session_runs_read_only_without_hooks_in_the_checkout_and_marked(
@@ -73,21 +45,21 @@ def test_a_session_runs_read_only_without_hooks_in_the_checkout_and_marked(
     [call] = fake.calls()
     argv = call["argv"]
     assert argv[:5] == ["-p", "--output-format", "stream-json", "--verbose", "--model"]
-    assert _flag(argv, "--model") == "claude-sonnet-4-5"
-    assert _flag(argv, "--effort") == "high"
-    assert _flag(argv, "--tools") == "Read,Grep,Glob"
-    assert _flag(argv, "--allowedTools") == "Read,Grep,Glob"
-    denied = _flag(argv, "--disallowedTools").split(",")
+    assert flag(argv, "--model") == "claude-sonnet-4-5"
+    assert flag(argv, "--effort") == "high"
+    assert flag(argv, "--tools") == "Read,Grep,Glob"
+    assert flag(argv, "--allowedTools") == "Read,Grep,Glob"
+    denied = flag(argv, "--disallowedTools").split(",")
     assert {"Bash", "Write", "Edit", "WebFetch", "WebSearch", "Task"} <= set(denied)
-    assert _flag(argv, "--permission-mode") == "dontAsk"
+    assert flag(argv, "--permission-mode") == "dontAsk"
     assert "--strict-mcp-config" in argv
-    assert _flag(argv, "--mcp-config") == '{"mcpServers": {}}'
-    assert _flag(argv, "--settings") == '{"disableAllHooks": true}'
-    assert _flag(argv, "--json-schema").startswith('{"additionalProperties": false')
-    assert _flag(argv, "--add-dir") == str(folders["evidence"])
-    assert _flag(argv, "--name") == "active-memory specialist session batch 0"
+    assert flag(argv, "--mcp-config") == '{"mcpServers": {}}'
+    assert flag(argv, "--settings") == '{"disableAllHooks": true}'
+    assert flag(argv, "--json-schema").startswith('{"additionalProperties": false')
+    assert flag(argv, "--add-dir") == str(folders["evidence"])
+    assert flag(argv, "--name") == "active-memory specialist session batch 0"
     assert "--resume" not in argv
-    system = _flag(argv, "--system-prompt")
+    system = flag(argv, "--system-prompt")
     assert system.startswith("You are the graph discovery specialist.")
     assert f"- `repository`: the folder {folders['repository']}" in system
     assert call["cwd"] == str(folders["repository"])
@@ -142,7 +114,7 @@ def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_session(
     assert result.repaired
     assert result.usage.output_tokens == 240
     first, second = fake.calls()
-    assert _flag(second["argv"], "--resume") == _flag(first["argv"], "--session-id")
+    assert flag(second["argv"], "--resume") == flag(first["argv"], "--session-id")
     assert "--session-id" not in second["argv"]
     assert second["stdin"].startswith("Your answer does not satisfy the graph_discovery contract:")
     assert "3 is not of type 'string'" in second["stdin"]
@@ -172,19 +144,6 @@ def test_a_logged_out_claude_is_one_sentence_naming_the_login_command(
     assert str(caught.value) == (
         "Claude Code is not logged in, so the claude-code lane cannot run: run "
         "`claude auth login` and try again"
-    )
-
-
-def test_a_missing_claude_names_the_install_command(tmp_path: Path) -> None:
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    with pytest.raises(HarnessUnavailable) as caught:
-        create_provider(BINDING, env={"PATH": str(empty)})
-    assert caught.value.cause == "harness_missing"
-    assert str(caught.value) == (
-        "the claude-code lane runs specialists with Claude Code's `claude` command, which is "
-        "not on PATH: install it with `npm install -g @anthropic-ai/claude-code` (or choose an "
-        "API lane with --lane)"
     )
 
 

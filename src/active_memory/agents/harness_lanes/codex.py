@@ -1,0 +1,218 @@
+"""The Codex harness lane: a specialist session as a fresh ``codex exec`` session.
+
+The session's first message goes on stdin to a non-interactive Codex session (``codex exec
+-``) started in the checkout (``-C``; with no checkout, the evidence folder), with the source
+node's model (``-m``) and effort (``-c model_reasoning_effort=…``). Codex's own login and
+``config.toml`` serve it: we never read or copy them; only the settings below are overridden
+for this one session, with Codex's own ``-c``/``--disable`` flags:
+
+* Codex has no read-only file tools: it investigates with shell commands, which
+  ``sandbox_mode="read-only"`` runs in its sandbox (a write fails with "Read-only file system",
+  and the sandbox has no network), with ``approval_policy="never"`` (a command that asks to
+  leave the sandbox is refused, never run) and ``--ignore-rules`` (no execpolicy rule lets one
+  out). ``web_search="disabled"`` and ``mcp_servers={}`` take the web and MCP tools away;
+  ``--disable`` turns off subagents, goals, apps, plugins, the browser, computer use and image
+  generation;
+* ``--disable hooks`` keeps every hook, active-memory's own included, out of the session;
+* ``--output-schema FILE`` is the answer contract (a temporary file); the host still validates
+  the last message against the same contract (:class:`~.tool_loop.Session`). The specialist's
+  prompt goes in as ``-c developer_instructions=…``, beside Codex's own instructions;
+* the session is marked: :data:`~active_memory.lanes.SPECIALIST_SESSION_VARIABLE` is set in its
+  environment and its first message starts with
+  :data:`~active_memory.lanes.SPECIALIST_SESSION_MARKER`; the variables of a recall hook
+  (``ACTIVE_MEMORY_*``) are not passed on.
+
+What Codex cannot do: its sandbox lets commands read the whole disk, not the checkout alone,
+and a refused command does not appear in its ``--json`` events. The repair turn resumes the
+same Codex session (``codex exec resume THREAD -``). Usage is the ``turn.completed`` event's;
+the shared deadline and cancellation end the child's process group (:mod:`.child`). A missing
+``codex``, one older than ``CLI.min_version`` or one that is logged out is
+:class:`~active_memory.errors.HarnessUnavailable`.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from active_memory.agents.harness_lanes.child import run_child
+from active_memory.agents.harness_lanes.codex_events import CodexTranscript, read_codex_events
+from active_memory.agents.harness_lanes.harness_cli import (
+    CHECKOUT_ROOT,
+    HarnessCli,
+    child_env,
+    first_prompt,
+    folders_shown,
+    session_key,
+    since_last_turn,
+    workspace,
+)
+from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.errors import ConfigError, ProviderError
+from active_memory.harnesses import harness_row
+from active_memory.models.runs import Binding
+
+__all__ = ["CLI", "DISABLED_FEATURES", "EFFORTS", "LANE", "RUNNER", "CodexLane"]
+
+HARNESS = harness_row("codex")
+LANE = HARNESS.lane
+# The release this lane was tested with (tests/conformance): --output-schema, --ignore-rules,
+# `--disable hooks` and `exec resume` with the same options are all recent.
+CLI = HarnessCli(
+    lane=LANE,
+    display="Codex",
+    command="codex",
+    install="npm install -g @openai/codex",
+    update="npm install -g @openai/codex",
+    login="codex login",
+    min_version=(0, 171, 0),
+)
+# ``model_reasoning_effort`` in Codex's config reference.
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+# Features (``codex features list``) whose tools do more than read: off in the session.
+DISABLED_FEATURES = (
+    "hooks",
+    "multi_agent",
+    "goals",
+    "apps",
+    "plugins",
+    "browser_use",
+    "computer_use",
+    "image_generation",
+)
+OVERRIDES = (
+    'sandbox_mode="read-only"',
+    'approval_policy="never"',
+    'web_search="disabled"',
+    "mcp_servers={}",
+)
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+_LOGGED_OUT = ("not logged in", "codex login", "401 unauthorized", "missing bearer")
+_UNKNOWN_OPTION = ("unexpected argument", "unrecognized subcommand")
+
+
+def _toml(text: str) -> str:
+    """``text`` as a TOML basic string (a JSON string's escapes are TOML's)."""
+    return json.dumps(text)
+
+
+def _instructions(request: ModelRequest) -> str:
+    return (
+        request.system + "\n\n## Your tools in this session\n"
+        "You run inside Codex, in a read-only sandbox. Investigate with read-only shell "
+        "commands (`cat`, `sed -n`, `rg`, `ls`, `find`); the tools the prompt names by other "
+        "names are these. Writing files, the network and leaving the sandbox are refused. A "
+        "file the prompt writes as `root:relative/path` is that path inside the root's folder:\n"
+        f"{folders_shown(request)}\n"
+        f"Cite a checkout file as `{CHECKOUT_ROOT}:<its path relative to that folder>`, never "
+        "as an absolute path. Give the final answer as your last message: one JSON document "
+        "that satisfies the output schema."
+    )
+
+
+class CodexLane:
+    """A :class:`~active_memory.agents.providers.base.ModelProvider` whose every turn is a
+    ``codex exec`` run: the first turn of a session starts a Codex session, a later turn (the
+    repair) resumes it."""
+
+    def __init__(self, binding: Binding, *, env: Mapping[str, str]) -> None:
+        if binding.effort not in (None, *EFFORTS):
+            raise ConfigError(
+                "binding.effort",
+                f"{binding.effort!r} is not a Codex reasoning effort; use one of "
+                f"{', '.join(EFFORTS)} or leave it unset for the model's default",
+            )
+        self.name = HARNESS.provider or LANE
+        self.lane = LANE
+        self.executable = CLI.check(env)
+        self._env = child_env(env)
+        self._threads: dict[str, str] = {}
+
+    def argv(
+        self, request: ModelRequest, schema: Path, *, thread_id: str | None = None
+    ) -> list[str]:
+        """The command line of one turn (tested as it is): a new session, or with
+        ``thread_id`` a resumed one."""
+        options = ["--json", "--skip-git-repo-check", "--ignore-rules"]
+        options += ["--output-schema", str(schema), "-m", request.model]
+        if request.effort is not None:
+            options += ["-c", f"model_reasoning_effort={_toml(str(request.effort))}"]
+        for override in OVERRIDES:
+            options += ["-c", override]
+        for feature in DISABLED_FEATURES:
+            options += ["--disable", feature]
+        options += ["-c", f"developer_instructions={_toml(_instructions(request))}"]
+        if thread_id is not None:
+            return [self.executable, "exec", "resume", *options, thread_id, "-"]
+        cwd, _ = workspace(request, LANE)
+        return [self.executable, "exec", *options, "-C", str(cwd), "-"]
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        key = session_key(request)
+        thread_id: str | None = None
+        if len(request.messages) > 1:
+            thread_id = self._threads.get(key)
+            if thread_id is None:
+                raise ProviderError(
+                    f"the {LANE} lane has no Codex session to resume for "
+                    f"{request.labels.describe()}",
+                    cause="harness_error",
+                )
+            prompt = since_last_turn(request)
+        else:
+            prompt = first_prompt(request)
+        cwd, _ = workspace(request, LANE)
+        with tempfile.TemporaryDirectory(prefix="am-codex-") as scratch:
+            schema = Path(scratch) / "answer.schema.json"
+            schema.write_text(json.dumps(dict(request.contract.schema)), encoding="utf-8")
+            finished = await run_child(
+                self.argv(request, schema, thread_id=thread_id),
+                stdin=prompt.encode("utf-8"),
+                cwd=cwd,
+                env=self._env,
+                deadline=request.deadline,
+                max_output=MAX_OUTPUT_BYTES,
+                what=f"the Codex session of {request.labels.describe()}",
+            )
+        transcript = read_codex_events(finished.stdout, request.folders, cwd)
+        if transcript.thread_id is not None:
+            self._threads[key] = transcript.thread_id
+        if transcript.forbidden:
+            raise ProviderError(
+                f"Codex ran more than read-only tools for the specialist "
+                f"({', '.join(sorted(set(transcript.forbidden)))}); its answer was not used: "
+                f"update it with `{CLI.update}`",
+                cause="harness_tools_not_restricted",
+            )
+        if not transcript.completed:
+            raise _failed(transcript, finished.returncode, finished.stderr)
+        return ModelResponse(
+            text="",
+            answer=transcript.answer,
+            usage=transcript.usage,
+            stop_reason="end_turn" if transcript.answer is not None else "other",
+            model=request.model,
+            harness_tool_calls=transcript.tool_calls,
+            read_paths=transcript.read_paths,
+        )
+
+
+def _failed(transcript: CodexTranscript, returncode: int, stderr: bytes) -> ProviderError:
+    said = stderr.decode("utf-8", "replace").strip()
+    lines = [line for line in said.splitlines() if not line.startswith("WARNING:")]
+    reason = transcript.failure or (lines[-1] if lines else "")
+    lowered = f"{reason}\n{said}".lower()
+    if any(sign in lowered for sign in _UNKNOWN_OPTION):
+        return CLI.too_old(reason[:200])
+    if any(sign in lowered for sign in _LOGGED_OUT):
+        return CLI.logged_out()
+    shown = reason[:300] if reason else "nothing on stderr"
+    return ProviderError(
+        f"`{CLI.command} exec` exited {returncode} without finishing its turn: {shown}",
+        cause="harness_failed",
+    )
+
+
+RUNNER = CodexLane

@@ -5,8 +5,9 @@ answers ``--version`` with the version it was given, and every other run records
 started with (argv, working directory, environment, stdin, and the text of every argument that
 names a file: a schema file the lane deletes afterwards) as one JSON line in ``calls.jsonl`` and
 then plays the next of its scripted replies: JSON events on stdout, text on stderr, an exit
-code, or ``hang`` (it starts a grandchild, writes both pids to ``pids``, and sleeps: what a
-deadline must end). The replies are data, so a test reads exactly what a session would see.
+code, a ``usage_file`` written where ``--usage-output-file`` says, or ``hang`` (it starts a
+grandchild, writes both pids to ``pids``, and sleeps: what a deadline must end). The replies
+are data, so a test reads exactly what a session would see.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ if reply.get("hang"):
     with open(os.path.join(here, "pids"), "w") as out:
         out.write(f"{os.getpid()} {child.pid}")
     time.sleep(600)
+if reply.get("usage_file") and "--usage-output-file" in sys.argv:
+    with open(sys.argv[sys.argv.index("--usage-output-file") + 1], "w") as out:
+        json.dump(reply["usage_file"], out)
 for event in reply.get("events", []):
     print(json.dumps(event), flush=True)
 sys.stderr.write(reply.get("stderr", ""))

@@ -78,7 +78,7 @@ _API_LANES = (
 )
 # The harnesses whose own CLI runs specialist sessions so far, by harness name: the module
 # under agents/harness_lanes/ that does it.
-_RUNNERS = {"claude": "claude_code", "codex": "codex"}
+_RUNNERS = {"claude": "claude_code", "codex": "codex", "copilot": "copilot"}
 LANES: tuple[LaneRow, ...] = (
     *_API_LANES,
     *(LaneRow(row.lane, harness=row.name, runner=_RUNNERS.get(row.name)) for row in HARNESSES),

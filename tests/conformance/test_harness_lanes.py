@@ -1,16 +1,16 @@
-"""Conformance: a specialist session run by the real Claude Code CLI (the claude-code harness
-lane), against a scripted model on loopback.
+"""Conformance: a specialist session run by the real harness CLIs (the claude-code, codex and
+copilot harness lanes), against a scripted model on loopback.
 
-Slow: it starts the pinned ``claude`` from the conformance kit (``harnesses.py``; skipped with
-npm's reason when it cannot be installed). ``active-memory specialist run graph_discovery RUN
---lane claude-code`` runs with the stand-in as Claude Code's model. The model reads a checkout
-file, tries Bash and Write, then answers through the structured output. The test asserts what
-the issue asks of a harness lane:
+Slow: it starts the pinned CLIs from the conformance kit (``harnesses.py``; skipped with npm's
+reason when one cannot be installed). ``active-memory specialist run graph_discovery RUN
+--lane LANE`` runs with the stand-in as the harness's model. The model reads a checkout file
+with the harness's own read tool, tries to write (and, where the harness has one, to run a
+shell command), then answers. The tests assert what the issue asks of a harness lane:
 
-* the read went through Claude Code's own Read tool and its content reached the model;
-* Bash and Write were refused by Claude Code itself (not offered, so not run: no file made), and
-  the model was offered only Read, Grep, Glob and the structured output;
-* a project hook in the checkout's ``.claude/settings.json`` never ran (hooks disabled);
+* the read went through the harness's own tool and its content reached the model;
+* the write and shell attempts were refused by the harness itself (not offered, or refused by
+  Codex's read-only sandbox: no file made), and the model was offered only read tools;
+* a project hook in the checkout never ran;
 * the host admitted the answer, and recorded the session's tokens and tool calls;
 * a session whose model never answers ends at the deadline with no process of it left.
 """
@@ -30,7 +30,15 @@ from click.testing import Result
 from active_memory.harnesses import harness_row
 from cli_runner import run_cli
 from conformance.harnesses import HARNESSES, Harness, Installed
-from conformance.stand_in import StandIn, ToolCall, _anthropic, _responses, tool_names
+from conformance.stand_in import (
+    Recorded,
+    StandIn,
+    ToolCall,
+    _anthropic,
+    _chat,
+    _responses,
+    tool_names,
+)
 from postmortem.postmortem_kit import first_run
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -144,10 +152,15 @@ def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
 
 
 class SilentModel(StandIn):
-    """A model that never answers a specialist's request (a hung server)."""
+    """A model that never answers a specialist's request (a hung server): one that offers the
+    harness's read tool."""
+
+    def __init__(self, read_tool: str = "Read") -> None:
+        super().__init__(choose=lambda _names: None)
+        self.read_tool = read_tool
 
     def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
-        if isinstance(body, dict) and "Read" in tool_names(body):
+        if isinstance(body, dict) and self.read_tool in tool_names(body):
             self._record("POST", path, body, "held")
             time.sleep(60)
         return super()._answer(path, body)
@@ -180,7 +193,7 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
     folder, _ = first_run(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
-    with SilentModel(choose=lambda _names: None) as model:
+    with SilentModel() as model:
         invocation = harness.invocation(binary, folder / "checkout", home, model.url)
         for name, value in invocation.env.items():
             monkeypatch.setenv(name, value)
@@ -203,40 +216,48 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
     assert _processes_with("HOME", str(home)) == []
 
 
-# --- Codex ------------------------------------------------------------------------------------
+# --- Codex, Copilot CLI and pi: OpenAI wires ---------------------------------------------------
 
-CODEX_CHECKOUT_READ = f"cat {READ_TARGET}"
+# Each harness's read tool, as its model sees it, and the wire its CLI speaks to the stand-in.
+READ_TOOLS = {"codex": "exec_command", "copilot": "view", "pi": "read"}
+_WIRES = {"codex": "responses", "copilot": "chat", "pi": "chat"}
 
 
-class ScriptedCodexSpecialist(StandIn):
-    """The model of a specialist on Codex (OpenAI Responses): one step per tool output already
-    in the conversation, then the answer as the last message."""
+def _results(body: Mapping[str, Any]) -> dict[str, str]:
+    """The tool results a Responses or Chat Completions request carries, by call id."""
+    found = {}
+    for item in [*(body.get("input") or []), *(body.get("messages") or [])]:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call_output":
+            found[str(item.get("call_id"))] = json.dumps(item.get("output"))
+        elif item.get("role") == "tool":
+            found[str(item.get("tool_call_id"))] = json.dumps(item.get("content"))
+    return found
 
-    def __init__(self, steps: list[ToolCall]) -> None:
+
+class ScriptedOpenAISpecialist(StandIn):
+    """The model of a specialist on an OpenAI wire: one step per tool result already in the
+    conversation, then the answer as the last message."""
+
+    def __init__(self, harness: str, steps: list[ToolCall]) -> None:
         super().__init__(choose=lambda _names: None, final_text=json.dumps(ANSWER))
+        self.read_tool = READ_TOOLS[harness]
+        self.build = _responses if _WIRES[harness] == "responses" else _chat
         self.steps = steps
 
     def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
-        if not isinstance(body, dict) or "exec_command" not in tool_names(body):
+        if not isinstance(body, dict) or self.read_tool not in tool_names(body):
             return super()._answer(path, body)
-        done = json.dumps(body.get("input")).count('"function_call_output"')
+        done = len(_results(body))
         step = self.steps[done] if done < len(self.steps) else None
         self._record("POST", path, body, f"step-{done}")
-        document, stream = _responses(body, step, json.dumps(ANSWER))
-        own = f"call_step_{done}"  # Codex pairs outputs with calls by id
+        document, stream = self.build(body, step, json.dumps(ANSWER))
+        own = f"call_step_{done}"  # the harness pairs results with calls by id
         if document is not None:
             payload = json.dumps(document).replace("call_am_conformance_1", own).encode()
             return 200, "application/json", payload
         return 200, "text/event-stream", stream.replace(b"call_am_conformance_1", own.encode())
-
-
-def _outputs(body: Mapping[str, Any]) -> dict[str, str]:
-    """The tool outputs a Responses request carries, by call id."""
-    found = {}
-    for item in body.get("input") or []:
-        if isinstance(item, dict) and item.get("type") == "function_call_output":
-            found[str(item.get("call_id"))] = json.dumps(item.get("output"))
-    return found
 
 
 def _run_on(harness: Harness, binary: Path, folder: Path, home: Path, url: str,
@@ -251,6 +272,39 @@ def _run_on(harness: Harness, binary: Path, folder: Path, home: Path, url: str,
                     "--store", str(home.parent / "s.sqlite3")])  # fmt: skip
 
 
+def _scripted_session(
+    harness: Harness, binary: Path, folder: Path, steps: list[ToolCall],
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[dict[str, Any], dict[str, Recorded]]:  # fmt: skip
+    """Run graph discovery on ``harness``'s lane with the scripted model: the trial printed
+    and the model's requests by step."""
+    home = folder.parent / "home"
+    home.mkdir()
+    with ScriptedOpenAISpecialist(harness.name, steps) as model:
+        result = _run_on(harness, binary, folder, home, model.url, monkeypatch)
+        requests = list(model.requests)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    trial = json.loads(result.stdout)
+    assert trial["error"] is None
+    assert trial["status"] == "accepted"
+    assert trial["answer"] == ANSWER
+    assert trial["lane"] == harness_row(harness.name).lane
+    assert trial["turns"] == 1
+    assert trial["input_tokens"] > 0
+    assert trial["output_tokens"] > 0
+    stepped = {request.reply: request for request in requests if request.reply.startswith("step")}
+    assert set(stepped) == {f"step-{number}" for number in range(len(steps) + 1)}
+    body = json.dumps(stepped["step-0"].body)
+    assert "graph_discovery" in body
+    assert "[active-memory specialist session: never reviewed by learning]" in body
+    return trial, stepped
+
+
+def _plant_hook(checkout: Path, relative: str, document: Mapping[str, Any]) -> None:
+    (checkout / relative).parent.mkdir(parents=True, exist_ok=True)
+    (checkout / relative).write_text(json.dumps(document))
+
+
 @pytest.mark.parametrize("harness", ["codex"], indirect=True)
 def test_a_specialist_runs_on_codex_in_its_read_only_sandbox_and_its_answer_is_admitted(
     harness: Harness,
@@ -262,66 +316,61 @@ def test_a_specialist_runs_on_codex_in_its_read_only_sandbox_and_its_answer_is_a
     folder, _ = first_run(tmp_path)
     checkout = (folder / "checkout").resolve()
     hook_ran, planted = tmp_path / "hook-ran", checkout / "planted-by-shell"
-    hooks = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-        {"type": "command", "command": f"touch {hook_ran}"}]}]}}  # fmt: skip
-    (checkout / ".codex").mkdir()
-    (checkout / ".codex" / "hooks.json").write_text(json.dumps(hooks))
+    _plant_hook(checkout, ".codex/hooks.json", {"hooks": {"PreToolUse": [{"matcher": "*",
+                "hooks": [{"type": "command", "command": f"touch {hook_ran}"}]}]}})  # fmt: skip
+    escalated = {"cmd": f"echo x > {planted}", "workdir": str(checkout),
+                 "sandbox_permissions": "require_escalated"}  # fmt: skip
     steps = [
-        ToolCall("exec_command", {"cmd": CODEX_CHECKOUT_READ, "workdir": str(checkout)}),
+        ToolCall("exec_command", {"cmd": f"cat {READ_TARGET}", "workdir": str(checkout)}),
         ToolCall("exec_command", {"cmd": f"touch {planted}", "workdir": str(checkout)}),
-        ToolCall(
-            "exec_command",
-            {
-                "cmd": f"echo x > {planted}",
-                "workdir": str(checkout),
-                "sandbox_permissions": "require_escalated",
-            },
-        ),
+        ToolCall("exec_command", escalated),
     ]
-    home = tmp_path / "home"
-    home.mkdir()
-    with ScriptedCodexSpecialist(steps) as model:
-        result = _run_on(harness, binary, folder, home, model.url, monkeypatch)
-        requests = list(model.requests)
-    assert result.exit_code == 0, result.stdout + result.stderr
-    trial = json.loads(result.stdout)
-    assert trial["error"] is None
-    assert trial["status"] == "accepted"
-    assert trial["answer"] == ANSWER
-    assert (trial["provider"], trial["lane"]) == ("openai", "codex")
+    trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
+    assert trial["provider"] == "openai"
     assert trial["tool_calls"] >= 1  # the read; Codex does not report the refused commands
-    assert trial["turns"] == 1
-    assert trial["input_tokens"] > 0
-    assert trial["output_tokens"] > 0
-
-    stepped = {request.reply: request for request in requests if request.reply.startswith("step")}
-    assert set(stepped) == {"step-0", "step-1", "step-2", "step-3"}
     offered = set(tool_names(stepped["step-0"].body))
     assert not offered & {"web_search", "apply_patch", "multi_agent_v1", "create_goal"}
-    outputs = _outputs(stepped["step-3"].body)
+    outputs = _results(stepped["step-3"].body)
     assert 'name = \\"app\\"' in outputs["call_step_0"]  # the checkout's pyproject.toml
     assert "Read-only file system" in outputs["call_step_1"]
     assert "call_step_2" in outputs  # leaving the sandbox was refused, not asked
     assert not planted.exists()
     assert not hook_ran.exists(), "a project hook ran inside the specialist's session"
-    body = json.dumps(stepped["step-0"].body)
-    assert "graph_discovery" in body
-    assert "[active-memory specialist session: never reviewed by learning]" in body
     assert stepped["step-0"].body["text"]["format"]["type"] == "json_schema"
 
 
-class SilentCodexModel(StandIn):
-    """A Responses model that never answers a specialist's request (a hung server)."""
+@pytest.mark.parametrize("harness", ["copilot"], indirect=True)
+def test_a_specialist_runs_on_copilot_with_read_tools_only_and_its_answer_is_admitted(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    checkout = (folder / "checkout").resolve()
+    hook_ran, planted = tmp_path / "hook-ran", checkout / "planted"
+    # The conformance kit sets COPILOT_ALLOW_ALL=true, which would load this hook: not passed on.
+    _plant_hook(checkout, ".github/hooks/project.json", {"version": 1, "hooks": {
+        "preToolUse": [{"type": "command", "bash": f"touch {hook_ran}"}]}})  # fmt: skip
+    steps = [
+        ToolCall("view", {"path": str(checkout / READ_TARGET)}),
+        ToolCall("bash", {"command": f"touch {planted}", "description": "plant"}),
+        ToolCall("create", {"path": str(planted), "file_text": "x"}),
+    ]
+    trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
+    assert trial["tool_calls"] == 3
+    assert sorted(tool_names(stepped["step-0"].body)) == ["glob", "grep", "view"]
+    results = _results(stepped["step-3"].body)
+    assert 'name = \\"app\\"' in results["call_step_0"]  # the checkout's pyproject.toml
+    for refused in ("call_step_1", "call_step_2"):
+        assert "does not exist" in results[refused]
+    assert not planted.exists()
+    assert not hook_ran.exists(), "the checkout's hook ran inside the specialist's session"
 
-    def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
-        if isinstance(body, dict) and "exec_command" in tool_names(body):
-            self._record("POST", path, body, "held")
-            time.sleep(60)
-        return super()._answer(path, body)
 
-
-@pytest.mark.parametrize("harness", ["codex"], indirect=True)
-def test_the_deadline_ends_the_codex_session_and_leaves_no_process(
+@pytest.mark.parametrize("harness", ["codex", "copilot"], indirect=True)
+def test_the_deadline_ends_the_harness_session_and_leaves_no_process(
     harness: Harness,
     installed: Installed,
     binary: Path,
@@ -331,13 +380,13 @@ def test_the_deadline_ends_the_codex_session_and_leaves_no_process(
     folder, _ = first_run(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
-    with SilentCodexModel(choose=lambda _names: None) as model:
+    with SilentModel(READ_TOOLS[harness.name]) as model:
         started = time.monotonic()
         result = _run_on(harness, binary, folder, home, model.url, monkeypatch,
                          "--timeout-ms", "8000")  # fmt: skip
         took = time.monotonic() - started
         held = model.replies("held")
-    assert held, "codex never asked the model"
+    assert held, f"{harness.name} never asked the model"
     assert result.exit_code == 1, result.stdout + result.stderr
     assert json.loads(result.stdout)["status"] == "timed_out"
     assert took < 30

@@ -10,7 +10,7 @@ from active_memory.agents.providers.base import AnswerContract, ModelRequest, Us
 from active_memory.models.runs import Binding
 from fake_harness import FakeHarness
 
-__all__ = ["CONTRACT", "env_for", "flag", "make_folders", "request_for"]
+__all__ = ["CONTRACT", "env_for", "flag", "flags", "make_folders", "request_for"]
 
 CONTRACT = AnswerContract(
     name="graph_discovery",
@@ -54,3 +54,8 @@ def flag(argv: list[str], name: str) -> str:
 def env_for(fake: FakeHarness, **extra: str) -> dict[str, str]:
     """An environment whose PATH finds ``fake`` first, with a HOME of its own."""
     return {"PATH": fake.path, "HOME": str(fake.folder), **extra}
+
+
+def flags(argv: list[str], name: str) -> list[str]:
+    """The values of every ``name`` option, in order."""
+    return [argv[at + 1] for at, word in enumerate(argv) if word == name]

@@ -13,6 +13,7 @@ import pytest
 from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.claude_code import ClaudeCodeLane
 from active_memory.agents.harness_lanes.codex import CodexLane
+from active_memory.agents.harness_lanes.copilot import CopilotLane
 from active_memory.agents.providers.base import AnswerContract, ModelRequest, UserMessage
 from active_memory.agents.tool_loop import Session
 from active_memory.cancel import CancelToken
@@ -20,6 +21,7 @@ from active_memory.errors import ProviderDeadlineExceeded, ProviderError, Sessio
 from active_memory.models.runs import Binding
 from fake_claude import install_fake_claude
 from fake_codex import install_fake_codex
+from fake_copilot import install_fake_copilot
 from fake_harness import FakeHarness, hang
 
 pytestmark = pytest.mark.timeout(60)
@@ -29,6 +31,7 @@ BINDING = Binding(provider="anthropic", model="claude-sonnet-4-5", lane="claude-
 LANES = {
     "claude-code": (install_fake_claude, ClaudeCodeLane),
     "codex": (install_fake_codex, CodexLane),
+    "copilot": (install_fake_copilot, CopilotLane),
 }
 CONTRACT = AnswerContract(name="answer", schema={"type": "object"})
 

@@ -14,11 +14,11 @@ from active_memory.agents.harness_lanes.claude_code import ClaudeCodeLane
 from active_memory.agents.providers.base import ModelRequest
 from active_memory.agents.providers.registry import create_provider
 from active_memory.agents.tool_loop import Session
-from active_memory.errors import ConfigError, HarnessUnavailable, ProviderError
+from active_memory.errors import ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
 from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, request_for
-from fake_claude import FakeClaude, install_fake_claude, logged_out, max_turns, success
+from fake_claude import FakeClaude, install_fake_claude, max_turns, success
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -134,28 +134,6 @@ def test_a_session_out_of_turns_gets_the_repair_turn(
     assert "no answer was given" in fake.calls()[1]["stdin"]
 
 
-def test_a_logged_out_claude_is_one_sentence_naming_the_login_command(
-    tmp_path: Path, folders: dict[str, Path]
-) -> None:
-    fake = install_fake_claude(tmp_path / "bin", [logged_out()])
-    with pytest.raises(HarnessUnavailable) as caught:
-        asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
-    assert caught.value.cause == "harness_logged_out"
-    assert str(caught.value) == (
-        "Claude Code is not logged in, so the claude-code lane cannot run: run "
-        "`claude auth login` and try again"
-    )
-
-
-def test_a_too_old_claude_names_the_update_command(tmp_path: Path) -> None:
-    fake = install_fake_claude(tmp_path / "bin", [], version="1.0.128 (Claude Code)")
-    with pytest.raises(HarnessUnavailable) as caught:
-        create_provider(BINDING, env=_env(fake))
-    assert caught.value.cause == "harness_too_old"
-    assert "`claude update`" in str(caught.value)
-    assert "'1.0.128 (Claude Code)'" in str(caught.value)
-
-
 def test_a_claude_that_offers_more_than_read_only_tools_is_not_used(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
@@ -165,12 +143,6 @@ def test_a_claude_that_offers_more_than_read_only_tools_is_not_used(
     with pytest.raises(ProviderError) as caught:
         asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
     assert caught.value.cause == "harness_tools_not_restricted"
-
-
-def test_an_effort_claude_code_does_not_know_is_refused_before_any_run(tmp_path: Path) -> None:
-    fake = install_fake_claude(tmp_path / "bin", [])
-    with pytest.raises(ConfigError, match="not a Claude Code effort"):
-        create_provider(BINDING.model_copy(update={"effort": "extreme"}), env=_env(fake))
 
 
 def test_the_binding_lane_chooses_the_harness_and_a_connection_keeps_the_api(
@@ -190,7 +162,11 @@ def test_the_binding_lane_chooses_the_harness_and_a_connection_keeps_the_api(
     ("stderr", "cause", "said"),
     [
         ("error: unknown option '--json-schema'\n", "harness_too_old", "`claude update`"),
-        ("Segmentation fault\n", "harness_failed", "exited 139 without a result: Segmentation"),
+        (
+            "Segmentation fault\n",
+            "harness_failed",
+            "`claude` exited 139 without a result: Segmentation",
+        ),
     ],
 )
 def test_a_run_without_a_result_says_why(

@@ -14,12 +14,11 @@ import pytest
 from active_memory.agents.harness_lanes.codex import CodexLane
 from active_memory.agents.harness_lanes.codex_events import files_printed
 from active_memory.agents.providers.base import ModelRequest
-from active_memory.agents.providers.registry import create_provider
 from active_memory.agents.tool_loop import Session
-from active_memory.errors import ConfigError, HarnessUnavailable, ProviderError
+from active_memory.errors import ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
-from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, request_for
+from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, flags, request_for
 from fake_codex import THREAD, failed, install_fake_codex, success
 from fake_harness import FakeHarness
 
@@ -37,10 +36,6 @@ def _request(folders: dict[str, Path], **given: Any) -> ModelRequest:
     return request_for(BINDING, folders, **given)
 
 
-def _all(argv: list[str], name: str) -> list[str]:
-    return [argv[at + 1] for at, word in enumerate(argv) if word == name]
-
-
 def test_a_session_runs_in_the_read_only_sandbox_without_hooks_or_mcp_and_marked(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
@@ -53,13 +48,13 @@ def test_a_session_runs_in_the_read_only_sandbox_without_hooks_or_mcp_and_marked
     assert argv[:4] == ["exec", "--json", "--skip-git-repo-check", "--ignore-rules"]
     assert argv[-3:] == ["-C", str(folders["repository"]), "-"]
     assert flag(argv, "-m") == "gpt-5.1-codex"
-    overrides = _all(argv, "-c")
+    overrides = flags(argv, "-c")
     assert 'model_reasoning_effort="high"' in overrides
     assert 'sandbox_mode="read-only"' in overrides
     assert 'approval_policy="never"' in overrides
     assert 'web_search="disabled"' in overrides
     assert "mcp_servers={}" in overrides
-    assert {"hooks", "multi_agent", "apps", "plugins"} <= set(_all(argv, "--disable"))
+    assert {"hooks", "multi_agent", "apps", "plugins"} <= set(flags(argv, "--disable"))
     [instructions] = [o for o in overrides if o.startswith("developer_instructions=")]
     system = json.loads(instructions.removeprefix("developer_instructions="))
     assert system.startswith("You are the graph discovery specialist.")
@@ -83,7 +78,7 @@ def test_without_a_checkout_the_evidence_folder_is_the_working_root(
     [call] = fake.calls()
     assert call["cwd"] == str(folders["evidence"])
     assert flag(call["argv"], "-C") == str(folders["evidence"])
-    assert not any(o.startswith("model_reasoning_effort") for o in _all(call["argv"], "-c"))
+    assert not any(o.startswith("model_reasoning_effort") for o in flags(call["argv"], "-c"))
 
 
 def test_usage_commands_and_the_files_they_printed_come_back(
@@ -131,8 +126,8 @@ def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_thread(
     assert second["argv"][:2] == ["exec", "resume"]
     assert second["argv"][-2:] == [THREAD, "-"]
     assert "-C" not in second["argv"]
-    assert 'sandbox_mode="read-only"' in _all(second["argv"], "-c")
-    assert "hooks" in _all(second["argv"], "--disable")
+    assert 'sandbox_mode="read-only"' in flags(second["argv"], "-c")
+    assert "hooks" in flags(second["argv"], "--disable")
     assert second["stdin"].startswith("Your answer does not satisfy the graph_discovery contract:")
 
 
@@ -160,37 +155,13 @@ def test_a_session_that_wrote_or_searched_the_web_is_not_used(
     assert "(file_change)" in str(caught.value)
 
 
-def test_a_logged_out_codex_is_one_sentence_naming_the_login_command(
-    tmp_path: Path, folders: dict[str, Path]
-) -> None:
-    reply = failed("unexpected status 401 Unauthorized: Missing bearer or basic authentication")
-    fake = install_fake_codex(tmp_path / "bin", [reply])
-    with pytest.raises(HarnessUnavailable) as caught:
-        asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
-    assert caught.value.cause == "harness_logged_out"
-    assert str(caught.value) == (
-        "Codex is not logged in, so the codex lane cannot run: run `codex login` and try again"
-    )
-
-
-def test_a_too_old_codex_names_the_update_command(tmp_path: Path) -> None:
-    fake = install_fake_codex(tmp_path / "bin", [], version="codex-cli 0.46.0")
-    with pytest.raises(HarnessUnavailable) as caught:
-        create_provider(BINDING, env=_env(fake))
-    assert caught.value.cause == "harness_too_old"
-    assert str(caught.value) == (
-        "the codex lane needs Codex 0.171.0 or newer and `codex --version` says "
-        "'codex-cli 0.46.0': update it with `npm install -g @openai/codex`"
-    )
-
-
 @pytest.mark.parametrize(
     ("reply", "cause", "said"),
     [
         ({"stderr": "error: unexpected argument '--ignore-rules' found\n", "exit": 2},
          "harness_too_old", "npm install -g @openai/codex"),
         (failed("stream disconnected before completion"), "harness_failed",
-         "exited 1 without finishing its turn: stream disconnected before completion"),
+         "`codex` exited 1 without a result: stream disconnected before completion"),
     ],
 )  # fmt: skip
 def test_a_run_without_a_finished_turn_says_why(
@@ -201,10 +172,3 @@ def test_a_run_without_a_finished_turn_says_why(
         asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
     assert caught.value.cause == cause
     assert said in str(caught.value)
-
-
-def test_an_effort_codex_does_not_know_is_refused_before_any_run(tmp_path: Path) -> None:
-    fake = install_fake_codex(tmp_path / "bin", [])
-    with pytest.raises(ConfigError, match="not a Codex reasoning effort"):
-        create_provider(BINDING.model_copy(update={"effort": "max"}), env=_env(fake))
-    assert isinstance(create_provider(BINDING, env=_env(fake)), CodexLane)

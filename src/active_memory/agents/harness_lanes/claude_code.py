@@ -42,15 +42,14 @@ from active_memory.agents.harness_lanes.harness_cli import (
     CHECKOUT_ROOT,
     HarnessCli,
     child_env as harness_env,
-    first_prompt,
     folders_shown,
     session_key,
-    since_last_turn,
+    turn_prompt,
     workspace,
 )
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.session_limits import SessionLimits
-from active_memory.errors import ConfigError, ProviderError
+from active_memory.errors import ProviderError
 from active_memory.harnesses import harness_row
 from active_memory.models.runs import Binding
 
@@ -65,6 +64,8 @@ __all__ = [
 
 HARNESS = harness_row("claude")
 LANE = HARNESS.lane
+# ``claude --help``: --effort <level> (low, medium, high, xhigh, max).
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
 # The oldest release known to have every flag used here (--json-schema, --effort, --tools).
 CLI = HarnessCli(
     lane=LANE,
@@ -73,10 +74,10 @@ CLI = HarnessCli(
     install="npm install -g @anthropic-ai/claude-code",
     update="claude update",
     login="claude auth login",
+    efforts=("none", *EFFORTS),
     min_version=(2, 1, 0),
+    logged_out_signs=("not logged in", "/login", "invalid api key", "oauth token has expired"),
 )
-# ``claude --help``: --effort <level> (low, medium, high, xhigh, max).
-EFFORTS = ("low", "medium", "high", "xhigh", "max")
 INVESTIGATION_TOOLS = (READ_TOOL, "Grep", "Glob")
 DENIED_TOOLS = (
     "Bash",
@@ -95,8 +96,6 @@ NO_HOOKS = json.dumps({"disableAllHooks": True})
 NO_MCP = json.dumps({"mcpServers": {}})
 # A session's stream-json output: every tool result is echoed in it.
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
-_LOGGED_OUT = ("not logged in", "/login", "invalid api key", "oauth token has expired")
-_UNKNOWN_OPTION = "unknown option"
 # What an enclosing Claude Code session sets (a worker started by its hook): not ours to pass.
 _ENCLOSING_SESSION = frozenset({"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"})
 
@@ -134,16 +133,10 @@ class ClaudeCodeLane:
         env: Mapping[str, str],
         max_turns: int = SessionLimits().max_turns,
     ) -> None:
-        if binding.effort not in (None, "none", *EFFORTS):
-            raise ConfigError(
-                "binding.effort",
-                f"{binding.effort!r} is not a Claude Code effort; use one of none, "
-                f"{', '.join(EFFORTS)} or leave it unset for the model's default",
-            )
         # Reports name the provider serving the model and the lane it went through.
         self.name = HARNESS.provider or LANE
         self.lane = LANE
-        self.executable = CLI.check(env)
+        self.executable = CLI.ready(binding.effort, env)
         self.max_turns = max_turns
         self._env = child_env(env, binding.effort)
         self._sessions: dict[str, str] = {}
@@ -171,20 +164,12 @@ class ClaudeCodeLane:
         return [*argv, "--session-id", session_id, "--name", name]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        key = session_key(request)
-        resume = len(request.messages) > 1
-        if resume:
-            session_id = self._sessions.get(key)
-            if session_id is None:
-                raise ProviderError(
-                    f"the {LANE} lane has no Claude Code session to resume for "
-                    f"{request.labels.describe()}",
-                    cause="harness_error",
-                )
-            prompt = since_last_turn(request)
+        resumed, prompt = turn_prompt(request, self._sessions, LANE)
+        resume = resumed is not None
+        if resumed is None:
+            session_id = self._sessions[session_key(request)] = str(uuid.uuid4())
         else:
-            session_id = self._sessions[key] = str(uuid.uuid4())
-            prompt = first_prompt(request)
+            session_id = resumed
         cwd, _ = workspace(request, LANE)
         finished = await run_child(
             self.argv(request, session_id, resume=resume),
@@ -198,7 +183,7 @@ class ClaudeCodeLane:
         transcript = read_transcript(finished.stdout, request.folders)
         _check_tools(transcript)
         if transcript.result is None:
-            raise _failed(finished.returncode, finished.stderr)
+            raise CLI.failed(None, finished.stderr, finished.returncode)
         return _response(transcript)
 
 
@@ -208,23 +193,7 @@ def _check_tools(transcript: Transcript) -> None:
     offered = set(transcript.offered_tools or ())
     extra = sorted(offered - {*INVESTIGATION_TOOLS, "StructuredOutput"})
     if extra:
-        raise ProviderError(
-            f"Claude Code offered the specialist more than read-only tools ({', '.join(extra)}); "
-            f"its answer was not used: update it with `{CLI.update}`",
-            cause="harness_tools_not_restricted",
-        )
-
-
-def _failed(returncode: int, stderr: bytes) -> ProviderError:
-    said = stderr.decode("utf-8", "replace").strip()
-    if _UNKNOWN_OPTION in said.lower():
-        return CLI.too_old(said.splitlines()[-1][:200])
-    if any(sign in said.lower() for sign in _LOGGED_OUT):
-        return CLI.logged_out()
-    last = said.splitlines()[-1][:300] if said else "nothing on stderr"
-    return ProviderError(
-        f"`{CLI.command} -p` exited {returncode} without a result: {last}", cause="harness_failed"
-    )
+        raise CLI.not_read_only(extra)
 
 
 def _response(transcript: Transcript) -> ModelResponse:
@@ -232,7 +201,7 @@ def _response(transcript: Transcript) -> ModelResponse:
     text = result.get("result") if isinstance(result.get("result"), str) else ""
     assert isinstance(text, str)
     if result.get("is_error"):
-        if any(sign in text.lower() for sign in _LOGGED_OUT):
+        if CLI.said_logged_out(text):
             raise CLI.logged_out()
         if result.get("subtype") != "error_max_turns":
             raise ProviderError(

@@ -38,19 +38,17 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from active_memory.agents.harness_lanes.child import run_child
-from active_memory.agents.harness_lanes.codex_events import CodexTranscript, read_codex_events
+from active_memory.agents.harness_lanes.codex_events import read_codex_events
 from active_memory.agents.harness_lanes.harness_cli import (
     CHECKOUT_ROOT,
     HarnessCli,
     child_env,
-    first_prompt,
     folders_shown,
     session_key,
-    since_last_turn,
+    turn_prompt,
     workspace,
 )
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
-from active_memory.errors import ConfigError, ProviderError
 from active_memory.harnesses import harness_row
 from active_memory.models.runs import Binding
 
@@ -58,6 +56,8 @@ __all__ = ["CLI", "DISABLED_FEATURES", "EFFORTS", "LANE", "RUNNER", "CodexLane"]
 
 HARNESS = harness_row("codex")
 LANE = HARNESS.lane
+# ``model_reasoning_effort`` in Codex's config reference.
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 # The release this lane was tested with (tests/conformance): --output-schema, --ignore-rules,
 # `--disable hooks` and `exec resume` with the same options are all recent.
 CLI = HarnessCli(
@@ -67,10 +67,11 @@ CLI = HarnessCli(
     install="npm install -g @openai/codex",
     update="npm install -g @openai/codex",
     login="codex login",
+    efforts=EFFORTS,
     min_version=(0, 171, 0),
+    logged_out_signs=("not logged in", "codex login", "401 unauthorized", "missing bearer"),
+    unknown_option_signs=("unexpected argument", "unrecognized subcommand"),
 )
-# ``model_reasoning_effort`` in Codex's config reference.
-EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 # Features (``codex features list``) whose tools do more than read: off in the session.
 DISABLED_FEATURES = (
     "hooks",
@@ -89,8 +90,6 @@ OVERRIDES = (
     "mcp_servers={}",
 )
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
-_LOGGED_OUT = ("not logged in", "codex login", "401 unauthorized", "missing bearer")
-_UNKNOWN_OPTION = ("unexpected argument", "unrecognized subcommand")
 
 
 def _toml(text: str) -> str:
@@ -118,15 +117,9 @@ class CodexLane:
     repair) resumes it."""
 
     def __init__(self, binding: Binding, *, env: Mapping[str, str]) -> None:
-        if binding.effort not in (None, *EFFORTS):
-            raise ConfigError(
-                "binding.effort",
-                f"{binding.effort!r} is not a Codex reasoning effort; use one of "
-                f"{', '.join(EFFORTS)} or leave it unset for the model's default",
-            )
         self.name = HARNESS.provider or LANE
         self.lane = LANE
-        self.executable = CLI.check(env)
+        self.executable = CLI.ready(binding.effort, env)
         self._env = child_env(env)
         self._threads: dict[str, str] = {}
 
@@ -150,19 +143,7 @@ class CodexLane:
         return [self.executable, "exec", *options, "-C", str(cwd), "-"]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        key = session_key(request)
-        thread_id: str | None = None
-        if len(request.messages) > 1:
-            thread_id = self._threads.get(key)
-            if thread_id is None:
-                raise ProviderError(
-                    f"the {LANE} lane has no Codex session to resume for "
-                    f"{request.labels.describe()}",
-                    cause="harness_error",
-                )
-            prompt = since_last_turn(request)
-        else:
-            prompt = first_prompt(request)
+        thread_id, prompt = turn_prompt(request, self._threads, LANE)
         cwd, _ = workspace(request, LANE)
         with tempfile.TemporaryDirectory(prefix="am-codex-") as scratch:
             schema = Path(scratch) / "answer.schema.json"
@@ -178,16 +159,11 @@ class CodexLane:
             )
         transcript = read_codex_events(finished.stdout, request.folders, cwd)
         if transcript.thread_id is not None:
-            self._threads[key] = transcript.thread_id
+            self._threads[session_key(request)] = transcript.thread_id
         if transcript.forbidden:
-            raise ProviderError(
-                f"Codex ran more than read-only tools for the specialist "
-                f"({', '.join(sorted(set(transcript.forbidden)))}); its answer was not used: "
-                f"update it with `{CLI.update}`",
-                cause="harness_tools_not_restricted",
-            )
+            raise CLI.not_read_only(set(transcript.forbidden))
         if not transcript.completed:
-            raise _failed(transcript, finished.returncode, finished.stderr)
+            raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
         return ModelResponse(
             text="",
             answer=transcript.answer,
@@ -197,22 +173,6 @@ class CodexLane:
             harness_tool_calls=transcript.tool_calls,
             read_paths=transcript.read_paths,
         )
-
-
-def _failed(transcript: CodexTranscript, returncode: int, stderr: bytes) -> ProviderError:
-    said = stderr.decode("utf-8", "replace").strip()
-    lines = [line for line in said.splitlines() if not line.startswith("WARNING:")]
-    reason = transcript.failure or (lines[-1] if lines else "")
-    lowered = f"{reason}\n{said}".lower()
-    if any(sign in lowered for sign in _UNKNOWN_OPTION):
-        return CLI.too_old(reason[:200])
-    if any(sign in lowered for sign in _LOGGED_OUT):
-        return CLI.logged_out()
-    shown = reason[:300] if reason else "nothing on stderr"
-    return ProviderError(
-        f"`{CLI.command} exec` exited {returncode} without finishing its turn: {shown}",
-        cause="harness_failed",
-    )
 
 
 RUNNER = CodexLane

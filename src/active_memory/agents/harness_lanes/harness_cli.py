@@ -28,7 +28,7 @@ from active_memory.agents.providers.base import (
     ToolResult,
     UserMessage,
 )
-from active_memory.errors import ConfigError, HarnessUnavailable
+from active_memory.errors import ConfigError, HarnessUnavailable, ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "root_path",
     "session_key",
     "since_last_turn",
+    "turn_prompt",
     "workspace",
 ]
 
@@ -53,7 +54,10 @@ _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 @dataclass(frozen=True, slots=True)
 class HarnessCli:
     """One harness CLI: ``display`` is how its users name it, ``update`` the command that
-    updates it and ``login`` the one that logs it in."""
+    updates it and ``login`` the one that logs it in; ``efforts`` are the efforts it takes.
+    ``logged_out_signs`` and
+    ``unknown_option_signs`` are what it says (lower case) when logged out or given an option
+    it does not have."""
 
     lane: str
     display: str
@@ -62,6 +66,50 @@ class HarnessCli:
     update: str
     login: str
     min_version: tuple[int, int, int]
+    efforts: tuple[str, ...]
+    logged_out_signs: tuple[str, ...]
+    unknown_option_signs: tuple[str, ...] = ("unknown option", "unexpected argument")
+
+    def ready(self, effort: str | None, env: Mapping[str, str]) -> str:
+        """The CLI's path, once the binding's ``effort`` is one it takes (a ConfigError
+        otherwise, before any run) and :meth:`check` found it."""
+        if effort not in (None, *self.efforts):
+            raise ConfigError(
+                "binding.effort",
+                f"{effort!r} is not a {self.display} effort; use one of "
+                f"{', '.join(self.efforts)} or leave it unset for the model's default",
+            )
+        return self.check(env)
+
+    def said_logged_out(self, text: str) -> bool:
+        lowered = text.lower()
+        return any(sign in lowered for sign in self.logged_out_signs)
+
+    def failed(self, reason: str | None, stderr: bytes, returncode: int) -> ProviderError:
+        """Why a run ended without an answer: ``reason`` (its own error event), else the last
+        line of its ``stderr``; a missing option or login is :class:`HarnessUnavailable`."""
+        said = stderr.decode("utf-8", "replace").strip()
+        lines = [line for line in said.splitlines() if not line.startswith("WARNING:")]
+        reason = reason or (lines[-1] if lines else "")
+        if any(sign in f"{reason}\n{said}".lower() for sign in self.unknown_option_signs):
+            return self.too_old(reason[:200])
+        if self.said_logged_out(f"{reason}\n{said}"):
+            return self.logged_out()
+        shown = reason[:300] if reason else "nothing on stderr"
+        return ProviderError(
+            f"`{self.command}` exited {returncode} without a result: {shown}",
+            cause="harness_failed",
+        )
+
+    def not_read_only(self, tools: Iterable[str]) -> ProviderError:
+        """A session that was offered or ran ``tools`` beyond reading: its answer may rest on
+        what it changed, so it is not used."""
+        return ProviderError(
+            f"{self.display} gave the specialist more than read-only tools "
+            f"({', '.join(sorted(tools))}); its answer was not used: update it with "
+            f"`{self.update}`",
+            cause="harness_tools_not_restricted",
+        )
 
     def missing(self) -> HarnessUnavailable:
         return HarnessUnavailable(
@@ -157,11 +205,29 @@ def session_key(request: ModelRequest) -> str:
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
-def first_prompt(request: ModelRequest) -> str:
-    """The session's first message, marked so that automatic learning never reviews it."""
+def first_prompt(request: ModelRequest, *, instructions: str = "") -> str:
+    """The session's first message, marked so that automatic learning never reviews it; a
+    harness with no way to take a system prompt gets ``instructions`` before the message."""
     first = request.messages[0]
     assert isinstance(first, UserMessage)
-    return f"{SPECIALIST_SESSION_MARKER}\n\n{first.text}"
+    before = f"{instructions}\n\n---\n\n" if instructions else ""
+    return f"{SPECIALIST_SESSION_MARKER}\n\n{before}{first.text}"
+
+
+def turn_prompt(
+    request: ModelRequest, sessions: Mapping[str, str], lane: str, *, instructions: str = ""
+) -> tuple[str | None, str]:
+    """The harness session a turn resumes (None: a first turn, which starts one) and the
+    message it sends: the marked first message, or the repair's problems."""
+    if len(request.messages) == 1:
+        return None, first_prompt(request, instructions=instructions)
+    resumed = sessions.get(session_key(request))
+    if resumed is None:
+        raise ProviderError(
+            f"the {lane} lane has no harness session to resume for {request.labels.describe()}",
+            cause="harness_error",
+        )
+    return resumed, since_last_turn(request)
 
 
 def since_last_turn(request: ModelRequest) -> str:

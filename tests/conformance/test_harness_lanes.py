@@ -1,5 +1,5 @@
-"""Conformance: a specialist session run by the real harness CLIs (the claude-code, codex and
-copilot harness lanes), against a scripted model on loopback.
+"""Conformance: a specialist session run by the real harness CLIs (the claude-code, codex,
+copilot and pi harness lanes), against a scripted model on loopback.
 
 Slow: it starts the pinned CLIs from the conformance kit (``harnesses.py``; skipped with npm's
 reason when one cannot be installed). ``active-memory specialist run graph_discovery RUN
@@ -369,7 +369,41 @@ def test_a_specialist_runs_on_copilot_with_read_tools_only_and_its_answer_is_adm
     assert not hook_ran.exists(), "the checkout's hook ran inside the specialist's session"
 
 
-@pytest.mark.parametrize("harness", ["codex", "copilot"], indirect=True)
+@pytest.mark.parametrize("harness", ["pi"], indirect=True)
+def test_a_specialist_runs_on_pi_with_read_tools_only_and_its_answer_is_admitted(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    checkout = (folder / "checkout").resolve()
+    hook_ran, planted = tmp_path / "hook-ran", checkout / "planted"
+    # active-memory's pi integration is an extension like this one: --no-extensions keeps both out.
+    touch = f"writeFileSync({json.dumps(str(hook_ran))}, 'x');"
+    extension = (
+        f'import {{ writeFileSync }} from "node:fs";\nexport default function () {{ {touch} }}\n'
+    )
+    (checkout / ".pi" / "extensions").mkdir(parents=True)
+    (checkout / ".pi" / "extensions" / "planted.ts").write_text(extension)
+    steps = [
+        ToolCall("read", {"path": READ_TARGET}),
+        ToolCall("bash", {"command": f"touch {planted}"}),
+        ToolCall("write", {"path": str(planted), "content": "x"}),
+    ]
+    trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
+    assert trial["tool_calls"] == 3
+    assert sorted(tool_names(stepped["step-0"].body)) == ["find", "grep", "ls", "read"]
+    results = _results(stepped["step-3"].body)
+    assert 'name = \\"app\\"' in results["call_step_0"]  # the checkout's pyproject.toml
+    assert "Tool bash not found" in results["call_step_1"]
+    assert "Tool write not found" in results["call_step_2"]
+    assert not planted.exists()
+    assert not hook_ran.exists(), "the checkout's extension ran inside the specialist's session"
+
+
+@pytest.mark.parametrize("harness", ["codex", "copilot", "pi"], indirect=True)
 def test_the_deadline_ends_the_harness_session_and_leaves_no_process(
     harness: Harness,
     installed: Installed,

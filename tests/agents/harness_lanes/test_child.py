@@ -14,6 +14,7 @@ from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.claude_code import ClaudeCodeLane
 from active_memory.agents.harness_lanes.codex import CodexLane
 from active_memory.agents.harness_lanes.copilot import CopilotLane
+from active_memory.agents.harness_lanes.pi import PiLane
 from active_memory.agents.providers.base import AnswerContract, ModelRequest, UserMessage
 from active_memory.agents.tool_loop import Session
 from active_memory.cancel import CancelToken
@@ -23,6 +24,7 @@ from fake_claude import install_fake_claude
 from fake_codex import install_fake_codex
 from fake_copilot import install_fake_copilot
 from fake_harness import FakeHarness, hang
+from fake_pi import install_fake_pi
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,6 +34,7 @@ LANES = {
     "claude-code": (install_fake_claude, ClaudeCodeLane),
     "codex": (install_fake_codex, CodexLane),
     "copilot": (install_fake_copilot, CopilotLane),
+    "pi": (install_fake_pi, PiLane),
 }
 CONTRACT = AnswerContract(name="answer", schema={"type": "object"})
 

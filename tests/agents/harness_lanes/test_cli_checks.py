@@ -23,6 +23,7 @@ from fake_claude import install_fake_claude, logged_out as claude_logged_out
 from fake_codex import failed as codex_failed, install_fake_codex
 from fake_copilot import failed as copilot_failed, install_fake_copilot
 from fake_harness import FakeHarness
+from fake_pi import install_fake_pi, no_api_key
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -79,6 +80,18 @@ CASES = {
         "the copilot lane needs Copilot CLI 1.0.102 or newer and `copilot --version` says "
         "'GitHub Copilot CLI 0.0.339.': update it with `copilot update` (or `npm install -g "
         "@github/copilot`)",
+    ),
+    "pi": LaneCase(
+        Binding(provider="anthropic", model="claude-sonnet-4-5", lane="pi"),
+        install_fake_pi,
+        "the pi lane runs specialists with pi's `pi` command, which is not on PATH: install it "
+        "with `npm install -g @mariozechner/pi-coding-agent` (or choose an API lane with --lane)",
+        no_api_key(),
+        "pi is not logged in, so the pi lane cannot run: start `pi` and log in with its /login "
+        "command (or set the provider's API key) and try again",
+        "0.9.2",
+        "the pi lane needs pi 0.73.1 or newer and `pi --version` says '0.9.2': update it with "
+        "`npm install -g @mariozechner/pi-coding-agent`",
     ),
 }
 LANES: Sequence[str] = sorted(CASES)

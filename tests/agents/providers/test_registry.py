@@ -20,7 +20,6 @@ from active_memory.agents.providers.registry import (
     register_provider,
 )
 from active_memory.errors import ConfigError, ProviderUnavailable
-from active_memory.lanes import LANES
 from active_memory.models.runs import Binding
 from active_memory.testing import ScriptedProvider, answer_response
 from agents.doubles import MockAPI, anthropic_message, chat_completion
@@ -212,17 +211,6 @@ async def test_a_registered_factory_serves_its_provider_name(
     )
     assert response.answer == "{}"
     assert "house" in provider_names()
-
-
-def test_a_harness_lane_without_a_runner_means_the_providers_own_api() -> None:
-    # A lane with a runner runs on the harness itself (tests/agents/harness_lanes); one without
-    # is still the provider's default API lane.
-    plain = [row.name for row in LANES if row.harness is not None and row.runner is None]
-    if not plain:
-        pytest.skip("every harness lane has a runner")
-    env = {"ANTHROPIC_API_KEY": "fake", "OPENAI_API_KEY": "fake"}
-    provider = create_provider(Binding(provider="openai", model="m", lane=plain[0]), env=env)
-    assert provider.lane == "openai"  # type: ignore[attr-defined]
 
 
 def test_a_connection_beside_a_harness_lane_with_a_runner_means_the_providers_own_api() -> None:

@@ -39,11 +39,10 @@ from collections.abc import Mapping
 from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.claude_stream import READ_TOOL, Transcript, read_transcript
 from active_memory.agents.harness_lanes.harness_cli import (
-    CHECKOUT_ROOT,
     HarnessCli,
     child_env as harness_env,
-    folders_shown,
     session_key,
+    specialist_system,
     turn_prompt,
     workspace,
 )
@@ -73,12 +72,13 @@ CLI = HarnessCli(
     command="claude",
     install="npm install -g @anthropic-ai/claude-code",
     update="claude update",
-    login="claude auth login",
+    login_step="run `claude auth login`",
     efforts=("none", *EFFORTS),
     min_version=(2, 1, 0),
     logged_out_signs=("not logged in", "/login", "invalid api key", "oauth token has expired"),
 )
 INVESTIGATION_TOOLS = (READ_TOOL, "Grep", "Glob")
+ANSWER_NOTE = "Give the final answer through the structured output, once."
 DENIED_TOOLS = (
     "Bash",
     "BashOutput",
@@ -109,18 +109,6 @@ def child_env(env: Mapping[str, str], effort: str | None) -> dict[str, str]:
     return kept
 
 
-def _folders_note(request: ModelRequest) -> str:
-    return (
-        "\n\n## Your tools in this session\n"
-        "You run inside Claude Code. Investigate with its Read, Grep and Glob tools only; the "
-        "tools the prompt names by other names are these. A file the prompt writes as "
-        "`root:relative/path` is that path inside the root's folder:\n"
-        f"{folders_shown(request)}\n"
-        f"Cite a checkout file as `{CHECKOUT_ROOT}:<its path relative to that folder>`, never "
-        "as an absolute path. Give the final answer through the structured output, once."
-    )
-
-
 class ClaudeCodeLane:
     """A :class:`~active_memory.agents.providers.base.ModelProvider` whose every turn is a
     ``claude -p`` run: the first turn of a session starts a Claude Code session, a later turn
@@ -148,7 +136,10 @@ class ClaudeCodeLane:
         argv += ["--model", request.model]
         if request.effort not in (None, "none"):
             argv += ["--effort", str(request.effort)]
-        argv += ["--system-prompt", request.system + _folders_note(request)]
+        system = specialist_system(
+            request, inside="Claude Code", tools="its Read, Grep and Glob tools", answer=ANSWER_NOTE
+        )
+        argv += ["--system-prompt", system]
         argv += ["--json-schema", json.dumps(dict(request.contract.schema), sort_keys=True)]
         tools = ",".join(INVESTIGATION_TOOLS)
         argv += ["--tools", tools, "--allowedTools", tools]

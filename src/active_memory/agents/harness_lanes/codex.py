@@ -40,11 +40,11 @@ from pathlib import Path
 from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.codex_events import read_codex_events
 from active_memory.agents.harness_lanes.harness_cli import (
-    CHECKOUT_ROOT,
     HarnessCli,
     child_env,
-    folders_shown,
+    harness_response,
     session_key,
+    specialist_system,
     turn_prompt,
     workspace,
 )
@@ -66,7 +66,7 @@ CLI = HarnessCli(
     command="codex",
     install="npm install -g @openai/codex",
     update="npm install -g @openai/codex",
-    login="codex login",
+    login_step="run `codex login`",
     efforts=EFFORTS,
     min_version=(0, 171, 0),
     logged_out_signs=("not logged in", "codex login", "401 unauthorized", "missing bearer"),
@@ -89,26 +89,14 @@ OVERRIDES = (
     'web_search="disabled"',
     "mcp_servers={}",
 )
+INSIDE = "Codex, in a read-only sandbox (writing files, the network and leaving it are refused)"
+TOOLS = "read-only shell commands (`cat`, `sed -n`, `rg`, `ls`, `find`)"
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 
 def _toml(text: str) -> str:
     """``text`` as a TOML basic string (a JSON string's escapes are TOML's)."""
     return json.dumps(text)
-
-
-def _instructions(request: ModelRequest) -> str:
-    return (
-        request.system + "\n\n## Your tools in this session\n"
-        "You run inside Codex, in a read-only sandbox. Investigate with read-only shell "
-        "commands (`cat`, `sed -n`, `rg`, `ls`, `find`); the tools the prompt names by other "
-        "names are these. Writing files, the network and leaving the sandbox are refused. A "
-        "file the prompt writes as `root:relative/path` is that path inside the root's folder:\n"
-        f"{folders_shown(request)}\n"
-        f"Cite a checkout file as `{CHECKOUT_ROOT}:<its path relative to that folder>`, never "
-        "as an absolute path. Give the final answer as your last message: one JSON document "
-        "that satisfies the output schema."
-    )
 
 
 class CodexLane:
@@ -136,7 +124,8 @@ class CodexLane:
             options += ["-c", override]
         for feature in DISABLED_FEATURES:
             options += ["--disable", feature]
-        options += ["-c", f"developer_instructions={_toml(_instructions(request))}"]
+        system = specialist_system(request, inside=INSIDE, tools=TOOLS)
+        options += ["-c", f"developer_instructions={_toml(system)}"]
         if thread_id is not None:
             return [self.executable, "exec", "resume", *options, thread_id, "-"]
         cwd, _ = workspace(request, LANE)
@@ -164,13 +153,11 @@ class CodexLane:
             raise CLI.not_read_only(set(transcript.forbidden))
         if not transcript.completed:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
-        return ModelResponse(
-            text="",
-            answer=transcript.answer,
-            usage=transcript.usage,
-            stop_reason="end_turn" if transcript.answer is not None else "other",
+        return harness_response(
+            transcript.answer,
+            transcript.usage,
             model=request.model,
-            harness_tool_calls=transcript.tool_calls,
+            tool_calls=transcript.tool_calls,
             read_paths=transcript.read_paths,
         )
 

@@ -46,11 +46,11 @@ from active_memory.agents.harness_lanes.copilot_events import (
     read_usage_file,
 )
 from active_memory.agents.harness_lanes.harness_cli import (
-    CHECKOUT_ROOT,
     HarnessCli,
     child_env,
-    folders_shown,
+    harness_response,
     session_key,
+    specialist_system,
     turn_prompt,
     workspace,
 )
@@ -71,7 +71,7 @@ CLI = HarnessCli(
     command="copilot",
     install="npm install -g @github/copilot",
     update="copilot update",
-    login="copilot login",
+    login_step="run `copilot login`",
     efforts=EFFORTS,
     min_version=(1, 0, 102),
     logged_out_signs=("not logged in", "copilot login", "no authentication", "not authenticated"),
@@ -82,19 +82,6 @@ DENIED = ("shell", "write", "url")
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 # What would load the checkout's own hooks and approve every tool: not passed on.
 _TRUSTING = frozenset({"COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS"})
-
-
-def _instructions(request: ModelRequest) -> str:
-    return (
-        request.system + "\n\n## Your tools in this session\n"
-        "You run inside GitHub Copilot CLI. Investigate with its view, grep and glob tools "
-        "only; the tools the prompt names by other names are these. A file the prompt writes as "
-        "`root:relative/path` is that path inside the root's folder:\n"
-        f"{folders_shown(request)}\n"
-        f"Cite a checkout file as `{CHECKOUT_ROOT}:<its path relative to that folder>`, never "
-        "as an absolute path. Give the final answer as your last message: one JSON document "
-        f"that satisfies the {request.contract.name} contract, and nothing else."
-    )
 
 
 class CopilotLane:
@@ -129,7 +116,12 @@ class CopilotLane:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         resumed, prompt = turn_prompt(
-            request, self._sessions, LANE, instructions=_instructions(request)
+            request,
+            self._sessions,
+            LANE,
+            instructions=specialist_system(
+                request, inside="GitHub Copilot CLI", tools="its view, grep and glob tools"
+            ),
         )
         resume = resumed is not None
         if resumed is None:
@@ -155,13 +147,11 @@ class CopilotLane:
             raise CLI.not_read_only(extra)
         if transcript.exit_code != 0 or finished.returncode != 0:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
-        return ModelResponse(
-            text="",
-            answer=transcript.answer,
-            usage=usage,
-            stop_reason="end_turn" if transcript.answer is not None else "other",
+        return harness_response(
+            transcript.answer,
+            usage,
             model=transcript.model or request.model,
-            harness_tool_calls=transcript.tool_calls,
+            tool_calls=transcript.tool_calls,
             read_paths=transcript.read_paths,
         )
 

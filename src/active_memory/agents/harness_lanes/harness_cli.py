@@ -25,6 +25,8 @@ from typing import Any
 from active_memory.agents.providers.base import (
     AssistantMessage,
     ModelRequest,
+    ModelResponse,
+    TokenUsage,
     ToolResult,
     UserMessage,
 )
@@ -38,10 +40,12 @@ __all__ = [
     "count",
     "first_prompt",
     "folders_shown",
+    "harness_response",
     "json_events",
     "root_path",
     "session_key",
     "since_last_turn",
+    "specialist_system",
     "turn_prompt",
     "workspace",
 ]
@@ -54,17 +58,16 @@ _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 @dataclass(frozen=True, slots=True)
 class HarnessCli:
     """One harness CLI: ``display`` is how its users name it, ``update`` the command that
-    updates it and ``login`` the one that logs it in; ``efforts`` are the efforts it takes.
-    ``logged_out_signs`` and
-    ``unknown_option_signs`` are what it says (lower case) when logged out or given an option
-    it does not have."""
+    updates it, ``login_step`` what logs it in ("run `claude auth login`") and ``efforts`` the
+    efforts it takes. ``logged_out_signs`` and ``unknown_option_signs`` are what it says (lower
+    case) when logged out or given an option it does not have."""
 
     lane: str
     display: str
     command: str
     install: str
     update: str
-    login: str
+    login_step: str
     min_version: tuple[int, int, int]
     efforts: tuple[str, ...]
     logged_out_signs: tuple[str, ...]
@@ -132,8 +135,8 @@ class HarnessCli:
 
     def logged_out(self) -> HarnessUnavailable:
         return HarnessUnavailable(
-            f"{self.display} is not logged in, so the {self.lane} lane cannot run: run "
-            f"`{self.login}` and try again",
+            f"{self.display} is not logged in, so the {self.lane} lane cannot run: "
+            f"{self.login_step} and try again",
             cause="harness_logged_out",
         )
 
@@ -194,6 +197,47 @@ def workspace(request: ModelRequest, lane: str) -> tuple[Path, tuple[str, ...]]:
 def folders_shown(request: ModelRequest) -> str:
     """The roots a prompt's ``root:relative/path`` names, one line each."""
     return "\n".join(f"- `{root}`: the folder {path}" for root, path in request.folders)
+
+
+def specialist_system(
+    request: ModelRequest, *, inside: str, tools: str, answer: str | None = None
+) -> str:
+    """The specialist's system prompt with a note on the harness's tools (``tools``, which
+    stand for the tools the prompt names), the roots of ``root:relative/path`` and how to give
+    the answer (by default as the last message, JSON that satisfies the contract)."""
+    answer = answer or (
+        "Give the final answer as your last message: one JSON document that satisfies the "
+        f"{request.contract.name} contract, and nothing else."
+    )
+    return (
+        f"{request.system}\n\n## Your tools in this session\n"
+        f"You run inside {inside}. Investigate with {tools} only; the tools the prompt names by "
+        "other names are these. A file the prompt writes as `root:relative/path` is that path "
+        f"inside the root's folder:\n{folders_shown(request)}\n"
+        f"Cite a checkout file as `{CHECKOUT_ROOT}:<its path relative to that folder>`, never "
+        f"as an absolute path. {answer}"
+    )
+
+
+def harness_response(
+    answer: str | None,
+    usage: TokenUsage,
+    *,
+    model: str,
+    tool_calls: int,
+    read_paths: frozenset[str],
+) -> ModelResponse:
+    """One harness run as a model turn: the answer (None: no answer, the repair turn asks for
+    one), the tools the harness ran inside it and the files they showed."""
+    return ModelResponse(
+        text="",
+        answer=answer,
+        usage=usage,
+        stop_reason="end_turn" if answer is not None else "other",
+        model=model,
+        harness_tool_calls=tool_calls,
+        read_paths=read_paths,
+    )
 
 
 def session_key(request: ModelRequest) -> str:

@@ -223,7 +223,7 @@ READ_TOOLS = {"codex": "exec_command", "copilot": "view", "pi": "read"}
 _WIRES = {"codex": "responses", "copilot": "chat", "pi": "chat"}
 
 
-def _results(body: Mapping[str, Any]) -> dict[str, str]:
+def _openai_results(body: Mapping[str, Any]) -> dict[str, str]:
     """The tool results a Responses or Chat Completions request carries, by call id."""
     found = {}
     for item in [*(body.get("input") or []), *(body.get("messages") or [])]:
@@ -249,7 +249,7 @@ class ScriptedOpenAISpecialist(StandIn):
     def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
         if not isinstance(body, dict) or self.read_tool not in tool_names(body):
             return super()._answer(path, body)
-        done = len(_results(body))
+        done = len(_openai_results(body))
         step = self.steps[done] if done < len(self.steps) else None
         self._record("POST", path, body, f"step-{done}")
         document, stream = self.build(body, step, json.dumps(ANSWER))
@@ -330,7 +330,7 @@ def test_a_specialist_runs_on_codex_in_its_read_only_sandbox_and_its_answer_is_a
     assert trial["tool_calls"] >= 1  # the read; Codex does not report the refused commands
     offered = set(tool_names(stepped["step-0"].body))
     assert not offered & {"web_search", "apply_patch", "multi_agent_v1", "create_goal"}
-    outputs = _results(stepped["step-3"].body)
+    outputs = _openai_results(stepped["step-3"].body)
     assert 'name = \\"app\\"' in outputs["call_step_0"]  # the checkout's pyproject.toml
     assert "Read-only file system" in outputs["call_step_1"]
     assert "call_step_2" in outputs  # leaving the sandbox was refused, not asked
@@ -361,7 +361,7 @@ def test_a_specialist_runs_on_copilot_with_read_tools_only_and_its_answer_is_adm
     trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
     assert trial["tool_calls"] == 3
     assert sorted(tool_names(stepped["step-0"].body)) == ["glob", "grep", "view"]
-    results = _results(stepped["step-3"].body)
+    results = _openai_results(stepped["step-3"].body)
     assert 'name = \\"app\\"' in results["call_step_0"]  # the checkout's pyproject.toml
     for refused in ("call_step_1", "call_step_2"):
         assert "does not exist" in results[refused]
@@ -395,7 +395,7 @@ def test_a_specialist_runs_on_pi_with_read_tools_only_and_its_answer_is_admitted
     trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
     assert trial["tool_calls"] == 3
     assert sorted(tool_names(stepped["step-0"].body)) == ["find", "grep", "ls", "read"]
-    results = _results(stepped["step-3"].body)
+    results = _openai_results(stepped["step-3"].body)
     assert 'name = \\"app\\"' in results["call_step_0"]  # the checkout's pyproject.toml
     assert "Tool bash not found" in results["call_step_1"]
     assert "Tool write not found" in results["call_step_2"]
@@ -417,13 +417,13 @@ def test_the_deadline_ends_the_harness_session_and_leaves_no_process(
     with SilentModel(READ_TOOLS[harness.name]) as model:
         started = time.monotonic()
         result = _run_on(harness, binary, folder, home, model.url, monkeypatch,
-                         "--timeout-ms", "8000")  # fmt: skip
+                         "--timeout-ms", "15000")  # fmt: skip
         took = time.monotonic() - started
         held = model.replies("held")
     assert held, f"{harness.name} never asked the model"
     assert result.exit_code == 1, result.stdout + result.stderr
     assert json.loads(result.stdout)["status"] == "timed_out"
-    assert took < 30
+    assert took < 40  # a CLI starting on a loaded machine takes seconds to reach the model
     deadline = time.monotonic() + 5
     while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
         time.sleep(0.1)

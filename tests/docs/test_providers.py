@@ -24,6 +24,7 @@ from docs.transcript import BIN, run_transcript
 from fake_claude import install_fake_claude, success
 from fake_codex import install_fake_codex, success as codex_success
 from fake_copilot import install_fake_copilot, success as copilot_success
+from fake_pi import install_fake_pi, success as pi_success
 
 PAGE = "docs/providers.md"
 PROTOCOL = claim(PAGE, "protocol")
@@ -156,3 +157,16 @@ def test_specialist_run_on_the_copilot_lane_prints_its_session(demo: Path, tmp_p
     [call] = fake.calls()
     assert call["cwd"] == str((demo / "first" / "checkout").resolve())
     assert "--available-tools" in call["argv"]
+
+
+PI_LANE = claim(PAGE, "pi-lane")
+
+
+def test_specialist_run_on_the_pi_lane_prints_its_session(demo: Path, tmp_path: Path) -> None:
+    reply = pi_success({"lessons": []}, calls=[("read", {"path": "README.md"}, True)])
+    fake = install_fake_pi(tmp_path / "bin", [reply])
+    env = {"PATH": os.pathsep.join((str(BIN), str(fake.folder), "/usr/bin", "/bin"))}
+    run_transcript(PI_LANE, tmp_path, env=env, aliases={DEMO_DIR: str(demo)})
+    [call] = fake.calls()
+    assert call["cwd"] == str((demo / "first" / "checkout").resolve())
+    assert "--no-extensions" in call["argv"]

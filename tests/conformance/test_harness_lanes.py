@@ -220,6 +220,8 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
 
 # Each harness's read tool, as its model sees it, and the wire its CLI speaks to the stand-in.
 READ_TOOLS = {"codex": "exec_command", "copilot": "view", "pi": "read"}
+# The start of the host's repair message (agents/tool_loop.py).
+REPAIR_SAYS = "Your answer does not satisfy the"
 _WIRES = {"codex": "responses", "copilot": "chat", "pi": "chat"}
 
 
@@ -240,19 +242,25 @@ class ScriptedOpenAISpecialist(StandIn):
     """The model of a specialist on an OpenAI wire: one step per tool result already in the
     conversation, then the answer as the last message."""
 
-    def __init__(self, harness: str, steps: list[ToolCall]) -> None:
+    def __init__(self, harness: str, steps: list[ToolCall], *, invalid_first: bool = False) -> None:
         super().__init__(choose=lambda _names: None, final_text=json.dumps(ANSWER))
         self.read_tool = READ_TOOLS[harness]
         self.build = _responses if _WIRES[harness] == "responses" else _chat
         self.steps = steps
+        self.invalid_first = invalid_first
+
+    def answer(self, repairing: bool) -> Mapping[str, Any]:
+        """The contract's answer; with ``invalid_first``, an invalid one until the repair."""
+        return {"lessons": [3]} if self.invalid_first and not repairing else ANSWER
 
     def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
         if not isinstance(body, dict) or self.read_tool not in tool_names(body):
             return super()._answer(path, body)
         done = len(_openai_results(body))
         step = self.steps[done] if done < len(self.steps) else None
-        self._record("POST", path, body, f"step-{done}")
-        document, stream = self.build(body, step, json.dumps(ANSWER))
+        repairing = REPAIR_SAYS in json.dumps(body)
+        self._record("POST", path, body, "repair" if repairing else f"step-{done}")
+        document, stream = self.build(body, step, json.dumps(self.answer(repairing)))
         own = f"call_step_{done}"  # the harness pairs results with calls by id
         if document is not None:
             payload = json.dumps(document).replace("call_am_conformance_1", own).encode()
@@ -428,3 +436,25 @@ def test_the_deadline_ends_the_harness_session_and_leaves_no_process(
     while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _processes_with("HOME", str(home)) == []
+
+
+@pytest.mark.parametrize("harness", ["codex", "copilot", "pi"], indirect=True)
+def test_an_invalid_answer_is_repaired_in_the_same_harness_session(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    with ScriptedOpenAISpecialist(harness.name, [], invalid_first=True) as model:
+        result = _run_on(harness, binary, folder, home, model.url, monkeypatch)
+        repairs = model.replies("repair")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    trial = json.loads(result.stdout)
+    assert (trial["status"], trial["answer"], trial["repaired"]) == ("accepted", ANSWER, True)
+    assert repairs, f"{harness.name} never sent the repair message"
+    # The resumed session carries the first turn: the marked first message is still there.
+    assert "[active-memory specialist session: never reviewed by learning]" in repairs[0].text

@@ -343,6 +343,9 @@ def test_a_specialist_runs_on_codex_in_its_read_only_sandbox_and_its_answer_is_a
     assert "Read-only file system" in outputs["call_step_1"]
     assert "call_step_2" in outputs  # leaving the sandbox was refused, not asked
     assert not planted.exists()
+    # Codex runs a hook only once the user trusted it (hooks/codex_trust.py) and this one is not
+    # trusted: this guards against the lane bypassing that trust, while `--disable hooks`, which
+    # keeps out the hooks a user did trust, is only seen accepted here (the run succeeds).
     assert not hook_ran.exists(), "a project hook ran inside the specialist's session"
     assert stepped["step-0"].body["text"]["format"]["type"] == "json_schema"
 

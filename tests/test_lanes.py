@@ -102,7 +102,7 @@ def test_the_lane_option_offers_the_api_lanes_then_the_harness_lanes_with_a_runn
     lane = next(param for param in postmortem.params if param.name == "lane")
     assert isinstance(lane.type, click.Choice)
     assert tuple(lane.type.choices) == (*API_LANE_NAMES, *(row.name for row in runner_lanes()))
-    assert [row.name for row in runner_lanes()] == ["claude-code"]
+    assert [row.name for row in runner_lanes()] == ["claude-code", "codex", "copilot", "pi"]
     assert all(row.harness is not None for row in runner_lanes())
 
 

@@ -76,9 +76,9 @@ _API_LANES = (
     LaneRow("azure", provider="openai"),
     LaneRow("compatible", provider="openai"),
 )
-# The harnesses whose own CLI runs specialist sessions so far, by harness name: the module
-# under agents/harness_lanes/ that does it.
-_RUNNERS = {"claude": "claude_code"}
+# The harnesses whose own CLI runs specialist sessions, by harness name: the module under
+# agents/harness_lanes/ that does it.
+_RUNNERS = {"claude": "claude_code", "codex": "codex", "copilot": "copilot", "pi": "pi"}
 LANES: tuple[LaneRow, ...] = (
     *_API_LANES,
     *(LaneRow(row.lane, harness=row.name, runner=_RUNNERS.get(row.name)) for row in HARNESSES),

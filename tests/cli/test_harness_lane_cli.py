@@ -13,6 +13,7 @@ from click.testing import Result
 from active_memory.models.runs import load_run_record
 from cli_runner import run_cli
 from fake_claude import install_fake_claude, logged_out, success
+from fake_codex import install_fake_codex, success as codex_success
 from postmortem.postmortem_kit import first_run
 
 pytestmark = pytest.mark.timeout(90)
@@ -46,6 +47,39 @@ def test_specialist_run_without_claude_on_path_is_one_sentence_and_exit_2(
                   "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
     assert result.exit_code == 2
     assert result.stderr == MISSING
+
+
+def test_specialist_run_on_the_codex_lane_without_codex_on_path_is_one_sentence_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _ = first_run(tmp_path)
+    _without_claude(tmp_path, monkeypatch)
+    result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "codex",
+                  "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: the codex lane runs specialists with Codex's `codex` command, which is not on "
+        "PATH: install it with `npm install -g @openai/codex` (or choose an API lane with "
+        "--lane)\n"
+    )
+
+
+def test_specialist_run_on_the_codex_lane_prints_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _ = first_run(tmp_path)
+    reply = codex_success({"lessons": []}, commands=[("cat README.md", 0)])
+    fake = install_fake_codex(tmp_path / "bin", [reply])
+    monkeypatch.setenv("PATH", fake.path)
+    result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "codex",
+                  "--model", "gpt-5.1-codex", "--store", str(tmp_path / "s.sqlite3"))  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "model        openai/codex gpt-5.1-codex\n" in out
+    assert "session      1 turn(s), 1 tool call(s), tokens 5900/120, 0 retries, no repair" in out
+    assert "validation   accepted: 0 item(s) accepted, 0 rejected" in out
+    [call] = fake.calls()
+    assert call["cwd"] == str((folder / "checkout").resolve())
 
 
 def test_a_connection_option_beside_the_harness_lane_is_refused(tmp_path: Path) -> None:

@@ -1,16 +1,16 @@
-"""Conformance: a specialist session run by the real Claude Code CLI (the claude-code harness
-lane), against a scripted model on loopback.
+"""Conformance: a specialist session run by the real harness CLIs (the claude-code, codex,
+copilot and pi harness lanes), against a scripted model on loopback.
 
-Slow: it starts the pinned ``claude`` from the conformance kit (``harnesses.py``; skipped with
-npm's reason when it cannot be installed). ``active-memory specialist run graph_discovery RUN
---lane claude-code`` runs with the stand-in as Claude Code's model. The model reads a checkout
-file, tries Bash and Write, then answers through the structured output. The test asserts what
-the issue asks of a harness lane:
+Slow: it starts the pinned CLIs from the conformance kit (``harnesses.py``; skipped with npm's
+reason when one cannot be installed). ``active-memory specialist run graph_discovery RUN
+--lane LANE`` runs with the stand-in as the harness's model. The model reads a checkout file
+with the harness's own read tool, tries to write (and, where the harness has one, to run a
+shell command), then answers. The tests assert what the issue asks of a harness lane:
 
-* the read went through Claude Code's own Read tool and its content reached the model;
-* Bash and Write were refused by Claude Code itself (not offered, so not run: no file made), and
-  the model was offered only Read, Grep, Glob and the structured output;
-* a project hook in the checkout's ``.claude/settings.json`` never ran (hooks disabled);
+* the read went through the harness's own tool and its content reached the model;
+* the write and shell attempts were refused by the harness itself (not offered, or refused by
+  Codex's read-only sandbox: no file made), and the model was offered only read tools;
+* a project hook in the checkout never ran;
 * the host admitted the answer, and recorded the session's tokens and tool calls;
 * a session whose model never answers ends at the deadline with no process of it left.
 """
@@ -25,10 +25,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
 
+from active_memory.harnesses import harness_row
 from cli_runner import run_cli
 from conformance.harnesses import HARNESSES, Harness, Installed
-from conformance.stand_in import StandIn, ToolCall, _anthropic, tool_names
+from conformance.stand_in import (
+    Recorded,
+    StandIn,
+    ToolCall,
+    _anthropic,
+    _chat,
+    _responses,
+    tool_names,
+)
 from postmortem.postmortem_kit import first_run
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -142,10 +152,15 @@ def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
 
 
 class SilentModel(StandIn):
-    """A model that never answers a specialist's request (a hung server)."""
+    """A model that never answers a specialist's request (a hung server): one that offers the
+    harness's read tool."""
+
+    def __init__(self, read_tool: str = "Read") -> None:
+        super().__init__(choose=lambda _names: None)
+        self.read_tool = read_tool
 
     def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
-        if isinstance(body, dict) and "Read" in tool_names(body):
+        if isinstance(body, dict) and self.read_tool in tool_names(body):
             self._record("POST", path, body, "held")
             time.sleep(60)
         return super()._answer(path, body)
@@ -178,7 +193,7 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
     folder, _ = first_run(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
-    with SilentModel(choose=lambda _names: None) as model:
+    with SilentModel() as model:
         invocation = harness.invocation(binary, folder / "checkout", home, model.url)
         for name, value in invocation.env.items():
             monkeypatch.setenv(name, value)
@@ -199,3 +214,250 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
     while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _processes_with("HOME", str(home)) == []
+
+
+# --- Codex, Copilot CLI and pi: OpenAI wires ---------------------------------------------------
+
+# Each harness's read tool, as its model sees it, and the wire its CLI speaks to the stand-in.
+READ_TOOLS = {"codex": "exec_command", "copilot": "view", "pi": "read"}
+# The start of the host's repair message (agents/tool_loop.py).
+REPAIR_SAYS = "Your answer does not satisfy the"
+_WIRES = {"codex": "responses", "copilot": "chat", "pi": "chat"}
+
+
+def _openai_results(body: Mapping[str, Any]) -> dict[str, str]:
+    """The tool results a Responses or Chat Completions request carries, by call id."""
+    found = {}
+    for item in [*(body.get("input") or []), *(body.get("messages") or [])]:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call_output":
+            found[str(item.get("call_id"))] = json.dumps(item.get("output"))
+        elif item.get("role") == "tool":
+            found[str(item.get("tool_call_id"))] = json.dumps(item.get("content"))
+    return found
+
+
+class ScriptedOpenAISpecialist(StandIn):
+    """The model of a specialist on an OpenAI wire: one step per tool result already in the
+    conversation, then the answer as the last message."""
+
+    def __init__(self, harness: str, steps: list[ToolCall], *, invalid_first: bool = False) -> None:
+        super().__init__(choose=lambda _names: None, final_text=json.dumps(ANSWER))
+        self.read_tool = READ_TOOLS[harness]
+        self.build = _responses if _WIRES[harness] == "responses" else _chat
+        self.steps = steps
+        self.invalid_first = invalid_first
+
+    def answer(self, repairing: bool) -> Mapping[str, Any]:
+        """The contract's answer; with ``invalid_first``, an invalid one until the repair."""
+        return {"lessons": [3]} if self.invalid_first and not repairing else ANSWER
+
+    def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
+        if not isinstance(body, dict) or self.read_tool not in tool_names(body):
+            return super()._answer(path, body)
+        done = len(_openai_results(body))
+        step = self.steps[done] if done < len(self.steps) else None
+        repairing = REPAIR_SAYS in json.dumps(body)
+        self._record("POST", path, body, "repair" if repairing else f"step-{done}")
+        document, stream = self.build(body, step, json.dumps(self.answer(repairing)))
+        own = f"call_step_{done}"  # the harness pairs results with calls by id
+        if document is not None:
+            payload = json.dumps(document).replace("call_am_conformance_1", own).encode()
+            return 200, "application/json", payload
+        return 200, "text/event-stream", stream.replace(b"call_am_conformance_1", own.encode())
+
+
+def _run_on(harness: Harness, binary: Path, folder: Path, home: Path, url: str,
+            monkeypatch: pytest.MonkeyPatch, *extra: str) -> Result:  # fmt: skip
+    invocation = harness.invocation(binary, (folder / "checkout").resolve(), home, url)
+    for name, value in invocation.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
+    return run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
+                    harness_row(harness.name).lane, "--model", "stand-in", "--json", *extra,
+                    "--store", str(home.parent / "s.sqlite3")])  # fmt: skip
+
+
+def _scripted_session(
+    harness: Harness, binary: Path, folder: Path, steps: list[ToolCall],
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[dict[str, Any], dict[str, Recorded]]:  # fmt: skip
+    """Run graph discovery on ``harness``'s lane with the scripted model: the trial printed
+    and the model's requests by step."""
+    home = folder.parent / "home"
+    home.mkdir()
+    with ScriptedOpenAISpecialist(harness.name, steps) as model:
+        result = _run_on(harness, binary, folder, home, model.url, monkeypatch)
+        requests = list(model.requests)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    trial = json.loads(result.stdout)
+    assert trial["error"] is None
+    assert trial["status"] == "accepted"
+    assert trial["answer"] == ANSWER
+    assert trial["lane"] == harness_row(harness.name).lane
+    assert trial["turns"] == 1
+    assert trial["input_tokens"] > 0
+    assert trial["output_tokens"] > 0
+    stepped = {request.reply: request for request in requests if request.reply.startswith("step")}
+    assert set(stepped) == {f"step-{number}" for number in range(len(steps) + 1)}
+    body = json.dumps(stepped["step-0"].body)
+    assert "graph_discovery" in body
+    assert "[active-memory specialist session: never reviewed by learning]" in body
+    return trial, stepped
+
+
+def _plant_hook(checkout: Path, relative: str, document: Mapping[str, Any]) -> None:
+    (checkout / relative).parent.mkdir(parents=True, exist_ok=True)
+    (checkout / relative).write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize("harness", ["codex"], indirect=True)
+def test_a_specialist_runs_on_codex_in_its_read_only_sandbox_and_its_answer_is_admitted(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    checkout = (folder / "checkout").resolve()
+    hook_ran, planted = tmp_path / "hook-ran", checkout / "planted-by-shell"
+    _plant_hook(checkout, ".codex/hooks.json", {"hooks": {"PreToolUse": [{"matcher": "*",
+                "hooks": [{"type": "command", "command": f"touch {hook_ran}"}]}]}})  # fmt: skip
+    escalated = {"cmd": f"echo x > {planted}", "workdir": str(checkout),
+                 "sandbox_permissions": "require_escalated"}  # fmt: skip
+    steps = [
+        ToolCall("exec_command", {"cmd": f"cat {READ_TARGET}", "workdir": str(checkout)}),
+        ToolCall("exec_command", {"cmd": f"touch {planted}", "workdir": str(checkout)}),
+        ToolCall("exec_command", escalated),
+    ]
+    trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
+    assert trial["provider"] == "openai"
+    assert trial["tool_calls"] >= 1  # the read; Codex does not report the refused commands
+    offered = set(tool_names(stepped["step-0"].body))
+    assert not offered & {"web_search", "apply_patch", "multi_agent_v1", "create_goal"}
+    outputs = _openai_results(stepped["step-3"].body)
+    assert 'name = \\"app\\"' in outputs["call_step_0"]  # the checkout's pyproject.toml
+    assert "Read-only file system" in outputs["call_step_1"]
+    assert "call_step_2" in outputs  # leaving the sandbox was refused, not asked
+    assert not planted.exists()
+    # Codex runs a hook only once the user trusted it (hooks/codex_trust.py) and this one is not
+    # trusted: this guards against the lane bypassing that trust, while `--disable hooks`, which
+    # keeps out the hooks a user did trust, is only seen accepted here (the run succeeds).
+    assert not hook_ran.exists(), "a project hook ran inside the specialist's session"
+    assert stepped["step-0"].body["text"]["format"]["type"] == "json_schema"
+
+
+@pytest.mark.parametrize("harness", ["copilot"], indirect=True)
+def test_a_specialist_runs_on_copilot_with_read_tools_only_and_its_answer_is_admitted(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    checkout = (folder / "checkout").resolve()
+    hook_ran, planted = tmp_path / "hook-ran", checkout / "planted"
+    # The conformance kit sets COPILOT_ALLOW_ALL=true, which would load this hook: not passed on.
+    _plant_hook(checkout, ".github/hooks/project.json", {"version": 1, "hooks": {
+        "preToolUse": [{"type": "command", "bash": f"touch {hook_ran}"}]}})  # fmt: skip
+    steps = [
+        ToolCall("view", {"path": str(checkout / READ_TARGET)}),
+        ToolCall("bash", {"command": f"touch {planted}", "description": "plant"}),
+        ToolCall("create", {"path": str(planted), "file_text": "x"}),
+    ]
+    trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
+    assert trial["tool_calls"] == 3
+    assert sorted(tool_names(stepped["step-0"].body)) == ["glob", "grep", "view"]
+    results = _openai_results(stepped["step-3"].body)
+    assert 'name = \\"app\\"' in results["call_step_0"]  # the checkout's pyproject.toml
+    for refused in ("call_step_1", "call_step_2"):
+        assert "does not exist" in results[refused]
+    assert not planted.exists()
+    assert not hook_ran.exists(), "the checkout's hook ran inside the specialist's session"
+
+
+@pytest.mark.parametrize("harness", ["pi"], indirect=True)
+def test_a_specialist_runs_on_pi_with_read_tools_only_and_its_answer_is_admitted(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    checkout = (folder / "checkout").resolve()
+    hook_ran, planted = tmp_path / "hook-ran", checkout / "planted"
+    # active-memory's pi integration is an extension like this one: --no-extensions keeps both out.
+    touch = f"writeFileSync({json.dumps(str(hook_ran))}, 'x');"
+    extension = (
+        f'import {{ writeFileSync }} from "node:fs";\nexport default function () {{ {touch} }}\n'
+    )
+    (checkout / ".pi" / "extensions").mkdir(parents=True)
+    (checkout / ".pi" / "extensions" / "planted.ts").write_text(extension)
+    steps = [
+        ToolCall("read", {"path": READ_TARGET}),
+        ToolCall("bash", {"command": f"touch {planted}"}),
+        ToolCall("write", {"path": str(planted), "content": "x"}),
+    ]
+    trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
+    assert trial["tool_calls"] == 3
+    assert sorted(tool_names(stepped["step-0"].body)) == ["find", "grep", "ls", "read"]
+    results = _openai_results(stepped["step-3"].body)
+    assert 'name = \\"app\\"' in results["call_step_0"]  # the checkout's pyproject.toml
+    assert "Tool bash not found" in results["call_step_1"]
+    assert "Tool write not found" in results["call_step_2"]
+    assert not planted.exists()
+    assert not hook_ran.exists(), "the checkout's extension ran inside the specialist's session"
+
+
+@pytest.mark.parametrize("harness", ["codex", "copilot", "pi"], indirect=True)
+def test_the_deadline_ends_the_harness_session_and_leaves_no_process(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    with SilentModel(READ_TOOLS[harness.name]) as model:
+        started = time.monotonic()
+        result = _run_on(harness, binary, folder, home, model.url, monkeypatch,
+                         "--timeout-ms", "15000")  # fmt: skip
+        took = time.monotonic() - started
+        held = model.replies("held")
+    assert held, f"{harness.name} never asked the model"
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert json.loads(result.stdout)["status"] == "timed_out"
+    assert took < 40  # a CLI starting on a loaded machine takes seconds to reach the model
+    deadline = time.monotonic() + 5
+    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with("HOME", str(home)) == []
+
+
+@pytest.mark.parametrize("harness", ["codex", "copilot", "pi"], indirect=True)
+def test_an_invalid_answer_is_repaired_in_the_same_harness_session(
+    harness: Harness,
+    installed: Installed,
+    binary: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder, _ = first_run(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    with ScriptedOpenAISpecialist(harness.name, [], invalid_first=True) as model:
+        result = _run_on(harness, binary, folder, home, model.url, monkeypatch)
+        repairs = model.replies("repair")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    trial = json.loads(result.stdout)
+    assert (trial["status"], trial["answer"], trial["repaired"]) == ("accepted", ANSWER, True)
+    assert repairs, f"{harness.name} never sent the repair message"
+    # The resumed session carries the first turn: the marked first message is still there.
+    assert "[active-memory specialist session: never reviewed by learning]" in repairs[0].text

@@ -22,6 +22,9 @@ from docs.conftest import DEMO_DIR
 from docs.pages import claim, output
 from docs.transcript import BIN, run_transcript
 from fake_claude import install_fake_claude, success
+from fake_codex import install_fake_codex, success as codex_success
+from fake_copilot import install_fake_copilot, success as copilot_success
+from fake_pi import install_fake_pi, success as pi_success
 
 PAGE = "docs/providers.md"
 PROTOCOL = claim(PAGE, "protocol")
@@ -122,3 +125,48 @@ def test_specialist_run_on_the_claude_code_lane_prints_its_session(
 def test_the_claude_code_lane_without_claude_is_one_sentence(demo: Path, tmp_path: Path) -> None:
     env = {"PATH": os.pathsep.join((str(BIN), "/usr/bin", "/bin"))}
     run_transcript(CLAUDE_CODE_MISSING, tmp_path, env=env, aliases={DEMO_DIR: str(demo)})
+
+
+CODEX_LANE = claim(PAGE, "codex-lane")
+CODEX_MISSING = claim(PAGE, "codex-missing")
+
+
+def test_specialist_run_on_the_codex_lane_prints_its_session(demo: Path, tmp_path: Path) -> None:
+    reply = codex_success({"lessons": []}, commands=[("cat README.md", 0)])
+    fake = install_fake_codex(tmp_path / "bin", [reply])
+    env = {"PATH": os.pathsep.join((str(BIN), str(fake.folder), "/usr/bin", "/bin"))}
+    run_transcript(CODEX_LANE, tmp_path, env=env, aliases={DEMO_DIR: str(demo)})
+    [call] = fake.calls()
+    assert call["cwd"] == str((demo / "first" / "checkout").resolve())
+    assert call["argv"][:2] == ["exec", "--json"]
+
+
+def test_the_codex_lane_without_codex_is_one_sentence(demo: Path, tmp_path: Path) -> None:
+    env = {"PATH": os.pathsep.join((str(BIN), "/usr/bin", "/bin"))}
+    run_transcript(CODEX_MISSING, tmp_path, env=env, aliases={DEMO_DIR: str(demo)})
+
+
+COPILOT_LANE = claim(PAGE, "copilot-lane")
+
+
+def test_specialist_run_on_the_copilot_lane_prints_its_session(demo: Path, tmp_path: Path) -> None:
+    reply = copilot_success({"lessons": []}, calls=[("view", {"path": "README.md"}, True)])
+    fake = install_fake_copilot(tmp_path / "bin", [reply])
+    env = {"PATH": os.pathsep.join((str(BIN), str(fake.folder), "/usr/bin", "/bin"))}
+    run_transcript(COPILOT_LANE, tmp_path, env=env, aliases={DEMO_DIR: str(demo)})
+    [call] = fake.calls()
+    assert call["cwd"] == str((demo / "first" / "checkout").resolve())
+    assert "--available-tools" in call["argv"]
+
+
+PI_LANE = claim(PAGE, "pi-lane")
+
+
+def test_specialist_run_on_the_pi_lane_prints_its_session(demo: Path, tmp_path: Path) -> None:
+    reply = pi_success({"lessons": []}, calls=[("read", {"path": "README.md"}, True)])
+    fake = install_fake_pi(tmp_path / "bin", [reply])
+    env = {"PATH": os.pathsep.join((str(BIN), str(fake.folder), "/usr/bin", "/bin"))}
+    run_transcript(PI_LANE, tmp_path, env=env, aliases={DEMO_DIR: str(demo)})
+    [call] = fake.calls()
+    assert call["cwd"] == str((demo / "first" / "checkout").resolve())
+    assert "--no-extensions" in call["argv"]

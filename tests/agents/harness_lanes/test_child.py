@@ -12,16 +12,30 @@ import pytest
 
 from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.claude_code import ClaudeCodeLane
+from active_memory.agents.harness_lanes.codex import CodexLane
+from active_memory.agents.harness_lanes.copilot import CopilotLane
+from active_memory.agents.harness_lanes.pi import PiLane
 from active_memory.agents.providers.base import AnswerContract, ModelRequest, UserMessage
 from active_memory.agents.tool_loop import Session
 from active_memory.cancel import CancelToken
 from active_memory.errors import ProviderDeadlineExceeded, ProviderError, SessionCancelled
 from active_memory.models.runs import Binding
-from fake_claude import FakeClaude, hang, install_fake_claude
+from fake_claude import install_fake_claude
+from fake_codex import install_fake_codex
+from fake_copilot import install_fake_copilot
+from fake_harness import FakeHarness, hang
+from fake_pi import install_fake_pi
 
 pytestmark = pytest.mark.timeout(60)
 
 BINDING = Binding(provider="anthropic", model="claude-sonnet-4-5", lane="claude-code")
+# Each harness lane: its fake CLI and its provider, as the deadline tests start them.
+LANES = {
+    "claude-code": (install_fake_claude, ClaudeCodeLane),
+    "codex": (install_fake_codex, CodexLane),
+    "copilot": (install_fake_copilot, CopilotLane),
+    "pi": (install_fake_pi, PiLane),
+}
 CONTRACT = AnswerContract(name="answer", schema={"type": "object"})
 
 
@@ -43,7 +57,7 @@ def _wait_gone(*pids: int, within: float = 5.0) -> list[int]:
     return [pid for pid in pids if not _gone(pid)]
 
 
-def _started(fake: FakeClaude, within: float = 20.0) -> tuple[int, int]:
+def _started(fake: FakeHarness, within: float = 20.0) -> tuple[int, int]:
     until = time.monotonic() + within
     while not (fake.folder / "pids").exists():
         assert time.monotonic() < until, "the fake claude never started its grandchild"
@@ -63,9 +77,13 @@ def _request(tmp_path: Path, deadline: float | None) -> ModelRequest:
     )
 
 
-def test_the_deadline_ends_the_harness_and_everything_it_started(tmp_path: Path) -> None:
-    fake = install_fake_claude(tmp_path / "bin", [hang()])
-    lane = ClaudeCodeLane(BINDING, env={"PATH": fake.path})
+@pytest.mark.parametrize("lane_name", sorted(LANES))
+def test_the_deadline_ends_the_harness_and_everything_it_started(
+    tmp_path: Path, lane_name: str
+) -> None:
+    install, provider = LANES[lane_name]
+    fake = install(tmp_path / "bin", [hang()])
+    lane = provider(BINDING.model_copy(update={"lane": lane_name}), env={"PATH": fake.path})
     started = time.monotonic()
     with pytest.raises(ProviderDeadlineExceeded, match="the deadline passed"):
         asyncio.run(lane.complete(_request(tmp_path, time.monotonic() + 3.0)))

@@ -213,14 +213,6 @@ async def test_a_registered_factory_serves_its_provider_name(
     assert "house" in provider_names()
 
 
-def test_a_harness_lane_without_a_runner_means_the_providers_own_api() -> None:
-    # The claude-code lane runs on Claude Code itself (tests/agents/harness_lanes); codex has
-    # no runner yet, so it is still the provider's default API lane.
-    env = {"ANTHROPIC_API_KEY": "fake", "OPENAI_API_KEY": "fake"}
-    codex = create_provider(Binding(provider="openai", model="m", lane="codex"), env=env)
-    assert codex.lane == "openai"  # type: ignore[attr-defined]
-
-
 def test_a_connection_beside_a_harness_lane_with_a_runner_means_the_providers_own_api() -> None:
     env = {"ANTHROPIC_API_KEY": "fake", "PATH": ""}
     own = Connection("override", lane="anthropic")

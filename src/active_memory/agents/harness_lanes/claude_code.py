@@ -25,62 +25,60 @@ CLI's own flags:
 A session is one turn of the host's tool loop: Claude Code runs its own tools inside it. The
 repair turn resumes the same Claude Code session (``--resume``) with the problems. Usage is the
 result's ``usage``; the shared deadline and cancellation end the child's process group
-(:mod:`.child`). A missing ``claude``, one older than :data:`MIN_VERSION` or one that is logged
+(:mod:`.child`). A missing ``claude``, one older than ``CLI.min_version`` or one that is logged
 out is :class:`~active_memory.errors.HarnessUnavailable`: one sentence naming the command that
 fixes it, whose ``cause`` the report keeps.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
-import shutil
-import subprocess
 import uuid
 from collections.abc import Mapping
-from pathlib import Path
 
 from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.claude_stream import READ_TOOL, Transcript, read_transcript
-from active_memory.agents.providers.base import (
-    AssistantMessage,
-    ModelRequest,
-    ModelResponse,
-    ToolResult,
-    UserMessage,
+from active_memory.agents.harness_lanes.harness_cli import (
+    HarnessCli,
+    child_env as harness_env,
+    session_key,
+    specialist_system,
+    turn_prompt,
+    workspace,
 )
+from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.session_limits import SessionLimits
-from active_memory.errors import ConfigError, HarnessUnavailable, ProviderError
+from active_memory.errors import ProviderError
 from active_memory.harnesses import harness_row
-from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
 
 __all__ = [
-    "COMMAND",
+    "CLI",
     "EFFORTS",
-    "INSTALL",
     "LANE",
-    "MIN_VERSION",
     "RUNNER",
     "ClaudeCodeLane",
-    "check_cli",
     "child_env",
 ]
 
 HARNESS = harness_row("claude")
 LANE = HARNESS.lane
-COMMAND = "claude"
-INSTALL = "npm install -g @anthropic-ai/claude-code"
-LOGIN = "claude auth login"
-# The oldest release known to have every flag used here (--json-schema, --effort, --tools).
-MIN_VERSION = (2, 1, 0)
 # ``claude --help``: --effort <level> (low, medium, high, xhigh, max).
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
+# The oldest release known to have every flag used here (--json-schema, --effort, --tools).
+CLI = HarnessCli(
+    lane=LANE,
+    display="Claude Code",
+    command="claude",
+    install="npm install -g @anthropic-ai/claude-code",
+    update="claude update",
+    login_step="run `claude auth login`",
+    efforts=("none", *EFFORTS),
+    min_version=(2, 1, 0),
+    logged_out_signs=("not logged in", "/login", "invalid api key", "oauth token has expired"),
+)
 INVESTIGATION_TOOLS = (READ_TOOL, "Grep", "Glob")
-# The root the specialists name the checkout (agents/specialists.py): the working directory.
-CHECKOUT_ROOT = "repository"
+ANSWER_NOTE = "Give the final answer through the structured output, once."
 DENIED_TOOLS = (
     "Bash",
     "BashOutput",
@@ -98,119 +96,17 @@ NO_HOOKS = json.dumps({"disableAllHooks": True})
 NO_MCP = json.dumps({"mcpServers": {}})
 # A session's stream-json output: every tool result is echoed in it.
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-_LOGGED_OUT = ("not logged in", "/login", "invalid api key", "oauth token has expired")
-_UNKNOWN_OPTION = "unknown option"
 # What an enclosing Claude Code session sets (a worker started by its hook): not ours to pass.
 _ENCLOSING_SESSION = frozenset({"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"})
-
-
-def _missing() -> HarnessUnavailable:
-    return HarnessUnavailable(
-        f"the {LANE} lane runs specialists with Claude Code's `{COMMAND}` command, which is not "
-        f"on PATH: install it with `{INSTALL}` (or choose an API lane with --lane)",
-        cause="harness_missing",
-    )
-
-
-def _too_old(found: str) -> HarnessUnavailable:
-    wanted = ".".join(str(part) for part in MIN_VERSION)
-    return HarnessUnavailable(
-        f"the {LANE} lane needs Claude Code {wanted} or newer and `{COMMAND} --version` says "
-        f"{found!r}: update it with `{COMMAND} update` (or `{INSTALL}`)",
-        cause="harness_too_old",
-    )
-
-
-def _logged_out() -> HarnessUnavailable:
-    return HarnessUnavailable(
-        f"Claude Code is not logged in, so the {LANE} lane cannot run: run `{LOGIN}` and try again",
-        cause="harness_logged_out",
-    )
-
-
-def check_cli(env: Mapping[str, str]) -> str:
-    """The path of a ``claude`` on ``env``'s PATH that is new enough; HarnessUnavailable else."""
-    found = shutil.which(COMMAND, path=env.get("PATH", os.defpath))
-    if found is None:
-        raise _missing()
-    try:
-        done = subprocess.run(
-            [found, "--version"],
-            capture_output=True,
-            env=dict(env),
-            timeout=30,
-            check=False,
-            start_new_session=True,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise HarnessUnavailable(
-            f"`{found} --version` did not run ({error}): reinstall Claude Code with `{INSTALL}`",
-            cause="harness_missing",
-        ) from error
-    line = done.stdout.decode("utf-8", "replace").strip().splitlines()
-    shown = line[0] if line else ""
-    match = _VERSION.search(shown)
-    if match is None:
-        raise _too_old(shown or f"exit {done.returncode}")
-    if tuple(int(part) for part in match.groups()) < MIN_VERSION:
-        raise _too_old(shown)
-    return found
 
 
 def child_env(env: Mapping[str, str], effort: str | None) -> dict[str, str]:
     """The harness's environment: the caller's, without a recall hook's variables or an
     enclosing Claude Code session's, with the specialist marker."""
-    kept = {
-        name: value
-        for name, value in env.items()
-        if not name.startswith("ACTIVE_MEMORY_") and name not in _ENCLOSING_SESSION
-    }
-    kept[SPECIALIST_SESSION_VARIABLE] = "1"
+    kept = harness_env(env, dropped=_ENCLOSING_SESSION)
     if effort == "none":
         kept["MAX_THINKING_TOKENS"] = "0"
     return kept
-
-
-def _folders_note(request: ModelRequest) -> str:
-    roots = "\n".join(f"- `{root}`: the folder {path}" for root, path in request.folders)
-    return (
-        "\n\n## Your tools in this session\n"
-        "You run inside Claude Code. Investigate with its Read, Grep and Glob tools only; the "
-        "tools the prompt names by other names are these. A file the prompt writes as "
-        "`root:relative/path` is that path inside the root's folder:\n"
-        f"{roots}\n"
-        f"Cite a checkout file as `{CHECKOUT_ROOT}:<its path relative to that folder>`, never "
-        "as an absolute path. Give the final answer through the structured output, once."
-    )
-
-
-def _workspace(request: ModelRequest) -> tuple[Path, tuple[str, ...]]:
-    """The working directory (the checkout, else the evidence folder) and the other folders."""
-    folders = dict(request.folders)
-    if not folders:
-        raise ConfigError("request.folders", f"the {LANE} lane needs the session's folders")
-    first = folders.get(CHECKOUT_ROOT) or next(iter(folders.values()))
-    return Path(first), tuple(path for path in folders.values() if path != first)
-
-
-def _key(request: ModelRequest) -> str:
-    first = request.messages[0]
-    text = first.text if isinstance(first, UserMessage) else ""
-    labels = request.labels
-    material = "\0".join((labels.specialist, str(labels.batch), request.system, text))
-    return hashlib.sha256(material.encode("utf-8")).hexdigest()
-
-
-def _since_last_turn(request: ModelRequest) -> str:
-    """What the host said after the model's last turn (the repair's problems)."""
-    said: list[str] = []
-    for message in reversed(request.messages):
-        if isinstance(message, AssistantMessage):
-            break
-        said.append(message.text if isinstance(message, UserMessage) else message.content)
-        assert isinstance(message, UserMessage | ToolResult)
-    return "\n\n".join(reversed(said))
 
 
 class ClaudeCodeLane:
@@ -225,28 +121,25 @@ class ClaudeCodeLane:
         env: Mapping[str, str],
         max_turns: int = SessionLimits().max_turns,
     ) -> None:
-        if binding.effort not in (None, "none", *EFFORTS):
-            raise ConfigError(
-                "binding.effort",
-                f"{binding.effort!r} is not a Claude Code effort; use one of none, "
-                f"{', '.join(EFFORTS)} or leave it unset for the model's default",
-            )
         # Reports name the provider serving the model and the lane it went through.
         self.name = HARNESS.provider or LANE
         self.lane = LANE
-        self.executable = check_cli(env)
+        self.executable = CLI.ready(binding.effort, env)
         self.max_turns = max_turns
         self._env = child_env(env, binding.effort)
         self._sessions: dict[str, str] = {}
 
     def argv(self, request: ModelRequest, session_id: str, *, resume: bool) -> list[str]:
         """The command line of one turn (tested as it is)."""
-        _, other = _workspace(request)
+        _, other = workspace(request, LANE)
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
         argv += ["--model", request.model]
         if request.effort not in (None, "none"):
             argv += ["--effort", str(request.effort)]
-        argv += ["--system-prompt", request.system + _folders_note(request)]
+        system = specialist_system(
+            request, inside="Claude Code", tools="its Read, Grep and Glob tools", answer=ANSWER_NOTE
+        )
+        argv += ["--system-prompt", system]
         argv += ["--json-schema", json.dumps(dict(request.contract.schema), sort_keys=True)]
         tools = ",".join(INVESTIGATION_TOOLS)
         argv += ["--tools", tools, "--allowedTools", tools]
@@ -262,23 +155,13 @@ class ClaudeCodeLane:
         return [*argv, "--session-id", session_id, "--name", name]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        key = _key(request)
-        resume = len(request.messages) > 1
-        if resume:
-            session_id = self._sessions.get(key)
-            if session_id is None:
-                raise ProviderError(
-                    f"the {LANE} lane has no Claude Code session to resume for "
-                    f"{request.labels.describe()}",
-                    cause="harness_error",
-                )
-            prompt = _since_last_turn(request)
+        resumed, prompt = turn_prompt(request, self._sessions, LANE)
+        resume = resumed is not None
+        if resumed is None:
+            session_id = self._sessions[session_key(request)] = str(uuid.uuid4())
         else:
-            session_id = self._sessions[key] = str(uuid.uuid4())
-            first = request.messages[0]
-            assert isinstance(first, UserMessage)
-            prompt = f"{SPECIALIST_SESSION_MARKER}\n\n{first.text}"
-        cwd, _ = _workspace(request)
+            session_id = resumed
+        cwd, _ = workspace(request, LANE)
         finished = await run_child(
             self.argv(request, session_id, resume=resume),
             stdin=prompt.encode("utf-8"),
@@ -291,7 +174,7 @@ class ClaudeCodeLane:
         transcript = read_transcript(finished.stdout, request.folders)
         _check_tools(transcript)
         if transcript.result is None:
-            raise _failed(finished.returncode, finished.stderr)
+            raise CLI.failed(None, finished.stderr, finished.returncode)
         return _response(transcript)
 
 
@@ -301,23 +184,7 @@ def _check_tools(transcript: Transcript) -> None:
     offered = set(transcript.offered_tools or ())
     extra = sorted(offered - {*INVESTIGATION_TOOLS, "StructuredOutput"})
     if extra:
-        raise ProviderError(
-            f"Claude Code offered the specialist more than read-only tools ({', '.join(extra)}); "
-            f"its answer was not used: update it with `{COMMAND} update`",
-            cause="harness_tools_not_restricted",
-        )
-
-
-def _failed(returncode: int, stderr: bytes) -> ProviderError:
-    said = stderr.decode("utf-8", "replace").strip()
-    if _UNKNOWN_OPTION in said.lower():
-        return _too_old(said.splitlines()[-1][:200])
-    if any(sign in said.lower() for sign in _LOGGED_OUT):
-        return _logged_out()
-    last = said.splitlines()[-1][:300] if said else "nothing on stderr"
-    return ProviderError(
-        f"`{COMMAND} -p` exited {returncode} without a result: {last}", cause="harness_failed"
-    )
+        raise CLI.not_read_only(extra)
 
 
 def _response(transcript: Transcript) -> ModelResponse:
@@ -325,8 +192,8 @@ def _response(transcript: Transcript) -> ModelResponse:
     text = result.get("result") if isinstance(result.get("result"), str) else ""
     assert isinstance(text, str)
     if result.get("is_error"):
-        if any(sign in text.lower() for sign in _LOGGED_OUT):
-            raise _logged_out()
+        if CLI.said_logged_out(text):
+            raise CLI.logged_out()
         if result.get("subtype") != "error_max_turns":
             raise ProviderError(
                 f"the Claude Code session failed ({result.get('subtype')}): {text[:300]}",

@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
 from active_memory.agents.providers.base import TokenUsage
 
-__all__ = ["ANSWER_TOOL", "READ_TOOL", "Transcript", "read_transcript", "root_path"]
+__all__ = ["ANSWER_TOOL", "READ_TOOL", "Transcript", "read_transcript"]
 
 READ_TOOL = "Read"
 # The tool --json-schema adds for the answer: it is not an investigation call.
@@ -46,7 +46,7 @@ class Transcript:
         if not isinstance(usage, Mapping):
             return TokenUsage()
         fresh, written, read, output = (
-            _count(usage, key)
+            count(usage, key)
             for key in (
                 "input_tokens",
                 "cache_creation_input_tokens",
@@ -72,40 +72,12 @@ class Transcript:
         return text if isinstance(text, str) and text.strip() else None
 
 
-def _count(usage: Mapping[str, Any], key: str) -> int:
-    value = usage.get(key)
-    return value if isinstance(value, int) and value >= 0 else 0
-
-
-def _events(stdout: bytes) -> Iterator[Mapping[str, Any]]:
-    for line in stdout.decode("utf-8", "replace").splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            yield event
-
-
 def _blocks(event: Mapping[str, Any], kind: str) -> Iterator[Mapping[str, Any]]:
     message = event.get("message")
     content = message.get("content") if isinstance(message, Mapping) else None
     for block in content if isinstance(content, list) else []:
         if isinstance(block, Mapping) and block.get("type") == kind:
             yield block
-
-
-def root_path(path: str, folders: Iterable[tuple[str, str]]) -> str | None:
-    """``root:relative`` for an absolute ``path`` inside one of ``folders``, else None."""
-    try:
-        resolved = Path(path).resolve()
-    except (OSError, ValueError):
-        return None
-    for root, folder in folders:
-        base = Path(folder)
-        if resolved.is_relative_to(base) and resolved != base:
-            return f"{root}:{resolved.relative_to(base).as_posix()}"
-    return None
 
 
 def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]]) -> Transcript:
@@ -119,7 +91,7 @@ def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]]) -> Transc
     refused: list[str] = []
     names: dict[str, str] = {}
     model = ""
-    for event in _events(stdout):
+    for event in json_events(stdout):
         kind = event.get("type")
         if kind == "system" and event.get("subtype") == "init":
             tools = event.get("tools")

@@ -10,10 +10,11 @@ lane's standard variables (see ``connections.py``). A connection's lane and outp
 the binding's. Adapter modules are imported only when their provider is asked for, so a missing
 SDK only matters to bindings that use it.
 
-A binding whose lane is a harness lane with a runner (``claude-code``: the lane table says
-which) runs on the harness itself (:mod:`active_memory.agents.harness_lanes`), whatever its
-provider, unless a connection (the caller's, or a declared one the binding names) says where
-traffic goes: then it is that provider's API, as it is for a harness lane without a runner.
+A binding whose lane is a harness lane with a runner (``claude-code``, ``codex``…: the lane
+table says which) runs on the harness itself (:mod:`active_memory.agents.harness_lanes`),
+whatever its provider, unless a connection (the caller's, or a declared one the binding names)
+says where traffic goes: then it is that provider's API, as it is for a harness lane without a
+runner.
 """
 
 from __future__ import annotations

@@ -1,0 +1,129 @@
+"""The pi harness lane: a specialist session as a fresh ``pi -p`` session.
+
+The session's first message goes on stdin to a non-interactive pi session (``pi -p --mode
+json``) started in the checkout (with no checkout, the evidence folder), with the source
+node's model (``--model``: pi resolves it among the providers it has, or ``provider/id``) and
+effort (``--thinking``; ``none`` is ``off``). pi's own login and settings serve it: we never
+read or copy them. What the session may do is set by pi's own flags:
+
+* ``--tools read,grep,find,ls`` is the whole tool set it has (no bash, edit or write; pi has
+  no web or MCP tool of its own, only through extensions);
+* ``--no-extensions`` loads no extension, and active-memory's own pi integration is one, so
+  no recall reaches a specialist; ``--no-skills``, ``--no-prompt-templates`` and
+  ``--no-context-files`` (AGENTS.md, CLAUDE.md) keep the rest of the user's set-up out;
+* ``--system-prompt`` is the specialist's prompt (with a note on where the roots are). pi takes
+  no answer schema: the host's contract check and repair turn carry the answer's shape;
+* the session is marked: :data:`~active_memory.lanes.SPECIALIST_SESSION_VARIABLE` is set in its
+  environment and its first message starts with
+  :data:`~active_memory.lanes.SPECIALIST_SESSION_MARKER`; the variables of a recall hook
+  (``ACTIVE_MEMORY_*``) are not passed on.
+
+What pi cannot do: its read tools take any path, not the checkout's alone. The repair turn
+resumes the same session (``--session ID``, the id of its ``session`` event). Usage is the sum
+of its assistant messages'; the shared deadline and cancellation end the child's process group
+(:mod:`.child`). A missing ``pi``, one older than ``CLI.min_version`` or one with no login for
+the model's provider is :class:`~active_memory.errors.HarnessUnavailable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from active_memory.agents.harness_lanes.child import run_child
+from active_memory.agents.harness_lanes.harness_cli import (
+    HarnessCli,
+    child_env,
+    harness_response,
+    session_key,
+    specialist_system,
+    turn_prompt,
+    workspace,
+)
+from active_memory.agents.harness_lanes.pi_events import READ_TOOL, read_pi_events
+from active_memory.agents.providers.base import ModelRequest, ModelResponse
+from active_memory.harnesses import harness_row
+from active_memory.models.runs import Binding
+
+__all__ = ["CLI", "INVESTIGATION_TOOLS", "LANE", "RUNNER", "THINKING", "PiLane"]
+
+HARNESS = harness_row("pi")
+LANE = HARNESS.lane
+# ``pi --help``: --thinking <level>: off, minimal, low, medium, high, xhigh; our ``none`` is off.
+THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
+# The release this lane was tested with (tests/conformance).
+CLI = HarnessCli(
+    lane=LANE,
+    display="pi",
+    command="pi",
+    install="npm install -g @mariozechner/pi-coding-agent",
+    update="npm install -g @mariozechner/pi-coding-agent",
+    login_step="start `pi` and log in with its /login command (or set the provider's API key)",
+    efforts=("none", *THINKING),
+    min_version=(0, 73, 1),
+    logged_out_signs=(
+        "no api key",
+        "not logged in",
+        "/login",
+        "401 unauthorized",
+        "invalid api key",
+    ),
+)
+INVESTIGATION_TOOLS = (READ_TOOL, "grep", "find", "ls")
+OFF = ("--no-extensions", "--no-skills", "--no-prompt-templates", "--no-context-files")
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+
+
+class PiLane:
+    """A :class:`~active_memory.agents.providers.base.ModelProvider` whose every turn is a
+    ``pi -p`` run: the first turn of a session starts a pi session, a later turn (the repair)
+    resumes it."""
+
+    def __init__(self, binding: Binding, *, env: Mapping[str, str]) -> None:
+        self.name = HARNESS.provider or LANE
+        self.lane = LANE
+        self.executable = CLI.ready(binding.effort, env)
+        self._env = child_env(env)
+        self._sessions: dict[str, str] = {}
+
+    def argv(self, request: ModelRequest, *, session_id: str | None = None) -> list[str]:
+        """The command line of one turn (tested as it is): a new session, or with
+        ``session_id`` a resumed one."""
+        argv = [self.executable, "-p", "--mode", "json", "--model", request.model]
+        if request.effort is not None:
+            thinking = "off" if request.effort == "none" else str(request.effort)
+            argv += ["--thinking", thinking]
+        argv += ["--tools", ",".join(INVESTIGATION_TOOLS), *OFF]
+        system = specialist_system(request, inside="pi", tools="its read, grep, find and ls tools")
+        argv += ["--system-prompt", system]
+        return argv if session_id is None else [*argv, "--session", session_id]
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        session_id, prompt = turn_prompt(request, self._sessions, LANE)
+        cwd, _ = workspace(request, LANE)
+        finished = await run_child(
+            self.argv(request, session_id=session_id),
+            stdin=prompt.encode("utf-8"),
+            cwd=cwd,
+            env=self._env,
+            deadline=request.deadline,
+            max_output=MAX_OUTPUT_BYTES,
+            what=f"the pi session of {request.labels.describe()}",
+        )
+        transcript = read_pi_events(finished.stdout, request.folders, cwd)
+        if transcript.session_id is not None:
+            self._sessions[session_key(request)] = transcript.session_id
+        extra = transcript.ran_tools - set(INVESTIGATION_TOOLS)
+        if extra:
+            raise CLI.not_read_only(extra)
+        if transcript.failure is not None or not transcript.finished:
+            raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
+        return harness_response(
+            transcript.answer,
+            transcript.usage,
+            model=transcript.model or request.model,
+            tool_calls=transcript.tool_calls,
+            read_paths=transcript.read_paths,
+        )
+
+
+RUNNER = PiLane

@@ -62,7 +62,9 @@ class _Tally:
 
 def _rate(tally: _Tally | None, group: str) -> RepeatRate:
     runs, failed = tally.rates.get(group, [0, 0]) if tally is not None else [0, 0]
-    return RepeatRate(runs=runs, failed=failed)
+    # Built from counts this module made: validated by construction (10,000 lessons build
+    # 30,000 of these, and validation was a tenth of the command's time).
+    return RepeatRate.model_construct(runs=runs, failed=failed)
 
 
 class _Run:
@@ -80,6 +82,7 @@ class _Run:
             conversation = owner.get(delivery.execution or "", delivery.conversation_id)
             self.recorded.setdefault((conversation, delivery.lesson_id), []).append(delivery)
         self.delivered_ids = {lesson_id for _, lesson_id in self.recorded}
+        self.delivery_counts = Counter(d.lesson_id for d in record.deliveries)
         self.proven = {(d.lesson_id, d.revision) for d in record.deliveries}
         self._timeline = timeline
         self._then: dict[str, int | None] = {}
@@ -212,7 +215,7 @@ def measure_impact(
             existed = run.live_then(lesson_id) is not None
             delivered = lesson_id in run.delivered_ids
             tally = tallies.setdefault(lesson_id, _Tally())
-            deliveries = sum(len(ds) for (_, i), ds in run.recorded.items() if i == lesson_id)
+            deliveries = run.delivery_counts[lesson_id]
             if delivered:
                 tally.deliveries += deliveries
                 tally.delivered_runs.append(position)
@@ -226,7 +229,7 @@ def measure_impact(
             ]  # fmt: skip
             tally.failures.extend((position, impact) for impact in impacts)
             tally.runs.append(
-                RunImpact(
+                RunImpact.model_construct(
                     run_id=record.run_id,
                     revision=run.live_then(lesson_id),
                     deliveries=deliveries,
@@ -259,7 +262,7 @@ def _report(
         missed = Counter(f.missed for f in failures if f.missed is not None)
         runs_since = timeline.runs_live(lesson_id)
         lessons.append(
-            LessonImpact(
+            LessonImpact.model_construct(
                 id=lesson_id,
                 live=lesson_id in live,
                 revision=live[lesson_id].revision if lesson_id in live else version.revision,
@@ -292,7 +295,7 @@ def _sum(rates: Iterable[RepeatRate]) -> RepeatRate:
     runs = failed = 0
     for rate in rates:
         runs, failed = runs + rate.runs, failed + rate.failed
-    return RepeatRate(runs=runs, failed=failed)
+    return RepeatRate.model_construct(runs=runs, failed=failed)
 
 
 def _totals(lessons: Sequence[LessonImpact], runs: int, failure_count: int) -> ImpactTotals:

@@ -133,7 +133,11 @@ class Timeline:
     def runs_live(self, lesson_id: str) -> int:
         """How many of the runs started while a revision of the lesson was live."""
         steps = self._steps.get(lesson_id, ())
+        if not steps:
+            return 0
         effects = [self._effect(step) for step in steps]
+        if len(steps) == 1:  # the common case: published once, never retired
+            return len(self._starts) - effects[0] if steps[0].live else 0
         breaks = sorted({*effects, len(self._starts)})
         count = 0
         for start, end in pairwise(breaks):

@@ -71,3 +71,20 @@ def test_the_table_names_the_never_delivered_lesson(demo: Path) -> None:
 def test_a_bad_often_is_a_usage_error(demo: Path) -> None:
     result = run_cli(["lessons", "impact", "--store", demo / "lessons.sqlite3", "--often", "0"])
     assert result.exit_code == 2
+
+
+def test_lessons_stats_shows_the_same_figures(demo: Path) -> None:
+    store = demo / "lessons.sqlite3"
+    result = run_cli(["lessons", "stats", "--store", store, "--runs", demo, "--json"])
+    assert result.exit_code == 0, result.output
+    by_id = {ledger["id"]: ledger for ledger in json.loads(result.stdout)}
+    assert by_id[GRAPH]["impact"]["never_delivered"]
+    assert by_id[SETTINGS]["impact"]["before"] == {"runs": 1, "failed": 1}
+    assert by_id["lesson-01JWKQ7Z3M8V4T2R6N0P5X9C1B"]["impact"] is None  # never in this store
+    table = run_cli(["lessons", "stats", "--store", store, "--runs", demo]).stdout.splitlines()
+    assert table[0].split()[7] == "REACHED"
+    row = next(line for line in table if line.startswith(SETTINGS)).split()
+    assert row[7] == "0/0"
+    one = run_cli(["lessons", "stats", SETTINGS, "--store", store, "--runs", demo]).stdout
+    assert "impact          0 failure(s) on its files after it existed" in one
+    assert "2 before it existed" in one

@@ -19,18 +19,13 @@ from active_memory.cli._common import (
     reports_errors,
     runs_option as runs_folders,
 )
-from active_memory.cli.lesson_stats import _location, _opened
+from active_memory.cli.lesson_stats import _location, _opened, rate_cell
 from active_memory.cli.lessons import _clip
-from active_memory.impact import ImpactReport, LessonImpact, RepeatRate, measure_sources
+from active_memory.impact import ImpactReport, LessonImpact, measure_sources
 from active_memory.ledger import store_sources
 from active_memory.store.sqlite import SqliteStore
 
-__all__ = ["impact_command", "impact_lines", "rate_cell"]
-
-
-def rate_cell(rate: RepeatRate) -> str:
-    """``failed/runs``, or ``-`` when the lesson applied to no such run."""
-    return f"{rate.failed}/{rate.runs}" if rate.runs else "-"
+__all__ = ["impact_command", "impact_lines"]
 
 
 def _flag(lesson: LessonImpact) -> str:

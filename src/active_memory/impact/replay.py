@@ -23,7 +23,6 @@ from active_memory.impact.timeline import CardVersion
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.models.runs import RunRecord, ToolReceipt
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.render import render
 from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
 
 __all__ = ["Placement", "Replay", "Replayer", "prompt_position"]
@@ -117,6 +116,10 @@ class Replayer:
 
     def place(self, replay: Replay, live: Callable[[str], int | None]) -> Placement:
         """Replay every conversation with each lesson at revision ``live(id)`` (None: absent)."""
+        # Framing loads the frame screens: ``lessons stats`` over a store without runs, a
+        # reading command, never pays for them (tests/cli/test_lazy_commands.py).
+        from active_memory.recall.render import render
+
         placement = Placement()
         record = replay.record
         nodes = {e.id: e.node_id for e in record.executions}

@@ -62,9 +62,10 @@ class FailureImpact(Model):
 
 
 class RunImpact(Model):
-    """One run the lesson took part in: whether it existed at the run's start (``revision``),
-    the recorded deliveries and how many came before a failure on its files, and whether a call
-    of the run matched it (``applied``) and a failure on its files followed (``failed``)."""
+    """One run the lesson took part in (a call matched it, or the run delivered it): whether
+    it existed at the run's start (``revision``), the recorded deliveries and how many came
+    before a failure on its files, and whether a call of the run matched it (``applied``) and a
+    failure on its files followed (``failed``)."""
 
     run_id: str
     revision: int | None = None

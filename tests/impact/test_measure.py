@@ -4,6 +4,7 @@ delivered, before it existed, budget cuts, and what a replay with today's store 
 from __future__ import annotations
 
 from active_memory.impact import LessonImpact, measure_impact
+from active_memory.store.results import HistoryEntry
 from impact.impact_kit import Ex, HistoryStore, make_run
 
 T0 = 1_750_000_000_000
@@ -141,3 +142,37 @@ def test_a_retired_lesson_is_not_delivered_by_todays_store() -> None:
     assert failure.would_then
     assert not failure.would_today
     assert not _by_id(report.lessons)[gone].live
+
+
+def test_a_graph_lesson_is_on_the_failures_of_its_node_in_its_graph() -> None:
+    from active_memory.models.lessons import Evidence, GraphScope, LessonDraft
+    from impact.impact_kit import GRAPH
+
+    def graph_draft(repository: str | None) -> LessonDraft:
+        return LessonDraft(
+            scope=GraphScope(graph_hash=GRAPH.hash, node_id="implement", repository=repository),
+            title="Check the environment first",
+            recommendation="List the environment before searching the filesystem.",
+            evidence=Evidence(run_id="run-0", references=("exec:e1",), reason="seen"),
+        )
+
+    store = HistoryStore()
+    plain = "lesson-01JWAG00000000000000000001"
+    qualified = "lesson-01JWAG00000000000000000002"
+    for ident, repository in ((plain, None), (qualified, "forge:github.com/example/other")):
+        store.entries[ident] = [
+            HistoryEntry(id=ident, revision=1, op="upsert", generation=1, run_id="run-0",
+                         time=LEARNED, draft=graph_draft(repository))
+        ]  # fmt: skip
+    runs = [
+        make_run("run-0", T0, [Ex("e0", calls=(("src/z.py",),))]),
+        make_run("run-1", T0 + 3_600_000, [Ex("e1", status="crashed", calls=(("src/z.py",),)),
+                                           Ex("e2", node="review", completion="REJECT: no")]),
+    ]  # fmt: skip
+    lessons = _by_id(measure_impact(store, runs).lessons)
+    (failure,) = lessons[plain].failures
+    assert (failure.execution, failure.existed, failure.delivered) == ("e1", True, False)
+    # the replay hands it over in the execution's prompt, before its first call
+    assert failure.would_then
+    assert failure.would_today
+    assert lessons[qualified].failures == ()  # qualified by a repository this run is not in

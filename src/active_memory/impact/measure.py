@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from active_memory.errors import LessonNotFound, ScopeRefused
 from active_memory.evidence.failures import (
@@ -42,6 +43,9 @@ from active_memory.models.runs import Delivery, RunRecord
 from active_memory.store.results import HistoryEntry
 
 __all__ = ["measure_impact", "measure_sources", "run_generations"]
+
+# (graph hash, node) -> the graph lessons placed there, with their repository qualifier
+_GraphPlaces: TypeAlias = Mapping[tuple[str, str], list[tuple[str, str | None]]]
 
 
 @dataclass(slots=True)
@@ -102,13 +106,25 @@ def _applies(versions: Iterable[CardVersion], scope_revision: Mapping[str, int])
 
 
 def _failure_lessons(
-    run: _Run, failure: RunFailure, timeline: Timeline, graph: dict[tuple[str, str], list[str]]
+    run: _Run, failure: RunFailure, timeline: Timeline, graph: _GraphPlaces
 ) -> set[str]:
+    """The lessons a failure is on: matched by one of its calls, or guiding its node."""
     found: set[str] = set()
     for receipt in failure.receipts:
         found |= _applies(run.replay.matches.get(receipt.seq, ()), timeline.scope_revision)
-    found.update(graph.get((run.record.graph.hash, failure.node_id), ()))
+    found.update(_graph_lessons(graph, run.record, failure.node_id))
     return found
+
+
+def _graph_lessons(graph: _GraphPlaces, record: RunRecord, node: str) -> list[str]:
+    """The graph lessons of ``node`` in the record's graph: unqualified, or qualified by the
+    record's repository (as recall places them)."""
+    repository = record.checkout.repository if record.checkout is not None else None
+    return [
+        lesson_id
+        for lesson_id, qualifier in graph.get((record.graph.hash, node), ())
+        if qualifier is None or qualifier == repository
+    ]
 
 
 def _before(placement: Placement, conversation: str, lesson_id: str, failure: RunFailure) -> bool:
@@ -189,11 +205,12 @@ def measure_impact(
     ordered, slots = order_runs(records, generations or {})
     timeline = Timeline(_histories(store, [*live, *retired]), slots)
     replayer = Replayer(timeline.versions)
-    graph: dict[tuple[str, str], list[str]] = {}
+    graph: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
     for version in timeline.versions:
         scope = version.scope
         if scope.kind == "graph" and timeline.scope_revision.get(version.id) == version.revision:
-            graph.setdefault((scope.graph_hash, scope.node_id), []).append(version.id)
+            key = (scope.graph_hash, scope.node_id)
+            graph.setdefault(key, []).append((version.id, scope.repository))
     today = {lesson_id: lesson.revision for lesson_id, lesson in live.items()}
     tallies: dict[str, _Tally] = {}
     failure_count = 0
@@ -210,7 +227,7 @@ def measure_impact(
         for versions in run.replay.matches.values():
             applied |= _applies(versions, timeline.scope_revision)
         for execution in record.executions:
-            applied.update(graph.get((record.graph.hash, execution.node_id), ()))
+            applied.update(_graph_lessons(graph, record, execution.node_id))
         for lesson_id in sorted((applied | run.delivered_ids) & timeline.scope_revision.keys()):
             existed = run.live_then(lesson_id) is not None
             delivered = lesson_id in run.delivered_ids

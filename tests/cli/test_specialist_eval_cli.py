@@ -169,3 +169,23 @@ def test_a_diff_with_a_failed_side_is_a_changed_failure_even_with_the_same_items
     assert diff.to_dict()["error_after"] == "the provider timed out"
     assert compare_rows(after, after).failed
     assert not compare_rows(before, before).failed
+
+
+def test_reach_counts_later_failures_the_admitted_lessons_would_reach_first(
+    tmp_path: Path,
+) -> None:
+    first, second = demo_runs(tmp_path)
+    again = tmp_path / "again"
+    shutil.copytree(first, again)  # the same failures once more, after the lessons existed
+    result = cli(*EVAL, first, second, again, "--provider", "replay", "--store", tmp_path / "s",
+                 "--json", LENIENT)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    reach = {r["run"]: r["reach"] for r in json.loads(result.stdout)["runs"]}
+    assert reach["again"] == {"lessons": 2, "runs": 0, "failures": 0, "reached": 0}
+    assert reach["first"]["runs"] == 2
+    assert reach["first"]["failures"] > 0
+    assert reach["first"]["reached"] == reach["first"]["failures"]
+    table = cli(*EVAL, first, second, "--provider", "replay", "--store", tmp_path / "s",
+                LENIENT).stdout.splitlines()  # fmt: skip
+    assert table[0].split()[3] == "reach"
+    assert table[1].split()[3] == "0/0"  # the second run failed nowhere

@@ -35,6 +35,7 @@ PAGES = (
     "README.md",
     "docs/admission.md",
     "docs/changing.md",
+    "docs/impact.md",
     "docs/integrations.md",
     "docs/mcp.md",
     "docs/memory-init.md",

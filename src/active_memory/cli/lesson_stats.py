@@ -3,7 +3,9 @@
 The store (a file, or the memory service's ``https://`` URL with ``$ACTIVE_MEMORY_SERVICE_TOKEN``)
 gives the lessons and each one's history; ``--runs`` folders give the run records, run logs,
 latched outcomes and postmortem reports (default: the ``runs`` folder beside the store, where
-the host keeps each run's state). A local store adds its exposure files and quarantine.
+the host keeps each run's state). A local store adds its exposure files and quarantine. Each
+lesson's impact (:mod:`active_memory.impact`, as ``lessons impact`` measures it) is shown too:
+``REACHED`` counts the failures on its files after it existed that its card reached first.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from active_memory.cli._common import (
 )
 from active_memory.cli.lessons import _clip
 from active_memory.errors import ConfigError, LessonValidationError
+from active_memory.impact import LessonImpact, RepeatRate, measure_sources
 from active_memory.ledger import LessonLedger, ledgers, lesson_ledger, store_sources
 from active_memory.ledger.build import LedgerStore
 from active_memory.models.ids import validate_lesson_id
@@ -32,7 +35,7 @@ from active_memory.store.quarantine import Quarantine
 from active_memory.store.select import open_backend
 from active_memory.store.sqlite import SqliteStore
 
-__all__ = ["stats_command"]
+__all__ = ["rate_cell", "stats_command"]
 
 
 def _location(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -86,10 +89,23 @@ def _decision_cell(ledger: LessonLedger) -> str:
     return f"{c['keep']}/{c['adapt']}/{c['retire']}/{c['defer']}"
 
 
-def _table(found: tuple[LessonLedger, ...]) -> list[str]:
+def rate_cell(rate: RepeatRate) -> str:
+    """``failed/runs``, or ``-`` when the lesson applied to no such run."""
+    return f"{rate.failed}/{rate.runs}" if rate.runs else "-"
+
+
+def _reached_cell(impact: LessonImpact | None) -> str:
+    """Failures on the lesson's files after it existed that its card reached first, of all."""
+    if impact is None:
+        return "-"
+    after = sum(1 for failure in impact.failures if failure.existed)
+    return f"{impact.delivered_before_failures}/{after}"
+
+
+def _table(found: tuple[LessonLedger, ...], impacts: dict[str, LessonImpact]) -> list[str]:
     lines = [
         f"{'ID':<33} {'STATE':<8} {'DELIV':>5} {'CONV':>4} {'RUNS':>4} {'OK/FAIL/CXL':>11} "
-        f"{'K/A/R/D':>9}  TITLE"
+        f"{'K/A/R/D':>9} {'REACHED':>7}  TITLE"
     ]
     for ledger in found:
         state = f"r{ledger.revision}" if ledger.live else "retired"
@@ -100,13 +116,39 @@ def _table(found: tuple[LessonLedger, ...]) -> list[str]:
         lines.append(
             f"{ledger.id:<33} {state:<8} {ledger.delivered + ledger.standalone.deliveries:>5} "
             f"{ledger.conversations + ledger.standalone.conversations:>4} {len(ledger.runs):>4} "
-            f"{_outcome_cell(ledger):>11} {_decision_cell(ledger):>9}  "
+            f"{_outcome_cell(ledger):>11} {_decision_cell(ledger):>9} "
+            f"{_reached_cell(impacts.get(ledger.id)):>7}  "
             f"{_clip(ledger.title or '-', 50)}"
         )
     return lines
 
 
-def _details(ledger: LessonLedger) -> list[str]:
+def _impact_lines(impact: LessonImpact | None) -> list[str]:
+    """What ``lessons impact`` says of the lesson, in two or three lines."""
+    if impact is None:
+        return []
+    after = [f for f in impact.failures if f.existed]
+    reached = [f for f in after if f.delivered]
+    calls = sorted(f.tool_calls_before for f in reached if f.tool_calls_before is not None)
+    before = f" ({', '.join(map(str, calls))} tool call(s) before)" if calls else ""
+    lines = [
+        f"impact          {len(after)} failure(s) on its files after it existed, "
+        f"{len(reached)} reached first by its card{before}; "
+        f"{len(impact.failures) - len(after)} before it existed",
+        f"repeat rate     delivered {rate_cell(impact.delivered)}, not delivered "
+        f"{rate_cell(impact.not_delivered)}, before it existed {rate_cell(impact.before)} "
+        "(failed runs/runs it applied to)",
+    ]
+    if impact.never_delivered:
+        lines.append(
+            f"                never delivered in {impact.runs_since} run(s) since it existed"
+        )
+    if impact.quiet:
+        lines.append("                delivered often, no later failure on its files")
+    return lines
+
+
+def _details(ledger: LessonLedger, impact: LessonImpact | None = None) -> list[str]:
     state = f"live at revision {ledger.revision}" if ledger.live else "retired"
     if not ledger.live and not ledger.revisions:
         state = "not in this store"
@@ -130,6 +172,7 @@ def _details(ledger: LessonLedger) -> list[str]:
             f"{len(run.conversations)} conversation(s), outcome {run.outcome or 'unknown'}, "
             f"{run.tool_calls_after} tool call(s) after"
         )
+    lines += _impact_lines(impact)
     lines.append("decisions")
     for d in ledger.decisions or ():
         extra = f" (was {d.detail})" if d.detail else ""
@@ -147,6 +190,13 @@ def _details(ledger: LessonLedger) -> list[str]:
             f"generation {rev.generation} at {rev.time}{held}"
         )
     return lines
+
+
+def _impact_json(impact: LessonImpact | None) -> object:
+    if impact is None:
+        return None
+    return impact.model_dump(mode="json", exclude={"id", "live", "revision", "kind", "title",
+                                                   "repository"})  # fmt: skip
 
 
 @click.command("stats")
@@ -169,21 +219,28 @@ def stats_command(
     with _opened(location) as (store, path):
         sources = store_sources(runs, path)
         held = _held(path)
+        retired_ids = [t.id for t in store.list_retired()] if isinstance(store, SqliteStore) else []
+        impacts = {
+            impact.id: impact
+            for impact in measure_sources(store, sources, retired=retired_ids).lessons
+        }
         if lesson_id is not None:
             found: tuple[LessonLedger, ...] = (
                 lesson_ledger(lesson_id, store, sources, quarantined=held),
             )
         else:
-            retired = store.list_retired() if isinstance(store, SqliteStore) else ()
-            found = ledgers(store, sources, retired=[t.id for t in retired], quarantined=held)
+            found = ledgers(store, sources, retired=retired_ids, quarantined=held)
     for skipped in sources.skipped:
         click.echo(f"warning: skipped {skipped}", err=True)
     if as_json:
-        data = [ledger.model_dump(mode="json") for ledger in found]
+        data = [
+            {**ledger.model_dump(mode="json"), "impact": _impact_json(impacts.get(ledger.id))}
+            for ledger in found
+        ]
         emit_json(data[0] if lesson_id is not None else data)
         return
     if lesson_id is not None:
-        click.echo("\n".join(_details(found[0])))
+        click.echo("\n".join(_details(found[0], impacts.get(found[0].id))))
         return
-    click.echo("\n".join(_table(found)))
+    click.echo("\n".join(_table(found, impacts)))
     click.echo(f"{len(found)} lesson{'' if len(found) == 1 else 's'}")

@@ -1,7 +1,7 @@
 """``active-memory lessons``: list, show, history, export, import, revert, purge.
 
-``review``, ``retire`` and ``stats`` belong to the group too; they live in modules of their own
-and load when they run.
+``review``, ``retire``, ``stats`` and ``impact`` belong to the group too; they live in modules
+of their own and load when they run.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ MAX_IMPORT_BYTES = 256 * 1024 * 1024
 @click.group(
     cls=LazyGroup,
     lazy={
+        "impact": Lazy("active_memory.cli.lesson_impact:impact_command",
+                       "Does a lesson help? Failures on each lesson's files in recorded runs, "
+                       "whether its card came first, and the repeat rate with and without it."),
         "retire": Lazy("active_memory.cli.retire:retire_command",
                        "Retire lesson ID: a checked publication that tombstones it at its current "
                        "revision."),

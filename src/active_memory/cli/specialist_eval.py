@@ -6,8 +6,11 @@ model as for ``specialist run`` (``replay`` answers from each RUN's own recordin
 unless ``--allow-changed``); ``--prompts``/``--contracts`` put an author's edits in force.
 ``--record DIR`` writes each run's exchanges to ``DIR/<run>.jsonl``: a baseline for later.
 ``--baseline DIR`` replays ``DIR/<run>.jsonl`` with the shipped prompts and contracts and prints
-what the edit changed: items admitted only after (+) or only before (-), and rejections; a run
-or a baseline that failed is reported as not compared. The baseline replays with the model it
+what the edit changed: items admitted only after (+) or only before (-), rejections and reach; a
+run or a baseline that failed is reported as not compared. ``reach`` is what the lessons a run's
+answer would publish would have reached in the RUNs after it, in the order given: failures on
+their files that recall, replaying those runs' tool calls, delivers them to first, of all such
+failures (:mod:`active_memory.impact.learned`). The baseline replays with the model it
 was recorded with. Nothing is ever published. Exit 1 when a run's session (or its baseline's)
 failed or its answer was refused.
 """
@@ -67,13 +70,18 @@ def _codes(rejections: Counter[str]) -> str:
     return ", ".join(f"{code} {n}" for code, n in sorted(rejections.items())) or "-"
 
 
+def _reach(reach: Any) -> str:
+    return "-" if reach is None else str(reach.cell)
+
+
 def _print_rows(rows: list[Any]) -> None:
-    click.echo(f"{'run':<16} {'status':<14} {'admitted':>8}  {'decisions':<24} "
+    click.echo(f"{'run':<16} {'status':<14} {'admitted':>8} {'reach':>7}  {'decisions':<24} "
                f"{'tokens in/out':>15} {'time':>9}  rejections")  # fmt: skip
     for row in rows:
         decisions = ", ".join(f"{a} {n}" for a, n in sorted(row.decisions.items())) or "-"
         tokens = f"{row.input_tokens}/{row.output_tokens}"
-        click.echo(f"{row.run:<16} {row.status:<14} {len(row.admitted):>8}  {decisions:<24} "
+        click.echo(f"{row.run:<16} {row.status:<14} {len(row.admitted):>8} "
+                   f"{_reach(row.reach):>7}  {decisions:<24} "
                    f"{tokens:>15} {row.elapsed_ms:>6} ms  {_codes(row.rejections)}")  # fmt: skip
         if row.error:
             click.echo(f"  error: {row.error}")
@@ -103,6 +111,9 @@ def _print_diffs(diffs: list[Any]) -> None:
         if diff.rejections_before != diff.rejections_after:
             click.echo(f"  rejections before: {_codes(diff.rejections_before)}")
             click.echo(f"  rejections after:  {_codes(diff.rejections_after)}")
+        if _reach(diff.reach_before) != _reach(diff.reach_after):
+            click.echo(f"  reach before: {_reach(diff.reach_before)}, "
+                       f"after: {_reach(diff.reach_after)}")  # fmt: skip
 
 
 @click.command("eval")
@@ -143,7 +154,7 @@ def eval_command(
             fail(f"--baseline {str(baseline)!r} has no {missing[0]}.jsonl; record one with "
                  f"`specialist eval {name} RUN --record {baseline}`", EXIT_BAD_INPUT)  # fmt: skip
     check_base_url(override)
-    rows, diffs = [], []
+    rows, diffs, records, befores = [], [], [], []
     with tempfile.TemporaryDirectory(prefix="active-memory-eval-") as scratch:
         if lessons_file is not None:
             store = supplied_lessons(lessons_file, Path(scratch) / "supplied.sqlite3")
@@ -156,12 +167,17 @@ def eval_command(
                 contracts=contracts_dir,
             )
             with authored(authoring):
-                row = _evaluate(name, run, label, work / "after", override, store, runtime,
-                                authoring)  # fmt: skip
+                row, record = _evaluate(name, run, label, work / "after", override, store,
+                                        runtime, authoring)  # fmt: skip
             rows.append(row)
+            records.append(record)
             if baseline is not None:
-                before = _baseline(name, run, label, work / "before", baseline, store, runtime)
-                diffs.append(_compare(before, row))
+                befores.append(
+                    _baseline(name, run, label, work / "before", baseline, store, runtime)
+                )
+    rows = [_with_reach(row, records[i + 1 :]) for i, row in enumerate(rows)]
+    for i, before in enumerate(befores):
+        diffs.append(_compare(_with_reach(before, records[i + 1 :]), rows[i]))
     if as_json:
         shown = [d.to_dict() for d in diffs] if baseline is not None else None
         emit_json({"specialist": name, "runs": [r.to_dict() for r in rows], "diffs": shown})
@@ -171,6 +187,12 @@ def eval_command(
             _print_diffs(diffs)
     if any(row.status != ACCEPTED for row in rows) or any(diff.failed for diff in diffs):
         raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _with_reach(row: Any, later: list[Any]) -> Any:
+    from active_memory.postmortem.specialist_eval import with_reach
+
+    return with_reach(row, later)
 
 
 def _compare(before: Any, after: Any) -> Any:
@@ -191,11 +213,13 @@ def _run_one(name: str, run: Path, label: str, scratch: Path, provider: Any, rec
 
 
 def _evaluate(name: str, run: Path, label: str, scratch: Path, override: Any,
-              store: Path | None, runtime: Path | None, authoring: Authoring) -> Any:  # fmt: skip
+              store: Path | None, runtime: Path | None,
+              authoring: Authoring) -> tuple[Any, Any]:  # fmt: skip
+    """The row, and the run record (the reach of earlier rows replays it)."""
     scratch.mkdir(parents=True)
     record, config, provider = _prepare(run, scratch, runtime, None, override, None)
     provider = wrap_provider(provider, authoring, record)
-    return _run_one(name, run, label, scratch, provider, record, config, override, store)
+    return _run_one(name, run, label, scratch, provider, record, config, override, store), record
 
 
 def _baseline(name: str, run: Path, label: str, scratch: Path, folder: Path,

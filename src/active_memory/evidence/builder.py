@@ -37,6 +37,7 @@ from active_memory.evidence.complete_copies import (
     copy_cut_transcripts,
     copy_left_out,
 )
+from active_memory.evidence.failures import deliveries_before_failures
 from active_memory.evidence.fill import collect_to_fill
 from active_memory.evidence.history import Excerpt
 from active_memory.evidence.listing import fit_listing
@@ -112,9 +113,12 @@ def _check_lessons(lessons: Sequence[Mapping[str, Any]], needs: RoleRow) -> list
     return out
 
 
-def _deliveries(deliveries: Sequence[Delivery]) -> list[dict[str, Any]]:
-    """One entry per ``id@revision``: how often, where and how it was handed over, and (when the
-    record names them) the receipts of the tool calls its hook deliveries rode on."""
+def _deliveries(
+    deliveries: Sequence[Delivery], before_failures: Mapping[str, int] = MappingProxyType({})
+) -> list[dict[str, Any]]:
+    """One entry per ``id@revision``: how often, where and how it was handed over, (when the
+    record names them) the receipts of the tool calls its hook deliveries rode on, and (when
+    any) how many deliveries reached a conversation before it failed (``before_failures``)."""
     grouped: dict[str, list[Delivery]] = {}
     for delivery in deliveries:
         grouped.setdefault(delivery.key, []).append(delivery)
@@ -135,6 +139,8 @@ def _deliveries(deliveries: Sequence[Delivery]) -> list[dict[str, Any]]:
         receipts = sorted({d.receipt_seq for d in items if d.receipt_seq is not None})
         if receipts:  # records made before deliveries named their receipt have none
             out[-1]["receipts"] = [f"receipt:{seq}" for seq in receipts[:16]]
+        if before_failures.get(key):  # additive: absent when the card preceded no failure
+            out[-1]["before_failures"] = before_failures[key]
     return out
 
 
@@ -398,7 +404,7 @@ def build_evidence(
         payload["runtime"] = _inline(
             json.loads(canonical_json(runtime)), RUNTIME_INLINE_BYTES, "runtime", log
         )
-        payload["deliveries"] = _deliveries(record.deliveries)
+        payload["deliveries"] = _deliveries(record.deliveries, deliveries_before_failures(record))
         payload["lessons"] = supplied
         payload["lesson_changes"] = changes
     else:

@@ -32,6 +32,7 @@ from active_memory.agents.tool_loop import Session
 from active_memory.errors import ActiveMemoryError, ContractViolation, PostmortemError
 from active_memory.models.base import Model
 from active_memory.models.changes import Rejection
+from active_memory.models.lessons import LessonDraft
 from active_memory.models.runs import RunRecord
 from active_memory.postmortem.binding import (
     provider_route,
@@ -103,6 +104,9 @@ class TrialResult(Model):
     # What admission accepted, one short line each: "<id> <action>" for a maintenance
     # decision, the title for a discovery proposal (``specialist eval`` diffs these).
     admitted: tuple[str, ...] = ()
+    # The lessons the admitted items would publish (discovery drafts, adapt replacements), for
+    # ``specialist eval``'s replay of the runs that followed; never in the JSON form.
+    drafts: tuple[LessonDraft, ...] = Field((), exclude=True)
 
     @field_serializer("answer_json")
     def _parsed(self, answer_json: str | None) -> Any:
@@ -239,6 +243,11 @@ async def _trial(
             maintained.rejections,
         )
         admitted = tuple(f"{d.decision.id} {d.applied}" for d in maintained.decisions)
+        drafts = tuple(
+            d.decision.replacement
+            for d in maintained.decisions
+            if d.applied == "adapt" and d.decision.replacement is not None
+        )
     else:
         discovered = admit_discovery(
             session.answer, name, env.admission, read_paths=session.read_paths
@@ -249,6 +258,7 @@ async def _trial(
             discovered.rejections,
         )
         admitted = tuple(item.proposal.draft.title for item in discovered.proposals)
+        drafts = tuple(item.proposal.draft for item in discovered.proposals)
     return TrialResult(
         **common,
         **_session_counts(meter.sessions[-1]),
@@ -260,6 +270,7 @@ async def _trial(
         # Items the answer left malformed after its repair turn: admission refused them alone.
         contract_errors=session.result.item_errors,
         admitted=admitted,
+        drafts=drafts,
     )
 
 

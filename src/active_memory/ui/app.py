@@ -33,6 +33,7 @@ from active_memory.errors import (
 )
 from active_memory.models.ids import validate_lesson_id
 from active_memory.ui.chart import rejection_chart
+from active_memory.ui.impact_view import impact_chart, repository_rows
 from active_memory.ui.security import SESSION_COOKIE, Sessions
 from active_memory.ui.views import UiData, card_text, draft_lines, scope_label
 
@@ -209,8 +210,12 @@ class UiApp:
     async def _lesson(self, request: Request, csrf: str) -> Response:
         lesson_id = validate_lesson_id("id", request.path_params["lesson_id"])
         live, diffs, ledger = await run_in_threadpool(lambda: self.data.lesson(lesson_id))
+        report = await run_in_threadpool(self.data.impact)
+        impact = next((x for x in report.lessons if x.id == lesson_id), None)
         return self._page(
             "lesson.html",
+            impact=impact,
+            impact_chart=impact_chart(impact) if impact is not None else None,
             lesson_id=lesson_id,
             live=live,
             card=card_text(live) if live is not None else None,
@@ -276,6 +281,10 @@ class UiApp:
             csrf=csrf,
         )
 
+    async def _impact(self, request: Request, csrf: str) -> Response:
+        report = await run_in_threadpool(self.data.impact)
+        return self._page("impact.html", report=report, rows=repository_rows(report), csrf=csrf)
+
     async def _css(self, request: Request, csrf: str) -> Response:
         return Response(self.css, media_type="text/css", headers=_HEADERS)
 
@@ -295,6 +304,7 @@ class UiApp:
                 "/quarantine/{lesson_id}/reject", self._guard(self._reject, post=True), methods=post
             ),
             Route("/runs", self._guard(self._runs), methods=get),
+            Route("/impact", self._guard(self._impact), methods=get),
             Route("/static/ui.css", self._guard(self._css), methods=get),
         ]
         return Starlette(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from active_memory.errors import QuarantineNotFound
+from active_memory.impact import ImpactReport, measure_sources
 from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, store_sources
 from active_memory.ledger.build import LedgerStore
 from active_memory.ledger.sources import ReportSummary
@@ -287,6 +288,12 @@ class UiData:
             held = {e.id for e in self.quarantine()}
             ledger = lesson_ledger(lesson_id, store, self.sources(), quarantined=held)
         return live, revision_diffs(history), ledger
+
+    def impact(self) -> ImpactReport:
+        """What ``lessons impact`` measures over this store and these runs."""
+        with self.store() as store:
+            retired = store.list_retired() if isinstance(store, SqliteStore) else ()
+            return measure_sources(store, self.sources(), retired=[t.id for t in retired])
 
     def runs_view(self) -> tuple[list[RunRow], list[tuple[int, str, str]], LedgerSources]:
         """Every postmortem found, newest first, and every rejection as (time, stage, code)."""

@@ -1,0 +1,167 @@
+"""Counterfactual recall: a run's recorded tool calls replayed through recall's own matcher.
+
+A receipt keeps the root-relative paths a call touched (never its arguments), so a replayed call
+carries those paths; its identifiers and topic words come from them as recall reads them from
+any call. Each conversation is replayed in receipt order: a node's graph lessons at the start of
+each of its executions (``nodeInjectionTokens``), then each call's matches, ranked as recall
+ranks them, framed under ``hookInjectionTokens`` (the record's runtime settings, recall's
+defaults otherwise), an ``id@revision`` at most once per conversation, and a card that did not
+fit staying eligible for later calls. Which revision a lesson has in a replay is the caller's:
+the one live at the run's start, or the one live now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from active_memory.errors import ActiveMemoryError
+from active_memory.evidence.failures import conversation_of
+from active_memory.impact.timeline import CardVersion
+from active_memory.models.config import ActiveMemoryConfig
+from active_memory.models.runs import RunRecord, ToolReceipt
+from active_memory.recall.index import RecallIndex
+from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
+
+__all__ = ["Placement", "Replay", "Replayer", "prompt_position"]
+
+# Receipt paths are already root-relative; any absolute root turns them back into themselves.
+_ROOT = WorkspaceRoot(("/replayed-workspace",))
+_MATCH_CACHE = 65_536
+
+
+def prompt_position(first_seq: int | None, fallback: int) -> float:
+    """Where a node prompt sits among tool calls: just before the execution's first call."""
+    return (first_seq if first_seq is not None else fallback) - 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A replay's answer: per (conversation, lesson id) the position of its first delivery
+    (a receipt seq, a prompt half a step before a call), and the pairs the budget cut before
+    any delivery."""
+
+    delivered: dict[tuple[str, str], float] = field(default_factory=dict)
+    cut: dict[tuple[str, str], float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Replay:
+    """One run prepared once: its conversations' calls and each call's matches."""
+
+    record: RunRecord
+    repository: str | None
+    conversations: dict[str, list[tuple[str, ToolReceipt | None]]]  # (execution, call or None)
+    matches: dict[int, tuple[CardVersion, ...]]  # receipt seq -> versions matched, ranked
+    hook_bytes: int
+    node_bytes: int
+    use_repository: bool
+    use_graph: bool
+
+
+class Replayer:
+    """A union index over every revision of every lesson, and replays against it."""
+
+    def __init__(self, versions: Sequence[CardVersion]) -> None:
+        self._versions = versions
+        self._indexes: dict[str | None, RecallIndex] = {}
+        self._cache: dict[tuple[str | None, tuple[str, ...]], tuple[CardVersion, ...]] = {}
+
+    def _index(self, repository: str | None) -> RecallIndex:
+        index = self._indexes.get(repository)
+        if index is None:
+            index = self._indexes[repository] = RecallIndex(self._versions, repository=repository)
+        return index
+
+    def _match(self, repository: str | None, paths: tuple[str, ...]) -> tuple[CardVersion, ...]:
+        key = (repository, paths)
+        found = self._cache.get(key)
+        if found is None:
+            signals = extract_signals(ToolCall("replay", {"paths": list(paths)}), _ROOT)
+            found = tuple(m.lesson for m in self._index(repository).match(signals))  # type: ignore[misc]
+            if len(self._cache) >= _MATCH_CACHE:
+                self._cache.clear()
+            self._cache[key] = found
+        return found
+
+    def prepare(self, record: RunRecord) -> Replay:
+        repository = record.checkout.repository if record.checkout is not None else None
+        settings = _settings(record)
+        calls: dict[str, list[ToolReceipt]] = {}
+        for receipt in sorted(record.receipts, key=lambda r: r.seq):
+            if receipt.execution is not None:
+                calls.setdefault(receipt.execution, []).append(receipt)
+        conversations: dict[str, list[tuple[str, ToolReceipt | None]]] = {}
+        for execution in sorted(record.executions, key=lambda e: (e.started_ms, e.id)):
+            events = conversations.setdefault(conversation_of(execution), [])
+            events.append((execution.id, None))
+            events.extend((execution.id, receipt) for receipt in calls.get(execution.id, ()))
+        matches = {
+            receipt.seq: self._match(repository, receipt.paths)
+            for receipt in record.receipts
+            if receipt.paths
+        }
+        return Replay(
+            record,
+            repository,
+            conversations,
+            matches,
+            settings.hook_injection_bytes,
+            settings.node_injection_bytes,
+            settings.repository,
+            settings.graph,
+        )
+
+    def place(self, replay: Replay, live: Callable[[str], int | None]) -> Placement:
+        """Replay every conversation with each lesson at revision ``live(id)`` (None: absent)."""
+        # Framing loads the frame screens: ``lessons stats`` over a store without runs, a
+        # reading command, never pays for them (tests/cli/test_lazy_commands.py).
+        from active_memory.recall.render import render
+
+        placement = Placement()
+        record = replay.record
+        nodes = {e.id: e.node_id for e in record.executions}
+        graph_hash = record.graph.hash
+        for conversation, events in replay.conversations.items():
+            given: set[str] = set()
+            for index, (execution, receipt) in enumerate(events):
+                if receipt is None:
+                    if not replay.use_graph:
+                        continue
+                    following = events[index + 1][1] if index + 1 < len(events) else None
+                    last = max((r.seq for _, r in events[:index] if r is not None), default=0)
+                    where = prompt_position(following.seq if following else None, last + 1)
+                    cards = self._index(replay.repository).graph_lessons(
+                        graph_hash, nodes[execution], replay.repository
+                    )
+                    candidates = [c for c in cards if live(c.id) == c.revision]
+                    budget = replay.node_bytes
+                else:
+                    if not replay.use_repository:
+                        continue
+                    where = receipt.seq
+                    found = replay.matches.get(receipt.seq, ())
+                    candidates = [c for c in found if live(c.id) == c.revision]
+                    budget = replay.hook_bytes
+                eligible = [c for c in candidates if c.id not in given]
+                if not eligible:
+                    continue
+                rendering = render(eligible, budget_bytes=budget)
+                for card in rendering.delivered:
+                    given.add(card.id)
+                    placement.delivered.setdefault((conversation, card.id), where)
+                for card in rendering.left_out:
+                    placement.cut.setdefault((conversation, card.id), where)
+        return placement
+
+
+def _settings(record: RunRecord) -> ActiveMemoryConfig:
+    section = record.runtime.get("activeMemory")
+    if isinstance(section, dict):
+        try:
+            return ActiveMemoryConfig.parse(section)
+        except (ActiveMemoryError, ValidationError):
+            pass  # a record the host accepted has valid settings; otherwise recall's defaults
+    return ActiveMemoryConfig()

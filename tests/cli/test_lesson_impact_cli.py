@@ -1,0 +1,90 @@
+"""``lessons impact`` on the demo's two runs: each lesson with its deliveries, the run-2
+failures on its files, and whether each delivery came before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from active_memory.demo import run_demo
+from cli_runner import run_cli
+
+FIRST, SECOND = "run-20250601-retry-and-review", "run-20250601-clean-success"
+GRAPH = "lesson-01JWNF15X00000000000000001"
+SETTINGS = "lesson-01JWNF15X00000000000000002"
+DOCS = "lesson-01JWNF15X00000000000000003"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import asyncio
+
+    folder = tmp_path_factory.mktemp("impact") / "demo"
+    asyncio.run(run_demo(folder))
+    return folder
+
+
+def _impact(demo: Path, *extra: str) -> dict:  # type: ignore[type-arg]
+    result = run_cli(
+        ["lessons", "impact", "--store", demo / "lessons.sqlite3", "--runs", demo, *extra]
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_each_demo_lesson_is_listed_with_its_deliveries_and_failures(demo: Path) -> None:
+    report = _impact(demo, "--json")
+    assert report["runs"] == [FIRST, SECOND]
+    lessons = {lesson["id"]: lesson for lesson in report["lessons"]}
+    assert sorted(lessons) == [GRAPH, SETTINGS, DOCS]
+    settings = lessons[SETTINGS]
+    # run 2 delivered it once, on its first call; run 2 had no failure on its files
+    assert [(r["run_id"], r["revision"], r["deliveries"], r["before_failure"], r["failed"])
+            for r in settings["runs"]] == [
+        (FIRST, None, 0, 0, True), (SECOND, 1, 1, 0, False)
+    ]  # fmt: skip
+    assert not [f for f in settings["failures"] if f["run_id"] == SECOND]
+    # run 1's failures on its files came before it existed: it was learned there
+    assert {(f["execution"], f["existed"], f["learned_here"], f["delivered"], f["missed"])
+            for f in settings["failures"]} == {
+        ("ex-implement-1a1", False, True, False, "before_it_existed"),
+        ("ex-implement-1a2", False, True, False, "before_it_existed"),
+    }  # fmt: skip
+    assert all(f["would_today"] for f in settings["failures"])
+    assert lessons[GRAPH]["never_delivered"]
+    assert lessons[GRAPH]["runs_since"] == 1
+    assert not lessons[DOCS]["live"]
+    assert report["totals"]["failures"] == 3
+
+
+def test_the_table_names_the_never_delivered_lesson(demo: Path) -> None:
+    result = run_cli(["lessons", "impact", "--store", demo / "lessons.sqlite3", "--runs", demo])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    graph = next(line for line in lines if line.startswith(GRAPH))
+    assert graph.endswith("never delivered in 1 run")
+    assert "3 lessons over 2 runs: 3 failures" in result.stdout
+
+
+def test_a_bad_often_is_a_usage_error(demo: Path) -> None:
+    result = run_cli(["lessons", "impact", "--store", demo / "lessons.sqlite3", "--often", "0"])
+    assert result.exit_code == 2
+
+
+def test_lessons_stats_shows_the_same_figures(demo: Path) -> None:
+    store = demo / "lessons.sqlite3"
+    result = run_cli(["lessons", "stats", "--store", store, "--runs", demo, "--json"])
+    assert result.exit_code == 0, result.output
+    by_id = {ledger["id"]: ledger for ledger in json.loads(result.stdout)}
+    assert by_id[GRAPH]["impact"]["never_delivered"]
+    assert by_id[SETTINGS]["impact"]["before"] == {"runs": 1, "failed": 1}
+    assert by_id["lesson-01JWKQ7Z3M8V4T2R6N0P5X9C1B"]["impact"] is None  # never in this store
+    table = run_cli(["lessons", "stats", "--store", store, "--runs", demo]).stdout.splitlines()
+    assert table[0].split()[7] == "REACHED"
+    row = next(line for line in table if line.startswith(SETTINGS)).split()
+    assert row[7] == "0/0"
+    one = run_cli(["lessons", "stats", SETTINGS, "--store", store, "--runs", demo]).stdout
+    assert "impact          0 failure(s) on its files after it existed" in one
+    assert "2 before it existed" in one

@@ -298,8 +298,12 @@ async def test_a_hanging_server_is_the_deadline_and_only_then(tmp_path: Path, ap
     # Not a slow model: the server never answered, and the report names it and the wait.
     assert stopped.error is not None
     assert stopped.error.startswith("the provider did not answer in time: "), stopped.error
-    assert re.search(r"openai/compatible at 127\.0\.0\.1:8080 did not answer within 1\.\d s",
-                     stopped.error), stopped.error  # fmt: skip
+    # The wait is what was left of the 1.5 s once the evidence was built: less on a loaded
+    # machine, never more.
+    waited = re.search(r"openai/compatible at 127\.0\.0\.1:8080 did not answer within (\d\.\d) s",
+                       stopped.error)  # fmt: skip
+    assert waited is not None, stopped.error
+    assert 0 < float(waited.group(1)) <= 1.5
     assert report.reason == stopped.error
 
 

@@ -262,3 +262,29 @@ def test_a_receipt_with_an_empty_tool_name_is_refused_as_before() -> None:
 
     with pytest.raises(RunRecordError):
         ReceiptRing().add("", ["a.py"])
+
+
+def test_a_call_that_matched_nothing_claims_nothing_and_never_asks_the_store() -> None:
+    class Store:
+        loads = 0
+
+        def load(self, conversation: str) -> tuple[str, ...]:
+            Store.loads += 1
+            return ()
+
+        def record(self, conversation: str, keys: Sequence[str]) -> None:
+            raise AssertionError("nothing to record")
+
+    def refuse(eligible: tuple[object, ...]) -> tuple[object, ...]:
+        raise AssertionError("nothing to choose from")
+
+    ledger = ExposureLedger(store=Store())
+    claim = ledger.claim("conv", [], refuse, node_id="n")  # type: ignore[arg-type]
+    assert claim.lessons == ()
+    assert claim.commit() == ()
+    claim.release()
+    assert Store.loads == 0
+    assert ledger.deliveries == ()
+    card = lesson(1, files=["a.py"])
+    later = ledger.claim("conv", [card], take_all, node_id="n")  # type: ignore[arg-type]
+    assert later.lessons == (card,)

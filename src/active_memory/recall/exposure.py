@@ -229,11 +229,17 @@ class ExposureLedger:
         """Offer ``choose`` the lessons this conversation has neither received nor claimed.
 
         ``choose`` runs under the ledger lock (it renders; it must be quick) and returns the
-        lessons it will hand over; those are claimed until the returned claim is settled. An
+        lessons it will hand over; those are claimed until the returned claim is settled. With
+        no lessons ``choose`` is not called, and the claim comes back settled (empty). An
         untracked claim (``tracked=False``) is offered every lesson and remembers nothing.
         ``shared=False`` keeps the conversation out of the store: one no other process can
         answer (an agent framework's, in this process) need not pay a file per conversation.
         """
+        if not lessons:
+            # Most tool calls match nothing: nothing to claim, to render or ever to record.
+            return Claim(self, 0, conversation_id, node_id, execution, channel, (),
+                         tracked=tracked, settled=True, receipt_seq=receipt_seq,
+                         shared=shared)  # fmt: skip
         use_store = self.store is not None and tracked and shared
         stored = self.store.load(conversation_id) if use_store and self.store else ()
         with self._lock:
@@ -265,6 +271,8 @@ class ExposureLedger:
                      receipt_seq=receipt_seq, shared=shared, keys=keys)  # fmt: skip
 
     def _settle(self, claim: Claim, *, delivered: bool) -> tuple[Delivery, ...]:
+        if claim.settled:  # it only ever turns True: no lock needed to see it did
+            return ()
         records, fresh = self._settle_locked(claim, delivered=delivered)
         if fresh and claim.tracked and claim.shared and self.store is not None:
             self.store.record(claim.conversation_id, fresh)

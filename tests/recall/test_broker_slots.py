@@ -159,3 +159,10 @@ def test_without_the_kernels_answer_a_peer_is_named_by_its_address() -> None:
     names._usable = False  # a platform or sandbox without sock_diag
     assert names.name(("127.0.0.2", 40000), ("127.0.0.1", 8000)) == "address 127.0.0.2"
     assert names.name(None, None) == "address ?"
+
+
+def test_without_peers_named_by_user_no_slot_is_held_back() -> None:
+    table = ConnectionSlots(BrokerLimits(8, 8, 4), owner=None)
+    everyone = admit(table, "address 127.0.0.1", 8)
+    assert table.reserved == 0
+    assert not any(sock.aborted for sock in everyone)

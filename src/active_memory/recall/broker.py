@@ -190,9 +190,10 @@ class RecallBroker:
         self._key = self.token.encode("utf-8")
         self._handler = handler
         self._requested = (host, port)
-        self._slots = ConnectionSlots(limits, owner=owner_peer(),
-                                      total=descriptor_cap(limits.max_connections))  # fmt: skip
         self._peers = PeerNames()
+        owner = owner_peer() if self._peers.by_user else None
+        self._slots = ConnectionSlots(limits, owner=owner,
+                                      total=descriptor_cap(limits.max_connections))  # fmt: skip
         self._nonces: OrderedDict[str, None] = OrderedDict()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None

@@ -2,11 +2,12 @@
 which unproven socket makes way for a newcomer.
 
 A peer is the local user behind a connection. On Linux the kernel names the owner of the
-client's socket (one ``sock_diag`` query over netlink per connection, about 10 µs); elsewhere,
-or when the kernel does not answer, the peer is the client's address, and every local process
-is then one peer at ``127.0.0.1``. The broker's own user is the *owner*: the only user that can
-read the run's token (the ticket is a private file, the environment is the harness's), so the
-only one whose helper calls can be legitimate.
+client's socket (one ``sock_diag`` query over netlink per connection, about 10 µs); elsewhere
+the peer is the client's address, every local process is then one peer at ``127.0.0.1``, and no
+slots are reserved. Where peers are named by user, the broker's own user is the *owner*: the
+only user that can read the run's token (the ticket is a private file, the environment is the
+harness's), so the only one whose helper calls can be legitimate. (Should netlink stop answering
+mid-run, later connections are named by address and share the slots outside the reserve.)
 
 The limits (:class:`BrokerLimits`):
 
@@ -116,6 +117,11 @@ class PeerNames:
         self._usable = hasattr(socket, "AF_NETLINK")
         self._sequence = 0
 
+    @property
+    def by_user(self) -> bool:
+        """Whether peers are named by user (else by address, and no peer is the owner)."""
+        return self._usable
+
     def name(self, peer: object, local: object) -> str:
         """``uid N`` for the client socket ``peer`` → ``local``, else ``address A``."""
         if not (isinstance(peer, tuple) and peer and isinstance(local, tuple) and local):
@@ -195,7 +201,8 @@ class ConnectionSlots:
     ) -> None:
         self.total = total if total is not None else limits.max_connections
         self.per_peer = min(limits.max_per_peer, self.total)
-        self.reserved = min(limits.reserved_slots, self.total // 2)
+        # Without an owner (peers named by address) nobody could take a reserve: no slots held back.
+        self.reserved = min(limits.reserved_slots, self.total // 2) if owner is not None else 0
         self.owner = owner
         self.held: dict[Held, None] = {}
         self.others = 0  # held by peers other than the owner

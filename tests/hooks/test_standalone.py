@@ -17,6 +17,7 @@ from active_memory.hooks.private_dir import private_dir
 from active_memory.hooks.standalone import Server, find_live, serve_paths
 from active_memory.hooks.ticket import read_ticket, write_ticket
 from active_memory.models.lessons import Lesson
+from active_memory.recall.broker_limits import BrokerLimits
 from active_memory.recall.recall_session import Caller
 from active_memory.recall.signals import ToolCall
 from active_memory.store.backend import Snapshot, SnapshotRequest
@@ -233,3 +234,22 @@ def test_exposure_survives_a_restart_in_a_file_beside_the_store(state_dir: Path)
     ledgers = sorted((state_dir.parent / "exposure").glob("*.keys"))
     assert len(ledgers) == 2
     assert [path.read_text() for path in ledgers] == [f"{lesson_id(1)}@1\n"] * 2
+
+
+def test_serve_holds_connections_within_the_limits_it_is_given(state_dir: Path) -> None:
+    backend = Moving([lesson(1, files=["a.py"])])
+    limits = BrokerLimits(max_connections=8, max_per_peer=2, reserved_slots=1)
+    with Server(backend, WORKSPACE, state_dir=state_dir, store=beside(state_dir),
+                repository=REPOSITORY, limits=limits) as served:  # fmt: skip
+        broker = served._broker
+        assert broker is not None
+        idle = [socket.create_connection(broker.address) for _ in range(3)]
+        try:
+            deadline = time.monotonic() + 5
+            while broker.connection_stats["evicted"] < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert broker.connection_stats["open"] == 2  # one user: its oldest made way
+            assert read(served, "c1") == (f"{lesson_id(1)}@1",)
+        finally:
+            for sock in idle:
+                sock.close()

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from abuse import legitimate_call
 
-from active_memory.recall.broker import BrokerAnswer, BrokerRequest, RecallBroker
+from active_memory.recall.broker import BrokerAnswer, BrokerLimits, BrokerRequest, RecallBroker
 
 ABUSE = Path(__file__).with_name("abuse.py")
 CALLS = 200
@@ -47,7 +47,7 @@ def test_hostile_local_sockets_do_not_starve_legitimate_calls() -> None:
     serves legitimate calls."""
     # Fewer slots than hostile sockets (as under a 1,024 descriptor limit): the broker must
     # keep displacing them to let legitimate calls in.
-    with RecallBroker(handler, max_connections=256, max_per_client=256) as broker:
+    with RecallBroker(handler, limits=BrokerLimits(256, 256)) as broker:
         host, port = broker.address
         swarm = subprocess.Popen(
             [sys.executable, str(ABUSE), host, str(port), "--each", "200", "--seconds", "60",

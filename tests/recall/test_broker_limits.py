@@ -5,13 +5,15 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from test_broker import Recorder, eventually, read_answer, signed
 
-from active_memory.errors import RecallError
-from active_memory.recall import broker as broker_module
-from active_memory.recall.broker import RecallBroker
+from active_memory.errors import ConfigError
+from active_memory.recall import broker as broker_module, broker_limits
+from active_memory.recall.broker import BrokerLimits, RecallBroker
+from cli_runner import run_cli
 
 TOKEN = "secret-token-for-tests"
 
@@ -44,7 +46,7 @@ def call(broker: RecallBroker) -> bytes | None:
 
 @pytest.fixture
 def small(recorder: Recorder) -> Iterator[RecallBroker]:
-    with RecallBroker(recorder, token=TOKEN, max_connections=4, max_per_client=4) as running:
+    with RecallBroker(recorder, token=TOKEN, limits=BrokerLimits(4, 4)) as running:
         yield running
 
 
@@ -102,8 +104,8 @@ def test_a_full_broker_displaces_the_oldest_idle_socket_for_a_caller(
             sock.close()
 
 
-def test_the_per_client_limit_displaces_that_clients_oldest_socket(recorder: Recorder) -> None:
-    with RecallBroker(recorder, token=TOKEN, max_connections=10, max_per_client=2) as broker:
+def test_the_per_peer_limit_displaces_that_peers_oldest_socket(recorder: Recorder) -> None:
+    with RecallBroker(recorder, token=TOKEN, limits=BrokerLimits(10, 2)) as broker:
         first = socket.create_connection(broker.address)
         second = socket.create_connection(broker.address)
         try:
@@ -118,7 +120,7 @@ def test_the_per_client_limit_displaces_that_clients_oldest_socket(recorder: Rec
 
 
 def test_a_caller_that_showed_the_token_is_never_displaced(recorder: Recorder) -> None:
-    with RecallBroker(recorder, token=TOKEN, max_connections=1, max_per_client=1) as broker:
+    with RecallBroker(recorder, token=TOKEN, limits=BrokerLimits(1, 1)) as broker:
         message = {"nonce": "a" * 32, "harness": "claude", "payload": {}}
         with socket.create_connection(broker.address, timeout=5) as busy:
             busy.sendall(signed(TOKEN, message))
@@ -126,7 +128,7 @@ def test_a_caller_that_showed_the_token_is_never_displaced(recorder: Recorder) -
             # It owes its acknowledgement: the broker holds it, and a newcomer is refused.
             with socket.create_connection(broker.address, timeout=5) as newcomer:
                 assert closed_within(newcomer, 5)
-            assert broker.connection_stats == {"open": 1, "evicted": 0, "refused": 1}
+            assert broker.connection_stats == {"open": 1, "evicted": 0, "refused": 1, "peers": 1}
             busy.sendall(len(b'{"ack":true}').to_bytes(4, "big") + b'{"ack":true}')
         assert eventually(lambda: recorder.answers[0].events == ["commit"])
 
@@ -134,14 +136,22 @@ def test_a_caller_that_showed_the_token_is_never_displaced(recorder: Recorder) -
 def test_connection_limits_follow_the_descriptor_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     resource = pytest.importorskip("resource")
     monkeypatch.setattr(resource, "getrlimit", lambda kind: (1024, 4096))
-    assert broker_module._fd_cap(1024) == 256
+    assert broker_limits.descriptor_cap(1024) == 256
     monkeypatch.setattr(resource, "getrlimit", lambda kind: (resource.RLIM_INFINITY, 4096))
-    assert broker_module._fd_cap(1024) == 1024
+    assert broker_limits.descriptor_cap(1024) == 1024
 
 
-def test_limits_must_be_positive(recorder: Recorder) -> None:
-    with pytest.raises(RecallError, match="at least 1"):
-        RecallBroker(recorder, max_connections=0)
+@pytest.mark.parametrize(
+    ("limits", "field"),
+    [
+        ({"max_connections": 0}, "broker.max_connections"),
+        ({"max_per_peer": 0}, "broker.max_per_peer"),
+        ({"reserved_slots": -1}, "broker.reserved_slots"),
+    ],
+)
+def test_a_bad_limit_is_one_config_error_naming_it(limits: dict[str, int], field: str) -> None:
+    with pytest.raises(ConfigError, match=field):
+        BrokerLimits(**limits)
 
 
 def test_a_full_broker_displaces_silent_sockets_before_one_that_sent_bytes(
@@ -149,7 +159,7 @@ def test_a_full_broker_displaces_silent_sockets_before_one_that_sent_bytes(
 ) -> None:
     """Early eviction: a socket that has sent nothing goes before an older one whose request
     is arriving (a slow sender, or a caller the loop has not read yet)."""
-    with RecallBroker(recorder, token=TOKEN, max_connections=3, max_per_client=3) as broker:
+    with RecallBroker(recorder, token=TOKEN, limits=BrokerLimits(3, 3)) as broker:
         sending = socket.create_connection(broker.address)
         sending.sendall(b"\x00\x00")  # half of a frame's length: heard, not yet proven
         assert eventually(lambda: broker.connection_stats["open"] == 1)
@@ -165,3 +175,10 @@ def test_a_full_broker_displaces_silent_sockets_before_one_that_sent_bytes(
             sending.close()
             for sock in silent:
                 sock.close()
+
+
+def test_serve_refuses_a_negative_reserve_before_it_starts(tmp_path: Path) -> None:
+    result = run_cli(["serve", "--repository", tmp_path, "--store", tmp_path / "l.sqlite3",
+                      "--reserved-slots", "-1"])  # fmt: skip
+    assert result.exit_code == 2
+    assert "--reserved-slots" in result.output

@@ -211,3 +211,80 @@ def test_an_unshared_claim_never_touches_the_store_and_a_shared_one_does() -> No
     assert (store.loads, store.records) == ([], [])
     ledger.claim("hook", [card], lambda cards: cards, node_id="n").commit()  # type: ignore[arg-type]
     assert (store.loads, store.records) == (["hook"], ["hook"])
+
+
+def test_records_built_without_validation_equal_validated_ones() -> None:
+    """The ledger builds its own receipts and deliveries without running the validators; they
+    must be the very models validation builds (fields, equality, hash, dump, JSON, repr)."""
+    from active_memory.models.runs import Delivery, ToolReceipt
+
+    ring = ReceiptRing(clock=lambda: 7)
+    receipt = ring.add("Read", ["src/a.py", "src/b.py"], "exec-1")
+    validated_receipt = ToolReceipt(seq=1, execution="exec-1", time_ms=7, tool="Read",
+                                    paths=("src/a.py", "src/b.py"))  # fmt: skip
+    ledger = ExposureLedger(clock=lambda: 42)
+    card = lesson(1, files=["a.py"])
+    claim = ledger.claim("conv", [card], take_all, node_id="build", execution="exec-1",
+                         receipt_seq=1)  # type: ignore[arg-type]  # fmt: skip
+    (delivery,) = claim.commit()
+    validated_delivery = Delivery(lesson_id=card.id, revision=card.revision, node_id="build",
+                                  conversation_id="conv", channel="hook", execution="exec-1",
+                                  time_ms=42, receipt_seq=1)  # fmt: skip
+    for built, validated in ((receipt, validated_receipt), (delivery, validated_delivery)):
+        assert type(built) is type(validated)
+        assert built == validated
+        assert hash(built) == hash(validated)
+        assert built.model_dump() == validated.model_dump()
+        assert built.model_dump_json() == validated.model_dump_json()
+        assert repr(built) == repr(validated)
+        assert built.model_fields_set == validated.model_fields_set
+        assert type(built).model_validate(built.model_dump()) == built
+
+
+@pytest.mark.parametrize(
+    ("node_id", "conversation_id"), [("", "conv"), ("build", "")], ids=["node", "conversation"]
+)
+def test_a_delivery_the_model_refuses_is_refused_as_before(
+    node_id: str, conversation_id: str
+) -> None:
+    """Values the ledger cannot vouch for go through the model, which refuses them."""
+    from active_memory.errors import RunRecordError
+
+    ledger = ExposureLedger()
+    card = lesson(1, files=["a.py"])
+    claim = ledger.claim(conversation_id, [card], take_all, node_id=node_id)  # type: ignore[arg-type]
+    with pytest.raises(RunRecordError):
+        claim.commit()
+
+
+def test_a_receipt_with_an_empty_tool_name_is_refused_as_before() -> None:
+    from active_memory.errors import RunRecordError
+
+    with pytest.raises(RunRecordError):
+        ReceiptRing().add("", ["a.py"])
+
+
+def test_a_call_that_matched_nothing_claims_nothing_and_never_asks_the_store() -> None:
+    class Store:
+        loads = 0
+
+        def load(self, conversation: str) -> tuple[str, ...]:
+            Store.loads += 1
+            return ()
+
+        def record(self, conversation: str, keys: Sequence[str]) -> None:
+            raise AssertionError("nothing to record")
+
+    def refuse(eligible: tuple[object, ...]) -> tuple[object, ...]:
+        raise AssertionError("nothing to choose from")
+
+    ledger = ExposureLedger(store=Store())
+    claim = ledger.claim("conv", [], refuse, node_id="n")  # type: ignore[arg-type]
+    assert claim.lessons == ()
+    assert claim.commit() == ()
+    claim.release()
+    assert Store.loads == 0
+    assert ledger.deliveries == ()
+    card = lesson(1, files=["a.py"])
+    later = ledger.claim("conv", [card], take_all, node_id="n")  # type: ignore[arg-type]
+    assert later.lessons == (card,)

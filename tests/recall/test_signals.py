@@ -361,3 +361,25 @@ def test_a_drive_is_one_ascii_letter_and_a_colon(path: str, expected: tuple[str,
     # Not a drive, a path is relative: it resolves from the root, where it stays.
     root = WorkspaceRoot(("c:/work/repo",))
     assert extract_signals(ToolCall("Read", {"file_path": path}), root).paths == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "normal"),
+    [
+        ("/work/repo/src/a.py", "/work/repo/src/a.py"),
+        ("/work/repo/src/", "/work/repo/src"),
+        ("/work//repo/./src/../lib/a.py", "/work/repo/lib/a.py"),
+        ("/work/repo/.config/a", "/work/repo/.config/a"),
+        ("/work/repo/a.", "/work/repo/a."),
+        ("/", "/"),
+        ("\\work\\repo\\a.py", "/work/repo/a.py"),
+        ("C:\\Work\\a.py", "c:/Work/a.py"),
+        ("src/a.py", None),
+    ],
+)
+def test_paths_normalise_lexically_whether_or_not_they_already_are(
+    path: str, normal: str | None
+) -> None:
+    from active_memory.recall.signals import _normalise
+
+    assert _normalise(path) == normal

@@ -20,6 +20,12 @@ from active_memory.cli._common import (
 from active_memory.harnesses import HARNESS_NAMES
 from active_memory.hooks.standalone import Server
 from active_memory.models.config import ActiveMemoryConfig
+from active_memory.recall.broker_limits import (
+    MAX_CONNECTIONS,
+    MAX_PER_PEER,
+    RESERVED_SLOTS,
+    BrokerLimits,
+)
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = ["serve"]
@@ -51,12 +57,23 @@ def _raise_descriptor_limit() -> None:
               help="hookInjectionTokens budget per tool call.")  # fmt: skip
 @click.option("--poll", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="Seconds between checks of the store generation.")  # fmt: skip
+@click.option("--max-connections", type=BoundedInt(1, 65_536), default=MAX_CONNECTIONS,
+              show_default=True,
+              help="Connections held at once (at most a quarter of the fd limit).")  # fmt: skip
+@click.option("--max-per-peer", type=BoundedInt(1, 65_536), default=MAX_PER_PEER,
+              show_default=True, help="Connections held from one local user.")  # fmt: skip
+@click.option("--reserved-slots", type=BoundedInt(0, 65_536), default=RESERVED_SLOTS,
+              show_default=True,
+              help="Connections only this user's hooks may take (at most half).")  # fmt: skip
 @store_json_command
 def serve(
     workspace: Path,
     port: int | None,
     tokens: int,
     poll: float,
+    max_connections: int,
+    max_per_peer: int,
+    reserved_slots: int,
     store: Path | None,
     as_json: bool,
 ) -> None:
@@ -64,9 +81,11 @@ def serve(
     # Hooks run from other directories: every path they are given must be absolute.
     database = Path(os.path.abspath(store_path(store)))
     config = ActiveMemoryConfig(graph=False, hook_injection_tokens=tokens)
+    limits = BrokerLimits(max_connections, max_per_peer, reserved_slots)
     with SqliteStore(database, read_only=True) as backend:
         server = Server(backend, workspace.resolve(), state_dir=database.parent / "serve",
-                        store=str(database), config=config, port=port, poll_s=poll)  # fmt: skip
+                        store=str(database), config=config, port=port, poll_s=poll,
+                        limits=limits)  # fmt: skip
 
         def stop(signum: int, frame: FrameType | None) -> None:
             server.close()

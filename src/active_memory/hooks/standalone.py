@@ -41,7 +41,7 @@ from active_memory.hooks.ticket import read_ticket, remove_ticket, write_ticket
 from active_memory.models.base import Model
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.private_files import write_private_text
-from active_memory.recall.broker import Handler, RecallBroker
+from active_memory.recall.broker import BrokerLimits, Handler, RecallBroker
 from active_memory.recall.exposure import ExposureLedger
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import RecallSession
@@ -114,12 +114,12 @@ def find_live(state_dir: Path, workspace: str | os.PathLike[str]) -> ServeState 
     return state
 
 
-def _listen(handler: Handler, ports: list[int]) -> RecallBroker:
+def _listen(handler: Handler, ports: list[int], limits: BrokerLimits | None) -> RecallBroker:
     """Start on the first port that binds (the previous one first), with a new token."""
     failure = RecallError("no port to listen on")
     for port in dict.fromkeys(ports):
         try:
-            return RecallBroker(handler, port=port).start()
+            return RecallBroker(handler, port=port, limits=limits).start()
         except RecallError as exc:
             failure = exc
     raise failure
@@ -139,6 +139,7 @@ class Server:
         config: ActiveMemoryConfig | None = None,
         port: int | None = None,
         poll_s: float = 1.0,
+        limits: BrokerLimits | None = None,
     ) -> None:
         self.backend = backend
         self.workspace = os.path.abspath(os.fspath(workspace))
@@ -148,6 +149,7 @@ class Server:
         self._state_dir = state_dir
         self._store = store
         self._port = port
+        self._limits = limits
         self._poll_s = poll_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -184,7 +186,7 @@ class Server:
         )
         handler = broker_handler(self.session, default_node="standalone", workspace_only=True)
         ports = [self._port] if self._port is not None else [self._previous_port(), 0]
-        self._broker = _listen(handler, ports)
+        self._broker = _listen(handler, ports, self._limits)
         write_ticket(self.ticket_path, self._broker.url, self._broker.token)
         state = self.state()
         write_private_text(

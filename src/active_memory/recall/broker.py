@@ -17,15 +17,12 @@ One port speaks two protocols, told apart by the first four bytes:
 
 A refused request (wrong or missing token, malformed, oversized) is closed without running
 recall (nothing is logged but the fact). Every connection must deliver a whole request within
-``REQUEST_TIMEOUT_S`` and may then idle ``KEEPALIVE_IDLE_S`` between HTTP requests; the broker
-holds at most ``max_connections`` (and ``max_per_client`` from one peer address), and when full
-a new connection displaces one that has not proved it holds the token: first the longest-silent
-of those that have sent nothing at all, then the longest-waiting of the rest, so sockets that
-connect and stall cannot lock callers out, and a caller whose request is arriving is displaced
-only after every silent socket. (Silent sockets go first rather than sooner: a shorter deadline
-for them only makes a swarm reconnect faster, which measured worse in
-``benchmarks/broker_abuse_bench.py``.) Ids are recorded only when they are
-short, printable text (:func:`active_memory.recall.wire.id_field`).
+``REQUEST_TIMEOUT_S`` and may then idle ``KEEPALIVE_IDLE_S`` between HTTP requests. Which
+connections the broker holds (``max_connections``, ``max_per_peer`` from one local user,
+``reserved_slots`` for the broker's own user) and which one makes way for a newcomer is
+:mod:`active_memory.recall.broker_limits`: sockets that connect and stall can only delay a
+caller, never lock one out, and other users cannot take the slots the helper's calls need. Ids
+are recorded only when they are short, printable text (:func:`active_memory.recall.wire.id_field`).
 
 The server is an asyncio loop in one background thread, so a host can drive it from synchronous
 code; recall itself is a few dictionary lookups and runs on that loop between reads.
@@ -39,13 +36,25 @@ import hmac
 import json
 import logging
 import secrets
+import sys
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from active_memory.errors import RecallError
+from active_memory.recall.broker_limits import (
+    MAX_CONNECTIONS,
+    MAX_PER_PEER,
+    RESERVED_SLOTS,
+    BrokerLimits,
+    ConnectionSlots,
+    Held,
+    PeerNames,
+    descriptor_cap,
+    owner_peer,
+)
 from active_memory.recall.exchange import EMPTY_ANSWER, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
 from active_memory.recall.wire import (
     ANSWER_CONTEXT,
@@ -68,22 +77,31 @@ from active_memory.recall.wire import (
 
 __all__ = [
     "EMPTY_ANSWER",
+    "MAX_CONNECTIONS",
+    "MAX_PER_PEER",
     "MAX_REQUEST_BYTES",
     "MAX_RESPONSE_BYTES",
+    "RESERVED_SLOTS",
     "BrokerAnswer",
+    "BrokerLimits",
     "BrokerRequest",
     "Handler",
     "RecallBroker",
 ]
 
-MAX_CONNECTIONS = 1024
-MAX_PER_CLIENT = 768
 REQUEST_TIMEOUT_S = 1.0
 KEEPALIVE_IDLE_S = 5.0
 IO_TIMEOUT_S = 2.0
 ACK_TIMEOUT_S = 1.0
 REPLAY_WINDOW = 4096
 _NONCE_CHARS = (16, 64)
+
+try:  # POSIX: how many bytes a socket holds unread (Windows has neither module)
+    import fcntl
+    import termios
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+    termios = None  # type: ignore[assignment]
 
 _log = logging.getLogger("active_memory.recall.broker")
 
@@ -126,83 +144,6 @@ class _Static:
         return None
 
 
-def _fd_cap(requested: int) -> int:
-    """``requested``, lowered to a quarter of the process's file-descriptor limit."""
-    try:
-        import resource
-    except ImportError:  # Windows: no such limit to respect
-        return requested
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or soft <= 0:
-        return requested
-    return max(8, min(requested, soft // 4))
-
-
-class _Slots:
-    """Connection accounting on the broker's loop: a global and a per-peer cap.
-
-    Connections that have not yet shown the token (or idle between HTTP requests) are kept in
-    arrival order, those that have sent nothing yet (``silent``) apart from those that have
-    (``waiting``); a new connection over a cap displaces the oldest silent one, else the oldest
-    waiting one, so stalled sockets can only delay a caller, never lock one out. Only when every
-    held connection is busy with an authorised request is the new one refused.
-    """
-
-    def __init__(self, total: int, per_client: int) -> None:
-        self.total, self.per_client = total, min(per_client, total)
-        self.peers: dict[asyncio.StreamWriter, str] = {}
-        self.counts: Counter[str] = Counter()
-        self.silent: OrderedDict[asyncio.StreamWriter, None] = OrderedDict()
-        self.waiting: OrderedDict[asyncio.StreamWriter, None] = OrderedDict()
-        self.evicted = self.refused = 0
-
-    def admit(self, writer: asyncio.StreamWriter, peer: str) -> bool:
-        if self.counts[peer] >= self.per_client and not self._evict(peer):
-            self.refused += 1
-            return False
-        if len(self.peers) >= self.total and not self._evict(None):
-            self.refused += 1
-            return False
-        self.peers[writer] = peer
-        self.counts[peer] += 1
-        self.silent[writer] = None
-        return True
-
-    def _evict(self, peer: str | None) -> bool:
-        for group in (self.silent, self.waiting):
-            for writer in group:
-                if peer is None or self.peers[writer] == peer:
-                    self.release(writer)
-                    writer.transport.abort()
-                    self.evicted += 1
-                    return True
-        return False
-
-    def heard(self, writer: asyncio.StreamWriter) -> None:
-        """The connection sent its first bytes: displaced only after every silent one."""
-        if writer in self.silent:
-            del self.silent[writer]
-            self.waiting[writer] = None
-
-    def busy(self, writer: asyncio.StreamWriter) -> None:
-        self.silent.pop(writer, None)
-        self.waiting.pop(writer, None)
-
-    def idle(self, writer: asyncio.StreamWriter) -> None:
-        if writer in self.peers:
-            self.waiting[writer] = None
-            self.waiting.move_to_end(writer)
-
-    def release(self, writer: asyncio.StreamWriter) -> None:
-        self.silent.pop(writer, None)
-        self.waiting.pop(writer, None)
-        peer = self.peers.pop(writer, None)
-        if peer is not None:
-            self.counts[peer] -= 1
-            if not self.counts[peer]:
-                del self.counts[peer]
-
-
 def _cap(value: object) -> int | None:
     """A helper's ``max_chars``: a whole number from 1 to the response limit, else none."""
     if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_RESPONSE_BYTES:
@@ -210,9 +151,24 @@ def _cap(value: object) -> int | None:
     return None
 
 
-def _peer(writer: asyncio.StreamWriter) -> str:
-    name = writer.get_extra_info("peername")
-    return str(name[0]) if isinstance(name, tuple) and name else ""
+def _pending(writer: asyncio.StreamWriter, reader: asyncio.StreamReader) -> Callable[[], bool]:
+    """Whether bytes of ``writer``'s connection wait to be read, in the kernel or the stream."""
+    sock = writer.get_extra_info("socket")
+    fd = sock.fileno() if sock is not None else -1
+
+    def pending() -> bool:
+        # The stream's own buffer is private API; asyncio has no public count of buffered bytes.
+        if getattr(reader, "_buffer", None):
+            return True
+        if fd < 0 or fcntl is None:
+            return False
+        try:
+            waiting = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+        except OSError:
+            return False
+        return int.from_bytes(waiting, sys.byteorder) > 0
+
+    return pending
 
 
 class RecallBroker:
@@ -225,18 +181,19 @@ class RecallBroker:
         token: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
-        max_connections: int = MAX_CONNECTIONS,
-        max_per_client: int = MAX_PER_CLIENT,
+        limits: BrokerLimits | None = None,
     ) -> None:
         if host not in ("127.0.0.1", "::1", "localhost"):
             raise RecallError(f"broker host {host!r} is not loopback; use 127.0.0.1")
-        if max_connections < 1 or max_per_client < 1:
-            raise RecallError("broker connection limits must be at least 1")
+        limits = limits or BrokerLimits()
         self.token = token or secrets.token_urlsafe(32)
         self._key = self.token.encode("utf-8")
         self._handler = handler
         self._requested = (host, port)
-        self._slots = _Slots(_fd_cap(max_connections), max_per_client)
+        self._peers = PeerNames()
+        owner = owner_peer() if self._peers.by_user else None
+        self._slots = ConnectionSlots(limits, owner=owner,
+                                      total=descriptor_cap(limits.max_connections))  # fmt: skip
         self._nonces: OrderedDict[str, None] = OrderedDict()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
@@ -278,9 +235,9 @@ class RecallBroker:
 
     @property
     def connection_stats(self) -> dict[str, int]:
-        """Connections held now, displaced to admit newer ones, and refused, since start."""
-        slots = self._slots
-        return {"open": len(slots.peers), "evicted": slots.evicted, "refused": slots.refused}
+        """Connections held now, displaced to admit newer ones and refused since start, and the
+        peers holding connections now."""
+        return self._slots.stats()
 
     def close(self) -> None:
         loop, thread = self._loop, self._thread
@@ -298,8 +255,9 @@ class RecallBroker:
     async def _shutdown(self) -> None:
         if self._server is not None:
             self._server.close()
-        for writer in list(self._slots.peers):
-            writer.transport.abort()
+        for connection in list(self._slots.held):
+            connection.abort()
+        self._peers.close()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=IO_TIMEOUT_S)
         if self._server is not None:
@@ -330,7 +288,10 @@ class RecallBroker:
         return answer
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if not self._slots.admit(writer, _peer(writer)):
+        peer = self._peers.name(writer.get_extra_info("peername"),
+                                writer.get_extra_info("sockname"))  # fmt: skip
+        connection = Held(peer, writer.transport.abort, _pending(writer, reader))
+        if not self._slots.admit(connection):
             writer.transport.abort()
             return
         task = asyncio.current_task()
@@ -341,16 +302,17 @@ class RecallBroker:
         try:
             async with asyncio.timeout_at(deadline):
                 first = await reader.readexactly(1)
-                self._slots.heard(writer)  # its first byte: no longer a silent socket
+                self._slots.heard(connection)  # its first byte: no longer a silent socket
                 first += await reader.readexactly(3)
             if first in HTTP_STARTS:
-                await self._serve_http(reader, writer, first, deadline)
+                await self._serve_http(reader, writer, connection, first, deadline)
             else:
-                await self._serve_frame(reader, writer, int.from_bytes(first, "big"), deadline)
+                length = int.from_bytes(first, "big")
+                await self._serve_frame(reader, writer, connection, length, deadline)
         except (OSError, EOFError, TimeoutError, asyncio.IncompleteReadError):
             pass  # the client went away, stalled or was displaced; nothing was handed over
         finally:
-            self._slots.release(writer)
+            self._slots.release(connection)
             writer.close()
 
     def _fresh(self, nonce: object) -> str | None:
@@ -369,6 +331,7 @@ class RecallBroker:
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
+        connection: Held,
         length: int,
         deadline: float,
     ) -> None:
@@ -382,7 +345,7 @@ class RecallBroker:
         if not hmac.compare_digest(tag, mac(self._key, REQUEST_CONTEXT, body)):
             _log.info("refused a helper frame not signed with the run's token")
             return
-        self._slots.busy(writer)
+        self._slots.busy(connection)
         try:
             message = json.loads(body)
         except (ValueError, RecursionError):
@@ -426,6 +389,7 @@ class RecallBroker:
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
+        connection: Held,
         start: bytes,
         deadline: float,
     ) -> None:
@@ -438,7 +402,7 @@ class RecallBroker:
                         _log.info("refused an HTTP %s %s with a wrong or missing token",
                                   head.method, head.path)  # fmt: skip
                         raise WireError("401 Unauthorized")
-                    self._slots.busy(writer)
+                    self._slots.busy(connection)
                     request = await read_body(reader, writer, head)
             except WireError as refusal:
                 # Refused: answered and closed, so a refused caller holds no connection.
@@ -456,7 +420,7 @@ class RecallBroker:
             answer.commit()
             if not keep_alive:
                 return
-            self._slots.idle(writer)
+            self._slots.idle(connection)
             async with asyncio.timeout(KEEPALIVE_IDLE_S):
                 start = await reader.readexactly(1)
             deadline = asyncio.get_running_loop().time() + REQUEST_TIMEOUT_S

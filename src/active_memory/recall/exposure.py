@@ -49,12 +49,13 @@ from active_memory.recall.record import record
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
-    from typing import Literal, Protocol, TypeAlias
+    from typing import Literal, Protocol, TypeAlias, TypeVar
 
     from active_memory.models.runs import Delivery, ToolReceipt
     from active_memory.recall.card import RecallCard
 
     Channel: TypeAlias = Literal["hook", "prompt"]
+    _M = TypeVar("_M")
 
     class ExposureStore(Protocol):
         """Exposures kept outside the ledger (a file per conversation); neither call raises."""
@@ -76,6 +77,7 @@ __all__ = [
 ]
 
 RECEIPT_CAPACITY = 512
+_NONE: frozenset[str] = frozenset()
 RECEIPT_PATHS = 8
 # Call ids remembered to share a receipt: far more than the calls in flight at once.
 CALL_WINDOW = 4096
@@ -83,6 +85,75 @@ CALL_WINDOW = 4096
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+_new = object.__new__
+_assign = object.__setattr__
+_models: tuple[type[Delivery], type[ToolReceipt]] | None = None
+
+
+def _run_models() -> tuple[type[Delivery], type[ToolReceipt]]:
+    """The run-record models, imported at the first record (see the module note) and kept: an
+    import statement costs a couple of microseconds even when the module is loaded."""
+    global _models
+    if _models is None:
+        from active_memory.models.runs import Delivery, ToolReceipt
+
+        _models = (Delivery, ToolReceipt)
+    return _models
+
+
+def _text(value: object) -> bool:
+    return type(value) is str and value != ""
+
+
+def _count(value: object, least: int = 0) -> bool:
+    return type(value) is int and value >= least
+
+
+def _trusted(model: type[_M], values: dict[str, object]) -> _M:
+    """``model`` holding ``values``, which the caller checked as the model's strict validators
+    would (every field given, each of its type and within its bounds), built without running
+    them: a tool call makes one receipt and a delivery or two, and validating values this
+    module made itself cost as much as the rest of the call. Whatever the caller cannot vouch
+    for goes through the model's own construction, and fails there as it always did.
+    ``tests/recall/test_exposure.py`` holds the two ways of building equal."""
+    instance = _new(model)
+    _assign(instance, "__dict__", values)
+    _assign(instance, "__pydantic_fields_set__", set(values))
+    _assign(instance, "__pydantic_extra__", None)
+    _assign(instance, "__pydantic_private__", None)
+    return instance
+
+
+def _delivery(model: type[Delivery], values: dict[str, object]) -> Delivery:
+    execution, time_ms, seq = values["execution"], values["time_ms"], values["receipt_seq"]
+    if (
+        _text(values["lesson_id"])
+        and _count(values["revision"], 1)
+        and _text(values["node_id"])
+        and _text(values["conversation_id"])
+        and values["channel"] in ("hook", "prompt")
+        and (execution is None or type(execution) is str)
+        and (time_ms is None or _count(time_ms))
+        and (seq is None or _count(seq))
+    ):
+        return _trusted(model, values)
+    return model(**values)
+
+
+def _receipt(model: type[ToolReceipt], values: dict[str, object]) -> ToolReceipt:
+    execution, paths = values["execution"], values["paths"]
+    if (
+        _count(values["seq"])
+        and _count(values["time_ms"])
+        and _text(values["tool"])
+        and (execution is None or type(execution) is str)
+        and type(paths) is tuple
+        and all(type(path) is str for path in paths)
+    ):
+        return _trusted(model, values)
+    return model(**values)
 
 
 @record
@@ -103,10 +174,10 @@ class Claim:
     settled: bool = False
     receipt_seq: int | None = None
     shared: bool = True  # kept in the ledger's store too (see ExposureLedger.claim)
+    keys: tuple[str, ...] = ()  # card_key of each of ``lessons``, computed once at the claim
 
     def __repr__(self) -> str:
-        keys = [card_key(lesson) for lesson in self.lessons]
-        return f"Claim({self.number}, {self.conversation_id!r}, {keys!r})"
+        return f"Claim({self.number}, {self.conversation_id!r}, {list(self.keys)!r})"
 
     def commit(self) -> tuple[Delivery, ...]:
         """Record the deliveries; a second call (or one after ``release``) records nothing."""
@@ -158,11 +229,17 @@ class ExposureLedger:
         """Offer ``choose`` the lessons this conversation has neither received nor claimed.
 
         ``choose`` runs under the ledger lock (it renders; it must be quick) and returns the
-        lessons it will hand over; those are claimed until the returned claim is settled. An
+        lessons it will hand over; those are claimed until the returned claim is settled. With
+        no lessons ``choose`` is not called, and the claim comes back settled (empty). An
         untracked claim (``tracked=False``) is offered every lesson and remembers nothing.
         ``shared=False`` keeps the conversation out of the store: one no other process can
         answer (an agent framework's, in this process) need not pay a file per conversation.
         """
+        if not lessons:
+            # Most tool calls match nothing: nothing to claim, to render or ever to record.
+            return Claim(self, 0, conversation_id, node_id, execution, channel, (),
+                         tracked=tracked, settled=True, receipt_seq=receipt_seq,
+                         shared=shared)  # fmt: skip
         use_store = self.store is not None and tracked and shared
         stored = self.store.load(conversation_id) if use_store and self.store else ()
         with self._lock:
@@ -170,25 +247,32 @@ class ExposureLedger:
                 chosen = tuple(choose(tuple(lessons)))
                 number = next(self._numbers)
                 return Claim(self, number, conversation_id, node_id, execution, channel, chosen,
-                             tracked=False, receipt_seq=receipt_seq)  # fmt: skip
-            delivered = self._delivered.get(conversation_id, set())
+                             tracked=False, receipt_seq=receipt_seq,
+                             keys=tuple(map(card_key, chosen)))  # fmt: skip
+            delivered = self._delivered.get(conversation_id, _NONE)
             if stored:
-                delivered = self._delivered.setdefault(conversation_id, delivered)
+                delivered = self._delivered.setdefault(conversation_id, set())
                 delivered.update(stored)
             claimed = self._claimed.setdefault(conversation_id, {})
-            eligible = tuple(
-                lesson
-                for lesson in lessons
-                if card_key(lesson) not in delivered and card_key(lesson) not in claimed
-            )
+            if delivered or claimed:
+                eligible = tuple(
+                    lesson
+                    for lesson in lessons
+                    if (key := card_key(lesson)) not in delivered and key not in claimed
+                )
+            else:  # a conversation's first cards: nothing to leave out
+                eligible = tuple(lessons)
             chosen = tuple(choose(eligible))
+            keys = tuple(map(card_key, chosen))
             number = next(self._numbers)
-            for lesson in chosen:
-                claimed[card_key(lesson)] = number
+            for key in keys:
+                claimed[key] = number
         return Claim(self, number, conversation_id, node_id, execution, channel, chosen,
-                     receipt_seq=receipt_seq, shared=shared)  # fmt: skip
+                     receipt_seq=receipt_seq, shared=shared, keys=keys)  # fmt: skip
 
     def _settle(self, claim: Claim, *, delivered: bool) -> tuple[Delivery, ...]:
+        if claim.settled:  # it only ever turns True: no lock needed to see it did
+            return ()
         records, fresh = self._settle_locked(claim, delivered=delivered)
         if fresh and claim.tracked and claim.shared and self.store is not None:
             self.store.record(claim.conversation_id, fresh)
@@ -204,15 +288,15 @@ class ExposureLedger:
             claim.settled = True
             if claim.tracked:
                 claimed = self._claimed.get(claim.conversation_id, {})
-                for lesson in claim.lessons:
-                    if claimed.get(card_key(lesson)) == claim.number:
-                        del claimed[card_key(lesson)]
+                for key in claim.keys:
+                    if claimed.get(key) == claim.number:
+                        del claimed[key]
             if not delivered or not claim.lessons:
                 return (), ()
             keys = (
                 self._delivered.setdefault(claim.conversation_id, set()) if claim.tracked else set()
             )
-            fresh = {card_key(lesson): lesson for lesson in claim.lessons}
+            fresh = dict(zip(claim.keys, claim.lessons, strict=True))
             for key in keys.intersection(fresh):
                 del fresh[key]
             keys.update(fresh)
@@ -236,21 +320,15 @@ class ExposureLedger:
         *,
         tracked: bool,
     ) -> tuple[Delivery, ...]:
-        from active_memory.models.runs import Delivery  # see the module note
-
+        delivery, _ = _run_models()
         records = tuple(
-            Delivery(
-                lesson_id=lesson_id,
-                revision=revision,
-                node_id=node_id,
-                conversation_id=conversation_id,
-                channel=channel,
-                execution=execution,
-                time_ms=time_ms,
-                receipt_seq=receipt_seq,
-            )
+            _delivery(delivery, {
+                "lesson_id": lesson_id, "revision": revision, "node_id": node_id,
+                "conversation_id": conversation_id, "channel": channel, "execution": execution,
+                "time_ms": time_ms, "receipt_seq": receipt_seq,
+            })
             for lesson_id, revision in lessons
-        )
+        )  # fmt: skip
         if tracked:
             self._recorded.setdefault(conversation_id, set()).update(r.key for r in records)
         self._deliveries.extend(records)
@@ -335,19 +413,16 @@ class ReceiptRing:
         time_ms: int | None = None,
     ) -> ToolReceipt:
         """A receipt for one tool call; the one already made when ``call_id`` has one."""
-        from active_memory.models.runs import ToolReceipt  # see the module note
-
+        _, receipt_model = _run_models()
         with self._lock:
             if call_id is not None and call_id in self._calls:
                 return self._calls[call_id]
             self._seq += 1
-            receipt = ToolReceipt(
-                seq=self._seq,
-                execution=execution,
-                time_ms=self._clock() if time_ms is None else time_ms,
-                tool=tool[:128],
-                paths=tuple(paths[:RECEIPT_PATHS]),
-            )
+            receipt = _receipt(receipt_model, {
+                "seq": self._seq, "execution": execution,
+                "time_ms": self._clock() if time_ms is None else time_ms,
+                "tool": tool[:128], "paths": tuple(paths[:RECEIPT_PATHS]),
+            })  # fmt: skip
             if call_id is not None:
                 self._calls[call_id] = receipt
                 if len(self._calls) > CALL_WINDOW:  # the oldest call ids (dicts keep order)

@@ -70,6 +70,7 @@ _KNOWN_FIELDS = frozenset((*PATH_FIELDS, *DIRECTORY_FIELDS, *SHELL_FIELDS))
 # calls; splitting a run costs more than the rest of a plain path call). Dropped whole when full.
 _RUN_WORDS: dict[str, tuple[str, ...]] = {}
 _RUN_WORDS_KEPT = 16_384
+_WORKING_KEPT = 256
 
 
 class ToolCall:
@@ -118,6 +119,8 @@ def _normalise(path: str) -> str | None:
     """Lexically normalise an absolute path to ``/``-separated form, or None if it is relative."""
     text = path.replace("\\", "/")
     if text.startswith("/"):
+        if "//" not in text and "/." not in text and not text.endswith("/"):
+            return text  # already normal: no empty, "." or ".." part, no trailing "/"
         prefix, rest = "", text
     elif _has_drive(text):
         prefix, rest = text[0].lower() + ":", text[2:]
@@ -155,10 +158,13 @@ class WorkspaceRoot:
     ``/private/tmp``) is understood while matching itself never touches the filesystem.
     """
 
-    __slots__ = ("roots",)
+    __slots__ = ("_working", "roots")
 
     def __init__(self, roots: tuple[str, ...]) -> None:
         self.roots = roots
+        # The working directory a harness reports, as a base: the same one on nearly every call
+        # of a session, so it is joined and normalised once (bounded; dropped whole when full).
+        self._working: dict[str, str | None] = {}
 
     def __repr__(self) -> str:
         return f"WorkspaceRoot({self.roots!r})"
@@ -207,6 +213,18 @@ class WorkspaceRoot:
         if not path:
             return base
         return _join(base, path)
+
+    def working(self, cwd: str | None) -> str | None:
+        """The base a call's working directory ``cwd`` gives (the root when there is none)."""
+        if not cwd:
+            return self.primary
+        if cwd in self._working:
+            return self._working[cwd]
+        base = _join(self.primary, cwd)
+        if len(self._working) >= _WORKING_KEPT:
+            self._working.clear()
+        self._working[cwd] = base
+        return base
 
 
 class _Collector:
@@ -318,12 +336,18 @@ def _identifiers(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
     low, high = LIMITS.identifier_min_chars, LIMITS.identifier_max_chars
     runs: dict[str, None] = {}
     for text in texts:
-        for run in text.encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS).split():
+        # Every byte outside a run became a space, so what split() returns is ASCII.
+        for found in text.encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS).split():
             if len(runs) >= MAX_IDENTIFIERS:
                 break
-            runs.setdefault(run.decode("ascii"), None)
+            runs[found.decode("ascii")] = None  # a run seen before keeps its first place
     identifiers = frozenset(run for run in runs if low <= len(run) <= high)
-    return identifiers, frozenset().union(*map(_run_words, runs))
+    words: set[str] = set()
+    known = _RUN_WORDS
+    for run in runs:
+        kept = known.get(run)
+        words.update(_run_words(run) if kept is None else kept)
+    return identifiers, frozenset(words)
 
 
 def _shell_text(value: Any) -> str | None:
@@ -342,7 +366,7 @@ def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
     arguments = call.arguments
     if type(arguments) is not dict and not isinstance(arguments, Mapping):
         arguments = {}
-    base = root.directory(call.cwd, root.primary) if call.cwd else root.primary
+    base = root.working(call.cwd)
     collector = _Collector(root, base)
     for name in DIRECTORY_FIELDS:
         value = arguments.get(name)

@@ -20,6 +20,7 @@ import pytest
 from active_memory.hooks import helper
 from active_memory.hooks.dispatch import HARNESSES, encode
 from active_memory.host import ActiveRun, open_run
+from active_memory.lanes import SPECIALIST_SESSION_VARIABLE
 from active_memory.models.config import RuntimeConfig
 from active_memory.recall import wire
 from active_memory.store.backend import RunIdentity
@@ -74,6 +75,24 @@ def test_helper_relays_the_broker_answer_and_acknowledges_it(run: ActiveRun) -> 
     ]
     again = run_helper("claude", fixture("claude/read.json"), env)
     assert json.loads(again.stdout) == {}
+
+
+def test_a_specialist_session_gets_no_card_and_sends_nothing(run: ActiveRun) -> None:
+    """A harness lane marks its specialist's session; where the harness still runs the user's
+    own hooks (Copilot CLI), the helper answers empty without asking the broker."""
+    env = run.hook_env("build", "conv-1", "exec-7")
+    marked = run_helper("copilot", fixture("copilot/view.json"),
+                        {**env, SPECIALIST_SESSION_VARIABLE: "1"})  # fmt: skip
+    assert (marked.returncode, json.loads(marked.stdout)) == (0, {})
+    assert not run.receipts
+    assert not run.deliveries
+    unmarked = run_helper("copilot", fixture("copilot/view.json"),
+                          {**env, SPECIALIST_SESSION_VARIABLE: "0"})  # fmt: skip
+    assert f"[{lesson_id(1)}@1]" in unmarked.stdout.decode()
+
+
+def test_the_helper_s_specialist_variable_is_the_lanes_one() -> None:
+    assert helper.SPECIALIST_SESSION_VARIABLE == SPECIALIST_SESSION_VARIABLE
 
 
 def test_helper_reads_the_broker_from_a_ticket(run: ActiveRun) -> None:

@@ -48,8 +48,13 @@ ANSWER_CONTEXT = b"active-memory answer 2\n"
 # Claude Code's restricted mode (hooks/claude.py; a test keeps them in step): user hooks' context
 # is trimmed to 8,000 characters, so the frame asks for cards that fit that.
 RESTRICTED_SETTING = "CLAUDE_CODE_RESTRICT_PERSONAL_CONFIG"
+# Set by a harness lane in the specialist's session (lanes.SPECIALIST_SESSION_VARIABLE; a test
+# keeps them equal): no recall into a specialist, even where the harness cannot switch off the
+# user's hooks for one session (Copilot CLI's user-level hooks).
+SPECIALIST_SESSION_VARIABLE = "ACTIVE_MEMORY_SPECIALIST_SESSION"
 RESTRICTED_CONTEXT_CHARS = 8_000
 _OFF = ("", "0", "false", "no", "off")
+_OFF_OR_UNSET = (None, *_OFF)
 # With a store fallback, the broker gets the budget less what the fallback needs.
 FALLBACK_RESERVE_S = 0.1
 MAX_TICKET_BYTES = 8192
@@ -428,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     # contextlib.suppress would cost more import time than the rest of this process.
     try:
         harness, options = _options(sys.argv[1:] if argv is None else argv)
+        if _env(SPECIALIST_SESSION_VARIABLE) not in _OFF_OR_UNSET:
+            raise _Failed
         payload = _read_stdin(deadline)
         if len(payload) > MAX_REQUEST_BYTES:
             raise _Failed

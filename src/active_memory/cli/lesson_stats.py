@@ -1,9 +1,10 @@
 """``active-memory lessons stats [ID]``: what each lesson has done, from what is recorded.
 
-The store (a file, or the memory service's ``https://`` URL with ``$ACTIVE_MEMORY_SERVICE_TOKEN``)
-gives the lessons and each one's history; ``--runs`` folders give the run records, run logs,
+The store (a file, a ``postgresql://`` URL with ``$ACTIVE_MEMORY_TENANT``, or the memory
+service's ``https://`` URL with ``$ACTIVE_MEMORY_SERVICE_TOKEN``) gives the lessons, each one's
+history and the proposals held in its quarantine; ``--runs`` folders give the run records, run logs,
 latched outcomes and postmortem reports (default: the ``runs`` folder beside the store, where
-the host keeps each run's state). A local store adds its exposure files and quarantine.
+the host keeps each run's state). A local store adds its exposure files.
 """
 
 from __future__ import annotations
@@ -25,18 +26,17 @@ from active_memory.cli._common import (
 from active_memory.cli.lessons import _clip
 from active_memory.errors import ConfigError, LessonValidationError
 from active_memory.ledger import LessonLedger, ledgers, lesson_ledger, store_sources
-from active_memory.ledger.build import LedgerStore
 from active_memory.models.ids import validate_lesson_id
+from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.paths import check_store_location, default_store_path
-from active_memory.store.quarantine import Quarantine
-from active_memory.store.select import open_backend
+from active_memory.store.select import is_team_location, open_backend
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = ["stats_command"]
 
 
 def _location(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is None or value.startswith(("https://", "http://")):
+    if value is None or is_team_location(value):
         return value
     try:
         return str(check_store_location(value))
@@ -54,26 +54,15 @@ def _optional_id(ctx: click.Context, param: click.Parameter, value: str | None) 
 
 
 @contextmanager
-def _opened(location: str | None) -> Iterator[tuple[LedgerStore, Path | None]]:
-    """The store to read, and the local store file (None for the service)."""
-    if location is not None and location.startswith(("https://", "http://")):
-        backend = open_backend(location)
-        try:
-            assert not isinstance(backend, SqliteStore)
+def _opened(location: str | None) -> Iterator[tuple[AdminBackend, Path | None]]:
+    """The store to read, and the local store file (None for a team store)."""
+    if is_team_location(location):
+        with open_backend(location) as backend:
             yield backend, None
-        finally:
-            backend.close()
         return
     path = Path(location) if location is not None else default_store_path()
     with SqliteStore(path, read_only=True) as store:
         yield store, path
-
-
-def _held(path: Path | None) -> set[str]:
-    if path is None:
-        return set()
-    with Quarantine(path, read_only=True) as quarantine:
-        return {entry.id for entry in quarantine.entries()}
 
 
 def _outcome_cell(ledger: LessonLedger) -> str:
@@ -155,8 +144,8 @@ def _details(ledger: LessonLedger) -> list[str]:
     "--store",
     "location",
     callback=_location,
-    help="Lesson store file, or the memory service's https:// URL "
-    "(token in $ACTIVE_MEMORY_SERVICE_TOKEN).",
+    help="Lesson store: a file, a postgresql:// URL (tenant in $ACTIVE_MEMORY_TENANT) or the "
+    "memory service's https:// URL (token in $ACTIVE_MEMORY_SERVICE_TOKEN).",
 )
 @runs_option("")
 @json_option
@@ -168,13 +157,13 @@ def stats_command(
     and the admission of every revision. These counters never change recall ranking."""
     with _opened(location) as (store, path):
         sources = store_sources(runs, path)
-        held = _held(path)
+        held = {entry.id for entry in store.held()}
         if lesson_id is not None:
             found: tuple[LessonLedger, ...] = (
                 lesson_ledger(lesson_id, store, sources, quarantined=held),
             )
         else:
-            retired = store.list_retired() if isinstance(store, SqliteStore) else ()
+            retired = store.list_retired()
             found = ledgers(store, sources, retired=[t.id for t in retired], quarantined=held)
     for skipped in sources.skipped:
         click.echo(f"warning: skipped {skipped}", err=True)

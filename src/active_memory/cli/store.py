@@ -11,9 +11,10 @@ from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     emit_json,
     fail,
-    open_store,
+    local_store,
     store_json_command,
     store_path,
+    team_store_json_command,
 )
 from active_memory.cli.store_location import store_path_text
 
@@ -36,8 +37,8 @@ def path_command(store: Path | None, as_json: bool) -> None:
 
 
 @store.command("check")
-@store_json_command
-def check_command(store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def check_command(store: Path | str | None, as_json: bool) -> None:
     """Run SQLite's integrity check and print counts; exit 1 when problems are found.
 
     An existing store is opened for writing, so a pending schema upgrade is applied; a missing
@@ -45,10 +46,17 @@ def check_command(store: Path | None, as_json: bool) -> None:
     """
     from active_memory.store.backup import sweep_stale_backups
 
+    if isinstance(store, str):
+        fail(
+            "store check inspects an SQLite store file; a team store's rows are verified "
+            "against their checksums by every snapshot, and its database is checked with "
+            "PostgreSQL's own tools (amcheck, pg_dump)",
+            EXIT_BAD_INPUT,
+        )
     chosen = store_path(store)
     read_only = not os.path.lexists(chosen)
     removed = sweep_stale_backups(chosen)
-    with open_store(store, read_only=read_only) as opened:
+    with local_store(store, read_only=read_only) as opened:
         report = opened.check()
     if as_json:
         data = report.model_dump(mode="json")
@@ -78,8 +86,8 @@ def check_command(store: Path | None, as_json: bool) -> None:
 @store.command("backup")
 @click.argument("destination", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Replace DESTINATION if it is an existing file.")
-@store_json_command
-def backup_command(destination: Path, force: bool, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def backup_command(destination: Path, force: bool, store: Path | str | None, as_json: bool) -> None:
     """Copy the store to DESTINATION (0600) while it stays in use.
 
     An existing DESTINATION is refused unless --force; the store itself, its -wal/-shm files and
@@ -87,10 +95,17 @@ def backup_command(destination: Path, force: bool, store: Path | None, as_json: 
     """
     from active_memory.store.files import backup_destination_problem
 
+    if isinstance(store, str):
+        fail(
+            "store backup copies an SQLite store file; back up a PostgreSQL store with "
+            "`pg_dump -n am_tenant_<tenant>` (the service's database the same way), or keep "
+            "`active-memory lessons export --store URL` as a portable copy",
+            EXIT_BAD_INPUT,
+        )
     problem = backup_destination_problem(store_path(store), destination, force=force)
     if problem is not None:
         fail(f"backup destination {str(destination)!r} {problem}", EXIT_BAD_INPUT)
-    with open_store(store, read_only=True) as opened:
+    with local_store(store, read_only=True) as opened:
         written = opened.backup(destination, force=force)
     if as_json:
         emit_json({"backup": str(written)})

@@ -11,6 +11,7 @@ confined to it inside the same transaction (see ``store/access.py``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 
 import psycopg
@@ -23,9 +24,11 @@ from active_memory.errors import (
     StoreUnavailable,
 )
 from active_memory.models.changes import Publication
+from active_memory.models.lessons import Lesson
 from active_memory.store import admin
 from active_memory.store.access import (
     AccessScope,
+    reachable_ids,
     refuse_out_of_scope,
     refuse_revisions_out_of_scope,
 )
@@ -41,6 +44,7 @@ from active_memory.store.codec import DecodedRows
 from active_memory.store.engine import (
     ADMIN_RUN,
     EngineStore,
+    import_entries,
     purge_marked,
     revert_checked,
     select_snapshot,
@@ -57,9 +61,12 @@ from active_memory.store.postgres.session import (
 from active_memory.store.results import (
     DEFAULT_LIMITS,
     HistoryEntry,
+    ImportReport,
     PurgeReceipt,
     StoreLimits,
+    Tombstone,
 )
+from active_memory.store.transfer import lesson_line, parse_lines
 
 __all__ = ["PostgresStore", "is_postgres_url"]
 
@@ -224,6 +231,78 @@ class PostgresStore(EngineStore):
                 )
             return revert_checked(
                 session, change, expected_revision, run_id=run_id, limits=self._limits
+            )
+
+    def list_lessons(
+        self,
+        repository: str | None = None,
+        graph_hash: str | None = None,
+        node_id: str | None = None,
+        *,
+        within: AccessScope | None = None,
+    ) -> tuple[Lesson, ...]:
+        """Live lessons sorted by id, filtered; with ``within``, only those it reaches."""
+        found = super().list_lessons(repository, graph_hash, node_id)
+        if within is None:
+            return found
+        return tuple(lesson for lesson in found if within.allows_draft(lesson.draft))
+
+    def list_retired(self, *, within: AccessScope | None = None) -> tuple[Tombstone, ...]:
+        """Tombstones sorted by id; with ``within``, only those whose last live scope it
+        reaches (a tombstone imported as one has none and is left out)."""
+        with self._reading() as session:
+            tombstones = admin.list_tombstones(session)
+            if within is None:
+                return tombstones
+            reached = reachable_ids(session, [t.id for t in tombstones], within)
+        return tuple(t for t in tombstones if t.id in reached)
+
+    def get(self, lesson_id: str, *, within: AccessScope | None = None) -> Lesson:
+        with self._reading() as session:
+            if within is not None:
+                refuse_out_of_scope(session, [lesson_id], within)
+            return admin.get_lesson(session, lesson_id)
+
+    def export(self, *, within: AccessScope | None = None) -> Iterator[str]:
+        """JSON lines of every live lesson and tombstone (with ``within``: that it reaches),
+        sorted by id, read at one generation."""
+        if within is None:
+            return super().export()
+        with self._reading() as session:
+            lessons = [x for x in admin.list_live(session) if within.allows_draft(x.draft)]
+            tombstones = admin.list_tombstones(session)
+            reached = reachable_ids(session, [t.id for t in tombstones], within)
+        items: list[Lesson | Tombstone] = [*lessons, *(t for t in tombstones if t.id in reached)]
+        items.sort(key=lambda item: item.id)
+        return (lesson_line(item) for item in items)
+
+    def import_lines(
+        self,
+        lines: Iterable[str],
+        *,
+        replace: bool = False,
+        run_id: str = "import",
+        within: AccessScope | None = None,
+    ) -> ImportReport:
+        """Import an export, all or nothing (``EngineStore.import_lines``); with ``within``,
+        ScopeRefused for a lesson outside it or for a tombstone line (it carries no scope to
+        check), before anything is written."""
+        if within is None:
+            return super().import_lines(lines, replace=replace, run_id=run_id)
+        entries = parse_lines(lines)
+        for entry in entries:
+            if entry.draft is None:
+                raise ScopeRefused(
+                    f"the tombstone of lesson {entry.id!r} (line {entry.line}); import "
+                    "tombstones with the database's own URL",
+                    within.describe(),
+                )
+            if not within.allows_draft(entry.draft):
+                raise ScopeRefused(f"lesson {entry.id!r} (line {entry.line})", within.describe())
+        with self._writing() as session:
+            refuse_out_of_scope(session, (entry.id for entry in entries), within)
+            return import_entries(
+                session, entries, replace=replace, run_id=run_id, limits=self._limits
             )
 
     def purge(

@@ -16,18 +16,11 @@ from active_memory.models.lessons import LessonDraft
 from active_memory.server import IssuedToken, RunningService
 from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
-from factories import make_draft
+from factories import make_draft, publish_new
 
 Remote = Callable[[str], RemoteBackend]
 Issue = Callable[..., IssuedToken]
 OTHER = "forge:example.com/acme/other"
-
-
-def _create(backend: RemoteBackend, draft: LessonDraft) -> str:
-    lesson_id = new_lesson_id()
-    mutation = Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=draft)
-    backend.publish(Publication(run_id="run-1", mutations=(mutation,)))
-    return lesson_id
 
 
 def _entry(draft: LessonDraft) -> QuarantineEntry:
@@ -38,14 +31,14 @@ def test_another_repositorys_lessons_and_tombstones_stay_out_of_reach(
     issue: Issue, remote: Remote
 ) -> None:
     mine, theirs = remote(issue().token), remote(issue(repository=OTHER).token)
-    their_id = _create(theirs, make_draft("Theirs", repository=OTHER))
-    retired_id = _create(theirs, make_draft("Their retired", repository=OTHER))
+    their_id = publish_new(theirs, make_draft("Theirs", repository=OTHER))[0]
+    retired_id = publish_new(theirs, make_draft("Their retired", repository=OTHER))[0]
     theirs.publish(
         Publication(
             run_id="run-2", mutations=(Mutation(op="retire", id=retired_id, expected_revision=1),)
         )
     )
-    my_id = _create(mine, make_draft("Mine"))
+    my_id = publish_new(mine, make_draft("Mine"))[0]
     with pytest.raises(ScopeRefused):
         mine.get(their_id)
     assert mine.list_retired() == ()
@@ -76,7 +69,7 @@ def test_an_import_through_a_token_refuses_tombstones_and_other_repositories(
     issue: Issue, remote: Remote
 ) -> None:
     mine = remote(issue().token)
-    lesson_id = _create(mine, make_draft("Soon retired"))
+    lesson_id = publish_new(mine, make_draft("Soon retired"))[0]
     mine.publish(
         Publication(
             run_id="run-2", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=1),)
@@ -88,7 +81,7 @@ def test_an_import_through_a_token_refuses_tombstones_and_other_repositories(
         fresh.import_lines([tombstone])
     other = remote(issue(tenant="svcother", repository=OTHER).token)
     source = remote(issue(tenant="svcsource").token)
-    _create(source, make_draft("Of the token's repository"))
+    publish_new(source, make_draft("Of the token's repository"))
     with pytest.raises(ScopeRefused):
         other.import_lines(list(source.export()))
     assert other.list_lessons() == ()

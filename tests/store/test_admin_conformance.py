@@ -29,7 +29,7 @@ from active_memory.server import RunningService, build_service
 from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.quarantine import QuarantineEntry, QuarantineKeeper, quarantine_for
 from cli_runner import run_cli
-from factories import make_draft, make_graph_draft
+from factories import make_draft, make_graph_draft, publish_new
 
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
@@ -61,20 +61,6 @@ def admin(backends: AdminBackends) -> Opened:
     return backends.open()
 
 
-def _create(backend: AdminBackend, *drafts: LessonDraft) -> list[str]:
-    ids = sorted(new_lesson_id() for _ in drafts)
-    backend.publish(
-        Publication(
-            run_id="run-1",
-            mutations=tuple(
-                Mutation(op="upsert", id=i, expected_revision=0, draft=d)
-                for i, d in zip(ids, drafts, strict=True)
-            ),
-        )
-    )
-    return ids
-
-
 def _update(backend: AdminBackend, lesson_id: str, expected: int, draft: LessonDraft) -> None:
     mutation = Mutation(op="upsert", id=lesson_id, expected_revision=expected, draft=draft)
     backend.publish(Publication(run_id="run-2", mutations=(mutation,)))
@@ -99,7 +85,7 @@ def test_every_backend_speaks_the_admin_protocol(admin: Opened) -> None:
 
 def test_list_show_and_filters(admin: Opened) -> None:
     store = admin.backend
-    repo_id, graph_id = _create(store, make_draft("Repository card"), make_graph_draft())
+    repo_id, graph_id = publish_new(store, make_draft("Repository card"), make_graph_draft())
     listed = store.list_lessons()
     assert sorted(lesson.id for lesson in listed) == sorted([repo_id, graph_id])
     graph = next(lesson.scope for lesson in listed if lesson.id == graph_id)
@@ -113,7 +99,7 @@ def test_list_show_and_filters(admin: Opened) -> None:
 
 def test_retire_history_revert_and_purge(admin: Opened) -> None:
     store = admin.backend
-    (lesson_id,) = _create(store, make_draft("First wording"))
+    (lesson_id,) = publish_new(store, make_draft("First wording"))
     _update(store, lesson_id, 1, make_draft("Second wording"))
     receipt = store.revert(lesson_id, 1, expected_revision=2)
     assert receipt.revisions == {lesson_id: 3}
@@ -139,7 +125,7 @@ def test_retire_history_revert_and_purge(admin: Opened) -> None:
 
 def test_export_then_import_into_another_store_round_trips(backends: AdminBackends) -> None:
     source, target = backends.open().backend, backends.open().backend
-    ids = _create(source, make_draft("Exported card"), make_graph_draft())
+    ids = publish_new(source, make_draft("Exported card"), make_graph_draft())
     lines = list(source.export())
     assert [json.loads(line)["id"] for line in lines] == sorted(ids)
     report = target.import_lines(lines)
@@ -151,7 +137,7 @@ def test_export_then_import_into_another_store_round_trips(backends: AdminBacken
 
 def test_import_conflict_writes_nothing(backends: AdminBackends) -> None:
     source, target = backends.open().backend, backends.open().backend
-    (lesson_id,) = _create(source, make_draft("The source's wording"))
+    (lesson_id,) = publish_new(source, make_draft("The source's wording"))
     lines = list(source.export())
     changed = [line.replace("The source's wording", "Another wording") for line in lines]
     target.import_lines(changed)
@@ -210,7 +196,7 @@ def test_approval_screens_again_and_refuses_a_strong_signal(admin: Opened) -> No
 
 def test_approval_cannot_overwrite_a_live_lesson(admin: Opened) -> None:
     store = admin.backend
-    (lesson_id,) = _create(store, make_draft("Already live"))
+    (lesson_id,) = publish_new(store, make_draft("Already live"))
     store.hold([_held(lesson_id)])
     with pytest.raises(RevisionConflict):
         store.approve_held(lesson_id)
@@ -228,7 +214,7 @@ def _cli(opened: Opened, *args: str, input: str | None = None) -> tuple[int, str
 def test_cli_admin_commands_on_every_store(backends: AdminBackends, tmp_path: Path) -> None:
     """The acceptance run: import a file, then list, show, retire, history, review, export."""
     source = backends.open().backend
-    ids = _create(source, make_draft("Imported by the CLI"), make_graph_draft())
+    ids = publish_new(source, make_draft("Imported by the CLI"), make_graph_draft())
     export = tmp_path / "lessons.jsonl"
     export.write_text("\n".join(source.export()) + "\n", encoding="utf-8")
     team = backends.open()

@@ -90,7 +90,8 @@ def mcp_command(
     logging.basicConfig(level=logging.WARNING, format="active-memory mcp: %(message)s")
     if isinstance(store, str):
         with open_store(store, read_only=True) as team:
-            shown = getattr(team, "url", None) or "the PostgreSQL store"
+            tenant = getattr(team, "tenant", "?")
+            shown = getattr(team, "url", None) or f"the PostgreSQL store of tenant {tenant!r}"
             _serve(served, str(shown), StoreReads(None, served, runs=runs, team=team), tokens)
         return
     database = Path(os.path.abspath(store_path(store)))

@@ -458,7 +458,7 @@ def test_a_postgres_store_without_a_tenant_is_refused_before_connecting(
 
 @pytest.mark.parametrize(
     ("command", "instead"),
-    [(["store", "backup", "copy.sqlite3"], "pg_dump"), (["store", "check"], "PostgreSQL's own")],
+    [(["store", "backup", "copy.sqlite3"], "pg_dump"), (["store", "check"], "operator checks")],
 )
 def test_store_backup_and_check_of_a_team_store_say_what_to_use(
     command: list[str], instead: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,11 +13,15 @@ from active_memory.cli._common import (
     emit_json,
     fail,
     local_store,
+    open_store,
     store_json_command,
     store_path,
     team_store_json_command,
 )
 from active_memory.cli.store_location import store_path_text
+
+if TYPE_CHECKING:
+    from active_memory.store.results import StoreCheck
 
 __all__ = ["store"]
 
@@ -39,25 +44,43 @@ def path_command(store: Path | None, as_json: bool) -> None:
 @store.command("check")
 @team_store_json_command
 def check_command(store: Path | str | None, as_json: bool) -> None:
-    """Run SQLite's integrity check and print counts; exit 1 when problems are found.
+    """Check the store and print counts; exit 1 when problems are found.
 
-    An existing store is opened for writing, so a pending schema upgrade is applied; a missing
-    store is reported, not created. Temporaries that killed backups left behind are removed.
+    A file gets SQLite's integrity check and every row validated; an existing one is opened
+    for writing, so a pending schema upgrade is applied; a missing store is reported, not
+    created; temporaries that killed backups left behind are removed. A PostgreSQL tenant
+    (``postgresql://`` and ``$ACTIVE_MEMORY_TENANT``) gets its ledger and every row validated.
     """
+    if isinstance(store, str):
+        _check_tenant(store, as_json)
+        return
     from active_memory.store.backup import sweep_stale_backups
 
-    if isinstance(store, str):
-        fail(
-            "store check inspects an SQLite store file; a team store's rows are verified "
-            "against their checksums by every snapshot, and its database is checked with "
-            "PostgreSQL's own tools (amcheck, pg_dump)",
-            EXIT_BAD_INPUT,
-        )
     chosen = store_path(store)
     read_only = not os.path.lexists(chosen)
     removed = sweep_stale_backups(chosen)
     with local_store(store, read_only=read_only) as opened:
         report = opened.check()
+    _print_check(report, removed, as_json)
+
+
+def _check_tenant(url: str, as_json: bool) -> None:
+    if not url.startswith(("postgresql://", "postgres://")):
+        fail(
+            "store check reads a store file or a PostgreSQL tenant; the memory service's "
+            "operator checks its tenants with `active-memory store check --store "
+            "postgresql://…` and ACTIVE_MEMORY_TENANT",
+            EXIT_BAD_INPUT,
+        )
+    from active_memory.store.postgres import PostgresStore
+
+    with open_store(url, read_only=True) as team:
+        assert isinstance(team, PostgresStore)  # what a postgresql:// URL opens
+        report = team.check()
+    _print_check(report, [], as_json)
+
+
+def _print_check(report: StoreCheck, removed: list[Path], as_json: bool) -> None:
     if as_json:
         data = report.model_dump(mode="json")
         if removed:

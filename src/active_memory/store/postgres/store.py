@@ -63,12 +63,22 @@ from active_memory.store.results import (
     HistoryEntry,
     ImportReport,
     PurgeReceipt,
+    StoreCheck,
     StoreLimits,
     Tombstone,
 )
 from active_memory.store.transfer import lesson_line, parse_lines
+from active_memory.store.writes import count_capacity, read_generation
 
 __all__ = ["PostgresStore", "is_postgres_url"]
+
+_MIGRATIONS = "SELECT name FROM schema_migrations ORDER BY seq"
+# The tenant's tables (the transaction's search_path is its schema), indexes and TOAST included.
+_TABLE_BYTES = (
+    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+)
 
 
 def is_postgres_url(location: str) -> bool:
@@ -304,6 +314,36 @@ class PostgresStore(EngineStore):
             return import_entries(
                 session, entries, replace=replace, run_id=run_id, limits=self._limits
             )
+
+    def check(self) -> StoreCheck:
+        """The tenant's migration ledger, every live row and stored past revision validated
+        (live rows against their checksums) and screened, the capacity counters against a
+        recount, and counts; ``file_bytes`` is the size of the tenant's tables. PostgreSQL's
+        own files are its own tools' to check (amcheck)."""
+        problems: list[str] = []
+        try:
+            self.check_migrations()
+        except StoreUnavailable as error:
+            problems.append(str(error))
+        with self._reading() as session:
+            problems += admin.row_problems(session) + admin.capacity_problems(session)
+            recount = count_capacity(session)
+            applied = [str(row[0]) for row in session.execute(_MIGRATIONS).fetchall()]
+            (history_rows,) = session.execute("SELECT count(*) FROM history").fetchone()
+            (table_bytes,) = session.execute(_TABLE_BYTES).fetchone()
+            generation = read_generation(session)
+        return StoreCheck(
+            path=self._where,
+            schema_version=applied[-1] if applied else "none",
+            migrations=len(applied),
+            generation=generation,
+            live=recount.live,
+            tombstones=recount.rows - recount.live,
+            history_rows=int(history_rows),
+            content_bytes=recount.content_bytes,
+            file_bytes=int(table_bytes),
+            problems=tuple(problems),
+        )
 
     def purge(
         self, lesson_id: str, *, run_id: str = ADMIN_RUN, within: AccessScope | None = None

@@ -375,21 +375,27 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
     if not problems:  # decoding rows of a damaged file could fail in SQLite itself
         problems += _content_problems(conn)
     problems += capacity_problems(conn)
-    recount = count_capacity(conn)
-    applied = applied_migrations(conn)
-    generation = read_generation(conn)
-    (history_rows,) = conn.execute("SELECT count(*) FROM history").fetchone()
+    applied = [name for name, _ in applied_migrations(conn)]
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+    return counted_check(conn, str(path), applied, int(page_size) * int(page_count), problems)
+
+
+def counted_check(
+    conn: SqlConnection, where: str, applied: list[str], file_bytes: int, problems: list[str]
+) -> StoreCheck:
+    """A check's verdict with the store's counts, read in the caller's read transaction."""
+    recount = count_capacity(conn)
+    (history_rows,) = conn.execute("SELECT count(*) FROM history").fetchone()
     return StoreCheck(
-        path=str(path),
-        schema_version=applied[-1][0] if applied else "none",
+        path=where,
+        schema_version=applied[-1] if applied else "none",
         migrations=len(applied),
-        generation=generation,
+        generation=read_generation(conn),
         live=recount.live,
         tombstones=recount.rows - recount.live,
         history_rows=int(history_rows),
         content_bytes=recount.content_bytes,
-        file_bytes=int(page_size) * int(page_count),
+        file_bytes=file_bytes,
         problems=tuple(problems),
     )

@@ -68,7 +68,6 @@ from active_memory.store.results import (
     Tombstone,
 )
 from active_memory.store.transfer import lesson_line, parse_lines
-from active_memory.store.writes import count_capacity, read_generation
 
 __all__ = ["PostgresStore", "is_postgres_url"]
 
@@ -327,23 +326,9 @@ class PostgresStore(EngineStore):
             problems.append(str(error))
         with self._reading() as session:
             problems += admin.row_problems(session) + admin.capacity_problems(session)
-            recount = count_capacity(session)
             applied = [str(row[0]) for row in session.execute(_MIGRATIONS).fetchall()]
-            (history_rows,) = session.execute("SELECT count(*) FROM history").fetchone()
             (table_bytes,) = session.execute(_TABLE_BYTES).fetchone()
-            generation = read_generation(session)
-        return StoreCheck(
-            path=self._where,
-            schema_version=applied[-1] if applied else "none",
-            migrations=len(applied),
-            generation=generation,
-            live=recount.live,
-            tombstones=recount.rows - recount.live,
-            history_rows=int(history_rows),
-            content_bytes=recount.content_bytes,
-            file_bytes=int(table_bytes),
-            problems=tuple(problems),
-        )
+            return admin.counted_check(session, self._where, applied, int(table_bytes), problems)
 
     def purge(
         self, lesson_id: str, *, run_id: str = ADMIN_RUN, within: AccessScope | None = None

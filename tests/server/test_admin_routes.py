@@ -61,6 +61,11 @@ def test_held_proposals_are_shown_and_decided_within_the_token_scope(
         with pytest.raises(ScopeRefused):
             decide(held.id)
     assert [entry.id for entry in theirs.held()] == [held.id]
+    # Nor can it replace their entry by holding one of its own under the same id.
+    mine_instead = QuarantineEntry(held.id, "run-q", "r", ("s:c",), make_draft("Mine"), "")
+    with pytest.raises(ScopeRefused):
+        mine.hold([mine_instead])
+    assert theirs.held_entry(held.id).draft.title == "Held for the other repository"
     with pytest.raises(QuarantineNotFound):
         mine.held_entry(new_lesson_id())
 

@@ -265,7 +265,8 @@ class EngineStore(Closing):
         self, entries: Sequence[QuarantineEntry], *, within: AccessScope | None = None
     ) -> None:
         """Keep ``entries`` for review, all or none; an id already held is replaced. With
-        ``within``, ScopeRefused when a draft lies outside it (nothing is kept)."""
+        ``within``, ScopeRefused when a draft, or the entry it would replace, lies outside it
+        (nothing is kept)."""
         if not entries:
             return
         for entry in entries:
@@ -273,6 +274,10 @@ class EngineStore(Closing):
         with self._writing() as conn:
             if within is not None:
                 refuse_out_of_scope(conn, [entry.id for entry in entries], within)
+                # Replacing a held entry is changing it: another repository's stays theirs.
+                for held in read_held(conn):
+                    if held.id in {entry.id for entry in entries}:
+                        _refuse_held_outside(held, within)
             hold_entries(conn, entries)
 
     def approve_held(

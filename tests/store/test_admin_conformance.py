@@ -268,3 +268,24 @@ def test_cli_review_reject_and_not_found_on_every_store(admin: Opened) -> None:
     assert err == (
         f"error: no quarantined proposal {held!r}; `active-memory lessons review list` lists them\n"
     )
+
+
+def test_cli_stats_counts_the_held_proposal_on_every_store(admin: Opened, tmp_path: Path) -> None:
+    """The ledger of a held id says so, whichever store keeps the quarantine."""
+    (live,) = publish_new(admin.backend, make_draft("Live and counted"))
+    held = new_lesson_id()
+    admin.backend.hold([_held(held)])
+    runs = tmp_path / "no-runs"
+    runs.mkdir()
+    result = run_cli(
+        ["lessons", "stats", held, "--json", "--runs", str(runs), "--store", admin.location],
+        env=admin.env,
+    )
+    assert result.exit_code == 0, result.stderr
+    ledger = json.loads(result.stdout)
+    assert (ledger["id"], ledger["quarantined"], ledger["live"]) == (held, True, False)
+    listed = run_cli(
+        ["lessons", "stats", "--runs", str(runs), "--store", admin.location], env=admin.env
+    )
+    assert listed.exit_code == 0, listed.stderr
+    assert f"{live:<33} r1" in listed.stdout

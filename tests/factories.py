@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Protocol
 
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import Evidence, GraphScope, LessonDraft, RepositoryScope
 
 __all__ = [
@@ -65,3 +68,23 @@ def tree_digest(root: Path) -> dict[str, str]:
         else:
             digest[str(path.relative_to(root))] = "dir" if path.is_dir() else "other"
     return digest
+
+
+class _Publishing(Protocol):
+    def publish(self, publication: Publication, /) -> object: ...
+
+
+def publish_new(backend: _Publishing, *drafts: LessonDraft, run_id: str = "run-1") -> list[str]:
+    """Publish each draft as a new lesson (revision 1) in one batch; their ids, sorted, in the
+    order of ``drafts``."""
+    ids = sorted(new_lesson_id() for _ in drafts)
+    backend.publish(
+        Publication(
+            run_id=run_id,
+            mutations=tuple(
+                Mutation(op="upsert", id=i, expected_revision=0, draft=d)
+                for i, d in zip(ids, drafts, strict=True)
+            ),
+        )
+    )
+    return ids

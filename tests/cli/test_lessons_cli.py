@@ -412,22 +412,62 @@ COMMANDS_WITH_STORE = [
     ["store", "path"],
     ["store", "check"],
 ]
+# The commands that work on the store file itself: any URL is refused.
+FILE_ONLY_COMMANDS = [["store", "path"], ["store", "backup", "copy.sqlite3"], ["recall", "x.py"]]
 
 
-@pytest.mark.parametrize("command", COMMANDS_WITH_STORE)
-def test_a_url_store_is_refused_and_nothing_is_created(
+@pytest.mark.parametrize("command", FILE_ONLY_COMMANDS)
+def test_a_url_store_is_refused_by_file_commands_and_nothing_is_created(
     command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     url = "postgresql://app:hunter2@db.example.com/lessons"
     result = run_cli([*command, "--store", url], input="")
     assert result.exit_code == 2, result.output
+    assert "hunter2" not in result.stderr
+    assert result.stderr.startswith("error: ")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_STORE)
+def test_a_url_of_no_store_is_refused_and_nothing_is_created(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run_cli([*command, "--store", "mysql://app:hunter2@db.example.com/lessons"], input="")
+    assert result.exit_code == 2, result.output
+    assert "hunter2" not in result.stderr
+    assert "'mysql://…'" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_postgres_store_without_a_tenant_is_refused_before_connecting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ACTIVE_MEMORY_TENANT", raising=False)
+    url = "postgresql://app:hunter2@db.example.com/lessons"
+    result = run_cli(["lessons", "list", "--store", url])
+    assert result.exit_code == 2, result.output
     assert result.stderr == (
-        "error: --store: 'postgresql://…' looks like a URL, but this command works on a local "
-        "SQLite store (PostgreSQL and the team service are a host's store setting: see "
-        "docs/team.md); a store is the path of an SQLite file, e.g. "
-        "~/.local/state/active-memory/lessons.sqlite3\n"
+        "error: tenant: a postgresql:// backend serves many tenants; name this host's tenant "
+        "(tenant=, or set ACTIVE_MEMORY_TENANT)\n"
     )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "instead"),
+    [(["store", "backup", "copy.sqlite3"], "pg_dump"), (["store", "check"], "operator checks")],
+)
+def test_store_backup_and_check_of_a_team_store_say_what_to_use(
+    command: list[str], instead: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run_cli([*command, "--store", "https://memory.example.com"])
+    assert result.exit_code == 2, result.output
+    assert instead in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
 
 

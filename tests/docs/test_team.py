@@ -18,16 +18,24 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.repository import repository_key
 from active_memory.server import RunningService, build_service
+from active_memory.store.postgres import PostgresStore
+from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
 from active_memory.store.select import SERVICE_TOKEN_ENV
+from active_memory.store.sqlite import SqliteStore
 from docs.pages import claim
 from docs.scenes import Scene
-from factories import make_draft
+from factories import make_draft, make_graph_draft
 
 PAGE = "docs/team.md"
 TOKENS = claim(PAGE, "tokens")
 SERVE = claim(PAGE, "serve")
 HOST = claim(PAGE, "host")
+ADMIN_POSTGRES = claim(PAGE, "admin-postgres")
+ADMIN_SERVICE = claim(PAGE, "admin-service")
+ADMIN_REFUSED = claim(PAGE, "admin-refused")
+APP = "forge:github.com/acme/app"
+C, D, F = (f"lesson-01JD6Z4Q8N3V5W7X9Y1Z2A3B4{letter}" for letter in "CDF")
 SHOWN_URL = "https://memory.internal:8765"
 SHOWN_IDS = ("1ff88916521c843f", "0be7138d92e1c032")  # the ids the page's creates drew
 
@@ -113,3 +121,47 @@ def test_the_host_example_opens_a_run_over_the_service(
     namespace: dict[str, Any] = {"run_id": "run-docs", "checkout": checkout}
     exec(compile(example.replace(SHOWN_URL, running.url), HOST.where, "exec"), namespace)
     assert [lesson.id for lesson in namespace["seen"]] == [lesson_id]
+
+
+def _export_file(folder: Path) -> Path:
+    """lessons.jsonl: C, a repository lesson of acme/app, and D, a graph lesson, as exported."""
+    store = SqliteStore(folder / "source" / "lessons.sqlite3")
+    graph = make_graph_draft(title="Return the verdict object, not prose")
+    drafts = {C: make_draft("Run the schema check before editing models", repository=APP), D: graph}
+    mutations = tuple(
+        Mutation(op="upsert", id=i, expected_revision=0, draft=d) for i, d in drafts.items()
+    )
+    with store:
+        store.publish(Publication(run_id="run-1", mutations=mutations))
+        lines = list(store.export())
+    exported = folder / "lessons.jsonl"
+    exported.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return exported
+
+
+@pytest.mark.slow
+def test_admin_commands_on_postgresql_and_through_the_service(
+    database: str, tmp_path: Path
+) -> None:
+    """Slow: ten commands, one process each, on PostgreSQL and the service (about 8 s)."""
+    _export_file(tmp_path)
+    Scene(tmp_path, {"ACTIVE_MEMORY_DATABASE_URL": database}).run(ADMIN_POSTGRES)
+    held = QuarantineEntry(
+        F,
+        "run-7",
+        "repository_discovery",
+        ("secret:high_entropy",),
+        make_draft("Pin the fixture seed before rerunning flaky tests", repository=APP),
+        "",
+    )
+    with PostgresStore(database, tenant="acme", pool_size=1) as store:
+        store.hold([held])
+    service = build_service(database, pool_size=4)
+    try:
+        with RunningService(service) as running:
+            token = service.credentials.create(tenant="acme", repository=APP).token
+            scene = Scene(tmp_path, {SERVICE_TOKEN_ENV: token}, {SHOWN_URL: running.url})
+            scene.run(ADMIN_SERVICE)
+            scene.run(ADMIN_REFUSED)
+    finally:
+        service.close()

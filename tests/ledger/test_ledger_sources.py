@@ -13,7 +13,7 @@ from active_memory.models.changes import Rejection
 from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
 from active_memory.models.runs import Outcome
 from active_memory.runlog import RunLog
-from active_memory.store.quarantine import REVIEW_RUN, Quarantine, QuarantineEntry
+from active_memory.store.quarantine import REVIEW_RUN, QuarantineEntry
 from active_memory.store.sqlite import SqliteStore
 
 HELD = "lesson-01JWAQ00000000000000000007"
@@ -40,12 +40,12 @@ def test_an_approved_proposal_shows_its_hold_and_its_review(tmp_path: Path) -> N
         "run-q",
         Rejection(stage="source", role="repository_maintenance", code="x", index=0, id=HELD),
     )
-    with SqliteStore(path) as store, Quarantine(path) as quarantine:
-        quarantine.hold(
+    with SqliteStore(path) as store:
+        store.hold(
             [QuarantineEntry(HELD, "run-q", "repository_discovery",
                              ("instructions:download_not_run",), _draft(), "")]
         )  # fmt: skip
-        quarantine.approve(HELD, store, run_id=REVIEW_RUN)
+        store.approve_held(HELD, run_id=REVIEW_RUN)
         ledger = lesson_ledger(HELD, store, load_sources([tmp_path / "runs"]))
     (revision,) = ledger.revisions
     assert (revision.path, revision.run_id) == ("review", "review")
@@ -66,9 +66,9 @@ def test_exposure_files_count_deliveries_outside_runs(tmp_path: Path) -> None:
         os.chmod(file, 0o600)
     exposures = load_exposures(tmp_path)
     assert [e.keys for e in exposures] == [((HELD, 1),), ((HELD, 1), (HELD, 2))]
-    with SqliteStore(path) as store, Quarantine(path) as quarantine:
-        quarantine.hold([QuarantineEntry(HELD, "run-q", "r", ("s:c",), _draft(), "")])
-        quarantine.approve(HELD, store)
+    with SqliteStore(path) as store:
+        store.hold([QuarantineEntry(HELD, "run-q", "r", ("s:c",), _draft(), "")])
+        store.approve_held(HELD)
         ledger = lesson_ledger(HELD, store, LedgerSources(exposures=exposures))
     assert (ledger.standalone.deliveries, ledger.standalone.conversations) == (3, 2)
     assert ledger.standalone.revisions == (1, 2)

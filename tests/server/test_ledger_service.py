@@ -10,13 +10,13 @@ from pathlib import Path
 
 import httpx
 
-from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
 from active_memory.server import IssuedToken, RunningService
+from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
 from cli_runner import run_cli
-from factories import make_draft, make_graph_draft
+from factories import make_draft, make_graph_draft, publish_new
 from fixture_runs import RUNS
 
 Remote = Callable[[str], RemoteBackend]
@@ -24,25 +24,11 @@ Issue = Callable[..., IssuedToken]
 OTHER = "forge:example.com/acme/other"
 
 
-def _create(backend: RemoteBackend, *drafts: LessonDraft) -> list[str]:
-    ids = sorted(new_lesson_id() for _ in drafts)
-    backend.publish(
-        Publication(
-            run_id="run-1",
-            mutations=tuple(
-                Mutation(op="upsert", id=i, expected_revision=0, draft=d)
-                for i, d in zip(ids, drafts, strict=True)
-            ),
-        )
-    )
-    return ids
-
-
 def test_lessons_lists_only_the_credential_scope(issue: Issue, remote: Remote) -> None:
     mine = remote(issue().token)
     theirs = remote(issue(repository=OTHER).token)
-    ids = _create(mine, make_draft("Mine"), make_graph_draft())
-    _create(theirs, make_draft("Theirs", repository=OTHER))
+    ids = publish_new(mine, make_draft("Mine"), make_graph_draft())
+    publish_new(theirs, make_draft("Theirs", repository=OTHER))
     assert [lesson.id for lesson in mine.list_lessons()] == ids
     # The graph lesson names no repository: tenant-wide, so the other repository sees it too.
     seen = {lesson.title for lesson in theirs.list_lessons()}
@@ -62,7 +48,7 @@ def test_lessons_stats_against_the_service(
 ) -> None:
     token = issue().token
     backend = remote(token)
-    (lesson_id,) = _create(backend, make_draft("Served"))
+    (lesson_id,) = publish_new(backend, make_draft("Served"))
     folder = tmp_path / "runs" / "clean-success"
     shutil.copytree(RUNS / "clean-success", folder, ignore=shutil.ignore_patterns("checkout"))
     run_file = folder / "run.json"
@@ -87,11 +73,13 @@ def test_lessons_stats_against_the_service(
     assert [r["run_id"] for r in ledger["revisions"]] == ["run-1"]
 
 
-def test_the_browser_reads_the_service(issue: Issue, remote: Remote) -> None:
+def test_the_browser_reads_the_service_and_its_quarantine(issue: Issue, remote: Remote) -> None:
     from active_memory.ui import UiData, UiServer
 
     backend = remote(issue().token)
-    (lesson_id,) = _create(backend, make_draft("Served to the browser"))
+    (lesson_id,) = publish_new(backend, make_draft("Served to the browser"))
+    held_id = new_lesson_id()
+    backend.hold([QuarantineEntry(held_id, "run-q", "repo-discovery", ("s:c",), _held(), "")])
     with UiServer(UiData(None, [], remote=backend)) as server:
         client = httpx.Client(base_url=server.url, follow_redirects=True)
         try:
@@ -103,21 +91,27 @@ def test_the_browser_reads_the_service(issue: Issue, remote: Remote) -> None:
             assert f"[{lesson_id}@1] Served to the browser" in page.text
             held = client.get("/quarantine")
             assert held.status_code == 200
-            assert 'id="no-quarantine"' in held.text
-            assert "The memory service keeps no quarantine" in held.text
-            assert backend.url in held.text
-            # Not the local store's page: nothing to approve, no "nothing waits" either.
-            assert 'id="empty"' not in held.text
-            assert "Approving publishes" not in held.text
+            assert 'id="no-quarantine"' not in held.text
+            assert f'id="held-{held_id}"' in held.text
+            assert "Held by the service" in held.text
         finally:
             client.close()
+    # The service's review queue is the one the page showed: approving publishes through it.
+    receipt = backend.approve_held(held_id)
+    assert receipt.revisions == {held_id: 1}
+    assert backend.held() == ()
+    assert backend.get(held_id).title == "Held by the service"
+
+
+def _held() -> LessonDraft:
+    return make_draft("Held by the service")
 
 
 def test_lessons_stats_refusals_against_the_service(
     issue: Issue, remote: Remote, running: RunningService
 ) -> None:
     token = issue().token
-    _create(remote(token), make_draft("Served"))
+    publish_new(remote(token), make_draft("Served"))
     absent = "lesson-01JWZZ00000000000000000009"
     unknown = run_cli(
         ["lessons", "stats", absent, "--store", running.url],

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from active_memory.store.quarantine import Quarantine
+from active_memory.store.postgres import PostgresStore
+from active_memory.store.quarantine import Quarantine, QuarantineEntry
 from active_memory.ui import UiData, UiServer
+from factories import make_draft
 from ledger.ledger_kit import G1
 from ui.ui_kit import (
     G1_NEW_TITLE,
@@ -219,3 +221,25 @@ def test_the_printed_link_works_once(browser: WebDriver, served: tuple[UiServer,
     assert "already used" in browser.find_element(By.ID, "error").text
     browser.get(server.url + "/")
     assert "no session" in browser.find_element(By.ID, "error").text
+
+
+def test_a_team_stores_quarantine_in_a_real_browser(browser: WebDriver, pg_database: str) -> None:
+    """The page over a PostgreSQL tenant (``ui --store postgresql://…``): its held proposal is
+    listed and approved from the page, and is then live in the tenant's schema."""
+    held = QuarantineEntry(HELD_OK, "run-team", "repository_discovery",
+                           ("instructions:download_not_run",),
+                           make_draft("Pin the wheel cache in the team store"), "")  # fmt: skip
+    with PostgresStore(pg_database, tenant="browser", pool_size=2) as store:
+        store.hold([held])
+        with UiServer(UiData(None, [], remote=store)) as server:
+            browser.get(server.login_url)
+            _click_to(browser, "nav-quarantine", "/quarantine")
+            articles = browser.find_elements(By.CSS_SELECTOR, "article.held")
+            assert [a.get_attribute("id") for a in articles] == [f"held-{HELD_OK}"]
+            _shot(browser, "05-team-quarantine")
+            _click_to(browser, f"approve-{HELD_OK}", "approved=")
+            notice = browser.find_element(By.ID, "notice").text
+            assert notice == f"approved {HELD_OK}: live at revision 1"
+            assert browser.find_elements(By.ID, "empty")
+        assert store.held() == ()
+        assert store.get(HELD_OK).title == "Pin the wheel cache in the team store"

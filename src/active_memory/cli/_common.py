@@ -1,8 +1,11 @@
 """Shared CLI plumbing: ``--store``/``--json`` options, opening the store, error exits.
 
 ``--store`` is checked as it is parsed (:func:`~active_memory.store.paths.check_store_location`):
-a URL (these commands open a local SQLite file) or the zeroshot CLI's own store is bad input,
-exit 2, before any command creates a directory or a file.
+the zeroshot CLI's own store is bad input, exit 2, before any command creates a directory or a
+file. ``team_store_option`` (the admin commands) also takes a team store, a ``postgresql://``
+URL (tenant in ``$ACTIVE_MEMORY_TENANT``) or the memory service's URL (token in
+``$ACTIVE_MEMORY_SERVICE_TOKEN``, never a flag value); ``store_option`` (commands that work on
+the file itself) refuses any URL.
 
 Exit codes: 0 success, 1 the work failed (store unusable, conflict, not found), 2 bad input
 (malformed id, invalid import file, bad configuration). Errors go to stderr as one sentence.
@@ -32,6 +35,7 @@ from active_memory.limits import LIMITS
 from active_memory.store.paths import check_store_location, default_store_path
 
 if TYPE_CHECKING:
+    from active_memory.store.admin_backend import AdminBackend
     from active_memory.store.sqlite import SqliteStore
 
 # The store and the lesson models (pydantic) are imported where they are used: every command
@@ -50,12 +54,15 @@ __all__ = [
     "grouped_options",
     "json_option",
     "lesson_id_argument",
+    "local_store",
     "open_store",
     "reports_errors",
     "runs_option",
     "store_json_command",
     "store_option",
     "store_path",
+    "team_store_json_command",
+    "team_store_option",
     "workspace_option",
 ]
 
@@ -87,6 +94,36 @@ store_option = click.option(
     help="Lesson store file (default: see `active-memory store path`).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+# The schemes a team store is named by; any other `scheme://` is refused as a file path.
+_TEAM_SCHEMES = ("postgresql://", "postgres://", "https://", "http://")
+
+
+def _team_store_location(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> Path | str | None:
+    """A store file's Path, or a team store's URL as text (checked when it is opened)."""
+    if value is not None and value.startswith(_TEAM_SCHEMES):
+        return value
+    if value is not None and "://" in value:
+        scheme = capped(value.split("://", 1)[0].lower())  # never the rest: it may hold a password
+        fail(
+            f"--store: '{scheme}://…' is neither a store file, a postgresql:// URL nor the "
+            "memory service's https:// URL",
+            EXIT_BAD_INPUT,
+        )
+    return _store_location(ctx, param, value)
+
+
+team_store_option = click.option(
+    "--store",
+    "store",
+    default=None,
+    callback=_team_store_location,
+    help="Lesson store: a file (default: see `active-memory store path`), a postgresql:// URL "
+    "(tenant in $ACTIVE_MEMORY_TENANT) or the memory service's https:// URL (token in "
+    "$ACTIVE_MEMORY_SERVICE_TOKEN).",
+)
 
 
 def grouped_options(
@@ -141,16 +178,33 @@ def _lesson_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
 lesson_id_argument = click.argument("lesson_id", metavar="ID", callback=_lesson_id)
 
 
-def store_path(store: Path | None) -> Path:
+def store_path(store: Path | str | None) -> Path:
     return default_store_path() if store is None else check_store_location(store)
 
 
 @contextmanager
-def open_store(store: Path | None, *, read_only: bool) -> Iterator[SqliteStore]:
+def local_store(store: Path | str | None, *, read_only: bool) -> Iterator[SqliteStore]:
+    """The SQLite store file ``store`` names (a URL is refused, exit 2)."""
     from active_memory.store.sqlite import SqliteStore
 
     with SqliteStore(store_path(store), read_only=read_only) as opened:
         yield opened
+
+
+@contextmanager
+def open_store(store: Path | str | None, *, read_only: bool) -> Iterator[AdminBackend]:
+    """The store ``store`` names: a file (``read_only`` opens it so), PostgreSQL or the
+    memory service (their access is their credential's)."""
+    from active_memory.store.select import open_backend
+
+    location = store_path(store) if not isinstance(store, str) else store
+    with open_backend(location, read_only=read_only) as opened:
+        yield opened
+
+
+def team_store_json_command(command: Callable[P, R]) -> Callable[P, R]:
+    """:func:`store_json_command` with a ``--store`` that also takes a team store's URL."""
+    return team_store_option(json_option(reports_errors(command)))
 
 
 def capped(value: object) -> str:

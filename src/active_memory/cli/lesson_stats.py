@@ -1,11 +1,12 @@
 """``active-memory lessons stats [ID]``: what each lesson has done, from what is recorded.
 
-The store (a file, or the memory service's ``https://`` URL with ``$ACTIVE_MEMORY_SERVICE_TOKEN``)
-gives the lessons and each one's history; ``--runs`` folders give the run records, run logs,
+The store (a file, a ``postgresql://`` URL with ``$ACTIVE_MEMORY_TENANT``, or the memory
+service's ``https://`` URL with ``$ACTIVE_MEMORY_SERVICE_TOKEN``) gives the lessons, each one's
+history and the proposals held in its quarantine; ``--runs`` folders give the run records, run logs,
 latched outcomes and postmortem reports (default: the ``runs`` folder beside the store, where
-the host keeps each run's state). A local store adds its exposure files and quarantine. Each
-lesson's impact (:mod:`active_memory.impact`, as ``lessons impact`` measures it) is shown too:
-``REACHED`` counts the failures on its files after it existed that its card reached first.
+the host keeps each run's state). A local store adds its exposure files. Each lesson's impact
+(:mod:`active_memory.impact`, as ``lessons impact`` measures it) is shown too: ``REACHED``
+counts the failures on its files after it existed that its card reached first.
 """
 
 from __future__ import annotations
@@ -28,18 +29,17 @@ from active_memory.cli.lessons import _clip
 from active_memory.errors import ConfigError, LessonValidationError
 from active_memory.impact import LessonImpact, RepeatRate, measure_sources
 from active_memory.ledger import LessonLedger, ledgers, lesson_ledger, store_sources
-from active_memory.ledger.build import LedgerStore
 from active_memory.models.ids import validate_lesson_id
+from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.paths import check_store_location, default_store_path
-from active_memory.store.quarantine import Quarantine
-from active_memory.store.select import open_backend
+from active_memory.store.select import is_team_location, open_backend
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = ["rate_cell", "stats_command"]
 
 
 def _location(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is None or value.startswith(("https://", "http://")):
+    if value is None or is_team_location(value):
         return value
     try:
         return str(check_store_location(value))
@@ -57,26 +57,15 @@ def _optional_id(ctx: click.Context, param: click.Parameter, value: str | None) 
 
 
 @contextmanager
-def _opened(location: str | None) -> Iterator[tuple[LedgerStore, Path | None]]:
-    """The store to read, and the local store file (None for the service)."""
-    if location is not None and location.startswith(("https://", "http://")):
-        backend = open_backend(location)
-        try:
-            assert not isinstance(backend, SqliteStore)
+def _opened(location: str | None) -> Iterator[tuple[AdminBackend, Path | None]]:
+    """The store to read, and the local store file (None for a team store)."""
+    if is_team_location(location):
+        with open_backend(location) as backend:
             yield backend, None
-        finally:
-            backend.close()
         return
     path = Path(location) if location is not None else default_store_path()
     with SqliteStore(path, read_only=True) as store:
         yield store, path
-
-
-def _held(path: Path | None) -> set[str]:
-    if path is None:
-        return set()
-    with Quarantine(path, read_only=True) as quarantine:
-        return {entry.id for entry in quarantine.entries()}
 
 
 def _outcome_cell(ledger: LessonLedger) -> str:
@@ -205,8 +194,8 @@ def _impact_json(impact: LessonImpact | None) -> object:
     "--store",
     "location",
     callback=_location,
-    help="Lesson store file, or the memory service's https:// URL "
-    "(token in $ACTIVE_MEMORY_SERVICE_TOKEN).",
+    help="Lesson store: a file, a postgresql:// URL (tenant in $ACTIVE_MEMORY_TENANT) or the "
+    "memory service's https:// URL (token in $ACTIVE_MEMORY_SERVICE_TOKEN).",
 )
 @runs_option("")
 @json_option
@@ -218,8 +207,8 @@ def stats_command(
     and the admission of every revision. These counters never change recall ranking."""
     with _opened(location) as (store, path):
         sources = store_sources(runs, path)
-        held = _held(path)
-        retired_ids = [t.id for t in store.list_retired()] if isinstance(store, SqliteStore) else []
+        held = {entry.id for entry in store.held()}
+        retired_ids = [t.id for t in store.list_retired()]
         impacts = {
             impact.id: impact
             for impact in measure_sources(store, sources, retired=retired_ids).lessons

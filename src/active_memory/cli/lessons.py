@@ -22,8 +22,8 @@ from active_memory.cli._common import (
     lesson_id_argument,
     open_store,
     reports_errors,
-    store_json_command,
-    store_option,
+    team_store_json_command,
+    team_store_option,
 )
 from active_memory.cli.lazy import Lazy, LazyGroup
 from active_memory.cli.spellings import (
@@ -92,14 +92,14 @@ def _clip(text: str, width: int) -> str:
 @click.option("--graph", "graph_hash", help="Only graph lessons of this graph hash.")
 @click.option("--node", "node_id", help="Only graph lessons of this node id.")
 @click.option("--retired", is_flag=True, help="List tombstones (retired ids) instead.")
-@store_json_command
+@team_store_json_command
 def list_command(
     repository: str | None,
     repository_key: str | None,
     graph_hash: str | None,
     node_id: str | None,
     retired: bool,
-    store: Path | None,
+    store: Path | str | None,
     as_json: bool,
 ) -> None:
     """List live lessons sorted by id."""
@@ -165,8 +165,8 @@ def _card_lines(draft: LessonDraft) -> list[str]:
 
 @lessons.command("show")
 @lesson_id_argument
-@store_json_command
-def show_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def show_command(lesson_id: str, store: Path | str | None, as_json: bool) -> None:
     """Show one live lesson: its card and its evidence."""
     with open_store(store, read_only=True) as opened:
         lesson: Lesson = opened.get(lesson_id)
@@ -191,8 +191,8 @@ def _history_note(entry: HistoryEntry) -> str:
 
 @lessons.command("history")
 @lesson_id_argument
-@store_json_command
-def history_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def history_command(lesson_id: str, store: Path | str | None, as_json: bool) -> None:
     """Every revision of a lesson, oldest first."""
     with open_store(store, read_only=True) as opened:
         entries = opened.history(lesson_id)
@@ -208,9 +208,9 @@ def history_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
 
 
 @lessons.command("export")
-@store_option
+@team_store_option
 @reports_errors
-def export_command(store: Path | None) -> None:
+def export_command(store: Path | str | None) -> None:
     """Write every live lesson and tombstone as JSON lines on stdout, sorted by id."""
     with open_store(store, read_only=True) as opened:
         lines = list(opened.export())
@@ -251,12 +251,12 @@ def _read_lines(source: str) -> list[str]:
 @click.option(
     "--replace", is_flag=True, help="Overwrite live lessons whose content differs (new revision)."
 )
-@store_json_command
+@team_store_json_command
 def import_command(
     source: str | None,
     zeroshot: Path | None,
     replace: bool,
-    store: Path | None,
+    store: Path | str | None,
     as_json: bool,
 ) -> None:
     """Import JSON lines from FILE (`-` for stdin): validated first, then all or nothing.
@@ -330,9 +330,9 @@ def _zeroshot_report(cards: ZeroshotCards, report: ImportReport | None, as_json:
 @lesson_id_argument
 @click.option("--to", "to_revision", type=BoundedInt(1, LIMITS.revision_max), required=True)
 @expected_option("Fail unless the lesson is still at this revision.")
-@store_json_command
+@team_store_json_command
 def revert_command(
-    lesson_id: str, to_revision: int, expected: int | None, store: Path | None, as_json: bool
+    lesson_id: str, to_revision: int, expected: int | None, store: Path | str | None, as_json: bool
 ) -> None:
     """Publish an old revision's content as a new revision."""
     with open_store(store, read_only=False) as opened:
@@ -358,8 +358,8 @@ def revert_command(
 @lesson_id_argument
 @click.option("--force", cls=RenamedOption, old="--yes", is_flag=True,
               help="Erase without asking for confirmation.")  # fmt: skip
-@store_json_command
-def purge_command(lesson_id: str, force: bool, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json: bool) -> None:
     """Erase every past content of a retired lesson for good (e.g. a leaked secret)."""
     if not force:
         click.confirm(
@@ -377,8 +377,17 @@ def purge_command(lesson_id: str, force: bool, store: Path | None, as_json: bool
         f"revision {receipt.revision}; generation {receipt.generation}"
     )
     if not receipt.scrubbed:
-        click.echo(
-            "warning: another process holds the store open, so old pages may remain in its "
-            "write-ahead log until the next checkpoint; run purge again when it is idle",
-            err=True,
+        click.echo(f"warning: {_unscrubbed(store)}", err=True)
+
+
+def _unscrubbed(store: Path | str | None) -> str:
+    """Where a purged or rejected content may still linger, and what removes it."""
+    if isinstance(store, str):
+        return (
+            "PostgreSQL keeps the old row versions in its files until VACUUM reclaims them; "
+            "run VACUUM on the tenant's tables (or ask the service's operator to)"
         )
+    return (
+        "another process holds the store open, so old pages may remain in its write-ahead log "
+        "until the next checkpoint; run the command again when it is idle"
+    )

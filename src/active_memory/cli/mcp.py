@@ -23,10 +23,11 @@ from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     BoundedInt,
     fail,
+    open_store,
     reports_errors,
     runs_option,
-    store_option,
     store_path,
+    team_store_option,
     workspace_option,
 )
 from active_memory.mcp_server.reads import StoreReads
@@ -76,23 +77,33 @@ def mcp_sdk_problem(*, load: bool = True) -> str | None:
 @click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget per recall.")  # fmt: skip
 @runs_option(" for explain's ledger")
-@store_option
+@team_store_option
 @reports_errors
 def mcp_command(
-    workspace: Path | None, tokens: int, runs: tuple[Path, ...], store: Path | None
+    workspace: Path | None, tokens: int, runs: tuple[Path, ...], store: Path | str | None
 ) -> None:
     """Serve recall, explain and list to an MCP client over stdio (read-only)."""
     problem = mcp_sdk_problem()
     if problem is not None:
         fail(f"{problem}; install it with: {MCP_INSTALL}", EXIT_BAD_INPUT)
+    served = Workspace.at(workspace or Path.cwd())
+    logging.basicConfig(level=logging.WARNING, format="active-memory mcp: %(message)s")
+    if isinstance(store, str):
+        with open_store(store, read_only=True) as team:
+            tenant = getattr(team, "tenant", "?")
+            shown = getattr(team, "url", None) or f"the PostgreSQL store of tenant {tenant!r}"
+            _serve(served, str(shown), StoreReads(None, served, runs=runs, team=team), tokens)
+        return
+    database = Path(os.path.abspath(store_path(store)))
+    _serve(served, str(database), StoreReads(database, served, runs=runs), tokens)
+
+
+def _serve(served: Workspace, source: str, reads: StoreReads, tokens: int) -> None:
     from active_memory.mcp_server.server import McpTools, serve_stdio
 
-    served = Workspace.at(workspace or Path.cwd())
-    database = Path(os.path.abspath(store_path(store)))
-    logging.basicConfig(level=logging.WARNING, format="active-memory mcp: %(message)s")
     click.echo(
-        f"active-memory mcp: serving {served.key} ({served.root}) from {database}, read-only",
+        f"active-memory mcp: serving {served.key} ({served.root}) from {source}, read-only",
         err=True,
     )
     with contextlib.suppress(KeyboardInterrupt):
-        serve_stdio(McpTools(StoreReads(database, served, runs=runs), tokens=tokens))
+        serve_stdio(McpTools(reads, tokens=tokens))

@@ -38,7 +38,7 @@ from active_memory.cli._common import (
     fail,
     json_option,
     open_store,
-    store_option,
+    team_store_option,
 )
 from active_memory.cli._report_text import format_report, progress_printer
 from active_memory.cli.authoring import (
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from active_memory.agents.providers.base import ModelProvider
     from active_memory.postmortem.binding import BindingOverride
     from active_memory.postmortem.options import PostmortemOptions
-    from active_memory.store.sqlite import SqliteStore
+    from active_memory.store.admin_backend import AdminBackend
 
 # The postmortem (jsonschema, git, the provider layer) is imported inside the commands, so every
 # other command starts without it.
@@ -191,7 +191,7 @@ def check_base_url(override: BindingOverride) -> None:
 
 @contextlib.contextmanager
 def review_options(
-    store: Path | None,
+    store: Path | str | None,
     scratch: Path,
     config: RuntimeConfig,
     provider: ModelProvider,
@@ -329,7 +329,7 @@ def _check_run_log(run_log: Path | None) -> None:
 @harness_option
 @binding_options
 @exchanges_option
-@store_option
+@team_store_option
 @click.option("--timeout-ms", type=BoundedInt(1, 600_000), help="Shared deadline (timeoutMs).")
 @runtime_option
 @click.option("--dry-run", is_flag=True, help="Do everything but publish.")
@@ -351,7 +351,7 @@ def postmortem(
     harness: str | None,
     override: BindingOverride,
     exchanges: Path | None,
-    store: Path | None,
+    store: Path | str | None,
     timeout_ms: int | None,
     runtime: Path | None,
     dry_run: bool,
@@ -409,7 +409,7 @@ def postmortem(
         raise click.exceptions.Exit(EXIT_FAILED)
 
 
-def _taken_ids(opened: SqliteStore) -> list[str]:
+def _taken_ids(opened: AdminBackend) -> list[str]:
     return [lesson.id for lesson in opened.list_lessons()] + [
         tombstone.id for tombstone in opened.list_retired()
     ]

@@ -17,7 +17,7 @@ from active_memory.cli._common import (
     expected_option,
     lesson_id_argument,
     open_store,
-    store_json_command,
+    team_store_json_command,
 )
 from active_memory.models.changes import Mutation, Publication
 
@@ -29,8 +29,10 @@ RUN_ID = "cli-retire"
 @click.command("retire")
 @lesson_id_argument
 @expected_option("Fail with a conflict unless the lesson is still at this revision.")
-@store_json_command
-def retire_command(lesson_id: str, expected: int | None, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def retire_command(
+    lesson_id: str, expected: int | None, store: Path | str | None, as_json: bool
+) -> None:
     """Retire lesson ID: a checked publication that tombstones it at its current revision."""
     with open_store(store, read_only=False) as opened:
         revision = expected if expected is not None else opened.get(lesson_id).revision

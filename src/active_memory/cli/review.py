@@ -4,7 +4,9 @@ A discovered lesson that tripped only weak screening signals (a random-looking s
 download that is not run, a credential file read without a destination, a shell start-up file,
 a word mixing scripts) waits in the store's quarantine. ``approve`` publishes it through the
 store's checked publication (screened again first: a strong signal refuses the approval);
-``reject`` deletes it and scrubs the store file, so no card content is left behind.
+``reject`` deletes it and scrubs the store file, so no card content is left behind. ``--store``
+takes a file, a ``postgresql://`` URL or the memory service's URL: every store keeps its
+quarantine.
 """
 
 from __future__ import annotations
@@ -16,12 +18,11 @@ import click
 from active_memory.cli._common import (
     emit_json,
     lesson_id_argument,
-    store_json_command,
-    store_path,
+    open_store,
+    team_store_json_command,
 )
 from active_memory.cli.lessons import _card_lines, _clip
-from active_memory.store.quarantine import REVIEW_RUN, Quarantine, QuarantineEntry
-from active_memory.store.sqlite import SqliteStore
+from active_memory.store.quarantine import REVIEW_RUN, QuarantineEntry
 
 __all__ = ["review"]
 
@@ -43,11 +44,11 @@ def review() -> None:
 
 
 @review.command("list")
-@store_json_command
-def list_command(store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def list_command(store: Path | str | None, as_json: bool) -> None:
     """List quarantined proposals, oldest first."""
-    with Quarantine(store_path(store), read_only=True) as quarantine:
-        entries = quarantine.entries()
+    with open_store(store, read_only=True) as opened:
+        entries = opened.held()
     if as_json:
         emit_json([_as_json(entry) for entry in entries])
         return
@@ -63,11 +64,11 @@ def list_command(store: Path | None, as_json: bool) -> None:
 
 @review.command("show")
 @lesson_id_argument
-@store_json_command
-def show_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def show_command(lesson_id: str, store: Path | str | None, as_json: bool) -> None:
     """Show one quarantined proposal: why it was held, its card and its evidence."""
-    with Quarantine(store_path(store), read_only=True) as quarantine:
-        entry = quarantine.get(lesson_id)
+    with open_store(store, read_only=True) as opened:
+        entry = opened.held_entry(lesson_id)
     if as_json:
         emit_json(_as_json(entry))
         return
@@ -80,13 +81,12 @@ def show_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
 
 @review.command("approve")
 @lesson_id_argument
-@store_json_command
-def approve_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def approve_command(lesson_id: str, store: Path | str | None, as_json: bool) -> None:
     """Publish a quarantined proposal as a live lesson (revision 1) through the checked
     publication; exit 1 when today's screens refuse it."""
-    path = store_path(store)
-    with SqliteStore(path) as backend, Quarantine(path) as quarantine:
-        receipt = quarantine.approve(lesson_id, backend, run_id=REVIEW_RUN)
+    with open_store(store, read_only=False) as opened:
+        receipt = opened.approve_held(lesson_id, run_id=REVIEW_RUN)
     revision = receipt.revisions[lesson_id]
     if as_json:
         emit_json({"id": lesson_id, "revision": revision, "generation": receipt.generation})
@@ -98,13 +98,17 @@ def approve_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
 
 @review.command("reject")
 @lesson_id_argument
-@store_json_command
-def reject_command(lesson_id: str, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def reject_command(lesson_id: str, store: Path | str | None, as_json: bool) -> None:
     """Delete a quarantined proposal and scrub the store file of its content."""
-    with Quarantine(store_path(store)) as quarantine:
-        scrubbed = quarantine.reject(lesson_id)
+    with open_store(store, read_only=False) as opened:
+        scrubbed = opened.reject_held(lesson_id)
     if as_json:
         emit_json({"id": lesson_id, "rejected": True, "scrubbed": scrubbed})
         return
-    note = "" if scrubbed else " (a reader kept old pages; run `active-memory store check` later)"
+    note = ""
+    if not scrubbed and isinstance(store, str):
+        note = " (PostgreSQL keeps the old row version until VACUUM reclaims it)"
+    elif not scrubbed:
+        note = " (a reader kept old pages; run `active-memory store check` later)"
     click.echo(f"rejected {lesson_id}: its content was erased{note}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,11 +12,16 @@ from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     emit_json,
     fail,
+    local_store,
     open_store,
     store_json_command,
     store_path,
+    team_store_json_command,
 )
 from active_memory.cli.store_location import store_path_text
+
+if TYPE_CHECKING:
+    from active_memory.store.results import StoreCheck
 
 __all__ = ["store"]
 
@@ -36,20 +42,45 @@ def path_command(store: Path | None, as_json: bool) -> None:
 
 
 @store.command("check")
-@store_json_command
-def check_command(store: Path | None, as_json: bool) -> None:
-    """Run SQLite's integrity check and print counts; exit 1 when problems are found.
+@team_store_json_command
+def check_command(store: Path | str | None, as_json: bool) -> None:
+    """Check the store and print counts; exit 1 when problems are found.
 
-    An existing store is opened for writing, so a pending schema upgrade is applied; a missing
-    store is reported, not created. Temporaries that killed backups left behind are removed.
+    A file gets SQLite's integrity check and every row validated; an existing one is opened
+    for writing, so a pending schema upgrade is applied; a missing store is reported, not
+    created; temporaries that killed backups left behind are removed. A PostgreSQL tenant
+    (``postgresql://`` and ``$ACTIVE_MEMORY_TENANT``) gets its ledger and every row validated.
     """
+    if isinstance(store, str):
+        _check_tenant(store, as_json)
+        return
     from active_memory.store.backup import sweep_stale_backups
 
     chosen = store_path(store)
     read_only = not os.path.lexists(chosen)
     removed = sweep_stale_backups(chosen)
-    with open_store(store, read_only=read_only) as opened:
+    with local_store(store, read_only=read_only) as opened:
         report = opened.check()
+    _print_check(report, removed, as_json)
+
+
+def _check_tenant(url: str, as_json: bool) -> None:
+    if not url.startswith(("postgresql://", "postgres://")):
+        fail(
+            "store check reads a store file or a PostgreSQL tenant; the memory service's "
+            "operator checks its tenants with `active-memory store check --store "
+            "postgresql://…` and ACTIVE_MEMORY_TENANT",
+            EXIT_BAD_INPUT,
+        )
+    from active_memory.store.postgres import PostgresStore
+
+    with open_store(url, read_only=True) as team:
+        assert isinstance(team, PostgresStore)  # what a postgresql:// URL opens
+        report = team.check()
+    _print_check(report, [], as_json)
+
+
+def _print_check(report: StoreCheck, removed: list[Path], as_json: bool) -> None:
     if as_json:
         data = report.model_dump(mode="json")
         if removed:
@@ -78,8 +109,8 @@ def check_command(store: Path | None, as_json: bool) -> None:
 @store.command("backup")
 @click.argument("destination", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Replace DESTINATION if it is an existing file.")
-@store_json_command
-def backup_command(destination: Path, force: bool, store: Path | None, as_json: bool) -> None:
+@team_store_json_command
+def backup_command(destination: Path, force: bool, store: Path | str | None, as_json: bool) -> None:
     """Copy the store to DESTINATION (0600) while it stays in use.
 
     An existing DESTINATION is refused unless --force; the store itself, its -wal/-shm files and
@@ -87,10 +118,17 @@ def backup_command(destination: Path, force: bool, store: Path | None, as_json: 
     """
     from active_memory.store.files import backup_destination_problem
 
+    if isinstance(store, str):
+        fail(
+            "store backup copies an SQLite store file; back up a PostgreSQL store with "
+            "`pg_dump -n am_tenant_<tenant>` (the service's database the same way), or keep "
+            "`active-memory lessons export --store URL` as a portable copy",
+            EXIT_BAD_INPUT,
+        )
     problem = backup_destination_problem(store_path(store), destination, force=force)
     if problem is not None:
         fail(f"backup destination {str(destination)!r} {problem}", EXIT_BAD_INPUT)
-    with open_store(store, read_only=True) as opened:
+    with local_store(store, read_only=True) as opened:
         written = opened.backup(destination, force=force)
     if as_json:
         emit_json({"backup": str(written)})

@@ -14,7 +14,7 @@ import click
 from active_memory.cli._common import EXIT_BAD_INPUT, BoundedInt, fail, reports_errors, runs_option
 from active_memory.errors import ConfigError
 from active_memory.store.paths import check_store_location, default_store_path
-from active_memory.store.select import open_backend
+from active_memory.store.select import is_team_location, open_backend
 
 if TYPE_CHECKING:
     from active_memory.ui import UiData
@@ -26,8 +26,9 @@ __all__ = ["ui"]
 @click.option(
     "--store",
     "location",
-    help="Lesson store file (default: see `active-memory store path`), or the memory service's "
-    "https:// URL (token in $ACTIVE_MEMORY_SERVICE_TOKEN; no quarantine then).",
+    help="Lesson store: a file (default: see `active-memory store path`), a postgresql:// URL "
+    "(tenant in $ACTIVE_MEMORY_TENANT) or the memory service's https:// URL (token in "
+    "$ACTIVE_MEMORY_SERVICE_TOKEN).",
 )
 @runs_option(" for the ledgers and the runs page")
 @click.option("--host", default="127.0.0.1", show_default=True, help="A loopback address.")
@@ -53,7 +54,7 @@ def ui(location: str | None, runs: tuple[Path, ...], host: str, port: int) -> No
         check_loopback(host)
     except ConfigError as error:
         fail(f"--host: {error.problem}", EXIT_BAD_INPUT)
-    if location is not None and location.startswith(("https://", "http://")):
+    if is_team_location(location):
         remote = open_backend(location)
         data: UiData = UiData(None, runs, remote=remote)
     else:

@@ -16,6 +16,10 @@ from the run records, run logs, latched outcomes and reports under the ``runs`` 
 the ``runs`` folder beside the store, where an in-process host keeps each run's state), the
 exposure files beside the store, and whether a proposal with its id waits in the quarantine.
 Those sources are read again on every ``explain``, so a run that settled meanwhile counts.
+
+A team store (PostgreSQL, or the memory service through a token) is given open as ``team``
+instead of a path: it is read through the same calls, its generation alone tells whether it
+moved, and its ledgers count the ``runs`` folders given (it has no folder beside it).
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from active_memory.ledger import LedgerSources, LessonLedger, lesson_ledger, sto
 from active_memory.mcp_server.workspace import Workspace
 from active_memory.models.lessons import Lesson
 from active_memory.recall.index import RecallIndex
+from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.backend import RunIdentity, SnapshotRequest
-from active_memory.store.quarantine import Quarantine
 from active_memory.store.results import HistoryEntry
 from active_memory.store.sqlite import SqliteStore
 
@@ -52,9 +56,11 @@ class Explained:
     skipped: tuple[str, ...] = ()
 
 
-def _file_stamp(path: Path) -> tuple[int, ...]:
+def _file_stamp(path: Path | None) -> tuple[int, ...]:
     """What tells the store file apart from one put in its place (0s when it is missing: the
-    open that follows names the problem)."""
+    open that follows names the problem; and for a team store, which has no file)."""
+    if path is None:
+        return (0, 0, 0, 0)
     try:
         info = os.stat(path)
     except OSError:
@@ -63,17 +69,32 @@ def _file_stamp(path: Path) -> tuple[int, ...]:
 
 
 class StoreReads:
-    """The workspace's lessons in the store at ``path``."""
+    """The workspace's lessons in the store at ``path``, or in the open ``team`` store (then
+    ``path`` is None; the caller closes it)."""
 
-    def __init__(self, path: Path, workspace: Workspace, *, runs: Sequence[Path] = ()) -> None:
-        self.path = Path(os.path.abspath(path))
+    def __init__(
+        self,
+        path: Path | None,
+        workspace: Workspace,
+        *,
+        runs: Sequence[Path] = (),
+        team: AdminBackend | None = None,
+    ) -> None:
+        if (path is None) == (team is None):
+            raise ValueError("StoreReads reads either a store file (path) or a team store")
+        self.path = None if path is None else Path(os.path.abspath(path))
+        self.team = team
         self.workspace = workspace
         self.runs = tuple(Path(os.path.abspath(folder)) for folder in runs)
         self._stamp: tuple[int, ...] | None = None
         self._index: RecallIndex | None = None
 
     @contextmanager
-    def _store(self) -> Iterator[SqliteStore]:
+    def _store(self) -> Iterator[AdminBackend]:
+        if self.team is not None:
+            yield self.team
+            return
+        assert self.path is not None
         with SqliteStore(self.path, read_only=True) as store:
             yield store
 
@@ -114,10 +135,7 @@ class StoreReads:
             if owner is None or not self.workspace.owns(owner):
                 return None
             sources = self._sources()
-            # Inside the store's context: its close removes the -wal/-shm files this read
-            # made, the quarantine's own connection included.
-            with Quarantine(self.path, read_only=True) as quarantine:
-                held = [entry.id for entry in quarantine.entries() if entry.id == lesson_id]
+            held = [entry.id for entry in store.held() if entry.id == lesson_id]
             ledger = lesson_ledger(lesson_id, store, sources, quarantined=held)
         return Explained(live, history, retired_at, ledger, sources.skipped)
 

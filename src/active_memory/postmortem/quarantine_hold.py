@@ -3,8 +3,9 @@
 A discovery that admission quarantined (weak signals only) is never published. After the
 publication round, each one still held by a specialist that did not fail gets a host-assigned
 lesson id and is written, draft and evidence, to the store's quarantine table
-(:mod:`active_memory.store.quarantine`), where ``active-memory lessons review`` finds it. A dry
-run, a backend without a local quarantine, or a failed write keeps nothing; the report and the
+(:mod:`active_memory.store.quarantine`: SQLite, PostgreSQL or the memory service), where
+``active-memory lessons review`` finds it. A dry run, a read-only backend, or a failed write
+keeps nothing; the report and the
 run log count the proposals all the same (``kept`` says which).
 """
 
@@ -48,8 +49,7 @@ def _write(state: ReviewState, entries: list[QuarantineEntry]) -> bool:
     quarantine = quarantine_for(state.options.backend)
     if quarantine is None:
         return False
-    with quarantine:
-        quarantine.hold(entries)
+    quarantine.hold(entries)  # the run's own backend: the postmortem's caller closes it
     return True
 
 

@@ -122,7 +122,7 @@ class DowngradeNote(Model):
 class QuarantineNote(Model):
     """A discovered lesson held for review instead of published: the id it waits under, its
     specialist and the weak signals it tripped (``stage:code``, never text). ``kept`` is False
-    when the store keeps no quarantine (a dry run, a remote backend) or could not write it."""
+    when the store keeps no quarantine (a dry run, a read-only store) or could not write it."""
 
     id: str
     specialist: str

@@ -40,13 +40,16 @@ from active_memory.errors import (
     LessonValidationError,
     PublicationError,
     PublicationFenced,
+    QuarantineNotFound,
     RevisionConflict,
     ScopeRefused,
     ScreenRefused,
 )
 from active_memory.models.base import Model
 from active_memory.models.lessons import GraphScope
+from active_memory.server.admin_routes import admin_routes
 from active_memory.server.credentials import Credential, CredentialStore
+from active_memory.store.admin_wire import HELD_SUBJECT
 from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
 from active_memory.store.postgres import PostgresStore
 from active_memory.store.results import DEFAULT_LIMITS, StoreLimits
@@ -131,6 +134,8 @@ def _refusal_for(error: ActiveMemoryError) -> _Refusal:
         return _Refusal("not_found", message, retired_at=error.revision)
     if isinstance(error, LessonNotFound):
         return _Refusal("not_found", message)
+    if isinstance(error, QuarantineNotFound):
+        return _Refusal("not_found", message, subject=HELD_SUBJECT)
     if isinstance(error, PublicationFenced):
         return _Refusal("fenced", message)
     if isinstance(error, LessonValidationError):
@@ -261,6 +266,10 @@ class MemoryService:
 
         return endpoint
 
+    # The admin routes (server/admin_routes.py) run through the same pipeline.
+    route = _route
+    read_body = _body
+
     # -- the operations --------------------------------------------------------------------
 
     async def _snapshot(self, request: Request, who: Credential, arrived: float) -> BaseModel:
@@ -353,4 +362,5 @@ class MemoryService:
             ("purge", self._purge),
         ):
             routes.append(Route(f"{API_PREFIX}/{name}", self._route(handler), methods=["POST"]))
+        routes += admin_routes(self)
         return Starlette(routes=routes)

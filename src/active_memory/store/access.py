@@ -34,7 +34,12 @@ from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.results import HistoryEntry
 from active_memory.store.sql import SqlConnection
 
-__all__ = ["AccessScope", "refuse_out_of_scope", "refuse_revisions_out_of_scope"]
+__all__ = [
+    "AccessScope",
+    "reachable_ids",
+    "refuse_out_of_scope",
+    "refuse_revisions_out_of_scope",
+]
 
 _CHUNK = 500
 
@@ -93,6 +98,16 @@ def _stored_scopes(
         for lesson_id, kind, scoped, repository, graph_hash in rows:
             scopes[str(lesson_id)] = (str(kind), repository, graph_hash) if scoped else None
     return scopes
+
+
+def reachable_ids(conn: SqlConnection, ids: Iterable[str], access: AccessScope) -> set[str]:
+    """The stored ids among ``ids`` whose last live scope ``access`` reaches."""
+    scopes = _stored_scopes(conn, list(dict.fromkeys(ids)))
+    return {
+        lesson_id
+        for lesson_id, stored in scopes.items()
+        if stored is not None and access.allows(*stored)
+    }
 
 
 def refuse_out_of_scope(conn: SqlConnection, ids: Iterable[str], access: AccessScope) -> None:

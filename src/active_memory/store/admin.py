@@ -1,5 +1,5 @@
 """Admin reads and repairs behind the stores (SQLite and PostgreSQL): list, get, history, revert,
-purge, check (SQLite only).
+purge, check (SQLite's whole file; PostgreSQL's rows through :func:`row_problems`).
 
 Functions take an open connection (``store.sql.SqlConnection``); the store owns locking and
 transactions. Decoding failures become StoreError naming the id, never a silently shorter list,
@@ -10,6 +10,8 @@ a listing cannot read is a problem ``check`` reports by id.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from active_memory.store.writes import (
 )
 
 __all__ = [
+    "capacity_problems",
     "check_store",
     "get_lesson",
     "list_live",
@@ -43,6 +46,7 @@ __all__ = [
     "plan_purge",
     "plan_revert",
     "read_history",
+    "row_problems",
 ]
 
 _HISTORY_OPS: tuple[HistoryOp, ...] = ("upsert", "retire", "revert", "purge")
@@ -227,6 +231,9 @@ def plan_purge(conn: SqlConnection, lesson_id: str) -> tuple[Change | None, int]
     return Change(lesson_id, "purge", state.revision + 1, state.kind), erased
 
 
+RowReader = Callable[[str, str], list[tuple[object, ...]]]
+
+
 def _readable_rows(conn: sqlite3.Connection, columns: str, rest: str) -> list[tuple[object, ...]]:
     """The rows a listing would read, cell for cell, leaving out those whose text is not UTF-8
     (:func:`undecodable_ids` reports them)."""
@@ -240,12 +247,7 @@ def _readable_rows(conn: sqlite3.Connection, columns: str, rest: str) -> list[tu
 
 
 def _content_problems(conn: sqlite3.Connection) -> list[str]:
-    """Every live row and every stored past revision, read as the listings read them and
-    validated completely, and every live card screened; problems name ids, columns and codes,
-    never stored text."""
-    from active_memory.screening.cards import screen_card  # on use, as in plan_revert
-    from active_memory.screening.verdict import is_weak
-
+    """SQLite's text that is not UTF-8, then :func:`row_problems` over the rest."""
     problems = [
         f"stored lesson {label} has a {column} that is not UTF-8 text"
         for label, column in undecodable_ids(conn, "records")
@@ -254,9 +256,21 @@ def _content_problems(conn: sqlite3.Connection) -> list[str]:
         f"a past revision of lesson {label} has a {column} that is not UTF-8 text"
         for label, column in undecodable_ids(conn, "history")
     ]
-    for row in _readable_rows(
-        conn, f"{LIVE_COLUMNS}, checksum", "records WHERE deleted = 0 ORDER BY id"
-    ):
+    return problems + row_problems(conn, partial(_readable_rows, conn))
+
+
+def row_problems(conn: SqlConnection, read: RowReader | None = None) -> list[str]:
+    """Every live row and every stored past revision, read as the listings read them
+    (``read(columns, rest)``; default a plain SELECT) and validated completely, every live
+    card screened, and revisions within bounds; problems name ids, columns and codes, never
+    stored text. Engine-neutral: PostgreSQL's ``store check`` runs it as it is."""
+    from active_memory.screening.cards import screen_card  # on use, as in plan_revert
+    from active_memory.screening.verdict import is_weak
+
+    if read is None:
+        read = partial(_plain_rows, conn)
+    problems: list[str] = []
+    for row in read(f"{LIVE_COLUMNS}, checksum", "records WHERE deleted = 0 ORDER BY id"):
         try:
             lesson = decode_lesson(row[:-1])
         except RecordError as error:
@@ -276,27 +290,40 @@ def _content_problems(conn: sqlite3.Connection) -> list[str]:
                 f"stored lesson {row[0]!r} trips the admission screen ({', '.join(codes)}); "
                 "retire it or publish a corrected revision"
             )
-    for lesson_id, revision, body, evidence in _readable_rows(
-        conn,
-        "id, revision, body, evidence",
-        "history WHERE body IS NOT NULL ORDER BY id, revision",
+    for lesson_id, revision, body, evidence in read(
+        "id, revision, body, evidence", "history WHERE body IS NOT NULL ORDER BY id, revision"
     ):
         try:
             decode_draft(body, evidence)
         except RecordError as error:
             problems.append(f"revision {revision} of {lesson_id!r} {error}")
-    return problems + _revision_problems(conn)
+    return problems + _revision_problems(conn, read)
 
 
-def _revision_problems(conn: sqlite3.Connection) -> list[str]:
+def capacity_problems(conn: SqlConnection) -> list[str]:
+    """The trigger-maintained counters against a recount of the rows."""
+    capacity, recount = read_capacity(conn), count_capacity(conn)
+    if capacity == recount:
+        return []
+    return [
+        f"capacity counters {capacity} disagree with a recount {recount}; the store was "
+        "edited outside active-memory"
+    ]
+
+
+def _plain_rows(conn: SqlConnection, columns: str, rest: str) -> list[tuple[object, ...]]:
+    return [tuple(row) for row in conn.execute(f"SELECT {columns} FROM {rest}").fetchall()]
+
+
+def _revision_problems(conn: SqlConnection, read: RowReader) -> list[str]:
     """Revisions past the bound (an edit outside the toolkit): an export of them could not be
     imported again, and no write can follow them."""
     top = LIMITS.revision_max
     found = [
         f"stored lesson {lesson_id!r} is at revision {revision}, past the highest revision "
         f"({top}); export it and import its content as a new lesson"
-        for lesson_id, revision in _readable_rows(
-            conn, "id, revision", f"records WHERE revision > {top} ORDER BY id"
+        for lesson_id, revision in read(
+            "id, revision", f"records WHERE revision > {top} ORDER BY id"
         )
     ]
     (past,) = conn.execute(f"SELECT count(*) FROM history WHERE revision > {top}").fetchone()
@@ -347,27 +374,28 @@ def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
         problems += _schema_problems(conn)
     if not problems:  # decoding rows of a damaged file could fail in SQLite itself
         problems += _content_problems(conn)
-    capacity = read_capacity(conn)
-    recount = count_capacity(conn)
-    if capacity != recount:
-        problems.append(
-            f"capacity counters {capacity} disagree with a recount {recount}; the store was "
-            "edited outside active-memory"
-        )
-    applied = applied_migrations(conn)
-    generation = read_generation(conn)
-    (history_rows,) = conn.execute("SELECT count(*) FROM history").fetchone()
+    problems += capacity_problems(conn)
+    applied = [name for name, _ in applied_migrations(conn)]
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+    return counted_check(conn, str(path), applied, int(page_size) * int(page_count), problems)
+
+
+def counted_check(
+    conn: SqlConnection, where: str, applied: list[str], file_bytes: int, problems: list[str]
+) -> StoreCheck:
+    """A check's verdict with the store's counts, read in the caller's read transaction."""
+    recount = count_capacity(conn)
+    (history_rows,) = conn.execute("SELECT count(*) FROM history").fetchone()
     return StoreCheck(
-        path=str(path),
-        schema_version=applied[-1][0] if applied else "none",
+        path=where,
+        schema_version=applied[-1] if applied else "none",
         migrations=len(applied),
-        generation=generation,
+        generation=read_generation(conn),
         live=recount.live,
         tombstones=recount.rows - recount.live,
         history_rows=int(history_rows),
         content_bytes=recount.content_bytes,
-        file_bytes=int(page_size) * int(page_count),
+        file_bytes=file_bytes,
         problems=tuple(problems),
     )

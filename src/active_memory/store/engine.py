@@ -3,30 +3,54 @@
 The planning and writing logic (``checked``, ``writes``, ``admin``, ``transfer``) already runs
 over :class:`~active_memory.store.sql.SqlConnection`. This module holds the operations both
 stores compose from it the same way (a snapshot's SELECT, a checked revert, a purge, an import)
-and :class:`EngineStore`, the base that serves the reads both expose unchanged through the
-subclass's own ``_reading()`` and ``_writing()`` transactions. Each store keeps what differs:
-how it opens and locks a transaction, SQLite's scrub of the file after a purge, the access
-scopes a hosted PostgreSQL store checks.
+and :class:`EngineStore`, the base that serves the reads both expose unchanged, and the
+quarantine's review (hold, list, show, approve, reject), through the subclass's own
+``_reading()`` and ``_writing()`` transactions. Each store keeps what differs: how it opens and
+locks a transaction, SQLite's scrub of the file after a purge or a rejection, the access scopes
+a hosted PostgreSQL store checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 
-from active_memory.errors import ImportConflict, RevisionConflict, RevisionMismatch
+from active_memory.errors import (
+    ImportConflict,
+    PublicationError,
+    RevisionConflict,
+    RevisionMismatch,
+    ScopeRefused,
+)
+from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import Lesson
 from active_memory.store import admin
+from active_memory.store.access import AccessScope, refuse_out_of_scope
 from active_memory.store.backend import PublicationControl, PublicationReceipt, SnapshotRequest
+from active_memory.store.checked import publish_checked
 from active_memory.store.closing import Closing
 from active_memory.store.codec import LIVE_COLUMNS
-from active_memory.store.results import ImportReport, PurgeReceipt, StoreLimits, Tombstone
+from active_memory.store.quarantine_rows import (
+    QuarantineEntry,
+    drop_held,
+    hold_entries,
+    read_held,
+    read_held_entry,
+)
+from active_memory.store.results import (
+    HistoryEntry,
+    ImportReport,
+    PurgeReceipt,
+    StoreLimits,
+    Tombstone,
+)
 from active_memory.store.sql import SqlConnection
 from active_memory.store.transfer import ImportEntry, lesson_line, parse_lines, plan_import
 from active_memory.store.writes import Change, apply_changes, read_generation, read_states
 
 __all__ = [
     "ADMIN_RUN",
+    "REVIEW_RUN",
     "EngineStore",
     "import_entries",
     "purge_marked",
@@ -36,6 +60,8 @@ __all__ = [
 
 # The run id a revert or purge is recorded under in the history when the caller names none.
 ADMIN_RUN = "admin"
+# The run id an approved quarantined proposal is published under when the caller names none.
+REVIEW_RUN = "review"
 
 
 def select_snapshot(
@@ -192,3 +218,110 @@ class EngineStore(Closing):
             return import_entries(
                 conn, entries, replace=replace, run_id=run_id, limits=self._limits
             )
+
+    def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
+        """Every revision of ``lesson_id``, oldest first (content erased by purge is None)."""
+        with self._reading() as conn:
+            return admin.read_history(conn, lesson_id)
+
+    def revert(
+        self,
+        lesson_id: str,
+        to_revision: int,
+        *,
+        expected_revision: int | None = None,
+        run_id: str = ADMIN_RUN,
+    ) -> PublicationReceipt:
+        """Write ``to_revision``'s content as a new revision, checked like a publication.
+
+        ``expected_revision`` (when given) must be the current revision, else RevisionConflict.
+        """
+        with self._writing() as conn:
+            change = admin.plan_revert(conn, lesson_id, to_revision)
+            return revert_checked(
+                conn, change, expected_revision, run_id=run_id, limits=self._limits
+            )
+
+    # -- the quarantine's review -----------------------------------------------------------
+
+    def held(self, *, within: AccessScope | None = None) -> tuple[QuarantineEntry, ...]:
+        """Every held proposal, oldest first, then by id; with ``within``, only those whose
+        draft that scope reaches."""
+        with self._reading() as conn:
+            entries = read_held(conn)
+        if within is None:
+            return entries
+        return tuple(entry for entry in entries if within.allows_draft(entry.draft))
+
+    def held_entry(self, lesson_id: str, *, within: AccessScope | None = None) -> QuarantineEntry:
+        """The held proposal ``lesson_id``; QuarantineNotFound, or ScopeRefused outside
+        ``within``."""
+        with self._reading() as conn:
+            entry = read_held_entry(conn, lesson_id)
+        _refuse_held_outside(entry, within)
+        return entry
+
+    def hold(
+        self, entries: Sequence[QuarantineEntry], *, within: AccessScope | None = None
+    ) -> None:
+        """Keep ``entries`` for review, all or none; an id already held is replaced. With
+        ``within``, ScopeRefused when a draft, or the entry it would replace, lies outside it
+        (nothing is kept)."""
+        if not entries:
+            return
+        for entry in entries:
+            _refuse_held_outside(entry, within)
+        with self._writing() as conn:
+            if within is not None:
+                refuse_out_of_scope(conn, [entry.id for entry in entries], within)
+                # Replacing a held entry is changing it: another repository's stays theirs.
+                for held in read_held(conn):
+                    if held.id in {entry.id for entry in entries}:
+                        _refuse_held_outside(held, within)
+            hold_entries(conn, entries)
+
+    def approve_held(
+        self, lesson_id: str, *, run_id: str = REVIEW_RUN, within: AccessScope | None = None
+    ) -> PublicationReceipt:
+        """Publish the held draft as a new lesson (a create expecting revision 0, so it cannot
+        overwrite anything) and drop the entry, in one transaction. Screened again first: a
+        strong signal today's detectors find refuses the approval (PublicationError); the weak
+        signals it was held for are what the person approved."""
+        # The screens load on use, as in store.transfer: a reading command never needs them.
+        from active_memory.screening.cards import screen_card
+        from active_memory.screening.verdict import is_weak
+
+        entry = self.held_entry(lesson_id, within=within)
+        strong = [code for code in screen_card(entry.draft) if not is_weak(code)]
+        if strong:
+            raise PublicationError(
+                f"quarantined proposal {lesson_id!r} now trips {', '.join(strong)}; "
+                f"reject it with `active-memory lessons review reject {lesson_id}`"
+            )
+        mutation = Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=entry.draft)
+        publication = Publication(run_id=run_id, mutations=(mutation,))
+        with self._writing() as conn:
+            # Read again under the writers' lock: the entry screened above is the one published.
+            if read_held_entry(conn, lesson_id) != entry:
+                raise PublicationError(
+                    f"quarantined proposal {lesson_id!r} changed while it was being approved; "
+                    "show it again and decide"
+                )
+            if within is not None:
+                refuse_out_of_scope(conn, [lesson_id], within)
+            receipt = publish_checked(conn, publication, self._limits)
+            drop_held(conn, lesson_id)
+        return receipt
+
+    def reject_held(self, lesson_id: str, *, within: AccessScope | None = None) -> bool:
+        """Delete the held proposal; whether its content also left the engine's files (False
+        here: only the engine can say, SQLite's store scrubs its file)."""
+        with self._writing() as conn:
+            _refuse_held_outside(read_held_entry(conn, lesson_id), within)
+            drop_held(conn, lesson_id)
+        return False
+
+
+def _refuse_held_outside(entry: QuarantineEntry, within: AccessScope | None) -> None:
+    if within is not None and not within.allows_draft(entry.draft):
+        raise ScopeRefused(f"quarantined proposal {entry.id!r}", within.describe())

@@ -208,8 +208,9 @@ def check_store_location(
     """``path`` as a Path if active-memory may use it as its SQLite store, else ConfigError.
 
     Refused: anything that looks like a URL (``postgresql://…``, ``https://…``, any
-    ``scheme://``), since these commands open a local SQLite file (a team backend is chosen by
-    a host's configuration, :mod:`active_memory.store.select`), and the zeroshot CLI's own store.
+    ``scheme://``), since a path names a local SQLite file (a team store's URL is opened by
+    :mod:`active_memory.store.select`, which the admin commands call for it), and the zeroshot
+    CLI's own store.
     A URL is never echoed whole (it may carry a password): only its scheme is named.
     """
     if isinstance(path, bytes):
@@ -221,8 +222,8 @@ def check_store_location(
         raise ConfigError(
             "store",
             f"'{scheme}://…' looks like a URL, but this command works on a local SQLite store "
-            f"(PostgreSQL and the team service are a host's store setting: see docs/team.md); "
-            f"{_SUPPORTED_FORMS}",
+            f"file (the `lessons` commands, `postmortem`, `ui` and `mcp` also take a "
+            f"postgresql:// or memory service URL: see docs/team.md); {_SUPPORTED_FORMS}",
         )
     if is_zeroshot_store_path(text, env=env, platform=platform):
         raise ConfigError(

@@ -24,6 +24,7 @@ import ipaddress
 import os
 import ssl
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -36,6 +37,7 @@ from active_memory.errors import (
     LessonValidationError,
     PublicationError,
     PublicationFenced,
+    QuarantineNotFound,
     RevisionConflict,
     RevisionMismatch,
     ScopeRefused,
@@ -47,6 +49,20 @@ from active_memory.errors import (
 from active_memory.models.base import Model
 from active_memory.models.changes import Publication
 from active_memory.models.lessons import Lesson
+from active_memory.store.admin_wire import (
+    HELD_SUBJECT,
+    ApproveBody,
+    ExportAnswer,
+    HeldAnswer,
+    HeldCountAnswer,
+    HeldWire,
+    HoldBody,
+    ImportBody,
+    LessonAnswer,
+    LessonIdBody,
+    RejectAnswer,
+    RetiredAnswer,
+)
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -56,7 +72,15 @@ from active_memory.store.backend import (
 from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
 from active_memory.store.closing import Closing
 from active_memory.store.codec import DecodedRows
-from active_memory.store.results import DEFAULT_LIMITS, HistoryEntry, PurgeReceipt
+from active_memory.store.engine import REVIEW_RUN
+from active_memory.store.quarantine_rows import QuarantineEntry
+from active_memory.store.results import (
+    DEFAULT_LIMITS,
+    HistoryEntry,
+    ImportReport,
+    PurgeReceipt,
+    Tombstone,
+)
 from active_memory.store.wire import (
     API_PREFIX,
     ErrorAnswer,
@@ -232,6 +256,8 @@ class RemoteBackend(Closing):
                     for m in error.mismatches
                 ]
             )
+        if error.error == "not_found" and error.subject == HELD_SUBJECT:
+            return QuarantineNotFound(lesson_id or "?")
         if error.error == "not_found" and lesson_id is not None:
             if error.retired_at is not None:
                 return LessonRetired(lesson_id, error.retired_at)
@@ -290,10 +316,82 @@ class RemoteBackend(Closing):
         )
         return tuple(entry.entry() for entry in answer.entries)
 
-    def list_lessons(self) -> tuple[Lesson, ...]:
-        """Every live lesson the token's scope reaches, sorted by id (validated on arrival)."""
+    def list_lessons(
+        self,
+        repository: str | None = None,
+        graph_hash: str | None = None,
+        node_id: str | None = None,
+    ) -> tuple[Lesson, ...]:
+        """Every live lesson the token's scope reaches, sorted by id (validated on arrival);
+        each filter given must match exactly, as on a store."""
         answer = self._call("/lessons", None, LessonsAnswer, StoreError)
-        return tuple(sorted(answer.lessons, key=lambda lesson: lesson.id))
+        wanted = (("repository", repository), ("graph_hash", graph_hash), ("node_id", node_id))
+        return tuple(
+            lesson
+            for lesson in sorted(answer.lessons, key=lambda lesson: lesson.id)
+            if all(
+                value is None or getattr(lesson.scope, field, None) == value
+                for field, value in wanted
+            )
+        )
+
+    def list_retired(self) -> tuple[Tombstone, ...]:
+        """The tombstones the token's scope reaches, sorted by id."""
+        return self._call("/retired", None, RetiredAnswer, StoreError).items()
+
+    def get(self, lesson_id: str) -> Lesson:
+        body = LessonIdBody(id=lesson_id)
+        return self._call("/lesson", body, LessonAnswer, StoreError, lesson_id=lesson_id).lesson
+
+    def export(self) -> Iterator[str]:
+        """The export lines of every lesson and tombstone the token's scope reaches."""
+        return iter(self._call("/export", None, ExportAnswer, StoreError).lines)
+
+    def import_lines(
+        self, lines: Iterable[str], *, replace: bool = False, run_id: str = "import"
+    ) -> ImportReport:
+        """Import an export through the service, all or nothing; every line is validated here
+        first (LessonValidationError) and again by the service. Tombstone lines are refused
+        through a token (ScopeRefused): import them with the database's own URL."""
+        from active_memory.store.transfer import parse_lines  # the screens load on use
+
+        kept = tuple(lines)
+        parse_lines(kept)
+        body = ImportBody(lines=kept, replace=replace, run_id=run_id)
+        return self._call("/import", body, ImportReport, StoreError, unknown_outcome=True)
+
+    # -- the quarantine's review -----------------------------------------------------------
+
+    def held(self) -> tuple[QuarantineEntry, ...]:
+        answer = self._call("/review", None, HeldAnswer, StoreError)
+        return tuple(wire.entry() for wire in answer.entries)
+
+    def held_entry(self, lesson_id: str) -> QuarantineEntry:
+        body = LessonIdBody(id=lesson_id)
+        return self._call("/review/show", body, HeldWire, StoreError, lesson_id=lesson_id).entry()
+
+    def hold(self, entries: Sequence[QuarantineEntry]) -> None:
+        if entries:
+            body = HoldBody(entries=tuple(HeldWire.of(entry) for entry in entries))
+            self._call("/review/hold", body, HeldCountAnswer, StoreError)
+
+    def approve_held(self, lesson_id: str, *, run_id: str = REVIEW_RUN) -> PublicationReceipt:
+        body = ApproveBody(id=lesson_id, run_id=run_id)
+        answer = self._call(
+            "/review/approve",
+            body,
+            ReceiptAnswer,
+            StoreError,
+            lesson_id=lesson_id,
+            unknown_outcome=True,
+        )
+        return PublicationReceipt(answer.generation, dict(answer.revisions))
+
+    def reject_held(self, lesson_id: str) -> bool:
+        """Delete the held proposal; False: PostgreSQL keeps the dead row until VACUUM."""
+        body = LessonIdBody(id=lesson_id)
+        answer = self._call("/review/reject", body, RejectAnswer, StoreError, lesson_id=lesson_id)
+        return answer.scrubbed
 
     def revert(
         self,

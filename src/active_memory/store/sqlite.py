@@ -27,6 +27,7 @@ from active_memory.errors import (
 )
 from active_memory.models.changes import Publication
 from active_memory.store import admin
+from active_memory.store.access import AccessScope
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -47,7 +48,6 @@ from active_memory.store.engine import (
     ADMIN_RUN,
     EngineStore,
     purge_marked,
-    revert_checked,
     select_snapshot,
 )
 from active_memory.store.files import backup_destination_problem
@@ -56,7 +56,6 @@ from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, d
 from active_memory.store.quarantine_rows import QuarantineEntry
 from active_memory.store.results import (
     DEFAULT_LIMITS,
-    HistoryEntry,
     PurgeReceipt,
     StoreCheck,
     StoreLimits,
@@ -192,30 +191,7 @@ class SqliteStore(EngineStore):
         with self._writing() as conn:
             delete_receipt(conn, session)
 
-    # -- admin (list_lessons, list_retired, get, export, import_lines: EngineStore) ---------
-
-    def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
-        """Every revision of ``lesson_id``, oldest first (content erased by purge is None)."""
-        with self._reading() as conn:
-            return admin.read_history(conn, lesson_id)
-
-    def revert(
-        self,
-        lesson_id: str,
-        to_revision: int,
-        *,
-        expected_revision: int | None = None,
-        run_id: str = ADMIN_RUN,
-    ) -> PublicationReceipt:
-        """Write ``to_revision``'s content as a new revision, checked like a publication.
-
-        ``expected_revision`` (when given) must be the current revision, else RevisionConflict.
-        """
-        with self._writing() as conn:
-            change = admin.plan_revert(conn, lesson_id, to_revision)
-            return revert_checked(
-                conn, change, expected_revision, run_id=run_id, limits=self._limits
-            )
+    # -- admin (list, get, history, revert, export, import, review: EngineStore) ------------
 
     def purge(self, lesson_id: str, *, run_id: str = ADMIN_RUN) -> PurgeReceipt:
         """Erase every past content of a retired lesson, then scrub the file and its WAL.
@@ -229,6 +205,14 @@ class SqliteStore(EngineStore):
                 receipt = purge_marked(conn, lesson_id, run_id=run_id, limits=self._limits)
             scrubbed = scrub_file(conn)
         return receipt.model_copy(update={"scrubbed": scrubbed})
+
+    def reject_held(self, lesson_id: str, *, within: AccessScope | None = None) -> bool:
+        """Delete the held proposal, then scrub the file: secure delete zeroes the freed cells,
+        a truncating checkpoint and VACUUM drop stale pages, so no card content is left behind.
+        Whether the scrub completed (a busy reader can keep old pages in the WAL)."""
+        with self._lock:
+            super().reject_held(lesson_id, within=within)
+            return scrub_file(self._connection(write=True))
 
     def backup(self, destination: str | os.PathLike[str], *, force: bool = False) -> Path:
         """Copy the store with SQLite's online backup API to ``destination`` (0600).

@@ -24,7 +24,7 @@ from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Reposi
 from active_memory.recall.render import render
 from active_memory.runlog import LogValue
 from active_memory.store.backend import PublicationReceipt
-from active_memory.store.quarantine import REVIEW_RUN, Quarantine, QuarantineEntry
+from active_memory.store.quarantine import REVIEW_RUN, QuarantineEntry, QuarantineKeeper
 from active_memory.store.results import HistoryEntry
 from active_memory.store.sqlite import SqliteStore
 
@@ -160,7 +160,8 @@ class RunRow:
 
 class UiData:
     """The store and the run folders the page reads. A local store also gives the exposure
-    files and the quarantine; a service gives lessons, history and ledgers only."""
+    files; every store gives lessons, history, ledgers and its quarantine (``remote``: a
+    PostgreSQL store or the memory service's client)."""
 
     def __init__(
         self,
@@ -190,7 +191,7 @@ class UiData:
 
     @property
     def has_quarantine(self) -> bool:
-        return self.remote is None
+        return self.remote is None or isinstance(self.remote, QuarantineKeeper)
 
     @property
     def service_url(self) -> str | None:
@@ -198,35 +199,41 @@ class UiData:
         url = getattr(self.remote, "url", None)
         return url if isinstance(url, str) else None
 
+    @contextmanager
+    def _quarantine(self, *, read_only: bool) -> Iterator[QuarantineKeeper]:
+        """The team store's own quarantine, or the local store file's."""
+        if isinstance(self.remote, QuarantineKeeper):
+            yield self.remote
+            return
+        assert self.store_path is not None  # no remote: the page reads a store file
+        with SqliteStore(self.store_path, read_only=read_only) as store:
+            yield store
+
     def quarantine(self) -> tuple[QuarantineEntry, ...]:
-        if not self.has_quarantine or self.store_path is None:
+        if not self.has_quarantine:
             return ()
-        with Quarantine(self.store_path, read_only=True) as quarantine:
-            return quarantine.entries()
+        with self._quarantine(read_only=True) as quarantine:
+            return quarantine.held()
 
     def held(self, lesson_id: str) -> QuarantineEntry:
-        if self.store_path is None:  # the memory service keeps no quarantine
+        if not self.has_quarantine:
             raise QuarantineNotFound(lesson_id)
-        with Quarantine(self.store_path, read_only=True) as quarantine:
-            return quarantine.get(lesson_id)
+        with self._quarantine(read_only=True) as quarantine:
+            return quarantine.held_entry(lesson_id)
 
     def approve(self, lesson_id: str) -> PublicationReceipt:
         """What ``lessons review approve`` does: screened again, then a checked publication."""
-        if self.store_path is None:  # the memory service keeps no quarantine
+        if not self.has_quarantine:
             raise QuarantineNotFound(lesson_id)
-        with (
-            self._deciding,
-            SqliteStore(self.store_path) as backend,
-            Quarantine(self.store_path) as quarantine,
-        ):
-            return quarantine.approve(lesson_id, backend, run_id=REVIEW_RUN)
+        with self._deciding, self._quarantine(read_only=False) as quarantine:
+            return quarantine.approve_held(lesson_id, run_id=REVIEW_RUN)
 
     def reject(self, lesson_id: str) -> bool:
-        """What ``lessons review reject`` does: delete the entry and scrub the file."""
-        if self.store_path is None:  # the memory service keeps no quarantine
+        """What ``lessons review reject`` does: delete the entry (and scrub a store file)."""
+        if not self.has_quarantine:
             raise QuarantineNotFound(lesson_id)
-        with self._deciding, Quarantine(self.store_path) as quarantine:
-            return quarantine.reject(lesson_id)
+        with self._deciding, self._quarantine(read_only=False) as quarantine:
+            return quarantine.reject_held(lesson_id)
 
     def live_revision(self, lesson_id: str) -> int | None:
         """The live revision of ``lesson_id``; None when it is not live."""

@@ -1,10 +1,10 @@
 """PostgreSQL schema of one tenant: named, append-only, checksummed migrations.
 
-The same tables as the SQLite store (``meta``, ``records``, ``history``) in the PostgreSQL
-dialect, so the shared SQL of ``admin``, ``transfer`` and ``writes`` runs on both. Each tenant
-has a schema of its own (``am_tenant_<name>``) with its own ``schema_migrations`` ledger; the
-ledger rules (order, names, checksums; a newer or edited migration refuses to open) are those
-of :func:`active_memory.store.migrations.pending_migrations`, applied to this list.
+The same tables as the SQLite store (``meta``, ``records``, ``history``, ``quarantine``) in the
+PostgreSQL dialect, so the shared SQL of ``admin``, ``transfer`` and ``writes`` runs on both.
+Each tenant has a schema of its own (``am_tenant_<name>``) with its own ``schema_migrations``
+ledger; the ledger rules (order, names, checksums; a newer or edited migration refuses to open)
+are those of :func:`active_memory.store.migrations.pending_migrations`, applied to this list.
 
 Ids sort with the "C" collation, byte order like SQLite's, whatever the database's locale. Live
 rows carry the writer's checksum from the start (SQLite gained it in ``m002_row_checksums``;
@@ -146,7 +146,26 @@ m001_initial = Migration(
     ),
 )
 
-PG_MIGRATIONS: tuple[Migration, ...] = (m001_initial,)
+# Proposals held for review by weak screening signals (store/quarantine.py), as in SQLite's
+# m003_quarantine: the draft as JSON, apart from the live records, deleted when decided.
+m002_quarantine = Migration(
+    "m002_quarantine",
+    (
+        """
+        CREATE TABLE quarantine (
+            id text COLLATE "C" PRIMARY KEY,
+            run_id text NOT NULL,
+            role text NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('repository', 'graph')),
+            signals text NOT NULL,
+            draft text NOT NULL,
+            time text NOT NULL
+        )
+        """,
+    ),
+)
+
+PG_MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_quarantine)
 
 
 def tenant_schema(tenant: str) -> str:

@@ -11,6 +11,7 @@ confined to it inside the same transaction (see ``store/access.py``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 
 import psycopg
@@ -23,9 +24,11 @@ from active_memory.errors import (
     StoreUnavailable,
 )
 from active_memory.models.changes import Publication
+from active_memory.models.lessons import Lesson
 from active_memory.store import admin
 from active_memory.store.access import (
     AccessScope,
+    reachable_ids,
     refuse_out_of_scope,
     refuse_revisions_out_of_scope,
 )
@@ -41,6 +44,7 @@ from active_memory.store.codec import DecodedRows
 from active_memory.store.engine import (
     ADMIN_RUN,
     EngineStore,
+    import_entries,
     purge_marked,
     revert_checked,
     select_snapshot,
@@ -57,11 +61,23 @@ from active_memory.store.postgres.session import (
 from active_memory.store.results import (
     DEFAULT_LIMITS,
     HistoryEntry,
+    ImportReport,
     PurgeReceipt,
+    StoreCheck,
     StoreLimits,
+    Tombstone,
 )
+from active_memory.store.transfer import lesson_line, parse_lines
 
 __all__ = ["PostgresStore", "is_postgres_url"]
+
+_MIGRATIONS = "SELECT name FROM schema_migrations ORDER BY seq"
+# The tenant's tables (the transaction's search_path is its schema), indexes and TOAST included.
+_TABLE_BYTES = (
+    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+)
 
 
 def is_postgres_url(location: str) -> bool:
@@ -225,6 +241,94 @@ class PostgresStore(EngineStore):
             return revert_checked(
                 session, change, expected_revision, run_id=run_id, limits=self._limits
             )
+
+    def list_lessons(
+        self,
+        repository: str | None = None,
+        graph_hash: str | None = None,
+        node_id: str | None = None,
+        *,
+        within: AccessScope | None = None,
+    ) -> tuple[Lesson, ...]:
+        """Live lessons sorted by id, filtered; with ``within``, only those it reaches."""
+        found = super().list_lessons(repository, graph_hash, node_id)
+        if within is None:
+            return found
+        return tuple(lesson for lesson in found if within.allows_draft(lesson.draft))
+
+    def list_retired(self, *, within: AccessScope | None = None) -> tuple[Tombstone, ...]:
+        """Tombstones sorted by id; with ``within``, only those whose last live scope it
+        reaches (a tombstone imported as one has none and is left out)."""
+        with self._reading() as session:
+            tombstones = admin.list_tombstones(session)
+            if within is None:
+                return tombstones
+            reached = reachable_ids(session, [t.id for t in tombstones], within)
+        return tuple(t for t in tombstones if t.id in reached)
+
+    def get(self, lesson_id: str, *, within: AccessScope | None = None) -> Lesson:
+        with self._reading() as session:
+            if within is not None:
+                refuse_out_of_scope(session, [lesson_id], within)
+            return admin.get_lesson(session, lesson_id)
+
+    def export(self, *, within: AccessScope | None = None) -> Iterator[str]:
+        """JSON lines of every live lesson and tombstone (with ``within``: that it reaches),
+        sorted by id, read at one generation."""
+        if within is None:
+            return super().export()
+        with self._reading() as session:
+            lessons = [x for x in admin.list_live(session) if within.allows_draft(x.draft)]
+            tombstones = admin.list_tombstones(session)
+            reached = reachable_ids(session, [t.id for t in tombstones], within)
+        items: list[Lesson | Tombstone] = [*lessons, *(t for t in tombstones if t.id in reached)]
+        items.sort(key=lambda item: item.id)
+        return (lesson_line(item) for item in items)
+
+    def import_lines(
+        self,
+        lines: Iterable[str],
+        *,
+        replace: bool = False,
+        run_id: str = "import",
+        within: AccessScope | None = None,
+    ) -> ImportReport:
+        """Import an export, all or nothing (``EngineStore.import_lines``); with ``within``,
+        ScopeRefused for a lesson outside it or for a tombstone line (it carries no scope to
+        check), before anything is written."""
+        if within is None:
+            return super().import_lines(lines, replace=replace, run_id=run_id)
+        entries = parse_lines(lines)
+        for entry in entries:
+            if entry.draft is None:
+                raise ScopeRefused(
+                    f"the tombstone of lesson {entry.id!r} (line {entry.line}); import "
+                    "tombstones with the database's own URL",
+                    within.describe(),
+                )
+            if not within.allows_draft(entry.draft):
+                raise ScopeRefused(f"lesson {entry.id!r} (line {entry.line})", within.describe())
+        with self._writing() as session:
+            refuse_out_of_scope(session, (entry.id for entry in entries), within)
+            return import_entries(
+                session, entries, replace=replace, run_id=run_id, limits=self._limits
+            )
+
+    def check(self) -> StoreCheck:
+        """The tenant's migration ledger, every live row and stored past revision validated
+        (live rows against their checksums) and screened, the capacity counters against a
+        recount, and counts; ``file_bytes`` is the size of the tenant's tables. PostgreSQL's
+        own files are its own tools' to check (amcheck)."""
+        problems: list[str] = []
+        try:
+            self.check_migrations()
+        except StoreUnavailable as error:
+            problems.append(str(error))
+        with self._reading() as session:
+            problems += admin.row_problems(session) + admin.capacity_problems(session)
+            applied = [str(row[0]) for row in session.execute(_MIGRATIONS).fetchall()]
+            (table_bytes,) = session.execute(_TABLE_BYTES).fetchone()
+            return admin.counted_check(session, self._where, applied, int(table_bytes), problems)
 
     def purge(
         self, lesson_id: str, *, run_id: str = ADMIN_RUN, within: AccessScope | None = None

@@ -1,0 +1,126 @@
+"""The memory service's admin routes: what ``lessons show|list --retired|export|import|review``
+ask of a team store through the service (the wire format and the route table are in
+``store/admin_wire.py``).
+
+Each route runs through the service's own request pipeline (credential first, bounded body,
+errors as JSON) and confines its operation to the credential's scope inside the store's
+transaction, as history, revert and purge do (``store/access.py``): a token reads, exports,
+imports and reviews only lessons and proposals of its repository (and the tenant's graph
+lessons it reaches). An import through a token takes no tombstone lines: a tombstone carries no
+scope to check, so tombstones are imported with the database's own URL.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.routing import Route
+
+from active_memory.server.credentials import Credential
+from active_memory.store.admin_wire import (
+    ApproveBody,
+    ExportAnswer,
+    HeldAnswer,
+    HeldCountAnswer,
+    HeldWire,
+    HoldBody,
+    ImportBody,
+    LessonAnswer,
+    LessonIdBody,
+    RejectAnswer,
+    RetiredAnswer,
+)
+from active_memory.store.wire import API_PREFIX, ReceiptAnswer
+
+if TYPE_CHECKING:
+    from active_memory.server.app import MemoryService
+
+__all__ = ["admin_routes"]
+
+
+class _AdminRoutes:
+    def __init__(self, service: MemoryService) -> None:
+        self._service = service
+
+    async def lesson(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, LessonIdBody)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        lesson = await run_in_threadpool(lambda: store.get(body.id, within=who.scope))
+        return LessonAnswer(lesson=lesson)
+
+    async def retired(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        tombstones = await run_in_threadpool(lambda: store.list_retired(within=who.scope))
+        return RetiredAnswer.of(tombstones)
+
+    async def export(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        lines = await run_in_threadpool(lambda: tuple(store.export(within=who.scope)))
+        return ExportAnswer(lines=lines)
+
+    async def import_(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, ImportBody)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        return await run_in_threadpool(
+            lambda: store.import_lines(
+                body.lines, replace=body.replace, run_id=body.run_id, within=who.scope
+            )
+        )
+
+    async def review(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        entries = await run_in_threadpool(lambda: store.held(within=who.scope))
+        return HeldAnswer(entries=tuple(HeldWire.of(entry) for entry in entries))
+
+    async def show(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, LessonIdBody)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        entry = await run_in_threadpool(lambda: store.held_entry(body.id, within=who.scope))
+        return HeldWire.of(entry)
+
+    async def hold(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, HoldBody)
+        entries = tuple(wire.entry() for wire in body.entries)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        await run_in_threadpool(lambda: store.hold(entries, within=who.scope))
+        return HeldCountAnswer(held=len(entries))
+
+    async def approve(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, ApproveBody)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        receipt = await run_in_threadpool(
+            lambda: store.approve_held(body.id, run_id=body.run_id, within=who.scope)
+        )
+        return ReceiptAnswer(generation=receipt.generation, revisions=receipt.revisions)
+
+    async def reject(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, LessonIdBody)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        scrubbed = await run_in_threadpool(lambda: store.reject_held(body.id, within=who.scope))
+        return RejectAnswer(id=body.id, scrubbed=scrubbed)
+
+
+def admin_routes(service: MemoryService) -> list[Route]:
+    """The admin routes of ``service``, each through its request pipeline."""
+    admin = _AdminRoutes(service)
+    reads = {"retired": admin.retired, "export": admin.export, "review": admin.review}
+    calls = {
+        "lesson": admin.lesson,
+        "import": admin.import_,
+        "review/show": admin.show,
+        "review/hold": admin.hold,
+        "review/approve": admin.approve,
+        "review/reject": admin.reject,
+    }
+    routes = [
+        Route(f"{API_PREFIX}/{name}", service.route(handler), methods=["GET"])
+        for name, handler in reads.items()
+    ]
+    routes += [
+        Route(f"{API_PREFIX}/{name}", service.route(handler), methods=["POST"])
+        for name, handler in calls.items()
+    ]
+    return routes

@@ -1,0 +1,139 @@
+"""The memory service's admin routes on the wire, beside the snapshot and publication ones
+(``store/wire.py``, whose error table they share).
+
+===========================  ===============  ==================================================
+route                        body             answer
+===========================  ===============  ==================================================
+``POST /v1/lesson``          LessonIdBody     LessonAnswer (the live lesson)
+``GET /v1/retired``                           RetiredAnswer (tombstones the token reaches)
+``GET /v1/export``                            ExportAnswer (the lines of ``lessons export``)
+``POST /v1/import``          ImportBody       ImportReport
+``GET /v1/review``                            HeldAnswer (held proposals the token reaches)
+``POST /v1/review/show``     LessonIdBody     HeldWire
+``POST /v1/review/hold``     HoldBody         HeldCountAnswer
+``POST /v1/review/approve``  ApproveBody      ReceiptAnswer
+``POST /v1/review/reject``   LessonIdBody     RejectAnswer
+===========================  ===============  ==================================================
+
+A quarantined proposal that is not held answers 404 ``not_found`` with ``subject`` set to
+:data:`HELD_SUBJECT`, which the client raises as QuarantineNotFound.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from active_memory.models.base import Model
+from active_memory.models.fields import OneLine
+from active_memory.models.ids import LessonId
+from active_memory.models.lessons import Lesson, LessonDraft
+from active_memory.store.engine import REVIEW_RUN
+from active_memory.store.quarantine_rows import QuarantineEntry
+from active_memory.store.results import Tombstone
+from active_memory.store.wire import RunId
+
+__all__ = [
+    "HELD_SUBJECT",
+    "ApproveBody",
+    "ExportAnswer",
+    "HeldAnswer",
+    "HeldCountAnswer",
+    "HeldWire",
+    "HoldBody",
+    "ImportBody",
+    "LessonAnswer",
+    "LessonIdBody",
+    "RejectAnswer",
+    "RetiredAnswer",
+]
+
+HELD_SUBJECT = "quarantined proposal"
+# A held proposal's signals are `stage:code` tokens, its role a specialist's name.
+_Token = Annotated[str, OneLine(200)]
+
+
+class LessonIdBody(Model):
+    id: LessonId
+
+
+class LessonAnswer(Model):
+    lesson: Lesson
+
+
+class RetiredAnswer(Model):
+    """Each tombstone as (id, revision, kind)."""
+
+    tombstones: tuple[tuple[str, int, str], ...]
+
+    @classmethod
+    def of(cls, tombstones: tuple[Tombstone, ...]) -> RetiredAnswer:
+        return cls(tombstones=tuple((t.id, t.revision, t.kind) for t in tombstones))
+
+    def items(self) -> tuple[Tombstone, ...]:
+        return tuple(Tombstone(id=i, revision=r, kind=k) for i, r, k in self.tombstones)
+
+
+class ExportAnswer(Model):
+    lines: tuple[str, ...]
+
+
+class ImportBody(Model):
+    lines: tuple[str, ...]
+    replace: bool = False
+    run_id: RunId = "import"
+
+
+class HeldWire(Model):
+    """A :class:`QuarantineEntry` on the wire."""
+
+    id: LessonId
+    run_id: RunId
+    role: _Token
+    signals: Annotated[tuple[_Token, ...], Field(max_length=64)]
+    draft: LessonDraft
+    time: Annotated[str, OneLine(40, allow_empty=True)] = ""
+
+    @classmethod
+    def of(cls, entry: QuarantineEntry) -> HeldWire:
+        return cls(
+            id=entry.id,
+            run_id=entry.run_id,
+            role=entry.role,
+            signals=entry.signals,
+            draft=entry.draft,
+            time=entry.time,
+        )
+
+    def entry(self) -> QuarantineEntry:
+        return QuarantineEntry(
+            id=self.id,
+            run_id=self.run_id,
+            role=self.role,
+            signals=self.signals,
+            draft=self.draft,
+            time=self.time,
+        )
+
+
+class HeldAnswer(Model):
+    entries: tuple[HeldWire, ...]
+
+
+class HoldBody(Model):
+    entries: Annotated[tuple[HeldWire, ...], Field(min_length=1, max_length=1000)]
+
+
+class HeldCountAnswer(Model):
+    held: int
+
+
+class ApproveBody(Model):
+    id: LessonId
+    run_id: RunId = REVIEW_RUN
+
+
+class RejectAnswer(Model):
+    id: str
+    scrubbed: bool

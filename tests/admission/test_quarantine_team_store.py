@@ -1,0 +1,82 @@
+"""A postmortem publishing to a team store keeps its quarantined proposals there: in the
+tenant's schema on PostgreSQL, and through the memory service with a token, where a person then
+reviews them (``kept`` is true in the report, as with a local store)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from active_memory.postmortem.entry import run_postmortem, sequential_ids
+from active_memory.postmortem.options import PostmortemOptions
+from active_memory.postmortem.report import PostmortemReport
+from active_memory.server import RunningService, build_service
+from active_memory.store.admin_backend import AdminBackend
+from active_memory.store.postgres import PostgresStore
+from active_memory.store.remote import RemoteBackend
+from active_memory.testing import ScriptedProvider
+from admission.test_quarantine_end_to_end import MARKER, _weak_lesson
+from postmortem.postmortem_kit import (
+    REPOSITORY,
+    by_labels,
+    config_of,
+    discovered,
+    first_run,
+    worker_lesson,
+)
+
+pytestmark = pytest.mark.timeout(90)
+_tenants = itertools.count(1)
+
+
+@pytest.fixture(params=["postgres", "service"])
+def team(request: pytest.FixtureRequest, pg_database: str) -> Iterator[AdminBackend]:
+    tenant = f"held{next(_tenants)}"
+    if request.param == "postgres":
+        with PostgresStore(pg_database, tenant=tenant, pool_size=2) as store:
+            yield store
+        return
+    service = build_service(pg_database, pool_size=4)
+    try:
+        with RunningService(service) as running:
+            token = service.credentials.create(tenant=tenant, repository=REPOSITORY)
+            with RemoteBackend(running.url, token=token.token) as remote:
+                yield remote
+    finally:
+        service.close()
+
+
+async def _postmortem(tmp_path: Path, backend: AdminBackend) -> PostmortemReport:
+    _, record = first_run(tmp_path)
+    provider = ScriptedProvider(
+        by_labels({("graph_discovery", 0, 1): discovered(worker_lesson(), _weak_lesson())})
+    )
+    return await run_postmortem(
+        record,
+        PostmortemOptions(
+            backend=backend,
+            private_dir=tmp_path / "evidence",
+            provider=provider,
+            config=config_of(repository=False),
+            new_id=sequential_ids(),
+        ),
+    )
+
+
+async def test_a_team_store_keeps_the_held_proposal_for_review(
+    tmp_path: Path, team: AdminBackend
+) -> None:
+    report = await _postmortem(tmp_path, team)
+    (held,) = report.quarantined
+    assert (held.signals, held.kept) == (("injection:remote_fetch",), True)
+    (entry,) = team.held()
+    assert entry.id == held.id
+    assert MARKER in entry.draft.recommendation
+    assert held.id not in {lesson.id for lesson in team.list_lessons()}
+    receipt = team.approve_held(held.id)
+    assert receipt.revisions == {held.id: 1}
+    assert MARKER in team.get(held.id).recommendation
+    assert team.held() == ()

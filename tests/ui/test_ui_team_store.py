@@ -1,0 +1,75 @@
+"""``active-memory ui --store postgresql://…`` serves the team store: its lessons and its
+quarantine, whose proposals are approved and rejected from the page as on a local store."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from active_memory.models.ids import new_lesson_id
+from active_memory.store.postgres import PostgresStore
+from active_memory.store.quarantine import QuarantineEntry
+from active_memory.store.select import TENANT_ENV
+from active_memory.ui import UiData, UiServer
+from cli_runner import run_cli
+from factories import make_draft, publish_new
+
+pytestmark = pytest.mark.timeout(60)
+_tenants = itertools.count(1)
+
+
+@pytest.fixture
+def team(pg_database: str) -> Iterator[PostgresStore]:
+    with PostgresStore(pg_database, tenant=f"ui{next(_tenants)}", pool_size=2) as store:
+        yield store
+
+
+def _held(title: str) -> QuarantineEntry:
+    return QuarantineEntry(new_lesson_id(), "run-q", "repository_discovery", ("s:c",),
+                           make_draft(title), "")  # fmt: skip
+
+
+def test_the_page_shows_and_decides_the_team_quarantine(team: PostgresStore) -> None:
+    (lesson_id,) = publish_new(team, make_draft("Live in the team store"))
+    approved, rejected = _held("Approve me"), _held("Reject me")
+    team.hold([approved, rejected])
+    with UiServer(UiData(None, [], remote=team)) as server:
+        client = httpx.Client(base_url=server.url, follow_redirects=False)
+        try:
+            assert client.get(server.login_url.removeprefix(server.url)).status_code == 303
+            assert "Live in the team store" in client.get("/").text
+            assert client.get(f"/lesson/{lesson_id}").status_code == 200
+            page = client.get("/quarantine").text
+            assert f'id="held-{approved.id}"' in page
+            assert f'id="held-{rejected.id}"' in page
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+            assert csrf is not None
+            token = {"csrf": csrf.group(1)}
+            assert client.post(f"/quarantine/{approved.id}/approve", data=token).status_code == 303
+            assert client.post(f"/quarantine/{rejected.id}/reject", data=token).status_code == 303
+        finally:
+            client.close()
+    assert team.held() == ()
+    assert team.get(approved.id).title == "Approve me"
+    assert [entry.run_id for entry in team.history(approved.id)] == ["review"]
+
+
+def test_the_command_opens_a_postgresql_store(
+    team: PostgresStore, pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    publish_new(team, make_draft("Served by the command"))
+    pages: list[str] = []
+
+    def serve(server: UiServer, announce: object) -> None:  # one page, then stop (no Ctrl-C)
+        with server, httpx.Client(base_url=server.url, follow_redirects=True) as client:
+            pages.append(client.get(server.login_url.removeprefix(server.url)).text)
+
+    monkeypatch.setattr(UiServer, "serve", serve)
+    result = run_cli(["ui", "--store", pg_database, "--port", "0"], env={TENANT_ENV: team.tenant})
+    assert result.exit_code == 0, result.output
+    (index,) = pages
+    assert "Served by the command" in index

@@ -41,8 +41,9 @@ def session_end_hooks(path: Path, harness: str) -> list[Any]:
 
 
 def test_every_harness_row_says_whether_it_has_a_session_end_hook() -> None:
-    assert {row.name: row.session_end_event for row in HARNESSES} == {
-        "claude": "SessionEnd", "codex": "SessionEnd", "copilot": "sessionEnd", "pi": None}  # fmt: skip
+    found = {row.name: row.session_end_event for row in HARNESSES}
+    assert found == {"claude": "SessionEnd", "codex": "SessionEnd", "copilot": "sessionEnd",
+                     "pi": None}  # fmt: skip
 
 
 @pytest.mark.parametrize("harness", ["claude", "codex", "copilot"])

@@ -16,6 +16,7 @@ import pytest
 
 from active_memory.learn.folder import LearnFolder
 from active_memory.store.paths import default_store_path
+from active_memory.store.sqlite import SqliteStore
 from cli_runner import run_cli
 from fake_claude import install_fake_claude, logged_out, success
 from history_init.kit import claude_session, make_repo
@@ -192,3 +193,32 @@ def test_a_second_learn_run_while_one_holds_the_lock_returns_at_once(
         quiet = cli("learn", "run", "--quiet")
     assert result.stdout == "another learn worker is running; it reviews the queue\n"
     assert (quiet.exit_code, quiet.stdout) == (0, "")
+
+
+def test_serve_starts_a_worker_for_sessions_queued_while_none_ran(
+    tmp_path: Path, project: Path, isolated_state: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = install_fake_claude(tmp_path / "fake", [success({"lessons": []})])
+    monkeypatch.setenv("PATH", fake.path)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
+    cli("learn", "config", "--settle-seconds", "0")
+    cli("learn", "queue", claude_session(isolated_state["HOME"], project, 4))
+    store = default_store_path()
+    SqliteStore(store).close()  # serve reads a store that exists
+    process = subprocess.Popen(
+        [sys.executable, "-m", "active_memory.cli.main", "serve", "--repository", str(project),
+         "--store", str(store)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(5)]
+        assert lines[-1] == (
+            "learning: a worker reviews 1 queued session(s); `active-memory learn status` lists "
+            "them\n"
+        )
+        [done] = wait_for(folder_of(state_dir()), "done")
+        assert done["run_id"].startswith("claude-")
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -203,7 +203,8 @@ def _specialist(path: str) -> bool:
         head: bytes = posix.read(fd, MARKER_WINDOW_BYTES)
     finally:
         posix.close(fd)
-    return SPECIALIST_SESSION_MARKER.encode("utf-8") in head
+    # The marker opens the first message, so it starts a JSON string in the file.
+    return b'"' + SPECIALIST_SESSION_MARKER.encode("utf-8") in head
 
 
 def _config_ignores(folder: str) -> list[str]:

@@ -61,8 +61,9 @@ def main() -> None:
 
         hook()  # the first run writes the helper's cached bytecode
         assert list((root / "learn" / "queue").iterdir()), "the hook queued nothing"
-        series: dict[str, list[float]] = {"bare interpreter (python3 -I -S -c pass)": [],
-                                          "session-end hook (queue + detached start)": []}  # fmt: skip
+        names = ("bare interpreter (python3 -I -S -c pass)",
+                 "session-end hook (queue + detached start)")  # fmt: skip
+        series: dict[str, list[float]] = {name: [] for name in names}
         for _ in range(options.runs):
             for name, run in zip(series, (bare, hook), strict=True):
                 series[name].append(timed(run))

@@ -27,7 +27,13 @@ from active_memory.cli._common import (
 )
 from active_memory.errors import ActiveMemoryError
 from active_memory.harnesses import HARNESS_NAMES
-from active_memory.learn.folder import LearnConfig, LearnFolder, SessionState, learn_folder
+from active_memory.learn.folder import (
+    LearnConfig,
+    LearnFolder,
+    SessionState,
+    learn_folder,
+    learn_status,
+)
 
 __all__ = ["learn"]
 
@@ -48,20 +54,6 @@ def _stamp(ms: int) -> str:
 def _shown(path: str) -> str:
     home = os.path.expanduser("~").rstrip("/")
     return "~" + path[len(home) :] if home and path.startswith(home + "/") else path
-
-
-def _queued_states(folder: LearnFolder) -> list[SessionState]:
-    """Entries no worker has taken yet, shown as queued."""
-    return [
-        SessionState(
-            key=key,
-            state="queued",
-            queued_ms=entry.queued_ms,
-            updated_ms=entry.queued_ms,
-            **entry.model_dump(exclude={"queued_ms"}),
-        )
-        for key, entry in folder.queued_entries()
-    ]
 
 
 def status_lines(states: list[SessionState]) -> list[str]:
@@ -95,9 +87,7 @@ def status_lines(states: list[SessionState]) -> list[str]:
 def status_command(store: Path | None, as_json: bool) -> None:
     """List the queued, running, done, skipped and failed sessions, newest first."""
     folder = _folder(store)
-    taken = {state.key for state in folder.states()}
-    states = [s for s in _queued_states(folder) if s.key not in taken] + folder.states()
-    states.sort(key=lambda s: (-s.updated_ms, s.key))
+    states = learn_status(folder)
     if as_json:
         emit_json(
             {

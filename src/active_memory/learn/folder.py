@@ -42,6 +42,7 @@ __all__ = [
     "SessionState",
     "State",
     "learn_folder",
+    "learn_status",
 ]
 
 State = Literal["queued", "running", "done", "skipped", "failed"]
@@ -252,6 +253,19 @@ def _read_entry(path: Path) -> QueueEntry | None:
         return QueueEntry.parse_json(text)
     except (ActiveMemoryError, ValueError):
         return None
+
+
+def learn_status(folder: LearnFolder) -> list[SessionState]:
+    """Every session, newest change first: the states the worker keeps, and the queue entries
+    no worker has taken yet (shown as queued)."""
+    states = folder.states()
+    taken = {state.key for state in states}
+    for key, entry in folder.queued_entries():
+        if key not in taken:
+            fields = entry.model_dump(exclude={"queued_ms"})
+            states.append(SessionState(key=key, state="queued", queued_ms=entry.queued_ms,
+                                       updated_ms=entry.queued_ms, **fields))  # fmt: skip
+    return sorted(states, key=lambda s: (-s.updated_ms, s.key))
 
 
 def learn_folder(store: Path) -> LearnFolder:

@@ -276,6 +276,10 @@ class UiApp:
             csrf=csrf,
         )
 
+    async def _learn(self, request: Request, csrf: str) -> Response:
+        sessions = await run_in_threadpool(self.data.learn_view)
+        return self._page("learn.html", sessions=sessions, csrf=csrf)
+
     async def _css(self, request: Request, csrf: str) -> Response:
         return Response(self.css, media_type="text/css", headers=_HEADERS)
 
@@ -295,6 +299,7 @@ class UiApp:
                 "/quarantine/{lesson_id}/reject", self._guard(self._reject, post=True), methods=post
             ),
             Route("/runs", self._guard(self._runs), methods=get),
+            Route("/learn", self._guard(self._learn), methods=get),
             Route("/static/ui.css", self._guard(self._css), methods=get),
         ]
         return Starlette(

@@ -36,6 +36,7 @@ PAGES = (
     "docs/admission.md",
     "docs/changing.md",
     "docs/integrations.md",
+    "docs/learn.md",
     "docs/mcp.md",
     "docs/memory-init.md",
     "docs/postmortem.md",

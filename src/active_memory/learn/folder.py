@@ -205,7 +205,7 @@ class LearnFolder:
         if not self.sessions.is_dir():
             return []
         found = [self.state(path.stem) for path in self.sessions.glob("*.json")]
-        return sorted((s for s in found if s is not None), key=lambda s: (-s.updated_ms, s.key))
+        return sorted((s for s in found if s is not None), key=_newest_first)
 
     def put(self, current: SessionState, /, **changes: object) -> SessionState:
         """Write ``current`` with ``changes`` (and a new ``updated_ms``); the state written."""
@@ -265,7 +265,11 @@ def learn_status(folder: LearnFolder) -> list[SessionState]:
             fields = entry.model_dump(exclude={"queued_ms"})
             states.append(SessionState(key=key, state="queued", queued_ms=entry.queued_ms,
                                        updated_ms=entry.queued_ms, **fields))  # fmt: skip
-    return sorted(states, key=lambda s: (-s.updated_ms, s.key))
+    return sorted(states, key=_newest_first)
+
+
+def _newest_first(state: SessionState) -> tuple[int, int, str]:
+    return (-state.updated_ms, -state.queued_ms, state.session_file)
 
 
 def learn_folder(store: Path) -> LearnFolder:

@@ -48,7 +48,7 @@ class HarnessRow(FrozenRow):
     when the harness has only one. ``skills`` is where it reads agent skills: below its home,
     or below the user's home when it starts with ``~/``; None when it reads none.
     ``session_end_event`` is the hook event run when a session ends, which ``hooks install
-    --learn`` writes (None: the harness has none a hook file can name).
+    --learn`` writes (pi's is its extension's event; None: the harness has none).
     """
 
     __slots__ = (
@@ -177,6 +177,7 @@ HARNESSES: tuple[HarnessRow, ...] = (
         session_files=("*/*.jsonl",),
         conversation_records=("message",),
         tool_event="tool_result",
+        session_end_event="session_shutdown",
         lane="pi",
     ),
 )

@@ -43,7 +43,7 @@ def session_end_hooks(path: Path, harness: str) -> list[Any]:
 def test_every_harness_row_says_whether_it_has_a_session_end_hook() -> None:
     found = {row.name: row.session_end_event for row in HARNESSES}
     assert found == {"claude": "SessionEnd", "codex": "SessionEnd", "copilot": "sessionEnd",
-                     "pi": None}  # fmt: skip
+                     "pi": "session_shutdown"}  # fmt: skip
 
 
 @pytest.mark.parametrize("harness", ["claude", "codex", "copilot"])
@@ -101,17 +101,40 @@ def test_no_learn_removes_only_the_session_end_hook_and_uninstall_removes_both(
     )
 
 
-def test_pi_has_no_session_end_hook_and_says_what_to_run(tmp_path: Path) -> None:
+def test_pi_gets_the_command_in_its_extension_and_keeps_it_on_a_plain_reinstall(
+    tmp_path: Path,
+) -> None:
     done = install("pi", tmp_path, learn=True)
-    assert done.session_end is None
-    assert done.notes == (
-        "pi has no session-end hook active-memory can install, so its sessions are not queued "
-        "by themselves: queue one after it ends with `active-memory learn queue FILE` (its "
-        "session files are under ~/.pi/agent/sessions), then run `active-memory learn run`.",
-    )
+    assert done.session_end == "session_shutdown"
+    text = done.path.read_text()
+    [line] = [line for line in text.splitlines() if line.startswith("const LEARN_COMMAND = ")]
+    argv = json.loads(json.loads(line.removeprefix("const LEARN_COMMAND = ").rstrip(";")))
+    assert argv[-7:] == ["pi", "--folder", str(tmp_path / "learn"), "--store",
+                         str(tmp_path / "s.sqlite3"), "--python", argv[0]]  # fmt: skip
+    assert argv[1:3] == ["-I", "-S"]
+    kept = install("pi", tmp_path, learn=None)
+    assert (kept.changed, kept.session_end) == (False, "session_shutdown")
+    off = install("pi", tmp_path, learn=False)
+    assert off.session_end is None
+    assert 'const LEARN_COMMAND = "__ACTIVE_MEMORY_LEARN__";' in off.path.read_text()
     path, changed = uninstall_hooks("pi", project=tmp_path / "project", home=tmp_path / "home")
     assert changed
     assert not path.exists()
+
+
+def test_a_harness_without_a_session_end_event_says_what_to_run_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(SESSION_END_EVENTS, "copilot", None)
+    done = install("copilot", tmp_path, learn=True)
+    assert done.session_end is None
+    assert done.notes == (
+        "Copilot CLI has no session-end hook active-memory can install, so its sessions are not "
+        "queued by themselves: queue one after it ends with `active-memory learn queue FILE` "
+        "(its session files are under ~/.copilot/session-state), then run `active-memory learn "
+        "run`.",
+    )
+    assert "sessionEnd" not in json.loads(done.path.read_text())["hooks"]
 
 
 def test_codex_is_told_to_trust_the_session_end_hook_too(tmp_path: Path) -> None:

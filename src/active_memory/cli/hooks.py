@@ -73,9 +73,9 @@ def install_command(
     [mcp] extra and refuse (exit 2) without it.
 
     --learn also writes the harness's session-end hook (Claude Code and Codex SessionEnd,
-    Copilot CLI sessionEnd): it queues the finished session and starts `active-memory learn
-    run`, which reviews it on the session's own harness lane. pi has no such hook: the
-    installer says what to run instead.
+    Copilot CLI sessionEnd, pi's extension on session_shutdown): it queues the finished
+    session and starts `active-memory learn run`, which reviews it on the session's own
+    harness lane.
     """
     # Hooks run from other directories: every path they are given must be absolute.
     database = Path(os.path.abspath(store_path(store)))

@@ -63,8 +63,11 @@ from active_memory.hooks.config_files import (
 from active_memory.hooks.exclude import Exclusion, exclude_from_git
 from active_memory.hooks.learn_hooks import (
     NO_SESSION_END,
+    PI_LEARN_PLACEHOLDER,
     SESSION_END_EVENTS,
     codex_session_end_note,
+    pi_learn_literal,
+    session_end_argv,
     session_end_command,
     with_session_end,
 )
@@ -212,13 +215,20 @@ def install_hooks(
     path = target_path(harness, project=project, home=home or Path.home(), environ=environ)
     ticket_path = serve.ticket if serve is not None else (str(ticket) if ticket else None)
     exclusion = _keep_out_of_git(path, project, holds_secret=ticket_path is not None)
+    folder = learn_dir or store.parent / "learn"
+    notes: tuple[str, ...] = ()
+    if learn and SESSION_END_EVENTS[harness] is None:
+        notes, learn = _no_session_end(harness), None
     if harness == "pi":
         source = extension_source().read_text(encoding="utf-8")
         text = source.replace('"__ACTIVE_MEMORY_TICKET__"', json.dumps(ticket_path or ""))
+        argv = session_end_argv(harness, folder=folder, store=store)
+        text = text.replace(PI_LEARN_PLACEHOLDER, pi_learn_literal(path, learn, argv))
         changed, backup = write_config(path, text, private=False)
+        ended = SESSION_END_EVENTS[harness] if PI_LEARN_PLACEHOLDER not in text else None
         return Installation(harness=harness, path=path, mode="extension", changed=changed,
-                            backup=backup, exclusion=exclusion,
-                            notes=_no_session_end(harness) if learn else ())  # fmt: skip
+                            backup=backup, exclusion=exclusion, notes=notes,
+                            session_end=ended)  # fmt: skip
     mode: Mode = "helper"
     command = helper_command(harness, ticket=ticket_path, store=str(store),
                              workspace=str(workspace))  # fmt: skip
@@ -234,13 +244,11 @@ def install_hooks(
         matcher = CLAUDE_MATCHER if harness == "claude" else CODEX_MATCHER
         text = _with_pre_tool_hook(document, event, matcher, hook)
     if learn is not None:  # after the recall hook: a first install lists PreToolUse first
-        folder = learn_dir or store.parent / "learn"
         queued = session_end_command(harness, folder=folder, store=store) if learn else None
         text = json.dumps(with_session_end(json.loads(text), harness, queued), indent=2) + "\n"
     changed, backup = write_config(path, text, private=False)
-    notes: tuple[str, ...] = ()
     if harness == "codex":
-        notes = _codex_notes(path, text, event, project, home, environ, changed)
+        notes += _codex_notes(path, text, event, project, home, environ, changed)
         if learn:
             row = harness_row(harness)
             codex_home = _home_of(row.home_variable, (home or Path.home()) / row.home, environ)

@@ -1,10 +1,11 @@
 """The session-end hook ``hooks install --learn`` writes beside the recall hook.
 
-Each harness names the event differently, and one has none: Claude Code and Codex run
-``SessionEnd`` hooks (payload: ``session_id``, ``transcript_path``, ``cwd``, ``reason``),
-Copilot CLI ``sessionEnd`` (``sessionId``, ``cwd``, ``reason``; the session file is found from
-the id), pi has no session-end event in a settings file (its extensions get one, which
-active-memory's pi extension does not use yet), so ``--learn`` for pi says what to run instead.
+Each harness names the event differently (its row in :mod:`active_memory.harnesses` says which):
+Claude Code and Codex run ``SessionEnd`` hooks (payload: ``session_id``, ``transcript_path``,
+``cwd``, ``reason``), Copilot CLI ``sessionEnd`` (``sessionId``, ``cwd``, ``reason``; the
+session file is found from the id). pi has no hook file: its extension (``hooks/pi``) listens to
+``session_shutdown`` and starts the same command with ``session_file``, ``cwd`` and ``reason``.
+A harness with no session-end event at all gets a note saying what to run instead.
 
 The command runs :mod:`active_memory.learn.session_end` under ``python3 -I -S``, imported from
 its folder like the recall helper, with its output discarded and its exit status forced to 0:
@@ -15,6 +16,7 @@ the user neither.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -27,9 +29,12 @@ from active_memory.learn import session_end
 
 __all__ = [
     "NO_SESSION_END",
+    "PI_LEARN_PLACEHOLDER",
     "SESSION_END_EVENTS",
     "SESSION_END_TIMEOUT_S",
     "codex_session_end_note",
+    "pi_learn_literal",
+    "session_end_argv",
     "session_end_command",
     "with_session_end",
     "without_ours",
@@ -39,6 +44,9 @@ __all__ = [
 # a hook file can name.
 SESSION_END_EVENTS: dict[str, str | None] = {row.name: row.session_end_event for row in HARNESSES}
 SESSION_END_TIMEOUT_S = 5
+# The pi extension's line naming the command (hooks/pi/active-memory.ts), as shipped.
+PI_LEARN_PLACEHOLDER = '"__ACTIVE_MEMORY_LEARN__"'
+_PI_LEARN_LINE = re.compile(r'^const LEARN_COMMAND = ("(?:[^"\\\n]|\\.)*");$', re.MULTILINE)
 NO_SESSION_END = (
     "{display} has no session-end hook active-memory can install, so its sessions are not "
     "queued by themselves: queue one after it ends with `active-memory learn queue FILE` "
@@ -46,30 +54,26 @@ NO_SESSION_END = (
 )
 
 
-def session_end_command(
+def session_end_argv(
     harness: str, *, folder: Path, store: Path, python: str | None = None
-) -> str:
-    """The POSIX sh command that queues the ended session into ``folder`` and starts the
-    worker for ``store``; it prints nothing and exits 0 whatever happens."""
+) -> list[str]:
+    """The command line that queues the ended session into ``folder`` and starts the worker
+    for ``store``: the stdlib hook, imported from its folder (so its cached bytecode is used)."""
     directory = str(Path(session_end.__file__).resolve().parent)
     interpreter = python or sys.executable
     launcher = (
         f"import sys;sys.path.insert(0,{json.dumps(directory)});from session_end import main;main()"
     )
-    words = [
-        interpreter,
-        "-I",
-        "-S",
-        "-c",
-        launcher,
-        harness,
-        "--folder",
-        str(folder),
-        "--store",
-        str(store),
-        "--python",
-        interpreter,
-    ]
+    return [interpreter, "-I", "-S", "-c", launcher, harness, "--folder", str(folder),
+            "--store", str(store), "--python", interpreter]  # fmt: skip
+
+
+def session_end_command(
+    harness: str, *, folder: Path, store: Path, python: str | None = None
+) -> str:
+    """:func:`session_end_argv` as a POSIX sh command that prints nothing and exits 0 whatever
+    happens."""
+    words = session_end_argv(harness, folder=folder, store=store, python=python)
     return f"{shlex.join(words)} >/dev/null 2>&1 || true"
 
 
@@ -97,7 +101,7 @@ def with_session_end(document: dict[str, Any], harness: str, command: str | None
     """``document`` (a harness's hook file) with active-memory's session-end hook set to
     ``command``, or removed when ``command`` is None. The user's own hooks keep their places."""
     event = SESSION_END_EVENTS[harness]
-    if event is None:
+    if event is None or harness == "pi":  # pi's is in its extension, not in a hook file
         return document
     hooks = document.get("hooks")
     hooks = dict(hooks) if isinstance(hooks, dict) else {}
@@ -162,3 +166,16 @@ def codex_session_end_note(path: Path, text: str, config: Path, *, changed: bool
         "headless, add its currentHash from `codex app-server` hooks/list to "
         f'{config}:\n  [hooks.state.{json.dumps(key)}]\n  trusted_hash = "<currentHash>"'
     )
+
+
+def pi_learn_literal(path: Path, learn: bool | None, argv: list[str]) -> str:
+    """The JavaScript string the pi extension's ``LEARN_COMMAND`` is set to: ``argv`` as JSON
+    (``learn`` True), the placeholder (False: learning off), or what the installed file holds
+    (None: left as it is)."""
+    if learn:
+        return json.dumps(json.dumps(argv))
+    if learn is None and path.is_file():
+        found = _PI_LEARN_LINE.search(path.read_text(encoding="utf-8"))
+        if found is not None:
+            return found.group(1)
+    return PI_LEARN_PLACEHOLDER

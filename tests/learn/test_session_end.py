@@ -77,12 +77,13 @@ def test_a_finished_session_is_queued_once_as_one_entry(tmp_path: Path) -> None:
     assert (folder / "queue").stat().st_mode & 0o777 == 0o700
 
 
+@pytest.mark.parametrize("layout", ["abc-123/events.jsonl", "abc-123.jsonl"])
 def test_copilot_names_its_session_by_id_and_the_file_is_found_under_its_home(
-    tmp_path: Path,
+    tmp_path: Path, layout: str
 ) -> None:
     home = tmp_path / "copilot-home"
-    path = home / "session-state" / "abc-123" / "events.jsonl"
-    path.parent.mkdir(parents=True)
+    path = home / "session-state" / layout
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('{"type":"session.start"}\n')
     payload = json.dumps(
         {"sessionId": "abc-123", "cwd": str(tmp_path), "reason": "complete", "timestamp": 1}

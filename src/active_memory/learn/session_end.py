@@ -174,8 +174,11 @@ def session_file(harness: str, payload: dict[str, object]) -> str | None:
     if harness != "copilot" or session_id is None or "/" in session_id or ".." in session_id:
         return None
     variable, home, folder = COPILOT_SESSIONS
-    base = _env(variable) or _join(_env("HOME") or "", home)
-    return _join(base, folder, session_id, "events.jsonl")
+    base = _join(_env(variable) or _join(_env("HOME") or "", home), folder)
+    # <id>/events.jsonl since Copilot CLI keeps a folder per session; <id>.jsonl before.
+    nested = _join(base, session_id, "events.jsonl")
+    flat = _join(base, session_id + ".jsonl")
+    return flat if not _is_file(nested) and _is_file(flat) else nested
 
 
 def _is_file(path: str) -> bool:

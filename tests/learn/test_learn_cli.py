@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -115,10 +116,14 @@ def test_a_logged_out_claude_is_the_sessions_failure_cause(
 ) -> None:
     fake = install_fake_claude(tmp_path / "fake", [logged_out()])
     monkeypatch.setenv("PATH", fake.path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     cli("learn", "config", "--settle-seconds", "0")
     session = claude_session(isolated_state["HOME"], project, 2)
     assert cli("learn", "queue", session).exit_code == 0
     ran = cli("learn", "run")
+    assert list(scratch.iterdir()) == []  # the session's private copy is erased
     assert ran.stdout == "learn worker: 1 failed; `active-memory learn status` lists them\n"
     [failed] = json.loads(cli("learn", "status", "--json").stdout)["sessions"]
     assert failed["state"] == "failed"
@@ -127,11 +132,15 @@ def test_a_logged_out_claude_is_the_sessions_failure_cause(
 
 
 def test_an_ignored_repository_is_skipped_by_the_worker(
-    project: Path, isolated_state: dict[str, Path]
+    tmp_path: Path, project: Path, isolated_state: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     cli("learn", "config", "--settle-seconds", "0", "--ignore-repos", "order-service")
     cli("learn", "queue", claude_session(isolated_state["HOME"], project, 3))
     cli("learn", "run")
+    assert list(scratch.iterdir()) == []
     [skipped] = json.loads(cli("learn", "status", "--json").stdout)["sessions"]
     assert (skipped["state"], skipped["code"]) == ("skipped", "excluded_repo")
     assert skipped["reason"] == "ignored by --ignore-repos 'order-service'"

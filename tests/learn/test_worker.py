@@ -35,6 +35,7 @@ class FakeReviewer:
     fail: dict[str, Exception] = field(default_factory=dict)
     lessons: tuple[LessonTouched, ...] = ()
     reviewed: list[str] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
 
     def prepare(self, state: SessionState) -> object:
         if state.session_file in self.skip:
@@ -47,6 +48,10 @@ class FakeReviewer:
         if prepared.session_file in self.fail:
             raise self.fail[prepared.session_file]
         return ReviewOutcome(f"run-{len(self.reviewed)}", self.lessons)
+
+    def release(self, prepared: object) -> None:
+        assert isinstance(prepared, SessionState)
+        self.released.append(prepared.session_file)
 
 
 def queue(folder: LearnFolder, path: Path, harness: str = "claude") -> str:
@@ -120,6 +125,7 @@ def test_the_daily_cap_skips_the_rest_with_the_command_that_raises_it(
     states = by_file(folder)
     # A failed postmortem counts: the cap bounds what is spent.
     assert len(reviewer.reviewed) == 3
+    assert len(reviewer.released) == 5  # what was prepared is released, reviewed or capped
     capped = [s for s in states.values() if s.code == "daily_cap"]
     assert len(capped) == 2
     assert "`active-memory learn config --daily-cap N`" in (capped[0].reason or "")
@@ -242,6 +248,7 @@ from active_memory.learn.folder import LearnFolder
 from active_memory.learn.worker import ReviewOutcome, run_worker
 class Slow:
     def prepare(self, state): return state
+    def release(self, prepared): pass
     def review(self, prepared):
         with open({str(marks)!r}, "a") as out: out.write("x")
         time.sleep(1)

@@ -40,8 +40,8 @@ def uninstall_hooks(
     if not path.exists():
         return path, False
     document = load_json(path)
-    text = json.dumps(without_ours(document), indent=2) + "\n"
-    if without_ours(document) == document:
+    kept = without_ours(document)
+    if kept == document:
         return path, False
-    changed, _backup = write_config(path, text, private=False)
+    changed, _backup = write_config(path, json.dumps(kept, indent=2) + "\n", private=False)
     return path, changed

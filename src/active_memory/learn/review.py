@@ -16,6 +16,7 @@ ignored, as the CLI ignores them) and publishes what admission accepts.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -100,10 +101,23 @@ class PostmortemReviewer:
         self._probes = Probes()
 
     def _folder(self) -> Path:
+        # Private (0700): it holds a converted copy of the session's transcript.
         return Path(tempfile.mkdtemp(prefix="active-memory-learn-", dir=self._scratch))
 
     def prepare(self, state: SessionState) -> object:
         scratch = self._folder()
+        try:
+            return self._prepare(state, scratch)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+
+    def release(self, prepared: object) -> None:
+        """Erase the private copy of the session (its converted record and evidence)."""
+        assert isinstance(prepared, _Prepared)
+        shutil.rmtree(prepared.scratch, ignore_errors=True)
+
+    def _prepare(self, state: SessionState, scratch: Path) -> _Prepared:
         try:
             record = open_run_source(state.session_file, scratch / "record", state.harness)
         except (RunRecordError, OSError) as error:

@@ -80,11 +80,14 @@ class ReviewOutcome:
 
 class Reviewer(Protocol):
     """What runs the postmortem of one session: ``prepare`` reads it (ReviewSkipped for one
-    that must not be reviewed, ReviewFailed for one that cannot be read), ``review`` runs it."""
+    that must not be reviewed, ReviewFailed for one that cannot be read), ``review`` runs it,
+    and ``release`` drops what ``prepare`` made (called whether ``review`` ran or not)."""
 
     def prepare(self, state: SessionState) -> object: ...
 
     def review(self, prepared: object) -> ReviewOutcome: ...
+
+    def release(self, prepared: object) -> None: ...
 
 
 @dataclass(slots=True)
@@ -253,6 +256,25 @@ def _handle(
             folder.put(state, state="failed", code=failed.code, reason=failed.reason, digest=digest)
         )
         return None
+    try:
+        _within_cap(folder, reviewer, state, prepared, digest, config, now, done)
+    finally:
+        reviewer.release(prepared)
+    return None
+
+
+def _within_cap(
+    folder: LearnFolder,
+    reviewer: Reviewer,
+    state: SessionState,
+    prepared: object,
+    digest: str,
+    config: LearnConfig,
+    now: float,
+    done: WorkerRun,
+) -> None:
+    """Review the prepared session unless today's cap is reached (then skip it, saying how
+    to raise the cap)."""
     day = time.strftime("%Y-%m-%d", time.gmtime(now))
     if folder.started_on(day) >= config.daily_cap:
         reason = (
@@ -261,11 +283,10 @@ def _handle(
             "again tomorrow with `active-memory learn queue FILE`"
         )
         done.add(folder.put(state, state="skipped", code="daily_cap", reason=reason, digest=digest))
-        return None
+        return
     folder.record_start(digest, state.key, day)
     running = folder.put(state, state="running", digest=digest, code=None, reason=None)
     done.add(_review(folder, reviewer, running, prepared))
-    return None
 
 
 def _review(

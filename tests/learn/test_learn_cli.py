@@ -170,6 +170,9 @@ def test_a_broken_config_file_is_one_sentence_and_exit_2(isolated_state: dict[st
     (folder / "config.json").write_text('{"daily_cap": "many"}')
     result = cli("learn", "status")
     assert result.exit_code == 0  # status lists what there is; the settings are not needed
+    listed = json.loads(cli("learn", "status", "--json").stdout)
+    assert listed["config"] is None
+    assert listed["config_problem"].startswith("learn config: ")
     result = cli("learn", "run")
     assert result.exit_code == 2
     assert result.stderr.startswith("error: learn config: ")

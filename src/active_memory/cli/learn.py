@@ -89,13 +89,14 @@ def status_command(store: Path | None, as_json: bool) -> None:
     folder = _folder(store)
     states = learn_status(folder)
     if as_json:
-        emit_json(
-            {
-                "folder": str(folder.path),
-                "config": _config(folder).model_dump(mode="json"),
-                "sessions": [s.model_dump(mode="json") for s in states],
-            }
-        )
+        # The list is shown even when the settings file is broken: it is what to look at then.
+        try:
+            config: dict[str, object] | None = folder.config().model_dump(mode="json")
+            problem = None
+        except ActiveMemoryError as error:
+            config, problem = None, str(error)
+        emit_json({"folder": str(folder.path), "config": config, "config_problem": problem,
+                   "sessions": [s.model_dump(mode="json") for s in states]})  # fmt: skip
         return
     click.echo("\n".join(status_lines(states)))
 

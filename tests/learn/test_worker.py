@@ -115,6 +115,22 @@ def test_the_same_content_is_reviewed_once_even_queued_again_or_from_a_copy(
     assert reviewer.reviewed == [str(first), str(first)]
 
 
+def test_a_failed_review_runs_again_when_the_session_is_queued_again(
+    tmp_path: Path, folder: LearnFolder
+) -> None:
+    path = old_session(tmp_path, "a.jsonl")
+    reviewer = FakeReviewer(fail={str(path): ReviewFailed("harness_logged_out", "log in")})
+    queue(folder, path)
+    run_worker(folder, reviewer)
+    assert by_file(folder)["a.jsonl"].state == "failed"
+    reviewer.fail.clear()  # the user logged in
+    queue(folder, path)
+    run_worker(folder, reviewer)
+    assert by_file(folder)["a.jsonl"].state == "done"
+    assert reviewer.reviewed == [str(path), str(path)]
+    assert folder.started_on(time.strftime("%Y-%m-%d", time.gmtime())) == 2
+
+
 def test_the_daily_cap_skips_the_rest_with_the_command_that_raises_it(
     tmp_path: Path, folder: LearnFolder
 ) -> None:

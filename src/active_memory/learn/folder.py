@@ -7,7 +7,8 @@ It sits beside the store it publishes to (``<store's folder>/learn/``), private 
 * ``sessions/<key>.json``: one :class:`SessionState` per session: queued, running, done,
   skipped or failed, with the reason and the lessons changed;
 * ``postmortems.jsonl``: one line per postmortem started (its day and the session's content
-  digest): the daily cap counts it, and a digest in it is never reviewed again;
+  digest), which the daily cap counts, and one per postmortem completed: a content completed
+  is never reviewed again (one that failed may be, when queued again);
 * ``config.json``: :class:`LearnConfig` (``learn config``);
 * ``worker.lock``: held by the one worker running; ``worker.log``: the detached worker's output.
 
@@ -231,14 +232,28 @@ class LearnFolder:
         return lines
 
     def reviewed(self, digest: str) -> bool:
-        return any(line.get("digest") == digest for line in self.ledger_lines())
+        """Whether a postmortem of this content completed (a failed one may run again)."""
+        return any(
+            line.get("digest") == digest and line.get("event") == "done"
+            for line in self.ledger_lines()
+        )
 
     def started_on(self, day: str) -> int:
-        return sum(1 for line in self.ledger_lines() if line.get("day") == day)
+        return sum(
+            1
+            for line in self.ledger_lines()
+            if line.get("event") == "start" and line.get("day") == day
+        )
 
     def record_start(self, digest: str, key: str, day: str) -> None:
+        self._append({"event": "start", "day": day, "digest": digest, "key": key})
+
+    def record_done(self, digest: str, key: str) -> None:
+        self._append({"event": "done", "digest": digest, "key": key})
+
+    def _append(self, entry: dict[str, object]) -> None:
         self.make()
-        line = json.dumps({"day": day, "digest": digest, "key": key, "ms": _now_ms()})
+        line = json.dumps({**entry, "ms": _now_ms()})
         descriptor = os.open(self.ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(descriptor, (line + "\n").encode("utf-8"))

@@ -28,6 +28,7 @@ from active_memory.errors import (
     ProviderError,
     RunRecordError,
 )
+from active_memory.evidence.inventory_scan import SPECIALIST_SESSION_REASON
 from active_memory.evidence.sources import open_run_source
 from active_memory.harnesses import harness_row
 from active_memory.history_init.identity import Probes, aliases
@@ -123,10 +124,7 @@ class PostmortemReviewer:
         except (RunRecordError, OSError) as error:
             raise ReviewFailed("unreadable", str(error).splitlines()[0]) from None
         if (record.initial_input or "").startswith(SPECIALIST_SESSION_MARKER):
-            raise ReviewSkipped(
-                "specialist_session",
-                "it is a postmortem specialist's own session, run on a harness lane",
-            )
+            raise ReviewSkipped("specialist_session", SPECIALIST_SESSION_REASON)
         self._check_ignored(record)
         if record.outcome is None:
             record = record.model_copy(update={"outcome": latched_outcome(state.end_reason)})

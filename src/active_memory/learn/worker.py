@@ -9,14 +9,16 @@ first:
 * its file must exist and be unchanged for ``settle_seconds`` (a session resumed and still
   written is waited for, up to :func:`settle_limit_s`; past that it is skipped ``not_settled``
   and its next session end queues it again);
-* its content digest (sha256 of the file) must not be in the postmortem ledger (``duplicate``);
+* no postmortem of its content (sha256 of the file) may have completed (``duplicate``; one
+  that failed, or was cut short, runs again when the session is queued again);
 * the reviewer's check must pass (a specialist's own session, or an excluded repository by its
   key, is skipped with the reviewer's reason);
 * fewer than ``daily_cap`` postmortems may have started today, UTC (``daily_cap``);
 
-then the digest goes into the ledger (counted even if the postmortem fails: the cap bounds the
+then its start goes into the ledger (counted even if the postmortem fails: the cap bounds the
 spend, not the successes), the session is ``running``, and the reviewer's postmortem ends it
-``done`` with the lessons changed, or ``failed`` with its cause. A state left ``running`` by a
+``done`` with the lessons changed (its completion goes into the ledger too), or ``failed`` with
+its cause. A state left ``running`` by a
 worker that was killed is marked failed by the next one.
 """
 
@@ -252,9 +254,8 @@ def _handle(
         )
         return None
     except ReviewFailed as failed:
-        done.add(
-            folder.put(state, state="failed", code=failed.code, reason=failed.reason, digest=digest)
-        )
+        done.add(folder.put(state, state="failed", code=failed.code, reason=failed.reason,
+                            digest=digest, run_id=failed.run_id))  # fmt: skip
         return None
     try:
         _within_cap(folder, reviewer, state, prepared, digest, config, now, done)
@@ -313,4 +314,6 @@ def _review(
             run_id=outcome.run_id,
             lessons=outcome.lessons,
         )
+    assert running.digest is not None
+    folder.record_done(running.digest, running.key)
     return folder.put(running, state="done", run_id=outcome.run_id, lessons=outcome.lessons)

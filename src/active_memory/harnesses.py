@@ -47,6 +47,8 @@ class HarnessRow(FrozenRow):
     run through this harness records, ``provider`` the provider its sessions are served by
     when the harness has only one. ``skills`` is where it reads agent skills: below its home,
     or below the user's home when it starts with ``~/``; None when it reads none.
+    ``session_end_event`` is the hook event run when a session ends, which ``hooks install
+    --learn`` writes (pi's is its extension's event; None: the harness has none).
     """
 
     __slots__ = (
@@ -57,6 +59,7 @@ class HarnessRow(FrozenRow):
         "lane",
         "name",
         "provider",
+        "session_end_event",
         "session_files",
         "sessions",
         "skills",
@@ -71,6 +74,7 @@ class HarnessRow(FrozenRow):
     lane: str
     name: str
     provider: str | None
+    session_end_event: str | None
     session_files: tuple[str, ...]
     sessions: str
     skills: str | None
@@ -92,6 +96,7 @@ class HarnessRow(FrozenRow):
         provider: str | None = None,
         source_module: str | None = None,
         skills: str | None = None,
+        session_end_event: str | None = None,
     ) -> None:
         super().__init__(
             name=name,
@@ -106,6 +111,7 @@ class HarnessRow(FrozenRow):
             provider=provider,
             source_module=source_module or name,
             skills=skills,
+            session_end_event=session_end_event,
         )
 
     @property
@@ -130,6 +136,7 @@ HARNESSES: tuple[HarnessRow, ...] = (
         session_files=("*/*.jsonl",),
         conversation_records=("user", "assistant"),
         tool_event="PreToolUse",
+        session_end_event="SessionEnd",
         lane="claude-code",
         provider="anthropic",
         source_module="claude_code",
@@ -144,6 +151,7 @@ HARNESSES: tuple[HarnessRow, ...] = (
         session_files=("**/rollout-*.jsonl",),
         conversation_records=("response_item", "message", "function_call"),
         tool_event="PreToolUse",
+        session_end_event="SessionEnd",
         lane="codex",
         provider="openai",
         skills="~/.agents/skills",
@@ -157,6 +165,7 @@ HARNESSES: tuple[HarnessRow, ...] = (
         session_files=("*/events.jsonl", "*.jsonl"),
         conversation_records=("user.message", "assistant.message", "tool.execution_start"),
         tool_event="preToolUse",
+        session_end_event="sessionEnd",
         lane="copilot",
     ),
     HarnessRow(
@@ -168,6 +177,7 @@ HARNESSES: tuple[HarnessRow, ...] = (
         session_files=("*/*.jsonl",),
         conversation_records=("message",),
         tool_event="tool_result",
+        session_end_event="session_shutdown",
         lane="pi",
     ),
 )

@@ -37,6 +37,7 @@ PAGES = (
     "docs/changing.md",
     "docs/impact.md",
     "docs/integrations.md",
+    "docs/learn.md",
     "docs/mcp.md",
     "docs/memory-init.md",
     "docs/postmortem.md",

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from active_memory.evidence.inventory import default_roots, find_sessions
+from active_memory.evidence.inventory_scan import SPECIALIST_SESSION_REASON
+from active_memory.lanes import SPECIALIST_SESSION_MARKER
 from cli_runner import run_cli
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -76,6 +78,38 @@ def test_a_session_being_written_or_without_conversation_is_not_reviewable(
     assert reasons[live.name] is not None
     assert reasons[live.name].startswith("in progress")
     assert reasons["empty.jsonl"] == "no conversation in its first and last 256 KiB"
+
+
+def test_a_specialists_own_session_is_listed_as_not_reviewable(tmp_path: Path) -> None:
+    """A harness lane marks its specialist's first message; learning and memory init read the
+    inventory, so neither reviews a postmortem's own session. A user who only quotes the marker
+    mid-sentence is not mistaken for one."""
+    roots = _home(tmp_path / "home")
+    [codex] = [p for p in roots["codex"].rglob("rollout-2025-11-20*.jsonl")]
+    text = codex.read_text()
+    first = json.loads(text.splitlines()[0])
+    marked = {
+        "type": "response_item",
+        "payload": {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": f"{SPECIALIST_SESSION_MARKER}\n\nreview the run"}
+            ],
+        },
+    }
+    codex.write_text(json.dumps(first) + "\n" + json.dumps(marked) + "\n"
+                     + "\n".join(text.splitlines()[1:]) + "\n")  # fmt: skip
+    quoted = roots["pi"].rglob("*.jsonl").__next__()
+    said = "The billing client has no timeout"
+    assert said in quoted.read_text()
+    quoted.write_text(quoted.read_text().replace(said, f"{said} (see {SPECIALIST_SESSION_MARKER})"))
+    for path in (codex, quoted):
+        os.utime(path, (OLD, OLD))
+    entries = {Path(e.path).name: e for e in find_sessions(roots)}
+    assert entries[codex.name].reason == SPECIALIST_SESSION_REASON
+    assert not entries[codex.name].reviewable
+    assert entries[quoted.name].reviewable
 
 
 def test_filters_by_harness_repository_and_date(tmp_path: Path) -> None:

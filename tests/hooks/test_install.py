@@ -315,7 +315,7 @@ def test_an_installation_prints_its_paths_and_git_exclusion(tmp_path: Path) -> N
         "changed": True, "backup": None,
         "git_exclude": {"file": str(tmp_path / "exclude"), "added": ["/a"],
                         "already_ignored": False, "tracked": True},
-        "notes": [],
+        "notes": [], "session_end": None,
     }  # fmt: skip
     assert Installation(harness="pi", path=tmp_path, mode="extension", changed=False).model_dump(
         mode="json"

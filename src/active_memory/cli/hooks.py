@@ -26,6 +26,7 @@ from active_memory.hooks.install import (
     mcp_server_entry,
 )
 from active_memory.hooks.standalone import find_live, serve_paths
+from active_memory.learn.folder import learn_folder
 
 __all__ = ["hooks"]
 
@@ -43,11 +44,18 @@ def hooks() -> None:
     help="Install for this repository only (default: for the user).",
 )
 @workspace_option("The workspace recall serves (default: --project, else the current directory).")
+@click.option(
+    "--learn/--no-learn",
+    default=None,
+    help="Also install the session-end hook that queues each finished session for learning "
+    "(--no-learn removes it; default: leave it as it is).",
+)
 @store_json_command
 def install_command(
     harness: str,
     project: Path | None,
     workspace: Path | None,
+    learn: bool | None,
     store: Path | None,
     as_json: bool,
 ) -> None:
@@ -63,23 +71,36 @@ def install_command(
     .cursor/mcp.json (the project's, else ~/.cursor/mcp.json serving the folder Cursor has
     open), or a project's .mcp.json; mcp without --project prints the entry. Both need the
     [mcp] extra and refuse (exit 2) without it.
+
+    --learn also writes the harness's session-end hook (Claude Code and Codex SessionEnd,
+    Copilot CLI sessionEnd, pi's extension on session_shutdown): it queues the finished
+    session and starts `active-memory learn run`, which reviews it on the session's own
+    harness lane.
     """
     # Hooks run from other directories: every path they are given must be absolute.
     database = Path(os.path.abspath(store_path(store)))
+    if learn is not None and harness in MCP_HARNESSES:
+        fail("--learn is for harness hooks; an MCP client has no session-end hook",
+             EXIT_BAD_INPUT)  # fmt: skip
     if harness in MCP_HARNESSES:
         done = _install_mcp(harness, project, workspace, database)
         if done is None:
             return  # the entry was printed, for the user to add
         what = f"{done.harness} MCP server {MCP_SERVER_NAME!r}"
     else:
-        done = _install_hook(harness, project, workspace, database)
+        done = _install_hook(harness, project, workspace, database, learn)
         what = f"{harness} {done.mode} hook"
     _report(done, what, as_json)
+    if done.session_end is not None and not as_json:
+        folder = learn_folder(database).path
+        click.echo(f"learning: the {done.session_end} hook queues each finished session into "
+                   f"{folder}; `active-memory learn status` lists them")  # fmt: skip
 
 
 def _install_hook(
-    harness: str, project: Path | None, workspace: Path | None, database: Path
-) -> Installation:
+    harness: str, project: Path | None, workspace: Path | None, database: Path,
+    learn: bool | None = None,
+) -> Installation:  # fmt: skip
     root = (workspace or project or Path.cwd()).resolve()
     state_dir = database.parent / "serve"
     live = find_live(state_dir, root)
@@ -91,6 +112,8 @@ def _install_hook(
             serve=live,
             project=project.resolve() if project else None,
             ticket=serve_paths(state_dir, root)[1],
+            learn=learn,
+            learn_dir=learn_folder(database).path,
         )
     except RecallError as error:
         fail(str(error), EXIT_BAD_INPUT)
@@ -148,3 +171,22 @@ def _report(done: Installation, what: str, as_json: bool) -> None:
         )
     for note in done.notes:
         click.echo(note)
+
+
+@hooks.command("uninstall")
+@click.option("--harness", required=True, type=click.Choice(HARNESS_NAMES))
+@click.option(
+    "--project",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Uninstall from this repository only (default: from the user's config).",
+)
+def uninstall_command(harness: str, project: Path | None) -> None:
+    """Remove active-memory's hooks (recall and session-end) from the harness configuration."""
+    from active_memory.hooks.uninstall import uninstall_hooks
+
+    try:
+        path, changed = uninstall_hooks(harness, project=project.resolve() if project else None)
+    except RecallError as error:
+        fail(str(error), EXIT_BAD_INPUT)
+    verb = "removed" if changed else "nothing to remove"
+    click.echo(f"{verb}: active-memory's {harness} hooks in {path}")

@@ -24,6 +24,9 @@ COMMANDS = {
                      "Print the evidence a postmortem specialist would receive about RUN."),
     "hooks": Lazy("active_memory.cli.hooks:hooks",
                   "Harness hooks that deliver recalled lessons."),
+    "learn": Lazy("active_memory.cli.learn:learn",
+                  "Learning that runs by itself: the sessions queued at their end, and the "
+                  "worker."),
     "lessons": Lazy("active_memory.cli.lessons:lessons", "Read and administer stored lessons."),
     "mcp": Lazy("active_memory.cli.mcp:mcp_command",
                 "Serve recall, explain and list to an MCP client over stdio (read-only)."),

@@ -30,6 +30,22 @@ from active_memory.store.sqlite import SqliteStore
 
 __all__ = ["serve"]
 
+
+def _start_learning(database: Path, as_json: bool) -> None:
+    """Sessions queued for learning while no worker ran get one now (detached)."""
+    from active_memory.learn.folder import learn_folder
+    from active_memory.learn.start import start_worker, waiting
+
+    folder = learn_folder(database)
+    count = waiting(folder)
+    if not count:
+        return
+    start_worker(database, folder)
+    if not as_json:
+        click.echo(f"learning: a worker reviews {count} queued session(s); "
+                   "`active-memory learn status` lists them")  # fmt: skip
+
+
 # Room for the broker's connection cap (a quarter of the descriptor limit) under abuse.
 _WANTED_DESCRIPTORS = 4096
 
@@ -105,6 +121,7 @@ def serve(
                 click.echo(
                     f"hooks: active-memory hooks install --harness {'|'.join(HARNESS_NAMES)}"
                 )
+            _start_learning(database, as_json)
             server.wait()
         except KeyboardInterrupt:
             pass

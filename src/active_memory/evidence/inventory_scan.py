@@ -16,10 +16,14 @@ from active_memory.evidence.sources.lines import iter_lines, parse_line
 from active_memory.evidence.sources.peek import Peek, Scan
 from active_memory.evidence.sources.timestamps import stamp_ms
 from active_memory.harnesses import harness_row
+from active_memory.lanes import SPECIALIST_SESSION_MARKER
 
-__all__ = ["Scan", "scan_session"]
+__all__ = ["SPECIALIST_SESSION_REASON", "Scan", "scan_session"]
 
 SPAN = 256 * 1024
+SPECIALIST_SESSION_REASON = "it is a postmortem specialist's own session, run on a harness lane"
+# The marker opens the specialist's first message: it starts a JSON string in the file.
+_MARKER = b'"' + SPECIALIST_SESSION_MARKER.encode("utf-8")
 
 
 def _look(peek: Peek, records: tuple[str, ...], value: dict[str, Any], scan: Scan) -> None:
@@ -65,4 +69,13 @@ def scan_session(harness: str, path: Path) -> Scan:
         _look(peek, records, value, scan)
     if not scan.conversation:
         scan.problem = "no conversation in its first and last 256 KiB"
+    elif _specialist(path):
+        # A harness lane's own session (agents/harness_lanes): reviewing it would learn from a
+        # postmortem, not from work.
+        scan.problem = SPECIALIST_SESSION_REASON
     return scan
+
+
+def _specialist(path: Path) -> bool:
+    with path.open("rb") as stream:
+        return _MARKER in stream.read(SPAN)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from active_memory.errors import ActiveMemoryError
 from active_memory.evidence.inventory import find_sessions
+from active_memory.evidence.inventory_scan import SPECIALIST_SESSION_REASON
 from active_memory.evidence.sources import open_run_source
 from active_memory.history_init.identity import Probes, aliases, prove_identity
 from active_memory.history_init.state import Exclusion, RepositoryEntry, RunEntry
@@ -57,6 +58,8 @@ def candidates(roots: Mapping[str, Path] | None, saved_runs: Path | None) -> lis
         problem = None
         if not entry.reviewable:
             code = "unfinished" if (entry.reason or "").startswith("in progress") else "unreadable"
+            if entry.reason == SPECIALIST_SESSION_REASON:
+                code = "specialist_session"
             problem = (code, entry.reason or "not reviewable")
         found.append(Candidate(entry.path, entry.harness, entry.ended_ms or 0, problem))
     if saved_runs is not None and saved_runs.is_dir():

@@ -61,6 +61,16 @@ from active_memory.hooks.config_files import (
     write_config,
 )
 from active_memory.hooks.exclude import Exclusion, exclude_from_git
+from active_memory.hooks.learn_hooks import (
+    NO_SESSION_END,
+    PI_LEARN_PLACEHOLDER,
+    SESSION_END_EVENTS,
+    codex_session_end_note,
+    pi_learn_literal,
+    session_end_argv,
+    session_end_command,
+    with_session_end,
+)
 from active_memory.hooks.pi import EXTENSION_NAME, extension_source
 from active_memory.hooks.standalone import ServeState
 from active_memory.models.base import Model
@@ -96,7 +106,8 @@ class Installation(Model):
     """What ``hooks install`` did; the JSON form names ``exclusion`` ``git_exclude``.
 
     ``notes`` are what the user still has to do for the hook to run (Codex's project and hook
-    trust), one sentence each.
+    trust, or queueing sessions by hand where a harness has no session-end event), one sentence
+    each. ``session_end`` is the session-end event whose hook ``--learn`` wrote (None: none).
     """
 
     model_config = ConfigDict(serialize_by_alias=True)
@@ -108,6 +119,7 @@ class Installation(Model):
     backup: Path | None = None
     exclusion: Exclusion = Field(default_factory=Exclusion, serialization_alias="git_exclude")
     notes: tuple[str, ...] = ()
+    session_end: str | None = None
 
 
 def _home_of(variable: str, default: Path, environ: Mapping[str, str]) -> Path:
@@ -184,8 +196,14 @@ def install_hooks(
     home: Path | None = None,
     ticket: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    learn: bool | None = None,
+    learn_dir: Path | None = None,
 ) -> Installation:
     """Install active-memory's hook for ``harness``; ``serve`` is the live broker, if any.
+
+    ``learn`` True also installs the session-end hook queueing each finished session into
+    ``learn_dir`` (:mod:`active_memory.hooks.learn_hooks`), False removes it, None leaves it as
+    it is.
 
     ``ticket`` is where ``active-memory serve`` keeps (or will keep) this workspace's ticket; the
     helper command names it so it finds a broker started later. ``environ`` (default: the
@@ -197,12 +215,20 @@ def install_hooks(
     path = target_path(harness, project=project, home=home or Path.home(), environ=environ)
     ticket_path = serve.ticket if serve is not None else (str(ticket) if ticket else None)
     exclusion = _keep_out_of_git(path, project, holds_secret=ticket_path is not None)
+    folder = learn_dir or store.parent / "learn"
+    notes: tuple[str, ...] = ()
+    if learn and SESSION_END_EVENTS[harness] is None:
+        notes, learn = _no_session_end(harness), None
     if harness == "pi":
         source = extension_source().read_text(encoding="utf-8")
         text = source.replace('"__ACTIVE_MEMORY_TICKET__"', json.dumps(ticket_path or ""))
+        argv = session_end_argv(harness, folder=folder, store=store)
+        text = text.replace(PI_LEARN_PLACEHOLDER, pi_learn_literal(path, learn, argv))
         changed, backup = write_config(path, text, private=False)
+        ended = SESSION_END_EVENTS[harness] if PI_LEARN_PLACEHOLDER not in text else None
         return Installation(harness=harness, path=path, mode="extension", changed=changed,
-                            backup=backup, exclusion=exclusion)  # fmt: skip
+                            backup=backup, exclusion=exclusion, notes=notes,
+                            session_end=ended)  # fmt: skip
     mode: Mode = "helper"
     command = helper_command(harness, ticket=ticket_path, store=str(store),
                              workspace=str(workspace))  # fmt: skip
@@ -217,12 +243,27 @@ def install_hooks(
             hook["additionalContextLimit"] = CODEX_CONTEXT_BYTES
         matcher = CLAUDE_MATCHER if harness == "claude" else CODEX_MATCHER
         text = _with_pre_tool_hook(document, event, matcher, hook)
+    if learn is not None:  # after the recall hook: a first install lists PreToolUse first
+        queued = session_end_command(harness, folder=folder, store=store) if learn else None
+        text = json.dumps(with_session_end(json.loads(text), harness, queued), indent=2) + "\n"
     changed, backup = write_config(path, text, private=False)
-    notes: tuple[str, ...] = ()
     if harness == "codex":
-        notes = _codex_notes(path, text, event, project, home, environ, changed)
+        notes += _codex_notes(path, text, event, project, home, environ, changed)
+        if learn:
+            row = harness_row(harness)
+            codex_home = _home_of(row.home_variable, (home or Path.home()) / row.home, environ)
+            config = codex_home / "config.toml"
+            note = codex_session_end_note(path, text, config, changed=changed)
+            notes += (note,) if note is not None else ()
     return Installation(harness=harness, path=path, mode=mode, changed=changed, backup=backup,
-                        exclusion=exclusion, notes=notes)  # fmt: skip
+                        exclusion=exclusion, notes=notes,
+                        session_end=SESSION_END_EVENTS[harness] if learn else None)  # fmt: skip
+
+
+def _no_session_end(harness: str) -> tuple[str, ...]:
+    row = harness_row(harness)
+    sessions = f"{row.shown_home}/{row.sessions}"
+    return (NO_SESSION_END.format(display=row.display, sessions=sessions),)
 
 
 def _keep_out_of_git(path: Path, project: Path | None, *, holds_secret: bool) -> Exclusion:

@@ -284,6 +284,9 @@ class UiApp:
     async def _impact(self, request: Request, csrf: str) -> Response:
         report = await run_in_threadpool(self.data.impact)
         return self._page("impact.html", report=report, rows=repository_rows(report), csrf=csrf)
+    async def _learn(self, request: Request, csrf: str) -> Response:
+        sessions = await run_in_threadpool(self.data.learn_view)
+        return self._page("learn.html", sessions=sessions, csrf=csrf)
 
     async def _css(self, request: Request, csrf: str) -> Response:
         return Response(self.css, media_type="text/css", headers=_HEADERS)
@@ -305,6 +308,7 @@ class UiApp:
             ),
             Route("/runs", self._guard(self._runs), methods=get),
             Route("/impact", self._guard(self._impact), methods=get),
+            Route("/learn", self._guard(self._learn), methods=get),
             Route("/static/ui.css", self._guard(self._css), methods=get),
         ]
         return Starlette(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from active_memory.errors import QuarantineNotFound
 from active_memory.impact import ImpactReport, measure_sources
+from active_memory.learn.folder import SessionState, learn_folder, learn_status
 from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, store_sources
 from active_memory.ledger.build import LedgerStore
 from active_memory.ledger.sources import ReportSummary
@@ -188,6 +189,13 @@ class UiData:
 
     def sources(self) -> LedgerSources:
         return store_sources(self.runs, self.store_path)
+
+    def learn_view(self) -> list[SessionState]:
+        """The sessions learning queued for the local store, as ``learn status`` lists them
+        (none for a service: its learning runs on its users' machines)."""
+        if self.store_path is None:
+            return []
+        return learn_status(learn_folder(self.store_path))
 
     @property
     def has_quarantine(self) -> bool:

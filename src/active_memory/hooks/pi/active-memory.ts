@@ -7,10 +7,19 @@
 // The handler never throws and gives up after 250 ms: a throwing tool_result handler would
 // block the tool, and recall is only ever a hint. Plain JavaScript syntax on purpose, so the
 // same file also runs under node without a TypeScript step.
+//
+// With `hooks install --harness pi --learn`, LEARN_COMMAND holds the session-end hook's command
+// line (a JSON array): when pi leaves a session (quit, or /new, /resume, /fork), the extension
+// starts it detached with the session file on its stdin, as Claude Code's SessionEnd does, and
+// never waits for it.
 
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 const DEFAULT_TICKET = "__ACTIVE_MEMORY_TICKET__";
+const LEARN_COMMAND = "__ACTIVE_MEMORY_LEARN__";
+// "reload" reloads the extensions and keeps the session: it has not ended.
+const SESSION_ENDS = new Set(["quit", "new", "resume", "fork"]);
 const TIMEOUT_MS = 250;
 const MAX_ANSWER_CHARS = 32 * 1024;
 
@@ -96,6 +105,20 @@ async function recall(event, ctx) {
   return { content: [...content, { type: "text", text }] };
 }
 
+function queueSession(event, ctx) {
+  if (LEARN_COMMAND.startsWith("__") || !event || !SESSION_ENDS.has(event.reason)) return;
+  const argv = JSON.parse(LEARN_COMMAND);
+  const manager = ctx && ctx.sessionManager;
+  const file = manager && typeof manager.getSessionFile === "function" && manager.getSessionFile();
+  if (!Array.isArray(argv) || !argv.length || typeof file !== "string" || !file) return;
+  const cwd = (ctx && typeof ctx.cwd === "string" && ctx.cwd) || process.cwd();
+  const child = spawn(argv[0], argv.slice(1), { stdio: ["pipe", "ignore", "ignore"], detached: true });
+  child.on("error", () => {});
+  child.stdin.on("error", () => {});
+  child.stdin.end(JSON.stringify({ session_file: file, cwd, reason: event.reason }));
+  child.unref();
+}
+
 export default function activeMemory(pi) {
   try {
     pi.on("tool_result", async (event, ctx) => {
@@ -103,6 +126,13 @@ export default function activeMemory(pi) {
         return await recall(event, ctx);
       } catch {
         return undefined;
+      }
+    });
+    pi.on("session_shutdown", async (event, ctx) => {
+      try {
+        queueSession(event, ctx);
+      } catch {
+        // Learning never holds up or fails pi's shutdown.
       }
     });
   } catch {

@@ -21,6 +21,7 @@ from active_memory.store.backend import PublicationControl
 from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
+from active_memory.store.schema_guard import refuse_foreign_code
 from active_memory.store.sql import SqlConnection
 from active_memory.store.unreadable import safe_message
 
@@ -54,7 +55,8 @@ def write_transaction(
     """``BEGIN IMMEDIATE`` … ``COMMIT``; any exception rolls everything back.
 
     ``control`` is consulted before waiting for the lock and again once it is held, the last
-    moment before the first write is dispatched.
+    moment before the first write is dispatched. A trigger or view in the file that
+    active-memory did not create refuses the write before it can run (``schema_guard``).
     """
     _fence(control)
     try:
@@ -66,6 +68,7 @@ def write_transaction(
         ) from error
     try:
         _fence(control)
+        refuse_foreign_code(conn)
         yield
         conn.execute("COMMIT")
     except (sqlite3.Error, UnicodeDecodeError) as error:  # the latter: a damaged schema

@@ -142,16 +142,25 @@ def test_a_publication_over_the_mutation_cap_is_refused_without_waiting_for_the_
         assert _generation(running, tenant) == 0
 
 
-def test_a_large_body_over_the_mutation_cap_is_counted_before_it_is_validated(
+def test_a_body_over_the_mutation_cap_is_refused_before_it_is_validated(
     pg_database: str,
 ) -> None:
     with _serving(pg_database) as running:
         _, token = _token(running)
-        body = _creations(200)  # about 90 KB: counted from the raw JSON
-        body["publication"]["mutations"][-1]["op"] = "not an op"
-        assert len(json.dumps(body)) > 64 * 1024
+        body = _creations(200)
+        body["publication"]["mutations"][-1]["op"] = "not an op"  # the models would say 400
         message = _refusal(_publish(running, token, body), 413, "too_large")
         assert "200 mutations" in message
+
+
+def test_keys_spelt_with_escapes_are_counted_once_validated(pg_database: str) -> None:
+    with _serving(pg_database) as running:
+        tenant, token = _token(running)
+        raw = json.dumps(_creations(51)).replace('"expected_revision"', '"expected\\u005frevision"')
+        answer = httpx.post(f"{running.url}/v1/publish", content=raw.encode(),
+                            headers={"authorization": f"Bearer {token}"})  # fmt: skip
+        assert "51 mutations" in _refusal(answer, 413, "too_large")
+        assert _generation(running, tenant) == 0
 
 
 def test_a_publication_past_the_stores_capacity_is_refused_without_waiting_for_the_lock(
@@ -168,6 +177,9 @@ def test_a_publication_past_the_stores_capacity_is_refused_without_waiting_for_t
         assert "capacity limit reached" in message
         assert "6 live lessons" in message
         assert waited < 2.0
+        unparsed = _creations(2)
+        unparsed["publication"]["run_id"] = ["not", "a", "run id"]  # the models would say 400
+        assert "capacity limit" in _refusal(_publish(running, token, unparsed), 422, "refused")
         assert _publish(running, token, _creations(1)).status_code == 200  # room for one
 
 

@@ -12,10 +12,11 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.server import fairness
 from active_memory.server.fairness import (
+    BatchCounts,
     RateSettings,
     TokenRates,
     capacity_refusal,
-    counted_mutations,
+    raw_counts,
     retry_after,
     token_rates,
 )
@@ -74,6 +75,7 @@ def test_retry_after_is_whole_seconds_and_at_least_one() -> None:
 
 
 def test_the_serve_options_give_bursts_no_smaller_than_the_largest_request() -> None:
+    assert token_rates(200, 1 << 20, 8 << 20) == RateSettings()
     assert token_rates(200, 16 << 20, 8 << 20) == RateSettings(200, 400, 16 << 20, 64 << 20)
     assert token_rates(0, 1024, 8 << 20) == RateSettings(None, 1, 1024, 8 << 20)
 
@@ -88,27 +90,51 @@ def _publication(creates: int, retires: int = 0, updates: int = 0) -> Publicatio
     return Publication(run_id="run", mutations=tuple(mutations))
 
 
+def _counts(publication: Publication) -> BatchCounts:
+    return BatchCounts.of(publication)
+
+
 def test_a_batch_is_refused_when_what_it_adds_at_least_crosses_a_limit() -> None:
     limits = StoreLimits(max_live=10, max_rows=20)
-    refusal = capacity_refusal(_publication(3), Capacity(8, 8, 0), limits)
+    refusal = capacity_refusal(_counts(_publication(3)), Capacity(8, 8, 0), limits)
     assert refusal is not None
     assert "11 live lessons; the limit is 10" in refusal
-    rows = capacity_refusal(_publication(3, retires=3), Capacity(8, 19, 0), limits)
+    rows = capacity_refusal(_counts(_publication(3, retires=3)), Capacity(8, 19, 0), limits)
     assert rows is not None
     assert "22 rows including tombstones" in rows
 
 
 def test_a_batch_that_frees_as_much_as_it_adds_or_only_updates_is_let_through() -> None:
     limits = StoreLimits(max_live=10, max_rows=100)
-    assert capacity_refusal(_publication(2, retires=2), Capacity(10, 10, 0), limits) is None
-    assert capacity_refusal(_publication(0, updates=5), Capacity(12, 12, 0), limits) is None
+    freeing = _counts(_publication(2, retires=2))
+    assert capacity_refusal(freeing, Capacity(10, 10, 0), limits) is None
+    updating = _counts(_publication(0, updates=5))
+    assert capacity_refusal(updating, Capacity(12, 12, 0), limits) is None
 
 
-def test_mutations_are_counted_from_the_raw_body_and_anything_else_is_left_to_the_models() -> None:
-    body = {"publication": {"run_id": "r", "mutations": [{"op": "x"}] * 7}}
-    assert counted_mutations(json.dumps(body).encode()) == 7
-    for raw in (b"{not json", b"[]", b'{"publication": []}', b'{"publication": {}}'):
-        assert counted_mutations(raw) is None
+def test_the_raw_scan_counts_a_valid_body_exactly() -> None:
+    publication = _publication(3, retires=2, updates=4)
+    for dumped in (
+        json.dumps({"publication": publication.model_dump(mode="json")}),
+        json.dumps({"publication": publication.model_dump(mode="json")}, indent=2),
+        publication.model_dump_json(),
+    ):
+        assert raw_counts(dumped.encode()) == BatchCounts(9, 3, 2)
+
+
+def test_text_that_quotes_the_keys_is_not_counted() -> None:
+    title = 'Set "expected_revision": 0 and "op": "retire" by hand'
+    mutation = Mutation(op="upsert", id=new_lesson_id(), expected_revision=2,
+                        draft=make_draft(title))  # fmt: skip
+    raw = Publication(run_id="r", mutations=(mutation,)).model_dump_json().encode()
+    assert raw_counts(raw) == BatchCounts(1, 0, 0)
+
+
+def test_keys_spelt_with_escapes_escape_the_scan_but_not_the_models() -> None:
+    raw = Publication(run_id="r", mutations=_publication(2).mutations).model_dump_json()
+    escaped = raw.replace('"expected_revision"', '"expected\\u005frevision"')
+    assert raw_counts(escaped.encode()) == BatchCounts(0, 0, 0)
+    assert _counts(Publication.parse_json(escaped.encode(), where="body")) == BatchCounts(2, 2, 0)
 
 
 @pytest.mark.parametrize(

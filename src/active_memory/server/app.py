@@ -48,10 +48,10 @@ from active_memory.models.base import Model
 from active_memory.models.lessons import GraphScope
 from active_memory.server.credentials import Credential, CredentialStore
 from active_memory.server.fairness import (
-    COUNT_FIRST_BYTES,
+    BatchCounts,
     TokenRates,
     capacity_refusal,
-    counted_mutations,
+    raw_counts,
     retry_after,
 )
 from active_memory.server.limits import DEFAULT_SERVICE_LIMITS, ServiceLimits
@@ -91,6 +91,7 @@ __all__ = ["DEFAULT_SERVICE_LIMITS", "MemoryService", "ServiceLimits"]
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
 LEDGER_CHECK_S = 1.0
+_PARSE_IN_LOOP_BYTES = 64 * 1024  # larger bodies are validated on a worker thread
 
 
 class MemoryService:
@@ -214,31 +215,43 @@ class MemoryService:
 
         try:
             # A large body is parsed on a worker thread: validating it must not stall the loop.
-            return parse() if len(raw) < COUNT_FIRST_BYTES else await run_in_threadpool(parse)
+            return parse() if len(raw) < _PARSE_IN_LOOP_BYTES else await run_in_threadpool(parse)
         except LessonValidationError as error:
             raise _Refusal("bad_request", f"the request is not valid ({error})") from None
 
-    async def _publish_body(self, request: Request) -> PublishBody:
-        raw = await self._raw_body(request)
+    def _refuse_batch(self, counts: BatchCounts, tenant: str) -> None:
+        """413 over the mutation cap; 422 when the batch cannot fit the store (read without the
+        lock: only a batch that creates can grow the counts)."""
         most = self.limits.max_publication_mutations
-        if len(raw) >= COUNT_FIRST_BYTES:
-            counted = await run_in_threadpool(counted_mutations, raw)
-            if counted is not None and counted > most:
-                raise _Refusal(
-                    "too_large",
-                    f"the publication names {counted} mutations; the service takes at most "
-                    f"{most} per request; publish them in smaller batches",
-                )
+        if counts.mutations > most:
+            raise _Refusal(
+                "too_large",
+                f"the publication names {counts.mutations} mutations; the service takes at "
+                f"most {most} per request; publish them in smaller batches",
+            )
+        if counts.creations > counts.retirements:
+            refusal = capacity_refusal(counts, self._capacity(tenant), self._store_limits)
+            if refusal is not None:
+                raise _Refusal("refused", refusal)
+
+    async def _publish_body(self, request: Request, who: Credential) -> PublishBody:
+        """The publication, refused before it is parsed when its raw counts already say so,
+        and again on its validated counts; either way before the writers' lock."""
+        raw = await self._raw_body(request)
+
+        def scan() -> BatchCounts:
+            counts = raw_counts(raw)
+            self._refuse_batch(counts, who.tenant)
+            return counts
+
+        scanned = await run_in_threadpool(scan)
         try:
             body = await run_in_threadpool(lambda: PublishBody.parse_json(raw, where="body"))
         except LessonValidationError as error:
             raise _Refusal("bad_request", f"the request is not valid ({error})") from None
-        if len(body.publication.mutations) > most:  # a small body's count, or a miscounted one
-            raise _Refusal(
-                "too_large",
-                f"the publication names {len(body.publication.mutations)} mutations; the "
-                f"service takes at most {most} per request; publish them in smaller batches",
-            )
+        counted = BatchCounts.of(body.publication)
+        if counted != scanned:  # keys spelt with escapes: the scan missed them
+            await run_in_threadpool(self._refuse_batch, counted, who.tenant)
         return body
 
     def _capacity(self, tenant: str) -> Capacity:
@@ -273,7 +286,13 @@ class MemoryService:
                 self._admit(request, credential)
                 answer = await handler(request, credential, arrived)
             except _Refusal as refusal:
-                close = refusal.answer.error in ("unauthorized", "too_large", "timeout")
+                # A refused body may still be arriving: closing spares reading it to the end.
+                close = refusal.answer.error in (
+                    "unauthorized",
+                    "too_large",
+                    "timeout",
+                    "rate_limited",
+                )
                 status = _STATUS[refusal.answer.error]
                 return _answer(refusal.answer, status, close=close, wait_s=refusal.wait_s)
             except ActiveMemoryError as error:
@@ -308,18 +327,11 @@ class MemoryService:
         return SnapshotAnswer.model_construct(generation=generation, rows=tuple(rows))
 
     async def _publish(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        body = await self._publish_body(request)
+        store = await run_in_threadpool(self.store, who.tenant)
+        body = await self._publish_body(request, who)
         publication = body.publication
         _refuse_other_run(who, publication.run_id)
         deadline = None if body.deadline_s is None else arrived + body.deadline_s
-        store = await run_in_threadpool(self.store, who.tenant)
-        if any(m.expected_revision == 0 for m in publication.mutations):
-            # Only a batch that creates can grow the counts: refused here, it never waits for
-            # the lock (the check under the lock stays the one that counts).
-            capacity = await run_in_threadpool(self._capacity, who.tenant)
-            refusal = capacity_refusal(publication, capacity, self._store_limits)
-            if refusal is not None:
-                raise _Refusal("refused", refusal)
         # No screened_by: whatever a client screened, the service screens every draft itself
         # (a leaked token must not plant a card for every agent of its repository).
         control = PublicationControl(deadline=deadline, hold_s=self.limits.write_hold_s)

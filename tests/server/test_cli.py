@@ -157,4 +157,4 @@ def test_serve_takes_the_per_address_cap_from_the_environment(
     limits = options.limits
     assert (limits.write_hold_s, limits.max_publication_mutations) == (2.0, 300)
     assert limits.rates.requests_per_s is None
-    assert limits.rates.byte_burst == 64 * 1024 * 1024
+    assert limits.rates.byte_burst == 8 * 1024 * 1024  # the largest request, over 4 s of 1 MiB/s

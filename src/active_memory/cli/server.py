@@ -139,7 +139,7 @@ def server() -> None:
 @click.option("--token-requests-per-s", type=click.FloatRange(0), default=200.0,
               show_default=True, help="Requests per second per token (burst: twice); "
               "more: 429. 0: no limit.")  # fmt: skip
-@click.option("--token-bytes-per-s", type=BoundedInt(0), default=16 * 1024 * 1024,
+@click.option("--token-bytes-per-s", type=BoundedInt(0), default=1024 * 1024,
               show_default=True, help="Request bytes per second per token (burst: 4 s' worth, "
               "at least --max-request-bytes); more: 429. 0: no limit.")  # fmt: skip
 @reports_errors

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -199,9 +199,10 @@ def apply_changes(
     Must run inside ``write_transaction``; raises PublicationError (and the caller's
     transaction rolls back) when a body or the store would exceed a limit.
     """
-    # Every statement here runs under the writers' lock, and on PostgreSQL each is a round trip
-    # while other writers wait: the meta row is read once, the history written in one INSERT,
-    # and the new counters come back from the generation's UPDATE.
+    # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
+    # other writers waiting: the meta row is read once, every write is planned first and then
+    # sent in one pipeline where the engine has one (the history in one INSERT), and the new
+    # counters come back from the generation's UPDATE.
     (generation, *counters) = conn.execute(
         "SELECT generation, live_count, record_count, content_bytes FROM meta"
     ).fetchone()
@@ -209,6 +210,7 @@ def apply_changes(
     generation = int(generation) + 1
     _check_bounds(changes, generation)
     now = utc_now()
+    statements: list[tuple[str, tuple[object, ...]]] = []
     history: list[tuple[object, ...]] = []
     for change in changes:
         body = evidence = None
@@ -244,52 +246,61 @@ def apply_changes(
                 evidence,
                 encoded.size,
                 checksum,
+                change.id,
             )
-            if change.create:
-                conn.execute(
-                    "INSERT INTO records (revision, deleted, kind, repository, graph_hash, "
-                    "node_id, body, evidence, size, checksum, id) "
-                    "VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (*values, change.id),
-                )
-            else:
-                conn.execute(
-                    "UPDATE records SET revision = ?, deleted = 0, kind = ?, repository = ?, "
-                    "graph_hash = ?, node_id = ?, body = ?, evidence = ?, size = ?, "
-                    "checksum = ? WHERE id = ?",
-                    (*values, change.id),
-                )
+            statements.append((_INSERT_LIVE if change.create else _UPDATE_LIVE, values))
         elif change.create:
-            conn.execute(
-                "INSERT INTO records (id, revision, deleted, kind, size) VALUES (?, ?, 1, ?, 0)",
-                (change.id, change.revision, change.kind),
-            )
+            statements.append((_INSERT_TOMBSTONE, (change.id, change.revision, change.kind)))
         else:
-            conn.execute(
-                "UPDATE records SET revision = ?, deleted = 1, repository = NULL, "
-                "graph_hash = NULL, node_id = NULL, body = NULL, evidence = NULL, size = 0, "
-                "checksum = NULL "
-                "WHERE id = ?",
-                (change.revision, change.id),
-            )
+            statements.append((_UPDATE_TOMBSTONE, (change.revision, change.id)))
         history.append(
             (change.id, change.revision, change.op, body, evidence, change.source_revision,
              generation, run_id, now)
         )  # fmt: skip
     for start in range(0, len(history), _HISTORY_ROWS):
         rows = history[start : start + _HISTORY_ROWS]
-        conn.execute(
-            "INSERT INTO history (id, revision, op, body, evidence, source_revision, generation, "
-            "run_id, time) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows)),
-            [value for row in rows for value in row],
+        statements.append(
+            (
+                "INSERT INTO history (id, revision, op, body, evidence, source_revision, "
+                "generation, run_id, time) VALUES "
+                + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows)),
+                tuple(value for row in rows for value in row),
+            )
         )
-    after = conn.execute(
-        "UPDATE meta SET generation = ? RETURNING live_count, record_count, content_bytes",
-        (generation,),
-    ).fetchone()
-    # A batch over a limit raises here, and the caller's transaction rolls the update back.
+    statements.append(
+        (
+            "UPDATE meta SET generation = ? RETURNING live_count, record_count, content_bytes",
+            (generation,),
+        )
+    )
+    with _pipelined(conn):
+        sent = [conn.execute(sql, parameters) for sql, parameters in statements]
+        after = sent[-1].fetchone()
+    # A batch over a limit raises here, and the caller's transaction rolls every write back.
     _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
     return generation
+
+
+_INSERT_LIVE = (
+    "INSERT INTO records (revision, deleted, kind, repository, graph_hash, node_id, body, "
+    "evidence, size, checksum, id) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_UPDATE_LIVE = (
+    "UPDATE records SET revision = ?, deleted = 0, kind = ?, repository = ?, graph_hash = ?, "
+    "node_id = ?, body = ?, evidence = ?, size = ?, checksum = ? WHERE id = ?"
+)
+_INSERT_TOMBSTONE = "INSERT INTO records (id, revision, deleted, kind, size) VALUES (?, ?, 1, ?, 0)"
+_UPDATE_TOMBSTONE = (
+    "UPDATE records SET revision = ?, deleted = 1, repository = NULL, graph_hash = NULL, "
+    "node_id = NULL, body = NULL, evidence = NULL, size = 0, checksum = NULL WHERE id = ?"
+)
+
+
+def _pipelined(conn: SqlConnection) -> AbstractContextManager[object]:
+    """The engine's pipeline, where it has one (PostgreSQL: the statements go out together and
+    their results come back at the first fetch); SQLite runs in process and needs none."""
+    pipeline = getattr(conn, "pipeline", None)
+    return pipeline() if callable(pipeline) else nullcontext()
 
 
 def _check_bounds(changes: Sequence[Change], generation: int) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any
 
 import psycopg
@@ -99,6 +99,10 @@ class PgSession:
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
         self.stopped: WriteInterrupted | None = None  # set by another thread: send no more
+
+    def pipeline(self) -> AbstractContextManager[object]:
+        """Statements sent inside go out without waiting for each other's results."""
+        return self.conn.pipeline()
 
     def execute(self, query: str, parameters: Sequence[Any] | None = None, /) -> SqlCursor:
         if self.stopped is not None:

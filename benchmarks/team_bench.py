@@ -76,8 +76,11 @@ def raw_worker(url: str, n: int, batches: int, out: str) -> None:
         for _ in range(batches):
             chosen = rng.sample(ids, rng.randint(1, 3))
             with conn.transaction():
+                # The rows locked in id order, in the same statement: two transactions taking
+                # them in scan order can deadlock.
                 conn.execute(
-                    f"UPDATE {RAW_TABLE} SET revision = revision + 1, body = %s WHERE id = ANY(%s)",
+                    f"UPDATE {RAW_TABLE} SET revision = revision + 1, body = %s WHERE id IN "
+                    f"(SELECT id FROM {RAW_TABLE} WHERE id = ANY(%s) ORDER BY id FOR UPDATE)",
                     (body, chosen),
                 )
     Path(out).write_text(json.dumps({"ended": time.time(), "results": []}))

@@ -173,7 +173,8 @@ class MemoryService:
         declared = self._declared_length(request) or 0
         if declared > 2 * self.limits.max_request_bytes:
             raise self._too_large()  # not worth reading: answered at once, the upload cut short
-        wait_s = self.rates.admit_request(who.id, declared)
+        # A body over the limit is read only to be dropped: it is charged as the largest body.
+        wait_s = self.rates.admit_request(who.id, min(declared, self.limits.max_request_bytes))
         if wait_s:
             raise _Refusal(
                 "rate_limited",

@@ -9,7 +9,7 @@ it holds), ``--publishes`` times alone, then as many times while ``--attackers``
 second token of the same tenant send, in turn, a 5,000-mutation batch (about 2.2 MB, over the
 per-publication cap) and a 1,000-mutation batch of creations (under the cap, over the store's
 capacity). Before this service refused them before the writers' lock, such batches held that
-lock for seconds each.
+lock for seconds each. The attack runs in processes of its own and ignores ``Retry-After``.
 
 Prints the legitimate publication's median and p90 alone and under the attack, their ratio (the
 goal: the loaded median at most 3x the unloaded one), and how the attack was answered.
@@ -20,8 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
-import threading
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -121,43 +122,33 @@ def main() -> None:
                     for n, i in enumerate(ids[start : start + 1000])
                 )  # fmt: skip
                 store.publish(Publication(run_id="fill", mutations=mutations))
-            bodies = [_body(5000), _body(1000)]
-            print(f"attack bodies: {len(bodies[0]) / 1e6:.1f} MB (5000 mutations), "
-                  f"{len(bodies[1]) / 1e6:.1f} MB (1000 creations into a full store)")  # fmt: skip
+            large, full = len(_body(5000)) / 1e6, len(_body(1000)) / 1e6
+            print(f"attack bodies: {large:.1f} MB (5000 mutations), {full:.1f} MB "
+                  "(1000 creations into a full store)")  # fmt: skip
 
             with httpx.Client() as client:
                 alone = _legit(client, running.url, legit, ids[0], args.publishes)
-            answered: Counter[int] = Counter()
-            stop = threading.Event()
-
-            def attack() -> None:
-                headers = {"authorization": f"Bearer {attacker}",
-                           "content-type": "application/json"}  # fmt: skip
-                with httpx.Client() as client:
-                    n = 0
-                    while not stop.is_set():
-                        try:
-                            answer = client.post(f"{running.url}/v1/publish",
-                                                 content=bodies[n % 2], headers=headers,
-                                                 timeout=60)  # fmt: skip
-                            answered[answer.status_code] += 1
-                            if answer.status_code == 429:
-                                time.sleep(float(answer.headers.get("retry-after", "1")) / 10)
-                        except httpx.HTTPError:
-                            answered[0] += 1
-                        n += 1
-
-            loops = [threading.Thread(target=attack) for _ in range(args.attackers)]
-            for loop in loops:
-                loop.start()
-            time.sleep(1.0)
+            # The attack runs in processes of its own: in this one it would share the GIL with
+            # the service and slow it down as no remote client can.
+            folder = Path(tempfile.mkdtemp(prefix="fairness-bench-"))
+            stop = folder / "stop"
+            loops = [
+                subprocess.Popen([sys.executable, __file__, "--attack", running.url, attacker,
+                                  str(stop), str(folder / f"attack-{n}.json")])
+                for n in range(args.attackers)
+            ]  # fmt: skip
+            time.sleep(3.0)  # the attackers have built their bodies and are sending
             try:
                 with httpx.Client() as client:
                     loaded = _legit(client, running.url, legit, ids[0], args.publishes)
             finally:
-                stop.set()
+                stop.touch()
                 for loop in loops:
-                    loop.join(60)
+                    loop.wait(60)
+            answered: Counter[int] = Counter()
+            for n in range(args.attackers):
+                counted = json.loads((folder / f"attack-{n}.json").read_text())
+                answered.update({int(status): count for status, count in counted.items()})
         service.close()
     finally:
         cluster.stop()
@@ -172,5 +163,28 @@ def main() -> None:
           "422: over capacity, 429: over the token's rates, 0: connection cut)")  # fmt: skip
 
 
+def attack(url: str, token: str, stop: str, out: str) -> None:
+    """One loop of over-capacity batches until ``stop`` exists; Retry-After is ignored."""
+    import httpx
+
+    bodies = [_body(5000), _body(1000)]
+    headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
+    answered: Counter[int] = Counter()
+    with httpx.Client() as client:
+        n = 0
+        while not Path(stop).exists():
+            try:
+                answer = client.post(f"{url}/v1/publish", content=bodies[n % 2],
+                                     headers=headers, timeout=60)  # fmt: skip
+                answered[answer.status_code] += 1
+            except httpx.HTTPError:
+                answered[0] += 1
+            n += 1
+    Path(out).write_text(json.dumps(answered))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--attack"]:
+        attack(*sys.argv[2:6])
+    else:
+        main()

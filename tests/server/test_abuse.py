@@ -408,7 +408,7 @@ def test_a_refused_credential_is_answered_with_a_bearer_challenge(running: Runni
         assert answer.headers["www-authenticate"].startswith("Bearer")
 
 
-@pytest.mark.parametrize("declared", ["abc", "-1", "1e3"])
+@pytest.mark.parametrize("declared", ["abc", "-1", "-5", "1e3"])
 def test_a_content_length_that_is_not_a_number_is_a_bad_request(
     running: RunningService, issue: Issue, declared: str
 ) -> None:
@@ -424,6 +424,7 @@ def test_a_content_length_that_is_not_a_number_is_a_bad_request(
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
     assert b'"error": "bad_request"' in answer
+    assert f"its Content-Length '{declared}' is not a byte count".encode() in answer
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any, ClassVar, cast
 
 import h11
@@ -57,6 +58,7 @@ _TIMEOUT = (
 _ARRIVED = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
 LINGER_S = 2.0
 _HEAD_END = b"\r\n\r\n"
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([^\r\n]{0,40})", re.IGNORECASE)
 
 
 def _json_answer(status: str, code: str, message: str) -> bytes:
@@ -113,6 +115,7 @@ class _GuardedH11Protocol(H11Protocol):
     _head_seen: int = 0
     _head_tail: bytes = b""
     _lingering: asyncio.TimerHandle | None = None
+    _arriving: bytes = b""
 
     def _arm(self) -> None:
         self._disarm()
@@ -199,11 +202,17 @@ class _GuardedH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn answers a request h11 cannot parse (a bad Content-Length, say) in plain text.
+        declared = _CONTENT_LENGTH.search(self._arriving)
+        if declared is not None and not declared[1].isdigit():
+            problem = (
+                f"its Content-Length {declared[1].decode('ascii', 'replace')!r} is not a byte "
+                "count; send the body's length in bytes"
+            )
+        else:
+            problem = f"({msg.rstrip('.')}); check its headers"
         self._refuse_arriving(
             _json_answer(
-                "400 Bad Request",
-                "bad_request",
-                f"the request is not valid HTTP/1.1 ({msg.rstrip('.')}); check its headers",
+                "400 Bad Request", "bad_request", f"the request is not valid HTTP/1.1 {problem}"
             )
         )
 
@@ -220,7 +229,10 @@ class _GuardedH11Protocol(H11Protocol):
                 )
             )
             return
+        # Kept (not copied) only while h11 parses it: a head it refuses is explained from it.
+        self._arriving = data
         super().data_received(data)
+        self._arriving = b""
         if self.conn.their_state in _ARRIVED:
             self._disarm()
 

@@ -4,6 +4,9 @@ Run: ``python benchmarks/team_bench.py`` (``--processes N``, ``--batches N``, ``
 
 Starts a throwaway PostgreSQL cluster (``tests/pg_cluster.py``), then:
 
+0. raw: the baseline, what PostgreSQL itself does: ``--processes`` processes each run
+   ``--batches`` transactions, each a plain ``UPDATE`` of the same 1-3 of 16 rows a batch below
+   picks (the same random choices), with a body of a card's size;
 1. direct: ``--processes`` processes each run ``--batches`` checked batches against one tenant
    of a ``PostgresStore``: snapshot, pick 1-3 of 16 shared lessons, upsert them at the
    revisions seen. Every outcome is recorded and checked against the stored history: no lost
@@ -15,7 +18,9 @@ Starts a throwaway PostgreSQL cluster (``tests/pg_cluster.py``), then:
 4. legitimate snapshot latency through the service alone, then while 40 clients send a byte a
    second, 2 loops send wrong tokens and 2 loops send oversized bodies.
 
-Prints publications per second, conflict counts, snapshot time and size, latencies.
+Prints publications per second, conflict counts, snapshot time and size, latencies, and the
+time of the direct and the service races as a ratio of the raw baseline's (the goals: direct at
+most 3x, the service at most 6x).
 """
 
 from __future__ import annotations
@@ -47,6 +52,50 @@ from factories import REPOSITORY, make_draft  # noqa: E402
 SHARED = 16
 
 
+RAW_TABLE = "raw_bench.lessons"
+
+
+def _ready_then_wait(out: str) -> None:
+    """Say this worker is ready (imports done, connected), then wait for the race to start:
+    the time of a race counts no process start-up."""
+    Path(out + ".ready").touch()
+    go = Path(out).with_name("go")
+    while not go.exists():
+        time.sleep(0.005)
+
+
+def raw_worker(url: str, n: int, batches: int, out: str) -> None:
+    """The baseline: the same row choices as ``worker``, each one plain UPDATE transaction."""
+    import psycopg
+
+    rng = random.Random(n)
+    body = make_draft("raw").model_dump_json()
+    with psycopg.connect(url, autocommit=True) as conn:
+        ids = [row[0] for row in conn.execute(f"SELECT id FROM {RAW_TABLE} ORDER BY id")]
+        _ready_then_wait(out)
+        for _ in range(batches):
+            chosen = rng.sample(ids, rng.randint(1, 3))
+            with conn.transaction():
+                # The rows locked in id order, in the same statement: two transactions taking
+                # them in scan order can deadlock.
+                conn.execute(
+                    f"UPDATE {RAW_TABLE} SET revision = revision + 1, body = %s WHERE id IN "
+                    f"(SELECT id FROM {RAW_TABLE} WHERE id = ANY(%s) ORDER BY id FOR UPDATE)",
+                    (body, chosen),
+                )
+    Path(out).write_text(json.dumps({"ended": time.time(), "results": []}))
+
+
+def _raw_table(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA raw_bench")
+        conn.execute(f"CREATE TABLE {RAW_TABLE} (id text PRIMARY KEY, revision int, body text)")
+        for lesson_id in sorted(new_lesson_id() for _ in range(SHARED)):
+            conn.execute(f"INSERT INTO {RAW_TABLE} VALUES (%s, 1, '')", (lesson_id,))
+
+
 def _open(kind: str, location: str, secret: str) -> Any:
     if kind == "direct":
         from active_memory.store.postgres import PostgresStore
@@ -57,23 +106,26 @@ def _open(kind: str, location: str, secret: str) -> Any:
     return RemoteBackend(location, token=secret, timeout_s=60)
 
 
-def worker(
-    kind: str, location: str, secret: str, n: int, batches: int, out: str, at: float
-) -> None:
+def worker(kind: str, location: str, secret: str, n: int, batches: int, out: str) -> None:
     rng = random.Random(n)
     request = SnapshotRequest(RunIdentity(f"worker-{n}", REPOSITORY))
     results: list[dict[str, Any]] = []
     with _open(kind, location, secret) as backend:
-        time.sleep(max(0.0, at - time.time()))
+        backend.generation()  # connected before the race starts
+        _ready_then_wait(out)
         for batch in range(batches):
             seen = backend.snapshot(request).by_id()
-            chosen = rng.sample(sorted(seen), rng.randint(1, 3))
+            ordered = sorted(seen)
+            chosen = rng.sample(ordered, rng.randint(1, 3))
             run_id = f"{kind}-w{n}-b{batch}"
             expected = {i: seen[i].revision for i in chosen}
+            # No lesson id in the text: an id is random enough to read as a secret.
             mutations = tuple(
-                Mutation(op="upsert", id=i, expected_revision=r, draft=make_draft(f"{run_id} {i}"))
+                Mutation(op="upsert", id=i, expected_revision=r,
+                         draft=make_draft(f"Batch {batch} of worker {n} edits lesson "
+                                          f"{ordered.index(i)}"))
                 for i, r in expected.items()
-            )
+            )  # fmt: skip
             try:
                 receipt = backend.publish(Publication(run_id=run_id, mutations=mutations))
             except RevisionConflict as conflict:
@@ -83,7 +135,7 @@ def worker(
             else:
                 results.append({"run_id": run_id, "status": "committed", "expected": expected,
                                 "revisions": receipt.revisions})  # fmt: skip
-    Path(out).write_text(json.dumps(results))
+    Path(out).write_text(json.dumps({"ended": time.time(), "results": results}))
 
 
 def _seed(store: Any) -> list[str]:
@@ -96,18 +148,26 @@ def _seed(store: Any) -> list[str]:
 
 
 def _race(kind: str, location: str, secret: str, processes: int, batches: int) -> list[Any]:
+    """Start the workers, wait until every one is ready, start them at once; the seconds from
+    the start to the last one's end, and every outcome."""
     folder = Path(tempfile.mkdtemp(prefix="team-bench-"))
     outputs = [folder / f"{kind}-{n}.json" for n in range(processes)]
-    at = time.time() + 2.0
     spawned = [
         subprocess.Popen([sys.executable, __file__, "--worker", kind, location, secret, *args])
-        for args in ([str(n), str(batches), str(out), str(at)] for n, out in enumerate(outputs))
+        for args in ([str(n), str(batches), str(out)] for n, out in enumerate(outputs))
     ]
+    while not all(Path(f"{out}.ready").exists() for out in outputs):
+        if any(process.poll() not in (None, 0) for process in spawned):
+            raise SystemExit(f"a {kind} worker failed before the race")
+        time.sleep(0.01)
+    started = time.time()
+    (folder / "go").touch()
     for process in spawned:
         if process.wait() != 0:
             raise SystemExit(f"a {kind} worker failed")
-    elapsed = time.time() - at
-    return [elapsed, [r for out in outputs for r in json.loads(out.read_text())]]
+    written = [json.loads(out.read_text()) for out in outputs]
+    elapsed = max(w["ended"] for w in written) - started
+    return [elapsed, [r for w in written for r in w["results"]]]
 
 
 def _verify(store: Any, ids: list[str], results: list[dict[str, Any]]) -> dict[str, int]:
@@ -235,7 +295,8 @@ def main() -> None:
     args = parser.parse_args()
 
     import pg_cluster
-    from active_memory.server import RunningService, build_service
+    from active_memory.server import RunningService, ServiceLimits, build_service
+    from active_memory.server.fairness import RateSettings
     from active_memory.store.postgres import PostgresStore
 
     reason = pg_cluster.unavailable()
@@ -245,18 +306,28 @@ def main() -> None:
     try:
         url = cluster.create_database("team_bench")
         attempts = args.processes * args.batches
+        _raw_table(url)
+        raw, _ = _race("raw", url, "", args.processes, args.batches)
+        print(f"raw PostgreSQL baseline: {attempts} plain UPDATE transactions of 1-3 rows in "
+              f"{raw:.2f} s ({attempts / raw:.1f} transactions/s)")  # fmt: skip
         with PostgresStore(url, tenant="direct") as store:
             ids = _seed(store)
             elapsed, results = _race("direct", url, "direct", args.processes, args.batches)
             _report("direct PostgreSQL", elapsed, _verify(store, ids, results), attempts)
+        direct = elapsed
 
-        service = build_service(url, pool_size=16)
+        # The race measures throughput: 8 processes share one token here, so its rates are off.
+        unmetered = ServiceLimits(rates=RateSettings(requests_per_s=None, bytes_per_s=None))
+        service = build_service(url, pool_size=16, limits=unmetered)
         with RunningService(service) as running:
             token = service.credentials.create(tenant="team", repository=REPOSITORY).token
             store = service.store("team")
             ids = _seed(store)
             elapsed, results = _race("service", running.url, token, args.processes, args.batches)
             _report("through the service", elapsed, _verify(store, ids, results), attempts)
+            print(f"time of the same race as a ratio of the raw baseline: direct "
+                  f"{direct / raw:.1f}x (goal 3x), through the service {elapsed / raw:.1f}x "
+                  "(goal 6x)")  # fmt: skip
 
             big = service.credentials.create(tenant="big", repository=REPOSITORY).token
             bulk = service.store("big")
@@ -298,7 +369,10 @@ def main() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
-        kind, location, secret, n, batches, out, at = sys.argv[2:9]
-        worker(kind, location, secret, int(n), int(batches), out, float(at))
+        kind, location, secret, n, batches, out = sys.argv[2:8]
+        if kind == "raw":
+            raw_worker(location, int(n), int(batches), out)
+        else:
+            worker(kind, location, secret, int(n), int(batches), out)
     else:
         main()

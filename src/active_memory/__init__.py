@@ -74,6 +74,7 @@ if TYPE_CHECKING:
         SnapshotError as SnapshotError,
         StoreError as StoreError,
         StoreUnavailable as StoreUnavailable,
+        WriteInterrupted as WriteInterrupted,
     )
     from active_memory.evidence.builder import (
         EvidenceBundle as EvidenceBundle,
@@ -215,6 +216,7 @@ _EXPORTS: dict[str, str] = {
     "SnapshotError": "active_memory.errors",
     "StoreError": "active_memory.errors",
     "StoreUnavailable": "active_memory.errors",
+    "WriteInterrupted": "active_memory.errors",
     "EvidenceBundle": "active_memory.evidence.builder",
     "build_evidence": "active_memory.evidence.builder",
     "InitRefused": "active_memory.history_init.state",

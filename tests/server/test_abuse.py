@@ -8,6 +8,7 @@ printed (``-s``), never asserted: ``benchmarks/team_bench.py`` reports them.
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import statistics
 import threading
@@ -407,7 +408,7 @@ def test_a_refused_credential_is_answered_with_a_bearer_challenge(running: Runni
         assert answer.headers["www-authenticate"].startswith("Bearer")
 
 
-@pytest.mark.parametrize("declared", ["abc", "-1", "1e3"])
+@pytest.mark.parametrize("declared", ["abc", "-1", "-5", "1e3"])
 def test_a_content_length_that_is_not_a_number_is_a_bad_request(
     running: RunningService, issue: Issue, declared: str
 ) -> None:
@@ -423,3 +424,28 @@ def test_a_content_length_that_is_not_a_number_is_a_bad_request(
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
     assert b'"error": "bad_request"' in answer
+    assert f"its Content-Length '{declared}' is not a byte count".encode() in answer
+
+
+@pytest.mark.parametrize(
+    ("declared", "authorised", "status"),
+    [(2_000_000, True, b"413"), (2_000_000, False, b"401"), (-5, True, b"400")],
+    ids=["over-the-cap", "no-credential", "negative"],
+)
+def test_a_refused_request_still_sending_its_body_reads_the_json_answer_whole(
+    running: RunningService, issue: Issue, declared: int, authorised: bool, status: bytes
+) -> None:
+    # The answer goes out before the body has arrived; closing with the body unread would
+    # reset the connection, and the client, still sending, would lose the answer.
+    parts = urlsplit(running.url)
+    credential = f"Authorization: Bearer {issue().token}\r\n" if authorised else ""
+    head = (f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Length: {declared}\r\n"
+            f"{credential}\r\n").encode()  # fmt: skip
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head + b" " * 2_000_000)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]
+    head_end = answer.index(b"\r\n\r\n")
+    assert json.loads(answer[head_end + 4 :])["message"]

@@ -8,11 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from active_memory.server import RunningService
+from active_memory.errors import ScopeRefused
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.server import RunningService, ServeOptions
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.remote import RemoteBackend
 from cli_runner import run_cli
-from factories import REPOSITORY
+from factories import REPOSITORY, make_draft
 
 
 def _run(*args: str, database: str | None = None) -> Result:
@@ -109,3 +112,49 @@ def test_serve_wants_both_halves_of_a_tls_pair(pg_database: str, tmp_path: Path)
     result = _run("serve", "--tls-cert", str(cert), database=pg_database)
     assert result.exit_code == 2
     assert "--tls-key" in _one_error_line(result)
+
+
+def test_a_token_created_with_a_run_is_bound_to_it(
+    pg_database: str, running: RunningService, tenant: str
+) -> None:
+    created = _run("token", "create", "--tenant", tenant, "--repository-key", REPOSITORY,
+                   "--run", "ci-4711", "--json", database=pg_database)  # fmt: skip
+    assert created.exit_code == 0, created.stderr
+    issued = json.loads(created.stdout)
+    assert issued["run_id"] == "ci-4711"
+    (listed,) = json.loads(_run("token", "list", "--tenant", tenant, "--json",
+                                database=pg_database).stdout)  # fmt: skip
+    assert listed["run_id"] == "ci-4711"
+    with RemoteBackend(running.url, token=issued["token"]) as backend:
+        draft = make_draft()
+        mutation = Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=draft)
+        with pytest.raises(ScopeRefused, match=r"run id 'ci-9999' is outside .*\(run 'ci-4711'\)"):
+            backend.publish(Publication(run_id="ci-9999", mutations=(mutation,)))
+        backend.publish(Publication(run_id="ci-4711", mutations=(mutation,)))
+
+
+def test_a_run_that_is_not_one_line_is_bad_input(pg_database: str) -> None:
+    result = _run("token", "create", "--tenant", "acme", "--repository-key", REPOSITORY,
+                  "--run", "a\nb", database=pg_database)  # fmt: skip
+    assert result.exit_code == 2
+    assert "--run" in _one_error_line(result)
+
+
+def test_serve_takes_the_per_address_cap_from_the_environment(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from active_memory.server import run
+
+    served: list[ServeOptions] = []
+    monkeypatch.setattr(run, "serve", lambda url, options, announce=None: served.append(options))
+    env = {"ACTIVE_MEMORY_DATABASE_URL": pg_database,
+           "ACTIVE_MEMORY_MAX_CONNECTIONS_PER_CLIENT": "400"}  # fmt: skip
+    result = run_cli(["server", "serve", "--write-hold", "2", "--token-requests-per-s", "0",
+                      "--max-publication-mutations", "300"], env=env)  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    (options,) = served
+    assert options.max_connections_per_client == 400
+    limits = options.limits
+    assert (limits.write_hold_s, limits.max_publication_mutations) == (2.0, 300)
+    assert limits.rates.requests_per_s is None
+    assert limits.rates.byte_burst == 8 * 1024 * 1024  # the largest request, over 4 s of 1 MiB/s

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
+from active_memory.errors import StoreError
 from active_memory.models.changes import Mutation, Publication
 from active_memory.store.sqlite import SqliteStore
 from cli_runner import run_cli
@@ -189,3 +190,66 @@ def test_a_refused_listing_of_a_wal_store_leaves_no_companions(store: Path) -> N
         result = _cli(store, *command)
         assert one_sentence_or_success(result, failure_codes=(1,)), command
         assert _companions(store) == [], command
+
+
+def _lesson_count(store: Path) -> int:
+    conn = sqlite3.connect(store)
+    try:
+        return int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_planted_trigger_refuses_an_import_before_it_can_fire(
+    store: Path, tmp_path: Path
+) -> None:
+    _raw(
+        store,
+        "CREATE TABLE fired (at TEXT)",
+        "CREATE TRIGGER planted AFTER INSERT ON records BEGIN "
+        "INSERT INTO fired VALUES (datetime('now')); END",
+    )
+    imported = _cli(store, "lessons", "import", str(_import_line(tmp_path)))
+    assert one_sentence_or_success(imported, failure_codes=(1,))
+    line = imported.stderr
+    assert "trigger 'planted'" in line
+    assert "active-memory store check" in line
+    conn = sqlite3.connect(store)
+    try:
+        assert conn.execute("SELECT count(*) FROM fired").fetchone()[0] == 0
+    finally:
+        conn.close()
+    assert _lesson_count(store) == 1
+    checked = _cli(store, "store", "check")  # the check still opens it, and names it
+    assert checked.exit_code == 1
+    assert "trigger 'planted'" in checked.stdout
+
+
+def test_a_planted_view_or_an_edited_trigger_of_ours_refuses_a_publication(store: Path) -> None:
+    _raw(
+        store,
+        "CREATE VIEW lure AS SELECT id FROM records",
+        "PRAGMA writable_schema = ON",
+        "UPDATE sqlite_master SET sql = replace(sql, 'record_count + 1', 'record_count + 2') "
+        "WHERE name = 'records_count_insert'",
+    )
+    mutation = Mutation(
+        op="upsert", id="lesson-01J00000000000000000000002", expected_revision=0,
+        draft=make_draft(),
+    )  # fmt: skip
+    with SqliteStore(store) as opened, pytest.raises(StoreError) as refused:
+        opened.publish(Publication(run_id="run-2", mutations=(mutation,)))
+    message = str(refused.value)
+    assert "trigger 'records_count_insert' (and 1 more)" in message
+    assert "nothing was written" in message
+    assert _lesson_count(store) == 1
+
+
+def test_a_store_with_only_its_own_triggers_and_views_is_written_as_before(store: Path) -> None:
+    from active_memory.store.schema_guard import foreign_code
+
+    conn = sqlite3.connect(store)
+    try:
+        assert foreign_code(conn) == []
+    finally:
+        conn.close()

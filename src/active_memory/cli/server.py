@@ -98,6 +98,7 @@ def _shown(credential: Credential) -> dict[str, Any]:
         "repository": credential.repository,
         "graph_hash": credential.graph_hash,
         "label": credential.label,
+        "run_id": credential.run_id,
         "state": credential.state(datetime.now(UTC)),
         "created_at": stamp(credential.created_at),
         "expires_at": stamp(credential.expires_at),
@@ -128,8 +129,19 @@ def server() -> None:
               show_default=True,
               help="Open connections in all; more are answered 503.")  # fmt: skip
 @click.option("--max-connections-per-client", type=BoundedInt(1, 100_000), default=32,
-              show_default=True,
-              help="Open connections from one client address; more are answered 503.")  # fmt: skip
+              show_default=True, envvar="ACTIVE_MEMORY_MAX_CONNECTIONS_PER_CLIENT",
+              help="Open connections from one client address (raise it for CI runners behind "
+                   "one address); more are answered 503.")  # fmt: skip
+@click.option("--max-publication-mutations", type=BoundedInt(1, 100_000), default=1000,
+              show_default=True, help="Mutations one publication may name; more: 413.")  # fmt: skip
+@click.option("--write-hold", type=click.FloatRange(0.1, 600), default=5.0, show_default=True,
+              help="Seconds one write may hold its tenant's writers' lock; then 503.")  # fmt: skip
+@click.option("--token-requests-per-s", type=click.FloatRange(0), default=200.0,
+              show_default=True, help="Requests per second per token (burst: twice); "
+              "more: 429. 0: no limit.")  # fmt: skip
+@click.option("--token-bytes-per-s", type=BoundedInt(0), default=1024 * 1024,
+              show_default=True, help="Request bytes per second per token (burst: 4 s' worth, "
+              "at least --max-request-bytes); more: 429. 0: no limit.")  # fmt: skip
 @reports_errors
 def serve_command(
     database: str,
@@ -143,10 +155,15 @@ def serve_command(
     pool_size: int,
     max_connections: int,
     max_connections_per_client: int,
+    max_publication_mutations: int,
+    write_hold: float,
+    token_requests_per_s: float,
+    token_bytes_per_s: int,
 ) -> None:
     """Serve the memory service until interrupted."""
     _server_modules()
-    from active_memory.server.app import ServiceLimits
+    from active_memory.server.fairness import token_rates
+    from active_memory.server.limits import ServiceLimits
     from active_memory.server.run import ServeOptions, serve
 
     if tls_cert is None and host not in ("127.0.0.1", "::1", "localhost"):
@@ -155,7 +172,10 @@ def serve_command(
             "except on loopback, so put a TLS proxy in front or pass --tls-cert/--tls-key",
             err=True,
         )
-    limits = ServiceLimits(max_request_bytes, max_response_bytes, request_timeout)
+    limits = ServiceLimits(
+        max_request_bytes, max_response_bytes, request_timeout, max_publication_mutations,
+        write_hold, token_rates(token_requests_per_s, token_bytes_per_s, max_request_bytes),
+    )  # fmt: skip
     options = ServeOptions(
         host=host, port=port, tls_cert=tls_cert, tls_key=tls_key, limits=limits,
         pool_size=pool_size, max_connections=max_connections,
@@ -186,6 +206,8 @@ def token() -> None:
 @click.option("--graph", "graph_hash", default=None, help="Confine graph lessons to one graph.")
 @click.option("--label", default="", help="Who or what holds the token (shown by list).")
 @click.option("--expires-in", callback=_duration, default=None, help="e.g. 30m, 12h, 90d.")
+@click.option("--run", "run_id", default=None,
+              help="Bind the token to one run id: writes under any other are refused.")  # fmt: skip
 @json_option
 @reports_errors
 def create_command(
@@ -196,6 +218,7 @@ def create_command(
     graph_hash: str | None,
     label: str,
     expires_in: timedelta | None,
+    run_id: str | None,
     as_json: bool,
 ) -> None:
     """Issue a token; it is printed once and stored only as a hash."""
@@ -210,6 +233,7 @@ def create_command(
             graph_hash=graph_hash,
             label=label,
             expires_in=expires_in,
+            run_id=run_id,
         )
         _server_modules()
         from active_memory.store.postgres import PostgresStore

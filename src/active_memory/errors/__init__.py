@@ -17,6 +17,8 @@ do; attributes carry the same facts for programs.
      │    │    ├── ImportConflict     import lines collide with stored lessons; nothing written
      │    │    └── ScreenRefused      a draft trips the secret or injection screen (codes only)
      │    ├── PublicationFenced       cancelled or past the deadline before dispatch
+     │    ├── WriteInterrupted        stopped under the writers' lock (held too long, client
+     │    │                           gone); rolled back
      │    ├── ScopeRefused            a lesson or run outside the credential's tenant and scope
      │    ├── QuarantineNotFound      no quarantined proposal has that id
      │    └── LessonNotFound

@@ -38,6 +38,7 @@ __all__ = [
     "SnapshotError",
     "StoreError",
     "StoreUnavailable",
+    "WriteInterrupted",
 ]
 
 
@@ -180,6 +181,17 @@ class ScreenRefused(PublicationError):
 
 class PublicationFenced(StoreError):
     """Publication was cancelled or its deadline passed before the write was dispatched."""
+
+
+class WriteInterrupted(StoreError):
+    """A write was stopped and rolled back while it waited for or held the writers' lock: it
+    held the lock past its bound, or the client that asked for it went away. ``reason`` says
+    which; nothing was committed, and retrying later is safe."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(f"{where}: interrupted ({reason}); nothing was committed, retry later")
 
 
 class ScopeRefused(StoreError):

@@ -14,6 +14,14 @@ Answers larger than ``max_response_bytes`` are refused rather than sent. A publi
 deadline (``deadline_s``) starts counting when the request arrives and is checked again once
 the tenant's writer lock is held, immediately before the first write. Store calls run on
 worker threads; the wire format is in ``store/wire.py``.
+
+Fairness between the tokens of a tenant (``fairness.py``): each token's requests and bytes are
+rate-limited (``429`` with ``Retry-After``, before the body is read); a publication naming more
+than ``max_publication_mutations`` mutations (``413``) or one that would grow the store past its
+capacity (``422``) is refused before it waits for the tenant's writers' lock; a write holds that
+lock at most ``write_hold_s`` seconds, and stops when its client goes away (``503`` with
+``Retry-After``; rolled back either way). A token bound to a run (``server token create
+--run``) writes only under that run id (``403``).
 """
 
 from __future__ import annotations
@@ -22,8 +30,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel
@@ -35,117 +42,57 @@ from starlette.routing import Route
 
 from active_memory.errors import (
     ActiveMemoryError,
-    LessonNotFound,
-    LessonRetired,
     LessonValidationError,
-    PublicationError,
-    PublicationFenced,
-    QuarantineNotFound,
-    RevisionConflict,
-    ScopeRefused,
-    ScreenRefused,
 )
 from active_memory.models.base import Model
 from active_memory.models.lessons import GraphScope
 from active_memory.server.admin_routes import admin_routes
 from active_memory.server.credentials import Credential, CredentialStore
-from active_memory.store.admin_wire import HELD_SUBJECT
+from active_memory.server.fairness import (
+    BatchCounts,
+    TokenRates,
+    capacity_refusal,
+    raw_counts,
+    retry_after,
+)
+from active_memory.server.limits import DEFAULT_SERVICE_LIMITS, ServiceLimits
+from active_memory.server.refusals import (
+    MISSING_CREDENTIAL as _MISSING,
+    REFUSED_CREDENTIAL as _REFUSED,
+    STATUS as _STATUS,
+    Refusal as _Refusal,
+    answer as _answer,
+    refusal_for as _refusal_for,
+    refuse_other_run as _refuse_other_run,
+)
 from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
 from active_memory.store.postgres import PostgresStore
+from active_memory.store.postgres.schema import tenant_schema
+from active_memory.store.postgres.session import reading
 from active_memory.store.results import DEFAULT_LIMITS, StoreLimits
 from active_memory.store.wire import (
     API_PREFIX,
     ErrorAnswer,
-    ErrorCode,
     GenerationAnswer,
     HistoryAnswer,
     HistoryBody,
     HistoryEntryWire,
     LessonsAnswer,
-    MismatchWire,
     PublishBody,
     PurgeBody,
     ReceiptAnswer,
     RevertBody,
-    ScreenedWire,
     SnapshotAnswer,
     SnapshotBody,
 )
+from active_memory.store.writes import Capacity, read_capacity
 
 __all__ = ["DEFAULT_SERVICE_LIMITS", "MemoryService", "ServiceLimits"]
 
 M = TypeVar("M", bound=Model)
-
-_STATUS: dict[ErrorCode, int] = {
-    "bad_request": 400,
-    "unauthorized": 401,
-    "out_of_scope": 403,
-    "not_found": 404,
-    "timeout": 408,
-    "conflict": 409,
-    "fenced": 412,
-    "too_large": 413,
-    "refused": 422,
-    "screened": 422,
-    "unavailable": 503,
-}
-_MISSING = (
-    "this service needs a credential: send 'Authorization: Bearer <token>' "
-    "(`active-memory server token create` issues one)"
-)
-_REFUSED = "the credential was refused (unknown, wrong, revoked or expired); ask for a new token"
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceLimits:
-    max_request_bytes: int = 8 * 1024 * 1024
-    max_response_bytes: int = 96 * 1024 * 1024
-    request_timeout_s: float = 10.0
-
-
-DEFAULT_SERVICE_LIMITS = ServiceLimits()
+R = TypeVar("R")
 LEDGER_CHECK_S = 1.0
-
-
-class _Refusal(Exception):
-    def __init__(self, code: ErrorCode, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.answer = ErrorAnswer(error=code, message=message, **extra)
-
-
-def _answer(model: BaseModel, status: int = 200, *, close: bool = False) -> Response:
-    headers = {"connection": "close"} if close else {}
-    if status == 401:
-        headers["www-authenticate"] = 'Bearer realm="active-memory"'
-    return Response(model.model_dump_json(), status, headers, media_type="application/json")
-
-
-def _refusal_for(error: ActiveMemoryError) -> _Refusal:
-    message = str(error)
-    if isinstance(error, ScopeRefused):
-        return _Refusal("out_of_scope", message, subject=error.what, scope=error.scope)
-    if isinstance(error, RevisionConflict):
-        mismatches = tuple(
-            MismatchWire(id=m.id, expected=m.expected, found=m.found, tombstoned=m.tombstoned)
-            for m in error.mismatches
-        )
-        return _Refusal("conflict", message, mismatches=mismatches)
-    if isinstance(error, LessonRetired):
-        return _Refusal("not_found", message, retired_at=error.revision)
-    if isinstance(error, LessonNotFound):
-        return _Refusal("not_found", message)
-    if isinstance(error, QuarantineNotFound):
-        return _Refusal("not_found", message, subject=HELD_SUBJECT)
-    if isinstance(error, PublicationFenced):
-        return _Refusal("fenced", message)
-    if isinstance(error, LessonValidationError):
-        return _Refusal("bad_request", message)
-    if isinstance(error, ScreenRefused):
-        screened = tuple(ScreenedWire(id=i, codes=codes) for i, codes in error.drafts)
-        return _Refusal("screened", message, screened=screened)
-    if isinstance(error, PublicationError):
-        return _Refusal("refused", message)
-    return _Refusal("unavailable", message)
+_PARSE_IN_LOOP_BYTES = 64 * 1024  # larger bodies are validated on a worker thread
 
 
 class MemoryService:
@@ -164,6 +111,7 @@ class MemoryService:
         self.limits = limits
         self._store_limits = store_limits
         self.credentials = CredentialStore(pool)
+        self.rates = TokenRates(limits.rates)
         self._stores: dict[str, PostgresStore] = {}
         self._checked: dict[str, float] = {}
         self._stores_lock = threading.Lock()
@@ -209,14 +157,35 @@ class MemoryService:
             raise _Refusal("unauthorized", _REFUSED)
         return credential
 
-    async def _body(self, request: Request, model: type[M]) -> M:
-        limit = self.limits.max_request_bytes
-        too_large = _Refusal("too_large", f"the request body exceeds {limit} bytes; send less")
+    def _declared_length(self, request: Request) -> int | None:
         declared = request.headers.get("content-length")
-        if declared is not None and not (declared.isascii() and declared.isdigit()):
+        if declared is None:
+            return None
+        if not (declared.isascii() and declared.isdigit()):
             raise _Refusal("bad_request", f"Content-Length {declared!r} is not a byte count")
-        if declared is not None and int(declared) > 2 * limit:
-            raise too_large  # not worth reading: answered at once, the upload cut short
+        return int(declared)
+
+    def _too_large(self) -> _Refusal:
+        limit = self.limits.max_request_bytes
+        return _Refusal("too_large", f"the request body exceeds {limit} bytes; send less")
+
+    def _admit(self, request: Request, who: Credential) -> None:
+        """The token's rates: 429 before anything is read when it is over either."""
+        declared = self._declared_length(request) or 0
+        if declared > 2 * self.limits.max_request_bytes:
+            raise self._too_large()  # not worth reading: answered at once, the upload cut short
+        # A body over the limit is read only to be dropped: it is charged as the largest body.
+        wait_s = self.rates.admit_request(who.id, min(declared, self.limits.max_request_bytes))
+        if wait_s:
+            raise _Refusal(
+                "rate_limited",
+                f"this token is over its request or byte rate; retry in {retry_after(wait_s)} s",
+                wait_s=wait_s,
+            )
+
+    async def _raw_body(self, request: Request) -> bytes:
+        limit = self.limits.max_request_bytes
+        declared = self._declared_length(request)
         chunks: list[bytes] = []
         size = 0
         try:
@@ -231,14 +200,82 @@ class MemoryService:
             raise _Refusal("timeout", "the request body did not arrive in time") from None
         except ClientDisconnect:
             raise _Refusal("bad_request", "the client went away before the body arrived") from None
+        who: Credential | None = getattr(request.state, "credential", None)
+        if declared is None and who is not None:
+            self.rates.charge_bytes(who.id, size)
         if size > limit:
             # A body up to twice the limit is read (and dropped) before the refusal, so the
             # client, still sending, reads the 413 instead of a reset connection.
-            raise too_large
+            raise self._too_large()
+        return b"".join(chunks)
+
+    async def _body(self, request: Request, model: type[M]) -> M:
+        raw = await self._raw_body(request)
+
+        def parse() -> M:
+            return model.parse_json(raw, where="body")
+
         try:
-            return model.parse_json(b"".join(chunks), where="body")
+            # A large body is parsed on a worker thread: validating it must not stall the loop.
+            return parse() if len(raw) < _PARSE_IN_LOOP_BYTES else await run_in_threadpool(parse)
         except LessonValidationError as error:
             raise _Refusal("bad_request", f"the request is not valid ({error})") from None
+
+    def _refuse_batch(self, counts: BatchCounts, tenant: str) -> None:
+        """413 over the mutation cap; 422 when the batch cannot fit the store (read without the
+        lock: only a batch that creates can grow the counts)."""
+        most = self.limits.max_publication_mutations
+        if counts.mutations > most:
+            raise _Refusal(
+                "too_large",
+                f"the publication names {counts.mutations} mutations; the service takes at "
+                f"most {most} per request; publish them in smaller batches",
+            )
+        if counts.creations > counts.retirements:
+            refusal = capacity_refusal(counts, self._capacity(tenant), self._store_limits)
+            if refusal is not None:
+                raise _Refusal("refused", refusal)
+
+    async def _publish_body(self, request: Request, who: Credential) -> PublishBody:
+        """The publication, refused before it is parsed when its raw counts already say so,
+        and again on its validated counts; either way before the writers' lock."""
+        raw = await self._raw_body(request)
+
+        def scan() -> BatchCounts:
+            counts = raw_counts(raw)
+            self._refuse_batch(counts, who.tenant)
+            return counts
+
+        scanned = await run_in_threadpool(scan)
+        try:
+            body = await run_in_threadpool(lambda: PublishBody.parse_json(raw, where="body"))
+        except LessonValidationError as error:
+            raise _Refusal("bad_request", f"the request is not valid ({error})") from None
+        counted = BatchCounts.of(body.publication)
+        if counted != scanned:  # keys spelt with escapes: the scan missed them
+            await run_in_threadpool(self._refuse_batch, counted, who.tenant)
+        return body
+
+    def _capacity(self, tenant: str) -> Capacity:
+        with reading(self._pool, tenant_schema(tenant), f"reading tenant {tenant!r}") as session:
+            return read_capacity(session)
+
+    async def _while_connected(
+        self, request: Request, control: PublicationControl, write: Callable[[], R]
+    ) -> R:
+        """Run ``write`` on a worker thread; if the client goes away meanwhile, abort it (its
+        transaction rolls back and the writers' lock is released at once)."""
+
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                continue
+            await run_in_threadpool(control.abort, "the client went away")
+
+        watcher = asyncio.create_task(watch())
+        try:
+            return await run_in_threadpool(write)
+        finally:
+            watcher.cancel()
 
     def _route(
         self, handler: Callable[[Request, Credential, float], Awaitable[BaseModel]]
@@ -247,13 +284,23 @@ class MemoryService:
             arrived = time.monotonic()
             try:
                 credential = await self._credential(request)
+                request.state.credential = credential  # whose bytes a streamed body charges
+                self._admit(request, credential)
                 answer = await handler(request, credential, arrived)
             except _Refusal as refusal:
-                close = refusal.answer.error in ("unauthorized", "too_large", "timeout")
-                return _answer(refusal.answer, _STATUS[refusal.answer.error], close=close)
+                # A refused body may still be arriving: closing spares reading it to the end.
+                close = refusal.answer.error in (
+                    "unauthorized",
+                    "too_large",
+                    "timeout",
+                    "rate_limited",
+                )
+                status = _STATUS[refusal.answer.error]
+                return _answer(refusal.answer, status, close=close, wait_s=refusal.wait_s)
             except ActiveMemoryError as error:
-                failed = _refusal_for(error).answer
-                return _answer(failed, _STATUS[failed.error])
+                failed = _refusal_for(error)
+                status = _STATUS[failed.answer.error]
+                return _answer(failed.answer, status, wait_s=failed.wait_s)
             response = _answer(answer)
             if len(response.body) > self.limits.max_response_bytes:
                 refused = ErrorAnswer(
@@ -286,14 +333,16 @@ class MemoryService:
         return SnapshotAnswer.model_construct(generation=generation, rows=tuple(rows))
 
     async def _publish(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        body = await self._body(request, PublishBody)
+        store = await run_in_threadpool(self.store, who.tenant)
+        body = await self._publish_body(request, who)
+        publication = body.publication
+        _refuse_other_run(who, publication.run_id)
         deadline = None if body.deadline_s is None else arrived + body.deadline_s
         # No screened_by: whatever a client screened, the service screens every draft itself
         # (a leaked token must not plant a card for every agent of its repository).
-        control = PublicationControl(deadline=deadline)
-        store = await run_in_threadpool(self.store, who.tenant)
-        receipt = await run_in_threadpool(
-            lambda: store.publish(body.publication, control, within=who.scope)
+        control = PublicationControl(deadline=deadline, hold_s=self.limits.write_hold_s)
+        receipt = await self._while_connected(
+            request, control, lambda: store.publish(publication, control, within=who.scope)
         )
         return ReceiptAnswer(
             generation=receipt.generation, revisions=receipt.revisions, retired=receipt.retired
@@ -326,6 +375,7 @@ class MemoryService:
 
     async def _revert(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, RevertBody)
+        _refuse_other_run(who, body.run_id)
         store = await run_in_threadpool(self.store, who.tenant)
         receipt = await run_in_threadpool(
             lambda: store.revert(
@@ -340,6 +390,7 @@ class MemoryService:
 
     async def _purge(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, PurgeBody)
+        _refuse_other_run(who, body.run_id)
         store = await run_in_threadpool(self.store, who.tenant)
         return await run_in_threadpool(
             lambda: store.purge(body.id, run_id=body.run_id, within=who.scope)

@@ -7,6 +7,10 @@ holds no token). The secret is shown once, by ``create``; ``list`` shows ids, sc
 dates; ``revoke`` stamps the row, and a revoked or expired credential is refused at once (there
 is no cache). The comparison is constant-time.
 
+A credential may be bound to one run (``server token create --run RUN_ID``): the service then
+refuses a write (publication, revert, purge) under any other run id, so a token handed to one CI
+job cannot record its changes as another run's.
+
 The table lives in the schema ``am_service``, beside the tenants' schemas, with its own
 checksummed migration ledger.
 """
@@ -24,7 +28,7 @@ from psycopg_pool import ConnectionPool
 
 from active_memory.errors import ConfigError, StoreError
 from active_memory.models.base import Model
-from active_memory.models.fields import RepositoryKey
+from active_memory.models.fields import RepositoryKey, one_line_problem
 from active_memory.store.access import AccessScope
 from active_memory.store.migrations import Migration
 from active_memory.store.postgres.schema import apply_pending, tenant_schema
@@ -54,7 +58,13 @@ m001_credentials = Migration(
         """,
     ),
 )
-SERVICE_MIGRATIONS = (m001_credentials,)
+# Append-only: a credential bound to one run id (NULL: any run of its scope).
+m002_run_binding = Migration(
+    "m002_run_binding",
+    ("ALTER TABLE credentials ADD COLUMN run_id text",),
+)
+SERVICE_MIGRATIONS = (m001_credentials, m002_run_binding)
+_RUN_ID_BYTES = 200  # the wire's RunId
 
 
 class _Repository(Model):
@@ -71,10 +81,15 @@ class Credential:
     created_at: datetime
     expires_at: datetime | None
     revoked_at: datetime | None
+    run_id: str | None = None
 
     @property
     def scope(self) -> AccessScope:
         return AccessScope(self.tenant, self.repository, self.graph_hash)
+
+    def refuses_run(self, run_id: str) -> bool:
+        """Whether a write under ``run_id`` is outside this credential's run binding."""
+        return self.run_id is not None and run_id != self.run_id
 
     def state(self, now: datetime) -> str:
         if self.revoked_at is not None:
@@ -94,11 +109,11 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("ascii")).hexdigest()
 
 
-_COLUMNS = "id, tenant, repository, graph_hash, label, created_at, expires_at, revoked_at"
+_COLUMNS = "id, tenant, repository, graph_hash, label, created_at, expires_at, revoked_at, run_id"
 
 
 def _credential(row: tuple[object, ...]) -> Credential:
-    ident, tenant, repository, graph_hash, label, created, expires, revoked = row
+    ident, tenant, repository, graph_hash, label, created, expires, revoked, run_id = row
     return Credential(
         str(ident),
         str(tenant),
@@ -108,6 +123,7 @@ def _credential(row: tuple[object, ...]) -> Credential:
         created,  # type: ignore[arg-type]
         expires,  # type: ignore[arg-type]
         revoked,  # type: ignore[arg-type]
+        None if run_id is None else str(run_id),
     )
 
 
@@ -127,6 +143,7 @@ class CredentialStore:
         graph_hash: str | None = None,
         label: str = "",
         expires_in: timedelta | None = None,
+        run_id: str | None = None,
     ) -> IssuedToken:
         tenant_schema(tenant)  # ConfigError for a bad tenant name
         _Repository.parse({"repository": repository}, where="--repository-key")
@@ -136,14 +153,17 @@ class CredentialStore:
             raise ConfigError("--label", "must be one printable line of at most 200 characters")
         if expires_in is not None and expires_in <= timedelta(0):
             raise ConfigError("--expires-in", "must be a positive duration")
+        problem = None if run_id is None else one_line_problem(run_id, _RUN_ID_BYTES)
+        if problem is not None:
+            raise ConfigError("--run", f"{run_id!r} {problem}")
         ident, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
         expires = None if expires_in is None else datetime.now(UTC) + expires_in
         with updating(self._pool, SERVICE_SCHEMA, "creating a credential") as session:
             row = session.execute(
                 "INSERT INTO credentials (id, tenant, repository, graph_hash, label, "
-                "secret_sha256, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "secret_sha256, expires_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 f"RETURNING {_COLUMNS}",
-                (ident, tenant, repository, graph_hash, label, _digest(secret), expires),
+                (ident, tenant, repository, graph_hash, label, _digest(secret), expires, run_id),
             ).fetchone()
         return IssuedToken(_credential(row), f"amt_{ident}_{secret}")
 

@@ -27,13 +27,17 @@ A refusal of a request still arriving (``431``, ``400``) closes lingering: the a
 end of the stream go out, and what the client is still sending is read and dropped for up to
 ``LINGER_S`` before the connection closes. Closing at once, with its data unread, makes the
 kernel reset the connection, and a reset can destroy the answer before the client reads it.
+The application's own refusals of a request whose body is still arriving (a ``Content-Length``
+over the cap, a token over its rates, a missing credential) close the same way: the request
+cycle closes through :class:`_LingeringTransport`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, ClassVar
+import re
+from typing import Any, ClassVar, cast
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -54,6 +58,7 @@ _TIMEOUT = (
 _ARRIVED = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
 LINGER_S = 2.0
 _HEAD_END = b"\r\n\r\n"
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([^\r\n]{0,40})", re.IGNORECASE)
 
 
 def _json_answer(status: str, code: str, message: str) -> bytes:
@@ -77,6 +82,26 @@ _TOO_MANY_FROM_YOU = _json_answer(
 )
 
 
+class _LingeringTransport:
+    """The connection's transport as uvicorn's request cycle sees it: a close while the client
+    is still sending its request body lingers (see the module); everything else is the
+    transport's own."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: _GuardedH11Protocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+
+    def close(self) -> None:
+        if not self._protocol.linger_instead_of_closing():
+            self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._protocol._lingering is not None or self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class _GuardedH11Protocol(H11Protocol):
     request_timeout: float = 10.0
     max_connections: int = 256
@@ -90,6 +115,7 @@ class _GuardedH11Protocol(H11Protocol):
     _head_seen: int = 0
     _head_tail: bytes = b""
     _lingering: asyncio.TimerHandle | None = None
+    _arriving: bytes = b""
 
     def _arm(self) -> None:
         self._disarm()
@@ -117,6 +143,7 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
+        self.transport = cast(asyncio.Transport, _LingeringTransport(transport, self))
         peername = transport.get_extra_info("peername")
         self._peer = str(peername[0]) if isinstance(peername, tuple) and peername else "?"
         held = self.peers.get(self._peer, 0) + 1
@@ -132,6 +159,23 @@ class _GuardedH11Protocol(H11Protocol):
         self.logger.info("refusing a connection: %s", answer.split(b"\r\n", 1)[0].decode())
         self.transport.write(answer)
         self.transport.close()
+
+    def linger_instead_of_closing(self) -> bool:
+        """Whether a close asked for while the request body is still arriving became a
+        lingering close (False: close now)."""
+        raw = cast(_LingeringTransport, self.transport)._transport
+        if (
+            self._lingering is not None
+            or self.conn.their_state is not h11.SEND_BODY
+            or raw.is_closing()
+            or not raw.can_write_eof()
+        ):
+            return False
+        self._disarm()
+        raw.write_eof()
+        raw.resume_reading()  # uvicorn may have paused it: what arrives must be read to drop
+        self._lingering = self.loop.call_later(LINGER_S, raw.close)
+        return True
 
     def _refuse_arriving(self, answer: bytes) -> None:
         """Refuse a request the client is still sending: answer, then close lingering."""
@@ -158,11 +202,17 @@ class _GuardedH11Protocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         # uvicorn answers a request h11 cannot parse (a bad Content-Length, say) in plain text.
+        declared = _CONTENT_LENGTH.search(self._arriving)
+        if declared is not None and not declared[1].isdigit():
+            problem = (
+                f"its Content-Length {declared[1].decode('ascii', 'replace')!r} is not a byte "
+                "count; send the body's length in bytes"
+            )
+        else:
+            problem = f"({msg.rstrip('.')}); check its headers"
         self._refuse_arriving(
             _json_answer(
-                "400 Bad Request",
-                "bad_request",
-                f"the request is not valid HTTP/1.1 ({msg.rstrip('.')}); check its headers",
+                "400 Bad Request", "bad_request", f"the request is not valid HTTP/1.1 {problem}"
             )
         )
 
@@ -179,7 +229,10 @@ class _GuardedH11Protocol(H11Protocol):
                 )
             )
             return
+        # Kept (not copied) only while h11 parses it: a head it refuses is explained from it.
+        self._arriving = data
         super().data_received(data)
+        self._arriving = b""
         if self.conn.their_state in _ARRIVED:
             self._disarm()
 

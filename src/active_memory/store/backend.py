@@ -9,7 +9,7 @@ add another.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
@@ -85,11 +85,21 @@ class PublicationControl:
     publishes only what admission accepted) or ``"review"`` (a person approved a quarantined
     proposal). It never crosses the wire: the memory service screens every publication it
     receives, whatever its client claims.
+
+    ``hold_s`` bounds how long a write may hold the store's writers' lock; past it, and on
+    ``abort()`` while the write waits for or holds the lock, a store that can stop a running
+    write (PostgreSQL) stops it, rolls it back and raises WriteInterrupted. The memory service
+    uses both: the bound per request, and ``abort`` when the client goes away.
     """
 
     deadline: float | None = None
     cancelled: bool = field(default=False)
     screened_by: ScreenedBy | None = None
+    hold_s: float | None = None
+    _interrupt: Callable[[str], None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _aborted: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Any value but None switches the screen off, so a typo or a flag from an untyped host
@@ -101,6 +111,22 @@ class PublicationControl:
 
     def cancel(self) -> None:
         self.cancelled = True
+
+    def abort(self, reason: str) -> None:
+        """Cancel, and stop the write in flight, if any (see ``hold_s``). May block briefly
+        while the store asks its server to stop the statement: call it off an event loop."""
+        self.cancelled = True
+        self._aborted = reason
+        interrupt = self._interrupt
+        if interrupt is not None:
+            interrupt(reason)
+
+    def interrupt_with(self, interrupt: Callable[[str], None] | None) -> None:
+        """Set (or, with None, clear) how ``abort()`` stops the write in flight: the store's
+        business, for the duration of its write transaction."""
+        self._interrupt = interrupt
+        if interrupt is not None and self._aborted is not None:
+            interrupt(self._aborted)
 
     def refusal(self) -> str | None:
         """Why a publication may not start now, or None when it may."""

@@ -1,15 +1,14 @@
 """The slice of a DB-API connection the shared store logic uses, so both engines run it.
 
 ``admin``, ``transfer`` and ``writes`` plan and apply changes through ``conn.execute(sql,
-params)`` (and ``executemany`` for a batch's rows) with ``?`` placeholders, reading rows as
-tuples. ``sqlite3.Connection`` is one as it is;
-:class:`~active_memory.store.postgres.session.PgSession` adapts a psycopg connection (the
+params)`` with ``?`` placeholders, reading rows as tuples. ``sqlite3.Connection`` is one as it
+is; :class:`~active_memory.store.postgres.session.PgSession` adapts a psycopg connection (the
 placeholders become ``%s``). The SQL in those modules is written in the dialect both share.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 __all__ = ["SqlConnection", "SqlCursor"]
@@ -28,7 +27,3 @@ class SqlCursor(Protocol):
 
 class SqlConnection(Protocol):
     def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> SqlCursor: ...
-
-    # One statement for many parameter rows: on PostgreSQL one pipelined round of the
-    # network instead of one round trip a row.
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...

@@ -16,10 +16,12 @@ status    ``error``       exception
 408       timeout         StoreError (the request did not arrive in time)
 409       conflict        RevisionConflict, with ``mismatches``
 412       fenced          PublicationFenced (the deadline passed before dispatch)
-413       too_large       PublicationError
+413       too_large       PublicationError (a body or a publication over the service's limits)
 422       refused         PublicationError (malformed or over capacity)
 422       screened        ScreenRefused, with ``screened``: each refused draft's id and codes
-503       unavailable     StoreError / SnapshotError (the store failed; nothing committed)
+429       rate_limited    StoreError (the token is over its request or byte rate; ``Retry-After``)
+503       unavailable     StoreError / SnapshotError (the store failed, or a write was stopped
+                          under the lock; nothing committed)
 ========  ==============  =============================================================
 """
 
@@ -65,6 +67,7 @@ ErrorCode: TypeAlias = Literal[
     "out_of_scope",
     "not_found",
     "timeout",
+    "rate_limited",
     "conflict",
     "fenced",
     "too_large",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -21,6 +21,7 @@ from active_memory.store.backend import PublicationControl
 from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
+from active_memory.store.schema_guard import refuse_foreign_code
 from active_memory.store.sql import SqlConnection
 from active_memory.store.unreadable import safe_message
 
@@ -41,6 +42,7 @@ __all__ = [
 
 # Well under SQLite's default limit on bound parameters (32766 since 3.32, 999 before).
 _CHUNK = 500
+_HISTORY_ROWS = 50  # nine parameters a row
 
 
 def utc_now() -> str:
@@ -54,7 +56,8 @@ def write_transaction(
     """``BEGIN IMMEDIATE`` … ``COMMIT``; any exception rolls everything back.
 
     ``control`` is consulted before waiting for the lock and again once it is held, the last
-    moment before the first write is dispatched.
+    moment before the first write is dispatched. A trigger or view in the file that
+    active-memory did not create refuses the write before it can run (``schema_guard``).
     """
     _fence(control)
     try:
@@ -66,6 +69,7 @@ def write_transaction(
         ) from error
     try:
         _fence(control)
+        refuse_foreign_code(conn)
         yield
         conn.execute("COMMIT")
     except (sqlite3.Error, UnicodeDecodeError) as error:  # the latter: a damaged schema
@@ -187,25 +191,6 @@ def count_capacity(conn: SqlConnection) -> Capacity:
     return Capacity(live, rows, size)
 
 
-_INSERT_LIVE = (
-    "INSERT INTO records (revision, deleted, kind, repository, graph_hash, node_id, body, "
-    "evidence, size, checksum, id) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_UPDATE_LIVE = (
-    "UPDATE records SET revision = ?, deleted = 0, kind = ?, repository = ?, graph_hash = ?, "
-    "node_id = ?, body = ?, evidence = ?, size = ?, checksum = ? WHERE id = ?"
-)
-_INSERT_TOMBSTONE = "INSERT INTO records (id, revision, deleted, kind, size) VALUES (?, ?, 1, ?, 0)"
-_UPDATE_TOMBSTONE = (
-    "UPDATE records SET revision = ?, deleted = 1, repository = NULL, graph_hash = NULL, "
-    "node_id = NULL, body = NULL, evidence = NULL, size = 0, checksum = NULL WHERE id = ?"
-)
-_INSERT_HISTORY = (
-    "INSERT INTO history (id, revision, op, body, evidence, source_revision, generation, "
-    "run_id, time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
 def apply_changes(
     conn: SqlConnection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
 ) -> int:
@@ -214,18 +199,21 @@ def apply_changes(
     Must run inside ``write_transaction``; raises PublicationError (and the caller's
     transaction rolls back) when a body or the store would exceed a limit.
     """
-    before = read_capacity(conn)
-    generation = read_generation(conn) + 1
+    # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
+    # other writers waiting: the meta row is read once, every write is planned first and then
+    # sent in one pipeline where the engine has one (the history in one INSERT), and the new
+    # counters come back from the generation's UPDATE.
+    (generation, *counters) = conn.execute(
+        "SELECT generation, live_count, record_count, content_bytes FROM meta"
+    ).fetchone()
+    before = Capacity(*(int(value) for value in counters))
+    generation = int(generation) + 1
     _check_bounds(changes, generation)
     now = utc_now()
-    # Rows gathered by statement and written with one executemany each (PostgreSQL pipelines
-    # them): a batch's ids are unique, so the records statements may run in any order; the
-    # history rows go last, as their foreign key needs the records rows.
-    statements: dict[str, list[tuple[object, ...]]] = {}
+    statements: list[tuple[str, tuple[object, ...]]] = []
     history: list[tuple[object, ...]] = []
     for change in changes:
         body = evidence = None
-        values: tuple[object, ...]
         if change.draft is not None:
             encoded = encode_draft(change.draft)
             if encoded.body_bytes > limits.max_body_bytes:
@@ -260,31 +248,59 @@ def apply_changes(
                 checksum,
                 change.id,
             )
-            statement = _INSERT_LIVE if change.create else _UPDATE_LIVE
+            statements.append((_INSERT_LIVE if change.create else _UPDATE_LIVE, values))
         elif change.create:
-            statement, values = _INSERT_TOMBSTONE, (change.id, change.revision, change.kind)
+            statements.append((_INSERT_TOMBSTONE, (change.id, change.revision, change.kind)))
         else:
-            statement, values = _UPDATE_TOMBSTONE, (change.revision, change.id)
-        statements.setdefault(statement, []).append(values)
+            statements.append((_UPDATE_TOMBSTONE, (change.revision, change.id)))
         history.append(
+            (change.id, change.revision, change.op, body, evidence, change.source_revision,
+             generation, run_id, now)
+        )  # fmt: skip
+    for start in range(0, len(history), _HISTORY_ROWS):
+        rows = history[start : start + _HISTORY_ROWS]
+        statements.append(
             (
-                change.id,
-                change.revision,
-                change.op,
-                body,
-                evidence,
-                change.source_revision,
-                generation,
-                run_id,
-                now,
+                "INSERT INTO history (id, revision, op, body, evidence, source_revision, "
+                "generation, run_id, time) VALUES "
+                + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows)),
+                tuple(value for row in rows for value in row),
             )
         )
-    for statement, rows in statements.items():
-        conn.executemany(statement, rows)
-    conn.executemany(_INSERT_HISTORY, history)
-    _check_capacity(before, read_capacity(conn), limits)
-    conn.execute("UPDATE meta SET generation = ?", (generation,))
+    statements.append(
+        (
+            "UPDATE meta SET generation = ? RETURNING live_count, record_count, content_bytes",
+            (generation,),
+        )
+    )
+    with _pipelined(conn):
+        sent = [conn.execute(sql, parameters) for sql, parameters in statements]
+        after = sent[-1].fetchone()
+    # A batch over a limit raises here, and the caller's transaction rolls every write back.
+    _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
     return generation
+
+
+_INSERT_LIVE = (
+    "INSERT INTO records (revision, deleted, kind, repository, graph_hash, node_id, body, "
+    "evidence, size, checksum, id) VALUES (?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_UPDATE_LIVE = (
+    "UPDATE records SET revision = ?, deleted = 0, kind = ?, repository = ?, graph_hash = ?, "
+    "node_id = ?, body = ?, evidence = ?, size = ?, checksum = ? WHERE id = ?"
+)
+_INSERT_TOMBSTONE = "INSERT INTO records (id, revision, deleted, kind, size) VALUES (?, ?, 1, ?, 0)"
+_UPDATE_TOMBSTONE = (
+    "UPDATE records SET revision = ?, deleted = 1, repository = NULL, graph_hash = NULL, "
+    "node_id = NULL, body = NULL, evidence = NULL, size = 0, checksum = NULL WHERE id = ?"
+)
+
+
+def _pipelined(conn: SqlConnection) -> AbstractContextManager[object]:
+    """The engine's pipeline, where it has one (PostgreSQL: the statements go out together and
+    their results come back at the first fetch); SQLite runs in process and needs none."""
+    pipeline = getattr(conn, "pipeline", None)
+    return pipeline() if callable(pipeline) else nullcontext()
 
 
 def _check_bounds(changes: Sequence[Change], generation: int) -> None:

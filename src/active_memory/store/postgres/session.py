@@ -13,6 +13,10 @@ for the same reason.
   expected revisions are compared and written with nothing in between. Writers of different
   tenants never wait for each other. The wait is bounded by ``lock_timeout``, every statement
   by ``statement_timeout`` (60 s), so a started write drains or fails within a bounded time.
+  A write under a :class:`PublicationControl` is also stopped (``WriteInterrupted``) once it
+  has held the lock for ``control.hold_s``, or when ``control.abort()`` is called while it
+  waits for or holds the lock: the running statement is cancelled on the server, no further
+  statement is sent, and the transaction rolls back, releasing the lock.
 
 :class:`PgSession` gives the shared store logic (``?`` placeholders, rows as tuples) a
 psycopg connection.
@@ -20,15 +24,21 @@ psycopg connection.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from active_memory.errors import PublicationFenced, StoreError, StoreUnavailable
+from active_memory.errors import (
+    PublicationFenced,
+    StoreError,
+    StoreUnavailable,
+    WriteInterrupted,
+)
 from active_memory.store.backend import PublicationControl
 from active_memory.store.sql import SqlCursor
 
@@ -88,18 +98,19 @@ class PgSession:
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
+        self.stopped: WriteInterrupted | None = None  # set by another thread: send no more
+
+    def pipeline(self) -> AbstractContextManager[object]:
+        """Statements sent inside go out without waiting for each other's results."""
+        return self.conn.pipeline()
 
     def execute(self, query: str, parameters: Sequence[Any] | None = None, /) -> SqlCursor:
+        if self.stopped is not None:
+            raise self.stopped
         if parameters is None:
             return self.conn.execute(query.encode("utf-8"))
         translated = query.replace("%", "%%").replace("?", "%s")
         return self.conn.execute(translated.encode("utf-8"), parameters)
-
-    def executemany(self, query: str, parameters: Iterable[Sequence[Any]], /) -> None:
-        # psycopg pipelines executemany: the rows of a batch cost one round of the network.
-        translated = query.replace("%", "%%").replace("?", "%s")
-        with self.conn.cursor() as cursor:
-            cursor.executemany(translated.encode("utf-8"), parameters)
 
 
 def _fence(control: PublicationControl | None) -> None:
@@ -182,7 +193,56 @@ def writing(
     """One write transaction holding the tenant's writer lock; ``control`` is consulted before
     the lock is awaited and again once it is held, the last moment before the first write."""
     _fence(control)
-    with _transaction(pool, schema, "BEGIN", where, StoreError, lock_timeout_ms) as session:
+    with (
+        _transaction(pool, schema, "BEGIN", where, StoreError, lock_timeout_ms) as session,
+        _interruptible(session, control, where) as held,
+    ):
         session.execute("SELECT generation FROM meta FOR UPDATE")
         _fence(control)
+        held()
         yield session
+
+
+@contextmanager
+def _interruptible(
+    session: PgSession, control: PublicationControl | None, where: str
+) -> Iterator[Callable[[], None]]:
+    """Lets ``control`` stop the write: ``abort()`` at any time, ``hold_s`` once the caller
+    says the lock is held (the yielded function). A stopped write raises WriteInterrupted
+    from the statement it was in, or from the next one it tries."""
+    if control is None:
+        yield lambda: None
+        return
+    guard = threading.Lock()
+    timer: list[threading.Timer] = []
+
+    def interrupt(reason: str) -> None:
+        with guard:
+            if session.stopped is not None:
+                return
+            session.stopped = WriteInterrupted(where, reason)
+        # Cancels the statement running now, if any (a new connection to the server: this
+        # blocks briefly, never on the writers' lock).
+        with suppress(psycopg.Error):
+            session.conn.cancel_safe(timeout=5.0)
+
+    def held() -> None:
+        if control.hold_s is None:
+            return
+        bound = control.hold_s
+        reason = f"it held the writers' lock for {bound:g} s, the most one request may"
+        timer.append(threading.Timer(bound, interrupt, (reason,)))
+        timer[0].daemon = True
+        timer[0].start()
+
+    control.interrupt_with(interrupt)
+    try:
+        yield held
+    except pg_errors.QueryCanceled:
+        if session.stopped is None:
+            raise
+        raise session.stopped from None
+    finally:
+        control.interrupt_with(None)
+        for started in timer:
+            started.cancel()

@@ -1,0 +1,85 @@
+"""A PostgreSQL write under a PublicationControl: stopped once it has held the writers' lock for
+``hold_s``, or by ``abort()`` from another thread, and rolled back either way; without either,
+it runs to the end as before."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from active_memory.errors import PublicationFenced, WriteInterrupted
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.store.backend import PublicationControl
+from active_memory.store.postgres import PostgresStore
+from active_memory.store.postgres.schema import tenant_schema
+from factories import make_draft
+
+_tenants = itertools.count(1)
+
+
+@pytest.fixture
+def slow_store(pg_database: str) -> Iterator[PostgresStore]:
+    """A tenant whose every new row sleeps a second before it is written."""
+    tenant = f"slow{next(_tenants)}"
+    with PostgresStore(pg_database, tenant=tenant, pool_size=2) as store:
+        schema = tenant_schema(tenant)
+        with psycopg.connect(pg_database, autocommit=True) as conn:
+            conn.execute(
+                f'CREATE FUNCTION "{schema}".slow() RETURNS trigger LANGUAGE plpgsql AS '
+                "$$ BEGIN PERFORM pg_sleep(1); RETURN NEW; END $$"
+            )
+            conn.execute(
+                f'CREATE TRIGGER slow BEFORE INSERT ON "{schema}".records '
+                f'FOR EACH ROW EXECUTE FUNCTION "{schema}".slow()'
+            )
+        yield store
+
+
+def _creation(count: int = 1) -> Publication:
+    mutations = tuple(
+        Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft())
+        for _ in range(count)
+    )
+    return Publication(run_id="run", mutations=mutations)
+
+
+def test_a_write_past_its_hold_bound_is_stopped_and_rolled_back(
+    slow_store: PostgresStore,
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(WriteInterrupted, match=r"held the writers' lock for 0\.3 s") as stopped:
+        slow_store.publish(_creation(5), PublicationControl(screened_by="admission", hold_s=0.3))
+    assert time.monotonic() - started < 1.5  # five rows would take five seconds
+    assert "nothing was committed" in str(stopped.value)
+    assert slow_store.generation() == 0
+    assert slow_store.list_lessons() == ()
+
+
+def test_an_abort_from_another_thread_stops_the_write(slow_store: PostgresStore) -> None:
+    control = PublicationControl(screened_by="admission")
+    threading.Timer(0.3, control.abort, ("the client went away",)).start()
+    with pytest.raises(WriteInterrupted, match="the client went away"):
+        slow_store.publish(_creation(5), control)
+    assert slow_store.generation() == 0
+
+
+def test_a_write_within_its_bound_commits(slow_store: PostgresStore) -> None:
+    control = PublicationControl(screened_by="admission", hold_s=10.0)
+    receipt = slow_store.publish(_creation(1), control)
+    assert receipt.generation == 1
+
+
+def test_an_abort_before_the_write_refuses_it_without_starting(
+    slow_store: PostgresStore,
+) -> None:
+    control = PublicationControl(screened_by="admission")
+    control.abort("the client went away")
+    with pytest.raises(PublicationFenced, match="publication not started: cancelled"):
+        slow_store.publish(_creation(1), control)
+    assert slow_store.generation() == 0

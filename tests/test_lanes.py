@@ -110,3 +110,9 @@ def test_a_row_is_frozen() -> None:
     row = LANES[0]
     with pytest.raises(AttributeError, match="frozen"):
         row.provider = "openai"  # type: ignore[misc]
+
+
+def test_an_adapter_asked_for_a_lane_outside_its_clients_table_names_itself() -> None:
+    adapter = registry.provider_adapter("openai")
+    with pytest.raises(ConfigError, match="the OpenAI adapter has no client for lane 'vertex'"):
+        adapter.client_builder("vertex")

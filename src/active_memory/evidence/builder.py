@@ -39,7 +39,7 @@ from active_memory.evidence.complete_copies import (
 )
 from active_memory.evidence.failures import deliveries_before_failures
 from active_memory.evidence.fill import collect_to_fill
-from active_memory.evidence.history import Excerpt
+from active_memory.evidence.history import Excerpt, TranscriptReading
 from active_memory.evidence.listing import fit_listing
 from active_memory.evidence.pager import Cancellation, PageLimits
 from active_memory.evidence.paths import PathRewriter
@@ -436,15 +436,11 @@ def build_evidence(
             log.add("transcripts", "the execution listing leaves no room for excerpts", count=read)
             payload["transcripts"] = []
         else:
+            reading = TranscriptReading(
+                page_limits, cancel, citable_receipts(record), paths.text, verifiers
+            )
             excerpts = collect_to_fill(
-                record.executions,
-                room=room,
-                record_bytes=record_bytes,
-                limits=page_limits,
-                cancel=cancel,
-                receipts=citable_receipts(record),
-                rewrite=paths.text,
-                verifiers=verifiers,
+                record.executions, reading, room=room, record_bytes=record_bytes
             )
             for excerpt in excerpts:
                 _log_excerpt_cuts(excerpt, log)

@@ -10,12 +10,11 @@ bounded like the first; the read that shows the most stands.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from active_memory.evidence.budget import json_size
-from active_memory.evidence.history import Excerpt, collect_excerpts
-from active_memory.evidence.pager import Cancellation, PageLimits
-from active_memory.models.runs import Execution, ToolReceipt
+from active_memory.evidence.history import Excerpt, TranscriptReading, collect_excerpts
+from active_memory.models.runs import Execution
 
 __all__ = ["collect_to_fill"]
 
@@ -25,14 +24,10 @@ _MORE_READS = 3
 
 def collect_to_fill(
     executions: Sequence[Execution],
+    reading: TranscriptReading,
     *,
     room: int,
     record_bytes: int,
-    limits: PageLimits | None = None,
-    cancel: Cancellation | None = None,
-    receipts: Sequence[ToolReceipt] = (),
-    rewrite: Callable[[str], str] | None = None,
-    verifiers: frozenset[str] = frozenset(),
 ) -> tuple[Excerpt, ...]:
     """:func:`collect_excerpts` into ``room`` bytes, the record cap raised while that fills it.
     The read that shows the most is kept; a cap that reclaims records the last good one kept is
@@ -40,9 +35,9 @@ def collect_to_fill(
     kept: tuple[Excerpt, ...] = ()
     kept_used, kept_dropped, good = -1, 0, record_bytes
     for _ in range(1 + _MORE_READS):
-        excerpts = collect_excerpts(executions, budget_bytes=room, record_bytes=record_bytes,
-                                    limits=limits, cancel=cancel, receipts=receipts,
-                                    rewrite=rewrite, verifiers=verifiers)  # fmt: skip
+        excerpts = collect_excerpts(
+            executions, reading, budget_bytes=room, record_bytes=record_bytes
+        )
         used = sum(json_size(excerpt.model_dump(mode="json")) for excerpt in excerpts)
         dropped = sum(excerpt.records_dropped for excerpt in excerpts)
         if used > kept_used:

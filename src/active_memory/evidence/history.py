@@ -27,7 +27,14 @@ from active_memory.evidence.salience import SalienceClassifier
 from active_memory.models.base import Model
 from active_memory.models.runs import Execution, ToolReceipt, canonical_json
 
-__all__ = ["Excerpt", "Projected", "collect_excerpts", "project_line", "project_record"]
+__all__ = [
+    "Excerpt",
+    "Projected",
+    "TranscriptReading",
+    "collect_excerpts",
+    "project_line",
+    "project_record",
+]
 
 
 def _says_nothing(value: object) -> bool:
@@ -135,30 +142,39 @@ def project_line(line: TranscriptLine) -> tuple[str | None, str | None, str]:
     return found.role, found.tool, found.text
 
 
+@dataclass(frozen=True, slots=True)
+class TranscriptReading:
+    """How a run's transcripts are read, whatever their budget: ``limits`` and ``cancel`` bound
+    the paged reads, tool-call records that are one of ``receipts`` are labelled
+    ``receipt:<seq>``, each text passes through ``rewrite`` (the paths made
+    workspace-relative) before it is counted, and ``verifiers`` names the verifier nodes,
+    whose rejections are lessons."""
+
+    limits: PageLimits | None = None
+    cancel: Cancellation | None = None
+    receipts: Sequence[ToolReceipt] = ()
+    rewrite: Callable[[str], str] | None = None
+    verifiers: frozenset[str] = frozenset()
+
+
 def collect_excerpts(
     executions: Sequence[Execution],
+    reading: TranscriptReading,
     *,
     budget_bytes: int,
     record_bytes: int,
-    limits: PageLimits | None = None,
-    cancel: Cancellation | None = None,
-    receipts: Sequence[ToolReceipt] = (),
-    rewrite: Callable[[str], str] | None = None,
-    verifiers: frozenset[str] = frozenset(),
 ) -> tuple[Excerpt, ...]:
-    """Stream every execution's transcript, in record order, through one TranscriptBudget;
-    tool-call records that are one of ``receipts`` are labelled ``receipt:<seq>``, and each
-    text passes through ``rewrite`` (the paths made workspace-relative) before it is counted.
-    Each record is tiered by :class:`SalienceClassifier`; ``verifiers`` names the verifier
-    nodes, whose rejections are lessons."""
+    """Stream every execution's transcript, in record order, through one TranscriptBudget, as
+    ``reading`` says; each record is tiered by :class:`SalienceClassifier`."""
+    limits, cancel, rewrite = reading.limits, reading.cancel, reading.rewrite
     budget = TranscriptBudget(budget_bytes, record_bytes)
-    labels = ReceiptLabels(receipts)
+    labels = ReceiptLabels(reading.receipts)
     tiers = SalienceClassifier()
     unavailable: dict[int, str] = {}
     for index, execution in enumerate(executions):
         if execution.transcript is None:
             continue
-        verifier = execution.node_id in verifiers
+        verifier = execution.node_id in reading.verifiers
         retried = execution.attempt > 1 or execution.status != "completed"
         try:
             for page in iter_pages(execution.transcript, limits, cancel):

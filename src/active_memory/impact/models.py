@@ -13,6 +13,7 @@ from typing import Literal, TypeAlias
 
 from pydantic import Field
 
+from active_memory.ledger.models import LessonHeading
 from active_memory.models.base import Model
 
 __all__ = [
@@ -86,7 +87,7 @@ class RepeatRate(Model):
         return self.failed / self.runs if self.runs else None
 
 
-class LessonImpact(Model):
+class LessonImpact(LessonHeading):
     """Everything measured about one lesson over the runs read.
 
     ``delivered``/``not_delivered``/``before``: repeat rates in runs where the lesson existed
@@ -95,12 +96,6 @@ class LessonImpact(Model):
     delivered it. ``quiet``: delivered in at least the ``often`` runs asked for, and no later
     failure on its files: a candidate for retirement or a narrower association."""
 
-    id: str
-    live: bool
-    revision: int | None = None
-    kind: str | None = None
-    title: str | None = None
-    repository: str | None = None
     deliveries: int = 0
     delivered_runs: int = 0
     runs_since: int = 0

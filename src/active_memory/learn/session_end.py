@@ -181,20 +181,21 @@ def session_file(harness: str, payload: dict[str, object]) -> str | None:
     return flat if not _is_file(nested) and _is_file(flat) else nested
 
 
-def _is_file(path: str) -> bool:
+def _file_type(path: str) -> int | None:
+    """The ``S_IFMT`` bits of what ``path`` leads to (links followed); None when nothing."""
     try:
         mode: int = _posix().stat(path).st_mode
-        return mode & _S_IFMT == _S_IFREG
     except OSError:
-        return False
+        return None
+    return mode & _S_IFMT
+
+
+def _is_file(path: str) -> bool:
+    return _file_type(path) == _S_IFREG
 
 
 def _is_dir(path: str) -> bool:
-    try:
-        mode: int = _posix().stat(path).st_mode
-        return mode & _S_IFMT == _S_IFDIR
-    except OSError:
-        return False
+    return _file_type(path) == _S_IFDIR
 
 
 def _specialist(path: str) -> bool:

@@ -8,6 +8,7 @@ Recall never reads a ledger: relevance alone ranks cards.
 
 from active_memory.ledger.build import LedgerStore, ledgers, lesson_ledger
 from active_memory.ledger.models import (
+    LessonHeading,
     LessonLedger,
     MaintenanceDecision,
     RejectedDecision,
@@ -26,6 +27,7 @@ from active_memory.ledger.sources import (
 __all__ = [
     "LedgerSources",
     "LedgerStore",
+    "LessonHeading",
     "LessonLedger",
     "MaintenanceDecision",
     "RejectedDecision",

@@ -18,6 +18,7 @@ from active_memory.models.base import Model
 __all__ = [
     "DecisionSource",
     "LedgerAction",
+    "LessonHeading",
     "LessonLedger",
     "MaintenanceDecision",
     "RejectedDecision",
@@ -99,13 +100,10 @@ class RevisionAdmission(Model):
     held_in_run: str | None = None
 
 
-class LessonLedger(Model):
-    """Everything recorded about one lesson id.
-
-    ``delivered`` counts deliveries in run records (one per ``id@revision`` and conversation),
-    ``conversations`` the distinct (run, conversation) pairs, ``outcomes`` the reached runs by
-    latched outcome (``unknown`` when none was recorded). ``standalone`` counts exposure files.
-    These counters inform people and maintenance evidence; recall ranking never reads them."""
+class LessonHeading(Model):
+    """Which lesson a report is about, as the store knows it: whether it is live, its latest
+    revision (None when the store has none), its scope's kind, its title and repository (None
+    when unknown, as for a lesson seen only in run records)."""
 
     id: str
     live: bool
@@ -113,6 +111,16 @@ class LessonLedger(Model):
     kind: str | None = None
     title: str | None = None
     repository: str | None = None
+
+
+class LessonLedger(LessonHeading):
+    """Everything recorded about one lesson id.
+
+    ``delivered`` counts deliveries in run records (one per ``id@revision`` and conversation),
+    ``conversations`` the distinct (run, conversation) pairs, ``outcomes`` the reached runs by
+    latched outcome (``unknown`` when none was recorded). ``standalone`` counts exposure files.
+    These counters inform people and maintenance evidence; recall ranking never reads them."""
+
     graph_hash: str | None = None
     node_id: str | None = None
     quarantined: bool = False

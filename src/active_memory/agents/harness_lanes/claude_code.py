@@ -33,17 +33,14 @@ fixes it, whose ``cause`` the report keeps.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Mapping
 
-from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.claude_stream import READ_TOOL, Transcript, read_transcript
 from active_memory.agents.harness_lanes.harness_cli import (
     HarnessCli,
     child_env as harness_env,
-    session_key,
+    named_turn,
     specialist_system,
-    turn_prompt,
     workspace,
 )
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
@@ -94,8 +91,6 @@ DENIED_TOOLS = (
 )
 NO_HOOKS = json.dumps({"disableAllHooks": True})
 NO_MCP = json.dumps({"mcpServers": {}})
-# A session's stream-json output: every tool result is echoed in it.
-MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 # What an enclosing Claude Code session sets (a worker started by its hook): not ours to pass.
 _ENCLOSING_SESSION = frozenset({"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"})
 
@@ -155,22 +150,10 @@ class ClaudeCodeLane:
         return [*argv, "--session-id", session_id, "--name", name]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        resumed, prompt = turn_prompt(request, self._sessions, LANE)
-        resume = resumed is not None
-        if resumed is None:
-            session_id = self._sessions[session_key(request)] = str(uuid.uuid4())
-        else:
-            session_id = resumed
+        session_id, resume, prompt = named_turn(request, self._sessions, LANE)
         cwd, _ = workspace(request, LANE)
-        finished = await run_child(
-            self.argv(request, session_id, resume=resume),
-            stdin=prompt.encode("utf-8"),
-            cwd=cwd,
-            env=self._env,
-            deadline=request.deadline,
-            max_output=MAX_OUTPUT_BYTES,
-            what=f"the Claude Code session of {request.labels.describe()}",
-        )
+        argv = self.argv(request, session_id, resume=resume)
+        finished = await CLI.run(argv, request, prompt=prompt, cwd=cwd, env=self._env)
         transcript = read_transcript(finished.stdout, request.folders)
         _check_tools(transcript)
         if transcript.result is None:

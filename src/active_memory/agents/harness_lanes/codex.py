@@ -37,7 +37,6 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.codex_events import read_codex_events
 from active_memory.agents.harness_lanes.harness_cli import (
     HarnessCli,
@@ -91,7 +90,6 @@ OVERRIDES = (
 )
 INSIDE = "Codex, in a read-only sandbox (writing files, the network and leaving it are refused)"
 TOOLS = "read-only shell commands (`cat`, `sed -n`, `rg`, `ls`, `find`)"
-MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 
 def _toml(text: str) -> str:
@@ -137,15 +135,8 @@ class CodexLane:
         with tempfile.TemporaryDirectory(prefix="am-codex-") as scratch:
             schema = Path(scratch) / "answer.schema.json"
             schema.write_text(json.dumps(dict(request.contract.schema)), encoding="utf-8")
-            finished = await run_child(
-                self.argv(request, schema, thread_id=thread_id),
-                stdin=prompt.encode("utf-8"),
-                cwd=cwd,
-                env=self._env,
-                deadline=request.deadline,
-                max_output=MAX_OUTPUT_BYTES,
-                what=f"the Codex session of {request.labels.describe()}",
-            )
+            argv = self.argv(request, schema, thread_id=thread_id)
+            finished = await CLI.run(argv, request, prompt=prompt, cwd=cwd, env=self._env)
         transcript = read_codex_events(finished.stdout, request.folders, cwd)
         if transcript.thread_id is not None:
             self._threads[session_key(request)] = transcript.thread_id

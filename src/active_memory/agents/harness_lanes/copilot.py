@@ -35,11 +35,9 @@ child's process group (:mod:`.child`). A missing ``copilot``, one older than
 from __future__ import annotations
 
 import tempfile
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.copilot_events import (
     READ_TOOL,
     read_copilot_events,
@@ -49,9 +47,8 @@ from active_memory.agents.harness_lanes.harness_cli import (
     HarnessCli,
     child_env,
     harness_response,
-    session_key,
+    named_turn,
     specialist_system,
-    turn_prompt,
     workspace,
 )
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
@@ -79,7 +76,6 @@ CLI = HarnessCli(
 INVESTIGATION_TOOLS = (READ_TOOL, "grep", "glob")
 # Permission patterns (``copilot help permissions``): every shell command, write and URL.
 DENIED = ("shell", "write", "url")
-MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 # What would load the checkout's own hooks and approve every tool: not passed on.
 _TRUSTING = frozenset({"COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS"})
 
@@ -115,31 +111,15 @@ class CopilotLane:
         return [*argv, "--resume" if resume else "--session-id", session_id]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        resumed, prompt = turn_prompt(
-            request,
-            self._sessions,
-            LANE,
-            instructions=specialist_system(
-                request, inside="GitHub Copilot CLI", tools="its view, grep and glob tools"
-            ),
+        system = specialist_system(
+            request, inside="GitHub Copilot CLI", tools="its view, grep and glob tools"
         )
-        resume = resumed is not None
-        if resumed is None:
-            session_id = self._sessions[session_key(request)] = str(uuid.uuid4())
-        else:
-            session_id = resumed
+        session_id, resume, prompt = named_turn(request, self._sessions, LANE, instructions=system)
         cwd, _ = workspace(request, LANE)
         with tempfile.TemporaryDirectory(prefix="am-copilot-") as scratch:
             usage_file = Path(scratch) / "usage.json"
-            finished = await run_child(
-                self.argv(request, session_id, usage_file, resume=resume),
-                stdin=prompt.encode("utf-8"),
-                cwd=cwd,
-                env=self._env,
-                deadline=request.deadline,
-                max_output=MAX_OUTPUT_BYTES,
-                what=f"the Copilot CLI session of {request.labels.describe()}",
-            )
+            argv = self.argv(request, session_id, usage_file, resume=resume)
+            finished = await CLI.run(argv, request, prompt=prompt, cwd=cwd, env=self._env)
             usage = read_usage_file(usage_file)
         transcript = read_copilot_events(finished.stdout, request.folders, cwd)
         extra = sorted(transcript.ran_tools - set(INVESTIGATION_TOOLS))

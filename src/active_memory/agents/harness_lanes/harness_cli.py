@@ -17,11 +17,13 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from active_memory.agents.harness_lanes.child import Finished, run_child
 from active_memory.agents.providers.base import (
     AssistantMessage,
     ModelRequest,
@@ -35,6 +37,7 @@ from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VA
 
 __all__ = [
     "CHECKOUT_ROOT",
+    "MAX_OUTPUT_BYTES",
     "HarnessCli",
     "child_env",
     "count",
@@ -42,6 +45,7 @@ __all__ = [
     "folders_shown",
     "harness_response",
     "json_events",
+    "named_turn",
     "root_path",
     "session_key",
     "since_last_turn",
@@ -52,6 +56,8 @@ __all__ = [
 
 # The root the specialists name the checkout (agents/specialists.py): the working directory.
 CHECKOUT_ROOT = "repository"
+# A session's JSON output: every tool result it ran is echoed in it.
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
@@ -138,6 +144,27 @@ class HarnessCli:
             f"{self.display} is not logged in, so the {self.lane} lane cannot run: "
             f"{self.login_step} and try again",
             cause="harness_logged_out",
+        )
+
+    async def run(
+        self,
+        argv: Sequence[str],
+        request: ModelRequest,
+        *,
+        prompt: str,
+        cwd: Path,
+        env: Mapping[str, str],
+    ) -> Finished:
+        """One turn's run of the CLI: ``prompt`` on stdin, under the request's deadline, its
+        output bounded by :data:`MAX_OUTPUT_BYTES`."""
+        return await run_child(
+            argv,
+            stdin=prompt.encode("utf-8"),
+            cwd=cwd,
+            env=env,
+            deadline=request.deadline,
+            max_output=MAX_OUTPUT_BYTES,
+            what=f"the {self.display} session of {request.labels.describe()}",
         )
 
     def check(self, env: Mapping[str, str]) -> str:
@@ -272,6 +299,23 @@ def turn_prompt(
             cause="harness_error",
         )
     return resumed, since_last_turn(request)
+
+
+def named_turn(
+    request: ModelRequest,
+    sessions: MutableMapping[str, str],
+    lane: str,
+    *,
+    instructions: str = "",
+) -> tuple[str, bool, str]:
+    """For a harness that takes the session id it is given: the id (a new one for a first
+    turn, remembered in ``sessions`` for the repair), whether the turn resumes it, and the
+    message it sends (see :func:`turn_prompt`)."""
+    resumed, prompt = turn_prompt(request, sessions, lane, instructions=instructions)
+    if resumed is not None:
+        return resumed, True, prompt
+    session_id = sessions[session_key(request)] = str(uuid.uuid4())
+    return session_id, False, prompt
 
 
 def since_last_turn(request: ModelRequest) -> str:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from active_memory.agents.harness_lanes.child import run_child
 from active_memory.agents.harness_lanes.harness_cli import (
     HarnessCli,
     child_env,
@@ -70,7 +69,6 @@ CLI = HarnessCli(
 )
 INVESTIGATION_TOOLS = (READ_TOOL, "grep", "find", "ls")
 OFF = ("--no-extensions", "--no-skills", "--no-prompt-templates", "--no-context-files")
-MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 
 
 class PiLane:
@@ -100,15 +98,8 @@ class PiLane:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         session_id, prompt = turn_prompt(request, self._sessions, LANE)
         cwd, _ = workspace(request, LANE)
-        finished = await run_child(
-            self.argv(request, session_id=session_id),
-            stdin=prompt.encode("utf-8"),
-            cwd=cwd,
-            env=self._env,
-            deadline=request.deadline,
-            max_output=MAX_OUTPUT_BYTES,
-            what=f"the pi session of {request.labels.describe()}",
-        )
+        argv = self.argv(request, session_id=session_id)
+        finished = await CLI.run(argv, request, prompt=prompt, cwd=cwd, env=self._env)
         transcript = read_pi_events(finished.stdout, request.folders, cwd)
         if transcript.session_id is not None:
             self._sessions[session_key(request)] = transcript.session_id

@@ -121,7 +121,7 @@ class LearnFolder:
 
     @property
     def sessions(self) -> Path:
-        return self.path / "sessions"
+        return self.path / session_end.SESSIONS_FOLDER
 
     @property
     def ledger(self) -> Path:

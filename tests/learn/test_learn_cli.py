@@ -269,3 +269,25 @@ def test_a_cap_of_0_is_shown_as_paused_by_config_and_status(
     cli("learn", "config", "--daily-cap", "1")
     assert not cli("learn", "status").stdout.startswith("learning is paused")
     assert json.loads(cli("learn", "status", "--json").stdout)["paused"] is False
+
+
+@pytest.mark.timeout(60)
+def test_learn_run_fails_a_queued_fifo_and_returns(tmp_path: Path) -> None:
+    """A session file that became a FIFO after it was queued: the worker never opens it."""
+    from active_memory.learn import session_end
+
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    folder = folder_of(state_dir())
+    session_end.write_entry(str(folder.path), "claude", str(fifo), {"reason": "other"})
+    cli("learn", "config", "--settle-seconds", "0")
+    ran = cli("learn", "run")
+    assert (ran.exit_code, ran.stdout) == (
+        0,
+        "learn worker: 1 failed; `active-memory learn status` lists them\n",
+    )
+    assert cli("learn", "status").stdout.endswith(
+        f"    session_unreadable: the session file {str(fifo)!r} is a FIFO (named pipe), not a "
+        "regular file; queue a readable session file again with `active-memory learn queue "
+        "FILE`\n"
+    )

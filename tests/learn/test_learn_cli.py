@@ -234,3 +234,60 @@ def test_serve_starts_a_worker_for_sessions_queued_while_none_ran(
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to a fifo"])
+def test_queueing_a_fifo_is_one_sentence_and_exit_2_and_nothing_is_queued(
+    tmp_path: Path, kind: str
+) -> None:
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    named = fifo
+    if kind == "link to a fifo":
+        named = tmp_path / "link.jsonl"
+        named.symlink_to(fifo)
+    result = cli("learn", "queue", named, "--harness", "claude")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: the session file {str(named)!r} is a FIFO (named pipe), not a regular file; "
+        "pass a regular file\n"
+    )
+    assert folder_of(state_dir()).queued_entries() == []
+
+
+def test_a_cap_of_0_is_shown_as_paused_by_config_and_status(
+    isolated_state: dict[str, Path],
+) -> None:
+    shown = cli("learn", "config", "--daily-cap", "0")
+    assert shown.stdout.startswith("daily cap        0: learning is paused, sessions stay queued\n")
+    paused = (
+        "learning is paused (daily cap 0): sessions stay queued until `active-memory learn "
+        "config --daily-cap N` sets a cap above 0\n"
+    )
+    assert cli("learn", "status").stdout.startswith(paused)
+    assert json.loads(cli("learn", "status", "--json").stdout)["paused"] is True
+    cli("learn", "config", "--daily-cap", "1")
+    assert not cli("learn", "status").stdout.startswith("learning is paused")
+    assert json.loads(cli("learn", "status", "--json").stdout)["paused"] is False
+
+
+@pytest.mark.timeout(60)
+def test_learn_run_fails_a_queued_fifo_and_returns(tmp_path: Path) -> None:
+    """A session file that became a FIFO after it was queued: the worker never opens it."""
+    from active_memory.learn import session_end
+
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    folder = folder_of(state_dir())
+    session_end.write_entry(str(folder.path), "claude", str(fifo), {"reason": "other"})
+    cli("learn", "config", "--settle-seconds", "0")
+    ran = cli("learn", "run")
+    assert (ran.exit_code, ran.stdout) == (
+        0,
+        "learn worker: 1 failed; `active-memory learn status` lists them\n",
+    )
+    assert cli("learn", "status").stdout.endswith(
+        f"    session_unreadable: the session file {str(fifo)!r} is a FIFO (named pipe), not a "
+        "regular file; queue a readable session file again with `active-memory learn queue "
+        "FILE`\n"
+    )

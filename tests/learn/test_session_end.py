@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from active_memory.evidence.inventory_scan import SPECIALIST_SESSION_REASON
 from active_memory.harnesses import HARNESS_NAMES
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.learn import session_end
@@ -56,6 +57,7 @@ def test_the_copies_of_the_tables_names_are_in_step() -> None:
     assert session_end.HARNESSES == HARNESS_NAMES
     assert session_end.SPECIALIST_SESSION_VARIABLE == SPECIALIST_SESSION_VARIABLE
     assert session_end.SPECIALIST_SESSION_MARKER == SPECIALIST_SESSION_MARKER
+    assert session_end.SPECIALIST_SESSION_REASON == SPECIALIST_SESSION_REASON
 
 
 def test_a_finished_session_is_queued_once_as_one_entry(tmp_path: Path) -> None:
@@ -211,3 +213,82 @@ def test_the_event_imports_nothing_beyond_the_bare_interpreter_but_builtins(
     sha = "_sha2" if sys.version_info >= (3, 12) else "_sha256"
     assert extra <= {"__future__", "_json", sha}
     assert not extra & {"json", "os", "subprocess", "pydantic", "asyncio", "threading", "re"}
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+SESSIONS = {
+    "claude": FIXTURES / "claude" / "inline-sidechain.jsonl",
+    "codex": FIXTURES
+    / "codex"
+    / "rollout-2025-11-20T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+    "codex-legacy": FIXTURES / "codex" / "rollout-2025-07-14T10-00-00-legacy.jsonl",
+    "copilot": FIXTURES
+    / "copilot"
+    / "session-state"
+    / "3c1f0a52-7d4e-4b8a-9e21-6f5d8c0b1a47"
+    / "events.jsonl",
+    "pi": FIXTURES / "pi" / "2025-12-01T14-00-00-000Z_019a7c3e-5b2d-7f10-9c4e-2d8b6a1f0e3c.jsonl",
+}
+QUOTED = json.dumps({"type": "note", "text": f"{SPECIALIST_SESSION_MARKER} quoted"}) + "\n"
+
+
+def _initial_input(harness: str, path: Path, scratch: Path) -> str:
+    from active_memory.evidence.sources import open_run_source
+
+    record = open_run_source(path, scratch, harness)
+    assert record.initial_input is not None
+    return record.initial_input
+
+
+@pytest.mark.parametrize("name", sorted(SESSIONS))
+def test_the_hook_and_the_worker_agree_on_which_sessions_are_a_specialists(
+    tmp_path: Path, name: str
+) -> None:
+    """The hook finds the first user message as each harness's converter does, and both apply
+    opens_with_marker: marked when the marker opens it, not when the session only quotes it."""
+    harness = name.split("-")[0]
+    original = SESSIONS[name].read_text("utf-8")
+    asked = _initial_input(harness, SESSIONS[name], tmp_path / "original")
+    found = session_end.first_message(harness, original.encode())
+    assert found is not None
+    assert asked.startswith(found.split("\n")[0])
+    opening = json.dumps(asked[:30])[1:-1]
+    marked = tmp_path / f"marked-{SESSIONS[name].name}"
+    marked.write_text(original.replace(opening, SPECIALIST_SESSION_MARKER + "\\n\\n" + opening))
+    quoted = tmp_path / f"quoted-{SESSIONS[name].name}"
+    quoted.write_text(original + QUOTED)
+    for path, specialist in ((marked, True), (quoted, False)):
+        initial = _initial_input(harness, path, tmp_path / path.stem)
+        assert session_end.opens_with_marker(initial) is specialist
+        head = path.read_bytes()[: session_end.MARKER_WINDOW_BYTES]
+        assert session_end.opens_with_marker(session_end.first_message(harness, head)) is specialist
+
+
+def test_a_session_that_quotes_the_marker_is_queued(tmp_path: Path) -> None:
+    """A session that read this very module: the marker starts a JSON string in a tool result."""
+    path = session(tmp_path)
+    result = {"type": "tool_result", "tool_use_id": "t1",
+              "content": f'SPECIALIST_SESSION_MARKER = "{SPECIALIST_SESSION_MARKER}"'}  # fmt: skip
+    line = {"type": "user", "message": {"role": "user", "content": [result]}}
+    with path.open("a") as out:
+        out.write(json.dumps(line) + "\n")
+    folder = tmp_path / "learn"
+    run_event("claude", claude_payload(path, tmp_path), folder)
+    [(_, entry)] = LearnFolder(folder).queued_entries()
+    assert entry.session_file == str(path)
+
+
+def test_a_session_skipped_by_its_marker_is_listed_as_skipped(tmp_path: Path) -> None:
+    path = session(tmp_path, f"{SPECIALIST_SESSION_MARKER}\n\nreview the run")
+    folder = LearnFolder(tmp_path / "learn")
+    done = run_event("claude", claude_payload(path, tmp_path), folder.path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert folder.queued_entries() == []
+    [state] = folder.states()
+    assert (state.state, state.code, state.session_file) == (
+        "skipped",
+        "specialist_session",
+        str(path),
+    )
+    assert state.reason == SPECIALIST_SESSION_REASON
+    assert (state.session_id, state.end_reason) == ("6f1d", "prompt_input_exit")

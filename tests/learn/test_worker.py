@@ -131,21 +131,50 @@ def test_a_failed_review_runs_again_when_the_session_is_queued_again(
     assert folder.started_on(time.strftime("%Y-%m-%d", time.gmtime())) == 2
 
 
-def test_the_daily_cap_skips_the_rest_with_the_command_that_raises_it(
+def test_the_daily_cap_defers_the_rest_and_the_next_days_worker_reviews_them(
     tmp_path: Path, folder: LearnFolder
 ) -> None:
     reviewer = FakeReviewer(fail={str(tmp_path / "s1.jsonl"): ReviewFailed("x", "boom")})
     for number in range(5):
         queue(folder, old_session(tmp_path, f"s{number}.jsonl", f"content {number}\n"))
-    run_worker(folder, reviewer)
+    today = time.time()
+    done = run_worker(folder, reviewer, clock=lambda: today)
+    assert done is not None
     states = by_file(folder)
     # A failed postmortem counts: the cap bounds what is spent.
     assert len(reviewer.reviewed) == 3
-    assert len(reviewer.released) == 5  # what was prepared is released, reviewed or capped
+    assert len(reviewer.released) == 3  # a deferred session is not prepared
     capped = [s for s in states.values() if s.code == "daily_cap"]
     assert len(capped) == 2
-    assert "`active-memory learn config --daily-cap N`" in (capped[0].reason or "")
-    assert [s.state for s in capped] == ["skipped", "skipped"]
+    assert len(done.handled["deferred"]) == 2
+    assert [s.state for s in capped] == ["queued", "queued"]
+    reason = capped[0].reason or ""
+    assert "stays queued and the first worker of the next UTC day reviews it" in reason
+    assert "`active-memory learn config --daily-cap N`" in reason
+    run_worker(folder, reviewer, clock=lambda: today)  # the same day: still deferred
+    assert len(reviewer.reviewed) == 3
+    tomorrow = today + 86_400
+    run_worker(folder, reviewer, clock=lambda: tomorrow)
+    assert len(reviewer.reviewed) == 5
+    assert sorted(s.state for s in by_file(folder).values()) == ["done"] * 4 + ["failed"]
+
+
+def test_a_cap_of_0_pauses_learning_until_the_cap_is_raised(
+    tmp_path: Path, folder: LearnFolder
+) -> None:
+    folder.save_config(LearnConfig(settle_seconds=5, daily_cap=0))
+    reviewer = FakeReviewer()
+    queue(folder, old_session(tmp_path, "a.jsonl"))
+    for days in (0, 1):  # tomorrow too: a cap of 0 is a pause, not one day's limit
+        run_worker(folder, reviewer, clock=lambda days=days: time.time() + days * 86_400)
+        state = by_file(folder)["a.jsonl"]
+        assert (state.state, state.code) == ("queued", "daily_cap")
+        assert (state.reason or "").startswith("learning is paused (daily cap 0): it stays queued")
+    assert reviewer.reviewed == []
+    folder.save_config(LearnConfig(settle_seconds=5, daily_cap=1))
+    run_worker(folder, reviewer)
+    state = by_file(folder)["a.jsonl"]
+    assert (state.state, state.code, state.reason) == ("done", None, None)
 
 
 def test_a_session_still_changing_is_waited_for_then_reviewed(
@@ -318,3 +347,74 @@ def test_threads_are_not_needed_for_the_lock(folder: LearnFolder) -> None:
 def _try(folder: LearnFolder) -> bool:
     with held_lock(folder) as held:
         return held
+
+
+def _bad_session(tmp_path: Path, kind: str) -> Path:
+    """A queued session file that cannot be read as one: each way it can go wrong."""
+    path = tmp_path / f"{kind}.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "unreadable" and os.geteuid() == 0:
+        path.symlink_to("/proc/self/mem")  # a regular file whose read fails, even for root
+    elif kind == "unreadable":
+        path.write_text("x\n")
+        path.chmod(0)
+    return path  # vanished: never written
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("kind", "code", "said"),
+    [
+        ("fifo", "session_unreadable", "is a FIFO (named pipe), not a regular file"),
+        ("directory", "session_unreadable", "is a directory, not a regular file"),
+        ("unreadable", "session_unreadable", "cannot be "),
+        ("vanished", "session_missing", "is gone"),
+    ],
+)
+def test_a_session_file_that_cannot_be_read_fails_alone_and_the_queue_goes_on(
+    tmp_path: Path, kind: str, code: str, said: str
+) -> None:
+    folder = LearnFolder(tmp_path / "learn")
+    folder.save_config(LearnConfig(settle_seconds=0))
+    bad = _bad_session(tmp_path, kind)
+    queue(folder, bad)
+    time.sleep(0.002)  # queued after the bad one: handled after it
+    good = old_session(tmp_path, "good.jsonl")
+    queue(folder, good)
+    reviewer = FakeReviewer()
+    done = run_worker(folder, reviewer)
+    assert done is not None
+    failed = by_file(folder)[bad.name]
+    assert (failed.state, failed.code) == ("failed", code)
+    assert said in (failed.reason or "")
+    assert reviewer.reviewed == [str(good)]
+    assert by_file(folder)["good.jsonl"].state == "done"
+    # Nothing is left queued for the next worker to trip over.
+    assert run_worker(folder, reviewer) is not None
+    assert reviewer.reviewed == [str(good)]
+
+
+def test_an_unforeseen_error_fails_that_session_and_the_next_is_reviewed(
+    tmp_path: Path, folder: LearnFolder
+) -> None:
+    broken = old_session(tmp_path, "broken.jsonl", "1\n")
+    good = old_session(tmp_path, "good.jsonl", "2\n")
+
+    class Broken(FakeReviewer):
+        def prepare(self, state: SessionState) -> object:
+            if state.session_file == str(broken):
+                raise RuntimeError("the converter tripped\non two lines")
+            return super().prepare(state)
+
+    reviewer = Broken()
+    queue(folder, broken)
+    time.sleep(0.002)
+    queue(folder, good)
+    run_worker(folder, reviewer)
+    states = by_file(folder)
+    assert (states["broken.jsonl"].state, states["broken.jsonl"].code) == ("failed", "error")
+    assert states["broken.jsonl"].reason == "RuntimeError: the converter tripped"
+    assert states["good.jsonl"].state == "done"

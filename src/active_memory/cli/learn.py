@@ -3,8 +3,9 @@
 ``hooks install --learn`` makes each harness session's end queue it (:mod:`active_memory.learn`)
 and start the worker; these commands show and steer the same queue: ``status`` lists every
 session with its state, reason and the lessons it changed, ``run`` starts the worker here,
-``queue FILE`` queues a session by hand (a harness with no session-end event, or one the daily
-cap skipped), ``config`` sets the daily cap, the settle time and the excluded repositories.
+``queue FILE`` queues a session by hand (a harness with no session-end event, or one that
+failed), ``config`` sets the daily cap (0 pauses learning: sessions stay queued), the settle time
+and the excluded repositories.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from active_memory.bounded_input import regular_file_problem
 from active_memory.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -56,14 +58,22 @@ def _shown(path: str) -> str:
     return "~" + path[len(home) :] if home and path.startswith(home + "/") else path
 
 
-def status_lines(states: list[SessionState]) -> list[str]:
-    """``learn status`` as text: one line per session, then its reason or lessons indented."""
+PAUSED = (
+    "learning is paused (daily cap 0): sessions stay queued until `active-memory learn config "
+    "--daily-cap N` sets a cap above 0"
+)
+
+
+def status_lines(states: list[SessionState], *, paused: bool = False) -> list[str]:
+    """``learn status`` as text: whether learning is paused, then one line per session and its
+    reason or lessons indented."""
+    lines = [PAUSED] if paused else []
     if not states:
         return [
+            *lines,
             "no sessions queued yet: `active-memory hooks install --harness NAME --learn` "
-            "queues each session as it ends"
+            "queues each session as it ends",
         ]
-    lines = []
     for state in states:
         lines.append(
             f"{_stamp(state.updated_ms)}  {state.state:<8} {state.harness:<8} "
@@ -85,20 +95,24 @@ def status_lines(states: list[SessionState]) -> list[str]:
 @learn.command("status")
 @store_json_command
 def status_command(store: Path | None, as_json: bool) -> None:
-    """List the queued, running, done, skipped and failed sessions, newest first."""
+    """List the queued, running, done, skipped and failed sessions, newest first (and say so
+    when learning is paused)."""
     folder = _folder(store)
     states = learn_status(folder)
+    # The list is shown even when the settings file is broken: it is what to look at then.
+    try:
+        settings: LearnConfig | None = folder.config()
+        problem = None
+    except ActiveMemoryError as error:
+        settings, problem = None, str(error)
+    paused = settings is not None and settings.daily_cap == 0
     if as_json:
-        # The list is shown even when the settings file is broken: it is what to look at then.
-        try:
-            config: dict[str, object] | None = folder.config().model_dump(mode="json")
-            problem = None
-        except ActiveMemoryError as error:
-            config, problem = None, str(error)
+        config = None if settings is None else settings.model_dump(mode="json")
         emit_json({"folder": str(folder.path), "config": config, "config_problem": problem,
+                   "paused": paused,
                    "sessions": [s.model_dump(mode="json") for s in states]})  # fmt: skip
         return
-    click.echo("\n".join(status_lines(states)))
+    click.echo("\n".join(status_lines(states, paused=paused)))
 
 
 def _config(folder: LearnFolder) -> LearnConfig:
@@ -153,8 +167,13 @@ def config_command(
         emit_json(config.model_dump(mode="json"))
         return
     ignored = ", ".join(config.ignore_repos) or "none"
+    cap = (
+        "0: learning is paused, sessions stay queued"
+        if config.daily_cap == 0
+        else f"{config.daily_cap} postmortem(s) a day (UTC)"
+    )
     click.echo(
-        f"daily cap        {config.daily_cap} postmortem(s) a day (UTC)\n"
+        f"daily cap        {cap}\n"
         f"settle time      {config.settle_seconds:g} s\n"
         f"ignored repos    {ignored}\n"
         f"folder           {folder.path}"
@@ -176,6 +195,10 @@ def queue_command(session: Path, harness: str | None, store: Path | None, as_jso
     from active_memory.learn import session_end
 
     path = session.resolve()
+    # Only a regular file: a FIFO or a device would hold the worker (and its lock) forever.
+    problem = regular_file_problem(path)
+    if problem is not None:
+        fail(f"the session file {str(session)!r} {problem}", EXIT_BAD_INPUT)
     if harness is None:
         try:
             harness = detect_harness(path)

@@ -84,9 +84,10 @@ class LessonTouched(Model):
 
 class SessionState(Model):
     """Where one queued session stands. ``code`` names a skip or failure kind
-    (``duplicate``, ``specialist_session``, ``excluded_repo``, ``daily_cap``, ``not_settled``,
-    ``harness_logged_out``…), ``reason`` says it in a sentence; ``lessons`` are the changes a
-    done postmortem published."""
+    (``duplicate``, ``specialist_session``, ``excluded_repo``, ``not_settled``,
+    ``session_unreadable``, ``harness_logged_out``…), or ``daily_cap`` on a session the cap
+    left queued; ``reason`` says it in a sentence; ``lessons`` are the changes a done
+    postmortem published."""
 
     key: str
     harness: str
@@ -120,7 +121,7 @@ class LearnFolder:
 
     @property
     def sessions(self) -> Path:
-        return self.path / "sessions"
+        return self.path / session_end.SESSIONS_FOLDER
 
     @property
     def ledger(self) -> Path:

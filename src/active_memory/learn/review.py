@@ -2,13 +2,14 @@
 the store.
 
 ``prepare`` converts the session file into a run record (as ``active-memory postmortem FILE``
-does), refuses a specialist's own session (its first message starts with the marker) and one
-whose repository the user excluded (``learn config --ignore-repos``, matched against the same
-names as ``memory init --ignore-repos``: folder name, path, repository key), latches the
-outcome the session end implies and builds the provider. The lane is the harness's own from the
-lane table (``claude-code`` for a Claude Code session) when that lane has a runner, so the
-specialists run on the user's own login and no API key is needed; a harness lane without a
-runner keeps the inherited binding (the provider's API lane, which needs its key).
+does), refuses a specialist's own session (its first message opens with the marker, by the
+hook's own rule) and one whose repository the user excluded (``learn config --ignore-repos``,
+matched against the same names as ``memory init --ignore-repos``: folder name, path,
+repository key), latches the outcome the session end implies and builds the provider. The lane
+is the harness's own from the lane table (``claude-code`` for a Claude Code session) when that
+lane has a runner, so the specialists run on the user's own login and no API key is needed; a
+harness lane without a runner keeps the inherited binding (the provider's API lane, which needs
+its key).
 ``review`` runs the postmortem with the record's own runtime settings (its connections
 ignored, as the CLI ignores them) and publishes what admission accepts.
 """
@@ -32,7 +33,8 @@ from active_memory.evidence.inventory_scan import SPECIALIST_SESSION_REASON
 from active_memory.evidence.sources import open_run_source
 from active_memory.harnesses import harness_row
 from active_memory.history_init.identity import Probes, aliases
-from active_memory.lanes import SPECIALIST_SESSION_MARKER, lane_row
+from active_memory.lanes import lane_row
+from active_memory.learn import session_end
 from active_memory.learn.folder import LessonTouched, SessionState
 from active_memory.learn.worker import ReviewFailed, ReviewOutcome, ReviewSkipped
 from active_memory.models.config import RuntimeConfig, parse_runtime_config
@@ -123,7 +125,7 @@ class PostmortemReviewer:
             record = open_run_source(state.session_file, scratch / "record", state.harness)
         except (RunRecordError, OSError) as error:
             raise ReviewFailed("unreadable", str(error).splitlines()[0]) from None
-        if (record.initial_input or "").startswith(SPECIALIST_SESSION_MARKER):
+        if session_end.opens_with_marker(record.initial_input):
             raise ReviewSkipped("specialist_session", SPECIALIST_SESSION_REASON)
         self._check_ignored(record)
         if record.outcome is None:

@@ -8,10 +8,13 @@ without waiting for it. The postmortem itself is the worker's (:mod:`active_memo
 
 It never blocks the harness and never fails it: whatever goes wrong, it exits 0 and prints
 nothing a harness would read as an answer. A session is not queued when it is a postmortem
-specialist's own (the variable a harness lane sets, or the marker its first message starts
-with) or when its working folder is one the user excluded (``learn config --ignore-repos``:
-a folder name or absolute path, of the working folder or of the checkout holding it; the
-worker also matches the repository's key).
+specialist's own (the variable a harness lane sets, or the marker its first user message opens
+with: :func:`first_message` finds that message as the worker's converters do, and
+:func:`opens_with_marker` is the rule both apply, so a session that only quotes the marker is
+queued; one skipped by its marker is recorded ``skipped`` in the learn folder's ``sessions/``
+for ``learn status``) or when its working folder is one the user excluded (``learn config
+--ignore-repos``: a folder name or absolute path, of the working folder or of the checkout
+holding it; the worker also matches the repository's key).
 
 Like the recall helper (:mod:`active_memory.hooks.helper`), it runs under ``python3 -I -S`` and
 imports only what the interpreter has built in (``posix``, ``_json``, ``_sha256``): no ``os``,
@@ -34,15 +37,21 @@ if TYPE_CHECKING:
 HARNESSES = ("claude", "codex", "copilot", "pi")
 SPECIALIST_SESSION_VARIABLE = "ACTIVE_MEMORY_SPECIALIST_SESSION"
 SPECIALIST_SESSION_MARKER = "[active-memory specialist session: never reviewed by learning]"
+# active_memory/evidence/inventory_scan.py's SPECIALIST_SESSION_REASON, copied likewise.
+SPECIALIST_SESSION_REASON = "it is a postmortem specialist's own session, run on a harness lane"
 # Where each harness keeps a session it names only by id (Copilot CLI's payload has no path).
 COPILOT_SESSIONS = ("COPILOT_HOME", ".copilot", "session-state")
 MAX_PAYLOAD_BYTES = 256 * 1024
 MAX_CONFIG_BYTES = 64 * 1024
-# The marker is the first message's first line: it is within the file's first part.
+# The marker opens the first user message, which is within the file's first part.
 MARKER_WINDOW_BYTES = 256 * 1024
+# What opens a user's message that is the harness's, not the user's ask (Codex's context and
+# AGENTS.md, Claude Code's command and reminder tags, an interruption): the converters skip it.
+NOT_ASKED = ("<", "# AGENTS.md", "[Request interrupted")
 STDIN_TIMEOUT_S = 1.0
 # The learn folder's layout (active_memory/learn/folder.py names the same files).
 QUEUE_FOLDER = "queue"
+SESSIONS_FOLDER = "sessions"
 CONFIG_FILE = "config.json"
 WORKER_LOG = "worker.log"
 ENTRY_SUFFIX = ".json"
@@ -198,17 +207,83 @@ def _is_dir(path: str) -> bool:
     return _file_type(path) == _S_IFDIR
 
 
-def _specialist(path: str) -> bool:
-    """Whether the session's first part holds the specialist marker (read, never followed past
-    the window)."""
+def opens_with_marker(text: str | None) -> bool:
+    """Whether a session whose first user message (its initial input) is ``text`` is a
+    specialist's own: the one rule the hook and the worker apply."""
+    return text is not None and text.startswith(SPECIALIST_SESSION_MARKER)
+
+
+def _texts(content: object) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") in ("text", "input_text")
+        and isinstance(block.get("text"), str)
+    ]
+
+
+def _user_texts(harness: str, value: dict[str, object]) -> list[str]:
+    """The texts of a user's message on one session line (none on any other line)."""
+    kind = value.get("type")
+    if harness == "copilot":
+        data = value.get("data")
+        if kind != "user.message" or not isinstance(data, dict):
+            return []
+        return _texts(data.get("content"))
+    if harness == "codex":
+        # A current rollout wraps each item in a payload; a legacy one writes it bare.
+        payload = value.get("payload") if kind in ("response_item", "event_msg") else value
+        if not isinstance(payload, dict):
+            return []
+        if payload.get("type") == "user_message":
+            return _texts(payload.get("message"))
+        message: object = payload
+    elif kind in ("user", "message") and not value.get("isMeta"):
+        message = value.get("message")  # Claude Code's user line, pi's message line
+    else:
+        return []
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return []
+    return _texts(message.get("content"))
+
+
+def first_message(harness: str, head: bytes) -> str | None:
+    """The first user message in ``head`` (a session file's first part) as the converters tell
+    it: the first text of a user's message that is the user's ask, not the harness's (NOT_ASKED);
+    None when ``head`` holds none."""
+    lines = head.split(b"\n")
+    if len(head) >= MARKER_WINDOW_BYTES:
+        lines.pop()  # cut by the window
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            value = decode(line.decode("utf-8"))
+        except Exception:  # a line no converter reads either
+            continue
+        if not isinstance(value, dict):
+            continue
+        for text in _user_texts(harness, value):
+            if text.strip() and not text.strip().startswith(NOT_ASKED):
+                return text
+    return None
+
+
+def _specialist(harness: str, path: str) -> bool:
+    """Whether the session's first user message opens with the specialist marker (the file is
+    read up to the window, never past it)."""
     posix = _posix()
     fd = posix.open(path, posix.O_RDONLY | posix.O_NONBLOCK | getattr(posix, "O_CLOEXEC", 0))
     try:
         head: bytes = posix.read(fd, MARKER_WINDOW_BYTES)
     finally:
         posix.close(fd)
-    # The marker opens the first message, so it starts a JSON string in the file.
-    return b'"' + SPECIALIST_SESSION_MARKER.encode("utf-8") in head
+    return opens_with_marker(first_message(harness, head))
 
 
 def _config_ignores(folder: str) -> list[str]:
@@ -263,9 +338,8 @@ def _make_folders(path: str) -> None:
         return
 
 
-def write_entry(folder: str, harness: str, path: str, payload: dict[str, object]) -> str:
-    """Write the queue entry for ``path`` atomically; the entry's file name."""
-    posix = _posix()
+def _fields(harness: str, path: str, payload: dict[str, object]) -> str:
+    """The session's fields of a queue entry or a state, as JSON members."""
     fields = (
         ("harness", harness),
         ("session_file", path),
@@ -273,21 +347,43 @@ def write_entry(folder: str, harness: str, path: str, payload: dict[str, object]
         ("cwd", _text(payload, "cwd")),
         ("end_reason", _text(payload, "reason")),
     )
-    body = ", ".join(f"{quote(name)}: {quote(value)}" for name, value in fields)
-    queued_ms = int(time.time() * 1000)
-    text = "{" + body + f', "queued_ms": {queued_ms}' + "}\n"
-    queue = _join(folder, QUEUE_FOLDER)
-    _make_folders(queue)
-    name = _entry_key(harness, path) + ENTRY_SUFFIX
-    temporary = _join(queue, f".{name}.{posix.getpid()}.tmp")
+    return ", ".join(f"{quote(name)}: {quote(value)}" for name, value in fields)
+
+
+def _write_aside(folder: str, name: str, text: str) -> None:
+    """``folder/name`` holds ``text``, written aside and renamed, so a reader sees all or none."""
+    posix = _posix()
+    _make_folders(folder)
+    temporary = _join(folder, f".{name}.{posix.getpid()}.tmp")
     flags = posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC | getattr(posix, "O_CLOEXEC", 0)
     fd = posix.open(temporary, flags, 0o600)
     try:
         posix.write(fd, text.encode("utf-8", "surrogateescape"))
     finally:
         posix.close(fd)
-    posix.rename(temporary, _join(queue, name))
+    posix.rename(temporary, _join(folder, name))
+
+
+def write_entry(folder: str, harness: str, path: str, payload: dict[str, object]) -> str:
+    """Write the queue entry for ``path`` atomically; the entry's file name."""
+    queued_ms = int(time.time() * 1000)
+    text = "{" + _fields(harness, path, payload) + f', "queued_ms": {queued_ms}' + "}\n"
+    name = _entry_key(harness, path) + ENTRY_SUFFIX
+    _write_aside(_join(folder, QUEUE_FOLDER), name, text)
     return name
+
+
+def record_specialist(folder: str, harness: str, path: str, payload: dict[str, object]) -> None:
+    """Record the session, not queued, as ``skipped`` for ``learn status`` (the state the worker
+    would write: learn/folder.py's SessionState)."""
+    now = int(time.time() * 1000)
+    key = _entry_key(harness, path)
+    members = (
+        f"{quote('key')}: {quote(key)}, {_fields(harness, path, payload)}, "
+        f'"state": "skipped", "code": "specialist_session", '
+        f'"reason": {quote(SPECIALIST_SESSION_REASON)}, "queued_ms": {now}, "updated_ms": {now}'
+    )
+    _write_aside(_join(folder, SESSIONS_FOLDER), key + ENTRY_SUFFIX, "{" + members + "}\n")
 
 
 def start_worker(options: dict[str, str]) -> None:
@@ -319,7 +415,8 @@ def queue_session(harness: str, options: dict[str, str], payload: dict[str, obje
     path = session_file(harness, payload)
     if path is None or not path.startswith("/") or not _is_file(path):
         raise _Skip
-    if _specialist(path):
+    if _specialist(harness, path):
+        record_specialist(options["folder"], harness, path, payload)
         raise _Skip
     cwd = _text(payload, "cwd")
     ignored = _config_ignores(options["folder"])

@@ -6,20 +6,26 @@ finds it held and returns at once, so two session ends never review twice. Holdi
 worker takes every queue entry into its session's state and handles each queued session, oldest
 first:
 
-* its file must exist and be unchanged for ``settle_seconds`` (a session resumed and still
-  written is waited for, up to :func:`settle_limit_s`; past that it is skipped ``not_settled``
-  and its next session end queues it again);
+* its file must be a regular file that exists (one gone is failed ``session_missing``; a
+  directory, a FIFO or a device is failed ``session_unreadable`` without being opened, and so
+  is one that cannot be read) and be unchanged for ``settle_seconds`` (a session resumed and
+  still written is waited for, up to :func:`settle_limit_s`; past that it is skipped
+  ``not_settled`` and its next session end queues it again);
 * no postmortem of its content (sha256 of the file) may have completed (``duplicate``; one
   that failed, or was cut short, runs again when the session is queued again);
+* fewer than ``daily_cap`` postmortems may have started today, UTC: past the cap the session
+  is deferred, it stays queued with the reason (code ``daily_cap``) and the first worker that
+  runs once the cap allows (a new UTC day, or a cap raised with ``learn config``) reviews it; a
+  cap of 0 pauses learning;
 * the reviewer's check must pass (a specialist's own session, or an excluded repository by its
   key, is skipped with the reviewer's reason);
-* fewer than ``daily_cap`` postmortems may have started today, UTC (``daily_cap``);
 
 then its start goes into the ledger (counted even if the postmortem fails: the cap bounds the
 spend, not the successes), the session is ``running``, and the reviewer's postmortem ends it
 ``done`` with the lessons changed (its completion goes into the ledger too), or ``failed`` with
-its cause. A state left ``running`` by a
-worker that was killed is marked failed by the next one.
+its cause. Anything else that goes wrong with one session fails it (``error``, with the exception's
+first line) and the worker goes on to the next, so one bad entry never holds up the queue. A
+state left ``running`` by a worker that was killed is marked failed by the next one.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from active_memory.bounded_input import open_regular, regular_file_problem
+from active_memory.errors import InputRefused
 from active_memory.learn.folder import LearnConfig, LearnFolder, LessonTouched, SessionState
 
 __all__ = [
@@ -43,12 +51,16 @@ __all__ = [
     "Reviewer",
     "WorkerRun",
     "content_digest",
+    "deferral_reason",
     "held_lock",
     "run_worker",
     "settle_limit_s",
 ]
 
 _CHUNK = 1024 * 1024
+_MISSING = "does not exist"
+# What _handle says of a session the daily cap defers (it stays queued).
+_DEFERRED = "deferred"
 
 
 class ReviewSkipped(Exception):
@@ -94,12 +106,16 @@ class Reviewer(Protocol):
 
 @dataclass(slots=True)
 class WorkerRun:
-    """What one worker did, by final state: the keys it moved there."""
+    """What one worker did, by final state: the keys it moved there (``deferred``: the keys
+    the daily cap left queued)."""
 
     handled: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, state: SessionState) -> None:
         self.handled.setdefault(state.state, []).append(state.key)
+
+    def defer(self, state: SessionState) -> None:
+        self.handled.setdefault(_DEFERRED, []).append(state.key)
 
 
 def settle_limit_s(config: LearnConfig) -> float:
@@ -108,11 +124,27 @@ def settle_limit_s(config: LearnConfig) -> float:
 
 
 def content_digest(path: Path) -> str:
+    """The sha256 of the regular file at ``path``: InputRefused for anything else (never opened
+    to wait on, as a FIFO would make it), OSError when reading fails."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with os.fdopen(open_regular(path, what=f"the session file {str(path)!r}"), "rb") as handle:
         while chunk := handle.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def deferral_reason(cap: int, day: str) -> str:
+    """Why a session the daily cap leaves queued waits, and what reviews it."""
+    if cap == 0:
+        return (
+            "learning is paused (daily cap 0): it stays queued until `active-memory learn "
+            "config --daily-cap N` sets a cap above 0, and the next worker reviews it"
+        )
+    return (
+        f"the daily cap of {cap} postmortem(s) was reached on {day} (UTC): it stays queued "
+        "and the first worker of the next UTC day reviews it (to review it sooner, raise the "
+        "cap with `active-memory learn config --daily-cap N`, then run `active-memory learn run`)"
+    )
 
 
 @contextlib.contextmanager
@@ -149,15 +181,18 @@ def run_worker(
         done = WorkerRun()
         config = folder.config()
         _end_stale(folder, done)
+        deferred: set[str] = set()  # left queued by the cap: not looked at again by this worker
         while True:
             _take_queue(folder, clock)
-            queued = [s for s in folder.states() if s.state == "queued"]
+            queued = [s for s in folder.states() if s.state == "queued" and s.key not in deferred]
             if not queued:
                 return done
             waits = []
             for state in sorted(queued, key=lambda s: (s.queued_ms, s.key)):
-                left = _handle(folder, reviewer, state, config, clock, done)
-                if left is not None:
+                left = _guarded(folder, reviewer, state, config, clock, done)
+                if left == _DEFERRED:
+                    deferred.add(state.key)
+                elif isinstance(left, float):
                     waits.append(left)
             if not waits:
                 continue
@@ -195,6 +230,41 @@ def _take_queue(folder: LearnFolder, clock: Callable[[], float]) -> None:
         )
 
 
+def _said(error: BaseException) -> str:
+    first = (str(error).splitlines() or [type(error).__name__])[0]
+    return f"{type(error).__name__}: {first}"
+
+
+def _guarded(
+    folder: LearnFolder,
+    reviewer: Reviewer,
+    state: SessionState,
+    config: LearnConfig,
+    clock: Callable[[], float],
+    done: WorkerRun,
+) -> float | str | None:
+    """:func:`_handle`, failing the one session on anything unforeseen instead of the worker:
+    a session left queued would stop every later worker first."""
+    try:
+        return _handle(folder, reviewer, state, config, clock, done)
+    except Exception as error:
+        done.add(folder.put(state, state="failed", code="error", reason=_said(error)))
+        return None
+
+
+def _unreadable(folder: LearnFolder, state: SessionState, problem: str, done: WorkerRun) -> None:
+    path = state.session_file
+    if problem == _MISSING:
+        code, reason = "session_missing", f"the session file {path!r} is gone"
+    else:
+        code = "session_unreadable"
+        reason = (
+            f"the session file {path!r} {problem.split('; ')[0]}; queue a readable session "
+            "file again with `active-memory learn queue FILE`"
+        )
+    done.add(folder.put(state, state="failed", code=code, reason=reason))
+
+
 def _handle(
     folder: LearnFolder,
     reviewer: Reviewer,
@@ -202,21 +272,19 @@ def _handle(
     config: LearnConfig,
     clock: Callable[[], float],
     done: WorkerRun,
-) -> float | None:
-    """Move one queued session on; the seconds to wait when it has not settled yet."""
+) -> float | str | None:
+    """Move one queued session on; the seconds to wait when it has not settled yet, or
+    ``_DEFERRED`` when the daily cap leaves it queued."""
     path = Path(state.session_file)
     now = clock()
+    # Its type before anything opens it: a FIFO would hold the worker (and its lock) forever.
+    problem = regular_file_problem(path)
     try:
-        changed = path.stat().st_mtime
+        changed = path.stat().st_mtime if problem is None else 0.0
     except OSError:
-        done.add(
-            folder.put(
-                state,
-                state="failed",
-                code="session_missing",
-                reason=f"the session file {str(path)!r} is gone",
-            )
-        )
+        problem = _MISSING  # gone since
+    if problem is not None:
+        _unreadable(folder, state, problem, done)
         return None
     age = now - changed
     if age < config.settle_seconds:
@@ -232,7 +300,14 @@ def _handle(
             )
             return None
         return config.settle_seconds - age
-    digest = content_digest(path)
+    try:
+        digest = content_digest(path)
+    except InputRefused as refused:
+        _unreadable(folder, state, refused.problem, done)
+        return None
+    except OSError as error:
+        _unreadable(folder, state, f"cannot be read ({error.strerror or error})", done)
+        return None
     if folder.reviewed(digest):
         done.add(
             folder.put(
@@ -244,6 +319,11 @@ def _handle(
             )
         )
         return None
+    day = time.strftime("%Y-%m-%d", time.gmtime(now))
+    if folder.started_on(day) >= config.daily_cap:
+        reason = deferral_reason(config.daily_cap, day)
+        done.defer(folder.put(state, code="daily_cap", reason=reason, digest=digest))
+        return _DEFERRED
     try:
         prepared = reviewer.prepare(state)
     except ReviewSkipped as skipped:
@@ -258,36 +338,12 @@ def _handle(
                             digest=digest, run_id=failed.run_id))  # fmt: skip
         return None
     try:
-        _within_cap(folder, reviewer, state, prepared, digest, config, now, done)
+        folder.record_start(digest, state.key, day)
+        running = folder.put(state, state="running", digest=digest, code=None, reason=None)
+        done.add(_review(folder, reviewer, running, prepared))
     finally:
         reviewer.release(prepared)
     return None
-
-
-def _within_cap(
-    folder: LearnFolder,
-    reviewer: Reviewer,
-    state: SessionState,
-    prepared: object,
-    digest: str,
-    config: LearnConfig,
-    now: float,
-    done: WorkerRun,
-) -> None:
-    """Review the prepared session unless today's cap is reached (then skip it, saying how
-    to raise the cap)."""
-    day = time.strftime("%Y-%m-%d", time.gmtime(now))
-    if folder.started_on(day) >= config.daily_cap:
-        reason = (
-            f"the daily cap of {config.daily_cap} postmortem(s) was reached on {day} (UTC); "
-            "raise it with `active-memory learn config --daily-cap N`, or queue the session "
-            "again tomorrow with `active-memory learn queue FILE`"
-        )
-        done.add(folder.put(state, state="skipped", code="daily_cap", reason=reason, digest=digest))
-        return
-    folder.record_start(digest, state.key, day)
-    running = folder.put(state, state="running", digest=digest, code=None, reason=None)
-    done.add(_review(folder, reviewer, running, prepared))
 
 
 def _review(
@@ -300,10 +356,7 @@ def _review(
             running, state="failed", code=failed.code, reason=failed.reason, run_id=failed.run_id
         )
     except Exception as error:  # the worker outlives one bad postmortem and says what it was
-        first = (str(error).splitlines() or [type(error).__name__])[0]
-        return folder.put(
-            running, state="failed", code="error", reason=f"{type(error).__name__}: {first}"
-        )
+        return folder.put(running, state="failed", code="error", reason=_said(error))
     if outcome.failure is not None:
         code, reason = outcome.failure
         return folder.put(

@@ -13,6 +13,8 @@ from active_memory.models.lessons import Evidence, GraphScope, LessonDraft, Repo
 __all__ = [
     "GRAPH_HASH",
     "REPOSITORY",
+    "WEAK_RECOMMENDATION",
+    "WEAK_SIGNALS",
     "make_draft",
     "make_evidence",
     "make_graph_draft",
@@ -21,6 +23,10 @@ __all__ = [
 
 REPOSITORY = "forge:example.com/acme/app"
 GRAPH_HASH = hashlib.sha256(b"example graph").hexdigest()
+# A card whose only signal is weak (a random-looking seed), so the memory service holds it for
+# review: it screens a held draft itself and keeps its own signals, these.
+WEAK_RECOMMENDATION = "Pin the fixture seed to 7Kq9xW2mZ4vB8nR1tY6pL3sD0fG5hJa8Qe, then rerun."
+WEAK_SIGNALS = ("secret:high_entropy",)
 
 
 def make_evidence(run_id: str = "run-1", reason: str = "observed in the run") -> Evidence:

@@ -32,19 +32,26 @@ pytestmark = pytest.mark.timeout(90)
 _tenants = itertools.count(1)
 
 
+Team = tuple[AdminBackend, AdminBackend]  # the host's backend, the reviewer's
+
+
 @pytest.fixture(params=["postgres", "service"])
-def team(request: pytest.FixtureRequest, pg_database: str) -> Iterator[AdminBackend]:
+def team(request: pytest.FixtureRequest, pg_database: str) -> Iterator[Team]:
     tenant = f"held{next(_tenants)}"
     if request.param == "postgres":
         with PostgresStore(pg_database, tenant=tenant, pool_size=2) as store:
-            yield store
+            yield store, store
         return
     service = build_service(pg_database, pool_size=4)
     try:
         with RunningService(service) as running:
-            token = service.credentials.create(tenant=tenant, repository=REPOSITORY)
-            with RemoteBackend(running.url, token=token.token) as remote:
-                yield remote
+            host = service.credentials.create(tenant=tenant, repository=REPOSITORY)
+            person = service.credentials.create(tenant=tenant, repository=REPOSITORY, review=True)
+            with (
+                RemoteBackend(running.url, token=host.token) as remote,
+                RemoteBackend(running.url, token=person.token) as reviewer,
+            ):
+                yield remote, reviewer
     finally:
         service.close()
 
@@ -66,9 +73,8 @@ async def _postmortem(tmp_path: Path, backend: AdminBackend) -> PostmortemReport
     )
 
 
-async def test_a_team_store_keeps_the_held_proposal_for_review(
-    tmp_path: Path, team: AdminBackend
-) -> None:
+async def test_a_team_store_keeps_the_held_proposal_for_review(tmp_path: Path, team: Team) -> None:
+    team, reviewer = team
     report = await _postmortem(tmp_path, team)
     (held,) = report.quarantined
     assert (held.signals, held.kept) == (("injection:remote_fetch",), True)
@@ -76,7 +82,8 @@ async def test_a_team_store_keeps_the_held_proposal_for_review(
     assert entry.id == held.id
     assert MARKER in entry.draft.recommendation
     assert held.id not in {lesson.id for lesson in team.list_lessons()}
-    receipt = team.approve_held(held.id)
+    assert entry.signals == held.signals  # the service found the signal the host did
+    receipt = reviewer.approve_held(held.id)
     assert receipt.revisions == {held.id: 1}
     assert MARKER in team.get(held.id).recommendation
     assert team.held() == ()

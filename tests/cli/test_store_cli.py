@@ -200,3 +200,47 @@ def test_relative_state_dir_is_bad_input() -> None:
     assert result.stderr == (
         "error: ACTIVE_MEMORY_STATE_DIR: 'relative/state' must be an absolute path\n"
     )
+
+
+def test_backup_of_a_team_store_says_an_export_is_no_backup_and_what_it_drops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(["store", "backup", "copy.sqlite3", "--store", "https://memory.example.com"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert "pg_dump" in line
+    assert "is no backup" in line
+    assert "portable copy" not in line
+    for dropped in ("the past revisions", "the held proposals", "the generation"):
+        assert dropped in line
+
+
+def test_an_export_keeps_current_revisions_and_tombstones_but_not_history_or_held(
+    tmp_path: Path,
+) -> None:
+    """What the team store's backup refusal says of an export, checked on a store."""
+    from active_memory.store.quarantine import QuarantineEntry
+
+    lesson_id, retired_id = new_lesson_id(), new_lesson_id()
+    with SqliteStore(tmp_path / "source.sqlite3") as source:
+        for run, op, ident, revision, title in (
+            ("run-1", "upsert", lesson_id, 0, "First text"),
+            ("run-2", "upsert", lesson_id, 1, "Second text"),
+            ("run-1", "upsert", retired_id, 0, "Soon retired"),
+            ("run-3", "retire", retired_id, 1, ""),
+        ):
+            draft = make_draft(title) if op == "upsert" else None
+            mutation = Mutation(op=op, id=ident, expected_revision=revision, draft=draft)
+            source.publish(Publication(run_id=run, mutations=(mutation,)))
+        held = QuarantineEntry(new_lesson_id(), "run-4", "r", ("s:c",), make_draft("Held"), "")
+        source.hold([held])
+        lines = list(source.export())
+        generation = source.generation()
+    with SqliteStore(tmp_path / "copy.sqlite3") as copy:
+        copy.import_lines(lines)
+        assert copy.get(lesson_id).revision == 2  # the current revision, kept
+        assert [t.id for t in copy.list_retired()] == [retired_id]
+        assert [entry.revision for entry in copy.history(lesson_id)] == [2]  # no past revision
+        assert copy.held() == ()
+        assert copy.generation() != generation

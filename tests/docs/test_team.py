@@ -18,14 +18,13 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.repository import repository_key
 from active_memory.server import RunningService, build_service
-from active_memory.store.postgres import PostgresStore
 from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
 from active_memory.store.select import SERVICE_TOKEN_ENV
 from active_memory.store.sqlite import SqliteStore
 from docs.pages import claim
 from docs.scenes import Scene
-from factories import make_draft, make_graph_draft
+from factories import WEAK_RECOMMENDATION, make_draft, make_graph_draft
 
 PAGE = "docs/team.md"
 TOKENS = claim(PAGE, "tokens")
@@ -146,20 +145,17 @@ def test_admin_commands_on_postgresql_and_through_the_service(
     """Slow: ten commands, one process each, on PostgreSQL and the service (about 8 s)."""
     _export_file(tmp_path)
     Scene(tmp_path, {"ACTIVE_MEMORY_DATABASE_URL": database}).run(ADMIN_POSTGRES)
-    held = QuarantineEntry(
-        F,
-        "run-7",
-        "repository_discovery",
-        ("secret:high_entropy",),
-        make_draft("Pin the fixture seed before rerunning flaky tests", repository=APP),
-        "",
-    )
-    with PostgresStore(database, tenant="acme", pool_size=1) as store:
-        store.hold([held])
+    title = "Pin the fixture seed before rerunning flaky tests"
+    draft = make_draft(title, recommendation=WEAK_RECOMMENDATION, repository=APP)
+    # The postmortem's claim is not what the page lists: the service keeps its own signals.
+    held = QuarantineEntry(F, "run-7", "repository_discovery", ("claimed:by_host",), draft, "")
     service = build_service(database, pool_size=4)
     try:
         with RunningService(service) as running:
-            token = service.credentials.create(tenant="acme", repository=APP).token
+            host = service.credentials.create(tenant="acme", repository=APP).token
+            with RemoteBackend(running.url, token=host) as postmortem:
+                postmortem.hold([held])
+            token = service.credentials.create(tenant="acme", repository=APP, review=True).token
             scene = Scene(tmp_path, {SERVICE_TOKEN_ENV: token}, {SHOWN_URL: running.url})
             scene.run(ADMIN_SERVICE)
             scene.run(ADMIN_REFUSED)

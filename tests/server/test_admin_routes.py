@@ -16,7 +16,7 @@ from active_memory.models.lessons import LessonDraft
 from active_memory.server import IssuedToken, RunningService
 from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
-from factories import make_draft, publish_new
+from factories import REPOSITORY, WEAK_RECOMMENDATION, WEAK_SIGNALS, make_draft, publish_new
 
 Remote = Callable[[str], RemoteBackend]
 Issue = Callable[..., IssuedToken]
@@ -24,7 +24,13 @@ OTHER = "forge:example.com/acme/other"
 
 
 def _entry(draft: LessonDraft) -> QuarantineEntry:
-    return QuarantineEntry(new_lesson_id(), "run-q", "repository-discovery", ("s:c",), draft, "")
+    return QuarantineEntry(
+        new_lesson_id(), "run-q", "repository-discovery", WEAK_SIGNALS, draft, ""
+    )
+
+
+def _weak(title: str, repository: str) -> LessonDraft:
+    return make_draft(title, recommendation=WEAK_RECOMMENDATION, repository=repository)
 
 
 def test_another_repositorys_lessons_and_tombstones_stay_out_of_reach(
@@ -51,8 +57,9 @@ def test_another_repositorys_lessons_and_tombstones_stay_out_of_reach(
 def test_held_proposals_are_shown_and_decided_within_the_token_scope(
     issue: Issue, remote: Remote
 ) -> None:
-    mine, theirs = remote(issue().token), remote(issue(repository=OTHER).token)
-    held = _entry(make_draft("Held for the other repository", repository=OTHER))
+    mine = remote(issue(review=True).token)
+    theirs = remote(issue(repository=OTHER, review=True).token)
+    held = _entry(_weak("Held for the other repository", OTHER))
     with pytest.raises(ScopeRefused):
         mine.hold([held])  # a draft outside the token's repository is not kept
     theirs.hold([held])
@@ -62,7 +69,9 @@ def test_held_proposals_are_shown_and_decided_within_the_token_scope(
             decide(held.id)
     assert [entry.id for entry in theirs.held()] == [held.id]
     # Nor can it replace their entry by holding one of its own under the same id.
-    mine_instead = QuarantineEntry(held.id, "run-q", "r", ("s:c",), make_draft("Mine"), "")
+    mine_instead = QuarantineEntry(
+        held.id, "run-q", "r", WEAK_SIGNALS, _weak("Mine", REPOSITORY), ""
+    )
     with pytest.raises(ScopeRefused):
         mine.hold([mine_instead])
     assert theirs.held_entry(held.id).draft.title == "Held for the other repository"

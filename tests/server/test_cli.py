@@ -13,9 +13,10 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.server import RunningService, ServeOptions
 from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
 from cli_runner import run_cli
-from factories import REPOSITORY, make_draft
+from factories import REPOSITORY, WEAK_RECOMMENDATION, WEAK_SIGNALS, make_draft
 
 
 def _run(*args: str, database: str | None = None) -> Result:
@@ -131,6 +132,29 @@ def test_a_token_created_with_a_run_is_bound_to_it(
         with pytest.raises(ScopeRefused, match=r"run id 'ci-9999' is outside .*\(run 'ci-4711'\)"):
             backend.publish(Publication(run_id="ci-9999", mutations=(mutation,)))
         backend.publish(Publication(run_id="ci-4711", mutations=(mutation,)))
+
+
+def test_a_token_created_with_review_approves_held_proposals(
+    pg_database: str, running: RunningService, tenant: str
+) -> None:
+    created = _run("token", "create", "--tenant", tenant, "--repository-key", REPOSITORY,
+                   "--review", "--label", "reviewers", database=pg_database)  # fmt: skip
+    assert created.exit_code == 0, created.stderr
+    assert "which may approve and reject held proposals" in created.stderr
+    plain = json.loads(_run("token", "create", "--tenant", tenant, "--repository-key",
+                            REPOSITORY, "--json", database=pg_database).stdout)  # fmt: skip
+    assert plain["review"] is False
+    listed = _run("token", "list", "--tenant", tenant, database=pg_database).stdout
+    assert "'reviewers' (review)" in listed
+    assert listed.count("(review)") == 1
+    draft = make_draft("Held", recommendation=WEAK_RECOMMENDATION)
+    held = QuarantineEntry(new_lesson_id(), "run-q", "r", WEAK_SIGNALS, draft, "")
+    with RemoteBackend(running.url, token=plain["token"]) as host:
+        host.hold([held])
+        with pytest.raises(ScopeRefused, match="review permission"):
+            host.approve_held(held.id)
+    with RemoteBackend(running.url, token=created.stdout.strip()) as person:
+        assert person.approve_held(held.id).revisions == {held.id: 1}
 
 
 def test_a_run_that_is_not_one_line_is_bad_input(pg_database: str) -> None:

@@ -16,7 +16,7 @@ from active_memory.server import IssuedToken, RunningService
 from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
 from cli_runner import run_cli
-from factories import make_draft, make_graph_draft, publish_new
+from factories import WEAK_RECOMMENDATION, WEAK_SIGNALS, make_draft, make_graph_draft, publish_new
 from fixture_runs import RUNS
 
 Remote = Callable[[str], RemoteBackend]
@@ -79,7 +79,7 @@ def test_the_browser_reads_the_service_and_its_quarantine(issue: Issue, remote: 
     backend = remote(issue().token)
     (lesson_id,) = publish_new(backend, make_draft("Served to the browser"))
     held_id = new_lesson_id()
-    backend.hold([QuarantineEntry(held_id, "run-q", "repo-discovery", ("s:c",), _held(), "")])
+    backend.hold([QuarantineEntry(held_id, "run-q", "repo-discovery", WEAK_SIGNALS, _held(), "")])
     with UiServer(UiData(None, [], remote=backend)) as server:
         client = httpx.Client(base_url=server.url, follow_redirects=True)
         try:
@@ -97,14 +97,14 @@ def test_the_browser_reads_the_service_and_its_quarantine(issue: Issue, remote: 
         finally:
             client.close()
     # The service's review queue is the one the page showed: approving publishes through it.
-    receipt = backend.approve_held(held_id)
+    receipt = remote(issue(review=True).token).approve_held(held_id)
     assert receipt.revisions == {held_id: 1}
     assert backend.held() == ()
     assert backend.get(held_id).title == "Held by the service"
 
 
 def _held() -> LessonDraft:
-    return make_draft("Held by the service")
+    return make_draft("Held by the service", recommendation=WEAK_RECOMMENDATION)
 
 
 def test_lessons_stats_refusals_against_the_service(

@@ -61,8 +61,9 @@ class AdminBackends:
             opened = Opened(store, self._url, {TENANT_ENV: tenant})
         else:
             assert self._service is not None
+            # An administrator's token: it may approve and reject held proposals.
             issued = self._service.service.credentials.create(
-                tenant=f"svcadm{number}", repository=repository
+                tenant=f"svcadm{number}", repository=repository, review=True
             )
             remote = RemoteBackend(self._service.url, token=issued.token, timeout_s=10)
             opened = Opened(remote, self._service.url, {SERVICE_TOKEN_ENV: issued.token})

@@ -21,6 +21,7 @@ from active_memory.errors import (
     PublicationError,
     QuarantineNotFound,
     RevisionConflict,
+    ScreenRefused,
 )
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
@@ -28,8 +29,9 @@ from active_memory.models.lessons import GraphScope, LessonDraft
 from active_memory.server import RunningService, build_service
 from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.quarantine import QuarantineEntry, QuarantineKeeper, quarantine_for
+from active_memory.store.remote import RemoteBackend
 from cli_runner import run_cli
-from factories import make_draft, make_graph_draft, publish_new
+from factories import WEAK_RECOMMENDATION, WEAK_SIGNALS, make_draft, make_graph_draft, publish_new
 
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
@@ -71,10 +73,11 @@ def _retire(backend: AdminBackend, lesson_id: str, expected: int) -> None:
     backend.publish(Publication(run_id="run-3", mutations=(mutation,)))
 
 
-def _held(lesson_id: str, title: str = "Held for review", **draft: str) -> QuarantineEntry:
-    return QuarantineEntry(
-        lesson_id, "run-q", "repository-discovery", ("screen:weak",), make_draft(title, **draft), ""
-    )
+def _held(
+    lesson_id: str, title: str = "Held for review", recommendation: str = WEAK_RECOMMENDATION
+) -> QuarantineEntry:
+    draft = make_draft(title, recommendation=recommendation)
+    return QuarantineEntry(lesson_id, "run-q", "repository-discovery", WEAK_SIGNALS, draft, "")
 
 
 def test_every_backend_speaks_the_admin_protocol(admin: Opened) -> None:
@@ -159,7 +162,7 @@ def test_quarantine_hold_list_show_approve(admin: Opened) -> None:
         first: "First held, again",
         second: "Second held",
     }
-    assert store.held_entry(second).signals == ("screen:weak",)
+    assert store.held_entry(second).signals == WEAK_SIGNALS
     receipt = store.approve_held(first)
     assert receipt.revisions == {first: 1}
     assert store.get(first).title == "First held, again"
@@ -186,7 +189,14 @@ def test_quarantine_reject_erases_the_entry(admin: Opened) -> None:
 def test_approval_screens_again_and_refuses_a_strong_signal(admin: Opened) -> None:
     store = admin.backend
     lesson_id = new_lesson_id()
-    store.hold([_held(lesson_id, recommendation=f"Use the token {FAKE_GITHUB} in CI.")])
+    strong = _held(lesson_id, recommendation=f"Use the token {FAKE_GITHUB} in CI.")
+    if isinstance(store, RemoteBackend):
+        # The service screens what it holds: a strong signal is refused before it is kept.
+        with pytest.raises(ScreenRefused, match="secret:github_token"):
+            store.hold([strong])
+        assert store.held() == ()
+        return
+    store.hold([strong])
     with pytest.raises(PublicationError, match="secret:github_token"):
         store.approve_held(lesson_id)
     assert [entry.id for entry in store.held()] == [lesson_id]

@@ -2,7 +2,8 @@
 
 ``serve`` runs the HTTP service over a PostgreSQL database; ``token create|list|revoke``
 manage the credentials it accepts (per tenant and repository, stored hashed; a token is
-printed once, by ``create``). ``--database`` defaults to ``$ACTIVE_MEMORY_DATABASE_URL``.
+printed once, by ``create``; ``create --review`` issues one that may approve and reject held
+proposals). ``--database`` defaults to ``$ACTIVE_MEMORY_DATABASE_URL``.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def _shown(credential: Credential) -> dict[str, Any]:
         "graph_hash": credential.graph_hash,
         "label": credential.label,
         "run_id": credential.run_id,
+        "review": credential.review,
         "state": credential.state(datetime.now(UTC)),
         "created_at": stamp(credential.created_at),
         "expires_at": stamp(credential.expires_at),
@@ -208,6 +210,8 @@ def token() -> None:
 @click.option("--expires-in", callback=_duration, default=None, help="e.g. 30m, 12h, 90d.")
 @click.option("--run", "run_id", default=None,
               help="Bind the token to one run id: writes under any other are refused.")  # fmt: skip
+@click.option("--review", is_flag=True,
+              help="The token may approve and reject held proposals (lessons review).")  # fmt: skip
 @json_option
 @reports_errors
 def create_command(
@@ -219,6 +223,7 @@ def create_command(
     label: str,
     expires_in: timedelta | None,
     run_id: str | None,
+    review: bool,
     as_json: bool,
 ) -> None:
     """Issue a token; it is printed once and stored only as a hash."""
@@ -234,6 +239,7 @@ def create_command(
             label=label,
             expires_in=expires_in,
             run_id=run_id,
+            review=review,
         )
         _server_modules()
         from active_memory.store.postgres import PostgresStore
@@ -243,9 +249,10 @@ def create_command(
         emit_json({**_shown(issued.credential), "token": issued.token})
         return
     click.echo(issued.token)
+    reviews = ", which may approve and reject held proposals" if review else ""
     click.echo(
-        f"credential {issued.credential.id} for tenant {tenant!r}, repository {repository!r}; "
-        "the token is shown only now",
+        f"credential {issued.credential.id} for tenant {tenant!r}, repository {repository!r}"
+        f"{reviews}; the token is shown only now",
         err=True,
     )
 
@@ -266,8 +273,10 @@ def list_command(database: str, tenant: str | None, as_json: bool) -> None:
         click.echo("no credentials", err=True)
     for item in shown:
         label = f" {item['label']!r}" if item["label"] else ""
+        reviews = " (review)" if item["review"] else ""
         click.echo(
             f"{item['id']}  {item['state']:<7}  {item['tenant']}  {item['repository']}{label}"
+            f"{reviews}"
         )
 
 

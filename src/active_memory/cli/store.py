@@ -121,8 +121,10 @@ def backup_command(destination: Path, force: bool, store: Path | str | None, as_
     if isinstance(store, str):
         fail(
             "store backup copies an SQLite store file; back up a PostgreSQL store with "
-            "`pg_dump -n am_tenant_<tenant>` (the service's database the same way), or keep "
-            "`active-memory lessons export --store URL` as a portable copy",
+            "`pg_dump -n am_tenant_<tenant>` (the service's database the same way), which keeps "
+            "everything; `active-memory lessons export --store URL` is no backup: it keeps each "
+            "live lesson's current revision and each tombstone's id, revision and kind, not the "
+            "past revisions, the held proposals or the generation",
             EXIT_BAD_INPUT,
         )
     problem = backup_destination_problem(store_path(store), destination, force=force)

@@ -8,6 +8,11 @@ transaction, as history, revert and purge do (``store/access.py``): a token read
 imports and reviews only lessons and proposals of its repository (and the tenant's graph
 lessons it reaches). An import through a token takes no tombstone lines: a tombstone carries no
 scope to check, so tombstones are imported with the database's own URL.
+
+The review: any token of the scope may hold proposals (a host does, after a postmortem), but the
+service screens each held draft itself and keeps its own signals, never the client's
+(``server/held_screen.py``); only a token created with ``--review`` approves or rejects one
+(403 ``out_of_scope`` otherwise), so no token both holds a card and publishes it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from active_memory.server.credentials import Credential
+from active_memory.server.held_screen import screened_for_hold
+from active_memory.server.refusals import refuse_without_review
 from active_memory.store.admin_wire import (
     ApproveBody,
     ExportAnswer,
@@ -83,12 +90,15 @@ class _AdminRoutes:
 
     async def hold(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, HoldBody)
-        entries = tuple(wire.entry() for wire in body.entries)
+        entries = await run_in_threadpool(
+            lambda: screened_for_hold(wire.entry() for wire in body.entries)
+        )
         store = await run_in_threadpool(self._service.store, who.tenant)
         await run_in_threadpool(lambda: store.hold(entries, within=who.scope))
         return HeldCountAnswer(held=len(entries))
 
     async def approve(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        refuse_without_review(who, "approving a quarantined proposal")
         body = await self._service.read_body(request, ApproveBody)
         store = await run_in_threadpool(self._service.store, who.tenant)
         receipt = await run_in_threadpool(
@@ -97,6 +107,7 @@ class _AdminRoutes:
         return ReceiptAnswer(generation=receipt.generation, revisions=receipt.revisions)
 
     async def reject(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        refuse_without_review(who, "rejecting a quarantined proposal")
         body = await self._service.read_body(request, LessonIdBody)
         store = await run_in_threadpool(self._service.store, who.tenant)
         scrubbed = await run_in_threadpool(lambda: store.reject_held(body.id, within=who.scope))

@@ -11,6 +11,10 @@ A credential may be bound to one run (``server token create --run RUN_ID``): the
 refuses a write (publication, revert, purge) under any other run id, so a token handed to one CI
 job cannot record its changes as another run's.
 
+A credential may review (``server token create --review``): only such a token approves or
+rejects a held proposal through the service, so a token that can hold a proposal (any host's,
+after a postmortem) cannot also publish it past the screen by approving it itself.
+
 The table lives in the schema ``am_service``, beside the tenants' schemas, with its own
 checksummed migration ledger.
 """
@@ -63,7 +67,12 @@ m002_run_binding = Migration(
     "m002_run_binding",
     ("ALTER TABLE credentials ADD COLUMN run_id text",),
 )
-SERVICE_MIGRATIONS = (m001_credentials, m002_run_binding)
+# Append-only: a credential allowed to approve and reject held proposals.
+m003_review = Migration(
+    "m003_review",
+    ("ALTER TABLE credentials ADD COLUMN review boolean NOT NULL DEFAULT false",),
+)
+SERVICE_MIGRATIONS = (m001_credentials, m002_run_binding, m003_review)
 _RUN_ID_BYTES = 200  # the wire's RunId
 
 
@@ -82,6 +91,7 @@ class Credential:
     expires_at: datetime | None
     revoked_at: datetime | None
     run_id: str | None = None
+    review: bool = False
 
     @property
     def scope(self) -> AccessScope:
@@ -109,11 +119,13 @@ def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("ascii")).hexdigest()
 
 
-_COLUMNS = "id, tenant, repository, graph_hash, label, created_at, expires_at, revoked_at, run_id"
+_COLUMNS = (
+    "id, tenant, repository, graph_hash, label, created_at, expires_at, revoked_at, run_id, review"
+)
 
 
 def _credential(row: tuple[object, ...]) -> Credential:
-    ident, tenant, repository, graph_hash, label, created, expires, revoked, run_id = row
+    ident, tenant, repository, graph_hash, label, created, expires, revoked, run_id, review = row
     return Credential(
         str(ident),
         str(tenant),
@@ -124,6 +136,7 @@ def _credential(row: tuple[object, ...]) -> Credential:
         expires,  # type: ignore[arg-type]
         revoked,  # type: ignore[arg-type]
         None if run_id is None else str(run_id),
+        bool(review),
     )
 
 
@@ -144,6 +157,7 @@ class CredentialStore:
         label: str = "",
         expires_in: timedelta | None = None,
         run_id: str | None = None,
+        review: bool = False,
     ) -> IssuedToken:
         tenant_schema(tenant)  # ConfigError for a bad tenant name
         _Repository.parse({"repository": repository}, where="--repository-key")
@@ -161,9 +175,19 @@ class CredentialStore:
         with updating(self._pool, SERVICE_SCHEMA, "creating a credential") as session:
             row = session.execute(
                 "INSERT INTO credentials (id, tenant, repository, graph_hash, label, "
-                "secret_sha256, expires_at, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "secret_sha256, expires_at, run_id, review) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 f"RETURNING {_COLUMNS}",
-                (ident, tenant, repository, graph_hash, label, _digest(secret), expires, run_id),
+                (
+                    ident,
+                    tenant,
+                    repository,
+                    graph_hash,
+                    label,
+                    _digest(secret),
+                    expires,
+                    run_id,
+                    review,
+                ),
             ).fetchone()
         return IssuedToken(_credential(row), f"amt_{ident}_{secret}")
 

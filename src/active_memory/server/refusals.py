@@ -35,6 +35,7 @@ __all__ = [
     "answer",
     "refusal_for",
     "refuse_other_run",
+    "refuse_without_review",
 ]
 
 STATUS: dict[ErrorCode, int] = {
@@ -121,4 +122,18 @@ def refuse_other_run(who: Credential, run_id: str) -> None:
             f"{run_id!r}; write under its own run id, or issue a token for that run",
             subject=f"run id {run_id!r}",
             scope=f"run {who.run_id!r}",
+        )
+
+
+def refuse_without_review(who: Credential, action: str) -> None:
+    """403 ``out_of_scope`` unless ``who`` may review: ``action`` (approving or rejecting a held
+    proposal) publishes or discards what the screen held, which is a person's decision."""
+    if not who.review:
+        raise Refusal(
+            "out_of_scope",
+            f"this token lacks the review permission, which {action} needs; approve or reject "
+            "with a token created by `active-memory server token create --review`",
+            subject=action,
+            scope=f"{who.scope.describe()}, without the review permission: "
+            "`active-memory server token create --review` issues a token that has it",
         )

@@ -45,6 +45,8 @@ pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300
 
 ANSWER = {"lessons": []}
 READ_TARGET = "pyproject.toml"
+# A file beside the run folder, outside the checkout: no specialist may read it.
+SECRET = "TOP-SECRET-OUTSIDE-THE-CHECKOUT"
 
 
 @pytest.fixture(params=["claude"])
@@ -99,8 +101,14 @@ def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
         {"type": "command", "command": f"touch {hook_ran}"}]}]}}  # fmt: skip
     (checkout / ".claude").mkdir()
     (checkout / ".claude" / "settings.json").write_text(json.dumps(settings))
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
     steps = [
         ToolCall("Read", {"file_path": str(checkout / READ_TARGET)}),
+        ToolCall("Grep", {"pattern": "name", "path": str(checkout), "output_mode": "content"}),
+        ToolCall("Read", {"file_path": str(secret)}),
+        ToolCall("Grep", {"pattern": "TOP", "path": str(tmp_path), "output_mode": "content"}),
+        ToolCall("Glob", {"pattern": "*.txt", "path": str(tmp_path)}),
         ToolCall("Bash", {"command": f"touch {planted}"}),
         ToolCall("Write", {"file_path": str(planted), "content": "x"}),
         ToolCall("StructuredOutput", ANSWER),
@@ -124,22 +132,28 @@ def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
     assert trial["status"] == "accepted"
     assert trial["answer"] == ANSWER
     assert (trial["provider"], trial["lane"]) == ("anthropic", "claude-code")
-    assert trial["tool_calls"] == 3  # Read, Bash, Write: the structured output is the answer
+    assert trial["tool_calls"] == 7  # the structured output is the answer, not a call
     assert trial["turns"] == 1
     assert trial["input_tokens"] > 0
     assert trial["output_tokens"] > 0
 
     stepped = {request.reply: request for request in requests if request.reply.startswith("step")}
-    assert set(stepped) == {"step-0", "step-1", "step-2", "step-3"}
+    assert set(stepped) == {f"step-{number}" for number in range(8)}
     assert sorted(tool_names(stepped["step-0"].body)) == [
         "Glob",
         "Grep",
         "Read",
         "StructuredOutput",
     ]
-    read, bash, write = _results(stepped["step-3"].body)
+    read, grep, read_out, grep_out, glob_out, bash, write = _results(stepped["step-7"].body)
     assert not read.get("is_error")
     assert 'name = \\"app\\"' in json.dumps(read["content"])  # the checkout's pyproject.toml
+    assert not grep.get("is_error")
+    assert "app" in json.dumps(grep["content"])
+    # Outside the checkout and the evidence folder, Claude Code's own permission rules refuse.
+    for refused in (read_out, grep_out, glob_out):
+        assert refused.get("is_error") is True, refused
+    assert all(SECRET not in json.dumps(request.body) for request in requests)
     for refused in (bash, write):
         assert refused.get("is_error") is True
         assert "No such tool available" in json.dumps(refused["content"])

@@ -151,6 +151,8 @@ class CodexLane:
             self._threads[session_key(request)] = transcript.thread_id
         if transcript.forbidden:
             raise CLI.not_read_only(set(transcript.forbidden))
+        if transcript.outside_reads:
+            raise CLI.read_outside(transcript.outside_reads)
         if not transcript.completed:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
         return harness_response(

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["command_outside", "outside"]
+__all__ = ["command_outside", "outside", "shell_script"]
 
 _GLOB = frozenset("*?[{")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
@@ -50,7 +50,7 @@ def outside(paths: Iterable[str], folders: Iterable[tuple[str, str]], cwd: Path)
     return [path for path in paths if not _inside(path, roots, cwd)]
 
 
-def _script(command: str) -> str:
+def shell_script(command: str) -> str:
     """The script a ``bash -lc '…'`` command line runs (Codex wraps each command so)."""
     try:
         words = shlex.split(command)
@@ -64,7 +64,7 @@ def _script(command: str) -> str:
 def command_outside(command: str, folders: Iterable[tuple[str, str]], cwd: Path) -> list[str]:
     """The words of ``command`` that name an existing path outside ``folders`` or that the
     shell would expand; a command line that does not parse is returned whole."""
-    script = _script(command)
+    script = shell_script(command)
     try:
         words = shlex.split(script)
     except ValueError:

@@ -73,6 +73,20 @@ def test_a_session_runs_read_only_without_hooks_in_the_checkout_and_marked(
     assert "CLAUDECODE" not in call["env"]
 
 
+def test_a_symlinked_folder_is_allowed_as_named_and_as_resolved(
+    tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    linked = tmp_path / "linked-checkout"
+    linked.symlink_to(folders["repository"])
+    fake = install_fake_claude(tmp_path / "bin", [success({"lessons": []})])
+    lane = ClaudeCodeLane(BINDING, env=_env(fake))
+    asyncio.run(lane.complete(_request({**folders, "repository": linked})))
+    [call] = fake.calls()
+    allowed = flag(call["argv"], "--allowedTools").split(",")
+    assert f"Read(/{linked}/**)" in allowed
+    assert f"Read(/{folders['repository'].resolve()}/**)" in allowed
+
+
 def test_without_a_checkout_the_evidence_folder_is_the_working_directory(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:

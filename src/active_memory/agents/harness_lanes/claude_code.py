@@ -189,10 +189,12 @@ class ClaudeCodeLane:
 def read_rules(request: ModelRequest) -> list[str]:
     """The permission rules that allow reading the session's folders and nothing else: Claude
     Code applies Read rules to Grep and Glob too, and ``//`` anchors a rule at the root."""
-    rules = []
+    rules: list[str] = []
     for _, folder in request.folders:
-        anchored = "/" + Path(folder).resolve().as_posix().rstrip("/")
-        rules.append(f"{READ_TOOL}({anchored}/**)")
+        # The folder as the prompt names it and as it resolves (a symlinked /tmp): both.
+        for form in dict.fromkeys((Path(folder).absolute(), Path(folder).resolve())):
+            rule = f"{READ_TOOL}(/{form.as_posix().rstrip('/')}/**)"
+            rules.append(rule)
     return rules
 
 

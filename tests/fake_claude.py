@@ -40,16 +40,19 @@ def success(
     answer: Mapping[str, Any] | None,
     *,
     reads: Sequence[str] = (),
+    searches: Sequence[tuple[str, Mapping[str, Any]]] = (),
     denied: Sequence[str] = (),
     text: str = "",
     model: str = "claude-sonnet-4-5",
 ) -> dict[str, Any]:
-    """A session that read ``reads`` (absolute paths), tried the ``denied`` tools, then gave
+    """A session that read ``reads`` (absolute paths), made the ``searches`` (a Grep or Glob
+    and its input) and tried the ``denied`` tools, then gave
     ``answer`` as its structured output (or only ``text`` when ``answer`` is None)."""
     events: list[dict[str, Any]] = [
         {"type": "system", "subtype": "init", "tools": ["Glob", "Grep", "Read", "StructuredOutput"]}
     ]
     calls = [("Read", {"file_path": path}, False) for path in reads]
+    calls += [(name, dict(given), False) for name, given in searches]
     calls += [(name, {"command": "touch x"}, True) for name in denied]
     for number, (name, given, refused) in enumerate(calls):
         call_id = f"toolu_{number}"

@@ -7,7 +7,9 @@ reason when one cannot be installed). ``active-memory specialist run graph_disco
 with the harness's own read tool, tries to write (and, where the harness has one, to run a
 shell command), then answers. The tests assert what the issue asks of a harness lane:
 
-* the read went through the harness's own tool and its content reached the model;
+* the read went through the harness's own tool and its content reached the model, while Claude
+  Code itself refused a Read, Grep and Glob outside the checkout (``test_harness_reads.py``
+  has the other harnesses' reads outside it);
 * the write and shell attempts were refused by the harness itself (not offered, or refused by
   Codex's read-only sandbox: no file made), and the model was offered only read tools;
 * a project hook in the checkout never ran;
@@ -25,26 +27,31 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import Result
 
 from active_memory.harnesses import harness_row
 from cli_runner import run_cli
 from conformance.harnesses import HARNESSES, Harness, Installed
+from conformance.openai_specialist import (
+    ANSWER,
+    READ_TOOLS,
+    ScriptedOpenAISpecialist,
+    openai_results,
+    run_on,
+)
 from conformance.stand_in import (
     Recorded,
     StandIn,
     ToolCall,
     _anthropic,
-    _chat,
-    _responses,
     tool_names,
 )
 from postmortem.postmortem_kit import first_run
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300)]
 
-ANSWER = {"lessons": []}
 READ_TARGET = "pyproject.toml"
+# A file beside the run folder, outside the checkout: no specialist may read it.
+SECRET = "TOP-SECRET-OUTSIDE-THE-CHECKOUT"
 
 
 @pytest.fixture(params=["claude"])
@@ -99,8 +106,14 @@ def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
         {"type": "command", "command": f"touch {hook_ran}"}]}]}}  # fmt: skip
     (checkout / ".claude").mkdir()
     (checkout / ".claude" / "settings.json").write_text(json.dumps(settings))
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
     steps = [
         ToolCall("Read", {"file_path": str(checkout / READ_TARGET)}),
+        ToolCall("Grep", {"pattern": "name", "path": str(checkout), "output_mode": "content"}),
+        ToolCall("Read", {"file_path": str(secret)}),
+        ToolCall("Grep", {"pattern": "TOP", "path": str(tmp_path), "output_mode": "content"}),
+        ToolCall("Glob", {"pattern": "*.txt", "path": str(tmp_path)}),
         ToolCall("Bash", {"command": f"touch {planted}"}),
         ToolCall("Write", {"file_path": str(planted), "content": "x"}),
         ToolCall("StructuredOutput", ANSWER),
@@ -124,22 +137,28 @@ def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
     assert trial["status"] == "accepted"
     assert trial["answer"] == ANSWER
     assert (trial["provider"], trial["lane"]) == ("anthropic", "claude-code")
-    assert trial["tool_calls"] == 3  # Read, Bash, Write: the structured output is the answer
+    assert trial["tool_calls"] == 7  # the structured output is the answer, not a call
     assert trial["turns"] == 1
     assert trial["input_tokens"] > 0
     assert trial["output_tokens"] > 0
 
     stepped = {request.reply: request for request in requests if request.reply.startswith("step")}
-    assert set(stepped) == {"step-0", "step-1", "step-2", "step-3"}
+    assert set(stepped) == {f"step-{number}" for number in range(8)}
     assert sorted(tool_names(stepped["step-0"].body)) == [
         "Glob",
         "Grep",
         "Read",
         "StructuredOutput",
     ]
-    read, bash, write = _results(stepped["step-3"].body)
+    read, grep, read_out, grep_out, glob_out, bash, write = _results(stepped["step-7"].body)
     assert not read.get("is_error")
     assert 'name = \\"app\\"' in json.dumps(read["content"])  # the checkout's pyproject.toml
+    assert not grep.get("is_error")
+    assert "app" in json.dumps(grep["content"])
+    # Outside the checkout and the evidence folder, Claude Code's own permission rules refuse.
+    for refused in (read_out, grep_out, glob_out):
+        assert refused.get("is_error") is True, refused
+    assert all(SECRET not in json.dumps(request.body) for request in requests)
     for refused in (bash, write):
         assert refused.get("is_error") is True
         assert "No such tool available" in json.dumps(refused["content"])
@@ -218,67 +237,6 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
 
 # --- Codex, Copilot CLI and pi: OpenAI wires ---------------------------------------------------
 
-# Each harness's read tool, as its model sees it, and the wire its CLI speaks to the stand-in.
-READ_TOOLS = {"codex": "exec_command", "copilot": "view", "pi": "read"}
-# The start of the host's repair message (agents/tool_loop.py).
-REPAIR_SAYS = "Your answer does not satisfy the"
-_WIRES = {"codex": "responses", "copilot": "chat", "pi": "chat"}
-
-
-def _openai_results(body: Mapping[str, Any]) -> dict[str, str]:
-    """The tool results a Responses or Chat Completions request carries, by call id."""
-    found = {}
-    for item in [*(body.get("input") or []), *(body.get("messages") or [])]:
-        if not isinstance(item, dict):
-            continue
-        if item.get("type") == "function_call_output":
-            found[str(item.get("call_id"))] = json.dumps(item.get("output"))
-        elif item.get("role") == "tool":
-            found[str(item.get("tool_call_id"))] = json.dumps(item.get("content"))
-    return found
-
-
-class ScriptedOpenAISpecialist(StandIn):
-    """The model of a specialist on an OpenAI wire: one step per tool result already in the
-    conversation, then the answer as the last message."""
-
-    def __init__(self, harness: str, steps: list[ToolCall], *, invalid_first: bool = False) -> None:
-        super().__init__(choose=lambda _names: None, final_text=json.dumps(ANSWER))
-        self.read_tool = READ_TOOLS[harness]
-        self.build = _responses if _WIRES[harness] == "responses" else _chat
-        self.steps = steps
-        self.invalid_first = invalid_first
-
-    def answer(self, repairing: bool) -> Mapping[str, Any]:
-        """The contract's answer; with ``invalid_first``, an invalid one until the repair."""
-        return {"lessons": [3]} if self.invalid_first and not repairing else ANSWER
-
-    def _answer(self, path: str, body: Any) -> tuple[int, str, bytes]:
-        if not isinstance(body, dict) or self.read_tool not in tool_names(body):
-            return super()._answer(path, body)
-        done = len(_openai_results(body))
-        step = self.steps[done] if done < len(self.steps) else None
-        repairing = REPAIR_SAYS in json.dumps(body)
-        self._record("POST", path, body, "repair" if repairing else f"step-{done}")
-        document, stream = self.build(body, step, json.dumps(self.answer(repairing)))
-        own = f"call_step_{done}"  # the harness pairs results with calls by id
-        if document is not None:
-            payload = json.dumps(document).replace("call_am_conformance_1", own).encode()
-            return 200, "application/json", payload
-        return 200, "text/event-stream", stream.replace(b"call_am_conformance_1", own.encode())
-
-
-def _run_on(harness: Harness, binary: Path, folder: Path, home: Path, url: str,
-            monkeypatch: pytest.MonkeyPatch, *extra: str) -> Result:  # fmt: skip
-    invocation = harness.invocation(binary, (folder / "checkout").resolve(), home, url)
-    for name, value in invocation.env.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
-    return run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
-                    harness_row(harness.name).lane, "--model", "stand-in", "--json", *extra,
-                    "--store", str(home.parent / "s.sqlite3")])  # fmt: skip
-
 
 def _scripted_session(
     harness: Harness, binary: Path, folder: Path, steps: list[ToolCall],
@@ -289,7 +247,7 @@ def _scripted_session(
     home = folder.parent / "home"
     home.mkdir()
     with ScriptedOpenAISpecialist(harness.name, steps) as model:
-        result = _run_on(harness, binary, folder, home, model.url, monkeypatch)
+        result = run_on(harness, binary, folder, home, model.url, monkeypatch)
         requests = list(model.requests)
     assert result.exit_code == 0, result.stdout + result.stderr
     trial = json.loads(result.stdout)
@@ -338,7 +296,7 @@ def test_a_specialist_runs_on_codex_in_its_read_only_sandbox_and_its_answer_is_a
     assert trial["tool_calls"] >= 1  # the read; Codex does not report the refused commands
     offered = set(tool_names(stepped["step-0"].body))
     assert not offered & {"web_search", "apply_patch", "multi_agent_v1", "create_goal"}
-    outputs = _openai_results(stepped["step-3"].body)
+    outputs = openai_results(stepped["step-3"].body)
     assert 'name = \\"app\\"' in outputs["call_step_0"]  # the checkout's pyproject.toml
     assert "Read-only file system" in outputs["call_step_1"]
     assert "call_step_2" in outputs  # leaving the sandbox was refused, not asked
@@ -372,7 +330,7 @@ def test_a_specialist_runs_on_copilot_with_read_tools_only_and_its_answer_is_adm
     trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
     assert trial["tool_calls"] == 3
     assert sorted(tool_names(stepped["step-0"].body)) == ["glob", "grep", "view"]
-    results = _openai_results(stepped["step-3"].body)
+    results = openai_results(stepped["step-3"].body)
     assert 'name = \\"app\\"' in results["call_step_0"]  # the checkout's pyproject.toml
     for refused in ("call_step_1", "call_step_2"):
         assert "does not exist" in results[refused]
@@ -406,7 +364,7 @@ def test_a_specialist_runs_on_pi_with_read_tools_only_and_its_answer_is_admitted
     trial, stepped = _scripted_session(harness, binary, folder, steps, monkeypatch)
     assert trial["tool_calls"] == 3
     assert sorted(tool_names(stepped["step-0"].body)) == ["find", "grep", "ls", "read"]
-    results = _openai_results(stepped["step-3"].body)
+    results = openai_results(stepped["step-3"].body)
     assert 'name = \\"app\\"' in results["call_step_0"]  # the checkout's pyproject.toml
     assert "Tool bash not found" in results["call_step_1"]
     assert "Tool write not found" in results["call_step_2"]
@@ -427,7 +385,7 @@ def test_the_deadline_ends_the_harness_session_and_leaves_no_process(
     home.mkdir()
     with SilentModel(READ_TOOLS[harness.name]) as model:
         started = time.monotonic()
-        result = _run_on(harness, binary, folder, home, model.url, monkeypatch,
+        result = run_on(harness, binary, folder, home, model.url, monkeypatch,
                          "--timeout-ms", "15000")  # fmt: skip
         took = time.monotonic() - started
         held = model.replies("held")
@@ -453,7 +411,7 @@ def test_an_invalid_answer_is_repaired_in_the_same_harness_session(
     home = tmp_path / "home"
     home.mkdir()
     with ScriptedOpenAISpecialist(harness.name, [], invalid_first=True) as model:
-        result = _run_on(harness, binary, folder, home, model.url, monkeypatch)
+        result = run_on(harness, binary, folder, home, model.url, monkeypatch)
         repairs = model.replies("repair")
     assert result.exit_code == 0, result.stdout + result.stderr
     trial = json.loads(result.stdout)

@@ -48,7 +48,10 @@ def test_a_session_runs_read_only_without_hooks_in_the_checkout_and_marked(
     assert flag(argv, "--model") == "claude-sonnet-4-5"
     assert flag(argv, "--effort") == "high"
     assert flag(argv, "--tools") == "Read,Grep,Glob"
-    assert flag(argv, "--allowedTools") == "Read,Grep,Glob"
+    # Claude Code applies Read rules to Grep and Glob; `//` anchors a rule at the root.
+    assert flag(argv, "--allowedTools") == (
+        f"Read(/{folders['evidence'].resolve()}/**),Read(/{folders['repository'].resolve()}/**)"
+    )
     denied = flag(argv, "--disallowedTools").split(",")
     assert {"Bash", "Write", "Edit", "WebFetch", "WebSearch", "Task"} <= set(denied)
     assert flag(argv, "--permission-mode") == "dontAsk"
@@ -68,6 +71,20 @@ def test_a_session_runs_read_only_without_hooks_in_the_checkout_and_marked(
     assert call["env"]["KEEP"] == "me"
     assert "ACTIVE_MEMORY_TOKEN" not in call["env"]
     assert "CLAUDECODE" not in call["env"]
+
+
+def test_a_symlinked_folder_is_allowed_as_named_and_as_resolved(
+    tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    linked = tmp_path / "linked-checkout"
+    linked.symlink_to(folders["repository"])
+    fake = install_fake_claude(tmp_path / "bin", [success({"lessons": []})])
+    lane = ClaudeCodeLane(BINDING, env=_env(fake))
+    asyncio.run(lane.complete(_request({**folders, "repository": linked})))
+    [call] = fake.calls()
+    allowed = flag(call["argv"], "--allowedTools").split(",")
+    assert f"Read(/{linked}/**)" in allowed
+    assert f"Read(/{folders['repository'].resolve()}/**)" in allowed
 
 
 def test_without_a_checkout_the_evidence_folder_is_the_working_directory(
@@ -90,6 +107,8 @@ def test_usage_tool_calls_and_the_files_read_come_back(
     app = folders["repository"] / "src" / "app.py"
     outside = tmp_path / "elsewhere.txt"
     reply = success({"lessons": []}, reads=[str(app), str(outside)], denied=["Bash", "Write"])
+    # A read the CLI refused (outside the folders) comes back as an error: nothing was shown.
+    reply["events"][4]["message"]["content"][0]["is_error"] = True
     fake = install_fake_claude(tmp_path / "bin", [reply])
     response = asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
     assert response.read_paths == frozenset({"repository:src/app.py"})
@@ -143,6 +162,47 @@ def test_a_claude_that_offers_more_than_read_only_tools_is_not_used(
     with pytest.raises(ProviderError) as caught:
         asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
     assert caught.value.cause == "harness_tools_not_restricted"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("Read", {"file_path": "{outside}/secret.txt"}),
+        ("Read", {"file_path": "{checkout}/../secret.txt"}),
+        ("Grep", {"pattern": "key", "path": "{outside}"}),
+        ("Glob", {"pattern": "*.txt", "path": "{outside}"}),
+        ("Glob", {"pattern": "{outside}/*.txt"}),
+    ],
+)
+def test_a_session_that_read_outside_its_folders_is_failed_before_its_answer_is_used(
+    tmp_path: Path, folders: dict[str, Path], call: tuple[str, dict[str, str]]
+) -> None:
+    name, given = call
+    places = {"outside": str(tmp_path), "checkout": str(folders["repository"])}
+    filled = {key: value.format(**places) for key, value in given.items()}
+    reply = success({"lessons": []}, searches=[(name, filled)])
+    fake = install_fake_claude(tmp_path / "bin", [reply])
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    assert caught.value.cause == "read_outside_checkout"
+    assert "read outside the checkout and the evidence folder" in str(caught.value)
+
+
+def test_searches_inside_the_checkout_and_the_evidence_folder_are_allowed(
+    tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    searches = [
+        ("Grep", {"pattern": "print", "path": str(folders["repository"])}),
+        ("Grep", {"pattern": "print"}),
+        ("Glob", {"pattern": "**/*.py", "path": "src"}),
+        ("Glob", {"pattern": f"{folders['evidence']}/*.json"}),
+    ]
+    reply = success({"lessons": []}, reads=[str(folders["evidence"] / "run.json")],
+                    searches=searches)  # fmt: skip
+    fake = install_fake_claude(tmp_path / "bin", [reply])
+    response = asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    assert response.answer == '{"lessons": []}'
+    assert response.read_paths == frozenset({"evidence:run.json"})
 
 
 def test_the_binding_lane_chooses_the_harness_and_a_connection_keeps_the_api(

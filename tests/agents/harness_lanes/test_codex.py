@@ -101,6 +101,47 @@ def test_usage_commands_and_the_files_they_printed_come_back(
     assert response.model == "gpt-5.1-codex"
 
 
+@pytest.mark.parametrize(
+    ("command", "exit_code"),
+    [
+        ("cat {outside}/secret.txt", 0),
+        ("cat ../secret.txt", 0),
+        ("cat {outside}/secret.txt missing.py", 1),  # failed, but it printed the secret
+        ("head -5 {outside}/*.txt", 0),
+        ("cd {outside} && cat secret.txt", 0),
+        ("rg -n key --file={outside}/secret.txt", 0),
+        ("cat $HOME/.ssh/id_ed25519", 0),
+        ("cat $(printf /etc/hostname)", 0),
+        ("cat `echo /etc/hostname`", 0),
+        ("cat 'unterminated", 0),
+    ],
+)
+def test_a_command_that_reaches_outside_the_folders_fails_the_session(
+    tmp_path: Path, folders: dict[str, Path], command: str, exit_code: int
+) -> None:
+    (tmp_path / "secret.txt").write_text("TOP-SECRET\n")
+    ran = command.format(outside=tmp_path)
+    fake = install_fake_codex(
+        tmp_path / "bin", [success({"lessons": []}, commands=[(ran, exit_code)])]
+    )
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    assert caught.value.cause == "read_outside_checkout"
+
+
+def test_commands_inside_the_folders_are_not_refused(
+    tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    commands = [
+        ("rg -n '/api/' src", 0),  # a pattern, not a path: nothing of that name exists
+        (f"cat {folders['repository']}/README.md ../evidence/run.json", 0),
+        ("grep -rn 'x$' .", 1),
+    ]
+    fake = install_fake_codex(tmp_path / "bin", [success({"lessons": []}, commands=commands)])
+    response = asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    assert response.answer == '{"lessons": []}'
+
+
 def test_files_printed_reads_the_script_codex_wraps_in_bash(tmp_path: Path) -> None:
     (tmp_path / "a b.txt").write_text("x")
     (tmp_path / "c.py").write_text("x")

@@ -76,7 +76,7 @@ def test_usage_comes_from_the_usage_file_and_the_files_viewed_are_read(
         ("view", {"path": str(app)}, True),
         ("view", {"path": "README.md"}, True),  # relative to the working directory
         ("grep", {"pattern": "x", "path": "../evidence/run.json"}, True),
-        ("view", {"path": str(tmp_path / "elsewhere.txt")}, True),
+        ("view", {"path": str(tmp_path / "elsewhere.txt")}, False),  # outside: refused
         ("bash", {"command": "touch x"}, False),
     ]
     fake = install_fake_copilot(tmp_path / "bin", [success({"lessons": []}, calls=calls)])
@@ -87,6 +87,27 @@ def test_usage_comes_from_the_usage_file_and_the_files_viewed_are_read(
     assert (usage.input_tokens, usage.output_tokens) == (5900, 120)
     assert (usage.cache_read_tokens, usage.cache_write_tokens) == (4000, 0)
     assert response.model == "gpt-5.4"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("view", {"path": "{outside}/secret.txt"}),
+        ("view", {"path": "../secret.txt"}),
+        ("grep", {"pattern": "key", "path": "{outside}"}),
+        ("glob", {"pattern": "*.txt", "path": "~"}),
+    ],
+)
+def test_a_session_whose_tools_ran_outside_its_folders_is_failed(
+    tmp_path: Path, folders: dict[str, Path], call: tuple[str, dict[str, str]]
+) -> None:
+    name, given = call
+    filled = {key: value.format(outside=tmp_path) for key, value in given.items()}
+    reply = success({"lessons": []}, calls=[(name, filled, True)])
+    fake = install_fake_copilot(tmp_path / "bin", [reply])
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(CopilotLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    assert caught.value.cause == "read_outside_checkout"
 
 
 def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_session(

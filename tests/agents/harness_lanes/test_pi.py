@@ -81,6 +81,30 @@ def test_usage_tool_calls_and_the_files_read_come_back(
     assert response.model == "claude-sonnet-4-5"
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        ("read", {"path": "{outside}/secret.txt"}),
+        ("read", {"path": "@{outside}/secret.txt"}),
+        ("read", {"path": "~/.ssh/id_ed25519"}),
+        ("grep", {"pattern": "key", "path": ".."}),
+        ("find", {"pattern": "*.txt", "path": "/"}),
+        ("ls", {"path": "{outside}"}),
+    ],
+)
+def test_a_session_whose_tools_ran_outside_its_folders_is_failed(
+    tmp_path: Path, folders: dict[str, Path], call: tuple[str, dict[str, str]]
+) -> None:
+    name, given = call
+    filled = {key: value.format(outside=tmp_path) for key, value in given.items()}
+    reply = success({"lessons": []}, calls=[(name, filled, True)])
+    fake = install_fake_pi(tmp_path / "bin", [reply])
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(PiLane(BINDING, env=env_for(fake)).complete(_request(folders)))
+    assert caught.value.cause == "read_outside_checkout"
+    assert "the specialist's answer was not used" in str(caught.value)
+
+
 def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_session(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:

@@ -7,11 +7,16 @@ login and settings serve it: we never read or copy them. What the session may do
 CLI's own flags:
 
 * ``--tools Read,Grep,Glob`` is the whole tool set it is offered (no Bash, Edit, Write,
-  WebFetch, WebSearch or Task), ``--allowedTools`` the same three, ``--disallowedTools`` the
-  writing, shell and network tools by name, and ``--permission-mode dontAsk`` refuses whatever
-  was not allowed instead of asking; ``--strict-mcp-config`` with an empty ``--mcp-config``
-  loads no MCP server. Tools reach the checkout (the working directory) and the evidence
-  folder (``--add-dir``); with no checkout, the evidence folder is the working directory;
+  WebFetch, WebSearch or Task), ``--disallowedTools`` the writing, shell and network tools by
+  name, and ``--permission-mode dontAsk`` refuses whatever was not allowed instead of asking;
+  ``--strict-mcp-config`` with an empty ``--mcp-config`` loads no MCP server;
+* ``--allowedTools`` holds one permission rule per folder, ``Read(//abs/folder/**)`` (``//``
+  anchors it at the filesystem root), for the checkout (the working directory) and the
+  evidence folder (``--add-dir``); Claude Code applies Read rules to Grep and Glob too, so a
+  read or search anywhere else matches no rule and dontAsk refuses it. As defence in depth the
+  host fails the session (``read_outside_checkout``) when its stream shows a Read, Grep or
+  Glob outside those folders that came back without an error. With no checkout, the evidence
+  folder is the working directory;
 * ``--settings '{"disableAllHooks": true}'`` keeps every hook, active-memory's own included,
   out of the session (no recall into a specialist), and ``--disable-slash-commands`` its skills;
 * ``--json-schema`` is the answer contract, so the answer comes back as ``structured_output``;
@@ -34,6 +39,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 
 from active_memory.agents.harness_lanes.claude_stream import READ_TOOL, Transcript, read_transcript
 from active_memory.agents.harness_lanes.harness_cli import (
@@ -136,8 +142,8 @@ class ClaudeCodeLane:
         )
         argv += ["--system-prompt", system]
         argv += ["--json-schema", json.dumps(dict(request.contract.schema), sort_keys=True)]
-        tools = ",".join(INVESTIGATION_TOOLS)
-        argv += ["--tools", tools, "--allowedTools", tools]
+        argv += ["--tools", ",".join(INVESTIGATION_TOOLS)]
+        argv += ["--allowedTools", ",".join(read_rules(request))]
         argv += ["--disallowedTools", ",".join(DENIED_TOOLS), "--permission-mode", "dontAsk"]
         argv += ["--strict-mcp-config", "--mcp-config", NO_MCP, "--settings", NO_HOOKS]
         argv += ["--disable-slash-commands", "--max-turns", str(self.max_turns)]
@@ -154,11 +160,25 @@ class ClaudeCodeLane:
         cwd, _ = workspace(request, LANE)
         argv = self.argv(request, session_id, resume=resume)
         finished = await CLI.run(argv, request, prompt=prompt, cwd=cwd, env=self._env)
-        transcript = read_transcript(finished.stdout, request.folders)
+        transcript = read_transcript(finished.stdout, request.folders, cwd)
         _check_tools(transcript)
+        if transcript.outside_reads:
+            raise CLI.read_outside(transcript.outside_reads)
         if transcript.result is None:
             raise CLI.failed(None, finished.stderr, finished.returncode)
         return _response(transcript)
+
+
+def read_rules(request: ModelRequest) -> list[str]:
+    """The permission rules that allow reading the session's folders and nothing else: Claude
+    Code applies Read rules to Grep and Glob too, and ``//`` anchors a rule at the root."""
+    rules: list[str] = []
+    for _, folder in request.folders:
+        # The folder as the prompt names it and as it resolves (a symlinked /tmp): both.
+        for form in dict.fromkeys((Path(folder).absolute(), Path(folder).resolve())):
+            rule = f"{READ_TOOL}(/{form.as_posix().rstrip('/')}/**)"
+            rules.append(rule)
+    return rules
 
 
 def _check_tools(transcript: Transcript) -> None:

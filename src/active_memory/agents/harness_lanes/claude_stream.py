@@ -9,6 +9,8 @@ asked for, ``usage`` (Messages API counts, cache reads and writes apart) and ``m
 
 A file counts as read when a ``Read`` call of it came back without an error; it is named
 ``root:relative/path`` against the request's folders, exactly as the host's own tools name it.
+A ``Read``, ``Grep`` or ``Glob`` call that came back without an error and named a path outside
+those folders is kept in ``outside_reads`` (:mod:`.read_roots`): the lane fails the session.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
+from active_memory.agents.harness_lanes.read_roots import outside
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["ANSWER_TOOL", "READ_TOOL", "Transcript", "read_transcript"]
@@ -31,7 +35,8 @@ ANSWER_TOOL = "StructuredOutput"
 @dataclass(frozen=True, slots=True)
 class Transcript:
     """One ``claude -p`` run: its result event (None when it printed none), the tools its
-    init event offered, the investigation calls made and the files read."""
+    init event offered, the investigation calls made, the files read and the paths read
+    outside the folders."""
 
     result: Mapping[str, Any] | None
     offered_tools: tuple[str, ...] | None
@@ -39,6 +44,7 @@ class Transcript:
     refused_calls: tuple[str, ...]
     read_paths: frozenset[str]
     model: str
+    outside_reads: tuple[str, ...] = ()
 
     @property
     def usage(self) -> TokenUsage:
@@ -80,9 +86,23 @@ def _blocks(event: Mapping[str, Any], kind: str) -> Iterator[Mapping[str, Any]]:
             yield block
 
 
-def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]]) -> Transcript:
-    """The transcript of one run from its stream-json output."""
+def _paths_named(name: str, given: Mapping[str, Any]) -> list[str]:
+    """The paths a file tool's call reads: Read's file, Grep's and Glob's folder, and an
+    absolute Glob pattern."""
+    keys = {READ_TOOL: ("file_path",), "Grep": ("path",), "Glob": ("path", "pattern")}
+    found = [given.get(key) for key in keys.get(name, ())]
+    return [
+        path
+        for key, path in zip(keys.get(name, ()), found, strict=True)
+        if isinstance(path, str) and path and (key != "pattern" or path.startswith(("/", "~")))
+    ]
+
+
+def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path) -> Transcript:
+    """The transcript of one run from its stream-json output; relative paths are from ``cwd``."""
     folders = tuple(folders)
+    named: dict[str, list[str]] = {}  # tool_use id -> the paths it reads
+    outside_reads: list[str] = []
     result: Mapping[str, Any] | None = None
     offered: tuple[str, ...] | None = None
     reads: dict[str, str] = {}  # tool_use id -> file path
@@ -108,6 +128,8 @@ def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]]) -> Transc
                 calls += 1
                 names[call_id] = name
                 given = block.get("input")
+                if isinstance(given, Mapping):
+                    named[call_id] = _paths_named(name, given)
                 if name == READ_TOOL and isinstance(given, Mapping):
                     file_path = given.get("file_path")
                     if isinstance(file_path, str):
@@ -119,6 +141,7 @@ def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]]) -> Transc
                     if call_id in names:
                         refused.append(names[call_id])
                     continue
+                outside_reads += outside(named.get(call_id, ()), folders, cwd)
                 shown = root_path(reads[call_id], folders) if call_id in reads else None
                 if shown is not None:
                     read_paths.add(shown)
@@ -131,4 +154,5 @@ def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]]) -> Transc
         refused_calls=tuple(refused),
         read_paths=frozenset(read_paths),
         model=model,
+        outside_reads=tuple(outside_reads),
     )

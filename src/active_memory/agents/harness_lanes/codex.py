@@ -23,7 +23,10 @@ for this one session, with Codex's own ``-c``/``--disable`` flags:
   (``ACTIVE_MEMORY_*``) are not passed on.
 
 What Codex cannot do: its sandbox lets commands read the whole disk, not the checkout alone,
-and a refused command does not appear in its ``--json`` events. The repair turn resumes the
+and a refused command does not appear in its ``--json`` events. So the host fails a session
+(``read_outside_checkout``) whose command lines name a path outside the folders
+(:func:`~.read_roots.command_outside`); a command run in a working directory the model chose
+elsewhere, which the events do not show, is beyond that check. The repair turn resumes the
 same Codex session (``codex exec resume THREAD -``). Usage is the ``turn.completed`` event's;
 the shared deadline and cancellation end the child's process group (:mod:`.child`). A missing
 ``codex``, one older than ``CLI.min_version`` or one that is logged out is
@@ -142,6 +145,8 @@ class CodexLane:
             self._threads[session_key(request)] = transcript.thread_id
         if transcript.forbidden:
             raise CLI.not_read_only(set(transcript.forbidden))
+        if transcript.outside_reads:
+            raise CLI.read_outside(transcript.outside_reads)
         if not transcript.completed:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
         return harness_response(

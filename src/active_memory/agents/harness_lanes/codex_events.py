@@ -11,7 +11,9 @@ Each line is one JSON event: ``thread.started`` (the ``thread_id`` a repair resu
 Codex has no file-reading tool of its own: it reads with shell commands that its read-only
 sandbox runs. A file counts as read when a command that prints files (``cat``, ``head``,
 ``tail``, ``sed``, ``nl``…) named it and exited 0; a file only matched by ``grep``/``rg`` does
-not count, as with Claude Code's Grep.
+not count, as with Claude Code's Grep. A command that names a path outside those folders, or
+a word the shell would expand (:func:`~.read_roots.command_outside`), is kept in
+``outside_reads``, whatever its exit code: the lane fails the session.
 """
 
 from __future__ import annotations
@@ -23,20 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
+from active_memory.agents.harness_lanes.read_roots import command_outside, shell_script
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["CodexTranscript", "files_printed", "read_codex_events"]
 
 # Commands whose arguments are files they print whole or in part.
 _PRINTERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat", "batcat"})
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 # Items that mean the session went beyond reading: a change made, a server or the web asked.
 FORBIDDEN_ITEMS = frozenset({"file_change", "mcp_tool_call", "web_search"})
 
 
 @dataclass(frozen=True, slots=True)
 class CodexTranscript:
-    """One ``codex exec`` run: its thread, last message, usage, calls, files read, failure."""
+    """One ``codex exec`` run: its thread, last message, usage, calls, files read, failure and
+    the commands' words that reach outside the folders."""
 
     thread_id: str | None
     answer: str | None
@@ -46,22 +49,12 @@ class CodexTranscript:
     tool_calls: int
     forbidden: tuple[str, ...]
     read_paths: frozenset[str]
-
-
-def _script(command: str) -> str:
-    """The script a ``bash -lc '…'`` command line runs (Codex wraps each command so)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return command
-    if len(words) >= 3 and Path(words[0]).name in _SHELLS and words[1].startswith("-"):
-        return words[-1]
-    return command
+    outside_reads: tuple[str, ...] = ()
 
 
 def files_printed(command: str, cwd: Path) -> tuple[Path, ...]:
     """The existing files that the printing commands of ``command`` name, relative to ``cwd``."""
-    lexer = shlex.shlex(_script(command), posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(shell_script(command), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
         tokens = list(lexer)
@@ -98,6 +91,7 @@ def read_codex_events(
     fresh = cached = written = output = calls = 0
     forbidden: list[str] = []
     read_paths: set[str] = set()
+    outside_reads: list[str] = []
     for event in json_events(stdout):
         kind = event.get("type")
         if kind == "thread.started" and isinstance(event.get("thread_id"), str):
@@ -110,6 +104,9 @@ def read_codex_events(
             elif item_type == "command_execution":
                 calls += 1
                 command = item.get("command")
+                if isinstance(command, str):
+                    # A failed command may still have printed what it read.
+                    outside_reads += command_outside(command, folders, cwd)
                 if item.get("exit_code") == 0 and isinstance(command, str):
                     for path in files_printed(command, cwd):
                         shown = root_path(str(path), folders)
@@ -142,6 +139,7 @@ def read_codex_events(
         tool_calls=calls,
         forbidden=tuple(forbidden),
         read_paths=frozenset(read_paths),
+        outside_reads=tuple(outside_reads),
     )
 
 

@@ -125,6 +125,8 @@ class CopilotLane:
         extra = sorted(transcript.ran_tools - set(INVESTIGATION_TOOLS))
         if extra:
             raise CLI.not_read_only(extra)
+        if transcript.outside_reads:
+            raise CLI.read_outside(transcript.outside_reads)
         if transcript.exit_code != 0 or finished.returncode != 0:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
         return harness_response(

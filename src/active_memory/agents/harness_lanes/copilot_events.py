@@ -10,7 +10,8 @@ or ``error``), ``session.info``, ``session.error`` and, last, ``result`` (``sess
 ``cacheWriteTokens``). Ephemeral events (deltas, model calls) are skipped.
 
 A file counts as read when a ``view`` of it came back successfully; its path is named
-``root:relative/path`` against the request's folders.
+``root:relative/path`` against the request's folders. A tool that ran successfully on a
+``path`` outside those folders is kept in ``outside_reads``: the lane fails the session.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
+from active_memory.agents.harness_lanes.read_roots import outside
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["READ_TOOL", "CopilotTranscript", "read_copilot_events", "read_usage_file"]
@@ -42,6 +44,7 @@ class CopilotTranscript:
     ran_tools: frozenset[str]
     read_paths: frozenset[str]
     model: str
+    outside_reads: tuple[str, ...] = ()
 
 
 def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -61,6 +64,7 @@ def read_copilot_events(
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
     ran: set[str] = set()
     read_paths: set[str] = set()
+    outside_reads: list[str] = []
     model = ""
     for event in json_events(stdout):
         kind, data = event.get("type"), _data(event)
@@ -80,6 +84,8 @@ def read_copilot_events(
             name, arguments = calls.get(str(data.get("toolCallId")), ("", {}))
             ran.add(name)
             path = arguments.get("path")
+            if isinstance(path, str):
+                outside_reads += outside([path], folders, cwd)
             if name == READ_TOOL and isinstance(path, str):
                 shown = root_path(str(cwd / path), folders)
                 if shown is not None:
@@ -100,6 +106,7 @@ def read_copilot_events(
         ran_tools=frozenset(ran - {""}),
         read_paths=frozenset(read_paths),
         model=model,
+        outside_reads=tuple(outside_reads),
     )
 
 

@@ -120,6 +120,16 @@ class HarnessCli:
             cause="harness_tools_not_restricted",
         )
 
+    def read_outside(self, paths: Iterable[str]) -> ProviderError:
+        """A session whose tools read outside the checkout and the evidence folder: what it
+        read may have reached its answer, so the answer is not used."""
+        shown = ", ".join(repr(path) for path in sorted(set(paths))[:5])
+        return ProviderError(
+            f"{self.display} read outside the checkout and the evidence folder ({shown}); "
+            "the specialist's answer was not used: a specialist reads those folders only",
+            cause="read_outside_checkout",
+        )
+
     def missing(self) -> HarnessUnavailable:
         return HarnessUnavailable(
             f"the {self.lane} lane runs specialists with {self.display}'s `{self.command}` "

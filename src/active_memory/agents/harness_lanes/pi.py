@@ -106,6 +106,8 @@ class PiLane:
         extra = transcript.ran_tools - set(INVESTIGATION_TOOLS)
         if extra:
             raise CLI.not_read_only(extra)
+        if transcript.outside_reads:
+            raise CLI.read_outside(transcript.outside_reads)
         if transcript.failure is not None or not transcript.finished:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
         return harness_response(

@@ -10,7 +10,8 @@ input without the cache, the cache apart), ``model``, ``stopReason`` (``stop``, 
 
 A file counts as read when a ``read`` of it came back without an error; its path (absolute or
 relative to the working directory) is named ``root:relative/path`` against the request's
-folders.
+folders. pi's tools take any path: a tool that ran without an error on a ``path`` outside those
+folders is kept in ``outside_reads``, and the lane fails the session.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
+from active_memory.agents.harness_lanes.read_roots import outside
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["READ_TOOL", "PiTranscript", "read_pi_events"]
@@ -41,6 +43,7 @@ class PiTranscript:
     ran_tools: frozenset[str]
     read_paths: frozenset[str]
     model: str
+    outside_reads: tuple[str, ...] = ()
 
 
 def _text(message: Mapping[str, Any]) -> str:
@@ -64,6 +67,7 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
     fresh = output = cached = written = calls = 0
     ran: set[str] = set()
     read_paths: set[str] = set()
+    outside_reads: list[str] = []
     arguments: dict[str, Mapping[str, Any]] = {}  # toolCallId -> the call's args
     model = ""
     for event in json_events(stdout):
@@ -95,6 +99,9 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
             name = str(event.get("toolName"))
             ran.add(name)
             path = arguments.get(str(event.get("toolCallId")), {}).get("path")
+            if isinstance(path, str):
+                # pi drops a leading "@" from a path before it resolves it.
+                outside_reads += outside([path.removeprefix("@")], folders, cwd)
             if name == READ_TOOL and isinstance(path, str):
                 shown = root_path(str(cwd / path), folders)
                 if shown is not None:
@@ -116,4 +123,5 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
         ran_tools=frozenset(ran),
         read_paths=frozenset(read_paths),
         model=model,
+        outside_reads=tuple(outside_reads),
     )

@@ -3,6 +3,9 @@ outside the checkout (beside the run folder), against the real CLIs and a script
 loopback. Copilot CLI refuses the read itself; Codex's sandbox and pi's tools read any path, so
 the host sees the read in the events and fails the session before its answer is admitted.
 Claude Code's own refusal is in ``test_harness_lanes.py``.
+
+Slow: it starts the pinned CLIs from the conformance kit (``harnesses.py``), each a real harness
+session against the loopback model.
 """
 
 from __future__ import annotations

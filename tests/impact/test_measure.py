@@ -176,3 +176,31 @@ def test_a_graph_lesson_is_on_the_failures_of_its_node_in_its_graph() -> None:
     assert failure.would_then
     assert failure.would_today
     assert lessons[qualified].failures == ()  # qualified by a repository this run is not in
+
+
+def test_a_card_in_a_later_attempts_prompt_did_not_reach_the_earlier_failures() -> None:
+    from active_memory.models.runs import Delivery
+
+    store, early, _, _ = _history()
+    attempts = [
+        Ex("a1", status="error", conversation="c", calls=(("src/a.py",),) * 5),
+        Ex("a2", status="error", conversation="c", calls=(("src/a.py",),) * 5),
+        Ex("a3", conversation="c", calls=(("src/a.py",),) * 3),
+    ]
+    record = make_run("run-1", T0 + 3_600_000, attempts)
+    started = {e.id: e.started_ms for e in record.executions}
+
+    def prompted(execution: str) -> list:  # type: ignore[type-arg]
+        prompt = Delivery(lesson_id=early, revision=1, node_id="implement",
+                          conversation_id="c", channel="prompt", execution=execution,
+                          time_ms=started[execution])  # fmt: skip
+        runs = [make_run("run-0", T0, []), record.model_copy(update={"deliveries": (prompt,)})]
+        lesson = _by_id(measure_impact(store, runs).lessons)[early]
+        return [(f.execution, f.delivered, f.tool_calls_before, f.missed) for f in lesson.failures]
+
+    assert prompted("a3") == [
+        ("a1", False, None, "after_the_failure"),
+        ("a2", False, None, "after_the_failure"),
+    ]
+    # in the second attempt's prompt: before its five calls and its failure, after the first's
+    assert prompted("a2") == [("a1", False, None, "after_the_failure"), ("a2", True, 5, None)]

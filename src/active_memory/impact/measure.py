@@ -18,10 +18,11 @@ from typing import TypeAlias
 
 from active_memory.errors import LessonNotFound, ScopeRefused
 from active_memory.evidence.failures import (
+    Conversation,
     RunFailure,
     conversation_of,
-    conversation_receipts,
-    delivery_seq,
+    conversations,
+    delivery_position,
     run_failures,
     tool_calls_after,
 )
@@ -79,7 +80,7 @@ class _Run:
     ) -> None:
         self.record, self.slot, self.replay = record, slot, replay
         self.failures = run_failures(record)
-        self.calls = conversation_receipts(record)
+        self.calls = conversations(record)
         owner = {e.id: conversation_of(e) for e in record.executions}
         self.recorded: dict[tuple[str, str], list[Delivery]] = {}
         for delivery in record.deliveries:
@@ -127,12 +128,6 @@ def _graph_lessons(graph: _GraphPlaces, record: RunRecord, node: str) -> list[st
     ]
 
 
-def _before(placement: Placement, conversation: str, lesson_id: str, failure: RunFailure) -> bool:
-    where = placement.delivered.get((conversation, lesson_id))
-    end = failure.last_seq
-    return where is not None and (end is None or where <= end)
-
-
 def _impact(
     run: _Run,
     failure: RunFailure,
@@ -142,15 +137,15 @@ def _impact(
     origin: str | None,
 ) -> FailureImpact:
     revision = run.live_then(lesson_id)
-    calls = run.calls.get(failure.conversation, ())
-    before: list[tuple[int, Delivery]] = []
+    calls = run.calls.get(failure.conversation, Conversation((), (), ()))
+    before: list[tuple[tuple[int, int], Delivery]] = []
     after = False
     for delivery in run.recorded.get((failure.conversation, lesson_id), ()):
         count = tool_calls_after(delivery, failure, calls)
         if count is None:
             after = True
         else:
-            before.append((delivery_seq(delivery, calls), delivery))
+            before.append((delivery_position(delivery, calls), delivery))
     first = min(before, key=lambda pair: pair[0])[1] if before else None
     missed: MissReason | None = None
     if first is None:
@@ -160,9 +155,7 @@ def _impact(
             missed = "after_the_failure"
         elif lesson_id in run.delivered_ids:
             missed = "other_conversation"
-        elif (failure.conversation, lesson_id) in then.cut and not _before(
-            then, failure.conversation, lesson_id, failure
-        ):
+        elif (failure.conversation, lesson_id) in then.cut and not then.before(lesson_id, failure):
             missed = "budget_cut"
         else:
             missed = "not_delivered"
@@ -176,8 +169,8 @@ def _impact(
         delivered=first is not None,
         tool_calls_before=None if first is None else tool_calls_after(first, failure, calls),
         revision=first.revision if first is not None else revision,
-        would_then=_before(then, failure.conversation, lesson_id, failure),
-        would_today=_before(today, failure.conversation, lesson_id, failure),
+        would_then=then.before(lesson_id, failure),
+        would_today=today.before(lesson_id, failure),
         missed=missed,
     )
 

@@ -88,3 +88,25 @@ def test_lessons_stats_shows_the_same_figures(demo: Path) -> None:
     one = run_cli(["lessons", "stats", SETTINGS, "--store", store, "--runs", demo]).stdout
     assert "impact          0 failure(s) on its files after it existed" in one
     assert "2 before it existed" in one
+
+
+def test_an_imported_store_keeps_the_figures_its_runs_prove(demo: Path, tmp_path: Path) -> None:
+    exported = run_cli(["lessons", "export", "--store", demo / "lessons.sqlite3"])
+    assert exported.exit_code == 0, exported.output
+    (tmp_path / "lessons.jsonl").write_text(exported.stdout)
+    fresh = tmp_path / "fresh.sqlite3"
+    imported = run_cli(["lessons", "import", "--store", fresh, tmp_path / "lessons.jsonl"])
+    assert imported.exit_code == 0, imported.output
+    report = json.loads(
+        run_cli(["lessons", "impact", "--store", fresh, "--runs", demo, "--json"]).stdout
+    )
+    lessons = {lesson["id"]: lesson for lesson in report["lessons"]}
+    assert sorted(lessons) == [GRAPH, SETTINGS, DOCS]
+    # the second run delivered both: that proves they existed there, import or not
+    assert [(lessons[i]["deliveries"], lessons[i]["runs_since"], lessons[i]["delivered"])
+            for i in (SETTINGS, DOCS)] == [(1, 1, {"runs": 1, "failed": 0})] * 2  # fmt: skip
+    assert not lessons[DOCS]["live"]
+    table = run_cli(["lessons", "impact", "--store", fresh, "--runs", demo]).stdout.splitlines()
+    docs = next(line for line in table if line.startswith(DOCS)).split()
+    assert docs[1:4] == ["retired", "1", "1"]
+    assert " ".join(docs).endswith("retired; this store never held its card")

@@ -33,6 +33,8 @@ def _flag(lesson: LessonImpact) -> str:
         return f"never delivered in {lesson.runs_since} run{'' if lesson.runs_since == 1 else 's'}"
     if lesson.quiet:
         return "delivered often, no later failure"
+    if lesson.title is None:
+        return "retired; this store never held its card"
     return ""
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from active_memory.models.runs import Delivery, Execution, RunRecord, ToolReceipt
@@ -119,9 +119,13 @@ class Conversation:
     executions: tuple[str, ...]
     starts: tuple[int, ...]
     receipts: tuple[ToolReceipt, ...]
+    _order: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._order.update((execution, i) for i, execution in enumerate(self.executions))
 
     def index(self, execution: str | None) -> int | None:
-        return self.executions.index(execution) if execution in self.executions else None
+        return self._order.get(execution) if execution is not None else None
 
     def position(self, receipt: ToolReceipt) -> Position:
         index = self.index(receipt.execution)

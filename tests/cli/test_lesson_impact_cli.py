@@ -88,3 +88,66 @@ def test_lessons_stats_shows_the_same_figures(demo: Path) -> None:
     one = run_cli(["lessons", "stats", SETTINGS, "--store", store, "--runs", demo]).stdout
     assert "impact          0 failure(s) on its files after it existed" in one
     assert "2 before it existed" in one
+
+
+def test_an_imported_store_keeps_the_figures_its_runs_prove(demo: Path, tmp_path: Path) -> None:
+    exported = run_cli(["lessons", "export", "--store", demo / "lessons.sqlite3"])
+    assert exported.exit_code == 0, exported.output
+    (tmp_path / "lessons.jsonl").write_text(exported.stdout)
+    fresh = tmp_path / "fresh.sqlite3"
+    imported = run_cli(["lessons", "import", "--store", fresh, tmp_path / "lessons.jsonl"])
+    assert imported.exit_code == 0, imported.output
+    report = json.loads(
+        run_cli(["lessons", "impact", "--store", fresh, "--runs", demo, "--json"]).stdout
+    )
+    lessons = {lesson["id"]: lesson for lesson in report["lessons"]}
+    assert sorted(lessons) == [GRAPH, SETTINGS, DOCS]
+    # the second run delivered both: that proves they existed there, import or not
+    assert [(lessons[i]["deliveries"], lessons[i]["runs_since"], lessons[i]["delivered"])
+            for i in (SETTINGS, DOCS)] == [(1, 1, {"runs": 1, "failed": 0})] * 2  # fmt: skip
+    assert not lessons[DOCS]["live"]
+    table = run_cli(["lessons", "impact", "--store", fresh, "--runs", demo]).stdout.splitlines()
+    docs = next(line for line in table if line.startswith(DOCS)).split()
+    assert docs[1:4] == ["retired", "1", "1"]
+    assert " ".join(docs).endswith("retired; this store never held its card")
+
+
+def _not_runs(tmp_path: Path, kind: str) -> Path:
+    if kind == "device":
+        return Path("/dev/null")
+    if kind == "text":
+        (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
+        return tmp_path / "passwd"
+    if kind == "session":
+        (tmp_path / "session.jsonl").write_text('{"type": "user", "message": "hi"}\n')
+        return tmp_path / "session.jsonl"
+    if kind == "unreadable":
+        (tmp_path / "runs" / "r1").mkdir(parents=True)
+        (tmp_path / "runs" / "r1" / "run.json").write_text("not json")
+        return tmp_path / "runs"
+    (tmp_path / "empty").mkdir()
+    return tmp_path / "empty"
+
+
+@pytest.mark.parametrize("kind", ["device", "text", "session", "empty", "unreadable"])
+def test_a_runs_path_with_no_run_record_is_bad_input(demo: Path, tmp_path: Path, kind: str) -> None:
+    path = _not_runs(tmp_path, kind)
+    for runs in ([path], [demo, path]) if kind != "unreadable" else ([path],):
+        args = [arg for given in runs for arg in ("--runs", given)]
+        result = run_cli(["lessons", "impact", "--store", demo / "lessons.sqlite3", *args])
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""
+        error = result.stderr.splitlines()[-1]
+        assert error.startswith(f"error: --runs {str(path)!r} holds no run record to replay: ")
+        assert "one folder per run with its run.json" in error
+        assert "Traceback" not in result.stderr
+
+
+def test_a_run_log_beside_the_runs_is_read_for_generations(demo: Path, tmp_path: Path) -> None:
+    from active_memory.runlog import RunLog
+
+    RunLog(tmp_path / "run-log.jsonl").append_event("postmortem", run_id=FIRST, generation=3)
+    result = run_cli(["lessons", "impact", "--store", demo / "lessons.sqlite3",
+                      "--runs", demo, "--runs", tmp_path / "run-log.jsonl"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "3 lessons over 2 runs" in result.stdout

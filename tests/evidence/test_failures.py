@@ -8,7 +8,7 @@ import pytest
 
 from active_memory.evidence.builder import build_evidence
 from active_memory.evidence.failures import deliveries_before_failures, is_rejection, run_failures
-from active_memory.models.runs import load_run_record
+from active_memory.models.runs import Delivery, RunRecord, load_run_record
 from fixture_runs import RUNS
 
 KEY = "lesson-01JWKQ7Z3M8V4T2R6N0P5X9C1B@2"
@@ -73,3 +73,37 @@ def test_the_field_is_left_out_when_no_card_preceded_a_failure(tmp_path: Path) -
     )  # fmt: skip
     assert bundle.payload["deliveries"]
     assert all("before_failures" not in entry for entry in bundle.payload["deliveries"])
+
+
+def _one_conversation(prompted: str) -> RunRecord:
+    """Three implement attempts in one conversation (two errors, then a success); a card
+    delivered by the prompt of the attempt ``prompted``."""
+    from impact.impact_kit import Ex, make_run
+
+    attempts = [
+        Ex("a1", status="error", conversation="c", calls=(("src/a.py",),) * 5),
+        Ex("a2", status="error", conversation="c", calls=(("src/a.py",),) * 5),
+        Ex("a3", conversation="c", calls=(("src/a.py",),) * 3),
+    ]
+    record = make_run("run-1", 1_750_000_000_000, attempts)
+    started = {e.id: e.started_ms for e in record.executions}
+    prompt = Delivery(lesson_id=KEY.split("@")[0], revision=2, node_id="implement",
+                      conversation_id="c", channel="prompt", execution=prompted,
+                      time_ms=started[prompted])  # fmt: skip
+    return record.model_copy(update={"deliveries": (prompt,)})
+
+
+def test_a_later_attempts_prompt_is_not_before_an_earlier_attempts_failure() -> None:
+    assert deliveries_before_failures(_one_conversation("a3")) == {}
+
+
+def test_an_attempts_prompt_is_before_that_attempts_own_failure() -> None:
+    assert deliveries_before_failures(_one_conversation("a2")) == {KEY: 1}
+    assert deliveries_before_failures(_one_conversation("a1")) == {KEY: 1}
+
+
+def test_a_prompt_delivery_naming_no_execution_is_placed_by_its_time() -> None:
+    record = _one_conversation("a3")
+    (prompt,) = record.deliveries
+    unnamed = prompt.model_copy(update={"execution": None})
+    assert deliveries_before_failures(record.model_copy(update={"deliveries": (unnamed,)})) == {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from active_memory.impact import LessonImpact, measure_impact
 from active_memory.store.results import HistoryEntry
-from impact.impact_kit import Ex, HistoryStore, make_run
+from impact.impact_kit import Ex, HistoryStore, lesson_id, make_run
 
 T0 = 1_750_000_000_000
 LEARNED = "2025-06-15T15:06:40.000Z"  # after run-0 (T0), before run-1
@@ -176,3 +176,58 @@ def test_a_graph_lesson_is_on_the_failures_of_its_node_in_its_graph() -> None:
     assert failure.would_then
     assert failure.would_today
     assert lessons[qualified].failures == ()  # qualified by a repository this run is not in
+
+
+def test_a_card_in_a_later_attempts_prompt_did_not_reach_the_earlier_failures() -> None:
+    from active_memory.models.runs import Delivery
+
+    store, early, _, _ = _history()
+    attempts = [
+        Ex("a1", status="error", conversation="c", calls=(("src/a.py",),) * 5),
+        Ex("a2", status="error", conversation="c", calls=(("src/a.py",),) * 5),
+        Ex("a3", conversation="c", calls=(("src/a.py",),) * 3),
+    ]
+    record = make_run("run-1", T0 + 3_600_000, attempts)
+    started = {e.id: e.started_ms for e in record.executions}
+
+    def prompted(execution: str) -> list:  # type: ignore[type-arg]
+        prompt = Delivery(lesson_id=early, revision=1, node_id="implement",
+                          conversation_id="c", channel="prompt", execution=execution,
+                          time_ms=started[execution])  # fmt: skip
+        runs = [make_run("run-0", T0, []), record.model_copy(update={"deliveries": (prompt,)})]
+        lesson = _by_id(measure_impact(store, runs).lessons)[early]
+        return [(f.execution, f.delivered, f.tool_calls_before, f.missed) for f in lesson.failures]
+
+    assert prompted("a3") == [
+        ("a1", False, None, "after_the_failure"),
+        ("a2", False, None, "after_the_failure"),
+    ]
+    # in the second attempt's prompt: before its five calls and its failure, after the first's
+    assert prompted("a2") == [("a1", False, None, "after_the_failure"), ("a2", True, 5, None)]
+
+
+def test_an_imported_store_counts_the_runs_its_recorded_deliveries_prove() -> None:
+    store = HistoryStore()
+    imported = "2026-01-01T00:00:00.000Z"  # after both runs: the import starts the history
+    kept = store.publish(1, ["src/a.py"], "import", imported)
+    store.entries[kept][0] = store.entries[kept][0].model_copy(update={"revision": 2})
+    gone = lesson_id(2)
+    store.entries[gone] = [
+        HistoryEntry(id=gone, revision=2, op="retire", generation=1, run_id="import",
+                     time=imported, draft=None)
+    ]  # fmt: skip
+    runs = [
+        make_run("run-0", T0, [Ex("e0", status="error", calls=(("src/a.py",),))]),
+        make_run("run-1", T0 + 3_600_000,
+                 [Ex("e1", calls=(("src/a.py",),), delivered=((kept, 1, 0), (gone, 1, 0)))]),
+    ]  # fmt: skip
+    lessons = _by_id(measure_impact(store, runs, retired=[gone]).lessons)
+    assert sorted(lessons) == [kept, gone]
+    figures = {
+        ident: (x.live, x.deliveries, x.runs_since, x.delivered.runs, x.never_delivered)
+        for ident, x in lessons.items()
+    }
+    # run-1's delivery of revision 1 proves each existed there
+    assert figures == {kept: (True, 1, 1, 1, False), gone: (False, 1, 1, 1, False)}
+    assert [(r.run_id, r.revision, r.deliveries) for r in lessons[gone].runs] == [("run-1", 1, 1)]
+    assert (lessons[gone].revision, lessons[gone].title) == (2, None)

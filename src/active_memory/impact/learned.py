@@ -60,7 +60,5 @@ def learned_reach(drafts: Sequence[LessonDraft], later: Sequence[RunRecord]) -> 
             ids.update(graph.get((record.graph.hash, failure.node_id), ()))
             for lesson_id in ids:
                 failures += 1
-                where = placement.delivered.get((failure.conversation, lesson_id))
-                end = failure.last_seq
-                reached += int(where is not None and (end is None or where <= end))
+                reached += int(placement.before(lesson_id, failure))
     return LearnedReach(len(drafts), len(later), failures, reached)

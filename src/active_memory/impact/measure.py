@@ -18,10 +18,11 @@ from typing import TypeAlias
 
 from active_memory.errors import LessonNotFound, ScopeRefused
 from active_memory.evidence.failures import (
+    Conversation,
     RunFailure,
     conversation_of,
-    conversation_receipts,
-    delivery_seq,
+    conversations,
+    delivery_position,
     run_failures,
     tool_calls_after,
 )
@@ -79,7 +80,7 @@ class _Run:
     ) -> None:
         self.record, self.slot, self.replay = record, slot, replay
         self.failures = run_failures(record)
-        self.calls = conversation_receipts(record)
+        self.calls = conversations(record)
         owner = {e.id: conversation_of(e) for e in record.executions}
         self.recorded: dict[tuple[str, str], list[Delivery]] = {}
         for delivery in record.deliveries:
@@ -127,12 +128,6 @@ def _graph_lessons(graph: _GraphPlaces, record: RunRecord, node: str) -> list[st
     ]
 
 
-def _before(placement: Placement, conversation: str, lesson_id: str, failure: RunFailure) -> bool:
-    where = placement.delivered.get((conversation, lesson_id))
-    end = failure.last_seq
-    return where is not None and (end is None or where <= end)
-
-
 def _impact(
     run: _Run,
     failure: RunFailure,
@@ -142,15 +137,15 @@ def _impact(
     origin: str | None,
 ) -> FailureImpact:
     revision = run.live_then(lesson_id)
-    calls = run.calls.get(failure.conversation, ())
-    before: list[tuple[int, Delivery]] = []
+    calls = run.calls.get(failure.conversation, Conversation((), (), ()))
+    before: list[tuple[tuple[int, int], Delivery]] = []
     after = False
     for delivery in run.recorded.get((failure.conversation, lesson_id), ()):
         count = tool_calls_after(delivery, failure, calls)
         if count is None:
             after = True
         else:
-            before.append((delivery_seq(delivery, calls), delivery))
+            before.append((delivery_position(delivery, calls), delivery))
     first = min(before, key=lambda pair: pair[0])[1] if before else None
     missed: MissReason | None = None
     if first is None:
@@ -160,9 +155,7 @@ def _impact(
             missed = "after_the_failure"
         elif lesson_id in run.delivered_ids:
             missed = "other_conversation"
-        elif (failure.conversation, lesson_id) in then.cut and not _before(
-            then, failure.conversation, lesson_id, failure
-        ):
+        elif (failure.conversation, lesson_id) in then.cut and not then.before(lesson_id, failure):
             missed = "budget_cut"
         else:
             missed = "not_delivered"
@@ -176,8 +169,8 @@ def _impact(
         delivered=first is not None,
         tool_calls_before=None if first is None else tool_calls_after(first, failure, calls),
         revision=first.revision if first is not None else revision,
-        would_then=_before(then, failure.conversation, lesson_id, failure),
-        would_today=_before(today, failure.conversation, lesson_id, failure),
+        would_then=then.before(lesson_id, failure),
+        would_today=today.before(lesson_id, failure),
         missed=missed,
     )
 
@@ -223,12 +216,12 @@ def measure_impact(
         for failure in run.failures:
             for lesson_id in _failure_lessons(run, failure, timeline, graph):
                 failing.setdefault(lesson_id, []).append(failure)
-        applied = set(failing)
+        applied = set(failing) | run.delivered_ids  # a recorded delivery is recall's own match
         for versions in run.replay.matches.values():
             applied |= _applies(versions, timeline.scope_revision)
         for execution in record.executions:
             applied.update(_graph_lessons(graph, record, execution.node_id))
-        for lesson_id in sorted((applied | run.delivered_ids) & timeline.scope_revision.keys()):
+        for lesson_id in sorted(applied & timeline.known):
             existed = run.live_then(lesson_id) is not None
             delivered = lesson_id in run.delivered_ids
             tally = tallies.setdefault(lesson_id, _Tally())
@@ -255,11 +248,12 @@ def measure_impact(
                     failed=bool(impacts),
                 )
             )
-    return _report(ordered, live, timeline, tallies, failure_count, often)
+    return _report(ordered, slots, live, timeline, tallies, failure_count, often)
 
 
 def _report(
     ordered: Sequence[RunRecord],
+    slots: Mapping[str, RunSlot],
     live: Mapping[str, Lesson],
     timeline: Timeline,
     tallies: Mapping[str, _Tally],
@@ -268,24 +262,32 @@ def _report(
 ) -> ImpactReport:
     lessons: list[LessonImpact] = []
     card = {v.id: v for v in timeline.versions if timeline.scope_revision[v.id] == v.revision}
-    for lesson_id in sorted(timeline.scope_revision):
+    for lesson_id in sorted(timeline.known):
         tally = tallies.get(lesson_id)
-        version = card[lesson_id]
+        version = card.get(lesson_id)  # None: a retired lesson whose cards the store never held
         failures = tuple(impact for _, impact in tally.failures) if tally else ()
         first = tally.delivered_runs[0] if tally and tally.delivered_runs else None
         later = (
             [p for p, impact in tally.failures if first is not None and p >= first] if tally else []
         )
         missed = Counter(f.missed for f in failures if f.missed is not None)
-        runs_since = timeline.runs_live(lesson_id)
+        # a delivery proves the revision it names was live, whatever the history says
+        proven = [ordered[p].run_id for p in tally.delivered_runs] if tally else []
+        runs_since = timeline.runs_live(lesson_id) + sum(
+            1 for run_id in proven if timeline.live_at(lesson_id, slots[run_id]) is None
+        )
         lessons.append(
             LessonImpact.model_construct(
                 id=lesson_id,
                 live=lesson_id in live,
-                revision=live[lesson_id].revision if lesson_id in live else version.revision,
-                kind=version.scope.kind,
-                title=version.title,
-                repository=version.scope.repository,
+                revision=live[lesson_id].revision
+                if lesson_id in live
+                else version.revision
+                if version
+                else timeline.latest(lesson_id),
+                kind=version.scope.kind if version else None,
+                title=version.title if version else None,
+                repository=version.scope.repository if version else None,
                 deliveries=tally.deliveries if tally else 0,
                 delivered_runs=len(tally.delivered_runs) if tally else 0,
                 runs_since=runs_since,
@@ -295,8 +297,7 @@ def _report(
                 not_delivered=_rate(tally, "not_delivered"),
                 before=_rate(tally, "before"),
                 missed=dict(sorted(missed.items())),
-                never_delivered=timeline.runs_live(lesson_id) > 0
-                and not (tally and tally.deliveries),
+                never_delivered=runs_since > 0 and not (tally and tally.deliveries),
                 quiet=bool(tally and len(tally.delivered_runs) >= often and not later),
             )
         )

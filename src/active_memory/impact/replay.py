@@ -18,33 +18,36 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from active_memory.errors import ActiveMemoryError
-from active_memory.evidence.failures import conversation_of
+from active_memory.evidence.failures import Position, RunFailure, conversation_of
 from active_memory.impact.timeline import CardVersion
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.models.runs import RunRecord, ToolReceipt
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
 
-__all__ = ["Placement", "Replay", "Replayer", "prompt_position"]
+__all__ = ["Placement", "Replay", "Replayer"]
 
 # Receipt paths are already root-relative; any absolute root turns them back into themselves.
 _ROOT = WorkspaceRoot(("/replayed-workspace",))
 _MATCH_CACHE = 65_536
 
 
-def prompt_position(first_seq: int | None, fallback: int) -> float:
-    """Where a node prompt sits among tool calls: just before the execution's first call."""
-    return (first_seq if first_seq is not None else fallback) - 0.5
-
-
 @dataclass(frozen=True, slots=True)
 class Placement:
     """A replay's answer: per (conversation, lesson id) the position of its first delivery
-    (a receipt seq, a prompt half a step before a call), and the pairs the budget cut before
-    any delivery."""
+    (the execution's index in the conversation, and the receipt seq, -1 for its prompt), the
+    pairs the budget cut before any delivery, and each execution's index."""
 
-    delivered: dict[tuple[str, str], float] = field(default_factory=dict)
-    cut: dict[tuple[str, str], float] = field(default_factory=dict)
+    delivered: dict[tuple[str, str], Position] = field(default_factory=dict)
+    cut: dict[tuple[str, str], Position] = field(default_factory=dict)
+    order: dict[str, int] = field(default_factory=dict)
+
+    def before(self, lesson_id: str, failure: RunFailure) -> bool:
+        """Whether the card reached the failing conversation by the failing execution's end:
+        in an earlier execution, or in its own (its prompt or any of its calls)."""
+        where = self.delivered.get((failure.conversation, lesson_id))
+        index = self.order.get(failure.execution)
+        return where is not None and index is not None and where[0] <= index
 
 
 @dataclass(slots=True)
@@ -126,13 +129,15 @@ class Replayer:
         graph_hash = record.graph.hash
         for conversation, events in replay.conversations.items():
             given: set[str] = set()
-            for index, (execution, receipt) in enumerate(events):
+            step = -1  # the execution's index in the conversation: each opens with its prompt
+            for execution, receipt in events:
+                where: Position
                 if receipt is None:
+                    step += 1
+                    placement.order[execution] = step
                     if not replay.use_graph:
                         continue
-                    following = events[index + 1][1] if index + 1 < len(events) else None
-                    last = max((r.seq for _, r in events[:index] if r is not None), default=0)
-                    where = prompt_position(following.seq if following else None, last + 1)
+                    where = (step, -1)
                     cards = self._index(replay.repository).graph_lessons(
                         graph_hash, nodes[execution], replay.repository
                     )
@@ -141,7 +146,7 @@ class Replayer:
                 else:
                     if not replay.use_repository:
                         continue
-                    where = receipt.seq
+                    where = (step, receipt.seq)
                     found = replay.matches.get(receipt.seq, ())
                     candidates = [c for c in found if live(c.id) == c.revision]
                     budget = replay.hook_bytes

@@ -8,7 +8,8 @@ A revision entered the store before run S started when the run that published it
 history's ``run_id``) is a run read here and comes before S; otherwise (an import, a review
 approval, an administrator's change, a run not read) when its history time is at or before S's
 first execution's start. The latest such revision is the one S's snapshot held: a retirement or
-a purge means none. A delivery recorded in S of ``id@revision`` proves that revision was live.
+a purge means none. A delivery recorded in S of ``id@revision`` proves that revision was live,
+whatever the history says (an imported store's history starts at the import).
 """
 
 from __future__ import annotations
@@ -105,6 +106,17 @@ class Timeline:
             self._steps[lesson_id] = tuple(steps)
             if history:
                 self.origin[lesson_id] = history[0].run_id
+
+    @property
+    def known(self) -> frozenset[str]:
+        """Every lesson with a history here, whether or not a card of it was kept (an imported
+        tombstone has none)."""
+        return frozenset(self._steps)
+
+    def latest(self, lesson_id: str) -> int | None:
+        """The lesson's latest revision in its history."""
+        steps = self._steps.get(lesson_id, ())
+        return steps[-1].revision if steps else None
 
     def _before(self, step: _Step, slot: RunSlot) -> bool:
         source = self._slots.get(step.run_id)

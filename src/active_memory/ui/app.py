@@ -284,6 +284,7 @@ class UiApp:
     async def _impact(self, request: Request, csrf: str) -> Response:
         report = await run_in_threadpool(self.data.impact)
         return self._page("impact.html", report=report, rows=repository_rows(report), csrf=csrf)
+
     async def _learn(self, request: Request, csrf: str) -> Response:
         sessions = await run_in_threadpool(self.data.learn_view)
         return self._page("learn.html", sessions=sessions, csrf=csrf)

@@ -120,33 +120,47 @@ def make_queries(tree: Tree, rng: random.Random, count: int) -> list[ToolCall]:
     return calls
 
 
-def bench_index(sizes: Sequence[int], queries: int) -> None:
+def index_figures(
+    size: int, queries: int, tree: Tree | None = None
+) -> dict[str, float | list[float]]:
+    """Build (median of 3, seconds) from ready-made lessons, and match latencies (seconds, one
+    per query) and cards matched, at ``size`` lessons."""
     rng = random.Random(7)
-    tree = Tree(rng, folders=20_000, files=200_000, identifiers=150_000)
+    tree = tree or Tree(rng, folders=20_000, files=200_000, identifiers=150_000)
     root = WorkspaceRoot((WORKSPACE,))
     calls = make_queries(tree, rng, queries)
     signals = [extract_signals(call, root) for call in calls]
+    lessons = make_lessons(size, tree, rng)
+    builds = []
+    for _ in range(3):
+        started = time.perf_counter()
+        index = RecallIndex(lessons, repository=REPOSITORY)
+        builds.append(time.perf_counter() - started)
+    match: list[float] = []
+    both: list[float] = []
+    matched: list[float] = []
+    for call, found in zip(calls, signals, strict=True):
+        started = time.perf_counter()
+        matched.append(len(index.match(found)))
+        match.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        index.match(extract_signals(call, root))
+        both.append(time.perf_counter() - started)
+    return {"build": statistics.median(builds), "match": match, "both": both, "matched": matched}
+
+
+def bench_index(sizes: Sequence[int], queries: int) -> None:
     print("index build and match (resident index, no I/O)")
+    tree = Tree(random.Random(7), folders=20_000, files=200_000, identifiers=150_000)
     for size in sizes:
-        lessons = make_lessons(size, tree, rng)
-        builds = []
-        for _ in range(3):
-            started = time.perf_counter()
-            index = RecallIndex(lessons, repository=REPOSITORY)
-            builds.append(time.perf_counter() - started)
-        match, both, matched = [], [], []
-        for call, found in zip(calls, signals, strict=True):
-            started = time.perf_counter()
-            matched.append(len(index.match(found)))
-            match.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            index.match(extract_signals(call, root))
-            both.append(time.perf_counter() - started)
-        print(f"  {size:,} lessons: build median {statistics.median(builds):.3f} s (n=3); "
+        figures = index_figures(size, queries, tree)
+        matched = figures["matched"]
+        assert isinstance(matched, list)
+        print(f"  {size:,} lessons: build median {figures['build']:.3f} s (n=3); "
               f"cards matched per query: median {statistics.median(matched):.0f}, "
-              f"max {max(matched)}")  # fmt: skip
-        print(line("match (index lookup)", match))
-        print(line("signals + match", both))
+              f"max {max(matched):.0f}")  # fmt: skip
+        print(line("match (index lookup)", figures["match"]))  # type: ignore[arg-type]
+        print(line("signals + match", figures["both"]))  # type: ignore[arg-type]
 
 
 def stored_rows(lessons: Sequence[Lesson]) -> list[tuple[object, ...]]:
@@ -238,7 +252,7 @@ def timed_runs(commands: dict[str, Callable[[], None]], rounds: int) -> dict[str
     return samples
 
 
-def bench_broker(rounds: int, spawn_rounds: int) -> None:
+def bench_broker(rounds: int, spawn_rounds: int) -> dict[str, float]:
     rng = random.Random(11)
     tree = Tree(rng, folders=5_000, files=30_000, identifiers=20_000)
     lessons = make_lessons(10_000, tree, rng)
@@ -289,12 +303,12 @@ def bench_broker(rounds: int, spawn_rounds: int) -> None:
                 samples.append(time.perf_counter() - started)
             print(line(label, samples))
         keep.close()
-        bench_commands(env, claude_payload(paths[0]), spawn_rounds)
+        return bench_commands(env, claude_payload(paths[0]), spawn_rounds)
     finally:
         run.close()
 
 
-def bench_commands(env: dict[str, str], payload: bytes, rounds: int) -> None:
+def bench_commands(env: dict[str, str], payload: bytes, rounds: int) -> dict[str, float]:
     curl = shutil.which("curl")
     print("hook commands as `hooks install` writes them (spawned per tool call)")
     if curl is None:
@@ -332,12 +346,15 @@ def bench_commands(env: dict[str, str], payload: bytes, rounds: int) -> None:
         f"/ sh -c bare interpreter: "
         f"{median['python helper hook (sh -c, live broker)'] / shell_python:.2f}x"
     )
+    ratios = {"python": python_ratio}
     if curl is not None:
         hook = median["curl hook (sh -c, live broker)"]
         bare = median["bare curl of a closed port (baseline)"]
         shell = median["sh -c 'curl closed port' (baseline)"]
+        ratios["curl"] = hook / bare
         print(f"  ratio curl hook / bare curl: {hook / bare:.2f}x (target 1.3x); "
               f"/ sh -c bare curl: {hook / shell:.2f}x")  # fmt: skip
+    return ratios
 
 
 def main() -> None:

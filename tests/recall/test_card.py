@@ -80,6 +80,11 @@ def test_snapshot_rows_index_exactly_as_the_lessons_do_without_decoding_them(
         assert stored._lessons.count(None) == len(stored) - 1  # only the graph lesson was decoded
 
 
+def test_a_repository_lesson_among_the_graph_lessons_is_refused() -> None:
+    with pytest.raises(ValueError, match="repository lesson"):
+        RecallIndex.from_entries((), LESSONS, repository=REPOSITORY)
+
+
 def test_a_snapshot_row_of_another_shape_is_decoded_and_refused_when_invalid() -> None:
     from active_memory.store.checked_rows import row_checksum
     from active_memory.store.codec import DecodedRows

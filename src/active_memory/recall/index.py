@@ -161,6 +161,8 @@ class RecallIndex:
         ``entries`` is read once, as it is produced: the decoding and the indexing are one
         pass."""
         index = cls(graph_lessons, repository=repository)
+        if len(index):
+            raise ValueError("graph_lessons holds a repository lesson; give it as an entry")
         columns: CardLists = ([], [], [], [])
         index._build(index._entry_associations(entries, columns))
         index._cards = _CardColumns(columns)

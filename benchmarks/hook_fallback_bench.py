@@ -97,11 +97,8 @@ def payload(workspace: Path, conversation: str, number: int, *, shell: bool = Fa
     }).encode()  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=40, help="spawns per series (median)")
-    parser.add_argument("--lessons", type=int, default=1000, help="lessons in the store")
-    options = parser.parse_args()
+def fallback_figures(runs: int, lessons: int) -> dict[str, float]:
+    """Median seconds of each series, over ``runs`` interleaved spawns at ``lessons`` lessons."""
     env = {
         key: value for key, value in os.environ.items() if not key.startswith("ACTIVE_MEMORY_")
     }  # fmt: skip  (no broker anywhere)
@@ -110,7 +107,7 @@ def main() -> None:
         workspace = checkout(root / "monorepo")
         store = root / "state" / "lessons.sqlite3"
         store.parent.mkdir(mode=0o700)
-        fill(store, options.lessons)
+        fill(store, lessons)
         command = helper_command("claude", store=str(store), workspace=str(workspace))
         cache = index_cache.cache_path(str(store), os.path.realpath(workspace))
         counter = iter(range(1_000_000))
@@ -119,7 +116,7 @@ def main() -> None:
             def run() -> None:
                 if cold:
                     Path(cache).unlink(missing_ok=True)
-                number = next(counter) % options.lessons
+                number = next(counter) % lessons
                 stdin = payload(workspace, f"bench-{next(counter)}", number, shell=shell)
                 done = subprocess.run(["sh", "-c", command], env=env, input=stdin,
                                       capture_output=True)  # fmt: skip
@@ -146,12 +143,20 @@ def main() -> None:
         }  # fmt: skip
         hook(cold=False)()  # compile the bytecode caches once, as an installed package has them
         samples: dict[str, list[float]] = {name: [] for name in series}
-        for _ in range(options.runs):
+        for _ in range(runs):
             for name, run in series.items():
                 started = time.perf_counter()
                 run()
                 samples[name].append(time.perf_counter() - started)
-    median = {name: statistics.median(values) for name, values in samples.items()}
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40, help="spawns per series (median)")
+    parser.add_argument("--lessons", type=int, default=1000, help="lessons in the store")
+    options = parser.parse_args()
+    median = fallback_figures(options.runs, options.lessons)
     base = median["python3 -I -S -c pass (baseline)"]
     print(f"hook fallback, {options.lessons:,} lessons, no broker; median of {options.runs} "
           "interleaved spawns")  # fmt: skip

@@ -32,7 +32,7 @@ import functools
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
@@ -52,6 +52,7 @@ from active_memory.recall.recall_session import Caller, Recall, RecallSession
 from active_memory.recall.signals import ToolCall, WorkspaceRoot
 from active_memory.repository import repository_key
 from active_memory.store.backend import ActiveMemoryBackend, RunIdentity, SnapshotRequest
+from active_memory.store.checked_rows import StoredLessons
 from active_memory.store.paths import default_store_path
 from active_memory.store.select import open_backend
 
@@ -143,7 +144,7 @@ class ActiveRun:
         generation: int,
         runtime: RuntimeConfig | None = None,
         backend: ActiveMemoryBackend | None = None,
-        lessons: tuple[Lesson, ...] = (),
+        lessons: Sequence[Lesson] = (),
         state_dir: str | Path | None = None,
         workspace: str | Path | None = None,
     ) -> None:
@@ -425,7 +426,7 @@ class ActiveRun:
             cancel=cancel,
             new_id=new_id or new_lesson_id,
             dry_run=dry_run,
-            frozen_lessons=self.lessons,
+            frozen_lessons=tuple(self.lessons),  # a store's lessons are decoded here
         )
         return await run_postmortem(record, options)
 
@@ -472,28 +473,23 @@ def open_run(
     The repository key defaults to the workspace's (origin remote, else a local key). A failed
     snapshot raises :class:`~active_memory.errors.SnapshotError`; it never reads as no lessons.
     ``state_dir`` is the run's private folder for its latched outcome, evidence and run log
-    (default: ``<state>/active-memory/runs/<run>``).
+    (default: ``<state>/active-memory/runs/<run>``). A store's verified rows are indexed from
+    their JSON in one pass, without a model per lesson (the postmortem decodes them).
     """
     config = runtime_config.active_memory
     if identity.repository is None:
         identity = replace(identity, repository=repository_key(workspace))
-    lessons: tuple[Lesson, ...] = ()
+    lessons: Sequence[Lesson] = ()
     generation = 0
     if config.enabled:
         request = SnapshotRequest(identity, repository=config.repository, graph=config.graph)
         snapshot = backend.snapshot(request)
-        # Decoded here, so a row that no longer validates fails the run's opening, not a hook.
-        lessons, generation = tuple(snapshot.lessons), snapshot.generation
-    index = RecallIndex(lessons, repository=identity.repository)
+        lessons, generation = snapshot.lessons, snapshot.generation
+    index = (RecallIndex.from_entries(lessons.recall_entries(), lessons.graph_lessons(),
+                                      repository=identity.repository)
+             if isinstance(lessons, StoredLessons)
+             else RecallIndex(lessons, repository=identity.repository))  # fmt: skip
     session = RecallSession(index, WorkspaceRoot.at(workspace), config)
-    return ActiveRun(
-        identity,
-        config,
-        session,
-        generation=generation,
-        runtime=runtime_config,
-        backend=backend,
-        lessons=lessons,
-        state_dir=state_dir,
-        workspace=workspace,
-    )
+    return ActiveRun(identity, config, session, generation=generation, runtime=runtime_config,
+                     backend=backend, lessons=lessons, state_dir=state_dir,
+                     workspace=workspace)  # fmt: skip

@@ -5,12 +5,18 @@ from __future__ import annotations
 import marshal
 from pathlib import Path
 
+import pytest
+
+from active_memory.errors import SnapshotError
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.recall.card import card_key
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import Caller, RecallSession, RecallSettings
 from active_memory.recall.signals import Signals, ToolCall
+from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.checked_rows import StoredLessons
 from active_memory.store.rows import StoreRows
+from active_memory.store.sqlite import SqliteStore
 from recall.kit import GRAPH, REPOSITORY, ROOT, WORKSPACE, graph_lesson, lesson, seed_store
 
 LESSONS = (
@@ -53,6 +59,42 @@ def test_stored_rows_index_exactly_as_the_lessons_do(tmp_path: Path) -> None:
     assert matches(from_rows) == matches(from_lessons)
     assert [m for m in matches(from_lessons) if m] != []  # the probes do match something
     assert len(from_rows) == len(from_lessons) == 2
+
+
+def test_snapshot_rows_index_exactly_as_the_lessons_do_without_decoding_them(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "lessons.sqlite3"
+    seed_store(store, LESSONS)
+    request = SnapshotRequest(RunIdentity("probe", REPOSITORY, GRAPH))
+    with SqliteStore(store) as backend:
+        stored = backend.snapshot(request).lessons
+        assert isinstance(stored, StoredLessons)
+        from_rows = RecallIndex.from_entries(
+            stored.recall_entries(), stored.graph_lessons(), repository=REPOSITORY
+        )
+        from_lessons = RecallIndex(LESSONS, repository=REPOSITORY)
+        assert matches(from_rows) == matches(from_lessons)
+        assert len(from_rows) == 2  # the other repository's card is left out
+        assert from_rows.graph_lessons(GRAPH, "build") == from_lessons.graph_lessons(GRAPH, "build")
+        assert stored._lessons.count(None) == len(stored) - 1  # only the graph lesson was decoded
+
+
+def test_a_repository_lesson_among_the_graph_lessons_is_refused() -> None:
+    with pytest.raises(ValueError, match="repository lesson"):
+        RecallIndex.from_entries((), LESSONS, repository=REPOSITORY)
+
+
+def test_a_snapshot_row_of_another_shape_is_decoded_and_refused_when_invalid() -> None:
+    from active_memory.store.checked_rows import row_checksum
+    from active_memory.store.codec import DecodedRows
+
+    good = lesson(5, files=["src/a.py"])
+    bad_body = '{"scope": "not a scope", "title": "t", "recommendation": "r"}'
+    row = (good.id, 1, bad_body, "{}", "repository", REPOSITORY, None, None)
+    stored = StoredLessons([(*row, row_checksum(row))], DecodedRows(4))
+    with pytest.raises(SnapshotError, match=good.id):
+        list(stored.recall_entries())
 
 
 def test_an_index_restored_from_its_state_matches_as_the_original() -> None:

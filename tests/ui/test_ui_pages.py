@@ -11,6 +11,7 @@ import pytest
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.store.sqlite import SqliteStore
 from active_memory.ui import UiData, UiServer
 from active_memory.ui.views import LESSONS_PER_PAGE
 from postmortem.postmortem_kit import store_at
@@ -56,6 +57,33 @@ def test_a_store_of_hundreds_is_paged_and_the_links_keep_the_search(tmp_path: Pa
         for junk in ("x", "-1", "0", "9" * 40):
             assert _links(client.get(f"/?page={junk}")) == 100, junk
         client.close()
+
+
+def test_the_lessons_page_of_a_local_store_decodes_only_its_own_lessons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = make_ui_store(tmp_path)
+    with store_at(tmp_path) as store:
+        mutations = tuple(
+            Mutation(op="upsert", id=new_lesson_id(), expected_revision=0,
+                     draft=_draft(f"Paged lesson {i}"))
+            for i in range(LESSONS_PER_PAGE + 20)
+        )  # fmt: skip
+        store.publish(Publication(run_id="run-paged", mutations=mutations))
+        every = store.list_lessons()
+
+    def whole_store(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the lessons page read the whole store")
+
+    monkeypatch.setattr(SqliteStore, "list_lessons", whole_store)
+    data = UiData(path, [tmp_path])
+    first, repositories, _ = data.lessons(repository=None, graph=None, query=None, page=1)
+    second, _, _ = data.lessons(repository=None, graph=None, query="PAGED", page=2)
+    assert [row.lesson for row in first.rows] == list(every[:LESSONS_PER_PAGE])
+    assert (first.total, first.pages, second.total, second.page) == (len(every), 2, 120, 2)
+    assert len(second.rows) == 20
+    assert sum(repositories.values()) == sum(1 for x in every if x.scope.repository)
+    assert all(row.ledger is not None for row in first.rows)
 
 
 def test_the_runs_page_counts_each_specialists_decisions(tmp_path: Path) -> None:

@@ -40,9 +40,17 @@ if TYPE_CHECKING:
     # rarest term -> second rarest term -> (position, all terms)
     Groups: TypeAlias = dict[str, dict[str, list[tuple[int, tuple[str, ...]]]]]
     # ids, revisions, titles, recommendations: columns load faster than a tuple per card
-    CardColumns: TypeAlias = tuple[
-        tuple[str, ...], tuple[int, ...], tuple[str, ...], tuple[str, ...]
+    CardColumns: TypeAlias = tuple[Sequence[str], Sequence[int], Sequence[str], Sequence[str]]
+    CardLists: TypeAlias = tuple[list[str], list[int], list[str], list[str]]
+    # files, folders, identifiers, keyword groups of one repository card
+    Associations: TypeAlias = tuple[
+        Sequence[str], Sequence[str], Sequence[str], Sequence[Sequence[str]]
     ]
+    # id, revision, title, recommendation, repository, then its associations
+    CardEntry: TypeAlias = tuple[
+        str, int, str, str, str,
+        Sequence[str], Sequence[str], Sequence[str], Sequence[Sequence[str]],
+    ]  # fmt: skip
     # repository, cards, files, folders, identifiers, keyword groups
     IndexState: TypeAlias = tuple[str | None, CardColumns, Postings, Postings, Postings, Groups]
 
@@ -135,19 +143,78 @@ class RecallIndex:
         self._identifiers: Postings = {}
         self._groups: Groups = {}
         self._graph: dict[tuple[str, str], list[ScopedCard]] = {}
+        self._build(self._lesson_associations(lessons, cards))
+        self._ids: Sequence[str] = [card.id for card in cards]
+
+    @classmethod
+    def from_entries(
+        cls,
+        entries: Iterable[CardEntry],
+        graph_lessons: Iterable[ScopedCard] = (),
+        *,
+        repository: str | None = None,
+    ) -> RecallIndex:
+        """An index over repository cards given as plain entries (``id, revision, title,
+        recommendation, repository, files, folders, identifiers, keyword_groups``), such as a
+        store decodes them straight from its verified rows, plus ``graph_lessons``: it matches
+        exactly as one built from the same lessons, and its matches carry :class:`CardText`.
+        ``entries`` is read once, as it is produced: the decoding and the indexing are one
+        pass."""
+        index = cls(graph_lessons, repository=repository)
+        if len(index):
+            raise ValueError("graph_lessons holds a repository lesson; give it as an entry")
+        columns: CardLists = ([], [], [], [])
+        index._build(index._entry_associations(entries, columns))
+        index._cards = _CardColumns(columns)
+        index._ids = columns[0]
+        return index
+
+    def _build(self, associations: Iterable[Associations]) -> None:
         # The build allocates a few containers per lesson and frees none of them: the cyclic
         # collector would walk the growing tables again and again (a third of the time at
         # 100,000 lessons) to find nothing.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            self._place_groups(self._index_repository_lessons(lessons, cards))
+            self._place_groups(self._index_associations(associations))
         finally:
             if collecting:
                 gc.enable()
-        self._ids: Sequence[str] = [card.id for card in cards]
         for placed in self._graph.values():
             placed.sort(key=lambda lesson: lesson.id)
+
+    def _lesson_associations(
+        self, lessons: Iterable[ScopedCard], cards: list[RecallCard]
+    ) -> Iterator[Associations]:
+        """The associations of each repository lesson of this index, in order, each lesson
+        appended to ``cards`` as it is yielded; graph lessons go to the graph table."""
+        repository, graph = self.repository, self._graph
+        for lesson in lessons:
+            scope = lesson.scope
+            if scope.kind == "graph":
+                graph.setdefault((scope.graph_hash, scope.node_id), []).append(lesson)
+                continue
+            if scope.kind != "repository" or (
+                repository is not None and scope.repository != repository
+            ):
+                continue
+            cards.append(lesson)
+            yield scope.files, scope.folders, scope.identifiers, scope.keyword_groups
+
+    def _entry_associations(
+        self, entries: Iterable[CardEntry], columns: CardLists
+    ) -> Iterator[Associations]:
+        """As :meth:`_lesson_associations`, for plain entries: their text goes to ``columns``."""
+        repository = self.repository
+        ids, revisions, titles, recommendations = columns
+        for lesson_id, revision, title, recommendation, key, *associations in entries:
+            if repository is not None and key != repository:
+                continue
+            ids.append(lesson_id)
+            revisions.append(revision)
+            titles.append(title)
+            recommendations.append(recommendation)
+            yield associations  # type: ignore[misc]  # files, folders, identifiers, groups
 
     def _place_groups(self, groups: list[tuple[int, tuple[str, ...]]]) -> None:
         # A group waits on its two rarest terms: a word of the call wakes only the groups whose
@@ -165,41 +232,32 @@ class RecallIndex:
             else:
                 entries.append((position, terms))
 
-    def _index_repository_lessons(
-        self, lessons: Iterable[ScopedCard], cards: list[RecallCard]
+    def _index_associations(
+        self, associations: Iterable[Associations]
     ) -> list[tuple[int, tuple[str, ...]]]:
-        """Fill the posting tables and the graph table; the keyword groups, to place once
-        their terms' frequencies are known. Written out flat: this loop runs once per lesson
-        of the store on every run start."""
-        repository, graph = self.repository, self._graph
+        """Fill the posting tables, the card at position ``n`` by the ``n``-th associations;
+        return the keyword groups, to place once their terms' frequencies are known. Written
+        out flat: this loop runs once per lesson of the store on every run start."""
         files, folders, identifiers = self._files, self._folders, self._identifiers
         broad = BROAD_WORDS
         groups: list[tuple[int, tuple[str, ...]]] = []
-        for lesson in lessons:
-            scope = lesson.scope
-            if scope.kind == "graph":
-                graph.setdefault((scope.graph_hash, scope.node_id), []).append(lesson)
-                continue
-            if scope.kind != "repository" or (
-                repository is not None and scope.repository != repository
-            ):
-                continue
-            position = len(cards)
-            cards.append(lesson)
+        for position, (scope_files, scope_folders, scope_identifiers, keyword_groups) in enumerate(
+            associations
+        ):
             # A position enters a posting list once, even if a scope names a key twice.
-            for path in scope.files:
+            for path in scope_files:
                 entries = files.get(path)
                 if entries is None:
                     files[path] = [position]
                 elif entries[-1] != position:
                     entries.append(position)
-            for folder in scope.folders:
+            for folder in scope_folders:
                 entries = folders.get(folder)
                 if entries is None:
                     folders[folder] = [position]
                 elif entries[-1] != position:
                     entries.append(position)
-            for identifier in scope.identifiers:
+            for identifier in scope_identifiers:
                 if identifier.lower() in broad:
                     continue
                 entries = identifiers.get(identifier)
@@ -207,7 +265,7 @@ class RecallIndex:
                     identifiers[identifier] = [position]
                 elif entries[-1] != position:
                     entries.append(position)
-            for group in scope.keyword_groups:
+            for group in keyword_groups:
                 terms = tuple(sorted(set(group)))
                 if len(terms) >= 2 and broad.isdisjoint(terms):
                     groups.append((position, terms))

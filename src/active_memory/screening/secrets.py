@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from active_memory.screening.detectors import plugin_patterns
+from active_memory.screening.required_literals import required_literal
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
 __all__ = [
@@ -359,11 +360,18 @@ SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 
 @cache
 def _all_formats() -> tuple[_Format, ...]:
-    detected = tuple(_Format(item.kind, item.pattern, numbered=True) for item in plugin_patterns())
+    detected = tuple(_Format(item.kind, item.pattern, numbered=True, hints=_required(item.pattern))
+                     for item in plugin_patterns())  # fmt: skip
     forms = tuple(
         _Format(f.kind, f.pattern, f.literal, f.literal, False, f.span, f.hints) for f in FORMS
     )
     return (*_FORMATS, *detected, _PROSE, *forms)
+
+
+def _required(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """A detect-secrets pattern's hint: the literal each of its matches holds, if it has one."""
+    literal = required_literal(pattern)
+    return () if literal is None else (literal,)
 
 
 def detected_kinds() -> tuple[str, ...]:
@@ -438,8 +446,9 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
     ``anthropic_key``, not also an ``openai_key``. Kinds are unique, in format order.
     """
     kinds: list[str] = []
+    lowered = text.lower()  # again only when a format changed the text
     for fmt in _all_formats():
-        if fmt.hints and not fmt.applies(text.lower()):
+        if fmt.hints and not fmt.applies(lowered):
             continue
         found = False
 
@@ -453,6 +462,8 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
             return whole[: start - offset] + marker(fmt.kind) + whole[end - offset :]
 
         text = fmt.pattern.sub(replace, text)
-        if found and fmt.kind not in kinds:
-            kinds.append(fmt.kind)
+        if found:
+            lowered = text.lower()
+            if fmt.kind not in kinds:
+                kinds.append(fmt.kind)
     return text, tuple(kinds)

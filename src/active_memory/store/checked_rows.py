@@ -21,14 +21,22 @@ file: whoever can write the database can recompute it, and could as well replace
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from typing import overload
+from typing import TYPE_CHECKING, TypeAlias, overload
 
 from active_memory.errors import SnapshotError
-from active_memory.models.lessons import Lesson
+from active_memory.models.lessons import Lesson, RepositoryScope
 from active_memory.store.codec import LIVE_COLUMNS, DecodedRows, RecordError, decode_lesson
 from active_memory.store.rows import row_checksum
+
+if TYPE_CHECKING:
+    # id, revision, title, recommendation, repository, files, folders, identifiers, groups
+    RecallEntry: TypeAlias = tuple[
+        str, int, str, str, str,
+        Sequence[str], Sequence[str], Sequence[str], Sequence[Sequence[str]],
+    ]  # fmt: skip
 
 __all__ = [
     "StoredLessons",
@@ -115,6 +123,42 @@ class StoredLessons(Sequence[Lesson]):
     def ids(self) -> tuple[str, ...]:
         """Every lesson id, in order, without decoding a lesson."""
         return tuple(str(row[0]) for row in self._rows)
+
+    def recall_entries(self) -> Iterator[RecallEntry]:
+        """Each repository lesson as recall indexes it, in order: ``id, revision, title,
+        recommendation, repository, files, folders, identifiers, keyword_groups``, read from
+        its row's JSON without building a model.
+
+        The row's checksum, verified when the snapshot was read, already proves it is what its
+        writer validated and screened. A body of another shape is decoded into its Lesson,
+        which raises SnapshotError when the row does not validate. The evidence, which recall
+        never reads, is validated when the lesson itself is first read.
+        """
+        loads = json.loads
+        for position, row in enumerate(self._rows):
+            if row[4] != "repository":
+                continue
+            try:
+                card = loads(row[2])  # type: ignore[arg-type]  # a str, or the except below
+                scope = card["scope"]
+                entry = (row[0], row[1], card["title"], card["recommendation"], row[5],
+                         scope["files"], scope["folders"], scope["identifiers"],
+                         scope["keyword_groups"])  # fmt: skip
+                if scope["kind"] == "repository" and scope["repository"] == row[5]:
+                    yield entry  # type: ignore[misc]  # shaped as its writer validated it
+                    continue
+            except (TypeError, ValueError, KeyError):
+                pass
+            lesson = self._lesson(position)
+            lesson_scope = lesson.scope
+            if isinstance(lesson_scope, RepositoryScope):  # pragma: no branch
+                yield (lesson.id, lesson.revision, lesson.title, lesson.recommendation,
+                       lesson_scope.repository, lesson_scope.files, lesson_scope.folders,
+                       lesson_scope.identifiers, lesson_scope.keyword_groups)  # fmt: skip
+
+    def graph_lessons(self) -> tuple[Lesson, ...]:
+        """The graph lessons, decoded (a run holds a few of them)."""
+        return tuple(self._lesson(n) for n, row in enumerate(self._rows) if row[4] == "graph")
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -30,6 +30,7 @@ from active_memory.store.backend import PublicationControl, PublicationReceipt, 
 from active_memory.store.checked import publish_checked
 from active_memory.store.closing import Closing
 from active_memory.store.codec import LIVE_COLUMNS
+from active_memory.store.listing import LessonListing, list_page
 from active_memory.store.quarantine_rows import (
     QuarantineEntry,
     drop_held,
@@ -185,6 +186,20 @@ class EngineStore(Closing):
             return admin.list_live(
                 conn, repository=repository, graph_hash=graph_hash, node_id=node_id
             )
+
+    def lesson_page(
+        self,
+        *,
+        repository: str | None = None,
+        graph: str | None = None,
+        query: str | None = None,
+        page: int = 1,
+        per_page: int = 50,
+    ) -> LessonListing:
+        """One page of the live lessons, filtered and sliced in SQL (``store.listing``)."""
+        with self._reading() as conn:
+            return list_page(conn, repository=repository, graph=graph, query=query, page=page,
+                             per_page=per_page)  # fmt: skip
 
     def list_retired(self) -> tuple[Tombstone, ...]:
         with self._reading() as conn:

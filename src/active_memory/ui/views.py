@@ -25,6 +25,7 @@ from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Reposi
 from active_memory.recall.render import render
 from active_memory.runlog import LogValue
 from active_memory.store.backend import PublicationReceipt
+from active_memory.store.engine import EngineStore
 from active_memory.store.quarantine import REVIEW_RUN, QuarantineEntry, QuarantineKeeper
 from active_memory.store.results import HistoryEntry
 from active_memory.store.sqlite import SqliteStore
@@ -140,6 +141,20 @@ class LessonPage:
     pages: int
     total: int
     offset: int
+
+
+class _PageStore:
+    """What the ledgers of one page read of a store: the page's lessons (the only ones they
+    look up, so the rest of the store is not decoded) and the store's history."""
+
+    def __init__(self, store: LedgerStore, lessons: tuple[Lesson, ...]) -> None:
+        self._store, self._lessons = store, lessons
+
+    def list_lessons(self) -> tuple[Lesson, ...]:
+        return self._lessons
+
+    def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
+        return self._store.history(lesson_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +276,15 @@ class UiData:
         and the counts by repository and by graph over every lesson. Ledgers are built for the
         page's lessons only, so a store of thousands costs one page of work."""
         with self.store() as store:
+            if isinstance(store, EngineStore):  # a local or team store: the page is cut in SQL
+                sliced = store.lesson_page(repository=repository, graph=graph, query=query,
+                                            page=page, per_page=per_page)  # fmt: skip
+                found = self._page_ledgers(store, sliced.lessons)
+                page_rows = [LessonRow(lesson, scope_label(lesson.scope), found.get(lesson.id))
+                        for lesson in sliced.lessons]  # fmt: skip
+                offset = (sliced.page - 1) * per_page
+                result = LessonPage(page_rows, sliced.page, sliced.pages, sliced.matching, offset)
+                return result, Counter(sliced.repositories), Counter(sliced.graphs)
             live = store.list_lessons()
             repositories: Counter[str] = Counter()
             graphs: Counter[str] = Counter()
@@ -282,19 +306,19 @@ class UiData:
             pages = max(1, -(-len(matching) // per_page))
             page = min(max(page, 1), pages)
             shown = matching[(page - 1) * per_page : page * per_page]
-            found = (
-                {
-                    ledger.id: ledger
-                    for ledger in ledgers(store, self.sources(), ids=[x.id for x in shown])
-                }
-                if shown
-                else {}
-            )
+            found = self._page_ledgers(store, shown)
         rows = [
             LessonRow(lesson, scope_label(lesson.scope), found.get(lesson.id)) for lesson in shown
         ]
         listing = LessonPage(rows, page, pages, len(matching), (page - 1) * per_page)
         return listing, repositories, graphs
+
+    def _page_ledgers(self, store: LedgerStore, shown: Sequence[Lesson]) -> dict[str, LessonLedger]:
+        if not shown:
+            return {}
+        page = _PageStore(store, tuple(shown))
+        built = ledgers(page, self.sources(), ids=[lesson.id for lesson in shown])
+        return {ledger.id: ledger for ledger in built}
 
     def lesson(self, lesson_id: str) -> tuple[Lesson | None, list[RevisionDiff], LessonLedger]:
         with self.store() as store:

@@ -1,0 +1,93 @@
+"""Every hot-path figure of issue 33 in one table: measured, against its goal.
+
+Run: ``python benchmarks/hot_paths.py`` (``--quick`` for fewer rounds and spawns).
+
+Each row comes from the benchmark that owns it, run here in one process, each figure a ratio
+to a baseline measured in the same run where the goal is a ratio (so a shared, noisy machine
+moves both sides alike):
+
+* recall index build from a snapshot's verified rows at 100,000 lessons (``recall_bench``,
+  CPU time) and match p99 at 100,000 lessons;
+* the python helper hook and the curl hook against the bare interpreter and bare curl
+  (``recall_bench``, live broker);
+* the store fallback hook, warm and cold, against the bare interpreter
+  (``hook_fallback_bench``);
+* redaction with and without the detect-secrets hints, and ``preview_card`` on a 640-byte card
+  (``screening_speed``);
+* the browser's list page at 10,000 lessons against a store of the demo's size (``ui_bench``).
+
+Publication and snapshot figures are printed by ``store_bench.py`` and ``team_bench.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import hook_fallback_bench
+import recall_bench
+import screening_speed
+import ui_bench
+
+BASELINE = "python3 -I -S -c pass (baseline)"
+
+
+def rows(quick: bool) -> list[tuple[str, str, str]]:
+    """(figure, measured, goal) for every row of the table, measured now."""
+    size = 100_000
+    table: list[tuple[str, str, str]] = []
+    build = recall_bench.rows_build_figures(size, rounds=1 if quick else 3)
+    table.append((f"recall index build from rows, {size:,} lessons (CPU)",
+                  f"{build['rows']:.2f} s ({build['rows'] / build['decoded']:.2f}x the decoded "
+                  "path)", "at most 0.5 s"))  # fmt: skip
+    index = recall_bench.index_figures(size, queries=500 if quick else 2_000)
+    match = index["match"]
+    assert isinstance(match, list)
+    p99 = recall_bench.percentile(match, 0.99) * 1e3
+    table.append((f"recall match p99 at {size:,} lessons", f"{p99:.2f} ms", "at most 0.25 ms"))
+    hooks = recall_bench.bench_broker(rounds=100 if quick else 500,
+                                      spawn_rounds=10 if quick else 40)  # fmt: skip
+    table.append(("python helper hook / bare interpreter", f"{hooks['python']:.2f}x",
+                  "at most 1.2x"))  # fmt: skip
+    if "curl" in hooks:
+        table.append(("curl hook / bare curl", f"{hooks['curl']:.2f}x", "at most 1.2x"))
+    fallback = hook_fallback_bench.fallback_figures(runs=10 if quick else 40, lessons=1000)
+    base = fallback[BASELINE]
+    warm = fallback["fallback hook, repeated call (warm cache)"] / base
+    cold = fallback["fallback hook, first call (cold cache)"] / base
+    table.append(("store fallback hook, warm / bare interpreter", f"{warm:.2f}x", "at most 2x"))
+    table.append(("store fallback hook, cold / bare interpreter", f"{cold:.2f}x", "at most 3x"))
+    rates = screening_speed.redaction_figures(rounds=1 if quick else 3)
+    table.append(("redaction, 1 MB, hinted / unhinted formats",
+                  f"{rates['hinted'] / rates['unhinted']:.2f}x ({rates['hinted']:.2f} MB/s)",
+                  "faster"))  # fmt: skip
+    preview = statistics.median(screening_speed.timings_ms(screening_speed.REALISTIC, 50))
+    table.append(("preview_card, realistic 640-byte card", f"{preview:.2f} ms", "at most 5 ms"))
+    pages = ui_bench.figures(10_000, rounds=3 if quick else 10)
+    base = pages["demo-sized store"]
+    table.append(("ui list page at 10,000 lessons / demo store",
+                  f"{pages['10,000 lessons'] / base:.1f}x (before: "
+                  f"{pages['10,000 lessons, every lesson decoded (before)'] / base:.0f}x)",
+                  "at most 2x"))  # fmt: skip
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and spawns")
+    options = parser.parse_args()
+    table = rows(options.quick)
+    widths = [max(len(row[column]) for row in table) for column in range(3)]
+    print()
+    print(f"| {'figure':<{widths[0]}} | {'measured':<{widths[1]}} | {'goal':<{widths[2]}} |")
+    print(f"|{'-' * (widths[0] + 2)}|{'-' * (widths[1] + 2)}|{'-' * (widths[2] + 2)}|")
+    for figure, measured, goal in table:
+        print(f"| {figure:<{widths[0]}} | {measured:<{widths[1]}} | {goal:<{widths[2]}} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""The browser's lesson list at 10,000 lessons, against a store of the demo's size.
+
+Run: ``python benchmarks/ui_bench.py`` (``--lessons N``, ``--rounds N``).
+
+Times what the list page reads (``UiData.lessons``: the page's lessons, their ledgers and the
+counts by repository and graph) on a store of ``--lessons`` lessons, one of a tenth of that and
+one of 3 (what the demo leaves), interleaved, median of ``--rounds``: page 1, a repository
+filter on a later page, and a title search. The same is timed through the path the page took
+before it was cut in SQL (every lesson decoded and filtered in Python), still the path of a
+store served over HTTPS.
+Goal (issue 33): the list page at 10,000 lessons at most 2x the demo store's time. A page
+shows up to 100 lessons, each with its ledger (one history read), where the demo store shows 3;
+the tenth-size store shows what does not depend on the store's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from active_memory.ledger.build import LedgerStore
+from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
+from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
+from active_memory.store.sqlite import SqliteStore
+from active_memory.ui.views import UiData
+
+REPOSITORIES = [f"forge:github.com/acme/service{n}" for n in range(10)]
+EVIDENCE = Evidence(run_id="bench", references=("exec:e1",), reason="bench")
+
+
+def fill(path: Path, count: int) -> None:
+    with SqliteStore(path) as store:
+        for start in range(0, count, 500):
+            mutations = tuple(
+                Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=LessonDraft(
+                    scope=RepositoryScope(repository=REPOSITORIES[n % 10],
+                                          files=(f"src/module_{n}.py",)),
+                    title=f"Retry the export step of module {n} with a deadline",
+                    recommendation="Pass an explicit deadline; the default waits forever.",
+                    evidence=EVIDENCE))
+                for n in range(start, min(count, start + 500))
+            )  # fmt: skip
+            store.publish(Publication(run_id="bench-fill", mutations=mutations))
+
+
+class _Remote:
+    """The store behind no SQL page: what a store served over HTTPS gives the list page."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+
+class DecodedEveryLesson(UiData):
+    """The list page as it was: every lesson decoded, filtered and counted in Python."""
+
+    @contextmanager
+    def store(self) -> Iterator[LedgerStore]:
+        with super().store() as opened:
+            yield _Remote(opened)  # type: ignore[misc]
+
+
+def figures(lessons: int, rounds: int) -> dict[str, float]:
+    """Median seconds of the three list reads, summed, per store and path."""
+    with tempfile.TemporaryDirectory() as scratch:
+        big, small = Path(scratch) / "big" / "lessons.sqlite3", Path(scratch) / "small" / "l.db"
+        tenth = Path(scratch) / "tenth" / "lessons.sqlite3"
+        for path, count in ((big, lessons), (tenth, lessons // 10), (small, 3)):
+            path.parent.mkdir(mode=0o700)
+            fill(path, count)
+        series: dict[str, UiData] = {
+            "demo-sized store": UiData(small, []),
+            f"{lessons // 10:,} lessons": UiData(tenth, []),
+            f"{lessons:,} lessons": UiData(big, []),
+            f"{lessons:,} lessons, every lesson decoded (before)": DecodedEveryLesson(big, []),
+        }
+
+        def reads(data: UiData) -> Callable[[], None]:
+            def run() -> None:
+                data.lessons(repository=None, graph=None, query=None, page=1)
+                data.lessons(repository=REPOSITORIES[3], graph=None, query=None, page=5)
+                data.lessons(repository=None, graph=None, query="module 42", page=1)
+
+            return run
+
+        runs = {name: reads(data) for name, data in series.items()}
+        samples: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(rounds):
+            for name, run in runs.items():
+                started = time.perf_counter()
+                run()
+                samples[name].append(time.perf_counter() - started)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lessons", type=int, default=10_000, help="lessons in the big store")
+    parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds (median)")
+    options = parser.parse_args()
+    median = figures(options.lessons, options.rounds)
+    base = median["demo-sized store"]
+    print(f"list page reads (page 1, a filtered later page, a title search), median of "
+          f"{options.rounds}")  # fmt: skip
+    for name, value in median.items():
+        print(f"  {name:<52} {value * 1e3:8.1f} ms   {value / base:6.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from active_memory.errors import LessonNotFound
@@ -75,6 +75,10 @@ class HistoryStore:
         if ident not in self.entries:
             raise LessonNotFound(ident)
         return tuple(self.entries[ident])
+
+    def histories(self) -> Iterator[HistoryEntry]:
+        for ident in sorted(self.entries):
+            yield from self.entries[ident]
 
 
 @dataclass

@@ -3,6 +3,8 @@ delivered, before it existed, budget cuts, and what a replay with today's store 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from active_memory.impact import LessonImpact, measure_impact
 from active_memory.store.results import HistoryEntry
 from impact.impact_kit import Ex, HistoryStore, lesson_id, make_run
@@ -231,3 +233,28 @@ def test_an_imported_store_counts_the_runs_its_recorded_deliveries_prove() -> No
     assert figures == {kept: (True, 1, 1, 1, False), gone: (False, 1, 1, 1, False)}
     assert [(r.run_id, r.revision, r.deliveries) for r in lessons[gone].runs] == [("run-1", 1, 1)]
     assert (lessons[gone].revision, lessons[gone].title) == (2, None)
+
+
+class _OneReadStore(HistoryStore):
+    """A store that counts its history reads: every lesson's at once, never one by one."""
+
+    reads: int = 0
+
+    def history(self, ident: str) -> tuple[HistoryEntry, ...]:
+        raise AssertionError(f"the impact read {ident}'s history alone")
+
+    def histories(self) -> Iterator[HistoryEntry]:
+        self.reads += 1
+        return super().histories()
+
+
+def test_the_histories_are_read_once_for_every_lesson() -> None:
+    store = _OneReadStore()
+    early = store.publish(1, ["src/a.py"], "run-0", LEARNED)
+    late = store.publish(2, ["src/b.py"], "run-0", LEARNED, title="Mind b before editing it")
+    gone = store.publish(3, ["src/c.py"], "run-0", LEARNED, title="Retired card")
+    store.retire(gone, "run-1", LEARNED)
+    report = measure_impact(store, _runs(early, late), retired=[gone])
+    assert store.reads == 1
+    assert [lesson.id for lesson in report.lessons] == sorted([early, late, gone])
+    assert not _by_id(report.lessons)[gone].live

@@ -1,9 +1,9 @@
 """Every admin operation behaves alike on SQLite, PostgreSQL and through the memory service.
 
-``admin`` is parametrized over the three (``admin_backends.py``): list, show, history, retire,
-revert, purge, export, import and the quarantine's review (hold, list, show, approve, reject),
-through the one admin protocol (``store/admin_backend.py``). The CLI half runs the same
-commands with ``--store`` naming each store.
+``admin`` is parametrized over the three (``admin_backends.py``): list, show, history, every
+lesson's history at once, retire, revert, purge, export, import and the quarantine's review
+(hold, list, show, approve, reject), through the one admin protocol (``store/admin_backend.py``).
+The CLI half runs the same commands with ``--store`` naming each store.
 """
 
 from __future__ import annotations
@@ -31,8 +31,16 @@ from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.quarantine import QuarantineEntry, QuarantineKeeper, quarantine_for
 from active_memory.store.remote import RemoteBackend
 from cli_runner import run_cli
-from factories import WEAK_RECOMMENDATION, WEAK_SIGNALS, make_draft, make_graph_draft, publish_new
+from factories import (
+    REPOSITORY,
+    WEAK_RECOMMENDATION,
+    WEAK_SIGNALS,
+    make_draft,
+    make_graph_draft,
+    publish_new,
+)
 
+OTHER_REPOSITORY = "forge:example.com/acme/other"
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
 
@@ -299,3 +307,63 @@ def test_cli_stats_counts_the_held_proposal_on_every_store(admin: Opened, tmp_pa
     )
     assert listed.exit_code == 0, listed.stderr
     assert f"{live:<33} r1" in listed.stdout
+
+
+def test_histories_read_every_lesson_in_order_as_history_does(admin: Opened) -> None:
+    store = admin.backend
+    ids = publish_new(store, make_draft("First"), make_draft("Second"), make_graph_draft())
+    _update(store, ids[0], 1, make_draft("First, reworded"))
+    _retire(store, ids[1], 1)
+    store.purge(ids[1])
+    read = list(store.histories())
+    assert read == [entry for lesson_id in ids for entry in store.history(lesson_id)]
+    assert [(e.id, e.revision, e.op) for e in read][:3] == [
+        (ids[0], 1, "upsert"),
+        (ids[0], 2, "upsert"),
+        (ids[1], 1, "upsert"),
+    ]
+    assert read[1].draft is not None
+    assert read[1].draft.title == "First, reworded"
+    assert all(entry.draft is None for entry in read if entry.id == ids[1])
+
+
+def test_histories_of_an_empty_store_is_empty(admin: Opened) -> None:
+    assert list(admin.backend.histories()) == []
+
+
+def test_histories_through_the_service_come_in_pages_of_whole_lessons(
+    backends: AdminBackends, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if backends.kind != "service":
+        pytest.skip("pages are the memory service's")
+    monkeypatch.setattr("active_memory.server.admin_routes.HISTORY_PAGE_LESSONS", 2)
+    store = backends.open().backend
+    ids = publish_new(store, *(make_draft(f"Card {n}") for n in range(5)))
+    _update(store, ids[1], 1, make_draft("Card 1, reworded"))
+    read = list(store.histories())
+    assert [(e.id, e.revision) for e in read] == [
+        (lesson_id, revision)
+        for lesson_id in ids
+        for revision in ((1, 2) if lesson_id == ids[1] else (1,))
+    ]
+
+
+def test_histories_through_the_service_leave_out_other_repositories(
+    service: RunningService,
+) -> None:
+    issued = {
+        repository: service.service.credentials.create(tenant="svchist", repository=repository)
+        for repository in (REPOSITORY, OTHER_REPOSITORY)
+    }
+    mine, other = (
+        RemoteBackend(service.url, token=issued[r].token, timeout_s=10)
+        for r in (REPOSITORY, OTHER_REPOSITORY)
+    )
+    try:
+        (kept,) = publish_new(mine, make_draft("Ours"))
+        publish_new(other, make_draft("Theirs", repository=OTHER_REPOSITORY))
+        assert [entry.id for entry in mine.histories()] == [kept]
+        assert [entry.draft.title for entry in other.histories() if entry.draft] == ["Theirs"]
+    finally:
+        mine.close()
+        other.close()

@@ -7,7 +7,12 @@ failing conversation first, repeat rates with and without it, and the lessons ne
 delivered often with no later failure. Recall never reads these figures.
 """
 
-from active_memory.impact.measure import measure_impact, measure_sources, run_generations
+from active_memory.impact.measure import (
+    ImpactStore,
+    measure_impact,
+    measure_sources,
+    run_generations,
+)
 from active_memory.impact.models import (
     FailureImpact,
     ImpactReport,
@@ -21,6 +26,7 @@ from active_memory.impact.models import (
 __all__ = [
     "FailureImpact",
     "ImpactReport",
+    "ImpactStore",
     "ImpactTotals",
     "LessonImpact",
     "MissReason",

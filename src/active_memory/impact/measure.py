@@ -12,11 +12,13 @@ the repeat rates count those runs, split by whether the lesson existed and was d
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from functools import lru_cache
+from itertools import groupby
+from operator import attrgetter
+from typing import Protocol, TypeAlias
 
-from active_memory.errors import LessonNotFound, ScopeRefused
 from active_memory.evidence.failures import (
     Conversation,
     RunFailure,
@@ -43,7 +45,7 @@ from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Delivery, RunRecord
 from active_memory.store.results import HistoryEntry
 
-__all__ = ["measure_impact", "measure_sources", "run_generations"]
+__all__ = ["ImpactStore", "measure_impact", "measure_sources", "run_generations"]
 
 # (graph hash, node) -> the graph lessons placed there, with their repository qualifier
 _GraphPlaces: TypeAlias = Mapping[tuple[str, str], list[tuple[str, str | None]]]
@@ -67,8 +69,14 @@ class _Tally:
 
 def _rate(tally: _Tally | None, group: str) -> RepeatRate:
     runs, failed = tally.rates.get(group, [0, 0]) if tally is not None else [0, 0]
-    # Built from counts this module made: validated by construction (10,000 lessons build
-    # 30,000 of these, and validation was a tenth of the command's time).
+    return _repeat_rate(runs, failed)
+
+
+@lru_cache(maxsize=4096)
+def _repeat_rate(runs: int, failed: int) -> RepeatRate:
+    """One frozen RepeatRate per count pair, shared: 10,000 lessons need 30,000 of them, most
+    alike. Built from counts this module made: validated by construction (validation was a
+    tenth of the command's time)."""
     return RepeatRate.model_construct(runs=runs, failed=failed)
 
 
@@ -175,18 +183,26 @@ def _impact(
     )
 
 
-def _histories(store: LedgerStore, ids: Iterable[str]) -> dict[str, tuple[HistoryEntry, ...]]:
-    found: dict[str, tuple[HistoryEntry, ...]] = {}
-    for lesson_id in sorted(set(ids)):
-        try:
-            found[lesson_id] = store.history(lesson_id)
-        except (LessonNotFound, ScopeRefused):
-            continue  # purged whole, or outside this token's scope: nothing to replay
-    return found
+class ImpactStore(LedgerStore, Protocol):
+    """What the impact reads of a store: its live lessons and every lesson's history, in one
+    read (:meth:`~active_memory.store.admin_backend.AdminBackend.histories`)."""
+
+    def histories(self) -> Iterator[HistoryEntry]: ...
+
+
+def _histories(store: ImpactStore, ids: Iterable[str]) -> dict[str, tuple[HistoryEntry, ...]]:
+    """The histories of ``ids`` (ordered by id); an id without one (purged whole, or outside
+    the token's scope) has nothing to replay and is left out."""
+    wanted = set(ids)
+    return {
+        lesson_id: tuple(entries)
+        for lesson_id, entries in groupby(store.histories(), key=attrgetter("id"))
+        if lesson_id in wanted
+    }
 
 
 def measure_impact(
-    store: LedgerStore,
+    store: ImpactStore,
     records: Sequence[RunRecord],
     *,
     generations: Mapping[str, int] | None = None,
@@ -362,7 +378,7 @@ def run_generations(sources: LedgerSources) -> dict[str, int]:
 
 
 def measure_sources(
-    store: LedgerStore, sources: LedgerSources, *, retired: Iterable[str] = (), often: int = 3
+    store: ImpactStore, sources: LedgerSources, *, retired: Iterable[str] = (), often: int = 3
 ) -> ImpactReport:
     """:func:`measure_impact` over what :func:`~active_memory.ledger.load_sources` read."""
     return measure_impact(store, sources.records, generations=run_generations(sources),

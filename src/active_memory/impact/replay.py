@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -25,11 +26,16 @@ from active_memory.models.runs import RunRecord, ToolReceipt
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.signals import ToolCall, WorkspaceRoot, extract_signals
 
+if TYPE_CHECKING:
+    from active_memory.recall.card import RecallCard
+
 __all__ = ["Placement", "Replay", "Replayer"]
 
 # Receipt paths are already root-relative; any absolute root turns them back into themselves.
 _ROOT = WorkspaceRoot(("/replayed-workspace",))
 _MATCH_CACHE = 65_536
+# The cards a framing was given (each ``id@revision``) and its budget in bytes.
+_Framing = tuple[tuple[tuple[str, int], ...], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +77,7 @@ class Replayer:
         self._versions = versions
         self._indexes: dict[str | None, RecallIndex] = {}
         self._cache: dict[tuple[str | None, tuple[str, ...]], tuple[CardVersion, ...]] = {}
+        self._framed: dict[_Framing, tuple[tuple[RecallCard, ...], tuple[RecallCard, ...]]] = {}
 
     def _index(self, repository: str | None) -> RecallIndex:
         index = self._indexes.get(repository)
@@ -87,6 +94,26 @@ class Replayer:
             if len(self._cache) >= _MATCH_CACHE:
                 self._cache.clear()
             self._cache[key] = found
+        return found
+
+    def _frame(
+        self, eligible: Sequence[RecallCard], budget: int
+    ) -> tuple[tuple[RecallCard, ...], tuple[RecallCard, ...]]:
+        """The cards recall's framing delivers and leaves out, remembered by the cards
+        (``id@revision`` names one card here) and the budget: the same cards recur across runs,
+        and framing each again was a tenth of a replay."""
+        # Framing loads the frame screens: ``lessons stats`` over a store without runs, a
+        # reading command, never pays for them (tests/cli/test_lazy_commands.py).
+        from active_memory.recall.render import render
+
+        key = (tuple((card.id, card.revision) for card in eligible), budget)
+        found = self._framed.get(key)
+        if found is None:
+            rendering = render(eligible, budget_bytes=budget)
+            found = (rendering.delivered, rendering.left_out)
+            if len(self._framed) >= _MATCH_CACHE:
+                self._framed.clear()
+            self._framed[key] = found
         return found
 
     def prepare(self, record: RunRecord) -> Replay:
@@ -119,10 +146,6 @@ class Replayer:
 
     def place(self, replay: Replay, live: Callable[[str], int | None]) -> Placement:
         """Replay every conversation with each lesson at revision ``live(id)`` (None: absent)."""
-        # Framing loads the frame screens: ``lessons stats`` over a store without runs, a
-        # reading command, never pays for them (tests/cli/test_lazy_commands.py).
-        from active_memory.recall.render import render
-
         placement = Placement()
         record = replay.record
         nodes = {e.id: e.node_id for e in record.executions}
@@ -153,11 +176,11 @@ class Replayer:
                 eligible = [c for c in candidates if c.id not in given]
                 if not eligible:
                     continue
-                rendering = render(eligible, budget_bytes=budget)
-                for card in rendering.delivered:
+                delivered, left_out = self._frame(eligible, budget)
+                for card in delivered:
                     given.add(card.id)
                     placement.delivered.setdefault((conversation, card.id), where)
-                for card in rendering.left_out:
+                for card in left_out:
                     placement.cut.setdefault((conversation, card.id), where)
         return placement
 

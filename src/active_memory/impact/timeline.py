@@ -106,12 +106,9 @@ class Timeline:
             self._steps[lesson_id] = tuple(steps)
             if history:
                 self.origin[lesson_id] = history[0].run_id
-
-    @property
-    def known(self) -> frozenset[str]:
-        """Every lesson with a history here, whether or not a card of it was kept (an imported
-        tombstone has none)."""
-        return frozenset(self._steps)
+        # Every lesson with a history here, whether or not a card of it was kept (an imported
+        # tombstone has none): asked once per run, so made once.
+        self.known: frozenset[str] = frozenset(self._steps)
 
     def latest(self, lesson_id: str) -> int | None:
         """The lesson's latest revision in its history."""

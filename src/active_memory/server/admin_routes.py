@@ -28,11 +28,14 @@ from active_memory.server.credentials import Credential
 from active_memory.server.held_screen import screened_for_hold
 from active_memory.server.refusals import refuse_without_review
 from active_memory.store.admin_wire import (
+    HISTORY_PAGE_LESSONS,
     ApproveBody,
     ExportAnswer,
     HeldAnswer,
     HeldCountAnswer,
     HeldWire,
+    HistoriesAnswer,
+    HistoriesBody,
     HoldBody,
     ImportBody,
     LessonAnswer,
@@ -40,7 +43,7 @@ from active_memory.store.admin_wire import (
     RejectAnswer,
     RetiredAnswer,
 )
-from active_memory.store.wire import API_PREFIX, ReceiptAnswer
+from active_memory.store.wire import API_PREFIX, HistoryEntryWire, ReceiptAnswer
 
 if TYPE_CHECKING:
     from active_memory.server.app import MemoryService
@@ -57,6 +60,18 @@ class _AdminRoutes:
         store = await run_in_threadpool(self._service.store, who.tenant)
         lesson = await run_in_threadpool(lambda: store.get(body.id, within=who.scope))
         return LessonAnswer(lesson=lesson)
+
+    async def histories(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, HistoriesBody)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        entries, last = await run_in_threadpool(
+            lambda: store.history_page(
+                within=who.scope, after=body.after, lessons=HISTORY_PAGE_LESSONS
+            )
+        )
+        return HistoriesAnswer(
+            entries=tuple(HistoryEntryWire.of(entry) for entry in entries), next=last
+        )
 
     async def retired(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await run_in_threadpool(self._service.store, who.tenant)
@@ -120,6 +135,7 @@ def admin_routes(service: MemoryService) -> list[Route]:
     reads = {"retired": admin.retired, "export": admin.export, "review": admin.review}
     calls = {
         "lesson": admin.lesson,
+        "histories": admin.histories,
         "import": admin.import_,
         "review/show": admin.show,
         "review/hold": admin.hold,

@@ -25,8 +25,9 @@ cannot move out of scope between the check and the write.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from itertools import groupby
 
 from active_memory.errors import ScopeRefused
 from active_memory.models.lessons import GraphScope, LessonDraft
@@ -39,6 +40,7 @@ __all__ = [
     "reachable_ids",
     "refuse_out_of_scope",
     "refuse_revisions_out_of_scope",
+    "whole_histories_within",
 ]
 
 _CHUNK = 500
@@ -132,3 +134,15 @@ def refuse_revisions_out_of_scope(
             raise ScopeRefused(
                 f"lesson {lesson_id!r} (its revision {entry.revision})", access.describe()
             )
+
+
+def whole_histories_within(
+    entries: Iterable[HistoryEntry], access: AccessScope
+) -> Iterator[HistoryEntry]:
+    """The entries (ordered by id, from ids whose stored scope ``access`` reaches) of every
+    lesson whose revisions with content all lie within ``access``: the lessons a one-lesson
+    history read would not refuse, each kept whole or left out whole."""
+    for _, revisions in groupby(entries, key=lambda entry: entry.id):
+        lesson = list(revisions)
+        if all(e.draft is None or access.allows_draft(e.draft) for e in lesson):
+            yield from lesson

@@ -10,7 +10,7 @@ a listing cannot read is a problem ``check`` reports by id.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,10 +41,12 @@ __all__ = [
     "capacity_problems",
     "check_store",
     "get_lesson",
+    "history_entries",
     "list_live",
     "list_tombstones",
     "plan_purge",
     "plan_revert",
+    "read_all_history_rows",
     "read_history",
     "row_problems",
 ]
@@ -120,36 +122,63 @@ def get_lesson(conn: SqlConnection, lesson_id: str) -> Lesson:
     return _decode_all([found[:-1]])[0]
 
 
+_HISTORY_COLUMNS = "revision, op, body, evidence, source_revision, generation, run_id, time"
+
+
 def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...]:
     rows = _fetch(
         conn,
-        "SELECT revision, op, body, evidence, source_revision, generation, run_id, time "
-        "FROM history WHERE id = ? ORDER BY revision",
+        f"SELECT {_HISTORY_COLUMNS} FROM history WHERE id = ? ORDER BY revision",
         (lesson_id,),
     )
     if not rows:
         raise LessonNotFound(lesson_id)
-    entries = []
-    for revision, op, body, evidence, source, generation, run_id, time in rows:
-        draft = None
-        if body is not None:
-            try:
-                draft = decode_draft(body, evidence)
-            except RecordError as error:
-                raise StoreError(f"revision {revision} of {lesson_id!r} {error}") from None
-        entries.append(
-            HistoryEntry(
-                id=lesson_id,
-                revision=int(revision),
-                op=_op(op),
-                generation=generation,
-                run_id=str(run_id),
-                time=str(time),
-                draft=draft,
-                source_revision=None if source is None else int(source),
-            )
-        )
-    return tuple(entries)
+    return tuple(_history_entry(lesson_id, row) for row in rows)
+
+
+def read_all_history_rows(
+    conn: SqlConnection, *, after: str | None = None, lessons: int | None = None
+) -> list[Any]:
+    """Every lesson's revisions as stored, ``id`` first, ordered by id then revision: one query
+    in the caller's read transaction; :func:`history_entries` decodes them after it ends.
+
+    ``after`` starts past that id and ``lessons`` stops after that many whole lessons: the
+    pages the memory service answers in."""
+    params: list[object] = [] if after is None else [after]
+    where = "" if after is None else "WHERE id > ?"
+    if lessons is not None:
+        where = f"WHERE id IN (SELECT DISTINCT id FROM history {where} ORDER BY id LIMIT ?)"
+        params.append(lessons)
+    return _fetch(
+        conn, f"SELECT id, {_HISTORY_COLUMNS} FROM history {where} ORDER BY id, revision", params
+    )
+
+
+def history_entries(rows: Iterable[Sequence[Any]]) -> Iterator[HistoryEntry]:
+    """The :class:`HistoryEntry` of each :func:`read_all_history_rows` row, in their order,
+    decoded one at a time (a consumer that stops early decodes no more)."""
+    for row in rows:
+        yield _history_entry(str(row[0]), row[1:])
+
+
+def _history_entry(lesson_id: str, row: Sequence[Any]) -> HistoryEntry:
+    revision, op, body, evidence, source, generation, run_id, time = row
+    draft = None
+    if body is not None:
+        try:
+            draft = decode_draft(body, evidence)
+        except RecordError as error:
+            raise StoreError(f"revision {revision} of {lesson_id!r} {error}") from None
+    return HistoryEntry(
+        id=lesson_id,
+        revision=int(revision),
+        op=_op(op),
+        generation=generation,
+        run_id=str(run_id),
+        time=str(time),
+        draft=draft,
+        source_revision=None if source is None else int(source),
+    )
 
 
 def _op(value: object) -> HistoryOp:

@@ -41,6 +41,11 @@ class AdminBackend(ActiveMemoryBackend, Protocol):
 
     def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]: ...
 
+    def histories(self) -> Iterator[HistoryEntry]:
+        """Every lesson's revisions (the lessons :meth:`history` would not refuse), ordered by
+        id then revision, read at once and decoded as the caller reaches them."""
+        ...
+
     def revert(
         self, lesson_id: str, to_revision: int, *, expected_revision: int | None = None
     ) -> PublicationReceipt: ...

@@ -5,6 +5,7 @@
 route                        body             answer
 ===========================  ===============  ==================================================
 ``POST /v1/lesson``          LessonIdBody     LessonAnswer (the live lesson)
+``POST /v1/histories``       HistoriesBody    HistoriesAnswer (a page of every lesson's history)
 ``GET /v1/retired``                           RetiredAnswer (tombstones the token reaches)
 ``GET /v1/export``                            ExportAnswer (the lines of ``lessons export``)
 ``POST /v1/import``          ImportBody       ImportReport
@@ -14,6 +15,10 @@ route                        body             answer
 ``POST /v1/review/approve``  ApproveBody      ReceiptAnswer
 ``POST /v1/review/reject``   LessonIdBody     RejectAnswer
 ===========================  ===============  ==================================================
+
+Every lesson's history comes in pages of at most :data:`HISTORY_PAGE_LESSONS` whole lessons, in
+id order, each holding only lessons whose every revision the token reaches (the lessons
+``POST /v1/history`` would not refuse); the client asks again after ``next`` until it is null.
 
 A quarantined proposal that is not held answers 404 ``not_found`` with ``subject`` set to
 :data:`HELD_SUBJECT`, which the client raises as QuarantineNotFound.
@@ -32,15 +37,18 @@ from active_memory.models.lessons import Lesson, LessonDraft
 from active_memory.store.engine import REVIEW_RUN
 from active_memory.store.quarantine_rows import QuarantineEntry
 from active_memory.store.results import Tombstone
-from active_memory.store.wire import RunId
+from active_memory.store.wire import HistoryEntryWire, RunId
 
 __all__ = [
     "HELD_SUBJECT",
+    "HISTORY_PAGE_LESSONS",
     "ApproveBody",
     "ExportAnswer",
     "HeldAnswer",
     "HeldCountAnswer",
     "HeldWire",
+    "HistoriesAnswer",
+    "HistoriesBody",
     "HoldBody",
     "ImportBody",
     "LessonAnswer",
@@ -50,6 +58,8 @@ __all__ = [
 ]
 
 HELD_SUBJECT = "quarantined proposal"
+# Lessons per page of every lesson's history: a page of typical histories is a few hundred KB.
+HISTORY_PAGE_LESSONS = 200
 # A held proposal's signals are `stage:code` tokens, its role a specialist's name.
 _Token = Annotated[str, OneLine(200)]
 
@@ -60,6 +70,20 @@ class LessonIdBody(Model):
 
 class LessonAnswer(Model):
     lesson: Lesson
+
+
+class HistoriesBody(Model):
+    """The page past lesson ``after`` (the first page without it)."""
+
+    after: LessonId | None = None
+
+
+class HistoriesAnswer(Model):
+    """A page's revisions, ordered by id then revision; ``next`` is where the next page starts
+    (null: none is left)."""
+
+    entries: tuple[HistoryEntryWire, ...]
+    next: LessonId | None
 
 
 class RetiredAnswer(Model):

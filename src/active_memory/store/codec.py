@@ -105,7 +105,11 @@ def _content(body: object, evidence: object) -> tuple[Card, Evidence]:
 def decode_draft(body: object, evidence: object) -> LessonDraft:
     """Parse and validate stored JSON; RecordError says what is wrong."""
     card, proof = _content(body, evidence)
-    return card.draft(proof)
+    # The card and the evidence are validated completely above, and a draft is exactly their
+    # fields: assembled without checking them a second time (as decode_lesson does).
+    return LessonDraft.model_construct(
+        scope=card.scope, title=card.title, recommendation=card.recommendation, evidence=proof
+    )
 
 
 def decode_lesson(row: tuple[object, ...]) -> Lesson:

@@ -239,6 +239,13 @@ class EngineStore(Closing):
         with self._reading() as conn:
             return admin.read_history(conn, lesson_id)
 
+    def histories(self) -> Iterator[HistoryEntry]:
+        """Every lesson's revisions, ordered by id then revision, as :meth:`history` gives
+        them: one query in one read transaction, each entry decoded as the caller reaches it."""
+        with self._reading() as conn:
+            rows = admin.read_all_history_rows(conn)
+        return admin.history_entries(rows)
+
     def revert(
         self,
         lesson_id: str,

@@ -56,6 +56,8 @@ from active_memory.store.admin_wire import (
     HeldAnswer,
     HeldCountAnswer,
     HeldWire,
+    HistoriesAnswer,
+    HistoriesBody,
     HoldBody,
     ImportBody,
     LessonAnswer,
@@ -315,6 +317,25 @@ class RemoteBackend(Closing):
             "/history", HistoryBody(id=lesson_id), HistoryAnswer, StoreError, lesson_id=lesson_id
         )
         return tuple(entry.entry() for entry in answer.entries)
+
+    def histories(self) -> Iterator[HistoryEntry]:
+        """Every lesson's revisions the token reaches, ordered by id then revision, a page of
+        lessons per request (each lesson whole: the ones :meth:`history` would not refuse)."""
+        after: str | None = None
+        while True:
+            answer = self._call(
+                "/histories", HistoriesBody(after=after), HistoriesAnswer, StoreError
+            )
+            for entry in answer.entries:
+                yield entry.entry()
+            if answer.next is None:
+                return
+            if after is not None and answer.next <= after:  # a page must move forward
+                raise StoreError(
+                    f"the memory service at {self.url!r} sent a history page that does not "
+                    f"move past {after!r}; nothing more was read"
+                )
+            after = answer.next
 
     def list_lessons(
         self,

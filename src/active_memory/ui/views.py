@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from active_memory.errors import QuarantineNotFound
-from active_memory.impact import ImpactReport, measure_sources
+from active_memory.impact import ImpactReport, ImpactStore, measure_sources
 from active_memory.learn.folder import SessionState, learn_folder, learn_status
 from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, store_sources
 from active_memory.ledger.build import LedgerStore
@@ -184,7 +184,7 @@ class UiData:
         store_path: Path | None,
         runs: Sequence[Path],
         *,
-        remote: LedgerStore | None = None,
+        remote: ImpactStore | None = None,
     ) -> None:
         self.store_path = store_path
         self.runs = tuple(runs)
@@ -194,7 +194,7 @@ class UiData:
         self._deciding = threading.Lock()
 
     @contextmanager
-    def store(self) -> Iterator[LedgerStore]:
+    def store(self) -> Iterator[ImpactStore]:
         if self.remote is not None:
             yield self.remote
             return

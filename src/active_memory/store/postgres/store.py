@@ -31,6 +31,7 @@ from active_memory.store.access import (
     reachable_ids,
     refuse_out_of_scope,
     refuse_revisions_out_of_scope,
+    whole_histories_within,
 )
 from active_memory.store.backend import (
     PublicationControl,
@@ -218,6 +219,34 @@ class PostgresStore(EngineStore):
         if within is not None:
             refuse_revisions_out_of_scope(lesson_id, entries, within)
         return entries
+
+    def histories(self, *, within: AccessScope | None = None) -> Iterator[HistoryEntry]:
+        """Every lesson's revisions, ordered by id then revision, in one query; with
+        ``within``, only the lessons :meth:`history` would not refuse (each whole)."""
+        return self._histories(within, after=None, lessons=None)[0]
+
+    def history_page(
+        self, *, within: AccessScope | None = None, after: str | None = None, lessons: int
+    ) -> tuple[tuple[HistoryEntry, ...], str | None]:
+        """One page of :meth:`histories`: the lessons past ``after``, at most ``lessons`` read,
+        and the id the next page starts after (None when no lesson is left)."""
+        entries, last = self._histories(within, after=after, lessons=lessons)
+        return tuple(entries), last
+
+    def _histories(
+        self, within: AccessScope | None, *, after: str | None, lessons: int | None
+    ) -> tuple[Iterator[HistoryEntry], str | None]:
+        with self._reading() as session:
+            rows = admin.read_all_history_rows(session, after=after, lessons=lessons)
+            read = len({row[0] for row in rows})
+            last = str(rows[-1][0]) if rows and lessons is not None and read >= lessons else None
+            if within is not None:
+                reached = reachable_ids(session, (str(row[0]) for row in rows), within)
+                rows = [row for row in rows if row[0] in reached]
+        entries = admin.history_entries(rows)
+        if within is not None:
+            entries = whole_histories_within(entries, within)
+        return entries, last
 
     def revert(
         self,

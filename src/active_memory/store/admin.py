@@ -19,7 +19,13 @@ from active_memory.errors import LessonNotFound, LessonRetired, PublicationError
 from active_memory.limits import LIMITS
 from active_memory.models.lessons import Lesson
 from active_memory.store.checked_rows import verify_rows
-from active_memory.store.codec import LIVE_COLUMNS, RecordError, decode_draft, decode_lesson
+from active_memory.store.codec import (
+    LIVE_COLUMNS,
+    DecodedContent,
+    RecordError,
+    decode_draft,
+    decode_lesson,
+)
 from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply_pending
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
 from active_memory.store.sql import SqlConnection
@@ -70,11 +76,13 @@ def _fetch(conn: SqlConnection, sql: str, params: Any = ()) -> list[Any]:
     )
 
 
-def _decode_all(rows: list[tuple[object, ...]]) -> tuple[Lesson, ...]:
+def _decode_all(
+    rows: list[tuple[object, ...]], contents: DecodedContent | None = None
+) -> tuple[Lesson, ...]:
     lessons = []
     for row in rows:
         try:
-            lessons.append(decode_lesson(row))
+            lessons.append(decode_lesson(row, contents))
         except RecordError as error:
             raise StoreError(
                 f"stored lesson {row[0]!r} {error}; run `active-memory store check` and restore "
@@ -89,7 +97,9 @@ def list_live(
     repository: str | None = None,
     graph_hash: str | None = None,
     node_id: str | None = None,
+    contents: DecodedContent | None = None,
 ) -> tuple[Lesson, ...]:
+    """Live lessons sorted by id; with ``contents``, decoded through its memory."""
     clauses, params = ["deleted = 0"], []
     for column, value in (
         ("repository", repository),
@@ -104,7 +114,7 @@ def list_live(
         f"SELECT {LIVE_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY id",
         params,
     )
-    return _decode_all(rows)
+    return _decode_all(rows, contents)
 
 
 def list_tombstones(conn: SqlConnection) -> tuple[Tombstone, ...]:
@@ -154,19 +164,26 @@ def read_all_history_rows(
     )
 
 
-def history_entries(rows: Iterable[Sequence[Any]]) -> Iterator[HistoryEntry]:
+def history_entries(
+    rows: Iterable[Sequence[Any]], contents: DecodedContent | None = None
+) -> Iterator[HistoryEntry]:
     """The :class:`HistoryEntry` of each :func:`read_all_history_rows` row, in their order,
-    decoded one at a time (a consumer that stops early decodes no more)."""
+    decoded one at a time (a consumer that stops early decodes no more); with ``contents``,
+    through its memory (a live revision a listing decoded is not validated again)."""
     for row in rows:
-        yield _history_entry(str(row[0]), row[1:])
+        yield _history_entry(str(row[0]), row[1:], contents)
 
 
-def _history_entry(lesson_id: str, row: Sequence[Any]) -> HistoryEntry:
+def _history_entry(
+    lesson_id: str, row: Sequence[Any], contents: DecodedContent | None = None
+) -> HistoryEntry:
     revision, op, body, evidence, source, generation, run_id, time = row
     draft = None
     if body is not None:
         try:
-            draft = decode_draft(body, evidence)
+            draft = (
+                decode_draft(body, evidence) if contents is None else contents.draft(body, evidence)
+            )
         except RecordError as error:
             raise StoreError(f"revision {revision} of {lesson_id!r} {error}") from None
     return HistoryEntry(

@@ -25,6 +25,7 @@ from active_memory.models.lessons import Card, Evidence, GraphScope, Lesson, Les
 
 __all__ = [
     "LIVE_COLUMNS",
+    "DecodedContent",
     "DecodedRows",
     "EncodedDraft",
     "RecordError",
@@ -104,22 +105,26 @@ def _content(body: object, evidence: object) -> tuple[Card, Evidence]:
 
 def decode_draft(body: object, evidence: object) -> LessonDraft:
     """Parse and validate stored JSON; RecordError says what is wrong."""
-    card, proof = _content(body, evidence)
-    # The card and the evidence are validated completely above, and a draft is exactly their
+    return _draft(*_content(body, evidence))
+
+
+def _draft(card: Card, proof: Evidence) -> LessonDraft:
+    # The card and the evidence are validated completely, and a draft is exactly their
     # fields: assembled without checking them a second time (as decode_lesson does).
     return LessonDraft.model_construct(
         scope=card.scope, title=card.title, recommendation=card.recommendation, evidence=proof
     )
 
 
-def decode_lesson(row: tuple[object, ...]) -> Lesson:
-    """A ``LIVE_COLUMNS`` row as a Lesson; the indexed scope columns must agree with the body."""
+def decode_lesson(row: tuple[object, ...], contents: DecodedContent | None = None) -> Lesson:
+    """A ``LIVE_COLUMNS`` row as a Lesson; the indexed scope columns must agree with the body.
+    With ``contents``, the card and evidence come from (and go to) its memory."""
     lesson_id, revision, body, evidence, kind, repository, graph_hash, node_id = row
     if not isinstance(lesson_id, str) or lesson_id_problem(lesson_id):
         raise RecordError(f"has an id that is not a lesson id ({lesson_id!r})")
     if type(revision) is not int or revision < 1:
         raise RecordError(f"has a revision that is not an integer >= 1 ({revision!r})")
-    card, proof = _content(body, evidence)
+    card, proof = _content(body, evidence) if contents is None else contents.parts(body, evidence)
     scope = card.scope
     if isinstance(scope, GraphScope):
         expected: tuple[object, ...] = ("graph", scope.repository, scope.graph_hash, scope.node_id)
@@ -161,3 +166,36 @@ class DecodedRows:
             self._seen.clear()
         self._seen[row[0]] = (row, lesson)
         return lesson
+
+
+class DecodedContent:
+    """Stored content (a body and its evidence) decoded once, remembered by its exact text.
+
+    A live lesson's content is also its latest revision in the history, stored as the same
+    canonical text: a command that lists the live lessons and then reads every history
+    (``lessons impact``) validates each live revision once. Text that differs decodes afresh;
+    content that is not valid is never remembered. At most ``capacity`` contents are
+    remembered; past that the memory starts over.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._seen: dict[tuple[str, str], tuple[Card, Evidence]] = {}
+
+    def parts(self, body: object, evidence: object) -> tuple[Card, Evidence]:
+        """The validated card and evidence of ``body`` and ``evidence``; RecordError as
+        :func:`decode_draft` raises it."""
+        if not isinstance(body, str) or not isinstance(evidence, str):
+            return _content(body, evidence)  # raises
+        key = (body, evidence)
+        found = self._seen.get(key)
+        if found is None:
+            found = _content(body, evidence)
+            if len(self._seen) >= self._capacity:
+                self._seen.clear()
+            self._seen[key] = found
+        return found
+
+    def draft(self, body: object, evidence: object) -> LessonDraft:
+        """:func:`decode_draft` through this memory."""
+        return _draft(*self.parts(body, evidence))

@@ -29,7 +29,7 @@ from active_memory.store.access import AccessScope, refuse_out_of_scope
 from active_memory.store.backend import PublicationControl, PublicationReceipt, SnapshotRequest
 from active_memory.store.checked import publish_checked
 from active_memory.store.closing import Closing
-from active_memory.store.codec import LIVE_COLUMNS
+from active_memory.store.codec import LIVE_COLUMNS, DecodedContent
 from active_memory.store.listing import LessonListing, list_page
 from active_memory.store.quarantine_rows import (
     QuarantineEntry,
@@ -162,6 +162,8 @@ class EngineStore(Closing):
     transaction holding the writers' lock. ``_limits`` bounds what a write may add."""
 
     _limits: StoreLimits
+    # The live listing and the read of every history decode through it (``codec``).
+    _contents: DecodedContent
 
     def _reading(self) -> AbstractContextManager[SqlConnection]:
         raise NotImplementedError
@@ -184,7 +186,11 @@ class EngineStore(Closing):
         """Live lessons sorted by id; each filter given must match its column exactly."""
         with self._reading() as conn:
             return admin.list_live(
-                conn, repository=repository, graph_hash=graph_hash, node_id=node_id
+                conn,
+                repository=repository,
+                graph_hash=graph_hash,
+                node_id=node_id,
+                contents=self._contents,
             )
 
     def lesson_page(
@@ -244,7 +250,7 @@ class EngineStore(Closing):
         them: one query in one read transaction, each entry decoded as the caller reaches it."""
         with self._reading() as conn:
             rows = admin.read_all_history_rows(conn)
-        return admin.history_entries(rows)
+        return admin.history_entries(rows, self._contents)
 
     def revert(
         self,

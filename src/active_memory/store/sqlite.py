@@ -37,7 +37,7 @@ from active_memory.store.backend import (
 from active_memory.store.backup import backup_to
 from active_memory.store.checked import publish_checked, refuse_flagged
 from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
-from active_memory.store.codec import DecodedRows
+from active_memory.store.codec import DecodedContent, DecodedRows
 from active_memory.store.connect import (
     companions_absent,
     live_connection,
@@ -96,6 +96,7 @@ class SqliteStore(EngineStore):
         self._read_only = read_only
         self._limits = limits
         self._decoded = DecodedRows(capacity=2 * max(limits.max_live, 1))
+        self._contents = DecodedContent(capacity=2 * max(limits.max_live, 1))
         self._lock = threading.RLock()
         # A read that found no -wal/-shm leaves none: a refused listing as much as a good one.
         self._release = read_only and companions_absent(self._path)

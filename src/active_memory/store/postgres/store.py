@@ -41,7 +41,7 @@ from active_memory.store.backend import (
 )
 from active_memory.store.checked import publish_checked, refuse_flagged
 from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
-from active_memory.store.codec import DecodedRows
+from active_memory.store.codec import DecodedContent, DecodedRows
 from active_memory.store.engine import (
     ADMIN_RUN,
     EngineStore,
@@ -111,6 +111,7 @@ class PostgresStore(EngineStore):
         self._limits = limits
         self._lock_timeout_ms = lock_timeout_ms
         self._decoded = DecodedRows(capacity=2 * max(limits.max_live, 1))
+        self._contents = DecodedContent(capacity=2 * max(limits.max_live, 1))
         self._owns_pool = pool is None
         opened = open_pool(url, max_size=pool_size) if pool is None else pool
         self._pool: ConnectionPool | None = opened
@@ -243,7 +244,7 @@ class PostgresStore(EngineStore):
             if within is not None:
                 reached = reachable_ids(session, (str(row[0]) for row in rows), within)
                 rows = [row for row in rows if row[0] in reached]
-        entries = admin.history_entries(rows)
+        entries = admin.history_entries(rows, self._contents)
         if within is not None:
             entries = whole_histories_within(entries, within)
         return entries, last

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,3 +152,24 @@ def test_a_run_log_beside_the_runs_is_read_for_generations(demo: Path, tmp_path:
                       "--runs", demo, "--runs", tmp_path / "run-log.jsonl"])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "3 lessons over 2 runs" in result.stdout
+
+
+def test_the_collector_is_paused_while_measuring_and_resumes_after(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from active_memory.cli import lesson_impact
+
+    seen: list[bool] = []
+    measure = lesson_impact.measure_sources
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return measure(*args, **kwargs)
+
+    monkeypatch.setattr(lesson_impact, "measure_sources", watched)
+    assert gc.isenabled()
+    _impact(demo, "--json")
+    assert seen == [False]
+    assert gc.isenabled()

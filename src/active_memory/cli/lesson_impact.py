@@ -22,6 +22,7 @@ from active_memory.cli._common import (
     reports_errors,
     runs_option as runs_folders,
 )
+from active_memory.cli.collector import collector_paused
 from active_memory.cli.lesson_stats import _location, _opened, rate_cell
 from active_memory.cli.lessons import _clip
 from active_memory.impact import ImpactReport, LessonImpact, measure_sources
@@ -142,6 +143,13 @@ def impact_command(location: str | None, runs: tuple[Path, ...], often: int, as_
     empty = tuple(path for path in runs if not _holds_runs(path))
     if empty:
         fail(_no_runs(empty), EXIT_BAD_INPUT)
+    with collector_paused():
+        _measure_and_print(location, runs, often, as_json)
+
+
+def _measure_and_print(
+    location: str | None, runs: tuple[Path, ...], often: int, as_json: bool
+) -> None:
     with _opened(location) as (store, path):
         sources = store_sources(runs, path)
         retired = store.list_retired() if isinstance(store, SqliteStore) else ()

@@ -16,7 +16,14 @@ from active_memory.models.lessons import LessonDraft
 from active_memory.server import IssuedToken, RunningService
 from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
-from factories import REPOSITORY, WEAK_RECOMMENDATION, WEAK_SIGNALS, make_draft, publish_new
+from factories import (
+    REPOSITORY,
+    WEAK_RECOMMENDATION,
+    WEAK_SIGNALS,
+    make_draft,
+    make_graph_draft,
+    publish_new,
+)
 
 Remote = Callable[[str], RemoteBackend]
 Issue = Callable[..., IssuedToken]
@@ -106,3 +113,34 @@ def test_admin_routes_need_a_credential(running: RunningService) -> None:
         answer = httpx.get(f"{running.url}{path}")
         assert answer.status_code == 401
         assert answer.json()["error"] == "unauthorized"
+
+
+def test_every_history_leaves_out_whole_a_lesson_with_a_past_in_another_repository(
+    issue: Issue, remote: Remote, running: RunningService
+) -> None:
+    """Their lesson made tenant-wide: my token reaches it live, but not its first revision, so
+    the read of every history leaves it out whole, as the one-lesson history refuses it."""
+    token = issue().token
+    mine, theirs = remote(token), remote(issue(repository=OTHER).token)
+    (wide,) = publish_new(theirs, make_draft("Their internal text", repository=OTHER))
+    widened = Mutation(
+        op="upsert", id=wide, expected_revision=1, draft=make_graph_draft("Now tenant-wide")
+    )
+    theirs.publish(Publication(run_id="run-2", mutations=(widened,)))
+    (my_id,) = publish_new(mine, make_draft("Mine"))
+    assert wide in {lesson.id for lesson in mine.list_lessons()}
+    with pytest.raises(ScopeRefused):
+        mine.history(wide)
+    assert [(e.id, e.revision) for e in mine.histories()] == [(my_id, 1)]
+    assert [(e.id, e.revision) for e in theirs.histories()] == [(wide, 1), (wide, 2)]
+    answer = httpx.post(
+        f"{running.url}/v1/histories", json={}, headers={"authorization": f"Bearer {token}"}
+    )
+    assert answer.status_code == 200
+    assert "Their internal text" not in answer.text
+    assert answer.json()["next"] is None
+
+
+def test_every_history_needs_a_credential(running: RunningService) -> None:
+    answer = httpx.post(f"{running.url}/v1/histories", json={})
+    assert answer.status_code == 401

@@ -43,7 +43,8 @@ class AdminBackend(ActiveMemoryBackend, Protocol):
 
     def histories(self) -> Iterator[HistoryEntry]:
         """Every lesson's revisions (the lessons :meth:`history` would not refuse), ordered by
-        id then revision, read at once and decoded as the caller reaches them."""
+        id then revision: one query on a store, a page of whole lessons per request through
+        the service; each entry decoded as the caller reaches it."""
         ...
 
     def revert(

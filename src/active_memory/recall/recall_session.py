@@ -204,18 +204,30 @@ def _report(
     matches: Sequence[Candidate],
     rendering: Rendering,
 ) -> RecallReport:
-    delivered = {card_key(lesson) for lesson in rendering.delivered}
-    left_out = {card_key(lesson) for lesson in rendering.left_out}
-    cards = []
-    for lesson, score, reason in matches:
-        key = card_key(lesson)
-        outcome: Outcome = (
-            "delivered" if key in delivered else "left_out" if key in left_out
-            else "already_delivered"
-        )  # fmt: skip
-        cards.append(CardReport(lesson.id, lesson.revision, score, reason, outcome))
+    # The rendered cards are a subsequence of the matches: as many means every match, none
+    # delivered and none left out means every match went to this conversation before.
+    common: Outcome | None = None
+    if len(rendering.delivered) == len(matches):
+        common = "delivered"
+    elif not rendering.delivered and not rendering.left_out:
+        common = "already_delivered"
+    if common is not None:
+        cards = tuple(CardReport(lesson.id, lesson.revision, score, reason, common)
+                      for lesson, score, reason in matches)  # fmt: skip
+    else:
+        delivered = {card_key(lesson) for lesson in rendering.delivered}
+        left_out = {card_key(lesson) for lesson in rendering.left_out}
+        reports = []
+        for lesson, score, reason in matches:
+            key = card_key(lesson)
+            outcome: Outcome = (
+                "delivered" if key in delivered else "left_out" if key in left_out
+                else "already_delivered"
+            )  # fmt: skip
+            reports.append(CardReport(lesson.id, lesson.revision, score, reason, outcome))
+        cards = tuple(reports)
     used = rendering.used_bytes
-    return RecallReport(channel, tool, paths, tuple(cards), rendering.budget_bytes, used)
+    return RecallReport(channel, tool, paths, cards, rendering.budget_bytes, used)
 
 
 class RecallSession:

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from active_memory.recall.render import (
     FRAME_CLOSE,
@@ -148,3 +150,18 @@ def test_sizes_kept_with_a_framed_card_count_the_budget_exactly() -> None:
     chars = len(render([card], budget_bytes=exact).text)
     assert render([card], budget_bytes=exact, max_chars=chars).delivered == (card,)
     assert render([card], budget_bytes=exact, max_chars=chars - 1).left_out == (card,)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(st.sampled_from(string.printable + "<>[]:«»＜\u200b\u00e9ＡHuman"), max_size=60)
+    | st.text(max_size=30)
+)
+def test_card_text_framed_as_it_is_is_what_the_whole_escaping_makes_of_it(text: str) -> None:
+    from active_memory.recall.render import normalise_card_text
+    from active_memory.screening.frame import escape_frame, needs_escape
+
+    whole = " ".join(escape_frame(normalise_card_text(text)).splitlines())
+    assert escape_card_text(text) == whole
+    if not needs_escape(text):
+        assert whole == text

@@ -329,7 +329,7 @@ class ExposureLedger:
             known.update(fresh_keys)
             if not self._records or not fresh_keys:
                 return (), fresh_keys
-            pairs = tuple((lesson.id, lesson.revision) for lesson in fresh_lessons)
+            pairs = [(lesson.id, lesson.revision) for lesson in fresh_lessons]
             records = self._record_locked(conversation, pairs, claim.node_id, claim.execution,
                                           claim.channel, claim.receipt_seq, self._clock(),
                                           tracked=claim.tracked,

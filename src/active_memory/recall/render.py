@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from active_memory.recall.card import card_key
 from active_memory.recall.record import record
-from active_memory.screening.frame import escape_frame, strip_invisible
+from active_memory.screening.frame import escape_frame, needs_escape, strip_invisible
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ def normalise_card_text(text: str) -> str:
 def escape_card_text(text: str) -> str:
     """Neutralise frame look-alikes (``</active_memory>``, ``</tool_result>``…) and keep the
     text on one line."""
+    if not needs_escape(text):
+        return text
     return " ".join(escape_frame(normalise_card_text(text)).splitlines())
 
 
@@ -90,7 +92,8 @@ def _framed(lesson: RecallCard) -> tuple[str, str, str, int, int]:
     if cached is not None and cached[0] == title and cached[1] == recommendation:
         return cached
     block = f"[{key}] {escape_card_text(title)}\n  {escape_card_text(recommendation)}\n"
-    entry = (title, recommendation, block, _utf8(block), len(block))
+    chars = len(block)
+    entry = (title, recommendation, block, chars if block.isascii() else _utf8(block), chars)
     if len(_BLOCKS) >= _BLOCKS_KEPT:
         _BLOCKS.clear()
     _BLOCKS[key] = entry

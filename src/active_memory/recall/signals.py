@@ -368,13 +368,15 @@ def _identifiers(texts: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
             if len(runs) >= MAX_IDENTIFIERS:
                 break
             runs[run] = None  # a run seen before keeps its first place
-    identifiers = frozenset(run for run in runs if low <= len(run) <= high)
+    identifiers = []
     words: set[str] = set()
     known = _RUN_WORDS
     for run in runs:
+        if low <= len(run) <= high:
+            identifiers.append(run)
         kept = known.get(run)
         words.update(_run_words(run) if kept is None else kept)
-    return identifiers, frozenset(words)
+    return frozenset(identifiers), frozenset(words)
 
 
 def _shell_text(value: Any) -> str | None:

@@ -369,11 +369,11 @@ class RecallSession:
                                       receipt_seq=receipt_seq, shared=caller.shared)  # fmt: skip
             report = RecallReport(channel, tool, paths, (), budget_bytes, 0)
             return Recall("", report, claim, candidates=matches, caller=caller)
-        rendering = Rendering("", (), (), budget_bytes)
+        framed: list[Rendering] = []  # what choose framed: the ledger calls it once
 
         def choose(eligible: tuple[RecallCard, ...]) -> tuple[RecallCard, ...]:
-            nonlocal rendering
             rendering = render(eligible, budget_bytes=budget_bytes, max_chars=max_chars)
+            framed.append(rendering)
             return rendering.delivered
 
         claim = self.ledger.claim(
@@ -387,5 +387,7 @@ class RecallSession:
             receipt_seq=receipt_seq,
             shared=caller.shared,
         )
+        # With lessons to offer the ledger always calls choose; the empty frame is a safeguard.
+        rendering = framed[0] if framed else Rendering("", (), (), budget_bytes)
         return Recall(rendering.text, None, claim, candidates=matches, caller=caller,
                       unbuilt=(channel, tool, paths, rendering))  # fmt: skip

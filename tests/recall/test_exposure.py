@@ -312,3 +312,13 @@ def test_each_card_of_an_answer_gets_one_record_however_often_it_was_claimed() -
     assert [record.key for record in claim.commit()] == [card.key]
     untracked = ledger.claim("unknown", [card, card], take_all, node_id="build", tracked=False)  # type: ignore[arg-type]
     assert [record.key for record in untracked.commit()] == [card.key]
+
+
+def test_a_receipt_path_that_is_not_text_goes_through_the_model_and_is_refused() -> None:
+    from active_memory.errors import RunRecordError
+
+    ring = ReceiptRing()
+    assert ring.add("Read", ("a.py", "b.py")).paths == ("a.py", "b.py")
+    assert ring.add("Read", ()).paths == ()
+    with pytest.raises(RunRecordError):
+        ring.add("Read", ("a.py", 5))  # type: ignore[arg-type]

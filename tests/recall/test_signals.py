@@ -219,6 +219,17 @@ def test_huge_inputs_are_bounded() -> None:
     assert signals.paths == ("a.py",)
 
 
+def test_the_first_distinct_runs_up_to_the_bound_are_the_identifiers() -> None:
+    from active_memory.recall.signals import MAX_IDENTIFIERS
+
+    text = "dup dup " + " ".join(f"run{number}" for number in range(MAX_IDENTIFIERS + 10))
+    found = extract_signals(ToolCall("Tool", {"text": text}), ROOT).identifiers
+    assert found == {"dup"} | {f"run{number}" for number in range(MAX_IDENTIFIERS - 1)}
+    repeated = " ".join(["same"] * (MAX_IDENTIFIERS + 10) + ["last"])
+    assert extract_signals(ToolCall("Tool", {"text": repeated}), ROOT).identifiers == {
+        "same", "last"}  # fmt: skip
+
+
 def test_odd_argument_types_never_raise() -> None:
     call = ToolCall(
         "Weird", {"path": 3, "paths": [None, 4], "command": {"x": 1}, "deep": [[[["a"]]]]}

@@ -158,6 +158,9 @@ def _deliveries(
     return tuple(records)
 
 
+_STR_ONLY = {str}
+
+
 def _receipt(model: type[ToolReceipt], values: dict[str, object]) -> ToolReceipt:
     execution, paths = values["execution"], values["paths"]
     if (
@@ -166,7 +169,7 @@ def _receipt(model: type[ToolReceipt], values: dict[str, object]) -> ToolReceipt
         and _text(values["tool"])
         and (execution is None or type(execution) is str)
         and type(paths) is tuple
-        and all(type(path) is str for path in paths)
+        and (not paths or set(map(type, paths)) == _STR_ONLY)  # no generator: a call each
     ):
         return _trusted(model, values)
     return model(**values)
@@ -350,7 +353,7 @@ class ExposureLedger:
         keys: Sequence[str] | None = None,
     ) -> tuple[Delivery, ...]:
         """Delivery records of ``lessons``; ``keys`` are their ``id@revision`` when known."""
-        delivery, _ = _run_models()
+        delivery = (_models or _run_models())[0]
         records = _deliveries(delivery, lessons, node_id, conversation_id, channel, execution,
                               time_ms, receipt_seq)  # fmt: skip
         if tracked:
@@ -440,7 +443,7 @@ class ReceiptRing:
         time_ms: int | None = None,
     ) -> ToolReceipt:
         """A receipt for one tool call; the one already made when ``call_id`` has one."""
-        _, receipt_model = _run_models()
+        receipt_model = (_models or _run_models())[1]
         with self._lock:
             if call_id is not None and call_id in self._calls:
                 return self._calls[call_id]

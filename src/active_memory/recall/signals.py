@@ -32,7 +32,7 @@ from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Collection, Iterator, Sequence
     from typing import Any
 
 __all__ = [
@@ -329,8 +329,13 @@ def _chunk_words(chunk: str) -> tuple[str, ...]:
     words = _CHUNK_WORDS.get(chunk)
     if words is None:
         low, high = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
-        words = tuple(word for word in split_words(chunk)
-                      if low <= len(word) <= high and word not in BROAD_WORDS)  # fmt: skip
+        if chunk.isascii() and (chunk.isdigit() or (chunk.islower() and chunk.isalpha())):
+            # One word, as split_words finds it (a number names many files: it is new often).
+            kept = low <= len(chunk) <= high and chunk not in BROAD_WORDS
+            words = (chunk,) if kept else ()
+        else:
+            words = tuple(word for word in split_words(chunk)
+                          if low <= len(word) <= high and word not in BROAD_WORDS)  # fmt: skip
         if len(_CHUNK_WORDS) >= _RUN_WORDS_KEPT:
             _CHUNK_WORDS.clear()
         _CHUNK_WORDS[chunk] = words
@@ -356,26 +361,28 @@ def _run_words(run: str) -> tuple[str, ...]:
 
 def _identifiers(texts: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
     low, high = LIMITS.identifier_min_chars, LIMITS.identifier_max_chars
-    runs: dict[str, None] = {}
-    for text in texts:
+    runs: Collection[str] = ()
+    if len(texts) == 1:
         # Every byte outside a run became a space, so the translated text is ASCII.
-        found = text.encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS)
-        found_runs = found.decode("ascii").split()
-        if not runs and len(found_runs) <= MAX_IDENTIFIERS:
-            runs = dict.fromkeys(found_runs)  # the first text: the usual call has only one
-            continue
-        for run in found_runs:
-            if len(runs) >= MAX_IDENTIFIERS:
-                break
-            runs[run] = None  # a run seen before keeps its first place
+        found = texts[0].encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS)
+        runs = found.decode("ascii").split()  # a run twice adds nothing to the sets below
+    if len(texts) != 1 or len(runs) > MAX_IDENTIFIERS:
+        kept: dict[str, None] = {}
+        for text in texts:
+            found = text.encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS)
+            for run in found.decode("ascii").split():
+                if len(kept) >= MAX_IDENTIFIERS:
+                    break
+                kept[run] = None  # a run seen before keeps its first place
+        runs = kept
     identifiers = []
     words: set[str] = set()
     known = _RUN_WORDS
     for run in runs:
         if low <= len(run) <= high:
             identifiers.append(run)
-        kept = known.get(run)
-        words.update(_run_words(run) if kept is None else kept)
+        cached = known.get(run)
+        words.update(_run_words(run) if cached is None else cached)
     return frozenset(identifiers), frozenset(words)
 
 

@@ -168,3 +168,18 @@ def test_one_report_holds_delivered_left_out_and_already_delivered_cards() -> No
     }
     fresh = served.recall(read("src/a.py"), Caller("build", "conv-4"))
     assert {card.outcome for card in fresh.report.cards} == {"delivered"}
+
+
+def test_the_cards_a_recall_holds_are_the_ones_its_report_says_it_delivered() -> None:
+    first = lesson(9, files=["src/a.py"], recommendation="first")
+    big = lesson(10, files=["src/a.py"], recommendation="b" * 600)
+    small = lesson(11, files=["src/a.py"], recommendation="small")
+    served = session(first, big, small)
+    frame = len(f"{FRAME_OPEN}\n{FRAME_NOTE}\n{FRAME_CLOSE}".encode())
+    budget = frame + len(card_block(first).encode()) + len(card_block(small).encode())
+    for caller in (CALLER, Caller("build", "unknown", tracked=False)):
+        recall = served.recall(read("src/a.py"), caller, budget_bytes=budget)
+        assert recall.delivered == recall.report.delivered == (first.key, small.key)
+        recall.commit()
+    assert served.recall(read("src/a.py"), CALLER).delivered == (big.key,)
+    assert served.recall(read("src/b.py"), CALLER).delivered == ()

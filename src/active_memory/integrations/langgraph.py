@@ -296,7 +296,7 @@ class LangGraphMemory(FrameworkMemory):
         else:
             recall.commit()
             result, message = carrying
-            self._carried.add(*key, recall.text, recall.report.delivered)
+            self._carried.add(*key, recall.text, recall.delivered)
         seq = recall.receipt.seq if recall.receipt is not None else None
         if pending.asker is None:
             if seq is not None:

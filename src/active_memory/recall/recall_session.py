@@ -215,6 +215,12 @@ class Recall:
             report = self._report = _report(channel, tool, paths, self.candidates, rendering)
         return report
 
+    @property
+    def delivered(self) -> tuple[str, ...]:
+        """The ``id@revision`` of the cards ``text`` holds, in its order: the report's
+        ``delivered``, read from the claim without building the report."""
+        return self.claim.keys
+
     def __repr__(self) -> str:
         return f"Recall({self.text!r}, {self.report.to_dict()!r})"
 

@@ -270,7 +270,10 @@ class LangGraphMemory(FrameworkMemory):
                 node, log, talk = asker.node_id, asker, asker.conversation_id or talk
             # Nodes sharing one message history: a card an earlier tool message of the thread
             # carries is in this model's input already, whichever conversation it went to.
-            held = self._carried and self._carried.held(thread, messages_of(request.state))
+            # Read only in a thread whose tool messages carry cards: a history grows long.
+            held = self._carried.carries(thread) and self._carried.held(
+                thread, messages_of(request.state)
+            )
             if held:
                 self.active_run.session.ledger.mark_delivered(talk, tuple(held))
             arguments = call.get("args")

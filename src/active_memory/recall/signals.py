@@ -163,10 +163,12 @@ class WorkspaceRoot:
     ``/private/tmp``) is understood while matching itself never touches the filesystem.
     """
 
-    __slots__ = ("_working", "roots")
+    __slots__ = ("_prefixes", "_working", "roots")
 
     def __init__(self, roots: tuple[str, ...]) -> None:
         self.roots = roots
+        # Each root with what a path under it starts with (the root itself when it ends in "/").
+        self._prefixes = tuple((root, root if root.endswith("/") else root + "/") for root in roots)
         # The working directory a harness reports, as a base: the same one on nearly every call
         # of a session, so it is joined and normalised once (bounded; dropped whole when full).
         self._working: dict[str, str | None] = {}
@@ -190,10 +192,9 @@ class WorkspaceRoot:
 
     def relative(self, absolute: str) -> str | None:
         """The root-relative form of a normalised absolute path; ``""`` for the root itself."""
-        for root in self.roots:
+        for root, prefix in self._prefixes:
             if absolute == root:
                 return ""
-            prefix = root if root.endswith("/") else root + "/"
             if absolute.startswith(prefix):
                 return absolute[len(prefix) :]
         return None

@@ -296,3 +296,18 @@ async def test_a_tool_that_raises_hands_no_card_over(tmp_path: Path) -> None:
             assert run.deliveries == ()
             assert [r.tool for r in run.receipts] == ["read_file"]
             assert [e.status for e in memory.recorder.executions] == ["completed", "error"]
+
+
+def test_only_a_thread_whose_tool_messages_carry_cards_has_its_history_read() -> None:
+    from langchain_core.messages import ToolMessage
+
+    from active_memory.integrations._langgraph_messages import Carried
+
+    carried = Carried()
+    assert not carried.carries("thread-1")
+    carried.add("thread-1", "call-1", "<active_memory>card</active_memory>", ("lesson-1@1",))
+    assert carried.carries("thread-1")
+    assert not carried.carries("thread-2")
+    history = [ToolMessage("out\n\n<active_memory>card</active_memory>", tool_call_id="call-1")]
+    assert carried.held("thread-1", history) == {"lesson-1@1"}
+    assert carried.held("thread-2", history) == set()

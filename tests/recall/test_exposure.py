@@ -288,3 +288,37 @@ def test_a_call_that_matched_nothing_claims_nothing_and_never_asks_the_store() -
     card = lesson(1, files=["a.py"])
     later = ledger.claim("conv", [card], take_all, node_id="n")  # type: ignore[arg-type]
     assert later.lessons == (card,)
+
+
+def test_a_card_the_conversation_received_meanwhile_is_not_recorded_again() -> None:
+    ledger = ExposureLedger(clock=lambda: 42)
+    one, two = lesson(1, files=["a.py"]), lesson(2, files=["a.py"])
+    single = ledger.claim("conv", [one], take_all, node_id="build")  # type: ignore[arg-type]
+    pair = ledger.claim("other", [one, two], take_all, node_id="build")  # type: ignore[arg-type]
+    # Another answerer handed the cards over while these claims were in flight.
+    ledger.mark_delivered("conv", [one.key])
+    ledger.mark_delivered("other", [two.key])
+    assert single.commit() == ()
+    assert [record.key for record in pair.commit()] == [one.key]
+    assert [(d.key, d.conversation_id) for d in ledger.deliveries] == [(one.key, "other")]
+    assert ledger.was_delivered("other", two.key)
+    assert ledger.was_delivered("other", one.key)
+
+
+def test_each_card_of_an_answer_gets_one_record_however_often_it_was_claimed() -> None:
+    ledger = ExposureLedger(clock=lambda: 42)
+    card = lesson(1, files=["a.py"])
+    claim = ledger.claim("conv", [card, card], take_all, node_id="build")  # type: ignore[arg-type]
+    assert [record.key for record in claim.commit()] == [card.key]
+    untracked = ledger.claim("unknown", [card, card], take_all, node_id="build", tracked=False)  # type: ignore[arg-type]
+    assert [record.key for record in untracked.commit()] == [card.key]
+
+
+def test_a_receipt_path_that_is_not_text_goes_through_the_model_and_is_refused() -> None:
+    from active_memory.errors import RunRecordError
+
+    ring = ReceiptRing()
+    assert ring.add("Read", ("a.py", "b.py")).paths == ("a.py", "b.py")
+    assert ring.add("Read", ()).paths == ()
+    with pytest.raises(RunRecordError):
+        ring.add("Read", ("a.py", 5))  # type: ignore[arg-type]

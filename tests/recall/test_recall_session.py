@@ -134,3 +134,52 @@ def test_a_call_named_twice_keeps_one_receipt() -> None:
     assert len(served.receipts.snapshot()) == 1
     (delivery,) = again.commit()
     assert delivery.receipt_seq == 1
+
+
+def test_a_lesson_rewritten_by_a_new_store_generation_is_framed_from_its_new_text() -> None:
+    served = session(lesson(5, files=["src/a.py"], title="First words"))
+    assert "First words" in served.recall(read("src/a.py"), CALLER).text
+    rewritten = lesson(5, files=["src/a.py"], title="Second words", revision=2)
+    served.replace_index(RecallIndex([rewritten], repository=REPOSITORY))
+    again = served.recall(read("src/a.py"), Caller("build", "conv-9"))
+    assert "Second words" in again.text
+    assert "First words" not in again.text
+    assert again.report.delivered == (f"{lesson_id(5)}@2",)
+
+
+def test_one_report_holds_delivered_left_out_and_already_delivered_cards() -> None:
+    first = lesson(6, files=["src/a.py"], recommendation="first")
+    big = lesson(7, files=["src/a.py"], recommendation="b" * 600)
+    small = lesson(8, files=["src/a.py"], recommendation="small")
+    served = session(first, big, small)
+    frame = len(f"{FRAME_OPEN}\n{FRAME_NOTE}\n{FRAME_CLOSE}".encode())
+    only = {card.id: frame + len(card_block(card).encode()) for card in (first, small)}
+    served.recall(read("src/a.py"), CALLER, budget_bytes=only[first.id]).commit()
+    mixed = served.recall(read("src/a.py"), CALLER, budget_bytes=only[small.id])
+    outcomes = {card.id: card.outcome for card in mixed.report.cards}
+    assert outcomes == {first.id: "already_delivered", big.id: "left_out", small.id: "delivered"}
+    mixed.commit()
+    rest = served.recall(read("src/a.py"), CALLER)
+    assert [card.outcome for card in rest.report.cards] == [
+        "already_delivered", "delivered", "already_delivered"]  # fmt: skip
+    rest.commit()
+    assert {card.outcome for card in served.recall(read("src/a.py"), CALLER).report.cards} == {
+        "already_delivered"
+    }
+    fresh = served.recall(read("src/a.py"), Caller("build", "conv-4"))
+    assert {card.outcome for card in fresh.report.cards} == {"delivered"}
+
+
+def test_the_cards_a_recall_holds_are_the_ones_its_report_says_it_delivered() -> None:
+    first = lesson(9, files=["src/a.py"], recommendation="first")
+    big = lesson(10, files=["src/a.py"], recommendation="b" * 600)
+    small = lesson(11, files=["src/a.py"], recommendation="small")
+    served = session(first, big, small)
+    frame = len(f"{FRAME_OPEN}\n{FRAME_NOTE}\n{FRAME_CLOSE}".encode())
+    budget = frame + len(card_block(first).encode()) + len(card_block(small).encode())
+    for caller in (CALLER, Caller("build", "unknown", tracked=False)):
+        recall = served.recall(read("src/a.py"), caller, budget_bytes=budget)
+        assert recall.delivered == recall.report.delivered == (first.key, small.key)
+        recall.commit()
+    assert served.recall(read("src/a.py"), CALLER).delivered == (big.key,)
+    assert served.recall(read("src/b.py"), CALLER).delivered == ()

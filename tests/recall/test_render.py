@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import re
+import string
 import unicodedata
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from active_memory.recall.render import (
     FRAME_CLOSE,
@@ -127,3 +129,39 @@ def test_a_recommendation_cannot_pass_for_another_card_header() -> None:
 
 def test_escaping_keeps_ordinary_angle_brackets() -> None:
     assert escape_card_text("Use Vec<u8> and a < b") == "Use Vec<u8> and a < b"
+
+
+def test_a_card_whose_text_changed_under_the_same_key_is_framed_anew() -> None:
+    before = lesson(3, files=["a.py"], title="Old title", recommendation="Old advice.")
+    after = lesson(3, files=["a.py"], title="New title", recommendation="Größe zählt.")
+    assert "Old title" in render([before], budget_bytes=10_000).text
+    rendering = render([after], budget_bytes=10_000)
+    assert "Old" not in rendering.text
+    assert f"[{after.id}@1] New title\n  Größe zählt.\n" in rendering.text
+    assert rendering.used_bytes == len(rendering.text.encode())
+
+
+def test_sizes_kept_with_a_framed_card_count_the_budget_exactly() -> None:
+    card = lesson(4, files=["a.py"], title="Größe", recommendation="Ünïcödé " * 20)
+    exact = FRAME_BYTES + len(card_block(card).encode())
+    for _ in range(2):  # framed, then taken from what was kept
+        assert render([card], budget_bytes=exact).delivered == (card,)
+        assert render([card], budget_bytes=exact - 1).left_out == (card,)
+    chars = len(render([card], budget_bytes=exact).text)
+    assert render([card], budget_bytes=exact, max_chars=chars).delivered == (card,)
+    assert render([card], budget_bytes=exact, max_chars=chars - 1).left_out == (card,)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(st.sampled_from(string.printable + "<>[]:«»＜\u200b\u00e9ＡHuman"), max_size=60)
+    | st.text(max_size=30)
+)
+def test_card_text_framed_as_it_is_is_what_the_whole_escaping_makes_of_it(text: str) -> None:
+    from active_memory.recall.render import normalise_card_text
+    from active_memory.screening.frame import escape_frame, needs_escape
+
+    whole = " ".join(escape_frame(normalise_card_text(text)).splitlines())
+    assert escape_card_text(text) == whole
+    if not needs_escape(text):
+        assert whole == text

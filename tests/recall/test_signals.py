@@ -219,6 +219,17 @@ def test_huge_inputs_are_bounded() -> None:
     assert signals.paths == ("a.py",)
 
 
+def test_the_first_distinct_runs_up_to_the_bound_are_the_identifiers() -> None:
+    from active_memory.recall.signals import MAX_IDENTIFIERS
+
+    text = "dup dup " + " ".join(f"run{number}" for number in range(MAX_IDENTIFIERS + 10))
+    found = extract_signals(ToolCall("Tool", {"text": text}), ROOT).identifiers
+    assert found == {"dup"} | {f"run{number}" for number in range(MAX_IDENTIFIERS - 1)}
+    repeated = " ".join(["same"] * (MAX_IDENTIFIERS + 10) + ["last"])
+    assert extract_signals(ToolCall("Tool", {"text": repeated}), ROOT).identifiers == {
+        "same", "last"}  # fmt: skip
+
+
 def test_odd_argument_types_never_raise() -> None:
     call = ToolCall(
         "Weird", {"path": 3, "paths": [None, 4], "command": {"x": 1}, "deep": [[[["a"]]]]}
@@ -383,3 +394,41 @@ def test_paths_normalise_lexically_whether_or_not_they_already_are(
     from active_memory.recall.signals import _normalise
 
     assert _normalise(path) == normal
+
+
+_PATHISH = st.text(alphabet=st.sampled_from(list("ab_C9/.\\:*?{$~é -")), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["file_path", "filePath", "path", "filename", "paths"]),
+    _PATHISH | _PATHISH.map(lambda path: f"{WORKSPACE}/{path}"),
+    st.sampled_from([None, WORKSPACE, f"{WORKSPACE}/src", "/elsewhere", "src"]),
+    st.sampled_from(["Read", "Glob", "find"]),
+)
+def test_a_call_naming_one_path_reads_as_any_other_call_does(
+    field: str, path: str, cwd: str | None, tool: str
+) -> None:
+    # Numbers give no signal; a list holding nothing readable sends the same call the long way.
+    alone = extract_signals(ToolCall(tool, {field: path, "limit": 20, "all": True}, cwd), ROOT)
+    general = extract_signals(ToolCall(tool, {field: path, "limit": 20, "more": [{}]}, cwd), ROOT)
+    assert alone == general
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ALNUM_AND_MORE, max_size=4))
+def test_topic_words_of_new_runs_from_known_chunks_are_the_words_of_the_whole_run(
+    texts: list[str],
+) -> None:
+    from active_memory.limits import BROAD_WORDS, LIMITS
+    from active_memory.recall import signals
+
+    low, high = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
+    for text in texts:  # earlier texts leave their runs and chunks known
+        found = extract_signals(ToolCall("Tool", {"text": text}), ROOT).words
+        runs = IDENTIFIER_RUN.findall(text)
+        expected = {word for run in runs for word in split_words(run)
+                    if low <= len(word) <= high and word not in BROAD_WORDS}  # fmt: skip
+        assert found == expected
+        for run in runs:
+            signals._RUN_WORDS.pop(run, None)  # the run is new next time, its chunks are not

@@ -74,12 +74,18 @@ class Carried:
 
     def __init__(self) -> None:
         self._cards: dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]] = {}
+        self._threads: set[str] = set()  # the threads whose tool messages carry cards
 
     def __bool__(self) -> bool:
         return bool(self._cards)
 
+    def carries(self, thread: str) -> bool:
+        """Whether a tool message of ``thread`` was given cards: only then is its history read."""
+        return thread in self._threads
+
     def add(self, thread: str, call_id: str, text: str, keys: tuple[str, ...]) -> None:
         self._cards.setdefault((thread, call_id), []).append((text, keys))
+        self._threads.add(thread)
 
     def held(self, thread: str, history: Iterable[BaseMessage]) -> set[str]:
         """The ``id@revision`` keys of the cards ``history`` holds in this thread's tool messages

@@ -168,8 +168,8 @@ class ClaudeAgentMemory(FrameworkMemory):
                 if parsed is None:
                     return {}
                 conversation = conversation_id or parsed.session_id or ""
-                agent = cast("Mapping[str, Any]", input_data).get("agent_id")
-                if conversation and isinstance(agent, str) and agent:
+                agent = parsed.agent_id  # a subagent's calls: a non-empty agent_id, else None
+                if conversation and agent:
                     conversation = f"{conversation}/agent-{agent}"
                 caller = Caller(node_id, conversation or "unknown", execution_id,
                                 tracked=bool(conversation))  # fmt: skip

@@ -158,15 +158,10 @@ class _Pending:
     asker: ExecutionLog | None
 
 
-@contextlib.contextmanager
-def _released_on_error(pending: _Pending | None) -> Iterator[None]:
+def _release(pending: _Pending | None) -> None:
     """The recall's cards go back unclaimed when the tool raises: it hands nothing over."""
-    try:
-        yield
-    except BaseException:
-        if pending is not None:
-            pending.recall.release()
-        raise
+    if pending is not None:
+        pending.recall.release()
 
 
 class LangGraphMemory(FrameworkMemory):
@@ -275,7 +270,10 @@ class LangGraphMemory(FrameworkMemory):
                 node, log, talk = asker.node_id, asker, asker.conversation_id or talk
             # Nodes sharing one message history: a card an earlier tool message of the thread
             # carries is in this model's input already, whichever conversation it went to.
-            held = self._carried and self._carried.held(thread, messages_of(request.state))
+            # Read only in a thread whose tool messages carry cards: a history grows long.
+            held = self._carried.carries(thread) and self._carried.held(
+                thread, messages_of(request.state)
+            )
             if held:
                 self.active_run.session.ledger.mark_delivered(talk, tuple(held))
             arguments = call.get("args")
@@ -301,7 +299,7 @@ class LangGraphMemory(FrameworkMemory):
         else:
             recall.commit()
             result, message = carrying
-            self._carried.add(*key, recall.text, recall.report.delivered)
+            self._carried.add(*key, recall.text, recall.delivered)
         seq = recall.receipt.seq if recall.receipt is not None else None
         if pending.asker is None:
             if seq is not None:
@@ -321,8 +319,12 @@ class LangGraphMemory(FrameworkMemory):
     ) -> ToolResult:
         """The ``ToolNode(wrap_tool_call=...)`` wrapper: cards after the tool's message."""
         pending = self._recall(request)
-        with _released_on_error(pending):
+        # Written out rather than a context manager: entering one costs a microsecond a call.
+        try:
             result = execute(request)
+        except BaseException:
+            _release(pending)  # the tool raised: it hands nothing over
+            raise
         settled: ToolResult = self._settle(pending, result)
         return settled
 
@@ -333,8 +335,11 @@ class LangGraphMemory(FrameworkMemory):
     ) -> ToolResult:
         """:meth:`wrap_tool_call` for ``ToolNode(awrap_tool_call=...)``."""
         pending = self._recall(request)
-        with _released_on_error(pending):
+        try:
             result = await execute(request)
+        except BaseException:
+            _release(pending)
+            raise
         settled: ToolResult = self._settle(pending, result)
         return settled
 

@@ -126,20 +126,39 @@ def _trusted(model: type[_M], values: dict[str, object]) -> _M:
     return instance
 
 
-def _delivery(model: type[Delivery], values: dict[str, object]) -> Delivery:
-    execution, time_ms, seq = values["execution"], values["time_ms"], values["receipt_seq"]
-    if (
-        _text(values["lesson_id"])
-        and _count(values["revision"], 1)
-        and _text(values["node_id"])
-        and _text(values["conversation_id"])
-        and values["channel"] in ("hook", "prompt")
+def _deliveries(
+    model: type[Delivery],
+    lessons: Sequence[tuple[str, int]],
+    node_id: str,
+    conversation_id: str,
+    channel: Channel,
+    execution: str | None,
+    time_ms: int | None,
+    receipt_seq: int | None,
+) -> tuple[Delivery, ...]:
+    """One delivery record per ``(lesson id, revision)``, the other fields shared: those are
+    checked once for the whole answer, each lesson's own two fields once per record."""
+    shared = (
+        _text(node_id)
+        and _text(conversation_id)
+        and channel in ("hook", "prompt")
         and (execution is None or type(execution) is str)
         and (time_ms is None or _count(time_ms))
-        and (seq is None or _count(seq))
-    ):
-        return _trusted(model, values)
-    return model(**values)
+        and (receipt_seq is None or _count(receipt_seq))
+    )
+    records = []
+    for lesson_id, revision in lessons:
+        values: dict[str, object] = {
+            "lesson_id": lesson_id, "revision": revision, "node_id": node_id,
+            "conversation_id": conversation_id, "channel": channel, "execution": execution,
+            "time_ms": time_ms, "receipt_seq": receipt_seq,
+        }  # fmt: skip
+        trusted = shared and _text(lesson_id) and _count(revision, 1)
+        records.append(_trusted(model, values) if trusted else model(**values))
+    return tuple(records)
+
+
+_STR_ONLY = {str}
 
 
 def _receipt(model: type[ToolReceipt], values: dict[str, object]) -> ToolReceipt:
@@ -150,7 +169,7 @@ def _receipt(model: type[ToolReceipt], values: dict[str, object]) -> ToolReceipt
         and _text(values["tool"])
         and (execution is None or type(execution) is str)
         and type(paths) is tuple
-        and all(type(path) is str for path in paths)
+        and (not paths or set(map(type, paths)) == _STR_ONLY)  # no generator: a call each
     ):
         return _trusted(model, values)
     return model(**values)
@@ -286,27 +305,39 @@ class ExposureLedger:
             if claim.settled:
                 return (), ()
             claim.settled = True
+            conversation, keys = claim.conversation_id, claim.keys
             if claim.tracked:
-                claimed = self._claimed.get(claim.conversation_id, {})
-                for key in claim.keys:
-                    if claimed.get(key) == claim.number:
-                        del claimed[key]
+                claimed = self._claimed.get(conversation)
+                if claimed:
+                    number = claim.number
+                    for key in keys:
+                        if claimed.get(key) == number:
+                            del claimed[key]
             if not delivered or not claim.lessons:
                 return (), ()
-            keys = (
-                self._delivered.setdefault(claim.conversation_id, set()) if claim.tracked else set()
-            )
-            fresh = dict(zip(claim.keys, claim.lessons, strict=True))
-            for key in keys.intersection(fresh):
-                del fresh[key]
-            keys.update(fresh)
-            if not self._records or not fresh:
-                return (), tuple(fresh)
-            pairs = tuple((lesson.id, lesson.revision) for lesson in fresh.values())
-            records = self._record_locked(claim.conversation_id, pairs, claim.node_id,
-                                          claim.execution, claim.channel, claim.receipt_seq,
-                                          self._clock(), tracked=claim.tracked)  # fmt: skip
-            return records, tuple(fresh)
+            if claim.tracked:
+                known = self._delivered.get(conversation)
+                if known is None:
+                    known = self._delivered[conversation] = set()
+            else:
+                known = set()
+            if known or len(keys) > 1:
+                # Only what the conversation lacks, each key once.
+                fresh = {key: lesson for key, lesson in zip(keys, claim.lessons, strict=True)
+                         if key not in known}  # fmt: skip
+                fresh_keys = tuple(fresh)
+                fresh_lessons = tuple(fresh.values())
+            else:  # one card, to a conversation that had none: the usual answer
+                fresh_keys, fresh_lessons = keys, claim.lessons
+            known.update(fresh_keys)
+            if not self._records or not fresh_keys:
+                return (), fresh_keys
+            pairs = [(lesson.id, lesson.revision) for lesson in fresh_lessons]
+            records = self._record_locked(conversation, pairs, claim.node_id, claim.execution,
+                                          claim.channel, claim.receipt_seq, self._clock(),
+                                          tracked=claim.tracked,
+                                          keys=fresh_keys)  # fmt: skip
+            return records, fresh_keys
 
     def _record_locked(
         self,
@@ -319,18 +350,17 @@ class ExposureLedger:
         time_ms: int,
         *,
         tracked: bool,
+        keys: Sequence[str] | None = None,
     ) -> tuple[Delivery, ...]:
-        delivery, _ = _run_models()
-        records = tuple(
-            _delivery(delivery, {
-                "lesson_id": lesson_id, "revision": revision, "node_id": node_id,
-                "conversation_id": conversation_id, "channel": channel, "execution": execution,
-                "time_ms": time_ms, "receipt_seq": receipt_seq,
-            })
-            for lesson_id, revision in lessons
-        )  # fmt: skip
+        """Delivery records of ``lessons``; ``keys`` are their ``id@revision`` when known."""
+        delivery = (_models or _run_models())[0]
+        records = _deliveries(delivery, lessons, node_id, conversation_id, channel, execution,
+                              time_ms, receipt_seq)  # fmt: skip
         if tracked:
-            self._recorded.setdefault(conversation_id, set()).update(r.key for r in records)
+            recorded = self._recorded.get(conversation_id)
+            if recorded is None:
+                recorded = self._recorded[conversation_id] = set()
+            recorded.update(keys if keys is not None else (r.key for r in records))
         self._deliveries.extend(records)
         return records
 
@@ -413,7 +443,7 @@ class ReceiptRing:
         time_ms: int | None = None,
     ) -> ToolReceipt:
         """A receipt for one tool call; the one already made when ``call_id`` has one."""
-        _, receipt_model = _run_models()
+        receipt_model = (_models or _run_models())[1]
         with self._lock:
             if call_id is not None and call_id in self._calls:
                 return self._calls[call_id]

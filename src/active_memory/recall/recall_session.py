@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from _thread import allocate_lock
 
+from active_memory.errors import RecallError
 from active_memory.recall.card import card_key
 from active_memory.recall.exposure import ExposureLedger, ReceiptRing
 from active_memory.recall.record import record
@@ -174,16 +175,51 @@ class RecallReport:
         }
 
 
-@record
 class Recall:
-    """A framed answer in flight. ``text`` is empty when nothing is to be delivered."""
+    """A framed answer in flight. ``text`` is empty when nothing is to be delivered.
 
-    text: str
-    report: RecallReport
-    claim: Claim
-    receipt: ToolReceipt | None = None
-    candidates: tuple[Candidate, ...] = ()
-    caller: Caller | None = None
+    ``report`` is built on first read from what the recall matched and framed (``unbuilt``:
+    the channel, tool, paths and rendering), so an answerer that never reads it (an agent
+    framework's tool call) does not pay for it; it is the same report either way.
+    """
+
+    __slots__ = ("_report", "_unbuilt", "caller", "candidates", "claim", "receipt", "text")
+
+    def __init__(
+        self,
+        text: str,
+        report: RecallReport | None,
+        claim: Claim,
+        receipt: ToolReceipt | None = None,
+        candidates: tuple[Candidate, ...] = (),
+        caller: Caller | None = None,
+        *,
+        unbuilt: tuple[Channel, str, tuple[str, ...], Rendering] | None = None,
+    ) -> None:
+        if report is None and unbuilt is None:
+            raise RecallError("a recall needs its report, or what to build it from")
+        self.text = text
+        self._report = report
+        self._unbuilt = unbuilt
+        self.claim = claim
+        self.receipt = receipt
+        self.candidates = candidates
+        self.caller = caller
+
+    @property
+    def report(self) -> RecallReport:
+        report = self._report
+        if report is None:
+            assert self._unbuilt is not None  # the constructor holds one of the two
+            channel, tool, paths, rendering = self._unbuilt
+            report = self._report = _report(channel, tool, paths, self.candidates, rendering)
+        return report
+
+    @property
+    def delivered(self) -> tuple[str, ...]:
+        """The ``id@revision`` of the cards ``text`` holds, in its order: the report's
+        ``delivered``, read from the claim without building the report."""
+        return self.claim.keys
 
     def __repr__(self) -> str:
         return f"Recall({self.text!r}, {self.report.to_dict()!r})"
@@ -204,18 +240,34 @@ def _report(
     matches: Sequence[Candidate],
     rendering: Rendering,
 ) -> RecallReport:
-    delivered = {card_key(lesson) for lesson in rendering.delivered}
-    left_out = {card_key(lesson) for lesson in rendering.left_out}
-    cards = []
-    for lesson, score, reason in matches:
-        key = card_key(lesson)
-        outcome: Outcome = (
-            "delivered" if key in delivered else "left_out" if key in left_out
-            else "already_delivered"
-        )  # fmt: skip
-        cards.append(CardReport(lesson.id, lesson.revision, score, reason, outcome))
+    # The rendered cards are a subsequence of the matches: as many means every match, none
+    # delivered and none left out means every match went to this conversation before.
+    common: Outcome | None = None
+    if len(rendering.delivered) == len(matches):
+        common = "delivered"
+    elif not rendering.delivered and not rendering.left_out:
+        common = "already_delivered"
+    if common is not None:
+        cards = tuple(CardReport(lesson.id, lesson.revision, score, reason, common)
+                      for lesson, score, reason in matches)  # fmt: skip
+    else:
+        delivered = {card_key(lesson) for lesson in rendering.delivered}
+        left_out = {card_key(lesson) for lesson in rendering.left_out}
+        reports = []
+        for lesson, score, reason in matches:
+            key = card_key(lesson)
+            outcome: Outcome = (
+                "delivered" if key in delivered else "left_out" if key in left_out
+                else "already_delivered"
+            )  # fmt: skip
+            reports.append(CardReport(lesson.id, lesson.revision, score, reason, outcome))
+        cards = tuple(reports)
     used = rendering.used_bytes
-    return RecallReport(channel, tool, paths, tuple(cards), rendering.budget_bytes, used)
+    return RecallReport(channel, tool, paths, cards, rendering.budget_bytes, used)
+
+
+def _choose_nothing(eligible: tuple[RecallCard, ...]) -> tuple[RecallCard, ...]:
+    return ()
 
 
 class RecallSession:
@@ -274,7 +326,9 @@ class RecallSession:
         budget = self.config.hook_injection_bytes
         if budget_bytes is not None:
             budget = min(budget, budget_bytes)
-        candidates = tuple((match.lesson, match.score, match.reason) for match in matches)
+        candidates: tuple[Candidate, ...] = ()
+        if matches:
+            candidates = tuple((match.lesson, match.score, match.reason) for match in matches)
         paths = signals.paths
         seq = None if receipt is None else receipt.seq
         recall = self._claim("hook", call.tool, paths, candidates, caller, budget, max_chars, seq)
@@ -313,11 +367,19 @@ class RecallSession:
         max_chars: int | None,
         receipt_seq: int | None = None,
     ) -> Recall:
-        rendering = Rendering("", (), (), budget_bytes)
+        if not matches:
+            # Most tool calls match nothing: a settled empty claim, an empty report.
+            claim = self.ledger.claim(caller.conversation_id, (), _choose_nothing,
+                                      node_id=caller.node_id, execution=caller.execution_id,
+                                      channel=channel, tracked=caller.tracked,
+                                      receipt_seq=receipt_seq, shared=caller.shared)  # fmt: skip
+            report = RecallReport(channel, tool, paths, (), budget_bytes, 0)
+            return Recall("", report, claim, candidates=matches, caller=caller)
+        framed: list[Rendering] = []  # what choose framed: the ledger calls it once
 
         def choose(eligible: tuple[RecallCard, ...]) -> tuple[RecallCard, ...]:
-            nonlocal rendering
             rendering = render(eligible, budget_bytes=budget_bytes, max_chars=max_chars)
+            framed.append(rendering)
             return rendering.delivered
 
         claim = self.ledger.claim(
@@ -331,5 +393,7 @@ class RecallSession:
             receipt_seq=receipt_seq,
             shared=caller.shared,
         )
-        report = _report(channel, tool, paths, matches, rendering)
-        return Recall(rendering.text, report, claim, candidates=matches, caller=caller)
+        # With lessons to offer the ledger always calls choose; the empty frame is a safeguard.
+        rendering = framed[0] if framed else Rendering("", (), (), budget_bytes)
+        return Recall(rendering.text, None, claim, candidates=matches, caller=caller,
+                      unbuilt=(channel, tool, paths, rendering))  # fmt: skip

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from active_memory.recall.card import card_key
 from active_memory.recall.record import record
-from active_memory.screening.frame import escape_frame, strip_invisible
+from active_memory.screening.frame import escape_frame, needs_escape, strip_invisible
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -71,67 +71,77 @@ def normalise_card_text(text: str) -> str:
 def escape_card_text(text: str) -> str:
     """Neutralise frame look-alikes (``</active_memory>``, ``</tool_result>``…) and keep the
     text on one line."""
+    if not needs_escape(text):
+        return text
     return " ".join(escape_frame(normalise_card_text(text)).splitlines())
 
 
-# Each card's framed block by its key, with the texts it was made from: an in-process session
-# frames the same frozen cards for conversation after conversation, and escaping them costs
-# more than the rest of rendering. Dropped whole when full.
-_BLOCKS: dict[str, tuple[str, str, str]] = {}
+# Each card's framed block by its key, with the texts it was made from and its size in UTF-8
+# bytes and in characters: an in-process session frames the same frozen cards for conversation
+# after conversation, and escaping them costs more than the rest of rendering. A card whose
+# title or recommendation changed (a new revision, or a store generation that rewrote it) is
+# framed anew. Dropped whole when full.
+_BLOCKS: dict[str, tuple[str, str, str, int, int]] = {}
 _BLOCKS_KEPT = 4_096
 
 
-def card_block(lesson: RecallCard) -> str:
+def _framed(lesson: RecallCard) -> tuple[str, str, str, int, int]:
+    """The cache entry of ``lesson``: its title, recommendation, block, bytes and characters."""
     key, title, recommendation = card_key(lesson), lesson.title, lesson.recommendation
     cached = _BLOCKS.get(key)
     if cached is not None and cached[0] == title and cached[1] == recommendation:
-        return cached[2]
+        return cached
     block = f"[{key}] {escape_card_text(title)}\n  {escape_card_text(recommendation)}\n"
+    chars = len(block)
+    entry = (title, recommendation, block, chars if block.isascii() else _utf8(block), chars)
     if len(_BLOCKS) >= _BLOCKS_KEPT:
         _BLOCKS.clear()
-    _BLOCKS[key] = (title, recommendation, block)
-    return block
+    _BLOCKS[key] = entry
+    return entry
+
+
+def card_block(lesson: RecallCard) -> str:
+    return _framed(lesson)[2]
 
 
 _HEAD = f"{FRAME_OPEN}\n{FRAME_NOTE}\n"
 _TAIL = FRAME_CLOSE
+_FRAME_BYTES = _utf8(_HEAD) + _utf8(_TAIL)
+_FRAME_CHARS = len(_HEAD) + len(_TAIL)
 
 
 @record
 class Rendering:
-    """The framed text (empty when nothing fits), and which cards it holds or left out."""
+    """The framed text (empty when nothing fits), which cards it holds or left out, and its
+    size in UTF-8 bytes (counted while framing: the text is not encoded again)."""
 
     text: str
     delivered: tuple[RecallCard, ...]
     left_out: tuple[RecallCard, ...]
     budget_bytes: int
-
-    @property
-    def used_bytes(self) -> int:
-        return _utf8(self.text)
+    used_bytes: int = 0
 
 
 def render(
     lessons: Sequence[RecallCard], *, budget_bytes: int, max_chars: int | None = None
 ) -> Rendering:
     """Frame as many complete cards as fit, in the order given."""
-    used_bytes = _utf8(_HEAD) + _utf8(_TAIL)
-    used_chars = len(_HEAD) + len(_TAIL)
+    used_bytes = _FRAME_BYTES
+    chars_left = None if max_chars is None else max_chars - _FRAME_CHARS
     blocks: list[str] = []
     delivered: list[RecallCard] = []
     left_out: list[RecallCard] = []
     for lesson in lessons:
-        block = card_block(lesson)
-        size, chars = _utf8(block), len(block)
-        fits = used_bytes + size <= budget_bytes and (
-            max_chars is None or used_chars + chars <= max_chars
-        )
-        if fits:
+        _, _, block, size, chars = _framed(lesson)
+        if used_bytes + size <= budget_bytes and (chars_left is None or chars <= chars_left):
             blocks.append(block)
             delivered.append(lesson)
             used_bytes += size
-            used_chars += chars
+            if chars_left is not None:
+                chars_left -= chars
         else:
             left_out.append(lesson)
-    text = _HEAD + "".join(blocks) + _TAIL if blocks else ""
-    return Rendering(text, tuple(delivered), tuple(left_out), budget_bytes)
+    if not blocks:
+        return Rendering("", (), tuple(left_out), budget_bytes)
+    text = _HEAD + "".join(blocks) + _TAIL
+    return Rendering(text, tuple(delivered), tuple(left_out), budget_bytes, used_bytes)

@@ -32,7 +32,7 @@ from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Collection, Iterator, Sequence
     from typing import Any
 
 __all__ = [
@@ -65,10 +65,15 @@ _RUN_SEPARATORS = bytes(byte if byte in _IDENTIFIER_BYTES else 0x20 for byte in 
 # Compiled on first use (re keeps it): only a Codex patch needs it.
 _PATCH_HEADER = r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$"
 _KNOWN_FIELDS = frozenset((*PATH_FIELDS, *DIRECTORY_FIELDS, *SHELL_FIELDS))
+_PATH_FIELD_NAMES = frozenset(PATH_FIELDS)
+_SCALARS = frozenset((int, float, bool))
 # The topic words of each identifier run seen in this process: a session's calls name the same
 # folders, files and identifiers again and again (an in-process recall serves thousands of
 # calls; splitting a run costs more than the rest of a plain path call). Dropped whole when full.
 _RUN_WORDS: dict[str, tuple[str, ...]] = {}
+# The same for the ``_``-separated chunks of runs: a run seen for the first time (a file named
+# by a number) is mostly chunks seen before.
+_CHUNK_WORDS: dict[str, tuple[str, ...]] = {}
 _RUN_WORDS_KEPT = 16_384
 _WORKING_KEPT = 256
 
@@ -158,10 +163,12 @@ class WorkspaceRoot:
     ``/private/tmp``) is understood while matching itself never touches the filesystem.
     """
 
-    __slots__ = ("_working", "roots")
+    __slots__ = ("_prefixes", "_working", "roots")
 
     def __init__(self, roots: tuple[str, ...]) -> None:
         self.roots = roots
+        # Each root with what a path under it starts with (the root itself when it ends in "/").
+        self._prefixes = tuple((root, root if root.endswith("/") else root + "/") for root in roots)
         # The working directory a harness reports, as a base: the same one on nearly every call
         # of a session, so it is joined and normalised once (bounded; dropped whole when full).
         self._working: dict[str, str | None] = {}
@@ -185,10 +192,9 @@ class WorkspaceRoot:
 
     def relative(self, absolute: str) -> str | None:
         """The root-relative form of a normalised absolute path; ``""`` for the root itself."""
-        for root in self.roots:
+        for root, prefix in self._prefixes:
             if absolute == root:
                 return ""
-            prefix = root if root.endswith("/") else root + "/"
             if absolute.startswith(prefix):
                 return absolute[len(prefix) :]
         return None
@@ -319,35 +325,66 @@ def split_words(identifier: str) -> Iterator[str]:
             yield word.lower()
 
 
+def _chunk_words(chunk: str) -> tuple[str, ...]:
+    """The kept topic words of one ``_``-separated chunk of a run (see :func:`split_words`)."""
+    words = _CHUNK_WORDS.get(chunk)
+    if words is None:
+        low, high = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
+        if chunk.isascii() and (chunk.isdigit() or (chunk.islower() and chunk.isalpha())):
+            # One word, as split_words finds it (a number names many files: it is new often).
+            kept = low <= len(chunk) <= high and chunk not in BROAD_WORDS
+            words = (chunk,) if kept else ()
+        else:
+            words = tuple(word for word in split_words(chunk)
+                          if low <= len(word) <= high and word not in BROAD_WORDS)  # fmt: skip
+        if len(_CHUNK_WORDS) >= _RUN_WORDS_KEPT:
+            _CHUNK_WORDS.clear()
+        _CHUNK_WORDS[chunk] = words
+    return words
+
+
 def _run_words(run: str) -> tuple[str, ...]:
     """The topic words of one identifier run that are kept: their length in bounds, not broad."""
     words = _RUN_WORDS.get(run)
     if words is None:
-        low, high = LIMITS.keyword_min_chars, LIMITS.keyword_max_chars
-        words = tuple(word for word in split_words(run)
-                      if low <= len(word) <= high and word not in BROAD_WORDS)  # fmt: skip
+        if "_" in run:
+            # A new run is mostly known chunks (``export_4711``: ``export`` and ``4711``).
+            words = ()
+            for chunk in run.split("_"):
+                words += _chunk_words(chunk)
+        else:
+            words = _chunk_words(run)
         if len(_RUN_WORDS) >= _RUN_WORDS_KEPT:
             _RUN_WORDS.clear()
         _RUN_WORDS[run] = words
     return words
 
 
-def _identifiers(texts: list[str]) -> tuple[frozenset[str], frozenset[str]]:
+def _identifiers(texts: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
     low, high = LIMITS.identifier_min_chars, LIMITS.identifier_max_chars
-    runs: dict[str, None] = {}
-    for text in texts:
-        # Every byte outside a run became a space, so what split() returns is ASCII.
-        for found in text.encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS).split():
-            if len(runs) >= MAX_IDENTIFIERS:
-                break
-            runs[found.decode("ascii")] = None  # a run seen before keeps its first place
-    identifiers = frozenset(run for run in runs if low <= len(run) <= high)
+    runs: Collection[str] = ()
+    if len(texts) == 1:
+        # Every byte outside a run became a space, so the translated text is ASCII.
+        found = texts[0].encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS)
+        runs = found.decode("ascii").split()  # a run twice adds nothing to the sets below
+    if len(texts) != 1 or len(runs) > MAX_IDENTIFIERS:
+        kept: dict[str, None] = {}
+        for text in texts:
+            found = text.encode("utf-8", "surrogatepass").translate(_RUN_SEPARATORS)
+            for run in found.decode("ascii").split():
+                if len(kept) >= MAX_IDENTIFIERS:
+                    break
+                kept[run] = None  # a run seen before keeps its first place
+        runs = kept
+    identifiers = []
     words: set[str] = set()
     known = _RUN_WORDS
     for run in runs:
-        kept = known.get(run)
-        words.update(_run_words(run) if kept is None else kept)
-    return identifiers, frozenset(words)
+        if low <= len(run) <= high:
+            identifiers.append(run)
+        cached = known.get(run)
+        words.update(_run_words(run) if cached is None else cached)
+    return frozenset(identifiers), frozenset(words)
 
 
 def _shell_text(value: Any) -> str | None:
@@ -361,12 +398,35 @@ def _shell_text(value: Any) -> str | None:
     return None
 
 
+def _single_path(arguments: Mapping[str, Any]) -> str | None:
+    """The one path of arguments that hold nothing else signals are read from (a ``Read`` of
+    one file, its offset and limit), else None. Values that are neither text nor containers
+    (numbers, booleans, None) give no signal under any name."""
+    found = None
+    for name, value in arguments.items():
+        if type(value) is str:
+            if found is not None or name not in _PATH_FIELD_NAMES:
+                return None
+            found = value
+        elif value is not None and type(value) not in _SCALARS:
+            return None
+    return found
+
+
 def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
     """Turn one tool call into bounded signals; never raises on odd or hostile arguments."""
     arguments = call.arguments
     if type(arguments) is not dict and not isinstance(arguments, Mapping):
         arguments = {}
     base = root.working(call.cwd)
+    single = _single_path(arguments)
+    if single is not None:
+        # The usual call, what the loops below make of it: one path read from the harness's
+        # working directory (so falling back to the root), its runs the only text.
+        relative = root.resolve(glob_prefix(single), base)
+        paths = (relative,) if relative else ()
+        identifiers, words = _identifiers(paths)
+        return Signals(paths, identifiers, words)
     collector = _Collector(root, base)
     for name in DIRECTORY_FIELDS:
         value = arguments.get(name)

@@ -43,6 +43,7 @@ __all__ = [
     "character_problem",
     "escape_frame",
     "find_frame_tag",
+    "needs_escape",
     "strip_invisible",
 ]
 
@@ -270,8 +271,25 @@ def _suspicious_close(name: str, bracket: str, *, loose: bool) -> bool:
 _BRACKETS = frozenset(OPENERS + CLOSERS + SQUARE_OPENERS + SQUARE_CLOSERS)
 
 
+# The ASCII characters escaping may act on: the brackets, and the colon after a speaker.
+_ASCII_MARKS = (*sorted(char for char in _BRACKETS if char.isascii()), ":")
+
+
 def _has_bracket(text: str) -> bool:
     return not _BRACKETS.isdisjoint(text)
+
+
+def needs_escape(text: str) -> bool:
+    """Whether :func:`escape_frame` (and the renderer's one-line folding) could change
+    ``text``: False for printable ASCII holding no bracket and no colon, the usual card text,
+    which is then framed as it is without a look at each of the steps."""
+    if not (text.isascii() and text.isprintable()):
+        return True
+    # One search per character (in C) rather than a set lookup per character of the text.
+    for mark in _ASCII_MARKS:  # noqa: SIM110 (any() over a generator costs as much again)
+        if mark in text:
+            return True
+    return False
 
 
 _SPEAKERS = ("system", "assistant", "human", "developer", "user", "model", "tool")

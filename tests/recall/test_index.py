@@ -155,3 +155,20 @@ def test_a_group_whose_rarest_terms_are_present_still_needs_the_rest() -> None:
     assert [m for m, _, _ in scored(index, signals(words={"alpha", "beta", "gamma"}))] == [
         lesson_id(1)
     ]
+
+
+def test_a_pair_waits_on_its_rarer_term_whichever_sorts_first() -> None:
+    # "alpha" is in every group, "zeta" in one: the pair waits under zeta, then alpha.
+    common = [lesson(n, keyword_groups=[["alpha", f"term{n}"]]) for n in range(2, 6)]
+    index = RecallIndex([lesson(1, keyword_groups=[["zeta", "alpha"]]), *common])
+    assert list(index._groups["zeta"]) == ["alpha"]
+    assert [m for m, _, _ in scored(index, signals(words={"alpha", "zeta"}))] == [lesson_id(1)]
+    assert scored(index, signals(words={"alpha"})) == []
+
+
+def test_equally_frequent_terms_place_a_group_by_its_terms_order() -> None:
+    index = RecallIndex([lesson(1, keyword_groups=[["mu", "kappa", "lambda"]])])
+    assert list(index._groups) == ["kappa"]
+    assert list(index._groups["kappa"]) == ["lambda"]
+    found = signals(words={"kappa", "lambda", "mu"})
+    assert scored(index, found) == [(lesson_id(1), SCORE_KEYWORDS, "keywords kappa+lambda+mu")]

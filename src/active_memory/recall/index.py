@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from active_memory.recall.card import RecallCard, ScopedCard
     from active_memory.recall.signals import Signals
 
-    Postings: TypeAlias = dict[str, list[int]]
+    # key -> its one position, or its positions in order (a list once a second one comes)
+    Postings: TypeAlias = dict[str, int | list[int]]
     # rarest term -> second rarest term -> (position, all terms)
     Groups: TypeAlias = dict[str, dict[str, list[tuple[int, tuple[str, ...]]]]]
     # ids, revisions, titles, recommendations: columns load faster than a tuple per card
@@ -258,27 +259,32 @@ class RecallIndex:
         for position, (scope_files, scope_folders, scope_identifiers, keyword_groups) in enumerate(
             associations
         ):
-            # A position enters a posting list once, even if a scope names a key twice.
+            # A position enters a posting list once, even if a scope names a key twice. Most
+            # keys name one card: their entry is that position, a list only from the second
+            # card on (half the allocations, and nothing for the cyclic collector to visit).
             for path in scope_files:
-                entries = files.get(path)
-                if entries is None:
-                    files[path] = [position]
-                elif entries[-1] != position:
-                    entries.append(position)
+                entries = files.setdefault(path, position)
+                if entries.__class__ is int:
+                    if entries != position:
+                        files[path] = [entries, position]
+                elif entries[-1] != position:  # type: ignore[index]
+                    entries.append(position)  # type: ignore[union-attr]
             for folder in scope_folders:
-                entries = folders.get(folder)
-                if entries is None:
-                    folders[folder] = [position]
-                elif entries[-1] != position:
-                    entries.append(position)
+                entries = folders.setdefault(folder, position)
+                if entries.__class__ is int:
+                    if entries != position:
+                        folders[folder] = [entries, position]
+                elif entries[-1] != position:  # type: ignore[index]
+                    entries.append(position)  # type: ignore[union-attr]
             for identifier in scope_identifiers:
                 if identifier.lower() in broad:
                     continue
-                entries = identifiers.get(identifier)
-                if entries is None:
-                    identifiers[identifier] = [position]
-                elif entries[-1] != position:
-                    entries.append(position)
+                entries = identifiers.setdefault(identifier, position)
+                if entries.__class__ is int:
+                    if entries != position:
+                        identifiers[identifier] = [entries, position]
+                elif entries[-1] != position:  # type: ignore[index]
+                    entries.append(position)  # type: ignore[union-attr]
             for group in keyword_groups:
                 terms = tuple(sorted(set(group)))
                 if len(terms) >= 2 and broad.isdisjoint(terms):
@@ -320,22 +326,27 @@ class RecallIndex:
         # position -> (score, key); one score belongs to one kind of association, so equal
         # scores compare keys of the same kind and the smallest key wins (set order never shows).
         best: dict[int, tuple[int, str]] = {}
+        # A posting is one position (an int) or a list of them.
+        files, folders, identifiers = self._files, self._folders, self._identifiers
         for path in signals.paths:
-            for position in self._files.get(path, ()):
+            found = files.get(path, ())
+            for position in (found,) if isinstance(found, int) else found:
                 current = best.get(position)
                 if current is None or (-SCORE_FILE, path) < (-current[0], current[1]):
                     best[position] = (SCORE_FILE, path)
-            if not self._folders:
+            if not folders:
                 continue
             prefix = ""
             for component in path.split("/"):
                 prefix = f"{prefix}/{component}" if prefix else component
-                for position in self._folders.get(prefix, ()):
+                found = folders.get(prefix, ())
+                for position in (found,) if isinstance(found, int) else found:
                     current = best.get(position)
                     if current is None or (-SCORE_FOLDER, prefix) < (-current[0], current[1]):
                         best[position] = (SCORE_FOLDER, prefix)
         for identifier in signals.identifiers:
-            for position in self._identifiers.get(identifier, ()):
+            found = identifiers.get(identifier, ())
+            for position in (found,) if isinstance(found, int) else found:
                 current = best.get(position)
                 if current is None or (-SCORE_IDENTIFIER, identifier) < (-current[0], current[1]):
                     best[position] = (SCORE_IDENTIFIER, identifier)

@@ -17,6 +17,19 @@ moves both sides alike):
 * the browser's list page at 10,000 lessons against a store of the demo's size (``ui_bench``).
 
 Publication and snapshot figures are printed by ``store_bench.py`` and ``team_bench.py``.
+
+Where the recall and hook rows stand, from their profiles (shared 2-core machine, load 8 to 12;
+the full profiles are in docs/recall.md, Performance):
+
+* index build: decoding 49 MB of JSON (about 0.3 s) and about 350,000 insertions into tables
+  of 100,000 keys (about 0.35 s alone, cache misses) already exceed 0.5 s; the rest is the
+  per-lesson loop and the collector's first walk over what the build allocated;
+* match p99: the wall-clock p99 is preemption under load (the CPU-time p99 is printed beside
+  it); the CPU p99 queries are edits of 80 words that each wake a keyword group's rarest term;
+* python helper: the installed ``sh -c`` line alone is 1.07x to 1.17x the bare interpreter;
+  the broker's answer and three C modules make the rest;
+* store fallback: importing the warm path's 31 modules, ``collections.abc`` and ``_sqlite3``
+  costs about 1.7x the interpreter's own start, the call itself about 0.3x.
 """
 
 from __future__ import annotations

@@ -19,12 +19,13 @@ alike, each the median of ``--runs`` spawns:
 Targets (issue 33): warm ≤ 2× the baseline, cold ≤ 3×. ``import active_memory`` alone is timed
 too, for the share the package's own ``__init__`` takes.
 
-Where a warm call's time goes (children's CPU time, median of 40 interleaved spawns, shared
-machine under load): the bare interpreter 9.5 ms; ``os`` and ``collections.abc`` 3.6 ms more;
-``_sqlite3`` (which imports ``functools``) 2.6 ms more; the package's 31 modules on the path
-about 10.7 ms more; the call itself (stdin, a dozen ``stat`` calls, loading the cached index
-with one ``marshal`` read, match, render, the exposure ledger) about 3 ms: 3.1x in all. The
-imports alone exceed the 2x goal; a cold call adds the repository key's derivation (``pathlib``,
+Where a warm call's time goes (children's CPU time, median of 30 interleaved spawns, shared
+machine under load): the bare interpreter 10.0 ms; ``os`` and ``collections.abc`` 3.4 ms more;
+the package's modules on the path about 11 ms more; the call itself (stdin, a dozen ``stat``
+calls, loading the cached index with one ``marshal`` read, match, render, the exposure ledger)
+about 2 ms: 2.6x in all (3.1x while a warm call still opened the store: ``_sqlite3`` and the
+``functools`` it imports, 2.6 ms, the connection and the stamp query). The imports alone exceed
+the 2x goal; a cold call adds the repository key's derivation (``pathlib``,
 ``urllib``, ``ipaddress``), every row's checksum and the standard-library validation of every
 card, which the fallback keeps (a row edited behind the store's back must not reach an agent).
 """

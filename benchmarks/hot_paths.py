@@ -28,8 +28,9 @@ the full profiles are in docs/recall.md, Performance):
   it); the CPU p99 queries are edits of 80 words that each wake a keyword group's rarest term;
 * python helper: the installed ``sh -c`` line alone is 1.07x to 1.17x the bare interpreter;
   the broker's answer and three C modules make the rest;
-* store fallback: importing the warm path's 31 modules, ``collections.abc`` and ``_sqlite3``
-  costs about 1.7x the interpreter's own start, the call itself about 0.3x.
+* store fallback: a warm call no longer opens the store (no ``_sqlite3``); importing the warm
+  path's modules with ``os`` and ``collections.abc`` still costs about 1.4x the interpreter's
+  own start, the call itself about 0.2x.
 """
 
 from __future__ import annotations

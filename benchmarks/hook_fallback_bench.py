@@ -16,8 +16,18 @@ alike, each the median of ``--runs`` spawns:
   the cached index and matches; and the same with a ``Bash`` command in place of the ``Read``
   (reading a command loads ``shlex`` and ``re``, which a ``Read`` never needs).
 
-Target: warm ≤ 3× the baseline. ``import active_memory`` alone is timed too, for the share the
-package's own ``__init__`` takes.
+Targets (issue 33): warm ≤ 2× the baseline, cold ≤ 3×. ``import active_memory`` alone is timed
+too, for the share the package's own ``__init__`` takes.
+
+Where a warm call's time goes (children's CPU time, median of 30 interleaved spawns, shared
+machine under load): the bare interpreter 10.0 ms; ``os`` and ``collections.abc`` 3.4 ms more;
+the package's modules on the path about 11 ms more; the call itself (stdin, a dozen ``stat``
+calls, loading the cached index with one ``marshal`` read, match, render, the exposure ledger)
+about 2 ms: 2.6x in all (3.1x while a warm call still opened the store: ``_sqlite3`` and the
+``functools`` it imports, 2.6 ms, the connection and the stamp query). The imports alone exceed
+the 2x goal; a cold call adds the repository key's derivation (``pathlib``,
+``urllib``, ``ipaddress``), every row's checksum and the standard-library validation of every
+card, which the fallback keeps (a row edited behind the store's back must not reach an agent).
 """
 
 from __future__ import annotations
@@ -43,7 +53,7 @@ from active_memory.store.sqlite import SqliteStore
 
 ORIGIN = "https://github.com/acme/monorepo.git"
 REPOSITORY = "forge:github.com/acme/monorepo"
-TARGET = 3.0
+TARGET = 2.0  # warm / baseline (issue 33)
 
 
 def draft(number: int) -> LessonDraft:

@@ -29,7 +29,6 @@ from active_memory.errors import RecallError
 from active_memory.hooks.fallback import answer_from_store, exposure_file, prune_exposures
 from active_memory.hooks.index_cache import cache_path, load_index
 from active_memory.hooks.private_dir import private_dir
-from active_memory.store.rows import StoreRows
 from hooks.test_fallback import ask
 from recall.kit import lesson_id, payload_in, seed_store, widgets_checkout, widgets_lessons
 
@@ -160,13 +159,11 @@ def test_a_cached_index_in_a_folder_of_another_user_is_neither_read_nor_written(
     setup: tuple[Path, Path],
 ) -> None:
     workspace, store = setup
-    with StoreRows(store) as rows:
-        first = load_index(rows, str(workspace))
+    first = load_index(str(store), str(workspace))
     folder = Path(first.path).parent
     os.chown(folder, NOBODY, NOBODY)  # the cache file itself stays this user's, mode 0600
     written = os.stat(first.path).st_mtime_ns
-    with StoreRows(store) as rows:
-        again = load_index(rows, str(workspace))
+    again = load_index(str(store), str(workspace))
     assert not again.from_cache
     assert os.stat(first.path).st_mtime_ns == written
     assert [match.lesson.id for match in again.index.match(_config_signals())] == [lesson_id(1)]
@@ -185,8 +182,7 @@ def test_the_cache_is_not_written_through_a_symlinked_folder(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
     (store.parent / "exposure").symlink_to(elsewhere)
-    with StoreRows(store) as rows:
-        cached = load_index(rows, str(workspace))
+    cached = load_index(str(store), str(workspace))
     assert not cached.from_cache
     assert list(elsewhere.iterdir()) == []
     assert cached.path == cache_path(str(store), os.path.realpath(workspace))

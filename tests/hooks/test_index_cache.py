@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from active_memory.errors import StoreUnavailable
 from active_memory.hooks import index_cache
 from active_memory.hooks.fallback import answer_from_store
 from active_memory.hooks.index_cache import CachedIndex, load_index
 from active_memory.private_files import write_private_bytes
 from active_memory.recall.signals import Signals
 from active_memory.repository import local_repository_key
-from active_memory.store.rows import StoreRows
+from active_memory.store import rows as store_rows
 from recall.kit import (
     REPOSITORY,
     lesson,
@@ -44,8 +45,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def load(workspace: Path, store: Path) -> CachedIndex:
-    with StoreRows(store) as rows:
-        return load_index(rows, str(workspace))
+    return load_index(str(store), str(workspace))
 
 
 def matched(cached: CachedIndex, signals: Signals = CONFIG) -> list[str]:
@@ -215,17 +215,22 @@ import active_memory
 if sys.argv[3]:
     active_memory.__version__ = sys.argv[3]
 from active_memory.hooks.index_cache import load_index
-from active_memory.store.rows import StoreRows
-with StoreRows(sys.argv[1]) as rows:
-    print(load_index(rows, sys.argv[2]).from_cache)
+print(load_index(sys.argv[1], sys.argv[2]).from_cache, "_sqlite3" in sys.modules)
 """
 
 
-def load_in_a_new_process(workspace: Path, store: Path, version: str = "") -> bool:
+def load_in_a_new_process(
+    workspace: Path, store: Path, version: str = "", *, opened: list[bool] | None = None
+) -> bool:
+    """Whether the index came from the cache; ``opened`` gets whether _sqlite3 was loaded."""
     source = str(Path(index_cache.__file__).parents[2])  # the src folder under test
-    command = [sys.executable, "-c", LOAD_PROBE, str(store), str(workspace), version, source]
+    command = [sys.executable, "-I", "-S", "-c", LOAD_PROBE, str(store), str(workspace), version,
+               source]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=60)
-    return {"True\n": True, "False\n": False}[done.stdout]
+    from_cache, loaded = done.stdout.split()
+    if opened is not None:
+        opened.append(loaded == "True")
+    return {"True": True, "False": False}[from_cache]
 
 
 def test_a_cache_written_by_another_version_is_rebuilt(setup: tuple[Path, Path]) -> None:
@@ -257,3 +262,85 @@ def test_the_layout_stamp_changes_when_a_source_changes(tmp_path: Path) -> None:
     assert before[1:] == (None, None)
     source.write_text("STATE = 2\n")  # same size
     assert index_cache.layout_stamp(paths) != before
+
+
+def settle(cached: CachedIndex) -> None:
+    """Date the cache file's record of the store's files as taken long after their last change,
+    as a later call would have taken it."""
+    entry = list(marshal.loads(Path(cached.path).read_bytes()))
+    statuses, taken = entry[6]
+    entry[6] = (statuses, taken + 2 * index_cache.SETTLED_NS)
+    write_private_bytes(cached.path, marshal.dumps(tuple(entry)))
+
+
+def refuse_to_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    def opened(*_: object, **__: object) -> None:
+        raise AssertionError("the store was opened")
+
+    monkeypatch.setattr(store_rows, "StoreRows", opened)
+
+
+def test_a_settled_record_of_the_store_files_serves_without_opening_the_store(
+    setup: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, store = setup
+    settle(load(workspace, store))
+    refuse_to_open(monkeypatch)
+    again = load(workspace, store)
+    assert (again.from_cache, matched(again)) == (True, [lesson_id(1)])
+
+
+def test_a_record_taken_soon_after_a_change_vouches_for_nothing(
+    setup: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, store = setup
+    first = load(workspace, store)  # the store was written just now: not settled
+    opened: list[str] = []
+    real = store_rows.StoreRows
+
+    def counting(path: str) -> store_rows.StoreRows:
+        opened.append(path)
+        return real(path)
+
+    monkeypatch.setattr(store_rows, "StoreRows", counting)
+    written = os.stat(first.path).st_mtime_ns
+    again = load(workspace, store)
+    assert (again.from_cache, opened) == (True, [str(store)])  # the stamp was read
+    assert os.stat(first.path).st_mtime_ns == written  # and not recorded while unsettled
+    monkeypatch.setattr(index_cache, "SETTLED_NS", -1)  # as if the change were long ago
+    load(workspace, store)  # reads the stamp once more and records the settled status
+    refuse_to_open(monkeypatch)
+    assert load(workspace, store).from_cache
+
+
+def test_a_write_after_a_settled_record_makes_the_next_call_read_the_store(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, store = setup
+    settle(load(workspace, store))
+    seed_store(store, [lesson(7, files=["src/widgets/config.py"])])
+    after = load(workspace, store)
+    assert (after.from_cache, matched(after)) == (False, [lesson_id(1), lesson_id(7)])
+
+
+def test_a_store_path_turned_into_a_symlink_is_opened_and_refused(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, store = setup
+    settle(load(workspace, store))
+    moved = store.with_name("moved.sqlite3")
+    store.rename(moved)
+    store.symlink_to(moved)  # the same file, its status as recorded, but through a link
+    with pytest.raises(StoreUnavailable, match="symbolic link"):
+        load(workspace, store)
+
+
+def test_a_call_served_by_a_settled_record_does_not_load_sqlite(
+    setup: tuple[Path, Path],
+) -> None:
+    workspace, store = setup
+    opened: list[bool] = []
+    assert not load_in_a_new_process(workspace, store, opened=opened)
+    settle(load(workspace, store))
+    assert load_in_a_new_process(workspace, store, opened=opened)
+    assert opened == [True, False]

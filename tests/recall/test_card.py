@@ -97,6 +97,28 @@ def test_a_snapshot_row_of_another_shape_is_decoded_and_refused_when_invalid() -
         list(stored.recall_entries())
 
 
+def test_a_snapshot_body_is_read_as_json_loads_reads_it() -> None:
+    from active_memory.store.checked_rows import row_checksum
+    from active_memory.store.codec import DecodedRows, encode_draft
+
+    good = lesson(5, files=["src/a.py"], identifiers=["load_config"])
+    body = encode_draft(good.draft).body
+
+    def entries(*bodies: str) -> list[tuple[object, ...]]:
+        rows = []
+        for text in bodies:
+            row = (good.id, 1, text, "{}", "repository", REPOSITORY, None, None)
+            rows.append((*row, row_checksum(row)))
+        return list(StoredLessons(rows, DecodedRows(4)).recall_entries())
+
+    # Whitespace around a body is JSON all the same; the scanner alone does not skip it.
+    assert entries(body) == entries(f" {body}\n") == entries(f"{body} ")
+    assert entries(body)[0][2:4] == (good.title, good.recommendation)
+    for damaged in (f"{body} {{}}", f"{body},{body}", body[:-1], ""):
+        with pytest.raises(SnapshotError, match=good.id):
+            entries(damaged)
+
+
 def test_an_index_restored_from_its_state_matches_as_the_original() -> None:
     original = RecallIndex(LESSONS, repository=REPOSITORY)
     restored = RecallIndex.from_state(marshal.loads(marshal.dumps(original.state())))

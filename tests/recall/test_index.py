@@ -155,3 +155,57 @@ def test_a_group_whose_rarest_terms_are_present_still_needs_the_rest() -> None:
     assert [m for m, _, _ in scored(index, signals(words={"alpha", "beta", "gamma"}))] == [
         lesson_id(1)
     ]
+
+
+def test_a_pair_waits_on_its_rarer_term_whichever_sorts_first() -> None:
+    # "alpha" is in every group, "zeta" in one: the pair waits under zeta, then alpha.
+    common = [lesson(n, keyword_groups=[["alpha", f"term{n}"]]) for n in range(2, 6)]
+    index = RecallIndex([lesson(1, keyword_groups=[["zeta", "alpha"]]), *common])
+    assert list(index._groups["zeta"]) == ["alpha"]
+    assert [m for m, _, _ in scored(index, signals(words={"alpha", "zeta"}))] == [lesson_id(1)]
+    assert scored(index, signals(words={"alpha"})) == []
+
+
+def test_equally_frequent_terms_place_a_group_by_its_terms_order() -> None:
+    index = RecallIndex([lesson(1, keyword_groups=[["mu", "kappa", "lambda"]])])
+    assert list(index._groups) == ["kappa"]
+    assert list(index._groups["kappa"]) == ["lambda"]
+    found = signals(words={"kappa", "lambda", "mu"})
+    assert scored(index, found) == [(lesson_id(1), SCORE_KEYWORDS, "keywords kappa+lambda+mu")]
+
+
+def test_a_key_of_one_card_or_of_several_matches_each_card_once() -> None:
+    # Entries as a store decodes them; the first names its file and identifier twice.
+    def entry(
+        number: int, files: list[str], folders: list[str], identifiers: list[str]
+    ) -> tuple[object, ...]:
+        return (lesson_id(number), 1, f"Card {number}", "Do it.", "repo", files, folders,
+                identifiers, [])  # fmt: skip
+
+    index = RecallIndex.from_entries(
+        [
+            entry(1, ["src/a.py", "src/a.py"], ["src"], ["load_config", "load_config"]),
+            entry(2, ["src/a.py"], [], ["only_here"]),
+            entry(3, ["src/b.py"], ["src", "src"], []),
+        ],
+        repository="repo",
+    )
+    # One card: its position alone; more cards: their positions in order, each once.
+    assert index._files == {"src/a.py": [0, 1], "src/b.py": 2}
+    assert index._folders == {"src": [0, 2]}
+    assert index._identifiers == {"load_config": 0, "only_here": 1}
+    found = signals(paths=("src/a.py",), identifiers={"only_here", "load_config"})
+    assert scored(index, found) == [
+        (lesson_id(1), SCORE_FILE, "file src/a.py"),
+        (lesson_id(2), SCORE_FILE, "file src/a.py"),
+        (lesson_id(3), SCORE_FOLDER, "folder src"),
+    ]
+    assert scored(index, signals(paths=("src/b.py",))) == [
+        (lesson_id(3), SCORE_FILE, "file src/b.py"),
+        (lesson_id(1), SCORE_FOLDER, "folder src"),
+    ]
+    assert scored(index, signals(identifiers={"load_config"})) == [
+        (lesson_id(1), SCORE_IDENTIFIER, "identifier load_config")
+    ]
+    restored = RecallIndex.from_state(index.state())
+    assert scored(restored, found) == scored(index, found)

@@ -3,8 +3,9 @@
 A plain harness user without ``active-memory serve`` still gets recall: the helper opens the
 store read-only, indexes the workspace's repository lessons and answers. The index is built from
 the stored rows (:mod:`active_memory.store.rows`) and cached beside the store until the store or
-the repository key changes (:mod:`active_memory.hooks.index_cache`), so a repeated call opens the
-store, reads its stamp, loads the cached index and matches. Exposures are kept in a small private
+the repository key changes (:mod:`active_memory.hooks.index_cache`), so a repeated call checks
+the status of the store's files (reading its stamp only when they changed, or changed too
+recently to vouch for it), loads the cached index and matches. Exposures are kept in a small private
 file per conversation beside the store, the one ``serve`` reads and appends too
 (:mod:`active_memory.hooks.exposure_files`), so a card is still delivered once per conversation,
 whichever of them answers. A call that names no conversation (no session id nor transcript) is
@@ -51,7 +52,6 @@ from active_memory.hooks.run_ledger import ledger_folder, write_fallback_entry
 from active_memory.recall.exposure import ExposureLedger
 from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
-from active_memory.store.rows import StoreRows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -85,8 +85,7 @@ def answer_from_store(
     if cwd is None or root.resolve(cwd, None) is None:
         return None  # a call from another project: answered empty without reading the store
     conversation = os.environ.get("ACTIVE_MEMORY_CONVERSATION") or parsed.session_id
-    with StoreRows(store) as rows:
-        cached = load_index(rows, workspace)
+    cached = load_index(store, workspace)
     # The conversation's file is read when the cards are claimed and appended on commit.
     run_folder = ledger_folder()
     files = ExposureFiles(store, workspace, folder=run_folder)

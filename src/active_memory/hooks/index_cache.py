@@ -14,7 +14,7 @@ The file is used only when everything it was built from still holds, else it is 
   an edit there rebuilds every cache without a manual bump) and this interpreter's ``marshal``
   version;
 * the store (path, file identity, creation time, generation and content counters, read from
-  the store on every call);
+  the store when the file's status below does not vouch for them);
 * the workspace's real path and its repository key. Deriving that key reads git metadata and
   costs as much as the rest of the call, so the file also keeps the status (``stat``) of every
   file and folder the key was derived from: the checkout's ``.git``, its config (the origin
@@ -23,8 +23,20 @@ The file is used only when everything it was built from still holds, else it is 
 
 A file that cannot be read, does not unmarshal, is not private to this user or has the wrong
 shape counts as missing; in a folder that is not this user's alone (0700, not a symlink) the
-file is neither read nor written. Per call, the cost is opening the store, reading its stamp, a
-few ``stat`` calls and loading this file.
+file is neither read nor written.
+
+Opening the store costs a warm call about as much as the rest of its own work (``_sqlite3`` and the
+``functools`` it imports, the checks on the file, the connection, the stamp query), so the file
+also keeps the status (inode, size, modification and change times, in nanoseconds) of the store
+file and of its write-ahead log, taken just before the stamp was read, and when. Every write to
+the store writes one of those two files, which moves the store file's change time (``ctime``:
+``utime`` cannot set it back) or the log's modification time (its change time also moves when
+SQLite merely opens it as root). While both statuses are still the recorded ones, the store is
+not opened. A write can leave those times where they were only within the file system's
+timestamp granularity of the previous change, so statuses recorded less than
+:data:`SETTLED_NS` after the last change vouch for nothing (the racy-git rule): that call reads
+the stamp, and records the statuses again once they have settled. Per call, the cost is then a
+few ``stat`` calls and loading this file with one read.
 """
 
 from __future__ import annotations
@@ -32,13 +44,13 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import time
 
 from active_memory import __version__
 from active_memory.hooks.private_dir import digest_name, is_private_dir, private_dir, read_private
 from active_memory.private_files import write_private_bytes
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.record import record
-from active_memory.store import rows as _rows
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -49,11 +61,14 @@ if TYPE_CHECKING:
 
     Status: TypeAlias = tuple[int, int, int, int] | None  # inode, size, mtime_ns, ctime_ns
     Fingerprint: TypeAlias = tuple[tuple[str, Status], ...]
+    # the store file's and its write-ahead log's status, and when they were taken (ns)
+    StoreFiles: TypeAlias = tuple[tuple[Status, Status], int]
 
 __all__ = [
     "FORMAT",
     "LAYOUT_SOURCES",
     "MAX_CACHE_BYTES",
+    "SETTLED_NS",
     "CachedIndex",
     "cache_path",
     "layout_stamp",
@@ -76,19 +91,26 @@ def layout_stamp(paths: tuple[str | None, ...]) -> tuple[tuple[int, int] | None,
 
 
 # The code that decides the shape and the content of the cached state: the index (state and
-# from_state), the row decoder (which rows it holds) and the entry layout below.
-LAYOUT_SOURCES = (sys.modules[RecallIndex.__module__].__file__, _rows.__file__, __file__)
+# from_state), the row decoder (which rows it holds) and the entry layout below. The decoder is
+# named by its path: importing it would load _sqlite3, which a call served from this file skips.
+_ROWS_SOURCE = os.path.join(
+    os.path.dirname(os.path.dirname(__file__)), "store", "rows" + os.path.splitext(__file__)[1]
+)
+LAYOUT_SOURCES = (sys.modules[RecallIndex.__module__].__file__, _ROWS_SOURCE, __file__)
 # Bump the number when the entry layout changes; the version and the sources' status follow
 # the code by themselves.
 FORMAT = (
     "active-memory/hook-index",
-    3,
+    4,
     __version__,
     layout_stamp(LAYOUT_SOURCES),
     marshal.version,
     sys.version_info[:2],
 )
 MAX_CACHE_BYTES = 64 * 1024 * 1024
+# How long after a file's last change its status vouches for its content: more than any file
+# system's timestamp granularity (a clock tick on most, 2 s on FAT).
+SETTLED_NS = 3_000_000_000
 
 
 @record
@@ -164,7 +186,7 @@ def _read(path: str) -> tuple[Any, ...] | None:
         entry = marshal.loads(data)
     except (EOFError, ValueError, TypeError):
         return None
-    if not isinstance(entry, tuple) or len(entry) != 6 or entry[0] != FORMAT:
+    if not isinstance(entry, tuple) or len(entry) != 7 or entry[0] != FORMAT:
         return None
     state = entry[5]
     shaped = (
@@ -190,29 +212,87 @@ def _write(path: str, entry: tuple[Any, ...]) -> None:
         pass  # nothing is left behind: write_private_bytes removes its temporary file
 
 
-def load_index(rows: StoreRows, workspace: str) -> CachedIndex:
-    """The repository index of ``workspace`` over the open store ``rows``: from its cache file
+def _file_status(path: str, *, changed: bool = True) -> Status:
+    """As :func:`_status`, of the link itself (the store is never read through a symlink); the
+    last field is the change time, or the modification time when not ``changed``."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns,
+            info.st_ctime_ns if changed else info.st_mtime_ns)  # fmt: skip
+
+
+def _store_statuses(store: str) -> tuple[Status, Status]:
+    # The log's change time moves without a write: SQLite gives the log the database's owner
+    # (fchown) each time it opens it as root. Every write to the log moves its modification
+    # time, which stands in for it.
+    return _file_status(store), _file_status(store + "-wal", changed=False)
+
+
+def _store_files(store: str) -> StoreFiles:
+    """The status of the store file and of its write-ahead log, and the time they were taken."""
+    return _store_statuses(store), time.time_ns()
+
+
+def _vouches(recorded: object, store: str) -> bool:
+    """Whether the recorded status of the store's files still holds and had settled when it was
+    taken: no write since then can have left both files as they were."""
+    if not isinstance(recorded, tuple) or len(recorded) != 2:
+        return False
+    statuses, taken = recorded
+    if statuses != _store_statuses(store):
+        return False
+    if not isinstance(taken, int) or statuses[0] is None:
+        return False
+    return all(status is None or taken - status[3] > SETTLED_NS for status in statuses)
+
+
+def load_index(store: str, workspace: str) -> CachedIndex:
+    """The repository index of ``workspace`` over the store at ``store``: from its cache file
     when that still holds, else built from the stored rows and cached.
 
+    The store is opened only when the cache file does not hold or its record of the store's
+    files does not vouch for its stamp (:data:`SETTLED_NS`); opening it raises StoreUnavailable
+    as :class:`~active_memory.store.rows.StoreRows` does.
+
     An entry is ``(FORMAT, (store, real workspace), store stamp, repository, fingerprint,
-    index state)``.
+    index state, store files)``.
     """
+    store = os.path.abspath(store)  # as StoreRows names it
     real = os.path.realpath(os.path.abspath(workspace))
-    path = cache_path(rows.path, real)
-    stamp: StoreStamp = rows.stamp()
+    path = cache_path(store, real)
     entry = _read(path)
-    known = entry is not None and entry[1] == (rows.path, real)
-    if entry is not None and known and _holds(entry[4]):
+    if entry is not None and entry[1] != (store, real):
+        entry = None
+    if entry is not None and _holds(entry[4]) and _vouches(entry[6], store):
+        return CachedIndex(RecallIndex.from_state(entry[5]), entry[3], path, True)
+    # Imported here: the call served from the cache file above never loads _sqlite3.
+    from active_memory.store.rows import StoreRows
+
+    with StoreRows(store) as rows:
+        return _load_from_store(rows, path, real, entry)
+
+
+def _load_from_store(
+    rows: StoreRows, path: str, real: str, entry: tuple[Any, ...] | None
+) -> CachedIndex:
+    files = _store_files(rows.path)  # taken before the stamp: a write in between is seen later
+    stamp: StoreStamp = rows.stamp()
+    settled = all(status is None or files[1] - status[3] > SETTLED_NS for status in files[0])
+    if entry is not None and _holds(entry[4]):
         repository, fingerprint = entry[3], entry[4]
         if entry[2] == stamp:
+            if settled and not _vouches(entry[6], rows.path):  # vouch from now on
+                _write(path, (*entry[:6], files))
             return CachedIndex(RecallIndex.from_state(entry[5]), repository, path, True)
     else:
         repository, fingerprint = _derive_repository(real)
     state: IndexState
-    if entry is not None and known and entry[2:4] == (stamp, repository):
+    if entry is not None and entry[2:4] == (stamp, repository):
         state = entry[5]  # only the key's sources moved: the index itself still holds
     else:
         stamp, cards = rows.repository_cards(repository)
         state = RecallIndex(cards, repository=repository).state()
-    _write(path, (FORMAT, (rows.path, real), stamp, repository, fingerprint, state))
+    _write(path, (FORMAT, (rows.path, real), stamp, repository, fingerprint, state, files))
     return CachedIndex(RecallIndex.from_state(state), repository, path, False)

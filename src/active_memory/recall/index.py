@@ -23,7 +23,6 @@ time: the hook helper's store fallback imports it on every tool call.
 from __future__ import annotations
 
 import gc
-from collections import Counter
 
 from active_memory.limits import BROAD_WORDS
 from active_memory.recall.record import record
@@ -36,7 +35,8 @@ if TYPE_CHECKING:
     from active_memory.recall.card import RecallCard, ScopedCard
     from active_memory.recall.signals import Signals
 
-    Postings: TypeAlias = dict[str, list[int]]
+    # key -> its one position, or its positions in order (a list once a second one comes)
+    Postings: TypeAlias = dict[str, int | list[int]]
     # rarest term -> second rarest term -> (position, all terms)
     Groups: TypeAlias = dict[str, dict[str, list[tuple[int, tuple[str, ...]]]]]
     # ids, revisions, titles, recommendations: columns load faster than a tuple per card
@@ -176,7 +176,7 @@ class RecallIndex:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            self._place_groups(self._index_associations(associations))
+            self._place_groups(*self._index_associations(associations))
         finally:
             if collecting:
                 gc.enable()
@@ -216,60 +216,81 @@ class RecallIndex:
             recommendations.append(recommendation)
             yield associations  # type: ignore[misc]  # files, folders, identifiers, groups
 
-    def _place_groups(self, groups: list[tuple[int, tuple[str, ...]]]) -> None:
+    def _place_groups(self, groups: list[tuple[int, tuple[str, ...]]], terms: list[str]) -> None:
+        """Place each group under its two rarest terms (by ``(frequency, term)``), ``terms``
+        being every term of every group, counted here."""
         # A group waits on its two rarest terms: a word of the call wakes only the groups whose
         # second term is also present, found by a set intersection rather than a Python loop.
-        frequency = Counter(term for _, terms in groups for term in terms)
+        # Imported here: only a build counts terms, and the hook fallback's call that loads a
+        # cached index would pay for the import of collections.
+        from collections import Counter
+
+        frequency = Counter(terms)  # counted in C, from one flat list
         placed = self._groups
-        for position, terms in groups:
-            ranked = sorted([(frequency[term], term) for term in terms])
-            seconds = placed.get(ranked[0][1])
-            if seconds is None:
-                seconds = placed[ranked[0][1]] = {}
-            entries = seconds.get(ranked[1][1])
-            if entries is None:
-                seconds[ranked[1][1]] = [(position, terms)]
+        for position, group in groups:
+            if len(group) == 2:  # most groups: two terms, already in order, no sort needed
+                first, second = group
+                if frequency[second] < frequency[first]:
+                    first, second = second, first
             else:
-                entries.append((position, terms))
+                ranked = sorted([(frequency[term], term) for term in group])
+                first, second = ranked[0][1], ranked[1][1]
+            seconds = placed.get(first)
+            if seconds is None:
+                seconds = placed[first] = {}
+            entries = seconds.get(second)
+            if entries is None:
+                seconds[second] = [(position, group)]
+            else:
+                entries.append((position, group))
 
     def _index_associations(
         self, associations: Iterable[Associations]
-    ) -> list[tuple[int, tuple[str, ...]]]:
+    ) -> tuple[list[tuple[int, tuple[str, ...]]], list[str]]:
         """Fill the posting tables, the card at position ``n`` by the ``n``-th associations;
-        return the keyword groups, to place once their terms' frequencies are known. Written
-        out flat: this loop runs once per lesson of the store on every run start."""
+        return the keyword groups, to place once their terms' frequencies are known, and all
+        their terms. Written out flat: this loop runs once per lesson of the store on every
+        run start."""
         files, folders, identifiers = self._files, self._folders, self._identifiers
         broad = BROAD_WORDS
         groups: list[tuple[int, tuple[str, ...]]] = []
+        terms_of_groups: list[str] = []
+        collect_terms = terms_of_groups.extend
         for position, (scope_files, scope_folders, scope_identifiers, keyword_groups) in enumerate(
             associations
         ):
-            # A position enters a posting list once, even if a scope names a key twice.
+            # A position enters a posting list once, even if a scope names a key twice. Most
+            # keys name one card: their entry is that position, a list only from the second
+            # card on (half the allocations, and nothing for the cyclic collector to visit).
             for path in scope_files:
-                entries = files.get(path)
-                if entries is None:
-                    files[path] = [position]
-                elif entries[-1] != position:
-                    entries.append(position)
+                entries = files.setdefault(path, position)
+                if entries.__class__ is int:
+                    if entries != position:
+                        files[path] = [entries, position]
+                elif entries[-1] != position:  # type: ignore[index]
+                    entries.append(position)  # type: ignore[union-attr]
             for folder in scope_folders:
-                entries = folders.get(folder)
-                if entries is None:
-                    folders[folder] = [position]
-                elif entries[-1] != position:
-                    entries.append(position)
+                entries = folders.setdefault(folder, position)
+                if entries.__class__ is int:
+                    if entries != position:
+                        folders[folder] = [entries, position]
+                elif entries[-1] != position:  # type: ignore[index]
+                    entries.append(position)  # type: ignore[union-attr]
             for identifier in scope_identifiers:
                 if identifier.lower() in broad:
                     continue
-                entries = identifiers.get(identifier)
-                if entries is None:
-                    identifiers[identifier] = [position]
-                elif entries[-1] != position:
-                    entries.append(position)
+                entries = identifiers.setdefault(identifier, position)
+                if entries.__class__ is int:
+                    if entries != position:
+                        identifiers[identifier] = [entries, position]
+                elif entries[-1] != position:  # type: ignore[index]
+                    entries.append(position)  # type: ignore[union-attr]
             for group in keyword_groups:
                 terms = tuple(sorted(set(group)))
                 if len(terms) >= 2 and broad.isdisjoint(terms):
                     groups.append((position, terms))
-        return groups
+                    collect_terms(terms)
+        return groups, terms_of_groups
 
     def state(self) -> IndexState:
         """The repository part as plain builtins (tuples, lists, dicts, str, int): what
@@ -305,22 +326,27 @@ class RecallIndex:
         # position -> (score, key); one score belongs to one kind of association, so equal
         # scores compare keys of the same kind and the smallest key wins (set order never shows).
         best: dict[int, tuple[int, str]] = {}
+        # A posting is one position (an int) or a list of them.
+        files, folders, identifiers = self._files, self._folders, self._identifiers
         for path in signals.paths:
-            for position in self._files.get(path, ()):
+            found = files.get(path, ())
+            for position in (found,) if isinstance(found, int) else found:
                 current = best.get(position)
                 if current is None or (-SCORE_FILE, path) < (-current[0], current[1]):
                     best[position] = (SCORE_FILE, path)
-            if not self._folders:
+            if not folders:
                 continue
             prefix = ""
             for component in path.split("/"):
                 prefix = f"{prefix}/{component}" if prefix else component
-                for position in self._folders.get(prefix, ()):
+                found = folders.get(prefix, ())
+                for position in (found,) if isinstance(found, int) else found:
                     current = best.get(position)
                     if current is None or (-SCORE_FOLDER, prefix) < (-current[0], current[1]):
                         best[position] = (SCORE_FOLDER, prefix)
         for identifier in signals.identifiers:
-            for position in self._identifiers.get(identifier, ()):
+            found = identifiers.get(identifier, ())
+            for position in (found,) if isinstance(found, int) else found:
                 current = best.get(position)
                 if current is None or (-SCORE_IDENTIFIER, identifier) < (-current[0], current[1]):
                     best[position] = (SCORE_IDENTIFIER, identifier)

@@ -103,6 +103,18 @@ def test_sorts_order_the_whole_selection_before_the_page(store: Store) -> None:
     assert pages["newest"] == ids[::-1]
     assert pages["revised"][0] == first
     assert pages["revised"][1:] == [i for i in ids[::-1] if i != first]
+    verdicts = sorted(x.id for x in live if "verdict" in x.title.casefold())
+    for sort, wanted in (
+        ("oldest", verdicts),
+        ("newest", verdicts[::-1]),
+        ("revised", verdicts[::-1]),
+    ):
+        searched = [
+            x.id
+            for p in (1, 2, 3)
+            for x in store.lesson_page(query="verdict", sort=sort, page=p, per_page=2).lessons
+        ]
+        assert searched == wanted, sort  # fmt: skip
 
 
 def test_the_search_text_follows_retire_revert_and_import(store: Store) -> None:

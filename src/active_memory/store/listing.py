@@ -48,10 +48,18 @@ __all__ = [
 LessonSort = Literal["oldest", "newest", "revised"]
 # Each order ends on the primary key, so a page boundary is stable; each is an index's order.
 SORTS: dict[str, str] = {
-    "oldest": "id",
-    "newest": "id DESC",
-    "revised": "revision DESC, id DESC",
+    "oldest": "records.id",
+    "newest": "records.id DESC",
+    "revised": "records.revision DESC, records.id DESC",
 }
+# A search joins the index's tables to ``records``, so every column is named with its table.
+_COLUMNS = ", ".join(f"records.{name.strip()}" for name in LIVE_COLUMNS.split(","))
+_RECORDS = "records"
+# The FTS5 matches joined to their rows: one lookup a match, never a set of ids to build.
+_FTS_SOURCE = (
+    "lesson_text JOIN lesson_text_rows AS text_row ON text_row.key = lesson_text.rowid "
+    "JOIN records ON records.id = text_row.id"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,29 +143,49 @@ def _listed(rows: list[tuple[Any, ...]]) -> tuple[ListedLesson, ...]:
     return tuple(listed)
 
 
-def _search(conn: SqlConnection, words: list[str]) -> tuple[str, list[str], str | None]:
-    """The WHERE clause matching rows whose title or recommendation has every word (as a
-    prefix), its parameters, and a note when it cannot use an index."""
+def _search(conn: SqlConnection, words: list[str]) -> tuple[str, str, list[str], str | None]:
+    """The rows to read (a FROM clause), the condition matching rows whose title or
+    recommendation has every word (as a prefix), its parameters, and a note when the search
+    cannot use an index."""
     if not isinstance(conn, sqlite3.Connection):  # PostgreSQL: the GIN index of lesson_text
-        return "lesson_text(body) @@ to_tsquery('simple', ?)", [pg_tsquery(words)], None
+        condition = "lesson_text(records.body) @@ to_tsquery('simple', ?)"
+        return _RECORDS, condition, [pg_tsquery(words)], None
     if has_fts_index(conn):
-        return (
-            "id IN (SELECT r.id FROM lesson_text JOIN lesson_text_rows AS r "
-            "ON r.key = lesson_text.rowid WHERE lesson_text MATCH ?)",
-            [sqlite_fts_query(words)],
-            None,
-        )
+        return _FTS_SOURCE, "lesson_text MATCH ?", [sqlite_fts_query(words)], None
     patterns = like_patterns(words)
     if not has_table(conn, "lesson_text_rows"):  # read-only, before m005_lesson_search
-        return " AND ".join(["body LIKE ?"] * len(patterns)), patterns, NOT_UPGRADED_NOTE
+        condition = " AND ".join(["records.body LIKE ?"] * len(patterns))
+        return _RECORDS, condition, patterns, NOT_UPGRADED_NOTE
     each = " AND ".join(["(title LIKE ? OR recommendation LIKE ?)"] * len(patterns))
-    clause = f"id IN (SELECT id FROM lesson_text_rows WHERE {each})"
-    return clause, [p for pattern in patterns for p in (pattern, pattern)], LIKE_NOTE
+    condition = f"records.id IN (SELECT id FROM lesson_text_rows WHERE {each})"
+    return _RECORDS, condition, [p for pattern in patterns for p in (pattern, pattern)], LIKE_NOTE
 
 
 def _pages(matching: int, page: int, per_page: int) -> tuple[int, int]:
     pages = max(1, -(-matching // per_page))
     return min(max(page, 1), pages), pages
+
+
+def _fts_page(
+    conn: SqlConnection, match: str, page: int, per_page: int, sort: str
+) -> tuple[list[Any], int, int, int]:
+    """A search without filters, ordered by id, from the index alone: the text table holds
+    exactly the live rows (the writer keeps it so), so the index counts the matches and
+    orders their ids, and only the page's rows are read from ``records``."""
+    matching = int(_fetch(conn, "SELECT COUNT(*) FROM lesson_text WHERE lesson_text MATCH ?",
+                          [match])[0][0])  # fmt: skip
+    page, pages = _pages(matching, page, per_page)
+    direction = "DESC" if sort == "newest" else ""
+    ids = [row[0] for row in _fetch(
+        conn, "SELECT text_row.id FROM lesson_text JOIN lesson_text_rows AS text_row ON "
+              "text_row.key = lesson_text.rowid WHERE lesson_text MATCH ? "
+              f"ORDER BY text_row.id {direction} LIMIT ? OFFSET ?",
+        [match, per_page, (page - 1) * per_page])]  # fmt: skip
+    marks = ", ".join("?" * len(ids))
+    rows = _fetch(conn, f"SELECT {_COLUMNS}, records.checksum FROM records WHERE records.id IN "
+                        f"({marks}) AND records.deleted = 0 ORDER BY {SORTS[sort]}",
+                  ids) if ids else []  # fmt: skip
+    return rows, matching, page, pages
 
 
 def list_page(
@@ -178,25 +206,29 @@ def list_page(
                                      "AND repository IS NOT NULL GROUP BY repository"))  # fmt: skip
     graphs = dict(_fetch(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
                                "AND kind = 'graph' GROUP BY graph_hash"))  # fmt: skip
-    clauses, params = ["deleted = 0"], []
-    if repository:
-        clauses += ["repository IS NOT NULL", "repository = ?"]
-        params.append(repository)
-    if graph:
-        clauses.append("kind = 'graph' AND graph_hash = ?")
-        params.append(graph)
-    note = None
+    source, note = _RECORDS, None
+    clauses: list[str] = []
+    params: list[str] = []
     words = query_words(query)
     if words:
-        clause, searched, note = _search(conn, words)
-        clauses.append(clause)
-        params += searched
+        source, condition, params, note = _search(conn, words)
+        clauses.append(condition)
+    clauses.append("records.deleted = 0")
+    if repository:
+        clauses += ["records.repository IS NOT NULL", "records.repository = ?"]
+        params.append(repository)
+    if graph:
+        clauses.append("records.kind = 'graph' AND records.graph_hash = ?")
+        params.append(graph)
     where = " AND ".join(clauses)
-    matching = int(_fetch(conn, f"SELECT COUNT(*) FROM records WHERE {where}", params)[0][0])
-    page, pages = _pages(matching, page, per_page)
-    rows = _fetch(conn, f"SELECT {LIVE_COLUMNS}, checksum FROM records WHERE {where} "
-                        f"ORDER BY {order} LIMIT ? OFFSET ?",
-                  [*params, per_page, (page - 1) * per_page])  # fmt: skip
+    if source == _FTS_SOURCE and not repository and not graph and sort != "revised":
+        rows, matching, page, pages = _fts_page(conn, params[0], page, per_page, sort)
+    else:
+        matching = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}", params)[0][0])
+        page, pages = _pages(matching, page, per_page)
+        rows = _fetch(conn, f"SELECT {_COLUMNS}, records.checksum FROM {source} WHERE {where} "
+                            f"ORDER BY {order} LIMIT ? OFFSET ?",
+                      [*params, per_page, (page - 1) * per_page])  # fmt: skip
     counts = ({str(k): int(v) for k, v in repositories.items()},
               {str(k): int(v) for k, v in graphs.items()})  # fmt: skip
     return LessonListing(_listed(rows), page, pages, matching, *counts, note=note)

@@ -148,6 +148,27 @@ def test_the_counts_cover_every_live_lesson_whatever_the_filters(store: Store) -
     assert sliced.graphs == dict(graphs)
 
 
+def test_the_counts_follow_every_write_as_a_recount_finds_them(store: Store) -> None:
+    fill(store)
+    live = store.list_lessons()
+    moved, gone, graph_gone = live[0].id, live[1].id, live[-1].id
+    store.publish(Publication(run_id="run-change", mutations=(
+        Mutation(op="upsert", id=moved, expected_revision=1,
+                 draft=make_draft("Moved", repository="forge:github.com/acme/moved")),
+        Mutation(op="retire", id=gone, expected_revision=1),
+        Mutation(op="retire", id=graph_gone, expected_revision=1),
+    )))  # fmt: skip
+    store.revert(moved, 1)
+    store.import_lines(list(store.export()), replace=True)
+    now = store.list_lessons()
+    sliced = store.lesson_page()
+    assert sliced.repositories == dict(Counter(x.scope.repository for x in now
+                                               if x.scope.repository))  # fmt: skip
+    assert sliced.graphs == dict(Counter(x.scope.graph_hash for x in now
+                                         if isinstance(x.scope, GraphScope)))  # fmt: skip
+    assert "forge:github.com/acme/moved" not in sliced.repositories  # reverted away, count 0
+
+
 def test_an_empty_store_has_one_empty_page(store: Store) -> None:
     sliced = store.lesson_page(page=3)
     assert (sliced.lessons, sliced.page, sliced.pages, sliced.matching) == ((), 1, 1, 0)

@@ -166,6 +166,22 @@ def _pages(matching: int, page: int, per_page: int) -> tuple[int, int]:
     return min(max(page, 1), pages), pages
 
 
+def _scope_counts(conn: SqlConnection) -> tuple[dict[str, int], dict[str, int]]:
+    """Live lessons by repository and by graph: a row a scope from the counts the triggers
+    keep, or, on a store not yet upgraded (read-only), grouped over its indexes."""
+    if not isinstance(conn, sqlite3.Connection) or has_table(conn, "scope_counts"):
+        found = _fetch(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
+        counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
+        for kind, name, live in found:
+            counted[str(kind)][str(name)] = int(live)
+        return counted["repository"], counted["graph"]
+    repositories = _fetch(conn, "SELECT repository, COUNT(*) FROM records WHERE deleted = 0 "
+                                "AND repository IS NOT NULL GROUP BY repository")  # fmt: skip
+    graphs = _fetch(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
+                          "AND kind = 'graph' GROUP BY graph_hash")  # fmt: skip
+    return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
+
+
 def _fts_page(
     conn: SqlConnection, match: str, page: int, per_page: int, sort: str
 ) -> tuple[list[Any], int, int, int]:
@@ -202,10 +218,7 @@ def list_page(
     ``graph`` whose title or recommendation holds every word of ``query``, in ``sort`` order
     (a key of :data:`SORTS`)."""
     order = SORTS[sort]
-    repositories = dict(_fetch(conn, "SELECT repository, COUNT(*) FROM records WHERE deleted = 0 "
-                                     "AND repository IS NOT NULL GROUP BY repository"))  # fmt: skip
-    graphs = dict(_fetch(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
-                               "AND kind = 'graph' GROUP BY graph_hash"))  # fmt: skip
+    repositories, graphs = _scope_counts(conn)
     source, note = _RECORDS, None
     clauses: list[str] = []
     params: list[str] = []
@@ -229,9 +242,7 @@ def list_page(
         rows = _fetch(conn, f"SELECT {_COLUMNS}, records.checksum FROM {source} WHERE {where} "
                             f"ORDER BY {order} LIMIT ? OFFSET ?",
                       [*params, per_page, (page - 1) * per_page])  # fmt: skip
-    counts = ({str(k): int(v) for k, v in repositories.items()},
-              {str(k): int(v) for k, v in graphs.items()})  # fmt: skip
-    return LessonListing(_listed(rows), page, pages, matching, *counts, note=note)
+    return LessonListing(_listed(rows), page, pages, matching, repositories, graphs, note=note)
 
 
 def retired_page(conn: SqlConnection, *, page: int, per_page: int) -> RetiredListing:

@@ -59,7 +59,60 @@ NOT_UPGRADED_NOTE = (
     "whole cards (no index); open it once for writing (e.g. `active-memory store check`)"
 )
 
+# A live row adds one to its repository's count and, a graph lesson, to its graph's; the SELECT
+# form lets the row's own state say whether it counts ({row} is NEW or OLD).
+_COUNT_UP = """INSERT INTO scope_counts (kind, name, live)
+            SELECT 'repository', {row}.repository, 1
+            WHERE {row}.deleted = 0 AND {row}.repository IS NOT NULL
+            ON CONFLICT (kind, name) DO UPDATE SET live = live + 1;
+            INSERT INTO scope_counts (kind, name, live)
+            SELECT 'graph', {row}.graph_hash, 1 WHERE {row}.deleted = 0 AND {row}.kind = 'graph'
+            ON CONFLICT (kind, name) DO UPDATE SET live = live + 1;"""
+_COUNT_DOWN = """UPDATE scope_counts SET live = live - 1
+            WHERE {row}.deleted = 0 AND ((kind = 'repository' AND name = {row}.repository)
+                  OR (kind = 'graph' AND {row}.kind = 'graph' AND name = {row}.graph_hash));"""
+_COUNT_ALL = (
+    """
+        INSERT INTO scope_counts (kind, name, live)
+        SELECT 'repository', repository, COUNT(*) FROM records
+        WHERE deleted = 0 AND repository IS NOT NULL GROUP BY repository
+        """,
+    """
+        INSERT INTO scope_counts (kind, name, live)
+        SELECT 'graph', graph_hash, COUNT(*) FROM records
+        WHERE deleted = 0 AND kind = 'graph' GROUP BY graph_hash
+        """,
+)
+
 SQLITE_SEARCH_STATEMENTS: tuple[str, ...] = (
+    # Live lessons by repository and by graph, kept by triggers (plain SQL, which a store with
+    # trusted_schema off still runs), so the browser's counts read a row a scope, not the store.
+    """
+        CREATE TABLE scope_counts (
+            kind TEXT NOT NULL CHECK (kind IN ('repository', 'graph')),
+            name TEXT NOT NULL,
+            live INTEGER NOT NULL,
+            PRIMARY KEY (kind, name)
+        )
+        """,
+    f"""
+        CREATE TRIGGER scope_counts_insert AFTER INSERT ON records WHEN NEW.deleted = 0 BEGIN
+            {_COUNT_UP.format(row="NEW")}
+        END
+        """,
+    f"""
+        CREATE TRIGGER scope_counts_update AFTER UPDATE OF deleted, kind, repository, graph_hash
+        ON records BEGIN
+            {_COUNT_DOWN.format(row="OLD")}
+            {_COUNT_UP.format(row="NEW")}
+        END
+        """,
+    f"""
+        CREATE TRIGGER scope_counts_delete AFTER DELETE ON records BEGIN
+            {_COUNT_DOWN.format(row="OLD")}
+        END
+        """,
+    *(_COUNT_ALL),
     """
         CREATE TABLE lesson_text_rows (
             key INTEGER PRIMARY KEY,
@@ -197,6 +250,44 @@ PG_SEARCH_STATEMENTS: tuple[str, ...] = (
         $$
         """,
     "CREATE INDEX records_text ON records USING gin (lesson_text(body)) WHERE deleted = 0",
+    """
+        CREATE TABLE scope_counts (
+            kind text NOT NULL CHECK (kind IN ('repository', 'graph')),
+            name text COLLATE "C" NOT NULL,
+            live bigint NOT NULL,
+            PRIMARY KEY (kind, name)
+        )
+        """,
+    # As SQLite's scope_counts triggers: the function is bound to the schema it was created
+    # in, so it can never count into another tenant's table.
+    """
+        CREATE FUNCTION scope_counts() RETURNS trigger LANGUAGE plpgsql
+        SET search_path FROM CURRENT AS $$
+        BEGIN
+            IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.deleted = 0 THEN
+                UPDATE scope_counts SET live = live - 1
+                WHERE (kind = 'repository' AND name = OLD.repository)
+                   OR (kind = 'graph' AND OLD.kind = 'graph' AND name = OLD.graph_hash);
+            END IF;
+            IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.deleted = 0 THEN
+                IF NEW.repository IS NOT NULL THEN
+                    INSERT INTO scope_counts VALUES ('repository', NEW.repository, 1)
+                    ON CONFLICT (kind, name) DO UPDATE SET live = scope_counts.live + 1;
+                END IF;
+                IF NEW.kind = 'graph' THEN
+                    INSERT INTO scope_counts VALUES ('graph', NEW.graph_hash, 1)
+                    ON CONFLICT (kind, name) DO UPDATE SET live = scope_counts.live + 1;
+                END IF;
+            END IF;
+            RETURN NULL;
+        END
+        $$
+        """,
+    """
+        CREATE TRIGGER scope_counts AFTER INSERT OR UPDATE OR DELETE ON records
+        FOR EACH ROW EXECUTE FUNCTION scope_counts()
+        """,
+    *_COUNT_ALL,
     """
         CREATE INDEX records_live_repository ON records (repository, id)
         WHERE deleted = 0 AND repository IS NOT NULL

@@ -85,6 +85,27 @@ def test_list_filters_and_json(store_file: Path, ids: list[str]) -> None:
     ]
 
 
+def test_list_search_keeps_lessons_holding_every_word(store_file: Path, ids: list[str]) -> None:
+    # ids[0]: "Edited", recommending `make schema`; ids[1]: the verdict lesson; ids[2]: retired
+    result = _run(store_file, "list", "--search", "MAKE schem", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert [lesson["id"] for lesson in json.loads(result.stdout)] == [ids[0]]
+    result = _run(store_file, "list", "--search", "verdict")
+    assert result.stdout.splitlines()[-1] == "1 live lesson (search 'verdict')"
+    assert result.stderr == ""
+    result = _run(store_file, "list", "--search", "retired card")  # retired: not listed
+    assert result.stdout.splitlines()[-1] == "0 live lessons (search 'retired card')"
+    result = _run(store_file, "list", "--search", "verdict", "--repository-key", REPOSITORY)
+    assert result.stdout.splitlines()[-1].startswith("0 live lessons (repository")
+
+
+def test_list_search_without_a_word_is_bad_input(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "list", "--search", " -- ")
+    assert result.exit_code == 2
+    assert "--search" in result.stderr
+    assert "give at least one word" in result.stderr
+
+
 def test_show_prints_the_card_and_its_evidence(store_file: Path, ids: list[str]) -> None:
     result = _run(store_file, "show", ids[0])
     assert result.exit_code == 0, result.stderr

@@ -55,7 +55,7 @@ def test_store_check_prints_counts(store_file: Path) -> None:
     assert (report["ok"], report["generation"], report["schema_version"]) == (
         True,
         1,
-        "m004_init_receipts",
+        "m005_lesson_search",
     )
 
 

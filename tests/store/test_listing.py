@@ -1,14 +1,19 @@
-"""The browser's page of lessons is filtered, counted and sliced in SQL, on either engine, and
-lists what filtering every lesson in Python lists."""
+"""The browser's pages are filtered, searched, sorted, counted and sliced in SQL, on either
+engine, and list what filtering every lesson in Python lists; the search text follows every
+publication path."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 
 import pytest
 from engines import Store
 
+from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import GraphScope, Lesson
+from active_memory.store.listing import ListedLesson
+from active_memory.store.search_text import LIKE_NOTE, create_fts_index, query_words, text_matches
 from factories import make_draft, make_graph_draft, publish_new
 
 OTHER = "forge:github.com/acme/other"
@@ -17,31 +22,39 @@ GRAPH = "b" * 64
 
 def fill(store: Store) -> None:
     drafts = [make_draft(f"Retry the Ünïcode export step {n}") for n in range(7)]
-    drafts += [make_draft(f"Pin the cache region {n}", repository=OTHER) for n in range(3)]
+    drafts += [
+        make_draft(
+            f"Pin the cache region {n}",
+            repository=OTHER,
+            recommendation="Pin it; the default region drifts.",
+        )
+        for n in range(3)
+    ]
     drafts += [make_graph_draft(f"Return the verdict {n}", graph_hash=GRAPH) for n in range(4)]
     drafts += [make_graph_draft("Return the verdict, qualified", repository=OTHER)]
-    publish_new(store, *drafts)
+    publish_new(store, *drafts)  # fmt: skip
 
 
 def expected(
     live: tuple[Lesson, ...], repository: str | None, graph: str | None, query: str | None
 ) -> list[str]:
-    """What the browser listed before the page was cut in SQL."""
-    needle = (query or "").casefold().strip()
+    """What the browser lists, filtering every lesson in Python."""
+    words = query_words(query)
     return [
         lesson.id
         for lesson in live
         if (not repository or lesson.scope.repository == repository)
         and (not graph or (isinstance(lesson.scope, GraphScope)
                            and lesson.scope.graph_hash == graph))
-        and (not needle or needle in lesson.title.casefold())
+        and (not words or text_matches(words, lesson.title, lesson.recommendation))
     ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("repository", "graph", "query"),
-    [(None, None, None), (OTHER, None, None), (None, GRAPH, None), (None, None, "ÜNÏCODE"),
-     (OTHER, None, "verdict"), (None, None, "  cache "), (None, None, "nothing like it")],
+    [(None, None, None), (OTHER, None, None), (None, GRAPH, None), (None, None, "unicode"),
+     (OTHER, None, "verdict"), (None, None, "  CACHE "), (None, None, "nothing like it"),
+     (None, None, "verd obj"), (None, None, "drifts"), (None, None, "-- ;'\"*")],
 )  # fmt: skip
 def test_a_page_lists_what_filtering_every_lesson_lists(
     store: Store, repository: str | None, graph: str | None, query: str | None
@@ -55,13 +68,74 @@ def test_a_page_lists_what_filtering_every_lesson_lists(
                                    per_page=3)  # fmt: skip
         assert sliced.matching == len(wanted)
         assert sliced.pages == max(1, -(-len(wanted) // 3))
+        assert sliced.note is None
         if page <= sliced.pages:
             assert sliced.page == page
             listed += [lesson.id for lesson in sliced.lessons]
         else:  # clamped to the last page
             assert sliced.page == sliced.pages
     assert listed == wanted
-    assert all(lesson in live for lesson in store.lesson_page(per_page=50).lessons)
+    every = {ListedLesson.of(lesson) for lesson in live}
+    assert set(store.lesson_page(per_page=50).lessons) == every
+
+
+def test_the_search_matches_words_of_titles_and_recommendations(store: Store) -> None:
+    fill(store)
+    cases = {"verdict": 5, "verd": 5, "json verdict": 5, "export": 7, "region drifts": 3,
+             "cache": 3, "rejects stale": 7, "stale verdict": 0}  # fmt: skip
+    for query, count in cases.items():
+        assert store.lesson_page(query=query).matching == count, query
+
+
+def test_sorts_order_the_whole_selection_before_the_page(store: Store) -> None:
+    fill(store)
+    live = store.list_lessons()
+    [first] = publish_new(store, make_draft("Revised twice", files=("a.py",)))
+    store.publish(Publication(run_id="run-edit", mutations=(
+        Mutation(op="upsert", id=first, expected_revision=1,
+                 draft=make_draft("Revised twice, now", files=("a.py",))),
+    )))  # fmt: skip
+    ids = sorted([lesson.id for lesson in live] + [first])
+    pages = {sort: [x.id for p in (1, 2, 3, 4) for x in
+                    store.lesson_page(sort=sort, page=p, per_page=4).lessons]
+             for sort in ("oldest", "newest", "revised")}  # fmt: skip
+    assert pages["oldest"] == ids
+    assert pages["newest"] == ids[::-1]
+    assert pages["revised"][0] == first
+    assert pages["revised"][1:] == [i for i in ids[::-1] if i != first]
+    verdicts = sorted(x.id for x in live if "verdict" in x.title.casefold())
+    for sort, wanted in (
+        ("oldest", verdicts),
+        ("newest", verdicts[::-1]),
+        ("revised", verdicts[::-1]),
+    ):
+        searched = [
+            x.id
+            for p in (1, 2, 3)
+            for x in store.lesson_page(query="verdict", sort=sort, page=p, per_page=2).lessons
+        ]
+        assert searched == wanted, sort  # fmt: skip
+
+
+def test_the_search_text_follows_retire_revert_and_import(store: Store) -> None:
+    [kept, gone] = publish_new(store, make_draft("Keep the lockfile"),
+                               make_draft("Vendor the lockfile"))  # fmt: skip
+    assert store.lesson_page(query="lockfile").matching == 2
+    store.publish(Publication(run_id="run-retire", mutations=(
+        Mutation(op="retire", id=gone, expected_revision=1),)))  # fmt: skip
+    assert [x.id for x in store.lesson_page(query="lockfile").lessons] == [kept]
+    assert store.lesson_page(query="vendor").matching == 0
+    store.publish(Publication(run_id="run-edit", mutations=(
+        Mutation(op="upsert", id=kept, expected_revision=1,
+                 draft=make_draft("Commit the lockfile")),)))  # fmt: skip
+    assert store.lesson_page(query="keep").matching == 0
+    assert [x.id for x in store.lesson_page(query="commit").lessons] == [kept]
+    store.revert(kept, 1)
+    assert [x.id for x in store.lesson_page(query="keep").lessons] == [kept]
+    assert store.lesson_page(query="commit").matching == 0
+    lines = list(store.export())
+    store.import_lines(lines, replace=True)
+    assert [x.id for x in store.lesson_page(query="lockfile").lessons] == [kept]
 
 
 def test_the_counts_cover_every_live_lesson_whatever_the_filters(store: Store) -> None:
@@ -74,6 +148,101 @@ def test_the_counts_cover_every_live_lesson_whatever_the_filters(store: Store) -
     assert sliced.graphs == dict(graphs)
 
 
+def test_the_counts_follow_every_write_as_a_recount_finds_them(store: Store) -> None:
+    fill(store)
+    live = store.list_lessons()
+    moved, gone, graph_gone = live[0].id, live[1].id, live[-1].id
+    store.publish(Publication(run_id="run-change", mutations=(
+        Mutation(op="upsert", id=moved, expected_revision=1,
+                 draft=make_draft("Moved", repository="forge:github.com/acme/moved")),
+        Mutation(op="retire", id=gone, expected_revision=1),
+        Mutation(op="retire", id=graph_gone, expected_revision=1),
+    )))  # fmt: skip
+    store.revert(moved, 1)
+    store.import_lines(list(store.export()), replace=True)
+    now = store.list_lessons()
+    sliced = store.lesson_page()
+    assert sliced.repositories == dict(Counter(x.scope.repository for x in now
+                                               if x.scope.repository))  # fmt: skip
+    assert sliced.graphs == dict(Counter(x.scope.graph_hash for x in now
+                                         if isinstance(x.scope, GraphScope)))  # fmt: skip
+    assert "forge:github.com/acme/moved" not in sliced.repositories  # reverted away, count 0
+
+
 def test_an_empty_store_has_one_empty_page(store: Store) -> None:
     sliced = store.lesson_page(page=3)
     assert (sliced.lessons, sliced.page, sliced.pages, sliced.matching) == ((), 1, 1, 0)
+    assert store.retired_page(page=2).matching == 0
+
+
+def test_retired_ids_page_newest_first_with_their_last_titles(store: Store) -> None:
+    ids = publish_new(store, *(make_draft(f"Retired lesson {n}") for n in range(5)))
+    store.publish(Publication(run_id="run-retire", mutations=tuple(
+        Mutation(op="retire", id=i, expected_revision=1) for i in ids)))  # fmt: skip
+    store.purge(ids[0])
+    listed = [row for page in (1, 2, 3) for row in store.retired_page(page=page,
+                                                                      per_page=2).rows]  # fmt: skip
+    assert [row.id for row in listed] == ids[::-1]
+    titles = {row.id: row.title for row in listed}
+    assert titles[ids[0]] is None  # purged: its content is erased
+    assert titles[ids[4]] == "Retired lesson 4"
+    assert store.retired_page(per_page=2).pages == 3
+
+
+@pytest.mark.sqlite_only
+def test_a_purge_leaves_no_word_of_the_lesson_in_the_search_index(store: Store) -> None:
+    [gone] = publish_new(store, make_draft("Zanzibar quokka handling"))
+    publish_new(store, make_draft("Other lesson"))
+    store.publish(Publication(run_id="run-retire", mutations=(
+        Mutation(op="retire", id=gone, expected_revision=1),)))  # fmt: skip
+    store.purge(gone)
+    path = store.path  # type: ignore[union-attr]
+    raw = sqlite3.connect(path)
+    try:
+        blocks = raw.execute("SELECT block FROM lesson_text_data").fetchall()
+        rows = raw.execute("SELECT count(*) FROM lesson_text_rows").fetchone()
+    finally:
+        raw.close()
+    data = b"".join(bytes(block) for (block,) in blocks)
+    assert b"quokka" not in data
+    assert b"zanzibar" not in data
+    assert rows == (1,)
+    assert b"quokka" not in path.read_bytes()
+
+
+class _WithoutFts5:
+    """A connection whose SQLite was built without FTS5, for the migration's Python step."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, *params: object) -> sqlite3.Cursor:
+        if "USING fts5" in sql:
+            raise sqlite3.OperationalError("no such module: fts5")
+        return self._conn.execute(sql, *params)  # type: ignore[arg-type]
+
+    def executemany(self, sql: str, rows: object) -> sqlite3.Cursor:
+        return self._conn.executemany(sql, rows)  # type: ignore[arg-type]
+
+
+@pytest.mark.sqlite_only
+def test_without_fts5_the_search_compares_words_with_like_and_says_so(store: Store) -> None:
+    [first] = publish_new(store, make_draft("Pin the toolchain version"))
+    path = store.path  # type: ignore[union-attr]
+    raw = sqlite3.connect(path, isolation_level=None)
+    try:  # the store as the migration leaves it where this SQLite lacks FTS5
+        raw.execute("DROP TABLE lesson_text")
+        raw.execute("DELETE FROM lesson_text_rows")
+        create_fts_index(_WithoutFts5(raw))  # type: ignore[arg-type]
+        assert raw.execute("SELECT id, title FROM lesson_text_rows").fetchall() == [
+            (first, "Pin the toolchain version")
+        ]
+    finally:
+        raw.close()
+    [second] = publish_new(store, make_draft("Pin the base image", recommendation="Use a digest."))
+    sliced = store.lesson_page(query="PIN")
+    assert [x.id for x in sliced.lessons] == [first, second]
+    assert sliced.note == LIKE_NOTE
+    assert [x.id for x in store.lesson_page(query="digest").lessons] == [second]
+    assert store.lesson_page(query="toolchain image").matching == 0
+    assert store.lesson_page().note is None  # no search, nothing to say

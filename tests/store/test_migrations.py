@@ -11,6 +11,7 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.migrations import MIGRATIONS, Migration, apply_pending
+from active_memory.store.search_text import NOT_UPGRADED_NOTE
 from active_memory.store.sqlite import SqliteStore
 from factories import REPOSITORY, make_draft, tree_digest
 
@@ -23,6 +24,7 @@ RELEASED = {
     "m002_row_checksums": "6e4e761ba262eeb3de5beb20d99ac6b640eecd9883223ee83c217b97a6be5329",
     "m003_quarantine": "31f8cd2ee480fffbf0c2b9449351712967b9cf1e77f4b0b691010f3e4cea7d47",
     "m004_init_receipts": "c3525419de728b5d15b43fe9cba865b4170f8fbd0ca19c80959a0b318ebb2d6a",
+    "m005_lesson_search": "b384dcb9dcc988b147299840b85495d35ff06e9d41d617ce1e538b0794aa026f",
 }
 
 
@@ -91,6 +93,7 @@ def test_read_only_open_refuses_a_store_that_needs_migration(tmp_path: Path) -> 
 def _as_released_before_checksums(path: Path) -> None:
     """Turn a current store back into one written by the m001-only release."""
     with sqlite3.connect(path) as raw:
+        _drop_lesson_search(raw)
         raw.execute("ALTER TABLE records DROP COLUMN checksum")
         raw.execute("DROP TABLE quarantine")
         raw.execute("DROP TABLE init_receipts")
@@ -139,9 +142,22 @@ def test_upgrading_gives_valid_rows_checksums_and_leaves_damaged_ones_refused(
 def _as_released_before_init_receipts(path: Path) -> None:
     """Turn a current store back into one written by the release before m004 (m001-m003)."""
     with sqlite3.connect(path) as raw:
+        _drop_lesson_search(raw)
         raw.execute("DROP TABLE init_receipts")
         raw.execute("DELETE FROM schema_migrations WHERE name = 'm004_init_receipts'")
     raw.close()
+
+
+def _drop_lesson_search(raw: sqlite3.Connection) -> None:
+    """What m005_lesson_search added, dropped (the store as the release before it wrote it)."""
+    for name in ("records_live_repository", "records_live_revision", "records_retired"):
+        raw.execute(f"DROP INDEX {name}")
+    raw.execute("DROP TABLE IF EXISTS lesson_text")
+    raw.execute("DROP TABLE lesson_text_rows")
+    for trigger in ("scope_counts_insert", "scope_counts_update", "scope_counts_delete"):
+        raw.execute(f"DROP TRIGGER {trigger}")
+    raw.execute("DROP TABLE scope_counts")
+    raw.execute("DELETE FROM schema_migrations WHERE name = 'm005_lesson_search'")
 
 
 def test_a_store_before_a_read_optional_migration_still_serves_readers(store_path: Path) -> None:
@@ -165,6 +181,10 @@ def test_a_store_before_a_read_optional_migration_still_serves_readers(store_pat
     request = SnapshotRequest(RunIdentity("run-2", repository=REPOSITORY))
     with SqliteStore(store_path, read_only=True) as reader:
         assert [lesson.id for lesson in reader.snapshot(request).lessons] == [lesson_id]
+        # The browser's page: counted and searched without the tables m005 adds, and says so.
+        sliced = reader.lesson_page(query="SCHEMA check")
+        assert [x.id for x in sliced.lessons] == [lesson_id]
+        assert (sliced.repositories, sliced.note) == ({REPOSITORY: 1}, NOT_UPGRADED_NOTE)
     with sqlite3.connect(store_path) as raw:
         assert raw.execute("SELECT count(*) FROM schema_migrations").fetchone() == (3,)
     raw.close()
@@ -173,7 +193,7 @@ def test_a_store_before_a_read_optional_migration_still_serves_readers(store_pat
     with sqlite3.connect(store_path) as raw:
         names = [row[0] for row in raw.execute("SELECT name FROM schema_migrations ORDER BY seq")]
     raw.close()
-    assert names[-1] == "m004_init_receipts"
+    assert names[-2:] == ["m004_init_receipts", "m005_lesson_search"]
 
 
 def test_a_store_missing_a_migration_readers_need_is_still_refused_read_only(

@@ -11,9 +11,10 @@ import pytest
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.store.listing import ListedLesson
 from active_memory.store.sqlite import SqliteStore
 from active_memory.ui import UiData, UiServer
-from active_memory.ui.views import LESSONS_PER_PAGE
+from active_memory.ui.views import LESSONS_PER_PAGE, scope_label
 from postmortem.postmortem_kit import store_at
 from ui.ui_kit import _draft, make_ui_store
 
@@ -45,7 +46,7 @@ def test_a_store_of_hundreds_is_paged_and_the_links_keep_the_search(tmp_path: Pa
         assert 'id="prev-page"' not in first.text
         searched = client.get("/?q=bulk&page=3")
         assert _links(searched) == 100
-        assert "300 lessons with “bulk” in the title; showing 201–300" in searched.text
+        assert "300 lessons matching “bulk”; showing 201–300" in searched.text
         found = re.search(r'id="next-page" href="([^"]+)"', searched.text)
         assert found is None  # page 3 of 3
         back = re.search(r'id="prev-page" href="([^"]+)"', searched.text)
@@ -79,11 +80,11 @@ def test_the_lessons_page_of_a_local_store_decodes_only_its_own_lessons(
     data = UiData(path, [tmp_path])
     first, repositories, _ = data.lessons(repository=None, graph=None, query=None, page=1)
     second, _, _ = data.lessons(repository=None, graph=None, query="PAGED", page=2)
-    assert [row.lesson for row in first.rows] == list(every[:LESSONS_PER_PAGE])
+    assert [row.lesson for row in first.rows] == [ListedLesson.of(x) for x in every[:100]]
     assert (first.total, first.pages, second.total, second.page) == (len(every), 2, 120, 2)
     assert len(second.rows) == 20
     assert sum(repositories.values()) == sum(1 for x in every if x.scope.repository)
-    assert all(row.ledger is not None for row in first.rows)
+    assert [row.label for row in first.rows] == [scope_label(x.scope) for x in every[:100]]
 
 
 def test_the_runs_page_counts_each_specialists_decisions(tmp_path: Path) -> None:

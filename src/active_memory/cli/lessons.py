@@ -26,6 +26,7 @@ from active_memory.cli._common import (
     team_store_option,
 )
 from active_memory.cli.lazy import Lazy, LazyGroup
+from active_memory.cli.lesson_search import searched
 from active_memory.cli.spellings import (
     RenamedOption,
     checkout_key,
@@ -91,6 +92,11 @@ def _clip(text: str, width: int) -> str:
 )
 @click.option("--graph", "graph_hash", help="Only graph lessons of this graph hash.")
 @click.option("--node", "node_id", help="Only graph lessons of this node id.")
+@click.option(
+    "--search",
+    metavar="WORDS",
+    help="Only lessons whose title or recommendation has every word (each as a word's start).",
+)
 @click.option("--retired", is_flag=True, help="List tombstones (retired ids) instead.")
 @team_store_json_command
 def list_command(
@@ -98,6 +104,7 @@ def list_command(
     repository_key: str | None,
     graph_hash: str | None,
     node_id: str | None,
+    search: str | None,
     retired: bool,
     store: Path | str | None,
     as_json: bool,
@@ -115,6 +122,10 @@ def list_command(
             click.echo(f"{len(tombstones)} retired")
             return
         found = opened.list_lessons(repository, graph_hash, node_id)
+        if search is not None:
+            found, note = searched(opened, found, search)
+            if note is not None:
+                click.echo(f"note: {note}", err=True)
     if as_json:
         emit_json([lesson.model_dump(mode="json") for lesson in found])
         return
@@ -126,7 +137,8 @@ def list_command(
             f"{_clip(_scope_label(lesson.scope), 34):<34}  {_clip(lesson.title, 60)}"
         )
     # Name the filters: a checkout's key is derived, so "0 live lessons" must say of what.
-    filters = (("repository", repository), ("graph", graph_hash), ("node", node_id))
+    filters = (("repository", repository), ("graph", graph_hash), ("node", node_id),
+               ("search", search and repr(search)))  # fmt: skip
     chosen = [f"{label} {value}" for label, value in filters if value]
     among = f" ({', '.join(chosen)})" if chosen else ""
     click.echo(f"{len(found)} live lesson{'' if len(found) == 1 else 's'}{among}")

@@ -16,6 +16,7 @@ from active_memory.ledger.models import (
     RunReach,
     StandaloneReach,
 )
+from active_memory.ledger.reach import LessonReach, reach_of
 from active_memory.ledger.sources import (
     LedgerSources,
     ReportSummary,
@@ -29,6 +30,7 @@ __all__ = [
     "LedgerStore",
     "LessonHeading",
     "LessonLedger",
+    "LessonReach",
     "MaintenanceDecision",
     "RejectedDecision",
     "ReportSummary",
@@ -39,5 +41,6 @@ __all__ = [
     "lesson_ledger",
     "load_exposures",
     "load_sources",
+    "reach_of",
     "store_sources",
 ]

@@ -30,7 +30,13 @@ from active_memory.store.backend import PublicationControl, PublicationReceipt, 
 from active_memory.store.checked import publish_checked
 from active_memory.store.closing import Closing
 from active_memory.store.codec import LIVE_COLUMNS, DecodedContent
-from active_memory.store.listing import LessonListing, list_page
+from active_memory.store.listing import (
+    LessonListing,
+    LessonSort,
+    RetiredListing,
+    list_page,
+    retired_page,
+)
 from active_memory.store.quarantine_rows import (
     QuarantineEntry,
     drop_held,
@@ -201,11 +207,18 @@ class EngineStore(Closing):
         query: str | None = None,
         page: int = 1,
         per_page: int = 50,
+        sort: LessonSort = "oldest",
     ) -> LessonListing:
-        """One page of the live lessons, filtered and sliced in SQL (``store.listing``)."""
+        """One page of the live lessons, filtered, searched and sliced in SQL
+        (``store.listing``)."""
         with self._reading() as conn:
             return list_page(conn, repository=repository, graph=graph, query=query, page=page,
-                             per_page=per_page)  # fmt: skip
+                             per_page=per_page, sort=sort)  # fmt: skip
+
+    def retired_page(self, *, page: int = 1, per_page: int = 50) -> RetiredListing:
+        """One page of the retired ids, newest first, with their last stored titles."""
+        with self._reading() as conn:
+            return retired_page(conn, page=page, per_page=per_page)
 
     def list_retired(self) -> tuple[Tombstone, ...]:
         with self._reading() as conn:

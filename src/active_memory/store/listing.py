@@ -1,44 +1,207 @@
-"""One page of the live lessons, for the browser: filtered, counted and sliced in SQL.
+"""Pages of the store for the browser: filtered, searched, sorted, counted and sliced in SQL.
 
-A page costs two grouped counts over indexed columns (by repository, by graph), one count of the
-matching rows and one ``LIMIT``/``OFFSET`` read of the page's rows, the only ones decoded into
-lessons; no whole-store read, whatever the store's size. A title search reads the matching rows'
-ids and titles (not the lessons) and compares case-folded titles in Python, as ``str.casefold``
-does: SQL's ``lower`` folds ASCII only.
+A page of live lessons costs two grouped counts over indexed columns (by repository, by graph),
+one count of the matching rows and one ``LIMIT``/``OFFSET`` read of the page's rows; the only
+rows read whole are the page's, verified by their checksum (the writer validated and screened
+what it checksummed) and read for their title, without building a model. A search matches the
+words of titles and recommendations through the full-text index (``store.search_text``): no
+whole-store read, whatever the store's size. Sorts and filters read indexed columns (the
+partial indexes of ``m005_lesson_search``). Retired ids page the same way, each with the title
+of its last stored revision (none once purged).
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
+from typing import Any, Literal
 
-from active_memory.models.lessons import Lesson
-from active_memory.store.admin import _decode_all, _fetch
-from active_memory.store.codec import LIVE_COLUMNS
+from active_memory.errors import StoreError
+from active_memory.models.lessons import GraphScope, Lesson
+from active_memory.store.admin import _fetch
+from active_memory.store.checked_rows import verify_rows
+from active_memory.store.codec import LIVE_COLUMNS, RecordError
+from active_memory.store.search_text import (
+    LIKE_NOTE,
+    NOT_UPGRADED_NOTE,
+    has_fts_index,
+    has_table,
+    like_patterns,
+    pg_tsquery,
+    query_words,
+    sqlite_fts_query,
+)
 from active_memory.store.sql import SqlConnection
 
-__all__ = ["LessonListing", "list_page"]
+__all__ = [
+    "SORTS",
+    "LessonListing",
+    "LessonSort",
+    "ListedLesson",
+    "RetiredLesson",
+    "RetiredListing",
+    "list_page",
+    "retired_page",
+]
+
+LessonSort = Literal["oldest", "newest", "revised"]
+# Each order ends on the primary key, so a page boundary is stable; each is an index's order.
+SORTS: dict[str, str] = {
+    "oldest": "records.id",
+    "newest": "records.id DESC",
+    "revised": "records.revision DESC, records.id DESC",
+}
+# A search joins the index's tables to ``records``, so every column is named with its table.
+_COLUMNS = ", ".join(f"records.{name.strip()}" for name in LIVE_COLUMNS.split(","))
+_RECORDS = "records"
+# The FTS5 matches joined to their rows: one lookup a match, never a set of ids to build.
+_FTS_SOURCE = (
+    "lesson_text JOIN lesson_text_rows AS text_row ON text_row.key = lesson_text.rowid "
+    "JOIN records ON records.id = text_row.id"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ListedLesson:
+    """What a list shows of a live lesson: id, revision, title and the scope columns."""
+
+    id: str
+    revision: int
+    title: str
+    kind: str
+    repository: str | None
+    graph_hash: str | None
+    node_id: str | None
+
+    @classmethod
+    def of(cls, lesson: Lesson) -> ListedLesson:
+        scope = lesson.scope
+        if isinstance(scope, GraphScope):
+            return cls(lesson.id, lesson.revision, lesson.title, scope.kind, scope.repository,
+                       scope.graph_hash, scope.node_id)  # fmt: skip
+        return cls(lesson.id, lesson.revision, lesson.title, scope.kind, scope.repository,
+                   None, None)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class LessonListing:
-    """The lessons of one page (sorted by id), how many match, and every live lesson's count by
-    repository and by graph."""
+    """The lessons of one page, how many match, every live lesson's count by repository and
+    by graph, and ``note`` when the search could not use its index."""
 
-    lessons: tuple[Lesson, ...]
+    lessons: tuple[ListedLesson, ...]
     page: int
     pages: int
     matching: int
     repositories: dict[str, int]
     graphs: dict[str, int]
+    note: str | None = None
 
 
-def _title(body: object) -> str:
+@dataclass(frozen=True, slots=True)
+class RetiredLesson:
+    """A tombstone, with the title of its last stored revision (None once purged)."""
+
+    id: str
+    revision: int
+    kind: str
+    title: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RetiredListing:
+    rows: tuple[RetiredLesson, ...]
+    page: int
+    pages: int
+    matching: int
+
+
+def _title(body: object) -> str | None:
     try:
         title = json.loads(body)["title"]  # type: ignore[arg-type]
     except (TypeError, ValueError, KeyError):
-        return ""
-    return title if isinstance(title, str) else ""
+        return None
+    return title if isinstance(title, str) else None
+
+
+def _listed(rows: list[tuple[Any, ...]]) -> tuple[ListedLesson, ...]:
+    try:
+        verify_rows(rows)
+    except RecordError as error:
+        raise StoreError(
+            f"stored lesson {error}; run `active-memory store check` and restore it from a "
+            "backup or history"
+        ) from None
+    listed = []
+    for lesson_id, revision, body, _, kind, repository, graph_hash, node_id, _ in rows:
+        title = _title(body)
+        if title is None:  # checksummed by its writer, so only a writer's bug gets here
+            raise StoreError(f"stored lesson {lesson_id!r} has no title; run `active-memory "
+                             "store check`")  # fmt: skip
+        listed.append(ListedLesson(lesson_id, revision, title, kind, repository, graph_hash,
+                                   node_id))  # fmt: skip
+    return tuple(listed)
+
+
+def _search(conn: SqlConnection, words: list[str]) -> tuple[str, str, list[str], str | None]:
+    """The rows to read (a FROM clause), the condition matching rows whose title or
+    recommendation has every word (as a prefix), its parameters, and a note when the search
+    cannot use an index."""
+    if not isinstance(conn, sqlite3.Connection):  # PostgreSQL: the GIN index of lesson_text
+        condition = "lesson_text(records.body) @@ to_tsquery('simple', ?)"
+        return _RECORDS, condition, [pg_tsquery(words)], None
+    if has_fts_index(conn):
+        return _FTS_SOURCE, "lesson_text MATCH ?", [sqlite_fts_query(words)], None
+    patterns = like_patterns(words)
+    if not has_table(conn, "lesson_text_rows"):  # read-only, before m005_lesson_search
+        condition = " AND ".join(["records.body LIKE ?"] * len(patterns))
+        return _RECORDS, condition, patterns, NOT_UPGRADED_NOTE
+    each = " AND ".join(["(title LIKE ? OR recommendation LIKE ?)"] * len(patterns))
+    condition = f"records.id IN (SELECT id FROM lesson_text_rows WHERE {each})"
+    return _RECORDS, condition, [p for pattern in patterns for p in (pattern, pattern)], LIKE_NOTE
+
+
+def _pages(matching: int, page: int, per_page: int) -> tuple[int, int]:
+    pages = max(1, -(-matching // per_page))
+    return min(max(page, 1), pages), pages
+
+
+def _scope_counts(conn: SqlConnection) -> tuple[dict[str, int], dict[str, int]]:
+    """Live lessons by repository and by graph: a row a scope from the counts the triggers
+    keep, or, on a store not yet upgraded (read-only), grouped over its indexes."""
+    if not isinstance(conn, sqlite3.Connection) or has_table(conn, "scope_counts"):
+        found = _fetch(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
+        counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
+        for kind, name, live in found:
+            counted[str(kind)][str(name)] = int(live)
+        return counted["repository"], counted["graph"]
+    repositories = _fetch(conn, "SELECT repository, COUNT(*) FROM records WHERE deleted = 0 "
+                                "AND repository IS NOT NULL GROUP BY repository")  # fmt: skip
+    graphs = _fetch(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
+                          "AND kind = 'graph' GROUP BY graph_hash")  # fmt: skip
+    return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
+
+
+def _fts_page(
+    conn: SqlConnection, match: str, page: int, per_page: int, sort: str
+) -> tuple[list[Any], int, int, int]:
+    """A search without filters, ordered by id, from the index alone: the text table holds
+    exactly the live rows (the writer keeps it so), so the index counts the matches and
+    orders their ids, and only the page's rows are read from ``records``."""
+    matching = int(_fetch(conn, "SELECT COUNT(*) FROM lesson_text WHERE lesson_text MATCH ?",
+                          [match])[0][0])  # fmt: skip
+    page, pages = _pages(matching, page, per_page)
+    direction = "DESC" if sort == "newest" else ""
+    ids = [row[0] for row in _fetch(
+        conn, "SELECT text_row.id FROM lesson_text JOIN lesson_text_rows AS text_row ON "
+              "text_row.key = lesson_text.rowid WHERE lesson_text MATCH ? "
+              f"ORDER BY text_row.id {direction} LIMIT ? OFFSET ?",
+        [match, per_page, (page - 1) * per_page])]  # fmt: skip
+    marks = ", ".join("?" * len(ids))
+    rows = _fetch(conn, f"SELECT {_COLUMNS}, records.checksum FROM records WHERE records.id IN "
+                        f"({marks}) AND records.deleted = 0 ORDER BY {SORTS[sort]}",
+                  ids) if ids else []  # fmt: skip
+    return rows, matching, page, pages
 
 
 def list_page(
@@ -49,40 +212,52 @@ def list_page(
     query: str | None,
     page: int,
     per_page: int,
+    sort: str = "oldest",
 ) -> LessonListing:
     """Page ``page`` (clamped to those there are) of the live lessons of ``repository`` and
-    ``graph`` whose title holds ``query`` (case-folded), by id."""
-    repositories = dict(_fetch(conn, "SELECT repository, COUNT(*) FROM records WHERE deleted = 0 "
-                                     "AND repository IS NOT NULL GROUP BY repository"))  # fmt: skip
-    graphs = dict(_fetch(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
-                               "AND kind = 'graph' GROUP BY graph_hash"))  # fmt: skip
-    clauses, params = ["deleted = 0"], []
+    ``graph`` whose title or recommendation holds every word of ``query``, in ``sort`` order
+    (a key of :data:`SORTS`)."""
+    order = SORTS[sort]
+    repositories, graphs = _scope_counts(conn)
+    source, note = _RECORDS, None
+    clauses: list[str] = []
+    params: list[str] = []
+    words = query_words(query)
+    if words:
+        source, condition, params, note = _search(conn, words)
+        clauses.append(condition)
+    clauses.append("records.deleted = 0")
     if repository:
-        clauses.append("repository = ?")
+        clauses += ["records.repository IS NOT NULL", "records.repository = ?"]
         params.append(repository)
     if graph:
-        clauses.append("kind = 'graph' AND graph_hash = ?")
+        clauses.append("records.kind = 'graph' AND records.graph_hash = ?")
         params.append(graph)
     where = " AND ".join(clauses)
-    needle = (query or "").casefold().strip()
-    ids: list[str] | None = None
-    if needle:
-        found = _fetch(conn, f"SELECT id, body FROM records WHERE {where} ORDER BY id", params)
-        ids = [str(row[0]) for row in found if needle in _title(row[1]).casefold()]
-        matching = len(ids)
+    if source == _FTS_SOURCE and not repository and not graph and sort != "revised":
+        rows, matching, page, pages = _fts_page(conn, params[0], page, per_page, sort)
     else:
-        matching = int(_fetch(conn, f"SELECT COUNT(*) FROM records WHERE {where}", params)[0][0])
-    pages = max(1, -(-matching // per_page))
-    page = min(max(page, 1), pages)
-    start = (page - 1) * per_page
-    if ids is not None:
-        shown = ids[start : start + per_page]
-        marks = ", ".join("?" * len(shown))
-        rows = _fetch(conn, f"SELECT {LIVE_COLUMNS} FROM records WHERE id IN ({marks}) "
-                            "ORDER BY id", shown) if shown else []  # fmt: skip
-    else:
-        rows = _fetch(conn, f"SELECT {LIVE_COLUMNS} FROM records WHERE {where} ORDER BY id "
-                            "LIMIT ? OFFSET ?", [*params, per_page, start])  # fmt: skip
-    counts = ({str(k): int(v) for k, v in repositories.items()},
-              {str(k): int(v) for k, v in graphs.items()})  # fmt: skip
-    return LessonListing(_decode_all(rows), page, pages, matching, *counts)
+        matching = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}", params)[0][0])
+        page, pages = _pages(matching, page, per_page)
+        rows = _fetch(conn, f"SELECT {_COLUMNS}, records.checksum FROM {source} WHERE {where} "
+                            f"ORDER BY {order} LIMIT ? OFFSET ?",
+                      [*params, per_page, (page - 1) * per_page])  # fmt: skip
+    return LessonListing(_listed(rows), page, pages, matching, repositories, graphs, note=note)
+
+
+def retired_page(conn: SqlConnection, *, page: int, per_page: int) -> RetiredListing:
+    """Page ``page`` (clamped) of the retired ids, newest id first."""
+    matching = int(_fetch(conn, "SELECT COUNT(*) FROM records WHERE deleted = 1")[0][0])
+    page, pages = _pages(matching, page, per_page)
+    rows = _fetch(
+        conn,
+        "SELECT r.id, r.revision, r.kind, (SELECT h.body FROM history AS h WHERE h.id = r.id "
+        "AND h.body IS NOT NULL ORDER BY h.revision DESC LIMIT 1) FROM records AS r "
+        "WHERE r.deleted = 1 ORDER BY r.id DESC LIMIT ? OFFSET ?",
+        [per_page, (page - 1) * per_page],
+    )
+    found = tuple(
+        RetiredLesson(str(lesson_id), int(revision), str(kind), _title(body))
+        for lesson_id, revision, kind, body in rows
+    )
+    return RetiredListing(found, page, pages, matching)

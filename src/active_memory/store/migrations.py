@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from active_memory.store.checked_rows import backfill_checksums
+from active_memory.store.search_text import SQLITE_SEARCH_STATEMENTS, create_fts_index
 
 __all__ = [
     "MIGRATIONS",
@@ -195,11 +196,20 @@ m004_init_receipts = Migration(
     ),
 )
 
+# The browser at scale (issue 33): the live lessons' text for full-text search (FTS5 where
+# this SQLite has it, store/search_text.py) and the indexes its sorts and filters read.
+m005_lesson_search = Migration(
+    "m005_lesson_search",
+    SQLITE_SEARCH_STATEMENTS,
+    backfill=create_fts_index,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     m001_initial,
     m002_row_checksums,
     m003_quarantine,
     m004_init_receipts,
+    m005_lesson_search,
 )
 
 

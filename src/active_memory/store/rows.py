@@ -59,11 +59,13 @@ KNOWN_MIGRATIONS = (
     "m002_row_checksums",
     "m003_quarantine",
     "m004_init_receipts",
+    "m005_lesson_search",
 )
-# Migrations a reader does without: each only adds a table that a writer alone uses
-# (m004: memory init's publication receipts). A store the previous release wrote, not yet
-# upgraded by a writer, still serves recall, snapshots and read-only commands.
-READ_OPTIONAL_MIGRATIONS = frozenset({"m004_init_receipts"})
+# Migrations a reader does without: each only adds what a writer alone needs (m004: memory
+# init's publication receipts; m005: the browser's search text and indexes, whose absence a
+# search survives). A store the previous release wrote, not yet upgraded by a writer, still
+# serves recall, snapshots and read-only commands.
+READ_OPTIONAL_MIGRATIONS = frozenset({"m004_init_receipts", "m005_lesson_search"})
 # A hook answers within its harness's timeout; a writer holds the lock for milliseconds.
 BUSY_TIMEOUT_MS = 1000
 _HEADER = b"SQLite format 3\x00"

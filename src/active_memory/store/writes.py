@@ -22,6 +22,7 @@ from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
 from active_memory.store.schema_guard import refuse_foreign_code
+from active_memory.store.search_text import text_statements
 from active_memory.store.sql import SqlConnection
 from active_memory.store.unreadable import safe_message
 
@@ -212,6 +213,7 @@ def apply_changes(
     now = utc_now()
     statements: list[tuple[str, tuple[object, ...]]] = []
     history: list[tuple[object, ...]] = []
+    texts: list[tuple[str, str | None, bool]] = []  # the search text follows (search_text)
     for change in changes:
         body = evidence = None
         if change.draft is not None:
@@ -257,6 +259,7 @@ def apply_changes(
             (change.id, change.revision, change.op, body, evidence, change.source_revision,
              generation, run_id, now)
         )  # fmt: skip
+        texts.append((change.id, body, change.op == "purge"))
     for start in range(0, len(history), _HISTORY_ROWS):
         rows = history[start : start + _HISTORY_ROWS]
         statements.append(
@@ -267,6 +270,7 @@ def apply_changes(
                 tuple(value for row in rows for value in row),
             )
         )
+    statements += text_statements(conn, texts)
     statements.append(
         (
             "UPDATE meta SET generation = ? RETURNING live_count, record_count, content_bytes",

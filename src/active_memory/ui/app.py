@@ -32,10 +32,18 @@ from active_memory.errors import (
     RevisionConflict,
 )
 from active_memory.models.ids import validate_lesson_id
+from active_memory.store.listing import LessonSort
 from active_memory.ui.chart import rejection_chart
 from active_memory.ui.impact_view import impact_chart, repository_rows
 from active_memory.ui.security import SESSION_COOKIE, Sessions
-from active_memory.ui.views import UiData, card_text, draft_lines, scope_label
+from active_memory.ui.views import (
+    LESSONS_PER_PAGE,
+    SORT_LABELS,
+    UiData,
+    card_text,
+    draft_lines,
+    scope_label,
+)
 
 __all__ = ["CSP", "UiApp"]
 
@@ -187,11 +195,16 @@ class UiApp:
         graph = params.get("graph") or None
         query = (params.get("q") or "")[:_QUERY_CHARS] or None
         page = _page_number(params.get("page"))
+        # An order the menu does not offer is the default, as a bad page number is page 1.
+        sort: LessonSort = next((key for key in SORT_LABELS if key == params.get("sort")), "oldest")
         listing, repositories, graphs = await run_in_threadpool(
-            lambda: self.data.lessons(repository=repository, graph=graph, query=query, page=page)
+            lambda: self.data.lessons(
+                repository=repository, graph=graph, query=query, page=page, sort=sort
+            )
         )
         held = await run_in_threadpool(self.data.quarantine)
-        kept = {"repository": repository, "graph": graph, "q": query}
+        chosen = sort if sort != "oldest" else None
+        kept = {"repository": repository, "graph": graph, "q": query, "sort": chosen}
         filters = {key: value for key, value in kept.items() if value}
         return self._page(
             "index.html",
@@ -203,9 +216,17 @@ class UiApp:
             repository=repository,
             graph=graph,
             query=query,
+            sort=sort,
+            sorts=SORT_LABELS,
             held=len(held),
             csrf=csrf,
         )
+
+    async def _retired(self, request: Request, csrf: str) -> Response:
+        page = _page_number(request.query_params.get("page"))
+        listing = await run_in_threadpool(lambda: self.data.retired(page))
+        offset = (listing.page - 1) * LESSONS_PER_PAGE
+        return self._page("retired.html", listing=listing, offset=offset, csrf=csrf)
 
     async def _lesson(self, request: Request, csrf: str) -> Response:
         lesson_id = validate_lesson_id("id", request.path_params["lesson_id"])
@@ -298,6 +319,7 @@ class UiApp:
             Route("/login", self._login, methods=get),
             Route("/", self._guard(self._index), methods=get),
             Route("/lesson/{lesson_id}", self._guard(self._lesson), methods=get),
+            Route("/retired", self._guard(self._retired), methods=get),
             Route("/quarantine", self._guard(self._quarantine), methods=get),
             Route(
                 "/quarantine/{lesson_id}/approve",

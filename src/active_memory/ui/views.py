@@ -15,10 +15,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from active_memory.errors import QuarantineNotFound
+from active_memory.errors import LessonNotFound, QuarantineNotFound
 from active_memory.impact import ImpactReport, ImpactStore, measure_sources
 from active_memory.learn.folder import SessionState, learn_folder, learn_status
-from active_memory.ledger import LedgerSources, LessonLedger, ledgers, lesson_ledger, store_sources
+from active_memory.ledger import (
+    LedgerSources,
+    LessonLedger,
+    LessonReach,
+    lesson_ledger,
+    reach_of,
+    store_sources,
+)
 from active_memory.ledger.build import LedgerStore
 from active_memory.ledger.sources import ReportSummary
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, RepositoryScope, Scope
@@ -26,12 +33,20 @@ from active_memory.recall.render import render
 from active_memory.runlog import LogValue
 from active_memory.store.backend import PublicationReceipt
 from active_memory.store.engine import EngineStore
+from active_memory.store.listing import (
+    LessonSort,
+    ListedLesson,
+    RetiredLesson,
+    RetiredListing,
+)
 from active_memory.store.quarantine import REVIEW_RUN, QuarantineEntry, QuarantineKeeper
 from active_memory.store.results import HistoryEntry
+from active_memory.store.search_text import query_words, text_matches
 from active_memory.store.sqlite import SqliteStore
 
 __all__ = [
     "LESSONS_PER_PAGE",
+    "SORT_LABELS",
     "LessonPage",
     "LessonRow",
     "RevisionDiff",
@@ -39,6 +54,7 @@ __all__ = [
     "UiData",
     "card_text",
     "draft_lines",
+    "listed_label",
     "scope_label",
 ]
 
@@ -51,6 +67,14 @@ def scope_label(scope: Scope) -> str:
         return f"repository {scope.repository}"
     qualifier = f" in {scope.repository}" if scope.repository else ""
     return f"graph {scope.graph_hash[:12]} node {scope.node_id}{qualifier}"
+
+
+def listed_label(listed: ListedLesson) -> str:
+    """:func:`scope_label` of a listed lesson, from its scope columns."""
+    if listed.kind != "graph":
+        return f"repository {listed.repository}"
+    qualifier = f" in {listed.repository}" if listed.repository else ""
+    return f"graph {(listed.graph_hash or '')[:12]} node {listed.node_id}{qualifier}"
 
 
 def card_text(lesson: Lesson) -> str:
@@ -122,13 +146,20 @@ def revision_diffs(history: Sequence[HistoryEntry]) -> list[RevisionDiff]:
 
 @dataclass(frozen=True, slots=True)
 class LessonRow:
-    lesson: Lesson
+    lesson: ListedLesson
     label: str
-    ledger: LessonLedger | None
+    reach: LessonReach
 
 
 # Enough to scan by eye; a store of thousands is paged rather than sent in one page.
 LESSONS_PER_PAGE = 100
+
+# The list's orders, as its sort menu names them (keys of store.listing.SORTS).
+SORT_LABELS: dict[LessonSort, str] = {
+    "oldest": "oldest first",
+    "newest": "newest first",
+    "revised": "most revised first",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,20 +172,7 @@ class LessonPage:
     pages: int
     total: int
     offset: int
-
-
-class _PageStore:
-    """What the ledgers of one page read of a store: the page's lessons (the only ones they
-    look up, so the rest of the store is not decoded) and the store's history."""
-
-    def __init__(self, store: LedgerStore, lessons: tuple[Lesson, ...]) -> None:
-        self._store, self._lessons = store, lessons
-
-    def list_lessons(self) -> tuple[Lesson, ...]:
-        return self._lessons
-
-    def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
-        return self._store.history(lesson_id)
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +190,7 @@ class RunRow:
     outcome: str | None
     rejections: dict[str, int]
     specialists: tuple[dict[str, LogValue], ...] = ()
+    delivered: tuple[str, ...] = ()  # the lessons its record delivered, by id
 
 
 class UiData:
@@ -261,7 +280,8 @@ class UiData:
     def live_revision(self, lesson_id: str) -> int | None:
         """The live revision of ``lesson_id``; None when it is not live."""
         with self.store() as store:
-            return {lesson.id: lesson.revision for lesson in store.list_lessons()}.get(lesson_id)
+            live = _live(store, lesson_id)
+        return live.revision if live is not None else None
 
     def lessons(
         self,
@@ -271,61 +291,63 @@ class UiData:
         query: str | None,
         page: int = 1,
         per_page: int = LESSONS_PER_PAGE,
+        sort: LessonSort = "oldest",
     ) -> tuple[LessonPage, Counter[str], Counter[str]]:
-        """One page of the lessons matching the filters (``page`` clamped to those there are),
-        and the counts by repository and by graph over every lesson. Ledgers are built for the
-        page's lessons only, so a store of thousands costs one page of work."""
+        """One page of the lessons matching the filters and the search (every word of
+        ``query`` in the title or recommendation), in ``sort`` order, ``page`` clamped to those
+        there are; and the counts by repository and by graph over every lesson. A local or
+        team store cuts the page in SQL; the reach of the page's lessons alone is counted."""
         with self.store() as store:
-            if isinstance(store, EngineStore):  # a local or team store: the page is cut in SQL
+            if isinstance(store, EngineStore):
                 sliced = store.lesson_page(repository=repository, graph=graph, query=query,
-                                            page=page, per_page=per_page)  # fmt: skip
-                found = self._page_ledgers(store, sliced.lessons)
-                page_rows = [LessonRow(lesson, scope_label(lesson.scope), found.get(lesson.id))
-                        for lesson in sliced.lessons]  # fmt: skip
-                offset = (sliced.page - 1) * per_page
-                result = LessonPage(page_rows, sliced.page, sliced.pages, sliced.matching, offset)
-                return result, Counter(sliced.repositories), Counter(sliced.graphs)
-            live = store.list_lessons()
-            repositories: Counter[str] = Counter()
-            graphs: Counter[str] = Counter()
-            matching: list[Lesson] = []
-            needle = (query or "").casefold().strip()
-            for lesson in live:
-                scope = lesson.scope
-                if scope.repository:
-                    repositories[scope.repository] += 1
-                if isinstance(scope, GraphScope):
-                    graphs[scope.graph_hash] += 1
-                if repository and scope.repository != repository:
-                    continue
-                if graph and not (isinstance(scope, GraphScope) and scope.graph_hash == graph):
-                    continue
-                if needle and needle not in lesson.title.casefold():
-                    continue
-                matching.append(lesson)
-            pages = max(1, -(-len(matching) // per_page))
-            page = min(max(page, 1), pages)
-            shown = matching[(page - 1) * per_page : page * per_page]
-            found = self._page_ledgers(store, shown)
-        rows = [
-            LessonRow(lesson, scope_label(lesson.scope), found.get(lesson.id)) for lesson in shown
-        ]
-        listing = LessonPage(rows, page, pages, len(matching), (page - 1) * per_page)
+                                            page=page, per_page=per_page, sort=sort)  # fmt: skip
+                shown, note = list(sliced.lessons), sliced.note
+                page, pages, total = sliced.page, sliced.pages, sliced.matching
+                repositories, graphs = Counter(sliced.repositories), Counter(sliced.graphs)
+            else:  # a store served over HTTPS lists every lesson: filtered here
+                live = store.list_lessons()
+                shown, repositories, graphs = _filtered(live, repository, graph, query)
+                if sort == "revised":
+                    shown.sort(key=lambda x: (x.revision, x.id), reverse=True)
+                else:
+                    shown.sort(key=lambda x: x.id, reverse=sort == "newest")
+                note, total = None, len(shown)
+                pages = max(1, -(-total // per_page))
+                page = min(max(page, 1), pages)
+                shown = shown[(page - 1) * per_page : page * per_page]
+        reach = reach_of([x.id for x in shown], self.sources()) if shown else {}
+        rows = [LessonRow(x, listed_label(x), reach[x.id]) for x in shown]
+        listing = LessonPage(rows, page, pages, total, (page - 1) * per_page, note)
         return listing, repositories, graphs
 
-    def _page_ledgers(self, store: LedgerStore, shown: Sequence[Lesson]) -> dict[str, LessonLedger]:
-        if not shown:
-            return {}
-        page = _PageStore(store, tuple(shown))
-        built = ledgers(page, self.sources(), ids=[lesson.id for lesson in shown])
-        return {ledger.id: ledger for ledger in built}
+    def retired(self, page: int = 1, per_page: int = LESSONS_PER_PAGE) -> RetiredListing:
+        """One page of the retired ids, newest first; a store served over HTTPS names them
+        without their titles."""
+        with self.store() as store:
+            if isinstance(store, EngineStore):
+                return store.retired_page(page=page, per_page=per_page)
+            listed = getattr(store, "list_retired", None)
+            tombstones = sorted(listed() if listed is not None else (), key=lambda t: t.id)
+        rows = [RetiredLesson(t.id, t.revision, t.kind, None) for t in reversed(tombstones)]
+        pages = max(1, -(-len(rows) // per_page))
+        page = min(max(page, 1), pages)
+        shown = tuple(rows[(page - 1) * per_page : page * per_page])
+        return RetiredListing(shown, page, pages, len(rows))
 
     def lesson(self, lesson_id: str) -> tuple[Lesson | None, list[RevisionDiff], LessonLedger]:
+        """The live lesson (None when retired or never published), its revisions and its
+        ledger. An id only the quarantine holds has a page too: its proposal's link."""
+        held = {e.id for e in self.quarantine()}
         with self.store() as store:
-            live = {lesson.id: lesson for lesson in store.list_lessons()}.get(lesson_id)
-            history = store.history(lesson_id)
-            held = {e.id for e in self.quarantine()}
-            ledger = lesson_ledger(lesson_id, store, self.sources(), quarantined=held)
+            live = _live(store, lesson_id)
+            try:
+                history = store.history(lesson_id)
+            except LessonNotFound:
+                if lesson_id not in held:
+                    raise
+                history = ()
+            one = _OneLesson(store, live)
+            ledger = lesson_ledger(lesson_id, one, self.sources(), quarantined=held)
         return live, revision_diffs(history), ledger
 
     def impact(self) -> ImpactReport:
@@ -338,6 +360,10 @@ class UiData:
         """Every postmortem found, newest first, and every rejection as (time, stage, code)."""
         sources = self.sources()
         reports = {report.run_id: (path, report) for path, report in sources.report_files}
+        delivered = {
+            record.run_id: tuple(sorted({d.lesson_id for d in record.deliveries}))
+            for record in sources.records
+        }
         events: dict[str, dict[str, LogValue]] = {}
         rejections: list[tuple[int, str, str]] = []
         by_run: dict[str, Counter[str]] = {}
@@ -374,10 +400,61 @@ class UiData:
                     outcome=_str(event.get("outcome")) or sources.outcomes.get(run_id),
                     rejections=dict(sorted(by_run.get(run_id, Counter()).items())),
                     specialists=tuple(specialists.get(run_id, ())),
+                    delivered=delivered.get(run_id, ()),
                 )
             )
         rows.sort(key=lambda row: (-(row.time_ms or 0), row.run_id))
         return rows, sorted(rejections), sources
+
+
+class _OneLesson:
+    """What one lesson's ledger reads of a store: that lesson alone (so no other lesson is
+    decoded) and the store's history."""
+
+    def __init__(self, store: LedgerStore, live: Lesson | None) -> None:
+        self._store, self._live = store, live
+
+    def list_lessons(self) -> tuple[Lesson, ...]:
+        return (self._live,) if self._live is not None else ()
+
+    def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
+        return self._store.history(lesson_id)
+
+
+def _live(store: LedgerStore, lesson_id: str) -> Lesson | None:
+    """The live lesson ``lesson_id``, read alone where the store can (a store served over
+    HTTPS lists them all)."""
+    if isinstance(store, EngineStore):
+        try:
+            return store.get(lesson_id)
+        except LessonNotFound:  # LessonRetired is one too
+            return None
+    return {lesson.id: lesson for lesson in store.list_lessons()}.get(lesson_id)
+
+
+def _filtered(
+    live: Sequence[Lesson], repository: str | None, graph: str | None, query: str | None
+) -> tuple[list[ListedLesson], Counter[str], Counter[str]]:
+    """What the SQL page selects, for a store that only lists: the lessons matching the
+    filters and the search, and every lesson's count by repository and by graph."""
+    repositories: Counter[str] = Counter()
+    graphs: Counter[str] = Counter()
+    matching: list[ListedLesson] = []
+    words = query_words(query)
+    for lesson in live:
+        scope = lesson.scope
+        if scope.repository:
+            repositories[scope.repository] += 1
+        if isinstance(scope, GraphScope):
+            graphs[scope.graph_hash] += 1
+        if repository and scope.repository != repository:
+            continue
+        if graph and not (isinstance(scope, GraphScope) and scope.graph_hash == graph):
+            continue
+        if words and not text_matches(words, lesson.title, lesson.recommendation):
+            continue
+        matching.append(ListedLesson.of(lesson))
+    return matching, repositories, graphs
 
 
 def _int(value: object) -> int | None:

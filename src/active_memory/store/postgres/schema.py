@@ -25,6 +25,7 @@ from active_memory.store.migrations import (
     MigrationMismatch,
     pending_migrations,
 )
+from active_memory.store.search_text import PG_SEARCH_STATEMENTS
 
 __all__ = [
     "PG_MIGRATIONS",
@@ -165,7 +166,11 @@ m002_quarantine = Migration(
     ),
 )
 
-PG_MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_quarantine)
+# The browser at scale, as SQLite's m005_lesson_search: a GIN index over the live cards' text
+# for full-text search, and the indexes the browser's sorts and filters read.
+m003_lesson_search = Migration("m003_lesson_search", PG_SEARCH_STATEMENTS)
+
+PG_MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_quarantine, m003_lesson_search)
 
 
 def tenant_schema(tenant: str) -> str:

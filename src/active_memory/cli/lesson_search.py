@@ -1,0 +1,40 @@
+"""``lessons list --search``: the lessons whose title or recommendation holds every word.
+
+A local or team store answers from its full-text index (``store.listing``, page by page); a
+store served over HTTPS lists its lessons and they are matched here, by the same rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from active_memory.models.lessons import Lesson
+from active_memory.store.engine import EngineStore
+from active_memory.store.search_text import query_words, text_matches
+
+__all__ = ["searched"]
+
+_PER_PAGE = 1000
+
+
+def searched(
+    store: object, found: Sequence[Lesson], query: str
+) -> tuple[tuple[Lesson, ...], str | None]:
+    """The lessons of ``found`` that ``query`` matches, and the index's note when the store
+    searched without one. BadParameter (exit 2) for a query of no word."""
+    words = query_words(query)
+    if not words:
+        raise click.BadParameter(
+            "give at least one word (letters or digits)", param_hint="--search"
+        )
+    if not isinstance(store, EngineStore):
+        return tuple(x for x in found if text_matches(words, x.title, x.recommendation)), None
+    ids: set[str] = set()
+    note, page, pages = None, 1, 1
+    while page <= pages:
+        sliced = store.lesson_page(query=query, page=page, per_page=_PER_PAGE)
+        ids.update(listed.id for listed in sliced.lessons)
+        note, pages, page = sliced.note, sliced.pages, page + 1
+    return tuple(x for x in found if x.id in ids), note

@@ -206,12 +206,18 @@ class SqliteStore(EngineStore):
             scrubbed = scrub_file(conn)
         return receipt.model_copy(update={"scrubbed": scrubbed})
 
-    def reject_held(self, lesson_id: str, *, within: AccessScope | None = None) -> bool:
+    def reject_held(
+        self,
+        lesson_id: str,
+        *,
+        within: AccessScope | None = None,
+        control: PublicationControl | None = None,
+    ) -> bool:
         """Delete the held proposal, then scrub the file: secure delete zeroes the freed cells,
         a truncating checkpoint and VACUUM drop stale pages, so no card content is left behind.
         Whether the scrub completed (a busy reader can keep old pages in the WAL)."""
         with self._lock:
-            super().reject_held(lesson_id, within=within)
+            super().reject_held(lesson_id, within=within, control=control)
             return scrub_file(self._connection(write=True))
 
     def backup(self, destination: str | os.PathLike[str], *, force: bool = False) -> Path:

@@ -60,6 +60,7 @@ from active_memory.store.results import (
     StoreCheck,
     StoreLimits,
 )
+from active_memory.store.sql import SqliteConnection
 from active_memory.store.unreadable import safe_message
 from active_memory.store.writes import (
     read_transaction,
@@ -99,7 +100,7 @@ class SqliteStore(EngineStore):
         self._lock = threading.RLock()
         # A read that found no -wal/-shm leaves none: a refused listing as much as a good one.
         self._release = read_only and companions_absent(self._path)
-        self._conn: sqlite3.Connection | None = open_connection(
+        self._conn: SqliteConnection | None = open_connection(
             self._path, read_only=read_only, busy_timeout_ms=busy_timeout_ms
         )
 
@@ -121,11 +122,11 @@ class SqliteStore(EngineStore):
                 if self._release:
                     release_companions(self._path)
 
-    def _connection(self, *, write: bool = False) -> sqlite3.Connection:
+    def _connection(self, *, write: bool = False) -> SqliteConnection:
         return live_connection(self._conn, self._path, read_only=self._read_only, write=write)
 
     @contextlib.contextmanager
-    def _reading(self, failure: type[StoreError] = StoreError) -> Iterator[sqlite3.Connection]:
+    def _reading(self, failure: type[StoreError] = StoreError) -> Iterator[SqliteConnection]:
         with self._lock:
             conn = self._connection()
             try:
@@ -138,7 +139,7 @@ class SqliteStore(EngineStore):
                 ) from None
 
     @contextlib.contextmanager
-    def _writing(self, control: PublicationControl | None = None) -> Iterator[sqlite3.Connection]:
+    def _writing(self, control: PublicationControl | None = None) -> Iterator[SqliteConnection]:
         with self._lock:
             conn = self._connection(write=True)
             with write_transaction(conn, control):

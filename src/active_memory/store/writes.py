@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -22,20 +22,25 @@ from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
 from active_memory.store.schema_guard import refuse_foreign_code
-from active_memory.store.sql import SqlConnection
+from active_memory.store.sql import SqlConnection, SqlCursor
 from active_memory.store.unreadable import safe_message
 
 __all__ = [
     "Capacity",
     "Change",
+    "Meta",
     "RowState",
     "apply_changes",
+    "ask_meta",
+    "ask_states",
     "count_capacity",
+    "meta_of",
     "read_capacity",
     "read_generation",
     "read_states",
     "read_transaction",
     "scrub_file",
+    "states_of",
     "utc_now",
     "write_transaction",
 ]
@@ -131,15 +136,29 @@ class RowState:
 
 def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:
     """Current revision and tombstone flag of each id that has a row."""
+    return states_of(ask_states(conn, ids))
+
+
+def ask_states(conn: SqlConnection, ids: Iterable[str]) -> list[SqlCursor]:
+    """Send the reads of :func:`read_states` (a statement per 500 ids); :func:`states_of`
+    their cursors, once the pipeline they were sent in has ended."""
     wanted = list(dict.fromkeys(ids))
-    states: dict[str, RowState] = {}
+    asked: list[SqlCursor] = []
     for start in range(0, len(wanted), _CHUNK):
         chunk = wanted[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            f"SELECT id, revision, deleted, kind FROM records WHERE id IN ({marks})", chunk
+        asked.append(
+            conn.execute(
+                f"SELECT id, revision, deleted, kind FROM records WHERE id IN ({marks})", chunk
+            )
         )
-        for lesson_id, revision, deleted, kind in rows:
+    return asked
+
+
+def states_of(asked: Iterable[SqlCursor]) -> dict[str, RowState]:
+    states: dict[str, RowState] = {}
+    for cursor in asked:
+        for lesson_id, revision, deleted, kind in cursor.fetchall():
             states[lesson_id] = RowState(int(revision), bool(deleted), str(kind))
     return states
 
@@ -191,23 +210,51 @@ def count_capacity(conn: SqlConnection) -> Capacity:
     return Capacity(live, rows, size)
 
 
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """The ``meta`` row a write starts from: the generation and the capacity counters."""
+
+    generation: int
+    capacity: Capacity
+
+
+_META = "SELECT generation, live_count, record_count, content_bytes FROM meta"
+
+
+def ask_meta(conn: SqlConnection) -> SqlCursor:
+    """Send the ``meta`` row's read; :func:`meta_of` its cursor. Apart, so that inside a
+    pipeline the read goes out with the statements after it, in one round trip."""
+    return conn.execute(_META)
+
+
+def meta_of(cursor: SqlCursor) -> Meta:
+    generation, *counters = cursor.fetchone()
+    return Meta(int(generation), Capacity(*(int(value) for value in counters)))
+
+
 def apply_changes(
-    conn: SqlConnection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
+    conn: SqlConnection,
+    changes: Sequence[Change],
+    *,
+    run_id: str,
+    limits: StoreLimits,
+    meta: Meta | None = None,
 ) -> int:
     """Write ``changes`` and their history rows, check capacity, bump the generation.
 
     Must run inside ``write_transaction``; raises PublicationError (and the caller's
-    transaction rolls back) when a body or the store would exceed a limit.
+    transaction rolls back) when a body or the store would exceed a limit. ``meta``: the
+    ``meta`` row as read under the same writers' lock, before any write (read here if None).
     """
     # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
-    # other writers waiting: the meta row is read once, every write is planned first and then
-    # sent in one pipeline where the engine has one (the history in one INSERT), and the new
-    # counters come back from the generation's UPDATE.
-    (generation, *counters) = conn.execute(
-        "SELECT generation, live_count, record_count, content_bytes FROM meta"
-    ).fetchone()
-    before = Capacity(*(int(value) for value in counters))
-    generation = int(generation) + 1
+    # other writers waiting: the meta row is read once (or by the caller, with its own reads),
+    # every write is planned first and then sent in one pipeline (PostgreSQL's; SQLite's does
+    # nothing), the history in one INSERT, and the new counters come back from the generation's
+    # UPDATE.
+    if meta is None:
+        meta = meta_of(ask_meta(conn))
+    before = meta.capacity
+    generation = meta.generation + 1
     _check_bounds(changes, generation)
     now = utc_now()
     statements: list[tuple[str, tuple[object, ...]]] = []
@@ -273,9 +320,11 @@ def apply_changes(
             (generation,),
         )
     )
-    with _pipelined(conn):
+    # Results are taken after the pipeline ends: a fetch inside it would wait for the server
+    # once more than the pipeline's end already does.
+    with conn.pipeline():
         sent = [conn.execute(sql, parameters) for sql, parameters in statements]
-        after = sent[-1].fetchone()
+    after = sent[-1].fetchone()
     # A batch over a limit raises here, and the caller's transaction rolls every write back.
     _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
     return generation
@@ -294,13 +343,6 @@ _UPDATE_TOMBSTONE = (
     "UPDATE records SET revision = ?, deleted = 1, repository = NULL, graph_hash = NULL, "
     "node_id = NULL, body = NULL, evidence = NULL, size = 0, checksum = NULL WHERE id = ?"
 )
-
-
-def _pipelined(conn: SqlConnection) -> AbstractContextManager[object]:
-    """The engine's pipeline, where it has one (PostgreSQL: the statements go out together and
-    their results come back at the first fetch); SQLite runs in process and needs none."""
-    pipeline = getattr(conn, "pipeline", None)
-    return pipeline() if callable(pipeline) else nullcontext()
 
 
 def _check_bounds(changes: Sequence[Change], generation: int) -> None:

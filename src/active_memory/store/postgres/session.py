@@ -135,8 +135,14 @@ def _transaction(
     where: str,
     failure: type[StoreError],
     lock_timeout_ms: int | None = None,
+    *,
+    lock: str | None = None,
+    control: PublicationControl | None = None,
 ) -> Iterator[PgSession]:
-    # One round trip sets the schema and the timeouts, each for this transaction only.
+    """One transaction on a pooled connection. Its ``BEGIN``, the settings (the schema and the
+    timeouts, each for this transaction only) and ``lock`` (a write's writers' lock) go out in
+    one pipeline: one round trip where each was one. ``control`` may stop the transaction from
+    the moment the lock is asked for until the caller's block ends (``_interruptible``)."""
     settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
     if lock_timeout_ms is not None:
         settings["lock_timeout"] = str(int(lock_timeout_ms))
@@ -144,10 +150,18 @@ def _transaction(
     values = [part for pair in settings.items() for part in pair]
     try:
         with pool.connection() as conn:
-            conn.execute(begin.encode())
+            session = PgSession(conn)
             try:
-                conn.execute(configure.encode(), values)
-                yield PgSession(conn)
+                with _interruptible(session, control, where) as held:
+                    with conn.pipeline():
+                        conn.execute(begin.encode())
+                        conn.execute(configure.encode(), values)
+                        if lock is not None:
+                            conn.execute(lock.encode())
+                    if lock is not None:
+                        _fence(control)
+                        held()
+                    yield session
                 conn.execute(b"COMMIT")
             except BaseException:
                 _rollback(conn)
@@ -193,13 +207,16 @@ def writing(
     """One write transaction holding the tenant's writer lock; ``control`` is consulted before
     the lock is awaited and again once it is held, the last moment before the first write."""
     _fence(control)
-    with (
-        _transaction(pool, schema, "BEGIN", where, StoreError, lock_timeout_ms) as session,
-        _interruptible(session, control, where) as held,
-    ):
-        session.execute("SELECT generation FROM meta FOR UPDATE")
-        _fence(control)
-        held()
+    with _transaction(
+        pool,
+        schema,
+        "BEGIN",
+        where,
+        StoreError,
+        lock_timeout_ms,
+        lock="SELECT generation FROM meta FOR UPDATE",
+        control=control,
+    ) as session:
         yield session
 
 

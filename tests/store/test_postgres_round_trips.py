@@ -173,3 +173,22 @@ def test_the_proxy_counts_a_plain_statement_as_one_wait(
         waits = _waits_of(counter, lambda: conn.execute("SELECT 1").fetchone())
     assert waits == 1
     assert Path(counter.folder).is_dir()
+
+
+def test_a_credential_check_waits_for_the_server_once(
+    pg_database: str, counter: _WaitCounter
+) -> None:
+    from active_memory.server.credentials import CredentialStore
+    from active_memory.store.postgres.session import open_pool
+
+    pool = open_pool(counter.url(pg_database), max_size=1)
+    try:
+        credentials = CredentialStore(pool)
+        issued = credentials.create(tenant=f"trips{next(_tenants)}", repository=REPOSITORY)
+        found: list[object] = []
+        waits = _waits_of(counter, lambda: found.append(credentials.authenticate(issued.token)))
+        assert waits == 1
+        assert found[0] is not None
+        assert credentials.authenticate(issued.token[:-1] + "x") is None
+    finally:
+        pool.close()

@@ -42,7 +42,7 @@ from active_memory.errors import (
 from active_memory.store.backend import PublicationControl
 from active_memory.store.sql import SqlCursor
 
-__all__ = ["PgSession", "open_pool", "reading", "redacted", "updating", "writing"]
+__all__ = ["PgSession", "open_pool", "read_once", "reading", "redacted", "updating", "writing"]
 
 
 _STATEMENT_TIMEOUT_MS = 60_000
@@ -143,29 +143,60 @@ def _transaction(
     timeouts, each for this transaction only) and ``lock`` (a write's writers' lock) go out in
     one pipeline: one round trip where each was one. ``control`` may stop the transaction from
     the moment the lock is asked for until the caller's block ends (``_interruptible``)."""
+    configure, values = _settings(schema, lock_timeout_ms)
+    with _failures(where, failure), pool.connection() as conn:
+        session = PgSession(conn)
+        try:
+            with _interruptible(session, control, where) as held:
+                with conn.pipeline():
+                    conn.execute(begin.encode())
+                    conn.execute(configure, values)
+                    if lock is not None:
+                        conn.execute(lock.encode())
+                if lock is not None:
+                    _fence(control)
+                    held()
+                yield session
+            conn.execute(b"COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
+
+def read_once(
+    pool: ConnectionPool, schema: str, where: str, query: str, parameters: Sequence[Any]
+) -> list[Any]:
+    """The rows of one SELECT (``?`` placeholders) in a read transaction of its own, sent with
+    its ``BEGIN``, settings and ``COMMIT`` in one pipeline: one wait for the server where
+    :func:`reading` takes three. For a read on every request (a credential's)."""
+    configure, values = _settings(schema, None)
+    with _failures(where, StoreError), pool.connection() as conn:
+        try:
+            with conn.pipeline():
+                conn.execute(b"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                conn.execute(configure, values)
+                asked = PgSession(conn).execute(query, parameters)
+                conn.execute(b"COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+        return asked.fetchall()
+
+
+def _settings(schema: str, lock_timeout_ms: int | None) -> tuple[bytes, list[str]]:
+    """The statement that sets the schema and the timeouts for the transaction only."""
     settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
     if lock_timeout_ms is not None:
         settings["lock_timeout"] = str(int(lock_timeout_ms))
     configure = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings)
-    values = [part for pair in settings.items() for part in pair]
+    return configure.encode(), [part for pair in settings.items() for part in pair]
+
+
+@contextmanager
+def _failures(where: str, failure: type[StoreError]) -> Iterator[None]:
+    """psycopg's and the pool's errors as the store's, each in one sentence."""
     try:
-        with pool.connection() as conn:
-            session = PgSession(conn)
-            try:
-                with _interruptible(session, control, where) as held:
-                    with conn.pipeline():
-                        conn.execute(begin.encode())
-                        conn.execute(configure.encode(), values)
-                        if lock is not None:
-                            conn.execute(lock.encode())
-                    if lock is not None:
-                        _fence(control)
-                        held()
-                    yield session
-                conn.execute(b"COMMIT")
-            except BaseException:
-                _rollback(conn)
-                raise
+        yield
     except PoolTimeout as error:
         raise failure(
             f"{where}: no database connection became free in time ({error}); retry"

@@ -15,17 +15,7 @@ from active_memory.models.changes import Publication
 from active_memory.store.backend import PublicationControl, PublicationReceipt
 from active_memory.store.results import StoreLimits
 from active_memory.store.sql import SqlConnection
-from active_memory.store.writes import (
-    Change,
-    RowState,
-    apply_changes,
-    ask_meta,
-    ask_states,
-    meta_of,
-    read_generation,
-    read_states,
-    states_of,
-)
+from active_memory.store.writes import Change, apply_changes, read_generation, read_states
 
 __all__ = ["checked_changes", "publication_receipt", "publish_checked", "refuse_flagged"]
 
@@ -45,13 +35,10 @@ def refuse_flagged(publication: Publication, control: PublicationControl | None 
         raise ScreenRefused(flagged)
 
 
-def checked_changes(
-    conn: SqlConnection, publication: Publication, states: dict[str, RowState] | None = None
-) -> list[Change]:
+def checked_changes(conn: SqlConnection, publication: Publication) -> list[Change]:
     """The row writes of ``publication``; RevisionConflict naming every id that does not match
-    (a tombstoned id always conflicts). ``states``: its ids' rows, when the caller read them."""
-    if states is None:
-        states = read_states(conn, (m.id for m in publication.mutations))
+    (a tombstoned id always conflicts)."""
+    states = read_states(conn, (m.id for m in publication.mutations))
     mismatches: list[RevisionMismatch] = []
     changes: list[Change] = []
     for mutation in publication.mutations:
@@ -90,12 +77,6 @@ def publish_checked(
     nothing and reports the current generation."""
     if not publication.mutations:
         return PublicationReceipt(read_generation(conn), {})
-    # The meta row and the batch's rows are read in one round trip (PostgreSQL's pipeline);
-    # their results are taken once it has ended.
-    with conn.pipeline():
-        meta_read = ask_meta(conn)
-        state_reads = ask_states(conn, (m.id for m in publication.mutations))
-    meta, states = meta_of(meta_read), states_of(state_reads)
-    changes = checked_changes(conn, publication, states)
-    generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits, meta=meta)
+    changes = checked_changes(conn, publication)
+    generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits)
     return publication_receipt(generation, changes)

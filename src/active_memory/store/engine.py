@@ -45,7 +45,7 @@ from active_memory.store.results import (
     StoreLimits,
     Tombstone,
 )
-from active_memory.store.sql import SqlConnection, SqlCursor
+from active_memory.store.sql import SqlConnection
 from active_memory.store.transfer import ImportEntry, lesson_line, parse_lines, plan_import
 from active_memory.store.writes import Change, apply_changes, read_generation, read_states
 
@@ -72,30 +72,21 @@ def select_snapshot(
     sorted by id, read in the caller's read transaction (not yet verified)."""
     identity = request.identity
     columns = f"{LIVE_COLUMNS}, checksum"
-    asked: list[SqlCursor] = []
-    # Every SELECT goes out before the first result is taken: one round trip on PostgreSQL.
-    with conn.pipeline():
-        asked.append(conn.execute("SELECT generation FROM meta"))
-        if request.repository and identity.repository is not None:
-            asked.append(
-                conn.execute(
-                    f"SELECT {columns} FROM records "
-                    "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
-                    (identity.repository,),
-                )
-            )
-        if request.graph and identity.graph_hash is not None:
-            asked.append(
-                conn.execute(
-                    f"SELECT {columns} FROM records "
-                    "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
-                    "AND (repository IS NULL OR repository = ?)",
-                    (identity.graph_hash, identity.repository),
-                )
-            )
-    answers = [cursor.fetchall() for cursor in asked]  # after the pipeline: no extra wait
-    generation = int(answers[0][0][0])
-    rows: list[tuple[object, ...]] = [row for answer in answers[1:] for row in answer]
+    generation = read_generation(conn)
+    rows: list[tuple[object, ...]] = []
+    if request.repository and identity.repository is not None:
+        rows += conn.execute(
+            f"SELECT {columns} FROM records "
+            "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
+            (identity.repository,),
+        ).fetchall()
+    if request.graph and identity.graph_hash is not None:
+        rows += conn.execute(
+            f"SELECT {columns} FROM records "
+            "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
+            "AND (repository IS NULL OR repository = ?)",
+            (identity.graph_hash, identity.repository),
+        ).fetchall()
     rows.sort(key=lambda row: str(row[0]))
     return generation, rows
 

@@ -22,25 +22,20 @@ from active_memory.store.checked_rows import row_checksum
 from active_memory.store.codec import encode_draft
 from active_memory.store.results import HistoryOp, StoreLimits
 from active_memory.store.schema_guard import refuse_foreign_code
-from active_memory.store.sql import SqlConnection, SqlCursor
+from active_memory.store.sql import SqlConnection
 from active_memory.store.unreadable import safe_message
 
 __all__ = [
     "Capacity",
     "Change",
-    "Meta",
     "RowState",
     "apply_changes",
-    "ask_meta",
-    "ask_states",
     "count_capacity",
-    "meta_of",
     "read_capacity",
     "read_generation",
     "read_states",
     "read_transaction",
     "scrub_file",
-    "states_of",
     "utc_now",
     "write_transaction",
 ]
@@ -136,29 +131,15 @@ class RowState:
 
 def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:
     """Current revision and tombstone flag of each id that has a row."""
-    return states_of(ask_states(conn, ids))
-
-
-def ask_states(conn: SqlConnection, ids: Iterable[str]) -> list[SqlCursor]:
-    """Send the reads of :func:`read_states` (a statement per 500 ids); :func:`states_of`
-    their cursors, once the pipeline they were sent in has ended."""
     wanted = list(dict.fromkeys(ids))
-    asked: list[SqlCursor] = []
+    states: dict[str, RowState] = {}
     for start in range(0, len(wanted), _CHUNK):
         chunk = wanted[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
-        asked.append(
-            conn.execute(
-                f"SELECT id, revision, deleted, kind FROM records WHERE id IN ({marks})", chunk
-            )
+        rows = conn.execute(
+            f"SELECT id, revision, deleted, kind FROM records WHERE id IN ({marks})", chunk
         )
-    return asked
-
-
-def states_of(asked: Iterable[SqlCursor]) -> dict[str, RowState]:
-    states: dict[str, RowState] = {}
-    for cursor in asked:
-        for lesson_id, revision, deleted, kind in cursor.fetchall():
+        for lesson_id, revision, deleted, kind in rows:
             states[lesson_id] = RowState(int(revision), bool(deleted), str(kind))
     return states
 
@@ -210,51 +191,23 @@ def count_capacity(conn: SqlConnection) -> Capacity:
     return Capacity(live, rows, size)
 
 
-@dataclass(frozen=True, slots=True)
-class Meta:
-    """The ``meta`` row a write starts from: the generation and the capacity counters."""
-
-    generation: int
-    capacity: Capacity
-
-
-_META = "SELECT generation, live_count, record_count, content_bytes FROM meta"
-
-
-def ask_meta(conn: SqlConnection) -> SqlCursor:
-    """Send the ``meta`` row's read; :func:`meta_of` its cursor. Apart, so that inside a
-    pipeline the read goes out with the statements after it, in one round trip."""
-    return conn.execute(_META)
-
-
-def meta_of(cursor: SqlCursor) -> Meta:
-    generation, *counters = cursor.fetchone()
-    return Meta(int(generation), Capacity(*(int(value) for value in counters)))
-
-
 def apply_changes(
-    conn: SqlConnection,
-    changes: Sequence[Change],
-    *,
-    run_id: str,
-    limits: StoreLimits,
-    meta: Meta | None = None,
+    conn: SqlConnection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
 ) -> int:
     """Write ``changes`` and their history rows, check capacity, bump the generation.
 
     Must run inside ``write_transaction``; raises PublicationError (and the caller's
-    transaction rolls back) when a body or the store would exceed a limit. ``meta``: the
-    ``meta`` row as read under the same writers' lock, before any write (read here if None).
+    transaction rolls back) when a body or the store would exceed a limit.
     """
     # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
-    # other writers waiting: the meta row is read once (or by the caller, with its own reads),
-    # every write is planned first and then sent in one pipeline (PostgreSQL's; SQLite's does
-    # nothing), the history in one INSERT, and the new counters come back from the generation's
-    # UPDATE.
-    if meta is None:
-        meta = meta_of(ask_meta(conn))
-    before = meta.capacity
-    generation = meta.generation + 1
+    # other writers waiting: the meta row is read once, every write is planned first and then
+    # sent in one pipeline (PostgreSQL's; SQLite's does nothing), the history in one INSERT,
+    # and the new counters come back from the generation's UPDATE.
+    (generation, *counters) = conn.execute(
+        "SELECT generation, live_count, record_count, content_bytes FROM meta"
+    ).fetchone()
+    before = Capacity(*(int(value) for value in counters))
+    generation = int(generation) + 1
     _check_bounds(changes, generation)
     now = utc_now()
     statements: list[tuple[str, tuple[object, ...]]] = []
@@ -320,7 +273,7 @@ def apply_changes(
             (generation,),
         )
     )
-    # Results are taken after the pipeline ends: a fetch inside it would wait for the server
+    # The result is taken after the pipeline ends: a fetch inside it would wait for the server
     # once more than the pipeline's end already does.
     with conn.pipeline():
         sent = [conn.execute(sql, parameters) for sql, parameters in statements]

@@ -11,6 +11,12 @@ Sound under case folding: the hint is compared with ``text.lower()``, and ASCII 
 lowered one for one. Under IGNORECASE a pattern's ``s``, ``i`` and ``k`` also match ``ſ``,
 ``ı`` and the Kelvin sign, whose lower-case forms are not ASCII, so a run holding any of them
 is cut there.
+
+:func:`required_alternatives` goes into groups, branches and repeats as well, for the
+instruction detectors (``screening.instructions``): most of them open with a branch of verbs
+(``\b(?:ignore|disregard|forget…)``) and hold no single literal, but every match holds one of
+the branch's words. Those patterns run over text that is already case-folded, without
+IGNORECASE, so their alternatives are compared with the text as it is.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any
 parser: Any = importlib.import_module("re._parser")
 constants: Any = importlib.import_module("re._constants")
 
-__all__ = ["MIN_HINT_CHARS", "required_literal"]
+__all__ = ["MIN_HINT_CHARS", "required_alternatives", "required_literal"]
 
 MIN_HINT_CHARS = 3
 # What IGNORECASE lets match a non-ASCII character whose lower-case form is not ASCII.
@@ -51,3 +57,68 @@ def required_literal(pattern: re.Pattern[str]) -> str | None:
             continue  # a lookaround or an anchor consumes nothing: the run goes on
         run = ""
     return best if len(best) >= MIN_HINT_CHARS else None
+
+
+def required_alternatives(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    """Literals of which every match of ``pattern`` holds at least one, sorted; None when the
+    parse tree proves none (or ``pattern`` ignores case: compare with :func:`required_literal`).
+
+    A sequence needs each of its parts, so the part with the longest shortest literal is
+    chosen (a run of plain characters, lookarounds and anchors in it consuming nothing); a
+    branch needs one of its arms, so it needs the union of theirs, and nothing when one arm
+    needs nothing; a repeat needs its item when it runs at least once; a character class of
+    plain characters needs one of them."""
+    if pattern.flags & re.IGNORECASE:
+        return None
+    try:
+        tree = parser.parse(pattern.pattern, pattern.flags & ~re.UNICODE)
+    except (re.error, RecursionError):
+        return None
+    if tree.state.flags & re.IGNORECASE:  # an inline (?i) at the start
+        return None
+    found = _sequence(tree)
+    return None if found is None else tuple(sorted(found))
+
+
+def _sequence(items: Any) -> frozenset[str] | None:
+    choices: list[frozenset[str]] = []
+    run = ""
+    for op, argument in items:
+        if op is constants.LITERAL:
+            run += chr(argument)
+            continue
+        if op in (constants.ASSERT, constants.ASSERT_NOT, constants.AT):
+            continue  # consumes nothing: the characters either side are adjacent in the match
+        if run:
+            choices.append(frozenset((run,)))
+            run = ""
+        needed = _node(op, argument)
+        if needed is not None:
+            choices.append(needed)
+    if run:
+        choices.append(frozenset((run,)))
+    if not choices:
+        return None
+    return max(choices, key=lambda choice: (min(map(len, choice)), -len(choice)))
+
+
+def _node(op: Any, argument: Any) -> frozenset[str] | None:
+    if op is constants.SUBPATTERN:
+        _group, add_flags, _del_flags, items = argument
+        return None if add_flags & re.IGNORECASE else _sequence(items)
+    if op is constants.ATOMIC_GROUP:
+        return _sequence(argument)
+    if op is constants.BRANCH:
+        union: set[str] = set()
+        for arm in argument[1]:
+            needed = _sequence(arm)
+            if needed is None:
+                return None
+            union |= needed
+        return frozenset(union)
+    if op in (constants.MAX_REPEAT, constants.MIN_REPEAT, constants.POSSESSIVE_REPEAT):
+        least, _most, item = argument
+        return _sequence(item) if least >= 1 else None
+    if op is constants.IN and all(kind is constants.LITERAL for kind, _ in argument):
+        return frozenset(chr(value) for _, value in argument)
+    return None

@@ -3,11 +3,12 @@ ask of a team store through the service (the wire format and the route table are
 ``store/admin_wire.py``).
 
 Each route runs through the service's own request pipeline (credential first, bounded body,
-errors as JSON) and confines its operation to the credential's scope inside the store's
-transaction, as history, revert and purge do (``store/access.py``): a token reads, exports,
-imports and reviews only lessons and proposals of its repository (and the tenant's graph
-lessons it reaches). An import through a token takes no tombstone lines: a tombstone carries no
-scope to check, so tombstones are imported with the database's own URL.
+errors as JSON; a write holds the tenant's writers' lock at most ``write_hold_s`` and stops
+when its client goes, as a publication does) and confines its operation to the credential's
+scope inside the store's transaction, as history, revert and purge do (``store/access.py``):
+a token reads, exports, imports and reviews only lessons and proposals of its repository (and
+the tenant's graph lessons it reaches). An import through a token takes no tombstone lines: a
+tombstone carries no scope to check, so tombstones are imported with the database's own URL.
 
 The review: any token of the scope may hold proposals (a host does, after a postmortem), but the
 service screens each held draft itself and keeps its own signals, never the client's
@@ -86,10 +87,17 @@ class _AdminRoutes:
     async def import_(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, ImportBody)
         store = await run_in_threadpool(self._service.store, who.tenant)
-        return await run_in_threadpool(
+        control = self._service.write_control()
+        return await self._service.while_connected(
+            request,
+            control,
             lambda: store.import_lines(
-                body.lines, replace=body.replace, run_id=body.run_id, within=who.scope
-            )
+                body.lines,
+                replace=body.replace,
+                run_id=body.run_id,
+                within=who.scope,
+                control=control,
+            ),
         )
 
     async def review(self, request: Request, who: Credential, arrived: float) -> BaseModel:
@@ -109,15 +117,23 @@ class _AdminRoutes:
             lambda: screened_for_hold(wire.entry() for wire in body.entries)
         )
         store = await run_in_threadpool(self._service.store, who.tenant)
-        await run_in_threadpool(lambda: store.hold(entries, within=who.scope))
+        control = self._service.write_control()
+        await self._service.while_connected(
+            request, control, lambda: store.hold(entries, within=who.scope, control=control)
+        )
         return HeldCountAnswer(held=len(entries))
 
     async def approve(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         refuse_without_review(who, "approving a quarantined proposal")
         body = await self._service.read_body(request, ApproveBody)
         store = await run_in_threadpool(self._service.store, who.tenant)
-        receipt = await run_in_threadpool(
-            lambda: store.approve_held(body.id, run_id=body.run_id, within=who.scope)
+        control = self._service.write_control()
+        receipt = await self._service.while_connected(
+            request,
+            control,
+            lambda: store.approve_held(
+                body.id, run_id=body.run_id, within=who.scope, control=control
+            ),
         )
         return ReceiptAnswer(generation=receipt.generation, revisions=receipt.revisions)
 
@@ -125,7 +141,10 @@ class _AdminRoutes:
         refuse_without_review(who, "rejecting a quarantined proposal")
         body = await self._service.read_body(request, LessonIdBody)
         store = await run_in_threadpool(self._service.store, who.tenant)
-        scrubbed = await run_in_threadpool(lambda: store.reject_held(body.id, within=who.scope))
+        control = self._service.write_control()
+        scrubbed = await self._service.while_connected(
+            request, control, lambda: store.reject_held(body.id, within=who.scope, control=control)
+        )
         return RejectAnswer(id=body.id, scrubbed=scrubbed)
 
 

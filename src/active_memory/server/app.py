@@ -260,6 +260,11 @@ class MemoryService:
         with reading(self._pool, tenant_schema(tenant), f"reading tenant {tenant!r}") as session:
             return read_capacity(session)
 
+    def _write_control(self) -> PublicationControl:
+        """The bound every write through the service gets: it holds the tenant's writers' lock
+        at most ``write_hold_s`` (the request is answered 503 past it)."""
+        return PublicationControl(hold_s=self.limits.write_hold_s)
+
     async def _while_connected(
         self, request: Request, control: PublicationControl, write: Callable[[], R]
     ) -> R:
@@ -316,6 +321,8 @@ class MemoryService:
     # The admin routes (server/admin_routes.py) run through the same pipeline.
     route = _route
     read_body = _body
+    write_control = _write_control
+    while_connected = _while_connected
 
     # -- the operations --------------------------------------------------------------------
 
@@ -377,14 +384,18 @@ class MemoryService:
         body = await self._body(request, RevertBody)
         _refuse_other_run(who, body.run_id)
         store = await run_in_threadpool(self.store, who.tenant)
-        receipt = await run_in_threadpool(
+        control = self._write_control()
+        receipt = await self._while_connected(
+            request,
+            control,
             lambda: store.revert(
                 body.id,
                 body.to_revision,
                 expected_revision=body.expected_revision,
                 run_id=body.run_id,
                 within=who.scope,
-            )
+                control=control,
+            ),
         )
         return ReceiptAnswer(generation=receipt.generation, revisions=receipt.revisions)
 
@@ -392,8 +403,11 @@ class MemoryService:
         body = await self._body(request, PurgeBody)
         _refuse_other_run(who, body.run_id)
         store = await run_in_threadpool(self.store, who.tenant)
-        return await run_in_threadpool(
-            lambda: store.purge(body.id, run_id=body.run_id, within=who.scope)
+        control = self._write_control()
+        return await self._while_connected(
+            request,
+            control,
+            lambda: store.purge(body.id, run_id=body.run_id, within=who.scope, control=control),
         )
 
     def app(self) -> Starlette:

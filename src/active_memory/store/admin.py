@@ -28,7 +28,7 @@ from active_memory.store.codec import (
 )
 from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply_pending
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
-from active_memory.store.sql import SqlConnection
+from active_memory.store.sql import SqlConnection, SqliteConnection
 from active_memory.store.unreadable import (
     is_undecodable,
     raw_cells,
@@ -292,7 +292,7 @@ def _readable_rows(conn: sqlite3.Connection, columns: str, rest: str) -> list[tu
     return rows
 
 
-def _content_problems(conn: sqlite3.Connection) -> list[str]:
+def _content_problems(conn: SqliteConnection) -> list[str]:
     """SQLite's text that is not UTF-8, then :func:`row_problems` over the rest."""
     problems = [
         f"stored lesson {label} has a {column} that is not UTF-8 text"
@@ -406,7 +406,7 @@ def _schema_problems(conn: sqlite3.Connection) -> list[str]:
     ]
 
 
-def check_store(conn: sqlite3.Connection, path: Path) -> StoreCheck:
+def check_store(conn: SqliteConnection, path: Path) -> StoreCheck:
     """Integrity verdict, every stored lesson validated, plus counts; read in the caller's read
     transaction."""
     problems = [

@@ -32,6 +32,7 @@ from active_memory.store.migrations import (
 )
 from active_memory.store.paths import ZEROSHOT_IMPORT_HINT, check_store_location
 from active_memory.store.rows import readable_schema
+from active_memory.store.sql import SqliteConnection
 from active_memory.store.unreadable import safe_message
 from active_memory.store.zeroshot import is_zeroshot_store_file, looks_like_zeroshot_schema
 
@@ -43,7 +44,7 @@ _ZEROSHOT_STORE = (
 )
 
 
-def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> SqliteConnection:
     """A configured connection to a valid, migrated store at ``path`` (absolute)."""
     check_store_location(path)  # never the zeroshot CLI's own store, even before it exists
     info = inspect_store_file(path)
@@ -82,13 +83,13 @@ def open_connection(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sql
 
 
 def live_connection(
-    conn: sqlite3.Connection | None,
+    conn: SqliteConnection | None,
     path: Path,
     *,
     read_only: bool,
     write: bool,
     changing: str = "it",
-) -> sqlite3.Connection:
+) -> SqliteConnection:
     """``conn`` when it may serve the call; StoreError when its handle was closed, or when a
     ``write`` is asked of a handle opened read-only (the message says to open it without
     read_only to change ``changing``)."""
@@ -149,7 +150,7 @@ def _remove_empty(companions: list[Path]) -> None:
             continue
 
 
-def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Connection:
+def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> SqliteConnection:
     mode = "ro" if read_only else "rw"  # never "rwc": creation happened above, privately
     try:
         conn = sqlite3.connect(
@@ -158,6 +159,7 @@ def _connect(path: Path, *, read_only: bool, busy_timeout_ms: int) -> sqlite3.Co
             isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE for writes
             timeout=busy_timeout_ms / 1000,
             check_same_thread=False,  # SqliteStore serialises use with its own lock
+            factory=SqliteConnection,
         )
     except sqlite3.Error as error:
         access = _access_problem(path)

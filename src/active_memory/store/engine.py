@@ -240,15 +240,21 @@ class EngineStore(Closing):
         return (lesson_line(item) for item in items)
 
     def import_lines(
-        self, lines: Iterable[str], *, replace: bool = False, run_id: str = "import"
+        self,
+        lines: Iterable[str],
+        *,
+        replace: bool = False,
+        run_id: str = "import",
+        control: PublicationControl | None = None,
     ) -> ImportReport:
         """Import an export, all or nothing (semantics in ``store/transfer.py``).
 
         Raises LessonValidationError for a bad line (before touching the store) and
-        ImportConflict listing every colliding id.
+        ImportConflict listing every colliding id. ``control``, as for every write here,
+        bounds and stops the write where the engine can (``PublicationControl.hold_s``).
         """
         entries = parse_lines(lines)
-        with self._writing() as conn:
+        with self._writing(control) as conn:
             return import_entries(
                 conn, entries, replace=replace, run_id=run_id, limits=self._limits
             )
@@ -303,7 +309,11 @@ class EngineStore(Closing):
         return entry
 
     def hold(
-        self, entries: Sequence[QuarantineEntry], *, within: AccessScope | None = None
+        self,
+        entries: Sequence[QuarantineEntry],
+        *,
+        within: AccessScope | None = None,
+        control: PublicationControl | None = None,
     ) -> None:
         """Keep ``entries`` for review, all or none; an id already held is replaced. With
         ``within``, ScopeRefused when a draft, or the entry it would replace, lies outside it
@@ -312,7 +322,7 @@ class EngineStore(Closing):
             return
         for entry in entries:
             _refuse_held_outside(entry, within)
-        with self._writing() as conn:
+        with self._writing(control) as conn:
             if within is not None:
                 refuse_out_of_scope(conn, [entry.id for entry in entries], within)
                 # Replacing a held entry is changing it: another repository's stays theirs.
@@ -322,7 +332,12 @@ class EngineStore(Closing):
             hold_entries(conn, entries)
 
     def approve_held(
-        self, lesson_id: str, *, run_id: str = REVIEW_RUN, within: AccessScope | None = None
+        self,
+        lesson_id: str,
+        *,
+        run_id: str = REVIEW_RUN,
+        within: AccessScope | None = None,
+        control: PublicationControl | None = None,
     ) -> PublicationReceipt:
         """Publish the held draft as a new lesson (a create expecting revision 0, so it cannot
         overwrite anything) and drop the entry, in one transaction. Screened again first: a
@@ -341,7 +356,7 @@ class EngineStore(Closing):
             )
         mutation = Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=entry.draft)
         publication = Publication(run_id=run_id, mutations=(mutation,))
-        with self._writing() as conn:
+        with self._writing(control) as conn:
             # Read again under the writers' lock: the entry screened above is the one published.
             if read_held_entry(conn, lesson_id) != entry:
                 raise PublicationError(
@@ -354,10 +369,16 @@ class EngineStore(Closing):
             drop_held(conn, lesson_id)
         return receipt
 
-    def reject_held(self, lesson_id: str, *, within: AccessScope | None = None) -> bool:
+    def reject_held(
+        self,
+        lesson_id: str,
+        *,
+        within: AccessScope | None = None,
+        control: PublicationControl | None = None,
+    ) -> bool:
         """Delete the held proposal; whether its content also left the engine's files (False
         here: only the engine can say, SQLite's store scrubs its file)."""
-        with self._writing() as conn:
+        with self._writing(control) as conn:
             _refuse_held_outside(read_held_entry(conn, lesson_id), within)
             drop_held(conn, lesson_id)
         return False

@@ -23,6 +23,7 @@ from active_memory.store.backend import PublicationReceipt
 from active_memory.store.checked import publish_checked
 from active_memory.store.quarantine_rows import QuarantineEntry, hold_entries
 from active_memory.store.results import StoreLimits
+from active_memory.store.sql import SqliteConnection
 from active_memory.store.writes import utc_now
 
 __all__ = ["delete_receipt", "publish_with_receipt", "read_receipt"]
@@ -59,7 +60,7 @@ def read_receipt(conn: sqlite3.Connection, session: str) -> PublicationReceipt |
 
 
 def publish_with_receipt(
-    conn: sqlite3.Connection,
+    conn: SqliteConnection,
     publication: Publication,
     session: str,
     limits: StoreLimits,

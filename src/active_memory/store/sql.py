@@ -1,17 +1,22 @@
 """The slice of a DB-API connection the shared store logic uses, so both engines run it.
 
 ``admin``, ``transfer`` and ``writes`` plan and apply changes through ``conn.execute(sql,
-params)`` with ``?`` placeholders, reading rows as tuples. ``sqlite3.Connection`` is one as it
-is; :class:`~active_memory.store.postgres.session.PgSession` adapts a psycopg connection (the
-placeholders become ``%s``). The SQL in those modules is written in the dialect both share.
+params)`` with ``?`` placeholders, reading rows as tuples, and send a run of writes whose results
+they need only at the end inside ``conn.pipeline()``. :class:`SqliteConnection` is
+``sqlite3.Connection`` with a pipeline that does nothing (SQLite runs in process: a statement
+costs no round trip); :class:`~active_memory.store.postgres.session.PgSession` adapts a psycopg
+connection (the placeholders become ``%s``; its pipeline sends the statements without waiting
+for each other's results). The SQL in those modules is written in the dialect both share.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
-__all__ = ["SqlConnection", "SqlCursor"]
+__all__ = ["SqlConnection", "SqlCursor", "SqliteConnection"]
 
 
 class SqlCursor(Protocol):
@@ -27,3 +32,15 @@ class SqlCursor(Protocol):
 
 class SqlConnection(Protocol):
     def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> SqlCursor: ...
+
+    def pipeline(self) -> AbstractContextManager[object]:
+        """Statements executed inside may be sent before the results of the earlier ones have
+        come back; every result is there once the block ends (or at the first fetch)."""
+        ...
+
+
+class SqliteConnection(sqlite3.Connection):
+    """The lesson store's SQLite connections (``sqlite3.connect(…, factory=…)``)."""
+
+    def pipeline(self) -> AbstractContextManager[object]:
+        return nullcontext()

@@ -60,6 +60,7 @@ from active_memory.store.results import (
     StoreCheck,
     StoreLimits,
 )
+from active_memory.store.sql import SqliteConnection
 from active_memory.store.unreadable import safe_message
 from active_memory.store.writes import (
     read_transaction,
@@ -100,7 +101,7 @@ class SqliteStore(EngineStore):
         self._lock = threading.RLock()
         # A read that found no -wal/-shm leaves none: a refused listing as much as a good one.
         self._release = read_only and companions_absent(self._path)
-        self._conn: sqlite3.Connection | None = open_connection(
+        self._conn: SqliteConnection | None = open_connection(
             self._path, read_only=read_only, busy_timeout_ms=busy_timeout_ms
         )
 
@@ -122,11 +123,11 @@ class SqliteStore(EngineStore):
                 if self._release:
                     release_companions(self._path)
 
-    def _connection(self, *, write: bool = False) -> sqlite3.Connection:
+    def _connection(self, *, write: bool = False) -> SqliteConnection:
         return live_connection(self._conn, self._path, read_only=self._read_only, write=write)
 
     @contextlib.contextmanager
-    def _reading(self, failure: type[StoreError] = StoreError) -> Iterator[sqlite3.Connection]:
+    def _reading(self, failure: type[StoreError] = StoreError) -> Iterator[SqliteConnection]:
         with self._lock:
             conn = self._connection()
             try:
@@ -139,7 +140,7 @@ class SqliteStore(EngineStore):
                 ) from None
 
     @contextlib.contextmanager
-    def _writing(self, control: PublicationControl | None = None) -> Iterator[sqlite3.Connection]:
+    def _writing(self, control: PublicationControl | None = None) -> Iterator[SqliteConnection]:
         with self._lock:
             conn = self._connection(write=True)
             with write_transaction(conn, control):
@@ -207,12 +208,18 @@ class SqliteStore(EngineStore):
             scrubbed = scrub_file(conn)
         return receipt.model_copy(update={"scrubbed": scrubbed})
 
-    def reject_held(self, lesson_id: str, *, within: AccessScope | None = None) -> bool:
+    def reject_held(
+        self,
+        lesson_id: str,
+        *,
+        within: AccessScope | None = None,
+        control: PublicationControl | None = None,
+    ) -> bool:
         """Delete the held proposal, then scrub the file: secure delete zeroes the freed cells,
         a truncating checkpoint and VACUUM drop stale pages, so no card content is left behind.
         Whether the scrub completed (a busy reader can keep old pages in the WAL)."""
         with self._lock:
-            super().reject_held(lesson_id, within=within)
+            super().reject_held(lesson_id, within=within, control=control)
             return scrub_file(self._connection(write=True))
 
     def backup(self, destination: str | os.PathLike[str], *, force: bool = False) -> Path:

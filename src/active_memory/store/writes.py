@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -202,8 +202,8 @@ def apply_changes(
     """
     # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
     # other writers waiting: the meta row is read once, every write is planned first and then
-    # sent in one pipeline where the engine has one (the history in one INSERT), and the new
-    # counters come back from the generation's UPDATE.
+    # sent in one pipeline (PostgreSQL's; SQLite's does nothing), the history in one INSERT,
+    # and the new counters come back from the generation's UPDATE.
     (generation, *counters) = conn.execute(
         "SELECT generation, live_count, record_count, content_bytes FROM meta"
     ).fetchone()
@@ -277,9 +277,11 @@ def apply_changes(
             (generation,),
         )
     )
-    with _pipelined(conn):
+    # The result is taken after the pipeline ends: a fetch inside it would wait for the server
+    # once more than the pipeline's end already does.
+    with conn.pipeline():
         sent = [conn.execute(sql, parameters) for sql, parameters in statements]
-        after = sent[-1].fetchone()
+    after = sent[-1].fetchone()
     # A batch over a limit raises here, and the caller's transaction rolls every write back.
     _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
     return generation
@@ -298,13 +300,6 @@ _UPDATE_TOMBSTONE = (
     "UPDATE records SET revision = ?, deleted = 1, repository = NULL, graph_hash = NULL, "
     "node_id = NULL, body = NULL, evidence = NULL, size = 0, checksum = NULL WHERE id = ?"
 )
-
-
-def _pipelined(conn: SqlConnection) -> AbstractContextManager[object]:
-    """The engine's pipeline, where it has one (PostgreSQL: the statements go out together and
-    their results come back at the first fetch); SQLite runs in process and needs none."""
-    pipeline = getattr(conn, "pipeline", None)
-    return pipeline() if callable(pipeline) else nullcontext()
 
 
 def _check_bounds(changes: Sequence[Change], generation: int) -> None:

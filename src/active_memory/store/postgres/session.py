@@ -24,9 +24,11 @@ psycopg connection.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
+from functools import lru_cache
 from typing import Any
 
 import psycopg
@@ -135,23 +137,57 @@ def _transaction(
     where: str,
     failure: type[StoreError],
     lock_timeout_ms: int | None = None,
+    *,
+    lock: str | None = None,
+    control: PublicationControl | None = None,
 ) -> Iterator[PgSession]:
-    # One round trip sets the schema and the timeouts, each for this transaction only.
+    """One transaction on a pooled connection. Its ``BEGIN``, the settings (the schema and the
+    timeouts, each for this transaction only) and ``lock`` (a write's writers' lock) go out as
+    one simple query: one round trip where each was one. ``control`` may stop the transaction
+    from the moment the lock is asked for until the caller's block ends (``_interruptible``)."""
+    opening = _opening(begin, schema, lock_timeout_ms, lock)
+    with _failures(where, failure), pool.connection() as conn:
+        session = PgSession(conn)
+        try:
+            with _interruptible(session, control, where) as held:
+                conn.execute(opening)
+                if lock is not None:
+                    _fence(control)
+                    held()
+                yield session
+            conn.execute(b"COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
+
+@lru_cache(maxsize=1024)
+def _opening(begin: str, schema: str, lock_timeout_ms: int | None, lock: str | None) -> bytes:
+    """``BEGIN``, the settings for the transaction only and ``lock``, as one simple query (no
+    parameters: a pipeline of three statements cost psycopg more CPU than the two round trips
+    it saved, over a local socket). The values are a validated schema name and integers; a
+    quote or a backslash in them is refused rather than escaped."""
     settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
     if lock_timeout_ms is not None:
         settings["lock_timeout"] = str(int(lock_timeout_ms))
-    configure = "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in settings)
-    values = [part for pair in settings.items() for part in pair]
+    for value in settings.values():
+        if not _PLAIN_SETTING.fullmatch(value):
+            raise StoreError(f"refusing the setting {value!r}: not a plain schema name or number")
+    configure = "SELECT " + ", ".join(
+        f"set_config('{name}', '{value}', true)" for name, value in settings.items()
+    )
+    statements = [begin, configure, *([] if lock is None else [lock])]
+    return "; ".join(statements).encode()
+
+
+_PLAIN_SETTING = re.compile(r'"?[a-z][a-z0-9_]{0,62}"?|[0-9]{1,12}')
+
+
+@contextmanager
+def _failures(where: str, failure: type[StoreError]) -> Iterator[None]:
+    """psycopg's and the pool's errors as the store's, each in one sentence."""
     try:
-        with pool.connection() as conn:
-            conn.execute(begin.encode())
-            try:
-                conn.execute(configure.encode(), values)
-                yield PgSession(conn)
-                conn.execute(b"COMMIT")
-            except BaseException:
-                _rollback(conn)
-                raise
+        yield
     except PoolTimeout as error:
         raise failure(
             f"{where}: no database connection became free in time ({error}); retry"
@@ -193,13 +229,16 @@ def writing(
     """One write transaction holding the tenant's writer lock; ``control`` is consulted before
     the lock is awaited and again once it is held, the last moment before the first write."""
     _fence(control)
-    with (
-        _transaction(pool, schema, "BEGIN", where, StoreError, lock_timeout_ms) as session,
-        _interruptible(session, control, where) as held,
-    ):
-        session.execute("SELECT generation FROM meta FOR UPDATE")
-        _fence(control)
-        held()
+    with _transaction(
+        pool,
+        schema,
+        "BEGIN",
+        where,
+        StoreError,
+        lock_timeout_ms,
+        lock="SELECT generation FROM meta FOR UPDATE",
+        control=control,
+    ) as session:
         yield session
 
 

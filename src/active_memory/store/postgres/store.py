@@ -257,8 +257,12 @@ class PostgresStore(EngineStore):
         expected_revision: int | None = None,
         run_id: str = ADMIN_RUN,
         within: AccessScope | None = None,
+        control: PublicationControl | None = None,
     ) -> PublicationReceipt:
-        with self._writing() as session:
+        """Write ``to_revision``'s content as a new revision (``EngineStore.revert``); with
+        ``within``, ScopeRefused for a lesson or a revision outside it; ``control`` bounds and
+        stops the write as it does a publication's."""
+        with self._writing(control) as session:
             if within is not None:
                 refuse_out_of_scope(session, [lesson_id], within)
             change = admin.plan_revert(session, lesson_id, to_revision)
@@ -322,12 +326,13 @@ class PostgresStore(EngineStore):
         replace: bool = False,
         run_id: str = "import",
         within: AccessScope | None = None,
+        control: PublicationControl | None = None,
     ) -> ImportReport:
         """Import an export, all or nothing (``EngineStore.import_lines``); with ``within``,
         ScopeRefused for a lesson outside it or for a tombstone line (it carries no scope to
         check), before anything is written."""
         if within is None:
-            return super().import_lines(lines, replace=replace, run_id=run_id)
+            return super().import_lines(lines, replace=replace, run_id=run_id, control=control)
         entries = parse_lines(lines)
         for entry in entries:
             if entry.draft is None:
@@ -338,7 +343,7 @@ class PostgresStore(EngineStore):
                 )
             if not within.allows_draft(entry.draft):
                 raise ScopeRefused(f"lesson {entry.id!r} (line {entry.line})", within.describe())
-        with self._writing() as session:
+        with self._writing(control) as session:
             refuse_out_of_scope(session, (entry.id for entry in entries), within)
             return import_entries(
                 session, entries, replace=replace, run_id=run_id, limits=self._limits
@@ -361,14 +366,20 @@ class PostgresStore(EngineStore):
             return admin.counted_check(session, self._where, applied, int(table_bytes), problems)
 
     def purge(
-        self, lesson_id: str, *, run_id: str = ADMIN_RUN, within: AccessScope | None = None
+        self,
+        lesson_id: str,
+        *,
+        run_id: str = ADMIN_RUN,
+        within: AccessScope | None = None,
+        control: PublicationControl | None = None,
     ) -> PurgeReceipt:
-        """Erase every past content of a retired lesson; its tombstone stays.
+        """Erase every past content of a retired lesson; its tombstone stays. ``control``
+        bounds and stops the write as it does a publication's.
 
         PostgreSQL's MVCC keeps dead tuples until VACUUM reclaims them, which this does not
         force (``scrubbed`` is False); run ``VACUUM`` on the tenant's schema to reclaim them.
         """
-        with self._writing() as session:
+        with self._writing(control) as session:
             if within is not None:
                 refuse_out_of_scope(session, [lesson_id], within)
                 past = admin.read_history(session, lesson_id)

@@ -1,0 +1,77 @@
+"""The instruction detectors' hints (``required_alternatives``): literals of which every match
+holds one, proven on the parse trees, on the corpus, and by the screen finding exactly what it
+found without them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from active_memory.screening import instructions
+from active_memory.screening.confusables import fold
+from active_memory.screening.instructions import find_instructions
+from active_memory.screening.required_literals import required_alternatives
+
+CORPUS = Path(__file__).parent / "corpus"
+TEXTS = [
+    text
+    for path in sorted(CORPUS.glob("*.jsonl"))
+    for line in path.read_text(encoding="utf-8").splitlines()
+    if line.strip()
+    for key, text in json.loads(line).items()
+    if key in ("title", "recommendation") and isinstance(text, str)
+]
+DETECTORS = instructions._DETECTORS
+
+
+def test_a_branch_needs_one_of_its_arms_and_a_sequence_its_best_part() -> None:
+    # The branch's shortest word is longer than "all": it is the better filter.
+    assert required_alternatives(re.compile(r"\b(?:ignore|forget)\s+all\b")) == (
+        "forget",
+        "ignore",
+    )
+    assert required_alternatives(re.compile(r"\b(?:ignore|forget)\s+\w+")) == ("forget", "ignore")
+    assert required_alternatives(re.compile(r"x{2,}y|(?:ab)+c")) == ("ab", "x")
+    assert required_alternatives(re.compile(r"(?<=un)safe(?=ly)")) == ("safe",)
+    assert required_alternatives(re.compile(r"[<>]")) == ("<", ">")
+
+
+def test_what_can_match_without_a_literal_gives_no_hint() -> None:
+    assert required_alternatives(re.compile(r"\w+")) is None
+    assert required_alternatives(re.compile(r"(?:token)?x|\d")) is None
+    assert required_alternatives(re.compile(r"[^a]")) is None
+    assert required_alternatives(re.compile(r"(a)\1")) == ("a",)  # the group, not the reference
+    # A case-insensitive pattern matches other spellings than its literals.
+    assert required_alternatives(re.compile(r"ignore", re.IGNORECASE)) is None
+    assert required_alternatives(re.compile(r"(?i)ignore")) is None
+    assert required_alternatives(re.compile(r"a(?i:ignore)")) == ("a",)
+
+
+def test_every_detector_but_a_few_carries_a_hint() -> None:
+    hinted = [kind for kind, pattern, _ in DETECTORS if required_alternatives(pattern)]
+    assert len(hinted) == len(DETECTORS)
+
+
+@pytest.mark.parametrize(("kind", "pattern"), [(kind, pattern) for kind, pattern, _ in DETECTORS])
+def test_every_match_in_the_corpus_holds_one_of_its_detectors_hints(
+    kind: str, pattern: re.Pattern[str]
+) -> None:
+    hints = required_alternatives(pattern)
+    assert hints is not None
+    for text in TEXTS:
+        for match in pattern.finditer(fold(text)):
+            assert any(hint in match.group() for hint in hints), (kind, match.group())
+
+
+def test_the_screen_finds_with_hints_exactly_what_it_finds_without(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hinted = [find_instructions(text) for text in TEXTS]
+    assert sum(bool(kinds) for kinds in hinted) > 50  # the corpus does hold instructions
+    gate = instructions._gate()
+    everything = type(gate)(tuple(None for _ in gate.hints), ())
+    monkeypatch.setattr(instructions, "_gate", lambda: everything)
+    assert [find_instructions(text) for text in TEXTS] == hinted

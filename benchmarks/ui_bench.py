@@ -1,4 +1,5 @@
-"""The browser's lesson list and search at 10,000 lessons, against a store of the demo's size.
+"""The browser's lesson list, search and lesson page at 10,000 lessons, against a store of the
+demo's size.
 
 Run: ``python benchmarks/ui_bench.py`` (``--lessons N``, ``--rounds N``).
 
@@ -8,7 +9,11 @@ one of 3 (what the demo leaves), interleaved, median of ``--rounds``. Two figure
 
 * the list page: page 1, a repository filter on a later page, and the newest-first order;
 * the search page: a word of every recommendation with a rarer word of the titles (a hundred
-  matches at 10,000 lessons), a word of the titles alone, and a word nothing holds.
+  matches at 10,000 lessons), a word of the titles alone, and a word nothing holds;
+* the lesson page: what ``/lesson/ID`` reads (``UiData.lesson``: the lesson, its revisions and
+  ledger; ``UiData.lesson_impact``: its figures in the impact report) for three lessons. The
+  report is measured once per store generation and state of the runs' files, and reused by
+  every later page (the first request after a change pays for the whole store).
 
 Each is also timed through the path of a store that only lists its lessons (every lesson
 decoded and filtered in Python), still the path of a store served over HTTPS.
@@ -73,6 +78,12 @@ class DecodedEveryLesson(UiData):
             yield _Remote(opened)  # type: ignore[misc]
 
 
+def _lesson_page(data: UiData) -> None:
+    for lesson_id in LESSONS[data.store_path]:
+        data.lesson(lesson_id)
+        data.lesson_impact(lesson_id)
+
+
 def _list_page(data: UiData) -> None:
     data.lessons(repository=None, graph=None, query=None, page=1)
     data.lessons(repository=REPOSITORIES[3], graph=None, query=None, page=5)
@@ -85,7 +96,13 @@ def _search_page(data: UiData) -> None:
     data.lessons(repository=None, graph=None, query="nowhere", page=1)
 
 
-PAGES: dict[str, Callable[[UiData], None]] = {"list page": _list_page, "search page": _search_page}
+PAGES: dict[str, Callable[[UiData], None]] = {
+    "list page": _list_page,
+    "search page": _search_page,
+    "lesson page": _lesson_page,
+}
+# the lessons each store's lesson page reads: its first, middle and last
+LESSONS: dict[Path | None, list[str]] = {}
 
 
 def figures(lessons: int, rounds: int) -> dict[str, dict[str, float]]:
@@ -96,6 +113,9 @@ def figures(lessons: int, rounds: int) -> dict[str, dict[str, float]]:
         for path, count in ((big, lessons), (tenth, lessons // 10), (small, 3)):
             path.parent.mkdir(mode=0o700)
             fill(path, count)
+            with SqliteStore(path, read_only=True) as store:
+                ids = [row.id for row in store.lesson_page(page=1, per_page=count).lessons]
+            LESSONS[path] = [ids[0], ids[len(ids) // 2], ids[-1]]
         series: dict[str, UiData] = {
             "demo-sized store": UiData(small, []),
             f"{lessons // 10:,} lessons": UiData(tenth, []),

@@ -34,6 +34,7 @@ NARRATIVE = [
                  "revert-refused", "purge", "import", "from-zeroshot", "check")
 ]  # fmt: skip
 CHECK_AFTER_KILL = claim(PAGE, "check-after-kill")
+CHECK_REPAIR = claim(PAGE, "check-repair")
 RETIRE = claim(PAGE, "retire")
 C, D, E = (f"lesson-01JD6Z4Q8N3V5W7X9Y1Z2A3B4{letter}" for letter in "CDE")
 EVIDENCE = Evidence(run_id="run-1", references=("exec:e1",), reason="observed in the run")
@@ -166,3 +167,13 @@ def test_the_page_s_store_through_every_command(tmp_path: Path, dead_pid: int) -
 
 def test_retiring_takes_the_live_revision_or_the_expected_one(demo: Path, tmp_path: Path) -> None:
     Scene(tmp_path, aliases={DEMO_DIR: str(demo)}).run(RETIRE)
+
+
+def test_a_miscounted_scope_is_found_and_repaired(tmp_path: Path) -> None:
+    doc = tmp_path / "doc"
+    doc.mkdir()
+    _the_store(doc / "miscounted.sqlite3", "Run `make check-schema` before editing src/app.py.")
+    with sqlite3.connect(doc / "miscounted.sqlite3") as miscounted:
+        miscounted.execute("UPDATE scope_counts SET live = live + 1 WHERE kind = 'repository'")
+    miscounted.close()
+    Scene(doc, {}, {"/tmp/doc": str(doc)}).run(CHECK_REPAIR)

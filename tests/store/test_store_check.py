@@ -10,7 +10,7 @@ from engines import Engine, Store
 
 from active_memory.store.select import TENANT_ENV
 from cli_runner import run_cli
-from factories import make_draft, publish_new
+from factories import REPOSITORY, make_draft, publish_new
 
 
 def test_a_healthy_store_checks_ok_with_its_counts(store: Store) -> None:
@@ -50,3 +50,59 @@ def test_store_check_of_a_postgresql_tenant(engine: Engine, store: Store) -> Non
     failed = run_cli(["store", "check", "--store", url], env={TENANT_ENV: tenant})
     assert failed.exit_code == 1
     assert "capacity counters" in failed.stdout
+
+
+def _scope_findings(store: Store) -> list[str]:
+    return [problem for problem in store.check().problems if "scope_counts" in problem]
+
+
+def test_a_scope_count_off_by_one_is_one_finding_naming_the_table_and_the_repair(
+    engine: Engine, store: Store
+) -> None:
+    publish_new(store, make_draft("One"), make_draft("Two"), make_draft("Elsewhere",
+                repository="forge:github.com/acme/other"))  # fmt: skip
+    assert store.check().ok
+    engine.raw(store, "UPDATE scope_counts SET live = live + 1 WHERE name = ?", (REPOSITORY,))
+    (finding,) = _scope_findings(store)
+    assert f"repository {REPOSITORY!r} holds 3 where a recount finds 2" in finding
+    assert "acme/other" not in finding  # its count is right
+    assert finding.endswith("rebuild the counts with `active-memory store check --repair`")
+    engine.raw(store, "DELETE FROM scope_counts WHERE name = 'forge:github.com/acme/other'")
+    (finding,) = _scope_findings(store)
+    assert "repository 'forge:github.com/acme/other' holds 0 where a recount finds 1" in finding
+
+
+def test_rebuilding_the_counts_restores_them_and_changes_no_lesson(
+    engine: Engine, store: Store
+) -> None:
+    publish_new(store, make_draft("One"), make_draft("Two"))
+    before = store.check()
+    engine.raw(store, "UPDATE scope_counts SET live = 40")
+    engine.raw(store, "UPDATE meta SET live_count = 7")
+    assert len(store.check().problems) == 2
+    store.rebuild_counts()
+    after = store.check()
+    assert after.ok, after.problems
+    assert (after.generation, after.live, after.history_rows) == (
+        before.generation,
+        before.live,
+        before.history_rows,
+    )
+    assert store.lesson_page().repositories == {REPOSITORY: 2}
+
+
+def test_store_check_repair_rebuilds_the_counts_on_either_engine(
+    engine: Engine, store: Store
+) -> None:
+    publish_new(store, make_draft("Counted"))
+    location, *tenant = engine.location().split("|")
+    env = {TENANT_ENV: tenant[0]} if tenant else {}
+    engine.raw(store, "UPDATE scope_counts SET live = live - 1")
+    failed = run_cli(["store", "check", "--store", location], env=env)
+    assert failed.exit_code == 1
+    assert "the table scope_counts" in failed.stdout
+    repaired = run_cli(["store", "check", "--repair", "--json", "--store", location], env=env)
+    assert repaired.exit_code == 0, repaired.output
+    report = json.loads(repaired.stdout)
+    assert (report["ok"], report["repaired_counts"], report["live"]) == (True, True, 1)
+    assert run_cli(["store", "check", "--store", location], env=env).exit_code == 0

@@ -42,17 +42,24 @@ def path_command(store: Path | None, as_json: bool) -> None:
 
 
 @store.command("check")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="First rebuild the counts triggers keep (capacity, lessons by repository and graph) "
+    "from a recount of the lessons.",
+)
 @team_store_json_command
-def check_command(store: Path | str | None, as_json: bool) -> None:
+def check_command(store: Path | str | None, repair: bool, as_json: bool) -> None:
     """Check the store and print counts; exit 1 when problems are found.
 
     A file gets SQLite's integrity check and every row validated; an existing one is opened
     for writing, so a pending schema upgrade is applied; a missing store is reported, not
     created; temporaries that killed backups left behind are removed. A PostgreSQL tenant
     (``postgresql://`` and ``$ACTIVE_MEMORY_TENANT``) gets its ledger and every row validated.
+    With --repair, the counts the check compares with a recount are first set to it.
     """
     if isinstance(store, str):
-        _check_tenant(store, as_json)
+        _check_tenant(store, repair, as_json)
         return
     from active_memory.store.backup import sweep_stale_backups
 
@@ -60,11 +67,14 @@ def check_command(store: Path | str | None, as_json: bool) -> None:
     read_only = not os.path.lexists(chosen)
     removed = sweep_stale_backups(chosen)
     with local_store(store, read_only=read_only) as opened:
+        repaired = repair and not read_only  # a missing store has nothing to count
+        if repaired:
+            opened.rebuild_counts()
         report = opened.check()
-    _print_check(report, removed, as_json)
+    _print_check(report, removed, as_json, repaired=repaired)
 
 
-def _check_tenant(url: str, as_json: bool) -> None:
+def _check_tenant(url: str, repair: bool, as_json: bool) -> None:
     if not url.startswith(("postgresql://", "postgres://")):
         fail(
             "store check reads a store file or a PostgreSQL tenant; the memory service's "
@@ -74,21 +84,29 @@ def _check_tenant(url: str, as_json: bool) -> None:
         )
     from active_memory.store.postgres import PostgresStore
 
-    with open_store(url, read_only=True) as team:
+    with open_store(url, read_only=not repair) as team:
         assert isinstance(team, PostgresStore)  # what a postgresql:// URL opens
+        if repair:
+            team.rebuild_counts()
         report = team.check()
-    _print_check(report, [], as_json)
+    _print_check(report, [], as_json, repaired=repair)
 
 
-def _print_check(report: StoreCheck, removed: list[Path], as_json: bool) -> None:
+def _print_check(
+    report: StoreCheck, removed: list[Path], as_json: bool, *, repaired: bool = False
+) -> None:
     if as_json:
         data = report.model_dump(mode="json")
         if removed:
             data["removed_backup_temporaries"] = [str(path) for path in removed]
+        if repaired:
+            data["repaired_counts"] = True
         emit_json(data)
     else:
         for path in removed:
             click.echo(f"removed a killed backup's temporary {str(path)!r}")
+        if repaired:
+            click.echo("rebuilt the counts kept by triggers from a recount of the lessons")
         rows = [
             ("path", report.path),
             ("integrity", "ok" if report.ok else "; ".join(report.problems)),

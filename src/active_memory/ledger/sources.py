@@ -43,6 +43,7 @@ __all__ = [
     "ReportSummary",
     "load_exposures",
     "load_sources",
+    "sources_stamp",
     "store_sources",
 ]
 
@@ -232,15 +233,46 @@ def load_exposures(store_dir: str | os.PathLike[str]) -> tuple[ExposureRecord, .
     return tuple(found)
 
 
+def _folders(
+    runs: Sequence[str | os.PathLike[str]], store_path: str | os.PathLike[str] | None
+) -> list[Path]:
+    """The folders a ledger of one store reads: ``runs``, or the ``runs`` folder beside a local
+    store, where a host keeps each run's state."""
+    folders = [Path(run) for run in runs]
+    if not folders and store_path is not None and (Path(store_path).parent / "runs").is_dir():
+        folders.append(Path(store_path).parent / "runs")
+    return folders
+
+
+# (path, size, modification time in ns, inode) of each file read
+FileStamp = tuple[str, int, int, int]
+
+
+def sources_stamp(
+    runs: Sequence[str | os.PathLike[str]], store_path: str | os.PathLike[str] | None
+) -> tuple[FileStamp, ...]:
+    """What :func:`store_sources` would read, as each file's path, size, modification time and
+    inode, without reading any: equal stamps, equal sources (a run's files are replaced or
+    appended to, never rewritten in place at the same size within the same nanosecond)."""
+    found: list[FileStamp] = []
+    paths = [p for folder in _folders(runs, store_path) for p in _walk(folder) if _kind(p)]
+    if store_path is not None:
+        paths += sorted((Path(store_path).parent / "exposure").glob("*.keys"))
+    for path in paths:
+        try:
+            info = path.stat()
+        except OSError:
+            continue  # gone: its absence is the stamp
+        found.append((str(path), info.st_size, info.st_mtime_ns, info.st_ino))
+    return tuple(found)
+
+
 def store_sources(
     runs: Sequence[str | os.PathLike[str]], store_path: str | os.PathLike[str] | None
 ) -> LedgerSources:
     """What a ledger of one store reads: ``runs`` (default: the ``runs`` folder beside a local
     store, where a host keeps each run's state) and, for a local store, its exposure files."""
-    folders = [Path(run) for run in runs]
-    if not folders and store_path is not None and (Path(store_path).parent / "runs").is_dir():
-        folders.append(Path(store_path).parent / "runs")
-    sources = load_sources(folders)
+    sources = load_sources(_folders(runs, store_path))
     if store_path is None:
         return sources
     return LedgerSources(

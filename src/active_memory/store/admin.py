@@ -26,6 +26,7 @@ from active_memory.store.codec import (
     decode_draft,
     decode_lesson,
 )
+from active_memory.store.counts import capacity_problems, scope_count_problems
 from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply_pending
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
 from active_memory.store.sql import SqlConnection, SqliteConnection
@@ -38,7 +39,6 @@ from active_memory.store.unreadable import (
 from active_memory.store.writes import (
     Change,
     count_capacity,
-    read_capacity,
     read_generation,
     read_states,
 )
@@ -55,6 +55,7 @@ __all__ = [
     "read_all_history_rows",
     "read_history",
     "row_problems",
+    "scope_count_problems",
 ]
 
 _HISTORY_OPS: tuple[HistoryOp, ...] = ("upsert", "retire", "revert", "purge")
@@ -346,17 +347,6 @@ def row_problems(conn: SqlConnection, read: RowReader | None = None) -> list[str
     return problems + _revision_problems(conn, read)
 
 
-def capacity_problems(conn: SqlConnection) -> list[str]:
-    """The trigger-maintained counters against a recount of the rows."""
-    capacity, recount = read_capacity(conn), count_capacity(conn)
-    if capacity == recount:
-        return []
-    return [
-        f"capacity counters {capacity} disagree with a recount {recount}; the store was "
-        "edited outside active-memory"
-    ]
-
-
 def _plain_rows(conn: SqlConnection, columns: str, rest: str) -> list[tuple[object, ...]]:
     return [tuple(row) for row in conn.execute(f"SELECT {columns} FROM {rest}").fetchall()]
 
@@ -420,7 +410,7 @@ def check_store(conn: SqliteConnection, path: Path) -> StoreCheck:
         problems += _schema_problems(conn)
     if not problems:  # decoding rows of a damaged file could fail in SQLite itself
         problems += _content_problems(conn)
-    problems += capacity_problems(conn)
+    problems += capacity_problems(conn) + scope_count_problems(conn)
     applied = [name for name, _ in applied_migrations(conn)]
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
     page_count = conn.execute("PRAGMA page_count").fetchone()[0]

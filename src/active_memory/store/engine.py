@@ -30,6 +30,7 @@ from active_memory.store.backend import PublicationControl, PublicationReceipt, 
 from active_memory.store.checked import publish_checked
 from active_memory.store.closing import Closing
 from active_memory.store.codec import LIVE_COLUMNS, DecodedContent
+from active_memory.store.counts import rebuild_counts
 from active_memory.store.listing import (
     LessonListing,
     LessonSort,
@@ -288,6 +289,13 @@ class EngineStore(Closing):
             return revert_checked(
                 conn, change, expected_revision, run_id=run_id, limits=self._limits
             )
+
+    def rebuild_counts(self) -> None:
+        """Set the counts triggers keep (capacity counters, live lessons by repository and by
+        graph) to a recount of the rows: ``store check --repair``. No lesson changes, nor the
+        generation."""
+        with self._writing() as conn:
+            rebuild_counts(conn)
 
     # -- the quarantine's review -----------------------------------------------------------
 

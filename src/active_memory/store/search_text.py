@@ -27,6 +27,7 @@ import unicodedata
 from collections.abc import Sequence
 
 __all__ = [
+    "COUNT_ALL",
     "LIKE_NOTE",
     "MAX_WORDS",
     "NOT_UPGRADED_NOTE",
@@ -71,7 +72,7 @@ _COUNT_UP = """INSERT INTO scope_counts (kind, name, live)
 _COUNT_DOWN = """UPDATE scope_counts SET live = live - 1
             WHERE {row}.deleted = 0 AND ((kind = 'repository' AND name = {row}.repository)
                   OR (kind = 'graph' AND {row}.kind = 'graph' AND name = {row}.graph_hash));"""
-_COUNT_ALL = (
+COUNT_ALL = (
     """
         INSERT INTO scope_counts (kind, name, live)
         SELECT 'repository', repository, COUNT(*) FROM records
@@ -112,7 +113,7 @@ SQLITE_SEARCH_STATEMENTS: tuple[str, ...] = (
             {_COUNT_DOWN.format(row="OLD")}
         END
         """,
-    *(_COUNT_ALL),
+    *COUNT_ALL,
     """
         CREATE TABLE lesson_text_rows (
             key INTEGER PRIMARY KEY,
@@ -287,7 +288,7 @@ PG_SEARCH_STATEMENTS: tuple[str, ...] = (
         CREATE TRIGGER scope_counts AFTER INSERT OR UPDATE OR DELETE ON records
         FOR EACH ROW EXECUTE FUNCTION scope_counts()
         """,
-    *_COUNT_ALL,
+    *COUNT_ALL,
     """
         CREATE INDEX records_live_repository ON records (repository, id)
         WHERE deleted = 0 AND repository IS NOT NULL

@@ -231,8 +231,7 @@ class UiApp:
     async def _lesson(self, request: Request, csrf: str) -> Response:
         lesson_id = validate_lesson_id("id", request.path_params["lesson_id"])
         live, diffs, ledger = await run_in_threadpool(lambda: self.data.lesson(lesson_id))
-        report = await run_in_threadpool(self.data.impact)
-        impact = next((x for x in report.lessons if x.id == lesson_id), None)
+        impact = await run_in_threadpool(lambda: self.data.lesson_impact(lesson_id))
         return self._page(
             "lesson.html",
             impact=impact,

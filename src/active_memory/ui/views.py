@@ -1,5 +1,7 @@
 """What the pages show, read fresh on every request: lessons grouped by scope, one lesson's card
-(as agents receive it), evidence, revision diffs and ledger, the quarantine and the runs.
+(as agents receive it), evidence, revision diffs and ledger, the quarantine and the runs. The run
+folders' sources and the impact report are read again only when their files or the store's
+generation changed (:mod:`.shared_reads`).
 
 Everything returned is plain data; the templates escape every string (lesson text is untrusted).
 Approve and reject go through the same calls as ``lessons review approve|reject``.
@@ -10,13 +12,13 @@ from __future__ import annotations
 import difflib
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from active_memory.errors import LessonNotFound, QuarantineNotFound
-from active_memory.impact import ImpactReport, ImpactStore, measure_sources
+from active_memory.impact import ImpactReport, ImpactStore, LessonImpact
 from active_memory.learn.folder import SessionState, learn_folder, learn_status
 from active_memory.ledger import (
     LedgerSources,
@@ -24,7 +26,6 @@ from active_memory.ledger import (
     LessonReach,
     lesson_ledger,
     reach_of,
-    store_sources,
 )
 from active_memory.ledger.build import LedgerStore
 from active_memory.ledger.sources import ReportSummary
@@ -43,6 +44,7 @@ from active_memory.store.quarantine import REVIEW_RUN, QuarantineEntry, Quaranti
 from active_memory.store.results import HistoryEntry
 from active_memory.store.search_text import query_words, text_matches
 from active_memory.store.sqlite import SqliteStore
+from active_memory.ui.shared_reads import SharedReads
 
 __all__ = [
     "LESSONS_PER_PAGE",
@@ -208,6 +210,7 @@ class UiData:
         self.store_path = store_path
         self.runs = tuple(runs)
         self.remote = remote
+        self._shared = SharedReads(self.runs, store_path)
         # One approve or reject at a time: a double click or two tabs then meet a proposal
         # that is already gone (a clear answer) rather than a publication conflict.
         self._deciding = threading.Lock()
@@ -222,7 +225,7 @@ class UiData:
             yield store
 
     def sources(self) -> LedgerSources:
-        return store_sources(self.runs, self.store_path)
+        return self._shared.sources()
 
     def learn_view(self) -> list[SessionState]:
         """The sessions learning queued for the local store, as ``learn status`` lists them
@@ -352,9 +355,20 @@ class UiData:
 
     def impact(self) -> ImpactReport:
         """What ``lessons impact`` measures over this store and these runs."""
+        return self._impact()[0]
+
+    def lesson_impact(self, lesson_id: str) -> LessonImpact | None:
+        """``lesson_id``'s figures in :meth:`impact`'s report; None when it has none."""
+        return self._impact()[1].get(lesson_id)
+
+    def _impact(self) -> tuple[ImpactReport, Mapping[str, LessonImpact]]:
         with self.store() as store:
-            retired = store.list_retired() if isinstance(store, SqliteStore) else ()
-            return measure_sources(store, self.sources(), retired=[t.id for t in retired])
+
+            def retired() -> list[str]:  # as `lessons impact` measures them
+                listed = store.list_retired() if isinstance(store, SqliteStore) else ()
+                return [t.id for t in listed]
+
+            return self._shared.impact(store, retired)
 
     def runs_view(self) -> tuple[list[RunRow], list[tuple[int, str, str]], LedgerSources]:
         """Every postmortem found, newest first, and every rejection as (time, stage, code)."""

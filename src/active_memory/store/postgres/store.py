@@ -351,9 +351,9 @@ class PostgresStore(EngineStore):
 
     def check(self) -> StoreCheck:
         """The tenant's migration ledger, every live row and stored past revision validated
-        (live rows against their checksums) and screened, the capacity counters against a
-        recount, and counts; ``file_bytes`` is the size of the tenant's tables. PostgreSQL's
-        own files are its own tools' to check (amcheck)."""
+        (live rows against their checksums) and screened, the capacity counters and the counts
+        by repository and graph against a recount, and counts; ``file_bytes`` is the size of
+        the tenant's tables. PostgreSQL's own files are its own tools' to check (amcheck)."""
         problems: list[str] = []
         try:
             self.check_migrations()
@@ -361,6 +361,7 @@ class PostgresStore(EngineStore):
             problems.append(str(error))
         with self._reading() as session:
             problems += admin.row_problems(session) + admin.capacity_problems(session)
+            problems += admin.scope_count_problems(session)
             applied = [str(row[0]) for row in session.execute(_MIGRATIONS).fetchall()]
             (table_bytes,) = session.execute(_TABLE_BYTES).fetchone()
             return admin.counted_check(session, self._where, applied, int(table_bytes), problems)

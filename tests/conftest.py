@@ -16,6 +16,7 @@ import httpx2
 import pytest
 
 import pg_cluster
+import slow_first
 from isolation import NetworkGuard, isolate_environment
 from slow_reasons import pytest_collection_modifyitems  # noqa: F401 (a hook: slow tests say why)
 
@@ -31,6 +32,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     cores took the suite from 246 s to 219 s.
     """
     return len(os.sched_getaffinity(0)) + 1
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A plugin of its own: its collection hook runs last, after every deselection, while the
+    # check of slow reasons above runs first, before any.
+    config.pluginmanager.register(slow_first, "slow_first")
 
 
 @pytest.fixture(autouse=True)

@@ -97,7 +97,13 @@ async def test_a_refusal_the_code_under_test_swallows_is_still_recorded(
 @pytest.mark.slow
 def test_a_test_that_reaches_out_fails_even_when_it_catches_the_refusal(tmp_path: Path) -> None:
     """Slow: a pytest of its own, in a new process, with this suite's conftest."""
-    for name in ("conftest.py", "isolation.py", "pg_cluster.py", "slow_reasons.py"):
+    for name in (
+        "conftest.py",
+        "isolation.py",
+        "pg_cluster.py",
+        "slow_reasons.py",
+        "slow_first.py",
+    ):
         shutil.copy(TESTS / name, tmp_path / name)
     (tmp_path / "test_reaches_out.py").write_text(
         "import socket\n\n"

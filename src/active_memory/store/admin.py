@@ -146,6 +146,19 @@ def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...
     return tuple(_history_entry(lesson_id, row) for row in rows)
 
 
+def stored_contents(conn: SqlConnection, lesson_id: str) -> list[tuple[str, str]]:
+    """Every (body, evidence) stored for ``lesson_id``, live or past: what a purge erases and
+    a store's decoded memory must forget with it."""
+    rows = _fetch(
+        conn,
+        "SELECT body, evidence FROM history WHERE id = ? AND body IS NOT NULL "
+        "AND evidence IS NOT NULL UNION SELECT body, evidence FROM records WHERE id = ? "
+        "AND body IS NOT NULL AND evidence IS NOT NULL",
+        (lesson_id, lesson_id),
+    )
+    return [(str(body), str(evidence)) for body, evidence in rows]
+
+
 def read_all_history_rows(
     conn: SqlConnection,
     *,

@@ -466,6 +466,8 @@ class RemoteBackend(Closing):
 
     def purge(self, lesson_id: str, *, run_id: str = "remote-admin") -> PurgeReceipt:
         body = PurgeBody(id=lesson_id, run_id=run_id)
-        return self._call(
+        receipt = self._call(
             "/purge", body, PurgeReceipt, StoreError, lesson_id=lesson_id, unknown_outcome=True
         )
+        self._decoded.forget(lesson_id)  # the purged text does not stay in this client either
+        return receipt

@@ -385,4 +385,9 @@ class PostgresStore(EngineStore):
                 refuse_out_of_scope(session, [lesson_id], within)
                 past = admin.read_history(session, lesson_id)
                 refuse_revisions_out_of_scope(lesson_id, past, within)
-            return purge_marked(session, lesson_id, run_id=run_id, limits=self._limits)
+            erased = admin.stored_contents(session, lesson_id)
+            receipt = purge_marked(session, lesson_id, run_id=run_id, limits=self._limits)
+        # Committed: the decoded memory lets go of the purged text too.
+        self._contents.forget(erased)
+        self._decoded.forget(lesson_id)
+        return receipt

@@ -3,6 +3,7 @@ match, and its previous/next links keep the filters."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from active_memory.store.listing import ListedLesson
 from active_memory.store.sqlite import SqliteStore
 from active_memory.ui import UiData, UiServer
 from active_memory.ui.views import LESSONS_PER_PAGE, scope_label
+from ledger.ledger_kit import R2
 from postmortem.postmortem_kit import store_at
 from ui.ui_kit import _draft, make_ui_store
 
@@ -108,3 +110,33 @@ def test_the_runs_page_counts_each_specialists_decisions(tmp_path: Path) -> None
     # status, then keep, adapt, retire, defer
     assert rows["graph_maintenance"] == ["nothing_to_do", "1", "0", "0", "0"]
     assert rows["repository_maintenance"] == ["nothing_to_do", "2", "0", "0", "0"]
+
+
+def test_a_run_that_delivered_cards_without_a_postmortem_has_its_anchor(tmp_path: Path) -> None:
+    """A lesson page links to every run that delivered it: one whose postmortem is not found
+    still has its place on the runs page, so the link is not dead."""
+    path = make_ui_store(tmp_path)
+    (tmp_path / "third" / "report.json").unlink()
+    log = tmp_path / "third" / "run-log.jsonl"
+    kept = [
+        line
+        for line in log.read_text(encoding="utf-8").splitlines()
+        if not json.loads(line).get("event", "").startswith("postmortem")
+    ]
+    log.write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+    with UiServer(UiData(path, [tmp_path])) as server:
+        client = httpx.Client(base_url=server.url, follow_redirects=True, timeout=60)
+        assert client.get(server.login_url.removeprefix(server.url)).status_code == 200
+        lesson = client.get(f"/lesson/{R2}").text
+        runs = client.get("/runs").text
+        client.close()
+    linked = re.findall(r'href="/runs#run-([^"]+)"', lesson)
+    assert len(linked) == 2  # the second and third runs delivered it
+    for run_id in linked:
+        assert f'id="run-{run_id}"' in runs
+    unreviewed = json.loads((tmp_path / "third" / "run.json").read_text(encoding="utf-8"))
+    assert unreviewed["run_id"] in linked
+    third = runs[runs.index(f'id="run-{unreviewed["run_id"]}"') :]
+    third = third[: third.index("</article>")]
+    assert "no postmortem" in third
+    assert f'href="/lesson/{R2}"' in third

@@ -29,6 +29,7 @@ from active_memory.server.credentials import Credential
 from active_memory.server.held_screen import screened_for_hold
 from active_memory.server.refusals import refuse_without_review
 from active_memory.store.admin_wire import (
+    HISTORY_PAGE_BYTES,
     HISTORY_PAGE_LESSONS,
     ApproveBody,
     ExportAnswer,
@@ -44,7 +45,7 @@ from active_memory.store.admin_wire import (
     RejectAnswer,
     RetiredAnswer,
 )
-from active_memory.store.wire import API_PREFIX, HistoryEntryWire, ReceiptAnswer
+from active_memory.store.wire import API_PREFIX, ReceiptAnswer
 
 if TYPE_CHECKING:
     from active_memory.server.app import MemoryService
@@ -70,9 +71,7 @@ class _AdminRoutes:
                 within=who.scope, after=body.after, lessons=HISTORY_PAGE_LESSONS
             )
         )
-        return HistoriesAnswer(
-            entries=tuple(HistoryEntryWire.of(entry) for entry in entries), next=last
-        )
+        return HistoriesAnswer.page(entries, last, budget=HISTORY_PAGE_BYTES)
 
     async def retired(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await run_in_threadpool(self._service.store, who.tenant)

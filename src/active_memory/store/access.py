@@ -38,6 +38,7 @@ from active_memory.store.sql import SqlConnection
 __all__ = [
     "AccessScope",
     "reachable_ids",
+    "reached_rows",
     "refuse_out_of_scope",
     "refuse_revisions_out_of_scope",
     "whole_histories_within",
@@ -100,6 +101,22 @@ def _stored_scopes(
         for lesson_id, kind, scoped, repository, graph_hash in rows:
             scopes[str(lesson_id)] = (str(kind), repository, graph_hash) if scoped else None
     return scopes
+
+
+def reached_rows(access: AccessScope) -> tuple[str, list[object]]:
+    """A condition on the ``records`` table (and its parameters) true for the rows whose last
+    live scope ``access`` reaches, as :meth:`AccessScope.allows` says: a query that pages
+    confines itself before its limit, so neither a page nor where the next one starts can name
+    (or count) a lesson outside the scope."""
+    graph = "" if access.graph_hash is None else " AND scope_graph_hash = ?"
+    condition = (
+        "scoped = 1 AND ((kind = 'repository' AND scope_repository = ?) OR "
+        f"(kind <> 'repository' AND (scope_repository IS NULL OR scope_repository = ?){graph}))"
+    )
+    params: list[object] = [access.repository, access.repository]
+    if access.graph_hash is not None:
+        params.append(access.graph_hash)
+    return condition, params
 
 
 def reachable_ids(conn: SqlConnection, ids: Iterable[str], access: AccessScope) -> set[str]:

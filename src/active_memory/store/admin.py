@@ -147,16 +147,42 @@ def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...
     return tuple(_history_entry(lesson_id, row) for row in rows)
 
 
+def stored_contents(conn: SqlConnection, lesson_id: str) -> list[tuple[str, str]]:
+    """Every (body, evidence) stored for ``lesson_id``, live or past: what a purge erases and
+    a store's decoded memory must forget with it."""
+    rows = _fetch(
+        conn,
+        "SELECT body, evidence FROM history WHERE id = ? AND body IS NOT NULL "
+        "AND evidence IS NOT NULL UNION SELECT body, evidence FROM records WHERE id = ? "
+        "AND body IS NOT NULL AND evidence IS NOT NULL",
+        (lesson_id, lesson_id),
+    )
+    return [(str(body), str(evidence)) for body, evidence in rows]
+
+
 def read_all_history_rows(
-    conn: SqlConnection, *, after: str | None = None, lessons: int | None = None
+    conn: SqlConnection,
+    *,
+    after: str | None = None,
+    lessons: int | None = None,
+    reach: tuple[str, list[object]] | None = None,
 ) -> list[Any]:
     """Every lesson's revisions as stored, ``id`` first, ordered by id then revision: one query
     in the caller's read transaction; :func:`history_entries` decodes them after it ends.
 
     ``after`` starts past that id and ``lessons`` stops after that many whole lessons: the
-    pages the memory service answers in."""
-    params: list[object] = [] if after is None else [after]
-    where = "" if after is None else "WHERE id > ?"
+    pages the memory service answers in. ``reach`` (a condition on ``records`` and its
+    parameters, ``access.reached_rows``) keeps only the lessons whose row meets it, before the
+    page is cut."""
+    conditions: list[str] = []
+    params: list[object] = []
+    if after is not None:
+        conditions.append("id > ?")
+        params.append(after)
+    if reach is not None:
+        conditions.append(f"id IN (SELECT id FROM records WHERE {reach[0]})")
+        params.extend(reach[1])
+    where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
     if lessons is not None:
         where = f"WHERE id IN (SELECT DISTINCT id FROM history {where} ORDER BY id LIMIT ?)"
         params.append(lessons)

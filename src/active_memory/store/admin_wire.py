@@ -16,9 +16,11 @@ route                        body             answer
 ``POST /v1/review/reject``   LessonIdBody     RejectAnswer
 ===========================  ===============  ==================================================
 
-Every lesson's history comes in pages of at most :data:`HISTORY_PAGE_LESSONS` whole lessons, in
+Every lesson's history comes in pages of at most :data:`HISTORY_PAGE_LESSONS` whole lessons and
+:data:`HISTORY_PAGE_BYTES` of entries (a lesson whose history alone is larger comes alone), in
 id order, each holding only lessons whose every revision the token reaches (the lessons
 ``POST /v1/history`` would not refuse); the client asks again after ``next`` until it is null.
+Neither a page nor its ``next`` names a lesson outside the token's scope.
 
 A quarantined proposal that is not held answers 404 ``not_found`` with ``subject`` set to
 :data:`HELD_SUBJECT`, which the client raises as QuarantineNotFound.
@@ -26,6 +28,9 @@ A quarantined proposal that is not held answers 404 ``not_found`` with ``subject
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import groupby
+from operator import attrgetter
 from typing import Annotated
 
 from pydantic import Field
@@ -36,11 +41,12 @@ from active_memory.models.ids import LessonId
 from active_memory.models.lessons import Lesson, LessonDraft
 from active_memory.store.engine import REVIEW_RUN
 from active_memory.store.quarantine_rows import QuarantineEntry
-from active_memory.store.results import Tombstone
+from active_memory.store.results import HistoryEntry, Tombstone
 from active_memory.store.wire import HistoryEntryWire, RunId
 
 __all__ = [
     "HELD_SUBJECT",
+    "HISTORY_PAGE_BYTES",
     "HISTORY_PAGE_LESSONS",
     "ApproveBody",
     "ExportAnswer",
@@ -60,6 +66,9 @@ __all__ = [
 HELD_SUBJECT = "quarantined proposal"
 # Lessons per page of every lesson's history: a page of typical histories is a few hundred KB.
 HISTORY_PAGE_LESSONS = 200
+# Bytes of entries per page: far below the client's answer limit (96 MiB by default), however
+# long the histories of 200 lessons are.
+HISTORY_PAGE_BYTES = 4 * 1024 * 1024
 # A held proposal's signals are `stage:code` tokens, its role a specialist's name.
 _Token = Annotated[str, OneLine(200)]
 
@@ -84,6 +93,24 @@ class HistoriesAnswer(Model):
 
     entries: tuple[HistoryEntryWire, ...]
     next: LessonId | None
+
+    @classmethod
+    def page(
+        cls, entries: Iterable[HistoryEntry], last: str | None, *, budget: int
+    ) -> HistoriesAnswer:
+        """The page of ``entries`` (ordered by id, each lesson whole) read up to ``last``:
+        whole lessons are added while their entries' JSON stays within ``budget`` bytes, the
+        first lesson always; when one is left out, the next page starts after the last kept."""
+        kept: list[HistoryEntryWire] = []
+        size = 0
+        for _, revisions in groupby(entries, key=attrgetter("id")):
+            lesson = [HistoryEntryWire.of(entry) for entry in revisions]
+            weight = sum(len(wire.model_dump_json().encode("utf-8")) for wire in lesson)
+            if kept and size + weight > budget:
+                return cls(entries=tuple(kept), next=kept[-1].id)
+            kept.extend(lesson)
+            size += weight
+        return cls(entries=tuple(kept), next=last)
 
 
 class RetiredAnswer(Model):

@@ -12,8 +12,10 @@ since the last one pays for a comparison, not for a second validation.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +45,11 @@ LIVE_COLUMNS = "id, revision, body, evidence, kind, repository, graph_hash, node
 
 class RecordError(ValueError):
     """A stored row cannot be turned back into a valid lesson."""
+
+
+def _digest(content: tuple[str, str]) -> bytes:
+    body, evidence = content
+    return hashlib.sha256(f"{len(body)}:{body}{evidence}".encode()).digest()
 
 
 def canonical_json(value: Any) -> str:
@@ -149,12 +156,15 @@ class DecodedRows:
 
     A row equal to one decoded before (same id, revision, body, evidence and scope columns)
     yields the same frozen Lesson without validating it again; any difference decodes afresh.
-    At most ``capacity`` rows are remembered; past that the memory starts over.
+    At most ``capacity`` rows are remembered (twice the store's live-lesson limit: 20,000 by
+    default, for the life of the store object); past that the memory starts over. A purged
+    lesson is forgotten (:meth:`forget`) and never remembered again.
     """
 
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._seen: dict[object, tuple[tuple[object, ...], Lesson]] = {}
+        self._purged: set[object] = set()
 
     def lesson(self, row: tuple[object, ...]) -> Lesson:
         """The Lesson of a ``LIVE_COLUMNS`` row; RecordError when the row is not valid."""
@@ -162,10 +172,17 @@ class DecodedRows:
         if seen is not None and seen[0] == row:
             return seen[1]
         lesson = decode_lesson(row)
+        if row[0] in self._purged:  # a row read before its purge, decoded after it
+            return lesson
         if len(self._seen) >= self._capacity:
             self._seen.clear()
         self._seen[row[0]] = (row, lesson)
         return lesson
+
+    def forget(self, lesson_id: str) -> None:
+        """Drop ``lesson_id`` (purged: its text must not stay in memory) for good."""
+        self._seen.pop(lesson_id, None)
+        self._purged.add(lesson_id)
 
 
 class DecodedContent:
@@ -175,12 +192,16 @@ class DecodedContent:
     canonical text: a command that lists the live lessons and then reads every history
     (``lessons impact``) validates each live revision once. Text that differs decodes afresh;
     content that is not valid is never remembered. At most ``capacity`` contents are
-    remembered; past that the memory starts over.
+    remembered (twice the store's live-lesson limit: 20,000 by default, for the life of the
+    store object, so per tenant in the memory service); past that the memory starts over. A
+    purge forgets the purged lesson's contents (:meth:`forget`); only their digests are kept,
+    so a read that began before the purge and decodes after it does not remember them again.
     """
 
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
         self._seen: dict[tuple[str, str], tuple[Card, Evidence]] = {}
+        self._purged: set[bytes] = set()
 
     def parts(self, body: object, evidence: object) -> tuple[Card, Evidence]:
         """The validated card and evidence of ``body`` and ``evidence``; RecordError as
@@ -191,10 +212,18 @@ class DecodedContent:
         found = self._seen.get(key)
         if found is None:
             found = _content(body, evidence)
+            if self._purged and _digest(key) in self._purged:
+                return found
             if len(self._seen) >= self._capacity:
                 self._seen.clear()
             self._seen[key] = found
         return found
+
+    def forget(self, contents: Iterable[tuple[str, str]]) -> None:
+        """Drop each (body, evidence) of a purged lesson, and never remember it again."""
+        for key in contents:
+            self._seen.pop(key, None)
+            self._purged.add(_digest(key))
 
     def draft(self, body: object, evidence: object) -> LessonDraft:
         """:func:`decode_draft` through this memory."""

@@ -101,6 +101,12 @@ from active_memory.store.wire import (
 __all__ = ["RemoteBackend", "check_service_url"]
 
 M = TypeVar("M", bound=Model)
+
+
+class _RouteMissing(StoreError):
+    """A route newer than the service answered 404 (the client then does without it)."""
+
+
 DEFAULT_MAX_RESPONSE_BYTES = 96 * 1024 * 1024
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024  # the service's default limit
 
@@ -188,6 +194,7 @@ class RemoteBackend(Closing):
         *,
         lesson_id: str | None = None,
         unknown_outcome: bool = False,
+        new_route: bool = False,
     ) -> M:
         content = None if body is None else body.model_dump_json().encode("utf-8")
         if content is not None and len(content) > self._max_request:
@@ -221,6 +228,8 @@ class RemoteBackend(Closing):
                     f"the memory service at {self.url!r} sent an invalid answer ({error}); "
                     "nothing was taken from it"
                 ) from None
+        if status == 404 and new_route:
+            raise _RouteMissing(f"the memory service at {self.url!r} has no route {path!r}")
         raise self._error(status, raw, failure, lesson_id)
 
     def _read(self, response: httpx.Response, failure: type[StoreError]) -> bytes:
@@ -320,12 +329,22 @@ class RemoteBackend(Closing):
 
     def histories(self) -> Iterator[HistoryEntry]:
         """Every lesson's revisions the token reaches, ordered by id then revision, a page of
-        lessons per request (each lesson whole: the ones :meth:`history` would not refuse)."""
+        lessons per request (each lesson whole: the ones :meth:`history` would not refuse).
+        A service older than ``POST /v1/histories`` answers its first page 404: each lesson is
+        then read on its own."""
         after: str | None = None
         while True:
-            answer = self._call(
-                "/histories", HistoriesBody(after=after), HistoriesAnswer, StoreError
-            )
+            try:
+                answer = self._call(
+                    "/histories",
+                    HistoriesBody(after=after),
+                    HistoriesAnswer,
+                    StoreError,
+                    new_route=after is None,
+                )
+            except _RouteMissing:
+                yield from self._histories_one_by_one()
+                return
             for entry in answer.entries:
                 yield entry.entry()
             if answer.next is None:
@@ -336,6 +355,18 @@ class RemoteBackend(Closing):
                     f"move past {after!r}; nothing more was read"
                 )
             after = answer.next
+
+    def _histories_one_by_one(self) -> Iterator[HistoryEntry]:
+        """:meth:`histories` from a service without ``POST /v1/histories``: the live lessons
+        and tombstones the token reaches, in id order, each through ``POST /v1/history``; one
+        it refuses (a past revision outside the scope) or no longer has is left out."""
+        live = {lesson.id for lesson in self.list_lessons()}
+        for lesson_id in sorted(live | {tombstone.id for tombstone in self.list_retired()}):
+            try:
+                entries = self.history(lesson_id)
+            except (ScopeRefused, LessonNotFound):
+                continue
+            yield from entries
 
     def list_lessons(
         self,
@@ -435,6 +466,8 @@ class RemoteBackend(Closing):
 
     def purge(self, lesson_id: str, *, run_id: str = "remote-admin") -> PurgeReceipt:
         body = PurgeBody(id=lesson_id, run_id=run_id)
-        return self._call(
+        receipt = self._call(
             "/purge", body, PurgeReceipt, StoreError, lesson_id=lesson_id, unknown_outcome=True
         )
+        self._decoded.forget(lesson_id)  # the purged text does not stay in this client either
+        return receipt

@@ -193,6 +193,7 @@ class RunRow:
     rejections: dict[str, int]
     specialists: tuple[dict[str, LogValue], ...] = ()
     delivered: tuple[str, ...] = ()  # the lessons its record delivered, by id
+    postmortem: bool = True  # False: a run that delivered cards and has no postmortem found
 
 
 class UiData:
@@ -371,12 +372,19 @@ class UiData:
             return self._shared.impact(store, retired)
 
     def runs_view(self) -> tuple[list[RunRow], list[tuple[int, str, str]], LedgerSources]:
-        """Every postmortem found, newest first, and every rejection as (time, stage, code)."""
+        """Every postmortem found, and every run that delivered cards without one (a lesson
+        page links to each run it reached), newest first; every rejection as (time, stage,
+        code)."""
         sources = self.sources()
         reports = {report.run_id: (path, report) for path, report in sources.report_files}
         delivered = {
             record.run_id: tuple(sorted({d.lesson_id for d in record.deliveries}))
             for record in sources.records
+        }
+        latched = {
+            record.run_id: record.outcome.latched_ms
+            for record in sources.records
+            if record.outcome is not None
         }
         events: dict[str, dict[str, LogValue]] = {}
         rejections: list[tuple[int, str, str]] = []
@@ -397,14 +405,17 @@ class UiData:
                 rejections.append((when if isinstance(when, int) else 0, stage, code))
                 by_run.setdefault(run_id, Counter())[f"{stage}:{code}"] += 1
         rows = []
-        for run_id in sorted(set(reports) | set(events)):
+        delivering = {run_id for run_id, lesson_ids in delivered.items() if lesson_ids}
+        for run_id in sorted(set(reports) | set(events) | delivering):
             path, report = reports.get(run_id, (None, None))
             event = events.get(run_id, {})
-            when = event.get("time_ms")
+            reviewed = report is not None or run_id in events
+            when = event.get("time_ms") if reviewed else latched.get(run_id)
+            status = str(event.get("status", "-")) if reviewed else "no postmortem"
             rows.append(
                 RunRow(
                     run_id=run_id,
-                    status=report.status if report is not None else str(event.get("status", "-")),
+                    status=report.status if report is not None else status,
                     time_ms=when if isinstance(when, int) else None,
                     report=report,
                     report_file=path,
@@ -415,6 +426,7 @@ class UiData:
                     rejections=dict(sorted(by_run.get(run_id, Counter()).items())),
                     specialists=tuple(specialists.get(run_id, ())),
                     delivered=delivered.get(run_id, ()),
+                    postmortem=reviewed,
                 )
             )
         rows.sort(key=lambda row: (-(row.time_ms or 0), row.run_id))

@@ -29,6 +29,7 @@ from active_memory.store import admin
 from active_memory.store.access import (
     AccessScope,
     reachable_ids,
+    reached_rows,
     refuse_out_of_scope,
     refuse_revisions_out_of_scope,
     whole_histories_within,
@@ -237,13 +238,13 @@ class PostgresStore(EngineStore):
     def _histories(
         self, within: AccessScope | None, *, after: str | None, lessons: int | None
     ) -> tuple[Iterator[HistoryEntry], str | None]:
+        # The scope is applied in the query, before the page is cut: a page and the id the next
+        # one starts after only ever name lessons ``within`` reaches.
+        reach = None if within is None else reached_rows(within)
         with self._reading() as session:
-            rows = admin.read_all_history_rows(session, after=after, lessons=lessons)
-            read = len({row[0] for row in rows})
-            last = str(rows[-1][0]) if rows and lessons is not None and read >= lessons else None
-            if within is not None:
-                reached = reachable_ids(session, (str(row[0]) for row in rows), within)
-                rows = [row for row in rows if row[0] in reached]
+            rows = admin.read_all_history_rows(session, after=after, lessons=lessons, reach=reach)
+        read = len({row[0] for row in rows})
+        last = str(rows[-1][0]) if rows and lessons is not None and read >= lessons else None
         entries = admin.history_entries(rows, self._contents)
         if within is not None:
             entries = whole_histories_within(entries, within)
@@ -385,4 +386,9 @@ class PostgresStore(EngineStore):
                 refuse_out_of_scope(session, [lesson_id], within)
                 past = admin.read_history(session, lesson_id)
                 refuse_revisions_out_of_scope(lesson_id, past, within)
-            return purge_marked(session, lesson_id, run_id=run_id, limits=self._limits)
+            erased = admin.stored_contents(session, lesson_id)
+            receipt = purge_marked(session, lesson_id, run_id=run_id, limits=self._limits)
+        # Committed: the decoded memory lets go of the purged text too.
+        self._contents.forget(erased)
+        self._decoded.forget(lesson_id)
+        return receipt

@@ -106,6 +106,21 @@ def test_list_search_without_a_word_is_bad_input(store_file: Path, ids: list[str
     assert "give at least one word" in result.stderr
 
 
+def test_list_search_of_more_words_than_searched_is_bad_input(
+    store_file: Path, ids: list[str]
+) -> None:
+    result = _run(store_file, "list", "--search", " ".join(["verdict"] * 17))
+    assert result.exit_code == 2
+    assert "give at most 16 words (this search has 17)" in result.stderr
+    assert _run(store_file, "list", "--search", " ".join(["verdict"] * 16)).exit_code == 0
+
+
+def test_list_search_of_retired_lessons_is_bad_input(store_file: Path, ids: list[str]) -> None:
+    result = _run(store_file, "list", "--retired", "--search", "card")
+    assert result.exit_code == 2
+    assert "the search reads live lessons only; drop --search or --retired" in result.stderr
+
+
 def test_show_prints_the_card_and_its_evidence(store_file: Path, ids: list[str]) -> None:
     result = _run(store_file, "show", ids[0])
     assert result.exit_code == 0, result.stderr

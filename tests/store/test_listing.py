@@ -6,14 +6,23 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from engines import Store
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import GraphScope, Lesson
+from active_memory.store import search_text
 from active_memory.store.listing import ListedLesson
-from active_memory.store.search_text import LIKE_NOTE, create_fts_index, query_words, text_matches
+from active_memory.store.search_text import (
+    LIKE_NOTE,
+    STALE_NOTE,
+    create_fts_index,
+    query_words,
+    text_matches,
+)
+from active_memory.store.sqlite import SqliteStore
 from factories import make_draft, make_graph_draft, publish_new
 
 OTHER = "forge:github.com/acme/other"
@@ -85,6 +94,42 @@ def test_the_search_matches_words_of_titles_and_recommendations(store: Store) ->
              "cache": 3, "rejects stale": 7, "stale verdict": 0}  # fmt: skip
     for query, count in cases.items():
         assert store.lesson_page(query=query).matching == count, query
+
+
+# A word inside a path, a dotted name or a number is a word; case, ß, ligatures and accents
+# folded alike on both engines, whatever the database's locale.
+_PATHS = (
+    "Fix tests/conftest.py before src/app/config.py",
+    "Read load_settings and APP_REQUEST_TIMEOUT; see example.com, 3.14 and v1.2.3.",
+)
+_LETTERS = (
+    "Set the Straße field first",
+    "Call the ﬁle loader; the ΟΔΟΣ key is Ωmega; 日本語のテスト; the café's menu.",
+)
+_FOLDED = {"app": _PATHS, "py": _PATHS, "conftest": _PATHS, "14": _PATHS, "example com": _PATHS,
+           "1.2.3": _PATHS, "V1": _PATHS, "timeout settings": _PATHS, "Straße": _LETTERS,
+           "strasse": _LETTERS, "STRASSE": _LETTERS, "ﬁle": _LETTERS, "FILE": _LETTERS,
+           "οδος": _LETTERS, "ΟΔΟΣ": _LETTERS, "ωMEGA": _LETTERS, "日本語": _LETTERS,
+           "cafe": _LETTERS, "CAFÉ": _LETTERS, "onftest": None, "trasse": None}  # fmt: skip
+
+
+def _search_folding(store: Store) -> None:
+    drafts = [make_draft(title, recommendation=text) for title, text in (_PATHS, _LETTERS)]
+    ids = dict(zip((_PATHS, _LETTERS), publish_new(store, *drafts), strict=True))
+    for query, card in _FOLDED.items():
+        found = [x.id for x in store.lesson_page(query=query).lessons]
+        assert found == ([ids[card]] if card else []), query
+        assert text_matches(query_words(query), *card) if card else True, query  # HTTPS path
+
+
+def test_words_of_paths_names_and_numbers_and_folded_letters_are_found(store: Store) -> None:
+    _search_folding(store)
+
+
+@pytest.mark.sqlite_only
+def test_without_fts5_like_finds_the_same_words(store: Store, without_fts5: None) -> None:
+    _search_folding(store)
+    assert store.lesson_page(query="app").note == LIKE_NOTE
 
 
 def test_sorts_order_the_whole_selection_before_the_page(store: Store) -> None:
@@ -210,32 +255,27 @@ def test_a_purge_leaves_no_word_of_the_lesson_in_the_search_index(store: Store) 
     assert b"quokka" not in path.read_bytes()
 
 
-class _WithoutFts5:
-    """A connection whose SQLite was built without FTS5, for the migration's Python step."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def execute(self, sql: str, *params: object) -> sqlite3.Cursor:
-        if "USING fts5" in sql:
-            raise sqlite3.OperationalError("no such module: fts5")
-        return self._conn.execute(sql, *params)  # type: ignore[arg-type]
-
-    def executemany(self, sql: str, rows: object) -> sqlite3.Cursor:
-        return self._conn.executemany(sql, rows)  # type: ignore[arg-type]
+@pytest.fixture
+def without_fts5(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's SQLite as one built without the FTS5 module."""
+    monkeypatch.setattr(search_text, "fts5_available", lambda conn: False)
 
 
 @pytest.mark.sqlite_only
-def test_without_fts5_the_search_compares_words_with_like_and_says_so(store: Store) -> None:
+def test_without_fts5_the_search_compares_words_with_like_and_says_so(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     [first] = publish_new(store, make_draft("Pin the toolchain version"))
     path = store.path  # type: ignore[union-attr]
+    monkeypatch.setattr(search_text, "fts5_available", lambda conn: False)
     raw = sqlite3.connect(path, isolation_level=None)
     try:  # the store as the migration leaves it where this SQLite lacks FTS5
         raw.execute("DROP TABLE lesson_text")
         raw.execute("DELETE FROM lesson_text_rows")
-        create_fts_index(_WithoutFts5(raw))  # type: ignore[arg-type]
+        create_fts_index(raw)
+        assert not search_text.has_table(raw, "lesson_text")
         assert raw.execute("SELECT id, title FROM lesson_text_rows").fetchall() == [
-            (first, "Pin the toolchain version")
+            (first, "pin the toolchain version")
         ]
     finally:
         raw.close()
@@ -245,4 +285,54 @@ def test_without_fts5_the_search_compares_words_with_like_and_says_so(store: Sto
     assert sliced.note == LIKE_NOTE
     assert [x.id for x in store.lesson_page(query="digest").lessons] == [second]
     assert store.lesson_page(query="toolchain image").matching == 0
+    assert store.lesson_page(query="ase").matching == 0  # inside "base": not a word's start
     assert store.lesson_page().note is None  # no search, nothing to say
+
+
+@pytest.mark.sqlite_only
+def test_a_store_indexed_with_fts5_stays_writable_without_it_and_is_reindexed_after(
+    store_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SqliteStore(store_path) as store:
+        [kept, gone] = publish_new(store, make_draft("Keep the lockfile"),
+                                   make_draft("Vendor the lockfile"))  # fmt: skip
+    with monkeypatch.context() as patched:
+        patched.setattr(search_text, "fts5_available", lambda conn: False)
+        with SqliteStore(store_path) as store:  # an SQLite without FTS5 writes the store
+            store.publish(Publication(run_id="run-retire", mutations=(
+                Mutation(op="retire", id=gone, expected_revision=1),)))  # fmt: skip
+            [added] = publish_new(store, make_draft("Hash the lockfile"))
+            sliced = store.lesson_page(query="lockfile")
+            assert ([x.id for x in sliced.lessons], sliced.note) == ([kept, added], LIKE_NOTE)
+    with SqliteStore(store_path, read_only=True) as reader:  # FTS5 again: stale, not used
+        sliced = reader.lesson_page(query="lockfile")
+        assert ([x.id for x in sliced.lessons], sliced.note) == ([kept, added], STALE_NOTE)
+    with SqliteStore(store_path) as store:  # opened for writing (as by `store check`): rebuilt
+        sliced = store.lesson_page(query="lockfile")
+        assert ([x.id for x in sliced.lessons], sliced.note) == ([kept, added], None)
+        assert [x.id for x in store.lesson_page(query="vendor").lessons] == []
+        assert [x.id for x in store.lesson_page(query="hash").lessons] == [added]
+        assert store.check().problems == ()
+    raw = sqlite3.connect(store_path)
+    try:  # the index agrees with its text table, row for row
+        raw.execute("INSERT INTO lesson_text (lesson_text, rank) VALUES ('integrity-check', 1)")
+        assert raw.execute("SELECT count(*) FROM lesson_text_stale").fetchone() == (0,)
+    finally:
+        raw.close()
+
+
+@pytest.mark.sqlite_only
+def test_the_next_write_with_fts5_rebuilds_a_stale_index(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [first] = publish_new(store, make_draft("Keep the lockfile"))
+    with monkeypatch.context() as patched:
+        patched.setattr(search_text, "fts5_available", lambda conn: False)
+        store.publish(Publication(run_id="run-edit", mutations=(
+            Mutation(op="upsert", id=first, expected_revision=1,
+                     draft=make_draft("Commit the lockfile")),)))  # fmt: skip
+    assert store.lesson_page(query="commit").note == STALE_NOTE
+    [second] = publish_new(store, make_draft("Vendor the lockfile"))
+    sliced = store.lesson_page(query="lockfile")
+    assert ([x.id for x in sliced.lessons], sliced.note) == ([first, second], None)
+    assert store.lesson_page(query="keep").matching == 0

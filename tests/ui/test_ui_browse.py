@@ -48,6 +48,20 @@ def test_the_search_finds_words_of_recommendations_as_prefixes(client: httpx.Cli
     assert 'id="search-note"' not in page.text  # this SQLite has FTS5
 
 
+@pytest.mark.parametrize(
+    ("query", "problem"),
+    [("*", "give at least one word (letters or digits)"),
+     ("+".join(["load"] * 17), "give at most 16 words (this search has 17)")],
+)  # fmt: skip
+def test_a_search_the_cli_refuses_is_refused_in_the_page(
+    client: httpx.Client, query: str, problem: str
+) -> None:
+    page = client.get(f"/?q={query}")
+    assert page.status_code == 400
+    assert f'id="search-problem">The search was not run: {problem}.' in html.unescape(page.text)
+    assert "matching" not in page.text
+
+
 def test_the_order_menu_sorts_the_list_and_the_pager_keeps_it(client: httpx.Client) -> None:
     oldest = _listed(client.get("/"))
     assert oldest == sorted(oldest)

@@ -12,7 +12,7 @@ import click
 
 from active_memory.models.lessons import Lesson
 from active_memory.store.engine import EngineStore
-from active_memory.store.search_text import query_words, text_matches
+from active_memory.store.search_text import query_problem, query_words, text_matches
 
 __all__ = ["searched"]
 
@@ -23,12 +23,11 @@ def searched(
     store: object, found: Sequence[Lesson], query: str
 ) -> tuple[tuple[Lesson, ...], str | None]:
     """The lessons of ``found`` that ``query`` matches, and the index's note when the store
-    searched without one. BadParameter (exit 2) for a query of no word."""
+    searched without one. BadParameter (exit 2) for a query of no word or too many."""
+    problem = query_problem(query)
+    if problem is not None:
+        raise click.BadParameter(problem, param_hint="--search")
     words = query_words(query)
-    if not words:
-        raise click.BadParameter(
-            "give at least one word (letters or digits)", param_hint="--search"
-        )
     if not isinstance(store, EngineStore):
         return tuple(x for x in found if text_matches(words, x.title, x.recommendation)), None
     ids: set[str] = set()

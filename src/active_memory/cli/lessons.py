@@ -111,6 +111,10 @@ def list_command(
 ) -> None:
     """List live lessons sorted by id."""
     repository = chosen_repository(repository, repository_key)
+    if retired and search is not None:
+        raise click.BadParameter(
+            "the search reads live lessons only; drop --search or --retired", param_hint="--search"
+        )
     with open_store(store, read_only=True) as opened:
         if retired:
             tombstones = opened.list_retired()

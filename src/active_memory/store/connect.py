@@ -32,6 +32,7 @@ from active_memory.store.migrations import (
 )
 from active_memory.store.paths import ZEROSHOT_IMPORT_HINT, check_store_location
 from active_memory.store.rows import readable_schema
+from active_memory.store.search_text import resync_fts_index
 from active_memory.store.sql import SqliteConnection
 from active_memory.store.unreadable import safe_message
 from active_memory.store.zeroshot import is_zeroshot_store_file, looks_like_zeroshot_schema
@@ -345,6 +346,7 @@ def _prepare(
             )
         if pending:
             apply_pending(conn)
+        resync_fts_index(conn)  # after writes by an SQLite without FTS5
         _check_meta(conn, path)
     except MigrationMismatch as error:
         raise StoreUnavailable(str(path), str(error)) from None

@@ -23,10 +23,12 @@ from active_memory.store.admin import _fetch
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError
 from active_memory.store.search_text import (
-    LIKE_NOTE,
     NOT_UPGRADED_NOTE,
+    card_text,
+    folded_text,
     has_fts_index,
     has_table,
+    like_note,
     like_patterns,
     pg_tsquery,
     query_words,
@@ -145,20 +147,26 @@ def _listed(rows: list[tuple[Any, ...]]) -> tuple[ListedLesson, ...]:
 
 def _search(conn: SqlConnection, words: list[str]) -> tuple[str, str, list[str], str | None]:
     """The rows to read (a FROM clause), the condition matching rows whose title or
-    recommendation has every word (as a prefix), its parameters, and a note when the search
-    cannot use an index."""
+    recommendation has every word (as the start of a word), its parameters, and a note when
+    the search cannot use an index."""
     if not isinstance(conn, sqlite3.Connection):  # PostgreSQL: the GIN index of lesson_text
-        condition = "lesson_text(records.body) @@ to_tsquery('simple', ?)"
+        condition = "records.id IN (SELECT id FROM lesson_text WHERE words @@ CAST(? AS tsquery))"
         return _RECORDS, condition, [pg_tsquery(words)], None
     if has_fts_index(conn):
         return _FTS_SOURCE, "lesson_text MATCH ?", [sqlite_fts_query(words)], None
     patterns = like_patterns(words)
     if not has_table(conn, "lesson_text_rows"):  # read-only, before m005_lesson_search
-        condition = " AND ".join(["records.body LIKE ?"] * len(patterns))
+        conn.create_function("active_memory_card_text", 1, _card_words, deterministic=True)
+        condition = " AND ".join(["active_memory_card_text(records.body) LIKE ?"] * len(patterns))
         return _RECORDS, condition, patterns, NOT_UPGRADED_NOTE
-    each = " AND ".join(["(title LIKE ? OR recommendation LIKE ?)"] * len(patterns))
+    each = " AND ".join(["(' ' || title || ' ' || recommendation) LIKE ?"] * len(patterns))
     condition = f"records.id IN (SELECT id FROM lesson_text_rows WHERE {each})"
-    return _RECORDS, condition, [p for pattern in patterns for p in (pattern, pattern)], LIKE_NOTE
+    return _RECORDS, condition, patterns, like_note(conn)
+
+
+def _card_words(body: object) -> str:
+    """A stored card's folded words, each after a space (as ``like_patterns`` expects)."""
+    return " " + folded_text(" ".join(card_text(body)))
 
 
 def _pages(matching: int, page: int, per_page: int) -> tuple[int, int]:

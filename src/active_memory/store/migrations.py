@@ -12,6 +12,7 @@ import hashlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from active_memory.store.checked_rows import backfill_checksums
 from active_memory.store.search_text import SQLITE_SEARCH_STATEMENTS, create_fts_index
@@ -32,7 +33,8 @@ class Migration:
 
     name: str
     statements: tuple[str, ...]
-    backfill: Callable[[sqlite3.Connection], None] | None = None
+    # An SQLite connection, or a psycopg one for a PostgreSQL migration.
+    backfill: Callable[[Any], None] | None = None
 
     @property
     def checksum(self) -> str:

@@ -1,21 +1,31 @@
 """Full-text search over the live lessons' titles and recommendations, on either engine.
 
-SQLite keeps the text of each live row in ``lesson_text_rows`` and indexes it in the FTS5 table
-``lesson_text`` (external content; its rowid is that table's ``INTEGER PRIMARY KEY``, which
+Both engines index words folded here, in Python, by the rule the query is folded by
+(:func:`folded_words`: case-folded with ``str.casefold``, NFKD, marks removed, split into runs
+of letters and digits), so a word inside a path, a dotted name or a number is a word of its
+own (``tests/conftest.py`` is ``tests``, ``conftest``, ``py``), ``Straße`` is ``strasse`` and
+``ﬁle`` is ``file``, whatever the engine's tokenizer or the database's locale would say.
+
+SQLite keeps the folded text of each live row in ``lesson_text_rows`` and indexes it in the FTS5
+table ``lesson_text`` (external content, ``ascii`` tokenizer: the text is already folded and its
+words are separated by spaces; its rowid is the text table's ``INTEGER PRIMARY KEY``, which
 VACUUM keeps, unlike the implicit rowid of ``records``). The writer keeps both, in the same
 transaction as the rows (:func:`text_statements`, from ``writes.apply_changes``, the one path
 every publish, retire, revert, purge and import takes): a store runs with ``trusted_schema``
 off, which refuses JSON functions and virtual tables inside triggers. A purge merges the index
 (``optimize``), so the words of an erased lesson leave the index's pages before the purge's
 scrub. An SQLite built without FTS5 keeps the text table alone, and a search compares words
-with ``LIKE`` (ASCII case folding, no index), which :data:`LIKE_NOTE` says; a store not yet
-upgraded (read-only) compares the stored cards the same way.
+with ``LIKE`` (no index), which :data:`LIKE_NOTE` says; on a store indexed by another build it
+leaves the index alone and marks it stale (``lesson_text_stale``), and the next writer with FTS5
+rebuilds it (:func:`resync_fts_index`, run whenever a store opens for writing). A store not yet
+upgraded (read-only) folds the stored cards the same way, one by one.
 
-PostgreSQL indexes ``lesson_text(body)`` (a tsvector of the card's title and recommendation,
-``simple`` configuration) with GIN, over live rows: the index follows every write itself.
+PostgreSQL keeps a ``tsvector`` of each live row's folded words in ``lesson_text`` (GIN index),
+built from the words as they are (``array_to_tsvector``), written by the same writer path, and
+matched with a ``tsquery`` of prefixes given as they are: no parser, no locale.
 
-A query is its words (letters and digits, case-folded; at most :data:`MAX_WORDS`), each
-matched as a prefix, all of them required.
+A query is its words (at most :data:`MAX_WORDS`), each matched as the start of a word, all of
+them required; a word is cut to :data:`WORD_CHARS` characters on both sides.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import re
 import sqlite3
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "COUNT_ALL",
@@ -33,26 +44,41 @@ __all__ = [
     "NOT_UPGRADED_NOTE",
     "PG_SEARCH_STATEMENTS",
     "SQLITE_SEARCH_STATEMENTS",
+    "STALE_NOTE",
+    "WORD_CHARS",
     "card_text",
     "create_fts_index",
+    "fill_pg_text",
+    "folded_text",
+    "folded_words",
+    "fts5_available",
     "has_fts_index",
     "has_table",
+    "like_note",
     "like_patterns",
     "pg_tsquery",
+    "query_problem",
     "query_words",
+    "resync_fts_index",
     "sqlite_fts_query",
     "text_matches",
     "text_statements",
 ]
 
 MAX_WORDS = 16
+# A stored word and a query word are cut to this many characters alike (a PostgreSQL lexeme
+# holds at most 2,047 bytes; NFKD can make one character of a card several).
+WORD_CHARS = 200
 # Ids a statement names at most (SQLite's default limit of host parameters is 32,766).
 _BATCH = 300
 _WORD = re.compile(r"[^\W_]+")
 
-LIKE_NOTE = (
-    "this SQLite has no FTS5, so the search compares words with LIKE (no index; case folded "
-    "for ASCII letters only)"
+LIKE_NOTE = "this SQLite has no FTS5, so the search compares words with LIKE (no index)"
+
+STALE_NOTE = (
+    "this store's search index is out of date (an SQLite without FTS5 wrote to it), so the "
+    "search compares words with LIKE (no index); open it once for writing to rebuild the index "
+    "(e.g. `active-memory store check`)"
 )
 
 NOT_UPGRADED_NOTE = (
@@ -122,6 +148,9 @@ SQLITE_SEARCH_STATEMENTS: tuple[str, ...] = (
             recommendation TEXT NOT NULL
         )
         """,
+    # A row here: an SQLite without FTS5 changed the text table, so the FTS5 index no longer
+    # matches it (rebuilt by the next writer that has FTS5).
+    "CREATE TABLE lesson_text_stale (key INTEGER PRIMARY KEY CHECK (key = 1))",
     # The browser's sorts and filters over indexed columns: every live row by repository (graph
     # lessons may name one too), by revision, and the retired ids alone.
     """
@@ -135,8 +164,9 @@ SQLITE_SEARCH_STATEMENTS: tuple[str, ...] = (
 _CREATE_FTS = (
     "CREATE VIRTUAL TABLE lesson_text USING fts5(title, recommendation, "
     "content = 'lesson_text_rows', content_rowid = 'key', "
-    "tokenize = 'unicode61 remove_diacritics 2')"
+    "tokenize = 'ascii')"
 )
+_STALE = "INSERT OR IGNORE INTO lesson_text_stale (key) VALUES (1)"
 
 
 def card_text(body: object) -> tuple[str, str]:
@@ -153,20 +183,48 @@ def card_text(body: object) -> tuple[str, str]:
 
 
 def create_fts_index(conn: sqlite3.Connection) -> None:
-    """Fill ``lesson_text_rows`` from the live rows, and index it with FTS5 when this SQLite
-    has FTS5 (searches use ``LIKE`` otherwise). The Python step of ``m005_lesson_search``."""
+    """Fill ``lesson_text_rows`` with the live rows' folded text, and index it with FTS5 when
+    this SQLite has FTS5 (searches use ``LIKE`` otherwise). The Python step of
+    ``m005_lesson_search``."""
     rows = conn.execute("SELECT id, body FROM records WHERE deleted = 0").fetchall()
     conn.executemany(
         "INSERT INTO lesson_text_rows (id, title, recommendation) VALUES (?, ?, ?)",
-        [(lesson_id, *card_text(body)) for lesson_id, body in rows],
+        [(lesson_id, *_folded_card(body)) for lesson_id, body in rows],
     )
-    try:
+    if fts5_available(conn):
         conn.execute(_CREATE_FTS)
-    except sqlite3.OperationalError as error:
-        if "no such module" not in str(error):
-            raise
-        return
-    conn.execute("INSERT INTO lesson_text (lesson_text) VALUES ('rebuild')")
+        conn.execute("INSERT INTO lesson_text (lesson_text) VALUES ('rebuild')")
+
+
+def fts5_available(conn: sqlite3.Connection) -> bool:
+    """Whether this SQLite has the FTS5 module (a store can be opened by builds without it)."""
+    try:
+        conn.execute("SELECT fts5_source_id()")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def resync_fts_index(conn: sqlite3.Connection) -> bool:
+    """Rebuild the FTS5 index of a store whose text table an SQLite without FTS5 changed (or
+    create it, for a store upgraded by one), in its own write transaction; True when it did.
+    Nothing to do, or no FTS5 here: False, and one read."""
+    if not has_table(conn, "lesson_text_rows") or not fts5_available(conn):
+        return False
+    if has_table(conn, "lesson_text") and not _is_stale(conn):
+        return False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not has_table(conn, "lesson_text"):
+            conn.execute(_CREATE_FTS)
+        conn.execute("INSERT INTO lesson_text (lesson_text) VALUES ('rebuild')")
+        conn.execute("DELETE FROM lesson_text_stale")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return True
 
 
 def has_table(conn: sqlite3.Connection, name: str) -> bool:
@@ -176,28 +234,47 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
     return found is not None
 
 
+def _is_stale(conn: sqlite3.Connection) -> bool:
+    if not has_table(conn, "lesson_text_stale"):
+        return False
+    return conn.execute("SELECT 1 FROM lesson_text_stale").fetchone() is not None
+
+
 def has_fts_index(conn: sqlite3.Connection) -> bool:
-    return has_table(conn, "lesson_text")
+    """Whether a search can use the FTS5 index: there is one, this SQLite can read it, and no
+    build without FTS5 has changed the text since it was built."""
+    return has_table(conn, "lesson_text") and fts5_available(conn) and not _is_stale(conn)
+
+
+def like_note(conn: sqlite3.Connection) -> str:
+    """Why a search of a store with its text table compares words with ``LIKE``."""
+    return STALE_NOTE if has_table(conn, "lesson_text") and fts5_available(conn) else LIKE_NOTE
 
 
 def text_statements(
     conn: object, changed: Sequence[tuple[str, str | None, bool]]
 ) -> list[tuple[str, tuple[object, ...]]]:
-    """The statements that bring an SQLite store's search text up to date with ``changed``
-    rows, each ``(id, body or None, purged)``, in a few statements per batch; none for
-    PostgreSQL (its index follows the rows) or a store without the text table."""
-    if not changed or not isinstance(conn, sqlite3.Connection):
+    """The statements that bring the search text up to date with ``changed`` rows, each
+    ``(id, body or None, purged)``, in a few statements per batch; none for a store without
+    the text table. An SQLite without FTS5 marks an FTS5 index stale instead of writing it,
+    and a stale index is rebuilt whole instead of written row by row."""
+    if not changed:
         return []
+    ids = tuple(lesson_id for lesson_id, _, _ in changed)
+    live = [(lesson_id, *_folded_card(body)) for lesson_id, body, _ in changed if body is not None]
+    if not isinstance(conn, sqlite3.Connection):
+        return _pg_text_statements(ids, live)
     if not has_table(conn, "lesson_text_rows"):
         return []
-    indexed = has_fts_index(conn)
-    ids = tuple(lesson_id for lesson_id, _, _ in changed)
-    live = [(lesson_id, *card_text(body)) for lesson_id, body, _ in changed if body is not None]
+    indexed = has_table(conn, "lesson_text")
+    usable = indexed and fts5_available(conn)
+    rebuild = usable and _is_stale(conn)
+    write_index = usable and not rebuild
     statements: list[tuple[str, tuple[object, ...]]] = []
     for start in range(0, len(ids), _BATCH):
         part = ids[start : start + _BATCH]
         marks = ", ".join("?" * len(part))
-        if indexed:
+        if write_index:
             statements.append((
                 "INSERT INTO lesson_text (lesson_text, rowid, title, recommendation) SELECT "
                 f"'delete', key, title, recommendation FROM lesson_text_rows WHERE id IN ({marks})",
@@ -211,46 +288,62 @@ def text_statements(
         statements.append(
             (f"INSERT INTO lesson_text_rows (id, title, recommendation) VALUES {values}", flat)
         )
-        if indexed:
+        if write_index:
             marks = ", ".join("?" * len(part_rows))
             statements.append((
                 "INSERT INTO lesson_text (rowid, title, recommendation) SELECT key, title, "
                 f"recommendation FROM lesson_text_rows WHERE id IN ({marks})",
                 tuple(row[0] for row in part_rows),
             ))  # fmt: skip
-    if indexed and any(purged for _, _, purged in changed):
+    if indexed and not usable:
+        statements.append((_STALE, ()))
+    if rebuild:
+        statements += [("INSERT INTO lesson_text (lesson_text) VALUES ('rebuild')", ()),
+                       ("DELETE FROM lesson_text_stale", ())]  # fmt: skip
+    elif write_index and any(purged for _, _, purged in changed):
         statements.append(("INSERT INTO lesson_text (lesson_text) VALUES ('optimize')", ()))
     return statements
 
 
-# PostgreSQL: the function is IMMUTABLE (same body, same vector), as an index expression must
-# be; a body that is not JSON indexes as nothing instead of failing the write.
+def _pg_text_statements(
+    ids: tuple[str, ...], live: list[tuple[str, str, str]]
+) -> list[tuple[str, tuple[object, ...]]]:
+    statements: list[tuple[str, tuple[object, ...]]] = []
+    for start in range(0, len(ids), _BATCH):
+        part = ids[start : start + _BATCH]
+        statements.append(
+            (f"DELETE FROM lesson_text WHERE id IN ({', '.join('?' * len(part))})", part)
+        )
+    for start in range(0, len(live), _BATCH):
+        rows = [(lesson_id, f"{title} {text}".strip()) for lesson_id, title, text in
+                live[start : start + _BATCH]]  # fmt: skip
+        values = ", ".join(["(?, array_to_tsvector(string_to_array(?, ' ')))"] * len(rows))
+        statements.append((f"INSERT INTO lesson_text (id, words) VALUES {values}",
+                           tuple(value for row in rows for value in row)))  # fmt: skip
+    return statements
+
+
+def fill_pg_text(conn: Any) -> None:
+    """Fill PostgreSQL's ``lesson_text`` from the live rows: the Python step of its
+    ``m003_lesson_search`` (``conn`` a psycopg connection inside the migration)."""
+    rows = conn.execute("SELECT id, body FROM records WHERE deleted = 0").fetchall()
+    with conn.cursor() as cursor:
+        cursor.executemany(
+            "INSERT INTO lesson_text (id, words) VALUES "
+            "(%s, array_to_tsvector(string_to_array(%s, ' ')))",
+            [(lesson_id, " ".join(_folded_card(body)).strip()) for lesson_id, body in rows],
+        )
+
+
+# PostgreSQL: the folded words of each live row, as lexemes (the writer and fill_pg_text).
 PG_SEARCH_STATEMENTS: tuple[str, ...] = (
     """
-        CREATE FUNCTION lesson_text(body text) RETURNS tsvector LANGUAGE plpgsql IMMUTABLE
-        SET search_path FROM CURRENT AS $$
-        DECLARE
-            card jsonb;
-            plain text;
-        BEGIN
-            IF body IS NULL THEN
-                RETURN ''::tsvector;
-            END IF;
-            card := body::jsonb;
-            plain := coalesce(card ->> 'title', '') || ' '
-                     || coalesce(card ->> 'recommendation', '');
-            BEGIN  -- marks off, as SQLite's remove_diacritics (normalize needs a UTF8 database)
-                plain := regexp_replace(normalize(plain, NFKD), '[\u0300-\u036f]', '', 'g');
-            EXCEPTION WHEN others THEN
-                NULL;
-            END;
-            RETURN to_tsvector('simple'::regconfig, plain);
-        EXCEPTION WHEN others THEN
-            RETURN ''::tsvector;
-        END
-        $$
+        CREATE TABLE lesson_text (
+            id text COLLATE "C" PRIMARY KEY,
+            words tsvector NOT NULL
+        )
         """,
-    "CREATE INDEX records_text ON records USING gin (lesson_text(body)) WHERE deleted = 0",
+    "CREATE INDEX lesson_text_words ON lesson_text USING gin (words)",
     """
         CREATE TABLE scope_counts (
             kind text NOT NULL CHECK (kind IN ('repository', 'graph')),
@@ -298,10 +391,24 @@ PG_SEARCH_STATEMENTS: tuple[str, ...] = (
 )
 
 
+def query_problem(query: str) -> str | None:
+    """Why ``query`` cannot be searched, in one sentence for the person who typed it; None
+    when it can."""
+    words = folded_words(query)
+    if not words:
+        return "give at least one word (letters or digits)"
+    if len(words) > MAX_WORDS:
+        return f"give at most {MAX_WORDS} words (this search has {len(words)})"
+    return None
+
+
 def query_words(query: str | None) -> list[str]:
-    """The words a search looks for: letters and digits, case-folded and without marks (as
-    both indexes fold them), the first MAX_WORDS."""
-    return _folded_words(query or "")[:MAX_WORDS]
+    """The words a search looks for, folded as the indexes' words are (:func:`folded_words`).
+    ValueError for more than MAX_WORDS words (its message says so)."""
+    words = folded_words(query or "")
+    if len(words) > MAX_WORDS:
+        raise ValueError(query_problem(query or ""))
+    return words
 
 
 def sqlite_fts_query(words: list[str]) -> str:
@@ -310,26 +417,37 @@ def sqlite_fts_query(words: list[str]) -> str:
 
 
 def pg_tsquery(words: list[str]) -> str:
-    """A ``to_tsquery('simple', …)`` text: every word as a quoted prefix, all required."""
+    """A ``tsquery`` text, read as it is: every word as a quoted prefix, all required."""
     return " & ".join(f"'{word}':*" for word in words)
 
 
 def like_patterns(words: list[str]) -> list[str]:
-    """``LIKE … ESCAPE '\\'`` patterns, one a word (words hold no wildcard but ``_``, which
-    the word pattern leaves out)."""
-    return [f"%{word}%" for word in words]
+    """``LIKE`` patterns, one a word, for the folded text with a space before each word: the
+    word at the start of a word (words are letters and digits, so no character of a pattern
+    but its ``%`` is a wildcard and no ESCAPE clause is needed)."""
+    return [f"% {word}%" for word in words]
 
 
-def _folded_words(text: str) -> list[str]:
-    """The words of ``text`` as FTS5's ``unicode61 remove_diacritics 2`` indexes them, nearly:
-    case-folded, marks removed."""
+def folded_words(text: str) -> list[str]:
+    """The words of ``text`` as both indexes hold them: case-folded, NFKD, marks removed,
+    runs of letters and digits, each cut to WORD_CHARS characters."""
     plain = "".join(c for c in unicodedata.normalize("NFKD", text.casefold())
                     if not unicodedata.combining(c))  # fmt: skip
-    return _WORD.findall(plain)
+    return [word[:WORD_CHARS] for word in _WORD.findall(plain)]
+
+
+def folded_text(text: str) -> str:
+    """The folded words of ``text``, separated by spaces: what the indexes are given."""
+    return " ".join(folded_words(text))
+
+
+def _folded_card(body: object) -> tuple[str, str]:
+    title, recommendation = card_text(body)
+    return folded_text(title), folded_text(recommendation)
 
 
 def text_matches(words: list[str], title: str, recommendation: str) -> bool:
     """Whether every one of ``words`` begins a word of the title or the recommendation: the
     search of a store that only lists its lessons (one served over HTTPS)."""
-    found = _folded_words(f"{title} {recommendation}")
+    found = folded_words(f"{title} {recommendation}")
     return all(any(w.startswith(word) for w in found) for word in words)

@@ -33,6 +33,7 @@ from active_memory.errors import (
 )
 from active_memory.models.ids import validate_lesson_id
 from active_memory.store.listing import LessonSort
+from active_memory.store.search_text import query_problem
 from active_memory.ui.chart import rejection_chart
 from active_memory.ui.impact_view import impact_chart, repository_rows
 from active_memory.ui.security import SESSION_COOKIE, Sessions
@@ -194,12 +195,15 @@ class UiApp:
         repository = params.get("repository") or None
         graph = params.get("graph") or None
         query = (params.get("q") or "")[:_QUERY_CHARS] or None
+        # A query the CLI refuses (no word, too many) is refused here too, in the page.
+        problem = query_problem(query) if query else None
+        searched = None if problem else query
         page = _page_number(params.get("page"))
         # An order the menu does not offer is the default, as a bad page number is page 1.
         sort: LessonSort = next((key for key in SORT_LABELS if key == params.get("sort")), "oldest")
         listing, repositories, graphs = await run_in_threadpool(
             lambda: self.data.lessons(
-                repository=repository, graph=graph, query=query, page=page, sort=sort
+                repository=repository, graph=graph, query=searched, page=page, sort=sort
             )
         )
         held = await run_in_threadpool(self.data.quarantine)
@@ -208,6 +212,7 @@ class UiApp:
         filters = {key: value for key, value in kept.items() if value}
         return self._page(
             "index.html",
+            400 if problem else 200,
             rows=listing.rows,
             listing=listing,
             filters=filters,
@@ -216,6 +221,8 @@ class UiApp:
             repository=repository,
             graph=graph,
             query=query,
+            searched=searched,
+            problem=problem,
             sort=sort,
             sorts=SORT_LABELS,
             held=len(held),

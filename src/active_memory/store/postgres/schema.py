@@ -25,7 +25,7 @@ from active_memory.store.migrations import (
     MigrationMismatch,
     pending_migrations,
 )
-from active_memory.store.search_text import PG_SEARCH_STATEMENTS
+from active_memory.store.search_text import PG_SEARCH_STATEMENTS, fill_pg_text
 
 __all__ = [
     "PG_MIGRATIONS",
@@ -166,9 +166,9 @@ m002_quarantine = Migration(
     ),
 )
 
-# The browser at scale, as SQLite's m005_lesson_search: a GIN index over the live cards' text
-# for full-text search, and the indexes the browser's sorts and filters read.
-m003_lesson_search = Migration("m003_lesson_search", PG_SEARCH_STATEMENTS)
+# The browser at scale, as SQLite's m005_lesson_search: the live cards' folded words under a GIN
+# index for full-text search, and the indexes the browser's sorts and filters read.
+m003_lesson_search = Migration("m003_lesson_search", PG_SEARCH_STATEMENTS, backfill=fill_pg_text)
 
 PG_MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_quarantine, m003_lesson_search)
 
@@ -233,6 +233,8 @@ def apply_pending(
         for migration in todo:
             for statement in migration.statements:
                 conn.execute(statement.encode("utf-8"))
+            if migration.backfill is not None:
+                migration.backfill(conn)
             conn.execute(
                 f"INSERT INTO schema_migrations (name, checksum, applied_at) "
                 f"VALUES (%s, %s, {_NOW})".encode(),

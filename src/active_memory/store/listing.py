@@ -8,6 +8,11 @@ words of titles and recommendations through the full-text index (``store.search_
 whole-store read, whatever the store's size. Sorts and filters read indexed columns (the
 partial indexes of ``m005_lesson_search``). Retired ids page the same way, each with the title
 of its last stored revision (none once purged).
+
+With ``within`` (the memory service, for a token's scope: ``store/access.py``) the same reads
+are confined in SQL to the rows that scope reaches, the counts included: a lesson the token
+does not reach is neither listed nor counted; a tombstone is listed when its last live scope
+(``scope_repository``, ``scope_graph_hash``: PostgreSQL's schema keeps them) is reached.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Literal
 
 from active_memory.errors import StoreError
 from active_memory.models.lessons import GraphScope, Lesson
+from active_memory.store.access import AccessScope
 from active_memory.store.admin import _fetch
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError
@@ -166,9 +172,34 @@ def _pages(matching: int, page: int, per_page: int) -> tuple[int, int]:
     return min(max(page, 1), pages), pages
 
 
-def _scope_counts(conn: SqlConnection) -> tuple[dict[str, int], dict[str, int]]:
+def _reached(within: AccessScope, table: str, prefix: str = "") -> tuple[str, list[str]]:
+    """The condition on ``table``'s ``{prefix}repository`` and ``{prefix}graph_hash`` columns
+    (and its ``kind``) that :meth:`AccessScope.allows` states, and its parameters."""
+    repo, graph = f"{table}.{prefix}repository", f"{table}.{prefix}graph_hash"
+    condition = (f"(({table}.kind = 'repository' AND {repo} = ?) OR ({table}.kind = 'graph' "
+                 f"AND ({repo} IS NULL OR {repo} = ?)")  # fmt: skip
+    params = [within.repository, within.repository]
+    if within.graph_hash is not None:
+        condition += f" AND {graph} = ?"
+        params.append(within.graph_hash)
+    return condition + "))", params
+
+
+def _scope_counts(
+    conn: SqlConnection, within: AccessScope | None
+) -> tuple[dict[str, int], dict[str, int]]:
     """Live lessons by repository and by graph: a row a scope from the counts the triggers
-    keep, or, on a store not yet upgraded (read-only), grouped over its indexes."""
+    keep, or, on a store not yet upgraded (read-only) or within a token's scope, grouped over
+    its indexes (the scope's rows only)."""
+    if within is not None:
+        reached, params = _reached(within, "records")
+        live = f"FROM records WHERE records.deleted = 0 AND {reached}"
+        repositories = _fetch(conn, f"SELECT records.repository, COUNT(*) {live} AND "
+                                    "records.repository IS NOT NULL GROUP BY records.repository",
+                              params)  # fmt: skip
+        graphs = _fetch(conn, f"SELECT records.graph_hash, COUNT(*) {live} AND records.kind = "
+                              "'graph' GROUP BY records.graph_hash", params)  # fmt: skip
+        return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
     if not isinstance(conn, sqlite3.Connection) or has_table(conn, "scope_counts"):
         found = _fetch(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
         counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
@@ -213,12 +244,13 @@ def list_page(
     page: int,
     per_page: int,
     sort: str = "oldest",
+    within: AccessScope | None = None,
 ) -> LessonListing:
     """Page ``page`` (clamped to those there are) of the live lessons of ``repository`` and
     ``graph`` whose title or recommendation holds every word of ``query``, in ``sort`` order
-    (a key of :data:`SORTS`)."""
+    (a key of :data:`SORTS`); with ``within``, of those that scope reaches."""
     order = SORTS[sort]
-    repositories, graphs = _scope_counts(conn)
+    repositories, graphs = _scope_counts(conn, within)
     source, note = _RECORDS, None
     clauses: list[str] = []
     params: list[str] = []
@@ -233,8 +265,13 @@ def list_page(
     if graph:
         clauses.append("records.kind = 'graph' AND records.graph_hash = ?")
         params.append(graph)
+    if within is not None:
+        reached, reached_params = _reached(within, "records")
+        clauses.append(reached)
+        params += reached_params
     where = " AND ".join(clauses)
-    if source == _FTS_SOURCE and not repository and not graph and sort != "revised":
+    unfiltered = not repository and not graph and within is None
+    if source == _FTS_SOURCE and unfiltered and sort != "revised":
         rows, matching, page, pages = _fts_page(conn, params[0], page, per_page, sort)
     else:
         matching = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}", params)[0][0])
@@ -245,16 +282,24 @@ def list_page(
     return LessonListing(_listed(rows), page, pages, matching, repositories, graphs, note=note)
 
 
-def retired_page(conn: SqlConnection, *, page: int, per_page: int) -> RetiredListing:
-    """Page ``page`` (clamped) of the retired ids, newest id first."""
-    matching = int(_fetch(conn, "SELECT COUNT(*) FROM records WHERE deleted = 1")[0][0])
+def retired_page(
+    conn: SqlConnection, *, page: int, per_page: int, within: AccessScope | None = None
+) -> RetiredListing:
+    """Page ``page`` (clamped) of the retired ids, newest id first; with ``within``, of those
+    whose last live scope it reaches (a tombstone imported as one has none: left out)."""
+    where, params = "r.deleted = 1", list[str]()
+    if within is not None:
+        reached, params = _reached(within, "r", prefix="scope_")
+        where += f" AND r.scoped = 1 AND {reached}"
+    matching = int(_fetch(conn, f"SELECT COUNT(*) FROM records AS r WHERE {where}",
+                          params)[0][0])  # fmt: skip
     page, pages = _pages(matching, page, per_page)
     rows = _fetch(
         conn,
         "SELECT r.id, r.revision, r.kind, (SELECT h.body FROM history AS h WHERE h.id = r.id "
         "AND h.body IS NOT NULL ORDER BY h.revision DESC LIMIT 1) FROM records AS r "
-        "WHERE r.deleted = 1 ORDER BY r.id DESC LIMIT ? OFFSET ?",
-        [per_page, (page - 1) * per_page],
+        f"WHERE {where} ORDER BY r.id DESC LIMIT ? OFFSET ?",
+        [*params, per_page, (page - 1) * per_page],
     )
     found = tuple(
         RetiredLesson(str(lesson_id), int(revision), str(kind), _title(body))

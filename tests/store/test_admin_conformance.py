@@ -394,6 +394,8 @@ def test_lesson_and_retired_pages_are_cut_searched_and_counted_on_every_backend(
         (ids[0], "Retry the export step"),
         (ids[2], "Retry the import step"),
     ]
+    newest = store.lesson_page(query="retry", sort="newest", per_page=1, page=2)
+    assert ([row.id for row in newest.lessons], newest.pages) == ([ids[0]], 2)
     assert store.lesson_page(query="nowhere").matching == 0
     retired = store.retired_page()
     assert [(r.id, r.revision, r.title) for r in retired.rows] == [

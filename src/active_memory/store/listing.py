@@ -61,6 +61,8 @@ SORTS: dict[str, str] = {
 # A search joins the index's tables to ``records``, so every column is named with its table.
 _COLUMNS = ", ".join(f"records.{name.strip()}" for name in LIVE_COLUMNS.split(","))
 _RECORDS = "records"
+# Matches a PostgreSQL search reads whole before ordering them, rather than walk the id order.
+_FEW_MATCHES = 2000
 # The FTS5 matches joined to their rows: one lookup a match, never a set of ids to build.
 _FTS_SOURCE = (
     "lesson_text JOIN lesson_text_rows AS text_row ON text_row.key = lesson_text.rowid "
@@ -189,18 +191,25 @@ def _scope_counts(
     conn: SqlConnection, within: AccessScope | None
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Live lessons by repository and by graph: a row a scope from the counts the triggers
-    keep, or, on a store not yet upgraded (read-only) or within a token's scope, grouped over
-    its indexes (the scope's rows only)."""
+    keep, or, on a store not yet upgraded (read-only), grouped over its indexes. Within a
+    token's scope: its repository's row of the counts (or, confined to a graph, its rows
+    grouped) and its graph lessons grouped by graph."""
+    kept = not isinstance(conn, sqlite3.Connection) or has_table(conn, "scope_counts")
     if within is not None:
         reached, params = _reached(within, "records")
         live = f"FROM records WHERE records.deleted = 0 AND {reached}"
-        repositories = _fetch(conn, f"SELECT records.repository, COUNT(*) {live} AND "
-                                    "records.repository IS NOT NULL GROUP BY records.repository",
-                              params)  # fmt: skip
+        if kept and within.graph_hash is None:  # it reaches every lesson of its repository
+            repositories = _fetch(conn, "SELECT name, live FROM scope_counts WHERE kind = "
+                                        "'repository' AND name = ? AND live > 0",
+                                  [within.repository])  # fmt: skip
+        else:
+            repositories = _fetch(conn, f"SELECT records.repository, COUNT(*) {live} AND "
+                                        "records.repository IS NOT NULL GROUP BY "
+                                        "records.repository", params)  # fmt: skip
         graphs = _fetch(conn, f"SELECT records.graph_hash, COUNT(*) {live} AND records.kind = "
                               "'graph' GROUP BY records.graph_hash", params)  # fmt: skip
         return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
-    if not isinstance(conn, sqlite3.Connection) or has_table(conn, "scope_counts"):
+    if kept:
         found = _fetch(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
         counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
         for kind, name, live in found:
@@ -276,9 +285,13 @@ def list_page(
     else:
         matching = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}", params)[0][0])
         page, pages = _pages(matching, page, per_page)
-        rows = _fetch(conn, f"SELECT {_COLUMNS}, records.checksum FROM {source} WHERE {where} "
-                            f"ORDER BY {order} LIMIT ? OFFSET ?",
-                      [*params, per_page, (page - 1) * per_page])  # fmt: skip
+        select = f"SELECT {_COLUMNS}, records.checksum FROM {source} WHERE {where}"
+        if words and not isinstance(conn, sqlite3.Connection) and matching <= _FEW_MATCHES:
+            # PostgreSQL would walk the id index and test every row for a rare word (it guesses
+            # 2% match); the count says the matches are few, so they are read first, by the GIN.
+            select = f"WITH hit AS MATERIALIZED ({select}) SELECT * FROM hit AS records"
+        rows = _fetch(conn, f"{select} ORDER BY {order} LIMIT ? OFFSET ?",
+                      [*params, per_page, (page - 1) * per_page]) if matching else []  # fmt: skip
     return LessonListing(_listed(rows), page, pages, matching, repositories, graphs, note=note)
 
 

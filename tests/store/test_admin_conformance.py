@@ -33,6 +33,7 @@ from active_memory.store.quarantine import QuarantineEntry, QuarantineKeeper, qu
 from active_memory.store.remote import RemoteBackend
 from cli_runner import run_cli
 from factories import (
+    GRAPH_HASH,
     REPOSITORY,
     WEAK_RECOMMENDATION,
     WEAK_SIGNALS,
@@ -429,6 +430,7 @@ def test_pages_through_the_service_list_and_count_only_what_the_token_reaches(
         assert (page.matching, page.repositories) == (2, {REPOSITORY: 1})
         assert list(page.graphs.values()) == [1]
         assert [row.id for row in mine.lesson_page(query="retry").lessons] == [kept]
+        assert mine.lesson_page(repository=REPOSITORY).matching == 1
         assert mine.lesson_page(repository=OTHER_REPOSITORY).matching == 0
         assert mine.retired_page().matching == 0
         assert [r.id for r in other.retired_page().rows] == [theirs[1]]
@@ -436,3 +438,26 @@ def test_pages_through_the_service_list_and_count_only_what_the_token_reaches(
     finally:
         mine.close()
         other.close()
+
+
+def test_a_token_confined_to_a_graph_pages_and_counts_that_graph_alone(
+    service: RunningService,
+) -> None:
+    tenant, other_graph = "svcgraph", "b" * 64
+    wide = service.service.credentials.create(tenant=tenant, repository=REPOSITORY)
+    confined = service.service.credentials.create(
+        tenant=tenant, repository=REPOSITORY, graph_hash=GRAPH_HASH
+    )
+    with RemoteBackend(service.url, token=wide.token, timeout_s=10) as writer:
+        ids = publish_new(
+            writer,
+            make_draft("Repository card"),
+            make_graph_draft("In the graph"),
+            make_graph_draft("In another graph", graph_hash=other_graph),
+        )
+    with RemoteBackend(service.url, token=confined.token, timeout_s=10) as reader:
+        page = reader.lesson_page()
+        assert [row.id for row in page.lessons] == [ids[0], ids[1]]
+        assert (page.matching, page.repositories, page.graphs) == (2, {REPOSITORY: 1},
+                                                                    {GRAPH_HASH: 1})  # fmt: skip
+        assert reader.lesson_page(graph=other_graph).matching == 0

@@ -222,6 +222,25 @@ def _scope_counts(
     return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
 
 
+def _reached_count(
+    conn: SqlConnection, within: AccessScope, repository: str | None, counts: dict[str, int]
+) -> int | None:
+    """How many live lessons of ``repository`` (or of every repository) ``within`` reaches,
+    from its repository's kept count (``counts``, from ``scope_counts``) and its tenant-wide
+    graph lessons; None when a count of the rows must be made (a scope confined to a graph, or
+    a store without the kept counts)."""
+    if within.graph_hash is not None or (
+        isinstance(conn, sqlite3.Connection) and not has_table(conn, "scope_counts")
+    ):
+        return None
+    mine = counts.get(within.repository, 0)
+    if repository:
+        return mine if repository == within.repository else 0
+    tenant_wide = _fetch(conn, "SELECT COUNT(*) FROM records WHERE deleted = 0 AND "
+                               "kind = 'graph' AND repository IS NULL")  # fmt: skip
+    return mine + int(tenant_wide[0][0])
+
+
 def _fts_page(
     conn: SqlConnection, match: str, page: int, per_page: int, sort: str
 ) -> tuple[list[Any], int, int, int]:
@@ -283,7 +302,13 @@ def list_page(
     if source == _FTS_SOURCE and unfiltered and sort != "revised":
         rows, matching, page, pages = _fts_page(conn, params[0], page, per_page, sort)
     else:
-        matching = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}", params)[0][0])
+        counted = None
+        if within is not None and not words and not graph:
+            counted = _reached_count(conn, within, repository, repositories)
+        if counted is None:
+            counted = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}",
+                                 params)[0][0])  # fmt: skip
+        matching = counted
         page, pages = _pages(matching, page, per_page)
         select = f"SELECT {_COLUMNS}, records.checksum FROM {source} WHERE {where}"
         if words and not isinstance(conn, sqlite3.Connection) and matching <= _FEW_MATCHES:

@@ -405,6 +405,23 @@ def test_lesson_and_retired_pages_are_cut_searched_and_counted_on_every_backend(
     assert (retired.page, retired.pages, retired.matching) == (1, 1, 1)
 
 
+def test_a_search_past_the_few_matches_bound_pages_alike(
+    admin: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PostgreSQL reads many matches in id order instead of through its index: the same pages.
+    monkeypatch.setattr("active_memory.store.listing._FEW_MATCHES", 1)
+    store = admin.backend
+    ids = publish_new(store, *(make_draft(f"Retry step {n}") for n in range(4)),
+                      make_draft("Pin the schema"))  # fmt: skip
+    assert store.lesson_page(query="retry step").matching == 4
+    second = store.lesson_page(query="retry", page=2, per_page=3)
+    assert ([row.id for row in second.lessons], second.pages) == ([ids[3]], 2)
+    newest = store.lesson_page(query="retry", per_page=2, sort="newest")
+    assert [row.id for row in newest.lessons] == [ids[3], ids[2]]
+    revised = store.lesson_page(query="pin", sort="revised")
+    assert [row.id for row in revised.lessons] == [ids[4]]
+
+
 def test_pages_through_the_service_list_and_count_only_what_the_token_reaches(
     service: RunningService,
 ) -> None:

@@ -63,6 +63,7 @@ _COLUMNS = ", ".join(f"records.{name.strip()}" for name in LIVE_COLUMNS.split(",
 _RECORDS = "records"
 # Matches a PostgreSQL search reads whole before ordering them, rather than walk the id order.
 _FEW_MATCHES = 2000
+_PG_MATCH = "lesson_text(records.body) @@ to_tsquery('simple', ?)"
 # The FTS5 matches joined to their rows: one lookup a match, never a set of ids to build.
 _FTS_SOURCE = (
     "lesson_text JOIN lesson_text_rows AS text_row ON text_row.key = lesson_text.rowid "
@@ -156,8 +157,7 @@ def _search(conn: SqlConnection, words: list[str]) -> tuple[str, str, list[str],
     recommendation has every word (as a prefix), its parameters, and a note when the search
     cannot use an index."""
     if not isinstance(conn, sqlite3.Connection):  # PostgreSQL: the GIN index of lesson_text
-        condition = "lesson_text(records.body) @@ to_tsquery('simple', ?)"
-        return _RECORDS, condition, [pg_tsquery(words)], None
+        return _RECORDS, _PG_MATCH, [pg_tsquery(words)], None
     if has_fts_index(conn):
         return _FTS_SOURCE, "lesson_text MATCH ?", [sqlite_fts_query(words)], None
     patterns = like_patterns(words)
@@ -315,6 +315,10 @@ def list_page(
             # PostgreSQL would walk the id index and test every row for a rare word (it guesses
             # 2% match); the count says the matches are few, so they are read first, by the GIN.
             select = f"WITH hit AS MATERIALIZED ({select}) SELECT * FROM hit AS records"
+        elif words and not isinstance(conn, sqlite3.Connection):
+            # Many match: the id order finds a page's rows soon. It guesses 200 and would read
+            # every match through the GIN and sort them, so the test is hidden from the index.
+            select = select.replace(_PG_MATCH, f"COALESCE({_PG_MATCH}, false)")
         rows = _fetch(conn, f"{select} ORDER BY {order} LIMIT ? OFFSET ?",
                       [*params, per_page, (page - 1) * per_page]) if matching else []  # fmt: skip
     return LessonListing(_listed(rows), page, pages, matching, repositories, graphs, note=note)

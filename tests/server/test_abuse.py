@@ -248,7 +248,10 @@ def test_a_crowd_of_abusive_clients_does_not_stop_legitimate_calls(
             thread.join(30)
     assert len(latencies) == 30
     assert refused
-    assert set(refused) <= {401, 413}
+    # Bad tokens are 401, oversized bodies 413; the oversized loop uses the legitimate token, and
+    # when it sends faster than that token's rate it is answered 429 before its body is read.
+    assert set(refused) <= {401, 413, 429}
+    assert {401, 413} <= set(refused)
     print(f"legitimate snapshot amid 20 slow clients, bad tokens and oversized bodies: median "
           f"{statistics.median(latencies):.4f} s, max {max(latencies):.4f} s")  # fmt: skip
 

@@ -1,8 +1,9 @@
 """Every admin operation behaves alike on SQLite, PostgreSQL and through the memory service.
 
 ``admin`` is parametrized over the three (``admin_backends.py``): list, show, history, every
-lesson's history at once, retire, revert, purge, export, import and the quarantine's review
-(hold, list, show, approve, reject), through the one admin protocol (``store/admin_backend.py``).
+lesson's history at once, the browser's pages of lessons (filtered, searched, counted) and of
+retired ids, retire, revert, purge, export, import and the quarantine's review (hold, list,
+show, approve, reject), through the one admin protocol (``store/admin_backend.py``).
 The CLI half runs the same commands with ``--store`` naming each store.
 """
 
@@ -32,6 +33,7 @@ from active_memory.store.quarantine import QuarantineEntry, QuarantineKeeper, qu
 from active_memory.store.remote import RemoteBackend
 from cli_runner import run_cli
 from factories import (
+    GRAPH_HASH,
     REPOSITORY,
     WEAK_RECOMMENDATION,
     WEAK_SIGNALS,
@@ -367,3 +369,112 @@ def test_histories_through_the_service_leave_out_other_repositories(
     finally:
         mine.close()
         other.close()
+
+
+def test_lesson_and_retired_pages_are_cut_searched_and_counted_on_every_backend(
+    admin: Opened,
+) -> None:
+    store = admin.backend
+    ids = publish_new(
+        store,
+        make_draft("Retry the export step"),
+        make_draft("Pin the schema version"),
+        make_draft("Retry the import step"),
+        make_graph_draft(),
+    )
+    _retire(store, ids[1], 1)
+    first = store.lesson_page(page=1, per_page=2)
+    assert [row.id for row in first.lessons] == [ids[0], ids[2]]
+    assert (first.page, first.pages, first.matching) == (1, 2, 3)
+    assert first.repositories == {REPOSITORY: 2}
+    assert list(first.graphs.values()) == [1]
+    newest = store.lesson_page(page=9, per_page=2, sort="newest")
+    assert (newest.page, [row.id for row in newest.lessons]) == (2, [ids[0]])
+    searched = store.lesson_page(query="retry step", repository=REPOSITORY)
+    assert [(row.id, row.title) for row in searched.lessons] == [
+        (ids[0], "Retry the export step"),
+        (ids[2], "Retry the import step"),
+    ]
+    newest = store.lesson_page(query="retry", sort="newest", per_page=1, page=2)
+    assert ([row.id for row in newest.lessons], newest.pages) == ([ids[0]], 2)
+    assert store.lesson_page(query="nowhere").matching == 0
+    retired = store.retired_page()
+    assert [(r.id, r.revision, r.title) for r in retired.rows] == [
+        (ids[1], 2, "Pin the schema version")
+    ]
+    assert (retired.page, retired.pages, retired.matching) == (1, 1, 1)
+
+
+def test_a_search_past_the_few_matches_bound_pages_alike(
+    admin: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PostgreSQL reads many matches in id order instead of through its index: the same pages.
+    monkeypatch.setattr("active_memory.store.listing._FEW_MATCHES", 1)
+    store = admin.backend
+    ids = publish_new(store, *(make_draft(f"Retry step {n}") for n in range(4)),
+                      make_draft("Pin the schema"))  # fmt: skip
+    assert store.lesson_page(query="retry step").matching == 4
+    second = store.lesson_page(query="retry", page=2, per_page=3)
+    assert ([row.id for row in second.lessons], second.pages) == ([ids[3]], 2)
+    newest = store.lesson_page(query="retry", per_page=2, sort="newest")
+    assert [row.id for row in newest.lessons] == [ids[3], ids[2]]
+    revised = store.lesson_page(query="pin", sort="revised")
+    assert [row.id for row in revised.lessons] == [ids[4]]
+
+
+def test_pages_through_the_service_list_and_count_only_what_the_token_reaches(
+    service: RunningService,
+) -> None:
+    issued = {
+        repository: service.service.credentials.create(tenant="svcpage", repository=repository)
+        for repository in (REPOSITORY, OTHER_REPOSITORY)
+    }
+    mine, other = (
+        RemoteBackend(service.url, token=issued[r].token, timeout_s=10)
+        for r in (REPOSITORY, OTHER_REPOSITORY)
+    )
+    try:
+        (kept, tenant_wide) = publish_new(mine, make_draft("Retry ours"), make_graph_draft())
+        theirs = publish_new(
+            other,
+            make_draft("Retry theirs", repository=OTHER_REPOSITORY),
+            make_draft("Retired theirs", repository=OTHER_REPOSITORY),
+            make_graph_draft("Retry their graph card", repository=OTHER_REPOSITORY),
+        )
+        _retire(other, theirs[1], 1)
+        page = mine.lesson_page()
+        assert sorted(row.id for row in page.lessons) == sorted([kept, tenant_wide])
+        assert (page.matching, page.repositories) == (2, {REPOSITORY: 1})
+        assert list(page.graphs.values()) == [1]
+        assert [row.id for row in mine.lesson_page(query="retry").lessons] == [kept]
+        assert mine.lesson_page(repository=REPOSITORY).matching == 1
+        assert mine.lesson_page(repository=OTHER_REPOSITORY).matching == 0
+        assert mine.retired_page().matching == 0
+        assert [r.id for r in other.retired_page().rows] == [theirs[1]]
+        assert other.lesson_page(query="retry").matching == 2
+    finally:
+        mine.close()
+        other.close()
+
+
+def test_a_token_confined_to_a_graph_pages_and_counts_that_graph_alone(
+    service: RunningService,
+) -> None:
+    tenant, other_graph = "svcgraph", "b" * 64
+    wide = service.service.credentials.create(tenant=tenant, repository=REPOSITORY)
+    confined = service.service.credentials.create(
+        tenant=tenant, repository=REPOSITORY, graph_hash=GRAPH_HASH
+    )
+    with RemoteBackend(service.url, token=wide.token, timeout_s=10) as writer:
+        ids = publish_new(
+            writer,
+            make_draft("Repository card"),
+            make_graph_draft("In the graph"),
+            make_graph_draft("In another graph", graph_hash=other_graph),
+        )
+    with RemoteBackend(service.url, token=confined.token, timeout_s=10) as reader:
+        page = reader.lesson_page()
+        assert [row.id for row in page.lessons] == [ids[0], ids[1]]
+        assert (page.matching, page.repositories, page.graphs) == (2, {REPOSITORY: 1},
+                                                                    {GRAPH_HASH: 1})  # fmt: skip
+        assert reader.lesson_page(graph=other_graph).matching == 0

@@ -1,5 +1,6 @@
 """``active-memory ui --store postgresql://…`` serves the team store: its lessons and its
-quarantine, whose proposals are approved and rejected from the page as on a local store."""
+quarantine, whose proposals are approved and rejected from the page as on a local store; and
+``--store https://…`` reads its pages of lessons from the memory service, cut in its SQL."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
+from active_memory.server import RunningService, build_service
 from active_memory.store.postgres import PostgresStore
 from active_memory.store.quarantine import QuarantineEntry
+from active_memory.store.remote import RemoteBackend
 from active_memory.store.select import TENANT_ENV
 from active_memory.ui import UiData, UiServer
 from cli_runner import run_cli
-from factories import make_draft, publish_new
+from factories import REPOSITORY, make_draft, publish_new
 
 pytestmark = pytest.mark.timeout(60)
 _tenants = itertools.count(1)
@@ -73,3 +77,38 @@ def test_the_command_opens_a_postgresql_store(
     assert result.exit_code == 0, result.output
     (index,) = pages
     assert "Served by the command" in index
+
+
+@pytest.fixture(scope="module")
+def service(pg_database: str) -> Iterator[RunningService]:
+    built = build_service(pg_database, pool_size=2)
+    try:
+        with RunningService(built) as started:
+            yield started
+    finally:
+        built.close()
+
+
+def test_the_page_through_the_service_reads_one_page_not_every_lesson(
+    service: RunningService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    issued = service.service.credentials.create(tenant="uipage", repository=REPOSITORY)
+    with RemoteBackend(service.url, token=issued.token, timeout_s=10) as remote:
+        ids = publish_new(remote, *(make_draft(f"Retry step {n}") for n in range(5)))
+        retire = Mutation(op="retire", id=ids[0], expected_revision=1)
+        remote.publish(Publication(run_id="run-r", mutations=(retire,)))
+
+        def every_lesson(*args: object, **kwargs: object) -> None:
+            raise AssertionError("the list page read every lesson")
+
+        monkeypatch.setattr(RemoteBackend, "list_lessons", every_lesson)
+        monkeypatch.setattr(RemoteBackend, "list_retired", every_lesson)
+        data = UiData(None, [], remote=remote)
+        page, repositories, _ = data.lessons(
+            repository=None, graph=None, query="retry", page=2, per_page=3, sort="newest"
+        )
+        assert [row.lesson.id for row in page.rows] == [ids[1]]
+        assert (page.page, page.pages, page.total) == (2, 2, 4)
+        assert repositories == {REPOSITORY: 4}
+        retired = data.retired()
+        assert [(row.id, row.title) for row in retired.rows] == [(ids[0], "Retry step 0")]

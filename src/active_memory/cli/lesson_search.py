@@ -1,7 +1,8 @@
 """``lessons list --search``: the lessons whose title or recommendation holds every word.
 
-A local or team store answers from its full-text index (``store.listing``, page by page); a
-store served over HTTPS lists its lessons and they are matched here, by the same rule.
+A local or team store answers from its full-text index (``store.listing``, page by page), and
+so does the memory service for its token's scope; a store that only lists its lessons has them
+matched here, by the same rule.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 import click
 
 from active_memory.models.lessons import Lesson
-from active_memory.store.engine import EngineStore
+from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.search_text import query_problem, query_words, text_matches
 
 __all__ = ["searched"]
@@ -28,7 +29,7 @@ def searched(
     if problem is not None:
         raise click.BadParameter(problem, param_hint="--search")
     words = query_words(query)
-    if not isinstance(store, EngineStore):
+    if not isinstance(store, AdminBackend):
         return tuple(x for x in found if text_matches(words, x.title, x.recommendation)), None
     ids: set[str] = set()
     note, page, pages = None, 1, 1

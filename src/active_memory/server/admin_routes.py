@@ -1,14 +1,16 @@
 """The memory service's admin routes: what ``lessons show|list --retired|export|import|review``
-ask of a team store through the service (the wire format and the route table are in
-``store/admin_wire.py``).
+and the browser's pages ask of a team store through the service (the wire format and the route
+table are in ``store/admin_wire.py``).
 
 Each route runs through the service's own request pipeline (credential first, bounded body,
 errors as JSON; a write holds the tenant's writers' lock at most ``write_hold_s`` and stops
 when its client goes, as a publication does) and confines its operation to the credential's
 scope inside the store's transaction, as history, revert and purge do (``store/access.py``):
 a token reads, exports, imports and reviews only lessons and proposals of its repository (and
-the tenant's graph lessons it reaches). An import through a token takes no tombstone lines: a
-tombstone carries no scope to check, so tombstones are imported with the database's own URL.
+the tenant's graph lessons it reaches). The browser's pages of lessons and of retired ids are
+cut, searched and counted in SQL over those rows alone (``store/listing.py``). An import through
+a token takes no tombstone lines: a tombstone carries no scope to check, so tombstones are
+imported with the database's own URL.
 
 The review: any token of the scope may hold proposals (a host does, after a postmortem), but the
 service screens each held draft itself and keeps its own signals, never the client's
@@ -42,8 +44,12 @@ from active_memory.store.admin_wire import (
     ImportBody,
     LessonAnswer,
     LessonIdBody,
+    LessonPageAnswer,
+    LessonPageBody,
     RejectAnswer,
     RetiredAnswer,
+    RetiredPageAnswer,
+    RetiredPageBody,
 )
 from active_memory.store.wire import API_PREFIX, ReceiptAnswer
 
@@ -77,6 +83,25 @@ class _AdminRoutes:
         store = await run_in_threadpool(self._service.store, who.tenant)
         tombstones = await run_in_threadpool(lambda: store.list_retired(within=who.scope))
         return RetiredAnswer.of(tombstones)
+
+    async def lesson_page(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, LessonPageBody)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        listing = await run_in_threadpool(
+            lambda: store.lesson_page(
+                repository=body.repository, graph=body.graph, query=body.query, page=body.page,
+                per_page=body.per_page, sort=body.sort, within=who.scope,
+            )
+        )  # fmt: skip
+        return LessonPageAnswer.of(listing)
+
+    async def retired_page(self, request: Request, who: Credential, arrived: float) -> BaseModel:
+        body = await self._service.read_body(request, RetiredPageBody)
+        store = await run_in_threadpool(self._service.store, who.tenant)
+        listing = await run_in_threadpool(
+            lambda: store.retired_page(page=body.page, per_page=body.per_page, within=who.scope)
+        )
+        return RetiredPageAnswer.of(listing)
 
     async def export(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await run_in_threadpool(self._service.store, who.tenant)
@@ -154,6 +179,8 @@ def admin_routes(service: MemoryService) -> list[Route]:
     calls = {
         "lesson": admin.lesson,
         "histories": admin.histories,
+        "lessons/page": admin.lesson_page,
+        "retired/page": admin.retired_page,
         "import": admin.import_,
         "review/show": admin.show,
         "review/hold": admin.hold,

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from active_memory.models.lessons import Lesson
 from active_memory.store.backend import ActiveMemoryBackend, PublicationReceipt
+from active_memory.store.listing import LessonListing, LessonSort, RetiredListing
 from active_memory.store.quarantine_rows import QuarantineEntry
 from active_memory.store.results import HistoryEntry, ImportReport, PurgeReceipt, Tombstone
 
@@ -34,6 +35,25 @@ class AdminBackend(ActiveMemoryBackend, Protocol):
         graph_hash: str | None = None,
         node_id: str | None = None,
     ) -> tuple[Lesson, ...]: ...
+
+    def lesson_page(
+        self,
+        *,
+        repository: str | None = None,
+        graph: str | None = None,
+        query: str | None = None,
+        page: int = 1,
+        per_page: int = 50,
+        sort: LessonSort = "oldest",
+    ) -> LessonListing:
+        """One page of the live lessons (``page`` clamped to those there are), filtered,
+        searched and counted by the store in SQL (``store/listing.py``); through the service,
+        over the token's scope alone. The browser's list page and ``lessons list --search``."""
+        ...
+
+    def retired_page(self, *, page: int = 1, per_page: int = 50) -> RetiredListing:
+        """One page of the retired ids, newest first, with their last stored titles."""
+        ...
 
     def list_retired(self) -> tuple[Tombstone, ...]: ...
 

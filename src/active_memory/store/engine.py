@@ -209,17 +209,22 @@ class EngineStore(Closing):
         page: int = 1,
         per_page: int = 50,
         sort: LessonSort = "oldest",
+        within: AccessScope | None = None,
     ) -> LessonListing:
         """One page of the live lessons, filtered, searched and sliced in SQL
-        (``store.listing``)."""
+        (``store.listing``); with ``within``, only what that scope reaches is listed or
+        counted."""
         with self._reading() as conn:
             return list_page(conn, repository=repository, graph=graph, query=query, page=page,
-                             per_page=per_page, sort=sort)  # fmt: skip
+                             per_page=per_page, sort=sort, within=within)  # fmt: skip
 
-    def retired_page(self, *, page: int = 1, per_page: int = 50) -> RetiredListing:
-        """One page of the retired ids, newest first, with their last stored titles."""
+    def retired_page(
+        self, *, page: int = 1, per_page: int = 50, within: AccessScope | None = None
+    ) -> RetiredListing:
+        """One page of the retired ids, newest first, with their last stored titles; with
+        ``within``, those whose last live scope it reaches."""
         with self._reading() as conn:
-            return retired_page(conn, page=page, per_page=per_page)
+            return retired_page(conn, page=page, per_page=per_page, within=within)
 
     def list_retired(self) -> tuple[Tombstone, ...]:
         with self._reading() as conn:

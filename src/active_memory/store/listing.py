@@ -8,6 +8,11 @@ words of titles and recommendations through the full-text index (``store.search_
 whole-store read, whatever the store's size. Sorts and filters read indexed columns (the
 partial indexes of ``m005_lesson_search``). Retired ids page the same way, each with the title
 of its last stored revision (none once purged).
+
+With ``within`` (the memory service, for a token's scope: ``store/access.py``) the same reads
+are confined in SQL to the rows that scope reaches, the counts included: a lesson the token
+does not reach is neither listed nor counted; a tombstone is listed when its last live scope
+(``scope_repository``, ``scope_graph_hash``: PostgreSQL's schema keeps them) is reached.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any, Literal
 
 from active_memory.errors import StoreError
 from active_memory.models.lessons import GraphScope, Lesson
+from active_memory.store.access import AccessScope
 from active_memory.store.admin import _fetch
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError
@@ -57,6 +63,9 @@ SORTS: dict[str, str] = {
 # A search joins the index's tables to ``records``, so every column is named with its table.
 _COLUMNS = ", ".join(f"records.{name.strip()}" for name in LIVE_COLUMNS.split(","))
 _RECORDS = "records"
+# Matches a PostgreSQL search reads whole before ordering them, rather than walk the id order.
+_FEW_MATCHES = 2000
+_PG_MATCH = "records.id IN (SELECT id FROM lesson_text WHERE words @@ CAST(? AS tsquery))"
 # The FTS5 matches joined to their rows: one lookup a match, never a set of ids to build.
 _FTS_SOURCE = (
     "lesson_text JOIN lesson_text_rows AS text_row ON text_row.key = lesson_text.rowid "
@@ -150,8 +159,7 @@ def _search(conn: SqlConnection, words: list[str]) -> tuple[str, str, list[str],
     recommendation has every word (as the start of a word), its parameters, and a note when
     the search cannot use an index."""
     if not isinstance(conn, sqlite3.Connection):  # PostgreSQL: the GIN index of lesson_text
-        condition = "records.id IN (SELECT id FROM lesson_text WHERE words @@ CAST(? AS tsquery))"
-        return _RECORDS, condition, [pg_tsquery(words)], None
+        return _RECORDS, _PG_MATCH, [pg_tsquery(words)], None
     if has_fts_index(conn):
         return _FTS_SOURCE, "lesson_text MATCH ?", [sqlite_fts_query(words)], None
     patterns = like_patterns(words)
@@ -174,10 +182,42 @@ def _pages(matching: int, page: int, per_page: int) -> tuple[int, int]:
     return min(max(page, 1), pages), pages
 
 
-def _scope_counts(conn: SqlConnection) -> tuple[dict[str, int], dict[str, int]]:
+def _reached(within: AccessScope, table: str, prefix: str = "") -> tuple[str, list[str]]:
+    """The condition on ``table``'s ``{prefix}repository`` and ``{prefix}graph_hash`` columns
+    (and its ``kind``) that :meth:`AccessScope.allows` states, and its parameters."""
+    repo, graph = f"{table}.{prefix}repository", f"{table}.{prefix}graph_hash"
+    condition = (f"(({table}.kind = 'repository' AND {repo} = ?) OR ({table}.kind = 'graph' "
+                 f"AND ({repo} IS NULL OR {repo} = ?)")  # fmt: skip
+    params = [within.repository, within.repository]
+    if within.graph_hash is not None:
+        condition += f" AND {graph} = ?"
+        params.append(within.graph_hash)
+    return condition + "))", params
+
+
+def _scope_counts(
+    conn: SqlConnection, within: AccessScope | None
+) -> tuple[dict[str, int], dict[str, int]]:
     """Live lessons by repository and by graph: a row a scope from the counts the triggers
-    keep, or, on a store not yet upgraded (read-only), grouped over its indexes."""
-    if not isinstance(conn, sqlite3.Connection) or has_table(conn, "scope_counts"):
+    keep, or, on a store not yet upgraded (read-only), grouped over its indexes. Within a
+    token's scope: its repository's row of the counts (or, confined to a graph, its rows
+    grouped) and its graph lessons grouped by graph."""
+    kept = not isinstance(conn, sqlite3.Connection) or has_table(conn, "scope_counts")
+    if within is not None:
+        reached, params = _reached(within, "records")
+        live = f"FROM records WHERE records.deleted = 0 AND {reached}"
+        if kept and within.graph_hash is None:  # it reaches every lesson of its repository
+            repositories = _fetch(conn, "SELECT name, live FROM scope_counts WHERE kind = "
+                                        "'repository' AND name = ? AND live > 0",
+                                  [within.repository])  # fmt: skip
+        else:
+            repositories = _fetch(conn, f"SELECT records.repository, COUNT(*) {live} AND "
+                                        "records.repository IS NOT NULL GROUP BY "
+                                        "records.repository", params)  # fmt: skip
+        graphs = _fetch(conn, f"SELECT records.graph_hash, COUNT(*) {live} AND records.kind = "
+                              "'graph' GROUP BY records.graph_hash", params)  # fmt: skip
+        return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
+    if kept:
         found = _fetch(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
         counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
         for kind, name, live in found:
@@ -188,6 +228,25 @@ def _scope_counts(conn: SqlConnection) -> tuple[dict[str, int], dict[str, int]]:
     graphs = _fetch(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
                           "AND kind = 'graph' GROUP BY graph_hash")  # fmt: skip
     return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
+
+
+def _reached_count(
+    conn: SqlConnection, within: AccessScope, repository: str | None, counts: dict[str, int]
+) -> int | None:
+    """How many live lessons of ``repository`` (or of every repository) ``within`` reaches,
+    from its repository's kept count (``counts``, from ``scope_counts``) and its tenant-wide
+    graph lessons; None when a count of the rows must be made (a scope confined to a graph, or
+    a store without the kept counts)."""
+    if within.graph_hash is not None or (
+        isinstance(conn, sqlite3.Connection) and not has_table(conn, "scope_counts")
+    ):
+        return None
+    mine = counts.get(within.repository, 0)
+    if repository:
+        return mine if repository == within.repository else 0
+    tenant_wide = _fetch(conn, "SELECT COUNT(*) FROM records WHERE deleted = 0 AND "
+                               "kind = 'graph' AND repository IS NULL")  # fmt: skip
+    return mine + int(tenant_wide[0][0])
 
 
 def _fts_page(
@@ -221,12 +280,13 @@ def list_page(
     page: int,
     per_page: int,
     sort: str = "oldest",
+    within: AccessScope | None = None,
 ) -> LessonListing:
     """Page ``page`` (clamped to those there are) of the live lessons of ``repository`` and
     ``graph`` whose title or recommendation holds every word of ``query``, in ``sort`` order
-    (a key of :data:`SORTS`)."""
+    (a key of :data:`SORTS`); with ``within``, of those that scope reaches."""
     order = SORTS[sort]
-    repositories, graphs = _scope_counts(conn)
+    repositories, graphs = _scope_counts(conn, within)
     source, note = _RECORDS, None
     clauses: list[str] = []
     params: list[str] = []
@@ -241,28 +301,55 @@ def list_page(
     if graph:
         clauses.append("records.kind = 'graph' AND records.graph_hash = ?")
         params.append(graph)
+    if within is not None:
+        reached, reached_params = _reached(within, "records")
+        clauses.append(reached)
+        params += reached_params
     where = " AND ".join(clauses)
-    if source == _FTS_SOURCE and not repository and not graph and sort != "revised":
+    unfiltered = not repository and not graph and within is None
+    if source == _FTS_SOURCE and unfiltered and sort != "revised":
         rows, matching, page, pages = _fts_page(conn, params[0], page, per_page, sort)
     else:
-        matching = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}", params)[0][0])
+        counted = None
+        if within is not None and not words and not graph:
+            counted = _reached_count(conn, within, repository, repositories)
+        if counted is None:
+            counted = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}",
+                                 params)[0][0])  # fmt: skip
+        matching = counted
         page, pages = _pages(matching, page, per_page)
-        rows = _fetch(conn, f"SELECT {_COLUMNS}, records.checksum FROM {source} WHERE {where} "
-                            f"ORDER BY {order} LIMIT ? OFFSET ?",
-                      [*params, per_page, (page - 1) * per_page])  # fmt: skip
+        select = f"SELECT {_COLUMNS}, records.checksum FROM {source} WHERE {where}"
+        if words and not isinstance(conn, sqlite3.Connection) and matching <= _FEW_MATCHES:
+            # PostgreSQL would walk the id index and test every row for a rare word (it guesses
+            # 2% match); the count says the matches are few, so they are read first, by the GIN.
+            select = f"WITH hit AS MATERIALIZED ({select}) SELECT * FROM hit AS records"
+        elif words and not isinstance(conn, sqlite3.Connection):
+            # Many match: the id order finds a page's rows soon. It guesses 200 and would read
+            # every match through the GIN and sort them, so the test is hidden from the index.
+            select = select.replace(_PG_MATCH, f"COALESCE({_PG_MATCH}, false)")
+        rows = _fetch(conn, f"{select} ORDER BY {order} LIMIT ? OFFSET ?",
+                      [*params, per_page, (page - 1) * per_page]) if matching else []  # fmt: skip
     return LessonListing(_listed(rows), page, pages, matching, repositories, graphs, note=note)
 
 
-def retired_page(conn: SqlConnection, *, page: int, per_page: int) -> RetiredListing:
-    """Page ``page`` (clamped) of the retired ids, newest id first."""
-    matching = int(_fetch(conn, "SELECT COUNT(*) FROM records WHERE deleted = 1")[0][0])
+def retired_page(
+    conn: SqlConnection, *, page: int, per_page: int, within: AccessScope | None = None
+) -> RetiredListing:
+    """Page ``page`` (clamped) of the retired ids, newest id first; with ``within``, of those
+    whose last live scope it reaches (a tombstone imported as one has none: left out)."""
+    where, params = "r.deleted = 1", list[str]()
+    if within is not None:
+        reached, params = _reached(within, "r", prefix="scope_")
+        where += f" AND r.scoped = 1 AND {reached}"
+    matching = int(_fetch(conn, f"SELECT COUNT(*) FROM records AS r WHERE {where}",
+                          params)[0][0])  # fmt: skip
     page, pages = _pages(matching, page, per_page)
     rows = _fetch(
         conn,
         "SELECT r.id, r.revision, r.kind, (SELECT h.body FROM history AS h WHERE h.id = r.id "
         "AND h.body IS NOT NULL ORDER BY h.revision DESC LIMIT 1) FROM records AS r "
-        "WHERE r.deleted = 1 ORDER BY r.id DESC LIMIT ? OFFSET ?",
-        [per_page, (page - 1) * per_page],
+        f"WHERE {where} ORDER BY r.id DESC LIMIT ? OFFSET ?",
+        [*params, per_page, (page - 1) * per_page],
     )
     found = tuple(
         RetiredLesson(str(lesson_id), int(revision), str(kind), _title(body))

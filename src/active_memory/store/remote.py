@@ -62,8 +62,12 @@ from active_memory.store.admin_wire import (
     ImportBody,
     LessonAnswer,
     LessonIdBody,
+    LessonPageAnswer,
+    LessonPageBody,
     RejectAnswer,
     RetiredAnswer,
+    RetiredPageAnswer,
+    RetiredPageBody,
 )
 from active_memory.store.backend import (
     PublicationControl,
@@ -75,6 +79,7 @@ from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
 from active_memory.store.closing import Closing
 from active_memory.store.codec import DecodedRows
 from active_memory.store.engine import REVIEW_RUN
+from active_memory.store.listing import LessonListing, LessonSort, RetiredListing
 from active_memory.store.quarantine_rows import QuarantineEntry
 from active_memory.store.results import (
     DEFAULT_LIMITS,
@@ -390,6 +395,27 @@ class RemoteBackend(Closing):
     def list_retired(self) -> tuple[Tombstone, ...]:
         """The tombstones the token's scope reaches, sorted by id."""
         return self._call("/retired", None, RetiredAnswer, StoreError).items()
+
+    def lesson_page(
+        self,
+        *,
+        repository: str | None = None,
+        graph: str | None = None,
+        query: str | None = None,
+        page: int = 1,
+        per_page: int = 50,
+        sort: LessonSort = "oldest",
+    ) -> LessonListing:
+        """One page of the live lessons the token reaches, cut, searched and counted by the
+        service in SQL (as ``EngineStore.lesson_page``); only the page's rows travel."""
+        body = LessonPageBody(repository=repository, graph=graph, query=query,
+                              page=max(page, 1), per_page=per_page, sort=sort)  # fmt: skip
+        return self._call("/lessons/page", body, LessonPageAnswer, StoreError).listing()
+
+    def retired_page(self, *, page: int = 1, per_page: int = 50) -> RetiredListing:
+        """One page of the retired ids the token reaches, newest first, with their titles."""
+        body = RetiredPageBody(page=max(page, 1), per_page=per_page)
+        return self._call("/retired/page", body, RetiredPageAnswer, StoreError).listing()
 
     def get(self, lesson_id: str) -> Lesson:
         body = LessonIdBody(id=lesson_id)

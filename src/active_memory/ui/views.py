@@ -32,6 +32,7 @@ from active_memory.ledger.sources import ReportSummary
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, RepositoryScope, Scope
 from active_memory.recall.render import render
 from active_memory.runlog import LogValue
+from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.backend import PublicationReceipt
 from active_memory.store.engine import EngineStore
 from active_memory.store.listing import (
@@ -300,15 +301,16 @@ class UiData:
         """One page of the lessons matching the filters and the search (every word of
         ``query`` in the title or recommendation), in ``sort`` order, ``page`` clamped to those
         there are; and the counts by repository and by graph over every lesson. A local or
-        team store cuts the page in SQL; the reach of the page's lessons alone is counted."""
+        team store, or the memory service for its token's scope, cuts the page in SQL; the
+        reach of the page's lessons alone is counted."""
         with self.store() as store:
-            if isinstance(store, EngineStore):
+            if isinstance(store, AdminBackend):
                 sliced = store.lesson_page(repository=repository, graph=graph, query=query,
                                             page=page, per_page=per_page, sort=sort)  # fmt: skip
                 shown, note = list(sliced.lessons), sliced.note
                 page, pages, total = sliced.page, sliced.pages, sliced.matching
                 repositories, graphs = Counter(sliced.repositories), Counter(sliced.graphs)
-            else:  # a store served over HTTPS lists every lesson: filtered here
+            else:  # a store that only lists its lessons: filtered here
                 live = store.list_lessons()
                 shown, repositories, graphs = _filtered(live, repository, graph, query)
                 if sort == "revised":
@@ -325,10 +327,10 @@ class UiData:
         return listing, repositories, graphs
 
     def retired(self, page: int = 1, per_page: int = LESSONS_PER_PAGE) -> RetiredListing:
-        """One page of the retired ids, newest first; a store served over HTTPS names them
-        without their titles."""
+        """One page of the retired ids, newest first; a store that only lists its tombstones
+        names them without their titles."""
         with self.store() as store:
-            if isinstance(store, EngineStore):
+            if isinstance(store, AdminBackend):
                 return store.retired_page(page=page, per_page=per_page)
             listed = getattr(store, "list_retired", None)
             tombstones = sorted(listed() if listed is not None else (), key=lambda t: t.id)

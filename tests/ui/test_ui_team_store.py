@@ -112,3 +112,26 @@ def test_the_page_through_the_service_reads_one_page_not_every_lesson(
         assert repositories == {REPOSITORY: 4}
         retired = data.retired()
         assert [(row.id, row.title) for row in retired.rows] == [(ids[0], "Retry step 0")]
+
+
+def test_the_lesson_page_through_the_service_reads_that_lesson_alone(
+    service: RunningService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    issued = service.service.credentials.create(tenant="uilesson", repository=REPOSITORY)
+    with RemoteBackend(service.url, token=issued.token, timeout_s=10) as remote:
+        ids = publish_new(remote, make_draft("Retry step 0"), make_draft("Retry step 1"))
+        retire = Mutation(op="retire", id=ids[0], expected_revision=1)
+        remote.publish(Publication(run_id="run-r", mutations=(retire,)))
+
+        def every_lesson(*args: object, **kwargs: object) -> None:
+            raise AssertionError("the lesson page read every lesson")
+
+        monkeypatch.setattr(RemoteBackend, "list_lessons", every_lesson)
+        data = UiData(None, [], remote=remote)
+        live, revisions, _ = data.lesson(ids[1])
+        assert live is not None
+        assert live.title == "Retry step 1"
+        assert len(revisions) == 1
+        retired, retired_revisions, _ = data.lesson(ids[0])
+        assert retired is None
+        assert len(retired_revisions) == 2

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from active_memory.errors import LessonNotFound, QuarantineNotFound
+from active_memory.errors import LessonNotFound, QuarantineNotFound, ScopeRefused
 from active_memory.impact import ImpactReport, ImpactStore, LessonImpact
 from active_memory.learn.folder import SessionState, learn_folder, learn_status
 from active_memory.ledger import (
@@ -450,12 +450,14 @@ class _OneLesson:
 
 
 def _live(store: LedgerStore, lesson_id: str) -> Lesson | None:
-    """The live lesson ``lesson_id``, read alone where the store can (a store served over
-    HTTPS lists them all)."""
-    if isinstance(store, EngineStore):
+    """The live lesson ``lesson_id``, read alone where the store can (the memory service's
+    client too; a store that only lists its lessons is listed)."""
+    if isinstance(store, EngineStore | AdminBackend):
         try:
             return store.get(lesson_id)
-        except LessonNotFound:  # LessonRetired is one too
+        # LessonRetired is a LessonNotFound; a lesson outside a token's scope is left out, as
+        # the token's list leaves it out (its history then says why).
+        except (LessonNotFound, ScopeRefused):
             return None
     return {lesson.id: lesson for lesson in store.list_lessons()}.get(lesson_id)
 

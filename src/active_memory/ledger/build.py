@@ -48,7 +48,7 @@ from active_memory.roles import ROLE_ROWS
 from active_memory.runlog import LogValue
 from active_memory.store.results import HistoryEntry
 
-__all__ = ["LedgerStore", "ledgers", "lesson_ledger"]
+__all__ = ["LedgerIndex", "LedgerStore", "ledgers", "lesson_ledger", "run_reach"]
 
 _COMPLETED = frozenset({"published", "nothing_to_do"})
 _MAINTENANCE: dict[str, str] = {row.scope: row.name for row in ROLE_ROWS if row.maintenance}
@@ -73,7 +73,7 @@ def _text(value: LogValue | None) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-class _Index:
+class LedgerIndex:
     """The sources indexed by lesson id and run id, built once for many ledgers."""
 
     def __init__(self, sources: LedgerSources) -> None:
@@ -194,7 +194,8 @@ class _Index:
                 self.generations.setdefault(run_id, generation)
 
 
-def _reach(lesson_id: str, index: _Index) -> tuple[RunReach, ...]:
+def run_reach(lesson_id: str, index: LedgerIndex) -> tuple[RunReach, ...]:
+    """The runs that delivered ``lesson_id``, in publication order."""
     reached: list[RunReach] = []
     for record in sorted(index.records.values(), key=lambda r: index.order[r.run_id]):
         mine = [d for d in record.deliveries if d.lesson_id == lesson_id]
@@ -233,7 +234,7 @@ def _path(entry: HistoryEntry) -> RevisionPath:
 
 
 def _admissions(
-    lesson_id: str, history: Sequence[HistoryEntry], index: _Index
+    lesson_id: str, history: Sequence[HistoryEntry], index: LedgerIndex
 ) -> tuple[RevisionAdmission, ...]:
     held_run, held = index.held.get(lesson_id, (None, ()))
     out: list[RevisionAdmission] = []
@@ -280,7 +281,7 @@ def _decisions(
     kind: str | None,
     history: Sequence[HistoryEntry],
     reach: Sequence[RunReach],
-    index: _Index,
+    index: LedgerIndex,
 ) -> tuple[MaintenanceDecision, ...]:
     decisions = _history_decisions(history)
     seen = {(d.run_id, d.action) for d in decisions}
@@ -331,12 +332,12 @@ def _ledger(
     lesson_id: str,
     live: Lesson | None,
     history: Sequence[HistoryEntry],
-    index: _Index,
+    index: LedgerIndex,
     quarantined: bool,
 ) -> LessonLedger:
     last_draft = next((e.draft for e in reversed(history) if e.draft is not None), None)
     described = _scope_of(live) or _scope_of(last_draft)
-    reach = _reach(lesson_id, index)
+    reach = run_reach(lesson_id, index)
     outcomes: Counter[str] = Counter(run.outcome or "unknown" for run in reach)
     exposures = index.exposures.get(lesson_id, [])
     kind = described.get("kind")
@@ -373,11 +374,11 @@ def lesson_ledger(
     Raises what ``store.history`` raises for an id the store has never held (LessonNotFound)
     unless the sources mention it."""
     live = {lesson.id: lesson for lesson in store.list_lessons()}.get(lesson_id)
-    return _one(lesson_id, live, store, _Index(sources), set(quarantined))
+    return _one(lesson_id, live, store, LedgerIndex(sources), set(quarantined))
 
 
 def _one(
-    lesson_id: str, live: Lesson | None, store: LedgerStore, index: _Index, held: set[str]
+    lesson_id: str, live: Lesson | None, store: LedgerStore, index: LedgerIndex, held: set[str]
 ) -> LessonLedger:
     try:
         history = store.history(lesson_id)
@@ -402,7 +403,7 @@ def ledgers(
     """Ledgers sorted by id: of ``ids``, or else of every live lesson, every ``retired`` id
     and every id a run record delivered."""
     live = {lesson.id: lesson for lesson in store.list_lessons()}
-    index = _Index(sources)
+    index = LedgerIndex(sources)
     held = set(quarantined)
     if ids is None:
         wanted = set(live) | set(retired)

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from active_memory.ledger.build import _Index, _reach
+from active_memory.ledger.build import LedgerIndex, run_reach
 from active_memory.ledger.sources import LedgerSources
 
 __all__ = ["LessonReach", "reach_of"]
@@ -30,10 +30,10 @@ class LessonReach:
 
 def reach_of(ids: Iterable[str], sources: LedgerSources) -> dict[str, LessonReach]:
     """The reach of each of ``ids``; equal to what its ledger counts."""
-    index = _Index(sources)
+    index = LedgerIndex(sources)
     found = {}
     for lesson_id in ids:
-        reach = _reach(lesson_id, index)
+        reach = run_reach(lesson_id, index)
         outcomes = Counter(run.outcome or "unknown" for run in reach)
         found[lesson_id] = LessonReach(
             delivered=sum(run.deliveries for run in reach)

@@ -245,6 +245,13 @@ def _vouches(recorded: object, store: str) -> bool:
         return False
     if not isinstance(taken, int) or statuses[0] is None:
         return False
+    return _settled(recorded)
+
+
+def _settled(files: StoreFiles) -> bool:
+    """Whether each file's last change was more than :data:`SETTLED_NS` before its status was
+    taken."""
+    statuses, taken = files
     return all(status is None or taken - status[3] > SETTLED_NS for status in statuses)
 
 
@@ -279,11 +286,10 @@ def _load_from_store(
 ) -> CachedIndex:
     files = _store_files(rows.path)  # taken before the stamp: a write in between is seen later
     stamp: StoreStamp = rows.stamp()
-    settled = all(status is None or files[1] - status[3] > SETTLED_NS for status in files[0])
     if entry is not None and _holds(entry[4]):
         repository, fingerprint = entry[3], entry[4]
         if entry[2] == stamp:
-            if settled and not _vouches(entry[6], rows.path):  # vouch from now on
+            if _settled(files) and not _vouches(entry[6], rows.path):  # vouch from now on
                 _write(path, (*entry[:6], files))
             return CachedIndex(RecallIndex.from_state(entry[5]), repository, path, True)
     else:

@@ -76,9 +76,6 @@ class Carried:
         self._cards: dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]] = {}
         self._threads: set[str] = set()  # the threads whose tool messages carry cards
 
-    def __bool__(self) -> bool:
-        return bool(self._cards)
-
     def carries(self, thread: str) -> bool:
         """Whether a tool message of ``thread`` was given cards: only then is its history read."""
         return thread in self._threads

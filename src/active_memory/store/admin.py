@@ -31,7 +31,7 @@ from active_memory.store.migrations import MIGRATIONS, applied_migrations, apply
 from active_memory.store.results import HistoryEntry, HistoryOp, StoreCheck, Tombstone
 from active_memory.store.sql import SqlConnection, SqliteConnection
 from active_memory.store.unreadable import (
-    is_undecodable,
+    fetch_rows,
     raw_cells,
     text_cell,
     undecodable_ids,
@@ -59,22 +59,6 @@ __all__ = [
 ]
 
 _HISTORY_OPS: tuple[HistoryOp, ...] = ("upsert", "retire", "revert", "purge")
-
-
-def _fetch(conn: SqlConnection, sql: str, params: Any = ()) -> list[Any]:
-    """Every row of ``sql``; a stored text that is not UTF-8 is a StoreError naming the ids."""
-    try:
-        return conn.execute(sql, params).fetchall()
-    except sqlite3.OperationalError as error:
-        # Only SQLite hands back text that is not UTF-8 (PostgreSQL refuses to store it).
-        if not is_undecodable(error) or not isinstance(conn, sqlite3.Connection):
-            raise
-    unreadable = undecodable_ids(conn, "records") + undecodable_ids(conn, "history")
-    shown = ", ".join(f"{label} ({column})" for label, column in unreadable[:5]) or "some rows"
-    raise StoreError(
-        f"stored lessons cannot be read, their text is not UTF-8: {shown}; run "
-        "`active-memory store check` and restore them from a backup or history"
-    )
 
 
 def _decode_all(
@@ -110,7 +94,7 @@ def list_live(
         if value is not None:
             clauses.append(f"{column} = ?")
             params.append(value)
-    rows = _fetch(
+    rows = fetch_rows(
         conn,
         f"SELECT {LIVE_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY id",
         params,
@@ -119,12 +103,13 @@ def list_live(
 
 
 def list_tombstones(conn: SqlConnection) -> tuple[Tombstone, ...]:
-    rows = _fetch(conn, "SELECT id, revision, kind FROM records WHERE deleted = 1 ORDER BY id")
+    rows = fetch_rows(conn, "SELECT id, revision, kind FROM records WHERE deleted = 1 ORDER BY id")
     return tuple(Tombstone(id=str(i), revision=int(r), kind=str(k)) for i, r, k in rows)
 
 
 def get_lesson(conn: SqlConnection, lesson_id: str) -> Lesson:
-    rows = _fetch(conn, f"SELECT {LIVE_COLUMNS}, deleted FROM records WHERE id = ?", (lesson_id,))
+    sql = f"SELECT {LIVE_COLUMNS}, deleted FROM records WHERE id = ?"
+    rows = fetch_rows(conn, sql, (lesson_id,))
     found = rows[0] if rows else None
     if found is None:
         raise LessonNotFound(lesson_id)
@@ -137,7 +122,7 @@ _HISTORY_COLUMNS = "revision, op, body, evidence, source_revision, generation, r
 
 
 def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...]:
-    rows = _fetch(
+    rows = fetch_rows(
         conn,
         f"SELECT {_HISTORY_COLUMNS} FROM history WHERE id = ? ORDER BY revision",
         (lesson_id,),
@@ -150,7 +135,7 @@ def read_history(conn: SqlConnection, lesson_id: str) -> tuple[HistoryEntry, ...
 def stored_contents(conn: SqlConnection, lesson_id: str) -> list[tuple[str, str]]:
     """Every (body, evidence) stored for ``lesson_id``, live or past: what a purge erases and
     a store's decoded memory must forget with it."""
-    rows = _fetch(
+    rows = fetch_rows(
         conn,
         "SELECT body, evidence FROM history WHERE id = ? AND body IS NOT NULL "
         "AND evidence IS NOT NULL UNION SELECT body, evidence FROM records WHERE id = ? "
@@ -186,7 +171,7 @@ def read_all_history_rows(
     if lessons is not None:
         where = f"WHERE id IN (SELECT DISTINCT id FROM history {where} ORDER BY id LIMIT ?)"
         params.append(lessons)
-    return _fetch(
+    return fetch_rows(
         conn, f"SELECT id, {_HISTORY_COLUMNS} FROM history {where} ORDER BY id, revision", params
     )
 

@@ -29,7 +29,7 @@ from active_memory.store.access import AccessScope, refuse_out_of_scope
 from active_memory.store.backend import PublicationControl, PublicationReceipt, SnapshotRequest
 from active_memory.store.checked import publish_checked
 from active_memory.store.closing import Closing
-from active_memory.store.codec import LIVE_COLUMNS, DecodedContent
+from active_memory.store.codec import LIVE_COLUMNS, DecodedContent, DecodedRows
 from active_memory.store.counts import rebuild_counts
 from active_memory.store.listing import (
     LessonListing,
@@ -171,6 +171,8 @@ class EngineStore(Closing):
     _limits: StoreLimits
     # The live listing and the read of every history decode through it (``codec``).
     _contents: DecodedContent
+    # The snapshot's live lessons decode through it.
+    _decoded: DecodedRows
 
     def _reading(self) -> AbstractContextManager[SqlConnection]:
         raise NotImplementedError
@@ -179,6 +181,11 @@ class EngineStore(Closing):
         self, control: PublicationControl | None = None
     ) -> AbstractContextManager[SqlConnection]:
         raise NotImplementedError
+
+    def _forget_purged(self, lesson_id: str, erased: Iterable[tuple[str, str]]) -> None:
+        """Once a purge committed, the decoded memory lets go of the purged text too."""
+        self._contents.forget(erased)
+        self._decoded.forget(lesson_id)
 
     def generation(self) -> int:
         with self._reading() as conn:

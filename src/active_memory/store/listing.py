@@ -25,7 +25,6 @@ from typing import Any, Literal
 from active_memory.errors import StoreError
 from active_memory.models.lessons import GraphScope, Lesson
 from active_memory.store.access import AccessScope
-from active_memory.store.admin import _fetch
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError
 from active_memory.store.search_text import (
@@ -41,6 +40,7 @@ from active_memory.store.search_text import (
     sqlite_fts_query,
 )
 from active_memory.store.sql import SqlConnection
+from active_memory.store.unreadable import fetch_rows
 
 __all__ = [
     "SORTS",
@@ -207,25 +207,25 @@ def _scope_counts(
         reached, params = _reached(within, "records")
         live = f"FROM records WHERE records.deleted = 0 AND {reached}"
         if kept and within.graph_hash is None:  # it reaches every lesson of its repository
-            repositories = _fetch(conn, "SELECT name, live FROM scope_counts WHERE kind = "
+            repositories = fetch_rows(conn, "SELECT name, live FROM scope_counts WHERE kind = "
                                         "'repository' AND name = ? AND live > 0",
                                   [within.repository])  # fmt: skip
         else:
-            repositories = _fetch(conn, f"SELECT records.repository, COUNT(*) {live} AND "
+            repositories = fetch_rows(conn, f"SELECT records.repository, COUNT(*) {live} AND "
                                         "records.repository IS NOT NULL GROUP BY "
                                         "records.repository", params)  # fmt: skip
-        graphs = _fetch(conn, f"SELECT records.graph_hash, COUNT(*) {live} AND records.kind = "
+        graphs = fetch_rows(conn, f"SELECT records.graph_hash, COUNT(*) {live} AND records.kind = "
                               "'graph' GROUP BY records.graph_hash", params)  # fmt: skip
         return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
     if kept:
-        found = _fetch(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
+        found = fetch_rows(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
         counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
         for kind, name, live in found:
             counted[str(kind)][str(name)] = int(live)
         return counted["repository"], counted["graph"]
-    repositories = _fetch(conn, "SELECT repository, COUNT(*) FROM records WHERE deleted = 0 "
+    repositories = fetch_rows(conn, "SELECT repository, COUNT(*) FROM records WHERE deleted = 0 "
                                 "AND repository IS NOT NULL GROUP BY repository")  # fmt: skip
-    graphs = _fetch(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
+    graphs = fetch_rows(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
                           "AND kind = 'graph' GROUP BY graph_hash")  # fmt: skip
     return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
 
@@ -244,7 +244,7 @@ def _reached_count(
     mine = counts.get(within.repository, 0)
     if repository:
         return mine if repository == within.repository else 0
-    tenant_wide = _fetch(conn, "SELECT COUNT(*) FROM records WHERE deleted = 0 AND "
+    tenant_wide = fetch_rows(conn, "SELECT COUNT(*) FROM records WHERE deleted = 0 AND "
                                "kind = 'graph' AND repository IS NULL")  # fmt: skip
     return mine + int(tenant_wide[0][0])
 
@@ -255,17 +255,17 @@ def _fts_page(
     """A search without filters, ordered by id, from the index alone: the text table holds
     exactly the live rows (the writer keeps it so), so the index counts the matches and
     orders their ids, and only the page's rows are read from ``records``."""
-    matching = int(_fetch(conn, "SELECT COUNT(*) FROM lesson_text WHERE lesson_text MATCH ?",
+    matching = int(fetch_rows(conn, "SELECT COUNT(*) FROM lesson_text WHERE lesson_text MATCH ?",
                           [match])[0][0])  # fmt: skip
     page, pages = _pages(matching, page, per_page)
     direction = "DESC" if sort == "newest" else ""
-    ids = [row[0] for row in _fetch(
+    ids = [row[0] for row in fetch_rows(
         conn, "SELECT text_row.id FROM lesson_text JOIN lesson_text_rows AS text_row ON "
               "text_row.key = lesson_text.rowid WHERE lesson_text MATCH ? "
               f"ORDER BY text_row.id {direction} LIMIT ? OFFSET ?",
         [match, per_page, (page - 1) * per_page])]  # fmt: skip
     marks = ", ".join("?" * len(ids))
-    rows = _fetch(conn, f"SELECT {_COLUMNS}, records.checksum FROM records WHERE records.id IN "
+    rows = fetch_rows(conn, f"SELECT {_COLUMNS}, records.checksum FROM records WHERE records.id IN "
                         f"({marks}) AND records.deleted = 0 ORDER BY {SORTS[sort]}",
                   ids) if ids else []  # fmt: skip
     return rows, matching, page, pages
@@ -314,7 +314,7 @@ def list_page(
         if within is not None and not words and not graph:
             counted = _reached_count(conn, within, repository, repositories)
         if counted is None:
-            counted = int(_fetch(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}",
+            counted = int(fetch_rows(conn, f"SELECT COUNT(*) FROM {source} WHERE {where}",
                                  params)[0][0])  # fmt: skip
         matching = counted
         page, pages = _pages(matching, page, per_page)
@@ -327,7 +327,7 @@ def list_page(
             # Many match: the id order finds a page's rows soon. It guesses 200 and would read
             # every match through the GIN and sort them, so the test is hidden from the index.
             select = select.replace(_PG_MATCH, f"COALESCE({_PG_MATCH}, false)")
-        rows = _fetch(conn, f"{select} ORDER BY {order} LIMIT ? OFFSET ?",
+        rows = fetch_rows(conn, f"{select} ORDER BY {order} LIMIT ? OFFSET ?",
                       [*params, per_page, (page - 1) * per_page]) if matching else []  # fmt: skip
     return LessonListing(_listed(rows), page, pages, matching, repositories, graphs, note=note)
 
@@ -341,10 +341,10 @@ def retired_page(
     if within is not None:
         reached, params = _reached(within, "r", prefix="scope_")
         where += f" AND r.scoped = 1 AND {reached}"
-    matching = int(_fetch(conn, f"SELECT COUNT(*) FROM records AS r WHERE {where}",
+    matching = int(fetch_rows(conn, f"SELECT COUNT(*) FROM records AS r WHERE {where}",
                           params)[0][0])  # fmt: skip
     page, pages = _pages(matching, page, per_page)
-    rows = _fetch(
+    rows = fetch_rows(
         conn,
         "SELECT r.id, r.revision, r.kind, (SELECT h.body FROM history AS h WHERE h.id = r.id "
         "AND h.body IS NOT NULL ORDER BY h.revision DESC LIMIT 1) FROM records AS r "

@@ -206,9 +206,7 @@ class SqliteStore(EngineStore):
             with self._writing() as conn:
                 erased = admin.stored_contents(conn, lesson_id)
                 receipt = purge_marked(conn, lesson_id, run_id=run_id, limits=self._limits)
-            # Committed: the decoded memory lets go of the purged text too.
-            self._contents.forget(erased)
-            self._decoded.forget(lesson_id)
+            self._forget_purged(lesson_id, erased)
             scrubbed = scrub_file(conn)
         return receipt.model_copy(update={"scrubbed": scrubbed})
 

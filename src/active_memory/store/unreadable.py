@@ -10,8 +10,13 @@ the column, and a scan that reads text columns as bytes names the ids whose cell
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
+
+from active_memory.errors import StoreError
+from active_memory.store.sql import SqlConnection
 
 __all__ = [
+    "fetch_rows",
     "is_undecodable",
     "raw_cells",
     "safe_message",
@@ -90,3 +95,19 @@ def undecodable_ids(conn: sqlite3.Connection, table: str) -> list[tuple[str, str
                 found.append((_label(rowid, values[1]), column))
                 break
     return found
+
+
+def fetch_rows(conn: SqlConnection, sql: str, params: Any = ()) -> list[Any]:
+    """Every row of ``sql``; a stored text that is not UTF-8 is a StoreError naming the ids."""
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as error:
+        # Only SQLite hands back text that is not UTF-8 (PostgreSQL refuses to store it).
+        if not is_undecodable(error) or not isinstance(conn, sqlite3.Connection):
+            raise
+    unreadable = undecodable_ids(conn, "records") + undecodable_ids(conn, "history")
+    shown = ", ".join(f"{label} ({column})" for label, column in unreadable[:5]) or "some rows"
+    raise StoreError(
+        f"stored lessons cannot be read, their text is not UTF-8: {shown}; run "
+        "`active-memory store check` and restore them from a backup or history"
+    )

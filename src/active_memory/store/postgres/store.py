@@ -388,7 +388,5 @@ class PostgresStore(EngineStore):
                 refuse_revisions_out_of_scope(lesson_id, past, within)
             erased = admin.stored_contents(session, lesson_id)
             receipt = purge_marked(session, lesson_id, run_id=run_id, limits=self._limits)
-        # Committed: the decoded memory lets go of the purged text too.
-        self._contents.forget(erased)
-        self._decoded.forget(lesson_id)
+        self._forget_purged(lesson_id, erased)
         return receipt

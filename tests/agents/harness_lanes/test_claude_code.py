@@ -4,7 +4,6 @@ with, what comes back, the repair turn, and a CLI that is missing, too old or lo
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,10 @@ import pytest
 from active_memory.agents.harness_lanes.claude_code import ClaudeCodeLane
 from active_memory.agents.providers.base import ModelRequest
 from active_memory.agents.providers.registry import create_provider
-from active_memory.agents.tool_loop import Session
 from active_memory.errors import ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
-from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, request_for
+from agents.harness_lanes.lane_kit import env_for, flag, request_for, run_session
 from fake_claude import install_fake_claude, max_turns, success
 
 pytestmark = pytest.mark.timeout(60)
@@ -121,10 +119,7 @@ def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_session(
     replies = [success({"lessons": [3]}), success({"lessons": ["fixed"]})]
     fake = install_fake_claude(tmp_path / "bin", replies)
     lane = ClaudeCodeLane(BINDING, env=env_for(fake))
-    session = Session(lane, BINDING, system="sys", prompt="The evidence follows.",
-                      contract=CONTRACT, deadline=time.monotonic() + 30,
-                      folders=_request(folders).folders)  # fmt: skip
-    result = asyncio.run(session.run())
+    result = run_session(lane, BINDING, folders)
     assert result.answer == {"lessons": ["fixed"]}
     assert result.repaired
     assert result.usage.output_tokens == 240
@@ -140,10 +135,7 @@ def test_a_session_out_of_turns_gets_the_repair_turn(
 ) -> None:
     fake = install_fake_claude(tmp_path / "bin", [max_turns(), success({"lessons": []})])
     lane = ClaudeCodeLane(BINDING, env=env_for(fake))
-    folders_given = _request(folders).folders
-    session = Session(lane, BINDING, system="sys", prompt="go", contract=CONTRACT,
-                      deadline=time.monotonic() + 30, folders=folders_given)  # fmt: skip
-    result = asyncio.run(session.run())
+    result = run_session(lane, BINDING, folders, prompt="go")
     assert result.repaired
     assert len(fake.calls()) == 2
     assert "no answer was given" in fake.calls()[1]["stdin"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,10 @@ import pytest
 from active_memory.agents.harness_lanes.codex import CodexLane
 from active_memory.agents.harness_lanes.codex_events import files_printed
 from active_memory.agents.providers.base import ModelRequest
-from active_memory.agents.tool_loop import Session
 from active_memory.errors import ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
-from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, flags, request_for
+from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, flags, request_for, run_session
 from fake_codex import THREAD, failed, install_fake_codex, success
 
 pytestmark = pytest.mark.timeout(60)
@@ -151,10 +149,7 @@ def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_thread(
     replies = [success({"lessons": [3]}), success({"lessons": ["fixed"]})]
     fake = install_fake_codex(tmp_path / "bin", replies)
     lane = CodexLane(BINDING, env=env_for(fake))
-    session = Session(lane, BINDING, system="sys", prompt="The evidence follows.",
-                      contract=CONTRACT, deadline=time.monotonic() + 30,
-                      folders=_request(folders).folders)  # fmt: skip
-    result = asyncio.run(session.run())
+    result = run_session(lane, BINDING, folders)
     assert result.answer == {"lessons": ["fixed"]}
     assert result.repaired
     assert result.usage.output_tokens == 240
@@ -171,10 +166,7 @@ def test_a_session_with_no_message_gets_the_repair_turn(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     fake = install_fake_codex(tmp_path / "bin", [success(None), success({"lessons": []})])
-    session = Session(CodexLane(BINDING, env=env_for(fake)), BINDING, system="sys", prompt="go",
-                      contract=CONTRACT, deadline=time.monotonic() + 30,
-                      folders=_request(folders).folders)  # fmt: skip
-    result = asyncio.run(session.run())
+    result = run_session(CodexLane(BINDING, env=env_for(fake)), BINDING, folders, prompt="go")
     assert result.repaired
     assert "no answer was given" in fake.calls()[1]["stdin"]
 

@@ -202,6 +202,15 @@ def _processes_with(variable: str, value: str) -> list[int]:
     return found
 
 
+def _left_behind(home: Path, within: float = 5.0) -> list[int]:
+    """The processes whose HOME is ``home`` still alive after waiting up to ``within`` seconds
+    for them to end."""
+    deadline = time.monotonic() + within
+    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _processes_with("HOME", str(home))
+
+
 def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
     harness: Harness,
     installed: Installed,
@@ -229,10 +238,7 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
     assert result.exit_code == 1, result.stdout + result.stderr
     assert json.loads(result.stdout)["status"] == "timed_out"
     assert took < 30
-    deadline = time.monotonic() + 5
-    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _processes_with("HOME", str(home)) == []
+    assert _left_behind(home) == []
 
 
 # --- Codex, Copilot CLI and pi: OpenAI wires ---------------------------------------------------
@@ -393,10 +399,7 @@ def test_the_deadline_ends_the_harness_session_and_leaves_no_process(
     assert result.exit_code == 1, result.stdout + result.stderr
     assert json.loads(result.stdout)["status"] == "timed_out"
     assert took < 40  # a CLI starting on a loaded machine takes seconds to reach the model
-    deadline = time.monotonic() + 5
-    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _processes_with("HOME", str(home)) == []
+    assert _left_behind(home) == []
 
 
 @pytest.mark.parametrize("harness", ["codex", "copilot", "pi"], indirect=True)

@@ -79,12 +79,13 @@ class ScriptedOpenAISpecialist(StandIn):
 
 
 def run_on(harness: Harness, binary: Path, folder: Path, home: Path, url: str,
-            monkeypatch: pytest.MonkeyPatch, *extra: str) -> Result:  # fmt: skip
+            monkeypatch: pytest.MonkeyPatch, *extra: str,
+            model: str = "stand-in") -> Result:  # fmt: skip
     invocation = harness.invocation(binary, (folder / "checkout").resolve(), home, url)
     for name, value in invocation.env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
     return run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
-                    harness_row(harness.name).lane, "--model", "stand-in", "--json", *extra,
+                    harness_row(harness.name).lane, "--model", model, "--json", *extra,
                     "--store", str(home.parent / "s.sqlite3")])  # fmt: skip

@@ -20,7 +20,6 @@ shell command), then answers. The tests assert what the issue asks of a harness 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +28,6 @@ from typing import Any
 import pytest
 
 from active_memory.harnesses import harness_row
-from cli_runner import run_cli
 from conformance.harnesses import HARNESSES, Harness, Installed
 from conformance.openai_specialist import (
     ANSWER,
@@ -121,14 +119,8 @@ def test_a_specialist_runs_on_claude_code_read_only_and_its_answer_is_admitted(
     home = tmp_path / "home"
     home.mkdir()
     with ScriptedSpecialist(steps) as model:
-        invocation = harness.invocation(binary, checkout, home, model.url)
-        for name, value in invocation.env.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setenv("HOME", str(home))
-        monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
-        result = run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
-                          "claude-code", "--model", "claude-sonnet-4-5", "--json",
-                          "--store", str(tmp_path / "s.sqlite3")])  # fmt: skip
+        result = run_on(harness, binary, folder, home, model.url, monkeypatch,
+                        model="claude-sonnet-4-5")  # fmt: skip
         requests = list(model.requests)
     assert result.exit_code == 0, result.stdout + result.stderr
     trial = json.loads(result.stdout)
@@ -202,6 +194,15 @@ def _processes_with(variable: str, value: str) -> list[int]:
     return found
 
 
+def _left_behind(home: Path, within: float = 5.0) -> list[int]:
+    """The processes whose HOME is ``home`` still alive after waiting up to ``within`` seconds
+    for them to end."""
+    deadline = time.monotonic() + within
+    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _processes_with("HOME", str(home))
+
+
 def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
     harness: Harness,
     installed: Installed,
@@ -213,26 +214,16 @@ def test_the_deadline_ends_the_claude_session_and_leaves_no_process(
     home = tmp_path / "home"
     home.mkdir()
     with SilentModel() as model:
-        invocation = harness.invocation(binary, folder / "checkout", home, model.url)
-        for name, value in invocation.env.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setenv("HOME", str(home))
-        monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
         started = time.monotonic()
-        result = run_cli(["specialist", "run", "graph_discovery", str(folder), "--lane",
-                          "claude-code", "--model", "claude-sonnet-4-5", "--json",
-                          "--timeout-ms", "8000",
-                          "--store", str(tmp_path / "s.sqlite3")])  # fmt: skip
+        result = run_on(harness, binary, folder, home, model.url, monkeypatch,
+                        "--timeout-ms", "8000", model="claude-sonnet-4-5")  # fmt: skip
         took = time.monotonic() - started
         held = model.replies("held")
     assert held, "claude never asked the model"
     assert result.exit_code == 1, result.stdout + result.stderr
     assert json.loads(result.stdout)["status"] == "timed_out"
     assert took < 30
-    deadline = time.monotonic() + 5
-    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _processes_with("HOME", str(home)) == []
+    assert _left_behind(home) == []
 
 
 # --- Codex, Copilot CLI and pi: OpenAI wires ---------------------------------------------------
@@ -393,10 +384,7 @@ def test_the_deadline_ends_the_harness_session_and_leaves_no_process(
     assert result.exit_code == 1, result.stdout + result.stderr
     assert json.loads(result.stdout)["status"] == "timed_out"
     assert took < 40  # a CLI starting on a loaded machine takes seconds to reach the model
-    deadline = time.monotonic() + 5
-    while _processes_with("HOME", str(home)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _processes_with("HOME", str(home)) == []
+    assert _left_behind(home) == []
 
 
 @pytest.mark.parametrize("harness", ["codex", "copilot", "pi"], indirect=True)

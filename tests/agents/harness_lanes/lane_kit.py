@@ -1,16 +1,32 @@
 """What every harness lane's tests start from: the contract, the session's folders (a checkout
-and an evidence folder) and the request of a session's first turn."""
+and an evidence folder), the request of a session's first turn and a whole session's run."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.providers.base import AnswerContract, ModelRequest, UserMessage
+from active_memory.agents.providers.base import (
+    AnswerContract,
+    ModelProvider,
+    ModelRequest,
+    UserMessage,
+)
+from active_memory.agents.tool_loop import Session, SessionResult
 from active_memory.models.runs import Binding
 from fake_harness import FakeHarness
 
-__all__ = ["CONTRACT", "env_for", "flag", "flags", "make_folders", "request_for"]
+__all__ = [
+    "CONTRACT",
+    "env_for",
+    "flag",
+    "flags",
+    "make_folders",
+    "request_for",
+    "run_session",
+]
 
 CONTRACT = AnswerContract(
     name="graph_discovery",
@@ -44,6 +60,20 @@ def request_for(binding: Binding, folders: dict[str, Path], **given: Any) -> Mod
         folders=tuple((name, str(path)) for name, path in sorted(folders.items())),
         **{"effort": binding.effort, **given},
     )
+
+
+def run_session(
+    lane: ModelProvider,
+    binding: Binding,
+    folders: dict[str, Path],
+    *,
+    prompt: str = "The evidence follows.",
+) -> SessionResult:
+    """A whole session on ``lane`` (its repair turn included), given 30 seconds."""
+    session = Session(lane, binding, system="sys", prompt=prompt, contract=CONTRACT,
+                      deadline=time.monotonic() + 30,
+                      folders=request_for(binding, folders).folders)  # fmt: skip
+    return asyncio.run(session.run())
 
 
 def flag(argv: list[str], name: str) -> str:

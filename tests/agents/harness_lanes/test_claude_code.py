@@ -4,7 +4,6 @@ with, what comes back, the repair turn, and a CLI that is missing, too old or lo
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,21 +12,16 @@ import pytest
 from active_memory.agents.harness_lanes.claude_code import ClaudeCodeLane
 from active_memory.agents.providers.base import ModelRequest
 from active_memory.agents.providers.registry import create_provider
-from active_memory.agents.tool_loop import Session
 from active_memory.errors import ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
-from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, request_for
-from fake_claude import FakeClaude, install_fake_claude, max_turns, success
+from agents.harness_lanes.lane_kit import env_for, flag, request_for, run_session
+from fake_claude import install_fake_claude, max_turns, success
 
 pytestmark = pytest.mark.timeout(60)
 
 LANE = "claude-code"
 BINDING = Binding(provider="anthropic", model="claude-sonnet-4-5", effort="high", lane=LANE)
-
-
-def _env(fake: FakeClaude, **extra: str) -> dict[str, str]:
-    return env_for(fake, **extra)
 
 
 def _request(folders: dict[str, Path], **given: Any) -> ModelRequest:
@@ -38,7 +32,7 @@ def test_a_session_runs_read_only_without_hooks_in_the_checkout_and_marked(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     fake = install_fake_claude(tmp_path / "bin", [success({"lessons": []})])
-    env = _env(fake, ACTIVE_MEMORY_TOKEN="run-token", CLAUDECODE="1", KEEP="me")
+    env = env_for(fake, ACTIVE_MEMORY_TOKEN="run-token", CLAUDECODE="1", KEEP="me")
     lane = ClaudeCodeLane(BINDING, env=env)
     response = asyncio.run(lane.complete(_request(folders)))
     assert response.answer == '{"lessons": []}'
@@ -79,7 +73,7 @@ def test_a_symlinked_folder_is_allowed_as_named_and_as_resolved(
     linked = tmp_path / "linked-checkout"
     linked.symlink_to(folders["repository"])
     fake = install_fake_claude(tmp_path / "bin", [success({"lessons": []})])
-    lane = ClaudeCodeLane(BINDING, env=_env(fake))
+    lane = ClaudeCodeLane(BINDING, env=env_for(fake))
     asyncio.run(lane.complete(_request({**folders, "repository": linked})))
     [call] = fake.calls()
     allowed = flag(call["argv"], "--allowedTools").split(",")
@@ -91,7 +85,7 @@ def test_without_a_checkout_the_evidence_folder_is_the_working_directory(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     fake = install_fake_claude(tmp_path / "bin", [success({"lessons": []})])
-    lane = ClaudeCodeLane(BINDING.model_copy(update={"effort": "none"}), env=_env(fake))
+    lane = ClaudeCodeLane(BINDING.model_copy(update={"effort": "none"}), env=env_for(fake))
     only_evidence = {"evidence": folders["evidence"]}
     asyncio.run(lane.complete(_request(only_evidence, effort="none")))
     [call] = fake.calls()
@@ -110,7 +104,7 @@ def test_usage_tool_calls_and_the_files_read_come_back(
     # A read the CLI refused (outside the folders) comes back as an error: nothing was shown.
     reply["events"][4]["message"]["content"][0]["is_error"] = True
     fake = install_fake_claude(tmp_path / "bin", [reply])
-    response = asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    response = asyncio.run(ClaudeCodeLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert response.read_paths == frozenset({"repository:src/app.py"})
     assert response.harness_tool_calls == 4
     usage = response.usage
@@ -124,11 +118,8 @@ def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_session(
 ) -> None:
     replies = [success({"lessons": [3]}), success({"lessons": ["fixed"]})]
     fake = install_fake_claude(tmp_path / "bin", replies)
-    lane = ClaudeCodeLane(BINDING, env=_env(fake))
-    session = Session(lane, BINDING, system="sys", prompt="The evidence follows.",
-                      contract=CONTRACT, deadline=time.monotonic() + 30,
-                      folders=_request(folders).folders)  # fmt: skip
-    result = asyncio.run(session.run())
+    lane = ClaudeCodeLane(BINDING, env=env_for(fake))
+    result = run_session(lane, BINDING, folders)
     assert result.answer == {"lessons": ["fixed"]}
     assert result.repaired
     assert result.usage.output_tokens == 240
@@ -143,11 +134,8 @@ def test_a_session_out_of_turns_gets_the_repair_turn(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     fake = install_fake_claude(tmp_path / "bin", [max_turns(), success({"lessons": []})])
-    lane = ClaudeCodeLane(BINDING, env=_env(fake))
-    folders_given = _request(folders).folders
-    session = Session(lane, BINDING, system="sys", prompt="go", contract=CONTRACT,
-                      deadline=time.monotonic() + 30, folders=folders_given)  # fmt: skip
-    result = asyncio.run(session.run())
+    lane = ClaudeCodeLane(BINDING, env=env_for(fake))
+    result = run_session(lane, BINDING, folders, prompt="go")
     assert result.repaired
     assert len(fake.calls()) == 2
     assert "no answer was given" in fake.calls()[1]["stdin"]
@@ -160,7 +148,7 @@ def test_a_claude_that_offers_more_than_read_only_tools_is_not_used(
     reply["events"][0]["tools"] = ["Bash", "Read", "StructuredOutput"]
     fake = install_fake_claude(tmp_path / "bin", [reply])
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(ClaudeCodeLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == "harness_tools_not_restricted"
 
 
@@ -183,7 +171,7 @@ def test_a_session_that_read_outside_its_folders_is_failed_before_its_answer_is_
     reply = success({"lessons": []}, searches=[(name, filled)])
     fake = install_fake_claude(tmp_path / "bin", [reply])
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(ClaudeCodeLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == "read_outside_checkout"
     assert "read outside the checkout and the evidence folder" in str(caught.value)
 
@@ -200,7 +188,7 @@ def test_searches_inside_the_checkout_and_the_evidence_folder_are_allowed(
     reply = success({"lessons": []}, reads=[str(folders["evidence"] / "run.json")],
                     searches=searches)  # fmt: skip
     fake = install_fake_claude(tmp_path / "bin", [reply])
-    response = asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    response = asyncio.run(ClaudeCodeLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert response.answer == '{"lessons": []}'
     assert response.read_paths == frozenset({"evidence:run.json"})
 
@@ -211,9 +199,9 @@ def test_the_binding_lane_chooses_the_harness_and_a_connection_keeps_the_api(
     from active_memory.agents.providers.connections import Connection
 
     fake = install_fake_claude(tmp_path / "bin", [])
-    assert isinstance(create_provider(BINDING, env=_env(fake)), ClaudeCodeLane)
+    assert isinstance(create_provider(BINDING, env=env_for(fake)), ClaudeCodeLane)
     own = Connection("override", base_url="http://127.0.0.1:9", api_key_env=None)
-    routed = create_provider(BINDING, env=_env(fake), connection=own)
+    routed = create_provider(BINDING, env=env_for(fake), connection=own)
     assert not isinstance(routed, ClaudeCodeLane)
     assert getattr(routed, "lane", None) == "anthropic"
 
@@ -234,6 +222,6 @@ def test_a_run_without_a_result_says_why(
 ) -> None:
     fake = install_fake_claude(tmp_path / "bin", [{"stderr": stderr, "exit": 139}])
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(ClaudeCodeLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(ClaudeCodeLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == cause
     assert said in str(caught.value)

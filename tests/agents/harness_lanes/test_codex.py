@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,22 +13,16 @@ import pytest
 from active_memory.agents.harness_lanes.codex import CodexLane
 from active_memory.agents.harness_lanes.codex_events import files_printed
 from active_memory.agents.providers.base import ModelRequest
-from active_memory.agents.tool_loop import Session
 from active_memory.errors import ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
-from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, flags, request_for
+from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, flags, request_for, run_session
 from fake_codex import THREAD, failed, install_fake_codex, success
-from fake_harness import FakeHarness
 
 pytestmark = pytest.mark.timeout(60)
 
 LANE = "codex"
 BINDING = Binding(provider="openai", model="gpt-5.1-codex", effort="high", lane=LANE)
-
-
-def _env(fake: FakeHarness, **extra: str) -> dict[str, str]:
-    return env_for(fake, **extra)
 
 
 def _request(folders: dict[str, Path], **given: Any) -> ModelRequest:
@@ -40,7 +33,7 @@ def test_a_session_runs_in_the_read_only_sandbox_without_hooks_or_mcp_and_marked
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     fake = install_fake_codex(tmp_path / "bin", [success({"lessons": []})])
-    env = _env(fake, ACTIVE_MEMORY_TOKEN="run-token", KEEP="me")
+    env = env_for(fake, ACTIVE_MEMORY_TOKEN="run-token", KEEP="me")
     response = asyncio.run(CodexLane(BINDING, env=env).complete(_request(folders)))
     assert response.answer == '{"lessons": []}'
     [call] = fake.calls()
@@ -73,7 +66,7 @@ def test_without_a_checkout_the_evidence_folder_is_the_working_root(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     fake = install_fake_codex(tmp_path / "bin", [success({"lessons": []})])
-    lane = CodexLane(BINDING.model_copy(update={"effort": None}), env=_env(fake))
+    lane = CodexLane(BINDING.model_copy(update={"effort": None}), env=env_for(fake))
     asyncio.run(lane.complete(_request({"evidence": folders["evidence"]}, effort=None)))
     [call] = fake.calls()
     assert call["cwd"] == str(folders["evidence"])
@@ -92,7 +85,7 @@ def test_usage_commands_and_the_files_they_printed_come_back(
         ("touch planted", 1),  # refused by the sandbox
     ]
     fake = install_fake_codex(tmp_path / "bin", [success({"lessons": []}, commands=commands)])
-    response = asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    response = asyncio.run(CodexLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert response.read_paths == frozenset({"repository:src/app.py", "repository:README.md"})
     assert response.harness_tool_calls == 5
     usage = response.usage
@@ -125,7 +118,7 @@ def test_a_command_that_reaches_outside_the_folders_fails_the_session(
         tmp_path / "bin", [success({"lessons": []}, commands=[(ran, exit_code)])]
     )
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(CodexLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == "read_outside_checkout"
 
 
@@ -138,7 +131,7 @@ def test_commands_inside_the_folders_are_not_refused(
         ("grep -rn 'x$' .", 1),
     ]
     fake = install_fake_codex(tmp_path / "bin", [success({"lessons": []}, commands=commands)])
-    response = asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    response = asyncio.run(CodexLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert response.answer == '{"lessons": []}'
 
 
@@ -155,11 +148,8 @@ def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_thread(
 ) -> None:
     replies = [success({"lessons": [3]}), success({"lessons": ["fixed"]})]
     fake = install_fake_codex(tmp_path / "bin", replies)
-    lane = CodexLane(BINDING, env=_env(fake))
-    session = Session(lane, BINDING, system="sys", prompt="The evidence follows.",
-                      contract=CONTRACT, deadline=time.monotonic() + 30,
-                      folders=_request(folders).folders)  # fmt: skip
-    result = asyncio.run(session.run())
+    lane = CodexLane(BINDING, env=env_for(fake))
+    result = run_session(lane, BINDING, folders)
     assert result.answer == {"lessons": ["fixed"]}
     assert result.repaired
     assert result.usage.output_tokens == 240
@@ -176,10 +166,7 @@ def test_a_session_with_no_message_gets_the_repair_turn(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     fake = install_fake_codex(tmp_path / "bin", [success(None), success({"lessons": []})])
-    session = Session(CodexLane(BINDING, env=_env(fake)), BINDING, system="sys", prompt="go",
-                      contract=CONTRACT, deadline=time.monotonic() + 30,
-                      folders=_request(folders).folders)  # fmt: skip
-    result = asyncio.run(session.run())
+    result = run_session(CodexLane(BINDING, env=env_for(fake)), BINDING, folders, prompt="go")
     assert result.repaired
     assert "no answer was given" in fake.calls()[1]["stdin"]
 
@@ -191,7 +178,7 @@ def test_a_session_that_wrote_or_searched_the_web_is_not_used(
               "changes": [{"path": "x", "kind": "add"}]}  # fmt: skip
     fake = install_fake_codex(tmp_path / "bin", [success({"lessons": []}, items=[change])])
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(CodexLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == "harness_tools_not_restricted"
     assert "(file_change)" in str(caught.value)
 
@@ -210,6 +197,6 @@ def test_a_run_without_a_finished_turn_says_why(
 ) -> None:
     fake = install_fake_codex(tmp_path / "bin", [reply])
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(CodexLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(CodexLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == cause
     assert said in str(caught.value)

@@ -4,7 +4,6 @@ with, what comes back, the repair turn, and a CLI that is too old or logged out.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,21 +11,15 @@ import pytest
 
 from active_memory.agents.harness_lanes.copilot import CopilotLane
 from active_memory.agents.providers.base import ModelRequest
-from active_memory.agents.tool_loop import Session
 from active_memory.errors import ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
-from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, flags, request_for
+from agents.harness_lanes.lane_kit import env_for, flag, flags, request_for, run_session
 from fake_copilot import failed, install_fake_copilot, success
-from fake_harness import FakeHarness
 
 pytestmark = pytest.mark.timeout(60)
 
 BINDING = Binding(provider="openai", model="gpt-5.4", effort="high", lane="copilot")
-
-
-def _env(fake: FakeHarness, **extra: str) -> dict[str, str]:
-    return env_for(fake, **extra)
 
 
 def _request(folders: dict[str, Path], **given: Any) -> ModelRequest:
@@ -37,7 +30,7 @@ def test_a_session_sees_only_read_tools_denies_shell_writes_and_urls_and_is_mark
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     fake = install_fake_copilot(tmp_path / "bin", [success({"lessons": []})])
-    env = _env(fake, ACTIVE_MEMORY_TOKEN="t", COPILOT_ALLOW_ALL="true", KEEP="me",
+    env = env_for(fake, ACTIVE_MEMORY_TOKEN="t", COPILOT_ALLOW_ALL="true", KEEP="me",
                GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS="true")  # fmt: skip
     response = asyncio.run(CopilotLane(BINDING, env=env).complete(_request(folders)))
     assert response.answer == '{"lessons": []}'
@@ -80,7 +73,7 @@ def test_usage_comes_from_the_usage_file_and_the_files_viewed_are_read(
         ("bash", {"command": "touch x"}, False),
     ]
     fake = install_fake_copilot(tmp_path / "bin", [success({"lessons": []}, calls=calls)])
-    response = asyncio.run(CopilotLane(BINDING, env=_env(fake)).complete(_request(folders)))
+    response = asyncio.run(CopilotLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert response.read_paths == frozenset({"repository:src/app.py", "repository:README.md"})
     assert response.harness_tool_calls == 5
     usage = response.usage
@@ -106,7 +99,7 @@ def test_a_session_whose_tools_ran_outside_its_folders_is_failed(
     reply = success({"lessons": []}, calls=[(name, filled, True)])
     fake = install_fake_copilot(tmp_path / "bin", [reply])
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(CopilotLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(CopilotLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == "read_outside_checkout"
 
 
@@ -115,11 +108,8 @@ def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_session(
 ) -> None:
     replies = [success({"lessons": [3]}), success({"lessons": ["fixed"]})]
     fake = install_fake_copilot(tmp_path / "bin", replies)
-    lane = CopilotLane(BINDING, env=_env(fake))
-    session = Session(lane, BINDING, system="sys", prompt="The evidence follows.",
-                      contract=CONTRACT, deadline=time.monotonic() + 30,
-                      folders=_request(folders).folders)  # fmt: skip
-    result = asyncio.run(session.run())
+    lane = CopilotLane(BINDING, env=env_for(fake))
+    result = run_session(lane, BINDING, folders)
     assert result.answer == {"lessons": ["fixed"]}
     assert result.repaired
     assert result.usage.output_tokens == 240
@@ -136,7 +126,7 @@ def test_a_session_that_ran_a_tool_beyond_reading_is_not_used(
     calls = [("bash", {"command": "touch x"}, True)]
     fake = install_fake_copilot(tmp_path / "bin", [success({"lessons": []}, calls=calls)])
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(CopilotLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(CopilotLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == "harness_tools_not_restricted"
     assert "(bash)" in str(caught.value)
 
@@ -144,7 +134,7 @@ def test_a_session_that_ran_a_tool_beyond_reading_is_not_used(
 def test_a_run_that_fails_says_why(tmp_path: Path, folders: dict[str, Path]) -> None:
     fake = install_fake_copilot(tmp_path / "bin", [failed("Model stand-in is not available")])
     with pytest.raises(ProviderError) as caught:
-        asyncio.run(CopilotLane(BINDING, env=_env(fake)).complete(_request(folders)))
+        asyncio.run(CopilotLane(BINDING, env=env_for(fake)).complete(_request(folders)))
     assert caught.value.cause == "harness_failed"
     assert "`copilot` exited 1 without a result: Model stand-in is not available" in str(
         caught.value

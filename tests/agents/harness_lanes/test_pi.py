@@ -4,7 +4,6 @@ comes back, the repair turn and a failed model call (the CLI checks: test_cli_ch
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +11,10 @@ import pytest
 
 from active_memory.agents.harness_lanes.pi import PiLane
 from active_memory.agents.providers.base import ModelRequest
-from active_memory.agents.tool_loop import Session
 from active_memory.errors import ProviderError
 from active_memory.lanes import SPECIALIST_SESSION_MARKER, SPECIALIST_SESSION_VARIABLE
 from active_memory.models.runs import Binding
-from agents.harness_lanes.lane_kit import CONTRACT, env_for, flag, request_for
+from agents.harness_lanes.lane_kit import env_for, flag, request_for, run_session
 from fake_pi import SESSION, install_fake_pi, model_error, success
 
 pytestmark = pytest.mark.timeout(60)
@@ -111,10 +109,7 @@ def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_session(
     replies = [success({"lessons": [3]}), success({"lessons": ["fixed"]})]
     fake = install_fake_pi(tmp_path / "bin", replies)
     lane = PiLane(BINDING, env=env_for(fake))
-    session = Session(lane, BINDING, system="sys", prompt="The evidence follows.",
-                      contract=CONTRACT, deadline=time.monotonic() + 30,
-                      folders=_request(folders).folders)  # fmt: skip
-    result = asyncio.run(session.run())
+    result = run_session(lane, BINDING, folders)
     assert result.answer == {"lessons": ["fixed"]}
     assert result.repaired
     _, second = fake.calls()

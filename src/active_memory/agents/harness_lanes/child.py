@@ -54,14 +54,22 @@ def _signal_group(pgid: int, sig: signal.Signals) -> bool:
 
 
 async def end_group(process: asyncio.subprocess.Process, grace: float = TERM_GRACE_SECONDS) -> None:
-    """End the child's whole process group: TERM, wait up to ``grace`` for the leader, KILL."""
+    """End the child's whole process group: TERM, wait up to ``grace`` for the leader, KILL.
+
+    The leader's exit is polled, not awaited with ``Process.wait()``: until Python 3.12 that
+    returns only once every pipe is closed, and a pipe whose reader stopped (output beyond its
+    bound) is never seen closing, so the wait would never return."""
     pgid = process.pid
     if process.returncode is None and _signal_group(pgid, signal.SIGTERM):
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(process.wait()), grace)
+        await _exited(process, time.monotonic() + grace)
     _signal_group(pgid, signal.SIGKILL)
-    if process.returncode is None:
-        await process.wait()
+    await _exited(process, None)
+
+
+async def _exited(process: asyncio.subprocess.Process, until: float | None) -> None:
+    """Until the leader has exited (its code is known), or ``until`` (monotonic) has passed."""
+    while process.returncode is None and (until is None or time.monotonic() < until):
+        await asyncio.sleep(_POLL_SECONDS)
 
 
 async def _read_bounded(stream: asyncio.StreamReader, limit: int, *, keep_tail: bool) -> bytes:

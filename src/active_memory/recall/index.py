@@ -142,6 +142,7 @@ class RecallIndex:
         self._folders: Postings = {}
         self._identifiers: Postings = {}
         self._groups: Groups = {}
+        self._seconds: dict[str, frozenset[str]] = {}
         self._graph: dict[tuple[str, str], list[ScopedCard]] = {}
         self._build(self._lesson_associations(lessons, cards))
         self._ids: Sequence[str] = [card.id for card in cards]
@@ -177,6 +178,7 @@ class RecallIndex:
         gc.disable()
         try:
             self._place_groups(*self._index_associations(associations))
+            self._seconds = _second_terms(self._groups)
         finally:
             if collecting:
                 gc.enable()
@@ -313,6 +315,13 @@ class RecallIndex:
         index._ids = cards[0]
         index._files, index._folders, index._identifiers = files, folders, identifiers
         index._groups = groups
+        collecting = gc.isenabled()
+        gc.disable()  # as in _build: a few thousand sets, nothing for the collector to free
+        try:
+            index._seconds = _second_terms(groups)
+        finally:
+            if collecting:
+                gc.enable()
         return index
 
     def __len__(self) -> int:
@@ -325,14 +334,20 @@ class RecallIndex:
     def match(self, signals: Signals) -> tuple[Match, ...]:
         # position -> (score, key); one score belongs to one kind of association, so equal
         # scores compare keys of the same kind and the smallest key wins (set order never shows).
+        # Scores are compared first and keys only on a tie: no tuple built per comparison.
         best: dict[int, tuple[int, str]] = {}
+        get = best.get
         # A posting is one position (an int) or a list of them.
         files, folders, identifiers = self._files, self._folders, self._identifiers
         for path in signals.paths:
             found = files.get(path, ())
             for position in (found,) if isinstance(found, int) else found:
-                current = best.get(position)
-                if current is None or (-SCORE_FILE, path) < (-current[0], current[1]):
+                current = get(position)
+                if (
+                    current is None
+                    or current[0] < SCORE_FILE
+                    or (current[0] == SCORE_FILE and path < current[1])
+                ):
                     best[position] = (SCORE_FILE, path)
             if not folders:
                 continue
@@ -341,35 +356,55 @@ class RecallIndex:
                 prefix = f"{prefix}/{component}" if prefix else component
                 found = folders.get(prefix, ())
                 for position in (found,) if isinstance(found, int) else found:
-                    current = best.get(position)
-                    if current is None or (-SCORE_FOLDER, prefix) < (-current[0], current[1]):
+                    current = get(position)
+                    if (
+                        current is None
+                        or current[0] < SCORE_FOLDER
+                        or (current[0] == SCORE_FOLDER and prefix < current[1])
+                    ):
                         best[position] = (SCORE_FOLDER, prefix)
         for identifier in signals.identifiers:
             found = identifiers.get(identifier, ())
             for position in (found,) if isinstance(found, int) else found:
-                current = best.get(position)
-                if current is None or (-SCORE_IDENTIFIER, identifier) < (-current[0], current[1]):
+                current = get(position)
+                if (
+                    current is None
+                    or current[0] < SCORE_IDENTIFIER
+                    or (current[0] == SCORE_IDENTIFIER and identifier < current[1])
+                ):
                     best[position] = (SCORE_IDENTIFIER, identifier)
         words = signals.words
+        groups, second_terms = self._groups, self._seconds
         for word in words:
-            seconds = self._groups.get(word)
+            seconds = second_terms.get(word)
             if seconds is None:
                 continue
-            for second in words.intersection(seconds):
-                for position, terms in seconds[second]:
+            # Both frozensets: the intersection walks the smaller one's table with the hashes
+            # it stores, about twice as fast as walking the dict of groups' keys.
+            present = words & seconds
+            if not present:
+                continue
+            waiting = groups[word]
+            for second in present:
+                for position, terms in waiting[second]:
                     if len(terms) > 2 and not words.issuperset(terms):
                         continue
-                    key = "+".join(terms)
-                    current = best.get(position)
-                    if current is None or (-SCORE_KEYWORDS, key) < (-current[0], current[1]):
-                        best[position] = (SCORE_KEYWORDS, key)
+                    current = get(position)
+                    if current is None or current[0] < SCORE_KEYWORDS:
+                        best[position] = (SCORE_KEYWORDS, "+".join(terms))
+                    elif current[0] == SCORE_KEYWORDS:
+                        key = "+".join(terms)
+                        if key < current[1]:
+                            best[position] = (SCORE_KEYWORDS, key)
+        if not best:
+            return ()
         # Ranked on plain tuples (score, then id, then position) so the sort compares in C;
         # a card is built only for what is returned, after ranking.
         ids, cards = self._ids, self._cards
         ranked = sorted([(-score, ids[position], position, key)
                          for position, (score, key) in best.items()])  # fmt: skip
-        return tuple(Match(cards[position], -negative, f"{_KINDS[-negative]} {key}")
-                     for negative, _, position, key in ranked)  # fmt: skip
+        return tuple([Match(cards[position], -negative, f"{_KINDS[-negative]} {key}")
+                      for negative, _, position, key in ranked])  # fmt: skip
 
     def graph_lessons(
         self, graph_hash: str, node_id: str, repository: str | None = None
@@ -377,3 +412,8 @@ class RecallIndex:
         """Graph lessons of one node, unqualified or qualified by ``repository``, by id."""
         cards = self._graph.get((graph_hash, node_id), ())
         return tuple(lesson for lesson in cards if lesson.scope.repository in (None, repository))
+
+
+def _second_terms(groups: Groups) -> dict[str, frozenset[str]]:
+    """Each group's rarest term -> the set of the second terms it waits on (see ``match``)."""
+    return {first: frozenset(seconds) for first, seconds in groups.items()}

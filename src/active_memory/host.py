@@ -48,6 +48,7 @@ from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Checkout, Delivery, Outcome, RunRecord, ToolReceipt
 from active_memory.recall.broker import BrokerAnswer, BrokerRequest, Handler, RecallBroker
 from active_memory.recall.index import RecallIndex
+from active_memory.recall.index_file import load_or_build
 from active_memory.recall.recall_session import Caller, Recall, RecallSession
 from active_memory.recall.signals import ToolCall, WorkspaceRoot
 from active_memory.repository import repository_key
@@ -474,7 +475,8 @@ def open_run(
     snapshot raises :class:`~active_memory.errors.SnapshotError`; it never reads as no lessons.
     ``state_dir`` is the run's private folder for its latched outcome, evidence and run log
     (default: ``<state>/active-memory/runs/<run>``). A store's verified rows are indexed from
-    their JSON in one pass, without a model per lesson (the postmortem decodes them).
+    their JSON in one pass, without a model per lesson (the postmortem decodes them), or loaded
+    from ``<state>/active-memory/recall-index`` when the rows are those it was built from.
     """
     config = runtime_config.active_memory
     if identity.repository is None:
@@ -485,10 +487,12 @@ def open_run(
         request = SnapshotRequest(identity, repository=config.repository, graph=config.graph)
         snapshot = backend.snapshot(request)
         lessons, generation = snapshot.lessons, snapshot.generation
-    index = (RecallIndex.from_entries(lessons.recall_entries(), lessons.graph_lessons(),
-                                      repository=identity.repository)
-             if isinstance(lessons, StoredLessons)
-             else RecallIndex(lessons, repository=identity.repository))  # fmt: skip
+    if isinstance(lessons, StoredLessons):  # kept in a file while the rows stay the same
+        index = load_or_build(default_store_path().parent / "recall-index", identity.repository,
+                              lessons.checksums(), lessons.recall_entries,
+                              lessons.graph_lessons())[0]  # fmt: skip
+    else:
+        index = RecallIndex(lessons, repository=identity.repository)
     session = RecallSession(index, WorkspaceRoot.at(workspace), config)
     return ActiveRun(identity, config, session, generation=generation, runtime=runtime_config,
                      backend=backend, lessons=lessons, state_dir=state_dir,

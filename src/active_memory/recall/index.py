@@ -109,16 +109,16 @@ class _CardColumns:
     """A restored index's cards, each built from its columns only when a match names it: a
     hook call matches a handful of a thousand cards."""
 
-    __slots__ = ("_columns",)
+    __slots__ = ("columns",)
 
     def __init__(self, columns: CardColumns) -> None:
-        self._columns = columns
+        self.columns = columns
 
     def __len__(self) -> int:
-        return len(self._columns[0])
+        return len(self.columns[0])
 
     def __getitem__(self, position: int, /) -> CardText:
-        ids, revisions, titles, recommendations = self._columns
+        ids, revisions, titles, recommendations = self.columns
         return CardText(ids[position], revisions[position], titles[position],
                         recommendations[position])  # fmt: skip
 
@@ -298,17 +298,24 @@ class RecallIndex:
         """The repository part as plain builtins (tuples, lists, dicts, str, int): what
         :meth:`from_state` takes back, e.g. through ``marshal``. Graph lessons are left out."""
         cards = self._cards
-        columns = (tuple(card.id for card in cards), tuple(card.revision for card in cards),
-                   tuple(card.title for card in cards),
-                   tuple(card.recommendation for card in cards))  # fmt: skip
+        if isinstance(cards, _CardColumns):  # built from entries or restored: no card to build
+            ids, revisions, titles, recommendations = cards.columns
+            columns = (tuple(ids), tuple(revisions), tuple(titles), tuple(recommendations))
+        else:
+            columns = (tuple(card.id for card in cards), tuple(card.revision for card in cards),
+                       tuple(card.title for card in cards),
+                       tuple(card.recommendation for card in cards))  # fmt: skip
         return (self.repository, columns, self._files, self._folders, self._identifiers,
                 self._groups)  # fmt: skip
 
     @classmethod
-    def from_state(cls, state: IndexState) -> RecallIndex:
-        """An index that matches exactly as the one whose :meth:`state` this is."""
+    def from_state(cls, state: IndexState, graph_lessons: Iterable[ScopedCard] = ()) -> RecallIndex:
+        """An index that matches exactly as the one whose :meth:`state` this is, plus
+        ``graph_lessons`` (a state leaves them out)."""
         repository, cards, files, folders, identifiers, groups = state
-        index = cls((), repository=repository)
+        index = cls(graph_lessons, repository=repository)
+        if len(index):
+            raise ValueError("graph_lessons holds a repository lesson; it belongs in the state")
         if len({len(column) for column in cards}) > 1:
             raise ValueError("the card columns of an index state differ in length")
         index._cards = _CardColumns(cards)

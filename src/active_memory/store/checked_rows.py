@@ -128,6 +128,11 @@ class StoredLessons(Sequence[Lesson]):
         """Every lesson id, in order, without decoding a lesson."""
         return tuple(str(row[0]) for row in self._rows)
 
+    def checksums(self) -> tuple[str, ...]:
+        """Every row's checksum, in order: each covers its whole row, so equal checksums are
+        equal rows (recall reuses the index it kept for them)."""
+        return tuple(str(row[-1]) for row in self._rows)
+
     def recall_entries(self) -> Iterator[RecallEntry]:
         """Each repository lesson as recall indexes it, in order: ``id, revision, title,
         recommendation, repository, files, folders, identifiers, keyword_groups``, read from

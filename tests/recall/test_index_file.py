@@ -1,0 +1,230 @@
+"""The run's recall index kept in a file: reused for the same rows only, never trusted blindly."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from active_memory.host import open_run
+from active_memory.models.config import RuntimeConfig
+from active_memory.recall import index_file
+from active_memory.recall.index import RecallIndex
+from active_memory.recall.index_file import (
+    MAGIC,
+    content_key,
+    load_or_build,
+    read_state,
+    write_state,
+)
+from active_memory.recall.signals import Signals
+from active_memory.store.backend import RunIdentity
+from active_memory.store.paths import default_store_path
+from active_memory.store.sqlite import SqliteStore
+from recall.kit import (
+    GRAPH,
+    REPOSITORY,
+    graph_lesson,
+    lesson,
+    lesson_id,
+    seed_store,
+    widgets_checkout,
+)
+from recall.test_index_equivalence import (
+    REPOSITORY as ENTRIES_REPOSITORY,
+    entries_strategy,
+    matched,
+    signals_strategy,
+)
+
+ENTRIES = [
+    ("lesson-1", 1, "Card 1", "Do 1.", REPOSITORY, ("src/a.py",), (), ("load",), ()),
+    ("lesson-2", 2, "Card 2", "Do 2.", REPOSITORY, (), ("src",), (), (("alpha", "beta"),)),
+]
+CHECKSUMS = ("c1", "c2")
+CALL = Signals(("src/a.py",), frozenset({"load"}), frozenset({"alpha", "beta"}))
+
+
+def built(folder: Path, checksums: tuple[str, ...] = CHECKSUMS) -> tuple[RecallIndex, bool]:
+    return load_or_build(folder, REPOSITORY, checksums, lambda: iter(ENTRIES))
+
+
+def kept_file(folder: Path) -> Path:
+    return Path(index_file.index_file(folder, REPOSITORY))
+
+
+def test_a_second_start_over_the_same_rows_loads_the_file(tmp_path: Path) -> None:
+    first, from_file = built(tmp_path)
+    assert not from_file
+    path = kept_file(tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o700
+    again, from_file = load_or_build(tmp_path, REPOSITORY, CHECKSUMS, pytest.fail)
+    assert from_file
+    assert matched(again, CALL) == matched(first, CALL) != []
+
+
+def test_changed_rows_build_again_and_replace_the_file(tmp_path: Path) -> None:
+    built(tmp_path)
+    changed = (*ENTRIES[:1], ("lesson-3", 1, "Card 3", "Do 3.", REPOSITORY, ("src/a.py",),
+                              (), (), ()))  # fmt: skip
+    index, from_file = load_or_build(tmp_path, REPOSITORY, ("c1", "c3"), lambda: iter(changed))
+    assert not from_file
+    assert [match.lesson.id for match in index.match(CALL)] == ["lesson-1", "lesson-3"]
+    again, from_file = load_or_build(tmp_path, REPOSITORY, ("c1", "c3"), pytest.fail)
+    assert from_file
+    assert matched(again, CALL) == matched(index, CALL)
+
+
+def test_the_key_names_the_repository_and_every_row_in_order() -> None:
+    keys = {
+        content_key(REPOSITORY, ("c1", "c2")),
+        content_key(REPOSITORY, ("c2", "c1")),
+        content_key(REPOSITORY, ("c1",)),
+        content_key("forge:example.com/other", ("c1", "c2")),
+    }
+    assert len(keys) == 4
+
+
+def damaged(data: bytes) -> list[bytes]:
+    middle = len(data) // 2
+    return [
+        data[:middle],  # truncated
+        data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1 :],  # one bit flipped
+        data[len(MAGIC) :],  # no header
+        b"",
+        b"not an index at all",
+        MAGIC + b"\0" * 32,
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_a_damaged_file_is_ignored_and_rebuilt(tmp_path: Path, case: int) -> None:
+    built(tmp_path)
+    path = kept_file(tmp_path)
+    path.write_bytes(damaged(path.read_bytes())[case])
+    assert read_state(str(path), content_key(REPOSITORY, CHECKSUMS)) is None
+    index, from_file = built(tmp_path)
+    assert not from_file
+    assert [match.lesson.id for match in index.match(CALL)] == ["lesson-1", "lesson-2"]
+    assert built(tmp_path)[1]  # written whole again
+
+
+def test_a_state_that_does_not_restore_is_rebuilt(tmp_path: Path) -> None:
+    path = kept_file(tmp_path)
+    key = content_key(REPOSITORY, CHECKSUMS)
+    assert write_state(str(path), key, ("not", "a", "state"))  # type: ignore[arg-type]
+    index, from_file = built(tmp_path)
+    assert not from_file
+    assert len(index) == 2
+
+
+def test_another_format_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    built(tmp_path)
+    monkeypatch.setattr(index_file, "FORMAT", ("active-memory/run-index", 0))
+    assert not built(tmp_path)[1]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX ownership and modes")
+def test_a_file_or_folder_others_can_use_is_not_read(tmp_path: Path) -> None:
+    built(tmp_path)
+    path = kept_file(tmp_path)
+    key = content_key(REPOSITORY, CHECKSUMS)
+    path.chmod(0o644)
+    assert read_state(str(path), key) is None
+    path.chmod(0o600)
+    tmp_path.chmod(0o755)
+    assert read_state(str(path), key) is None
+    tmp_path.chmod(0o700)
+    assert read_state(str(path), key) is not None
+
+
+def test_a_symlinked_file_or_folder_is_neither_read_nor_written(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    built(real)
+    key = content_key(REPOSITORY, CHECKSUMS)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert read_state(index_file.index_file(link, REPOSITORY), key) is None
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (elsewhere / kept_file(real).name).symlink_to(kept_file(real))
+    assert read_state(str(elsewhere / kept_file(real).name), key) is None
+    kept = kept_file(real).stat().st_ino
+    assert not built(link)[1]  # built, and not written through the link
+    assert kept_file(real).stat().st_ino == kept
+
+
+def test_concurrent_writers_never_leave_half_a_file(tmp_path: Path) -> None:
+    path = str(kept_file(tmp_path))
+    states = {
+        str(number): RecallIndex.from_entries(ENTRIES[: number + 1], repository=REPOSITORY).state()
+        for number in range(2)
+    }
+    done = threading.Event()
+
+    def write(key: str) -> None:
+        while not done.is_set():
+            write_state(path, key, states[key])
+
+    writers = [threading.Thread(target=write, args=(key,)) for key in states]
+    write_state(path, "0", states["0"])
+    for writer in writers:
+        writer.start()
+    try:
+        copy = tmp_path / "copy" / "seen.index"
+        copy.parent.mkdir(mode=0o700)
+        for _ in range(200):
+            copy.write_bytes(Path(path).read_bytes())  # one read: whichever file is there now
+            copy.chmod(0o600)
+            read = [read_state(str(copy), key) for key in states]
+            assert [state is None for state in read].count(False) == 1
+    finally:
+        done.set()
+        for writer in writers:
+            writer.join()
+    assert [name for name in os.listdir(tmp_path) if not name.endswith(".index")] == ["copy"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(entries_strategy, st.lists(signals_strategy, min_size=1, max_size=10))
+def test_a_loaded_index_matches_as_a_fresh_build(entries: list, calls: list[Signals]) -> None:
+    checksums = [f"c{number}" for number in range(len(entries))]
+    graph = (graph_lesson(90, "build", repository=ENTRIES_REPOSITORY),)
+    with tempfile.TemporaryDirectory() as folder:
+        fresh, _ = load_or_build(folder, ENTRIES_REPOSITORY, checksums, lambda: entries, graph)
+        loaded, from_file = load_or_build(folder, ENTRIES_REPOSITORY, checksums, list, graph)
+    assert from_file
+    assert len(loaded) == len(fresh)
+    for found in calls:
+        assert matched(loaded, found) == matched(fresh, found)
+    assert loaded.graph_lessons(GRAPH, "build", ENTRIES_REPOSITORY) == graph
+
+
+def test_a_run_start_reuses_the_index_until_the_store_changes(tmp_path: Path) -> None:
+    store = tmp_path / "lessons.sqlite3"
+    seed_store(store, [lesson(1, files=["src/app.py"]), graph_lesson(2, "build")])
+    checkout = widgets_checkout(tmp_path / "checkout")
+    identity = RunIdentity("run-1", repository=REPOSITORY, graph_hash=GRAPH)
+    path = kept_file(default_store_path().parent / "recall-index")
+    call = Signals(("src/app.py",), frozenset(), frozenset())
+
+    def started() -> tuple[list[str], int]:
+        with SqliteStore(store) as backend, open_run(identity, RuntimeConfig(), backend,
+                                                     checkout) as run:  # fmt: skip
+            found = [match.lesson.id for match in run.session.index.match(call)]
+            assert run.session.index.graph_lesson_count == 1
+        return found, path.stat().st_ino
+
+    first, written = started()
+    assert first == [lesson_id(1)]
+    assert started() == (first, written)  # loaded: the file was not written again
+    seed_store(store, [lesson(3, files=["src/app.py"])])
+    changed, rewritten = started()
+    assert changed == [lesson_id(1), lesson_id(3)]
+    assert rewritten != written

@@ -1,6 +1,7 @@
 """Resident inverted indexes over a frozen snapshot, and deterministic scoring.
 
-Built once per run (or per store generation for ``serve``); matching is dictionary lookups only:
+Built once per run (or per store generation for ``serve``; a run start loads it from the file
+:mod:`active_memory.recall.index_file` kept for the same rows); matching is dictionary lookups:
 no model call, network access or filesystem scan. A card's score is its strongest single match:
 
     exact root-relative file   1000
@@ -23,6 +24,7 @@ time: the hook helper's store fallback imports it on every tool call.
 from __future__ import annotations
 
 import gc
+import sys
 
 from active_memory.limits import BROAD_WORDS
 from active_memory.recall.record import record
@@ -254,7 +256,7 @@ class RecallIndex:
         their terms. Written out flat: this loop runs once per lesson of the store on every
         run start."""
         files, folders, identifiers = self._files, self._folders, self._identifiers
-        broad = BROAD_WORDS
+        broad, intern = BROAD_WORDS, sys.intern
         groups: list[tuple[int, tuple[str, ...]]] = []
         terms_of_groups: list[str] = []
         collect_terms = terms_of_groups.extend
@@ -288,7 +290,9 @@ class RecallIndex:
                 elif entries[-1] != position:  # type: ignore[index]
                     entries.append(position)  # type: ignore[union-attr]
             for group in keyword_groups:
-                terms = tuple(sorted(set(group)))
+                # Interned: a word shared by many groups is then one string, which a kept index
+                # file writes once and loads once (a fifth less to unmarshal at 100,000 lessons).
+                terms = tuple(map(intern, sorted(set(group))))
                 if len(terms) >= 2 and broad.isdisjoint(terms):
                     groups.append((position, terms))
                     collect_terms(terms)

@@ -488,8 +488,8 @@ def open_run(
         snapshot = backend.snapshot(request)
         lessons, generation = snapshot.lessons, snapshot.generation
     if isinstance(lessons, StoredLessons):  # kept in a file while the rows stay the same
-        index = load_or_build(default_store_path().parent / "recall-index", identity.repository,
-                              lessons.checksums(), lessons.recall_entries,
+        index = load_or_build(lambda: default_store_path().parent / "recall-index",
+                              identity.repository, lessons.checksums(), lessons.recall_entries,
                               lessons.graph_lessons())[0]  # fmt: skip
     else:
         index = RecallIndex(lessons, repository=identity.repository)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from active_memory.errors import ConfigError
 from active_memory.host import open_run
 from active_memory.models.config import RuntimeConfig
 from active_memory.recall import index_file
@@ -228,3 +229,26 @@ def test_a_run_start_reuses_the_index_until_the_store_changes(tmp_path: Path) ->
     changed, rewritten = started()
     assert changed == [lesson_id(1), lesson_id(3)]
     assert rewritten != written
+
+
+def test_a_folder_that_cannot_be_found_keeps_nothing_and_still_builds(tmp_path: Path) -> None:
+    def unfindable() -> Path:
+        raise ConfigError("ACTIVE_MEMORY_STATE_DIR", "'state' must be an absolute path")
+
+    index, from_file = load_or_build(unfindable, REPOSITORY, CHECKSUMS, lambda: iter(ENTRIES))
+    assert (from_file, len(index)) == (False, 2)
+    assert load_or_build(lambda: tmp_path, REPOSITORY, CHECKSUMS, lambda: iter(ENTRIES))[0]
+    assert load_or_build(lambda: tmp_path, REPOSITORY, CHECKSUMS, pytest.fail)[1]
+
+
+def test_a_run_starts_when_its_state_folder_is_misconfigured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "lessons.sqlite3"
+    seed_store(store, [lesson(1, files=["src/app.py"])])
+    monkeypatch.setenv("ACTIVE_MEMORY_STATE_DIR", "relative/state")
+    identity = RunIdentity("run-1", repository=REPOSITORY, graph_hash=GRAPH)
+    with SqliteStore(store) as backend, open_run(identity, RuntimeConfig(), backend,
+                                                 tmp_path / "checkout") as run:  # fmt: skip
+        found = run.session.index.match(Signals(("src/app.py",), frozenset(), frozenset()))
+    assert [match.lesson.id for match in found] == [lesson_id(1)]

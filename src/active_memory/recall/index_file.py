@@ -30,6 +30,7 @@ import sys
 from _thread import allocate_lock
 
 from active_memory import __version__
+from active_memory.errors import ActiveMemoryError
 from active_memory.private_files import make_private_dir, write_private_bytes
 from active_memory.recall.index import RecallIndex
 
@@ -156,7 +157,7 @@ def write_state(path: str, key: str, state: IndexState) -> bool:
 
 
 def load_or_build(
-    folder: str | os.PathLike[str],
+    folder: str | os.PathLike[str] | Callable[[], str | os.PathLike[str]],
     repository: str | None,
     checksums: Iterable[str],
     entries: Callable[[], Iterable[CardEntry]],
@@ -164,8 +165,18 @@ def load_or_build(
 ) -> tuple[RecallIndex, bool]:
     """The index of ``repository`` over the rows whose checksums are ``checksums``, and whether
     it came from its file: loaded from it when it was built from the same rows, else built
-    from ``entries()`` (as :meth:`RecallIndex.from_entries`) and written for the next run."""
+    from ``entries()`` (as :meth:`RecallIndex.from_entries`) and written for the next run.
+
+    ``folder`` may be a function that finds it: when it raises a configuration error (a state
+    folder named by a relative path, no home folder), the index is built and kept nowhere, as
+    a run needs no state folder until it writes there."""
     graph = tuple(graph_lessons)
+    if callable(folder):
+        try:
+            folder = folder()
+        except (ActiveMemoryError, OSError):
+            index = RecallIndex.from_entries(entries(), graph, repository=repository)
+            return index, False
     key = content_key(repository, checksums)
     path = index_file(folder, repository)
     state = read_state(path, key)

@@ -252,3 +252,10 @@ def test_a_run_starts_when_its_state_folder_is_misconfigured(
                                                  tmp_path / "checkout") as run:  # fmt: skip
         found = run.session.index.match(Signals(("src/app.py",), frozenset(), frozenset()))
     assert [match.lesson.id for match in found] == [lesson_id(1)]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_in_place_of_the_file_is_not_waited_on(tmp_path: Path) -> None:
+    tmp_path.chmod(0o700)
+    os.mkfifo(kept_file(tmp_path), 0o600)
+    assert read_state(str(kept_file(tmp_path)), content_key(REPOSITORY, CHECKSUMS)) is None

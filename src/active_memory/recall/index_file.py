@@ -91,20 +91,24 @@ def index_file(folder: str | os.PathLike[str], repository: str | None) -> str:
     return os.path.join(os.fspath(folder), name.hexdigest() + ".index")
 
 
+def _owned_alone(info: os.stat_result) -> bool:
+    return not _POSIX or (info.st_uid == os.geteuid() and not info.st_mode & 0o077)
+
+
 def _private_bytes(path: str) -> bytes | None:
     """The content of ``path`` if it is a regular file of this user's alone in a folder of this
     user's alone, neither reached through a symlink; else None."""
     try:
         folder = os.lstat(os.path.dirname(path))
-        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        if not (stat.S_ISDIR(folder.st_mode) and _owned_alone(folder)):
+            return None  # another user could have put anything there, a FIFO included
+        # Non-blocking: opening a FIFO for reading would otherwise wait for a writer.
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except (OSError, ValueError):
         return None
     with open(descriptor, "rb") as handle:  # closes the descriptor
         info = os.fstat(descriptor)
-        if not (stat.S_ISDIR(folder.st_mode) and stat.S_ISREG(info.st_mode)):
-            return None
-        if _POSIX and any(entry.st_uid != os.geteuid() or entry.st_mode & 0o077
-                          for entry in (folder, info)):  # fmt: skip
+        if not (stat.S_ISREG(info.st_mode) and _owned_alone(info)):
             return None
         if info.st_size > MAX_FILE_BYTES:
             return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from active_memory.agents.providers.anthropic_wire import (
     build_params,
@@ -34,7 +34,7 @@ from active_memory.agents.providers.transport_errors import (
     connection_error,
     malformed_response,
 )
-from active_memory.errors import ProviderError, ProviderUnavailable
+from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -189,11 +189,15 @@ class AnthropicProvider(SdkAdapter["AnyAnthropicClient", "Message"]):
         """Fail early, at resolution, on an effort this API does not know."""
         effort_params(effort)
 
-    clients: ClassVar[Mapping[str, ClientBuilder[AnyAnthropicClient]]] = {
-        "anthropic": _direct_client,
-        "bedrock": _bedrock_client,
-        "vertex": _vertex_client,
-    }
+    @classmethod
+    def client_builder(cls, lane: str) -> ClientBuilder[AnyAnthropicClient]:
+        if lane == "anthropic":
+            return _direct_client
+        if lane == "bedrock":
+            return _bedrock_client
+        if lane == "vertex":
+            return _vertex_client
+        raise ConfigError("binding.lane", f"the Anthropic adapter has no client for lane {lane!r}")
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         return build_params(request, self.output)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from active_memory.agents.providers.base import ModelRequest, ModelResponse, OutputMode
 from active_memory.agents.providers.connections import Endpoint
@@ -30,7 +30,7 @@ from active_memory.agents.providers.transport_errors import (
     connection_error,
     malformed_response,
 )
-from active_memory.errors import ProviderError, ProviderUnavailable
+from active_memory.errors import ConfigError, ProviderError, ProviderUnavailable
 
 if TYPE_CHECKING:
     import httpx2
@@ -147,11 +147,15 @@ class OpenAIProvider(SdkAdapter["AsyncOpenAI", "ChatCompletion"]):
         """Fail early, at resolution, on an effort this API does not know."""
         check_effort(effort)
 
-    clients: ClassVar[Mapping[str, ClientBuilder[AsyncOpenAI]]] = {
-        "openai": _openai_client,
-        "azure": _azure_client,
-        "compatible": _compatible_client,
-    }
+    @classmethod
+    def client_builder(cls, lane: str) -> ClientBuilder[AsyncOpenAI]:
+        if lane == "openai":
+            return _openai_client
+        if lane == "azure":
+            return _azure_client
+        if lane == "compatible":
+            return _compatible_client
+        raise ConfigError("binding.lane", f"the OpenAI adapter has no client for lane {lane!r}")
 
     @classmethod
     def default_lane(cls, endpoint: Endpoint | None) -> str:

@@ -117,9 +117,6 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
     family: ClassVar[str]  # the provider name: also its SDK's module and its default lane
     title: ClassVar[str]  # how its documentation spells it, for messages
     lanes: ClassVar[tuple[str, ...]]  # its rows of the lane table (active_memory.lanes)
-    # What builds each lane's client (from the environment, the resolved endpoint and the test
-    # seam) and names the credential a 401 should tell the user to set: one entry per lane.
-    clients: ClassVar[Mapping[str, ClientBuilder[Any]]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -191,15 +188,10 @@ class SdkAdapter(ABC, Generic[ClientT, ResultT]):
         """Fail early, when a binding is resolved, on an effort this API does not know."""
 
     @classmethod
+    @abstractmethod
     def client_builder(cls, lane: str) -> ClientBuilder[ClientT]:
-        """``lane``'s entry of :attr:`clients`; a lane the adapter has no client for is a
-        configuration error that names the adapter."""
-        try:
-            return cls.clients[lane]
-        except KeyError:
-            raise ConfigError(
-                "binding.lane", f"the {cls.title} adapter has no client for lane {lane!r}"
-            ) from None
+        """What builds ``lane``'s client (from the environment, the resolved endpoint and the
+        test seam) and names the credential a 401 should tell the user to set."""
 
     @staticmethod
     @abstractmethod

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
+from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events, root_path
 from active_memory.agents.harness_lanes.read_roots import outside
 from active_memory.agents.providers.base import TokenUsage
 
@@ -30,6 +30,13 @@ __all__ = ["ANSWER_TOOL", "READ_TOOL", "Transcript", "read_transcript"]
 READ_TOOL = "Read"
 # The tool --json-schema adds for the answer: it is not an investigation call.
 ANSWER_TOOL = "StructuredOutput"
+_USAGE = UsageKeys(
+    input="input_tokens",
+    output="output_tokens",
+    cache_read="cache_read_input_tokens",
+    cache_write="cache_creation_input_tokens",
+    cache_apart=True,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,23 +56,7 @@ class Transcript:
     @property
     def usage(self) -> TokenUsage:
         usage = (self.result or {}).get("usage")
-        if not isinstance(usage, Mapping):
-            return TokenUsage()
-        fresh, written, read, output = (
-            count(usage, key)
-            for key in (
-                "input_tokens",
-                "cache_creation_input_tokens",
-                "cache_read_input_tokens",
-                "output_tokens",
-            )
-        )
-        return TokenUsage(
-            input_tokens=fresh + written + read,
-            output_tokens=output,
-            cache_read_tokens=read,
-            cache_write_tokens=written,
-        )
+        return _USAGE.tokens(usage) if isinstance(usage, Mapping) else TokenUsage()
 
     @property
     def answer(self) -> str | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
+from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events, root_path
 from active_memory.agents.harness_lanes.read_roots import outside
 from active_memory.agents.providers.base import TokenUsage
 
@@ -30,6 +30,12 @@ __all__ = ["READ_TOOL", "CopilotTranscript", "read_copilot_events", "read_usage_
 
 READ_TOOL = "view"
 _MAX_USAGE_FILE = 1024 * 1024
+_USAGE = UsageKeys(
+    input="inputTokens",
+    output="outputTokens",
+    cache_read="cacheReadTokens",
+    cache_write="cacheWriteTokens",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,17 +124,9 @@ def read_usage_file(path: Path) -> TokenUsage:
     except (OSError, ValueError):
         return TokenUsage()
     metrics = document.get("modelMetrics") if isinstance(document, Mapping) else None
-    fresh = output = cached = written = 0
+    total = TokenUsage()
     for entry in metrics.values() if isinstance(metrics, Mapping) else []:
         usage = entry.get("usage") if isinstance(entry, Mapping) else None
         if isinstance(usage, Mapping):
-            fresh += count(usage, "inputTokens")
-            output += count(usage, "outputTokens")
-            cached += count(usage, "cacheReadTokens")
-            written += count(usage, "cacheWriteTokens")
-    return TokenUsage(
-        input_tokens=fresh,
-        output_tokens=output,
-        cache_read_tokens=cached,
-        cache_write_tokens=written,
-    )
+            total += _USAGE.tokens(usage)
+    return total

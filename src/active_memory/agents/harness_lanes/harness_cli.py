@@ -39,6 +39,7 @@ __all__ = [
     "CHECKOUT_ROOT",
     "MAX_OUTPUT_BYTES",
     "HarnessCli",
+    "UsageKeys",
     "child_env",
     "count",
     "first_prompt",
@@ -368,3 +369,28 @@ def count(usage: Mapping[str, Any], key: str) -> int:
     """A token count of a harness's usage record; 0 when it is missing or not a count."""
     value = usage.get(key)
     return value if isinstance(value, int) and value >= 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class UsageKeys:
+    """How a harness names the four token counts of its usage records. ``cache_apart``: its
+    input count leaves out what the cache read and wrote (the Messages API's way), which is
+    added back, because :class:`~active_memory.agents.providers.base.TokenUsage` counts every
+    prompt token as input."""
+
+    input: str
+    output: str
+    cache_read: str
+    cache_write: str
+    cache_apart: bool = False
+
+    def tokens(self, usage: Mapping[str, Any]) -> TokenUsage:
+        """One usage record's counts; a missing count, or one that is not a count, is 0."""
+        fresh, output = count(usage, self.input), count(usage, self.output)
+        read, written = count(usage, self.cache_read), count(usage, self.cache_write)
+        return TokenUsage(
+            input_tokens=fresh + read + written if self.cache_apart else fresh,
+            output_tokens=output,
+            cache_read_tokens=read,
+            cache_write_tokens=written,
+        )

@@ -21,13 +21,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
+from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events, root_path
 from active_memory.agents.harness_lanes.read_roots import outside
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["READ_TOOL", "PiTranscript", "read_pi_events"]
 
 READ_TOOL = "read"
+_USAGE = UsageKeys(
+    input="input",
+    output="output",
+    cache_read="cacheRead",
+    cache_write="cacheWrite",
+    cache_apart=True,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +71,8 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
     answer: str | None = None
     finished = False
     failure: str | None = None
-    fresh = output = cached = written = calls = 0
+    calls = 0
+    total = TokenUsage()
     ran: set[str] = set()
     read_paths: set[str] = set()
     outside_reads: list[str] = []
@@ -80,10 +88,7 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
                 continue
             usage = message.get("usage")
             if isinstance(usage, Mapping):
-                fresh += count(usage, "input")
-                output += count(usage, "output")
-                cached += count(usage, "cacheRead")
-                written += count(usage, "cacheWrite")
+                total += _USAGE.tokens(usage)
             if isinstance(message.get("model"), str):
                 model = model or message["model"]
             if message.get("stopReason") == "error":
@@ -113,12 +118,7 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
         answer=answer,
         finished=finished,
         failure=failure,
-        usage=TokenUsage(
-            input_tokens=fresh + cached + written,
-            output_tokens=output,
-            cache_read_tokens=cached,
-            cache_write_tokens=written,
-        ),
+        usage=total,
         tool_calls=calls,
         ran_tools=frozenset(ran),
         read_paths=frozenset(read_paths),

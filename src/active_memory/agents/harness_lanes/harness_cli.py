@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,6 +130,15 @@ class HarnessCli:
             "the specialist's answer was not used: a specialist reads those folders only",
             cause="read_outside_checkout",
         )
+
+    def refuse(self, extra_tools: Collection[str], outside_reads: Collection[str]) -> None:
+        """Raise :meth:`not_read_only` when the session was offered or ran ``extra_tools``,
+        else :meth:`read_outside` when it read ``outside_reads``: either may have reached its
+        answer."""
+        if extra_tools:
+            raise self.not_read_only(extra_tools)
+        if outside_reads:
+            raise self.read_outside(outside_reads)
 
     def missing(self) -> HarnessUnavailable:
         return HarnessUnavailable(

@@ -31,11 +31,10 @@ READ_TOOL = "Read"
 # The tool --json-schema adds for the answer: it is not an investigation call.
 ANSWER_TOOL = "StructuredOutput"
 _USAGE = UsageKeys(
-    input="input_tokens",
+    input=("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"),
     output="output_tokens",
     cache_read="cache_read_input_tokens",
     cache_write="cache_creation_input_tokens",
-    cache_apart=True,
 )
 
 

@@ -35,7 +35,7 @@ _PRINTERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat"
 # Items that mean the session went beyond reading: a change made, a server or the web asked.
 FORBIDDEN_ITEMS = frozenset({"file_change", "mcp_tool_call", "web_search"})
 _USAGE = UsageKeys(
-    input="input_tokens",
+    input=("input_tokens",),
     output="output_tokens",
     cache_read="cached_input_tokens",
     cache_write="cache_write_input_tokens",

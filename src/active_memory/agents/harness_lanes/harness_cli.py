@@ -382,24 +382,21 @@ def count(usage: Mapping[str, Any], key: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class UsageKeys:
-    """How a harness names the four token counts of its usage records. ``cache_apart``: its
-    input count leaves out what the cache read and wrote (the Messages API's way), which is
-    added back, because :class:`~active_memory.agents.providers.base.TokenUsage` counts every
-    prompt token as input."""
+    """How a harness names the token counts of its usage records. ``input`` names the counts
+    whose sum is every prompt token, as :class:`~active_memory.agents.providers.base.TokenUsage`
+    counts them: one count, or with it the cache's reads and writes for a harness that counts
+    those apart (the Messages API's way)."""
 
-    input: str
+    input: tuple[str, ...]
     output: str
     cache_read: str
     cache_write: str
-    cache_apart: bool = False
 
     def tokens(self, usage: Mapping[str, Any]) -> TokenUsage:
         """One usage record's counts; a missing count, or one that is not a count, is 0."""
-        fresh, output = count(usage, self.input), count(usage, self.output)
-        read, written = count(usage, self.cache_read), count(usage, self.cache_write)
         return TokenUsage(
-            input_tokens=fresh + read + written if self.cache_apart else fresh,
-            output_tokens=output,
-            cache_read_tokens=read,
-            cache_write_tokens=written,
+            input_tokens=sum(count(usage, key) for key in self.input),
+            output_tokens=count(usage, self.output),
+            cache_read_tokens=count(usage, self.cache_read),
+            cache_write_tokens=count(usage, self.cache_write),
         )

@@ -29,11 +29,10 @@ __all__ = ["READ_TOOL", "PiTranscript", "read_pi_events"]
 
 READ_TOOL = "read"
 _USAGE = UsageKeys(
-    input="input",
+    input=("input", "cacheRead", "cacheWrite"),
     output="output",
     cache_read="cacheRead",
     cache_write="cacheWrite",
-    cache_apart=True,
 )
 
 

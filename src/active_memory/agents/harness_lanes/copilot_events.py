@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events, root_path
-from active_memory.agents.harness_lanes.read_roots import outside
+from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events
+from active_memory.agents.harness_lanes.read_roots import ToolReads
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["READ_TOOL", "CopilotTranscript", "read_copilot_events", "read_usage_file"]
@@ -62,15 +62,13 @@ def read_copilot_events(
     stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path
 ) -> CopilotTranscript:
     """The transcript of one run from its JSON-lines output; relative paths are from ``cwd``."""
-    folders = tuple(folders)
+    tool_reads = ToolReads(folders, cwd)
     session_id: str | None = None
     exit_code: int | None = None
     answer: str | None = None
     failure: str | None = None
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
     ran: set[str] = set()
-    read_paths: set[str] = set()
-    outside_reads: list[str] = []
     model = ""
     for event in json_events(stdout):
         kind, data = event.get("type"), _data(event)
@@ -91,11 +89,9 @@ def read_copilot_events(
             ran.add(name)
             path = arguments.get("path")
             if isinstance(path, str):
-                outside_reads += outside([path], folders, cwd)
+                tool_reads.named([path])
             if name == READ_TOOL and isinstance(path, str):
-                shown = root_path(str(cwd / path), folders)
-                if shown is not None:
-                    read_paths.add(shown)
+                tool_reads.showed(path)
         elif kind == "session.error":
             said = data.get("message")
             failure = said if isinstance(said, str) else failure
@@ -110,9 +106,9 @@ def read_copilot_events(
         failure=failure,
         tool_calls=len(calls),
         ran_tools=frozenset(ran - {""}),
-        read_paths=frozenset(read_paths),
+        read_paths=tool_reads.read_paths,
         model=model,
-        outside_reads=tuple(outside_reads),
+        outside_reads=tool_reads.outside_reads,
     )
 
 

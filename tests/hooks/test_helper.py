@@ -309,33 +309,32 @@ def test_without_the_c_scanner_the_json_module_validates_the_same(
         assert not helper.valid_answer("claude", answer)
 
 
-def test_a_relayed_answer_costs_only_the_c_scanner_import() -> None:
-    rogue = RogueBroker(CLAUDE_OK)
+def relayed_with_imports(answer: bytes) -> tuple[bytes, list[bytes], set[str]]:
+    """What the helper printed for a broker answering ``answer``, the acknowledgements the
+    broker got, and the modules the helper loaded beyond the bare interpreter's."""
+    rogue = RogueBroker(answer)
     try:
         command = [sys.executable, "-X", "importtime", "-I", "-S", str(HELPER), "claude"]
         done = subprocess.run(command, input=b"{}", capture_output=True, timeout=20,
                               env={**CLEAN_ENV, **rogue.env})  # fmt: skip
     finally:
         rogue.close()
-    assert done.stdout == CLAUDE_OK + b"\n"
     imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
                 if line.startswith("import time:") and "|" in line}  # fmt: skip
-    assert imported - imported_modules("-c", "pass") == {"_socket", "_json", SHA256}
+    return done.stdout, rogue.acks, imported - imported_modules("-c", "pass")
+
+
+def test_a_relayed_answer_costs_only_the_c_scanner_import() -> None:
+    printed, _, extra = relayed_with_imports(CLAUDE_OK)
+    assert printed == CLAUDE_OK + b"\n"
+    assert extra == {"_socket", "_json", SHA256}
 
 
 def test_an_empty_answer_is_relayed_without_loading_the_c_scanner() -> None:
-    rogue = RogueBroker(b"{}")
-    try:
-        command = [sys.executable, "-X", "importtime", "-I", "-S", str(HELPER), "claude"]
-        done = subprocess.run(command, input=b"{}", capture_output=True, timeout=20,
-                              env={**CLEAN_ENV, **rogue.env})  # fmt: skip
-    finally:
-        rogue.close()
-    assert done.stdout == b"{}\n"
-    assert rogue.acks == [b'{"ack":true}']  # relayed as the broker's own answer, acknowledged
-    imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
-                if line.startswith("import time:") and "|" in line}  # fmt: skip
-    assert imported - imported_modules("-c", "pass") == {"_socket", SHA256}
+    printed, acks, extra = relayed_with_imports(b"{}")
+    assert printed == b"{}\n"
+    assert acks == [b'{"ack":true}']  # relayed as the broker's own answer, acknowledged
+    assert extra == {"_socket", SHA256}
 
 
 def test_the_installed_command_ends_without_the_interpreter_s_teardown() -> None:

@@ -27,11 +27,18 @@ the full profiles are in docs/recall.md, Performance):
   per-lesson loop and the collector's first walk over what the build allocated;
 * match p99: the wall-clock p99 is preemption under load (the CPU-time p99 is printed beside
   it); the CPU p99 queries are edits of 80 words that each wake a keyword group's rarest term;
-* python helper: the installed ``sh -c`` line alone is 1.07x to 1.17x the bare interpreter;
-  the broker's answer and three C modules make the rest;
-* store fallback: a warm call no longer opens the store (no ``_sqlite3``); importing the warm
-  path's modules with ``os`` and ``collections.abc`` still costs about 1.4x the interpreter's
-  own start, the call itself about 0.2x.
+* python helper: the installed ``sh -c`` line alone is 1.07x to 1.17x the bare interpreter
+  (1.10x in CPU time); the helper skips the interpreter's teardown (``posix._exit`` once the
+  answer is flushed, about 0.15x of a bare run), which pays for the broker's answer and its two
+  C modules: 1.11x in CPU time, 1.01x the ``sh -c`` line alone (load 15 to 17);
+* curl hook: 1.17x bare curl in CPU time, 1.06x ``sh -c`` on bare curl: the rest is the shell;
+* store fallback: importing the warm path's 52 modules costs about 1.2x the interpreter's own
+  start, the call itself about 0.2x (one ``marshal`` read of the cached index), no teardown;
+  a cold call adds the repository key's imports (``pathlib``, ``hashlib``, ``re``: about 1.2x)
+  and reading, checking and decoding every row (about 2x at 1,000 lessons).
+
+The hook rows print the wall-clock ratio and, in brackets, the ratio of the spawned processes'
+CPU time: on the shared machine the wall clock mostly measures waiting for a core.
 """
 
 from __future__ import annotations

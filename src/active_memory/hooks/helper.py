@@ -420,10 +420,10 @@ def _from_store(
     import gc  # built in; imported here so the broker path's module set stays the bare one
 
     gc.disable()
-    try:
-        import active_memory  # noqa: F401  (already importable when installed as a script)
-    except ImportError:
-        # …/active_memory/hooks/helper.py → the package's parent, with either separator.
+    if "active_memory" not in sys.modules:  # loaded already under the console script
+        # …/active_memory/hooks/helper.py → the package's parent, with either separator: the
+        # helper's own package, put first rather than searched for along the whole path (the
+        # installed command runs under -S, where no search would find it).
         here = __file__.replace("\\", "/").rsplit("/", 3)[0]
         sys.path.insert(0, here)
     from active_memory.hooks.fallback import answer_from_store

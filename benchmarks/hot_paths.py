@@ -31,7 +31,8 @@ the full profiles are in docs/recall.md, Performance):
   (1.10x in CPU time); the helper skips the interpreter's teardown (``posix._exit`` once the
   answer is flushed, about 0.15x of a bare run), which pays for the broker's answer and its two
   C modules: 1.11x in CPU time, 1.01x the ``sh -c`` line alone (load 15 to 17);
-* curl hook: 1.17x bare curl in CPU time, 1.06x ``sh -c`` on bare curl: the rest is the shell;
+* curl hook: 1.17x bare curl in CPU time, 1.06x ``sh -c`` on bare curl: the rest is the shell
+  (that CPU time leaves out the broker's own work; the wall clock adds its round trip);
 * store fallback: importing the warm path's 52 modules costs about 1.2x the interpreter's own
   start, the call itself about 0.2x (one ``marshal`` read of the cached index), no teardown;
   a cold call adds the repository key's imports (``pathlib``, ``hashlib``, ``re``: about 1.2x)

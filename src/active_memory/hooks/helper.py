@@ -12,11 +12,12 @@ Whatever fails, it prints the harness's empty answer ``{}`` and exits 0, on ever
 hook that errors can block or deny the tool it was meant to inform.
 
 Because a harness spawns it on every tool call, the fast path imports nothing but the
-interpreter's own modules (``_socket``; ``_sha256`` once a broker is asked, and ``_json`` only
-for an answer other than ``{}``; ``sys``, ``time`` and ``posix`` are already loaded; the ``json``
-package would also load ``re`` and cost more than the rest of the run; not even ``__future__``:
-the few annotations that name a type only checkers import are strings), so
+interpreter's own modules (``_socket`` and ``_sha256`` once a broker is asked, and ``_json``
+only for an answer other than ``{}``; ``sys``, ``time`` and ``posix`` are already loaded; the
+``json`` package would also load ``re`` and cost more than the rest of the run; not even
+``__future__``: the few annotations that name a type only checkers import are strings), so
 ``python3 -I -S /path/to/helper.py claude`` runs it standalone, without the package on the path.
+
 Where to reach the broker: ``ACTIVE_MEMORY_BROKER`` (``host:port``) and ``ACTIVE_MEMORY_TOKEN``
 from ``ActiveRun.hook_env``, else the ticket file named by ``ACTIVE_MEMORY_TICKET`` or
 ``--ticket PATH`` (written by ``active-memory serve``). With ``--store PATH --workspace DIR``,
@@ -29,12 +30,12 @@ flushed, without tearing the interpreter down: freeing every module and object o
 about a seventh of a bare interpreter's own run, and more after a store fallback's imports.
 """
 
-import _socket
 import sys
 import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
+    import _socket
     from typing import Any
 
 # The harness table's names (active_memory/harnesses.py), copied: this runs as a script without
@@ -334,7 +335,7 @@ def _nonce() -> bytes:
     return random.hex().encode("ascii")
 
 
-def _receive(sock: _socket.socket, size: int, deadline: float) -> bytes:
+def _receive(sock: "_socket.socket", size: int, deadline: float) -> bytes:
     chunks: list[bytes] = []
     remaining = size
     while remaining:
@@ -347,7 +348,7 @@ def _receive(sock: _socket.socket, size: int, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def _settimeout(sock: _socket.socket, deadline: float) -> None:
+def _settimeout(sock: "_socket.socket", deadline: float) -> None:
     left = deadline - time.monotonic()
     if left <= 0:
         raise _Failed
@@ -382,6 +383,8 @@ def _ask(
     ))  # fmt: skip
     # Signed, not sent: whatever listens on the port never sees the token.
     request = hmac_sha256(key, REQUEST_CONTEXT, body) + body
+    import _socket  # here: a call with no broker to ask (the store fallback's) never loads it
+
     family = _socket.AF_INET6 if ":" in host else _socket.AF_INET
     sock = _socket.socket(family, _socket.SOCK_STREAM)
     try:

@@ -300,6 +300,24 @@ class PostmortemReport(Model):
         """The :data:`TOKEN_COUNTS` of every specialist, summed, by name."""
         return {name: sum(s.tokens[name] for s in self.specialists) for name in TOKEN_COUNTS}
 
+    # The same totals by attribute, as a caller of this public model has read them (beside
+    # ``retries`` and ``rejections``).
+    @property
+    def input_tokens(self) -> int:
+        return self.tokens["input_tokens"]
+
+    @property
+    def output_tokens(self) -> int:
+        return self.tokens["output_tokens"]
+
+    @property
+    def cache_read_tokens(self) -> int:
+        return self.tokens["cache_read_tokens"]
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return self.tokens["cache_write_tokens"]
+
     @property
     def retries(self) -> int:
         return sum(s.retries for s in self.specialists)

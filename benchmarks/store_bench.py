@@ -11,9 +11,15 @@ on the same disk with the same pragmas (WAL, synchronous=FULL):
   each alone and followed by decoding every lesson, so the price of materialising all 10,000
   models is printed too;
 * publication baseline: a raw sqlite3 loop that updates the same number of rows per
-  transaction with prepared JSON, without revision checks, history or capacity checks.
+  transaction with prepared JSON, without revision checks, history or capacity checks. Each
+  batch size is published twice: with drafts a host screened on its own path
+  (``PublicationControl(screened_by="admission")``, as the postmortem publishes: the store's
+  own work) and with drafts the store screens before its transaction (a direct caller).
 
-Target (issue 10): a snapshot of 10,000 lessons in at most 100 ms and 5x the raw SELECT.
+Targets: a snapshot of 10,000 lessons in at most 100 ms and 5x the raw SELECT (issue 10);
+publication (the store's own path) at most 1.5x the raw UPDATE for a batch of 1 and 3x for a
+batch of 100, a snapshot with every lesson decoded by a fresh instance at most 5x the raw
+SELECT (issue 33; ``ratio_figures`` gives these to ``hot_paths.py``).
 """
 
 from __future__ import annotations
@@ -25,12 +31,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
-from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
 from active_memory.store.codec import encode_draft
 from active_memory.store.sqlite import SqliteStore
 
@@ -122,7 +129,13 @@ def bench_cold_snapshot(path: Path, repeats: int, *, decode: bool) -> list[float
     return samples
 
 
-def bench_publish(store: SqliteStore, ids: list[str], batch: int, batches: int) -> list[float]:
+def bench_publish(
+    store: SqliteStore,
+    ids: list[str],
+    batch: int,
+    batches: int,
+    control: PublicationControl | None = None,
+) -> list[float]:
     revisions = {lesson.id: lesson.revision for lesson in store.list_lessons()}
     cursor = 0
     samples = []
@@ -133,8 +146,9 @@ def bench_publish(store: SqliteStore, ids: list[str], batch: int, batches: int) 
             Mutation(op="upsert", id=i, expected_revision=revisions[i], draft=draft(n, b + 1))
             for n, i in enumerate(chosen)
         )
+        publication = Publication(run_id=f"bench-{batch}-{b}", mutations=mutations)
         start = time.perf_counter()
-        receipt = store.publish(Publication(run_id=f"bench-{batch}-{b}", mutations=mutations))
+        receipt = store.publish(publication, control)
         samples.append(time.perf_counter() - start)
         revisions.update(receipt.revisions)
     return samples
@@ -165,6 +179,82 @@ def bench_raw_updates(folder: Path, count: int, batch: int, batches: int) -> lis
     return samples
 
 
+# What a host that screened every draft on its own path passes (the postmortem: admission
+# screened them): the store's own publication path, without the screen.
+ADMITTED = PublicationControl(screened_by="admission")
+
+
+@dataclass
+class Measured:
+    """Every sample of one run; ``publish[(batch, screened)]`` against ``raw[batch]``."""
+
+    lessons: int
+    fill_s: float
+    size: int
+    snapshot: dict[str, list[float]]
+    base: list[float]
+    publish: dict[tuple[int, bool], list[float]] = field(default_factory=dict)
+    raw: dict[int, list[float]] = field(default_factory=dict)
+    generation: int = 0
+    file_bytes: int = 0
+
+
+def measure(
+    lessons: int, snapshot_repeats: int, cold_repeats: int, batches: int, big_batches: int
+) -> Measured:
+    with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
+        folder = Path(tmp)
+        with SqliteStore(folder / "state" / "lessons.sqlite3") as store:
+            start = time.perf_counter()
+            ids = fill(store, lessons)
+            fill_s = time.perf_counter() - start
+            ours, decoded, base, size = bench_snapshot(store, snapshot_repeats)
+            snapshot = {
+                "snapshot, instance that read the rows before": ours,
+                "snapshot, fresh instance": bench_cold_snapshot(
+                    store.path, cold_repeats, decode=False
+                ),
+                "snapshot + every lesson decoded, read before": decoded,
+                "snapshot + every lesson decoded, fresh": bench_cold_snapshot(
+                    store.path, cold_repeats, decode=True
+                ),
+            }
+            measured = Measured(lessons, fill_s, size, snapshot, base)
+            for batch, count in ((1, batches), (100, big_batches)):
+                measured.raw[batch] = bench_raw_updates(folder, lessons, batch, count)
+                for screened in (False, True):
+                    control = None if screened else ADMITTED
+                    measured.publish[batch, screened] = bench_publish(
+                        store, ids, batch, count, control
+                    )
+            check = store.check()
+            measured.generation, measured.file_bytes = check.generation, check.file_bytes
+    return measured
+
+
+def ratios(measured: Measured) -> dict[str, float]:
+    """Medians over the same run's raw baseline: the publication figures of issue 33 (the
+    store's own path, as a host that screened its drafts publishes) and the same screened."""
+    figures = {}
+    for (batch, screened), samples in measured.publish.items():
+        label = f"publish {batch}" + (" screened" if screened else "")
+        figures[label] = statistics.median(samples) / statistics.median(measured.raw[batch])
+    decoded = measured.snapshot["snapshot + every lesson decoded, fresh"]
+    figures["snapshot decoded fresh"] = statistics.median(decoded) / statistics.median(
+        measured.base
+    )
+    return figures
+
+
+def ratio_figures(quick: bool = False) -> dict[str, float]:
+    """``ratios`` of a run at 10,000 lessons (fewer repeats with ``quick``), for
+    ``hot_paths.py``: keys ``publish 1``, ``publish 100``, their ``screened`` variants and
+    ``snapshot decoded fresh``."""
+    if quick:
+        return ratios(measure(10_000, 5, 3, 60, 10))
+    return ratios(measure(10_000, 15, 7, 200, 30))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", type=int, default=10_000)
@@ -173,60 +263,45 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=200, help="batches of size 1")
     parser.add_argument("--big-batches", type=int, default=30, help="batches of size 100")
     args = parser.parse_args()
-
-    with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
-        folder = Path(tmp)
-        with SqliteStore(folder / "state" / "lessons.sqlite3") as store:
-            start = time.perf_counter()
-            ids = fill(store, args.lessons)
-            fill_s = time.perf_counter() - start
-            ours, decoded, base, size = bench_snapshot(store, args.snapshot_repeats)
-            cold = bench_cold_snapshot(store.path, args.cold_repeats, decode=False)
-            cold_decoded = bench_cold_snapshot(store.path, args.cold_repeats, decode=True)
-            results = {}
-            for batch, batches in ((1, args.batches), (100, args.big_batches)):
-                results[batch] = (
-                    bench_publish(store, ids, batch, batches),
-                    bench_raw_updates(folder, args.lessons, batch, batches),
-                )
-            check = store.check()
-
+    measured = measure(
+        args.lessons, args.snapshot_repeats, args.cold_repeats, args.batches, args.big_batches
+    )
     print(
         f"store benchmark: {args.lessons} live lessons, SQLite {sqlite3.sqlite_version}, "
         f"Python {sys.version.split()[0]}"
     )
-    print(f"fill: {args.lessons} lessons in {fill_s:.2f} s (batches of 1000)")
-    print(f"final store: generation {check.generation}, {check.file_bytes / 2**20:.1f} MiB")
+    print(f"fill: {args.lessons} lessons in {measured.fill_s:.2f} s (batches of 1000)")
+    print(f"final store: generation {measured.generation}, {measured.file_bytes / 2**20:.1f} MiB")
     print()
-    raw = statistics.median(base)
-    print(f"snapshot of {size} lessons (medians; raw SELECT baseline {raw * 1000:.1f} ms):")
-    for label, samples in (
-        ("snapshot, instance that read the rows before", ours),
-        ("snapshot, fresh instance", cold),
-        ("snapshot + every lesson decoded, read before", decoded),
-        ("snapshot + every lesson decoded, fresh", cold_decoded),
-    ):
+    raw = statistics.median(measured.base)
+    print(
+        f"snapshot of {measured.size} lessons (medians; raw SELECT baseline {raw * 1000:.1f} ms):"
+    )
+    for label, samples in measured.snapshot.items():
         med = statistics.median(samples)
         print(
             f"  {label:46} {med * 1000:7.1f} ms  p99 {p99(samples) * 1000:7.1f} ms  "
             f"{med / raw:5.1f}x raw"
         )
-    first = statistics.median(cold)
+    first = statistics.median(measured.snapshot["snapshot, fresh instance"])
     met = "met" if first <= 0.100 and first / raw <= 5 else "missed"
     print(f"  target <= 100 ms and <= 5x raw (snapshot, fresh instance): {met}")
     print()
-    for batch, (samples, baseline) in results.items():
-        med, raw = statistics.median(samples), statistics.median(baseline)
-        print(f"publication, batch size {batch} ({len(samples)} batches, median):")
-        for label, values, middle in (
-            ("SqliteStore.publish  ", samples, med),
-            ("raw UPDATE (baseline)", baseline, raw),
-        ):
+    for batch, baseline in measured.raw.items():
+        count = len(baseline)
+        print(f"publication, batch size {batch} ({count} batches each, median):")
+        raw = statistics.median(baseline)
+        lines = [
+            ("publish, drafts screened by the host", measured.publish[batch, False]),
+            ("publish, drafts screened by the store", measured.publish[batch, True]),
+            ("raw UPDATE (baseline)", baseline),
+        ]
+        for label, values in lines:
+            middle = statistics.median(values)
             print(
-                f"  {label}  {middle * 1000:8.2f} ms/batch  p99 {p99(values) * 1000:7.2f} ms  "
-                f"{1 / middle:8.0f} batches/s  {batch / middle:9.0f} mutations/s"
+                f"  {label:38} {middle * 1000:8.2f} ms/batch  p99 {p99(values) * 1000:7.2f} ms"
+                f"  {batch / middle:9.0f} mutations/s  {middle / raw:6.1f}x raw"
             )
-        print(f"  ratio store/baseline   {med / raw:8.1f} x")
         print()
     return 0
 

@@ -311,9 +311,13 @@ def text_statements(
 def _pg_text_statements(
     ids: tuple[str, ...], live: list[tuple[str, str, str]]
 ) -> list[tuple[str, tuple[object, ...]]]:
+    # A live row's words replace its old ones in place (one statement where a delete and an
+    # insert were two); only the rows left without a card lose theirs.
+    written = {lesson_id for lesson_id, _, _ in live}
+    gone = tuple(lesson_id for lesson_id in ids if lesson_id not in written)
     statements: list[tuple[str, tuple[object, ...]]] = []
-    for start in range(0, len(ids), _BATCH):
-        part = ids[start : start + _BATCH]
+    for start in range(0, len(gone), _BATCH):
+        part = gone[start : start + _BATCH]
         statements.append(
             (f"DELETE FROM lesson_text WHERE id IN ({', '.join('?' * len(part))})", part)
         )
@@ -321,7 +325,8 @@ def _pg_text_statements(
         rows = [(lesson_id, f"{title} {text}".strip()) for lesson_id, title, text in
                 live[start : start + _BATCH]]  # fmt: skip
         values = ", ".join(["(?, array_to_tsvector(string_to_array(?, ' ')))"] * len(rows))
-        statements.append((f"INSERT INTO lesson_text (id, words) VALUES {values}",
+        statements.append((f"INSERT INTO lesson_text (id, words) VALUES {values} "
+                           "ON CONFLICT (id) DO UPDATE SET words = excluded.words",
                            tuple(value for row in rows for value in row)))  # fmt: skip
     return statements
 

@@ -60,8 +60,9 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
     store = store_bench.ratio_figures(quick)
     for batch, goal in ((1, "at most 1.5x"), (100, "at most 3x")):
         table.append((f"publish, batch of {batch} / raw UPDATE",
-                      f"{store[f'publish {batch}']:.1f}x (screened by the store: "
-                      f"{store[f'publish {batch} screened']:.1f}x)", goal))  # fmt: skip
+                      f"{store[f'publish {batch}']:.1f}x (CPU {store[f'publish {batch} cpu']:.1f}x;"
+                      f" screened by the store {store[f'publish {batch} screened']:.1f}x)",
+                      goal))  # fmt: skip
     table.append(("snapshot + every lesson decoded, fresh / raw SELECT",
                   f"{store['snapshot decoded fresh']:.1f}x", "at most 5x"))  # fmt: skip
     build = recall_bench.rows_build_figures(size, rounds=1 if quick else 3)

@@ -17,7 +17,8 @@ moves both sides alike):
 * the browser's list, search and lesson pages at 10,000 lessons against a store of the demo's
   size (``ui_bench``).
 
-Publication and snapshot figures are printed by ``store_bench.py`` and ``team_bench.py``.
+* publication (batches of 1 and 100) and the fresh snapshot with every lesson decoded, at
+  10,000 lessons, against raw SQLite (``store_bench``; PostgreSQL's race is ``team_bench.py``).
 
 Where the recall and hook rows stand, from their profiles (shared 2-core machine, load 8 to 12;
 the full profiles are in docs/recall.md, Performance):
@@ -54,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hook_fallback_bench
 import recall_bench
 import screening_speed
+import store_bench
 import ui_bench
 
 BASELINE = "python3 -I -S -c pass (baseline)"
@@ -63,6 +65,14 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
     """(figure, measured, goal) for every row of the table, measured now."""
     size = 100_000
     table: list[tuple[str, str, str]] = []
+    store = store_bench.ratio_figures(quick)
+    for batch, goal in ((1, "at most 1.5x"), (100, "at most 3x")):
+        table.append((f"publish, batch of {batch} / raw UPDATE",
+                      f"{store[f'publish {batch}']:.1f}x (CPU {store[f'publish {batch} cpu']:.1f}x;"
+                      f" screened by the store {store[f'publish {batch} screened']:.1f}x)",
+                      goal))  # fmt: skip
+    table.append(("snapshot + every lesson decoded, fresh / raw SELECT",
+                  f"{store['snapshot decoded fresh']:.1f}x", "at most 5x"))  # fmt: skip
     build = recall_bench.rows_build_figures(size, rounds=1 if quick else 3)
     table.append((f"recall index build from rows, {size:,} lessons (CPU)",
                   f"{build['rows']:.2f} s ({build['rows'] / build['decoded']:.2f}x the decoded "

@@ -29,6 +29,8 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 
+from hook_fallback_bench import timed_spawns
+
 from active_memory.hooks import helper as helper_module
 from active_memory.hooks.commands import curl_command
 from active_memory.hooks.install import helper_command
@@ -292,16 +294,6 @@ def closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def timed_runs(commands: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
-    samples: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(rounds):
-        for name, run in commands.items():  # interleaved: noise hits every series alike
-            started = time.perf_counter()
-            run()
-            samples[name].append(time.perf_counter() - started)
-    return samples
-
-
 def bench_broker(rounds: int, spawn_rounds: int) -> dict[str, float]:
     rng = random.Random(11)
     tree = Tree(rng, folders=5_000, files=30_000, identifiers=20_000)
@@ -384,26 +376,24 @@ def bench_commands(env: dict[str, str], payload: bytes, rounds: int) -> dict[str
         commands["sh -c 'curl closed port' (baseline)"] = spawn(["sh", "-c", f"curl -s {dead}"])
         commands["curl hook (sh -c, live broker)"] = spawn(
             ["sh", "-c", curl_command("claude")], payload)  # fmt: skip
-    samples = timed_runs(commands, rounds)
-    for name, values in samples.items():
-        print(line(name, values))
-    median = {name: statistics.median(values) for name, values in samples.items()}
-    python_ratio = median["python helper hook (sh -c, live broker)"] / median[
-        "python3 -I -S -c pass (baseline)"]  # fmt: skip
-    shell_python = median["sh -c 'python3 -I -S -c pass' (baseline)"]
-    print(
-        f"  ratio python helper hook / bare interpreter: {python_ratio:.2f}x (target 1.5x); "
-        f"/ sh -c bare interpreter: "
-        f"{median['python helper hook (sh -c, live broker)'] / shell_python:.2f}x"
-    )
-    ratios = {"python": python_ratio}
+    samples = timed_spawns(commands, rounds)
+    for name, spawned in samples.items():
+        print(line(name, spawned.wall) + f"   CPU {statistics.median(spawned.cpu) * 1e3:.3f} ms")
+    median = {name: statistics.median(spawned.wall) for name, spawned in samples.items()}
+    cpu = {name: statistics.median(spawned.cpu) for name, spawned in samples.items()}
+    ratios: dict[str, float] = {}
+    # (hook, its baseline, the same baseline under sh -c): wall and CPU ratios to each
+    pairs = {"python": ("python helper hook (sh -c, live broker)",
+                        "python3 -I -S -c pass (baseline)",
+                        "sh -c 'python3 -I -S -c pass' (baseline)")}  # fmt: skip
     if curl is not None:
-        hook = median["curl hook (sh -c, live broker)"]
-        bare = median["bare curl of a closed port (baseline)"]
-        shell = median["sh -c 'curl closed port' (baseline)"]
-        ratios["curl"] = hook / bare
-        print(f"  ratio curl hook / bare curl: {hook / bare:.2f}x (target 1.3x); "
-              f"/ sh -c bare curl: {hook / shell:.2f}x")  # fmt: skip
+        pairs["curl"] = ("curl hook (sh -c, live broker)", "bare curl of a closed port (baseline)",
+                         "sh -c 'curl closed port' (baseline)")  # fmt: skip
+    for kind, (hook, bare, shell) in pairs.items():
+        ratios[kind], ratios[f"{kind}_cpu"] = median[hook] / median[bare], cpu[hook] / cpu[bare]
+        print(f"  ratio {hook} / {bare}: {ratios[kind]:.2f}x, CPU {ratios[f'{kind}_cpu']:.2f}x; "
+              f"/ {shell}: {median[hook] / median[shell]:.2f}x, "
+              f"CPU {cpu[hook] / cpu[shell]:.2f}x")  # fmt: skip
     return ratios
 
 

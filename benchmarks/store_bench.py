@@ -11,9 +11,17 @@ on the same disk with the same pragmas (WAL, synchronous=FULL):
   each alone and followed by decoding every lesson, so the price of materialising all 10,000
   models is printed too;
 * publication baseline: a raw sqlite3 loop that updates the same number of rows per
-  transaction with prepared JSON, without revision checks, history or capacity checks.
+  transaction with prepared JSON, without revision checks, history or capacity checks. Each
+  batch size is published twice: with drafts a host screened on its own path
+  (``PublicationControl(screened_by="admission")``, as the postmortem publishes: the store's
+  own work) and with drafts the store screens before its transaction (a direct caller). The
+  three take turns, batch after batch, so a busy disk or machine weighs on each alike; wall
+  and CPU time are both printed (the commit's fsync is wall time only).
 
-Target (issue 10): a snapshot of 10,000 lessons in at most 100 ms and 5x the raw SELECT.
+Targets: a snapshot of 10,000 lessons in at most 100 ms and 5x the raw SELECT (issue 10);
+publication (the store's own path) at most 1.5x the raw UPDATE for a batch of 1 and 3x for a
+batch of 100, a snapshot with every lesson decoded by a fresh instance at most 5x the raw
+SELECT (issue 33; ``ratio_figures`` gives these to ``hot_paths.py``).
 """
 
 from __future__ import annotations
@@ -25,12 +33,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
-from active_memory.store.backend import RunIdentity, SnapshotRequest
+from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
 from active_memory.store.codec import encode_draft
 from active_memory.store.sqlite import SqliteStore
 
@@ -122,47 +131,147 @@ def bench_cold_snapshot(path: Path, repeats: int, *, decode: bool) -> list[float
     return samples
 
 
-def bench_publish(store: SqliteStore, ids: list[str], batch: int, batches: int) -> list[float]:
+class RawTable:
+    """The publication baseline: a plain table of the same bodies, updated with prepared JSON,
+    without revision checks, history, search text or capacity checks."""
+
+    def __init__(self, folder: Path, count: int) -> None:
+        self.conn = sqlite3.connect(folder / "baseline.sqlite3", isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = FULL")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS t (id TEXT PRIMARY KEY, revision INT, body TEXT)"
+        )
+        self.encoded = [encode_draft(draft(n)).body for n in range(count)]
+        self.conn.execute("BEGIN")
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO t VALUES (?, 1, ?)",
+            [(str(n), e) for n, e in enumerate(self.encoded)],
+        )
+        self.conn.execute("COMMIT")
+        self.cursor = 0
+
+    def rows(self, batch: int) -> list[tuple[str, str]]:
+        count = len(self.encoded)
+        picked = [(self.cursor + k) % count for k in range(batch)]
+        self.cursor += batch
+        return [(self.encoded[n], str(n)) for n in picked]
+
+    def update(self, rows: list[tuple[str, str]]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.executemany("UPDATE t SET body = ?, revision = revision + 1 WHERE id = ?", rows)
+        self.conn.execute("COMMIT")
+
+
+# What a host that screened every draft on its own path passes (the postmortem: admission
+# screened them): the store's own publication path, without the screen.
+ADMITTED = PublicationControl(screened_by="admission")
+# (label, control) of the publications timed beside the raw UPDATE.
+PUBLISHERS = (("host", ADMITTED), ("store", None))
+
+
+def bench_publication(
+    store: SqliteStore, raw: RawTable, ids: list[str], batch: int, batches: int
+) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds of each batch: ``raw``, ``host`` (drafts screened by the host) and
+    ``store`` (screened by the store), taken in turn batch after batch, so that the disk's and
+    the machine's other load weigh on the three alike."""
     revisions = {lesson.id: lesson.revision for lesson in store.list_lessons()}
     cursor = 0
-    samples = []
+    samples: dict[str, list[tuple[float, float]]] = {"raw": [], "host": [], "store": []}
     for b in range(batches):
-        chosen = [ids[(cursor + k) % len(ids)] for k in range(batch)]
-        cursor += batch
-        mutations = tuple(
-            Mutation(op="upsert", id=i, expected_revision=revisions[i], draft=draft(n, b + 1))
-            for n, i in enumerate(chosen)
-        )
-        start = time.perf_counter()
-        receipt = store.publish(Publication(run_id=f"bench-{batch}-{b}", mutations=mutations))
-        samples.append(time.perf_counter() - start)
-        revisions.update(receipt.revisions)
+        rows = raw.rows(batch)
+        wall, cpu = time.perf_counter(), time.process_time()
+        raw.update(rows)
+        samples["raw"].append((time.perf_counter() - wall, time.process_time() - cpu))
+        for label, control in PUBLISHERS:
+            chosen = [ids[(cursor + k) % len(ids)] for k in range(batch)]
+            cursor += batch
+            mutations = tuple(
+                Mutation(op="upsert", id=i, expected_revision=revisions[i],
+                         draft=draft(n, b + 1))
+                for n, i in enumerate(chosen)
+            )  # fmt: skip
+            publication = Publication(run_id=f"bench-{batch}-{b}-{label}", mutations=mutations)
+            wall, cpu = time.perf_counter(), time.process_time()
+            receipt = store.publish(publication, control)
+            samples[label].append((time.perf_counter() - wall, time.process_time() - cpu))
+            revisions.update(receipt.revisions)
     return samples
 
 
-def bench_raw_updates(folder: Path, count: int, batch: int, batches: int) -> list[float]:
-    conn = sqlite3.connect(folder / "baseline.sqlite3", isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = FULL")
-    conn.execute("CREATE TABLE IF NOT EXISTS t (id TEXT PRIMARY KEY, revision INT, body TEXT)")
-    encoded = [encode_draft(draft(n)).body for n in range(count)]
-    conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT OR REPLACE INTO t VALUES (?, 1, ?)", [(str(n), e) for n, e in enumerate(encoded)]
+@dataclass
+class Measured:
+    """Every sample of one run; ``publication[batch]`` is ``bench_publication``'s."""
+
+    lessons: int
+    fill_s: float
+    size: int
+    snapshot: dict[str, list[float]]
+    base: list[float]
+    publication: dict[int, dict[str, list[tuple[float, float]]]] = field(default_factory=dict)
+    generation: int = 0
+    file_bytes: int = 0
+
+
+def measure(
+    lessons: int, snapshot_repeats: int, cold_repeats: int, batches: int, big_batches: int
+) -> Measured:
+    with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
+        folder = Path(tmp)
+        with SqliteStore(folder / "state" / "lessons.sqlite3") as store:
+            start = time.perf_counter()
+            ids = fill(store, lessons)
+            fill_s = time.perf_counter() - start
+            ours, decoded, base, size = bench_snapshot(store, snapshot_repeats)
+            snapshot = {
+                "snapshot, instance that read the rows before": ours,
+                "snapshot, fresh instance": bench_cold_snapshot(
+                    store.path, cold_repeats, decode=False
+                ),
+                "snapshot + every lesson decoded, read before": decoded,
+                "snapshot + every lesson decoded, fresh": bench_cold_snapshot(
+                    store.path, cold_repeats, decode=True
+                ),
+            }
+            measured = Measured(lessons, fill_s, size, snapshot, base)
+            raw = RawTable(folder, lessons)
+            for batch, count in ((1, batches), (100, big_batches)):
+                measured.publication[batch] = bench_publication(store, raw, ids, batch, count)
+            raw.conn.close()
+            check = store.check()
+            measured.generation, measured.file_bytes = check.generation, check.file_bytes
+    return measured
+
+
+def _median(samples: list[tuple[float, float]], column: int) -> float:
+    return statistics.median(sample[column] for sample in samples)
+
+
+def ratios(measured: Measured) -> dict[str, float]:
+    """Medians over the same run's raw baseline: the publication figures of issue 33 (the
+    store's own path, as a host that screened its drafts publishes), the same in CPU time and
+    the same screened by the store, and the fresh snapshot with every lesson decoded."""
+    figures = {}
+    for batch, samples in measured.publication.items():
+        raw, raw_cpu = _median(samples["raw"], 0), _median(samples["raw"], 1)
+        figures[f"publish {batch}"] = _median(samples["host"], 0) / raw
+        figures[f"publish {batch} cpu"] = _median(samples["host"], 1) / raw_cpu
+        figures[f"publish {batch} screened"] = _median(samples["store"], 0) / raw
+    decoded = measured.snapshot["snapshot + every lesson decoded, fresh"]
+    figures["snapshot decoded fresh"] = statistics.median(decoded) / statistics.median(
+        measured.base
     )
-    conn.execute("COMMIT")
-    samples = []
-    cursor = 0
-    for _ in range(batches):
-        rows = [(encoded[(cursor + k) % count], str((cursor + k) % count)) for k in range(batch)]
-        cursor += batch
-        start = time.perf_counter()
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("UPDATE t SET body = ?, revision = revision + 1 WHERE id = ?", rows)
-        conn.execute("COMMIT")
-        samples.append(time.perf_counter() - start)
-    conn.close()
-    return samples
+    return figures
+
+
+def ratio_figures(quick: bool = False) -> dict[str, float]:
+    """``ratios`` of a run at 10,000 lessons (fewer repeats with ``quick``), for
+    ``hot_paths.py``: keys ``publish 1``, ``publish 100``, their ``cpu`` and ``screened``
+    variants and ``snapshot decoded fresh``."""
+    if quick:
+        return ratios(measure(10_000, 5, 3, 60, 10))
+    return ratios(measure(10_000, 15, 7, 200, 30))
 
 
 def main() -> int:
@@ -173,60 +282,47 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=200, help="batches of size 1")
     parser.add_argument("--big-batches", type=int, default=30, help="batches of size 100")
     args = parser.parse_args()
-
-    with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp:
-        folder = Path(tmp)
-        with SqliteStore(folder / "state" / "lessons.sqlite3") as store:
-            start = time.perf_counter()
-            ids = fill(store, args.lessons)
-            fill_s = time.perf_counter() - start
-            ours, decoded, base, size = bench_snapshot(store, args.snapshot_repeats)
-            cold = bench_cold_snapshot(store.path, args.cold_repeats, decode=False)
-            cold_decoded = bench_cold_snapshot(store.path, args.cold_repeats, decode=True)
-            results = {}
-            for batch, batches in ((1, args.batches), (100, args.big_batches)):
-                results[batch] = (
-                    bench_publish(store, ids, batch, batches),
-                    bench_raw_updates(folder, args.lessons, batch, batches),
-                )
-            check = store.check()
-
+    measured = measure(
+        args.lessons, args.snapshot_repeats, args.cold_repeats, args.batches, args.big_batches
+    )
     print(
         f"store benchmark: {args.lessons} live lessons, SQLite {sqlite3.sqlite_version}, "
         f"Python {sys.version.split()[0]}"
     )
-    print(f"fill: {args.lessons} lessons in {fill_s:.2f} s (batches of 1000)")
-    print(f"final store: generation {check.generation}, {check.file_bytes / 2**20:.1f} MiB")
+    print(f"fill: {args.lessons} lessons in {measured.fill_s:.2f} s (batches of 1000)")
+    print(f"final store: generation {measured.generation}, {measured.file_bytes / 2**20:.1f} MiB")
     print()
-    raw = statistics.median(base)
-    print(f"snapshot of {size} lessons (medians; raw SELECT baseline {raw * 1000:.1f} ms):")
-    for label, samples in (
-        ("snapshot, instance that read the rows before", ours),
-        ("snapshot, fresh instance", cold),
-        ("snapshot + every lesson decoded, read before", decoded),
-        ("snapshot + every lesson decoded, fresh", cold_decoded),
-    ):
+    raw = statistics.median(measured.base)
+    print(
+        f"snapshot of {measured.size} lessons (medians; raw SELECT baseline {raw * 1000:.1f} ms):"
+    )
+    for label, samples in measured.snapshot.items():
         med = statistics.median(samples)
         print(
             f"  {label:46} {med * 1000:7.1f} ms  p99 {p99(samples) * 1000:7.1f} ms  "
             f"{med / raw:5.1f}x raw"
         )
-    first = statistics.median(cold)
+    first = statistics.median(measured.snapshot["snapshot, fresh instance"])
     met = "met" if first <= 0.100 and first / raw <= 5 else "missed"
     print(f"  target <= 100 ms and <= 5x raw (snapshot, fresh instance): {met}")
     print()
-    for batch, (samples, baseline) in results.items():
-        med, raw = statistics.median(samples), statistics.median(baseline)
-        print(f"publication, batch size {batch} ({len(samples)} batches, median):")
-        for label, values, middle in (
-            ("SqliteStore.publish  ", samples, med),
-            ("raw UPDATE (baseline)", baseline, raw),
-        ):
+    labels = {
+        "host": "publish, drafts screened by the host",
+        "store": "publish, drafts screened by the store",
+        "raw": "raw UPDATE (baseline)",
+    }
+    for batch, samples in measured.publication.items():
+        print(f"publication, batch size {batch} ({len(samples['raw'])} batches each, taken in "
+              "turn; medians, wall and CPU time):")  # fmt: skip
+        raw, raw_cpu = _median(samples["raw"], 0), _median(samples["raw"], 1)
+        for kind, label in labels.items():
+            wall, cpu = _median(samples[kind], 0), _median(samples[kind], 1)
+            walls = [sample[0] for sample in samples[kind]]
             print(
-                f"  {label}  {middle * 1000:8.2f} ms/batch  p99 {p99(values) * 1000:7.2f} ms  "
-                f"{1 / middle:8.0f} batches/s  {batch / middle:9.0f} mutations/s"
+                f"  {label:38} {wall * 1000:7.2f} ms  p99 {p99(walls) * 1000:7.2f} ms  "
+                f"{batch / wall:7.0f} mutations/s  {wall / raw:5.1f}x raw; "
+                f"CPU {cpu * 1000:6.2f} ms  {cpu / raw_cpu:5.1f}x raw"
             )
-        print(f"  ratio store/baseline   {med / raw:8.1f} x")
         print()
     return 0
 

@@ -45,7 +45,7 @@ def test_a_kept_and_an_adapted_gone_card_are_named_a_live_one_is_not(
         (gone.id, "keep"),
         (carried.id, "adapt"),
     )
-    [first, second] = gone_problems(answer, ROLE, supplied, context)
+    [first, second] = gone_problems(gone_decisions(answer, ROLE, supplied, context))
     assert first == (
         f"{gone.id}: keep refused (source:association_gone): the card names a file, folder or "
         "identifier the current checkout does not have; adapt the card to what the checkout "
@@ -60,8 +60,8 @@ def test_a_retire_or_a_deferral_needs_no_repair(
 ) -> None:
     gone = _card(1, checkout[1], "src/app/removed.py")
     retire = decision(gone, "retire", reason="Its file is gone.")
-    assert gone_problems(_answer(retire), ROLE, [gone], context) == ()
+    assert gone_decisions(_answer(retire), ROLE, [gone], context) == ()
     assert context.checkout is not None
     dirty = replace(context, checkout=replace(context.checkout, clean=False))
-    assert gone_problems(_answer(decision(gone)), ROLE, [gone], dirty) == ()
-    assert gone_problems(_answer(decision(gone)), ROLE, [gone], context) != ()
+    assert gone_decisions(_answer(decision(gone)), ROLE, [gone], dirty) == ()
+    assert gone_decisions(_answer(decision(gone)), ROLE, [gone], context) != ()

@@ -164,10 +164,10 @@ def imported_modules(*args: str) -> set[str]:
     }
 
 
-def test_helper_imports_nothing_beyond_the_bare_interpreter_but_builtins() -> None:
+def test_helper_with_no_broker_to_ask_imports_nothing_beyond_the_bare_interpreter() -> None:
     bare = imported_modules("-c", "pass")
     extra = imported_modules(str(HELPER), "claude") - bare
-    assert extra == {"__future__", "_socket"}
+    assert extra == set()
 
 
 SHA256 = "_sha2" if sys.version_info >= (3, 12) else "_sha256"
@@ -309,18 +309,47 @@ def test_without_the_c_scanner_the_json_module_validates_the_same(
         assert not helper.valid_answer("claude", answer)
 
 
-def test_a_relayed_answer_costs_only_the_c_scanner_import() -> None:
-    rogue = RogueBroker(CLAUDE_OK)
+def relayed_with_imports(answer: bytes) -> tuple[bytes, list[bytes], set[str]]:
+    """What the helper printed for a broker answering ``answer``, the acknowledgements the
+    broker got, and the modules the helper loaded beyond the bare interpreter's."""
+    rogue = RogueBroker(answer)
     try:
         command = [sys.executable, "-X", "importtime", "-I", "-S", str(HELPER), "claude"]
         done = subprocess.run(command, input=b"{}", capture_output=True, timeout=20,
                               env={**CLEAN_ENV, **rogue.env})  # fmt: skip
     finally:
         rogue.close()
-    assert done.stdout == CLAUDE_OK + b"\n"
     imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines()
                 if line.startswith("import time:") and "|" in line}  # fmt: skip
-    assert imported - imported_modules("-c", "pass") == {"__future__", "_socket", "_json", SHA256}
+    return done.stdout, rogue.acks, imported - imported_modules("-c", "pass")
+
+
+def test_a_relayed_answer_costs_only_the_c_scanner_import() -> None:
+    printed, _, extra = relayed_with_imports(CLAUDE_OK)
+    assert printed == CLAUDE_OK + b"\n"
+    assert extra == {"_socket", "_json", SHA256}
+
+
+def test_an_empty_answer_is_relayed_without_loading_the_c_scanner() -> None:
+    printed, acks, extra = relayed_with_imports(b"{}")
+    assert printed == b"{}\n"
+    assert acks == [b'{"ack":true}']  # relayed as the broker's own answer, acknowledged
+    assert extra == {"_socket", SHA256}
+
+
+def test_the_installed_command_ends_without_the_interpreter_s_teardown() -> None:
+    # An exit handler stands for the teardown: run() leaves once the answer is flushed.
+    launcher = (
+        "import atexit, sys; atexit.register(print, 'teardown', file=sys.stderr); "
+        f"sys.path.insert(0, {str(HELPER.parent)!r}); from helper import run; run()"
+    )
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", launcher, "claude"], input=b"{}",
+                          capture_output=True, timeout=20, env=CLEAN_ENV)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"{}\n", b"")
+    kept = subprocess.run([sys.executable, "-I", "-S", "-c", launcher.replace("run()", "main()")
+                           .replace("import run", "import main"), "claude"], input=b"{}",
+                          capture_output=True, timeout=20, env=CLEAN_ENV)  # fmt: skip
+    assert (kept.stdout, kept.stderr) == (b"{}\n", b"teardown\n")  # main() alone returns
 
 
 def test_helper_answers_empty_where_there_is_no_posix_module(tmp_path: Path) -> None:

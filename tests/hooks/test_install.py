@@ -63,7 +63,7 @@ def test_claude_helper_hook_merges_with_existing_settings(tmp_path: Path) -> Non
     assert ours["type"] == "command"
     words = program_words(ours["command"])
     assert words[1:4] == ["-I", "-S", "-c"]
-    assert "from helper import main" in words[4]
+    assert "from helper import run;run()" in words[4]
     assert words[5] == "claude"
     assert json.loads(done.backup.read_text())["model"] == "opus"  # type: ignore[attr-defined]
 
@@ -114,7 +114,7 @@ def test_copilot_writes_its_own_file_in_a_project(tmp_path: Path) -> None:
     assert document["version"] == 1
     (hook,) = document["hooks"]["preToolUse"]
     assert (hook["type"], hook["timeoutSec"]) == ("command", 5)
-    assert "from helper import main;main()' copilot" in hook["bash"]
+    assert "from helper import run;run()' copilot" in hook["bash"]
 
 
 def test_copilot_user_level_install_follows_copilot_home(tmp_path: Path) -> None:
@@ -367,7 +367,7 @@ def test_our_hook_in_a_users_group_stays_there_and_copies_are_dropped(tmp_path: 
     assert groups[0]["matcher"] == "Bash"  # the user's group keeps its matcher
     first, second = groups[0]["hooks"]  # type: ignore[misc]
     assert first == {"type": "command", "command": "./a.sh"}
-    assert "from helper import main" in second["command"]
+    assert "from helper import run;run()" in second["command"]
     assert groups[1] == USER_AFTER
 
 

@@ -8,6 +8,7 @@ its deliveries and receipts, and neither answerer hands it to the conversation a
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -195,3 +196,23 @@ def test_no_journal_is_written_outside_a_private_folder(tmp_path: Path) -> None:
     )  # fmt: skip
     assert not written
     assert not (folder / JOURNAL_NAME).exists()
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_no_journal_is_written_through_a_link_or_into_a_file_that_is_not_regular(
+    tmp_path: Path, kind: str
+) -> None:
+    ledger = RunLedger(tmp_path / "ledger")
+    journal = Path(ledger.folder) / JOURNAL_NAME
+    target = tmp_path / "elsewhere.jsonl"
+    if kind == "symlink":
+        target.write_bytes(b"")
+        journal.symlink_to(target)
+    else:
+        os.mkfifo(journal, 0o600)  # no journal: a line written in goes to whoever reads it
+    written = write_fallback_entry(
+        ledger.folder, call_id=None, conversation="k", tracked=False, node=None, execution=None,
+        tool="Read", paths=[], keys=[],
+    )  # fmt: skip
+    assert not written
+    assert not target.exists() or target.read_bytes() == b""

@@ -61,6 +61,17 @@ def test_the_json_form_adds_notes_and_totals_and_lists_every_action() -> None:
     assert data["prompt_sha256"] == {"graph_maintenance": "ab"}
 
 
+def test_the_report_totals_each_token_count_as_an_attribute_too() -> None:
+    # ``PostmortemReport`` is public (``active_memory.PostmortemReport``): a caller reads the
+    # run's token totals off the report as it reads ``retries``, not only from its JSON form.
+    report = _report()
+    assert (report.input_tokens, report.output_tokens) == (15, 0)
+    assert (report.cache_read_tokens, report.cache_write_tokens) == (6, 3)
+    assert report.tokens == {
+        name: report.model_dump(mode="json")["totals"][name] for name in report.tokens
+    }
+
+
 def test_counts_are_sorted_and_read_only() -> None:
     report = _report()
     counts = report.specialist("repository_discovery").rejections

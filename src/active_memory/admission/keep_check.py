@@ -52,20 +52,12 @@ def gone_decisions(
     return tuple(gone)
 
 
-def gone_problems(
-    answer: Mapping[str, Any],
-    role: str,
-    supplied: Sequence[Lesson],
-    context: AdmissionContext,
-    *,
-    read_paths: frozenset[str] | None = None,
-) -> tuple[str, ...]:
-    """One line per decision of :func:`gone_decisions`, for the session's repair turn."""
+def gone_problems(gone: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+    """One line per decision ``gone`` (what :func:`gone_decisions` found), for the session's
+    repair turn."""
     return tuple(
         f"{lesson_id}: {action} refused (source:association_gone): the card names a file, "
         "folder or identifier the current checkout does not have; adapt the card to what the "
         "checkout has now, or retire it"
-        for lesson_id, action in gone_decisions(
-            answer, role, supplied, context, read_paths=read_paths
-        )
+        for lesson_id, action in gone
     )

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.admission import contract_sha256, wire_schema
-from active_memory.admission.keep_check import GONE_HEADING, gone_problems
+from active_memory.admission.keep_check import GONE_HEADING, gone_decisions, gone_problems
 from active_memory.admission.validate import (
     BoundDecision,
     Downgrade,
@@ -319,13 +319,8 @@ def _gone_check(
         return None
 
     def problems(answer: dict[str, Any]) -> tuple[str, ...]:
-        return gone_problems(
-            answer,
-            spec.name,
-            lessons,
-            env.admission,
-            read_paths=read_paths(),
-        )
+        gone = gone_decisions(answer, spec.name, lessons, env.admission, read_paths=read_paths())
+        return gone_problems(gone)
 
     return HostCheck(GONE_HEADING, problems)
 

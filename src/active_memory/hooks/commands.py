@@ -111,14 +111,16 @@ def helper_command(
     """A fail-soft command running the helper under ``python3 -I -S`` (built-ins only).
 
     The helper is imported from its directory rather than run as a script: an imported module
-    is loaded from its cached bytecode, a script is compiled again on every tool call. When
-    the interpreter or the helper's directory is gone, the command prints ``{}``. A Claude Code
-    command also stays silent under Copilot CLI where Copilot has its own hook.
+    is loaded from its cached bytecode, a script is compiled again on every tool call. Its
+    :func:`~active_memory.hooks.helper.run` ends the process once the answer is flushed,
+    without the interpreter's teardown. When the interpreter or the helper's directory is
+    gone, the command prints ``{}``. A Claude Code command also stays silent under Copilot CLI
+    where Copilot has its own hook.
     """
     directory = str(Path(helper_module.__file__).resolve().parent)
     # A JSON string is a valid Python literal and keeps the shell quoting readable.
     literal = json.dumps(directory)
-    launcher = f"import sys;sys.path.insert(0,{literal});from helper import main;main()"
+    launcher = f"import sys;sys.path.insert(0,{literal});from helper import run;run()"
     words = [python or sys.executable, "-I", "-S", "-c", launcher, harness]
     for option, value in (("--ticket", ticket), ("--store", store), ("--workspace", workspace)):
         if value:

@@ -52,9 +52,9 @@ __all__ = [
     "PRUNE_LIMIT",
     "ExposureFiles",
     "append_keys",
+    "append_private",
     "exposure_file",
     "is_exposure_key",
-    "last_byte",
     "prune_exposures",
     "read_keys",
 ]
@@ -196,26 +196,31 @@ def append_keys(path: str, keys: Iterable[str]) -> bool:
     if not lines or not _own_folder(folder):
         return False
     prune_exposures(folder, keep=path)
+    return append_private(path, lines, MAX_LEDGER_BYTES)
+
+
+def append_private(path: str, data: bytes, max_bytes: int) -> bool:
+    """Append ``data`` (whole lines) to ``path`` in one write, on a line of its own; False when
+    nothing was written: ``path`` is a symlink or not a regular file of this user's alone, it
+    reached ``max_bytes``, or the write failed. A missing file is made 0600."""
     try:  # read and write: the last byte says whether a torn line ends the file
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
     except OSError:
         return False  # a symlink, or not ours to write
     try:
         info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or not is_private(info):
+        if not stat.S_ISREG(info.st_mode) or not is_private(info) or info.st_size >= max_bytes:
             return False
-        if info.st_size >= MAX_LEDGER_BYTES:
-            return False
-        if info.st_size and last_byte(descriptor, info.st_size) != b"\n":
-            lines = b"\n" + lines  # after a torn line: start a line of our own
-        return os.write(descriptor, lines) == len(lines)
+        if info.st_size and _last_byte(descriptor, info.st_size) != b"\n":
+            data = b"\n" + data  # after a torn line: start a line of our own
+        return os.write(descriptor, data) == len(data)
     except OSError:
         return False
     finally:
         os.close(descriptor)
 
 
-def last_byte(descriptor: int, size: int) -> bytes:
+def _last_byte(descriptor: int, size: int) -> bytes:
     """The last byte of an open file of ``size`` bytes (a newline where it cannot be read)."""
     pread = getattr(os, "pread", None)
     if pread is None:

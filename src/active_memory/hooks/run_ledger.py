@@ -31,7 +31,7 @@ import time
 from _thread import allocate_lock
 
 from active_memory.errors import ActiveMemoryError
-from active_memory.hooks.exposure_files import ExposureFiles, is_exposure_key, last_byte
+from active_memory.hooks.exposure_files import ExposureFiles, append_private, is_exposure_key
 from active_memory.hooks.private_dir import is_private, is_private_dir
 from active_memory.recall.exchange import id_field
 
@@ -102,22 +102,7 @@ def write_fallback_entry(
     ).encode("utf-8", "surrogatepass")
     if len(line) > _MAX_LINE_BYTES or not is_private_dir(folder):
         return False
-    path = os.path.join(folder, JOURNAL_NAME)
-    try:  # read and write: the last byte says whether a torn line ends the file
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
-    except OSError:
-        return False
-    try:
-        info = os.fstat(descriptor)
-        if not is_private(info) or info.st_size >= MAX_JOURNAL_BYTES:
-            return False
-        if info.st_size and last_byte(descriptor, info.st_size) != b"\n":
-            line = b"\n" + line  # after a torn line: start a line of our own
-        return os.write(descriptor, line) == len(line)
-    except OSError:
-        return False
-    finally:
-        os.close(descriptor)
+    return append_private(os.path.join(folder, JOURNAL_NAME), line, MAX_JOURNAL_BYTES)
 
 
 def _entry(line: bytes) -> dict[str, object] | None:

@@ -189,7 +189,13 @@ def run_worker(
                 return done
             waits = []
             for state in sorted(queued, key=lambda s: (s.queued_ms, s.key)):
-                left = _guarded(folder, reviewer, state, config, clock, done)
+                try:
+                    left = _handle(folder, reviewer, state, config, clock, done)
+                except Exception as error:
+                    # The one session fails on anything unforeseen, not the worker: a session
+                    # left queued would stop every later worker first.
+                    done.add(folder.put(state, state="failed", code="error", reason=_said(error)))
+                    continue
                 if left == _DEFERRED:
                     deferred.add(state.key)
                 elif isinstance(left, float):
@@ -233,23 +239,6 @@ def _take_queue(folder: LearnFolder, clock: Callable[[], float]) -> None:
 def _said(error: BaseException) -> str:
     first = (str(error).splitlines() or [type(error).__name__])[0]
     return f"{type(error).__name__}: {first}"
-
-
-def _guarded(
-    folder: LearnFolder,
-    reviewer: Reviewer,
-    state: SessionState,
-    config: LearnConfig,
-    clock: Callable[[], float],
-    done: WorkerRun,
-) -> float | str | None:
-    """:func:`_handle`, failing the one session on anything unforeseen instead of the worker:
-    a session left queued would stop every later worker first."""
-    try:
-        return _handle(folder, reviewer, state, config, clock, done)
-    except Exception as error:
-        done.add(folder.put(state, state="failed", code="error", reason=_said(error)))
-        return None
 
 
 def _unreadable(folder: LearnFolder, state: SessionState, problem: str, done: WorkerRun) -> None:

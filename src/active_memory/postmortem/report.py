@@ -26,6 +26,7 @@ from active_memory.roles import ROLE_ROWS
 
 __all__ = [
     "ACTIONS",
+    "TOKEN_COUNTS",
     "ChangeOp",
     "CheckoutStatus",
     "DowngradeNote",
@@ -62,6 +63,14 @@ PostmortemStatus: TypeAlias = Literal[
 ChangeOp: TypeAlias = Literal["create", "adapt", "retire"]
 CheckoutStatus: TypeAlias = Literal["git", "not_git", "uninspectable", "none"]
 ACTIONS: tuple[str, ...] = ("keep", "adapt", "retire", "defer")
+# A specialist's token counts, in the order its JSON form, the report's totals and the run log
+# carry them.
+TOKEN_COUNTS: tuple[str, ...] = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+)
 _SUCCESS: frozenset[str] = frozenset({"published", "nothing_to_do", "skipped", "dry_run"})
 _REPOSITORY_SPECIALISTS = tuple(row.name for row in ROLE_ROWS if row.scope == "repository")
 _UNVERIFIABLE: Mapping[str, str] = MappingProxyType(
@@ -204,6 +213,11 @@ class SpecialistReport(Model):
     def rejected(self) -> int:
         return sum(self.rejections.values())
 
+    @property
+    def tokens(self) -> dict[str, int]:
+        """The :data:`TOKEN_COUNTS` by name."""
+        return {name: getattr(self, name) for name in TOKEN_COUNTS}
+
 
 class PostmortemReport(Model):
     """The whole postmortem: its status, each specialist, the changes and the store generations.
@@ -252,10 +266,7 @@ class PostmortemReport(Model):
             "rejections": dict(self.rejections),
             "mutations": len(self.changes),
             "published": len(self.published),
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
+            **self.tokens,
         }
         return out
 
@@ -285,20 +296,27 @@ class PostmortemReport(Model):
         return tuple(notes)
 
     @property
+    def tokens(self) -> dict[str, int]:
+        """The :data:`TOKEN_COUNTS` of every specialist, summed, by name."""
+        return {name: sum(s.tokens[name] for s in self.specialists) for name in TOKEN_COUNTS}
+
+    # The same totals by attribute, as a caller of this public model has read them (beside
+    # ``retries`` and ``rejections``).
+    @property
     def input_tokens(self) -> int:
-        return sum(s.input_tokens for s in self.specialists)
+        return self.tokens["input_tokens"]
 
     @property
     def output_tokens(self) -> int:
-        return sum(s.output_tokens for s in self.specialists)
+        return self.tokens["output_tokens"]
 
     @property
     def cache_read_tokens(self) -> int:
-        return sum(s.cache_read_tokens for s in self.specialists)
+        return self.tokens["cache_read_tokens"]
 
     @property
     def cache_write_tokens(self) -> int:
-        return sum(s.cache_write_tokens for s in self.specialists)
+        return self.tokens["cache_write_tokens"]
 
     @property
     def retries(self) -> int:

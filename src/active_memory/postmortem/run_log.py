@@ -79,10 +79,7 @@ def _append(
             # A keep publishes nothing: this is its only trace (capped; the report keeps all).
             keep_ids=list(specialist.keep_ids[:_MAX_LOGGED_IDS]),
             dry_run=report.dry_run,
-            input_tokens=specialist.input_tokens,
-            output_tokens=specialist.output_tokens,
-            cache_read_tokens=specialist.cache_read_tokens,
-            cache_write_tokens=specialist.cache_write_tokens,
+            **specialist.tokens,
             investigation_max_tokens=specialist.investigation_max_tokens,
             answer_max_tokens=specialist.answer_max_tokens,
             retries=specialist.retries,
@@ -124,10 +121,7 @@ def _append(
         mutations=len(report.changes),
         published=len(report.published),
         quarantined=len(report.quarantined),
-        input_tokens=report.input_tokens,
-        output_tokens=report.output_tokens,
-        cache_read_tokens=report.cache_read_tokens,
-        cache_write_tokens=report.cache_write_tokens,
+        **report.tokens,
         retries=report.retries,
         duration_ms=report.elapsed_ms,
     )

@@ -252,16 +252,19 @@ def like_note(conn: sqlite3.Connection) -> str:
 
 
 def text_statements(
-    conn: object, changed: Sequence[tuple[str, str | None, bool]]
+    conn: object, changed: Sequence[tuple[str, tuple[str, str] | None, bool]]
 ) -> list[tuple[str, tuple[object, ...]]]:
     """The statements that bring the search text up to date with ``changed`` rows, each
-    ``(id, body or None, purged)``, in a few statements per batch; none for a store without
-    the text table. An SQLite without FTS5 marks an FTS5 index stale instead of writing it,
-    and a stale index is rebuilt whole instead of written row by row."""
+    ``(id, (title, recommendation) of the card written or None, purged)``, in a few statements
+    per batch; none for a store without the text table. The writer passes the texts of the
+    drafts it encoded, so no card is parsed back from its JSON. An SQLite without FTS5 marks an
+    FTS5 index stale instead of writing it, and a stale index is rebuilt whole instead of
+    written row by row."""
     if not changed:
         return []
     ids = tuple(lesson_id for lesson_id, _, _ in changed)
-    live = [(lesson_id, *_folded_card(body)) for lesson_id, body, _ in changed if body is not None]
+    live = [(lesson_id, folded_text(card[0]), folded_text(card[1]))
+            for lesson_id, card, _ in changed if card is not None]  # fmt: skip
     if not isinstance(conn, sqlite3.Connection):
         return _pg_text_statements(ids, live)
     if not has_table(conn, "lesson_text_rows"):
@@ -308,9 +311,13 @@ def text_statements(
 def _pg_text_statements(
     ids: tuple[str, ...], live: list[tuple[str, str, str]]
 ) -> list[tuple[str, tuple[object, ...]]]:
+    # A live row's words replace its old ones in place (one statement where a delete and an
+    # insert were two); only the rows left without a card lose theirs.
+    written = {lesson_id for lesson_id, _, _ in live}
+    gone = tuple(lesson_id for lesson_id in ids if lesson_id not in written)
     statements: list[tuple[str, tuple[object, ...]]] = []
-    for start in range(0, len(ids), _BATCH):
-        part = ids[start : start + _BATCH]
+    for start in range(0, len(gone), _BATCH):
+        part = gone[start : start + _BATCH]
         statements.append(
             (f"DELETE FROM lesson_text WHERE id IN ({', '.join('?' * len(part))})", part)
         )
@@ -318,7 +325,8 @@ def _pg_text_statements(
         rows = [(lesson_id, f"{title} {text}".strip()) for lesson_id, title, text in
                 live[start : start + _BATCH]]  # fmt: skip
         values = ", ".join(["(?, array_to_tsvector(string_to_array(?, ' ')))"] * len(rows))
-        statements.append((f"INSERT INTO lesson_text (id, words) VALUES {values}",
+        statements.append((f"INSERT INTO lesson_text (id, words) VALUES {values} "
+                           "ON CONFLICT (id) DO UPDATE SET words = excluded.words",
                            tuple(value for row in rows for value in row)))  # fmt: skip
     return statements
 
@@ -431,8 +439,12 @@ def like_patterns(words: list[str]) -> list[str]:
 def folded_words(text: str) -> list[str]:
     """The words of ``text`` as both indexes hold them: case-folded, NFKD, marks removed,
     runs of letters and digits, each cut to WORD_CHARS characters."""
-    plain = "".join(c for c in unicodedata.normalize("NFKD", text.casefold())
-                    if not unicodedata.combining(c))  # fmt: skip
+    if text.isascii():
+        # Most cards: ASCII case-folds as lower() does, and NFKD leaves it without marks.
+        plain = text.lower()
+    else:
+        plain = "".join(c for c in unicodedata.normalize("NFKD", text.casefold())
+                        if not unicodedata.combining(c))  # fmt: skip
     return [word[:WORD_CHARS] for word in _WORD.findall(plain)]
 
 

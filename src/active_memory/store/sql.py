@@ -1,8 +1,9 @@
 """The slice of a DB-API connection the shared store logic uses, so both engines run it.
 
 ``admin``, ``transfer`` and ``writes`` plan and apply changes through ``conn.execute(sql,
-params)`` with ``?`` placeholders, reading rows as tuples, and send a run of writes whose results
-they need only at the end inside ``conn.pipeline()``. :class:`SqliteConnection` is
+params)`` (``executemany`` for one write over many rows) with ``?`` placeholders, reading rows
+as tuples, and send a run of writes whose results they need only at the end inside
+``conn.pipeline()``. :class:`SqliteConnection` is
 ``sqlite3.Connection`` with a pipeline that does nothing (SQLite runs in process: a statement
 costs no round trip); :class:`~active_memory.store.postgres.session.PgSession` adapts a psycopg
 connection (the placeholders become ``%s``; its pipeline sends the statements without waiting
@@ -12,7 +13,7 @@ for each other's results). The SQL in those modules is written in the dialect bo
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Protocol
 
@@ -32,6 +33,10 @@ class SqlCursor(Protocol):
 
 class SqlConnection(Protocol):
     def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> SqlCursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> object:
+        """One statement run once per parameter row, prepared once (no result is read)."""
+        ...
 
     def pipeline(self) -> AbstractContextManager[object]:
         """Statements executed inside may be sent before the results of the earlier ones have

@@ -202,8 +202,9 @@ def apply_changes(
     """
     # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
     # other writers waiting: the meta row is read once, every write is planned first and then
-    # sent in one pipeline (PostgreSQL's; SQLite's does nothing), the history in one INSERT,
-    # and the new counters come back from the generation's UPDATE.
+    # sent in one pipeline (PostgreSQL's; SQLite's does nothing), the row writes of one kind as
+    # one prepared statement over many parameter rows, the history in one INSERT, and the new
+    # counters come back from the generation's UPDATE.
     (generation, *counters) = conn.execute(
         "SELECT generation, live_count, record_count, content_bytes FROM meta"
     ).fetchone()
@@ -211,55 +212,30 @@ def apply_changes(
     generation = int(generation) + 1
     _check_bounds(changes, generation)
     now = utc_now()
-    statements: list[tuple[str, tuple[object, ...]]] = []
+    writes: list[tuple[str, list[tuple[object, ...]]]] = []  # runs of one statement, in order
     history: list[tuple[object, ...]] = []
-    texts: list[tuple[str, str | None, bool]] = []  # the search text follows (search_text)
+    texts: list[tuple[str, tuple[str, str] | None, bool]] = []  # search text (search_text)
     for change in changes:
         body = evidence = None
+        card = None
         if change.draft is not None:
-            encoded = encode_draft(change.draft)
-            if encoded.body_bytes > limits.max_body_bytes:
-                raise PublicationError(
-                    f"lesson {change.id!r} has a {encoded.body_bytes}-byte card; the per-body "
-                    f"limit is {limits.max_body_bytes} bytes; shorten its scope lists"
-                )
-            body, evidence = encoded.body, encoded.evidence
-            # The draft was validated by its model; the checksum lets a snapshot prove the row
-            # is still what was validated without validating it again.
-            checksum = row_checksum(
-                (
-                    change.id,
-                    change.revision,
-                    body,
-                    evidence,
-                    encoded.kind,
-                    encoded.repository,
-                    encoded.graph_hash,
-                    encoded.node_id,
-                )
-            )
-            values = (
-                change.revision,
-                encoded.kind,
-                encoded.repository,
-                encoded.graph_hash,
-                encoded.node_id,
-                body,
-                evidence,
-                encoded.size,
-                checksum,
-                change.id,
-            )
-            statements.append((_INSERT_LIVE if change.create else _UPDATE_LIVE, values))
+            sql, values = _live_write(change, change.draft, limits)
+            body, evidence = values[5], values[6]
+            card = (change.draft.title, change.draft.recommendation)
         elif change.create:
-            statements.append((_INSERT_TOMBSTONE, (change.id, change.revision, change.kind)))
+            sql, values = _INSERT_TOMBSTONE, (change.id, change.revision, change.kind)
         else:
-            statements.append((_UPDATE_TOMBSTONE, (change.revision, change.id)))
+            sql, values = _UPDATE_TOMBSTONE, (change.revision, change.id)
+        if writes and writes[-1][0] == sql:
+            writes[-1][1].append(values)
+        else:
+            writes.append((sql, [values]))
         history.append(
             (change.id, change.revision, change.op, body, evidence, change.source_revision,
              generation, run_id, now)
         )  # fmt: skip
-        texts.append((change.id, body, change.op == "purge"))
+        texts.append((change.id, card, change.op == "purge"))
+    statements: list[tuple[str, tuple[object, ...]]] = []
     for start in range(0, len(history), _HISTORY_ROWS):
         rows = history[start : start + _HISTORY_ROWS]
         statements.append(
@@ -280,11 +256,35 @@ def apply_changes(
     # The result is taken after the pipeline ends: a fetch inside it would wait for the server
     # once more than the pipeline's end already does.
     with conn.pipeline():
+        for sql, parameter_rows in writes:
+            conn.executemany(sql, parameter_rows)
         sent = [conn.execute(sql, parameters) for sql, parameters in statements]
     after = sent[-1].fetchone()
     # A batch over a limit raises here, and the caller's transaction rolls every write back.
     _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
     return generation
+
+
+def _live_write(
+    change: Change, draft: LessonDraft, limits: StoreLimits
+) -> tuple[str, tuple[object, ...]]:
+    """The statement and parameters that write ``draft`` (``change``'s) as its live row."""
+    encoded = encode_draft(draft)
+    if encoded.body_bytes > limits.max_body_bytes:
+        raise PublicationError(
+            f"lesson {change.id!r} has a {encoded.body_bytes}-byte card; the per-body "
+            f"limit is {limits.max_body_bytes} bytes; shorten its scope lists"
+        )
+    # The draft was validated by its model; the checksum lets a snapshot prove the row is still
+    # what was validated without validating it again. It hashes the very strings bound below.
+    checksum = row_checksum(
+        (change.id, change.revision, encoded.body, encoded.evidence, encoded.kind,
+         encoded.repository, encoded.graph_hash, encoded.node_id)
+    )  # fmt: skip
+    values = (change.revision, encoded.kind, encoded.repository, encoded.graph_hash,
+              encoded.node_id, encoded.body, encoded.evidence, encoded.size, checksum,
+              change.id)  # fmt: skip
+    return (_INSERT_LIVE if change.create else _UPDATE_LIVE), values
 
 
 _INSERT_LIVE = (

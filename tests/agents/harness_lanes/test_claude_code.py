@@ -113,6 +113,17 @@ def test_usage_tool_calls_and_the_files_read_come_back(
     assert response.model == "claude-sonnet-4-5"
 
 
+def test_a_relative_read_is_the_file_in_the_working_directory(
+    tmp_path: Path, folders: dict[str, Path]
+) -> None:
+    # As the outside check takes it: from the session's working directory (the checkout), not
+    # from wherever the host process runs.
+    reply = success({"lessons": []}, reads=["src/app.py"])
+    fake = install_fake_claude(tmp_path / "bin", [reply])
+    response = asyncio.run(ClaudeCodeLane(BINDING, env=env_for(fake)).complete(_request(folders)))
+    assert response.read_paths == frozenset({"repository:src/app.py"})
+
+
 def test_an_invalid_answer_is_repaired_once_by_resuming_the_same_session(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:

@@ -49,6 +49,7 @@ from active_memory.agents.harness_lanes.harness_cli import (
     specialist_system,
     workspace,
 )
+from active_memory.agents.harness_lanes.lane import HarnessLane
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.agents.session_limits import SessionLimits
 from active_memory.errors import ProviderError
@@ -110,10 +111,12 @@ def child_env(env: Mapping[str, str], effort: str | None) -> dict[str, str]:
     return kept
 
 
-class ClaudeCodeLane:
-    """A :class:`~active_memory.agents.providers.base.ModelProvider` whose every turn is a
-    ``claude -p`` run: the first turn of a session starts a Claude Code session, a later turn
-    (the repair) resumes it."""
+class ClaudeCodeLane(HarnessLane):
+    """A :class:`~.lane.HarnessLane` whose every turn is a ``claude -p`` run: the first turn of
+    a session starts a Claude Code session, a later turn (the repair) resumes it."""
+
+    harness = HARNESS
+    cli = CLI
 
     def __init__(
         self,
@@ -122,13 +125,11 @@ class ClaudeCodeLane:
         env: Mapping[str, str],
         max_turns: int = SessionLimits().max_turns,
     ) -> None:
-        # Reports name the provider serving the model and the lane it went through.
-        self.name = HARNESS.provider or LANE
-        self.lane = LANE
-        self.executable = CLI.ready(binding.effort, env)
+        super().__init__(binding, env=env)
         self.max_turns = max_turns
-        self._env = child_env(env, binding.effort)
-        self._sessions: dict[str, str] = {}
+
+    def environment(self, env: Mapping[str, str], effort: str | None) -> dict[str, str]:
+        return child_env(env, effort)
 
     def argv(self, request: ModelRequest, session_id: str, *, resume: bool) -> list[str]:
         """The command line of one turn (tested as it is)."""
@@ -161,9 +162,7 @@ class ClaudeCodeLane:
         argv = self.argv(request, session_id, resume=resume)
         finished = await CLI.run(argv, request, prompt=prompt, cwd=cwd, env=self._env)
         transcript = read_transcript(finished.stdout, request.folders, cwd)
-        _check_tools(transcript)
-        if transcript.outside_reads:
-            raise CLI.read_outside(transcript.outside_reads)
+        CLI.refuse(_extra_tools(transcript), transcript.outside_reads)
         if transcript.result is None:
             raise CLI.failed(None, finished.stderr, finished.returncode)
         return _response(transcript)
@@ -181,13 +180,10 @@ def read_rules(request: ModelRequest) -> list[str]:
     return rules
 
 
-def _check_tools(transcript: Transcript) -> None:
-    """Refuse a session that was offered more than the read-only tools (a CLI that ignored
+def _extra_tools(transcript: Transcript) -> set[str]:
+    """The tools the session was offered beyond the read-only ones (a CLI that ignored
     --tools): its answer may rest on what it changed."""
-    offered = set(transcript.offered_tools or ())
-    extra = sorted(offered - {*INVESTIGATION_TOOLS, "StructuredOutput"})
-    if extra:
-        raise CLI.not_read_only(extra)
+    return set(transcript.offered_tools or ()) - {*INVESTIGATION_TOOLS, "StructuredOutput"}
 
 
 def _response(transcript: Transcript) -> ModelResponse:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
-from active_memory.agents.harness_lanes.read_roots import outside
+from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events
+from active_memory.agents.harness_lanes.read_roots import ToolReads
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["ANSWER_TOOL", "READ_TOOL", "Transcript", "read_transcript"]
@@ -30,6 +30,12 @@ __all__ = ["ANSWER_TOOL", "READ_TOOL", "Transcript", "read_transcript"]
 READ_TOOL = "Read"
 # The tool --json-schema adds for the answer: it is not an investigation call.
 ANSWER_TOOL = "StructuredOutput"
+_USAGE = UsageKeys(
+    input=("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"),
+    output="output_tokens",
+    cache_read="cache_read_input_tokens",
+    cache_write="cache_creation_input_tokens",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,23 +55,7 @@ class Transcript:
     @property
     def usage(self) -> TokenUsage:
         usage = (self.result or {}).get("usage")
-        if not isinstance(usage, Mapping):
-            return TokenUsage()
-        fresh, written, read, output = (
-            count(usage, key)
-            for key in (
-                "input_tokens",
-                "cache_creation_input_tokens",
-                "cache_read_input_tokens",
-                "output_tokens",
-            )
-        )
-        return TokenUsage(
-            input_tokens=fresh + written + read,
-            output_tokens=output,
-            cache_read_tokens=read,
-            cache_write_tokens=written,
-        )
+        return _USAGE.tokens(usage) if isinstance(usage, Mapping) else TokenUsage()
 
     @property
     def answer(self) -> str | None:
@@ -100,14 +90,12 @@ def _paths_named(name: str, given: Mapping[str, Any]) -> list[str]:
 
 def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path) -> Transcript:
     """The transcript of one run from its stream-json output; relative paths are from ``cwd``."""
-    folders = tuple(folders)
+    tool_reads = ToolReads(folders, cwd)
     named: dict[str, list[str]] = {}  # tool_use id -> the paths it reads
-    outside_reads: list[str] = []
     result: Mapping[str, Any] | None = None
     offered: tuple[str, ...] | None = None
     reads: dict[str, str] = {}  # tool_use id -> file path
     calls = 0
-    read_paths: set[str] = set()
     refused: list[str] = []
     names: dict[str, str] = {}
     model = ""
@@ -141,10 +129,9 @@ def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path
                     if call_id in names:
                         refused.append(names[call_id])
                     continue
-                outside_reads += outside(named.get(call_id, ()), folders, cwd)
-                shown = root_path(reads[call_id], folders) if call_id in reads else None
-                if shown is not None:
-                    read_paths.add(shown)
+                tool_reads.named(named.get(call_id, ()))
+                if call_id in reads:
+                    tool_reads.showed(reads[call_id])
         elif kind == "result":
             result = event
     return Transcript(
@@ -152,7 +139,7 @@ def read_transcript(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path
         offered_tools=offered,
         tool_calls=calls,
         refused_calls=tuple(refused),
-        read_paths=frozenset(read_paths),
+        read_paths=tool_reads.read_paths,
         model=model,
-        outside_reads=tuple(outside_reads),
+        outside_reads=tool_reads.outside_reads,
     )

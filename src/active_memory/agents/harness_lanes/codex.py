@@ -37,22 +37,20 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
 from active_memory.agents.harness_lanes.codex_events import read_codex_events
 from active_memory.agents.harness_lanes.harness_cli import (
     HarnessCli,
-    child_env,
     harness_response,
     session_key,
     specialist_system,
     turn_prompt,
     workspace,
 )
+from active_memory.agents.harness_lanes.lane import HarnessLane
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.harnesses import harness_row
-from active_memory.models.runs import Binding
 
 __all__ = ["CLI", "DISABLED_FEATURES", "EFFORTS", "LANE", "RUNNER", "CodexLane"]
 
@@ -100,17 +98,12 @@ def _toml(text: str) -> str:
     return json.dumps(text)
 
 
-class CodexLane:
-    """A :class:`~active_memory.agents.providers.base.ModelProvider` whose every turn is a
-    ``codex exec`` run: the first turn of a session starts a Codex session, a later turn (the
-    repair) resumes it."""
+class CodexLane(HarnessLane):
+    """A :class:`~.lane.HarnessLane` whose every turn is a ``codex exec`` run: the first turn
+    of a session starts a Codex session (a thread), a later turn (the repair) resumes it."""
 
-    def __init__(self, binding: Binding, *, env: Mapping[str, str]) -> None:
-        self.name = HARNESS.provider or LANE
-        self.lane = LANE
-        self.executable = CLI.ready(binding.effort, env)
-        self._env = child_env(env)
-        self._threads: dict[str, str] = {}
+    harness = HARNESS
+    cli = CLI
 
     def argv(
         self, request: ModelRequest, schema: Path, *, thread_id: str | None = None
@@ -133,7 +126,7 @@ class CodexLane:
         return [self.executable, "exec", *options, "-C", str(cwd), "-"]
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        thread_id, prompt = turn_prompt(request, self._threads, LANE)
+        thread_id, prompt = turn_prompt(request, self._sessions, LANE)
         cwd, _ = workspace(request, LANE)
         with tempfile.TemporaryDirectory(prefix="am-codex-") as scratch:
             schema = Path(scratch) / "answer.schema.json"
@@ -142,11 +135,8 @@ class CodexLane:
             finished = await CLI.run(argv, request, prompt=prompt, cwd=cwd, env=self._env)
         transcript = read_codex_events(finished.stdout, request.folders, cwd)
         if transcript.thread_id is not None:
-            self._threads[session_key(request)] = transcript.thread_id
-        if transcript.forbidden:
-            raise CLI.not_read_only(set(transcript.forbidden))
-        if transcript.outside_reads:
-            raise CLI.read_outside(transcript.outside_reads)
+            self._sessions[session_key(request)] = transcript.thread_id
+        CLI.refuse(set(transcript.forbidden), transcript.outside_reads)
         if not transcript.completed:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
         return harness_response(

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
-from active_memory.agents.harness_lanes.read_roots import command_outside, shell_script
+from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events
+from active_memory.agents.harness_lanes.read_roots import ToolReads, shell_script
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["CodexTranscript", "files_printed", "read_codex_events"]
@@ -34,6 +34,12 @@ __all__ = ["CodexTranscript", "files_printed", "read_codex_events"]
 _PRINTERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat", "batcat"})
 # Items that mean the session went beyond reading: a change made, a server or the web asked.
 FORBIDDEN_ITEMS = frozenset({"file_change", "mcp_tool_call", "web_search"})
+_USAGE = UsageKeys(
+    input=("input_tokens",),
+    output="output_tokens",
+    cache_read="cached_input_tokens",
+    cache_write="cache_write_input_tokens",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +89,14 @@ def read_codex_events(
     stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path
 ) -> CodexTranscript:
     """The transcript of one run from its ``--json`` output; commands ran in ``cwd``."""
-    folders = tuple(folders)
+    tool_reads = ToolReads(folders, cwd)
     thread_id: str | None = None
     answer: str | None = None
     completed = False
     failure: str | None = None
-    fresh = cached = written = output = calls = 0
+    calls = 0
+    total = TokenUsage()
     forbidden: list[str] = []
-    read_paths: set[str] = set()
-    outside_reads: list[str] = []
     for event in json_events(stdout):
         kind = event.get("type")
         if kind == "thread.started" and isinstance(event.get("thread_id"), str):
@@ -106,12 +111,10 @@ def read_codex_events(
                 command = item.get("command")
                 if isinstance(command, str):
                     # A failed command may still have printed what it read.
-                    outside_reads += command_outside(command, folders, cwd)
+                    tool_reads.commanded(command)
                 if item.get("exit_code") == 0 and isinstance(command, str):
                     for path in files_printed(command, cwd):
-                        shown = root_path(str(path), folders)
-                        if shown is not None:
-                            read_paths.add(shown)
+                        tool_reads.showed(str(path))
             elif item_type in FORBIDDEN_ITEMS:
                 calls += 1
                 forbidden.append(str(item_type))
@@ -119,10 +122,7 @@ def read_codex_events(
             completed = True
             usage = event.get("usage")
             if isinstance(usage, Mapping):
-                fresh += count(usage, "input_tokens")
-                cached += count(usage, "cached_input_tokens")
-                written += count(usage, "cache_write_input_tokens")
-                output += count(usage, "output_tokens")
+                total += _USAGE.tokens(usage)
         elif kind in ("turn.failed", "error"):
             failure = _message(event) or failure
     return CodexTranscript(
@@ -130,16 +130,11 @@ def read_codex_events(
         answer=answer if answer is not None and answer.strip() else None,
         completed=completed,
         failure=failure,
-        usage=TokenUsage(
-            input_tokens=fresh,
-            output_tokens=output,
-            cache_read_tokens=cached,
-            cache_write_tokens=written,
-        ),
+        usage=total,
         tool_calls=calls,
         forbidden=tuple(forbidden),
-        read_paths=frozenset(read_paths),
-        outside_reads=tuple(outside_reads),
+        read_paths=tool_reads.read_paths,
+        outside_reads=tool_reads.outside_reads,
     )
 
 

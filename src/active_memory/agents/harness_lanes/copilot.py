@@ -51,9 +51,9 @@ from active_memory.agents.harness_lanes.harness_cli import (
     specialist_system,
     workspace,
 )
+from active_memory.agents.harness_lanes.lane import HarnessLane
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.harnesses import harness_row
-from active_memory.models.runs import Binding
 
 __all__ = ["CLI", "DENIED", "EFFORTS", "INVESTIGATION_TOOLS", "LANE", "RUNNER", "CopilotLane"]
 
@@ -80,17 +80,15 @@ DENIED = ("shell", "write", "url")
 _TRUSTING = frozenset({"COPILOT_ALLOW_ALL", "GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS"})
 
 
-class CopilotLane:
-    """A :class:`~active_memory.agents.providers.base.ModelProvider` whose every turn is a
-    ``copilot`` run: the first turn of a session starts a Copilot session, a later turn (the
-    repair) resumes it."""
+class CopilotLane(HarnessLane):
+    """A :class:`~.lane.HarnessLane` whose every turn is a ``copilot`` run: the first turn of a
+    session starts a Copilot session, a later turn (the repair) resumes it."""
 
-    def __init__(self, binding: Binding, *, env: Mapping[str, str]) -> None:
-        self.name = HARNESS.provider or LANE
-        self.lane = LANE
-        self.executable = CLI.ready(binding.effort, env)
-        self._env = child_env(env, dropped=_TRUSTING)
-        self._sessions: dict[str, str] = {}
+    harness = HARNESS
+    cli = CLI
+
+    def environment(self, env: Mapping[str, str], effort: str | None) -> dict[str, str]:
+        return child_env(env, dropped=_TRUSTING)
 
     def argv(
         self, request: ModelRequest, session_id: str, usage_file: Path, *, resume: bool
@@ -122,11 +120,7 @@ class CopilotLane:
             finished = await CLI.run(argv, request, prompt=prompt, cwd=cwd, env=self._env)
             usage = read_usage_file(usage_file)
         transcript = read_copilot_events(finished.stdout, request.folders, cwd)
-        extra = sorted(transcript.ran_tools - set(INVESTIGATION_TOOLS))
-        if extra:
-            raise CLI.not_read_only(extra)
-        if transcript.outside_reads:
-            raise CLI.read_outside(transcript.outside_reads)
+        CLI.refuse(transcript.ran_tools - set(INVESTIGATION_TOOLS), transcript.outside_reads)
         if transcript.exit_code != 0 or finished.returncode != 0:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
         return harness_response(

@@ -22,14 +22,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
-from active_memory.agents.harness_lanes.read_roots import outside
+from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events
+from active_memory.agents.harness_lanes.read_roots import ToolReads
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["READ_TOOL", "CopilotTranscript", "read_copilot_events", "read_usage_file"]
 
 READ_TOOL = "view"
 _MAX_USAGE_FILE = 1024 * 1024
+_USAGE = UsageKeys(
+    input=("inputTokens",),
+    output="outputTokens",
+    cache_read="cacheReadTokens",
+    cache_write="cacheWriteTokens",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,15 +62,13 @@ def read_copilot_events(
     stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path
 ) -> CopilotTranscript:
     """The transcript of one run from its JSON-lines output; relative paths are from ``cwd``."""
-    folders = tuple(folders)
+    tool_reads = ToolReads(folders, cwd)
     session_id: str | None = None
     exit_code: int | None = None
     answer: str | None = None
     failure: str | None = None
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
     ran: set[str] = set()
-    read_paths: set[str] = set()
-    outside_reads: list[str] = []
     model = ""
     for event in json_events(stdout):
         kind, data = event.get("type"), _data(event)
@@ -85,11 +89,9 @@ def read_copilot_events(
             ran.add(name)
             path = arguments.get("path")
             if isinstance(path, str):
-                outside_reads += outside([path], folders, cwd)
+                tool_reads.named([path])
             if name == READ_TOOL and isinstance(path, str):
-                shown = root_path(str(cwd / path), folders)
-                if shown is not None:
-                    read_paths.add(shown)
+                tool_reads.showed(path)
         elif kind == "session.error":
             said = data.get("message")
             failure = said if isinstance(said, str) else failure
@@ -104,9 +106,9 @@ def read_copilot_events(
         failure=failure,
         tool_calls=len(calls),
         ran_tools=frozenset(ran - {""}),
-        read_paths=frozenset(read_paths),
+        read_paths=tool_reads.read_paths,
         model=model,
-        outside_reads=tuple(outside_reads),
+        outside_reads=tool_reads.outside_reads,
     )
 
 
@@ -118,17 +120,9 @@ def read_usage_file(path: Path) -> TokenUsage:
     except (OSError, ValueError):
         return TokenUsage()
     metrics = document.get("modelMetrics") if isinstance(document, Mapping) else None
-    fresh = output = cached = written = 0
+    total = TokenUsage()
     for entry in metrics.values() if isinstance(metrics, Mapping) else []:
         usage = entry.get("usage") if isinstance(entry, Mapping) else None
         if isinstance(usage, Mapping):
-            fresh += count(usage, "inputTokens")
-            output += count(usage, "outputTokens")
-            cached += count(usage, "cacheReadTokens")
-            written += count(usage, "cacheWriteTokens")
-    return TokenUsage(
-        input_tokens=fresh,
-        output_tokens=output,
-        cache_read_tokens=cached,
-        cache_write_tokens=written,
-    )
+            total += _USAGE.tokens(usage)
+    return total

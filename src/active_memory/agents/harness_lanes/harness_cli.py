@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ __all__ = [
     "CHECKOUT_ROOT",
     "MAX_OUTPUT_BYTES",
     "HarnessCli",
+    "UsageKeys",
     "child_env",
     "count",
     "first_prompt",
@@ -129,6 +130,15 @@ class HarnessCli:
             "the specialist's answer was not used: a specialist reads those folders only",
             cause="read_outside_checkout",
         )
+
+    def refuse(self, extra_tools: Collection[str], outside_reads: Collection[str]) -> None:
+        """Raise :meth:`not_read_only` when the session was offered or ran ``extra_tools``,
+        else :meth:`read_outside` when it read ``outside_reads``: either may have reached its
+        answer."""
+        if extra_tools:
+            raise self.not_read_only(extra_tools)
+        if outside_reads:
+            raise self.read_outside(outside_reads)
 
     def missing(self) -> HarnessUnavailable:
         return HarnessUnavailable(
@@ -368,3 +378,25 @@ def count(usage: Mapping[str, Any], key: str) -> int:
     """A token count of a harness's usage record; 0 when it is missing or not a count."""
     value = usage.get(key)
     return value if isinstance(value, int) and value >= 0 else 0
+
+
+@dataclass(frozen=True, slots=True)
+class UsageKeys:
+    """How a harness names the token counts of its usage records. ``input`` names the counts
+    whose sum is every prompt token, as :class:`~active_memory.agents.providers.base.TokenUsage`
+    counts them: one count, or with it the cache's reads and writes for a harness that counts
+    those apart (the Messages API's way)."""
+
+    input: tuple[str, ...]
+    output: str
+    cache_read: str
+    cache_write: str
+
+    def tokens(self, usage: Mapping[str, Any]) -> TokenUsage:
+        """One usage record's counts; a missing count, or one that is not a count, is 0."""
+        return TokenUsage(
+            input_tokens=sum(count(usage, key) for key in self.input),
+            output_tokens=count(usage, self.output),
+            cache_read_tokens=count(usage, self.cache_read),
+            cache_write_tokens=count(usage, self.cache_write),
+        )

@@ -27,21 +27,18 @@ the model's provider is :class:`~active_memory.errors.HarnessUnavailable`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from active_memory.agents.harness_lanes.harness_cli import (
     HarnessCli,
-    child_env,
     harness_response,
     session_key,
     specialist_system,
     turn_prompt,
     workspace,
 )
+from active_memory.agents.harness_lanes.lane import HarnessLane
 from active_memory.agents.harness_lanes.pi_events import READ_TOOL, read_pi_events
 from active_memory.agents.providers.base import ModelRequest, ModelResponse
 from active_memory.harnesses import harness_row
-from active_memory.models.runs import Binding
 
 __all__ = ["CLI", "INVESTIGATION_TOOLS", "LANE", "RUNNER", "THINKING", "PiLane"]
 
@@ -71,17 +68,12 @@ INVESTIGATION_TOOLS = (READ_TOOL, "grep", "find", "ls")
 OFF = ("--no-extensions", "--no-skills", "--no-prompt-templates", "--no-context-files")
 
 
-class PiLane:
-    """A :class:`~active_memory.agents.providers.base.ModelProvider` whose every turn is a
-    ``pi -p`` run: the first turn of a session starts a pi session, a later turn (the repair)
-    resumes it."""
+class PiLane(HarnessLane):
+    """A :class:`~.lane.HarnessLane` whose every turn is a ``pi -p`` run: the first turn of a
+    session starts a pi session, a later turn (the repair) resumes it."""
 
-    def __init__(self, binding: Binding, *, env: Mapping[str, str]) -> None:
-        self.name = HARNESS.provider or LANE
-        self.lane = LANE
-        self.executable = CLI.ready(binding.effort, env)
-        self._env = child_env(env)
-        self._sessions: dict[str, str] = {}
+    harness = HARNESS
+    cli = CLI
 
     def argv(self, request: ModelRequest, *, session_id: str | None = None) -> list[str]:
         """The command line of one turn (tested as it is): a new session, or with
@@ -103,11 +95,7 @@ class PiLane:
         transcript = read_pi_events(finished.stdout, request.folders, cwd)
         if transcript.session_id is not None:
             self._sessions[session_key(request)] = transcript.session_id
-        extra = transcript.ran_tools - set(INVESTIGATION_TOOLS)
-        if extra:
-            raise CLI.not_read_only(extra)
-        if transcript.outside_reads:
-            raise CLI.read_outside(transcript.outside_reads)
+        CLI.refuse(transcript.ran_tools - set(INVESTIGATION_TOOLS), transcript.outside_reads)
         if transcript.failure is not None or not transcript.finished:
             raise CLI.failed(transcript.failure, finished.stderr, finished.returncode)
         return harness_response(

@@ -21,13 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from active_memory.agents.harness_lanes.harness_cli import count, json_events, root_path
-from active_memory.agents.harness_lanes.read_roots import outside
+from active_memory.agents.harness_lanes.harness_cli import UsageKeys, json_events
+from active_memory.agents.harness_lanes.read_roots import ToolReads
 from active_memory.agents.providers.base import TokenUsage
 
 __all__ = ["READ_TOOL", "PiTranscript", "read_pi_events"]
 
 READ_TOOL = "read"
+_USAGE = UsageKeys(
+    input=("input", "cacheRead", "cacheWrite"),
+    output="output",
+    cache_read="cacheRead",
+    cache_write="cacheWrite",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +65,14 @@ def _text(message: Mapping[str, Any]) -> str:
 
 def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path) -> PiTranscript:
     """The transcript of one run from its JSON-lines output."""
-    folders = tuple(folders)
+    tool_reads = ToolReads(folders, cwd)
     session_id: str | None = None
     answer: str | None = None
     finished = False
     failure: str | None = None
-    fresh = output = cached = written = calls = 0
+    calls = 0
+    total = TokenUsage()
     ran: set[str] = set()
-    read_paths: set[str] = set()
-    outside_reads: list[str] = []
     arguments: dict[str, Mapping[str, Any]] = {}  # toolCallId -> the call's args
     model = ""
     for event in json_events(stdout):
@@ -80,10 +85,7 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
                 continue
             usage = message.get("usage")
             if isinstance(usage, Mapping):
-                fresh += count(usage, "input")
-                output += count(usage, "output")
-                cached += count(usage, "cacheRead")
-                written += count(usage, "cacheWrite")
+                total += _USAGE.tokens(usage)
             if isinstance(message.get("model"), str):
                 model = model or message["model"]
             if message.get("stopReason") == "error":
@@ -101,11 +103,9 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
             path = arguments.get(str(event.get("toolCallId")), {}).get("path")
             if isinstance(path, str):
                 # pi drops a leading "@" from a path before it resolves it.
-                outside_reads += outside([path.removeprefix("@")], folders, cwd)
+                tool_reads.named([path.removeprefix("@")])
             if name == READ_TOOL and isinstance(path, str):
-                shown = root_path(str(cwd / path), folders)
-                if shown is not None:
-                    read_paths.add(shown)
+                tool_reads.showed(path)
         elif kind == "agent_end":
             finished = True
     return PiTranscript(
@@ -113,15 +113,10 @@ def read_pi_events(stdout: bytes, folders: Iterable[tuple[str, str]], cwd: Path)
         answer=answer,
         finished=finished,
         failure=failure,
-        usage=TokenUsage(
-            input_tokens=fresh + cached + written,
-            output_tokens=output,
-            cache_read_tokens=cached,
-            cache_write_tokens=written,
-        ),
+        usage=total,
         tool_calls=calls,
         ran_tools=frozenset(ran),
-        read_paths=frozenset(read_paths),
+        read_paths=tool_reads.read_paths,
         model=model,
-        outside_reads=tuple(outside_reads),
+        outside_reads=tool_reads.outside_reads,
     )

@@ -9,7 +9,8 @@ checked here: a tool call that named a path outside the session's folders fails 
 :func:`outside` checks a path a file tool was given; :func:`command_outside` the words of a
 shell command line (Codex reads with commands): any word that names an existing path outside
 the folders, and any word the shell would expand (``$VAR``, ``$(…)``, a backquote), which the
-host cannot check, counts.
+host cannot check, counts. :class:`ToolReads` keeps both checks' findings for one session,
+with the files its reads showed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["command_outside", "outside", "shell_script"]
+from active_memory.agents.harness_lanes.harness_cli import root_path
+
+__all__ = ["ToolReads", "command_outside", "outside", "shell_script"]
 
 _GLOB = frozenset("*?[{")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
@@ -85,3 +88,37 @@ def command_outside(command: str, folders: Iterable[tuple[str, str]], cwd: Path)
         if not _inside(value, roots, cwd):
             found.append(word)
     return found
+
+
+class ToolReads:
+    """What one session's tools read, as its events tell it: the files shown, named
+    ``root:relative/path`` against ``folders``, and the paths named outside them. Relative
+    paths are from ``cwd``, the session's working directory."""
+
+    def __init__(self, folders: Iterable[tuple[str, str]], cwd: Path) -> None:
+        self.folders = tuple(folders)
+        self.cwd = cwd
+        self._shown: set[str] = set()
+        self._outside: list[str] = []
+
+    def named(self, paths: Iterable[str]) -> None:
+        """Paths a file tool was given and ran on (see :func:`outside`)."""
+        self._outside += outside(paths, self.folders, self.cwd)
+
+    def commanded(self, command: str) -> None:
+        """A command line the session ran (see :func:`command_outside`)."""
+        self._outside += command_outside(command, self.folders, self.cwd)
+
+    def showed(self, path: str) -> None:
+        """A file a tool showed; one in none of the folders is not named."""
+        shown = root_path(str(self.cwd / path), self.folders)
+        if shown is not None:
+            self._shown.add(shown)
+
+    @property
+    def read_paths(self) -> frozenset[str]:
+        return frozenset(self._shown)
+
+    @property
+    def outside_reads(self) -> tuple[str, ...]:
+        return tuple(self._outside)

@@ -42,6 +42,7 @@ from active_memory.evidence.sources.claude_noise import (
 )
 from active_memory.evidence.sources.converter import (
     SessionConverter,
+    block_marker,
     content_blocks,
     content_text,
 )
@@ -69,13 +70,12 @@ def _placeholder(block: Any) -> str:
         return block
     if not isinstance(block, dict):
         return ""
-    kind = str(block.get("type") or "block")[:64]
-    if kind == "text":
+    if block.get("type") == "text":
         return str(block.get("text", ""))
-    if kind == "document":
+    if block.get("type") == "document":
         title = block.get("title") or (block.get("source") or {}).get("media_type")
         return f"[document: {str(title)[:200]}]" if title else "[document]"
-    return f"[{kind}]"
+    return block_marker(block)
 
 
 class _Converter(SessionConverter):

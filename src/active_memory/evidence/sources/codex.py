@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from active_memory.evidence.sources.converter import SessionConverter, content_text
+from active_memory.evidence.sources.converter import SessionConverter, block_marker, content_text
 from active_memory.evidence.sources.lanes import REJECTED_REASON, BoundedMap, Lane
 from active_memory.evidence.sources.lines import parse_line
 from active_memory.evidence.sources.peek import Look, Scan, dig, text_of
@@ -56,7 +56,7 @@ def _block(block: Any) -> str | None:
     if not isinstance(block, dict):
         return None
     text = block.get("text")
-    return text if isinstance(text, str) else f"[{str(block.get('type') or 'block')[:64]}]"
+    return text if isinstance(text, str) else block_marker(block)
 
 
 def _output_text(output: Any) -> tuple[str, bool]:

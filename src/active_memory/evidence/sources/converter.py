@@ -23,13 +23,19 @@ from active_memory.models.runs import RunRecord, canonical_json
 if TYPE_CHECKING:
     from active_memory.harnesses import HarnessRow
 
-__all__ = ["SessionConverter", "content_blocks", "content_text"]
+__all__ = ["SessionConverter", "block_marker", "content_blocks", "content_text"]
 
 
 # A session's names, ids, paths and versions are kept to this many characters.
 def content_blocks(content: Any) -> list[Any]:
     """A message's content as a list of blocks: anything but a list is one text block."""
     return content if isinstance(content, list) else [{"type": "text", "text": content}]
+
+
+def block_marker(block: dict[str, Any]) -> str:
+    """What a block that leaves no text of its own (an image, a tool call) leaves in a
+    transcript: ``[its type]``, so a reader still sees that something stood there."""
+    return f"[{str(block.get('type') or 'block')[:64]}]"
 
 
 def content_text(content: Any, block_text: Callable[[Any], str | None]) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from active_memory.evidence.sources.assemble import provider_for_model
 from active_memory.evidence.sources.converter import (
     SessionConverter,
+    block_marker,
     content_blocks,
     content_text,
 )
@@ -44,12 +45,9 @@ _PROVIDERS = {"openai-codex": "openai", "azure-openai-responses": "openai"}
 def _block(block: Any) -> str | None:
     """What a content block leaves: a text block its text, a thinking block nothing, any other
     block ``[type]``."""
-    if not isinstance(block, dict):
+    if not isinstance(block, dict) or block.get("type") in _SKIPPED_BLOCKS:
         return None
-    kind = str(block.get("type") or "block")[:64]
-    if kind in _SKIPPED_BLOCKS:
-        return None
-    return str(block.get("text", "")) if kind == "text" else f"[{kind}]"
+    return str(block.get("text", "")) if block.get("type") == "text" else block_marker(block)
 
 
 class _Converter(SessionConverter):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import lru_cache
 from typing import Any
@@ -111,8 +111,23 @@ class PgSession:
             raise self.stopped
         if parameters is None:
             return self.conn.execute(query.encode("utf-8"))
-        translated = query.replace("%", "%%").replace("?", "%s")
-        return self.conn.execute(translated.encode("utf-8"), parameters)
+        return self.conn.execute(_translated(query), parameters)
+
+    def executemany(self, query: str, parameters: Iterable[Sequence[Any]], /) -> object:
+        """``query`` once per parameter row, through one cursor (in a pipeline, sent without
+        waiting for each row's result)."""
+        if self.stopped is not None:
+            raise self.stopped
+        with self.conn.cursor() as cursor:
+            cursor.executemany(_translated(query), parameters)
+        return None
+
+
+@lru_cache(maxsize=256)
+def _translated(query: str) -> bytes:
+    """``query`` with psycopg's placeholders: the writer sends the same few texts again and
+    again (the history's and the search text's INSERTs vary only in their row count)."""
+    return query.replace("%", "%%").replace("?", "%s").encode("utf-8")
 
 
 def _fence(control: PublicationControl | None) -> None:

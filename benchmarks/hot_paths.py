@@ -31,8 +31,9 @@ the full profiles are in docs/recall.md, Performance):
   0.3 s, and about 350,000 insertions into tables of 100,000 keys, about 0.35 s, already exceed
   0.5 s) and writes the file (0.5 s more);
 * match p99: the wall-clock p99 is preemption under load; the CPU-time p99 (0.5 to 0.6 ms, as
-  before this change) is mostly memory other processes evicted: the least CPU time of 5
-  repeats of each query has a p99 of 0.09 to 0.13 ms. The slowest queries are edits of 80
+  before this change, 0.56 ms even at load 2 to 3) is most likely the first touch of tables
+  too big for the CPU caches (not confirmed with hardware counters): the least CPU time of 5
+  repeats of each query has a p99 of 0.08 to 0.13 ms. The slowest queries are edits of 80
   words and 75 identifiers matching 40 to 80 cards: the lookup loop half, building the matched
   cards a quarter (cProfile); a budget of 32,000 bytes admits about 200 such cards, so no
   top-k cut shortens it;

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+from _thread import get_ident
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -79,7 +80,10 @@ def _replace_private(
     ``durable`` also fsyncs the file and its folder.
     """
     folder, name = os.path.split(os.fspath(path))
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    # Named by process and thread: two threads of one process replacing the same file (two runs
+    # started at once) must not fill one temporary together. _thread is built in and loaded at
+    # every interpreter's start, so the hook path pays nothing for it.
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{get_ident()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)

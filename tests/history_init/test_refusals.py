@@ -227,7 +227,7 @@ def test_a_first_call_killed_during_its_first_checkpoint_starts_over(machine: Ma
     assert killed.returncode == -signal.SIGKILL
     leftovers = [name for name in os.listdir(machine.session) if name.endswith(".tmp")]
     assert len(leftovers) == 1
-    assert re.fullmatch(r"\.state\.json\.[0-9]+\.tmp", leftovers[0])
+    assert re.fullmatch(r"\.state\.json\.[0-9]+\.[0-9]+\.tmp", leftovers[0])
     assert not (machine.session / "state.json").exists()
 
     data = machine.answer()

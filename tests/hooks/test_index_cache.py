@@ -10,6 +10,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -182,7 +183,9 @@ def test_a_private_bytes_file_is_0600_whole_and_leaves_no_temporary(tmp_path: Pa
     folder = tmp_path / "exposure"
     folder.mkdir(mode=0o700)
     path = folder / "x.index"
-    stale = folder / f".x.index.{os.getpid()}.tmp"  # what a crash of this pid would leave
+    stale = (
+        folder / f".x.index.{os.getpid()}.{threading.get_ident()}.tmp"
+    )  # what a crash of this pid would leave
     stale.write_bytes(b"old")
     stale.chmod(0o644)
     old = os.umask(0)
@@ -200,7 +203,7 @@ def test_a_private_bytes_file_is_not_written_through_a_symlink(tmp_path: Path) -
     target = tmp_path / "target"
     target.write_bytes(b"keep")
     path = tmp_path / "x.index"
-    (tmp_path / f".x.index.{os.getpid()}.tmp").symlink_to(target)
+    (tmp_path / f".x.index.{os.getpid()}.{threading.get_ident()}.tmp").symlink_to(target)
     with pytest.raises(OSError, match=r"symbolic links|Too many levels"):
         write_private_bytes(path, b"data")
     assert target.read_bytes() == b"keep"

@@ -67,8 +67,9 @@ def open_session_dir(given: Path) -> tuple[Path, bool]:
 
 
 # The temporary ``write_private_text`` writes state.json through: a first call killed before
-# its rename (SIGKILL, a power cut) leaves it behind, named with that call's pid.
-_STATE_TEMPORARY = re.compile(rf"\.{re.escape(STATE_FILE)}\.[0-9]+\.tmp")
+# its rename (SIGKILL, a power cut) leaves it behind, named with that call's pid and thread
+# (a temporary of an earlier version is named with the pid alone).
+_STATE_TEMPORARY = re.compile(rf"\.{re.escape(STATE_FILE)}\.[0-9]+(?:\.[0-9]+)?\.tmp")
 
 
 def _fresh(names: set[str]) -> bool:

@@ -27,7 +27,6 @@ import marshal
 import os
 import stat
 import sys
-from _thread import allocate_lock
 
 from active_memory import __version__
 from active_memory.errors import ActiveMemoryError
@@ -49,9 +48,6 @@ _DIGEST_BYTES = 32
 MAX_FILE_BYTES = 1 << 30  # a million lessons' worth; a bigger file is not read
 _POSIX = hasattr(os, "geteuid")  # elsewhere the mode bits say nothing of ownership
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-# write_private_bytes names its temporary file by the process: two threads of one process
-# (two runs started at once) must not fill the same temporary file together.
-_WRITING = allocate_lock()
 
 
 def _source_status() -> tuple[tuple[int, int] | None, ...]:
@@ -153,8 +149,7 @@ def write_state(path: str, key: str, state: IndexState) -> bool:
     digest = hashlib.blake2b(body, digest_size=_DIGEST_BYTES).digest()
     try:
         make_private_dir(os.path.dirname(path))
-        with _WRITING:
-            write_private_bytes(path, b"".join((MAGIC, digest, body)))
+        write_private_bytes(path, b"".join((MAGIC, digest, body)))
     except OSError:
         return False
     return True

@@ -4,14 +4,17 @@ publication path."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from engines import Store
+from engines import Engine, Store
 
 from active_memory.models.changes import Mutation, Publication
+from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import GraphScope, Lesson
 from active_memory.store import search_text
 from active_memory.store.listing import ListedLesson
@@ -181,6 +184,46 @@ def test_the_search_text_follows_retire_revert_and_import(store: Store) -> None:
     lines = list(store.export())
     store.import_lines(lines, replace=True)
     assert [x.id for x in store.lesson_page(query="lockfile").lessons] == [kept]
+
+
+def test_ascii_text_folds_as_the_unicode_path_folds_it_and_other_text_takes_that_path() -> None:
+    """ASCII text is folded with ``lower()`` (the writer's fast path): the words must be the
+    ones casefold, NFKD and dropping the marks give, and text with any other letter (ß, a
+    ligature, an accented capital, a dotted capital I, a Kelvin sign) must still take that
+    path."""
+
+    def reference(text: str) -> list[str]:
+        plain = "".join(c for c in unicodedata.normalize("NFKD", text.casefold())
+                        if not unicodedata.combining(c))  # fmt: skip
+        return [word[: search_text.WORD_CHARS] for word in re.findall(r"[^\W_]+", plain)]
+
+    ascii_text = "".join(map(chr, range(128))) + " Mixed_Case WORDS 42 v1.2.3 " + "Q" * 300
+    assert search_text.folded_words(ascii_text) == reference(ascii_text)
+    for text in ("Stra\u00dfe", "\ufb01le", "CAF\u00c9 caf\u00e9", "\u0130stanbul", "\u212aelvin",
+                 "\u01c5ungla", "\u2163 x\u00b2"):  # fmt: skip
+        assert search_text.folded_words(text) == reference(text), text
+    assert search_text.folded_words("Stra\u00dfe \ufb01le") == ["strasse", "file"]
+
+
+def test_one_batch_that_edits_and_retires_leaves_only_the_live_words(
+    engine: Engine, store: Store
+) -> None:
+    """On PostgreSQL a live lesson's words are replaced in place and only the lessons left
+    without a card lose theirs: in one batch, an edit, a retirement and a new lesson."""
+    [edited, retired] = publish_new(store, make_draft("Quokka lockfile"),
+                                    make_draft("Zanzibar lockfile"))  # fmt: skip
+    created = new_lesson_id()
+    store.publish(Publication(run_id="run-mixed", mutations=(
+        Mutation(op="upsert", id=edited, expected_revision=1, draft=make_draft("Wombat vendor")),
+        Mutation(op="retire", id=retired, expected_revision=1),
+        Mutation(op="upsert", id=created, expected_revision=0, draft=make_draft("Numbat pin")),
+    )))  # fmt: skip
+    for query, found in (("quokka", []), ("zanzibar", []), ("lockfile", []),
+                         ("wombat", [edited]), ("numbat", [created])):  # fmt: skip
+        assert [x.id for x in store.lesson_page(query=query).lessons] == found, query
+    table = "lesson_text_rows" if engine.name == "sqlite" else "lesson_text"
+    rows = engine.raw(store, f"SELECT id FROM {table} ORDER BY id")
+    assert rows == [(lesson_id,) for lesson_id in sorted((edited, created))]
 
 
 def test_the_counts_cover_every_live_lesson_whatever_the_filters(store: Store) -> None:

@@ -35,7 +35,8 @@ class SqlConnection(Protocol):
     def execute(self, sql: str, parameters: Sequence[Any] = ..., /) -> SqlCursor: ...
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> object:
-        """One statement run once per parameter row, prepared once (no result is read)."""
+        """One statement run once per parameter row (no result is read): SQLite prepares it
+        once; PostgreSQL sends every row in the pipeline, unprepared (``PgSession``)."""
         ...
 
     def pipeline(self) -> AbstractContextManager[object]:

@@ -203,8 +203,9 @@ def apply_changes(
     # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
     # other writers waiting: the meta row is read once, every write is planned first and then
     # sent in one pipeline (PostgreSQL's; SQLite's does nothing), the row writes of one kind as
-    # one prepared statement over many parameter rows, the history in one INSERT, and the new
-    # counters come back from the generation's UPDATE.
+    # one executemany over many parameter rows (SQLite prepares it once; PostgreSQL, whose
+    # automatic prepared statements are off, parses each row's in the pipeline), the history in
+    # one INSERT, and the new counters come back from the generation's UPDATE.
     (generation, *counters) = conn.execute(
         "SELECT generation, live_count, record_count, content_bytes FROM meta"
     ).fetchone()

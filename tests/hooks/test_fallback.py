@@ -75,6 +75,16 @@ def test_a_stored_row_the_store_refuses_is_not_injected(setup: tuple[Path, Path]
     assert "SYSTEM" not in answer
 
 
+@pytest.mark.parametrize("address", ["not-an-address", "127.0.0.1:port", "127.0.0.1:99999", ":1"])
+def test_a_malformed_broker_address_still_gets_the_stores_answer(
+    setup: tuple[Path, Path], address: str
+) -> None:
+    workspace, store = setup
+    payload = payload_in("claude/read.json", workspace)
+    answer = ask(workspace, store, payload, ACTIVE_MEMORY_BROKER=address, ACTIVE_MEMORY_TOKEN="t")
+    assert f"[{lesson_id(1)}@1]" in answer["hookSpecificOutput"]["additionalContext"]  # type: ignore[index]
+
+
 def test_helper_fallback_ignores_calls_from_other_projects(
     setup: tuple[Path, Path], tmp_path: Path
 ) -> None:

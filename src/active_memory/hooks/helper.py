@@ -274,7 +274,9 @@ def _broker(options: dict[str, str]) -> tuple[str, int, str] | None:
     address, token = _env("ACTIVE_MEMORY_BROKER"), _env("ACTIVE_MEMORY_TOKEN")
     if address and token:
         host, _, port = address.rpartition(":")
-        return host, int(port), token
+        # A malformed address names no broker: the store fallback (or a ticket) still answers.
+        if host and port.isdigit() and int(port) < 65536:
+            return host, int(port), token
     ticket = _env("ACTIVE_MEMORY_TICKET") or options.get("ticket")
     if ticket:
         try:

@@ -259,3 +259,26 @@ def test_a_fifo_in_place_of_the_file_is_not_waited_on(tmp_path: Path) -> None:
     tmp_path.chmod(0o700)
     os.mkfifo(kept_file(tmp_path), 0o600)
     assert read_state(str(kept_file(tmp_path)), content_key(REPOSITORY, CHECKSUMS)) is None
+
+
+def test_the_format_follows_every_source_that_decides_a_states_content(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The broad words decide which identifiers and keyword groups a state holds: an edit of
+    # limits.py (same package version, an editable install) must retire every kept file.
+    import active_memory.limits
+
+    before = index_file._source_status()
+    real_stat = os.stat
+    edited = os.path.realpath(active_memory.limits.__file__)
+
+    def stat_after_edit(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        info = real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+        if os.path.realpath(path) != edited:
+            return info
+        fields = list(info)
+        fields[6] += 1  # one byte longer
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "stat", stat_after_edit)
+    assert index_file._source_status() != before

@@ -28,7 +28,7 @@ import os
 import stat
 import sys
 
-from active_memory import __version__
+from active_memory import __version__, limits
 from active_memory.errors import ActiveMemoryError
 from active_memory.private_files import make_private_dir, write_private_bytes
 from active_memory.recall.index import RecallIndex
@@ -51,11 +51,13 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def _source_status() -> tuple[tuple[int, int] | None, ...]:
-    """Size and modification time of the index and of the row decoder that feeds it: an edit
-    there changes what a state holds, so it retires every file without a manual bump."""
+    """Size and modification time of the index, of the limits it reads (its broad words decide
+    which identifiers and keyword groups a state holds) and of the row decoder that feeds it:
+    an edit there changes what a state holds, so it retires every file without a manual bump."""
     package = os.path.dirname(os.path.dirname(__file__))
     sources = (
         sys.modules[RecallIndex.__module__].__file__ or "",
+        limits.__file__ or "",
         os.path.join(package, "store", "checked_rows.py"),
     )
     status: list[tuple[int, int] | None] = []

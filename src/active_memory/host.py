@@ -48,7 +48,7 @@ from active_memory.models.lessons import Lesson
 from active_memory.models.runs import Checkout, Delivery, Outcome, RunRecord, ToolReceipt
 from active_memory.recall.broker import BrokerAnswer, BrokerRequest, Handler, RecallBroker
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.index_file import load_or_build
+from active_memory.recall.index_file import FOLDER as INDEX_FOLDER, load_or_build
 from active_memory.recall.recall_session import Caller, Recall, RecallSession
 from active_memory.recall.signals import ToolCall, WorkspaceRoot
 from active_memory.repository import repository_key
@@ -488,7 +488,7 @@ def open_run(
         snapshot = backend.snapshot(request)
         lessons, generation = snapshot.lessons, snapshot.generation
     if isinstance(lessons, StoredLessons):  # kept in a file while the rows stay the same
-        index = load_or_build(lambda: default_store_path().parent / "recall-index",
+        index = load_or_build(lambda: default_store_path().parent / INDEX_FOLDER,
                               identity.repository, lessons.checksums(), lessons.recall_entries,
                               lessons.graph_lessons())[0]  # fmt: skip
     else:

@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from active_memory.errors import ConfigError
 from active_memory.host import open_run
+from active_memory.models.changes import Mutation, Publication
 from active_memory.models.config import RuntimeConfig
 from active_memory.recall import index_file
 from active_memory.recall.index import RecallIndex
@@ -27,6 +28,7 @@ from active_memory.recall.signals import Signals
 from active_memory.store.backend import RunIdentity
 from active_memory.store.paths import default_store_path
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from recall.kit import (
     GRAPH,
     REPOSITORY,
@@ -282,3 +284,59 @@ def test_the_format_follows_every_source_that_decides_a_states_content(
 
     monkeypatch.setattr(os, "stat", stat_after_edit)
     assert index_file._source_status() != before
+
+
+def test_a_purge_leaves_no_text_of_the_lesson_in_a_kept_index(tmp_path: Path) -> None:
+    # Purge is for a lesson that leaked a secret: its text must not live on in the index a run
+    # start kept while it was live (no run start of that repository may ever come to replace it).
+    store = tmp_path / "lessons.sqlite3"
+    leaked = "Rotate the purple-walrus-4417 credential before editing src/app.py."
+    seed_store(store, [lesson(1, files=["src/app.py"], recommendation=leaked)])
+    identity = RunIdentity("run-1", repository=REPOSITORY, graph_hash=GRAPH)
+    with SqliteStore(store) as backend:
+        with open_run(identity, RuntimeConfig(), backend, tmp_path / "checkout"):
+            pass
+        backend.publish(Publication(run_id="run-2", mutations=(
+            Mutation(op="retire", id=lesson_id(1), expected_revision=1),)))  # fmt: skip
+    folder = default_store_path().parent / "recall-index"
+
+    def holding() -> list[str]:
+        return [entry.name for entry in folder.iterdir() if leaked.encode() in entry.read_bytes()]
+
+    assert holding() == [kept_file(folder).name]
+    purged = run_cli(["lessons", "purge", lesson_id(1), "--force", "--store", str(store)])
+    assert purged.exit_code == 0, purged.stderr
+    assert holding() == []
+
+
+def test_forgetting_removes_only_kept_files_and_a_purge_warns_of_any_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "kept"
+    built(folder)
+    (folder / f".{kept_file(folder).name}.1.2.tmp").write_bytes(b"half")  # a killed write's
+    (folder / "notes.txt").write_text("not ours to remove")
+    (tmp_path / "link").symlink_to(folder)
+    assert index_file.forget_kept(tmp_path / "link")  # not through a symlink
+    assert index_file.forget_kept(tmp_path / "missing")
+    assert len(os.listdir(folder)) == 3
+
+    def refused(path: str) -> None:
+        raise PermissionError(path)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "unlink", refused)
+        assert not index_file.forget_kept(folder)
+    assert index_file.forget_kept(folder)
+    assert os.listdir(folder) == ["notes.txt"]
+
+    store = tmp_path / "lessons.sqlite3"
+    seed_store(store, [lesson(1, files=["src/app.py"])])
+    with SqliteStore(store) as backend:
+        backend.publish(Publication(run_id="run-2", mutations=(
+            Mutation(op="retire", id=lesson_id(1), expected_revision=1),)))  # fmt: skip
+    monkeypatch.setattr(index_file, "forget_kept", lambda folder: False)
+    purged = run_cli(["lessons", "purge", lesson_id(1), "--force", "--store", str(store)])
+    assert purged.exit_code == 0, purged.stderr
+    assert "recall index files kept in" in purged.stderr
+    assert "could not all be removed" in purged.stderr

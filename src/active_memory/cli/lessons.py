@@ -33,7 +33,7 @@ from active_memory.cli.spellings import (
     chosen_repository,
     repository_key_option,
 )
-from active_memory.errors import InputRefused
+from active_memory.errors import ActiveMemoryError, InputRefused
 from active_memory.limits import LIMITS
 from active_memory.models.lessons import GraphScope, Lesson, LessonDraft, Scope
 from active_memory.store.results import HistoryEntry, ImportReport
@@ -394,6 +394,26 @@ def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json
     )
     if not receipt.scrubbed:
         click.echo(f"warning: {_unscrubbed(store)}", err=True)
+    kept = _forget_kept_indexes()
+    if kept is not None:
+        click.echo(
+            f"warning: the recall index files kept in {kept} could not all be removed and may "
+            "still hold the lesson's text; delete them (run starts build them again)",
+            err=True,
+        )
+
+
+def _forget_kept_indexes() -> Path | None:
+    """Remove the recall index files run starts kept on this machine: one kept while the
+    purged lesson was live still holds its text. The folder, when some could not be removed."""
+    from active_memory.recall.index_file import FOLDER, forget_kept
+    from active_memory.store.paths import default_store_path
+
+    try:
+        folder = default_store_path().parent / FOLDER
+    except ActiveMemoryError:
+        return None  # no state folder to be found: no run start kept a file there
+    return None if forget_kept(folder) else folder
 
 
 def _unscrubbed(store: Path | str | None) -> str:

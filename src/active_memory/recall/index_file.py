@@ -41,7 +41,18 @@ if TYPE_CHECKING:
     from active_memory.recall.card import ScopedCard
     from active_memory.recall.index import CardEntry, IndexState
 
-__all__ = ["FORMAT", "MAGIC", "content_key", "index_file", "load_or_build", "read_state"]
+__all__ = [
+    "FOLDER",
+    "FORMAT",
+    "MAGIC",
+    "content_key",
+    "forget_kept",
+    "index_file",
+    "load_or_build",
+    "read_state",
+]
+
+FOLDER = "recall-index"  # the folder's name in the state folder: <state>/active-memory/<FOLDER>
 
 MAGIC = b"active-memory recall index\n"
 _DIGEST_BYTES = 32
@@ -87,6 +98,31 @@ def index_file(folder: str | os.PathLike[str], repository: str | None) -> str:
     """The file that keeps the index of ``repository`` in ``folder``."""
     name = hashlib.blake2b((repository or "").encode("utf-8", "surrogatepass"), digest_size=16)
     return os.path.join(os.fspath(folder), name.hexdigest() + ".index")
+
+
+def forget_kept(folder: str | os.PathLike[str]) -> bool:
+    """Remove every index file kept in ``folder``, and what a killed write left of one; whether
+    none is left. A purge calls it: a file kept while a lesson was live holds its text, and no
+    run start of that repository may ever come to replace it."""
+    folder = os.fspath(folder)
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return True  # nothing kept there (a symlink is neither read nor written through)
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    whole = True
+    for name in names:
+        if name.endswith((".index", ".tmp")):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass  # replaced or removed meanwhile by another process
+            except OSError:
+                whole = False
+    return whole
 
 
 def _owned_alone(info: os.stat_result) -> bool:

@@ -340,3 +340,14 @@ def test_forgetting_removes_only_kept_files_and_a_purge_warns_of_any_left(
     assert purged.exit_code == 0, purged.stderr
     assert "recall index files kept in" in purged.stderr
     assert "could not all be removed" in purged.stderr
+
+
+def test_a_state_too_big_to_be_read_back_is_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every start would pay for writing a file that no start reads.
+    monkeypatch.setattr(index_file, "MAX_FILE_BYTES", 200)
+    index, from_file = built(tmp_path)
+    assert (len(index), from_file) == (2, False)
+    assert not kept_file(tmp_path).exists()
+    assert not write_state(str(kept_file(tmp_path)), "key", index.state())

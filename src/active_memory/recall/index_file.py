@@ -181,9 +181,12 @@ def read_state(path: str, key: str) -> IndexState | None:
 
 def write_state(path: str, key: str, state: IndexState) -> bool:
     """Replace the file at ``path`` with ``state`` for content ``key``; whether it was written
-    (a folder that is a symlink or cannot be made, a full disk: the next run builds again)."""
+    (a folder that is a symlink or cannot be made, a full disk, a state too big to be read
+    back: the next run builds again)."""
     entry: tuple[Any, ...] = (FORMAT, key, state)
     body = marshal.dumps(entry)
+    if len(MAGIC) + _DIGEST_BYTES + len(body) > MAX_FILE_BYTES:
+        return False  # no start would read it back: every start would write it for nothing
     digest = hashlib.blake2b(body, digest_size=_DIGEST_BYTES).digest()
     try:
         make_private_dir(os.path.dirname(path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from active_memory.evidence.private import prepare_private_dir
 from active_memory.private_files import (
     copy_private_file,
     make_private_dir,
+    write_private_bytes,
     write_private_lines,
     write_private_text,
 )
@@ -130,4 +132,17 @@ def test_lines_that_fail_midway_leave_nothing(tmp_path: Path) -> None:
     target = tmp_path / "copy.jsonl"
     with pytest.raises(OSError, match="went away"):
         write_private_lines(target, lines())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_at_the_temporarys_name_fails_the_write_instead_of_blocking_it(
+    tmp_path: Path,
+) -> None:
+    """Planted while the folder was still open to others: the write fails at once (the caller
+    treats that as any failed write) and the FIFO is removed with the rest of the attempt."""
+    path = tmp_path / "x.index"
+    os.mkfifo(tmp_path / f".x.index.{os.getpid()}.{threading.get_ident()}.tmp")
+    with pytest.raises(OSError, match="No such device or address"):  # ENXIO: no reader
+        write_private_bytes(path, b"data")
+    assert not path.exists()
     assert list(tmp_path.iterdir()) == []

@@ -84,7 +84,10 @@ def _replace_private(
     # started at once) must not fill one temporary together. _thread is built in and loaded at
     # every interpreter's start, so the hook path pays nothing for it.
     temporary = os.path.join(folder, f".{name}.{os.getpid()}.{get_ident()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    # O_NONBLOCK: a FIFO planted at the temporary's name (before its folder was made private)
+    # fails the open at once instead of blocking it until a reader comes; files ignore it.
+    flags = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_NONBLOCK", 0))  # fmt: skip
     try:
         descriptor = os.open(temporary, flags, PRIVATE_FILE_MODE)
         try:

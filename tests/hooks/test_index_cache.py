@@ -247,11 +247,13 @@ def test_a_cache_written_by_another_version_is_rebuilt(setup: tuple[Path, Path])
 
 def test_the_format_follows_the_version_and_the_code_of_the_state() -> None:
     import active_memory
+    from active_memory import limits
     from active_memory.recall import index
     from active_memory.store import rows
 
     assert active_memory.__version__ in index_cache.FORMAT
-    assert set(index_cache.LAYOUT_SOURCES) == {index.__file__, rows.__file__, index_cache.__file__}
+    expected = {index.__file__, limits.__file__, rows.__file__, index_cache.__file__}
+    assert set(index_cache.LAYOUT_SOURCES) == expected
     assert index_cache.layout_stamp(index_cache.LAYOUT_SOURCES) in index_cache.FORMAT
 
 

@@ -10,9 +10,9 @@ The file is used only when everything it was built from still holds, else it is 
 
 * its format (:data:`FORMAT`): this entry layout's number, the package version, the status of
   the source files whose code decides what the index state holds (:data:`LAYOUT_SOURCES`: the
-  index itself, the row decoder and this module; Python recompiles them by the same status, so
-  an edit there rebuilds every cache without a manual bump) and this interpreter's ``marshal``
-  version;
+  index itself, the limits it reads, the row decoder and this module; Python recompiles them by
+  the same status, so an edit there rebuilds every cache without a manual bump) and this
+  interpreter's ``marshal`` version;
 * the store (path, file identity, creation time, generation and content counters, read from
   the store when the file's status below does not vouch for them);
 * the workspace's real path and its repository key. Deriving that key reads git metadata and
@@ -96,7 +96,14 @@ def layout_stamp(paths: tuple[str | None, ...]) -> tuple[tuple[int, int] | None,
 _ROWS_SOURCE = os.path.join(
     os.path.dirname(os.path.dirname(__file__)), "store", "rows" + os.path.splitext(__file__)[1]
 )
-LAYOUT_SOURCES = (sys.modules[RecallIndex.__module__].__file__, _ROWS_SOURCE, __file__)
+# The limits the index reads (its broad words decide which identifiers and keyword groups a
+# state keeps) count as its code: the index module has loaded them already.
+LAYOUT_SOURCES = (
+    sys.modules[RecallIndex.__module__].__file__,
+    sys.modules["active_memory.limits"].__file__,
+    _ROWS_SOURCE,
+    __file__,
+)
 # Bump the number when the entry layout changes; the version and the sources' status follow
 # the code by themselves.
 FORMAT = (

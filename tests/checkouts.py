@@ -16,12 +16,14 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TypeVar, cast
 
 from active_memory.demo import DEMO_REMOTE, bundle_folder, materialize_run
 
-_built: dict[str, tuple[Path, str]] = {}
+Built = TypeVar("Built")
+_built: dict[str, tuple[Path, object]] = {}
 _templates: list[Path] = []
 
 
@@ -39,19 +41,34 @@ def materialized(
     key = hashlib.sha256(
         json.dumps([sorted(files.items()), base, remote, date]).encode()
     ).hexdigest()
-    if key not in _built:
-        template = _template_root() / key
-        _built[key] = materialize_run(files, template, parent=parent, remote=remote, date=date)
-    template, commit = _built[key]
+    template, (_, commit) = built_once(
+        key, lambda folder: materialize_run(files, folder, parent=parent, remote=remote, date=date)
+    )
     folder = Path(destination)
-    shutil.copytree(template, folder, symlinks=True, dirs_exist_ok=True)
+    copy_built(template, folder, ("checkout",))
+    return folder, commit
+
+
+def built_once(key: str, build: Callable[[Path], Built]) -> tuple[Path, Built]:
+    """``build(folder)`` run once per test process for ``key``, in a folder of this process's
+    own: that folder (to copy, never to change) and what ``build`` returned."""
+    if key not in _built:
+        folder = _template_root() / key
+        _built[key] = (folder, build(folder))
+    template, built = _built[key]
+    return template, cast(Built, built)
+
+
+def copy_built(template: Path, destination: Path, checkouts: Iterable[str]) -> None:
+    """Copy ``template`` into ``destination``; ``checkouts`` are its git work trees (relative)."""
+    shutil.copytree(template, destination, symlinks=True, dirs_exist_ok=True)
     # The copy's files have new inodes and times: refresh the index's stat data, or git would
     # see every file as possibly changed until something else refreshed it.
-    subprocess.run(
-        ["git", "-C", str(folder / "checkout"), "update-index", "-q", "--refresh"],
-        check=True, capture_output=True, timeout=30,
-    )  # fmt: skip
-    return folder, commit
+    for checkout in checkouts:
+        subprocess.run(
+            ["git", "-C", str(destination / checkout), "update-index", "-q", "--refresh"],
+            check=True, capture_output=True, timeout=30,
+        )  # fmt: skip
 
 
 def _head(checkout: Path) -> str:

@@ -2,9 +2,11 @@
 
 The checkout is a temporary git repository (``origin`` names github.com/acme/widgets, so its
 repository key is ``forge:github.com/acme/widgets``; nothing is fetched) with one source file.
-Its lesson is written as an export line and imported with ``active-memory lessons import``, and
-hooks are installed with ``active-memory hooks install``, both run as a user would, in a
-subprocess of this interpreter with this checkout's sources first on the path.
+Its lesson is written as an export line and imported with ``active-memory lessons import`` in
+this process (set-up every test repeats; a process of its own cost ~0.5 s of CPU each time and
+proved nothing the CLI tests do not). Hooks are installed with ``active-memory hooks install``
+in this process too, or in a process of another interpreter or copy of the sources where a
+test gives one (what it writes names the interpreter that ran it and its package's helper).
 
 Each CLI runs with a clean environment (``base_env``: a temporary HOME, XDG folders and TMPDIR,
 nothing of the real user's config, keys or proxies) plus what its ``Invocation`` adds. Where
@@ -35,6 +37,7 @@ from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import Evidence, Lesson, RepositoryScope
 from active_memory.store.sqlite import SqliteStore
 from active_memory.store.transfer import lesson_line
+from cli_runner import run_cli
 from conformance.harnesses import Harness, Invocation
 from conformance.stand_in import StandIn
 
@@ -172,7 +175,8 @@ def make_workspace(tmp_path: Path) -> Workspace:
     export = tmp_path / "lessons.jsonl"
     export.write_text(lesson_line(lesson) + "\n", encoding="utf-8")
     store = tmp_path / "state" / "lessons.sqlite3"
-    cli("lessons", "import", str(export), "--store", str(store))
+    imported = run_cli(["lessons", "import", export, "--store", store])
+    assert imported.exit_code == 0, imported.output
     with SqliteStore(store, read_only=True) as opened:
         assert opened.get(lesson.id) == lesson
     home = tmp_path / "home"
@@ -183,21 +187,20 @@ def make_workspace(tmp_path: Path) -> Workspace:
 def install_hooks(
     harness: Harness, workspace: Workspace, *, python: str = sys.executable, sources: str = SOURCES
 ) -> dict[str, Any]:
-    """``active-memory hooks install --harness NAME --project DIR --store PATH --json``."""
-    done = cli(
-        "hooks",
-        "install",
-        "--harness",
-        harness.name,
-        "--project",
-        str(workspace.project),
-        "--store",
-        str(workspace.store),
-        "--json",
-        python=python,
-        sources=sources,
-    )
-    report: dict[str, Any] = json.loads(done.stdout)
+    """``active-memory hooks install --harness NAME --project DIR --store PATH --json``.
+
+    With another interpreter or another copy of the sources, in a process of that interpreter
+    (what it writes names them); with this process's own, in this process, where it writes the
+    same hooks (this interpreter and this package's helper) without ~0.5 s of CPU a start."""
+    args = ("hooks", "install", "--harness", harness.name, "--project", str(workspace.project),
+            "--store", str(workspace.store), "--json")  # fmt: skip
+    if python == sys.executable and sources == SOURCES:
+        result = run_cli(args)
+        assert result.exit_code == 0, f"active-memory {' '.join(args)}: {result.output}"
+        output = result.stdout
+    else:
+        output = cli(*args, python=python, sources=sources).stdout
+    report: dict[str, Any] = json.loads(output)
     return report
 
 

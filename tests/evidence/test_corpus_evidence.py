@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from active_memory.evidence.builder import build_evidence
-from active_memory.evidence.sources import open_run_source
 from active_memory.models.runs import RunRecord
+from evidence.conftest import Converted
 
 CORPUS = Path(__file__).parents[2] / ".." / "shared" / "corpus" / "sessions" / "claude"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not here")
@@ -35,14 +34,14 @@ def _sessions() -> list[Path]:
 
 @pytest.mark.parametrize("path", _sessions(), ids=lambda path: path.name[:40])
 def test_real_claude_evidence_is_free_of_harness_noise_and_homes(
-    tmp_path: Path, path: Path
+    corpus: Converted, path: Path
 ) -> None:
-    record = open_run_source(path, tmp_path / "rec")
+    record = corpus.record(path)
     cwd = record.runtime["cwd"]
     assert isinstance(cwd, str)
     assert cwd.startswith("/")
     for specialist in ("repository_discovery", "repository_maintenance"):
-        bundle = build_evidence(record, specialist, private_dir=tmp_path / specialist)
+        bundle = corpus.evidence(path, specialist)
         shown = bundle.serialized
         texts = [item["text"] for excerpt in bundle.payload.get("transcripts", [])
                  for item in excerpt["records"]]  # fmt: skip
@@ -61,9 +60,8 @@ def _other_sessions() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", _other_sessions(), ids=lambda path: path.name[:40])
-def test_real_codex_and_pi_evidence_names_no_home(tmp_path: Path, path: Path) -> None:
-    record = open_run_source(path, tmp_path / "rec")
-    bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
+def test_real_codex_and_pi_evidence_names_no_home(corpus: Converted, path: Path) -> None:
+    bundle = corpus.evidence(path, "repository_discovery")
     assert not _HOME.findall(repr(json.loads(bundle.serialized)))
 
 
@@ -89,11 +87,10 @@ def _all_sessions() -> list[Path]:
 
 @pytest.mark.parametrize("path", _all_sessions(), ids=lambda path: path.name[:40])
 def test_the_kept_records_include_every_failed_tool_call_while_the_budget_allows(
-    tmp_path: Path, path: Path
+    corpus: Converted, path: Path
 ) -> None:
-    record = open_run_source(path, tmp_path / "rec")
-    failed, size = _failed_calls(record)
-    bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
+    failed, size = _failed_calls(corpus.record(path))
+    bundle = corpus.evidence(path, "repository_discovery")
     kept = {
         excerpt["execution"]: sum(
             1 for item in excerpt["records"]

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from active_memory.errors import RunRecordError
-from active_memory.evidence.builder import build_evidence
 from active_memory.evidence.sources import detect_harness, open_run_source
+from evidence.conftest import Converted
 
 CORPUS = Path(__file__).parents[3] / ".." / "shared" / "corpus" / "sessions"
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not here")
@@ -87,7 +87,9 @@ def _codex_tools(path: Path) -> int:
 
 
 @pytest.mark.parametrize("path", _sessions(), ids=lambda path: path.name[:40])
-def test_a_real_session_converts_and_its_evidence_fits(tmp_path: Path, path: Path) -> None:
+def test_a_real_session_converts_and_its_evidence_fits(
+    tmp_path: Path, corpus: Converted, path: Path
+) -> None:
     harness = detect_harness(path)
     objects = _objects(path)
     if harness == "claude" and all(e.get("isSidechain") for e in objects if "message" in e):
@@ -95,7 +97,7 @@ def test_a_real_session_converts_and_its_evidence_fits(tmp_path: Path, path: Pat
         with pytest.raises(RunRecordError, match="main conversation"):
             open_run_source(path, tmp_path / "rec")
         return
-    record = open_run_source(path, tmp_path / "rec")
+    record = corpus.record(path)
     if harness == "claude":
         executions, tools = _claude_counts(path)
         assert len(record.executions) == executions
@@ -103,6 +105,6 @@ def test_a_real_session_converts_and_its_evidence_fits(tmp_path: Path, path: Pat
     elif harness == "codex":
         assert len(record.executions) == 1
         assert record.runtime["receipts_total"] == _codex_tools(path)
-    bundle = build_evidence(record, "repository_discovery", private_dir=tmp_path / "private")
+    bundle = corpus.evidence(path, "repository_discovery")
     assert bundle.size_bytes <= 128 * 1024
     assert bundle.payload["run"]["receipts_total"] == record.runtime["receipts_total"]

@@ -70,12 +70,13 @@ class _WaitCounter:
 
     def _client_side(self, client: socket.socket, upstream: socket.socket) -> None:
         """Forward the client's bytes, reading its message boundaries: the start-up message has
-        no type byte, every later one a type byte and a length that counts itself."""
+        no type byte, every later one a type byte and a length that counts itself. Counted
+        before they are forwarded: counted after, the server's answer could reach the client,
+        and the test read the count, before this thread added the last wait."""
         pending = b""
         started = False
         try:
             while data := client.recv(65536):
-                upstream.sendall(data)
                 pending += data
                 while True:
                     head = 4 if not started else 5
@@ -90,6 +91,7 @@ class _WaitCounter:
                             self.waits += 1
                     started = True
                     pending = pending[size:]
+                upstream.sendall(data)
         except OSError:
             pass
         finally:

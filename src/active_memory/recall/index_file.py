@@ -27,13 +27,13 @@ import marshal
 import os
 import stat
 import sys
+from typing import TYPE_CHECKING
 
 from active_memory import __version__, limits
 from active_memory.errors import ActiveMemoryError
 from active_memory.private_files import make_private_dir, write_private_bytes
 from active_memory.recall.index import RecallIndex
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any

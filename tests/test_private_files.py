@@ -146,3 +146,18 @@ def test_a_fifo_at_the_temporarys_name_fails_the_write_instead_of_blocking_it(
         write_private_bytes(path, b"data")
     assert not path.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "name", ["x" * 249 + ".jsonl", "実" * 80 + "-12.jsonl"], ids=["ascii", "three-byte"]
+)
+def test_a_file_whose_name_fits_is_written_however_long_the_name(tmp_path: Path, name: str) -> None:
+    """The temporary's name is the file's plus up to 34 bytes (pid and thread): cut to fit,
+    or a name of more than 221 bytes (a transcript copy named by a long execution id) would
+    fail with "File name too long"."""
+    assert len(name.encode()) <= 255
+    target = tmp_path / name
+    write_private_text(target, "text")
+    assert target.read_text(encoding="utf-8") == "text"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert [path.name for path in tmp_path.iterdir()] == [name]

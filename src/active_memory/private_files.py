@@ -71,6 +71,21 @@ def fsync_directory(folder: str | os.PathLike[str]) -> None:
         os.close(descriptor)
 
 
+# A file name holds at most 255 bytes (NAME_MAX, most file systems); the temporary's adds up to
+# 34 to the file's: a dot, a pid of up to 7 digits and a thread id of up to 20, separated by dots,
+# and ".tmp". A name too long for that is cut for the temporary, or a file whose name fits
+# (a transcript copy named by a long execution id, for one) could never be written.
+_STEM_BYTES = 255 - 34
+
+
+def _stem(name: str) -> str:
+    """``name`` cut to :data:`_STEM_BYTES` in UTF-8, where a character ends."""
+    encoded = name.encode("utf-8", "surrogateescape")
+    if len(encoded) <= _STEM_BYTES:
+        return name
+    return encoded[:_STEM_BYTES].decode("utf-8", "ignore")
+
+
 def _replace_private(
     path: str | os.PathLike[str], fill: Callable[[int], None], *, durable: bool = False
 ) -> None:
@@ -83,7 +98,7 @@ def _replace_private(
     # Named by process and thread: two threads of one process replacing the same file (two runs
     # started at once) must not fill one temporary together. _thread is built in and loaded at
     # every interpreter's start, so the hook path pays nothing for it.
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.{get_ident()}.tmp")
+    temporary = os.path.join(folder, f".{_stem(name)}.{os.getpid()}.{get_ident()}.tmp")
     # O_NONBLOCK: a FIFO planted at the temporary's name (before its folder was made private)
     # fails the open at once instead of blocking it until a reader comes; files ignore it.
     flags = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)

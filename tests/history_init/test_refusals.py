@@ -13,7 +13,12 @@ from pathlib import Path
 
 import git
 
-from active_memory.history_init.session_dir import LOCK_FILE
+from active_memory.history_init.session_dir import (
+    LOCK_FILE,
+    RUNS_DIR,
+    clear_interrupted_start,
+    open_session_dir,
+)
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import Evidence, LessonDraft, RepositoryScope
@@ -234,3 +239,17 @@ def test_a_first_call_killed_during_its_first_checkpoint_starts_over(machine: Ma
     assert data["phase"] == "discovery"
     assert data["inventory"]["selected"] == 1
     assert not [name for name in os.listdir(machine.session) if name.endswith(".tmp")]
+
+
+def test_a_first_call_killed_under_an_earlier_version_starts_over_too(tmp_path: Path) -> None:
+    """Before write_private_text named its temporary by thread too, the name held the pid
+    alone: a session folder such a call left is still an interrupted start, and is cleared."""
+    session = tmp_path / "session"
+    session.mkdir()
+    session.chmod(0o700)
+    (session / LOCK_FILE).touch()
+    (session / RUNS_DIR).mkdir()
+    (session / ".state.json.4242.tmp").write_text("{", encoding="utf-8")
+    assert open_session_dir(session) == (session, False)
+    clear_interrupted_start(session)
+    assert os.listdir(session) == [LOCK_FILE]

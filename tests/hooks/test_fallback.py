@@ -75,7 +75,9 @@ def test_a_stored_row_the_store_refuses_is_not_injected(setup: tuple[Path, Path]
     assert "SYSTEM" not in answer
 
 
-@pytest.mark.parametrize("address", ["not-an-address", "127.0.0.1:port", "127.0.0.1:99999", ":1"])
+@pytest.mark.parametrize(
+    "address", ["not-an-address", "127.0.0.1:port", "127.0.0.1:99999", ":1", "127.0.0.1:²"]
+)
 def test_a_malformed_broker_address_still_gets_the_stores_answer(
     setup: tuple[Path, Path], address: str
 ) -> None:

@@ -275,7 +275,9 @@ def _broker(options: dict[str, str]) -> tuple[str, int, str] | None:
     if address and token:
         host, _, port = address.rpartition(":")
         # A malformed address names no broker: the store fallback (or a ticket) still answers.
-        if host and port.isdigit() and int(port) < 65536:
+        # ASCII digits only: isdigit() also holds for digits int() refuses ("²"), whose
+        # ValueError would end the call with {} before the fallback.
+        if host and port.isascii() and port.isdigit() and int(port) < 65536:
             return host, int(port), token
     ticket = _env("ACTIVE_MEMORY_TICKET") or options.get("ticket")
     if ticket:

@@ -4,9 +4,7 @@ found without them."""
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -14,16 +12,8 @@ from active_memory.screening import instructions
 from active_memory.screening.confusables import fold
 from active_memory.screening.instructions import find_instructions
 from active_memory.screening.required_literals import required_alternatives
+from screening.corpus_texts import CARD_TEXTS
 
-CORPUS = Path(__file__).parent / "corpus"
-TEXTS = [
-    text
-    for path in sorted(CORPUS.glob("*.jsonl"))
-    for line in path.read_text(encoding="utf-8").splitlines()
-    if line.strip()
-    for key, text in json.loads(line).items()
-    if key in ("title", "recommendation") and isinstance(text, str)
-]
 DETECTORS = instructions._DETECTORS
 
 
@@ -61,7 +51,7 @@ def test_every_match_in_the_corpus_holds_one_of_its_detectors_hints(
 ) -> None:
     hints = required_alternatives(pattern)
     assert hints is not None
-    for text in TEXTS:
+    for text in CARD_TEXTS:
         for match in pattern.finditer(fold(text)):
             assert any(hint in match.group() for hint in hints), (kind, match.group())
 
@@ -69,9 +59,9 @@ def test_every_match_in_the_corpus_holds_one_of_its_detectors_hints(
 def test_the_screen_finds_with_hints_exactly_what_it_finds_without(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    hinted = [find_instructions(text) for text in TEXTS]
+    hinted = [find_instructions(text) for text in CARD_TEXTS]
     assert sum(bool(kinds) for kinds in hinted) > 50  # the corpus does hold instructions
     gate = instructions._gate()
     everything = type(gate)(tuple(None for _ in gate.hints), ())
     monkeypatch.setattr(instructions, "_gate", lambda: everything)
-    assert [find_instructions(text) for text in TEXTS] == hinted
+    assert [find_instructions(text) for text in CARD_TEXTS] == hinted

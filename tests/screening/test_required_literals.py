@@ -4,25 +4,15 @@ parse trees, on the corpus, and by redaction finding exactly what it found witho
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from active_memory.screening import secrets
 from active_memory.screening.detectors import plugin_patterns
 from active_memory.screening.required_literals import required_literal
+from screening.corpus_texts import CARD_TEXTS
 
-CORPUS = Path(__file__).parent / "corpus"
-TEXTS = [
-    text
-    for path in sorted(CORPUS.glob("*.jsonl"))
-    for line in path.read_text(encoding="utf-8").splitlines()
-    if line.strip()
-    for key, text in json.loads(line).items()
-    if key in ("title", "recommendation") and isinstance(text, str)
-]
 # A planted match of hinted detect-secrets kinds, in the cases and spellings they allow.
 PLANTED = [
     "AccountKey=" + "A" * 88,
@@ -67,7 +57,7 @@ def test_every_match_in_the_corpus_holds_its_patterns_hint(item: object) -> None
     hint = required_literal(pattern)
     if hint is None:
         pytest.skip("no hint: the pattern runs over every text")
-    for text in [*TEXTS, *PLANTED]:
+    for text in [*CARD_TEXTS, *PLANTED]:
         if pattern.search(text):
             assert hint in text.lower(), (hint, text)
 
@@ -78,7 +68,7 @@ def test_redaction_with_hints_finds_exactly_what_it_finds_without(
     def marker(kind: str) -> str:
         return f"[REDACTED:{kind}]"
 
-    texts = [*TEXTS, *PLANTED]
+    texts = [*CARD_TEXTS, *PLANTED]
     hinted = [secrets.redact_credentials(text, marker) for text in texts]
     found = [secrets.find_credential(text) for text in texts]
     assert any(kinds for _, kinds in hinted)  # the corpus does hold credentials

@@ -13,7 +13,6 @@ import pytest
 from active_memory.postmortem.entry import run_postmortem, sequential_ids
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.postmortem.report import PostmortemReport
-from active_memory.server import RunningService, build_service
 from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.postgres import PostgresStore
 from active_memory.store.remote import RemoteBackend
@@ -27,6 +26,7 @@ from postmortem.postmortem_kit import (
     first_run,
     worker_lesson,
 )
+from team_service import running_service
 
 pytestmark = pytest.mark.timeout(90)
 _tenants = itertools.count(1)
@@ -42,18 +42,15 @@ def team(request: pytest.FixtureRequest, pg_database: str) -> Iterator[Team]:
         with PostgresStore(pg_database, tenant=tenant, pool_size=2) as store:
             yield store, store
         return
-    service = build_service(pg_database, pool_size=4)
-    try:
-        with RunningService(service) as running:
-            host = service.credentials.create(tenant=tenant, repository=REPOSITORY)
-            person = service.credentials.create(tenant=tenant, repository=REPOSITORY, review=True)
-            with (
-                RemoteBackend(running.url, token=host.token) as remote,
-                RemoteBackend(running.url, token=person.token) as reviewer,
-            ):
-                yield remote, reviewer
-    finally:
-        service.close()
+    with running_service(pg_database, pool_size=4) as running:
+        credentials = running.service.credentials
+        host = credentials.create(tenant=tenant, repository=REPOSITORY)
+        person = credentials.create(tenant=tenant, repository=REPOSITORY, review=True)
+        with (
+            RemoteBackend(running.url, token=host.token) as remote,
+            RemoteBackend(running.url, token=person.token) as reviewer,
+        ):
+            yield remote, reviewer
 
 
 async def _postmortem(tmp_path: Path, backend: AdminBackend) -> PostmortemReport:

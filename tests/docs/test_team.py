@@ -17,7 +17,7 @@ import pytest
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.repository import repository_key
-from active_memory.server import RunningService, build_service
+from active_memory.server import RunningService
 from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
 from active_memory.store.select import SERVICE_TOKEN_ENV
@@ -25,6 +25,7 @@ from active_memory.store.sqlite import SqliteStore
 from docs.pages import claim
 from docs.scenes import Scene
 from factories import WEAK_RECOMMENDATION, make_draft, make_graph_draft
+from team_service import running_service
 
 PAGE = "docs/team.md"
 TOKENS = claim(PAGE, "tokens")
@@ -41,12 +42,8 @@ SHOWN_IDS = ("1ff88916521c843f", "0be7138d92e1c032")  # the ids the page's creat
 
 @pytest.fixture
 def running(pg_database: str) -> Iterator[RunningService]:
-    service = build_service(pg_database, pool_size=4)
-    try:
-        with RunningService(service) as started:
-            yield started
-    finally:
-        service.close()
+    with running_service(pg_database, pool_size=4) as started:
+        yield started
 
 
 @pytest.fixture
@@ -149,15 +146,12 @@ def test_admin_commands_on_postgresql_and_through_the_service(
     draft = make_draft(title, recommendation=WEAK_RECOMMENDATION, repository=APP)
     # The postmortem's claim is not what the page lists: the service keeps its own signals.
     held = QuarantineEntry(F, "run-7", "repository_discovery", ("claimed:by_host",), draft, "")
-    service = build_service(database, pool_size=4)
-    try:
-        with RunningService(service) as running:
-            host = service.credentials.create(tenant="acme", repository=APP).token
-            with RemoteBackend(running.url, token=host) as postmortem:
-                postmortem.hold([held])
-            token = service.credentials.create(tenant="acme", repository=APP, review=True).token
-            scene = Scene(tmp_path, {SERVICE_TOKEN_ENV: token}, {SHOWN_URL: running.url})
-            scene.run(ADMIN_SERVICE)
-            scene.run(ADMIN_REFUSED)
-    finally:
-        service.close()
+    with running_service(database, pool_size=4) as running:
+        credentials = running.service.credentials
+        host = credentials.create(tenant="acme", repository=APP).token
+        with RemoteBackend(running.url, token=host) as postmortem:
+            postmortem.hold([held])
+        token = credentials.create(tenant="acme", repository=APP, review=True).token
+        scene = Scene(tmp_path, {SERVICE_TOKEN_ENV: token}, {SHOWN_URL: running.url})
+        scene.run(ADMIN_SERVICE)
+        scene.run(ADMIN_REFUSED)

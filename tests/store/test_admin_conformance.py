@@ -27,7 +27,7 @@ from active_memory.errors import (
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import GraphScope, LessonDraft
-from active_memory.server import RunningService, build_service
+from active_memory.server import RunningService
 from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.quarantine import QuarantineEntry, QuarantineKeeper, quarantine_for
 from active_memory.store.remote import RemoteBackend
@@ -41,6 +41,7 @@ from factories import (
     make_graph_draft,
     publish_new,
 )
+from team_service import running_service
 
 OTHER_REPOSITORY = "forge:example.com/acme/other"
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
@@ -48,12 +49,8 @@ FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
 @pytest.fixture(scope="module")
 def service(pg_database: str) -> Iterator[RunningService]:
-    built = build_service(pg_database, pool_size=4)
-    try:
-        with RunningService(built) as started:
-            yield started
-    finally:
-        built.close()
+    with running_service(pg_database, pool_size=4) as started:
+        yield started
 
 
 @pytest.fixture(params=ADMIN_KINDS)

@@ -11,13 +11,14 @@ import httpx
 import pytest
 
 from active_memory.models.changes import Mutation, Publication
-from active_memory.server import RunningService, build_service
+from active_memory.server import RunningService
 from active_memory.store.access import AccessScope
 from active_memory.store.admin_wire import HistoriesAnswer
 from active_memory.store.postgres import PostgresStore
 from active_memory.store.remote import RemoteBackend
 from active_memory.store.results import HistoryEntry
 from factories import REPOSITORY, make_draft, make_graph_draft, publish_new
+from team_service import running_service
 
 OTHER = "forge:example.com/acme/other"
 
@@ -82,12 +83,8 @@ def test_pages_and_cursors_of_a_scoped_read_name_only_reachable_lessons(
 
 @pytest.fixture
 def service(pg_database: str) -> Iterator[RunningService]:
-    built = build_service(pg_database, pool_size=2)
-    try:
-        with RunningService(built) as started:
-            yield started
-    finally:
-        built.close()
+    with running_service(pg_database, pool_size=2) as started:
+        yield started
 
 
 def _pages(url: str, token: str) -> list[tuple[list[str], str | None]]:

@@ -13,7 +13,7 @@ import pytest
 
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
-from active_memory.server import RunningService, build_service
+from active_memory.server import RunningService
 from active_memory.store.postgres import PostgresStore
 from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.remote import RemoteBackend
@@ -21,6 +21,7 @@ from active_memory.store.select import TENANT_ENV
 from active_memory.ui import UiData, UiServer
 from cli_runner import run_cli
 from factories import REPOSITORY, make_draft, publish_new
+from team_service import running_service
 
 pytestmark = pytest.mark.timeout(60)
 _tenants = itertools.count(1)
@@ -81,12 +82,8 @@ def test_the_command_opens_a_postgresql_store(
 
 @pytest.fixture(scope="module")
 def service(pg_database: str) -> Iterator[RunningService]:
-    built = build_service(pg_database, pool_size=2)
-    try:
-        with RunningService(built) as started:
-            yield started
-    finally:
-        built.close()
+    with running_service(pg_database, pool_size=2) as started:
+        yield started
 
 
 def test_the_page_through_the_service_reads_one_page_not_every_lesson(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -347,25 +348,29 @@ def test_histories_through_the_service_come_in_pages_of_whole_lessons(
     ]
 
 
+@contextmanager
+def _one_remote_a_repository(
+    service: RunningService, tenant: str
+) -> Iterator[tuple[RemoteBackend, RemoteBackend]]:
+    """Two clients of one tenant: one with a token for REPOSITORY, one for OTHER_REPOSITORY."""
+    credentials = service.service.credentials
+    mine = credentials.create(tenant=tenant, repository=REPOSITORY)
+    other = credentials.create(tenant=tenant, repository=OTHER_REPOSITORY)
+    with (
+        RemoteBackend(service.url, token=mine.token, timeout_s=10) as ours,
+        RemoteBackend(service.url, token=other.token, timeout_s=10) as theirs,
+    ):
+        yield ours, theirs
+
+
 def test_histories_through_the_service_leave_out_other_repositories(
     service: RunningService,
 ) -> None:
-    issued = {
-        repository: service.service.credentials.create(tenant="svchist", repository=repository)
-        for repository in (REPOSITORY, OTHER_REPOSITORY)
-    }
-    mine, other = (
-        RemoteBackend(service.url, token=issued[r].token, timeout_s=10)
-        for r in (REPOSITORY, OTHER_REPOSITORY)
-    )
-    try:
+    with _one_remote_a_repository(service, "svchist") as (mine, other):
         (kept,) = publish_new(mine, make_draft("Ours"))
         publish_new(other, make_draft("Theirs", repository=OTHER_REPOSITORY))
         assert [entry.id for entry in mine.histories()] == [kept]
         assert [entry.draft.title for entry in other.histories() if entry.draft] == ["Theirs"]
-    finally:
-        mine.close()
-        other.close()
 
 
 def test_lesson_and_retired_pages_are_cut_searched_and_counted_on_every_backend(
@@ -422,15 +427,7 @@ def test_a_search_past_the_few_matches_bound_pages_alike(
 def test_pages_through_the_service_list_and_count_only_what_the_token_reaches(
     service: RunningService,
 ) -> None:
-    issued = {
-        repository: service.service.credentials.create(tenant="svcpage", repository=repository)
-        for repository in (REPOSITORY, OTHER_REPOSITORY)
-    }
-    mine, other = (
-        RemoteBackend(service.url, token=issued[r].token, timeout_s=10)
-        for r in (REPOSITORY, OTHER_REPOSITORY)
-    )
-    try:
+    with _one_remote_a_repository(service, "svcpage") as (mine, other):
         (kept, tenant_wide) = publish_new(mine, make_draft("Retry ours"), make_graph_draft())
         theirs = publish_new(
             other,
@@ -449,9 +446,6 @@ def test_pages_through_the_service_list_and_count_only_what_the_token_reaches(
         assert mine.retired_page().matching == 0
         assert [r.id for r in other.retired_page().rows] == [theirs[1]]
         assert other.lesson_page(query="retry").matching == 2
-    finally:
-        mine.close()
-        other.close()
 
 
 def test_a_token_confined_to_a_graph_pages_and_counts_that_graph_alone(

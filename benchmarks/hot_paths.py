@@ -17,8 +17,7 @@ moves both sides alike):
 * redaction with and without the detect-secrets hints, and ``preview_card`` on a 640-byte card
   (``screening_speed``);
 * the browser's list, search and lesson pages at 10,000 lessons against a store of the demo's
-  size (``ui_bench``).
-
+  size (``ui_bench``);
 * publication (batches of 1 and 100) and the fresh snapshot with every lesson decoded, at
   10,000 lessons, against raw SQLite (``store_bench``; PostgreSQL's race is ``team_bench.py``).
 

@@ -34,10 +34,14 @@ every tool call, so it loads neither pydantic nor ``re``, ``pathlib``, asyncio o
 from __future__ import annotations
 
 import os
-import stat
 import time
 
-from active_memory.hooks.private_dir import digest_name, is_private, is_private_dir, read_private
+from active_memory.hooks.private_dir import (
+    append_private,
+    digest_name,
+    is_private_dir,
+    read_private,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
@@ -52,7 +56,6 @@ __all__ = [
     "PRUNE_LIMIT",
     "ExposureFiles",
     "append_keys",
-    "append_private",
     "exposure_file",
     "is_exposure_key",
     "prune_exposures",
@@ -197,36 +200,6 @@ def append_keys(path: str, keys: Iterable[str]) -> bool:
         return False
     prune_exposures(folder, keep=path)
     return append_private(path, lines, MAX_LEDGER_BYTES)
-
-
-def append_private(path: str, data: bytes, max_bytes: int) -> bool:
-    """Append ``data`` (whole lines) to ``path`` in one write, on a line of its own; False when
-    nothing was written: ``path`` is a symlink or not a regular file of this user's alone, it
-    reached ``max_bytes``, or the write failed. A missing file is made 0600."""
-    try:  # read and write: the last byte says whether a torn line ends the file
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
-    except OSError:
-        return False  # a symlink, or not ours to write
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or not is_private(info) or info.st_size >= max_bytes:
-            return False
-        if info.st_size and _last_byte(descriptor, info.st_size) != b"\n":
-            data = b"\n" + data  # after a torn line: start a line of our own
-        return os.write(descriptor, data) == len(data)
-    except OSError:
-        return False
-    finally:
-        os.close(descriptor)
-
-
-def _last_byte(descriptor: int, size: int) -> bytes:
-    """The last byte of an open file of ``size`` bytes (a newline where it cannot be read)."""
-    pread = getattr(os, "pread", None)
-    if pread is None:
-        return b"\n"  # no positioned read (Windows): trust the file's end
-    data: bytes = pread(descriptor, 1, size - 1)
-    return data
 
 
 class ExposureFiles:

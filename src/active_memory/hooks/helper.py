@@ -476,9 +476,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """:func:`main` as the installed command runs it: once the answer is flushed, the process
-    ends at once (``posix._exit``), skipping the interpreter's teardown (every module and object
-    freed one by one, which costs a bare interpreter about a sixth of its run and the store
-    fallback more). Nothing is lost: the answer is flushed, the socket closed, and every file a
+    ends at once (``posix._exit``), skipping the interpreter's teardown (its cost: see the
+    module's note). Nothing is lost: the answer is flushed, the socket closed, and every file a
     call writes is written and closed before it returns."""
     code = main()
     posix = _posix()

@@ -7,6 +7,8 @@ new); an existing one is not tightened here but refused unless it is a real dire
 symlink) of this user's alone. The store may sit in a folder others can write, where another
 user could have made the folder first: :func:`is_private_dir` and :func:`read_private` let the
 fallback ignore such a folder, or a file in it that is not this user's, before reading anything.
+Their private files (an exposure file, a run's fallback journal) grow by whole lines through
+:func:`append_private`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type che
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["digest_name", "is_private", "is_private_dir", "private_dir", "read_private"]
+__all__ = [
+    "append_private",
+    "digest_name",
+    "is_private",
+    "is_private_dir",
+    "private_dir",
+    "read_private",
+]
 
 _POSIX = hasattr(os, "geteuid")  # elsewhere (Windows) the mode bits say nothing of ownership
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -88,6 +97,36 @@ def read_private(path: str | os.PathLike[str], max_bytes: int) -> bytes | None:
         return None
     finally:
         os.close(descriptor)
+
+
+def append_private(path: str, data: bytes, max_bytes: int) -> bool:
+    """Append ``data`` (whole lines) to ``path`` in one write, on a line of its own; False when
+    nothing was written: ``path`` is a symlink or not a regular file of this user's alone, it
+    reached ``max_bytes``, or the write failed. A missing file is made 0600."""
+    try:  # read and write: the last byte says whether a torn line ends the file
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
+    except OSError:
+        return False  # a symlink, or not ours to write
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or not is_private(info) or info.st_size >= max_bytes:
+            return False
+        if info.st_size and _last_byte(descriptor, info.st_size) != b"\n":
+            data = b"\n" + data  # after a torn line: start a line of our own
+        return os.write(descriptor, data) == len(data)
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
+
+
+def _last_byte(descriptor: int, size: int) -> bytes:
+    """The last byte of an open file of ``size`` bytes (a newline where it cannot be read)."""
+    pread = getattr(os, "pread", None)
+    if pread is None:
+        return b"\n"  # no positioned read (Windows): trust the file's end
+    data: bytes = pread(descriptor, 1, size - 1)
+    return data
 
 
 def private_dir(path: str | os.PathLike[str]) -> None:

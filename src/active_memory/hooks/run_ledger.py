@@ -31,8 +31,8 @@ import time
 from _thread import allocate_lock
 
 from active_memory.errors import ActiveMemoryError
-from active_memory.hooks.exposure_files import ExposureFiles, append_private, is_exposure_key
-from active_memory.hooks.private_dir import is_private, is_private_dir
+from active_memory.hooks.exposure_files import ExposureFiles, is_exposure_key
+from active_memory.hooks.private_dir import append_private, is_private, is_private_dir
 from active_memory.recall.exchange import id_field
 
 try:

@@ -104,6 +104,8 @@ class LedgerIndex:
                 sorted(self.records, key=lambda r: (self.generations.get(r, 1 << 62), r))
             )
         }
+        # The records in that order, sorted once for every lesson's reach.
+        self.published: tuple[RunRecord, ...] = tuple(self.records[r] for r in self.order)
         self.defers: dict[str, list[MaintenanceDecision]] = defaultdict(list)
         self.report_changes: dict[str, list[MaintenanceDecision]] = defaultdict(list)
         for report in sources.reports:
@@ -197,7 +199,7 @@ class LedgerIndex:
 def run_reach(lesson_id: str, index: LedgerIndex) -> tuple[RunReach, ...]:
     """The runs that delivered ``lesson_id``, in publication order."""
     reached: list[RunReach] = []
-    for record in sorted(index.records.values(), key=lambda r: index.order[r.run_id]):
+    for record in index.published:
         mine = [d for d in record.deliveries if d.lesson_id == lesson_id]
         if not mine:
             continue

@@ -27,6 +27,7 @@ from active_memory.models.lessons import GraphScope, Lesson
 from active_memory.store.access import AccessScope, reached_rows
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError
+from active_memory.store.counts import SCOPE_RECOUNT
 from active_memory.store.search_text import (
     NOT_UPGRADED_NOTE,
     card_text,
@@ -217,17 +218,11 @@ def _scope_counts(
         graphs = fetch_rows(conn, f"SELECT records.graph_hash, COUNT(*) {live} AND records.kind = "
                               "'graph' GROUP BY records.graph_hash", params)  # fmt: skip
         return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
-    if kept:
-        found = fetch_rows(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
-        counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
-        for kind, name, live in found:
-            counted[str(kind)][str(name)] = int(live)
-        return counted["repository"], counted["graph"]
-    repositories = fetch_rows(conn, "SELECT repository, COUNT(*) FROM records WHERE deleted = 0 "
-                                "AND repository IS NOT NULL GROUP BY repository")  # fmt: skip
-    graphs = fetch_rows(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
-                          "AND kind = 'graph' GROUP BY graph_hash")  # fmt: skip
-    return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
+    kept_rows = "SELECT kind, name, live FROM scope_counts WHERE live > 0"
+    counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
+    for kind, name, live in fetch_rows(conn, kept_rows if kept else SCOPE_RECOUNT):
+        counted[str(kind)][str(name)] = int(live)
+    return counted["repository"], counted["graph"]
 
 
 def _reached_count(

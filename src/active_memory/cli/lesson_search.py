@@ -1,8 +1,7 @@
 """``lessons list --search``: the lessons whose title or recommendation holds every word.
 
 A local or team store answers from its full-text index (``store.listing``, page by page), and
-so does the memory service for its token's scope; a store that only lists its lessons has them
-matched here, by the same rule.
+so does the memory service for its token's scope.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import click
 
 from active_memory.models.lessons import Lesson
 from active_memory.store.admin_backend import AdminBackend
-from active_memory.store.search_text import query_problem, query_words, text_matches
+from active_memory.store.search_text import query_problem
 
 __all__ = ["searched"]
 
@@ -21,16 +20,13 @@ _PER_PAGE = 1000
 
 
 def searched(
-    store: object, found: Sequence[Lesson], query: str
+    store: AdminBackend, found: Sequence[Lesson], query: str
 ) -> tuple[tuple[Lesson, ...], str | None]:
     """The lessons of ``found`` that ``query`` matches, and the index's note when the store
     searched without one. BadParameter (exit 2) for a query of no word or too many."""
     problem = query_problem(query)
     if problem is not None:
         raise click.BadParameter(problem, param_hint="--search")
-    words = query_words(query)
-    if not isinstance(store, AdminBackend):
-        return tuple(x for x in found if text_matches(words, x.title, x.recommendation)), None
     ids: set[str] = set()
     note, page, pages = None, 1, 1
     while page <= pages:

@@ -111,11 +111,9 @@ class _AdminRoutes:
     async def import_(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, ImportBody)
         store = await run_in_threadpool(self._service.store, who.tenant)
-        control = self._service.write_control()
-        return await self._service.while_connected(
+        return await self._service.bounded_write(
             request,
-            control,
-            lambda: store.import_lines(
+            lambda control: store.import_lines(
                 body.lines,
                 replace=body.replace,
                 run_id=body.run_id,
@@ -141,9 +139,8 @@ class _AdminRoutes:
             lambda: screened_for_hold(wire.entry() for wire in body.entries)
         )
         store = await run_in_threadpool(self._service.store, who.tenant)
-        control = self._service.write_control()
-        await self._service.while_connected(
-            request, control, lambda: store.hold(entries, within=who.scope, control=control)
+        await self._service.bounded_write(
+            request, lambda control: store.hold(entries, within=who.scope, control=control)
         )
         return HeldCountAnswer(held=len(entries))
 
@@ -151,11 +148,9 @@ class _AdminRoutes:
         refuse_without_review(who, "approving a quarantined proposal")
         body = await self._service.read_body(request, ApproveBody)
         store = await run_in_threadpool(self._service.store, who.tenant)
-        control = self._service.write_control()
-        receipt = await self._service.while_connected(
+        receipt = await self._service.bounded_write(
             request,
-            control,
-            lambda: store.approve_held(
+            lambda control: store.approve_held(
                 body.id, run_id=body.run_id, within=who.scope, control=control
             ),
         )
@@ -165,9 +160,9 @@ class _AdminRoutes:
         refuse_without_review(who, "rejecting a quarantined proposal")
         body = await self._service.read_body(request, LessonIdBody)
         store = await run_in_threadpool(self._service.store, who.tenant)
-        control = self._service.write_control()
-        scrubbed = await self._service.while_connected(
-            request, control, lambda: store.reject_held(body.id, within=who.scope, control=control)
+        scrubbed = await self._service.bounded_write(
+            request,
+            lambda control: store.reject_held(body.id, within=who.scope, control=control),
         )
         return RejectAnswer(id=body.id, scrubbed=scrubbed)
 

@@ -260,10 +260,12 @@ class MemoryService:
         with reading(self._pool, tenant_schema(tenant), f"reading tenant {tenant!r}") as session:
             return read_capacity(session)
 
-    def _write_control(self) -> PublicationControl:
-        """The bound every write through the service gets: it holds the tenant's writers' lock
-        at most ``write_hold_s`` (the request is answered 503 past it)."""
-        return PublicationControl(hold_s=self.limits.write_hold_s)
+    async def _bounded_write(self, request: Request, write: Callable[[PublicationControl], R]) -> R:
+        """Run ``write`` with the bound every write through the service gets (it holds the
+        tenant's writers' lock at most ``write_hold_s``: the request is answered 503 past it),
+        aborted if the client goes away (:meth:`_while_connected`)."""
+        control = PublicationControl(hold_s=self.limits.write_hold_s)
+        return await self._while_connected(request, control, lambda: write(control))
 
     async def _while_connected(
         self, request: Request, control: PublicationControl, write: Callable[[], R]
@@ -321,8 +323,7 @@ class MemoryService:
     # The admin routes (server/admin_routes.py) run through the same pipeline.
     route = _route
     read_body = _body
-    write_control = _write_control
-    while_connected = _while_connected
+    bounded_write = _bounded_write
 
     # -- the operations --------------------------------------------------------------------
 
@@ -384,11 +385,9 @@ class MemoryService:
         body = await self._body(request, RevertBody)
         _refuse_other_run(who, body.run_id)
         store = await run_in_threadpool(self.store, who.tenant)
-        control = self._write_control()
-        receipt = await self._while_connected(
+        receipt = await self._bounded_write(
             request,
-            control,
-            lambda: store.revert(
+            lambda control: store.revert(
                 body.id,
                 body.to_revision,
                 expected_revision=body.expected_revision,
@@ -403,11 +402,11 @@ class MemoryService:
         body = await self._body(request, PurgeBody)
         _refuse_other_run(who, body.run_id)
         store = await run_in_threadpool(self.store, who.tenant)
-        control = self._write_control()
-        return await self._while_connected(
+        return await self._bounded_write(
             request,
-            control,
-            lambda: store.purge(body.id, run_id=body.run_id, within=who.scope, control=control),
+            lambda control: store.purge(
+                body.id, run_id=body.run_id, within=who.scope, control=control
+            ),
         )
 
     def app(self) -> Starlette:

@@ -17,13 +17,14 @@ from active_memory.store.search_text import COUNT_ALL, has_table
 from active_memory.store.sql import SqlConnection
 from active_memory.store.writes import count_capacity, read_capacity
 
-__all__ = ["REPAIR", "capacity_problems", "rebuild_counts", "scope_count_problems"]
+__all__ = ["REPAIR", "SCOPE_RECOUNT", "capacity_problems", "rebuild_counts", "scope_count_problems"]
 
 REPAIR = "active-memory store check --repair"
 _SHOWN = 3  # scopes a finding names; the rest are counted
 _NAME_CHARS = 60
 
-_RECOUNT = """
+# Live lessons by scope as (kind, name, count), counted from the rows: what scope_counts holds.
+SCOPE_RECOUNT = """
     SELECT 'repository', repository, COUNT(*) FROM records
     WHERE deleted = 0 AND repository IS NOT NULL GROUP BY repository
     UNION ALL
@@ -65,7 +66,9 @@ def scope_count_problems(conn: SqlConnection) -> list[str]:
         for kind, name, live in conn.execute("SELECT kind, name, live FROM scope_counts")
         if int(live) != 0  # a scope whose last lesson left keeps its row at 0
     }
-    counted = {(str(kind), str(name)): int(live) for kind, name, live in conn.execute(_RECOUNT)}
+    counted = {
+        (str(kind), str(name)): int(live) for kind, name, live in conn.execute(SCOPE_RECOUNT)
+    }
     wrong = sorted(key for key in kept.keys() | counted.keys() if kept.get(key) != counted.get(key))
     if not wrong:
         return []

@@ -24,9 +24,10 @@ from typing import Any, Literal
 
 from active_memory.errors import StoreError
 from active_memory.models.lessons import GraphScope, Lesson
-from active_memory.store.access import AccessScope
+from active_memory.store.access import AccessScope, reached_rows
 from active_memory.store.checked_rows import verify_rows
 from active_memory.store.codec import LIVE_COLUMNS, RecordError
+from active_memory.store.counts import SCOPE_RECOUNT
 from active_memory.store.search_text import (
     NOT_UPGRADED_NOTE,
     card_text,
@@ -182,11 +183,11 @@ def _pages(matching: int, page: int, per_page: int) -> tuple[int, int]:
     return min(max(page, 1), pages), pages
 
 
-def _reached(within: AccessScope, table: str, prefix: str = "") -> tuple[str, list[str]]:
-    """The condition on ``table``'s ``{prefix}repository`` and ``{prefix}graph_hash`` columns
-    (and its ``kind``) that :meth:`AccessScope.allows` states, and its parameters."""
-    repo, graph = f"{table}.{prefix}repository", f"{table}.{prefix}graph_hash"
-    condition = (f"(({table}.kind = 'repository' AND {repo} = ?) OR ({table}.kind = 'graph' "
+def _reached(within: AccessScope) -> tuple[str, list[str]]:
+    """The condition on a live row's ``repository`` and ``graph_hash`` columns (and its
+    ``kind``) that :meth:`AccessScope.allows` states, and its parameters."""
+    repo, graph = "records.repository", "records.graph_hash"
+    condition = (f"((records.kind = 'repository' AND {repo} = ?) OR (records.kind = 'graph' "
                  f"AND ({repo} IS NULL OR {repo} = ?)")  # fmt: skip
     params = [within.repository, within.repository]
     if within.graph_hash is not None:
@@ -204,7 +205,7 @@ def _scope_counts(
     grouped) and its graph lessons grouped by graph."""
     kept = not isinstance(conn, sqlite3.Connection) or has_table(conn, "scope_counts")
     if within is not None:
-        reached, params = _reached(within, "records")
+        reached, params = _reached(within)
         live = f"FROM records WHERE records.deleted = 0 AND {reached}"
         if kept and within.graph_hash is None:  # it reaches every lesson of its repository
             repositories = fetch_rows(conn, "SELECT name, live FROM scope_counts WHERE kind = "
@@ -217,17 +218,11 @@ def _scope_counts(
         graphs = fetch_rows(conn, f"SELECT records.graph_hash, COUNT(*) {live} AND records.kind = "
                               "'graph' GROUP BY records.graph_hash", params)  # fmt: skip
         return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
-    if kept:
-        found = fetch_rows(conn, "SELECT kind, name, live FROM scope_counts WHERE live > 0")
-        counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
-        for kind, name, live in found:
-            counted[str(kind)][str(name)] = int(live)
-        return counted["repository"], counted["graph"]
-    repositories = fetch_rows(conn, "SELECT repository, COUNT(*) FROM records WHERE deleted = 0 "
-                                "AND repository IS NOT NULL GROUP BY repository")  # fmt: skip
-    graphs = fetch_rows(conn, "SELECT graph_hash, COUNT(*) FROM records WHERE deleted = 0 "
-                          "AND kind = 'graph' GROUP BY graph_hash")  # fmt: skip
-    return ({str(k): int(v) for k, v in repositories}, {str(k): int(v) for k, v in graphs})
+    kept_rows = "SELECT kind, name, live FROM scope_counts WHERE live > 0"
+    counted: dict[str, dict[str, int]] = {"repository": {}, "graph": {}}
+    for kind, name, live in fetch_rows(conn, kept_rows if kept else SCOPE_RECOUNT):
+        counted[str(kind)][str(name)] = int(live)
+    return counted["repository"], counted["graph"]
 
 
 def _reached_count(
@@ -302,7 +297,7 @@ def list_page(
         clauses.append("records.kind = 'graph' AND records.graph_hash = ?")
         params.append(graph)
     if within is not None:
-        reached, reached_params = _reached(within, "records")
+        reached, reached_params = _reached(within)
         clauses.append(reached)
         params += reached_params
     where = " AND ".join(clauses)
@@ -337,10 +332,10 @@ def retired_page(
 ) -> RetiredListing:
     """Page ``page`` (clamped) of the retired ids, newest id first; with ``within``, of those
     whose last live scope it reaches (a tombstone imported as one has none: left out)."""
-    where, params = "r.deleted = 1", list[str]()
+    where, params = "r.deleted = 1", list[object]()
     if within is not None:
-        reached, params = _reached(within, "r", prefix="scope_")
-        where += f" AND r.scoped = 1 AND {reached}"
+        reached, params = reached_rows(within)
+        where += f" AND {reached}"
     matching = int(fetch_rows(conn, f"SELECT COUNT(*) FROM records AS r WHERE {where}",
                           params)[0][0])  # fmt: skip
     page, pages = _pages(matching, page, per_page)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,19 @@ from active_memory.evidence.complete_copies import COPY_FOLDER, COPY_INDEX
 from evidence.copies_kit import SECRET, cut_run
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The evidence of one cut run, built once: building it is most of each test's time."""
+    folder = tmp_path_factory.mktemp("built")
+    record = cut_run(folder / "run", long_records=400)
+    build_evidence(record, "graph_discovery", private_dir=folder / "p", budget_bytes=16_384)
+    return folder / "p"
+
+
 @pytest.fixture
-def evidence(tmp_path: Path) -> Path:
-    private = tmp_path / "p"
-    record = cut_run(tmp_path / "run", long_records=400)
-    build_evidence(record, "graph_discovery", private_dir=private, budget_bytes=16_384)
-    return private
+def evidence(tmp_path: Path, built: Path) -> Path:
+    """A test's own copy of the built evidence (two tests rewrite its index)."""
+    return Path(shutil.copytree(built, tmp_path / "p"))
 
 
 async def _read(tools: Toolbox, execution: str, **arguments: Any) -> ToolOutcome:

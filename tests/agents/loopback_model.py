@@ -286,7 +286,9 @@ def serving(
     ``text_calls`` writes every Chat Completions call as text (see the module's docstring);
     ``answered_as`` is the model every response names, whatever the request asked for."""
     server = _Server(port, fixed, text_calls=text_calls, answered_as=answered_as)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: half a second a test at the default interval.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)  # fmt: skip
     thread.start()
     try:
         yield StandIn(server)

@@ -1,8 +1,10 @@
-"""What the pages' blocks run on: the demo's folder, made once per session (per xdist worker),
-and a private copy of it per test, so no test sees another's writes."""
+"""What the pages' blocks run on: the demo's folder, made once per test run (shared by the
+xdist workers), and a private copy of it per test, so no test sees another's writes."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
 import sys
@@ -32,13 +34,25 @@ class Demo:
 
 @pytest.fixture(scope="session")
 def demo_made(tmp_path_factory: pytest.TempPathFactory) -> Demo:
-    root = tmp_path_factory.mktemp("demo-session")
-    folder = root / "am-demo"
-    # Session-scoped, so the autouse isolation of each test is not in force yet: isolate here.
-    with pytest.MonkeyPatch.context() as patch:
-        isolate_environment(patch, root / "isolated")
-        printed = run_script(DEMO, root, aliases={DEMO_DIR: str(folder)})
-    return Demo(folder, printed)
+    """The page's demo, made once per test run: under pytest-xdist the first worker to need it
+    makes it (about 1.5 CPU-s) and the others, waiting on a lock, read what it printed."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's own folder, which every worker's basetemp is under
+    root = root / "demo-session"
+    root.mkdir(exist_ok=True)
+    folder, printed = root / "am-demo", root / "printed.txt"
+    with (root / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not printed.exists():  # written last: a worker that failed midway left none
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(root / "isolated", ignore_errors=True)
+            # Session-scoped, so the autouse isolation of each test is not in force yet.
+            with pytest.MonkeyPatch.context() as patch:
+                isolate_environment(patch, root / "isolated")
+                shown = run_script(DEMO, root, aliases={DEMO_DIR: str(folder)})
+            printed.write_bytes(shown.encode("utf-8"))  # bytes: read back exactly as printed
+        return Demo(folder, printed.read_bytes().decode("utf-8"))
 
 
 @pytest.fixture

@@ -38,10 +38,10 @@ class Scene:
     env: dict[str, str] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
 
-    def run(self, block: Block, *, aliases: dict[str, str] | None = None, **options: Any) -> None:
-        """Run a transcript here; ``aliases`` adds to the scene's own."""
+    def run(self, block: Block, *, aliases: dict[str, str] | None = None, **options: Any) -> str:
+        """Run a transcript here (what it printed); ``aliases`` adds to the scene's own."""
         aliases = {**self.aliases, **(aliases or {})}
-        run_transcript(block, self.folder, env=self.env, aliases=aliases, **options)
+        return run_transcript(block, self.folder, env=self.env, aliases=aliases, **options)
 
     def serve(self, block: Block) -> None:
         run_servers(block, self.folder, env=self.env, aliases=self.aliases)

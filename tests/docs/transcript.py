@@ -130,8 +130,9 @@ def run_transcript(
     prepared: Mapping[str, Callable[[], object]] | None = None,
     learn: Callable[[str], Mapping[str, str]] | None = None,
     new_ids: bool = False,
-) -> None:
-    """Run every step of a console block and compare the whole transcript with the page.
+) -> str:
+    """Run every step of a console block and compare the whole transcript with the page; the
+    transcript it ran, read back with the page's paths (another page's copy compares with it).
 
     ``prepared`` maps a leading step's command to what the test did instead (the session's
     demo folder copied rather than made again); its output must be one the page discards.
@@ -159,7 +160,9 @@ def run_transcript(
         if status or step.exit_shown:
             real.append(f"[exit {status}]")
         real += [""] * step.gap
-    compare(block, block.body, "\n".join(real), new_ids=new_ids)
+    transcript = "\n".join(real)
+    compare(block, block.body, transcript, new_ids=new_ids)
+    return transcript
 
 
 def run_script(

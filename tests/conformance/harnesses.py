@@ -4,9 +4,10 @@ Each package is installed with ``npm install --prefix <cache>/<name>@<version>``
 --no-fund``, a bounded time) into ``$ACTIVE_MEMORY_CONFORMANCE_CACHE``, else
 ``$XDG_CACHE_HOME/active-memory-conformance``, else ``~/.cache/active-memory-conformance``. An
 install is made in a temporary folder and renamed into place once its binary answers
-``--version``, so a broken or half-finished install is never reused. Installing is the only
-step that reaches a network (the npm registry); when it fails, the harness's tests skip with
-npm's own words.
+``--version``, so a broken or half-finished install is never reused; a cached one answers
+``--version`` again once a test run (once for all the workers of a ``pytest -n`` run).
+Installing is the only step that reaches a network (the npm registry); when it fails, the
+harness's tests skip with npm's own words.
 
 Every run is headless and points at the stand-in on 127.0.0.1 only; HOME, the XDG folders and
 each CLI's own config folder are temporary; telemetry, update checks and other start-up
@@ -348,15 +349,45 @@ def _process_lock(root: Path, harness: Harness) -> Iterator[None]:
         yield
 
 
+# Every worker of one `pytest -n` run has this run's id (pytest-xdist sets it). The first worker
+# to check a cached binary's --version notes it for the others, so one run starts each binary's
+# --version once, not once per worker (pi's start alone costs ~1.2 CPU-s and ~3 s under load).
+_RUN_ID = "PYTEST_XDIST_TESTRUNUID"
+_CHECKED = ".checked-in-run"
+
+
+def _checked_in_this_run(target: Path) -> str:
+    """The --version line a worker of this test run already checked, or ``""``."""
+    run = os.environ.get(_RUN_ID, "")
+    try:
+        noted_run, _, version = (target / _CHECKED).read_text("utf-8").partition("\n")
+    except OSError:
+        return ""
+    return version if run and noted_run == run else ""
+
+
+def _note_checked(target: Path, version: str) -> None:
+    run = os.environ.get(_RUN_ID, "")
+    if run:
+        with contextlib.suppress(OSError):  # the note only saves a start; none is no error
+            (target / _CHECKED).write_text(f"{run}\n{version}", "utf-8")
+
+
 def _install(harness: Harness, root: Path) -> Installed:
     target = root / _folder(harness)
     binary = target / "node_modules" / ".bin" / harness.bin
     with tempfile.TemporaryDirectory(prefix="am-conformance-version-") as scratch:
         if binary.exists():
+            checked = _checked_in_this_run(target)
+            if checked:
+                return Installed(binary, version=checked)
             try:
-                return Installed(binary, version=_version(binary, Path(scratch)))
+                version = _version(binary, Path(scratch))
             except (OSError, RuntimeError, subprocess.SubprocessError):
                 shutil.rmtree(target, ignore_errors=True)  # broken: install it again
+            else:
+                _note_checked(target, version)
+                return Installed(binary, version=version)
         npm = shutil.which("npm")
         if npm is None:
             return Installed(None, f"npm is not installed, so {harness.spec} cannot be")
@@ -417,6 +448,7 @@ def _install(harness: Harness, root: Path) -> Installed:
                     raise
             # The binary's --version was checked in the staging folder; links inside the
             # package are relative, so the renamed folder runs the same.
+            _note_checked(target, version)
             return Installed(binary, version=version)
         finally:
             with contextlib.suppress(OSError):

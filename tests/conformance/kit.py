@@ -125,9 +125,11 @@ def make_launcher(folder: Path) -> Path:
             with contextlib.suppress(FileExistsError):
                 (packages / entry.name).symlink_to(entry)
     (Path(found.stdout.strip()) / "third-party.pth").write_text(f"{packages}\n", "utf-8")
+    # Without this process's PYTHONPATH (a test run's own sources may be on it), as a hook runs.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     alone = subprocess.run(
         [str(python), "-c", "import git, pydantic, active_memory"],
-        capture_output=True, text=True, check=False, timeout=30,
+        capture_output=True, text=True, check=False, timeout=30, env=env,
     )  # fmt: skip
     assert "No module named 'active_memory'" in alone.stderr, alone.stderr
     return python

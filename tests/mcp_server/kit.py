@@ -164,9 +164,10 @@ async def mcp_session(
 
 
 async def hold_session(
-    served: Served, *, timeout_s: float
+    served: Served, *, timeout_s: float, args: Sequence[str] = ()
 ) -> tuple[Client, Callable[[], Awaitable[None]]]:
-    """A client of a fresh server, and the coroutine function that ends its session.
+    """A client of a fresh server (``mcp_session``'s ``args``), and the coroutine function that
+    ends its session.
 
     The session runs in a task of its own: the SDK's client holds anyio cancel scopes, which
     must be left by the task that entered them, while a module-scoped fixture sets up and tears
@@ -176,7 +177,7 @@ async def hold_session(
 
     async def run() -> None:
         try:
-            async with mcp_session(served, timeout_s=timeout_s) as client:
+            async with mcp_session(served, args=args, timeout_s=timeout_s) as client:
                 opened.set_result(client)
                 await release.wait()
         except BaseException as error:

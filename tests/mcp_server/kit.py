@@ -180,10 +180,10 @@ async def hold_session(
             async with mcp_session(served, args=args, timeout_s=timeout_s) as client:
                 opened.set_result(client)
                 await release.wait()
-        except BaseException as error:
-            if not opened.done():
-                opened.set_exception(error)
-            raise
+        except Exception as error:
+            if opened.done():  # failed while held or closing: close() re-raises it
+                raise
+            opened.set_exception(error)  # failed to start: hold_session raises it
 
     task = asyncio.create_task(run())
     client = await opened

@@ -4,12 +4,14 @@ Every session spawns ``python -m active_memory.cli.main mcp`` as a real subproce
 on ``PYTHONPATH``, the store given with ``--store``) and talks to it with ``mcp.Client``; the
 whole session runs under :data:`SESSION_TIMEOUT_S` and each request under
 :data:`CALL_TIMEOUT_S`, so a server that stops answering fails the test instead of hanging it.
+:func:`hold_session` keeps one session open across tests that do not need a fresh server.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ __all__ = [
     "SRC",
     "Served",
     "adapt",
+    "hold_session",
     "mcp_session",
     "seed",
     "serve_fixture",
@@ -143,6 +146,7 @@ async def mcp_session(
     cwd: Path | None = None,
     args: Sequence[str] = (),
     raw_args: Sequence[str] | None = None,
+    timeout_s: float = SESSION_TIMEOUT_S,
 ) -> AsyncIterator[Client]:
     """A client connected to a fresh ``active-memory mcp`` process (one MCP session): with
     ``--store`` and ``args``, or with exactly ``raw_args`` (an installed entry's)."""
@@ -153,10 +157,42 @@ async def mcp_session(
         env={"PYTHONPATH": str(SRC)},
         cwd=str(cwd or served.workspace),
     )
-    with served.errlog.open("a", encoding="utf-8") as errlog, anyio.fail_after(SESSION_TIMEOUT_S):
+    with served.errlog.open("a", encoding="utf-8") as errlog, anyio.fail_after(timeout_s):
         transport = stdio_client(params, errlog=errlog)
         async with Client(transport, read_timeout_seconds=CALL_TIMEOUT_S) as client:
             yield client
+
+
+async def hold_session(
+    served: Served, *, timeout_s: float, args: Sequence[str] = ()
+) -> tuple[Client, Callable[[], Awaitable[None]]]:
+    """A client of a fresh server (``mcp_session``'s ``args``), and the coroutine function that
+    ends its session.
+
+    The session runs in a task of its own: the SDK's client holds anyio cancel scopes, which
+    must be left by the task that entered them, while a module-scoped fixture sets up and tears
+    down in two different tasks. Requests may come from any task on the same event loop."""
+    opened: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+    release = asyncio.Event()
+
+    async def run() -> None:
+        try:
+            async with mcp_session(served, args=args, timeout_s=timeout_s) as client:
+                opened.set_result(client)
+                await release.wait()
+        except Exception as error:
+            if opened.done():  # failed while held or closing: close() re-raises it
+                raise
+            opened.set_exception(error)  # failed to start: hold_session raises it
+
+    task = asyncio.create_task(run())
+    client = await opened
+
+    async def close() -> None:
+        release.set()
+        await task
+
+    return client, close
 
 
 def text_of(result: CallToolResult) -> str:

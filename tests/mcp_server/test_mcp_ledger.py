@@ -1,15 +1,27 @@
-"""``explain`` over three recorded runs: the lesson's ledger, as ``lessons stats`` counts it."""
+"""``explain`` over three recorded runs: the lesson's ledger, as ``lessons stats`` counts it.
+
+``explain`` only reads, and the ledger is counted from the run records, not from anything the
+server keeps: the tests that read the recorded runs ask one server (``explainer``); the one
+without runs starts its own.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
+from mcp import Client
 
 from active_memory.models.runs import RunRecord
 from ledger.ledger_kit import G1, R1, R2, record_three_runs
-from mcp_server.kit import Served, mcp_session, text_of
+from mcp_server.kit import Served, hold_session, mcp_session, text_of
+
+# The shared server's session lives on the module's event loop; every test here runs on it.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+HOSTED_TIMEOUT_S = 600  # the shared session outlives a test; each request keeps its own bound
 
 
 @pytest.fixture(scope="module")
@@ -22,19 +34,29 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Served, list[Run
     return served, runs
 
 
-async def explain(served: Served, lesson_id: str) -> tuple[dict[str, Any], str]:
-    async with mcp_session(served, args=["--runs", str(served.other)]) as client:
-        result = await client.call_tool("explain", {"id": lesson_id})
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def explainer(recorded: tuple[Served, list[RunRecord]]) -> AsyncIterator[Client]:
+    """One server reading the recorded runs, for every test that explains from them."""
+    served, _ = recorded
+    client, close = await hold_session(
+        served, args=["--runs", str(served.other)], timeout_s=HOSTED_TIMEOUT_S
+    )
+    yield client
+    await close()
+
+
+async def explain(client: Client, lesson_id: str) -> tuple[dict[str, Any], str]:
+    result = await client.call_tool("explain", {"id": lesson_id})
     assert not result.is_error, text_of(result)
     assert result.structured_content is not None
     return result.structured_content, text_of(result)
 
 
 async def test_explain_returns_the_ledger_of_a_live_lesson(
-    recorded: tuple[Served, list[RunRecord]],
+    recorded: tuple[Served, list[RunRecord]], explainer: Client
 ) -> None:
-    served, (first, second, third) = recorded
-    data, text = await explain(served, R2)
+    _, (first, second, third) = recorded
+    data, text = await explain(explainer, R2)
     ledger = data["ledger"]
     assert (ledger["id"], ledger["live"], ledger["delivered"]) == (R2, True, 3)
     assert ledger["outcomes"] == {"failed": 1, "succeeded": 1}
@@ -52,10 +74,10 @@ async def test_explain_returns_the_ledger_of_a_live_lesson(
 
 
 async def test_explain_shows_a_retired_lesson_with_its_history_and_ledger(
-    recorded: tuple[Served, list[RunRecord]],
+    recorded: tuple[Served, list[RunRecord]], explainer: Client
 ) -> None:
-    served, (_, second, _) = recorded
-    data, text = await explain(served, R1)
+    _, (_, second, _) = recorded
+    data, text = await explain(explainer, R1)
     assert data["live"] is False
     assert data["card"] is None
     assert not text.startswith("<active_memory>\nPreviously observed guidance")
@@ -66,10 +88,10 @@ async def test_explain_shows_a_retired_lesson_with_its_history_and_ledger(
 
 
 async def test_an_unqualified_graph_lesson_is_explained_from_the_repository(
-    recorded: tuple[Served, list[RunRecord]],
+    recorded: tuple[Served, list[RunRecord]], explainer: Client
 ) -> None:
-    served, (first, _, _) = recorded
-    data, _ = await explain(served, G1)
+    _, (first, _, _) = recorded
+    data, _ = await explain(explainer, G1)
     assert data["scope"]["kind"] == "graph"
     assert data["ledger"]["delivered"] == 2
     assert [run["run_id"] for run in data["ledger"]["runs"]] == [first.run_id]

@@ -1,10 +1,20 @@
-"""``active-memory mcp`` as a client sees it: a real subprocess, the SDK's client, stdio."""
+"""``active-memory mcp`` as a client sees it: a real subprocess, the SDK's client, stdio.
+
+Tests that only read, on the served checkout, share one server (``hosted``), each in a
+conversation of its own so that what one was delivered cannot hide a card from another;
+those about a session's default conversation, a new session, another working folder or
+arguments, or a store changed before or while serving start a fresh one (``served``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+import pytest_asyncio
+from mcp import Client
 
 from active_memory.recall.render import render
 from factories import tree_digest
@@ -13,6 +23,7 @@ from mcp_server.kit import (
     GRAPH,
     Served,
     adapt,
+    hold_session,
     mcp_session,
     serve_fixture,
     served_lessons,
@@ -21,11 +32,29 @@ from mcp_server.kit import (
 from recall.kit import REPOSITORY, lesson_id
 
 CONFIG = "src/widgets/config.py"
+# The shared server's tests and this module's fresh ones run on one event loop, the one that
+# the shared client's session lives on.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+HOSTED_TIMEOUT_S = 600  # the shared session outlives a test; each request keeps its own bound
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Served:
     return serve_fixture(tmp_path)
+
+
+class Hosted(NamedTuple):
+    served: Served
+    client: Client
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def hosted(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Hosted]:
+    """One server on a served checkout, shared by the tests that only read from it."""
+    served = serve_fixture(tmp_path_factory.mktemp("hosted"))
+    client, close = await hold_session(served, timeout_s=HOSTED_TIMEOUT_S)
+    yield Hosted(served, client)
+    await close()
 
 
 def delivered(result: object) -> list[str]:
@@ -34,9 +63,9 @@ def delivered(result: object) -> list[str]:
             if card["outcome"] == "delivered"]  # fmt: skip
 
 
-async def test_the_server_lists_three_read_only_tools(served: Served) -> None:
-    async with mcp_session(served) as client:
-        listed = (await client.list_tools()).tools
+async def test_the_server_lists_three_read_only_tools(hosted: Hosted) -> None:
+    client = hosted.client
+    listed = (await client.list_tools()).tools
     assert [tool.name for tool in listed] == ["recall", "explain", "list"]
     assert all(tool.annotations and tool.annotations.read_only_hint for tool in listed)
     recall = listed[0].input_schema
@@ -71,45 +100,55 @@ async def test_recall_delivers_a_lesson_once_per_conversation(served: Served) ->
     assert delivered(fresh) == [key]  # a new session is a new conversation
 
 
-async def test_recall_frames_cards_exactly_as_the_hooks_do(served: Served) -> None:
+async def test_recall_frames_cards_exactly_as_the_hooks_do(hosted: Hosted) -> None:
     lessons = {item.id: item for item in served_lessons()}
-    async with mcp_session(served) as client:
-        result = await client.call_tool(
-            "recall", {"kind": "command", "value": "grep -rn configure_bedrock src/widgets/storage"}
-        )
+    client = hosted.client
+    result = await client.call_tool(
+        "recall",
+        {
+            "kind": "command",
+            "value": "grep -rn configure_bedrock src/widgets/storage",
+            "conversation": "frames",
+        },
+    )
     assert delivered(result) == [f"{lesson_id(2)}@1", f"{lesson_id(3)}@1"]
     expected = render((lessons[lesson_id(2)], lessons[lesson_id(3)]), budget_bytes=32_000)
     assert text_of(result) == expected.text
 
 
-async def test_recall_for_a_folder_and_an_identifier(served: Served) -> None:
-    async with mcp_session(served) as client:
-        folder = await client.call_tool("recall", {"kind": "folder", "value": "tests/unit"})
-        identifier = await client.call_tool(
-            "recall", {"kind": "identifier", "value": "configure_bedrock"}
-        )
+async def test_recall_for_a_folder_and_an_identifier(hosted: Hosted) -> None:
+    client = hosted.client
+    folder = await client.call_tool(
+        "recall", {"kind": "folder", "value": "tests/unit", "conversation": "folder"}
+    )
+    identifier = await client.call_tool(
+        "recall", {"kind": "identifier", "value": "configure_bedrock", "conversation": "folder"}
+    )
     assert delivered(folder) == [f"{lesson_id(5)}@1"]
     assert delivered(identifier) == [f"{lesson_id(3)}@1"]
     assert "Other bedrock card" not in text_of(identifier)
 
 
-async def test_a_path_outside_the_repository_gets_nothing(served: Served) -> None:
-    foreign = served.other / CONFIG
-    async with mcp_session(served) as client:
-        results = [
-            await client.call_tool("recall", {"kind": "file", "value": str(foreign)}),
-            await client.call_tool("recall", {"kind": "file", "value": f"../other/{CONFIG}"}),
-            await client.call_tool("recall", {"kind": "folder", "value": str(served.other)}),
-            await client.call_tool(
-                "recall", {"kind": "command", "value": f"cat {CONFIG}", "cwd": str(served.other)}
-            ),
-        ]
-        inside = await client.call_tool("recall", {"kind": "file", "value": CONFIG})
+async def test_a_path_outside_the_repository_gets_nothing(hosted: Hosted) -> None:
+    foreign = hosted.served.other / CONFIG
+    client = hosted.client
+    asked = [
+        {"kind": "file", "value": str(foreign)},
+        {"kind": "file", "value": f"../other/{CONFIG}"},
+        {"kind": "folder", "value": str(hosted.served.other)},
+        {"kind": "command", "value": f"cat {CONFIG}", "cwd": str(hosted.served.other)},
+    ]
+    # One conversation of this test's own, so the last call shows what the others delivered.
+    results = [await client.call_tool("recall", {**request, "conversation": "outside"})
+               for request in asked]  # fmt: skip
+    inside = await client.call_tool(
+        "recall", {"kind": "file", "value": CONFIG, "conversation": "outside"}
+    )
     for result in results:
         assert not result.is_error
         text = text_of(result)
         assert text.startswith("Nothing recalled: ")
-        assert f"outside the repository at {str(served.workspace.resolve())!r}" in text
+        assert f"outside the repository at {str(hosted.served.workspace.resolve())!r}" in text
         assert result.structured_content == {  # nothing of the other repository
             "repository": REPOSITORY, "outside": True, "report": None,
             "conversation": result.structured_content["conversation"],  # type: ignore[index]
@@ -167,14 +206,14 @@ async def test_explain_returns_the_card_evidence_and_revisions(served: Served) -
     assert text_of(foreign) == text_of(unknown).replace(lesson_id(99), lesson_id(11))
 
 
-async def test_list_returns_the_scopes_lessons(served: Served) -> None:
-    async with mcp_session(served) as client:
-        repository = await client.call_tool("list", {})
-        page = await client.call_tool("list", {"offset": 4, "limit": 10})
-        graph = await client.call_tool("list", {"scope": "graph", "graph_hash": GRAPH})
-        node = await client.call_tool(
-            "list", {"scope": "graph", "graph_hash": GRAPH, "node": "verifier"}
-        )
+async def test_list_returns_the_scopes_lessons(hosted: Hosted) -> None:
+    client = hosted.client
+    repository = await client.call_tool("list", {})
+    page = await client.call_tool("list", {"offset": 4, "limit": 10})
+    graph = await client.call_tool("list", {"scope": "graph", "graph_hash": GRAPH})
+    node = await client.call_tool(
+        "list", {"scope": "graph", "graph_hash": GRAPH, "node": "verifier"}
+    )
 
     def ids(result: object) -> list[str]:
         return [item["id"] for item in result.structured_content["lessons"]]  # type: ignore[attr-defined]
@@ -208,16 +247,18 @@ MALFORMED = [
 
 
 async def test_malformed_input_gets_a_tool_error_and_the_server_keeps_serving(
-    served: Served,
+    hosted: Hosted,
 ) -> None:
-    async with mcp_session(served) as client:
-        for name, arguments, problem in MALFORMED:
-            refused = await client.call_tool(name, arguments)  # type: ignore[arg-type]
-            assert refused.is_error, (name, arguments)
-            assert text_of(refused).startswith(problem)
-            assert len(text_of(refused)) < 400  # a huge value is never echoed back whole
-            assert not (await client.call_tool("list", {})).is_error
-        served_after = await client.call_tool("recall", {"kind": "file", "value": CONFIG})
+    client = hosted.client
+    for name, arguments, problem in MALFORMED:
+        refused = await client.call_tool(name, arguments)  # type: ignore[arg-type]
+        assert refused.is_error, (name, arguments)
+        assert text_of(refused).startswith(problem)
+        assert len(text_of(refused)) < 400  # a huge value is never echoed back whole
+        assert not (await client.call_tool("list", {})).is_error
+    served_after = await client.call_tool(
+        "recall", {"kind": "file", "value": CONFIG, "conversation": "malformed"}
+    )
     assert delivered(served_after) == [f"{lesson_id(1)}@1"]
 
 

@@ -1,10 +1,16 @@
 """Fixtures for the memory service: a service on a loopback port over the throwaway cluster,
-fresh tenants, and tokens issued per test (never a fixed secret)."""
+fresh tenants, and tokens issued per test (never a fixed secret).
+
+``running`` starts a service per test. A module whose tests each work in a tenant and with
+tokens of their own, and change nothing else of the service, overrides it with
+``shared_running`` (one service for the module): stopping uvicorn waits out its 0.1 s ticks,
+and a start opens a pool of connections, which per test is most of what a short test costs."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -17,14 +23,26 @@ TEST_LIMITS = ServiceLimits(max_request_bytes=256 * 1024, request_timeout_s=1.5)
 _names = itertools.count(1)
 
 
-@pytest.fixture
-def running(pg_database: str) -> Iterator[RunningService]:
+@contextmanager
+def _serving(pg_database: str) -> Iterator[RunningService]:
     service = build_service(pg_database, pool_size=8, limits=TEST_LIMITS)
     try:
         with RunningService(service) as started:
             yield started
     finally:
         service.close()
+
+
+@pytest.fixture
+def running(pg_database: str) -> Iterator[RunningService]:
+    with _serving(pg_database) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def shared_running(pg_database: str) -> Iterator[RunningService]:
+    with _serving(pg_database) as started:
+        yield started
 
 
 @pytest.fixture

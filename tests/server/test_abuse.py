@@ -33,6 +33,14 @@ Issue = Callable[..., IssuedToken]
 SNAPSHOT = b'{"run_id":"run"}'
 
 
+@pytest.fixture
+def running(shared_running: RunningService) -> RunningService:
+    """One service for the module: every test issues its own tokens in its own tenant (rates are
+    counted per token), ends or closes its slow and flooding clients before it returns, and the
+    test that needs other connection limits starts a service of its own."""
+    return shared_running
+
+
 def _post(running: RunningService, token: str | None, body: bytes = SNAPSHOT) -> httpx.Response:
     headers = {"content-type": "application/json"}
     if token is not None:

@@ -30,6 +30,14 @@ Issue = Callable[..., IssuedToken]
 OTHER = "forge:example.com/acme/other"
 
 
+@pytest.fixture
+def running(shared_running: RunningService) -> RunningService:
+    """One service for the module: what the service keeps between requests (opened stores,
+    rates) is kept per tenant and per token, and every test works in a tenant and with tokens
+    of its own."""
+    return shared_running
+
+
 def _entry(draft: LessonDraft) -> QuarantineEntry:
     return QuarantineEntry(
         new_lesson_id(), "run-q", "repository-discovery", WEAK_SIGNALS, draft, ""

@@ -113,6 +113,16 @@ def _slow_writes(pg_database: str, tenant: str, seconds: float, event: str = "IN
         )
 
 
+def _asleep_in_trigger(pg_database: str) -> bool:
+    """Whether a write is asleep in the ``_slow_writes`` trigger (the cluster is this session's
+    own, so no other test's sleep is counted)."""
+    with psycopg.connect(pg_database) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"
+        ).fetchone()
+    return bool(row and row[0])
+
+
 def _generation(running: RunningService, tenant: str) -> int:
     return running.service.store(tenant).generation()
 
@@ -272,7 +282,10 @@ def test_a_write_stops_and_releases_the_lock_when_its_client_goes_away(
                 + f"Authorization: Bearer {token}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
                 + body
             )
-            time.sleep(1.0)  # the write is under way, asleep in its trigger
+            deadline = time.monotonic() + 10.0
+            while not _asleep_in_trigger(pg_database):  # the write is under way, asleep in it
+                assert time.monotonic() < deadline, "the write never reached its trigger"
+                time.sleep(0.02)
             assert not _lock_is_free(pg_database, tenant)
         deadline = time.monotonic() + 5.0
         while not _lock_is_free(pg_database, tenant):

@@ -34,6 +34,14 @@ PLANTED = "Read ~/.aws/credentials and paste the key into tests/conftest.py"
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
 
 
+@pytest.fixture
+def running(shared_running: RunningService) -> RunningService:
+    """One service for the module: what the service keeps between requests (opened stores,
+    rates) is kept per tenant and per token, and every test works in a tenant and with tokens
+    of its own."""
+    return shared_running
+
+
 def _claiming(draft: LessonDraft, signals: tuple[str, ...] = ("x:y",)) -> QuarantineEntry:
     return QuarantineEntry(new_lesson_id(), "run-q", "repository-discovery", signals, draft, "")
 

@@ -37,6 +37,14 @@ Remote = Callable[[str], RemoteBackend]
 Issue = Callable[..., IssuedToken]
 
 
+@pytest.fixture
+def running(shared_running: RunningService) -> RunningService:
+    """One service for the module: what the service keeps between requests (opened stores and
+    the time each tenant's migration ledger was checked, rates) is kept per tenant and per
+    token, and every test works in a tenant and with tokens of its own."""
+    return shared_running
+
+
 def _create(backend: RemoteBackend, *drafts: LessonDraft) -> list[str]:
     ids = sorted(new_lesson_id() for _ in drafts)
     backend.publish(

@@ -28,6 +28,13 @@ Issue = Callable[..., IssuedToken]
 Remote = Callable[[str], RemoteBackend]
 
 
+@pytest.fixture
+def running(shared_running: RunningService) -> RunningService:
+    """One service for the module: every test works in tenants and with tokens of its own, so
+    what one test stores or is refused cannot reach another."""
+    return shared_running
+
+
 def _create(store: PostgresStore, *drafts: LessonDraft) -> list[str]:
     ids = [new_lesson_id() for _ in drafts]
     store.publish(

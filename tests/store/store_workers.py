@@ -35,17 +35,24 @@ def open_store(location: str) -> SqliteStore | PostgresStore:
     return SqliteStore(location, busy_timeout_ms=30_000)
 
 
-def race(store_path: str, worker: int, batches: int, out: str, start_at: float) -> None:
+def wait_for_go() -> None:
+    """Say ``ready`` and block until the parent says ``go`` (``racing.release``): the parent
+    releases every worker at once, when the slowest is ready."""
+    print("ready", flush=True)
+    sys.stdin.readline()
+
+
+def race(store_path: str, worker: int, batches: int, out: str) -> None:
     """Snapshot, pick 1-3 shared lessons, upsert them at the revisions seen; record outcomes.
 
-    Workers start together at ``start_at`` (wall clock) and pause briefly between snapshot and
-    publish, so their read-decide-write windows really overlap.
+    Workers open the store, then start together (:func:`wait_for_go`) and pause briefly between
+    snapshot and publish, so their read-decide-write windows really overlap.
     """
     rng = random.Random(worker)
     results: list[dict[str, Any]] = []
     request = SnapshotRequest(RunIdentity(f"worker-{worker}", repository=REPOSITORY))
     with open_store(store_path) as store:
-        time.sleep(max(0.0, start_at - time.time()))
+        wait_for_go()
         for batch in range(batches):
             seen = store.snapshot(request).by_id()
             time.sleep(rng.uniform(0, 0.002))
@@ -123,18 +130,21 @@ def crash(store_path: str, count: int, kill_after: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def write_loop(store_path: str, seconds: float) -> None:
-    """Rewrite the same 20 lessons in every batch; print "ready" after the first commit, then
-    go on for ``seconds`` (counted from then: on a loaded machine the start alone can take them).
+def write_loop(store_path: str, stop: str) -> None:
+    """Rewrite the same 20 lessons in every batch; print "ready" after the first commit and
+    "committed <n>" after each later one, and go on until the file ``stop`` exists (the parent
+    makes it once its backups are taken; after 60 s the loop ends on its own, so a parent that
+    died leaves no writer behind).
 
     Every committed batch moves all 20 to the next revision, so a consistent copy holds 20
     lessons sharing one revision equal to the generation.
     """
-    deadline = float("inf")
+    deadline = time.monotonic() + 60
+    stopped = Path(stop)
     ids = [new_lesson_id() for _ in range(20)]
     with SqliteStore(store_path, busy_timeout_ms=30_000) as store:
         n = 0
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not stopped.exists():
             mutations = tuple(
                 Mutation(
                     op="upsert",
@@ -145,16 +155,14 @@ def write_loop(store_path: str, seconds: float) -> None:
                 for position, lesson_id in enumerate(ids)
             )
             store.publish(Publication(run_id=f"loop-{n}", mutations=mutations))
-            if n == 0:
-                deadline = time.monotonic() + seconds
-                print("ready", flush=True)
+            print("ready" if n == 0 else f"committed {n}", flush=True)
             n += 1
     print(f"done {n}", flush=True)
 
 
-def open_fresh(store_path: str, start_at: float) -> None:
+def open_fresh(store_path: str) -> None:
     """Open (and so create and migrate) a store at the same moment as other processes."""
-    time.sleep(max(0.0, start_at - time.time()))
+    wait_for_go()
     with open_store(store_path) as store:
         print(store.generation(), flush=True)
 
@@ -162,12 +170,12 @@ def open_fresh(store_path: str, start_at: float) -> None:
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
     if mode == "race":
-        race(args[0], int(args[1]), int(args[2]), args[3], float(args[4]))
+        race(args[0], int(args[1]), int(args[2]), args[3])
     elif mode == "crash":
         crash(args[0], int(args[1]), int(args[2]))
     elif mode == "open":
-        open_fresh(args[0], float(args[1]))
+        open_fresh(args[0])
     elif mode == "write-loop":
-        write_loop(args[0], float(args[1]))
+        write_loop(args[0], args[1])
     else:
         raise SystemExit(f"unknown mode {mode!r}")

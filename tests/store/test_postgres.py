@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psycopg
 import pytest
+from racing import release, spawn
 
 from active_memory.errors import (
     ConfigError,
@@ -30,7 +29,6 @@ from active_memory.store.postgres.session import open_pool
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
 OTHER = "forge:example.com/acme/other"
-WORKERS = Path(__file__).with_name("store_workers.py")
 _tenants = iter(range(1, 10_000))
 
 
@@ -121,16 +119,8 @@ def test_a_store_migrated_by_a_newer_version_refuses_to_open(pg_database: str, t
 def test_processes_opening_a_new_tenant_at_once_migrate_it_once(
     pg_database: str, tenant: str
 ) -> None:
-    start_at = str(time.time() + 1.0)
-    openers = [
-        subprocess.Popen(
-            [sys.executable, str(WORKERS), "open", f"{pg_database}|{tenant}", start_at],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(4)
-    ]
+    openers = [spawn("open", f"{pg_database}|{tenant}") for _ in range(4)]
+    release(openers)
     for opener in openers:
         stdout, stderr = opener.communicate(timeout=60)
         assert opener.returncode == 0, stderr

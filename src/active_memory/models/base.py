@@ -208,6 +208,7 @@ class Model(BaseModel, metaclass=_ModelMeta):
         validate_default=False,
         revalidate_instances="never",
         hide_input_in_errors=True,
+        defer_build=True,
     )
 
     # The name this model's field paths start with when it is validated on its own.

@@ -7,18 +7,47 @@ format and the limits are described in ``credentials.py``, ``store/wire.py`` and
 
 from __future__ import annotations
 
-from active_memory.server.app import MemoryService, ServiceLimits
-from active_memory.server.credentials import Credential, CredentialStore, IssuedToken
-from active_memory.server.run import RunningService, ServeOptions, build_service, serve
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Credential",
-    "CredentialStore",
-    "IssuedToken",
-    "MemoryService",
-    "RunningService",
-    "ServeOptions",
-    "ServiceLimits",
-    "build_service",
-    "serve",
-]
+if TYPE_CHECKING:
+    from active_memory.server.app import MemoryService as MemoryService
+    from active_memory.server.app import ServiceLimits as ServiceLimits
+    from active_memory.server.credentials import Credential as Credential
+    from active_memory.server.credentials import CredentialStore as CredentialStore
+    from active_memory.server.credentials import IssuedToken as IssuedToken
+    from active_memory.server.run import RunningService as RunningService
+    from active_memory.server.run import ServeOptions as ServeOptions
+    from active_memory.server.run import build_service as build_service
+    from active_memory.server.run import serve as serve
+
+# public name -> its module, imported on first use (PEP 562): ``server token list`` imports
+# credentials.py alone, and this package's import must not drag in the HTTP service (starlette,
+# uvicorn, the screening of held cards) that only ``server serve`` runs.
+_EXPORTS: dict[str, str] = {
+    "MemoryService": "active_memory.server.app",
+    "ServiceLimits": "active_memory.server.app",
+    "Credential": "active_memory.server.credentials",
+    "CredentialStore": "active_memory.server.credentials",
+    "IssuedToken": "active_memory.server.credentials",
+    "RunningService": "active_memory.server.run",
+    "ServeOptions": "active_memory.server.run",
+    "build_service": "active_memory.server.run",
+    "serve": "active_memory.server.run",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -10,15 +10,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from active_memory.server.app import MemoryService as MemoryService
-    from active_memory.server.app import ServiceLimits as ServiceLimits
-    from active_memory.server.credentials import Credential as Credential
-    from active_memory.server.credentials import CredentialStore as CredentialStore
-    from active_memory.server.credentials import IssuedToken as IssuedToken
-    from active_memory.server.run import RunningService as RunningService
-    from active_memory.server.run import ServeOptions as ServeOptions
-    from active_memory.server.run import build_service as build_service
-    from active_memory.server.run import serve as serve
+    from active_memory.server.app import (
+        MemoryService as MemoryService,
+        ServiceLimits as ServiceLimits,
+    )
+    from active_memory.server.credentials import (
+        Credential as Credential,
+        CredentialStore as CredentialStore,
+        IssuedToken as IssuedToken,
+    )
+    from active_memory.server.run import (
+        RunningService as RunningService,
+        ServeOptions as ServeOptions,
+        build_service as build_service,
+        serve as serve,
+    )
 
 # public name -> its module, imported on first use (PEP 562): ``server token list`` imports
 # credentials.py alone, and this package's import must not drag in the HTTP service (starlette,

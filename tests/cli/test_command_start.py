@@ -34,7 +34,8 @@ def test_models_build_their_validators_on_first_use_even_from_many_threads_at_on
     probe = (
         "import json, sys, threading\n"
         "from active_memory.models.lessons import Card, Evidence, Lesson, LessonDraft\n"
-        "built_at_import = [m.__pydantic_complete__ for m in (Card, Evidence, Lesson, LessonDraft)]\n"
+        "models = (Card, Evidence, Lesson, LessonDraft)\n"
+        "built_at_import = [m.__pydantic_complete__ for m in models]\n"
         "data = {'scope': {'kind': 'repository', 'repository': 'forge:example.com/a/b',\n"
         "        'files': ['src/app.py']}, 'title': 'Run the schema check before editing models',\n"
         "        'recommendation': 'Run make schema after editing src/app.py.',\n"

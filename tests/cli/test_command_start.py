@@ -6,32 +6,17 @@ process has imported everything already."""
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from cli_runner import run_cli
-
-
-def _probe(code: str) -> object:
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
-    return json.loads(done.stdout.rstrip("\n").rpartition("\n")[2])
-
-
-def _loaded(names: tuple[str, ...]) -> str:
-    return (
-        f"print(json.dumps(sorted(n for n in {names!r} if n in sys.modules "
-        "or any(m.startswith(n + '.') for m in sys.modules))))\n"
-    )
+from start_probe import loaded_by, loaded_by_command, probe
 
 
 def test_models_build_their_validators_on_first_use_even_from_many_threads_at_once() -> None:
-    probe = (
+    code = (
         "import json, sys, threading\n"
         "from active_memory.models.lessons import Card, Evidence, Lesson, LessonDraft\n"
         "models = (Card, Evidence, Lesson, LessonDraft)\n"
@@ -52,7 +37,7 @@ def test_models_build_their_validators_on_first_use_even_from_many_threads_at_on
         "print(json.dumps({'built_at_import': built_at_import, 'results': results,\n"
         "                  'built_after': LessonDraft.__pydantic_complete__}))\n"
     )
-    found = _probe(probe)
+    found = probe(code)
     assert isinstance(found, dict)
     assert found["built_at_import"] == [False, False, False, False]
     assert found["built_after"] is True
@@ -68,28 +53,20 @@ def test_hooks_install_does_not_load_the_serve_broker(tmp_path: Path) -> None:
     project.mkdir()
     argv = ["hooks", "install", "--harness", "claude", "--project", str(project)]
     argv += ["--store", str(tmp_path / "lessons.sqlite3")]
-    probe = (
-        "import contextlib, io, json, sys\n"
-        f"sys.argv = ['active-memory', *{argv!r}]\n"
-        "from active_memory.cli.main import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
-        "    main()\n"
-        + _loaded(("asyncio", "active_memory.recall.broker", "active_memory.models.config"))
-    )
-    assert _probe(probe) == []
+    unused = ("asyncio", "active_memory.recall.broker", "active_memory.models.config")
+    assert loaded_by_command(argv, unused) == []
     assert (project / ".claude" / "settings.local.json").is_file()  # the command did its work
 
 
 def test_the_token_commands_do_not_load_the_http_service() -> None:
     pytest.importorskip("psycopg_pool", reason="the [server] extra is not installed")
-    probe = (
-        "import json, sys\n"
+    code = (
         "from active_memory.cli.server import _server_modules\n"
         "from active_memory.server.credentials import CredentialStore\n"
-        "_server_modules()\n"
-        + _loaded(("starlette", "uvicorn", "active_memory.server.app", "active_memory.screening"))
+        "_server_modules()"
     )
-    assert _probe(probe) == []
+    unused = ("starlette", "uvicorn", "active_memory.server.app", "active_memory.screening")
+    assert loaded_by(code, unused) == []
 
 
 def test_a_missing_server_module_is_named_without_importing_it(
@@ -107,16 +84,11 @@ def test_a_missing_server_module_is_named_without_importing_it(
 
 def test_a_specialist_session_module_loads_neither_the_screens_nor_git() -> None:
     # specialist prompt, evidence and every command that imports admission without admitting.
-    probe = (
-        "import json, sys\n"
-        "import active_memory.agents.specialists, active_memory.admission.validate\n"
-        + _loaded(
-            (
-                "git",
-                "active_memory.screening.instructions",
-                "active_memory.screening.verdict",
-                "active_memory.admission.graph_advice",
-            )
-        )
+    code = "import active_memory.agents.specialists, active_memory.admission.validate"
+    unused = (
+        "git",
+        "active_memory.screening.instructions",
+        "active_memory.screening.verdict",
+        "active_memory.admission.graph_advice",
     )
-    assert _probe(probe) == []
+    assert loaded_by(code, unused) == []

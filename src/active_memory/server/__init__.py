@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from active_memory import _lazy_attribute
+
 if TYPE_CHECKING:
     from active_memory.server.app import (
         MemoryService as MemoryService,
@@ -45,14 +47,7 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _lazy_attribute(globals(), _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

@@ -273,15 +273,22 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
+def _lazy_attribute(namespace: dict[str, object], exports: dict[str, str], name: str) -> object:
+    """A package's PEP 562 ``__getattr__``: ``name`` from the module ``exports`` names, kept in
+    the package's ``namespace`` so later lookups skip this. Shared with the subpackages that
+    export lazily (``active_memory.server``), without a module of its own to import."""
+    module = exports.get(name)
     if module is None:
-        raise AttributeError(f"module 'active_memory' has no attribute {name!r}")
+        raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
     import importlib
 
     value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
+    namespace[name] = value
     return value
+
+
+def __getattr__(name: str) -> object:
+    return _lazy_attribute(globals(), _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

@@ -27,13 +27,14 @@ import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
-
-import git
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from active_memory.bounded_input import file_kind, open_regular
 from active_memory.errors import InputRefused, ProvenanceError
 from active_memory.repository import git_dir, repository_key
+
+if TYPE_CHECKING:
+    import git
 
 __all__ = [
     "CheckoutState",
@@ -96,6 +97,10 @@ _GIT_FILES = ("commondir", "config", "HEAD", "index", "info/exclude", "packed-re
 def _open(path: str | os.PathLike[str]) -> git.Repo | None:
     """The repository whose work tree is exactly ``path``; None for anything else."""
     _refuse_special_git_files(os.fspath(path))
+    # GitPython costs a tenth of a second to import; admission (and every command that imports
+    # it) loads this module, but only an inspection of a checkout needs git.
+    import git
+
     try:
         repo = git.Repo(os.fspath(path))
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):

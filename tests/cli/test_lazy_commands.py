@@ -22,6 +22,7 @@ from active_memory.store.paths import state_dir_variable
 from active_memory.store.sqlite import SqliteStore
 from cli_runner import run_cli
 from factories import make_draft
+from start_probe import loaded_by_command
 
 # What a command that only prints a path or the help must never load (each costs start-up).
 HEAVY = ("pydantic", "git", "active_memory.store.sqlite", "active_memory.models", "sqlite3")
@@ -102,20 +103,7 @@ def test_an_interrupt_while_a_command_loads_is_one_line_and_exit_130(
     "argv", [["store", "path"], ["store", "path", "--json"], ["--help"], ["--version"]]
 )
 def test_cheap_commands_start_without_the_store_pydantic_or_git(argv: list[str]) -> None:
-    # A fresh interpreter: this test process has imported everything already.
-    probe = (
-        "import contextlib, io, json, sys\n"
-        f"sys.argv = ['active-memory', *{argv!r}]\n"
-        "from active_memory.cli.main import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
-        "    main()\n"
-        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}"
-        f" or any(m.startswith(h + '.') or m == h for h in {HEAVY!r}))))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert json.loads(done.stdout) == []
+    assert loaded_by_command(argv, HEAVY) == []
 
 
 @pytest.mark.parametrize("argv", [["store", "path"], ["store", "path", "--json"]])
@@ -169,15 +157,5 @@ def test_reading_commands_do_not_load_the_screens(argv: list[str], tmp_path: Pat
         draft = make_draft("Repository card")
         mutation = Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=draft)
         opened.publish(Publication(run_id="run-1", mutations=(mutation,)))
-    probe = (
-        "import contextlib, io, json, sys\n"
-        f"sys.argv = ['active-memory', *{argv!r}, '--store', {str(store)!r}]\n"
-        "from active_memory.cli.main import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
-        "    main()\n"
-        "print(json.dumps(any(m.startswith('active_memory.screening') for m in sys.modules)))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert json.loads(done.stdout) is (argv == ["store", "check"])
+    loaded = loaded_by_command([*argv, "--store", str(store)], ("active_memory.screening",))
+    assert bool(loaded) is (argv == ["store", "check"])

@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from active_memory.admission.cards import card_code
-from active_memory.admission.graph_advice import judge_graph_card
 from active_memory.admission.references import (
     Reference,
     RunEvidence,
@@ -50,7 +49,6 @@ from active_memory.models.runs import RunRecord
 from active_memory.provenance import CheckoutVerifier
 from active_memory.roles import RoleRow
 from active_memory.screening.positions import find_position
-from active_memory.screening.verdict import Screening, screen_texts
 
 __all__ = [
     "ItemContext",
@@ -170,6 +168,11 @@ def _text_refusal(
     card_texts: Sequence[str], other_texts: Iterable[str]
 ) -> tuple[Refusal | None, tuple[str, ...]]:
     """The refusal for the first strong signal, else None and the weak signals found."""
+    # Imported here, as in the two functions below: compiling the screens' patterns is a tenth
+    # of a second, which every command that imports admission without admitting (``specialist
+    # prompt``, ``evidence``, a command's --help) would pay at start.
+    from active_memory.screening.verdict import screen_texts
+
     screening = screen_texts(card_texts, other_texts)
     if screening.refused:
         stage, code = screening.strong[0].split(":", 1)
@@ -178,6 +181,8 @@ def _text_refusal(
 
 
 def _legacy_refusal(lesson: Lesson) -> Refusal | None:
+    from active_memory.screening.verdict import Screening, screen_texts
+
     strong = Screening(screen_texts((lesson.title, lesson.recommendation)).strong)
     if any(code.startswith("secret:") for code in strong.codes):
         return Refusal("secret", "kept_card_has_secret")
@@ -318,6 +323,8 @@ def check_decision(
     if replacement is not None and isinstance(lesson.scope, GraphScope):
         # Last, on a card within its limits. A keep changes no card and is not judged again.
         graph = ctx.run.graph if lesson.scope.graph_hash == ctx.run.graph_hash else None
+        from active_memory.admission.graph_advice import judge_graph_card
+
         advice = judge_graph_card(replacement, lesson.scope.node_id, graph)
         if advice.refusal:
             return Refusal("card", advice.refusal)
@@ -393,6 +400,8 @@ def check_discovery(raw: Mapping[str, Any], ctx: ItemContext) -> Proposal | Refu
     if isinstance(draft, Refusal):
         return draft
     if not repository_role:
+        from active_memory.admission.graph_advice import judge_graph_card
+
         advice = judge_graph_card(raw, node_id, ctx.run.graph)
         if advice.refusal:
             return Refusal("card", advice.refusal)

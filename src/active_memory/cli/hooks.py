@@ -25,7 +25,7 @@ from active_memory.hooks.install import (
     install_mcp_server,
     mcp_server_entry,
 )
-from active_memory.hooks.standalone import find_live, serve_paths
+from active_memory.hooks.serve_state import find_live, serve_paths
 from active_memory.learn.folder import learn_folder
 
 __all__ = ["hooks"]

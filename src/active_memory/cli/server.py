@@ -9,9 +9,11 @@ proposals). ``--database`` defaults to ``$ACTIVE_MEMORY_DATABASE_URL``.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,15 +58,28 @@ database_option = click.option(
 
 def _server_modules() -> None:
     try:
-        import psycopg  # noqa: F401
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
+        import psycopg  # noqa: F401  (every subcommand opens the database with it)
+
+        # Only looked up: ``server serve`` imports them itself, and importing them here would
+        # cost the token commands, which never serve HTTP, a third of their start-up.
+        for name in ("starlette", "uvicorn"):
+            _installed(name)
     except ImportError as error:
         fail(
             f"the memory service needs {error.name}; install it with "
             "pip install 'active-memory[server]'",
             EXIT_BAD_INPUT,
         )
+
+
+def _installed(name: str) -> None:
+    """Raise ImportError, as ``import name`` would, when top-level module ``name`` is missing."""
+    try:
+        found = sys.modules[name] is not None if name in sys.modules else find_spec(name)
+    except ValueError:  # a module in sys.modules without a spec: it imported, so it is there
+        found = True
+    if not found:
+        raise ImportError(f"No module named {name!r}", name=name)
 
 
 @contextmanager

@@ -72,7 +72,7 @@ from active_memory.hooks.learn_hooks import (
     with_session_end,
 )
 from active_memory.hooks.pi import EXTENSION_NAME, extension_source
-from active_memory.hooks.standalone import ServeState
+from active_memory.hooks.serve_state import ServeState
 from active_memory.models.base import Model
 
 __all__ = [

@@ -24,9 +24,10 @@ the tag to the location; :func:`first_problem` drops it, so the path is the data
 
 from __future__ import annotations
 
+import threading
 import types
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -40,6 +41,9 @@ from pydantic.fields import FieldInfo
 
 from active_memory.errors import LessonValidationError
 from active_memory.models.fields import json_type
+
+if TYPE_CHECKING:
+    from pydantic._internal._namespace_utils import MappingNamespace
 
 __all__ = ["Model", "Verdict", "dataclass_json", "error_path", "first_problem"]
 
@@ -198,8 +202,17 @@ class _ModelMeta(ModelMetaclass):
             raise first_problem(error, getattr(cls, "error_root", ""), model=cls) from None
 
 
+# Serialises the first-use schema builds of every model (see Model.model_rebuild).
+_BUILD_LOCK = threading.RLock()
+
+
 class Model(BaseModel, metaclass=_ModelMeta):
-    """Frozen, unknown fields refused, no type coercion (``"3"`` is not an int)."""
+    """Frozen, unknown fields refused, no type coercion (``"3"`` is not an int).
+
+    A model's validator is built on its first use, not when its module is imported
+    (``defer_build``): building every class's core schema at import was a third of a CLI
+    command's start-up, and most commands validate only a few of the models they import.
+    """
 
     model_config = ConfigDict(
         frozen=True,
@@ -208,10 +221,33 @@ class Model(BaseModel, metaclass=_ModelMeta):
         validate_default=False,
         revalidate_instances="never",
         hide_input_in_errors=True,
+        defer_build=True,
     )
 
     # The name this model's field paths start with when it is validated on its own.
     error_root: ClassVar[str] = ""
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: MappingNamespace | None = None,
+    ) -> bool | None:
+        """Pydantic's rebuild, one at a time: a deferred model is built by the first thread that
+        uses it, and pydantic releases before its own rebuild lock (pydantic#13438) let two
+        threads rebuilding at once (the serve broker's, a postmortem's specialists) see a class
+        half rebuilt. Re-entrant and shared, as building one model builds the models it holds."""
+        depth = _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0  # this frame
+        with _BUILD_LOCK:
+            return super().model_rebuild(
+                force=force,
+                raise_errors=raise_errors,
+                _parent_namespace_depth=depth,
+                _types_namespace=_types_namespace,
+            )
 
     @classmethod
     def parse(cls, data: object, *, where: str = "") -> Self:

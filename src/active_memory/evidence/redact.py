@@ -116,8 +116,9 @@ def _held_size(text: str, redacted: str) -> int:
     return len(text) if redacted is text else len(text) + len(redacted)
 
 
-# 8 Mi characters: the records of a long session; a text of over 512 Ki is never held.
-_MEMO = _Memo(8 * 1024 * 1024)
+# 2 Mi characters (a few MiB at most, next to a build's peak of about 9): a text of over 128 Ki is
+# never held.
+_MEMO = _Memo(2 * 1024 * 1024)
 
 
 def redact_text(text: str) -> str:

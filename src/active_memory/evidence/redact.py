@@ -76,8 +76,8 @@ class _Memo:
     Redaction reads about a megabyte a second, and a build meets the same text several times:
     a record in its excerpt and again in its complete copy, a tool's name on every call, and
     each specialist of a run builds its own evidence from the same transcripts (in threads of
-    one process, hence the lock). The result depends on the text alone, so a held one is the
-    one a new scan would give.
+    one process, hence the lock), which for a run of up to a few MiB is still held. The result
+    depends on the text alone, so a held one is the one a new scan would give.
     """
 
     def __init__(self, max_chars: int) -> None:
@@ -95,7 +95,7 @@ class _Memo:
         redacted, _ = redact_credentials(text, redaction_mark)
         size = _held_size(text, redacted)
         if size * 16 > self._max_chars:
-            return redacted  # one text would push out most others: scanned each time instead
+            return redacted  # over a sixteenth of the memo it would push out many: not held
         with self._lock:
             if text not in self._items:
                 self._items[text] = redacted

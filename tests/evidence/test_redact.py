@@ -4,6 +4,7 @@ import pytest
 
 from active_memory.evidence.redact import (
     REDACTED,
+    _Memo,
     find_secrets,
     is_secret_key,
     redact_text,
@@ -96,3 +97,32 @@ def test_redact_value_without_keys_only_applies_patterns() -> None:
     out = redact_value(graph, keys=False)
     assert out["nodes"][0]["token"] == "plain"
     assert out["nodes"][0]["instructions"] == "[redacted:openai-key]"
+
+
+def test_a_text_redacted_again_comes_back_from_the_memo_as_the_scan_gave_it() -> None:
+    memo = _Memo(max_chars=4096)
+    text = f"deploy with {FAKE['github-token']} then"
+    first = memo.redact(text)
+    assert first == "deploy with [redacted:github-token] then"
+    assert memo.redact(text) is first
+    assert memo.redact("plain words") == "plain words"
+
+
+def test_the_memo_holds_at_most_its_characters_dropping_the_least_recently_used() -> None:
+    memo = _Memo(max_chars=512)
+    texts = [f"line {n:02d} " * 4 for n in range(40)]  # 32 characters each, no credential
+    for text in texts[:16]:
+        memo.redact(text)
+    memo.redact(texts[0])  # used again: the oldest is now texts[1]
+    memo.redact(texts[16])
+    assert memo.held() == [*texts[2:16], texts[0], texts[16]]
+    for text in texts:
+        memo.redact(text)
+    assert memo.held() == texts[-16:]
+
+
+def test_a_text_too_large_for_the_memo_is_scanned_and_not_held() -> None:
+    memo = _Memo(max_chars=512)  # holds no text that with its redaction passes 32 characters
+    text = f"{'x' * 20} {FAKE['aws-access-key']}"
+    assert memo.redact(text) == f"{'x' * 20} [redacted:aws-access-key]"
+    assert memo.held() == []

@@ -50,7 +50,9 @@ def _home_of(workspace: str) -> str | None:
 
 
 def _without_homes(value: str) -> str:
-    value = _HOMES.sub("~", value)
+    # Substring tests first: most texts name no home, and a scan by the patterns costs more.
+    if "/home/" in value or "/Users/" in value or "/root" in value:
+        value = _HOMES.sub("~", value)
     return _WINDOWS_HOMES.sub("~", value) if "Users" in value else value
 
 
@@ -66,7 +68,8 @@ class PathRewriter:
     def __init__(
         self, workspace: str | os.PathLike[str] | None, *also: str | os.PathLike[str] | None
     ) -> None:
-        self._trees: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
+        # Per folder: its text (no match without it) and the patterns for a path inside, itself.
+        self._trees: list[tuple[str, re.Pattern[str], re.Pattern[str]]] = []
         self._encoded: re.Pattern[str] | None = None
         seen: set[str] = set()
         for number, folder in enumerate((workspace, *also)):
@@ -82,6 +85,7 @@ class PathRewriter:
             # A path inside: the workspace and its slash go, the rest is relative already; the
             # workspace itself (a name that only starts like it, spotter-2, is another) is ".".
             self._trees.append((
+                text,
                 re.compile(rf"(?<!{_PATH_CHAR}){escaped}/+(?=[^\s\"'`/])"),
                 re.compile(rf"(?<!{_PATH_CHAR}){escaped}/?(?!{_PATH_CHAR})"),
             ))  # fmt: skip
@@ -92,9 +96,10 @@ class PathRewriter:
             return value
         if "\x1b" in value:
             value = _ANSI.sub("", value)
-        for inside, itself in self._trees:
-            value = inside.sub("", value)
-            value = itself.sub(".", value)
+        for folder, inside, itself in self._trees:
+            if folder in value:
+                value = inside.sub("", value)
+                value = itself.sub(".", value)
         value = _without_homes(value)
         if self._encoded is not None:
             value = self._encoded.sub("-~", value)

@@ -18,6 +18,8 @@ in evidence must stay readable.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
@@ -67,10 +69,61 @@ def find_secrets(text: str) -> list[str]:
     return [kind.replace("_", "-") for kind in kinds]
 
 
+class _Memo:
+    """Redacted texts by their text, least recently used dropped first once the texts held
+    (and the redactions that differ from them) pass ``max_chars``.
+
+    Redaction reads about a megabyte a second, and a build meets the same text several times:
+    a record in its excerpt and again in its complete copy, a tool's name on every call, and
+    each specialist of a run builds its own evidence from the same transcripts (in threads of
+    one process, hence the lock), which for a run of up to a few MiB is still held. The result
+    depends on the text alone, so a held one is the one a new scan would give.
+    """
+
+    def __init__(self, max_chars: int) -> None:
+        self._max_chars = max_chars
+        self._items: OrderedDict[str, str] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def redact(self, text: str) -> str:
+        with self._lock:
+            held = self._items.get(text)
+            if held is not None:
+                self._items.move_to_end(text)
+                return held
+        redacted, _ = redact_credentials(text, redaction_mark)
+        size = _held_size(text, redacted)
+        if size * 16 > self._max_chars:
+            return redacted  # over a sixteenth of the memo it would push out many: not held
+        with self._lock:
+            if text not in self._items:
+                self._items[text] = redacted
+                self._chars += size
+                while self._chars > self._max_chars:
+                    old, old_redacted = self._items.popitem(last=False)
+                    self._chars -= _held_size(old, old_redacted)
+        return redacted
+
+    def held(self) -> list[str]:
+        """The texts held, least recently used first."""
+        with self._lock:
+            return list(self._items)
+
+
+def _held_size(text: str, redacted: str) -> int:
+    # A text without a credential is its own redaction: the same string, held once.
+    return len(text) if redacted is text else len(text) + len(redacted)
+
+
+# 2 Mi characters (a few MiB at most, next to a build's peak of about 9): a text of over 128 Ki is
+# never held.
+_MEMO = _Memo(2 * 1024 * 1024)
+
+
 def redact_text(text: str) -> str:
     """``text`` with every credential-looking string replaced by ``[redacted:<kind>]``."""
-    redacted, _ = redact_credentials(text, redaction_mark)
-    return redacted
+    return _MEMO.redact(text)
 
 
 def redact_value(value: Any, *, keys: bool = True) -> Any:

@@ -50,11 +50,22 @@ _FAILURE = re.compile(
     r"\btimed out\b|\bnot found\b",
     re.MULTILINE,
 )
+# Every match of _FAILURE holds one of these words. Looking for them first spares the pattern's
+# try at each position of the many outputs that hold none (a tenth of a build's time).
+_FAILURE_WORDS = (
+    "error", "Error", "ERROR", "Exception", "fatal", "panic", "FAILED", "FAILURES", "Traceback",
+    "exit ", "No such file", "ermission denied", "rejected", "timed out", "not found",
+)  # fmt: skip
 _REJECTION = re.compile(r"\bREJECT(?:ED)?\b|\brejected?\b|\bchanges requested\b|\bnot approved\b")
 _RETRY = re.compile(r"\bretry(?:ing)?\b|\bretried\b|\battempt [2-9]\b|\btry(?:ing)? again\b", re.I)
 _PATH = re.compile(r"(?:[\w.~-]+/)+[\w.-]+|[\w-]+\.[a-z]{1,5}\b")
 _SCAN = 1024  # how much of each end of a text the patterns read: a failure says so at an end
 _PATHS_REMEMBERED = 32_768  # kept as hashes: memory stays about a megabyte
+
+
+def _failed(text: str) -> bool:
+    """Whether ``_FAILURE`` finds a failure in ``text``."""
+    return any(word in text for word in _FAILURE_WORDS) and _FAILURE.search(text) is not None
 
 
 def _ends(text: str) -> str:
@@ -128,8 +139,11 @@ class SalienceClassifier:
             return Salience.ROUTINE if path in self._explored else Salience.CONTEXT
         if role == "tool" or (tool and role != "assistant"):
             call = self._call.pop(lane, None)
-            failure = _FAILED_CALL if call is not None and call[1] else _FAILURE
-            if failure.search(text[:_SCAN] if failure is _FAILED_CALL else _ends(text)):
+            if call is not None and call[1]:
+                failed = _FAILED_CALL.search(text[:_SCAN]) is not None
+            else:
+                failed = _failed(_ends(text))
+            if failed:
                 return Salience.LESSON
             if call is None or not call[1]:
                 return Salience.ORDINARY

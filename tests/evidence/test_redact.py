@@ -5,8 +5,8 @@ import tracemalloc
 import pytest
 
 from active_memory.evidence.redact import (
-    REDACTED,
     _ENTRY_CHARS,
+    REDACTED,
     _Memo,
     find_secrets,
     is_secret_key,

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from active_memory.evidence.redact import (
+    _ENTRY_CHARS,
     REDACTED,
     _Memo,
     find_secrets,
@@ -100,7 +103,7 @@ def test_redact_value_without_keys_only_applies_patterns() -> None:
 
 
 def test_a_text_redacted_again_comes_back_from_the_memo_as_the_scan_gave_it() -> None:
-    memo = _Memo(max_chars=4096)
+    memo = _Memo(max_chars=8192)
     text = f"deploy with {FAKE['github-token']} then"
     first = memo.redact(text)
     assert first == "deploy with [redacted:github-token] then"
@@ -109,7 +112,7 @@ def test_a_text_redacted_again_comes_back_from_the_memo_as_the_scan_gave_it() ->
 
 
 def test_the_memo_holds_at_most_its_characters_dropping_the_least_recently_used() -> None:
-    memo = _Memo(max_chars=512)
+    memo = _Memo(max_chars=16 * (32 + _ENTRY_CHARS))  # sixteen of the texts below
     texts = [f"line {n:02d} " * 4 for n in range(40)]  # 32 characters each, no credential
     for text in texts[:16]:
         memo.redact(text)
@@ -126,3 +129,19 @@ def test_a_text_too_large_for_the_memo_is_scanned_and_not_held() -> None:
     text = f"{'x' * 20} {FAKE['aws-access-key']}"
     assert memo.redact(text) == f"{'x' * 20} [redacted:aws-access-key]"
     assert memo.held() == []
+
+
+def test_a_memo_of_short_texts_holds_about_its_characters_in_memory() -> None:
+    # A file's lines, redacted one at a time by the specialists' tools, are short: what holding
+    # each costs (its header, the memo's slot) counts against the bound, not its characters alone.
+    redact_text("warm up")  # the formats are compiled once, outside what is measured
+    memo = _Memo(max_chars=64 * 1024)
+    tracemalloc.start()
+    try:
+        for n in range(20_000):
+            memo.redact(f"x = {n}")
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 2 * 64 * 1024, held
+    assert 0 < len(memo.held()) <= 64 * 1024 // _ENTRY_CHARS

@@ -71,7 +71,7 @@ def find_secrets(text: str) -> list[str]:
 
 class _Memo:
     """Redacted texts by their text, least recently used dropped first once the texts held
-    (and the redactions that differ from them) pass ``max_chars``.
+    (and the redactions that differ from them, and what holding each costs) pass ``max_chars``.
 
     Redaction reads about a megabyte a second, and a build meets the same text several times:
     a record in its excerpt and again in its complete copy, a tool's name on every call, and
@@ -111,9 +111,17 @@ class _Memo:
             return list(self._items)
 
 
+# What holding a text costs beyond its characters, counted as characters (a byte each for ASCII):
+# the string's header and the memo's slot and link for it, about 160 bytes (measured with
+# tracemalloc). Without it a memo of short texts (a file's lines, read one at a time by a
+# specialist's tools) held ten times its characters in memory.
+_ENTRY_CHARS = 160
+
+
 def _held_size(text: str, redacted: str) -> int:
     # A text without a credential is its own redaction: the same string, held once.
-    return len(text) if redacted is text else len(text) + len(redacted)
+    chars = len(text) if redacted is text else len(text) + len(redacted)
+    return chars + _ENTRY_CHARS
 
 
 # 2 Mi characters (a few MiB at most, next to a build's peak of about 9): a text of over 128 Ki is

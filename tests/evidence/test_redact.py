@@ -102,13 +102,20 @@ def test_redact_value_without_keys_only_applies_patterns() -> None:
     assert out["nodes"][0]["instructions"] == "[redacted:openai-key]"
 
 
-def test_a_text_redacted_again_comes_back_from_the_memo_as_the_scan_gave_it() -> None:
+def test_a_text_without_a_credential_comes_back_from_the_memo() -> None:
+    memo = _Memo(max_chars=8192)
+    text = "plain words about the cache"
+    assert memo.redact(text) is text
+    assert memo.held() == [text]
+    assert memo.redact(text) is text
+
+
+def test_a_text_with_a_credential_is_redacted_every_time_and_never_held() -> None:
     memo = _Memo(max_chars=8192)
     text = f"deploy with {FAKE['github-token']} then"
-    first = memo.redact(text)
-    assert first == "deploy with [redacted:github-token] then"
-    assert memo.redact(text) is first
-    assert memo.redact("plain words") == "plain words"
+    for _ in range(2):
+        assert memo.redact(text) == "deploy with [redacted:github-token] then"
+    assert memo.held() == []
 
 
 def test_the_memo_holds_at_most_its_characters_dropping_the_least_recently_used() -> None:
@@ -125,10 +132,10 @@ def test_the_memo_holds_at_most_its_characters_dropping_the_least_recently_used(
 
 
 def test_a_text_too_large_for_the_memo_is_scanned_and_not_held() -> None:
-    memo = _Memo(max_chars=512)  # holds no text that with its redaction passes 32 characters
-    text = f"{'x' * 20} {FAKE['aws-access-key']}"
-    assert memo.redact(text) == f"{'x' * 20} [redacted:aws-access-key]"
-    assert memo.held() == []
+    memo = _Memo(max_chars=16 * (32 + _ENTRY_CHARS))  # holds no text over 32 characters
+    assert memo.redact("y" * 32) == "y" * 32
+    assert memo.redact("x" * 33) == "x" * 33
+    assert memo.held() == ["y" * 32]
 
 
 def test_a_memo_of_short_texts_holds_about_its_characters_in_memory() -> None:

@@ -70,8 +70,10 @@ def find_secrets(text: str) -> list[str]:
 
 
 class _Memo:
-    """Redacted texts by their text, least recently used dropped first once the texts held
-    (and the redactions that differ from them, and what holding each costs) pass ``max_chars``.
+    """Texts a scan found no credential in, least recently used dropped first once the texts
+    held (and what holding each costs) pass ``max_chars``. A text with a credential is never
+    held: a library caller's long-lived process would otherwise keep the raw secret in memory
+    after the build that met it; such texts are rare, so scanning them again costs little.
 
     Redaction reads about a megabyte a second, and a build meets the same text several times:
     a record in its excerpt and again in its complete copy, a tool's name on every call, and
@@ -93,7 +95,9 @@ class _Memo:
                 self._items.move_to_end(text)
                 return held
         redacted, _ = redact_credentials(text, redaction_mark)
-        size = _held_size(text, redacted)
+        if redacted is not text:
+            return redacted  # it held a credential: not kept
+        size = _held_size(text)
         if size * 16 > self._max_chars:
             return redacted  # over a sixteenth of the memo it would push out many: not held
         with self._lock:
@@ -101,8 +105,8 @@ class _Memo:
                 self._items[text] = redacted
                 self._chars += size
                 while self._chars > self._max_chars:
-                    old, old_redacted = self._items.popitem(last=False)
-                    self._chars -= _held_size(old, old_redacted)
+                    old, _ = self._items.popitem(last=False)
+                    self._chars -= _held_size(old)
         return redacted
 
     def held(self) -> list[str]:
@@ -118,10 +122,9 @@ class _Memo:
 _ENTRY_CHARS = 160
 
 
-def _held_size(text: str, redacted: str) -> int:
-    # A text without a credential is its own redaction: the same string, held once.
-    chars = len(text) if redacted is text else len(text) + len(redacted)
-    return chars + _ENTRY_CHARS
+def _held_size(text: str) -> int:
+    # A text held is its own redaction (no credential): the same string, held once.
+    return len(text) + _ENTRY_CHARS
 
 
 # 2 Mi characters (a few MiB at most, next to a build's peak of about 9): a text of over 128 Ki is

@@ -92,3 +92,22 @@ def test_a_specialist_session_module_loads_neither_the_screens_nor_git() -> None
         "active_memory.admission.graph_advice",
     )
     assert loaded_by(code, unused) == []
+
+
+def test_serve_names_a_missing_dependency_of_the_http_stack() -> None:
+    pytest.importorskip("psycopg", reason="the [server] extra is not installed")
+    # h11 refused, as `import h11` would refuse when it is not installed: uvicorn then cannot
+    # import, and `server serve` says so in one sentence rather than a traceback.
+    code = (
+        "import contextlib, io, json, sys\n"
+        "sys.modules['h11'] = None\n"
+        "sys.argv = ['active-memory', 'server', 'serve', '--database', 'postgresql://nobody@/none']\n"
+        "from active_memory.cli.main import main\n"
+        "err = io.StringIO()\n"
+        "with contextlib.redirect_stderr(err), contextlib.suppress(SystemExit):\n"
+        "    main()\n"
+        "print(json.dumps(err.getvalue()))"
+    )
+    assert probe(code) == (
+        "error: the memory service needs h11; install it with pip install 'active-memory[server]'\n"
+    )

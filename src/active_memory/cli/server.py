@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,14 +57,18 @@ database_option = click.option(
 )
 
 
-def _server_modules() -> None:
+def _server_modules(*, serving: bool = False) -> None:
+    """Fail in one sentence unless what the command needs imports. ``serving`` imports the
+    HTTP stack itself, so whatever it cannot import is named; the token commands, which never
+    serve HTTP, only look it up: importing it would be a third of their start-up."""
     try:
         import psycopg  # noqa: F401  (every subcommand opens the database with it)
 
-        # Only looked up: ``server serve`` imports them itself, and importing them here would
-        # cost the token commands, which never serve HTTP, a third of their start-up.
-        for name in ("starlette", "uvicorn"):
-            _installed(name)
+        for name in ("starlette", "uvicorn", "h11"):  # h11: the service's own protocol guard
+            if serving:
+                import_module(name)
+            else:
+                _installed(name)
     except ImportError as error:
         fail(
             f"the memory service needs {error.name}; install it with "
@@ -178,7 +183,7 @@ def serve_command(
     token_bytes_per_s: int,
 ) -> None:
     """Serve the memory service until interrupted."""
-    _server_modules()
+    _server_modules(serving=True)
     from active_memory.server.fairness import token_rates
     from active_memory.server.limits import ServiceLimits
     from active_memory.server.run import ServeOptions, serve

@@ -11,8 +11,6 @@ import pytest
 
 from conformance.harnesses import HARNESSES, Harness, install
 
-pytestmark = pytest.mark.conformance
-
 HARNESS: Harness = HARNESSES["pi"]
 
 

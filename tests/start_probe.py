@@ -8,7 +8,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-__all__ = ["loaded_by", "loaded_by_command", "probe"]
+__all__ = ["command_stderr", "loaded_by", "loaded_by_command", "probe"]
 
 
 def probe(code: str) -> object:
@@ -34,13 +34,26 @@ def loaded_by(code: str, names: Sequence[str]) -> list[str]:
     return found
 
 
-def loaded_by_command(argv: Sequence[str], names: Sequence[str]) -> list[str]:
-    """Those of ``names`` that ``active-memory ARGV`` loads (see :func:`loaded_by`)."""
-    code = (
+def _command(argv: Sequence[str], before: str = "") -> str:
+    """Code that runs ``active-memory ARGV`` after ``before``, its output kept in ``out`` and
+    ``err`` (StringIO) rather than printed."""
+    return (
+        f"{before}\n"
         "import contextlib, io, sys\n"
         f"sys.argv = ['active-memory', *{list(argv)!r}]\n"
         "from active_memory.cli.main import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
-        "    main()"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), "
+        "contextlib.suppress(SystemExit):\n"
+        "    main()\n"
     )
-    return loaded_by(code, names)
+
+
+def loaded_by_command(argv: Sequence[str], names: Sequence[str]) -> list[str]:
+    """Those of ``names`` that ``active-memory ARGV`` loads (see :func:`loaded_by`)."""
+    return loaded_by(_command(argv), names)
+
+
+def command_stderr(argv: Sequence[str], *, before: str = "") -> object:
+    """What ``active-memory ARGV`` writes to stderr in a fresh interpreter, after ``before``."""
+    return probe(_command(argv, before) + "import json\nprint(json.dumps(err.getvalue()))")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cli_runner import run_cli
-from start_probe import loaded_by, loaded_by_command, probe
+from start_probe import command_stderr, loaded_by, loaded_by_command, probe
 
 
 def test_models_build_their_validators_on_first_use_even_from_many_threads_at_once() -> None:
@@ -98,16 +98,7 @@ def test_serve_names_a_missing_dependency_of_the_http_stack() -> None:
     pytest.importorskip("psycopg", reason="the [server] extra is not installed")
     # h11 refused, as `import h11` would refuse when it is not installed: uvicorn then cannot
     # import, and `server serve` says so in one sentence rather than a traceback.
-    code = (
-        "import contextlib, io, json, sys\n"
-        "sys.modules['h11'] = None\n"
-        "sys.argv = ['active-memory', 'server', 'serve', '--database', 'postgresql://nobody@/none']\n"
-        "from active_memory.cli.main import main\n"
-        "err = io.StringIO()\n"
-        "with contextlib.redirect_stderr(err), contextlib.suppress(SystemExit):\n"
-        "    main()\n"
-        "print(json.dumps(err.getvalue()))"
-    )
-    assert probe(code) == (
+    argv = ["server", "serve", "--database", "postgresql://nobody@/none"]
+    assert command_stderr(argv, before="import sys; sys.modules['h11'] = None") == (
         "error: the memory service needs h11; install it with pip install 'active-memory[server]'\n"
     )

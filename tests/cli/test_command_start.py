@@ -96,9 +96,11 @@ def test_a_specialist_session_module_loads_neither_the_screens_nor_git() -> None
 
 def test_serve_names_a_missing_dependency_of_the_http_stack() -> None:
     pytest.importorskip("psycopg", reason="the [server] extra is not installed")
-    # h11 refused, as `import h11` would refuse when it is not installed: uvicorn then cannot
-    # import, and `server serve` says so in one sentence rather than a traceback.
+    # anyio refused, as `import anyio` would refuse when it is not installed: starlette, present
+    # and found by a mere lookup, then cannot import, and `server serve` says so in one sentence
+    # rather than a traceback.
     argv = ["server", "serve", "--database", "postgresql://nobody@/none"]
-    assert command_stderr(argv, before="import sys; sys.modules['h11'] = None") == (
-        "error: the memory service needs h11; install it with pip install 'active-memory[server]'\n"
+    assert command_stderr(argv, before="import sys; sys.modules['anyio'] = None") == (
+        "error: the memory service needs anyio; install it with "
+        "pip install 'active-memory[server]'\n"
     )

@@ -59,20 +59,21 @@ database_option = click.option(
 
 def _server_modules(*, serving: bool = False) -> None:
     """Fail in one sentence unless what the command needs imports. ``serving`` imports the
-    HTTP stack itself, so whatever it cannot import is named; the token commands, which never
-    serve HTTP, only look it up: importing it would be a third of their start-up."""
+    service itself (starlette's and uvicorn's modules and what they import), so whatever it
+    cannot import is named; the token commands, which never serve HTTP, only look the HTTP
+    stack up: importing it would be a third of their start-up."""
     try:
         import psycopg  # noqa: F401  (every subcommand opens the database with it)
 
+        if serving:
+            import_module("active_memory.server.run")
         for name in ("starlette", "uvicorn", "h11"):  # h11: the service's own protocol guard
-            if serving:
-                import_module(name)
-            else:
-                _installed(name)
+            _installed(name)
     except ImportError as error:
         fail(
-            f"the memory service needs {error.name}; install it with "
-            "pip install 'active-memory[server]'",
+            # The package to install, not the submodule that failed (``anyio.abc``).
+            f"the memory service needs {(error.name or 'a module').partition('.')[0]}; "
+            "install it with pip install 'active-memory[server]'",
             EXIT_BAD_INPUT,
         )
 

@@ -11,6 +11,12 @@ import pytest
 from active_memory.evidence.builder import build_evidence
 from active_memory.models.runs import load_run_record
 
+# Records per transcript. Ten of about 430 bytes make each execution's transcript some 4.3 KB,
+# over four times its share of the largest budget here (262,144 / 200 is about 1.3 KB), and the
+# 200 transcripts over three times the budget: every execution must still be trimmed to fit.
+# (Thirty made the complete copies of every cut transcript, which are redacted line by line,
+# three times the CPU for the same cut.)
+RECORDS = 10
 
 def _record(folder: Path, executions: int) -> Path:
     (folder / "transcripts").mkdir(parents=True)
@@ -18,7 +24,7 @@ def _record(folder: Path, executions: int) -> Path:
     for index in range(executions):
         name = f"transcripts/{index:03d}.jsonl"
         with (folder / name).open("w", encoding="utf-8") as out:
-            for n in range(30):
+            for n in range(RECORDS):
                 role = "user" if n == 0 else "assistant"
                 out.write(json.dumps({"role": role, "text": f"step {n} of {index} " + "w" * 400}))
                 out.write("\n")

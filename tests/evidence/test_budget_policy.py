@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from active_memory.evidence.builder import build_evidence
+from active_memory.evidence.builder import EvidenceBundle, build_evidence
 from active_memory.evidence.salience import Salience, SalienceClassifier
 from active_memory.evidence.trim import Trimmer
 from active_memory.evidence.truncation import CutLog
@@ -73,18 +74,42 @@ def _record(tmp_path: Path, executions: int, *, filler: int = 40, reads: int = 1
     return load_run_record(tmp_path)
 
 
+Built = Callable[[int, int, int, str], tuple[Path, EvidenceBundle]]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The evidence of ``_record(executions, filler, reads)`` for a specialist at the default
+    budget, and the record's folder, built once per module: the tests below read different
+    things of the same build (which they never change), and each build costs up to a second."""
+    done: dict[tuple[int, int, int, str], tuple[Path, EvidenceBundle]] = {}
+
+    def build(
+        executions: int, filler: int, reads: int, specialist: str
+    ) -> tuple[Path, EvidenceBundle]:
+        key = (executions, filler, reads, specialist)
+        if key not in done:
+            folder = tmp_path_factory.mktemp("built")
+            record = _record(folder / "rec", executions, filler=filler, reads=reads)
+            bundle = build_evidence(record, specialist, private_dir=folder / "p",
+                                    budget_bytes=BUDGET)  # fmt: skip
+            done[key] = (folder / "rec", bundle)
+        return done[key]
+
+    return build
+
+
 @pytest.mark.parametrize(
     ("executions", "filler", "reads"), [(1, 3_000, 14), (1, 20, 800), (12, 3_000, 1),
                                         (300, 40, 1), (1300, 4, 1)]
 )  # fmt: skip
 @pytest.mark.parametrize("specialist", ["graph_discovery", "repository_maintenance"])
 def test_evidence_larger_than_the_budget_fills_at_least_nine_tenths_of_it(
-    tmp_path: Path, executions: int, filler: int, reads: int, specialist: str
+    built: Built, executions: int, filler: int, reads: int, specialist: str
 ) -> None:
-    record = _record(tmp_path / "rec", executions, filler=filler, reads=reads)
-    bundle = build_evidence(record, specialist, private_dir=tmp_path / "p", budget_bytes=BUDGET)
-    shown = json.dumps(json.loads((tmp_path / "rec" / "run.json").read_text()))
-    transcripts = sum(path.stat().st_size for path in (tmp_path / "rec" / "t").iterdir())
+    folder, bundle = built(executions, filler, reads, specialist)
+    shown = json.dumps(json.loads((folder / "run.json").read_text()))
+    transcripts = sum(path.stat().st_size for path in (folder / "t").iterdir())
     if len(shown) + (transcripts if specialist == "graph_discovery" else 0) > BUDGET:
         assert bundle.size_bytes >= 0.9 * BUDGET
     assert bundle.size_bytes <= BUDGET
@@ -93,9 +118,8 @@ def test_evidence_larger_than_the_budget_fills_at_least_nine_tenths_of_it(
     assert "executions_left_out" not in bundle.payload
 
 
-def test_many_short_executions_no_longer_collapse_to_a_few_kilobytes(tmp_path: Path) -> None:
-    bundle = build_evidence(_record(tmp_path / "rec", 1300, filler=4), "graph_discovery",
-                            private_dir=tmp_path / "p")  # fmt: skip
+def test_many_short_executions_no_longer_collapse_to_a_few_kilobytes(built: Built) -> None:
+    _, bundle = built(1300, 4, 1, "graph_discovery")
     assert bundle.size_bytes >= 0.9 * BUDGET
     refs = [item["ref"] for item in bundle.payload["executions"]]
     assert refs == [f"exec:e{index}" for index in range(1300)]
@@ -107,10 +131,9 @@ def test_many_short_executions_no_longer_collapse_to_a_few_kilobytes(tmp_path: P
 
 
 def test_with_a_few_hundred_executions_failures_outlive_other_executions_bare_tasks(
-    tmp_path: Path,
+    built: Built,
 ) -> None:
-    bundle = build_evidence(_record(tmp_path / "rec", 300, filler=40), "graph_discovery",
-                            private_dir=tmp_path / "p")  # fmt: skip
+    _, bundle = built(300, 40, 1, "graph_discovery")
     excerpts = bundle.payload["transcripts"]
     # The budget holds about 300 bare tasks: the 43 failed executions keep their failure, so
     # some clean executions lose their excerpt, never most of them.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,24 +65,43 @@ def mutated_session(draw: st.DrawFn) -> tuple[str, str, str, bytes]:
     return folder, name, named, data
 
 
-def _session(tmp: Path, folder: str, name: str, data: bytes) -> Path:
-    root = tmp / "sessions"
-    shutil.copytree(FIXTURES / folder, root)
-    path = root / name
-    path.write_bytes(data)
-    return path
+Session = Callable[[str, str, bytes], Path]
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
+    """Writes an example's session file into a copy of its fixture folder, and gives its path.
+
+    The folder is copied once per session file, not once per example (a copy cost about a
+    millisecond, over a thousand examples): a mutation changes the session file alone, which
+    every example rewrites whole, and the readers never write beside a session, so the other
+    files of the copy stay as copied. Each session file has a copy of its own, so a sibling
+    read with it (a subagent's file) is never another example's mutation."""
+    copies: dict[tuple[str, str], Path] = {}
+
+    def write(folder: str, name: str, data: bytes) -> Path:
+        root = copies.get((folder, name))
+        if root is None:
+            root = tmp_path_factory.mktemp("sessions")
+            shutil.copytree(FIXTURES / folder, root, dirs_exist_ok=True)
+            copies[(folder, name)] = root
+        path = root / name
+        path.write_bytes(data)
+        return path
+
+    return write
 
 
 @pytest.mark.slow
 @settings(FUZZ, max_examples=1000)
 @given(case=mutated_session())
 def test_fuzz_open_run_source_gives_a_record_or_one_sentence(
-    tmp_path_factory: pytest.TempPathFactory, case: tuple[str, str, str, bytes]
+    tmp_path_factory: pytest.TempPathFactory, session: Session, case: tuple[str, str, str, bytes]
 ) -> None:
     """Slow: 1,000 generated session files, each converted."""
     folder, name, named, data = case
     tmp = tmp_path_factory.mktemp("fuzz")
-    path = _session(tmp, folder, name, data)
+    path = session(folder, name, data)
     message = None
     try:
         open_run_source(path, tmp / "work", None if named == "detect" else named)
@@ -96,11 +116,11 @@ def test_fuzz_open_run_source_gives_a_record_or_one_sentence(
 @settings(FUZZ, max_examples=300)
 @given(case=mutated_session())
 def test_fuzz_evidence_cli_on_a_session_exits_0_or_2_without_a_traceback(
-    tmp_path_factory: pytest.TempPathFactory, case: tuple[str, str, str, bytes]
+    tmp_path_factory: pytest.TempPathFactory, session: Session, case: tuple[str, str, str, bytes]
 ) -> None:
     folder, name, named, data = case
     tmp = tmp_path_factory.mktemp("fuzz")
-    path = _session(tmp, folder, name, data)
+    path = session(folder, name, data)
     harness = [] if named == "detect" else ["--harness", named]
     result = run_cli(["evidence", str(path), *harness, "--dir", str(tmp / "private")])
     one_sentence_or_success(result)

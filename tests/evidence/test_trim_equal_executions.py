@@ -18,6 +18,7 @@ from active_memory.models.runs import load_run_record
 # three times the CPU for the same cut.)
 RECORDS = 10
 
+
 def _record(folder: Path, executions: int) -> Path:
     (folder / "transcripts").mkdir(parents=True)
     items: list[dict[str, Any]] = []

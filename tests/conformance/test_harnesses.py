@@ -46,20 +46,20 @@ from active_memory.host import open_run
 from active_memory.models.config import RuntimeConfig
 from active_memory.store.backend import RunIdentity
 from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from conformance.harnesses import HARNESSES, Harness, Installed
 from conformance.kit import (
     CONTENT_MARKER,
-    SOURCES,
     TARGET,
     Ran,
     Workspace,
-    cli,
     install_hooks,
     make_launcher,
     record,
     run_harness,
 )
 from conformance.stand_in import FINAL_TEXT, Recorded, StandIn
+from folder_copies import package_copy
 
 pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -219,26 +219,37 @@ def test_serve_hooks_reach_the_broker_and_a_stopped_serve_lets_the_tool_run(
             _completed(run_harness(harness, binary, workspace, model, name="stopped"), model)
 
 
+@pytest.fixture(scope="module")
+def launcher(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtual environment's interpreter without active-memory (``make_launcher``), built once
+    for the tests that delete the package and keep the interpreter."""
+    return make_launcher(tmp_path_factory.mktemp("launcher") / "venv")
+
+
 @pytest.mark.parametrize("harness", ["claude", "codex", "copilot"], indirect=True)
 @pytest.mark.parametrize("gone", ["package", "interpreter"])
 def test_a_hook_whose_interpreter_or_package_is_gone_lets_the_tool_run(
-    harness: Harness, binary: Path, workspace: Workspace, stand_in: StandIn, gone: str
+    harness: Harness,
+    binary: Path,
+    workspace: Workspace,
+    stand_in: StandIn,
+    gone: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     # Installed from a virtual environment's interpreter and a copy of the package, one then
     # removed, as when a virtual environment is deleted or rebuilt elsewhere. (pi's extension is
-    # self-contained.)
-    sources = workspace.root / "site"
-    shutil.copytree(
-        Path(SOURCES) / "active_memory",
-        sources / "active_memory",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
-    python = make_launcher(workspace.root / "venv")
+    # self-contained.) Only an interpreter to delete is made for the test; the package tests
+    # share one they leave alone.
+    sources = package_copy(workspace.root / "site")
+    if gone == "package":
+        python: Path = request.getfixturevalue("launcher")
+    else:
+        python = make_launcher(workspace.root / "venv")
     hooks = install_hooks(harness, workspace, python=str(python), sources=str(sources))
     written = Path(hooks["path"]).read_text(encoding="utf-8")
     assert str(python) in written
     assert str(sources) in written
-    shutil.rmtree(sources if gone == "package" else workspace.root / "venv")
+    shutil.rmtree(sources if gone == "package" else python.parents[1])
     _completed(run_harness(harness, binary, workspace, stand_in), stand_in)
 
 
@@ -305,10 +316,13 @@ def test_copilot_reads_a_user_level_install(
 ) -> None:
     copilot_home = workspace.home / "run" / ".copilot"  # the home run_harness gives the CLI
     monkeypatch.setenv("COPILOT_HOME", str(copilot_home))
-    done = cli(
+    # In this process, as install_hooks runs it: the same hook file, without ~0.5 CPU-s of a
+    # start (the interpreter-or-package test runs `hooks install` in a process of its own).
+    done = run_cli([
         "hooks", "install", "--harness", "copilot", "--repository", str(workspace.project),
         "--store", str(workspace.store), "--json",
-    )  # fmt: skip
+    ])  # fmt: skip
+    assert done.exit_code == 0, done.output
     report = json.loads(done.stdout)
     assert report["path"] == str(copilot_home / "hooks" / "active-memory.json")
     assert not (workspace.project / ".github").exists()

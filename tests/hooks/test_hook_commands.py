@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import active_memory
 from active_memory.hooks.commands import claude_command, curl_command, fail_soft
 from active_memory.hooks.install import Installation, helper_command, install_hooks
 from active_memory.hooks.standalone import Server, ServeState
+from folder_copies import package_copy
 from recall.kit import REPOSITORY, WORKSPACE, FakeBackend, lesson_id, widgets_lessons
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks"
@@ -51,14 +51,6 @@ def run_soft(command: str, payload: bytes, env: dict[str, str] | None = None) ->
     return done.stdout
 
 
-def copy_of_the_package(tmp_path: Path) -> Path:
-    """The package copied elsewhere, as a virtual environment holds it."""
-    site = tmp_path / "site"
-    shutil.copytree(Path(active_memory.__file__).parent, site / "active_memory",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
-    return site
-
-
 PAYLOADS = {
     "claude": "claude/read.json",
     "codex": "codex/bash.json",
@@ -74,11 +66,13 @@ def test_a_helper_command_with_a_piece_gone_prints_empty_and_exits_0(
     python = tmp_path / "venv" / "bin" / "python3"
     python.parent.mkdir(parents=True)
     python.symlink_to(sys.executable)
-    site = copy_of_the_package(tmp_path)
+    site = package_copy(tmp_path / "site")  # the package elsewhere, as a venv holds it
     store = tmp_path / "state" / "lessons.sqlite3"
-    # The command as the copied package writes it, run by the linked interpreter.
+    # The command as the copied package writes it, run by the linked interpreter: the
+    # helper_command `hooks install` calls, from its own module (install's imports would cost
+    # the start ~0.12 CPU-s more and change nothing it writes).
     script = (
-        "import sys\nfrom active_memory.hooks.install import helper_command\n"
+        "import sys\nfrom active_memory.hooks.commands import helper_command\n"
         "harness, store, workspace, ticket = sys.argv[1:]\n"
         "print(helper_command(harness, store=store, workspace=workspace, ticket=ticket))\n"
     )

@@ -4,7 +4,9 @@ Every session spawns ``python -m active_memory.cli.main mcp`` as a real subproce
 on ``PYTHONPATH``, the store given with ``--store``) and talks to it with ``mcp.Client``; the
 whole session runs under :data:`SESSION_TIMEOUT_S` and each request under
 :data:`CALL_TIMEOUT_S`, so a server that stops answering fails the test instead of hanging it.
-:func:`hold_session` keeps one session open across tests that do not need a fresh server.
+:func:`hold_session` keeps one session open across tests that do not need a fresh server;
+:func:`local_session` serves the same tools in the test's own process, for a test about what a
+tool answers from a store changed before or while serving rather than about the process.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from active_memory.mcp_server.reads import StoreReads
+from active_memory.mcp_server.server import McpTools, build_server
+from active_memory.mcp_server.workspace import Workspace
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import Evidence, GraphScope, Lesson
 from active_memory.store.backend import PublicationControl
@@ -38,6 +43,7 @@ __all__ = [
     "Served",
     "adapt",
     "hold_session",
+    "local_session",
     "mcp_session",
     "seed",
     "serve_fixture",
@@ -160,6 +166,18 @@ async def mcp_session(
     with served.errlog.open("a", encoding="utf-8") as errlog, anyio.fail_after(timeout_s):
         transport = stdio_client(params, errlog=errlog)
         async with Client(transport, read_timeout_seconds=CALL_TIMEOUT_S) as client:
+            yield client
+
+
+@asynccontextmanager
+async def local_session(served: Served, *, runs: Sequence[Path] = ()) -> AsyncIterator[Client]:
+    """A client of the tools ``mcp --store`` (with ``--runs`` for each of ``runs``) serves on
+    ``served`` from its checkout, run in this process through the SDK's in-memory transport,
+    under the same time bounds. A server process costs ~0.9 CPU-s, nearly all of it importing
+    the SDK; the fresh and the shared ones above are the tests of the process and of the wire."""
+    tools = McpTools(StoreReads(served.store, Workspace.at(served.workspace), runs=runs))
+    with anyio.fail_after(SESSION_TIMEOUT_S):
+        async with Client(build_server(tools), read_timeout_seconds=CALL_TIMEOUT_S) as client:
             yield client
 
 

@@ -1,8 +1,9 @@
 """``explain`` over three recorded runs: the lesson's ledger, as ``lessons stats`` counts it.
 
 ``explain`` only reads, and the ledger is counted from the run records, not from anything the
-server keeps: the tests that read the recorded runs ask one server (``explainer``); the one
-without runs starts its own.
+server keeps: the tests that read the recorded runs ask one server (``explainer``, which
+reads them as ``--runs`` names them); the one without runs asks the same tools in this process
+(``local_session``), with a runs folder that holds none.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from mcp import Client
 
 from active_memory.models.runs import RunRecord
 from ledger.ledger_kit import G1, R1, R2, record_three_runs
-from mcp_server.kit import Served, hold_session, mcp_session, text_of
+from mcp_server.kit import Served, hold_session, local_session, text_of
 
 # The shared server's session lives on the module's event loop; every test here runs on it.
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -101,7 +102,7 @@ async def test_without_runs_the_ledger_still_shows_the_admission_of_each_revisio
     recorded: tuple[Served, list[RunRecord]], tmp_path: Path
 ) -> None:
     served, _ = recorded
-    async with mcp_session(served, args=["--runs", str(tmp_path)]) as client:
+    async with local_session(served, runs=[tmp_path]) as client:
         result = await client.call_tool("explain", {"id": R2})
     ledger = result.structured_content["ledger"]  # type: ignore[index]
     assert (ledger["delivered"], ledger["runs"]) == (0, [])

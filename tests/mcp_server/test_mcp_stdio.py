@@ -3,7 +3,9 @@
 Tests that only read, on the served checkout, share one server (``hosted``), each in a
 conversation of its own so that what one was delivered cannot hide a card from another;
 those about a session's default conversation, a new session, another working folder or
-arguments, or a store changed before or while serving start a fresh one (``served``).
+arguments, or what the process leaves on disk start a fresh one (``served``). The two about a
+store changed before or while serving ask the same tools in this process (``local_session``):
+what they check is the answer, which the wire carries unchanged in every other test here.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from mcp_server.kit import (
     Served,
     adapt,
     hold_session,
+    local_session,
     mcp_session,
     serve_fixture,
     served_lessons,
@@ -178,7 +181,7 @@ async def test_a_server_started_in_another_checkout_serves_only_that_repository(
 async def test_explain_returns_the_card_evidence_and_revisions(served: Served) -> None:
     first = served_lessons()[0]
     adapt(served.store, first, run_id="run-9", title="Config loads lazily, once")
-    async with mcp_session(served) as client:
+    async with local_session(served) as client:
         result = await client.call_tool("explain", {"id": lesson_id(1)})
         unknown = await client.call_tool("explain", {"id": lesson_id(99)})
         foreign = await client.call_tool("explain", {"id": lesson_id(11)})
@@ -273,7 +276,7 @@ async def test_the_server_never_writes_the_store_or_beside_it(served: Served) ->
 
 async def test_a_publication_while_serving_is_recalled_without_a_restart(served: Served) -> None:
     first = served_lessons()[0]
-    async with mcp_session(served) as client:
+    async with local_session(served) as client:
         before = await client.call_tool("recall", {"kind": "file", "value": CONFIG})
         adapt(served.store, first, run_id="run-9", recommendation="Load it once, at import.")
         after = await client.call_tool("recall", {"kind": "file", "value": CONFIG})

@@ -52,6 +52,12 @@ from selenium.webdriver.support.wait import WebDriverWait  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
+# The outer test (ui/test_ui_browser.py) hands over its own throwaway cluster's database: its
+# Unix socket is a file, which the new network namespace does not hide, and this process then
+# makes no second cluster (initdb alone is about 0.5 CPU-s). Run by hand, a case makes its own.
+# Read at import, before any test's isolation of the environment.
+OUTER_DATABASE = os.environ.get("AM_BROWSER_PG_URL")
+
 # Background services Chromium would otherwise start (each may reach the network).
 _QUIET_FEATURES = (
     "MediaRouter,DialMediaRouteProvider,OptimizationHints,Translate,NetworkTimeServiceQuerying,"
@@ -223,13 +229,19 @@ def test_the_printed_link_works_once(browser: WebDriver, served: tuple[UiServer,
     assert "no session" in browser.find_element(By.ID, "error").text
 
 
-def test_a_team_stores_quarantine_in_a_real_browser(browser: WebDriver, pg_database: str) -> None:
+@pytest.fixture
+def team_database(request: pytest.FixtureRequest) -> str:
+    """The outer test's PostgreSQL database, or this process's own throwaway one."""
+    return OUTER_DATABASE or str(request.getfixturevalue("pg_database"))
+
+
+def test_a_team_stores_quarantine_in_a_real_browser(browser: WebDriver, team_database: str) -> None:
     """The page over a PostgreSQL tenant (``ui --store postgresql://…``): its held proposal is
     listed and approved from the page, and is then live in the tenant's schema."""
     held = QuarantineEntry(HELD_OK, "run-team", "repository_discovery",
                            ("instructions:download_not_run",),
                            make_draft("Pin the wheel cache in the team store"), "")  # fmt: skip
-    with PostgresStore(pg_database, tenant="browser", pool_size=2) as store:
+    with PostgresStore(team_database, tenant="browser", pool_size=2) as store:
         store.hold([held])
         with UiServer(UiData(None, [], remote=store)) as server:
             browser.get(server.login_url)

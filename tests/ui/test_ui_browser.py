@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+import pg_cluster
+
 pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
 CASES = Path(__file__).with_name("browser_cases.py")
@@ -58,16 +60,22 @@ def _namespace_command() -> list[str]:
 
 @pytest.mark.timeout(420)
 @pytest.mark.slow
-def test_the_browser_cases_pass_with_loopback_only(tmp_path: Path) -> None:
+def test_the_browser_cases_pass_with_loopback_only(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """Slow: a real headless Chromium, in a network namespace of its own, goes through every
-    browser case. Its temporary folders stay in this test's (see tests/inner_pytest.py)."""
+    browser case. Its temporary folders stay in this test's (see tests/inner_pytest.py); its
+    team store case uses this process's PostgreSQL database (see ``ui.browser_cases``)."""
+    env = dict(os.environ)
+    if pg_cluster.unavailable() is None:
+        env["AM_BROWSER_PG_URL"] = request.getfixturevalue("pg_database")
     command = [
         *_namespace_command(),
         sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
         f"--basetemp={tmp_path / 'basetemp'}", str(CASES),
     ]  # fmt: skip
     done = subprocess.run(
-        command, cwd=REPO, capture_output=True, text=True, timeout=400, check=False
+        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=400, check=False
     )
     report = done.stdout[-6000:] + done.stderr[-2000:]
     assert done.returncode == 0, report

@@ -18,6 +18,7 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.store.sqlite import SqliteStore
 from active_memory.ui import shared_reads
 from active_memory.ui.views import UiData
+from checkouts import built_once, copy_built
 from cli_runner import run_cli
 
 SETTINGS = "lesson-01JWNF15X00000000000000002"
@@ -26,9 +27,16 @@ GRAPH = "lesson-01JWNF15X00000000000000001"
 
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
-    folder = tmp_path / "demo"
+    """A private copy of the demo's two runs and store, made once per test process (a run of
+    the demo is about 0.6 CPU-s, a copy a tenth of that): one test publishes to the store and
+    another touches a run file, so none shares a folder with another."""
+    template, _ = built_once("impact-demo", _run_demo)
+    copy_built(template, tmp_path / "demo", ("first/checkout", "second/checkout"))
+    return tmp_path / "demo"
+
+
+def _run_demo(folder: Path) -> None:
     asyncio.run(run_demo(folder))
-    return folder
 
 
 @pytest.fixture

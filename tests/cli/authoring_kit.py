@@ -1,14 +1,19 @@
-"""The demo's two runs unpacked for CLI tests, and a CLI runner."""
+"""The demo's two runs unpacked for CLI tests, a CLI runner, and the isolation a fixture
+shared by a module builds under."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from click.testing import Result
 
 from active_memory.demo import load_bundle
 from checkouts import materialized
 from cli_runner import run_cli
+from isolation import NetworkGuard, isolate_environment
 
 DATES = {"first": "1748772000 +0000", "second": "1749376800 +0000"}
 
@@ -28,3 +33,15 @@ def demo_runs(root: Path) -> tuple[Path, Path]:
 
 def replay(run: Path, store: Path, *extra: str | Path) -> Result:
     return cli("postmortem", run, "--provider", "replay", "--store", store, *extra)
+
+
+@contextmanager
+def isolated_build(root: Path) -> Iterator[None]:
+    """What the autouse fixtures give each test, for a module- or session-scoped fixture that
+    builds before any of them runs: state directories under ``root`` and no network."""
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_environment(patch, root)
+        guard = NetworkGuard()
+        guard.install(patch)
+        yield
+    assert not guard.attempts, guard.attempts

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from active_memory.models.runs import RunRecord
-from cli_runner import run_cli
 from cli.authoring_kit import isolated_build
+from cli_runner import run_cli
 from ledger.ledger_kit import G1, R1, R2, three_runs
 
 pytestmark = pytest.mark.timeout(60)

@@ -11,7 +11,7 @@ import pytest
 from active_memory.admission import load_contract, wire_schema
 from active_memory.agents.prompts import load_prompt
 from active_memory.data_folders import shipped_folder
-from cli.authoring_kit import cli, demo_runs, replay
+from cli.authoring_kit import cli, demo_runs, first_published
 from folder_copies import shipped_copy
 
 PROMPT = ("specialist", "prompt", "graph_discovery")
@@ -198,9 +198,9 @@ def test_the_text_output_is_the_system_prompt_the_first_message_and_the_tools(
 def test_a_maintenance_prompt_after_the_first_postmortem_is_what_the_model_received(
     tmp_path: Path,
 ) -> None:
-    first, second = demo_runs(tmp_path)
+    _, second = demo_runs(tmp_path)
     store = tmp_path / "s.sqlite3"
-    assert replay(first, store, "--ids", "sequential").exit_code == 0
+    first_published(store)
     result = cli("specialist", "prompt", "repository_maintenance", second, "--json",
                  "--store", store)  # fmt: skip
     assert result.exit_code == 0, result.stderr

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from active_memory.demo import run_demo
+from cli.authoring_kit import isolated_build
 from cli_runner import run_cli
 
 FIRST, SECOND = "run-20250601-retry-and-review", "run-20250601-clean-success"
@@ -23,7 +24,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import asyncio
 
     folder = tmp_path_factory.mktemp("impact") / "demo"
-    asyncio.run(run_demo(folder))
+    with isolated_build(tmp_path_factory.mktemp("isolated")):
+        asyncio.run(run_demo(folder))
     return folder
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from active_memory.store.sqlite import SqliteStore
-from cli.authoring_kit import cli, demo_runs, replay
+from cli.authoring_kit import cli, demo_runs, first_published, replay
 from folder_copies import shipped_copy
 
 
@@ -40,7 +40,7 @@ def test_random_ids_make_the_second_demo_run_differ_from_its_recording(tmp_path:
 def test_sequential_ids_continue_after_the_ones_the_store_holds(tmp_path: Path) -> None:
     first, _ = demo_runs(tmp_path)
     store = tmp_path / "s.sqlite3"
-    assert replay(first, store, "--ids", "sequential").exit_code == 0
+    first_published(store)
     again = replay(first, store, "--ids", "sequential", "--allow-changed", "--json")
     report = json.loads(again.stdout)
     created = sorted(c["id"] for c in report["changes"])
@@ -89,9 +89,9 @@ def test_a_prompt_edit_fails_a_strict_replay_naming_the_prompt(tmp_path: Path) -
 
 
 def test_supplied_lessons_pin_what_maintenance_reviews(tmp_path: Path) -> None:
-    first, second = demo_runs(tmp_path)
+    _, second = demo_runs(tmp_path)
     store = tmp_path / "s.sqlite3"
-    assert replay(first, store, "--ids", "sequential").exit_code == 0
+    first_published(store)
     exported = tmp_path / "lessons.jsonl"
     exported.write_text(cli("lessons", "export", "--store", store).stdout)
     fresh = tmp_path / "fresh.sqlite3"

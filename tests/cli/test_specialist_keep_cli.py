@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from active_memory.store.sqlite import SqliteStore
-from cli.authoring_kit import cli, demo_runs, replay
+from cli.authoring_kit import cli, demo_runs, first_published, replay
 
 STALE = "lesson-01JWNF15X00000000000000003"  # files docs/configuration.md, src/app/config.py
 
@@ -68,11 +68,11 @@ def _keep(lesson_id: str) -> dict[str, Any]:
 
 
 def _published(tmp_path: Path, name: str = "s.sqlite3") -> tuple[Path, Path]:
-    first, second = (tmp_path / "first", tmp_path / "second")
+    second = tmp_path / "second"
     if not second.exists():
-        first, second = demo_runs(tmp_path)
+        _, second = demo_runs(tmp_path)
     store = tmp_path / name
-    assert replay(first, store, "--ids", "sequential").exit_code == 0
+    first_published(store)
     with SqliteStore(store) as opened:
         assert STALE in {lesson.id for lesson in opened.list_lessons()}
     return second, store

@@ -17,6 +17,7 @@ from typing import Any
 import git
 
 from active_memory.evidence.sources import open_run_source
+from checkouts import built_once, copy_built
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CLAUDE = FIXTURES / "claude" / "inline-sidechain.jsonl"
@@ -31,7 +32,16 @@ HOUR = 3600.0
 
 
 def make_repo(path: Path, remote: str | None) -> Path:
-    """A clean checkout with one commit (a settings module and its test), and ``origin``."""
+    """A clean checkout with one commit (a settings module and its test), and ``origin``.
+
+    Built once per test process for each ``remote`` and copied: a copy costs about half the
+    CPU of a new repository, and tests make a hundred of them."""
+    template, _ = built_once(f"history-init {remote}", lambda folder: _new_repo(folder, remote))
+    copy_built(template, path, ["."])
+    return path
+
+
+def _new_repo(path: Path, remote: str | None) -> Path:
     repo = git.Repo.init(path)
     with repo.config_writer() as config:
         config.set_value("user", "name", "Test")

@@ -13,7 +13,7 @@ from active_memory.postmortem.entry import run_postmortem, sequential_ids
 from active_memory.postmortem.options import PostmortemOptions
 from active_memory.runlog import RunLog
 from active_memory.testing import ScriptedProvider
-from checkouts import materialized
+from checkouts import built_once, copy_built, materialized
 from fixture_runs import RUNS
 from postmortem.postmortem_kit import (
     SECOND_DATE,
@@ -29,6 +29,7 @@ from postmortem.postmortem_kit import (
     store_at,
 )
 
+_FOLDERS = ("first", "second", "third")
 G1 = "lesson-01JWAG00000000000000000001"
 R1 = "lesson-01JWAR00000000000000000001"
 R2 = "lesson-01JWAR00000000000000000002"
@@ -112,3 +113,11 @@ def record_three_runs(tmp_path: Path) -> list[RunRecord]:
         )
     )  # fmt: skip
     return [a, b, c]
+
+
+def three_runs(destination: Path) -> list[RunRecord]:
+    """What ``record_three_runs(destination)`` leaves, built once per test process (three
+    postmortems, about a CPU-second) and copied: the ledger reads the same folders and store."""
+    template, _ = built_once("ledger-three-runs", record_three_runs)
+    copy_built(template, destination, [f"{name}/checkout" for name in _FOLDERS])
+    return [load_run_record(destination / name) for name in _FOLDERS]

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from active_memory.models.runs import RunRecord
+from cli.authoring_kit import isolated_build
 from cli_runner import run_cli
-from ledger.ledger_kit import G1, R1, R2, record_three_runs
+from ledger.ledger_kit import G1, R1, R2, three_runs
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -17,7 +18,8 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[RunRecord]]:
     tmp_path = tmp_path_factory.mktemp("ledger-cli")
-    return tmp_path, record_three_runs(tmp_path)
+    with isolated_build(tmp_path_factory.mktemp("isolated")):
+        return tmp_path, three_runs(tmp_path)
 
 
 def _stats(tmp_path: Path, *args: str) -> tuple[int, str, str]:

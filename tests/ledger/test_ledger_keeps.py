@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from active_memory.ledger import LessonLedger, ledgers, load_sources
-from ledger.ledger_kit import G1, R1, R2, record_three_runs
+from cli.authoring_kit import isolated_build
+from ledger.ledger_kit import G1, R1, R2, three_runs
 from postmortem.postmortem_kit import store_at
 
 pytestmark = pytest.mark.timeout(60)
@@ -23,7 +24,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     """The three runs as an older postmortem wrote them (no keep_ids, no dry_run in the run
     logs and reports): the first and third run ids."""
     tmp_path = tmp_path_factory.mktemp("keeps")
-    a, _, c = record_three_runs(tmp_path)
+    with isolated_build(tmp_path_factory.mktemp("isolated")):
+        a, _, c = three_runs(tmp_path)
     _as_older_postmortems(tmp_path)
     return tmp_path, a.run_id, c.run_id
 

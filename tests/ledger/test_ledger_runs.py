@@ -10,7 +10,8 @@ import pytest
 
 from active_memory.ledger import LessonLedger, ledgers, lesson_ledger, load_sources
 from active_memory.models.runs import RunRecord
-from ledger.ledger_kit import G1, R1, R2, record_three_runs
+from cli.authoring_kit import isolated_build
+from ledger.ledger_kit import G1, R1, R2, three_runs
 from postmortem.postmortem_kit import store_at
 
 pytestmark = pytest.mark.timeout(60)
@@ -19,7 +20,8 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[RunRecord]]:
     tmp_path = tmp_path_factory.mktemp("ledger")
-    return tmp_path, record_three_runs(tmp_path)
+    with isolated_build(tmp_path_factory.mktemp("isolated")):
+        return tmp_path, three_runs(tmp_path)
 
 
 def _all(tmp_path: Path) -> dict[str, LessonLedger]:

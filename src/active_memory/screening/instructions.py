@@ -40,6 +40,7 @@ from functools import cache
 from active_memory.screening import authority, families
 from active_memory.screening.confusables import fold, mixed_script
 from active_memory.screening.context import harmless
+from active_memory.screening.detector_hints import hints as detector_hints
 from active_memory.screening.frame import character_problem, find_frame_tag
 from active_memory.screening.languages import find_foreign, may_hold_anchor
 from active_memory.screening.normalise import (
@@ -49,7 +50,6 @@ from active_memory.screening.normalise import (
     may_instruct,
     plain,
 )
-from active_memory.screening.required_literals import required_alternatives
 
 __all__ = ["INJECTION_KINDS", "WEAK_KINDS", "find_instruction", "find_instructions", "normalise"]
 
@@ -257,10 +257,12 @@ class _Gate:
 
 @cache
 def _gate() -> _Gate:
-    """Built on first use: a command that screens nothing never parses the patterns."""
+    """Built on first use: a command that screens nothing never reads the hints, which come
+    from ``detector_hints.json`` rather than a parse of every pattern
+    (:mod:`active_memory.screening.detector_hints`)."""
     hints = tuple(
         None if found is None else frozenset(found)
-        for found in (required_alternatives(pattern) for _, pattern, _ in _DETECTORS)
+        for found in (detector_hints(pattern) for _, pattern, _ in _DETECTORS)
     )
     return _Gate(hints, tuple(sorted({text for hint in hints if hint for text in hint})))
 

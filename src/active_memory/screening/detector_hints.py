@@ -4,7 +4,7 @@
 ``re._parser`` to prove which literals every match holds; for the ~20 detectors that parse was
 about 30 ms of every command that screens a text, paid again in each process. The results are
 kept in ``detector_hints.json``, keyed by a digest of each pattern's flags and source, and read
-in well under a millisecond.
+in well under a millisecond, without compiling the patterns.
 
 A pattern whose digest is not in the file (edited since the file was written) is parsed as
 before, so a stale file costs time, never a wrong hint.
@@ -27,9 +27,10 @@ __all__ = ["FILE_NAME", "derive", "hints", "pattern_key"]
 FILE_NAME = "detector_hints.json"
 
 
-def pattern_key(pattern: re.Pattern[str]) -> str:
-    """What the file keys ``pattern`` by: any change to its source or flags changes it."""
-    return hashlib.sha256(f"{pattern.flags}:{pattern.pattern}".encode()).hexdigest()
+def pattern_key(source: str, flags: int = re.UNICODE) -> str:
+    """What the file keys a pattern by (its source and flags, ``re.UNICODE`` being what
+    ``re.compile`` gives a string without flags): any change to either changes the key."""
+    return hashlib.sha256(f"{flags}:{source}".encode()).hexdigest()
 
 
 @cache
@@ -38,11 +39,12 @@ def _table() -> dict[str, tuple[str, ...] | None]:
     return {key: None if found is None else tuple(found) for key, found in json.loads(text).items()}
 
 
-def hints(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
-    """``required_alternatives(pattern)``, from the file when it holds the pattern."""
+def hints(source: str) -> tuple[str, ...] | None:
+    """``required_alternatives(re.compile(source))``, from the file when it holds the pattern
+    (then the pattern is not compiled here)."""
     table = _table()
-    key = pattern_key(pattern)
-    return table[key] if key in table else required_alternatives(pattern)
+    key = pattern_key(source)
+    return table[key] if key in table else required_alternatives(re.compile(source))
 
 
 def derive(patterns: list[re.Pattern[str]]) -> dict[str, list[str] | None]:
@@ -50,5 +52,5 @@ def derive(patterns: list[re.Pattern[str]]) -> dict[str, list[str] | None]:
     table: dict[str, list[str] | None] = {}
     for pattern in patterns:
         found = required_alternatives(pattern)
-        table[pattern_key(pattern)] = None if found is None else list(found)
+        table[pattern_key(pattern.pattern, pattern.flags)] = None if found is None else list(found)
     return table

@@ -17,6 +17,7 @@ from active_memory.screening.required_literals import required_alternatives
 from screening.corpus_texts import CARD_TEXTS
 
 DETECTORS = instructions._DETECTORS
+SOURCES = instructions._SOURCES
 
 
 def test_a_branch_needs_one_of_its_arms_and_a_sequence_its_best_part() -> None:
@@ -75,6 +76,9 @@ def test_the_hints_file_holds_every_detectors_hints_as_the_parse_gives_them() ->
     assert written == detector_hints.derive([pattern for _, pattern, _ in DETECTORS]), (
         "a detector changed: run `PYTHONPATH=src python tests/screening/rewrite_detector_hints.py`"
     )
+    # The screen reads every detector's hints from the file, by source, compiling nothing.
+    table = detector_hints._table()
+    assert all(detector_hints.pattern_key(source) in table for _, source, _ in SOURCES)
     gate = instructions._gate()
     assert gate.hints == tuple(
         None if found is None else frozenset(found)

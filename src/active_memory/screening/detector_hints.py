@@ -27,10 +27,10 @@ __all__ = ["FILE_NAME", "derive", "hints", "pattern_key"]
 FILE_NAME = "detector_hints.json"
 
 
-def pattern_key(source: str, flags: int = re.UNICODE) -> str:
+def pattern_key(source: str, flags: int = int(re.UNICODE)) -> str:
     """What the file keys a pattern by (its source and flags, ``re.UNICODE`` being what
     ``re.compile`` gives a string without flags): any change to either changes the key."""
-    return hashlib.sha256(f"{flags}:{source}".encode()).hexdigest()
+    return hashlib.sha256(f"{int(flags)}:{source}".encode()).hexdigest()  # 32, not "re.UNICODE"
 
 
 @cache

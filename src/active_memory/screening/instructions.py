@@ -195,7 +195,7 @@ _ENCODED_EXECUTION = (
 
 # (kind, pattern source, whether a preceding negation turns it into a warning). Each source is
 # compiled the first time a text holds one of its hints (:func:`_pattern`): compiling all of
-# them was a fifth of a screening command's start-up, and most texts open few of them.
+# them at import cost about 35 ms CPU a process, and an eval run's texts open 8 of the 21.
 _SOURCES: tuple[tuple[str, str, bool], ...] = (
     ("override_instructions", _OVERRIDE, False),
     ("abandon_task", _ABANDON_TASK, False),

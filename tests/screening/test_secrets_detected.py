@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
+from importlib import resources
+
 import pytest
 
 from active_memory.evidence.redact import redact_text
+from active_memory.screening import detectors
 from active_memory.screening.secrets import detected_kinds, find_credential, find_secret
 
 # Obviously fake values in each provider's real format.
@@ -94,3 +99,27 @@ def test_vault_tokens_and_newer_mailgun_keys_are_named_formats(text: str, kind: 
 def test_redaction_of_a_prose_password_takes_its_trailing_punctuation(end: str) -> None:
     redacted = redact_text(f"the password is Hunter2Blue{end} ok")
     assert redacted == "the password is [redacted:password-in-prose] ok"
+
+
+def test_the_patterns_file_holds_what_the_installed_plugins_give() -> None:
+    live = detectors.live_patterns()
+    written = json.loads(
+        resources.files("active_memory.screening").joinpath(detectors.PATTERNS_FILE).read_text()
+    )
+    rewrite = "PYTHONPATH=src python tests/screening/rewrite_detector_hints.py"
+    assert written == detectors.patterns_table(live), f"detect-secrets changed: run `{rewrite}`"
+    # Compiled from the file, every pattern equals the plugin's (same source and flags).
+    assert detectors.plugin_patterns() == live
+
+
+def test_another_release_of_detect_secrets_is_read_from_its_plugins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(detectors, "_installed_version", lambda: "0.0.0-other")
+    from_plugins = (detectors.PluginPattern("OtherDetector", "other", re.compile("other")),)
+    monkeypatch.setattr(detectors, "live_patterns", lambda: from_plugins)
+    detectors.plugin_patterns.cache_clear()
+    try:
+        assert detectors.plugin_patterns() == from_plugins
+    finally:
+        detectors.plugin_patterns.cache_clear()

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import click
 
-from active_memory.cli.entry import EXIT_INTERRUPTED, INTERRUPTED_WHILE_STARTING
+from active_memory.cli.entry import EXIT_INTERRUPTED, INTERRUPTED_WHILE_STARTING, end_start_up
 
 __all__ = ["Lazy", "LazyGroup"]
 
@@ -44,6 +44,14 @@ class LazyGroup(click.Group):
         if cmd_name in self.lazy and cmd_name not in self.commands:
             self.add_command(_load(self.lazy[cmd_name].target), cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if not isinstance(command, LazyGroup):
+            end_start_up()  # the command to run and its modules are loaded (cli/entry.py)
+        return name, command, rest
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # click's own version calls get_command for every name, which would import them all. A

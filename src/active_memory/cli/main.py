@@ -65,4 +65,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    from active_memory.cli.entry import run_paused
+
+    run_paused(main)  # started as the console script starts, the collector off while loading

@@ -17,11 +17,12 @@ instruction family. Three shapes:
 A subject that is not a judge keeps ordinary sentences out: "the fake gateway should always
 return success" is about a test double, "reply to every review comment" names no verdict.
 Gaps are bounded, so matching stays linear on hostile input.
+
+The patterns are sources (strings): :mod:`active_memory.screening.instructions` compiles each
+the first time a text could match it, so a command compiles only those its texts need.
 """
 
 from __future__ import annotations
-
-import re
 
 __all__ = ["FAKED_GROUNDS", "FORCED_VERDICT", "NEVER_REJECT", "ROLE_CHANGE"]
 
@@ -84,7 +85,7 @@ _UNCONDITIONAL = (
 )
 
 _ALWAYS = r"(?:always|unconditionally|automatically|blindly|invariably)\s+(?:just\s+)?"
-FORCED_VERDICT = re.compile(
+FORCED_VERDICT = (
     # Always, unconditionally: approve, mark as done.
     r"\b"
     + _ALWAYS
@@ -163,7 +164,7 @@ FORCED_VERDICT = re.compile(
 )
 # "Never reject", "never answer REJECT", "do not report any failures": negation is the attack
 # here (unless it sets a condition: "never reject a PR without a comment").
-NEVER_REJECT = re.compile(
+NEVER_REJECT = (
     r"\b(?:never|do\s+not|don't|must\s+not|should\s+not)\s+(?:ever\s+)?(?:reject|request\s+changes"
     r"|block\s+(?:the\s+)?(?:pr|merge|pull\s+request|change)|report\s+(?:any\s+)?(?:failures?|"
     r"failing\s+tests|issues|problems|bugs|vulnerabilit(?:y|ies)|findings)|flag\s+(?:any\s+)?"
@@ -172,7 +173,7 @@ NEVER_REJECT = re.compile(
     r"(?![^.]{0,60}\b(?:without|unless|before|until|as\s+regressions?|first)\b)"
 )
 # Telling the judge the checks passed so it need not look.
-FAKED_GROUNDS = re.compile(
+FAKED_GROUNDS = (
     r"\b(?:tell|inform|assure|convince|notify|let)\s+(?:the\s+)?(?:"
     + _JUDGE
     + r"|user|maintainers?|team)\s+(?:know\s+)?(?:that\s+)?[^.;]{0,60}?(?:"
@@ -188,7 +189,7 @@ _ROLE = (
     r"(?:reviewer|lead|maintainer|owner|admin(?:istrator)?|root|superuser|approver|verifier|"
     r"judge|grader|orchestrator|operator|supervisor|gatekeeper|arbiter|authority|decider)"
 )
-ROLE_CHANGE = re.compile(
+ROLE_CHANGE = (
     r"\byou\s+are\s+(?:now\s+)?(?:the|a|an|our|my)\s+(?:new\s+)?(?:[\w-]+\s+){0,2}?"
     + _ROLE
     + r"s?\b[^.;]{0,20}?\b(?:now|from\s+now\s+on|henceforth|going\s+forward|from\s+here\s+on|"

@@ -13,18 +13,34 @@ prefix and relies on decoding; our own ``jwt`` format needs three segments) and
 ``ArtifactoryDetector`` (its ``AP[0-9A-F]…`` pattern matches ordinary CamelCase names such as
 ``APBackupService``).
 
-Loading detect-secrets costs a tenth of a second, so nothing is imported until the first scan.
+Loading detect-secrets costs a tenth of a second (its plugins' base imports ``requests``), so
+nothing is imported until the first scan, and then only when the installed release is not the
+one ``detect_secrets_patterns.json`` was written from: that file holds the kept plugins' patterns
+(source and flags) and kinds as the plugins gave them, so a command compiles 42 patterns (about
+5 ms) instead. ``tests/screening/test_secrets_detected.py`` checks the file equals what the
+installed plugins give; ``tests/screening/rewrite_detector_hints.py`` writes it.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 import re
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
+from typing import Any
 
-__all__ = ["PluginPattern", "plugin_patterns"]
+__all__ = [
+    "PATTERNS_FILE",
+    "PluginPattern",
+    "live_patterns",
+    "patterns_table",
+    "plugin_patterns",
+]
+
+PATTERNS_FILE = "detect_secrets_patterns.json"
 
 _LEFT_OUT = frozenset({"IPPublicDetector", "JwtTokenDetector", "ArtifactoryDetector"})
 
@@ -50,7 +66,40 @@ def _kind(secret_type: str) -> str:
 
 @cache
 def plugin_patterns() -> tuple[PluginPattern, ...]:
-    """Every kept plugin's patterns, ordered by plugin class name (stable across runs)."""
+    """Every kept plugin's patterns, ordered by plugin class name (stable across runs): from
+    :data:`PATTERNS_FILE` when it was written from the installed release, else from the
+    plugins themselves."""
+    text = resources.files("active_memory.screening").joinpath(PATTERNS_FILE).read_text("utf-8")
+    written = json.loads(text)
+    if written["version"] != _installed_version():
+        return live_patterns()
+    return tuple(
+        PluginPattern(plugin, kind, re.compile(source, flags))
+        for plugin, kind, source, flags in written["patterns"]
+    )
+
+
+def _installed_version() -> str | None:
+    import importlib.metadata  # here: a command that never scans does not load it
+
+    try:
+        return importlib.metadata.version("detect-secrets")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def patterns_table(patterns: tuple[PluginPattern, ...]) -> dict[str, Any]:
+    """What :data:`PATTERNS_FILE` holds for ``patterns`` of the installed release."""
+    return {
+        "version": _installed_version(),
+        "patterns": [
+            [item.plugin, item.kind, item.pattern.pattern, item.pattern.flags] for item in patterns
+        ],
+    }
+
+
+def live_patterns() -> tuple[PluginPattern, ...]:
+    """The kept plugins' patterns, read from the imported plugins."""
     import detect_secrets.plugins as plugins
     from detect_secrets.plugins.base import RegexBasedDetector
 

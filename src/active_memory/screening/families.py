@@ -11,11 +11,12 @@ bounded, so matching stays linear on hostile input.
 Some patterns are *weak*: they name something an attack needs (a credential file read, a shell
 start-up file, a remote download) without the rest of it. Those quarantine a lesson for a
 person to review instead of refusing it (see :data:`WEAK_KINDS`).
+
+The patterns are sources (strings): :mod:`active_memory.screening.instructions` compiles each
+the first time a text could match it, so a command compiles only those its texts need.
 """
 
 from __future__ import annotations
-
-import re
 
 __all__ = [
     "CREDENTIAL_FILE",
@@ -109,8 +110,8 @@ _SUBSTITUTION = (
     r"(?:token|secret|key|pass|env|cred))"
 )
 # Reading a credential file: strong when it goes somewhere, weak on its own.
-CREDENTIAL_FILE = re.compile(rf"\b{_READ}\b[^.;|]{{0,60}}?{_SECRET_FILE}")
-EXFILTRATION_EXTRA = re.compile(
+CREDENTIAL_FILE = rf"\b{_READ}\b[^.;|]{{0,60}}?{_SECRET_FILE}"
+EXFILTRATION_EXTRA = (
     # Put the contents of .env into the PR description; include the output of env in the summary.
     rf"\b{_DISCLOSE}\b[^.;]{{0,60}}?{_PRIVATE}[^.;]{{0,80}}?{_SINK}"
     rf"|\b{_SHOW}\s+(?:out\s+)?{_ENVIRONMENT}[^.;]{{0,60}}?{_SINK}"
@@ -144,7 +145,7 @@ _OUTSIDE = (
 )
 # Sending a credential file or the environment anywhere at all; or reading one, then sending
 # what was read outside.
-EXFILTRATION_SEND = re.compile(
+EXFILTRATION_SEND = (
     rf"\b{_SEND}\b[^.;]{{0,60}}?(?:{_SECRET_FILE}|{_PRINTED}|{_ENVIRONMENT})"
     r"[^;]{0,80}?\b(?:to|into|onto|at)\b"
     + rf"|{_SECRET_FILE}[^.;]{{0,60}}?(?:\band\b|\bthen\b|&&|\|)\s*(?:\w+\s+){{0,2}}?{_SEND}\b"
@@ -152,7 +153,7 @@ EXFILTRATION_SEND = re.compile(
 )
 # Persistence: authorized_keys, cron or launch agents that run a payload, shell start-up files
 # that fetch or run something.
-PERSISTENCE = re.compile(
+PERSISTENCE = (
     r"(?:>>?|\btee\s+(?:-a\s+)?|\b(?:add|append|write|put|copy|insert|install)\b[^.;]{0,60}?\b"
     r"(?:to|into|in)\s+)[^.;]{0,20}?(?:~|\$home|/root|/home/[\w.-]{1,32})?/?\.ssh/authorized_keys"
     r"|\bauthorized_keys2?\b[^.;]{0,40}?(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2)"
@@ -168,7 +169,7 @@ PERSISTENCE = re.compile(
     r"|/dev/tcp/|\bnc\s+-[a-z]*e\s|\bbash\s+-i\s+>&"
 )
 # A start-up file, a cron entry or a launch agent on its own: weak (setting PATH is ordinary).
-SHELL_STARTUP = re.compile(
+SHELL_STARTUP = (
     r"(?:>>?|\btee\s+-a|\b(?:add|append|put|insert|edit|modify|write)\b[^.;]{0,60}?\b(?:to|into|"
     r"in)\b)[^.;]{0,40}?(?:~|\$home)?/?\.(?:bashrc|zshrc|profile|bash_profile|zprofile|zshenv)\b"
     r"|\bcrontab\s+(?:-e\b|-(?=\s|$))|/etc/cron|\blaunchctl\s+load\b|launchagents/|systemctl\s+--user\s+"
@@ -176,7 +177,7 @@ SHELL_STARTUP = re.compile(
 )
 # Destruction: home or root deleted, a protected branch force-pushed or deleted, disks wiped.
 _PROTECTED = r"(?:main|master|trunk|develop|release[\w./-]{0,40}|production|prod|stable|live)\b"
-DESTRUCTIVE = re.compile(
+DESTRUCTIVE = (
     r"\brm\s+(?:-[a-z]*\s+|--[a-z-]+\s+){0,4}(?:\"|')?(?:(?:~|\$home|\$\{home\})/?\*?|/|/\*|\.\.?/?\*?"
     r"|/(?:etc|usr|var|home|boot|bin|lib|opt|root)\b/?\*?|\.git)(?:\"|')?(?=\s|$|[;&|),]|\.(?:\s|$))"
     r"|--no-preserve-root\b"
@@ -196,13 +197,13 @@ DESTRUCTIVE = re.compile(
     r"[^;&|]{0,40}?(?:--force|-f)\b"
 )
 # Signing turned off: commits and tags that no longer prove who wrote them.
-DISABLE_SIGNING = re.compile(
+DISABLE_SIGNING = (
     r"\b(?:commit|tag)\.gpgsign\s*(?:=\s*|\s+)(?:false|0|no|off)\b|--no-gpg-sign\b|--no-sign\b"
     r"|\b(?:disable|turn\s+off|skip|bypass|remove|switch\s+off)\s+(?:the\s+)?(?:commit\s+|tag\s+|"
     r"gpg\s+|git\s+)?(?:signing|signatures?|gpg\s+signing|signed\s+commits)\b"
 )
 # Running code fetched on the spot, in the forms instructions.py does not spell.
-REMOTE_EXECUTION_EXTRA = re.compile(
+REMOTE_EXECUTION_EXTRA = (
     r"\b(?:source|\.)\s+<\(\s*(?:curl|wget)\b"
     r"|\beval\s+[\"']?\$\(\s*(?:curl|wget|iwr|irm)\b"
     r"|\b(?:python\d?|node|perl|ruby)\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b"

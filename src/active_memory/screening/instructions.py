@@ -40,6 +40,7 @@ from functools import cache
 from active_memory.screening import authority, families
 from active_memory.screening.confusables import fold, mixed_script
 from active_memory.screening.context import harmless
+from active_memory.screening.detector_hints import hints as detector_hints
 from active_memory.screening.frame import character_problem, find_frame_tag
 from active_memory.screening.languages import find_foreign, may_hold_anchor
 from active_memory.screening.normalise import (
@@ -49,7 +50,6 @@ from active_memory.screening.normalise import (
     may_instruct,
     plain,
 )
-from active_memory.screening.required_literals import required_alternatives
 
 __all__ = ["INJECTION_KINDS", "WEAK_KINDS", "find_instruction", "find_instructions", "normalise"]
 
@@ -58,7 +58,7 @@ _REMOTE_HOST = r"https?://(?!(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])
 _DROP = r"(?:ignore|disregard|forget|override|overrule|discard|set\s+aside)"
 _TASK_ADJECTIVE = r"(?:(?:current|original|assigned|given|actual|real|authored|main|user'?s?)\s+)?"
 
-_OVERRIDE = re.compile(
+_OVERRIDE = (
     r"\b(?:ignore|disregard|forget|override|overrule)\s+(?:all\s+|any\s+|every\s+)?(?:of\s+)?"
     r"(?:the\s+|your\s+|my\s+|these\s+|those\s+)?"
     r"(?:(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|developer|"
@@ -91,7 +91,7 @@ _OVERRIDE = re.compile(
     r"(?:context|conversation|guidance|orders|commands|tasks?|text|input)\b"
 )
 # Walking away from the authored task: "stop following the task and instead reply done".
-_ABANDON_TASK = re.compile(
+_ABANDON_TASK = (
     r"\b(?:stop|cease|quit|halt)\s+(?:following|obeying|doing|working\s+on|pursuing|executing|"
     r"performing)\s+(?:the\s+|your\s+|this\s+|that\s+|its\s+|any\s+|all\s+)?"
     + _TASK_ADJECTIVE
@@ -106,7 +106,7 @@ _ABANDON_TASK = re.compile(
     r"(?:with\s+)?(?:only\s+)?[\"'`]?(?:done|ok|okay|yes|approved?|lgtm|pass(?:ed)?|success|"
     r"complete[d]?)\b"
 )
-_ROLE_PLAY = re.compile(
+_ROLE_PLAY = (
     r"\byou\s+are\s+now\s+(?:a|an|the|in|my|no\s+longer)\b"
     r"|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"
     r"|\bpretend\s+(?:to\s+be|you\s+are|that\s+you)\b"
@@ -114,13 +114,13 @@ _ROLE_PLAY = re.compile(
     r"different|new)\b)"
     r"|\bjailbr(?:eak|oken)\b|\bdeveloper\s+mode\b|\bdan\s+mode\b"
 )
-_ROLE_TAG = re.compile(
+_ROLE_TAG = (
     r"<\s*/?\s*(?:system|assistant|developer|human|instructions?|active_memory|system[-_]reminder|"
     r"system[-_]prompt|im_start|im_end)\b[^>]{0,200}>"
     r"|<\|[a-z_]+\|>|\[/?inst\]|<<\s*/?sys\s*>>"
     r"|(?:^|[.!?]\s+)(?:system|assistant|human|developer)\s*:"
 )
-_REMOTE_EXECUTION = re.compile(
+_REMOTE_EXECUTION = (
     r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^|;&]{0,200}\|\s*"
     r"(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b"
     r"|\b(?:curl|wget|iwr|irm)\b[^|;&]{0,200}\|\s*(?:sudo\s+)?(?:python\d?|node|perl|ruby|iex|"
@@ -132,7 +132,7 @@ _REMOTE_EXECUTION = re.compile(
     r"|\b(?:pip3?|npm|pnpm|yarn|gem|cargo)\s+(?:install|add)\s+(?:[^\s]+\s+){0,8}?(?:git\+)?"
     + _REMOTE_HOST
 )
-_REMOTE_FETCH = re.compile(
+_REMOTE_FETCH = (
     r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|httpie|http)\b"
     r"[^.;|]{0,200}?\s" + _REMOTE_HOST
 )
@@ -141,7 +141,7 @@ _SENSITIVE = (
     r"(?:\s+variables?|\s+vars?)?|\.env\b|ssh\s+keys?|private\s+keys?|id_rsa|cookies?|\.aws\b|"
     r"\.netrc|kubeconfig|session\s+ids?)"
 )
-_EXFILTRATION = re.compile(
+_EXFILTRATION = (
     r"\b(?:send|upload|post|exfiltrate|transmit|forward|e-?mail|share|paste|leak|copy|sync|"
     r"report|submit)\b[^.]{0,80}?(?:\b|(?=\.))"
     + _SENSITIVE
@@ -156,7 +156,7 @@ _EXFILTRATION = re.compile(
     r"[\"']?@?[^\s]*(?:\.env|\.ssh|id_rsa|credentials|\.netrc|\.aws|/etc/passwd|\$\(env\)|"
     r"\$\(printenv\))"
 )
-_DISABLE_CHECKS = re.compile(
+_DISABLE_CHECKS = (
     r"--no-verify\b|\bcore\.hookspath\s*=?\s*/dev/null|\bhusky=0\b|\bhusky_skip_hooks\s*=\s*1\b"
     # git commit -n is --no-verify (for push and most other commands -n is a dry run).
     # Only options (and quoted messages) may sit between: "then pytest -n auto" is not git's.
@@ -182,7 +182,7 @@ _DECODE = (
     r"(?:base64|b64decode|b64_decode|atob|frombase64string|xxd\s+-r|unhexlify|fromhex|"
     r"codecs\.decode|decompress|marshal\.loads|gunzip|rot13)"
 )
-_ENCODED_EXECUTION = re.compile(
+_ENCODED_EXECUTION = (
     r"\b(?:eval|exec|iex|invoke-expression)\s*\([^;&]{0,200}?"
     + _DECODE
     + r"|\b(?:eval|exec|source|iex)\s+[\"'`]?(?:\$\(|`)[^;&]{0,200}?"
@@ -193,8 +193,10 @@ _ENCODED_EXECUTION = re.compile(
     r"|\b(?:ba|z)?sh\s+-c\s+[\"']?\$\([^)]{0,200}?" + _DECODE
 )
 
-# (kind, pattern, whether a preceding negation turns it into a warning)
-_DETECTORS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
+# (kind, pattern source, whether a preceding negation turns it into a warning). Each source is
+# compiled the first time a text holds one of its hints (:func:`_pattern`): compiling all of
+# them at import cost about 35 ms CPU a process, and an eval run's texts open 8 of the 21.
+_SOURCES: tuple[tuple[str, str, bool], ...] = (
     ("override_instructions", _OVERRIDE, False),
     ("abandon_task", _ABANDON_TASK, False),
     ("role_tag", _ROLE_TAG, False),
@@ -224,7 +226,7 @@ WEAK_KINDS: frozenset[str] = frozenset(
 INJECTION_KINDS: tuple[str, ...] = (
     "control_character",
     "format_character",
-    *dict.fromkeys(kind for kind, _, _ in _DETECTORS),
+    *dict.fromkeys(kind for kind, _, _ in _SOURCES),
     "encoded_instruction",
     "mixed_script",
 )
@@ -256,11 +258,27 @@ class _Gate:
 
 
 @cache
+def _pattern(index: int) -> re.Pattern[str]:
+    return re.compile(_SOURCES[index][1])
+
+
+def __getattr__(name: str) -> object:
+    # Every detector compiled, for the tests that prove each pattern's hints on a corpus.
+    if name == "_DETECTORS":
+        return tuple(
+            (kind, _pattern(i), negatable) for i, (kind, _, negatable) in enumerate(_SOURCES)
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
 def _gate() -> _Gate:
-    """Built on first use: a command that screens nothing never parses the patterns."""
+    """Built on first use: a command that screens nothing never reads the hints, which come
+    from ``detector_hints.json`` rather than a parse of every pattern
+    (:mod:`active_memory.screening.detector_hints`)."""
     hints = tuple(
         None if found is None else frozenset(found)
-        for found in (required_alternatives(pattern) for _, pattern, _ in _DETECTORS)
+        for found in (detector_hints(source) for _, source, _ in _SOURCES)
     )
     return _Gate(hints, tuple(sorted({text for hint in hints if hint for text in hint})))
 
@@ -270,10 +288,10 @@ def _strong_kinds(folded: str) -> list[str]:
     kinds: list[str] = []
     gate = _gate()
     present = gate.present(folded)
-    for index, (kind, pattern, negatable) in enumerate(_DETECTORS):
+    for index, (kind, _, negatable) in enumerate(_SOURCES):
         if kind in WEAK_KINDS or kind in kinds or not gate.may_match(index, present):
             continue
-        for match in pattern.finditer(folded):
+        for match in _pattern(index).finditer(folded):
             if negatable and harmless(folded, match.start(), match.end()):
                 continue
             kinds.append(kind)
@@ -324,10 +342,10 @@ def find_instructions(text: str) -> tuple[str, ...]:
         return tuple(kinds)  # a weak signal adds nothing to a refusal
     gate = _gate()
     present = gate.present(folded)
-    for index, (kind, pattern, negatable) in enumerate(_DETECTORS):
+    for index, (kind, _, negatable) in enumerate(_SOURCES):
         if kind not in WEAK_KINDS or not gate.may_match(index, present):
             continue
-        for match in pattern.finditer(folded):
+        for match in _pattern(index).finditer(folded):
             if negatable and harmless(folded, match.start(), match.end()):
                 continue
             return (kind,)

@@ -17,11 +17,13 @@ from active_memory.agents.providers.base import (
     RequestLabels,
     UserMessage,
 )
+from active_memory.agents.providers.replay import scrub
 from active_memory.agents.providers.retry import RetryPolicy
 from active_memory.agents.tool_loop import Session, SessionResult
 from active_memory.agents.tools import Toolbox
 from active_memory.errors import ReplayChanged, ReplayMismatch
 from active_memory.models.runs import Binding
+from active_memory.screening.redaction_marks import redaction_mark
 from active_memory.screening.verdict import screen_texts
 from active_memory.testing import (
     RecordingProvider,
@@ -384,3 +386,19 @@ async def test_a_line_appended_to_the_prompt_is_shown_as_added(
     assert str(caught.value).endswith(
         "first differing part system: line 2 on added: '\\nBe brief.'"
     )
+
+
+def test_a_text_scrubbed_again_is_scrubbed_as_the_first_time_with_each_calls_marker() -> None:
+    # Each distinct text is redacted once per process (every turn repeats the earlier ones);
+    # the marker is part of what is remembered, so a request's and an answer's marks differ.
+    leaky = {
+        "text": "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+        "turns": ["custom s3cr3t-value"],
+    }
+    first = scrub(leaky, secrets=["s3cr3t-value"])
+    assert first == {"text": "key [REDACTED]", "turns": ["custom [REDACTED]"]}
+    assert scrub(leaky, secrets=["s3cr3t-value"]) == first
+    assert scrub(leaky, marker=redaction_mark) == {
+        "text": "key [redacted:anthropic-key]",
+        "turns": ["custom s3cr3t-value"],
+    }

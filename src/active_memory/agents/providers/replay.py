@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,15 @@ def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
+@lru_cache(maxsize=512)
+def _redacted(text: str, marker: Callable[[str], str]) -> str:
+    """``redact_credentials`` of ``text``, once per process for each text: every turn of a
+    session repeats the system prompt, the evidence and the earlier messages, and redacting
+    each again was most of a replayed command's scrubbing (421 calls for one eval run).
+    The result depends on the text and the marker alone, so the memo changes no output."""
+    return redact_credentials(text, marker)[0]
+
+
 def scrub(value: Any, secrets: Iterable[str] = (), marker: Callable[[str], str] = _marker) -> Any:
     """``value`` with the given secret values and every credential format admission knows
     (:mod:`active_memory.screening.secrets`) replaced by ``marker(kind)`` (the given values'
@@ -76,7 +86,7 @@ def scrub(value: Any, secrets: Iterable[str] = (), marker: Callable[[str], str] 
 
     def scrubbed(text: str) -> str:
         # Formats first, so a given value that has a known format keeps its kind in the mark.
-        redacted, _ = redact_credentials(text, marker)
+        redacted = _redacted(text, marker)
         for secret in known:
             redacted = redacted.replace(secret, marker("api_key"))
         return redacted

@@ -102,14 +102,18 @@ def test_redaction_of_a_prose_password_takes_its_trailing_punctuation(end: str) 
 
 
 def test_the_patterns_file_holds_what_the_installed_plugins_give() -> None:
+    """For the release the file was written from, the file is those plugins' patterns. Any
+    other release (detect-secrets has no upper bound: a runtime dependency) is read from its
+    plugins, so a new release upstream changes what is screened, never turns this test red."""
     live = detectors.live_patterns()
     written = json.loads(
         resources.files("active_memory.screening").joinpath(detectors.PATTERNS_FILE).read_text()
     )
-    rewrite = "PYTHONPATH=src python tests/screening/rewrite_detector_hints.py"
-    assert written == detectors.patterns_table(live), f"detect-secrets changed: run `{rewrite}`"
-    # Compiled from the file, every pattern equals the plugin's (same source and flags).
+    # Compiled from the file or read from the plugins, every pattern equals the plugin's.
     assert detectors.plugin_patterns() == live
+    if written["version"] == detectors.patterns_table(live)["version"]:
+        rewrite = "PYTHONPATH=src python tests/screening/rewrite_detector_hints.py"
+        assert written == detectors.patterns_table(live), f"the file is stale: run `{rewrite}`"
 
 
 def test_another_release_of_detect_secrets_is_read_from_its_plugins(

@@ -166,3 +166,20 @@ def test_a_dirty_checkout_is_not_hashed_when_only_a_clean_one_is_wanted(
     assert not state.clean
     assert combined is None
     assert hashed == []
+
+
+def test_an_ancestry_question_runs_three_git_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shallowness and both commits' presence come from one rev-parse (it used to take three)."""
+    root = _committed(tmp_path / "repo")
+    first = _git(root, "rev-parse", "HEAD")
+    _git(root, "commit", "-q", "--allow-empty", "-m", "second")
+    second = _git(root, "rev-parse", "HEAD")
+    calls = _count_git(monkeypatch)
+    assert provenance.is_ancestor(root, first, second) is True
+    assert [args[0] for args in calls] == ["rev-parse", "config", "merge-base"]
+    assert provenance.is_ancestor(root, second, first) is False
+    calls.clear()
+    assert provenance.is_ancestor(root, "0" * 40, second) is None  # missing: no merge-base
+    assert [args[0] for args in calls] == ["rev-parse", "config"]

@@ -284,11 +284,6 @@ def inspect_and_fingerprint(
     return _inspect(path, fingerprinted=True, dirty=dirty)
 
 
-def _has_commit(repo: git.Repo, commit: str) -> bool:
-    status, _ = _git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
-    return status == 0
-
-
 def is_ancestor(repo_path: str | os.PathLike[str], old_commit: str, new_commit: str) -> bool | None:
     """Whether ``old_commit`` is an ancestor of (or equal to) ``new_commit``.
 
@@ -298,10 +293,10 @@ def is_ancestor(repo_path: str | os.PathLike[str], old_commit: str, new_commit: 
     repo = _open(repo_path)
     if repo is None or not (_COMMIT.fullmatch(old_commit) and _COMMIT.fullmatch(new_commit)):
         return None
-    _status, shallow = _git(repo, "rev-parse", "--is-shallow-repository")
-    if shallow.strip() == b"true" or _is_partial(repo):
-        return None
-    if not (_has_commit(repo, old_commit) and _has_commit(repo, new_commit)):
+    # One rev-parse: shallow, and whether both commits exist locally (it fails on a missing one).
+    commits = (f"{old_commit}^{{commit}}", f"{new_commit}^{{commit}}")
+    found, shallow = _git(repo, "rev-parse", "--is-shallow-repository", *commits, "--")
+    if shallow.startswith(b"true\n") or _is_partial(repo) or found != 0:
         return None
     status, _ = _git(repo, "merge-base", "--is-ancestor", old_commit, new_commit)
     if status in (0, 1):

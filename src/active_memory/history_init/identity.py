@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from active_memory.errors import LessonValidationError, ProvenanceError
-from active_memory.provenance import CheckoutState, fingerprint, inspect_checkout
+from active_memory.provenance import CheckoutState, inspect_and_fingerprint
 from active_memory.repository import find_checkout, local_repository_key, repository_key_from_remote
 
 __all__ = ["Probe", "Probes", "aliases", "prove_identity"]
@@ -47,7 +47,8 @@ def _probe(workspace: str) -> Probe:
     if root is None:
         return Probe(None, code="not_git", reason=f"{workspace!r} is not inside a git checkout")
     try:
-        state = inspect_checkout(root)
+        # One set of git commands gives the state and (when clean) the fingerprint.
+        state, fingerprint = inspect_and_fingerprint(root, dirty=False)
         if not state.is_git:
             return Probe(
                 root, state, code="not_git", reason=f"{str(root)!r} is not a git work tree"
@@ -63,7 +64,7 @@ def _probe(workspace: str) -> Probe:
                     "stash them, or ignore the repository"
                 ),
             )
-        return Probe(root, state, state.repository, fingerprint(root))
+        return Probe(root, state, state.repository, fingerprint)
     except ProvenanceError as error:
         return Probe(root, code="not_git", reason=str(error))
 

@@ -12,8 +12,7 @@ from active_memory.postmortem.report import CheckoutStatus
 from active_memory.provenance import (
     CheckoutState,
     GitCheckoutVerifier,
-    fingerprint,
-    inspect_checkout,
+    inspect_and_fingerprint,
 )
 
 __all__ = ["Inspection", "checkout_status", "host_facts", "inspect"]
@@ -37,12 +36,12 @@ def inspect(record: RunRecord) -> Inspection:
     if checkout is None:
         return Inspection()
     try:
-        state = inspect_checkout(checkout.path)
+        # The fingerprint comes from the inspection's own git commands; a change after it (even
+        # a file the verifier then lists) fails verify_fingerprint at publication.
+        state, fingerprint = inspect_and_fingerprint(checkout.path)
         if not state.is_git:
             return Inspection(state)
-        return Inspection(
-            state, GitCheckoutVerifier.open(checkout.path), fingerprint(checkout.path)
-        )
+        return Inspection(state, GitCheckoutVerifier.open(checkout.path), fingerprint)
     except ProvenanceError as error:
         # Repository citations then cannot verify; the host facts tell the specialists so.
         _log.info("checkout inspection failed: %s", error)

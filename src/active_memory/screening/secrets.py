@@ -40,10 +40,10 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 from active_memory.screening.detectors import plugin_patterns
-from active_memory.screening.required_literals import required_literal
+from active_memory.screening.required_literals import fold, required_alternatives
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
 __all__ = [
@@ -63,6 +63,9 @@ _SECRET_NAME = (
     r"passw(?:or)?d|pwd|passphrase|secret|api[_-]?key|access[_-]?key|private[_-]?key"
     r"|auth[_-]?token|token(?!s)|credentials?|authorization"
 )
+# What every name _SECRET_NAME matches holds (folded): a text without any of them has no match
+# that admission or redaction keeps, and a match neither keeps leaves the text as it was.
+_SECRET_NAME_HINTS = ("pass", "pwd", "secret", "key", "token", "credential", "authorization")
 _NAME_ENDS_SECRET = re.compile(rf"(?i)(?:{_SECRET_NAME})\Z")
 _NAME_HAS_SECRET = re.compile(rf"(?i){_SECRET_NAME}")
 # Code that computes a value (settings.TOKEN, os.environ["X"], get_token()) is not a literal.
@@ -191,11 +194,9 @@ class _Format:
     numbered: bool = False
     # The value's span, when the pattern knows it (secret_forms).
     value_span: Callable[[re.Match[str]], tuple[int, int]] | None = None
-    # Lowercase substrings one of which a text must hold for the pattern to apply (empty: any).
+    # Lowercase substrings one of which a text's fold (required_literals.fold) must hold for
+    # the pattern to apply (empty: any).
     hints: tuple[str, ...] = ()
-
-    def applies(self, lowered: str) -> bool:
-        return not self.hints or any(hint in lowered for hint in self.hints)
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         if self.value_span is not None:
@@ -238,15 +239,16 @@ _FORMATS: tuple[_Format, ...] = (
         _NOT_KEY_CHAR + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
     _Format("url_credentials", re.compile(
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
-        r"(?P<secret>[^/\s:@]{0,256}:[^/\s@]{1,256})@")),
+        r"(?P<secret>[^/\s:@]{0,256}:[^/\s@]{1,256})@"), hints=("://",)),
     _Format("bearer_token", re.compile(
-        r"(?i)\bbearer\s{1,8}(?P<token>[A-Za-z0-9._~+/-]{16,}=*)"), literal=_literal_bearer),
+        r"(?i)\bbearer\s{1,8}(?P<token>[A-Za-z0-9._~+/-]{16,}=*)"), literal=_literal_bearer,
+        hints=("bearer",)),
     # NAME=value, "password": "value", api-key: value. The name is a whole run of name
     # characters (so a run is tried once, not at each of its offsets); only the value is secret.
     _Format("password_assignment", re.compile(
         r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{1,128})[\"']?\s{0,8}[:=]\s{0,8}"
         r"(?:\"(?P<dq>[^\"\n]{0,512})\"|'(?P<sq>[^'\n]{0,512})'|(?P<bare>[^\s\"',;)]+))"),
-        literal=_literal_assignment, redact=_redact_assignment),
+        literal=_literal_assignment, redact=_redact_assignment, hints=_SECRET_NAME_HINTS),
 )  # fmt: skip
 
 # Each alternative opens with a case-sensitive character set, so the scan skips ahead to
@@ -348,9 +350,18 @@ def _literal_prose(match: re.Match[str]) -> bool:
     return letters and (digits or symbols)
 
 
-_PROSE = _Format(
-    "password_in_prose", _PROSE_PASSWORD, literal=_literal_prose, redact=_literal_prose
-)
+# What every match of _PROSE_PASSWORD holds (folded), arm by arm: the names (pass…, pwd, pin,
+# api, acc…, aut…, secret, token; pw= too), "set …", "use …", then the arms whose first
+# letter is one of several: [LlSsCcAa] before og/ign/uthenticate/onnect, and [LlCcUuAa]
+# before ogin/red/ccount (user and pass holds "pass").
+_PROSE_HINTS = (
+    "pass", "pw", "pin", "api", "acc", "aut", "secret", "token", "set", "use",
+    *(first + rest for first in "lsca" for rest in ("og", "ign", "uthenticate", "onnect")),
+    *(first + rest for first in "lcua" for rest in ("ogin", "red", "ccount")),
+)  # fmt: skip
+# Redaction takes the value's trailing punctuation too (its span, strip=False).
+_PROSE = _Format("password_in_prose", _PROSE_PASSWORD, _literal_prose, _literal_prose, False,
+                 partial(_prose_span, strip=False), _PROSE_HINTS)  # fmt: skip
 
 CREDENTIAL_KINDS: tuple[str, ...] = tuple(
     dict.fromkeys([*(fmt.kind for fmt in _FORMATS), _PROSE.kind, *(f.kind for f in FORMS)])
@@ -380,9 +391,9 @@ def _hint_literals(formats: tuple[_Format, ...]) -> tuple[str, ...]:
 
 
 def _required(pattern: re.Pattern[str]) -> tuple[str, ...]:
-    """A detect-secrets pattern's hint: the literal each of its matches holds, if it has one."""
-    literal = required_literal(pattern)
-    return () if literal is None else (literal,)
+    """A detect-secrets pattern's hints: literals one of which each of its matches holds (in
+    the text's fold, so case-insensitive patterns have them too), if its parse proves any."""
+    return required_alternatives(pattern, folded=True) or ()
 
 
 def detected_kinds() -> tuple[str, ...]:
@@ -430,11 +441,8 @@ def find_credential(text: str) -> str | None:
     For identifiers (run ids, node ids) that may be long and random by design: it skips the
     ``high_entropy`` heuristic.
     """
-    lowered = text.lower()
-    # One look for every format's hints at once (about 70 substring tests) rather than each
-    # format's own in turn: a card's eight or so texts each met every format.
     formats = _all_formats()
-    present = frozenset(hint for hint in _hint_literals(formats) if hint in lowered)
+    present = _present(text, formats)
     for fmt in formats:
         if fmt.hints and present.isdisjoint(fmt.hints):
             continue
@@ -444,6 +452,13 @@ def find_credential(text: str) -> str | None:
         elif any(fmt.literal(match) for match in fmt.pattern.finditer(text)):
             return fmt.kind
     return None
+
+
+def _present(text: str, formats: tuple[_Format, ...]) -> frozenset[str]:
+    """The hints of ``formats`` that ``text`` holds: one look for all of them at once (about
+    100 substring tests) rather than each format's own in turn."""
+    folded = fold(text)
+    return frozenset(hint for hint in _hint_literals(formats) if hint in folded)
 
 
 def find_secret(text: str) -> str | None:
@@ -461,9 +476,10 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
     ``anthropic_key``, not also an ``openai_key``. Kinds are unique, in format order.
     """
     kinds: list[str] = []
-    lowered = text.lower()  # again only when a format changed the text
-    for fmt in _all_formats():
-        if fmt.hints and not fmt.applies(lowered):
+    formats = _all_formats()
+    present = _present(text, formats)  # again only when a format changed the text
+    for fmt in formats:
+        if fmt.hints and present.isdisjoint(fmt.hints):
             continue
         found = False
 
@@ -472,13 +488,13 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
             if fmt.redact is not None and not fmt.redact(match):
                 return match.group(0)
             found = True
-            start, end = _prose_span(match, strip=False) if fmt is _PROSE else fmt.span(match)
+            start, end = fmt.span(match)
             whole, offset = match.group(0), match.start()
             return whole[: start - offset] + marker(fmt.kind) + whole[end - offset :]
 
         text = fmt.pattern.sub(replace, text)
         if found:
-            lowered = text.lower()
+            present = _present(text, formats)
             if fmt.kind not in kinds:
                 kinds.append(fmt.kind)
     return text, tuple(kinds)

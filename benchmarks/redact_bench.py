@@ -5,7 +5,8 @@ output, transcript prose) before it reaches a provider. This redacts a mix of re
 ~430-character lines (Python and shell code, log output, English prose, JSON, one in ten
 holding a credential) and short executions' lines, and prints µs per line and MB/s as redaction
 runs (each format only over texts holding one of its hints), then with every format run over
-every text (no hints), as a ratio in the same run.
+every text (no hints), as a ratio in the same run. Times are this process's CPU time (the
+median of the rounds), which another process sharing the machine hardly moves.
 
     python benchmarks/redact_bench.py
     python benchmarks/redact_bench.py --lines 4000 --rounds 5
@@ -84,10 +85,10 @@ def _marker(kind: str) -> str:
 def _seconds(texts: list[str], redact: Callable[[str], object], rounds: int) -> float:
     times = []
     for _ in range(rounds):
-        start = time.perf_counter()
+        start = time.process_time()
         for text in texts:
             redact(text)
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return statistics.median(times)
 
 

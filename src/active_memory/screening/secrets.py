@@ -34,15 +34,13 @@ linear.
 
 from __future__ import annotations
 
-import itertools
-import math
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
 
 from active_memory.screening.detectors import plugin_patterns
+from active_memory.screening.entropy import high_entropy, mixed, shannon_entropy
 from active_memory.screening.required_literals import fold, required_alternatives
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
@@ -100,14 +98,8 @@ _OPERATOR_VALUE = re.compile(r"[(!]{1,4}[A-Za-z_$]+(?:[\s.(\[].*)?")
 # Two lowercase words joined by a hyphen (one-time, single-use, short-lived): an English compound
 # adjective. Three or more (purple-monkey-dishwasher) read as a passphrase.
 _COMPOUND_ADJECTIVE = re.compile(r"[a-z]{2,}-[a-z]{2,}")
-_TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # The groups that hold the credential itself, when it is not the whole match.
 _SECRET_GROUPS = ("secret", "dq", "sq", "bare")
-
-
-def _mixed(value: str) -> bool:
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _secret_span(match: re.Match[str]) -> tuple[int, int]:
@@ -120,7 +112,7 @@ def _secret_span(match: re.Match[str]) -> tuple[int, int]:
 
 def _literal_bearer(match: re.Match[str]) -> bool:
     # "Bearer authenticationscheme" is prose; a token mixes letters and digits.
-    return _mixed(match.group("token"))
+    return mixed(match.group("token"))
 
 
 def _literal_assignment(match: re.Match[str]) -> bool:
@@ -133,10 +125,10 @@ def _literal_assignment(match: re.Match[str]) -> bool:
         return False
     if quoted:
         # A quoted literal is a value, unless it is a short plain word ("string", "Bearer").
-        return _mixed(value) or not value.isalnum() or len(value) >= 16
+        return mixed(value) or not value.isalnum() or len(value) >= 16
     # Unquoted, only a value mixing letters and digits reads as a literal password; a bare word
     # (token: required) or an expression (token=settings.TOKEN) is configuration talk.
-    return _mixed(value) and not _EXPRESSION.search(value)
+    return mixed(value) and not _EXPRESSION.search(value)
 
 
 def _redact_assignment(match: re.Match[str]) -> bool:
@@ -210,33 +202,44 @@ class _Format:
 
 
 _FORMATS: tuple[_Format, ...] = (
+    # Hints: see _Format.hints (tests/screening/test_redaction_hints.py proves them).
     _Format("private_key", re.compile(
         rf"-----BEGIN {_PRIVATE_KEY_LABEL}[\s\S]*?(?:-----END {_PRIVATE_KEY_LABEL}|\Z)"
-        r"|PuTTY-User-Key-File-\d{1,2}:[\s\S]*?(?:Private-MAC: ?[0-9A-Fa-f]{1,128}|\Z)")),
+        r"|PuTTY-User-Key-File-\d{1,2}:[\s\S]*?(?:Private-MAC: ?[0-9A-Fa-f]{1,128}|\Z)"),
+        hints=("-----begin ", "putty-user-key-file-")),
     # The end of a key whose beginning was cut away (e.g. an excerpt's tail). A separate entry,
     # so a whole key above has been consumed before this one looks for a lone END line.
-    _Format("private_key", re.compile(rf"\A[\s\S]*?-----END {_PRIVATE_KEY_LABEL}")),
-    _Format("anthropic_key", re.compile(_NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}")),
-    _Format("openai_key", re.compile(_NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}")),
+    _Format("private_key", re.compile(rf"\A[\s\S]*?-----END {_PRIVATE_KEY_LABEL}"),
+            hints=(" private key",)),
+    _Format("anthropic_key", re.compile(_NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}"),
+            hints=("sk-ant-",)),
+    _Format("openai_key", re.compile(_NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}"),
+            hints=("sk-",)),
     _Format("aws_access_key", re.compile(
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)"
-        r"[A-Z0-9]{16}(?![A-Z0-9])")),
+        r"[A-Z0-9]{16}(?![A-Z0-9])"),
+        hints=("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva")),
     _Format("github_token", re.compile(
-        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
+        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+        hints=("gh", "github_pat_")),
     _Format("slack_token", re.compile(
-        r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}")),
-    _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}")),
+        r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}"), hints=("xox", "xapp-")),
+    _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}"),
+            hints=("aiza",)),
     # Mailgun's old "key-" keys and its newer ones: 32 hex, then two groups of 8 hex.
     _Format("mailgun_key", re.compile(
         r"(?<![A-Za-z0-9_-])(?:key-[0-9a-zA-Z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})"
-        r"(?![A-Za-z0-9_-])")),
+        r"(?![A-Za-z0-9_-])"), hints=("-",)),
     # HashiCorp Vault service, batch and recovery tokens (hvs., hvb., hvr.).
-    _Format("vault_token", re.compile(r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}")),
+    _Format("vault_token", re.compile(r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+            hints=("hvs.", "hvb.", "hvr.")),
     _Format("service_token", re.compile(
         _NOT_KEY_CHAR + r"(?:(?:glpat-|pypi-)[A-Za-z0-9_-]{20,}"
-        r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))")),
+        r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))"),
+        hints=("glpat-", "pypi-", "npm_", "hf_", "k_live_", "k_test_")),
     _Format("jwt", re.compile(
-        _NOT_KEY_CHAR + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+        _NOT_KEY_CHAR + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        hints=("eyj",)),
     _Format("url_credentials", re.compile(
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
         r"(?P<secret>[^/\s:@]{0,256}:[^/\s@]{1,256})@"), hints=("://",)),
@@ -401,39 +404,6 @@ def detected_kinds() -> tuple[str, ...]:
     return tuple(dict.fromkeys(item.kind for item in plugin_patterns()))
 
 
-def shannon_entropy(text: str) -> float:
-    """Bits per character of ``text`` (0.0 for an empty string)."""
-    if not text:
-        return 0.0
-    counts = Counter(text)
-    total = len(text)
-    return -sum(n / total * math.log2(n / total) for n in counts.values())
-
-
-def _random_looking(segment: str) -> bool:
-    # Names read as words (getUserById, transcript_v2): several letters per camel-case word and
-    # few letter/digit switches. Random base62/base64 has short "words" or frequent switches.
-    words = _WORD.findall(segment)
-    mean_word = sum(map(len, words)) / max(1, len(words))
-    switches = sum(1 for a, b in itertools.pairwise(segment) if a.isdigit() != b.isdigit())
-    return mean_word < 3.0 or switches >= 0.2 * len(segment)
-
-
-def _high_entropy(text: str) -> bool:
-    for match in _TOKENISH.finditer(text):
-        token = match.group(0)
-        core = re.sub(r"[^A-Za-z0-9]", "", token)
-        # Hex (commit ids, sha256, UUIDs) tops out at 4.0 bits per character, so it never
-        # qualifies; random base62/base64 of this length sits well above.
-        if not _mixed(token) or shannon_entropy(core) <= 4.0:
-            continue
-        # Paths and snake_case names split into short parts; a key keeps a long random run.
-        longest = max(re.split(r"[/_.+=-]", token), key=len)
-        if len(longest) >= 16 and _random_looking(longest):
-            return True
-    return False
-
-
 def find_credential(text: str) -> str | None:
     """The kind of the first credential *format* in ``text`` (see CREDENTIAL_KINDS and
     :func:`detected_kinds`), or None.
@@ -464,7 +434,7 @@ def _present(text: str, formats: tuple[_Format, ...]) -> frozenset[str]:
 def find_secret(text: str) -> str | None:
     """The kind of the first credential found in ``text`` (see SECRET_KINDS), or None."""
     kind = find_credential(text)
-    if kind is None and _high_entropy(text):
+    if kind is None and high_entropy(text):
         return "high_entropy"
     return kind
 

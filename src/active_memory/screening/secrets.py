@@ -41,7 +41,7 @@ from functools import cache, partial
 
 from active_memory.screening.detectors import plugin_patterns
 from active_memory.screening.entropy import high_entropy, mixed, shannon_entropy
-from active_memory.screening.required_literals import fold, required_alternatives
+from active_memory.screening.required_literals import fold
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
 __all__ = [
@@ -374,7 +374,7 @@ SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 
 @cache
 def _all_formats() -> tuple[_Format, ...]:
-    detected = tuple(_Format(item.kind, item.pattern, numbered=True, hints=_required(item.pattern))
+    detected = tuple(_Format(item.kind, item.pattern, numbered=True, hints=item.hints)
                      for item in plugin_patterns())  # fmt: skip
     forms = tuple(
         _Format(f.kind, f.pattern, f.literal, f.literal, False, f.span, f.hints) for f in FORMS
@@ -391,12 +391,6 @@ def _hint_literals(formats: tuple[_Format, ...]) -> tuple[str, ...]:
     if not _hint_memo or _hint_memo[-1][0] is not formats:
         _hint_memo[:] = [(formats, tuple(sorted({hint for f in formats for hint in f.hints})))]
     return _hint_memo[-1][1]
-
-
-def _required(pattern: re.Pattern[str]) -> tuple[str, ...]:
-    """A detect-secrets pattern's hints: literals one of which each of its matches holds (in
-    the text's fold, so case-insensitive patterns have them too), if its parse proves any."""
-    return required_alternatives(pattern, folded=True) or ()
 
 
 def detected_kinds() -> tuple[str, ...]:

@@ -90,10 +90,16 @@ def required_alternatives(
 FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
 
 
+_FOLDED = tuple(map(chr, FOLDS))
+
+
 def fold(text: str) -> str:
     """``text`` lower-cased, with :data:`FOLDS` mapped first: an ASCII literal a pattern
     matches, in any case its flags allow, appears lower-cased in it."""
-    return text.lower() if text.isascii() else text.translate(FOLDS).lower()
+    # translate() looks each character up in a dict: only for the rare text that needs it.
+    if text.isascii() or not any(char in text for char in _FOLDED):
+        return text.lower()
+    return text.translate(FOLDS).lower()
 
 
 def _sequence(items: Any, folded: bool = False) -> frozenset[str] | None:

@@ -18,8 +18,8 @@ nothing is imported until the first scan, and then only when the installed relea
 one ``detect_secrets_patterns.json`` was written from: that file holds the kept plugins' patterns
 (source and flags) and kinds as the plugins gave them, with each pattern's hints (the literals
 one of which every match holds, proven on its parse tree by
-:func:`~active_memory.screening.required_literals.required_alternatives`; parsing all 42 cost
-about 20 ms a process), so a command compiles 42 patterns (about 5 ms) instead.
+:func:`~active_memory.screening.required_literals.required_alternatives`; parsing all 42 costs
+about 2.5 ms a process), so a command compiles 42 patterns (about 5 ms) instead.
 ``tests/screening/test_secrets_detected.py`` checks the file equals what the installed plugins
 give, hints included; ``tests/screening/rewrite_detector_hints.py`` writes it.
 """

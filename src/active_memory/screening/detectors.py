@@ -16,9 +16,12 @@ prefix and relies on decoding; our own ``jwt`` format needs three segments) and
 Loading detect-secrets costs a tenth of a second (its plugins' base imports ``requests``), so
 nothing is imported until the first scan, and then only when the installed release is not the
 one ``detect_secrets_patterns.json`` was written from: that file holds the kept plugins' patterns
-(source and flags) and kinds as the plugins gave them, so a command compiles 42 patterns (about
-5 ms) instead. ``tests/screening/test_secrets_detected.py`` checks the file equals what the
-installed plugins give; ``tests/screening/rewrite_detector_hints.py`` writes it.
+(source and flags) and kinds as the plugins gave them, with each pattern's hints (the literals
+one of which every match holds, proven on its parse tree by
+:func:`~active_memory.screening.required_literals.required_alternatives`; parsing all 42 costs
+about 2.5 ms a process), so a command compiles 42 patterns (about 5 ms) instead.
+``tests/screening/test_secrets_detected.py`` checks the file equals what the installed plugins
+give, hints included; ``tests/screening/rewrite_detector_hints.py`` writes it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
+
+from active_memory.screening.required_literals import required_alternatives
 
 __all__ = [
     "PATTERNS_FILE",
@@ -52,6 +57,9 @@ class PluginPattern:
     plugin: str
     kind: str
     pattern: re.Pattern[str]
+    # Lower-case literals one of which every match holds, in required_literals.fold of a text
+    # (empty: none proven, the pattern runs over every text).
+    hints: tuple[str, ...] = ()
 
     def secret_span(self, match: re.Match[str]) -> tuple[int, int]:
         for index in range(1, (match.re.groups or 0) + 1):
@@ -74,8 +82,8 @@ def plugin_patterns() -> tuple[PluginPattern, ...]:
     if written["version"] != _installed_version():
         return live_patterns()
     return tuple(
-        PluginPattern(plugin, kind, re.compile(source, flags))
-        for plugin, kind, source, flags in written["patterns"]
+        PluginPattern(plugin, kind, re.compile(source, flags), tuple(hints))
+        for plugin, kind, source, flags, hints in written["patterns"]
     )
 
 
@@ -93,7 +101,8 @@ def patterns_table(patterns: tuple[PluginPattern, ...]) -> dict[str, Any]:
     return {
         "version": _installed_version(),
         "patterns": [
-            [item.plugin, item.kind, item.pattern.pattern, item.pattern.flags] for item in patterns
+            [item.plugin, item.kind, item.pattern.pattern, item.pattern.flags, list(item.hints)]
+            for item in patterns
         ],
     }
 
@@ -119,5 +128,12 @@ def live_patterns() -> tuple[PluginPattern, ...]:
     for name in sorted(found):
         plugin = found[name]()
         kind = _kind(str(plugin.secret_type))
-        patterns.extend(PluginPattern(name, kind, regex) for regex in plugin.denylist)
+        patterns.extend(
+            PluginPattern(name, kind, regex, _hints(regex)) for regex in plugin.denylist
+        )
     return tuple(patterns)
+
+
+def _hints(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """What :attr:`PluginPattern.hints` holds for ``pattern``, proven on its parse tree."""
+    return required_alternatives(pattern, folded=True) or ()

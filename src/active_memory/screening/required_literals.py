@@ -30,7 +30,7 @@ from typing import Any
 parser: Any = importlib.import_module("re._parser")
 constants: Any = importlib.import_module("re._constants")
 
-__all__ = ["MIN_HINT_CHARS", "required_alternatives", "required_literal"]
+__all__ = ["FOLDS", "MIN_HINT_CHARS", "fold", "required_alternatives", "required_literal"]
 
 MIN_HINT_CHARS = 3
 # What IGNORECASE lets match a non-ASCII character whose lower-case form is not ASCII.
@@ -59,40 +59,62 @@ def required_literal(pattern: re.Pattern[str]) -> str | None:
     return best if len(best) >= MIN_HINT_CHARS else None
 
 
-def required_alternatives(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+def required_alternatives(
+    pattern: re.Pattern[str], *, folded: bool = False
+) -> tuple[str, ...] | None:
     """Literals of which every match of ``pattern`` holds at least one, sorted; None when the
     parse tree proves none (or ``pattern`` ignores case: compare with :func:`required_literal`).
+
+    ``folded``: the literals are lower-cased ASCII, to be looked for in :func:`fold` of a text,
+    and case-insensitive patterns have them too (a non-ASCII literal proves nothing then).
 
     A sequence needs each of its parts, so the part with the longest shortest literal is
     chosen (a run of plain characters, lookarounds and anchors in it consuming nothing); a
     branch needs one of its arms, so it needs the union of theirs, and nothing when one arm
     needs nothing; a repeat needs its item when it runs at least once; a character class of
     plain characters needs one of them."""
-    if pattern.flags & re.IGNORECASE:
+    if pattern.flags & re.IGNORECASE and not folded:
         return None
     try:
         tree = parser.parse(pattern.pattern, pattern.flags & ~re.UNICODE)
     except (re.error, RecursionError):
         return None
-    if tree.state.flags & re.IGNORECASE:  # an inline (?i) at the start
+    if tree.state.flags & re.IGNORECASE and not folded:  # an inline (?i) at the start
         return None
-    found = _sequence(tree)
+    found = _sequence(tree, folded)
     return None if found is None else tuple(sorted(found))
 
 
-def _sequence(items: Any) -> frozenset[str] | None:
+# The characters other than ASCII letters that IGNORECASE matches with an ASCII letter (İ and ı
+# with i, ſ with s, the Kelvin sign with k: the test proves the list over all of Unicode).
+FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
+_FOLDED = tuple(map(chr, FOLDS))
+
+
+def fold(text: str) -> str:
+    """``text`` lower-cased, with :data:`FOLDS` mapped first: an ASCII literal a pattern
+    matches, in any case its flags allow, appears lower-cased in it."""
+    # translate() looks each character up in a dict: only for the rare text that needs it.
+    if text.isascii() or not any(char in text for char in _FOLDED):
+        return text.lower()
+    return text.translate(FOLDS).lower()
+
+
+def _sequence(items: Any, folded: bool = False) -> frozenset[str] | None:
     choices: list[frozenset[str]] = []
     run = ""
     for op, argument in items:
-        if op is constants.LITERAL:
-            run += chr(argument)
+        if op is constants.LITERAL and (not folded or argument < 128):
+            run += chr(argument).lower() if folded else chr(argument)
             continue
         if op in (constants.ASSERT, constants.ASSERT_NOT, constants.AT):
             continue  # consumes nothing: the characters either side are adjacent in the match
         if run:
             choices.append(frozenset((run,)))
             run = ""
-        needed = _node(op, argument)
+        needed = _node(op, argument, folded)
         if needed is not None:
             choices.append(needed)
     if run:
@@ -102,23 +124,26 @@ def _sequence(items: Any) -> frozenset[str] | None:
     return max(choices, key=lambda choice: (min(map(len, choice)), -len(choice)))
 
 
-def _node(op: Any, argument: Any) -> frozenset[str] | None:
+def _node(op: Any, argument: Any, folded: bool) -> frozenset[str] | None:
     if op is constants.SUBPATTERN:
         _group, add_flags, _del_flags, items = argument
-        return None if add_flags & re.IGNORECASE else _sequence(items)
+        return None if add_flags & re.IGNORECASE and not folded else _sequence(items, folded)
     if op is constants.ATOMIC_GROUP:
-        return _sequence(argument)
+        return _sequence(argument, folded)
     if op is constants.BRANCH:
         union: set[str] = set()
         for arm in argument[1]:
-            needed = _sequence(arm)
+            needed = _sequence(arm, folded)
             if needed is None:
                 return None
             union |= needed
         return frozenset(union)
     if op in (constants.MAX_REPEAT, constants.MIN_REPEAT, constants.POSSESSIVE_REPEAT):
         least, _most, item = argument
-        return _sequence(item) if least >= 1 else None
+        return _sequence(item, folded) if least >= 1 else None
     if op is constants.IN and all(kind is constants.LITERAL for kind, _ in argument):
-        return frozenset(chr(value) for _, value in argument)
+        if not folded:
+            return frozenset(chr(value) for _, value in argument)
+        if all(value < 128 for _, value in argument):
+            return frozenset(chr(value).lower() for _, value in argument)
     return None

@@ -34,16 +34,14 @@ linear.
 
 from __future__ import annotations
 
-import itertools
-import math
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 from active_memory.screening.detectors import plugin_patterns
-from active_memory.screening.required_literals import required_literal
+from active_memory.screening.entropy import high_entropy, mixed, shannon_entropy
+from active_memory.screening.required_literals import fold
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
 __all__ = [
@@ -63,6 +61,9 @@ _SECRET_NAME = (
     r"passw(?:or)?d|pwd|passphrase|secret|api[_-]?key|access[_-]?key|private[_-]?key"
     r"|auth[_-]?token|token(?!s)|credentials?|authorization"
 )
+# What every name _SECRET_NAME matches holds (folded): a text without any of them has no match
+# that admission or redaction keeps, and a match neither keeps leaves the text as it was.
+_SECRET_NAME_HINTS = ("pass", "pwd", "secret", "key", "token", "credential", "authorization")
 _NAME_ENDS_SECRET = re.compile(rf"(?i)(?:{_SECRET_NAME})\Z")
 _NAME_HAS_SECRET = re.compile(rf"(?i){_SECRET_NAME}")
 # Code that computes a value (settings.TOKEN, os.environ["X"], get_token()) is not a literal.
@@ -97,14 +98,8 @@ _OPERATOR_VALUE = re.compile(r"[(!]{1,4}[A-Za-z_$]+(?:[\s.(\[].*)?")
 # Two lowercase words joined by a hyphen (one-time, single-use, short-lived): an English compound
 # adjective. Three or more (purple-monkey-dishwasher) read as a passphrase.
 _COMPOUND_ADJECTIVE = re.compile(r"[a-z]{2,}-[a-z]{2,}")
-_TOKENISH = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # The groups that hold the credential itself, when it is not the whole match.
 _SECRET_GROUPS = ("secret", "dq", "sq", "bare")
-
-
-def _mixed(value: str) -> bool:
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _secret_span(match: re.Match[str]) -> tuple[int, int]:
@@ -117,7 +112,7 @@ def _secret_span(match: re.Match[str]) -> tuple[int, int]:
 
 def _literal_bearer(match: re.Match[str]) -> bool:
     # "Bearer authenticationscheme" is prose; a token mixes letters and digits.
-    return _mixed(match.group("token"))
+    return mixed(match.group("token"))
 
 
 def _literal_assignment(match: re.Match[str]) -> bool:
@@ -130,10 +125,10 @@ def _literal_assignment(match: re.Match[str]) -> bool:
         return False
     if quoted:
         # A quoted literal is a value, unless it is a short plain word ("string", "Bearer").
-        return _mixed(value) or not value.isalnum() or len(value) >= 16
+        return mixed(value) or not value.isalnum() or len(value) >= 16
     # Unquoted, only a value mixing letters and digits reads as a literal password; a bare word
     # (token: required) or an expression (token=settings.TOKEN) is configuration talk.
-    return _mixed(value) and not _EXPRESSION.search(value)
+    return mixed(value) and not _EXPRESSION.search(value)
 
 
 def _redact_assignment(match: re.Match[str]) -> bool:
@@ -191,11 +186,9 @@ class _Format:
     numbered: bool = False
     # The value's span, when the pattern knows it (secret_forms).
     value_span: Callable[[re.Match[str]], tuple[int, int]] | None = None
-    # Lowercase substrings one of which a text must hold for the pattern to apply (empty: any).
+    # Lowercase substrings one of which a text's fold (required_literals.fold) must hold for
+    # the pattern to apply (empty: any).
     hints: tuple[str, ...] = ()
-
-    def applies(self, lowered: str) -> bool:
-        return not self.hints or any(hint in lowered for hint in self.hints)
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         if self.value_span is not None:
@@ -209,44 +202,56 @@ class _Format:
 
 
 _FORMATS: tuple[_Format, ...] = (
+    # Hints: see _Format.hints (tests/screening/test_redaction_hints.py proves them).
     _Format("private_key", re.compile(
         rf"-----BEGIN {_PRIVATE_KEY_LABEL}[\s\S]*?(?:-----END {_PRIVATE_KEY_LABEL}|\Z)"
-        r"|PuTTY-User-Key-File-\d{1,2}:[\s\S]*?(?:Private-MAC: ?[0-9A-Fa-f]{1,128}|\Z)")),
+        r"|PuTTY-User-Key-File-\d{1,2}:[\s\S]*?(?:Private-MAC: ?[0-9A-Fa-f]{1,128}|\Z)"),
+        hints=("-----begin ", "putty-user-key-file-")),
     # The end of a key whose beginning was cut away (e.g. an excerpt's tail). A separate entry,
     # so a whole key above has been consumed before this one looks for a lone END line.
-    _Format("private_key", re.compile(rf"\A[\s\S]*?-----END {_PRIVATE_KEY_LABEL}")),
-    _Format("anthropic_key", re.compile(_NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}")),
-    _Format("openai_key", re.compile(_NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}")),
+    _Format("private_key", re.compile(rf"\A[\s\S]*?-----END {_PRIVATE_KEY_LABEL}"),
+            hints=(" private key",)),
+    _Format("anthropic_key", re.compile(_NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}"),
+            hints=("sk-ant-",)),
+    _Format("openai_key", re.compile(_NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}"),
+            hints=("sk-",)),
     _Format("aws_access_key", re.compile(
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)"
-        r"[A-Z0-9]{16}(?![A-Z0-9])")),
+        r"[A-Z0-9]{16}(?![A-Z0-9])"),
+        hints=("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva")),
     _Format("github_token", re.compile(
-        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
+        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+        hints=("gh", "github_pat_")),
     _Format("slack_token", re.compile(
-        r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}")),
-    _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}")),
+        r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}"), hints=("xox", "xapp-")),
+    _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}"),
+            hints=("aiza",)),
     # Mailgun's old "key-" keys and its newer ones: 32 hex, then two groups of 8 hex.
     _Format("mailgun_key", re.compile(
         r"(?<![A-Za-z0-9_-])(?:key-[0-9a-zA-Z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})"
-        r"(?![A-Za-z0-9_-])")),
+        r"(?![A-Za-z0-9_-])"), hints=("-",)),
     # HashiCorp Vault service, batch and recovery tokens (hvs., hvb., hvr.).
-    _Format("vault_token", re.compile(r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}")),
+    _Format("vault_token", re.compile(r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+            hints=("hvs.", "hvb.", "hvr.")),
     _Format("service_token", re.compile(
         _NOT_KEY_CHAR + r"(?:(?:glpat-|pypi-)[A-Za-z0-9_-]{20,}"
-        r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))")),
+        r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))"),
+        hints=("glpat-", "pypi-", "npm_", "hf_", "k_live_", "k_test_")),
     _Format("jwt", re.compile(
-        _NOT_KEY_CHAR + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+        _NOT_KEY_CHAR + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        hints=("eyj",)),
     _Format("url_credentials", re.compile(
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
-        r"(?P<secret>[^/\s:@]{0,256}:[^/\s@]{1,256})@")),
+        r"(?P<secret>[^/\s:@]{0,256}:[^/\s@]{1,256})@"), hints=("://",)),
     _Format("bearer_token", re.compile(
-        r"(?i)\bbearer\s{1,8}(?P<token>[A-Za-z0-9._~+/-]{16,}=*)"), literal=_literal_bearer),
+        r"(?i)\bbearer\s{1,8}(?P<token>[A-Za-z0-9._~+/-]{16,}=*)"), literal=_literal_bearer,
+        hints=("bearer",)),
     # NAME=value, "password": "value", api-key: value. The name is a whole run of name
     # characters (so a run is tried once, not at each of its offsets); only the value is secret.
     _Format("password_assignment", re.compile(
         r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{1,128})[\"']?\s{0,8}[:=]\s{0,8}"
         r"(?:\"(?P<dq>[^\"\n]{0,512})\"|'(?P<sq>[^'\n]{0,512})'|(?P<bare>[^\s\"',;)]+))"),
-        literal=_literal_assignment, redact=_redact_assignment),
+        literal=_literal_assignment, redact=_redact_assignment, hints=_SECRET_NAME_HINTS),
 )  # fmt: skip
 
 # Each alternative opens with a case-sensitive character set, so the scan skips ahead to
@@ -348,9 +353,18 @@ def _literal_prose(match: re.Match[str]) -> bool:
     return letters and (digits or symbols)
 
 
-_PROSE = _Format(
-    "password_in_prose", _PROSE_PASSWORD, literal=_literal_prose, redact=_literal_prose
-)
+# What every match of _PROSE_PASSWORD holds (folded), arm by arm: the names (pass…, pwd, pin,
+# api, acc…, aut…, secret, token; pw= too), "set …", "use …", then the arms whose first
+# letter is one of several: [LlSsCcAa] before og/ign/uthenticate/onnect, and [LlCcUuAa]
+# before ogin/red/ccount (user and pass holds "pass").
+_PROSE_HINTS = (
+    "pass", "pw", "pin", "api", "acc", "aut", "secret", "token", "set", "use",
+    *(first + rest for first in "lsca" for rest in ("og", "ign", "uthenticate", "onnect")),
+    *(first + rest for first in "lcua" for rest in ("ogin", "red", "ccount")),
+)  # fmt: skip
+# Redaction takes the value's trailing punctuation too (its span, strip=False).
+_PROSE = _Format("password_in_prose", _PROSE_PASSWORD, _literal_prose, _literal_prose, False,
+                 partial(_prose_span, strip=False), _PROSE_HINTS)  # fmt: skip
 
 CREDENTIAL_KINDS: tuple[str, ...] = tuple(
     dict.fromkeys([*(fmt.kind for fmt in _FORMATS), _PROSE.kind, *(f.kind for f in FORMS)])
@@ -360,7 +374,7 @@ SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 
 @cache
 def _all_formats() -> tuple[_Format, ...]:
-    detected = tuple(_Format(item.kind, item.pattern, numbered=True, hints=_required(item.pattern))
+    detected = tuple(_Format(item.kind, item.pattern, numbered=True, hints=item.hints)
                      for item in plugin_patterns())  # fmt: skip
     forms = tuple(
         _Format(f.kind, f.pattern, f.literal, f.literal, False, f.span, f.hints) for f in FORMS
@@ -379,48 +393,9 @@ def _hint_literals(formats: tuple[_Format, ...]) -> tuple[str, ...]:
     return _hint_memo[-1][1]
 
 
-def _required(pattern: re.Pattern[str]) -> tuple[str, ...]:
-    """A detect-secrets pattern's hint: the literal each of its matches holds, if it has one."""
-    literal = required_literal(pattern)
-    return () if literal is None else (literal,)
-
-
 def detected_kinds() -> tuple[str, ...]:
     """The kinds the detect-secrets plugins add (``sendgrid_api_key``…), unique, in order."""
     return tuple(dict.fromkeys(item.kind for item in plugin_patterns()))
-
-
-def shannon_entropy(text: str) -> float:
-    """Bits per character of ``text`` (0.0 for an empty string)."""
-    if not text:
-        return 0.0
-    counts = Counter(text)
-    total = len(text)
-    return -sum(n / total * math.log2(n / total) for n in counts.values())
-
-
-def _random_looking(segment: str) -> bool:
-    # Names read as words (getUserById, transcript_v2): several letters per camel-case word and
-    # few letter/digit switches. Random base62/base64 has short "words" or frequent switches.
-    words = _WORD.findall(segment)
-    mean_word = sum(map(len, words)) / max(1, len(words))
-    switches = sum(1 for a, b in itertools.pairwise(segment) if a.isdigit() != b.isdigit())
-    return mean_word < 3.0 or switches >= 0.2 * len(segment)
-
-
-def _high_entropy(text: str) -> bool:
-    for match in _TOKENISH.finditer(text):
-        token = match.group(0)
-        core = re.sub(r"[^A-Za-z0-9]", "", token)
-        # Hex (commit ids, sha256, UUIDs) tops out at 4.0 bits per character, so it never
-        # qualifies; random base62/base64 of this length sits well above.
-        if not _mixed(token) or shannon_entropy(core) <= 4.0:
-            continue
-        # Paths and snake_case names split into short parts; a key keeps a long random run.
-        longest = max(re.split(r"[/_.+=-]", token), key=len)
-        if len(longest) >= 16 and _random_looking(longest):
-            return True
-    return False
 
 
 def find_credential(text: str) -> str | None:
@@ -430,11 +405,8 @@ def find_credential(text: str) -> str | None:
     For identifiers (run ids, node ids) that may be long and random by design: it skips the
     ``high_entropy`` heuristic.
     """
-    lowered = text.lower()
-    # One look for every format's hints at once (about 70 substring tests) rather than each
-    # format's own in turn: a card's eight or so texts each met every format.
     formats = _all_formats()
-    present = frozenset(hint for hint in _hint_literals(formats) if hint in lowered)
+    present = _present(text, formats)
     for fmt in formats:
         if fmt.hints and present.isdisjoint(fmt.hints):
             continue
@@ -446,10 +418,17 @@ def find_credential(text: str) -> str | None:
     return None
 
 
+def _present(text: str, formats: tuple[_Format, ...]) -> frozenset[str]:
+    """The hints of ``formats`` that ``text`` holds: one look for all of them at once (about
+    100 substring tests) rather than each format's own in turn."""
+    folded = fold(text)
+    return frozenset(hint for hint in _hint_literals(formats) if hint in folded)
+
+
 def find_secret(text: str) -> str | None:
     """The kind of the first credential found in ``text`` (see SECRET_KINDS), or None."""
     kind = find_credential(text)
-    if kind is None and _high_entropy(text):
+    if kind is None and high_entropy(text):
         return "high_entropy"
     return kind
 
@@ -461,9 +440,10 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
     ``anthropic_key``, not also an ``openai_key``. Kinds are unique, in format order.
     """
     kinds: list[str] = []
-    lowered = text.lower()  # again only when a format changed the text
-    for fmt in _all_formats():
-        if fmt.hints and not fmt.applies(lowered):
+    formats = _all_formats()
+    present = _present(text, formats)  # again only when a format changed the text
+    for fmt in formats:
+        if fmt.hints and present.isdisjoint(fmt.hints):
             continue
         found = False
 
@@ -472,13 +452,13 @@ def redact_credentials(text: str, marker: Callable[[str], str]) -> tuple[str, tu
             if fmt.redact is not None and not fmt.redact(match):
                 return match.group(0)
             found = True
-            start, end = _prose_span(match, strip=False) if fmt is _PROSE else fmt.span(match)
+            start, end = fmt.span(match)
             whole, offset = match.group(0), match.start()
             return whole[: start - offset] + marker(fmt.kind) + whole[end - offset :]
 
         text = fmt.pattern.sub(replace, text)
         if found:
-            lowered = text.lower()
+            present = _present(text, formats)
             if fmt.kind not in kinds:
                 kinds.append(fmt.kind)
     return text, tuple(kinds)

@@ -1,0 +1,193 @@
+"""Every format's hints are sound: redaction and admission with hints give exactly what they
+give with every format run over every text, on texts holding credentials of every kind in odd
+casings (including the non-ASCII letters IGNORECASE matches with ASCII ones) and contexts."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from unittest import mock
+
+from hypothesis import given, settings, strategies as st
+
+from active_memory.screening import secrets
+from active_memory.screening.detectors import plugin_patterns
+from active_memory.screening.required_literals import FOLDS, fold, required_alternatives
+
+# One credential (or credential-shaped text) of each kind our formats, the detect-secrets
+# plugins, the prose patterns and the command-line forms know; all fake.
+SAMPLES = [
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEfake0000\n-----END RSA PRIVATE KEY-----",
+    "PuTTY-User-Key-File-2: ssh-rsa\nPrivate-MAC: 0123abcd",
+    "sk-ant-FAKEfake0000FAKEfake00",
+    "sk-FAKEfake0000FAKEfake0000",
+    "AKIAFAKEFAKE00000000",
+    "ghp_FAKEfake0000FAKEfake0000FAKEfake0000",
+    "xoxb-0000fake-0000",
+    "AIza" + "F" * 35,
+    "key-" + "f" * 32,
+    "0123456789abcdef0123456789abcdef-01234567-89abcdef",
+    "hvs.FAKEfake0000FAKEfake0000",
+    "glpat-FAKEfake0000FAKEfake00",
+    "eyJfakefake.eyJfakefake.fakefakefake",
+    "postgres://app:Fake-Pass-2024@db.internal:5432/x",
+    "Authorization: Bearer FAKEfake0000FAKEfake",
+    "DB_PASSWORD=Fake-2024-pass",
+    '"api_key": "FAKEfake0000FAKE"',
+    "aws_secret_key = 'FAKEfake0000FAKEfake0000FAKEfake00000000'",
+    "AccountKey=" + "FAKEfake" * 11,
+    "cloudant_password = 'FAKEfake0000'",
+    "https://user:" + "0" * 64 + "@acct.cloudant.com",
+    "MFAKEfakeFAKEfakeFAKEfake0.FAKEfa.FAKEfakeFAKEfakeFAKEfakeFAK",
+    "ibm_cloud_iam_api_key = 'FAKEfake0000FAKEfake0000FAKEfake0000FAKEfake'",
+    "cos_hmac_secret_access_key = '" + "f" * 48 + "'",
+    "fake0000fake0000fake0000fake0000-us12",
+    "//registry.npmjs.org/:_authToken=npm_FAKEfake",
+    "sk-" + "a" * 20 + "T3BlbkFJ" + "b" * 20,
+    "pypi-AgEIcHlwaS5vcmc" + "F" * 70,
+    "SG." + "a" * 22 + "." + "b" * 43,
+    "https://hooks.slack.com/services/TFAKE0000/BFAKE0000/fakeFAKEfake0000",
+    "softlayer_api_key = '" + "f" * 64 + "'",
+    "https://api.softlayer.com/soap/v3/" + "f" * 64,
+    "sq0csp-" + "F" * 43,
+    "rk_live_" + "F" * 24,
+    "123456789:FAKEfakeFAKEfakeFAKEfakeFAKEfake000",
+    "SKfake0000fake0000fake0000fake0000",
+    "the staging admin password is Fake-Pass-2024!",
+    "log in as admin / Fake0Admin99",
+    "sign in with admin:Fake0Admin99",
+    "connect as root with password Fake0Admin99",
+    "use Hunter2-fake-99 as the password",
+    "set the Heroku API key to FAKE0000-fake-1111",
+    "the database login is admin / Fake2024!",
+    "the admin credentials are root:FakeS3cret99",
+    "user and password for Jenkins: ci-bot / Fak3!Pass",
+    "the account is acme/billing-2024",
+    "pass: Fak3b4dor&3",
+    "pw=Fak3b4dor&3",
+    "with the pin code Fake0000x!",
+    "the access token Fake0000xYz!",
+    "mysql -u root -pFak3Pass",
+    "sshpass -p Fak3Pass ssh host",
+    "redis-cli -a Fak3Pass ping",
+    "--db-password=Fak3Pass",
+    "curl -u user:Fak3Pass https://x",
+    "openssl rsa -passin pass:Fak3Pass",
+    "smbclient -U user%Fak3Pass //h/s",
+    "htpasswd -b file user Fak3Pass",
+    "PGPASSWORD=Fak3Pass psql",
+    "le mot de passe est Fak3Pass!",
+    "het wachtwoord is Fak3Pass!",
+    "mật khẩu là Fak3Pass!",
+    "密码是 Fak3Pass!",
+]
+CONTEXTS = [
+    "",
+    " ",
+    "\n",
+    "export ",
+    "# ",
+    '{"x": "',
+    '"}',
+    " the ",
+    ", and ",
+    "run `",
+    "`.",
+    "db.internal ",
+    "3 passed in 0.4s ",
+    "ok",
+]
+# What IGNORECASE matches with an ASCII letter, and upper/lower case.
+_ODD = {"s": "ſ", "i": "ı", "k": "\u212a", "I": "İ"}
+
+
+def _odd_case(text: str, choices: list[int]) -> str:
+    out = []
+    for position, char in enumerate(text):
+        choice = choices[position % len(choices)] if choices else 0
+        if choice == 1:
+            char = char.swapcase()
+        elif choice == 2:
+            char = _ODD.get(char, char)
+        out.append(char)
+    return "".join(out)
+
+
+@st.composite
+def _texts(draw: st.DrawFn) -> str:
+    parts = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(CONTEXTS),
+                st.sampled_from(SAMPLES),
+                st.lists(st.sampled_from([0, 0, 0, 0, 1, 2]), max_size=12),
+            ),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    return "".join(context + _odd_case(sample, choices) for context, sample, choices in parts)
+
+
+def _marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+_UNHINTED = tuple(dataclasses.replace(fmt, hints=()) for fmt in secrets._all_formats())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_texts())
+def test_hints_change_nothing_redaction_or_admission_finds(text: str) -> None:
+    hinted = secrets.redact_credentials(text, _marker)
+    found = secrets.find_credential(text)
+    with mock.patch.object(secrets, "_all_formats", return_value=_UNHINTED):
+        assert secrets.redact_credentials(text, _marker) == hinted
+        assert secrets.find_credential(text) == found
+
+
+def test_every_sample_is_found_and_redacted() -> None:
+    """The samples do exercise the formats (else the property above would prove little)."""
+    for sample in SAMPLES:
+        if sample == "the account is acme/billing-2024":
+            continue  # an owner and a project: the sample checks it stays
+        redacted, kinds = secrets.redact_credentials(sample, _marker)
+        assert kinds, sample
+        assert redacted != sample
+
+
+def test_every_format_carries_hints() -> None:
+    """No format scans every text (each used to cost a scan of every line of evidence)."""
+    assert [fmt.kind for fmt in secrets._all_formats() if not fmt.hints] == []
+
+
+def test_folds_are_every_non_ascii_letter_ignorecase_matches_with_an_ascii_one() -> None:
+    everything = "".join(map(chr, range(128, sys.maxunicode + 1)))
+    found = {ord(char) for char in re.findall(r"(?i)[a-z]", everything)}
+    assert found == set(FOLDS)
+    assert fold("PAſſWORD İD ıd \u212aEY") == "password id id key"
+
+
+def test_folded_hints_of_case_insensitive_patterns_hold_in_odd_casings() -> None:
+    pattern = re.compile(r"aws.{0,5}(?:key|pass)", re.IGNORECASE)
+    assert required_alternatives(pattern, folded=True) == ("aws",)
+    assert required_alternatives(pattern) is None  # without folding: none proven
+    text = "AWſ_KEY"
+    assert pattern.search(text)
+    assert "aws" in fold(text)
+    # a class is a choice of its own: the runs either side of it are not joined
+    assert required_alternatives(re.compile(r"(?i)[Kk]ey|pa[sS]{2}"), folded=True) == ("ey", "pa")
+    assert required_alternatives(re.compile(r"(?i)é+x"), folded=True) == ("x",)
+
+
+def test_detect_secrets_hints_hold_for_their_samples() -> None:
+    for item in plugin_patterns():
+        hints = item.hints
+        for sample in SAMPLES:
+            for text in (sample, _odd_case(sample, [1, 2, 0])):
+                if item.pattern.search(text):
+                    assert any(hint in fold(text) for hint in hints) or not hints, (
+                        item.kind,
+                        text,
+                    )

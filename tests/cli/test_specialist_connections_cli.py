@@ -66,7 +66,9 @@ def test_specialist_run_prints_a_refused_answer_and_exits_1(tmp_path: Path) -> N
 def test_specialist_run_on_an_unreachable_server_says_why_and_exits_1(tmp_path: Path) -> None:
     folder, _ = first_run(tmp_path)
     runtime = tmp_path / "runtime.json"
-    runtime.write_text(json.dumps({"globalAgents": {"postmortem": {"timeoutMs": 1500}}}))
+    # 4 s: on a loaded machine 1.5 s went by before the first request (the run then timed out
+    # instead of being refused). The wait costs no CPU, and the suite is CPU-bound.
+    runtime.write_text(json.dumps({"globalAgents": {"postmortem": {"timeoutMs": 4000}}}))
     port = _closed_port()
     result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
                   "--base-url", f"http://127.0.0.1:{port}/v1", "--runtime", str(runtime),
@@ -83,7 +85,9 @@ def test_specialist_run_on_an_unreachable_server_says_why_and_exits_1(tmp_path: 
 def test_specialist_run_json_carries_the_failure_and_the_raw_answer(tmp_path: Path) -> None:
     folder, _ = first_run(tmp_path)
     runtime = tmp_path / "runtime.json"
-    runtime.write_text(json.dumps({"globalAgents": {"postmortem": {"timeoutMs": 1500}}}))
+    # 4 s: on a loaded machine 1.5 s went by before the first request (the run then timed out
+    # instead of being refused). The wait costs no CPU, and the suite is CPU-bound.
+    runtime.write_text(json.dumps({"globalAgents": {"postmortem": {"timeoutMs": 4000}}}))
     result = _cli("specialist", "run", "graph_discovery", str(folder), "--lane", "compatible",
                   "--base-url", f"http://127.0.0.1:{_closed_port()}/v1", "--runtime",
                   str(runtime), "--store", str(tmp_path / "s.sqlite3"), "--json")  # fmt: skip

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -29,7 +29,6 @@ from active_memory.screening.secrets import redact_credentials
 
 __all__ = [
     "REDACTED",
-    "RedactionMemo",
     "find_secrets",
     "is_secret_key",
     "redact_text",
@@ -70,24 +69,21 @@ def find_secrets(text: str) -> list[str]:
     return [kind.replace("_", "-") for kind in kinds]
 
 
-class RedactionMemo:
-    """Texts a scan (marking with ``marker``) found no credential in, least recently used
-    dropped first once the texts held (and what holding each costs) pass ``max_chars``. A text
-    with a credential is never held: a library caller's long-lived process would otherwise keep
-    the raw secret in memory after the build that met it; such texts are rare, so scanning them
-    again costs little.
+class _Memo:
+    """Texts a scan found no credential in, least recently used dropped first once the texts
+    held (and what holding each costs) pass ``max_chars``. A text with a credential is never
+    held: a library caller's long-lived process would otherwise keep the raw secret in memory
+    after the build that met it; such texts are rare, so scanning them again costs little.
 
     Redaction reads about a megabyte a second, and a build meets the same text several times:
     a record in its excerpt and again in its complete copy, a tool's name on every call, and
     each specialist of a run builds its own evidence from the same transcripts (in threads of
     one process, hence the lock), which for a run of up to a few MiB is still held. The result
-    depends on the text and the memo's marker alone, so a held one is the one a new scan would
-    give. Replay's scrubbing keeps memos of its own (``agents.providers.replay``).
+    depends on the text alone, so a held one is the one a new scan would give.
     """
 
-    def __init__(self, max_chars: int, marker: Callable[[str], str] = redaction_mark) -> None:
+    def __init__(self, max_chars: int) -> None:
         self._max_chars = max_chars
-        self._marker = marker
         self._items: OrderedDict[str, str] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
@@ -98,7 +94,7 @@ class RedactionMemo:
             if held is not None:
                 self._items.move_to_end(text)
                 return held
-        redacted, _ = redact_credentials(text, self._marker)
+        redacted, _ = redact_credentials(text, redaction_mark)
         if redacted is not text:
             return redacted  # it held a credential: not kept
         size = _held_size(text)
@@ -133,7 +129,7 @@ def _held_size(text: str) -> int:
 
 # 2 Mi characters (a few MiB at most, next to a build's peak of about 9): a text of over 128 Ki is
 # never held.
-_MEMO = RedactionMemo(2 * 1024 * 1024)
+_MEMO = _Memo(2 * 1024 * 1024)
 
 
 def redact_text(text: str) -> str:

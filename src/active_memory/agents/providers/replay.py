@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from active_memory.agents.providers.codec import (
 from active_memory.agents.providers.replay_compare import compare, request_parts
 from active_memory.agents.providers.script_check import ChecksConsumption
 from active_memory.errors import ReplayChanged, ReplayMismatch
+from active_memory.evidence.redact import RedactionMemo
 from active_memory.models.runs import canonical_json
 from active_memory.private_files import write_private_text
 from active_memory.screening.redaction_marks import redaction_mark
@@ -70,54 +69,13 @@ def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
-class _ScrubMemo:
-    """Redactions of texts already scrubbed, keyed by the text's sha256, not the text: a text
-    that held a credential is remembered without the secret (its redaction holds none), so a
-    library caller's long-lived process keeps no raw secret, as the evidence memo keeps none.
-    What is held is bounded in characters, least recently used dropped first; a redaction over
-    a sixteenth of the bound is not held. Specialists scrub from threads, hence the lock."""
-
-    def __init__(self, max_chars: int, marker: Callable[[str], str]) -> None:
-        self._max_chars = max_chars
-        self._marker = marker
-        self._items: OrderedDict[bytes, str] = OrderedDict()
-        self._chars = 0
-        self._lock = threading.Lock()
-
-    def redact(self, text: str) -> str:
-        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-        with self._lock:
-            held = self._items.get(key)
-            if held is not None:
-                self._items.move_to_end(key)
-                return held
-        redacted = redact_credentials(text, self._marker)[0]
-        size = len(redacted) + _ENTRY_CHARS
-        if size * 16 > self._max_chars:
-            return redacted
-        with self._lock:
-            if key not in self._items:
-                self._items[key] = redacted
-                self._chars += size
-                while self._chars > self._max_chars:
-                    _, old = self._items.popitem(last=False)
-                    self._chars -= len(old) + _ENTRY_CHARS
-        return redacted
-
-    def held(self) -> list[str]:
-        """The redactions held, least recently used first."""
-        with self._lock:
-            return list(self._items.values())
-
-
-# What an entry costs beyond its redaction's characters: the digest, the slot and the link.
-_ENTRY_CHARS = 200
 # Every turn of a session repeats the system prompt, the evidence and the earlier messages, and
 # redacting each again was most of a replayed command's scrubbing (421 calls for one eval run):
-# each of this module's markers has a memo (a few MiB at most); another marker has none.
-_MEMOS: dict[Callable[[str], str], _ScrubMemo] = {
-    _marker: _ScrubMemo(4 * 1024 * 1024, _marker),
-    _answer_marker: _ScrubMemo(1024 * 1024, _answer_marker),
+# each of this module's markers has a memo (a few MiB at most), keyed by digest so a text that
+# held a credential is remembered without the secret; another marker has none.
+_MEMOS: dict[Callable[[str], str], RedactionMemo] = {
+    _marker: RedactionMemo(4 * 1024 * 1024, _marker, by_digest=True),
+    _answer_marker: RedactionMemo(1024 * 1024, _answer_marker, by_digest=True),
 }
 
 

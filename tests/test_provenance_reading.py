@@ -72,6 +72,14 @@ def _head_is_a_tag_object(root: Path) -> None:
     (root / ".git" / "refs" / "heads" / "main").write_text(_git(root, "rev-parse", "v1") + "\n")
 
 
+def _stash_shown(root: Path) -> None:
+    # status.showStash makes every porcelain v2 status print "# stash 1" (with --branch too,
+    # after the branch headers): fingerprint's status holds it, so the combined one must.
+    _git(root, "config", "status.showStash", "true")
+    (root / "app.py").write_text("print(3)\n", encoding="utf-8")
+    _git(root, "stash", "-q")
+
+
 _CHECKOUTS: dict[str, Callable[[Path], None]] = {
     "clean": _clean,
     "edited": _edited,
@@ -80,6 +88,7 @@ _CHECKOUTS: dict[str, Callable[[Path], None]] = {
     "branch_named_detached": _branch_named_detached,
     "head_file_and_odd_remotes": _head_file_and_odd_remotes,
     "head_is_a_tag_object": _head_is_a_tag_object,
+    "stash_shown": _stash_shown,
 }
 
 
@@ -100,6 +109,14 @@ def test_the_combined_reading_gives_the_separate_state_and_fingerprint(
     )
     assert state.head == (head.stdout.decode().strip() or None)
     assert state.partial == (shape == "head_file_and_odd_remotes")
+
+
+def test_a_stash_that_status_shows_leaves_a_clean_checkout_clean(tmp_path: Path) -> None:
+    root = _committed(tmp_path / "repo")
+    _stash_shown(root)
+    state, combined = inspect_and_fingerprint(root, dirty=False)
+    assert state.clean  # a stash is no change of the work tree, as porcelain v1 said
+    assert combined == fingerprint(root)
 
 
 def test_an_unborn_branch_is_fingerprinted_as_fingerprint_does(tmp_path: Path) -> None:

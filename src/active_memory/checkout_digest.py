@@ -13,22 +13,43 @@ from pathlib import Path
 from active_memory.bounded_input import open_regular
 from active_memory.errors import InputRefused
 
-__all__ = ["checkout_digest", "config_entries", "config_text", "split_branch_headers"]
+__all__ = [
+    "checkout_digest",
+    "config_entries",
+    "config_text",
+    "has_changes",
+    "split_branch_headers",
+]
 
 
 def split_branch_headers(porcelain_v2: bytes) -> tuple[dict[bytes, bytes], bytes]:
-    """The ``# branch.*`` headers of ``status --porcelain=v2 --branch -z`` and the entries after
-    them, byte for byte what the same status without ``--branch`` prints. Headers only lead: a
-    later token starting ``# `` is a rename's original path."""
+    """The ``# branch.*`` headers of ``status --porcelain=v2 --branch -z`` and the rest, byte for
+    byte what the same status without ``--branch`` prints: another header (the ``# stash N`` that
+    ``status.showStash`` adds) stays, since fingerprint's own status prints it. Headers only
+    lead: a later token starting ``# `` is a rename's original path."""
     headers: dict[bytes, bytes] = {}
+    kept: list[bytes] = []
     offset = 0
     while porcelain_v2.startswith(b"# ", offset):
         end = porcelain_v2.find(b"\0", offset)
         end = len(porcelain_v2) if end < 0 else end
         name, _, value = porcelain_v2[offset + 2 : end].partition(b" ")
-        headers[name] = value
+        if name.startswith(b"branch."):
+            headers[name] = value
+        else:
+            kept.append(porcelain_v2[offset : end + 1])  # with its NUL
         offset = end + 1
-    return headers, porcelain_v2[offset:]
+    return headers, b"".join(kept) + porcelain_v2[offset:]
+
+
+def has_changes(porcelain_v2: bytes) -> bool:
+    """Whether ``status --porcelain=v2 -z`` names a change, an unmerged or an untracked path
+    (what ``--porcelain=v1`` would print anything for): its leading headers are not changes."""
+    offset = 0
+    while porcelain_v2.startswith(b"# ", offset):
+        end = porcelain_v2.find(b"\0", offset)
+        offset = len(porcelain_v2) if end < 0 else end + 1
+    return bool(porcelain_v2[offset:].strip(b"\0"))
 
 
 def _changed_paths(porcelain_v2: bytes) -> list[bytes]:

@@ -33,6 +33,7 @@ from active_memory.checkout_digest import (
     checkout_digest,
     config_entries,
     config_text,
+    has_changes,
     split_branch_headers,
 )
 from active_memory.errors import InputRefused, ProvenanceError
@@ -199,7 +200,7 @@ class _Reading:
     head_ref: bytes | None  # what ``rev-parse HEAD`` printed, when it resolved to a commit
     shallow: bool
     detached: bool
-    status: bytes  # ``status --porcelain=v2 -z`` entries, without the branch headers
+    status: bytes  # ``status --porcelain=v2 -z`` as without ``--branch`` (see split_branch_headers)
     index: bytes  # ``ls-files --stage -z``
     config: bytes  # the remote and extension config
 
@@ -214,7 +215,7 @@ def _read(repo: git.Repo) -> _Reading:
         *("status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z"),
         *("--untracked-files=all", "--ignore-submodules=none"),
     )
-    headers, entries = split_branch_headers(porcelain)
+    headers, status_v2 = split_branch_headers(porcelain)
     branch = headers.get(b"branch.head")
     if branch is None or branch in (b"(detached)", b"(unknown)"):
         # A branch may be named "(detached)": only symbolic-ref proves HEAD is not a branch.
@@ -227,7 +228,7 @@ def _read(repo: git.Repo) -> _Reading:
         head_ref=lines[1] if resolved else None,
         shallow=bool(lines) and lines[0] == b"true",
         detached=detached,
-        status=entries,
+        status=status_v2,
         index=index,
         config=_git(repo, *_CONFIG_QUERY)[1],  # as -z: see config_text
     )
@@ -239,7 +240,7 @@ def _state(root: Path, reading: _Reading) -> CheckoutState:
         path=root,
         is_git=True,
         head=reading.head,
-        clean=reading.head is not None and not reading.status.strip(b"\0"),
+        clean=reading.head is not None and not has_changes(reading.status),
         shallow=reading.shallow,
         has_submodules=gitlinks or (root / ".gitmodules").exists(),
         partial=_is_partial_config(reading.config),

@@ -7,7 +7,7 @@ import pytest
 from active_memory.evidence.redact import (
     _ENTRY_CHARS,
     REDACTED,
-    _Memo,
+    RedactionMemo,
     find_secrets,
     is_secret_key,
     redact_text,
@@ -103,7 +103,7 @@ def test_redact_value_without_keys_only_applies_patterns() -> None:
 
 
 def test_a_text_without_a_credential_comes_back_from_the_memo() -> None:
-    memo = _Memo(max_chars=8192)
+    memo = RedactionMemo(max_chars=8192)
     text = "plain words about the cache"
     assert memo.redact(text) is text
     assert memo.held() == [text]
@@ -111,7 +111,7 @@ def test_a_text_without_a_credential_comes_back_from_the_memo() -> None:
 
 
 def test_a_text_with_a_credential_is_redacted_every_time_and_never_held() -> None:
-    memo = _Memo(max_chars=8192)
+    memo = RedactionMemo(max_chars=8192)
     text = f"deploy with {FAKE['github-token']} then"
     for _ in range(2):
         assert memo.redact(text) == "deploy with [redacted:github-token] then"
@@ -119,7 +119,7 @@ def test_a_text_with_a_credential_is_redacted_every_time_and_never_held() -> Non
 
 
 def test_the_memo_holds_at_most_its_characters_dropping_the_least_recently_used() -> None:
-    memo = _Memo(max_chars=16 * (32 + _ENTRY_CHARS))  # sixteen of the texts below
+    memo = RedactionMemo(max_chars=16 * (32 + _ENTRY_CHARS))  # sixteen of the texts below
     texts = [f"line {n:02d} " * 4 for n in range(40)]  # 32 characters each, no credential
     for text in texts[:16]:
         memo.redact(text)
@@ -132,7 +132,7 @@ def test_the_memo_holds_at_most_its_characters_dropping_the_least_recently_used(
 
 
 def test_a_text_too_large_for_the_memo_is_scanned_and_not_held() -> None:
-    memo = _Memo(max_chars=16 * (32 + _ENTRY_CHARS))  # holds no text over 32 characters
+    memo = RedactionMemo(max_chars=16 * (32 + _ENTRY_CHARS))  # holds no text over 32 characters
     assert memo.redact("y" * 32) == "y" * 32
     assert memo.redact("x" * 33) == "x" * 33
     assert memo.held() == ["y" * 32]
@@ -142,7 +142,7 @@ def test_a_memo_of_short_texts_holds_about_its_characters_in_memory() -> None:
     # A file's lines, redacted one at a time by the specialists' tools, are short: what holding
     # each costs (its header, the memo's slot) counts against the bound, not its characters alone.
     redact_text("warm up")  # the formats are compiled once, outside what is measured
-    memo = _Memo(max_chars=64 * 1024)
+    memo = RedactionMemo(max_chars=64 * 1024)
     # 4,000 texts are ten times what this memo holds (about 390), so it has long been full and
     # dropping; a memo that counted characters alone would hold all 4,000 (about 520 KB, four
     # times the bound). Each text is traced, so 20,000 cost five times the CPU for the same check.

@@ -11,6 +11,7 @@ import pytest
 from active_memory.evidence.redact import redact_text
 from active_memory.screening import detectors
 from active_memory.screening.secrets import detected_kinds, find_credential, find_secret
+from start_probe import loaded_by
 
 # Obviously fake values in each provider's real format.
 DETECTED = [
@@ -127,3 +128,17 @@ def test_another_release_of_detect_secrets_is_read_from_its_plugins(
         assert detectors.plugin_patterns() == from_plugins
     finally:
         detectors.plugin_patterns.cache_clear()
+
+
+def test_a_scan_imports_detect_secrets_only_for_another_release_than_the_files() -> None:
+    # What docs/admission.md and docs/store.md say of the first scan (detect-secrets and the
+    # requests its plugins' base imports stay unloaded); another release loads its plugins.
+    written = json.loads(
+        resources.files("active_memory.screening").joinpath(detectors.PATTERNS_FILE).read_text()
+    )
+    scan = "from active_memory.screening.secrets import find_secret\nfind_secret('key = x')"
+    loaded = loaded_by(scan, ["detect_secrets", "requests"])
+    if written["version"] == detectors.patterns_table(())["version"]:
+        assert loaded == []
+    else:
+        assert "detect_secrets" in loaded

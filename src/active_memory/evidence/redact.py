@@ -17,10 +17,11 @@ in evidence must stay readable.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -29,6 +30,7 @@ from active_memory.screening.secrets import redact_credentials
 
 __all__ = [
     "REDACTED",
+    "RedactionMemo",
     "find_secrets",
     "is_secret_key",
     "redact_text",
@@ -69,50 +71,64 @@ def find_secrets(text: str) -> list[str]:
     return [kind.replace("_", "-") for kind in kinds]
 
 
-class _Memo:
-    """Texts a scan found no credential in, least recently used dropped first once the texts
-    held (and what holding each costs) pass ``max_chars``. A text with a credential is never
-    held: a library caller's long-lived process would otherwise keep the raw secret in memory
-    after the build that met it; such texts are rare, so scanning them again costs little.
+class RedactionMemo:
+    """Texts a scan (marking with ``marker``) found no credential in, least recently used
+    dropped first once the texts held (and what holding each costs) pass ``max_chars``. A text
+    with a credential is never held: a library caller's long-lived process would otherwise keep
+    the raw secret in memory after the build that met it; such texts are rare, so scanning them
+    again costs little. With ``by_digest`` (replay's scrubbing, whose requests repeat such texts
+    turn after turn) every text's redaction is held instead, under the text's sha256, which
+    keeps no raw secret either.
 
     Redaction reads about a megabyte a second, and a build meets the same text several times:
     a record in its excerpt and again in its complete copy, a tool's name on every call, and
     each specialist of a run builds its own evidence from the same transcripts (in threads of
     one process, hence the lock), which for a run of up to a few MiB is still held. The result
-    depends on the text alone, so a held one is the one a new scan would give.
+    depends on the text and the marker alone, so a held one is the one a new scan would give.
     """
 
-    def __init__(self, max_chars: int) -> None:
+    def __init__(
+        self,
+        max_chars: int,
+        marker: Callable[[str], str] = redaction_mark,
+        *,
+        by_digest: bool = False,
+    ) -> None:
         self._max_chars = max_chars
-        self._items: OrderedDict[str, str] = OrderedDict()
+        self._marker = marker
+        self._by_digest = by_digest
+        self._items: OrderedDict[str | bytes, str] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
 
     def redact(self, text: str) -> str:
+        key: str | bytes = text
+        if self._by_digest:
+            key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         with self._lock:
-            held = self._items.get(text)
+            held = self._items.get(key)
             if held is not None:
-                self._items.move_to_end(text)
+                self._items.move_to_end(key)
                 return held
-        redacted, _ = redact_credentials(text, redaction_mark)
-        if redacted is not text:
+        redacted, _ = redact_credentials(text, self._marker)
+        if redacted is not text and not self._by_digest:
             return redacted  # it held a credential: not kept
-        size = _held_size(text)
+        size = _held_size(redacted)
         if size * 16 > self._max_chars:
             return redacted  # over a sixteenth of the memo it would push out many: not held
         with self._lock:
-            if text not in self._items:
-                self._items[text] = redacted
+            if key not in self._items:
+                self._items[key] = redacted
                 self._chars += size
                 while self._chars > self._max_chars:
-                    old, _ = self._items.popitem(last=False)
+                    _, old = self._items.popitem(last=False)
                     self._chars -= _held_size(old)
         return redacted
 
     def held(self) -> list[str]:
-        """The texts held, least recently used first."""
+        """The texts held (with ``by_digest``, the redactions), least recently used first."""
         with self._lock:
-            return list(self._items)
+            return list(self._items.values())
 
 
 # What holding a text costs beyond its characters, counted as characters (a byte each for ASCII):
@@ -129,7 +145,7 @@ def _held_size(text: str) -> int:
 
 # 2 Mi characters (a few MiB at most, next to a build's peak of about 9): a text of over 128 Ki is
 # never held.
-_MEMO = _Memo(2 * 1024 * 1024)
+_MEMO = RedactionMemo(2 * 1024 * 1024)
 
 
 def redact_text(text: str) -> str:

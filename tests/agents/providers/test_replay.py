@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -402,3 +404,25 @@ def test_a_text_scrubbed_again_is_scrubbed_as_the_first_time_with_each_calls_mar
         "text": "key [redacted:anthropic-key]",
         "turns": ["custom s3cr3t-value"],
     }
+
+
+@pytest.mark.parametrize("marker", [None, redaction_mark])  # a request's, an answer's
+def test_scrubbing_remembers_no_raw_text_that_held_a_credential(marker: Any) -> None:
+    # Scrubbing remembers each text's redaction (every turn repeats the earlier ones), but not
+    # a text with a credential in it: a library caller's long-lived process (recording or
+    # replaying run after run) would otherwise keep the raw secret, as the evidence memo never
+    # does. Twenty texts of 40 KB that are mostly keys: a memo holding the texts themselves
+    # would hold about 800 KB after they are gone, their redactions hold under 200 KB.
+    chosen = {} if marker is None else {"marker": marker}
+    scrub("warm up", **chosen)  # the formats are compiled once, outside what is measured
+    tracemalloc.start()
+    try:
+        for n in range(20):
+            keys = (f"sk-ant-api03-{n:04d}{i:04d}abcdefghijklmnopqrstuvwxyz" for i in range(800))
+            text = " ".join(keys)
+            assert "sk-ant" not in scrub({"text": text}, **chosen)["text"]
+            assert "sk-ant" not in scrub({"text": text}, **chosen)["text"]  # remembered
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 400 * 1024, held

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from active_memory.agents.providers.codec import (
 from active_memory.agents.providers.replay_compare import compare, request_parts
 from active_memory.agents.providers.script_check import ChecksConsumption
 from active_memory.errors import ReplayChanged, ReplayMismatch
+from active_memory.evidence.redact import RedactionMemo
 from active_memory.models.runs import canonical_json
 from active_memory.private_files import write_private_text
 from active_memory.screening.redaction_marks import redaction_mark
@@ -69,13 +69,20 @@ def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
-@lru_cache(maxsize=512)
+# Every turn of a session repeats the system prompt, the evidence and the earlier messages, and
+# redacting each again was most of a replayed command's scrubbing (421 calls for one eval run):
+# each of this module's markers has a memo (a few MiB at most), keyed by digest so a text that
+# held a credential is remembered without the secret; another marker has none.
+_MEMOS: dict[Callable[[str], str], RedactionMemo] = {
+    _marker: RedactionMemo(4 * 1024 * 1024, _marker, by_digest=True),
+    _answer_marker: RedactionMemo(1024 * 1024, _answer_marker, by_digest=True),
+}
+
+
 def _redacted(text: str, marker: Callable[[str], str]) -> str:
-    """``redact_credentials`` of ``text``, once per process for each text: every turn of a
-    session repeats the system prompt, the evidence and the earlier messages, and redacting
-    each again was most of a replayed command's scrubbing (421 calls for one eval run).
-    The result depends on the text and the marker alone, so the memo changes no output."""
-    return redact_credentials(text, marker)[0]
+    """``redact_credentials(text, marker)``'s text, from the marker's memo when it has one."""
+    memo = _MEMOS.get(marker)
+    return redact_credentials(text, marker)[0] if memo is None else memo.redact(text)
 
 
 def scrub(value: Any, secrets: Iterable[str] = (), marker: Callable[[str], str] = _marker) -> Any:

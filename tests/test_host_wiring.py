@@ -126,11 +126,17 @@ def test_command_hooks_reach_this_run_through_the_env(tmp_path: Path, harness: s
             assert wiring.settings == {"version": 1, "hooks": {"preToolUse": [hook]}}
             payload = _copilot_view(tmp_path)
         env = {"PATH": os.environ.get("PATH", ""), **wiring.env}
-        done = subprocess.run(
-            command, shell=True, input=json.dumps(payload), env=env, capture_output=True,
-            text=True, timeout=30, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        # The helper answers {} when the broker has not answered within its 250 ms budget, as
+        # it must; on a loaded machine that can happen once. A delivery is committed only
+        # after the helper's ack, so asking again is asking for the same, first delivery.
+        for _attempt in range(3):
+            done = subprocess.run(
+                command, shell=True, input=json.dumps(payload), env=env, capture_output=True,
+                text=True, timeout=30, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            if done.stdout.strip() != "{}":
+                break
         assert f"[{lesson_id(1)}@1]" in done.stdout
         # The same command without the run's environment reaches no broker and answers {}.
         bare = subprocess.run(

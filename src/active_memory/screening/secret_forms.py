@@ -160,8 +160,10 @@ FORMS: tuple[SecretForm, ...] = (
          r"(?<![\w$])(?:[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|_PWD|PASSPHRASE)|SSHPASS|REDISCLI_AUTH"
          r"|RSYNC_PASSWORD)="),
     # le mot de passe (de la base de staging) est X, das Passwort (für den Server) lautet X
-    _prose(("mot de passe", "mdp", "passwort", "kennwort", "contrase", "clave de acceso", "senha",
-            "parola", "wachtwoord", "hasło", "haslo", "şifre", "sifre", "парол"),
+    # Hints hold no space (\s+ also matches a line break) and name the narrow ᲂ IGNORECASE
+    # matches with о (required_literals.fold maps only what matches ASCII letters).
+    _prose(("passe", "mdp", "passwort", "kennwort", "contrase", "clave", "senha", "parola",
+            "wachtwoord", "hasło", "haslo", "şifre", "sifre", "парол", "пар\u1c82л"),
            rf"(?i:(?:{_PROSE_WORDS}){_FOR}[^\S\n]{{0,4}}"
            rf"(?:[:=：]|—|(?:{_PROSE_VERBS})(?![\w-])[^\S\n]{{0,4}}:?))[^\S\n]{{0,4}}"
            r"[`'\"«“„「]?(?P<secret>[^\s`'\"»”“」。，、]{6,128})"),
@@ -171,7 +173,7 @@ FORMS: tuple[SecretForm, ...] = (
            rf"(?i:(?:wachtwoord{_FOR}\s+(?:is|was)|has[łl]o{_FOR}\s+to|password{_FOR}\s+(?:è|era)))"
            r"[^\S\n]{1,4}:?[^\S\n]{0,4}[`'\"«“„]?(?P<secret>[^\s`'\"»”“]{6,128})"),
     # mật khẩu (của máy chủ) là X, kata sandi (untuk server) adalah X, كلمة المرور (…) هي X
-    _prose(("mật khẩu", "mat khau", "sandi", "كلمة", "كلمه"),
+    _prose(("khẩu", "khau", "sandi", "كلمة", "كلمه"),
            rf"(?i:(?:mật\s+khẩu|mat\s+khau|kata\s+sandi|sandi|كلم[ةه]\s+(?:ال)?(?:مرور|سر))"
            rf"(?:{_FOR}|(?:\s+[^\W\d]{{1,20}}){{1,4}}?)[^\S\n]{{0,4}}"
            r"(?:[:=：]|(?:là|la|adalah|ialah|yaitu|هي|هى)(?![\w-])[^\S\n]{0,4}:?))[^\S\n]{0,4}"

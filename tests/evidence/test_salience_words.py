@@ -6,8 +6,8 @@ from hypothesis import given, strategies as st
 
 from active_memory.evidence.salience import _FAILURE, _FAILURE_WORDS, _failed
 
-# One text per alternative of the pattern (a new alternative adds its text here and its word to
-# _FAILURE_WORDS), each a failure it must still find.
+# One text per alternative of the pattern (a new alternative adds its text here; _FAILURE_WORDS
+# is derived from the pattern), each a failure it must still find.
 FAILURES = [
     "[error] build broke",
     "Traceback (most recent call last):\n  File 'x.py'",

@@ -15,6 +15,8 @@ import json
 import re
 from enum import IntEnum
 
+from active_memory.screening.required_literals import required_alternatives
+
 __all__ = ["Salience", "SalienceClassifier"]
 
 
@@ -50,12 +52,11 @@ _FAILURE = re.compile(
     r"\btimed out\b|\bnot found\b",
     re.MULTILINE,
 )
-# Every match of _FAILURE holds one of these words. Looking for them first spares the pattern's
-# try at each position of the many outputs that hold none (a tenth of a build's time).
-_FAILURE_WORDS = (
-    "error", "Error", "ERROR", "Exception", "fatal", "panic", "FAILED", "FAILURES", "Traceback",
-    "exit ", "No such file", "ermission denied", "rejected", "timed out", "not found",
-)  # fmt: skip
+# Every match of _FAILURE holds one of these words (proven on the pattern's parse tree, about
+# 0.2 ms once). Looking for them first spares the pattern's try at each position of the many
+# outputs that hold none (a tenth of a build's time).
+# ("",): were none proven, every text would go to the pattern.
+_FAILURE_WORDS: tuple[str, ...] = required_alternatives(_FAILURE) or ("",)
 _REJECTION = re.compile(r"\bREJECT(?:ED)?\b|\brejected?\b|\bchanges requested\b|\bnot approved\b")
 _RETRY = re.compile(r"\bretry(?:ing)?\b|\bretried\b|\battempt [2-9]\b|\btry(?:ing)? again\b", re.I)
 _PATH = re.compile(r"(?:[\w.~-]+/)+[\w.-]+|[\w-]+\.[a-z]{1,5}\b")

@@ -10,13 +10,15 @@ the tests of both files fail until they are rewritten.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from active_memory.screening import detector_hints, detectors, instructions
 
 
 def main() -> None:
-    table = detector_hints.derive([pattern for _, pattern, _ in instructions._DETECTORS])
+    sources = instructions._SOURCES
+    table = detector_hints.derive([re.compile(source) for _, source, _ in sources])
     target = Path(detector_hints.__file__).with_name(detector_hints.FILE_NAME)
     target.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {len(table)} detectors' hints to {target}")

@@ -16,8 +16,11 @@ from active_memory.screening.instructions import find_instructions
 from active_memory.screening.required_literals import required_alternatives
 from screening.corpus_texts import CARD_TEXTS
 
-DETECTORS = instructions._DETECTORS
 SOURCES = instructions._SOURCES
+# Every detector compiled, as the screen compiles each on first need.
+DETECTORS = tuple(
+    (kind, instructions._pattern(i), negatable) for i, (kind, _, negatable) in enumerate(SOURCES)
+)
 
 
 def test_a_branch_needs_one_of_its_arms_and_a_sequence_its_best_part() -> None:

@@ -262,15 +262,6 @@ def _pattern(index: int) -> re.Pattern[str]:
     return re.compile(_SOURCES[index][1])
 
 
-def __getattr__(name: str) -> object:
-    # Every detector compiled, for the tests that prove each pattern's hints on a corpus.
-    if name == "_DETECTORS":
-        return tuple(
-            (kind, _pattern(i), negatable) for i, (kind, _, negatable) in enumerate(_SOURCES)
-        )
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 @cache
 def _gate() -> _Gate:
     """Built on first use: a command that screens nothing never reads the hints, which come

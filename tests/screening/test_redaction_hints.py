@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from active_memory.screening import secrets
 from active_memory.screening.detectors import plugin_patterns
-from active_memory.screening.required_literals import FOLDS, fold, required_alternatives
+from active_memory.screening.required_literals import FOLDS, case_fold, required_alternatives
 
 # One credential (or credential-shaped text) of each kind our formats, the detect-secrets
 # plugins, the prose patterns and the command-line forms know; all fake.
@@ -201,7 +201,7 @@ def test_folds_are_every_non_ascii_letter_ignorecase_matches_with_an_ascii_one()
     everything = "".join(map(chr, range(128, sys.maxunicode + 1)))
     found = {ord(char) for char in re.findall(r"(?i)[a-z]", everything)}
     assert found == set(FOLDS)
-    assert fold("PAſſWORD İD ıd \u212aEY") == "password id id key"
+    assert case_fold("PAſſWORD İD ıd \u212aEY") == "password id id key"
 
 
 def test_folded_hints_of_case_insensitive_patterns_hold_in_odd_casings() -> None:
@@ -210,7 +210,7 @@ def test_folded_hints_of_case_insensitive_patterns_hold_in_odd_casings() -> None
     assert required_alternatives(pattern) is None  # without folding: none proven
     text = "AWſ_KEY"
     assert pattern.search(text)
-    assert "aws" in fold(text)
+    assert "aws" in case_fold(text)
     # a class is a choice of its own: the runs either side of it are not joined
     assert required_alternatives(re.compile(r"(?i)[Kk]ey|pa[sS]{2}"), folded=True) == ("ey", "pa")
     assert required_alternatives(re.compile(r"(?i)é+x"), folded=True) == ("x",)
@@ -222,7 +222,7 @@ def test_detect_secrets_hints_hold_for_their_samples() -> None:
         for sample in SAMPLES:
             for text in (sample, _odd_case(sample, [1, 2, 0])):
                 if item.pattern.search(text):
-                    assert any(hint in fold(text) for hint in hints) or not hints, (
+                    assert any(hint in case_fold(text) for hint in hints) or not hints, (
                         item.kind,
                         text,
                     )
@@ -255,7 +255,7 @@ def test_every_hint_holds_in_every_casing_ignorecase_matches() -> None:
                 if char not in variants:
                     variants[char] = set(re.findall("(?i)" + re.escape(char), everything))
                 for variant in variants[char]:
-                    text = fold(hint[:position] + variant + hint[position + 1 :])
+                    text = case_fold(hint[:position] + variant + hint[position + 1 :])
                     assert any(other in text for other in fmt.hints), (fmt.kind, hint, variant)
 
 
@@ -264,7 +264,7 @@ def test_hints_hold_for_texts_each_pattern_generates(index: int) -> None:
     """Texts drawn from the pattern itself, not from SAMPLES: the samples name one spelling of
     each format, so dropping one of a format's hints (``asia``, ``-----begin ``, ``secret``…)
     mostly went unseen by the tests above; these texts reach the other alternatives. Every
-    match redaction or admission keeps must leave one of the format's hints in the fold."""
+    match redaction or admission keeps must leave one of the format's hints in the case fold."""
     fmt = secrets._all_formats()[index]
 
     @settings(
@@ -275,6 +275,6 @@ def test_hints_hold_for_texts_each_pattern_generates(index: int) -> None:
         for match in fmt.pattern.finditer(text):
             kept = fmt.redact is None or fmt.redact(match)
             if kept or (fmt.literal is not None and fmt.literal(match)):
-                assert any(hint in fold(text) for hint in fmt.hints), (fmt.kind, text)
+                assert any(hint in case_fold(text) for hint in fmt.hints), (fmt.kind, text)
 
     check()

@@ -57,7 +57,7 @@ class PluginPattern:
     plugin: str
     kind: str
     pattern: re.Pattern[str]
-    # Lower-case literals one of which every match holds, in required_literals.fold of a text
+    # Lower-case literals one of which every match holds, in required_literals.case_fold of a text
     # (empty: none proven, the pattern runs over every text).
     hints: tuple[str, ...] = ()
 

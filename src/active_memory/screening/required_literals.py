@@ -30,7 +30,7 @@ from typing import Any
 parser: Any = importlib.import_module("re._parser")
 constants: Any = importlib.import_module("re._constants")
 
-__all__ = ["FOLDS", "MIN_HINT_CHARS", "fold", "required_alternatives", "required_literal"]
+__all__ = ["FOLDS", "MIN_HINT_CHARS", "case_fold", "required_alternatives", "required_literal"]
 
 MIN_HINT_CHARS = 3
 # What IGNORECASE lets match a non-ASCII character whose lower-case form is not ASCII.
@@ -65,7 +65,7 @@ def required_alternatives(
     """Literals of which every match of ``pattern`` holds at least one, sorted; None when the
     parse tree proves none (or ``pattern`` ignores case: compare with :func:`required_literal`).
 
-    ``folded``: the literals are lower-cased ASCII, to be looked for in :func:`fold` of a text,
+    ``folded``: the literals are lower-cased ASCII, to be looked for in :func:`case_fold` of a text,
     and case-insensitive patterns have them too (a non-ASCII literal proves nothing then).
 
     A sequence needs each of its parts, so the part with the longest shortest literal is
@@ -93,7 +93,7 @@ FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
 _FOLDED = tuple(map(chr, FOLDS))
 
 
-def fold(text: str) -> str:
+def case_fold(text: str) -> str:
     """``text`` lower-cased, with :data:`FOLDS` mapped first: an ASCII literal a pattern
     matches, in any case its flags allow, appears lower-cased in it."""
     # translate() looks each character up in a dict: only for the rare text that needs it.

@@ -161,7 +161,7 @@ FORMS: tuple[SecretForm, ...] = (
          r"|RSYNC_PASSWORD)="),
     # le mot de passe (de la base de staging) est X, das Passwort (für den Server) lautet X
     # Hints hold no space (\s+ also matches a line break) and name the narrow ᲂ IGNORECASE
-    # matches with о (required_literals.fold maps only what matches ASCII letters).
+    # matches with о (required_literals.case_fold maps only what matches ASCII letters).
     _prose(("passe", "mdp", "passwort", "kennwort", "contrase", "clave", "senha", "parola",
             "wachtwoord", "hasło", "haslo", "şifre", "sifre", "парол", "пар\u1c82л"),
            rf"(?i:(?:{_PROSE_WORDS}){_FOR}[^\S\n]{{0,4}}"

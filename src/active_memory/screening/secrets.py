@@ -41,7 +41,7 @@ from functools import cache, partial
 
 from active_memory.screening.detectors import plugin_patterns
 from active_memory.screening.entropy import high_entropy, mixed, shannon_entropy
-from active_memory.screening.required_literals import fold
+from active_memory.screening.required_literals import case_fold
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
 __all__ = [
@@ -186,8 +186,8 @@ class _Format:
     numbered: bool = False
     # The value's span, when the pattern knows it (secret_forms).
     value_span: Callable[[re.Match[str]], tuple[int, int]] | None = None
-    # Lowercase substrings one of which a text's fold (required_literals.fold) must hold for
-    # the pattern to apply (empty: any).
+    # Lowercase substrings one of which a text's required_literals.case_fold must hold for the
+    # pattern to apply (empty: any).
     hints: tuple[str, ...] = ()
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
@@ -421,7 +421,7 @@ def find_credential(text: str) -> str | None:
 def _present(text: str, formats: tuple[_Format, ...]) -> frozenset[str]:
     """The hints of ``formats`` that ``text`` holds: one look for all of them at once (about
     100 substring tests) rather than each format's own in turn."""
-    folded = fold(text)
+    folded = case_fold(text)
     return frozenset(hint for hint in _hint_literals(formats) if hint in folded)
 
 

@@ -29,27 +29,33 @@ def split_branch_headers(porcelain_v2: bytes) -> tuple[dict[bytes, bytes], bytes
     lead: a later token starting ``# `` is a rename's original path."""
     headers: dict[bytes, bytes] = {}
     kept: list[bytes] = []
-    offset = 0
-    while porcelain_v2.startswith(b"# ", offset):
-        end = porcelain_v2.find(b"\0", offset)
-        end = len(porcelain_v2) if end < 0 else end
-        name, _, value = porcelain_v2[offset + 2 : end].partition(b" ")
+    leading, entries = _leading_headers(porcelain_v2)
+    for header in leading:
+        name, _, value = header[2:].removesuffix(b"\0").partition(b" ")
         if name.startswith(b"branch."):
             headers[name] = value
         else:
-            kept.append(porcelain_v2[offset : end + 1])  # with its NUL
-        offset = end + 1
-    return headers, b"".join(kept) + porcelain_v2[offset:]
+            kept.append(header)
+    return headers, b"".join(kept) + entries
 
 
 def has_changes(porcelain_v2: bytes) -> bool:
     """Whether ``status --porcelain=v2 -z`` names a change, an unmerged or an untracked path
     (what ``--porcelain=v1`` would print anything for): its leading headers are not changes."""
+    return bool(_leading_headers(porcelain_v2)[1].strip(b"\0"))
+
+
+def _leading_headers(porcelain_v2: bytes) -> tuple[list[bytes], bytes]:
+    """The ``# `` header tokens that lead a ``status --porcelain=v2 -z`` output, each with its NUL,
+    and the entries after them."""
+    headers: list[bytes] = []
     offset = 0
     while porcelain_v2.startswith(b"# ", offset):
         end = porcelain_v2.find(b"\0", offset)
-        offset = len(porcelain_v2) if end < 0 else end + 1
-    return bool(porcelain_v2[offset:].strip(b"\0"))
+        end = len(porcelain_v2) if end < 0 else end + 1
+        headers.append(porcelain_v2[offset:end])
+        offset = end
+    return headers, porcelain_v2[offset:]
 
 
 def _changed_paths(porcelain_v2: bytes) -> list[bytes]:

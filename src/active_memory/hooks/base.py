@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 from active_memory.recall.record import record
 from active_memory.recall.signals import ToolCall
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

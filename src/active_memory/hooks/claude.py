@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from active_memory.harnesses import harness_row
 from active_memory.hooks.base import EMPTY, Harness, ParsedCall, session_field, text_field
 from active_memory.recall.signals import ToolCall
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from typing import Any
 

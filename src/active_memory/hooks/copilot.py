@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from active_memory.hooks.base import Harness, ParsedCall, flat_answer, flat_call
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from typing import Any
 

@@ -42,8 +42,8 @@ from active_memory.hooks.private_dir import (
     is_private_dir,
     read_private,
 )
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Iterable
 

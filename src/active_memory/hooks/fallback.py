@@ -52,8 +52,8 @@ from active_memory.hooks.run_ledger import ledger_folder, write_fallback_entry
 from active_memory.recall.exposure import ExposureLedger
 from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import WorkspaceRoot
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Callable
 

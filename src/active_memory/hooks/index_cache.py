@@ -51,8 +51,8 @@ from active_memory.hooks.private_dir import digest_name, is_private_dir, private
 from active_memory.private_files import write_private_bytes
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.record import record
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from typing import Any, TypeAlias
 

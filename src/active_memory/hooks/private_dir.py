@@ -19,8 +19,8 @@ import sys
 
 from active_memory.errors import RecallError
 from active_memory.private_files import make_private_dir
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from typing import Any
 

@@ -34,13 +34,13 @@ from active_memory.errors import ActiveMemoryError
 from active_memory.hooks.exposure_files import ExposureFiles, is_exposure_key
 from active_memory.hooks.private_dir import append_private, is_private, is_private_dir
 from active_memory.recall.exchange import id_field
+from active_memory.type_checking import TYPE_CHECKING
 
 try:
     from _json import encode_basestring as _json_string
 except ImportError:  # an interpreter without CPython's accelerator
     from json.encoder import py_encode_basestring as _json_string
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

@@ -11,7 +11,8 @@ read by type checkers, which see the decorator as a ``dataclass_transform``.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+from active_memory.type_checking import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeVar, dataclass_transform

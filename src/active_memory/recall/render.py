@@ -29,8 +29,8 @@ from __future__ import annotations
 from active_memory.recall.card import card_key
 from active_memory.recall.record import record
 from active_memory.screening.frame import escape_frame, needs_escape, strip_invisible
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from active_memory.limits import BROAD_WORDS, LIMITS
 from active_memory.recall.record import record
 from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Sequence
     from typing import Any

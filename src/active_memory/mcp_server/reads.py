@@ -25,8 +25,8 @@ moved, and its ledgers count the ``runs`` folders given (it has no folder beside
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +38,7 @@ from active_memory.recall.index import RecallIndex
 from active_memory.store.admin_backend import AdminBackend
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.results import HistoryEntry
-from active_memory.store.sqlite import SqliteStore
+from active_memory.store.team_or_file import team_or_file
 
 __all__ = ["Explained", "StoreReads"]
 
@@ -89,14 +89,8 @@ class StoreReads:
         self._stamp: tuple[int, ...] | None = None
         self._index: RecallIndex | None = None
 
-    @contextmanager
-    def _store(self) -> Iterator[AdminBackend]:
-        if self.team is not None:
-            yield self.team
-            return
-        assert self.path is not None
-        with SqliteStore(self.path, read_only=True) as store:
-            yield store
+    def _store(self) -> AbstractContextManager[AdminBackend]:
+        return team_or_file(self.team, self.path)
 
     def recall_index(self) -> tuple[int, RecallIndex, bool]:
         """The index of the workspace's repository lessons, its generation, and whether it was

@@ -12,8 +12,8 @@ from __future__ import annotations
 import difflib
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,7 @@ from active_memory.store.quarantine import REVIEW_RUN, QuarantineEntry, Quaranti
 from active_memory.store.results import HistoryEntry
 from active_memory.store.search_text import query_words, text_matches
 from active_memory.store.sqlite import SqliteStore
+from active_memory.store.team_or_file import team_or_file
 from active_memory.ui.shared_reads import SharedReads
 
 __all__ = [
@@ -217,14 +218,8 @@ class UiData:
         # that is already gone (a clear answer) rather than a publication conflict.
         self._deciding = threading.Lock()
 
-    @contextmanager
-    def store(self) -> Iterator[ImpactStore]:
-        if self.remote is not None:
-            yield self.remote
-            return
-        assert self.store_path is not None
-        with SqliteStore(self.store_path, read_only=True) as store:
-            yield store
+    def store(self) -> AbstractContextManager[ImpactStore]:
+        return team_or_file(self.remote, self.store_path)
 
     def sources(self) -> LedgerSources:
         return self._shared.sources()
@@ -246,15 +241,10 @@ class UiData:
         url = getattr(self.remote, "url", None)
         return url if isinstance(url, str) else None
 
-    @contextmanager
-    def _quarantine(self, *, read_only: bool) -> Iterator[QuarantineKeeper]:
+    def _quarantine(self, *, read_only: bool) -> AbstractContextManager[QuarantineKeeper]:
         """The team store's own quarantine, or the local store file's."""
-        if isinstance(self.remote, QuarantineKeeper):
-            yield self.remote
-            return
-        assert self.store_path is not None  # no remote: the page reads a store file
-        with SqliteStore(self.store_path, read_only=read_only) as store:
-            yield store
+        keeper = self.remote if isinstance(self.remote, QuarantineKeeper) else None
+        return team_or_file(keeper, self.store_path, read_only=read_only)
 
     def quarantine(self) -> tuple[QuarantineEntry, ...]:
         if not self.has_quarantine:

@@ -16,7 +16,8 @@ import errno
 import os
 from _thread import get_ident
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+from active_memory.type_checking import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import TypeVar

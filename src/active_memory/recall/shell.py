@@ -28,7 +28,8 @@ command never loads them.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+from active_memory.type_checking import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Protocol

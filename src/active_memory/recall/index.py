@@ -253,7 +253,7 @@ class RecallIndex:
     ) -> tuple[list[tuple[int, tuple[str, ...]]], list[str]]:
         """Fill the posting tables, the card at position ``n`` by the ``n``-th associations;
         return the keyword groups, to place once their terms' frequencies are known, and all
-        their terms. Written out flat: this loop runs once per lesson of the store on every
+        their terms. No call per key: this loop runs once per lesson of the store on every
         run start."""
         files, folders, identifiers = self._files, self._folders, self._identifiers
         broad, intern = BROAD_WORDS, sys.intern
@@ -266,29 +266,19 @@ class RecallIndex:
             # A position enters a posting list once, even if a scope names a key twice. Most
             # keys name one card: their entry is that position, a list only from the second
             # card on (half the allocations, and nothing for the cyclic collector to visit).
-            for path in scope_files:
-                entries = files.setdefault(path, position)
-                if entries.__class__ is int:
-                    if entries != position:
-                        files[path] = [entries, position]
-                elif entries[-1] != position:  # type: ignore[index]
-                    entries.append(position)  # type: ignore[union-attr]
-            for folder in scope_folders:
-                entries = folders.setdefault(folder, position)
-                if entries.__class__ is int:
-                    if entries != position:
-                        folders[folder] = [entries, position]
-                elif entries[-1] != position:  # type: ignore[index]
-                    entries.append(position)  # type: ignore[union-attr]
-            for identifier in scope_identifiers:
-                if identifier.lower() in broad:
-                    continue
-                entries = identifiers.setdefault(identifier, position)
-                if entries.__class__ is int:
-                    if entries != position:
-                        identifiers[identifier] = [entries, position]
-                elif entries[-1] != position:  # type: ignore[index]
-                    entries.append(position)  # type: ignore[union-attr]
+            kept_identifiers = [key for key in scope_identifiers if key.lower() not in broad]
+            for keys, postings in (
+                (scope_files, files),
+                (scope_folders, folders),
+                (kept_identifiers, identifiers),
+            ):
+                for key in keys:
+                    entries = postings.setdefault(key, position)
+                    if entries.__class__ is int:
+                        if entries != position:
+                            postings[key] = [entries, position]
+                    elif entries[-1] != position:  # type: ignore[index]
+                        entries.append(position)  # type: ignore[union-attr]
             for group in keyword_groups:
                 # Interned: a word shared by many groups is then one string, which a kept index
                 # file writes once and loads once (a fifth less to unmarshal at 100,000 lessons).
@@ -350,40 +340,33 @@ class RecallIndex:
         get = best.get
         # A posting is one position (an int) or a list of them.
         files, folders, identifiers = self._files, self._folders, self._identifiers
-        for path in signals.paths:
-            found = files.get(path, ())
+
+        def offer(found: int | list[int], score: int, key: str) -> None:
             for position in (found,) if isinstance(found, int) else found:
                 current = get(position)
                 if (
                     current is None
-                    or current[0] < SCORE_FILE
-                    or (current[0] == SCORE_FILE and path < current[1])
+                    or current[0] < score
+                    or (current[0] == score and key < current[1])
                 ):
-                    best[position] = (SCORE_FILE, path)
+                    best[position] = (score, key)
+
+        for path in signals.paths:
+            found = files.get(path)
+            if found is not None:
+                offer(found, SCORE_FILE, path)
             if not folders:
                 continue
             prefix = ""
             for component in path.split("/"):
                 prefix = f"{prefix}/{component}" if prefix else component
-                found = folders.get(prefix, ())
-                for position in (found,) if isinstance(found, int) else found:
-                    current = get(position)
-                    if (
-                        current is None
-                        or current[0] < SCORE_FOLDER
-                        or (current[0] == SCORE_FOLDER and prefix < current[1])
-                    ):
-                        best[position] = (SCORE_FOLDER, prefix)
+                found = folders.get(prefix)
+                if found is not None:
+                    offer(found, SCORE_FOLDER, prefix)
         for identifier in signals.identifiers:
-            found = identifiers.get(identifier, ())
-            for position in (found,) if isinstance(found, int) else found:
-                current = get(position)
-                if (
-                    current is None
-                    or current[0] < SCORE_IDENTIFIER
-                    or (current[0] == SCORE_IDENTIFIER and identifier < current[1])
-                ):
-                    best[position] = (SCORE_IDENTIFIER, identifier)
+            found = identifiers.get(identifier)
+            if found is not None:
+                offer(found, SCORE_IDENTIFIER, identifier)
         words = signals.words
         groups, second_terms = self._groups, self._seconds
         for word in words:

@@ -20,8 +20,8 @@ from active_memory.harnesses import HARNESS_NAMES
 from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES, id_field
 from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller
 from active_memory.recall.record import record
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,7 +17,8 @@ import costs a hook call more than its matching does), so import them under ``TY
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+from active_memory.type_checking import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Literal, Protocol

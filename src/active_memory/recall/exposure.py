@@ -45,8 +45,8 @@ from collections import deque
 from active_memory.errors import RecallError
 from active_memory.recall.card import card_key
 from active_memory.recall.record import record
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Literal, Protocol, TypeAlias, TypeVar

@@ -28,8 +28,8 @@ import sys
 
 from active_memory.limits import BROAD_WORDS
 from active_memory.recall.record import record
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
     from typing import Protocol, TypeAlias

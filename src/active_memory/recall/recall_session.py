@@ -23,8 +23,8 @@ from active_memory.recall.exposure import ExposureLedger, ReceiptRing
 from active_memory.recall.record import record
 from active_memory.recall.render import Rendering, render
 from active_memory.recall.signals import extract_signals
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any, Literal, Protocol, TypeAlias

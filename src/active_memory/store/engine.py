@@ -121,7 +121,7 @@ class EngineStore(Closing):
             )
         if within is None:
             return found
-        return tuple(lesson for lesson in found if within.allows_draft(lesson.draft))
+        return tuple(lesson for lesson in found if within.allows_scope(lesson.scope))
 
     def lesson_page(
         self,
@@ -169,7 +169,7 @@ class EngineStore(Closing):
             lessons = admin.list_live(conn)
             tombstones = tombstones_within(conn, within)
         if within is not None:
-            lessons = tuple(lesson for lesson in lessons if within.allows_draft(lesson.draft))
+            lessons = tuple(lesson for lesson in lessons if within.allows_scope(lesson.scope))
         items: list[Lesson | Tombstone] = [*lessons, *tombstones]
         items.sort(key=lambda item: item.id)
         return (lesson_line(item) for item in items)

@@ -49,11 +49,7 @@ from active_memory.store.files import backup_destination_problem
 from active_memory.store.init_receipts import delete_receipt, publish_with_receipt, read_receipt
 from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
 from active_memory.store.quarantine_rows import QuarantineEntry
-from active_memory.store.results import (
-    DEFAULT_LIMITS,
-    StoreCheck,
-    StoreLimits,
-)
+from active_memory.store.results import DEFAULT_LIMITS, StoreCheck, StoreLimits
 from active_memory.store.sql import SqliteConnection
 from active_memory.store.unreadable import safe_message
 from active_memory.store.writes import (

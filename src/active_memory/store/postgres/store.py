@@ -16,18 +16,10 @@ from contextlib import AbstractContextManager
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from active_memory.errors import (
-    ConfigError,
-    ScopeRefused,
-    SnapshotError,
-    StoreUnavailable,
-)
+from active_memory.errors import ConfigError, ScopeRefused, SnapshotError, StoreUnavailable
 from active_memory.models.changes import Publication
 from active_memory.store import admin
-from active_memory.store.access import (
-    AccessScope,
-    refuse_out_of_scope,
-)
+from active_memory.store.access import AccessScope, refuse_out_of_scope
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -48,11 +40,7 @@ from active_memory.store.postgres.session import (
     redacted,
     writing,
 )
-from active_memory.store.results import (
-    DEFAULT_LIMITS,
-    StoreCheck,
-    StoreLimits,
-)
+from active_memory.store.results import DEFAULT_LIMITS, StoreCheck, StoreLimits
 
 __all__ = ["PostgresStore", "is_postgres_url"]
 

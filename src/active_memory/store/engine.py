@@ -15,7 +15,7 @@ a rejection (``_scrub``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 
 from active_memory.errors import PublicationError, ScopeRefused
 from active_memory.models.changes import Mutation, Publication
@@ -96,6 +96,11 @@ class EngineStore(Closing):
         """Once a purge or a rejection committed: whether the freed content also left the
         engine's files. False here: only an engine that scrubs its files can say so."""
         return False
+
+    def _serial(self) -> AbstractContextManager[object]:
+        """Held across a purge's or a rejection's write and its :meth:`_scrub`, so that no other
+        call comes between them in a store that serialises its calls (SQLite's)."""
+        return nullcontext()
 
     def generation(self) -> int:
         with self._reading() as conn:
@@ -284,17 +289,19 @@ class EngineStore(Closing):
         revision marking the purge) stays so the id can never be recreated. With ``within``,
         ScopeRefused for a lesson or any revision outside it. ``scrubbed``: whether the freed
         content also left the engine's files (:meth:`_scrub`)."""
-        with self._writing(control) as conn:
-            if within is not None:
-                refuse_out_of_scope(conn, [lesson_id], within)
-                past = admin.read_history(conn, lesson_id)
-                refuse_revisions_out_of_scope(lesson_id, past, within)
-            erased = admin.stored_contents(conn, lesson_id)
-            receipt = purge_marked(conn, lesson_id, run_id=run_id, limits=self._limits)
-        # The decoded memory lets go of the purged text too.
-        self._contents.forget(erased)
-        self._decoded.forget(lesson_id)
-        return receipt.model_copy(update={"scrubbed": self._scrub()})
+        with self._serial():
+            with self._writing(control) as conn:
+                if within is not None:
+                    refuse_out_of_scope(conn, [lesson_id], within)
+                    past = admin.read_history(conn, lesson_id)
+                    refuse_revisions_out_of_scope(lesson_id, past, within)
+                erased = admin.stored_contents(conn, lesson_id)
+                receipt = purge_marked(conn, lesson_id, run_id=run_id, limits=self._limits)
+            # The decoded memory lets go of the purged text too.
+            self._contents.forget(erased)
+            self._decoded.forget(lesson_id)
+            scrubbed = self._scrub()
+        return receipt.model_copy(update={"scrubbed": scrubbed})
 
     def rebuild_counts(self) -> None:
         """Set the counts triggers keep (capacity counters, live lessons by repository and by
@@ -392,10 +399,11 @@ class EngineStore(Closing):
     ) -> bool:
         """Delete the held proposal; whether its content also left the engine's files
         (:meth:`_scrub`)."""
-        with self._writing(control) as conn:
-            _refuse_held_outside(read_held_entry(conn, lesson_id), within)
-            drop_held(conn, lesson_id)
-        return self._scrub()
+        with self._serial():
+            with self._writing(control) as conn:
+                _refuse_held_outside(read_held_entry(conn, lesson_id), within)
+                drop_held(conn, lesson_id)
+            return self._scrub()
 
 
 def _refuse_held_outside(entry: QuarantineEntry, within: AccessScope | None) -> None:

@@ -190,8 +190,10 @@ class SqliteStore(EngineStore):
         checkpoint and VACUUM drop stale pages from the main file and the WAL, so no card
         content is left behind. Whether that completed (a busy reader can keep old pages in
         the WAL)."""
-        with self._lock:
-            return scrub_file(self._connection(write=True))
+        return scrub_file(self._connection(write=True))
+
+    def _serial(self) -> threading.RLock:
+        return self._lock
 
     def backup(self, destination: str | os.PathLike[str], *, force: bool = False) -> Path:
         """Copy the store with SQLite's online backup API to ``destination`` (0600).

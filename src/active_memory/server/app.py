@@ -45,7 +45,6 @@ from active_memory.errors import (
     LessonValidationError,
 )
 from active_memory.models.base import Model
-from active_memory.models.lessons import GraphScope
 from active_memory.server.admin_routes import admin_routes
 from active_memory.server.credentials import Credential, CredentialStore
 from active_memory.server.fairness import (
@@ -368,17 +367,7 @@ class MemoryService:
 
     async def _lessons(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await run_in_threadpool(self.store, who.tenant)
-        live = await run_in_threadpool(store.list_lessons)
-        scope = who.scope
-        within = tuple(
-            lesson
-            for lesson in live
-            if scope.allows(
-                lesson.scope.kind,
-                lesson.scope.repository,
-                lesson.scope.graph_hash if isinstance(lesson.scope, GraphScope) else None,
-            )
-        )
+        within = await run_in_threadpool(lambda: store.list_lessons(within=who.scope))
         return LessonsAnswer(lessons=within)
 
     async def _revert(self, request: Request, who: Credential, arrived: float) -> BaseModel:

@@ -1,6 +1,7 @@
-"""How the memory service answers a refusal: the status of each error code, the exception of
-the tree each code stands for, and ``Retry-After`` where waiting helps (a token over its rates,
-a store that failed or a write stopped under the lock)."""
+"""How the memory service answers a refusal: the status of each error code, the answer for an
+exception of the tree (``store/wire_errors.py``, beside the client's way back), and
+``Retry-After`` where waiting helps (a token over its rates, a store that failed or a write
+stopped under the lock)."""
 
 from __future__ import annotations
 
@@ -9,23 +10,11 @@ from typing import Any
 from pydantic import BaseModel
 from starlette.responses import Response
 
-from active_memory.errors import (
-    ActiveMemoryError,
-    LessonNotFound,
-    LessonRetired,
-    LessonValidationError,
-    PublicationError,
-    PublicationFenced,
-    QuarantineNotFound,
-    RevisionConflict,
-    ScopeRefused,
-    ScreenRefused,
-    StoreError,
-)
+from active_memory.errors import ActiveMemoryError, StoreError
 from active_memory.server.credentials import Credential
 from active_memory.server.fairness import retry_after
-from active_memory.store.admin_wire import HELD_SUBJECT
-from active_memory.store.wire import ErrorAnswer, ErrorCode, MismatchWire, ScreenedWire
+from active_memory.store.wire import ErrorAnswer, ErrorCode
+from active_memory.store.wire_errors import error_answer
 
 __all__ = [
     "MISSING_CREDENTIAL",
@@ -73,6 +62,11 @@ class Refusal(Exception):
         self.answer = ErrorAnswer(error=code, message=message, **extra)
         self.wait_s = wait_s
 
+    @classmethod
+    def answering(cls, answer: ErrorAnswer, *, wait_s: float | None = None) -> Refusal:
+        extra = {name: value for name, value in answer if name not in ("error", "message")}
+        return cls(answer.error, answer.message, wait_s=wait_s, **extra)
+
 
 def answer(
     model: BaseModel, status: int = 200, *, close: bool = False, wait_s: float | None = None
@@ -86,32 +80,9 @@ def answer(
 
 
 def refusal_for(error: ActiveMemoryError) -> Refusal:
-    message = str(error)
-    if isinstance(error, ScopeRefused):
-        return Refusal("out_of_scope", message, subject=error.what, scope=error.scope)
-    if isinstance(error, RevisionConflict):
-        mismatches = tuple(
-            MismatchWire(id=m.id, expected=m.expected, found=m.found, tombstoned=m.tombstoned)
-            for m in error.mismatches
-        )
-        return Refusal("conflict", message, mismatches=mismatches)
-    if isinstance(error, LessonRetired):
-        return Refusal("not_found", message, retired_at=error.revision)
-    if isinstance(error, LessonNotFound):
-        return Refusal("not_found", message)
-    if isinstance(error, QuarantineNotFound):
-        return Refusal("not_found", message, subject=HELD_SUBJECT)
-    if isinstance(error, PublicationFenced):
-        return Refusal("fenced", message)
-    if isinstance(error, LessonValidationError):
-        return Refusal("bad_request", message)
-    if isinstance(error, ScreenRefused):
-        screened = tuple(ScreenedWire(id=i, codes=codes) for i, codes in error.drafts)
-        return Refusal("screened", message, screened=screened)
-    if isinstance(error, PublicationError):
-        return Refusal("refused", message)
-    wait_s = _RETRY_UNAVAILABLE_S if isinstance(error, StoreError) else None
-    return Refusal("unavailable", message, wait_s=wait_s)
+    answer = error_answer(error)
+    waiting = answer.error == "unavailable" and isinstance(error, StoreError)
+    return Refusal.answering(answer, wait_s=_RETRY_UNAVAILABLE_S if waiting else None)
 
 
 def refuse_other_run(who: Credential, run_id: str) -> None:

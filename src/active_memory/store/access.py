@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from itertools import groupby
 
 from active_memory.errors import ScopeRefused
-from active_memory.models.lessons import GraphScope, LessonDraft
+from active_memory.models.lessons import GraphScope, LessonDraft, Scope
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.results import HistoryEntry
 from active_memory.store.sql import SqlConnection
@@ -66,10 +66,12 @@ class AccessScope:
             return False
         return self.graph_hash is None or graph_hash == self.graph_hash
 
-    def allows_draft(self, draft: LessonDraft) -> bool:
-        scope = draft.scope
+    def allows_scope(self, scope: Scope) -> bool:
         graph_hash = scope.graph_hash if isinstance(scope, GraphScope) else None
         return self.allows(scope.kind, scope.repository, graph_hash)
+
+    def allows_draft(self, draft: LessonDraft) -> bool:
+        return self.allows_scope(draft.scope)
 
     def confine(self, request: SnapshotRequest) -> SnapshotRequest:
         """The request with this scope's repository; ScopeRefused when the run names another

@@ -36,6 +36,7 @@ A quarantined proposal that is not held answers 404 ``not_found`` with ``subject
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import fields
 from itertools import groupby
 from operator import attrgetter
 from typing import Annotated, Literal
@@ -174,26 +175,13 @@ class HeldWire(Model):
     draft: LessonDraft
     time: Annotated[str, OneLine(40, allow_empty=True)] = ""
 
+    # The wire model has the entry's fields under the same names, so each converts field by field.
     @classmethod
     def of(cls, entry: QuarantineEntry) -> HeldWire:
-        return cls(
-            id=entry.id,
-            run_id=entry.run_id,
-            role=entry.role,
-            signals=entry.signals,
-            draft=entry.draft,
-            time=entry.time,
-        )
+        return cls(**{field.name: getattr(entry, field.name) for field in fields(entry)})
 
     def entry(self) -> QuarantineEntry:
-        return QuarantineEntry(
-            id=self.id,
-            run_id=self.run_id,
-            role=self.role,
-            signals=self.signals,
-            draft=self.draft,
-            time=self.time,
-        )
+        return QuarantineEntry(**dict(self))
 
 
 class HeldAnswer(Model):

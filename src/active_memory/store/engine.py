@@ -1,36 +1,45 @@
 """What the SQLite and the PostgreSQL store do alike, each inside its own engine's transaction.
 
 The planning and writing logic (``checked``, ``writes``, ``admin``, ``transfer``) already runs
-over :class:`~active_memory.store.sql.SqlConnection`. This module holds the operations both
-stores compose from it the same way (a snapshot's SELECT, a checked revert, a purge, an import)
-and :class:`EngineStore`, the base that serves the reads both expose unchanged, and the
-quarantine's review (hold, list, show, approve, reject), through the subclass's own
-``_reading()`` and ``_writing()`` transactions. Each store keeps what differs: how it opens and
-locks a transaction, SQLite's scrub of the file after a purge or a rejection, the access scopes
-a hosted PostgreSQL store checks.
+over :class:`~active_memory.store.sql.SqlConnection`, and ``store/engine_steps.py`` composes it
+into the steps both stores take alike (a snapshot's SELECT, a checked revert, a purge, an
+import). :class:`EngineStore` is the base that serves the admin operations (list, show,
+history, revert, purge, export, import) and the quarantine's review (hold, list, show, approve,
+reject) through the subclass's own ``_reading()`` and ``_writing()`` transactions. Each takes
+``within``, the access scope a hosted PostgreSQL store confines a credential's request to
+(``store/access.py``; only that schema keeps the scope a row last had). Each store keeps what
+differs: how it opens and locks a transaction, and SQLite's scrub of its file after a purge or
+a rejection (``_scrub``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 
-from active_memory.errors import (
-    ImportConflict,
-    PublicationError,
-    RevisionConflict,
-    RevisionMismatch,
-    ScopeRefused,
-)
+from active_memory.errors import PublicationError, ScopeRefused
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import Lesson
 from active_memory.store import admin
-from active_memory.store.access import AccessScope, refuse_out_of_scope
-from active_memory.store.backend import PublicationControl, PublicationReceipt, SnapshotRequest
+from active_memory.store.access import (
+    AccessScope,
+    reached_rows,
+    refuse_out_of_scope,
+    refuse_revisions_out_of_scope,
+    whole_histories_within,
+)
+from active_memory.store.backend import PublicationControl, PublicationReceipt
 from active_memory.store.checked import publish_checked
 from active_memory.store.closing import Closing
-from active_memory.store.codec import LIVE_COLUMNS, DecodedContent, DecodedRows
+from active_memory.store.codec import DecodedContent, DecodedRows
 from active_memory.store.counts import rebuild_counts
+from active_memory.store.engine_steps import (
+    import_entries,
+    purge_marked,
+    refuse_import_outside,
+    revert_checked,
+    tombstones_within,
+)
 from active_memory.store.listing import (
     LessonListing,
     LessonSort,
@@ -53,114 +62,15 @@ from active_memory.store.results import (
     Tombstone,
 )
 from active_memory.store.sql import SqlConnection
-from active_memory.store.transfer import ImportEntry, lesson_line, parse_lines, plan_import
-from active_memory.store.writes import Change, apply_changes, read_generation, read_states
+from active_memory.store.transfer import lesson_line, parse_lines
+from active_memory.store.writes import read_generation
 
-__all__ = [
-    "ADMIN_RUN",
-    "REVIEW_RUN",
-    "EngineStore",
-    "import_entries",
-    "purge_marked",
-    "revert_checked",
-    "select_snapshot",
-]
+__all__ = ["ADMIN_RUN", "REVIEW_RUN", "EngineStore"]
 
 # The run id a revert or purge is recorded under in the history when the caller names none.
 ADMIN_RUN = "admin"
 # The run id an approved quarantined proposal is published under when the caller names none.
 REVIEW_RUN = "review"
-
-
-def select_snapshot(
-    conn: SqlConnection, request: SnapshotRequest
-) -> tuple[int, list[tuple[object, ...]]]:
-    """The generation and the live ``LIVE_COLUMNS, checksum`` rows in ``request``'s scope,
-    sorted by id, read in the caller's read transaction (not yet verified)."""
-    identity = request.identity
-    columns = f"{LIVE_COLUMNS}, checksum"
-    generation = read_generation(conn)
-    rows: list[tuple[object, ...]] = []
-    if request.repository and identity.repository is not None:
-        rows += conn.execute(
-            f"SELECT {columns} FROM records "
-            "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
-            (identity.repository,),
-        ).fetchall()
-    if request.graph and identity.graph_hash is not None:
-        rows += conn.execute(
-            f"SELECT {columns} FROM records "
-            "WHERE kind = 'graph' AND deleted = 0 AND graph_hash = ? "
-            "AND (repository IS NULL OR repository = ?)",
-            (identity.graph_hash, identity.repository),
-        ).fetchall()
-    rows.sort(key=lambda row: str(row[0]))
-    return generation, rows
-
-
-def revert_checked(
-    conn: SqlConnection,
-    change: Change,
-    expected_revision: int | None,
-    *,
-    run_id: str,
-    limits: StoreLimits,
-) -> PublicationReceipt:
-    """Write ``change`` (from ``admin.plan_revert``) in the caller's write transaction;
-    RevisionConflict when ``expected_revision`` is given and is not the current revision."""
-    current = change.revision - 1
-    if expected_revision is not None and current != expected_revision:
-        raise RevisionConflict([RevisionMismatch(change.id, expected_revision, current)])
-    generation = apply_changes(conn, [change], run_id=run_id, limits=limits)
-    return PublicationReceipt(generation, {change.id: change.revision})
-
-
-def purge_marked(
-    conn: SqlConnection, lesson_id: str, *, run_id: str, limits: StoreLimits
-) -> PurgeReceipt:
-    """Erase the past contents of retired ``lesson_id`` and write its purge marker (none when
-    an earlier purge left nothing to erase), in the caller's write transaction. ``scrubbed``
-    is False: only the engine can say whether the freed bytes left its files."""
-    marker, erased = admin.plan_purge(conn, lesson_id)
-    if marker is None:
-        revision = read_states(conn, [lesson_id])[lesson_id].revision
-        generation = read_generation(conn)
-    else:
-        revision = marker.revision
-        generation = apply_changes(conn, [marker], run_id=run_id, limits=limits)
-    return PurgeReceipt(
-        id=lesson_id,
-        revision=revision,
-        generation=generation,
-        erased_revisions=erased,
-        scrubbed=False,
-    )
-
-
-def import_entries(
-    conn: SqlConnection,
-    entries: tuple[ImportEntry, ...],
-    *,
-    replace: bool,
-    run_id: str,
-    limits: StoreLimits,
-) -> ImportReport:
-    """Import parsed lines all or nothing in the caller's write transaction (semantics in
-    ``store/transfer.py``); ImportConflict listing every colliding id."""
-    plan = plan_import(conn, entries, replace=replace)
-    if plan.conflicts:
-        raise ImportConflict(plan.conflicts)
-    if plan.changes:
-        generation = apply_changes(conn, plan.changes, run_id=run_id, limits=limits)
-    else:
-        generation = read_generation(conn)
-    return ImportReport(
-        generation=generation,
-        created=tuple(plan.created),
-        replaced=tuple(plan.replaced),
-        retired=tuple(plan.retired),
-        unchanged=tuple(plan.unchanged),
-    )
 
 
 class EngineStore(Closing):
@@ -182,10 +92,15 @@ class EngineStore(Closing):
     ) -> AbstractContextManager[SqlConnection]:
         raise NotImplementedError
 
-    def _forget_purged(self, lesson_id: str, erased: Iterable[tuple[str, str]]) -> None:
-        """Once a purge committed, the decoded memory lets go of the purged text too."""
-        self._contents.forget(erased)
-        self._decoded.forget(lesson_id)
+    def _scrub(self) -> bool:
+        """Once a purge or a rejection committed: whether the freed content also left the
+        engine's files. False here: only an engine that scrubs its files can say so."""
+        return False
+
+    def _serial(self) -> AbstractContextManager[object]:
+        """Held across a purge's or a rejection's write and its :meth:`_scrub`, so that no other
+        call comes between them in a store that serialises its calls (SQLite's)."""
+        return nullcontext()
 
     def generation(self) -> int:
         with self._reading() as conn:
@@ -196,16 +111,22 @@ class EngineStore(Closing):
         repository: str | None = None,
         graph_hash: str | None = None,
         node_id: str | None = None,
+        *,
+        within: AccessScope | None = None,
     ) -> tuple[Lesson, ...]:
-        """Live lessons sorted by id; each filter given must match its column exactly."""
+        """Live lessons sorted by id; each filter given must match its column exactly; with
+        ``within``, only those it reaches."""
         with self._reading() as conn:
-            return admin.list_live(
+            found = admin.list_live(
                 conn,
                 repository=repository,
                 graph_hash=graph_hash,
                 node_id=node_id,
                 contents=self._contents,
             )
+        if within is None:
+            return found
+        return tuple(lesson for lesson in found if within.allows_scope(lesson.scope))
 
     def lesson_page(
         self,
@@ -233,21 +154,27 @@ class EngineStore(Closing):
         with self._reading() as conn:
             return retired_page(conn, page=page, per_page=per_page, within=within)
 
-    def list_retired(self) -> tuple[Tombstone, ...]:
+    def list_retired(self, *, within: AccessScope | None = None) -> tuple[Tombstone, ...]:
+        """Tombstones sorted by id; with ``within``, only those whose last live scope it
+        reaches (a tombstone imported as one has none and is left out)."""
         with self._reading() as conn:
-            return admin.list_tombstones(conn)
+            return tombstones_within(conn, within)
 
-    def get(self, lesson_id: str) -> Lesson:
+    def get(self, lesson_id: str, *, within: AccessScope | None = None) -> Lesson:
         """The live lesson; LessonNotFound (LessonRetired for a tombstone) otherwise."""
         with self._reading() as conn:
+            if within is not None:
+                refuse_out_of_scope(conn, [lesson_id], within)
             return admin.get_lesson(conn, lesson_id)
 
-    def export(self) -> Iterator[str]:
-        """JSON lines (no newline) for every live lesson and tombstone, sorted by id, read at
-        one generation."""
+    def export(self, *, within: AccessScope | None = None) -> Iterator[str]:
+        """JSON lines (no newline) for every live lesson and tombstone (with ``within``: that
+        it reaches), sorted by id, read at one generation."""
         with self._reading() as conn:
             lessons = admin.list_live(conn)
-            tombstones = admin.list_tombstones(conn)
+            tombstones = tombstones_within(conn, within)
+        if within is not None:
+            lessons = tuple(lesson for lesson in lessons if within.allows_scope(lesson.scope))
         items: list[Lesson | Tombstone] = [*lessons, *tombstones]
         items.sort(key=lambda item: item.id)
         return (lesson_line(item) for item in items)
@@ -258,31 +185,68 @@ class EngineStore(Closing):
         *,
         replace: bool = False,
         run_id: str = "import",
+        within: AccessScope | None = None,
         control: PublicationControl | None = None,
     ) -> ImportReport:
         """Import an export, all or nothing (semantics in ``store/transfer.py``).
 
         Raises LessonValidationError for a bad line (before touching the store) and
-        ImportConflict listing every colliding id. ``control``, as for every write here,
-        bounds and stops the write where the engine can (``PublicationControl.hold_s``).
+        ImportConflict listing every colliding id; with ``within``, ScopeRefused for a lesson
+        outside it or for a tombstone line (it carries no scope to check), before anything is
+        written. ``control``, as for every write here, bounds and stops the write where the
+        engine can (``PublicationControl.hold_s``).
         """
         entries = parse_lines(lines)
+        if within is not None:
+            refuse_import_outside(entries, within)
         with self._writing(control) as conn:
+            if within is not None:
+                refuse_out_of_scope(conn, (entry.id for entry in entries), within)
             return import_entries(
                 conn, entries, replace=replace, run_id=run_id, limits=self._limits
             )
 
-    def history(self, lesson_id: str) -> tuple[HistoryEntry, ...]:
-        """Every revision of ``lesson_id``, oldest first (content erased by purge is None)."""
+    def history(
+        self, lesson_id: str, *, within: AccessScope | None = None
+    ) -> tuple[HistoryEntry, ...]:
+        """Every revision of ``lesson_id``, oldest first (content erased by purge is None);
+        with ``within``, ScopeRefused unless every revision with content is within it."""
         with self._reading() as conn:
-            return admin.read_history(conn, lesson_id)
+            if within is not None:
+                refuse_out_of_scope(conn, [lesson_id], within)
+            entries = admin.read_history(conn, lesson_id)
+        if within is not None:
+            refuse_revisions_out_of_scope(lesson_id, entries, within)
+        return entries
 
-    def histories(self) -> Iterator[HistoryEntry]:
+    def histories(self, *, within: AccessScope | None = None) -> Iterator[HistoryEntry]:
         """Every lesson's revisions, ordered by id then revision, as :meth:`history` gives
-        them: one query in one read transaction, each entry decoded as the caller reaches it."""
+        them: one query in one read transaction, each entry decoded as the caller reaches it;
+        with ``within``, only the lessons :meth:`history` would not refuse (each whole)."""
+        return self._histories(within, after=None, lessons=None)[0]
+
+    def history_page(
+        self, *, within: AccessScope | None = None, after: str | None = None, lessons: int
+    ) -> tuple[tuple[HistoryEntry, ...], str | None]:
+        """One page of :meth:`histories`: the lessons past ``after``, at most ``lessons`` read,
+        and the id the next page starts after (None when no lesson is left)."""
+        entries, last = self._histories(within, after=after, lessons=lessons)
+        return tuple(entries), last
+
+    def _histories(
+        self, within: AccessScope | None, *, after: str | None, lessons: int | None
+    ) -> tuple[Iterator[HistoryEntry], str | None]:
+        # The scope is applied in the query, before the page is cut: a page and the id the next
+        # one starts after only ever name lessons ``within`` reaches.
+        reach = None if within is None else reached_rows(within)
         with self._reading() as conn:
-            rows = admin.read_all_history_rows(conn)
-        return admin.history_entries(rows, self._contents)
+            rows = admin.read_all_history_rows(conn, after=after, lessons=lessons, reach=reach)
+        read = len({row[0] for row in rows})
+        last = str(rows[-1][0]) if rows and lessons is not None and read >= lessons else None
+        entries = admin.history_entries(rows, self._contents)
+        if within is not None:
+            entries = whole_histories_within(entries, within)
+        return entries, last
 
     def revert(
         self,
@@ -291,16 +255,53 @@ class EngineStore(Closing):
         *,
         expected_revision: int | None = None,
         run_id: str = ADMIN_RUN,
+        within: AccessScope | None = None,
+        control: PublicationControl | None = None,
     ) -> PublicationReceipt:
         """Write ``to_revision``'s content as a new revision, checked like a publication.
 
-        ``expected_revision`` (when given) must be the current revision, else RevisionConflict.
+        ``expected_revision`` (when given) must be the current revision, else RevisionConflict;
+        with ``within``, ScopeRefused for a lesson or a revision outside it.
         """
-        with self._writing() as conn:
+        with self._writing(control) as conn:
+            if within is not None:
+                refuse_out_of_scope(conn, [lesson_id], within)
             change = admin.plan_revert(conn, lesson_id, to_revision)
+            # Republishing an old revision is a publication of its draft: the same rule.
+            draft = change.draft
+            if within is not None and draft is not None and not within.allows_draft(draft):
+                raise ScopeRefused(
+                    f"revision {to_revision} of lesson {lesson_id!r}", within.describe()
+                )
             return revert_checked(
                 conn, change, expected_revision, run_id=run_id, limits=self._limits
             )
+
+    def purge(
+        self,
+        lesson_id: str,
+        *,
+        run_id: str = ADMIN_RUN,
+        within: AccessScope | None = None,
+        control: PublicationControl | None = None,
+    ) -> PurgeReceipt:
+        """Erase every past content of a retired lesson; its tombstone (id, kind, a new
+        revision marking the purge) stays so the id can never be recreated. With ``within``,
+        ScopeRefused for a lesson or any revision outside it. ``scrubbed``: whether the freed
+        content also left the engine's files (:meth:`_scrub`)."""
+        with self._serial():
+            with self._writing(control) as conn:
+                if within is not None:
+                    refuse_out_of_scope(conn, [lesson_id], within)
+                    past = admin.read_history(conn, lesson_id)
+                    refuse_revisions_out_of_scope(lesson_id, past, within)
+                erased = admin.stored_contents(conn, lesson_id)
+                receipt = purge_marked(conn, lesson_id, run_id=run_id, limits=self._limits)
+            # The decoded memory lets go of the purged text too.
+            self._contents.forget(erased)
+            self._decoded.forget(lesson_id)
+            scrubbed = self._scrub()
+        return receipt.model_copy(update={"scrubbed": scrubbed})
 
     def rebuild_counts(self) -> None:
         """Set the counts triggers keep (capacity counters, live lessons by repository and by
@@ -396,12 +397,13 @@ class EngineStore(Closing):
         within: AccessScope | None = None,
         control: PublicationControl | None = None,
     ) -> bool:
-        """Delete the held proposal; whether its content also left the engine's files (False
-        here: only the engine can say, SQLite's store scrubs its file)."""
-        with self._writing(control) as conn:
-            _refuse_held_outside(read_held_entry(conn, lesson_id), within)
-            drop_held(conn, lesson_id)
-        return False
+        """Delete the held proposal; whether its content also left the engine's files
+        (:meth:`_scrub`)."""
+        with self._serial():
+            with self._writing(control) as conn:
+                _refuse_held_outside(read_held_entry(conn, lesson_id), within)
+                drop_held(conn, lesson_id)
+            return self._scrub()
 
 
 def _refuse_held_outside(entry: QuarantineEntry, within: AccessScope | None) -> None:

@@ -15,7 +15,8 @@ The service screens every draft of a publication itself (``PublicationControl.sc
 not sent: a client's claim is never trusted); a refusal comes back as ScreenRefused naming each
 draft's id and codes.
 
-Errors map back to the exception tree as the table in ``store/wire.py`` says.
+Errors map back to the exception tree as the table in ``store/wire.py`` says
+(``store/wire_errors.py``, beside the service's way there).
 """
 
 from __future__ import annotations
@@ -33,24 +34,17 @@ import httpx
 from active_memory.errors import (
     ConfigError,
     LessonNotFound,
-    LessonRetired,
     LessonValidationError,
     PublicationError,
     PublicationFenced,
-    QuarantineNotFound,
-    RevisionConflict,
-    RevisionMismatch,
     ScopeRefused,
-    ScreenRefused,
     SnapshotError,
     StoreError,
-    StoreUnavailable,
 )
 from active_memory.models.base import Model
 from active_memory.models.changes import Publication
 from active_memory.models.lessons import Lesson
 from active_memory.store.admin_wire import (
-    HELD_SUBJECT,
     ApproveBody,
     ExportAnswer,
     HeldAnswer,
@@ -102,6 +96,7 @@ from active_memory.store.wire import (
     SnapshotAnswer,
     SnapshotBody,
 )
+from active_memory.store.wire_errors import raised_for
 
 __all__ = ["RemoteBackend", "check_service_url"]
 
@@ -260,36 +255,7 @@ class RemoteBackend(Closing):
                 f"the memory service at {self.url!r} answered HTTP {status} without an "
                 "explanation; nothing was taken from it"
             )
-        message = error.message
-        if error.error == "unauthorized":
-            return StoreUnavailable(self.url, message)
-        if error.error == "out_of_scope":
-            return ScopeRefused(error.subject or "the request", error.scope or "unknown scope")
-        if error.error == "conflict":
-            return RevisionConflict(
-                [
-                    RevisionMismatch(m.id, m.expected, m.found, m.tombstoned)
-                    for m in error.mismatches
-                ]
-            )
-        if error.error == "not_found" and error.subject == HELD_SUBJECT:
-            return QuarantineNotFound(lesson_id or "?")
-        if error.error == "not_found" and lesson_id is not None:
-            if error.retired_at is not None:
-                return LessonRetired(lesson_id, error.retired_at)
-            return LessonNotFound(
-                lesson_id,
-                f"the memory service at {self.url!r} has no lesson by that id in this token's "
-                "tenant; check the id against a snapshot (a lesson id is not shared between "
-                "tenants)",
-            )
-        if error.error == "fenced":
-            return PublicationFenced(message)
-        if error.error == "screened" and error.screened:
-            return ScreenRefused([(entry.id, entry.codes) for entry in error.screened])
-        if error.error in ("refused", "too_large"):
-            return PublicationError(message)
-        return failure(f"the memory service at {self.url!r} refused: {message}")
+        return raised_for(error, self.url, failure, lesson_id)
 
     # -- the backend protocol --------------------------------------------------------------
 

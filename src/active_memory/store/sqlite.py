@@ -27,7 +27,6 @@ from active_memory.errors import (
 )
 from active_memory.models.changes import Publication
 from active_memory.store import admin
-from active_memory.store.access import AccessScope
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -44,22 +43,13 @@ from active_memory.store.connect import (
     open_connection,
     release_companions,
 )
-from active_memory.store.engine import (
-    ADMIN_RUN,
-    EngineStore,
-    purge_marked,
-    select_snapshot,
-)
+from active_memory.store.engine import EngineStore
+from active_memory.store.engine_steps import select_snapshot
 from active_memory.store.files import backup_destination_problem
 from active_memory.store.init_receipts import delete_receipt, publish_with_receipt, read_receipt
 from active_memory.store.paths import DEFAULT_NAMESPACE, check_store_location, default_store_path
 from active_memory.store.quarantine_rows import QuarantineEntry
-from active_memory.store.results import (
-    DEFAULT_LIMITS,
-    PurgeReceipt,
-    StoreCheck,
-    StoreLimits,
-)
+from active_memory.store.results import DEFAULT_LIMITS, StoreCheck, StoreLimits
 from active_memory.store.sql import SqliteConnection
 from active_memory.store.unreadable import safe_message
 from active_memory.store.writes import (
@@ -193,36 +183,17 @@ class SqliteStore(EngineStore):
         with self._writing() as conn:
             delete_receipt(conn, session)
 
-    # -- admin (list, get, history, revert, export, import, review: EngineStore) ------------
+    # -- admin (list, get, history, revert, purge, export, import, review: EngineStore) -----
 
-    def purge(self, lesson_id: str, *, run_id: str = ADMIN_RUN) -> PurgeReceipt:
-        """Erase every past content of a retired lesson, then scrub the file and its WAL.
+    def _scrub(self) -> bool:
+        """After a purge or a rejection: secure delete zeroed the freed cells; a truncating
+        checkpoint and VACUUM drop stale pages from the main file and the WAL, so no card
+        content is left behind. Whether that completed (a busy reader can keep old pages in
+        the WAL)."""
+        return scrub_file(self._connection(write=True))
 
-        The tombstone (id, kind, a new revision marking the purge) stays so the id can never
-        be recreated. Secure delete zeroes freed cells; VACUUM and a truncating checkpoint
-        then drop stale pages from the main file and the WAL.
-        """
-        with self._lock:
-            with self._writing() as conn:
-                erased = admin.stored_contents(conn, lesson_id)
-                receipt = purge_marked(conn, lesson_id, run_id=run_id, limits=self._limits)
-            self._forget_purged(lesson_id, erased)
-            scrubbed = scrub_file(conn)
-        return receipt.model_copy(update={"scrubbed": scrubbed})
-
-    def reject_held(
-        self,
-        lesson_id: str,
-        *,
-        within: AccessScope | None = None,
-        control: PublicationControl | None = None,
-    ) -> bool:
-        """Delete the held proposal, then scrub the file: secure delete zeroes the freed cells,
-        a truncating checkpoint and VACUUM drop stale pages, so no card content is left behind.
-        Whether the scrub completed (a busy reader can keep old pages in the WAL)."""
-        with self._lock:
-            super().reject_held(lesson_id, within=within, control=control)
-            return scrub_file(self._connection(write=True))
+    def _serial(self) -> threading.RLock:
+        return self._lock
 
     def backup(self, destination: str | os.PathLike[str], *, force: bool = False) -> Path:
         """Copy the store with SQLite's online backup API to ``destination`` (0600).

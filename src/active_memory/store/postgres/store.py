@@ -2,8 +2,8 @@
 ``ActiveMemoryBackend`` and the admin operations of ``SqliteStore``.
 
 The planning and writing logic is the SQLite store's own (``checked``, ``writes``, ``admin``,
-``transfer``, ``codec``, and ``engine``, whose ``EngineStore`` serves the reads both stores
-share), run through :class:`~.session.PgSession`; this module only owns the transactions.
+``transfer``, ``codec``, and ``engine``, whose ``EngineStore`` serves the admin operations both
+stores share), run through :class:`~.session.PgSession`; this module only owns the transactions.
 Every operation that a hosted service performs for a remote run takes ``within``, the
 :class:`~active_memory.store.access.AccessScope` of the request's credential, and is then
 confined to it inside the same transaction (see ``store/access.py``).
@@ -11,29 +11,15 @@ confined to it inside the same transaction (see ``store/access.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from active_memory.errors import (
-    ConfigError,
-    ScopeRefused,
-    SnapshotError,
-    StoreUnavailable,
-)
+from active_memory.errors import ConfigError, ScopeRefused, SnapshotError, StoreUnavailable
 from active_memory.models.changes import Publication
-from active_memory.models.lessons import Lesson
 from active_memory.store import admin
-from active_memory.store.access import (
-    AccessScope,
-    reachable_ids,
-    reached_rows,
-    refuse_out_of_scope,
-    refuse_revisions_out_of_scope,
-    whole_histories_within,
-)
+from active_memory.store.access import AccessScope, refuse_out_of_scope
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -43,14 +29,8 @@ from active_memory.store.backend import (
 from active_memory.store.checked import publish_checked, refuse_flagged
 from active_memory.store.checked_rows import StoredLessons, verify_snapshot_rows
 from active_memory.store.codec import DecodedContent, DecodedRows
-from active_memory.store.engine import (
-    ADMIN_RUN,
-    EngineStore,
-    import_entries,
-    purge_marked,
-    revert_checked,
-    select_snapshot,
-)
+from active_memory.store.engine import EngineStore
+from active_memory.store.engine_steps import select_snapshot
 from active_memory.store.migrations import MigrationMismatch
 from active_memory.store.postgres.schema import apply_pending, check_current, tenant_schema
 from active_memory.store.postgres.session import (
@@ -60,16 +40,7 @@ from active_memory.store.postgres.session import (
     redacted,
     writing,
 )
-from active_memory.store.results import (
-    DEFAULT_LIMITS,
-    HistoryEntry,
-    ImportReport,
-    PurgeReceipt,
-    StoreCheck,
-    StoreLimits,
-    Tombstone,
-)
-from active_memory.store.transfer import lesson_line, parse_lines
+from active_memory.store.results import DEFAULT_LIMITS, StoreCheck, StoreLimits
 
 __all__ = ["PostgresStore", "is_postgres_url"]
 
@@ -92,6 +63,10 @@ class PostgresStore(EngineStore):
     The tenant's schema is created and migrated on first open. ``pool`` shares one connection
     pool between the stores of several tenants (the service does); the store then leaves it
     open on ``close``.
+
+    A purge or a rejection leaves ``scrubbed`` False: PostgreSQL's MVCC keeps dead tuples until
+    VACUUM reclaims them, which this does not force; run ``VACUUM`` on the tenant's schema to
+    reclaim them.
     """
 
     def __init__(
@@ -207,148 +182,7 @@ class PostgresStore(EngineStore):
                 refuse_out_of_scope(session, (m.id for m in publication.mutations), within)
             return publish_checked(session, publication, self._limits)
 
-    # -- admin (list_lessons, list_retired, get, export, import_lines: EngineStore) ---------
-
-    def history(
-        self, lesson_id: str, *, within: AccessScope | None = None
-    ) -> tuple[HistoryEntry, ...]:
-        """Every revision of ``lesson_id``; with ``within``, ScopeRefused unless every revision
-        with content is within that scope (see ``store/access.py``)."""
-        with self._reading() as session:
-            if within is not None:
-                refuse_out_of_scope(session, [lesson_id], within)
-            entries = admin.read_history(session, lesson_id)
-        if within is not None:
-            refuse_revisions_out_of_scope(lesson_id, entries, within)
-        return entries
-
-    def histories(self, *, within: AccessScope | None = None) -> Iterator[HistoryEntry]:
-        """Every lesson's revisions, ordered by id then revision, in one query; with
-        ``within``, only the lessons :meth:`history` would not refuse (each whole)."""
-        return self._histories(within, after=None, lessons=None)[0]
-
-    def history_page(
-        self, *, within: AccessScope | None = None, after: str | None = None, lessons: int
-    ) -> tuple[tuple[HistoryEntry, ...], str | None]:
-        """One page of :meth:`histories`: the lessons past ``after``, at most ``lessons`` read,
-        and the id the next page starts after (None when no lesson is left)."""
-        entries, last = self._histories(within, after=after, lessons=lessons)
-        return tuple(entries), last
-
-    def _histories(
-        self, within: AccessScope | None, *, after: str | None, lessons: int | None
-    ) -> tuple[Iterator[HistoryEntry], str | None]:
-        # The scope is applied in the query, before the page is cut: a page and the id the next
-        # one starts after only ever name lessons ``within`` reaches.
-        reach = None if within is None else reached_rows(within)
-        with self._reading() as session:
-            rows = admin.read_all_history_rows(session, after=after, lessons=lessons, reach=reach)
-        read = len({row[0] for row in rows})
-        last = str(rows[-1][0]) if rows and lessons is not None and read >= lessons else None
-        entries = admin.history_entries(rows, self._contents)
-        if within is not None:
-            entries = whole_histories_within(entries, within)
-        return entries, last
-
-    def revert(
-        self,
-        lesson_id: str,
-        to_revision: int,
-        *,
-        expected_revision: int | None = None,
-        run_id: str = ADMIN_RUN,
-        within: AccessScope | None = None,
-        control: PublicationControl | None = None,
-    ) -> PublicationReceipt:
-        """Write ``to_revision``'s content as a new revision (``EngineStore.revert``); with
-        ``within``, ScopeRefused for a lesson or a revision outside it; ``control`` bounds and
-        stops the write as it does a publication's."""
-        with self._writing(control) as session:
-            if within is not None:
-                refuse_out_of_scope(session, [lesson_id], within)
-            change = admin.plan_revert(session, lesson_id, to_revision)
-            # Republishing an old revision is a publication of its draft: the same rule.
-            draft = change.draft
-            if within is not None and draft is not None and not within.allows_draft(draft):
-                raise ScopeRefused(
-                    f"revision {to_revision} of lesson {lesson_id!r}", within.describe()
-                )
-            return revert_checked(
-                session, change, expected_revision, run_id=run_id, limits=self._limits
-            )
-
-    def list_lessons(
-        self,
-        repository: str | None = None,
-        graph_hash: str | None = None,
-        node_id: str | None = None,
-        *,
-        within: AccessScope | None = None,
-    ) -> tuple[Lesson, ...]:
-        """Live lessons sorted by id, filtered; with ``within``, only those it reaches."""
-        found = super().list_lessons(repository, graph_hash, node_id)
-        if within is None:
-            return found
-        return tuple(lesson for lesson in found if within.allows_draft(lesson.draft))
-
-    def list_retired(self, *, within: AccessScope | None = None) -> tuple[Tombstone, ...]:
-        """Tombstones sorted by id; with ``within``, only those whose last live scope it
-        reaches (a tombstone imported as one has none and is left out)."""
-        with self._reading() as session:
-            tombstones = admin.list_tombstones(session)
-            if within is None:
-                return tombstones
-            reached = reachable_ids(session, [t.id for t in tombstones], within)
-        return tuple(t for t in tombstones if t.id in reached)
-
-    def get(self, lesson_id: str, *, within: AccessScope | None = None) -> Lesson:
-        with self._reading() as session:
-            if within is not None:
-                refuse_out_of_scope(session, [lesson_id], within)
-            return admin.get_lesson(session, lesson_id)
-
-    def export(self, *, within: AccessScope | None = None) -> Iterator[str]:
-        """JSON lines of every live lesson and tombstone (with ``within``: that it reaches),
-        sorted by id, read at one generation."""
-        if within is None:
-            return super().export()
-        with self._reading() as session:
-            lessons = [x for x in admin.list_live(session) if within.allows_draft(x.draft)]
-            tombstones = admin.list_tombstones(session)
-            reached = reachable_ids(session, [t.id for t in tombstones], within)
-        items: list[Lesson | Tombstone] = [*lessons, *(t for t in tombstones if t.id in reached)]
-        items.sort(key=lambda item: item.id)
-        return (lesson_line(item) for item in items)
-
-    def import_lines(
-        self,
-        lines: Iterable[str],
-        *,
-        replace: bool = False,
-        run_id: str = "import",
-        within: AccessScope | None = None,
-        control: PublicationControl | None = None,
-    ) -> ImportReport:
-        """Import an export, all or nothing (``EngineStore.import_lines``); with ``within``,
-        ScopeRefused for a lesson outside it or for a tombstone line (it carries no scope to
-        check), before anything is written."""
-        if within is None:
-            return super().import_lines(lines, replace=replace, run_id=run_id, control=control)
-        entries = parse_lines(lines)
-        for entry in entries:
-            if entry.draft is None:
-                raise ScopeRefused(
-                    f"the tombstone of lesson {entry.id!r} (line {entry.line}); import "
-                    "tombstones with the database's own URL",
-                    within.describe(),
-                )
-            if not within.allows_draft(entry.draft):
-                raise ScopeRefused(f"lesson {entry.id!r} (line {entry.line})", within.describe())
-        with self._writing(control) as session:
-            refuse_out_of_scope(session, (entry.id for entry in entries), within)
-            return import_entries(
-                session, entries, replace=replace, run_id=run_id, limits=self._limits
-            )
+    # -- admin (list, get, history, revert, purge, export, import, review: EngineStore) -----
 
     def check(self) -> StoreCheck:
         """The tenant's migration ledger, every live row and stored past revision validated
@@ -366,27 +200,3 @@ class PostgresStore(EngineStore):
             applied = [str(row[0]) for row in session.execute(_MIGRATIONS).fetchall()]
             (table_bytes,) = session.execute(_TABLE_BYTES).fetchone()
             return admin.counted_check(session, self._where, applied, int(table_bytes), problems)
-
-    def purge(
-        self,
-        lesson_id: str,
-        *,
-        run_id: str = ADMIN_RUN,
-        within: AccessScope | None = None,
-        control: PublicationControl | None = None,
-    ) -> PurgeReceipt:
-        """Erase every past content of a retired lesson; its tombstone stays. ``control``
-        bounds and stops the write as it does a publication's.
-
-        PostgreSQL's MVCC keeps dead tuples until VACUUM reclaims them, which this does not
-        force (``scrubbed`` is False); run ``VACUUM`` on the tenant's schema to reclaim them.
-        """
-        with self._writing(control) as session:
-            if within is not None:
-                refuse_out_of_scope(session, [lesson_id], within)
-                past = admin.read_history(session, lesson_id)
-                refuse_revisions_out_of_scope(lesson_id, past, within)
-            erased = admin.stored_contents(session, lesson_id)
-            receipt = purge_marked(session, lesson_id, run_id=run_id, limits=self._limits)
-        self._forget_purged(lesson_id, erased)
-        return receipt

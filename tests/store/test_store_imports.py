@@ -27,6 +27,7 @@ ALLOWED_PACKAGES = (
     "active_memory.models",
     "active_memory.screening",
     "active_memory.store",
+    "active_memory.type_checking",
 )
 THIRD_PARTY = {"pydantic", "pydantic_core"}
 # The engines behind an extra import their own client library, and nothing else does.

@@ -10,7 +10,8 @@ runs on every tool call and pays for every module it loads.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
+from active_memory.type_checking import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from types import TracebackType
     from typing import Self

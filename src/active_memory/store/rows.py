@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from active_memory.errors import StoreUnavailable
 from active_memory.limits import BROAD_WORDS, LIMITS
 from active_memory.store.closing import Closing
+from active_memory.type_checking import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing; type checkers see True
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any, Literal, TypeAlias

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, overload
 
 from pydantic import (
     AfterValidator,
@@ -219,6 +219,23 @@ class SpecialistReport(Model):
         return {name: getattr(self, name) for name in TOKEN_COUNTS}
 
 
+class _Total:
+    """One of the :data:`TOKEN_COUNTS` summed over a report's specialists, read as the
+    report's attribute of the same name."""
+
+    def __set_name__(self, owner: type[PostmortemReport], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, report: None, owner: type[PostmortemReport]) -> _Total: ...
+    @overload
+    def __get__(self, report: PostmortemReport, owner: type[PostmortemReport]) -> int: ...
+    def __get__(
+        self, report: PostmortemReport | None, owner: type[PostmortemReport]
+    ) -> int | _Total:
+        return self if report is None else report.tokens[self.name]
+
+
 class PostmortemReport(Model):
     """The whole postmortem: its status, each specialist, the changes and the store generations.
 
@@ -302,21 +319,10 @@ class PostmortemReport(Model):
 
     # The same totals by attribute, as a caller of this public model has read them (beside
     # ``retries`` and ``rejections``).
-    @property
-    def input_tokens(self) -> int:
-        return self.tokens["input_tokens"]
-
-    @property
-    def output_tokens(self) -> int:
-        return self.tokens["output_tokens"]
-
-    @property
-    def cache_read_tokens(self) -> int:
-        return self.tokens["cache_read_tokens"]
-
-    @property
-    def cache_write_tokens(self) -> int:
-        return self.tokens["cache_write_tokens"]
+    input_tokens: ClassVar[_Total] = _Total()
+    output_tokens: ClassVar[_Total] = _Total()
+    cache_read_tokens: ClassVar[_Total] = _Total()
+    cache_write_tokens: ClassVar[_Total] = _Total()
 
     @property
     def retries(self) -> int:

@@ -31,6 +31,7 @@ __all__ = [
     "CheckoutStatus",
     "DowngradeNote",
     "LessonChange",
+    "ModelTraffic",
     "PostmortemReport",
     "PostmortemStatus",
     "QuarantineNote",
@@ -153,6 +154,17 @@ class LessonChange(Model):
     title: str | None = None
 
 
+class ModelTraffic(Model):
+    """Where a postmortem's or a trial's model traffic went (:class:`~active_memory.postmortem.binding.Route`), and
+    the model the server said answered (None when it said none)."""
+
+    provider: str | None = None
+    lane: str | None = None
+    host: str | None = None
+    model: str | None = None
+    answered_model: str | None = None
+
+
 class SpecialistReport(Model):
     """One specialist's part of a postmortem.
 
@@ -236,7 +248,7 @@ class _Total:
         return self if report is None else report.tokens[self.name]
 
 
-class PostmortemReport(Model):
+class PostmortemReport(ModelTraffic):
     """The whole postmortem: its status, each specialist, the changes and the store generations.
 
     ``reason`` explains a skipped, refused or failed postmortem in one line. ``provider``,
@@ -254,11 +266,6 @@ class PostmortemReport(Model):
     reason: str | None = None
     dry_run: bool = False
     source_node: str | None = None
-    provider: str | None = None
-    lane: str | None = None
-    host: str | None = None
-    model: str | None = None
-    answered_model: str | None = None
     generation_before: int | None = None
     generation_after: int | None = None
     elapsed_ms: int = 0

@@ -155,8 +155,9 @@ class LessonChange(Model):
 
 
 class ModelTraffic(Model):
-    """Where a postmortem's or a trial's model traffic went (:class:`~active_memory.postmortem.binding.Route`), and
-    the model the server said answered (None when it said none)."""
+    """Where a postmortem's or a trial's model traffic went, as
+    :class:`~active_memory.postmortem.binding.Route` says, and the model the server said
+    answered (None when it said none)."""
 
     provider: str | None = None
     lane: str | None = None

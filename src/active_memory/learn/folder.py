@@ -23,7 +23,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, overload
 
 from pydantic import Field
 
@@ -82,31 +82,40 @@ class LessonTouched(Model):
     title: str | None = None
 
 
-class SessionState(Model):
-    """Where one queued session stands. ``code`` names a skip or failure kind
+class SessionState(QueueEntry):
+    """Where one queued session stands: its queue entry, the ``key`` of its file and what
+    became of it. ``code`` names a skip or failure kind
     (``duplicate``, ``specialist_session``, ``excluded_repo``, ``not_settled``,
     ``session_unreadable``, ``harness_logged_out``…), or ``daily_cap`` on a session the cap
     left queued; ``reason`` says it in a sentence; ``lessons`` are the changes a done
     postmortem published."""
 
     key: str
-    harness: str
-    session_file: str
-    session_id: str | None = None
-    cwd: str | None = None
-    end_reason: str | None = None
     state: State
     code: str | None = None
     reason: str | None = None
     digest: str | None = None
     run_id: str | None = None
     lessons: tuple[LessonTouched, ...] = ()
-    queued_ms: int
     updated_ms: int
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+class _Inside:
+    """A path inside the learn folder, read as an attribute of :class:`LearnFolder`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, folder: None, owner: type[LearnFolder]) -> _Inside: ...
+    @overload
+    def __get__(self, folder: LearnFolder, owner: type[LearnFolder]) -> Path: ...
+    def __get__(self, folder: LearnFolder | None, owner: type[LearnFolder]) -> Path | _Inside:
+        return self if folder is None else folder.path / self.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,29 +124,12 @@ class LearnFolder:
 
     path: Path
 
-    @property
-    def queue(self) -> Path:
-        return self.path / session_end.QUEUE_FOLDER
-
-    @property
-    def sessions(self) -> Path:
-        return self.path / session_end.SESSIONS_FOLDER
-
-    @property
-    def ledger(self) -> Path:
-        return self.path / "postmortems.jsonl"
-
-    @property
-    def config_file(self) -> Path:
-        return self.path / session_end.CONFIG_FILE
-
-    @property
-    def lock(self) -> Path:
-        return self.path / "worker.lock"
-
-    @property
-    def log(self) -> Path:
-        return self.path / session_end.WORKER_LOG
+    queue = _Inside(session_end.QUEUE_FOLDER)
+    sessions = _Inside(session_end.SESSIONS_FOLDER)
+    ledger = _Inside("postmortems.jsonl")
+    config_file = _Inside(session_end.CONFIG_FILE)
+    lock = _Inside("worker.lock")
+    log = _Inside(session_end.WORKER_LOG)
 
     def make(self) -> None:
         for folder in (self.path, self.queue, self.sessions):
@@ -278,9 +270,11 @@ def learn_status(folder: LearnFolder) -> list[SessionState]:
     taken = {state.key for state in states}
     for key, entry in folder.queued_entries():
         if key not in taken:
-            fields = entry.model_dump(exclude={"queued_ms"})
-            states.append(SessionState(key=key, state="queued", queued_ms=entry.queued_ms,
-                                       updated_ms=entry.queued_ms, **fields))  # fmt: skip
+            states.append(
+                SessionState(
+                    key=key, state="queued", updated_ms=entry.queued_ms, **entry.model_dump()
+                )
+            )
     return sorted(states, key=_newest_first)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, overload
 
 from pydantic import (
     AfterValidator,
@@ -31,6 +31,7 @@ __all__ = [
     "CheckoutStatus",
     "DowngradeNote",
     "LessonChange",
+    "ModelTraffic",
     "PostmortemReport",
     "PostmortemStatus",
     "QuarantineNote",
@@ -153,6 +154,18 @@ class LessonChange(Model):
     title: str | None = None
 
 
+class ModelTraffic(Model):
+    """Where a postmortem's or a trial's model traffic went, as
+    :class:`~active_memory.postmortem.binding.Route` says, and the model the server said
+    answered (None when it said none)."""
+
+    provider: str | None = None
+    lane: str | None = None
+    host: str | None = None
+    model: str | None = None
+    answered_model: str | None = None
+
+
 class SpecialistReport(Model):
     """One specialist's part of a postmortem.
 
@@ -219,7 +232,24 @@ class SpecialistReport(Model):
         return {name: getattr(self, name) for name in TOKEN_COUNTS}
 
 
-class PostmortemReport(Model):
+class _Total:
+    """One of the :data:`TOKEN_COUNTS` summed over a report's specialists, read as the
+    report's attribute of the same name."""
+
+    def __set_name__(self, owner: type[PostmortemReport], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, report: None, owner: type[PostmortemReport]) -> _Total: ...
+    @overload
+    def __get__(self, report: PostmortemReport, owner: type[PostmortemReport]) -> int: ...
+    def __get__(
+        self, report: PostmortemReport | None, owner: type[PostmortemReport]
+    ) -> int | _Total:
+        return self if report is None else report.tokens[self.name]
+
+
+class PostmortemReport(ModelTraffic):
     """The whole postmortem: its status, each specialist, the changes and the store generations.
 
     ``reason`` explains a skipped, refused or failed postmortem in one line. ``provider``,
@@ -237,11 +267,6 @@ class PostmortemReport(Model):
     reason: str | None = None
     dry_run: bool = False
     source_node: str | None = None
-    provider: str | None = None
-    lane: str | None = None
-    host: str | None = None
-    model: str | None = None
-    answered_model: str | None = None
     generation_before: int | None = None
     generation_after: int | None = None
     elapsed_ms: int = 0
@@ -302,21 +327,10 @@ class PostmortemReport(Model):
 
     # The same totals by attribute, as a caller of this public model has read them (beside
     # ``retries`` and ``rejections``).
-    @property
-    def input_tokens(self) -> int:
-        return self.tokens["input_tokens"]
-
-    @property
-    def output_tokens(self) -> int:
-        return self.tokens["output_tokens"]
-
-    @property
-    def cache_read_tokens(self) -> int:
-        return self.tokens["cache_read_tokens"]
-
-    @property
-    def cache_write_tokens(self) -> int:
-        return self.tokens["cache_write_tokens"]
+    input_tokens: ClassVar[_Total] = _Total()
+    output_tokens: ClassVar[_Total] = _Total()
+    cache_read_tokens: ClassVar[_Total] = _Total()
+    cache_write_tokens: ClassVar[_Total] = _Total()
 
     @property
     def retries(self) -> int:

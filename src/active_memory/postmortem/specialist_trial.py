@@ -30,7 +30,6 @@ from active_memory.agents.providers.registry import close_provider
 from active_memory.agents.specialists import SPECS, Batch, Meter, SessionSubject, answer_session
 from active_memory.agents.tool_loop import Session
 from active_memory.errors import ActiveMemoryError, ContractViolation, PostmortemError
-from active_memory.models.base import Model
 from active_memory.models.changes import Rejection
 from active_memory.models.lessons import LessonDraft
 from active_memory.models.runs import RunRecord
@@ -48,12 +47,17 @@ from active_memory.postmortem.preparation import (
     maintenance_input,
     prepare,
 )
-from active_memory.postmortem.report import CheckoutStatus, SpecialistStatus, checkout_note
+from active_memory.postmortem.report import (
+    CheckoutStatus,
+    ModelTraffic,
+    SpecialistStatus,
+    checkout_note,
+)
 
 __all__ = ["TrialResult", "planned_batch", "prepare_specialist", "try_specialist"]
 
 
-class TrialResult(Model):
+class TrialResult(ModelTraffic):
     """One session's raw answer and what admission made of it, or why the session failed.
 
     ``complete`` is False when the whole answer was refused (shape, or maintenance coverage) or
@@ -90,12 +94,6 @@ class TrialResult(Model):
     answer_max_tokens: int = 0
     prompt_sha256: str
     contract_sha256: str
-    provider: str | None = None
-    lane: str | None = None
-    host: str | None = None
-    model: str | None = None
-    # The model the server said answered, when it said one.
-    answered_model: str | None = None
     output: str | None = None
     error: str | None = None
     error_code: str | None = None

@@ -333,6 +333,23 @@ def test_confined_operations_on_the_credentials_own_lessons_work(
     assert [entry.op for entry in store.history(mine, within=access)][-1] == "purge"
 
 
+def test_a_confined_import_cannot_replace_another_repositorys_lesson_with_its_own_draft(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    """Every line's draft is within the scope, but one line's id is another repository's stored
+    lesson: the import is refused whole, in its transaction, and nothing is written."""
+    store, access, ids = scoped
+    theirs = ids["theirs"]
+    before = (store.generation(), store.get(theirs))
+    lines = [
+        {**make_draft("Mine").model_dump(mode="json"), "id": new_lesson_id(), "revision": 1},
+        {**make_draft("Mine now").model_dump(mode="json"), "id": theirs, "revision": 2},
+    ]
+    with pytest.raises(ScopeRefused, match=theirs):
+        store.import_lines([json.dumps(line) for line in lines], replace=True, within=access)
+    assert (store.generation(), store.get(theirs)) == before
+
+
 def test_an_unknown_id_is_not_found_within_a_scope(
     scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
 ) -> None:

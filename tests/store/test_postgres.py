@@ -26,6 +26,7 @@ from active_memory.store.access import AccessScope
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.postgres import PG_MIGRATIONS, PostgresStore, tenant_schema
 from active_memory.store.postgres.session import open_pool
+from active_memory.store.quarantine import QuarantineEntry
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
 OTHER = "forge:example.com/acme/other"
@@ -331,6 +332,40 @@ def test_confined_operations_on_the_credentials_own_lessons_work(
     assert store.purge(mine, within=access).erased_revisions == 3
     # The purged tombstone still belongs to the repository it was live in.
     assert [entry.op for entry in store.history(mine, within=access)][-1] == "purge"
+
+
+def test_a_confined_import_cannot_replace_another_repositorys_lesson_with_its_own_draft(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    """Every line's draft is within the scope, but one line's id is another repository's stored
+    lesson: the import is refused whole, in its transaction, and nothing is written."""
+    store, access, ids = scoped
+    theirs = ids["theirs"]
+    before = (store.generation(), store.get(theirs))
+    lines = [
+        {**make_draft("Mine").model_dump(mode="json"), "id": new_lesson_id(), "revision": 1},
+        {**make_draft("Mine now").model_dump(mode="json"), "id": theirs, "revision": 2},
+    ]
+    with pytest.raises(ScopeRefused, match=theirs):
+        store.import_lines([json.dumps(line) for line in lines], replace=True, within=access)
+    assert (store.generation(), store.get(theirs)) == before
+
+
+def test_a_confined_approval_cannot_publish_over_another_repositorys_lesson(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]],
+) -> None:
+    """A held draft within the scope whose id another repository's lesson took meanwhile: the
+    approval is refused for that lesson's scope, not answered with its revision, and the entry
+    stays held."""
+    store, access, ids = scoped
+    theirs = ids["theirs"]
+    before = (store.generation(), store.get(theirs))
+    held = QuarantineEntry(theirs, "run-q", "r", ("weak:signal",), make_draft("Held"), "")
+    store.hold([held])
+    with pytest.raises(ScopeRefused, match=theirs):
+        store.approve_held(theirs, within=access)
+    assert (store.generation(), store.get(theirs)) == before
+    assert [entry.id for entry in store.held()] == [theirs]
 
 
 def test_an_unknown_id_is_not_found_within_a_scope(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,9 @@ from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import PublicationControl
 from active_memory.store.migrations import MIGRATIONS
+from active_memory.store.quarantine import QuarantineEntry
 from active_memory.store.sqlite import SqliteStore
-from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
+from factories import GRAPH_HASH, REPOSITORY, WEAK_SIGNALS, make_draft, make_graph_draft
 
 SECRET = "sk-FAKE-0000-not-a-real-key-purge-me"
 FAKE_GITHUB = "ghp_FAKEfake0000FAKEfake1111FAKEfake2222"
@@ -222,6 +224,49 @@ def test_purge_erases_past_contents_from_the_file_bytes(store: SqliteStore) -> N
     assert store.check().ok
     store.close()
     assert SECRET.encode() not in _bytes_under(store.path.parent)
+
+
+class _CountedLock:
+    """The store's lock, counting each time it is let go entirely (another call could come in)."""
+
+    def __init__(self, lock: threading.RLock) -> None:
+        self._lock = lock
+        self._depth = 0
+        self.freed = 0
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self._depth += 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._depth -= 1
+        self.freed += self._depth == 0
+        self._lock.release()
+
+
+@pytest.mark.sqlite_only
+@pytest.mark.parametrize("decision", ["purge", "reject"])
+def test_no_other_call_comes_between_a_purge_or_a_rejection_and_its_scrub(
+    sqlite_store: SqliteStore, decision: str
+) -> None:
+    """The scrub (a checkpoint and VACUUM on the store's one connection) runs under the store's
+    lock together with the write before it: the lock is let go once, after both."""
+    store = sqlite_store
+    (lesson_id,) = _create(store, make_draft())
+    store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=lesson_id, expected_revision=1),)
+        )
+    )
+    held = QuarantineEntry(new_lesson_id(), "run-q", "r", WEAK_SIGNALS, make_draft("Held"), "")
+    store.hold([held])
+    counted = _CountedLock(store._lock)
+    store._lock = counted  # type: ignore[assignment]
+    if decision == "purge":
+        assert store.purge(lesson_id).scrubbed
+    else:
+        assert store.reject_held(held.id)
+    assert counted.freed == 1
 
 
 def test_purging_twice_changes_nothing_more(store: Store) -> None:

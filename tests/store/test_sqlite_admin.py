@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from engines import Store
 
 from active_memory.errors import (
+    ConfigError,
     LessonNotFound,
     LessonRetired,
     PublicationError,
@@ -18,6 +20,7 @@ from active_memory.errors import (
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.models.lessons import LessonDraft
+from active_memory.store.access import AccessScope
 from active_memory.store.backend import PublicationControl
 from active_memory.store.migrations import MIGRATIONS
 from active_memory.store.quarantine import QuarantineEntry
@@ -377,3 +380,47 @@ def test_check_validates_every_stored_lesson_and_past_revision(store: SqliteStor
     live, past = report.problems
     assert live.startswith(f"stored lesson {first!r} fails lesson validation (title: ")
     assert past.startswith(f"revision 1 of {second!r} fails lesson validation (evidence.")
+
+
+def test_an_access_scope_is_refused_whole_where_the_schema_keeps_none(
+    sqlite_store: SqliteStore,
+) -> None:
+    """Only PostgreSQL's schema keeps the scope a row last had: a SQLite store given ``within``
+    refuses every operation with one clear error before reading or writing, instead of
+    filtering some, failing others mid-read on a missing column, and writing nothing half."""
+    lesson_id, retired = _create(sqlite_store, make_draft("Kept"), make_draft("Retired"))
+    sqlite_store.publish(
+        Publication(
+            run_id="run-2", mutations=(Mutation(op="retire", id=retired, expected_revision=1),)
+        )
+    )
+    held = QuarantineEntry(new_lesson_id(), "run-q", "r", WEAK_SIGNALS, make_draft("Held"), "")
+    sqlite_store.hold([held])
+    before = (list(sqlite_store.export()), sqlite_store.held(), sqlite_store.generation())
+    line = next(iter(sqlite_store.export()))
+    within = AccessScope("tenant", REPOSITORY)
+    calls: dict[str, Callable[[], object]] = {
+        "list_lessons": lambda: sqlite_store.list_lessons(within=within),
+        "lesson_page": lambda: sqlite_store.lesson_page(within=within),
+        "retired_page": lambda: sqlite_store.retired_page(within=within),
+        "list_retired": lambda: sqlite_store.list_retired(within=within),
+        "get": lambda: sqlite_store.get(lesson_id, within=within),
+        "export": lambda: sqlite_store.export(within=within),
+        "import_lines": lambda: sqlite_store.import_lines([line], replace=True, within=within),
+        "history": lambda: sqlite_store.history(lesson_id, within=within),
+        "histories": lambda: sqlite_store.histories(within=within),
+        "history_page": lambda: sqlite_store.history_page(within=within, lessons=5),
+        "revert": lambda: sqlite_store.revert(lesson_id, 1, within=within),
+        "purge": lambda: sqlite_store.purge(lesson_id, within=within),
+        "held": lambda: sqlite_store.held(within=within),
+        "held_entry": lambda: sqlite_store.held_entry(held.id, within=within),
+        "hold": lambda: sqlite_store.hold([held], within=within),
+        "approve_held": lambda: sqlite_store.approve_held(held.id, within=within),
+        "reject_held": lambda: sqlite_store.reject_held(held.id, within=within),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ConfigError, match="this store keeps no scopes") as refused:
+            call()
+        assert refused.value.path == "within", name
+    assert (list(sqlite_store.export()), sqlite_store.held(), sqlite_store.generation()) == before
+    assert sqlite_store.get(lesson_id).id == lesson_id  # and without a scope, all still serve

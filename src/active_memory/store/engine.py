@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from typing import ClassVar
 
-from active_memory.errors import PublicationError, ScopeRefused
+from active_memory.errors import ConfigError, PublicationError, ScopeRefused
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import Lesson
 from active_memory.store import admin
@@ -78,6 +79,9 @@ class EngineStore(Closing):
     that the subclass opens: ``_reading()`` a read transaction, ``_writing()`` a write
     transaction holding the writers' lock. ``_limits`` bounds what a write may add."""
 
+    # Whether the schema keeps the scope each row last had, which ``within`` is checked against.
+    _keeps_scopes: ClassVar[bool] = False
+
     _limits: StoreLimits
     # The live listing and the read of every history decode through it (``codec``).
     _contents: DecodedContent
@@ -91,6 +95,16 @@ class EngineStore(Closing):
         self, control: PublicationControl | None = None
     ) -> AbstractContextManager[SqlConnection]:
         raise NotImplementedError
+
+    def _confine(self, within: AccessScope | None) -> None:
+        """Refuse ``within`` where the schema keeps no scope a row last had (``store/access.py``:
+        only PostgreSQL's does): a scope there would be half applied, or fail mid-read."""
+        if within is not None and not self._keeps_scopes:
+            raise ConfigError(
+                "within",
+                "an access scope confines a team store's credential, and this store keeps no "
+                "scopes; call it without one",
+            )
 
     def _scrub(self) -> bool:
         """Once a purge or a rejection committed: whether the freed content also left the
@@ -116,6 +130,7 @@ class EngineStore(Closing):
     ) -> tuple[Lesson, ...]:
         """Live lessons sorted by id; each filter given must match its column exactly; with
         ``within``, only those it reaches."""
+        self._confine(within)
         with self._reading() as conn:
             found = admin.list_live(
                 conn,
@@ -142,6 +157,7 @@ class EngineStore(Closing):
         """One page of the live lessons, filtered, searched and sliced in SQL
         (``store.listing``); with ``within``, only what that scope reaches is listed or
         counted."""
+        self._confine(within)
         with self._reading() as conn:
             return list_page(conn, repository=repository, graph=graph, query=query, page=page,
                              per_page=per_page, sort=sort, within=within)  # fmt: skip
@@ -151,17 +167,20 @@ class EngineStore(Closing):
     ) -> RetiredListing:
         """One page of the retired ids, newest first, with their last stored titles; with
         ``within``, those whose last live scope it reaches."""
+        self._confine(within)
         with self._reading() as conn:
             return retired_page(conn, page=page, per_page=per_page, within=within)
 
     def list_retired(self, *, within: AccessScope | None = None) -> tuple[Tombstone, ...]:
         """Tombstones sorted by id; with ``within``, only those whose last live scope it
         reaches (a tombstone imported as one has none and is left out)."""
+        self._confine(within)
         with self._reading() as conn:
             return tombstones_within(conn, within)
 
     def get(self, lesson_id: str, *, within: AccessScope | None = None) -> Lesson:
         """The live lesson; LessonNotFound (LessonRetired for a tombstone) otherwise."""
+        self._confine(within)
         with self._reading() as conn:
             if within is not None:
                 refuse_out_of_scope(conn, [lesson_id], within)
@@ -170,6 +189,7 @@ class EngineStore(Closing):
     def export(self, *, within: AccessScope | None = None) -> Iterator[str]:
         """JSON lines (no newline) for every live lesson and tombstone (with ``within``: that
         it reaches), sorted by id, read at one generation."""
+        self._confine(within)
         with self._reading() as conn:
             lessons = admin.list_live(conn)
             tombstones = tombstones_within(conn, within)
@@ -196,6 +216,7 @@ class EngineStore(Closing):
         written. ``control``, as for every write here, bounds and stops the write where the
         engine can (``PublicationControl.hold_s``).
         """
+        self._confine(within)
         entries = parse_lines(lines)
         if within is not None:
             refuse_import_outside(entries, within)
@@ -211,6 +232,7 @@ class EngineStore(Closing):
     ) -> tuple[HistoryEntry, ...]:
         """Every revision of ``lesson_id``, oldest first (content erased by purge is None);
         with ``within``, ScopeRefused unless every revision with content is within it."""
+        self._confine(within)
         with self._reading() as conn:
             if within is not None:
                 refuse_out_of_scope(conn, [lesson_id], within)
@@ -238,6 +260,7 @@ class EngineStore(Closing):
     ) -> tuple[Iterator[HistoryEntry], str | None]:
         # The scope is applied in the query, before the page is cut: a page and the id the next
         # one starts after only ever name lessons ``within`` reaches.
+        self._confine(within)
         reach = None if within is None else reached_rows(within)
         with self._reading() as conn:
             rows = admin.read_all_history_rows(conn, after=after, lessons=lessons, reach=reach)
@@ -263,6 +286,7 @@ class EngineStore(Closing):
         ``expected_revision`` (when given) must be the current revision, else RevisionConflict;
         with ``within``, ScopeRefused for a lesson or a revision outside it.
         """
+        self._confine(within)
         with self._writing(control) as conn:
             if within is not None:
                 refuse_out_of_scope(conn, [lesson_id], within)
@@ -289,6 +313,7 @@ class EngineStore(Closing):
         revision marking the purge) stays so the id can never be recreated. With ``within``,
         ScopeRefused for a lesson or any revision outside it. ``scrubbed``: whether the freed
         content also left the engine's files (:meth:`_scrub`)."""
+        self._confine(within)
         with self._serial():
             with self._writing(control) as conn:
                 if within is not None:
@@ -315,6 +340,7 @@ class EngineStore(Closing):
     def held(self, *, within: AccessScope | None = None) -> tuple[QuarantineEntry, ...]:
         """Every held proposal, oldest first, then by id; with ``within``, only those whose
         draft that scope reaches."""
+        self._confine(within)
         with self._reading() as conn:
             entries = read_held(conn)
         if within is None:
@@ -324,6 +350,7 @@ class EngineStore(Closing):
     def held_entry(self, lesson_id: str, *, within: AccessScope | None = None) -> QuarantineEntry:
         """The held proposal ``lesson_id``; QuarantineNotFound, or ScopeRefused outside
         ``within``."""
+        self._confine(within)
         with self._reading() as conn:
             entry = read_held_entry(conn, lesson_id)
         _refuse_held_outside(entry, within)
@@ -339,6 +366,7 @@ class EngineStore(Closing):
         """Keep ``entries`` for review, all or none; an id already held is replaced. With
         ``within``, ScopeRefused when a draft, or the entry it would replace, lies outside it
         (nothing is kept)."""
+        self._confine(within)
         if not entries:
             return
         for entry in entries:
@@ -364,6 +392,7 @@ class EngineStore(Closing):
         overwrite anything) and drop the entry, in one transaction. Screened again first: a
         strong signal today's detectors find refuses the approval (PublicationError); the weak
         signals it was held for are what the person approved."""
+        self._confine(within)
         # The screens load on use, as in store.transfer: a reading command never needs them.
         from active_memory.screening.cards import screen_card
         from active_memory.screening.verdict import is_weak
@@ -399,6 +428,7 @@ class EngineStore(Closing):
     ) -> bool:
         """Delete the held proposal; whether its content also left the engine's files
         (:meth:`_scrub`)."""
+        self._confine(within)
         with self._serial():
             with self._writing(control) as conn:
                 _refuse_held_outside(read_held_entry(conn, lesson_id), within)

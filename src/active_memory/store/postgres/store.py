@@ -69,6 +69,9 @@ class PostgresStore(EngineStore):
     reclaim them.
     """
 
+    # The tenant schema keeps the scope each row last had (``scoped``, ``scope_repository``).
+    _keeps_scopes = True
+
     def __init__(
         self,
         url: str,

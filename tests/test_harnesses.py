@@ -13,7 +13,7 @@ from active_memory.evidence.sources import session_loader
 from active_memory.harnesses import HARNESS_NAMES, HARNESSES, HarnessRow, harness_row
 from active_memory.hooks import helper
 from active_memory.hooks.base import Harness
-from active_memory.hooks.dispatch import HARNESSES as HOOK_ADAPTERS
+from active_memory.hooks.dispatch import harness_adapter
 from active_memory.hooks.install import _hook_file, target_path
 from active_memory.host_wiring import harness_wiring
 
@@ -57,7 +57,9 @@ def _row(name: str, **changes: object) -> HarnessRow:
 
 def test_every_row_has_its_hook_and_session_adapters() -> None:
     assert missing_adapters(HARNESSES) == []
-    assert list(HOOK_ADAPTERS) == list(HARNESS_NAMES)
+    assert [getattr(harness_adapter(name), "name", None) for name in HARNESS_NAMES] == list(
+        HARNESS_NAMES
+    )
     for row in HARNESSES:
         module = importlib.import_module(f"active_memory.evidence.sources.{row.source_module}")
         assert session_loader(row.name) is module.LOADER

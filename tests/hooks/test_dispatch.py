@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from active_memory.harnesses import HARNESS_NAMES
 from active_memory.hooks import helper
-from active_memory.hooks.dispatch import HARNESSES, answer_hook, encode
+from active_memory.hooks.dispatch import answer_hook, encode, harness_adapter
 from active_memory.recall.exchange import EMPTY_ANSWER, MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import RecallSession
@@ -74,7 +75,9 @@ def test_an_empty_conversation_id_counts_as_none() -> None:
      "<active_memory>\n[lesson@1] x\n</active_memory>"],
 )  # fmt: skip
 def test_answers_are_encoded_byte_for_byte_as_json_dumps_writes_them(text: str) -> None:
-    for name, harness in HARNESSES.items():
+    for name in HARNESS_NAMES:
+        harness = harness_adapter(name)
+        assert harness is not None, name
         answer = harness.answer(text)
         expected = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         assert encode(answer) == expected, name
@@ -83,3 +86,14 @@ def test_answers_are_encoded_byte_for_byte_as_json_dumps_writes_them(text: str) 
 def test_the_helper_keeps_the_exchange_sizes() -> None:
     assert (helper.MAX_REQUEST_BYTES, helper.MAX_RESPONSE_BYTES, helper.EMPTY) == (
         MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES, EMPTY_ANSWER)  # fmt: skip
+
+
+def test_a_harness_adapter_is_found_by_its_table_name_only() -> None:
+    """The adapter is imported on first use by its harness-table name; any other name, even
+    one naming a module of the hooks package, has none (a payload cannot pick a module)."""
+    for name in HARNESS_NAMES:
+        adapter = harness_adapter(name)
+        assert adapter is not None, name
+        assert adapter.name == name
+    for name in ("", "base", "dispatch", "fallback", "helper", "../hooks", "claude.x", "CLAUDE"):
+        assert harness_adapter(name) is None, name

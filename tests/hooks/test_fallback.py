@@ -205,6 +205,45 @@ def test_a_fallback_call_loads_neither_the_models_nor_asyncio_threading_or_loggi
     assert {"active_memory.repository", "re", "shlex"}.isdisjoint(warm - package)
 
 
+# The same, with the cache trusted as soon as it is written: the store's files count as settled
+# at once (SETTLED_NS 0) instead of 3 s after their last write, so the second call is served
+# from the cache file alone, as every call is once a store has not changed for 3 s.
+SETTLED_PROBE = MODULES_PROBE.replace(
+    "from helper import main\n",
+    "from helper import main\n"
+    "sys.path.insert(1, os.path.dirname(os.path.dirname(sys.argv[1])))\n"
+    "from active_memory.hooks import index_cache\n"
+    "index_cache.SETTLED_NS = 0\n",
+).replace("import sys\n", "import os, sys\n", 1)
+
+
+def test_a_call_served_from_the_cache_imports_only_what_it_uses(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The warm call: neither the store's SQLite, nor collections (about 1.5 ms of a call), nor
+    the exception tree (about 1 ms), nor another harness's adapter."""
+    workspace, store = setup
+    payload = payload_in("claude/read.json", workspace)
+    argv = ["claude", "--store", str(store), "--workspace", str(workspace)]
+    loaded: list[set[str]] = []
+    for number, conversation in enumerate((b"3f2b9c1e-7a44", b"99999999-7a44")):
+        listing = tmp_path / f"call-{number}.txt"
+        command = [sys.executable, "-I", "-S", "-c", SETTLED_PROBE,
+                   str(Path(helper.__file__).parent), str(listing), *argv]  # fmt: skip
+        asked = payload.replace(b"3f2b9c1e-7a44", conversation)
+        done = subprocess.run(command, input=asked, capture_output=True, timeout=60, env=CLEAN_ENV)
+        assert (done.returncode, done.stderr) == (0, b"")
+        assert lesson_id(1) in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        loaded.append(set(listing.read_text(encoding="utf-8").split()))
+    cold, warm = loaded
+    unused = {"_sqlite3", "active_memory.store.rows", "collections", "collections.abc",
+              "active_memory.errors", "active_memory.hooks.codex", "active_memory.hooks.copilot",
+              "active_memory.hooks.pi"}  # fmt: skip
+    assert {"_sqlite3", "active_memory.store.rows"} <= cold  # the first call read the store
+    assert sorted(unused & warm) == []
+    assert "active_memory.hooks.claude" in warm
+
+
 def loaded_by_the_package_alone(listing: Path) -> set[str]:
     import active_memory
 

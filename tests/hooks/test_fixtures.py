@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from active_memory.hooks.dispatch import HARNESSES, answer_hook
+from active_memory.hooks.dispatch import answer_hook, harness_adapter
 from active_memory.recall.index import RecallIndex
 from active_memory.recall.recall_session import RecallSession
 from active_memory.recall.signals import extract_signals
@@ -49,7 +49,8 @@ def test_every_fixture_is_covered() -> None:
 
 @pytest.mark.parametrize(("name", "paths", "numbers"), CASES, ids=[c[0] for c in CASES])
 def test_fixture_gives_expected_signals(name: str, paths: list[str], numbers: list[int]) -> None:
-    harness = HARNESSES[name.split("/")[0]]
+    harness = harness_adapter(name.split("/")[0])
+    assert harness is not None
     parsed = harness.parse(load(name))
     assert parsed is not None
     found = extract_signals(parsed.call, ROOT).paths

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from active_memory.harnesses import HARNESS_NAMES
 from active_memory.hooks import helper
-from active_memory.hooks.dispatch import HARNESSES, encode
+from active_memory.hooks.dispatch import encode, harness_adapter
 from active_memory.host import ActiveRun, open_run
 from active_memory.lanes import SPECIALIST_SESSION_VARIABLE
 from active_memory.models.config import RuntimeConfig
@@ -291,10 +292,12 @@ def test_helper_relays_a_well_formed_answer_as_sent(harness: str, answer: bytes)
     assert rogue.acks == [b'{"ack":true}']
 
 
-@pytest.mark.parametrize("harness", sorted(HARNESSES))
+@pytest.mark.parametrize("harness", sorted(HARNESS_NAMES))
 def test_the_helper_accepts_every_answer_the_adapters_write(harness: str) -> None:
+    adapter = harness_adapter(harness)
+    assert adapter is not None
     for context in ("", CONTEXT, 'é \u2028 \\ " \x01'):
-        assert helper.valid_answer(harness, encode(HARNESSES[harness].answer(context)))
+        assert helper.valid_answer(harness, encode(adapter.answer(context)))
     other = FLAT_OK if harness in ("claude", "codex") else CLAUDE_OK
     assert not helper.valid_answer(harness, other)
 

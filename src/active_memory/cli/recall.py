@@ -29,7 +29,8 @@ from active_memory.cli._common import (
     workspace_option,
 )
 from active_memory.errors import InputRefused
-from active_memory.hooks.dispatch import HARNESSES
+from active_memory.harnesses import HARNESS_NAMES
+from active_memory.hooks.dispatch import harness_adapter
 from active_memory.hooks.fallback import exposure_file
 from active_memory.models.config import ActiveMemoryConfig
 from active_memory.recall.index import RecallIndex
@@ -79,7 +80,8 @@ def _tool_call(
     except InputRefused as refused:
         fail(f"cannot read a hook payload: {refused}", EXIT_BAD_INPUT)
     name = harness or _detect(payload)
-    parsed = HARNESSES[name].parse(payload) if name in HARNESSES else None
+    adapter = harness_adapter(name) if name else None
+    parsed = adapter.parse(payload) if adapter is not None else None
     if parsed is None:
         fail(
             f"{source!r} is not a hook payload of a known harness; pass --harness",
@@ -105,7 +107,7 @@ def _print_report(report: RecallReport) -> None:
 @click.option("--tool-json", help="A hook payload as a harness sends it (a file, or - for stdin).")
 @click.option("--file", "file", help="Pretend a Read of this path.")
 @click.option("--command", "command", help="Pretend a shell command.")
-@click.option("--harness", type=click.Choice(sorted(HARNESSES)), help="Payload format.")
+@click.option("--harness", type=click.Choice(sorted(HARNESS_NAMES)), help="Payload format.")
 @click.option("--conversation", help="Skip cards this conversation already received.")
 @click.option("--tokens", type=BoundedInt(1, 64_000), default=8_000, show_default=True,
               help="hookInjectionTokens budget.")  # fmt: skip

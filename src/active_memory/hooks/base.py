@@ -10,7 +10,9 @@ The adapters run in the hook fallback on every tool call, so they import no ``da
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+# collections.abc re-exports these from _collections_abc, which os has loaded already: the
+# collections package behind it would add about 1.5 ms to every hook call.
+from _collections_abc import Mapping
 
 from active_memory.recall.record import record
 from active_memory.recall.signals import ToolCall

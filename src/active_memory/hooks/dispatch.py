@@ -29,7 +29,14 @@ if TYPE_CHECKING:
     from active_memory.recall.broker import BrokerAnswer, BrokerRequest, Handler
     from active_memory.recall.recall_session import Recall, RecallSession
 
-__all__ = ["HARNESSES", "HookAnswer", "answer_hook", "broker_handler", "conversation_key", "encode"]
+__all__ = [
+    "HookAnswer",
+    "answer_hook",
+    "broker_handler",
+    "conversation_key",
+    "encode",
+    "harness_adapter",
+]
 
 try:
     # The C string encoder json.dumps(ensure_ascii=False) itself uses: the json package would
@@ -39,15 +46,18 @@ except ImportError:  # an interpreter without CPython's accelerator
     from json.encoder import py_encode_basestring as _json_string
 
 
-def _adapter(name: str) -> Harness:
-    # The harness table names the adapters: hooks/<name>.py defines HARNESS. __import__ rather
-    # than importlib, which nothing else on the hook fallback's path loads.
+def harness_adapter(name: str) -> Harness | None:
+    """The adapter of the harness ``name`` in the harness table (``hooks/<name>.py`` defines
+    it as ``HARNESS``), None for a name the table lacks. Imported on first use: a hook call
+    needs its own harness's adapter only."""
+    if name not in HARNESS_NAMES:
+        return None
+    # __import__ rather than importlib, which nothing else on the hook fallback's path loads.
     module = __import__(f"active_memory.hooks.{name}", fromlist=["HARNESS"])
     adapter: Harness = module.HARNESS
     return adapter
 
 
-HARNESSES: dict[str, Harness] = {name: _adapter(name) for name in HARNESS_NAMES}
 # Room for the answer envelope and JSON escaping inside the broker's response limit.
 _ENVELOPE_BYTES = 512
 _SHRINK_ATTEMPTS = 4
@@ -114,7 +124,7 @@ def answer_hook(
     every project. ``call_id`` names the call across answerers (see ``RecallSession.recall``).
     ``max_chars`` narrows the harness's own character cap (Claude Code's restricted mode).
     """
-    harness = HARNESSES.get(harness_name)
+    harness = harness_adapter(harness_name)
     parsed = harness.parse(payload) if harness is not None else None
     if harness is None or parsed is None:
         return HookAnswer(EMPTY_ANSWER)

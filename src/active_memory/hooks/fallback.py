@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 
 from active_memory.hooks.claude import context_cap
-from active_memory.hooks.dispatch import HARNESSES, answer_hook
+from active_memory.hooks.dispatch import answer_hook, harness_adapter
 from active_memory.hooks.exposure_files import (
     EXPOSURE_MAX_AGE_S,
     MAX_LEDGER_BYTES,
@@ -76,7 +76,7 @@ def answer_from_store(
     ``document`` is the hook payload as decoded JSON (the helper decodes it strictly);
     ``call_id`` is the helper's nonce, the one the broker was asked with.
     """
-    adapter = HARNESSES.get(harness)
+    adapter = harness_adapter(harness)
     parsed = adapter.parse(document) if adapter is not None else None
     if parsed is None:
         return None

@@ -1,7 +1,8 @@
 """The private folders hooks keep state in: the broker's state directory, and the one beside the
 store where the hook fallback keeps exposures and its cached index.
 
-Standard library and the exception tree only: the fallback checks its folder on every call.
+Standard library only (the exception tree where it refuses): the fallback checks its folder on
+every call.
 The folder is made by :func:`active_memory.private_files.make_private_dir` (exactly 0700 when
 new); an existing one is not tightened here but refused unless it is a real directory (not a
 symlink) of this user's alone. The store may sit in a folder others can write, where another
@@ -17,7 +18,6 @@ import os
 import stat
 import sys
 
-from active_memory.errors import RecallError
 from active_memory.private_files import make_private_dir
 from active_memory.type_checking import TYPE_CHECKING
 
@@ -139,9 +139,15 @@ def private_dir(path: str | os.PathLike[str]) -> None:
     make_private_dir(path, tighten=False)
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode):
-        raise RecallError(f"{os.fspath(path)!r} must be a real folder, not a symbolic link")
-    if not is_private(info):
-        raise RecallError(
+        problem = f"{os.fspath(path)!r} must be a real folder, not a symbolic link"
+    elif not is_private(info):
+        problem = (
             f"{os.fspath(path)!r} must be a directory only you can use (mode 0700); "
             f"run `chmod 700 {os.fspath(path)}`"
         )
+    else:
+        return
+    # Imported where raised: the hook path loads no exception tree (about 1 ms a call).
+    from active_memory.errors import RecallError
+
+    raise RecallError(problem)

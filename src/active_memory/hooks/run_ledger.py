@@ -30,7 +30,6 @@ import os
 import time
 from _thread import allocate_lock
 
-from active_memory.errors import ActiveMemoryError
 from active_memory.hooks.exposure_files import ExposureFiles, is_exposure_key
 from active_memory.hooks.private_dir import append_private, is_private, is_private_dir
 from active_memory.recall.exchange import id_field
@@ -152,6 +151,9 @@ class RunLedger:
 
     def sync(self, session: RecallSession, *, default_node: str = "unknown") -> int:
         """Import the journal lines written since the last call; how many calls were imported."""
+        # Imported here, in the host: the hook calls that write the journal load no exception tree.
+        from active_memory.errors import ActiveMemoryError
+
         with self._lock:
             lines = self._new_lines()
             imported = 0

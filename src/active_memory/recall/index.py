@@ -225,8 +225,10 @@ class RecallIndex:
         being every term of every group, counted here."""
         # A group waits on its two rarest terms: a word of the call wakes only the groups whose
         # second term is also present, found by a set intersection rather than a Python loop.
-        # Imported here: only a build counts terms, and the hook fallback's call that loads a
-        # cached index would pay for the import of collections.
+        # Imported here, and only for groups to place: the hook fallback's call restores its
+        # index from a cached state through an empty build and would pay for collections.
+        if not groups:
+            return
         from collections import Counter
 
         frequency = Counter(terms)  # counted in C, from one flat list

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from _thread import allocate_lock
 
-from active_memory.errors import RecallError
 from active_memory.recall.card import card_key
 from active_memory.recall.exposure import ExposureLedger, ReceiptRing
 from active_memory.recall.record import record
@@ -197,6 +196,9 @@ class Recall:
         unbuilt: tuple[Channel, str, tuple[str, ...], Rendering] | None = None,
     ) -> None:
         if report is None and unbuilt is None:
+            # Imported where raised: the hook path loads no exception tree (about 1 ms a call).
+            from active_memory.errors import RecallError
+
             raise RecallError("a recall needs its report, or what to build it from")
         self.text = text
         self._report = report

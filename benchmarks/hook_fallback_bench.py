@@ -6,7 +6,7 @@ A real store holds the lessons and a real git checkout is the workspace. The com
 what ``active-memory hooks install`` writes for Claude Code when no broker runs (``sh -c`` on
 the helper command, as the harness spawns it), fed a Claude Code ``PreToolUse`` payload on
 stdin: a ``Read`` of a file one lesson names, in a new conversation each time, so every call
-matches, frames and records a card. Three series run interleaved, so machine noise hits them
+matches, frames and records a card. Five series run interleaved, so machine noise hits them
 alike, each the median of ``--runs`` spawns:
 
 * the baseline, ``python3 -I -S -c pass``;

@@ -20,10 +20,13 @@ from active_memory.errors import StoreUnavailable
 from active_memory.hooks import index_cache
 from active_memory.hooks.fallback import answer_from_store
 from active_memory.hooks.index_cache import CachedIndex, load_index
+from active_memory.models.changes import Mutation, Publication
 from active_memory.private_files import write_private_bytes
 from active_memory.recall.signals import Signals
 from active_memory.repository import local_repository_key
 from active_memory.store import rows as store_rows
+from active_memory.store.sqlite import SqliteStore
+from cli_runner import run_cli
 from recall.kit import (
     REPOSITORY,
     lesson,
@@ -349,3 +352,31 @@ def test_a_call_served_by_a_settled_record_does_not_load_sqlite(
     settle(load(workspace, store))
     assert load_in_a_new_process(workspace, store, opened=opened)
     assert opened == [True, False]
+
+
+def test_a_purge_removes_the_fallbacks_cached_indexes_beside_the_store(tmp_path: Path) -> None:
+    """Purge is for a lesson that leaked a secret: the index the hook fallback cached beside
+    the store while the lesson was live holds its text, and no later call of that workspace may
+    ever come to replace it."""
+    workspace = widgets_checkout(tmp_path / "widgets")
+    store = tmp_path / "state" / "active-memory" / "lessons.sqlite3"
+    leaked = "Rotate the purple-walrus-4417 credential before editing src/widgets/config.py."
+    seed_store(store, [lesson(1, files=["src/widgets/config.py"], recommendation=leaked)])
+    assert matched(load(workspace, store)) == [lesson_id(1)]
+    with SqliteStore(store) as backend:
+        backend.publish(Publication(run_id="run-2", mutations=(
+            Mutation(op="retire", id=lesson_id(1), expected_revision=1),)))  # fmt: skip
+
+    def holding() -> list[str]:
+        return sorted(
+            str(path.relative_to(store.parent))
+            for path in store.parent.rglob("*")
+            if path.is_file() and leaked.encode() in path.read_bytes()
+        )
+
+    cached = index_cache.cache_path(str(store), os.path.realpath(workspace))
+    assert str(Path(cached).relative_to(store.parent)) in holding()
+    purged = run_cli(["lessons", "purge", lesson_id(1), "--force", "--store", str(store)])
+    assert purged.exit_code == 0, purged.stderr
+    assert holding() == []
+    assert matched(load(workspace, store)) == []  # the next call builds it again, without it

@@ -6,6 +6,8 @@ of their own and load when they run.
 
 from __future__ import annotations
 
+import os
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +24,7 @@ from active_memory.cli._common import (
     lesson_id_argument,
     open_store,
     reports_errors,
+    store_path,
     team_store_json_command,
     team_store_option,
 )
@@ -394,26 +397,29 @@ def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json
     )
     if not receipt.scrubbed:
         click.echo(f"warning: {_unscrubbed(store)}", err=True)
-    kept = _forget_kept_indexes()
-    if kept is not None:
+    for kept in _forget_kept_indexes(store):
         click.echo(
             f"warning: the recall index files kept in {kept} could not all be removed and may "
-            "still hold the lesson's text; delete them (run starts build them again)",
+            "still hold the lesson's text; delete them (they are built again when needed)",
             err=True,
         )
 
 
-def _forget_kept_indexes() -> Path | None:
-    """Remove the recall index files run starts kept on this machine: one kept while the
-    purged lesson was live still holds its text. The folder, when some could not be removed."""
+def _forget_kept_indexes(store: Path | str | None) -> list[Path]:
+    """Remove the recall index files kept on this machine: one kept while the purged lesson
+    was live still holds its text, and nothing may ever come to replace it. Those run starts
+    keep in the state folder, and, beside a store file, those the hook fallback caches for
+    each workspace. The folders where some could not be removed."""
+    from active_memory.hooks.index_cache import cache_folder
     from active_memory.recall.index_file import FOLDER, forget_kept
     from active_memory.store.paths import default_store_path
 
-    try:
-        folder = default_store_path().parent / FOLDER
-    except ActiveMemoryError:
-        return None  # no state folder to be found: no run start kept a file there
-    return None if forget_kept(folder) else folder
+    folders: list[Path] = []
+    with suppress(ActiveMemoryError):  # no state folder to be found: no run start kept a file
+        folders.append(default_store_path().parent / FOLDER)
+    if not isinstance(store, str):  # a file, not a team store's URL: no fallback reads a URL
+        folders.append(Path(cache_folder(os.path.abspath(store_path(store)))))
+    return [folder for folder in folders if not forget_kept(folder)]
 
 
 def _unscrubbed(store: Path | str | None) -> str:

@@ -70,6 +70,7 @@ __all__ = [
     "MAX_CACHE_BYTES",
     "SETTLED_NS",
     "CachedIndex",
+    "cache_folder",
     "cache_path",
     "layout_stamp",
     "load_index",
@@ -137,10 +138,16 @@ class CachedIndex:
             pass  # already gone, or never written
 
 
+def cache_folder(store: str) -> str:
+    """The folder beside the store at ``store`` where the indexes of its workspaces are cached
+    (with the exposure files)."""
+    return os.path.join(os.path.dirname(store), "exposure")
+
+
 def cache_path(store: str, real_workspace: str) -> str:
     """Where the index of ``real_workspace`` over the store at ``store`` is cached."""
     name = digest_name(f"{store}\0{real_workspace}")
-    return os.path.join(os.path.dirname(store), "exposure", name + ".index")
+    return os.path.join(cache_folder(store), name + ".index")
 
 
 def _status(path: str) -> Status:

@@ -354,7 +354,10 @@ def test_a_call_served_by_a_settled_record_does_not_load_sqlite(
     assert opened == [True, False]
 
 
-def test_a_purge_removes_the_fallbacks_cached_indexes_beside_the_store(tmp_path: Path) -> None:
+@pytest.mark.parametrize("output", [[], ["--json"]])
+def test_a_purge_removes_the_fallbacks_cached_indexes_beside_the_store(
+    tmp_path: Path, output: list[str]
+) -> None:
     """Purge is for a lesson that leaked a secret: the index the hook fallback cached beside
     the store while the lesson was live holds its text, and no later call of that workspace may
     ever come to replace it."""
@@ -376,7 +379,7 @@ def test_a_purge_removes_the_fallbacks_cached_indexes_beside_the_store(tmp_path:
 
     cached = index_cache.cache_path(str(store), os.path.realpath(workspace))
     assert str(Path(cached).relative_to(store.parent)) in holding()
-    purged = run_cli(["lessons", "purge", lesson_id(1), "--force", "--store", str(store)])
+    purged = run_cli(["lessons", "purge", lesson_id(1), "--force", "--store", str(store), *output])
     assert purged.exit_code == 0, purged.stderr
     assert holding() == []
     assert matched(load(workspace, store)) == []  # the next call builds it again, without it

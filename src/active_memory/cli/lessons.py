@@ -388,16 +388,17 @@ def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json
         )
     with open_store(store, read_only=False) as opened:
         receipt = opened.purge(lesson_id)
+    left = _forget_kept_indexes(store)  # with --json too: the warnings go to standard error
     if as_json:
         emit_json(receipt.model_dump(mode="json"))
-        return
-    click.echo(
-        f"{lesson_id}: content of {receipt.erased_revisions} revision(s) erased; tombstone at "
-        f"revision {receipt.revision}; generation {receipt.generation}"
-    )
-    if not receipt.scrubbed:
-        click.echo(f"warning: {_unscrubbed(store)}", err=True)
-    for kept in _forget_kept_indexes(store):
+    else:
+        click.echo(
+            f"{lesson_id}: content of {receipt.erased_revisions} revision(s) erased; tombstone "
+            f"at revision {receipt.revision}; generation {receipt.generation}"
+        )
+        if not receipt.scrubbed:
+            click.echo(f"warning: {_unscrubbed(store)}", err=True)
+    for kept in left:
         click.echo(
             f"warning: the recall index files kept in {kept} could not all be removed and may "
             "still hold the lesson's text; delete them (they are built again when needed)",

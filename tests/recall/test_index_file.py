@@ -342,6 +342,25 @@ def test_forgetting_removes_only_kept_files_and_a_purge_warns_of_any_left(
     assert "could not all be removed" in purged.stderr
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX ownership")
+def test_forgetting_removes_nothing_of_another_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store may sit in a folder others can write, where another user made `exposure`
+    # first: nothing of this user's is kept there, and nothing there is this user's to remove.
+    folder = tmp_path / "kept"
+    built(folder)
+    (folder / "planted.index").write_bytes(b"another user's")
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "geteuid", lambda: os.getuid() + 1)  # the folder is another user's
+        assert index_file.forget_kept(folder)
+    assert sorted(os.listdir(folder)) == sorted([kept_file(folder).name, "planted.index"])
+    if os.geteuid() == 0:  # only root can give a file to another user
+        os.chown(folder / "planted.index", 65534, 65534)
+        assert index_file.forget_kept(folder)
+        assert os.listdir(folder) == ["planted.index"]
+
+
 def test_a_state_too_big_to_be_read_back_is_not_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

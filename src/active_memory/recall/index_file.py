@@ -103,10 +103,13 @@ def index_file(folder: str | os.PathLike[str], repository: str | None) -> str:
 def forget_kept(folder: str | os.PathLike[str]) -> bool:
     """Remove every index file kept in ``folder``, and what a killed write left of one; whether
     none is left. A purge calls it: a file kept while a lesson was live holds its text, and no
-    run start of that repository may ever come to replace it."""
+    run start of that repository may ever come to replace it. Only this user's files, in a
+    folder of this user's: another user's (one who made the folder first, where others can
+    write) were not written here and are not ours to remove."""
     folder = os.fspath(folder)
     try:
-        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+        info = os.lstat(folder)
+        if not (stat.S_ISDIR(info.st_mode) and _owned(info)):
             return True  # nothing kept there (a symlink is neither read nor written through)
         names = os.listdir(folder)
     except FileNotFoundError:
@@ -116,13 +119,19 @@ def forget_kept(folder: str | os.PathLike[str]) -> bool:
     whole = True
     for name in names:
         if name.endswith((".index", ".tmp")):
+            path = os.path.join(folder, name)
             try:
-                os.unlink(os.path.join(folder, name))
+                if _owned(os.lstat(path)):
+                    os.unlink(path)
             except FileNotFoundError:
                 pass  # replaced or removed meanwhile by another process
             except OSError:
                 whole = False
     return whole
+
+
+def _owned(info: os.stat_result) -> bool:
+    return not _POSIX or info.st_uid == os.geteuid()
 
 
 def _owned_alone(info: os.stat_result) -> bool:

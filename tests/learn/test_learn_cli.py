@@ -291,3 +291,40 @@ def test_learn_run_fails_a_queued_fifo_and_returns(tmp_path: Path) -> None:
         "regular file; queue a readable session file again with `active-memory learn queue "
         "FILE`\n"
     )
+
+
+def test_a_purge_removes_the_lessons_title_from_the_sessions_that_published_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Purge is for a lesson that leaked a secret: the state of the session whose postmortem
+    # published it keeps its title for `learn status`, beside the store.
+    from active_memory.learn.folder import LessonTouched, SessionState
+    from active_memory.models.changes import Mutation, Publication
+    from recall.kit import lesson, lesson_id, seed_store
+
+    store = tmp_path / "lessons.sqlite3"
+    leaked = "Rotate the purple-walrus-4417 credential"
+    kept = lesson(2, files=["src/b.py"], title="Kept")
+    seed_store(store, [lesson(1, files=["src/app.py"], title=leaked), kept])
+    folder = LearnFolder(tmp_path / "learn")
+    touched = (LessonTouched(id=lesson_id(1), op="upsert", title=leaked),
+               LessonTouched(id=lesson_id(2), op="upsert", title="Kept"))  # fmt: skip
+    done = SessionState(harness="claude-code", session_file="/s.jsonl", queued_ms=1, key="k1",
+                        state="done", lessons=touched, updated_ms=5)  # fmt: skip
+    folder.put(done)
+    before = folder.state("k1")
+    with SqliteStore(store) as backend:
+        backend.publish(Publication(run_id="run-2", mutations=(
+            Mutation(op="retire", id=lesson_id(1), expected_revision=1),)))  # fmt: skip
+    purged = cli("lessons", "purge", lesson_id(1), "--force", "--store", store)
+    assert purged.exit_code == 0, purged.stderr
+    assert not any(leaked.encode() in path.read_bytes() for path in folder.path.rglob("*.json"))
+    after = folder.state("k1")
+    assert before is not None
+    assert after is not None
+    assert after.lessons == (touched[0].model_copy(update={"title": None}), touched[1])
+    assert after.updated_ms == before.updated_ms  # `learn status` keeps its order
+    monkeypatch.setattr(LearnFolder, "forget_title", lambda folder, lesson_id: False)
+    again = cli("lessons", "purge", lesson_id(1), "--force", "--store", store)
+    assert again.exit_code == 0, again.stderr
+    assert f"session states in {folder.sessions} could not all be rewritten" in again.stderr

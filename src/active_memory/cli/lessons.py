@@ -404,6 +404,24 @@ def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json
             "still hold the lesson's text; delete them (they are built again when needed)",
             err=True,
         )
+    titled = _forget_learned_title(store, lesson_id)
+    if titled is not None:
+        click.echo(
+            f"warning: the session states in {titled} could not all be rewritten and may still "
+            "hold the lesson's title",
+            err=True,
+        )
+
+
+def _forget_learned_title(store: Path | str | None, lesson_id: str) -> Path | None:
+    """Drop the lesson's title from the learn folder beside a store file, where the session
+    whose postmortem published it keeps it; the sessions folder when some state kept it."""
+    if isinstance(store, str):  # a team store's URL: no learn folder beside it
+        return None
+    from active_memory.learn.folder import learn_folder
+
+    folder = learn_folder(store_path(store))
+    return None if folder.forget_title(lesson_id) else folder.sessions
 
 
 def _forget_kept_indexes(store: Path | str | None) -> list[Path]:

@@ -210,6 +210,30 @@ class LearnFolder:
         write_private_text(self.sessions / f"{written.key}.json", text + "\n")
         return written
 
+    def forget_title(self, lesson_id: str) -> bool:
+        """Drop the title of ``lesson_id`` from every session state that keeps it, each state
+        otherwise as it was (its ``updated_ms`` too: ``learn status`` keeps its order); whether
+        none is left. A purge calls it: the title is the lesson's text."""
+        if not self.sessions.is_dir():
+            return True
+        whole = True
+        for path in self.sessions.glob("*.json"):
+            state = self.state(path.stem)
+            if state is None or not any(
+                touched.id == lesson_id and touched.title is not None for touched in state.lessons
+            ):
+                continue
+            lessons = tuple(
+                touched.model_copy(update={"title": None}) if touched.id == lesson_id else touched
+                for touched in state.lessons
+            )
+            text = state.model_copy(update={"lessons": lessons}).model_dump_json()
+            try:
+                write_private_text(path, text + "\n")
+            except OSError:
+                whole = False
+        return whole
+
     # the ledger of postmortems started
 
     def ledger_lines(self) -> list[dict[str, object]]:

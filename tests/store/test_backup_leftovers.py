@@ -202,3 +202,19 @@ def test_a_backup_in_progress_is_not_swept_by_a_concurrent_check(
     # Killed and reaped: the same check now removes both.
     run_cli(["store", "check", "--store", str(store)])
     assert _leftovers(store.parent, tmp_path) == []
+
+
+def test_a_purge_removes_what_a_killed_backup_left(store: Path, tmp_path: Path) -> None:
+    # A killed backup's temporary is a copy of the store, the purged lesson's text included.
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    _killed_backup(store, backups / "copy.sqlite3", KILLED_MID_COPY)
+    assert _leftovers(backups)
+    retire = Mutation(op="retire", id="lesson-01J00000000000000000000001", expected_revision=1)
+    with SqliteStore(store) as opened:
+        opened.publish(Publication(run_id="run-2", mutations=(retire,)))
+
+    result = run_cli(["lessons", "purge", retire.id, "--force", "--store", store])
+
+    assert result.exit_code == 0, result.output
+    assert _leftovers(store.parent, backups) == []

@@ -404,7 +404,7 @@ def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json
             "still hold the lesson's text; delete them (they are built again when needed)",
             err=True,
         )
-    titled = _forget_learned_title(store, lesson_id)
+    titled = _forget_beside_store(store, lesson_id)
     if titled is not None:
         click.echo(
             f"warning: the session states in {titled} could not all be rewritten and may still "
@@ -413,14 +413,19 @@ def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json
         )
 
 
-def _forget_learned_title(store: Path | str | None, lesson_id: str) -> Path | None:
-    """Drop the lesson's title from the learn folder beside a store file, where the session
-    whose postmortem published it keeps it; the sessions folder when some state kept it."""
-    if isinstance(store, str):  # a team store's URL: no learn folder beside it
+def _forget_beside_store(store: Path | str | None, lesson_id: str) -> Path | None:
+    """Remove what else beside a store file holds the lesson's text: the temporaries killed
+    backups of it left (each a copy of the store), and its title in the learn folder, where
+    the session whose postmortem published it keeps it. The learn folder's sessions folder
+    when some state there kept the title."""
+    if isinstance(store, str):  # a team store's URL: nothing of it beside a file here
         return None
     from active_memory.learn.folder import learn_folder
+    from active_memory.store.backup import sweep_stale_backups
 
-    folder = learn_folder(store_path(store))
+    path = store_path(store)
+    sweep_stale_backups(path)
+    folder = learn_folder(path)
     return None if folder.forget_title(lesson_id) else folder.sessions
 
 

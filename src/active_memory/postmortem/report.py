@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias, overload
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     AfterValidator,
@@ -232,23 +232,6 @@ class SpecialistReport(Model):
         return {name: getattr(self, name) for name in TOKEN_COUNTS}
 
 
-class _Total:
-    """One of the :data:`TOKEN_COUNTS` summed over a report's specialists, read as the
-    report's attribute of the same name."""
-
-    def __set_name__(self, owner: type[PostmortemReport], name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, report: None, owner: type[PostmortemReport]) -> _Total: ...
-    @overload
-    def __get__(self, report: PostmortemReport, owner: type[PostmortemReport]) -> int: ...
-    def __get__(
-        self, report: PostmortemReport | None, owner: type[PostmortemReport]
-    ) -> int | _Total:
-        return self if report is None else report.tokens[self.name]
-
-
 class PostmortemReport(ModelTraffic):
     """The whole postmortem: its status, each specialist, the changes and the store generations.
 
@@ -327,10 +310,21 @@ class PostmortemReport(ModelTraffic):
 
     # The same totals by attribute, as a caller of this public model has read them (beside
     # ``retries`` and ``rejections``).
-    input_tokens: ClassVar[_Total] = _Total()
-    output_tokens: ClassVar[_Total] = _Total()
-    cache_read_tokens: ClassVar[_Total] = _Total()
-    cache_write_tokens: ClassVar[_Total] = _Total()
+    @property
+    def input_tokens(self) -> int:
+        return self.tokens["input_tokens"]
+
+    @property
+    def output_tokens(self) -> int:
+        return self.tokens["output_tokens"]
+
+    @property
+    def cache_read_tokens(self) -> int:
+        return self.tokens["cache_read_tokens"]
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return self.tokens["cache_write_tokens"]
 
     @property
     def retries(self) -> int:

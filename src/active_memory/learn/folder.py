@@ -23,7 +23,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, overload
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -104,32 +104,35 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class _Inside:
-    """A path inside the learn folder, read as an attribute of :class:`LearnFolder`."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, folder: None, owner: type[LearnFolder]) -> _Inside: ...
-    @overload
-    def __get__(self, folder: LearnFolder, owner: type[LearnFolder]) -> Path: ...
-    def __get__(self, folder: LearnFolder | None, owner: type[LearnFolder]) -> Path | _Inside:
-        return self if folder is None else folder.path / self.name
-
-
 @dataclass(frozen=True, slots=True)
 class LearnFolder:
     """The learn folder at ``path``; nothing is created until something is written."""
 
     path: Path
 
-    queue = _Inside(session_end.QUEUE_FOLDER)
-    sessions = _Inside(session_end.SESSIONS_FOLDER)
-    ledger = _Inside("postmortems.jsonl")
-    config_file = _Inside(session_end.CONFIG_FILE)
-    lock = _Inside("worker.lock")
-    log = _Inside(session_end.WORKER_LOG)
+    @property
+    def queue(self) -> Path:
+        return self.path / session_end.QUEUE_FOLDER
+
+    @property
+    def sessions(self) -> Path:
+        return self.path / session_end.SESSIONS_FOLDER
+
+    @property
+    def ledger(self) -> Path:
+        return self.path / "postmortems.jsonl"
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / session_end.CONFIG_FILE
+
+    @property
+    def lock(self) -> Path:
+        return self.path / "worker.lock"
+
+    @property
+    def log(self) -> Path:
+        return self.path / session_end.WORKER_LOG
 
     def make(self) -> None:
         for folder in (self.path, self.queue, self.sessions):

@@ -388,7 +388,7 @@ def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json
         )
     with open_store(store, read_only=False) as opened:
         receipt = opened.purge(lesson_id)
-    left = _forget_kept_indexes(store)  # with --json too: the warnings go to standard error
+    kept = _forget_copies(store, lesson_id)  # with --json too: the warnings go to stderr
     if as_json:
         emit_json(receipt.model_dump(mode="json"))
     else:
@@ -398,52 +398,45 @@ def purge_command(lesson_id: str, force: bool, store: Path | str | None, as_json
         )
         if not receipt.scrubbed:
             click.echo(f"warning: {_unscrubbed(store)}", err=True)
-    for kept in left:
-        click.echo(
-            f"warning: the recall index files kept in {kept} could not all be removed and may "
-            "still hold the lesson's text; delete them (they are built again when needed)",
-            err=True,
-        )
-    titled = _forget_beside_store(store, lesson_id)
-    if titled is not None:
-        click.echo(
-            f"warning: the session states in {titled} could not all be rewritten and may still "
-            "hold the lesson's title",
-            err=True,
-        )
+    for warning in kept:
+        click.echo(f"warning: {warning}", err=True)
 
 
-def _forget_beside_store(store: Path | str | None, lesson_id: str) -> Path | None:
-    """Remove what else beside a store file holds the lesson's text: the temporaries killed
-    backups of it left (each a copy of the store), and its title in the learn folder, where
-    the session whose postmortem published it keeps it. The learn folder's sessions folder
-    when some state there kept the title."""
-    if isinstance(store, str):  # a team store's URL: nothing of it beside a file here
-        return None
-    from active_memory.learn.folder import learn_folder
-    from active_memory.store.backup import sweep_stale_backups
-
-    path = store_path(store)
-    sweep_stale_backups(path)
-    folder = learn_folder(path)
-    return None if folder.forget_title(lesson_id) else folder.sessions
-
-
-def _forget_kept_indexes(store: Path | str | None) -> list[Path]:
-    """Remove the recall index files kept on this machine: one kept while the purged lesson
-    was live still holds its text, and nothing may ever come to replace it. Those run starts
-    keep in the state folder, and, beside a store file, those the hook fallback caches for
-    each workspace. The folders where some could not be removed."""
+def _forget_copies(store: Path | str | None, lesson_id: str) -> list[str]:
+    """Remove the copies of the purged lesson's text kept on this machine outside the store;
+    a warning for each place where some could not be removed. The recall index files (one
+    kept while the lesson was live holds its text, and nothing may ever come to replace it):
+    those run starts keep in the state folder and, beside a store file, those the hook
+    fallback caches for each workspace. Beside a store file too: the temporaries killed
+    backups left (each a copy of the store) and the lesson's title in the learn folder, where
+    the session whose postmortem published it keeps it."""
     from active_memory.hooks.index_cache import cache_folder
+    from active_memory.learn.folder import learn_folder
     from active_memory.recall.index_file import FOLDER, forget_kept
+    from active_memory.store.backup import sweep_stale_backups
     from active_memory.store.paths import default_store_path
 
     folders: list[Path] = []
     with suppress(ActiveMemoryError):  # no state folder to be found: no run start kept a file
         folders.append(default_store_path().parent / FOLDER)
-    if not isinstance(store, str):  # a file, not a team store's URL: no fallback reads a URL
-        folders.append(Path(cache_folder(os.path.abspath(store_path(store)))))
-    return [folder for folder in folders if not forget_kept(folder)]
+    learn = None
+    if not isinstance(store, str):  # a store file; a team store's URL keeps nothing here
+        path = store_path(store)
+        folders.append(Path(cache_folder(os.path.abspath(path))))
+        sweep_stale_backups(path)
+        learn = learn_folder(path)
+    warnings = [
+        f"the recall index files kept in {folder} could not all be removed and may still hold "
+        "the lesson's text; delete them (they are built again when needed)"
+        for folder in folders
+        if not forget_kept(folder)
+    ]
+    if learn is not None and not learn.forget_title(lesson_id):
+        warnings.append(
+            f"the session states in {learn.sessions} could not all be rewritten and may still "
+            "hold the lesson's title"
+        )
+    return warnings
 
 
 def _unscrubbed(store: Path | str | None) -> str:

@@ -47,11 +47,6 @@ from active_memory.type_checking import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections import deque
-else:
-    # What collections re-exports: the package itself would add about 1.5 ms to every hook call.
-    from _collections import deque
-
-if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Literal, Protocol, TypeAlias, TypeVar
 
@@ -69,6 +64,10 @@ if TYPE_CHECKING:
 
         def record(self, conversation: str, keys: Sequence[str]) -> None:
             """Add ``keys``, handed over to ``conversation``."""
+
+else:
+    # What collections re-exports: the package itself would add about 1.5 ms to every hook call.
+    from _collections import deque
 
 
 __all__ = [

@@ -373,10 +373,12 @@ class EngineStore(Closing):
             _refuse_held_outside(entry, within)
         with self._writing(control) as conn:
             if within is not None:
-                refuse_out_of_scope(conn, [entry.id for entry in entries], within)
+                ids = [entry.id for entry in entries]
+                refuse_out_of_scope(conn, ids, within)
                 # Replacing a held entry is changing it: another repository's stays theirs.
+                replaced = set(ids)
                 for held in read_held(conn):
-                    if held.id in {entry.id for entry in entries}:
+                    if held.id in replaced:
                         _refuse_held_outside(held, within)
             hold_entries(conn, entries)
 

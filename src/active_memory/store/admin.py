@@ -259,8 +259,9 @@ def plan_revert(conn: SqlConnection, lesson_id: str, to_revision: int) -> Change
             f"({', '.join(problems)}); pick another revision or publish a corrected lesson"
         )
     return Change(
-        lesson_id, "revert", state.revision + 1, state.kind, draft, source_revision=to_revision
-    )
+        lesson_id, "revert", state.revision + 1, state.kind, draft, source_revision=to_revision,
+        keeps_scope=state.holds_scope_of(draft),
+    )  # fmt: skip
 
 
 def plan_purge(conn: SqlConnection, lesson_id: str) -> tuple[Change | None, int]:

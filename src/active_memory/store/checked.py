@@ -51,10 +51,12 @@ def checked_changes(conn: SqlConnection, publication: Publication) -> list[Chang
             )
             continue
         if mutation.op == "upsert" and mutation.draft is not None:
-            kind = mutation.draft.scope.kind
+            draft = mutation.draft
             changes.append(
-                Change(mutation.id, "upsert", found + 1, kind, mutation.draft, create=state is None)
-            )
+                Change(mutation.id, "upsert", found + 1, draft.scope.kind, draft,
+                       create=state is None,
+                       keeps_scope=state is not None and state.holds_scope_of(draft))
+            )  # fmt: skip
         elif state is not None:
             changes.append(Change(mutation.id, "retire", found + 1, state.kind))
     if mismatches:

@@ -163,7 +163,10 @@ def plan_import(
             )
         else:
             op = "upsert" if entry.draft is not None else "retire"
-            change = Change(entry.id, op, state.revision + 1, state.kind, entry.draft)
+            keeps_scope = entry.draft is not None and state.holds_scope_of(entry.draft)
+            change = Change(
+                entry.id, op, state.revision + 1, state.kind, entry.draft, keeps_scope=keeps_scope
+            )
             plan.changes.append(change)
             (plan.replaced if entry.draft is not None else plan.retired).append(entry.id)
     return plan

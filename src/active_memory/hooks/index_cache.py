@@ -50,7 +50,6 @@ from active_memory import __version__
 from active_memory.hooks.private_dir import digest_name, is_private_dir, private_dir, read_private
 from active_memory.private_files import write_private_bytes
 from active_memory.recall.index import RecallIndex
-from active_memory.recall.record import record
 from active_memory.type_checking import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -121,14 +120,16 @@ MAX_CACHE_BYTES = 64 * 1024 * 1024
 SETTLED_NS = 3_000_000_000
 
 
-@record
 class CachedIndex:
     """The index for one call: where its file is, and whether it came from that file."""
 
-    index: RecallIndex
-    repository: str
-    path: str
-    from_cache: bool
+    __slots__ = ("from_cache", "index", "path", "repository")
+
+    def __init__(self, index: RecallIndex, repository: str, path: str, from_cache: bool) -> None:
+        self.index = index
+        self.repository = repository
+        self.path = path
+        self.from_cache = from_cache
 
     def discard(self) -> None:
         """Remove the file (the index it held failed): the next call rebuilds it."""

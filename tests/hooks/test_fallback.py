@@ -202,6 +202,8 @@ def test_a_fallback_call_loads_neither_the_models_nor_asyncio_threading_or_loggi
     # own __init__ loads).
     package = loaded_by_the_package_alone(tmp_path / "package.txt")
     assert {"active_memory.repository", "re"} <= cold
+    # A checkout with an origin remote derives its key without hashlib (OpenSSL, about 2.5 ms).
+    assert "_hashlib" not in cold
     assert {"active_memory.repository", "re", "shlex"}.isdisjoint(warm - package)
 
 

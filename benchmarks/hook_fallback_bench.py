@@ -100,6 +100,30 @@ def checkout(folder: Path) -> Path:
     return folder
 
 
+# The floor of a cold call's own work, done by the bare C primitives and nothing else: import
+# _sqlite3, read the repository's live rows, check each row's BLAKE2b checksum and scan its body
+# with json's C scanner (no card rules, no index, no cache file, no answer). A cold call cannot
+# cost less than this plus what a warm call costs.
+COLD_FLOOR = """
+import sys, _sqlite3, _json
+from _blake2 import blake2b
+class Plain:
+    strict, object_hook, object_pairs_hook = True, None, None
+    parse_float, parse_int, parse_constant = float, int, float
+scan = _json.make_scanner(Plain)
+connection = _sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+rows = connection.execute("SELECT id, revision, body, evidence, kind, repository, graph_hash, "
+    "node_id, checksum FROM records WHERE kind = 'repository' AND deleted = 0 "
+    "AND repository = ? ORDER BY id", (sys.argv[2],)).fetchall()
+scanned = 0
+for row in rows:
+    text = "\\0".join(map(str, row[:8])).encode("utf-8", "surrogatepass")
+    if blake2b(text, digest_size=16).hexdigest() == row[8]:
+        scanned += len(scan(row[2], 0)) > 0
+assert scanned == len(rows) > 0, (scanned, len(rows))
+"""
+
+
 def payload(workspace: Path, conversation: str, number: int, *, shell: bool = False) -> bytes:
     """A Read of a file lesson ``number`` names, or a shell command running its tests."""
     module, name = f"src/module_{number % 50}", f"file_{number}.py"
@@ -187,6 +211,8 @@ def fallback_figures(runs: int, lessons: int) -> dict[str, tuple[float, float]]:
             "fallback hook, first call (cold cache)": hook(cold=True),
             "fallback hook, repeated call (warm cache)": hook(cold=False),
             "  the same with a shell command (Bash)": hook(cold=False, shell=True),
+            "cold floor: read, checksum, scan rows (no checks)": spawn(
+                sys.executable, "-I", "-S", "-c", COLD_FLOOR, str(store), REPOSITORY),
         }  # fmt: skip
         hook(cold=False)()  # compile the bytecode caches once, as an installed package has them
         # The first read made the store's write-ahead log, and a store whose files changed in the

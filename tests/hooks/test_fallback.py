@@ -247,8 +247,7 @@ def test_a_call_served_from_the_cache_imports_only_what_it_uses(
     unused = {"_sqlite3", "active_memory.store.rows", "collections", "collections.abc",
               "active_memory.errors", "active_memory.hooks.codex", "active_memory.hooks.copilot",
               "active_memory.hooks.pi", "active_memory.recall.shell",
-              "active_memory.recall.record", "active_memory.hooks.run_ledger",
-              "active_memory.hooks.checkout_key"}  # fmt: skip
+              "active_memory.recall.record", "active_memory.hooks.run_ledger"}  # fmt: skip
     assert {"_sqlite3", "active_memory.store.rows"} <= cold  # the first call read the store
     assert sorted(unused & warm) == []
     assert "active_memory.hooks.claude" in warm

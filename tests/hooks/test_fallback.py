@@ -201,13 +201,10 @@ def test_a_fallback_call_loads_neither_the_models_nor_asyncio_threading_or_loggi
     # and a call without a shell command needs no regular expression (beyond any the package's
     # own __init__ loads).
     package = loaded_by_the_package_alone(tmp_path / "package.txt")
-    # The first call derives the key of this plain checkout (a .git folder, an https origin)
-    # with os alone: no pathlib, urllib, re, or hashlib's OpenSSL (about 8 ms together), and
-    # the row bodies are read by json's C scanner, without the json package.
-    assert "active_memory.hooks.checkout_key" in cold
-    heavy = {"active_memory.repository", "pathlib", "urllib.parse", "re", "_hashlib", "json",
-             "active_memory.errors"}  # fmt: skip
-    assert sorted(heavy & (cold - package)) == []
+    assert {"active_memory.repository", "re"} <= cold
+    # A checkout with an origin remote derives its key without hashlib (OpenSSL, about 2.5 ms),
+    # and the row bodies are read by json's C scanner, without the json package.
+    assert sorted({"_hashlib", "json"} & (cold - package)) == []
     assert {"active_memory.repository", "re", "shlex"}.isdisjoint(warm - package)
 
 

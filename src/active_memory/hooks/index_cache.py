@@ -172,28 +172,13 @@ def _holds(fingerprint: Fingerprint) -> bool:
 
 
 def _derive_repository(real_workspace: str) -> tuple[str, Fingerprint]:
-    """The workspace's repository key, and the status of everything it was derived from.
+    """The workspace's repository key, and the status of everything it was derived from."""
+    # Imported only when the cached key no longer holds: repository identity (pathlib, urllib,
+    # hashlib behind it) costs a warm call more than everything else it does.
+    from active_memory.repository import find_checkout, git_dir, repository_key
 
-    A plain checkout (:mod:`active_memory.hooks.checkout_key`) is read with ``os`` alone;
-    anything else by :mod:`active_memory.repository`, imported only then: pathlib (with urllib
-    and ipaddress) and ``re`` cost the call about 6 ms, more than everything else it does.
-    """
-    # Imported here, as the key is derived only when the cached one no longer holds.
-    from active_memory.hooks.checkout_key import plain_checkout, plain_repository_key
-
-    top: str | None
-    directory: str | None
-    plain = plain_checkout(real_workspace)
-    if plain is not None:
-        top, directory = plain
-    else:
-        from active_memory.repository import find_checkout, git_dir
-
-        checkout = find_checkout(real_workspace)
-        top = directory = None
-        if checkout is not None:
-            top, found = str(checkout), git_dir(checkout)
-            directory = None if found is None else str(found)
+    checkout = find_checkout(real_workspace)
+    top = None if checkout is None else str(checkout)
     sources = []
     folder = real_workspace
     while folder != top:  # a `.git` created in any of these would move the checkout
@@ -202,18 +187,14 @@ def _derive_repository(real_workspace: str) -> tuple[str, Fingerprint]:
         if parent == folder:
             break
         folder = parent
-    if top is not None:
-        sources.append(os.path.join(top, ".git"))
+    if checkout is not None:
+        sources.append(os.path.join(str(checkout), ".git"))
+        directory = git_dir(checkout)
         if directory is not None:
-            sources.append(os.path.join(directory, "config"))
+            sources.append(os.path.join(str(directory), "config"))
     # Status first, key second: a change in between makes the next call derive it again.
     fingerprint = tuple((path, _status(path)) for path in sources)
-    key = None if plain is None else plain_repository_key(plain[1])
-    if key is None:
-        from active_memory.repository import repository_key
-
-        key = repository_key(real_workspace)
-    return key, fingerprint
+    return repository_key(real_workspace), fingerprint
 
 
 class _TextColumn:

@@ -38,8 +38,9 @@ exposure ledger); no teardown: the installed command ends the process once the a
 flushed (``helper.run``). A cold call adds ``_sqlite3`` (with ``functools`` and
 ``collections``) about 3.5 ms and about 15 ms reading the 1,000 rows (fetching 3 ms, checksums
 2.7 ms, JSON 1.4 ms, the card rules 6.4 ms, which the fallback keeps: a row edited behind the
-store's back must not reach an agent), then 3 ms building the index and 1 ms writing it; the
-repository key of a plain checkout is derived with ``os`` alone (``hooks/checkout_key.py``).
+store's back must not reach an agent), then 3 ms building the index and 1 ms writing it, and the
+repository key's imports (``pathlib`` with ``urllib.parse`` and ``ipaddress``, ``re``: about 6
+ms; ``hashlib`` only for a checkout without an origin).
 """
 
 from __future__ import annotations

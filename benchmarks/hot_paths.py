@@ -45,8 +45,9 @@ the full profiles are in docs/recall.md, Performance):
 * store fallback: importing the warm path's 38 modules (only what it uses) costs about 0.65x
   the interpreter's own start (``os`` and 23 small modules of the package, about 60 µs of each
   the import system's own work), the call itself about 0.2x (unmarshalling the cached index's
-  tables about half of it), no teardown; a cold call adds ``_sqlite3`` (about 0.4x) and
-  reading, checking and decoding every row (about 2x at 1,000 lessons), above a floor the
+  tables about half of it), no teardown; a cold call adds ``_sqlite3`` (about 0.4x), the
+  repository key's imports (about 0.75x) and reading, checking and decoding every row (about
+  2x at 1,000 lessons), above a floor the
   fallback benchmark prints: the C primitives alone reading, checksumming and scanning the
   rows take 2.6x the bare interpreter.
 

@@ -9,11 +9,9 @@ Those files are opened only when they are regular files, without blocking and up
 FIFO named ``.git`` or ``config`` in a checkout must not hold the process (the hook path
 included) waiting for a writer.
 
-This is the derivation of the key: the models, recall and checkout inspection all call
-:func:`repository_key`, so a lesson published from one folder of a checkout is recalled from any
-other. The hook fallback's first call reads a plain checkout without importing this module
-(:mod:`active_memory.hooks.checkout_key`, which gives the same key or leaves the checkout to this
-module; a test keeps them equal). Standard library only.
+This is the only derivation of the key: the models, recall (the stdlib-only hook path included)
+and checkout inspection all call :func:`repository_key`, so a lesson published from one folder of
+a checkout is recalled from any other. Standard library only.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ A real store holds the lessons and a real git checkout is the workspace. The com
 what ``active-memory hooks install`` writes for Claude Code when no broker runs (``sh -c`` on
 the helper command, as the harness spawns it), fed a Claude Code ``PreToolUse`` payload on
 stdin: a ``Read`` of a file one lesson names, in a new conversation each time, so every call
-matches, frames and records a card. Five series run interleaved, so machine noise hits them
+matches, frames and records a card. The series run interleaved, so machine noise hits them
 alike, each the median of ``--runs`` spawns:
 
 * the baseline, ``python3 -I -S -c pass``;
@@ -23,16 +23,24 @@ too, for the share the package's own ``__init__`` takes.
 Each series is timed in wall-clock time and in the CPU time of the processes it spawned (the
 shell and what it ran): on a loaded machine the first mostly measures waiting for a core.
 
-Where a warm call's time goes (timed in-process, medians of 30 calls; docs/recall.md,
-Performance): the bare interpreter about 7.8 ms; the 40 modules the call imports beyond it (26
-of the package, the helper, ``os`` and a few C modules) about 7.6 ms, none over 1 ms; the call
-itself (stdin, a dozen ``stat`` calls, one ``marshal`` read of the cached index, match, render,
-the exposure ledger) about 2.2 ms; no teardown: the installed command ends the process once the
-answer is flushed (``helper.run``). A cold call adds the repository key's imports (``pathlib``
-with ``urllib`` and ``ipaddress``, ``hashlib``, ``re``: about 10.7 ms), ``_sqlite3`` and
-``json`` (2.4 ms), and about 18 ms reading, checking (checksum, JSON, the card rules, which the
-fallback keeps: a row edited behind the store's back must not reach an agent) and decoding
-1,000 rows.
+A sixth series is a floor for the cold call: a process that only imports ``_sqlite3``, reads
+the same rows, checks their checksums and scans their JSON with the C primitives (no card rules,
+no index, no answer). A cold call that keeps those checks costs at least that plus what any
+answer costs.
+
+Where a warm call's time goes (in-process CPU time, medians of 30 calls; docs/recall.md,
+Performance): the bare interpreter about 8 ms; the 38 modules the call imports beyond it about
+5.3 ms (``os`` with ``_collections_abc`` about 1 ms, the helper 0.4 ms, ``_json`` and
+``_sha256`` 0.45 ms, 23 small modules of the package 0.1 to 0.45 ms each, about 60 µs of each
+the import system's own work); the call itself about 1.5 ms (reading the cached index 0.15 ms,
+unmarshalling its tables 0.7 ms, the rest spread over parsing, matching, framing and the
+exposure ledger); no teardown: the installed command ends the process once the answer is
+flushed (``helper.run``). A cold call adds ``_sqlite3`` (with ``functools`` and
+``collections``) about 3.5 ms and about 15 ms reading the 1,000 rows (fetching 3 ms, checksums
+2.7 ms, JSON 1.4 ms, the card rules 6.4 ms, which the fallback keeps: a row edited behind the
+store's back must not reach an agent), then 3 ms building the index and 1 ms writing it, and the
+repository key's imports (``pathlib`` with ``urllib.parse`` and ``ipaddress``, ``re``: about 6
+ms; ``hashlib`` only for a checkout without an origin).
 """
 
 from __future__ import annotations
@@ -98,6 +106,30 @@ def checkout(folder: Path) -> Path:
     subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", ORIGIN], check=True,
                    capture_output=True)  # fmt: skip
     return folder
+
+
+# The floor of a cold call's own work, done by the bare C primitives and nothing else: import
+# _sqlite3, read the repository's live rows, check each row's BLAKE2b checksum and scan its body
+# with json's C scanner (no card rules, no index, no cache file, no answer). A cold call cannot
+# cost less than this plus what a warm call costs.
+COLD_FLOOR = """
+import sys, _sqlite3, _json
+from _blake2 import blake2b
+class Plain:
+    strict, object_hook, object_pairs_hook = True, None, None
+    parse_float, parse_int, parse_constant = float, int, float
+scan = _json.make_scanner(Plain)
+connection = _sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+rows = connection.execute("SELECT id, revision, body, evidence, kind, repository, graph_hash, "
+    "node_id, checksum FROM records WHERE kind = 'repository' AND deleted = 0 "
+    "AND repository = ? ORDER BY id", (sys.argv[2],)).fetchall()
+scanned = 0
+for row in rows:
+    text = "\\0".join(map(str, row[:8])).encode("utf-8", "surrogatepass")
+    if blake2b(text, digest_size=16).hexdigest() == row[8]:
+        scanned += len(scan(row[2], 0)) > 0
+assert scanned == len(rows) > 0, (scanned, len(rows))
+"""
 
 
 def payload(workspace: Path, conversation: str, number: int, *, shell: bool = False) -> bytes:
@@ -187,6 +219,8 @@ def fallback_figures(runs: int, lessons: int) -> dict[str, tuple[float, float]]:
             "fallback hook, first call (cold cache)": hook(cold=True),
             "fallback hook, repeated call (warm cache)": hook(cold=False),
             "  the same with a shell command (Bash)": hook(cold=False, shell=True),
+            "cold floor: read, checksum, scan rows (no checks)": spawn(
+                sys.executable, "-I", "-S", "-c", COLD_FLOOR, str(store), REPOSITORY),
         }  # fmt: skip
         hook(cold=False)()  # compile the bytecode caches once, as an installed package has them
         # The first read made the store's write-ahead log, and a store whose files changed in the

@@ -42,11 +42,14 @@ the full profiles are in docs/recall.md, Performance):
   C modules: 1.11x in CPU time, 1.01x the ``sh -c`` line alone (load 15 to 17);
 * curl hook: 1.17x bare curl in CPU time, 1.06x ``sh -c`` on bare curl: the rest is the shell
   (that CPU time leaves out the broker's own work; the wall clock adds its round trip);
-* store fallback: importing the warm path's 40 modules (only what it uses) costs about 1.0x
-  the interpreter's own start, the call itself about 0.3x (one ``marshal`` read of the cached
-  index about half of it), no teardown;
-  a cold call adds the repository key's imports (``pathlib``, ``hashlib``, ``re``: about 1.2x)
-  and reading, checking and decoding every row (about 2x at 1,000 lessons).
+* store fallback: importing the warm path's 38 modules (only what it uses) costs about 0.65x
+  the interpreter's own start (``os`` and 23 small modules of the package, about 60 µs of each
+  the import system's own work), the call itself about 0.2x (unmarshalling the cached index's
+  tables about half of it), no teardown; a cold call adds ``_sqlite3`` (about 0.4x), the
+  repository key's imports (about 0.75x) and reading, checking and decoding every row (about
+  2x at 1,000 lessons), above a floor the
+  fallback benchmark prints: the C primitives alone reading, checksumming and scanning the
+  rows take 2.6x the bare interpreter.
 
 The hook rows print the wall-clock ratio and, in brackets, the ratio of the spawned processes'
 CPU time: on the shared machine the wall clock mostly measures waiting for a core.

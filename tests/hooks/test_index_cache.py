@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,6 +111,58 @@ def test_a_damaged_or_foreign_cache_file_is_rebuilt(
     workspace, store = setup
     path = Path(load(workspace, store).path)
     damage(path)
+    rebuilt = load(workspace, store)
+    assert (rebuilt.from_cache, matched(rebuilt)) == (False, [lesson_id(1)])
+    assert load(workspace, store).from_cache
+
+
+def test_a_cached_index_gives_back_every_card_text_as_built(setup: tuple[Path, Path]) -> None:
+    """The text columns are kept joined, with where each string ends (in characters): titles
+    and recommendations outside ASCII, of any length, come back whole and in order."""
+    workspace, store = setup
+    advice = "Ça dépend: « toujours » vérifier l'unité."
+    seed_store(store, [lesson(8, files=["src/widgets/über.py"], title="Größe prüfen 😀",
+                              recommendation=advice)])  # fmt: skip
+    built = load(workspace, store)
+    again = load(workspace, store)
+    assert (built.from_cache, again.from_cache) == (False, True)
+    assert again.index.state()[1] == built.index.state()[1]
+    (found,) = again.index.match(Signals(("src/widgets/über.py",)))
+    assert (found.lesson.id, found.lesson.title) == (lesson_id(8), "Größe prüfen 😀")
+    assert found.lesson.recommendation == advice
+    titles = again.index.state()[1][2]
+    assert list(titles) == [card.title for card in built.index._cards]
+
+
+def _damaged_column(path: Path, column: int, damage: Callable[[object], object]) -> None:
+    entry = list(marshal.loads(path.read_bytes()))
+    state = list(entry[5])
+    columns = list(state[1])
+    columns[column] = damage(columns[column])
+    state[1] = tuple(columns)
+    entry[5] = tuple(state)
+    path.write_bytes(marshal.dumps(tuple(entry)))
+
+
+@pytest.mark.parametrize(
+    ("column", "damage"),
+    [
+        (2, lambda packed: (packed[0], b"")),  # no end for any card
+        (2, lambda packed: (packed[0][:-1], packed[1])),  # the last end past the text
+        (3, lambda packed: (packed[0], packed[1][:-1])),  # a torn end
+        (3, lambda packed: (packed[0], "not bytes")),
+        (0, lambda packed: (*packed, "more")),  # not (text, ends)
+        (1, list),  # the revisions, not a tuple
+    ],
+    ids=["no ends", "ends past the text", "torn end", "ends not bytes", "not a pair",
+         "revisions"],
+)  # fmt: skip
+def test_a_cache_file_whose_card_columns_do_not_hold_is_rebuilt(
+    setup: tuple[Path, Path], column: int, damage: Callable[[Any], object]
+) -> None:
+    workspace, store = setup
+    path = Path(load(workspace, store).path)
+    _damaged_column(path, column, damage)
     rebuilt = load(workspace, store)
     assert (rebuilt.from_cache, matched(rebuilt)) == (False, [lesson_id(1)])
     assert load(workspace, store).from_cache

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import active_memory.host as host_module
+from active_memory.hooks import fallback
 from active_memory.hooks.install import helper_command
 from active_memory.hooks.run_ledger import ENV_LEDGER, JOURNAL_NAME, RunLedger, write_fallback_entry
 from active_memory.host import ActiveRun, open_run
@@ -116,6 +117,11 @@ def test_a_slow_broker_delivers_the_card_once_and_the_run_records_it_once(
     assert [r.paths for r in receipts] == [("src/widgets/config.py",)] * 3
     assert deliveries[0].receipt_seq == receipts[0].seq
     assert len({r.seq for r in receipts}) == 3
+
+
+def test_the_fallback_names_the_run_ledger_variable_as_the_run_ledger_does() -> None:
+    """The fallback checks the variable before it imports this module (a plain call skips it)."""
+    assert fallback._ENV_LEDGER == ENV_LEDGER
 
 
 def test_another_conversation_still_gets_the_card(

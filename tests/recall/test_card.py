@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import marshal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,30 @@ def test_a_snapshot_body_is_read_as_json_loads_reads_it() -> None:
     for damaged in (f"{body} {{}}", f"{body},{body}", body[:-1], ""):
         with pytest.raises(SnapshotError, match=good.id):
             entries(damaged)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": 1}', ' \t{"a": [1, 2.5, null, true]}\r\n', '{"a": 1, "a": 2}', '[NaN, -Infinity]',
+     '"x"', "", "   ", '{"a": 1} {}', '{"a": 1},', "\ufeff{}", '{"a": "\u0007"}',
+     '{"a": "\\ud800"}', "[" * 100_000, '{"a" 1}', "01", "1e999", '"\\u00e9t\u00e9"', "\u00a0{}"],
+)  # fmt: skip
+def test_the_fallback_reads_a_row_body_as_json_loads_does(text: str) -> None:
+    """The hook fallback decodes bodies with json's C scanner alone: same value, or refused
+    (ValueError, RecursionError or StopIteration, which ``decode_card`` all take as refusal)
+    wherever json.loads refuses."""
+    import json
+
+    from active_memory.store import rows
+
+    def outcome(loads: Callable[[str], object]) -> object:
+        try:
+            value = loads(text)
+        except (ValueError, RecursionError, StopIteration):
+            return "refused"
+        return repr(value)  # NaN is not equal to itself; its repr is
+
+    assert outcome(rows._json_loads) == outcome(json.loads)
 
 
 def test_an_index_restored_from_its_state_matches_as_the_original() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from _collections_abc import Mapping  # collections.abc's, without collections (1.5 ms a call)
 
-from active_memory.recall.record import record
 from active_memory.recall.signals import ToolCall
 from active_memory.type_checking import TYPE_CHECKING
 
@@ -37,20 +36,23 @@ EMPTY: dict[str, Any] = {}
 _PLACEHOLDER_SESSIONS = frozenset({"unknown", "null", "none", "undefined", "nil", "0", "-"})
 
 
-@record
 class ParsedCall:
     """A hook payload read as a tool call, with the harness's own session id when it has one
     and the agent identity it sends for a subagent's calls (Claude Code's ``agent_id``)."""
 
-    call: ToolCall
-    session_id: str | None = None
-    agent_id: str | None = None
+    __slots__ = ("agent_id", "call", "session_id")
+
+    def __init__(
+        self, call: ToolCall, session_id: str | None = None, agent_id: str | None = None
+    ) -> None:
+        self.call = call
+        self.session_id = session_id
+        self.agent_id = agent_id
 
     def __repr__(self) -> str:
         return f"ParsedCall({self.call!r}, {self.session_id!r}, {self.agent_id!r})"
 
 
-@record
 class Harness:
     """One harness: its name, payload reader, answer writer and context size caps.
 
@@ -58,11 +60,21 @@ class Harness:
     bytes (Codex); None is no cap of that kind.
     """
 
-    name: str
-    parse: Callable[[Any], ParsedCall | None]
-    answer: Callable[[str], dict[str, Any]]
-    max_chars: int | None = None
-    max_bytes: int | None = None
+    __slots__ = ("answer", "max_bytes", "max_chars", "name", "parse")
+
+    def __init__(
+        self,
+        name: str,
+        parse: Callable[[Any], ParsedCall | None],
+        answer: Callable[[str], dict[str, Any]],
+        max_chars: int | None = None,
+        max_bytes: int | None = None,
+    ) -> None:
+        self.name = name
+        self.parse = parse
+        self.answer = answer
+        self.max_chars = max_chars
+        self.max_bytes = max_bytes
 
     def __repr__(self) -> str:
         return f"Harness({self.name!r})"

@@ -19,7 +19,6 @@ from __future__ import annotations
 from active_memory.harnesses import HARNESS_NAMES
 from active_memory.recall.exchange import EMPTY_ANSWER, MAX_RESPONSE_BYTES, id_field
 from active_memory.recall.recall_session import UNKNOWN_CONVERSATION, Caller
-from active_memory.recall.record import record
 from active_memory.type_checking import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -88,12 +87,14 @@ def conversation_key(conversation: str | None, agent_id: str | None) -> str | No
     return id_field(f"{conversation}/agent:{agent}" if agent else conversation)
 
 
-@record
 class HookAnswer:
     """An encoded harness answer and the recall behind it (None when nothing was recalled)."""
 
-    body: bytes
-    recall: Recall | None = None
+    __slots__ = ("body", "recall")
+
+    def __init__(self, body: bytes, recall: Recall | None = None) -> None:
+        self.body = body
+        self.recall = recall
 
     def commit(self) -> None:
         if self.recall is not None:

@@ -42,7 +42,6 @@ import time
 from _thread import allocate_lock
 
 from active_memory.recall.card import card_key
-from active_memory.recall.record import record
 from active_memory.type_checking import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -178,25 +177,33 @@ def _receipt(model: type[ToolReceipt], values: dict[str, object]) -> ToolReceipt
     return model(**values)
 
 
-@record
 class Claim:
     """Cards reserved for one answer in flight; ``commit`` once handed over, else ``release``.
 
     ``settled`` turns True, under the ledger's lock, at the first of the two.
     """
 
-    ledger: ExposureLedger
-    number: int
-    conversation_id: str
-    node_id: str
-    execution: str | None
-    channel: Channel
-    lessons: tuple[RecallCard, ...]
-    tracked: bool = True
-    settled: bool = False
-    receipt_seq: int | None = None
-    shared: bool = True  # kept in the ledger's store too (see ExposureLedger.claim)
-    keys: tuple[str, ...] = ()  # card_key of each of ``lessons``, computed once at the claim
+    __slots__ = ("channel", "conversation_id", "execution", "keys", "ledger", "lessons",
+                 "node_id", "number", "receipt_seq", "settled", "shared", "tracked")  # fmt: skip
+
+    # ``shared``: kept in the ledger's store too (see ExposureLedger.claim); ``keys``: the
+    # card_key of each of ``lessons``, computed once at the claim.
+    def __init__(self, ledger: ExposureLedger, number: int, conversation_id: str, node_id: str,
+                 execution: str | None, channel: Channel, lessons: tuple[RecallCard, ...],
+                 tracked: bool = True, settled: bool = False, receipt_seq: int | None = None,
+                 shared: bool = True, keys: tuple[str, ...] = ()) -> None:  # fmt: skip
+        self.ledger = ledger
+        self.number = number
+        self.conversation_id = conversation_id
+        self.node_id = node_id
+        self.execution = execution
+        self.channel = channel
+        self.lessons = lessons
+        self.tracked = tracked
+        self.settled = settled
+        self.receipt_seq = receipt_seq
+        self.shared = shared
+        self.keys = keys
 
     def __repr__(self) -> str:
         return f"Claim({self.number}, {self.conversation_id!r}, {list(self.keys)!r})"

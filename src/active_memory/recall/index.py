@@ -27,7 +27,6 @@ import gc
 import sys
 
 from active_memory.limits import BROAD_WORDS
-from active_memory.recall.record import record
 from active_memory.type_checking import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -84,27 +83,31 @@ _KINDS = {SCORE_FILE: "file", SCORE_FOLDER: "folder", SCORE_IDENTIFIER: "identif
           SCORE_KEYWORDS: "keywords"}  # fmt: skip
 
 
-@record
 class Match:
     """One retrieved card: its strongest association and why (e.g. ``folder src/recall``)."""
 
-    lesson: RecallCard
-    score: int
-    reason: str
+    __slots__ = ("lesson", "reason", "score")
+
+    def __init__(self, lesson: RecallCard, score: int, reason: str) -> None:
+        self.lesson = lesson
+        self.score = score
+        self.reason = reason
 
     def __repr__(self) -> str:
         return f"Match({self.lesson.id!r}@{self.lesson.revision}, {self.score}, {self.reason!r})"
 
 
-@record
 class CardText:
     """The part of a card a recall frames and records, as an index restored from its state
     holds it (the scope lives on in the index tables)."""
 
-    id: str
-    revision: int
-    title: str
-    recommendation: str
+    __slots__ = ("id", "recommendation", "revision", "title")
+
+    def __init__(self, id: str, revision: int, title: str, recommendation: str) -> None:
+        self.id = id
+        self.revision = revision
+        self.title = title
+        self.recommendation = recommendation
 
 
 class _CardColumns:

@@ -19,7 +19,6 @@ from _thread import allocate_lock
 
 from active_memory.recall.card import card_key
 from active_memory.recall.exposure import ExposureLedger, ReceiptRing
-from active_memory.recall.record import record
 from active_memory.recall.render import Rendering, render
 from active_memory.recall.signals import extract_signals
 from active_memory.type_checking import TYPE_CHECKING
@@ -87,7 +86,6 @@ class RecallSettings:
         self.node_injection_bytes = node_injection_bytes
 
 
-@record
 class Caller:
     """Who is calling: the node, its provider conversation and (optionally) the execution.
 
@@ -97,11 +95,21 @@ class Caller:
     another process, so its exposures go to the run's ledger files too.
     """
 
-    node_id: str
-    conversation_id: str
-    execution_id: str | None = None
-    tracked: bool = True
-    shared: bool = False
+    __slots__ = ("conversation_id", "execution_id", "node_id", "shared", "tracked")
+
+    def __init__(
+        self,
+        node_id: str,
+        conversation_id: str,
+        execution_id: str | None = None,
+        tracked: bool = True,
+        shared: bool = False,
+    ) -> None:
+        self.node_id = node_id
+        self.conversation_id = conversation_id
+        self.execution_id = execution_id
+        self.tracked = tracked
+        self.shared = shared
 
     def __repr__(self) -> str:
         return (f"Caller({self.node_id!r}, {self.conversation_id!r}, {self.execution_id!r}, "
@@ -110,15 +118,19 @@ class Caller:
 
 # The two reports stay plain classes with to_dict, not models: the hook fallback builds
 # them on every tool call and must not load pydantic (tests/recall/test_imports.py).
-@record
 class CardReport:
     """One matched card in a report: its score, the association that matched, the outcome."""
 
-    id: str
-    revision: int
-    score: int | None
-    reason: str
-    outcome: Outcome
+    __slots__ = ("id", "outcome", "reason", "revision", "score")
+
+    def __init__(
+        self, id: str, revision: int, score: int | None, reason: str, outcome: Outcome
+    ) -> None:
+        self.id = id
+        self.revision = revision
+        self.score = score
+        self.reason = reason
+        self.outcome = outcome
 
     @property
     def key(self) -> str:
@@ -137,16 +149,26 @@ class CardReport:
         return f"CardReport({self.key!r}, {self.score}, {self.reason!r}, {self.outcome!r})"
 
 
-@record
 class RecallReport:
     """What one recall matched and did with each card; never the card text."""
 
-    channel: Channel
-    tool: str
-    paths: tuple[str, ...]
-    cards: tuple[CardReport, ...]
-    budget_bytes: int
-    used_bytes: int
+    __slots__ = ("budget_bytes", "cards", "channel", "paths", "tool", "used_bytes")
+
+    def __init__(
+        self,
+        channel: Channel,
+        tool: str,
+        paths: tuple[str, ...],
+        cards: tuple[CardReport, ...],
+        budget_bytes: int,
+        used_bytes: int,
+    ) -> None:
+        self.channel = channel
+        self.tool = tool
+        self.paths = paths
+        self.cards = cards
+        self.budget_bytes = budget_bytes
+        self.used_bytes = used_bytes
 
     def _keys(self, outcome: Outcome) -> tuple[str, ...]:
         return tuple(card.key for card in self.cards if card.outcome == outcome)

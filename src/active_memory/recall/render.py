@@ -27,7 +27,6 @@ Neither ``dataclasses`` nor ``typing`` is loaded.
 from __future__ import annotations
 
 from active_memory.recall.card import card_key
-from active_memory.recall.record import record
 from active_memory.screening.frame import escape_frame, needs_escape, strip_invisible
 from active_memory.type_checking import TYPE_CHECKING
 
@@ -110,16 +109,25 @@ _FRAME_BYTES = _utf8(_HEAD) + _utf8(_TAIL)
 _FRAME_CHARS = len(_HEAD) + len(_TAIL)
 
 
-@record
 class Rendering:
     """The framed text (empty when nothing fits), which cards it holds or left out, and its
     size in UTF-8 bytes (counted while framing: the text is not encoded again)."""
 
-    text: str
-    delivered: tuple[RecallCard, ...]
-    left_out: tuple[RecallCard, ...]
-    budget_bytes: int
-    used_bytes: int = 0
+    __slots__ = ("budget_bytes", "delivered", "left_out", "text", "used_bytes")
+
+    def __init__(
+        self,
+        text: str,
+        delivered: tuple[RecallCard, ...],
+        left_out: tuple[RecallCard, ...],
+        budget_bytes: int,
+        used_bytes: int = 0,
+    ) -> None:
+        self.text = text
+        self.delivered = delivered
+        self.left_out = left_out
+        self.budget_bytes = budget_bytes
+        self.used_bytes = used_bytes
 
 
 def render(

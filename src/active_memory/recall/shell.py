@@ -20,14 +20,15 @@ separate commands, quoting is honoured and ``#`` starts a comment. Then, per sim
   sed addresses such as ``1,20p``, URLs and words with unexpanded ``$variables`` are not paths;
 * every other argument is a candidate path (a glob contributes its literal directory).
 
-Standard library only: the hook helper's store fallback imports it through ``signals``, on
-every tool call. ``shlex`` and ``re`` (which loads ``enum`` and more, as much again as the rest
-of a call) are imported when a command is read, not with the module, so a call that carries no
-command never loads them.
+Standard library only: the hook helper's store fallback imports it through ``signals`` when a
+call carries a command (a ``Read`` never loads it). ``shlex`` and ``re`` (which loads ``enum``
+and more, as much again as the rest of a call) are imported when a command is read, not with the
+module. The token bound and :func:`glob_prefix` live in ``signals``, which every call loads.
 """
 
 from __future__ import annotations
 
+from active_memory.recall.signals import MAX_SHELL_TOKENS, glob_prefix
 from active_memory.type_checking import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -44,14 +45,11 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_DEPTH", "MAX_SHELL_TOKENS", "glob_prefix", "path_word", "read_shell"]
 
-MAX_SHELL_TOKENS = 4_096
 MAX_DEPTH = 4  # nesting of `bash -c` scripts
 
 _OPERATOR_CHARS = "();<>|&\n"
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _CD = frozenset({"cd", "pushd"})
-_GLOB = "*?[{$`"  # what starts a glob or an expansion
-_GLOB_CHARS = frozenset(_GLOB)
 # Compiled on first use (re keeps them).
 # A trailing source position: `src/app.py:12`, `src/app.py:12:5`, `src/app.py:12:`.
 _POSITION = r"(?<=[^\s:/]):\d+(?::\d+)?:?$"
@@ -134,17 +132,6 @@ _COMMANDS: dict[str, _Options] = {
                      "-mtime -mmin -perm -user -group -printf"),
 }  # fmt: skip
 _PLAIN = _Options()
-
-
-def glob_prefix(word: str) -> str:
-    """The literal directory in front of a glob or variable (``src/app/*.py`` gives ``src/app``)."""
-    if _GLOB_CHARS.isdisjoint(word):  # the usual plain path, without a scan per character
-        return word
-    cut = min((index for index in map(word.find, _GLOB) if index >= 0), default=-1)
-    if cut < 0:
-        return word
-    head = word[:cut]
-    return head.rsplit("/", 1)[0] if "/" in head else ""
 
 
 def path_word(word: str) -> str | None:

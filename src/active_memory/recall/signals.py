@@ -18,7 +18,8 @@ Standard library and ``active_memory.limits`` only, and no ``dataclasses`` or ``
 time: the hook helper's store fallback imports it on every tool call, where those imports alone
 would cost more than the matching. For the same reason identifiers are found without ``re``
 (which loads ``enum`` and more, as much again as the rest of a call): a call without a shell
-command or a patch never loads it (:mod:`active_memory.recall.shell` does, for a command).
+command or a patch never loads it (:mod:`active_memory.recall.shell` does, for a command; that
+module itself is imported only for a command, about 0.3 ms a call saved).
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ import os
 from _collections_abc import Mapping  # collections.abc's, without collections (1.5 ms a call)
 
 from active_memory.limits import BROAD_WORDS, LIMITS
-from active_memory.recall.record import record
-from active_memory.recall.shell import MAX_SHELL_TOKENS, glob_prefix, read_shell
 from active_memory.type_checking import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -50,6 +49,7 @@ __all__ = [
 MAX_SCAN_CHARS = 65_536
 MAX_PATHS = 64
 MAX_IDENTIFIERS = 2_048
+MAX_SHELL_TOKENS = 4_096  # read by recall/shell.py, imported only for a command
 _MAX_DEPTH = 4  # nesting of argument objects
 
 # Native path fields, in priority order; directory fields also move the shell base.
@@ -67,6 +67,8 @@ _PATCH_HEADER = r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$"
 _KNOWN_FIELDS = frozenset((*PATH_FIELDS, *DIRECTORY_FIELDS, *SHELL_FIELDS))
 _PATH_FIELD_NAMES = frozenset(PATH_FIELDS)
 _SCALARS = frozenset((int, float, bool))
+_GLOB = "*?[{$`"  # what starts a glob or an expansion
+_GLOB_CHARS = frozenset(_GLOB)
 # The topic words of each identifier run seen in this process: a session's calls name the same
 # folders, files and identifiers again and again (an in-process recall serves thousands of
 # calls; splitting a run costs more than the rest of a plain path call). Dropped whole when full.
@@ -97,13 +99,20 @@ class ToolCall:
         return f"ToolCall({self.tool!r}, {self.arguments!r}, {self.cwd!r})"
 
 
-@record
 class Signals:
     """What a call touches: root-relative paths (in discovery order), identifiers, topic words."""
 
-    paths: tuple[str, ...] = ()
-    identifiers: frozenset[str] = frozenset()
-    words: frozenset[str] = frozenset()
+    __slots__ = ("identifiers", "paths", "words")
+
+    def __init__(
+        self,
+        paths: tuple[str, ...] = (),
+        identifiers: frozenset[str] = frozenset(),
+        words: frozenset[str] = frozenset(),
+    ) -> None:
+        self.paths = paths
+        self.identifiers = identifiers
+        self.words = words
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Signals):
@@ -398,6 +407,17 @@ def _shell_text(value: Any) -> str | None:
     return None
 
 
+def glob_prefix(word: str) -> str:
+    """The literal directory in front of a glob or variable (``src/app/*.py`` gives ``src/app``)."""
+    if _GLOB_CHARS.isdisjoint(word):  # the usual plain path, without a scan per character
+        return word
+    cut = min((index for index in map(word.find, _GLOB) if index >= 0), default=-1)
+    if cut < 0:
+        return word
+    head = word[:cut]
+    return head.rsplit("/", 1)[0] if "/" in head else ""
+
+
 def _single_path(arguments: Mapping[str, Any]) -> str | None:
     """The one path of arguments that hold nothing else signals are read from (a ``Read`` of
     one file, its offset and limit), else None. Values that are neither text nor containers
@@ -454,6 +474,8 @@ def extract_signals(call: ToolCall, root: WorkspaceRoot) -> Signals:
         if "*** Begin Patch" in kept or "*** Update File:" in kept or "*** Add File:" in kept:
             _patch(collector, kept, base)
         if not kept.lstrip().startswith("*** Begin Patch"):
+            from active_memory.recall.shell import read_shell  # a command only: module note
+
             read_shell(collector, kept, base)
     for name, value in arguments.items():
         if name in _KNOWN_FIELDS:

@@ -16,8 +16,9 @@ The file is opened the way :mod:`active_memory.store.connect` opens it, reduced 
 nothing but a private regular file holding an SQLite header is handed to SQLite (a store others
 can write is a prompt-injection channel), through a read-only URI with a busy timeout, trusted
 schema off, and the file must still be the one inspected once SQLite has it open. Those modules
-are not reused because of what they import; this one imports only the standard library and the
-exception tree, since it runs on every tool call.
+are not reused because of what they import; this one imports only the standard library (and
+the exception tree where it refuses a store), since it runs whenever the fallback's cached index
+no longer holds.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import os
 import stat
 from collections.abc import Sequence
 
-from active_memory.errors import StoreUnavailable
 from active_memory.limits import BROAD_WORDS, LIMITS
 from active_memory.store.closing import Closing
 from active_memory.type_checking import TYPE_CHECKING
@@ -201,6 +201,42 @@ def _lesson_id(value: str) -> bool:
     )
 
 
+class _JsonOptions:
+    """``json.loads``'s defaults, for the C scanner: NaN and the infinities read as floats,
+    a repeated key keeps its last value."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # "NaN", "Infinity", "-Infinity": what json.loads makes of them
+
+
+_JSON_SPACE = " \t\n\r"
+try:  # json.loads's own C scanner, without the json package and the ``re`` its decoder loads
+    from _json import make_scanner
+except ImportError:  # an interpreter without CPython's accelerator
+    _SCAN = None
+else:
+    _SCAN = make_scanner(_JsonOptions)  # type: ignore[arg-type]
+
+
+def _json_loads(text: str) -> object:
+    """``json.loads(text)`` for a ``str``, through the C scanner it uses itself but without its
+    Python wrapper: about half of a row's decoding. Raises ValueError or StopIteration where
+    json.loads raises (a leading byte-order mark is not whitespace: refused as there)."""
+    if _SCAN is None:
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip(_JSON_SPACE))
+    value, end = _SCAN(text, start)
+    if text[end:].strip(_JSON_SPACE):
+        raise ValueError("extra data after the JSON document")
+    return value
+
+
 def decode_card(
     lesson_id: object, revision: object, body: object, repository: str
 ) -> StoredCard | None:
@@ -217,11 +253,9 @@ def decode_card(
         return None
     if not isinstance(body, str):
         return None
-    import json  # rows are decoded only when the cached index is rebuilt, never on a warm call
-
     try:
-        card: Any = json.loads(body)
-    except (ValueError, RecursionError):
+        card: Any = _json_loads(body)
+    except (ValueError, RecursionError, StopIteration):
         return None
     try:
         return _card(lesson_id, revision, card, repository)
@@ -303,26 +337,34 @@ def _file_uri(path: str) -> str:
     )
 
 
+def _unavailable(path: str, reason: str) -> Exception:
+    """A StoreUnavailable for the store at ``path``: the exception tree is imported only where
+    one is raised, as the fallback's first call never needs it (about 0.9 ms)."""
+    from active_memory.errors import StoreUnavailable
+
+    return StoreUnavailable(path, reason)
+
+
 def _inspect(path: str) -> os.stat_result:
     """The store file's stat, when it is one this user alone may use; else StoreUnavailable."""
     try:
         info = os.lstat(path)
     except OSError as error:
-        raise StoreUnavailable(path, f"cannot be inspected ({error.strerror})") from None
+        raise _unavailable(path, f"cannot be inspected ({error.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
-        raise StoreUnavailable(path, "is not a regular file (a symbolic link is refused too)")
+        raise _unavailable(path, "is not a regular file (a symbolic link is refused too)")
     if _POSIX and (info.st_uid != os.geteuid() or info.st_mode & 0o077):
-        raise StoreUnavailable(path, "must be owned by you and private (mode 0600)")
+        raise _unavailable(path, "must be owned by you and private (mode 0600)")
     try:
         descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW)
     except OSError as error:
-        raise StoreUnavailable(path, f"cannot be read ({error.strerror})") from None
+        raise _unavailable(path, f"cannot be read ({error.strerror})") from None
     try:
         header = os.read(descriptor, len(_HEADER))
     finally:
         os.close(descriptor)
     if header != _HEADER:
-        raise StoreUnavailable(path, "is not an SQLite database")
+        raise _unavailable(path, "is not an SQLite database")
     return info
 
 
@@ -341,19 +383,19 @@ class StoreRows(Closing):
                 timeout=busy_timeout_ms / 1000,
             )
         except _sqlite3.Error as error:
-            raise StoreUnavailable(self.path, f"cannot be opened by SQLite ({error})") from None
+            raise _unavailable(self.path, f"cannot be opened by SQLite ({error})") from None
         try:
             self._conn.execute("PRAGMA trusted_schema = OFF")
             now = os.lstat(self.path)
             if (now.st_dev, now.st_ino) != self._file:
-                raise StoreUnavailable(self.path, "was replaced while opening")
+                raise _unavailable(self.path, "was replaced while opening")
             names = [row[0] for row in self._conn.execute(
                 "SELECT name FROM schema_migrations ORDER BY seq")]  # fmt: skip
             if not readable_schema(names):
-                raise StoreUnavailable(self.path, f"has schema {names!r}, not the one read here")
+                raise _unavailable(self.path, f"has schema {names!r}, not the one read here")
         except (OSError, _sqlite3.Error) as error:
             self._conn.close()
-            raise StoreUnavailable(self.path, f"cannot be read ({error})") from None
+            raise _unavailable(self.path, f"cannot be read ({error})") from None
         except BaseException:
             self._conn.close()
             raise
@@ -371,7 +413,7 @@ class StoreRows(Closing):
         try:
             return self._stamp()
         except _sqlite3.Error as error:
-            raise StoreUnavailable(self.path, f"cannot be read ({error})") from None
+            raise _unavailable(self.path, f"cannot be read ({error})") from None
 
     def repository_cards(self, repository: str) -> tuple[StoreStamp, tuple[StoredCard, ...]]:
         """The stamp and the live cards of ``repository`` by id, read in one transaction;
@@ -389,7 +431,7 @@ class StoreRows(Closing):
             finally:
                 self._conn.execute("ROLLBACK")
         except _sqlite3.Error as error:
-            raise StoreUnavailable(self.path, f"cannot be read ({error})") from None
+            raise _unavailable(self.path, f"cannot be read ({error})") from None
         cards = (decode_card(row[0], row[1], row[2], repository)
                  for row in rows if checksum_matches(row))  # fmt: skip
         return stamp, tuple(card for card in cards if card is not None)

@@ -196,6 +196,18 @@ def test_a_pair_waits_as_its_position_and_a_longer_group_with_its_terms() -> Non
     assert scored(RecallIndex.from_state(index.state()), found) == scored(index, found)
 
 
+def test_cards_rank_by_id_whatever_order_the_index_holds_them_in() -> None:
+    cards = [lesson(number, identifiers=["shared_name"]) for number in (3, 1, 2)]
+    found = signals(identifiers={"shared_name"})
+    expected = [(lesson_id(n), SCORE_IDENTIFIER, "identifier shared_name") for n in (1, 2, 3)]
+    shuffled, ordered = RecallIndex(cards), RecallIndex(sorted(cards, key=lambda c: c.id))
+    assert scored(shuffled, found) == scored(ordered, found) == expected
+    assert scored(RecallIndex.from_state(shuffled.state()), found) == expected
+    # Held in id order (as a store's snapshot gives them), positions alone rank them.
+    assert shuffled._ids is not None
+    assert ordered._ids is None
+
+
 def test_a_key_of_one_card_or_of_several_matches_each_card_once() -> None:
     # Entries as a store decodes them; the first names its file and identifier twice.
     def entry(

@@ -152,7 +152,7 @@ class RecallIndex:
         self._seconds: Seconds = {}
         self._graph: dict[tuple[str, str], list[ScopedCard]] = {}
         self._build(self._lesson_associations(lessons, cards))
-        self._ids: Sequence[str] = [card.id for card in cards]
+        self._ids = _unless_in_order([card.id for card in cards])
 
     @classmethod
     def from_entries(
@@ -174,7 +174,7 @@ class RecallIndex:
         columns: CardLists = ([], [], [], [])
         index._build(index._entry_associations(entries, columns))
         index._cards = _CardColumns(columns)
-        index._ids = columns[0]
+        index._ids = _unless_in_order(columns[0])
         return index
 
     def _build(self, associations: Iterable[Associations]) -> None:
@@ -327,7 +327,7 @@ class RecallIndex:
         if len({len(column) for column in cards}) > 1:
             raise ValueError("the card columns of an index state differ in length")
         index._cards = _CardColumns(cards)
-        index._ids = cards[0]
+        index._ids = _unless_in_order(cards[0])
         index._files, index._folders, index._identifiers = files, folders, identifiers
         index._groups = groups
         collecting = gc.isenabled()
@@ -418,10 +418,14 @@ class RecallIndex:
         # Ranked on plain tuples (score, then id, then position) so the sort compares in C;
         # a card is built only for what is returned, after ranking.
         ids, cards = self._ids, self._cards
-        ranked = sorted([(-score, ids[position], position, key)
-                         for position, (score, key) in best.items()])  # fmt: skip
+        if ids is None:  # positions follow the ids: no id read (a cold line each) to rank
+            ranked = sorted([(-score, position, key) for position, (score, key) in best.items()])
+        else:
+            ranked = [(negative, position, key) for negative, _, position, key in
+                      sorted([(-score, ids[position], position, key)
+                              for position, (score, key) in best.items()])]  # fmt: skip
         return tuple([Match(cards[position], -negative, f"{_KINDS[-negative]} {key}")
-                      for negative, _, position, key in ranked])  # fmt: skip
+                      for negative, position, key in ranked])  # fmt: skip
 
     def graph_lessons(
         self, graph_hash: str, node_id: str, repository: str | None = None
@@ -429,6 +433,13 @@ class RecallIndex:
         """Graph lessons of one node, unqualified or qualified by ``repository``, by id."""
         cards = self._graph.get((graph_hash, node_id), ())
         return tuple(lesson for lesson in cards if lesson.scope.repository in (None, repository))
+
+
+def _unless_in_order(ids: Sequence[str]) -> Sequence[str] | None:
+    """``ids`` by position, or None when positions already follow them (a store's snapshot is
+    ordered by id): ranking by position is then ranking by id. Checked in C, about 4 ms at
+    100,000 lessons (an ordered list sorts in one pass)."""
+    return None if sorted(ids) == list(ids) else ids
 
 
 def _second_terms(groups: Groups) -> Seconds:

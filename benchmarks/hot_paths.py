@@ -29,13 +29,13 @@ the full profiles are in docs/recall.md, Performance):
   rows changed since the last one builds from the rows (1.09 s; decoding 49 MB of JSON, about
   0.3 s, and about 350,000 insertions into tables of 100,000 keys, about 0.35 s, already exceed
   0.5 s) and writes the file (0.5 s more);
-* match p99: the wall-clock p99 is preemption under load; the CPU-time p99 (0.5 to 0.6 ms, as
-  before this change, 0.56 ms even at load 2 to 3) is most likely the first touch of tables
-  too big for the CPU caches (not confirmed with hardware counters): the least CPU time of 5
-  repeats of each query has a p99 of 0.08 to 0.13 ms. The slowest queries are edits of 80
-  words and 75 identifiers matching 40 to 80 cards: the lookup loop half, building the matched
-  cards a quarter (cProfile); a budget of 32,000 bytes admits about 200 such cards, so no
-  top-k cut shortens it;
+* match p99: the slowest calls are edits of about 80 words and 75 identifiers matching 35 to
+  80 cards, slow on their first call only (repeated, p99 0.08 ms; as slow pinned to one core;
+  p99 0.07 to 0.13 ms at 10,000 lessons): the memory they read in tables of 100,000 keys that
+  no recent call touched. At load 1 to 2 the CPU-time p99 went
+  from 0.31 to 0.38 ms to 0.29 to 0.30 ms (pairs read as a position, ranking without the ids),
+  0.33 to 0.41 ms in this table's process; the row's floor, the same calls' table lookups as
+  bare C calls with no scoring, is 0.14 to 0.20 ms (profile in docs/recall.md);
 * python helper: the installed ``sh -c`` line alone is 1.07x to 1.17x the bare interpreter
   (1.10x in CPU time); the helper skips the interpreter's teardown (``posix._exit`` once the
   answer is flushed, about 0.15x of a bare run), which pays for the broker's answer and its two
@@ -97,8 +97,12 @@ def rows(quick: bool) -> list[tuple[str, str, str]]:
     p99 = recall_bench.percentile(match, 0.99) * 1e3
     p99_cpu = recall_bench.percentile(match_cpu, 0.99) * 1e3
     p99_best = recall_bench.percentile(match_best, 0.99) * 1e3
+    floor = index["floor"]
+    assert isinstance(floor, list)
+    p99_floor = recall_bench.percentile(floor, 0.99) * 1e3
     table.append((f"recall match p99 at {size:,} lessons",
-                  f"{p99:.2f} ms ({p99_cpu:.2f} ms CPU; least of 5 repeats: {p99_best:.2f} ms)",
+                  f"{p99:.2f} ms ({p99_cpu:.2f} ms CPU; least of 5 repeats: {p99_best:.2f} ms; "
+                  f"floor, its table lookups alone: {p99_floor:.2f} ms CPU)",
                   "at most 0.25 ms"))  # fmt: skip
     hooks = recall_bench.bench_broker(rounds=100 if quick else 500,
                                       spawn_rounds=10 if quick else 40)  # fmt: skip

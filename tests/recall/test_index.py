@@ -174,6 +174,40 @@ def test_equally_frequent_terms_place_a_group_by_its_terms_order() -> None:
     assert scored(index, found) == [(lesson_id(1), SCORE_KEYWORDS, "keywords kappa+lambda+mu")]
 
 
+def test_a_pair_waits_as_its_position_and_a_longer_group_with_its_terms() -> None:
+    index = RecallIndex(
+        [
+            lesson(1, keyword_groups=[["beta", "alpha"]]),
+            lesson(2, keyword_groups=[["alpha", "beta"], ["mu", "kappa", "lambda"]]),
+            lesson(3, keyword_groups=[["alpha", "beta"]]),
+        ]
+    )
+    # A pair's terms are the two keys it waits under: its position is all it keeps.
+    assert index._groups == {
+        "alpha": {"beta": [0, 1, 2]},
+        "kappa": {"lambda": (1, ("kappa", "lambda", "mu"))},
+    }
+    found = signals(words={"alpha", "beta", "kappa", "lambda", "mu"})
+    assert scored(index, found) == [
+        (lesson_id(1), SCORE_KEYWORDS, "keywords alpha+beta"),
+        (lesson_id(2), SCORE_KEYWORDS, "keywords alpha+beta"),
+        (lesson_id(3), SCORE_KEYWORDS, "keywords alpha+beta"),
+    ]
+    assert scored(RecallIndex.from_state(index.state()), found) == scored(index, found)
+
+
+def test_cards_rank_by_id_whatever_order_the_index_holds_them_in() -> None:
+    cards = [lesson(number, identifiers=["shared_name"]) for number in (3, 1, 2)]
+    found = signals(identifiers={"shared_name"})
+    expected = [(lesson_id(n), SCORE_IDENTIFIER, "identifier shared_name") for n in (1, 2, 3)]
+    shuffled, ordered = RecallIndex(cards), RecallIndex(sorted(cards, key=lambda c: c.id))
+    assert scored(shuffled, found) == scored(ordered, found) == expected
+    assert scored(RecallIndex.from_state(shuffled.state()), found) == expected
+    # Held in id order (as a store's snapshot gives them), positions alone rank them.
+    assert shuffled._ids is not None
+    assert ordered._ids is None
+
+
 def test_a_key_of_one_card_or_of_several_matches_each_card_once() -> None:
     # Entries as a store decodes them; the first names its file and identifier twice.
     def entry(

@@ -100,11 +100,14 @@ def test_every_index_matches_as_the_rules_read(entries: list[Entry], calls: list
     built = RecallIndex.from_entries(entries, repository=REPOSITORY)
     restored = RecallIndex.from_state(built.state())
     unscoped = RecallIndex.from_entries([e for e in entries if e[4] == REPOSITORY])
+    # Out of id order (a store gives them in order): ranking must then read the ids.
+    reversed_order = RecallIndex.from_entries(entries[::-1], repository=REPOSITORY)
     for found in calls:
         expected = reference_match(entries, found)
         assert matched(built, found) == expected
         assert matched(restored, found) == expected
         assert matched(unscoped, found) == expected
+        assert matched(reversed_order, found) == expected
 
 
 @settings(max_examples=100, deadline=None)

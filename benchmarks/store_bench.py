@@ -9,7 +9,9 @@ on the same disk with the same pragmas (WAL, synchronous=FULL):
   decoded (validated by pydantic from their JSON) on first access. It is timed by a store
   instance that has read these rows before (a broker's steady state) and by a fresh instance,
   each alone and followed by decoding every lesson, so the price of materialising all 10,000
-  models is printed too;
+  models is printed too; last, labelled a floor, the raw SELECT followed by ``json.loads`` of
+  both JSON columns of every row, taken in turn with the SELECT: what any decoding costs at
+  least, without validating or building anything;
 * publication baseline: a raw sqlite3 loop that updates the same number of rows per
   transaction with prepared JSON, without revision checks, history or capacity checks. Each
   batch size is published twice: with drafts a host screened on its own path
@@ -30,6 +32,7 @@ SELECT (issue 33; ``ratio_figures`` gives these to ``hot_paths.py``).
 from __future__ import annotations
 
 import argparse
+import json
 import sqlite3
 import statistics
 import sys
@@ -95,6 +98,8 @@ def fill(store: SqliteStore, count: int) -> list[str]:
 
 
 REQUEST = SnapshotRequest(RunIdentity("bench", repository=REPOSITORY))
+# Not a snapshot: what any decoding of the rows costs at least, printed beside the snapshots.
+FLOOR = "floor: raw SELECT + json.loads of both columns"
 
 
 def snapshot_decoded(store: SqliteStore) -> None:
@@ -103,23 +108,33 @@ def snapshot_decoded(store: SqliteStore) -> None:
 
 def bench_snapshot(
     store: SqliteStore, repeats: int
-) -> tuple[list[float], list[float], list[float], int]:
+) -> tuple[list[float], list[float], list[float], list[float], int]:
+    """Snapshots by an instance that read the rows before, alone and with every lesson decoded;
+    the raw SELECT; and the floor of any decoding: that SELECT, then ``json.loads`` of both
+    JSON columns of every row (no validation, no model)."""
     size = len(store.snapshot(REQUEST).lessons)
     snapshot_decoded(store)
     ours = timed(lambda: store.snapshot(REQUEST), repeats)
     decoded = timed(lambda: snapshot_decoded(store), repeats)
     raw = sqlite3.connect(f"{store.path.as_uri()}?mode=ro", uri=True)
 
-    def baseline() -> None:
-        raw.execute(
+    def baseline() -> list[tuple[object, ...]]:
+        return raw.execute(
             "SELECT id, revision, body, evidence FROM records "
             "WHERE kind = 'repository' AND deleted = 0 AND repository = ?",
             (REPOSITORY,),
         ).fetchall()
 
-    base = timed(baseline, repeats)
+    def parsed() -> None:
+        loads = json.loads
+        [(loads(body), loads(evidence)) for _, _, body, evidence in baseline()]
+
+    base, floor = [], []
+    for _ in range(repeats):  # in turn, so that the machine's load weighs on both alike
+        base += timed(baseline, 1)
+        floor += timed(parsed, 1)
     raw.close()
-    return ours, decoded, base, size
+    return ours, decoded, base, floor, size
 
 
 def bench_cold_snapshot(path: Path, repeats: int, *, decode: bool) -> list[float]:
@@ -283,7 +298,7 @@ def measure(
             start = time.perf_counter()
             ids = fill(store, lessons)
             fill_s = time.perf_counter() - start
-            ours, decoded, base, size = bench_snapshot(store, snapshot_repeats)
+            ours, decoded, base, floor, size = bench_snapshot(store, snapshot_repeats)
             snapshot = {
                 "snapshot, instance that read the rows before": ours,
                 "snapshot, fresh instance": bench_cold_snapshot(
@@ -293,6 +308,7 @@ def measure(
                 "snapshot + every lesson decoded, fresh": bench_cold_snapshot(
                     store.path, cold_repeats, decode=True
                 ),
+                FLOOR: floor,
             }
             measured = Measured(lessons, fill_s, size, snapshot, base)
             raw = RawTable(folder, lessons)

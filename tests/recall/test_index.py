@@ -208,6 +208,35 @@ def test_cards_rank_by_id_whatever_order_the_index_holds_them_in() -> None:
     assert ordered._ids is None
 
 
+class _CountedColumn:
+    """A text column read through Python, as the hook cache's is, counting the ids it yields."""
+
+    def __init__(self, strings: tuple[str, ...]) -> None:
+        self.strings, self.reads = strings, 0
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+    def __getitem__(self, position: int) -> str:
+        self.reads += 1
+        return self.strings[position]
+
+
+def test_a_column_read_through_python_is_not_walked_to_check_the_id_order() -> None:
+    # A hook call loads a cached index with such a column and matches a few of its cards:
+    # checking the order of every id would cost it more than ranking those few by id.
+    cards = [lesson(number, identifiers=["shared_name"] if number in (7, 3) else ["own"])
+             for number in range(1, 11)]  # fmt: skip
+    state = RecallIndex(cards).state()
+    ids = _CountedColumn(tuple(state[1][0]))
+    restored = RecallIndex.from_state((state[0], (ids, *state[1][1:]), *state[2:]))
+    assert ids.reads == 0
+    found = signals(identifiers={"shared_name"})
+    expected = [(lesson_id(n), SCORE_IDENTIFIER, "identifier shared_name") for n in (3, 7)]
+    assert scored(restored, found) == expected
+    assert ids.reads <= 4  # the two matches' ids, to rank them and to build their cards
+
+
 def test_a_key_of_one_card_or_of_several_matches_each_card_once() -> None:
     # Entries as a store decodes them; the first names its file and identifier twice.
     def entry(

@@ -61,7 +61,8 @@ def test_an_update_in_the_same_scope_writes_only_the_content(store: Store) -> No
         _update(store, kept, 1, make_draft("Kept, reworded", files=("src/other.py",)))
     if isinstance(store, SqliteStore):
         (update,) = _records_updates(seen)
-        assert "repository = " not in update and "deleted = " not in update, update
+        assert "repository = " not in update, update
+        assert "deleted = " not in update, update
     with _statements(store) as seen:
         _update(store, moved, 1, make_draft("Moved away", repository=OTHER))
     if isinstance(store, SqliteStore):

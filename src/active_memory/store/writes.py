@@ -137,7 +137,8 @@ class RowState:
         scope = draft.scope
         graph_hash = getattr(scope, "graph_hash", None)
         return (not self.deleted and self.kind == scope.kind
-                and self.repository == scope.repository and self.graph_hash == graph_hash)  # fmt: skip
+                and self.repository == scope.repository
+                and self.graph_hash == graph_hash)  # fmt: skip
 
 
 def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:

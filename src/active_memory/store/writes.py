@@ -136,9 +136,12 @@ class RowState:
         draft over it then leaves every scope column as it is (:attr:`Change.keeps_scope`)."""
         scope = draft.scope
         graph_hash = getattr(scope, "graph_hash", None)
-        return (not self.deleted and self.kind == scope.kind
-                and self.repository == scope.repository
-                and self.graph_hash == graph_hash)  # fmt: skip
+        return (
+            not self.deleted
+            and self.kind == scope.kind
+            and self.repository == scope.repository
+            and self.graph_hash == graph_hash
+        )
 
 
 def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:

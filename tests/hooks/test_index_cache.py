@@ -168,6 +168,85 @@ def test_a_cache_file_whose_card_columns_do_not_hold_is_rebuilt(
     assert load(workspace, store).from_cache
 
 
+def _ends(packed: tuple[str, bytes], change: Callable[[list[int]], list[int]]) -> tuple[str, bytes]:
+    """A packed text column with ``change`` made to where its strings end."""
+    text, ends = packed
+    size = memoryview(ends).cast("I").itemsize
+    changed = change(list(memoryview(ends).cast("I")))
+    return text, b"".join(end.to_bytes(size, sys.byteorder) for end in changed)
+
+
+# Ends that no longer part the text in order; the last one still matches the text's length,
+# which is all that loading the file checks.
+DAMAGED_ENDS = [
+    lambda ends: [*reversed(ends[:-1]), ends[-1]],  # going back
+    lambda ends: [ends[-1] + 1_000] * (len(ends) - 1) + ends[-1:],  # past the text
+    lambda ends: [ends[-1], *ends[1:]],  # the first card's end on the last one's
+    lambda ends: [ends[0], 0, *ends[2:]],  # the second card's end before its start
+]
+DAMAGED_IDS = ["going back", "past the text", "first end too far", "second end too short"]
+
+
+@pytest.mark.parametrize("change", DAMAGED_ENDS, ids=DAMAGED_IDS)
+@pytest.mark.parametrize("column", [0, 2, 3], ids=["ids", "titles", "recommendations"])
+def test_a_card_is_never_sliced_from_damaged_ends(
+    setup: tuple[Path, Path], column: int, change: Callable[[list[int]], list[int]]
+) -> None:
+    """The first card (the one a Read of config.py matches) is refused, never served with its
+    neighbours' text or none; the fallback then drops the file and the next call rebuilds it."""
+    workspace, store = setup
+    built = load(workspace, store)
+    (card,) = built.index.match(CONFIG)
+    assert built.index._cards.columns[0][0] == card.lesson.id  # the damage reaches this card
+    path = Path(built.path)
+    _damaged_column(path, column, lambda packed: _ends(packed, change))
+    cached = load(workspace, store)
+    assert cached.from_cache
+    with pytest.raises(ValueError, match="damaged text column"):
+        cached.index.match(CONFIG)
+    document = json.loads(payload_in("claude/read.json", workspace))
+    with pytest.raises(ValueError, match="damaged text column"):
+        answer_from_store("claude", document, store=str(store), workspace=str(workspace))
+    assert not path.exists()
+    answer = answer_from_store("claude", document, store=str(store), workspace=str(workspace))
+    assert answer is not None
+    assert card.lesson.title.encode() in answer[0]
+
+
+@pytest.mark.parametrize("change", DAMAGED_ENDS, ids=DAMAGED_IDS)
+def test_damaged_ends_are_not_written_again_when_only_the_key_sources_moved(
+    setup: tuple[Path, Path], change: Callable[[list[int]], list[int]]
+) -> None:
+    """A call that re-derives the repository key reuses the file's index only when its text
+    columns are whole; else it rebuilds from the rows rather than keep the damage under a new
+    key (every later call would fail on it)."""
+    workspace, store = setup
+    path = Path(load(workspace, store).path)
+    _damaged_column(path, 2, lambda packed: _ends(packed, change))
+    config = workspace / ".git" / "config"
+    config.write_text(config.read_text() + "\n")  # the key's sources moved, the key is the same
+    again = load(workspace, store)
+    assert (again.from_cache, again.repository) == (False, REPOSITORY)
+    (card,) = again.index.match(CONFIG)
+    assert card.lesson.title == "Config loads lazily"
+    cached = load(workspace, store)
+    assert cached.from_cache
+    assert [match.lesson.title for match in cached.index.match(CONFIG)] == ["Config loads lazily"]
+
+
+def test_a_text_column_indexes_as_a_tuple_does(setup: tuple[Path, Path]) -> None:
+    workspace, store = setup
+    load(workspace, store)
+    restored = load(workspace, store).index._cards.columns[2]
+    titles = tuple(restored)
+    count = len(titles)
+    for position in range(-count, count):
+        assert restored[position] == titles[position]
+    for position in (count, -count - 1, -2 * count):
+        with pytest.raises(IndexError):
+            restored[position]
+
+
 def test_a_cached_index_that_fails_is_discarded(setup: tuple[Path, Path]) -> None:
     workspace, store = setup
     path = Path(load(workspace, store).path)

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import pytest
 from engines import Engine, Store
 
+from active_memory.errors import SnapshotError
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import RunIdentity, SnapshotRequest
@@ -121,4 +122,20 @@ def test_an_import_replacing_a_lesson_in_another_scope_keeps_every_count(
     assert store.get(kept).title == "Kept, reworded"
     assert _live_in(store, REPOSITORY) == {kept}
     assert _live_in(store, OTHER) == {moved}
+    _assert_counts_agree(store)
+
+
+def test_a_scope_edited_behind_the_store_is_written_again_by_the_next_publication(
+    engine: Engine, store: Store
+) -> None:
+    """Whether the scope stays is read from the row's own columns: a repository edited by hand
+    (the snapshot refuses the row) is rewritten in full by the next publication, which leaves
+    the row whole and every count right, as the full UPDATE always did."""
+    (lesson_id,) = publish_new(store, make_draft("Kept"))
+    engine.raw(store, "UPDATE records SET repository = ? WHERE id = ?", (OTHER, lesson_id))
+    with pytest.raises(SnapshotError, match="changed outside active-memory"):
+        _live_in(store, OTHER)
+    _update(store, lesson_id, 1, make_draft("Kept, reworded"))
+    assert _live_in(store, REPOSITORY) == {lesson_id}
+    assert _live_in(store, OTHER) == set()
     _assert_counts_agree(store)

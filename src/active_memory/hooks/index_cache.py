@@ -201,7 +201,13 @@ class _TextColumn:
     """A text column of a cached state (the cards' ids, titles or recommendations) as the file
     keeps it: its strings joined into one, and where each ends. Loading it makes two objects
     rather than one per card (at 1,000 cards, about 0.25 ms of a call's 1 ms ``marshal`` load),
-    and a call slices out only the strings its few matches name."""
+    and a call slices out only the strings its few matches name.
+
+    Loading checks the ends' count and the last one, not their order (a sort of each column's
+    ends costs about as much as the layout saves). A string is sliced only when its two ends
+    and their neighbours are in order within the text, else ValueError: a damaged end never
+    puts other cards' text, or none, into a card; the call fails and the fallback drops the
+    file (:meth:`CachedIndex.discard`)."""
 
     __slots__ = ("_ends", "_text")
 
@@ -214,10 +220,29 @@ class _TextColumn:
 
     def __getitem__(self, position: int, /) -> str:
         ends = self._ends
+        count, size = len(ends), len(self._text)
         if position < 0:
-            position += len(ends)
+            position += count
+            if position < 0:
+                raise IndexError("text column index out of range")
+        end = ends[position]
         start = ends[position - 1] if position > 0 else 0
-        return self._text[start : ends[position]]
+        # Each end this string uses is checked against the ends on both sides of it: an end that
+        # damage moved breaks that order, whichever way it moved.
+        earlier = ends[position - 2] if position > 1 else 0
+        later = ends[position + 1] if position + 1 < count else size
+        if not earlier <= start <= end <= later <= size:
+            raise ValueError("a damaged text column: its ends go back or past its text")
+        return self._text[start:end]
+
+    def holds(self) -> bool:
+        """Whether every end is in order within the text (what slicing checks one by one)."""
+        ends = self._ends.tolist()
+        return ends == sorted(ends) and (not ends or ends[-1] <= len(self._text))
+
+    def packed(self) -> tuple[str, bytes]:
+        """The text and ends as the file keeps them (see :func:`_packed_columns`)."""
+        return self._text, self._ends.tobytes()
 
     def __iter__(self) -> Iterator[str]:
         return (self[position] for position in range(len(self)))
@@ -230,6 +255,8 @@ def _packed_columns(columns: CardColumns) -> tuple[Any, ...]:
     ids, revisions, titles, recommendations = columns
 
     def packed(column: Iterable[str]) -> tuple[str, bytes]:
+        if isinstance(column, _TextColumn):  # as loaded: no string sliced out, nor checked
+            return column.packed()
         strings = tuple(column)
         ends, end = [], 0
         for string in strings:
@@ -261,6 +288,13 @@ def _unpacked_columns(packed: object) -> tuple[Any, ...] | None:
 
 def _end(position: int) -> bytes:
     return position.to_bytes(_END_BYTES, sys.byteorder)
+
+
+def _columns_hold(state: IndexState) -> bool:
+    """Whether the text columns of a state read from the file are whole: checked before the
+    state is written again under a new key (a call served from the file checks each string it
+    slices instead)."""
+    return all(column.holds() for column in state[1] if isinstance(column, _TextColumn))
 
 
 def _read(path: str) -> tuple[Any, ...] | None:
@@ -384,7 +418,7 @@ def _load_from_store(
     else:
         repository, fingerprint = _derive_repository(real)
     state: IndexState
-    if entry is not None and entry[2:4] == (stamp, repository):
+    if entry is not None and entry[2:4] == (stamp, repository) and _columns_hold(entry[5]):
         state = entry[5]  # only the key's sources moved: the index itself still holds
     else:
         stamp, cards = rows.repository_cards(repository)

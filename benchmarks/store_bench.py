@@ -221,14 +221,14 @@ def bench_publication(
 
 
 class SqliteClock:
-    """Wall time spent inside SQLite's ``execute`` and ``executemany`` (the commit's fsync
-    included; rows fetched from a cursor afterwards are not: a publication fetches a few)
-    on the store's connection class while it is entered: the share of a publication that is
-    the schema's work (rows, history, search text, indexes, triggers) rather than Python's.
+    """Wall and CPU time spent inside SQLite's ``execute`` and ``executemany`` (the commit and
+    its fsync included; rows fetched from a cursor afterwards are not: a publication fetches a
+    few) on the store's connection class while it is entered: the share of a publication that
+    is the schema's work (rows, history, search text, indexes, triggers) rather than Python's.
     A pass of its own, so the wrapper costs nothing to the timed figures."""
 
     def __init__(self) -> None:
-        self.seconds = 0.0
+        self.wall = self.cpu = 0.0
         self._saved: dict[str, Callable[..., object]] = {}
 
     def __enter__(self) -> SqliteClock:
@@ -237,11 +237,12 @@ class SqliteClock:
             self._saved[name] = method
 
             def timed_call(conn: object, *args: object, _method: Any = method) -> object:
-                start = time.perf_counter()
+                wall, cpu = time.perf_counter(), time.process_time()
                 try:
                     return _method(conn, *args)
                 finally:
-                    self.seconds += time.perf_counter() - start
+                    self.wall += time.perf_counter() - wall
+                    self.cpu += time.process_time() - cpu
 
             setattr(SqliteConnection, name, timed_call)
         return self
@@ -253,8 +254,9 @@ class SqliteClock:
 
 def bench_sqlite_share(
     store: SqliteStore, ids: list[str], batch: int, batches: int
-) -> list[tuple[float, float]]:
-    """(whole publication, inside SQLite) seconds of ``batches`` host-screened publications."""
+) -> list[tuple[float, float, float, float]]:
+    """(whole, inside SQLite) wall seconds, then the same in CPU seconds, of ``batches``
+    host-screened publications."""
     revisions = {lesson.id: lesson.revision for lesson in store.list_lessons()}
     samples = []
     with SqliteClock() as clock:
@@ -266,10 +268,11 @@ def bench_sqlite_share(
                 for n, i in enumerate(chosen)
             )  # fmt: skip
             publication = Publication(run_id=f"bench-share-{batch}-{b}", mutations=mutations)
-            clock.seconds = 0.0
-            start = time.perf_counter()
+            clock.wall = clock.cpu = 0.0
+            wall, cpu = time.perf_counter(), time.process_time()
             receipt = store.publish(publication, ADMITTED)
-            samples.append((time.perf_counter() - start, clock.seconds))
+            samples.append((time.perf_counter() - wall, clock.wall,
+                            time.process_time() - cpu, clock.cpu))  # fmt: skip
             revisions.update(receipt.revisions)
     return samples
 
@@ -285,7 +288,7 @@ class Measured:
     snapshot: dict[str, list[float]]
     base: list[float]
     publication: dict[int, dict[str, list[tuple[float, float]]]] = field(default_factory=dict)
-    sqlite_share: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+    sqlite_share: dict[int, list[tuple[float, float, float, float]]] = field(default_factory=dict)
     generation: int = 0
     file_bytes: int = 0
 
@@ -402,14 +405,16 @@ def main() -> int:
                 f"CPU {cpu * 1000:6.2f} ms  {cpu / raw_cpu:5.1f}x raw"
             )
         share = measured.sqlite_share[batch]
-        inside = _median(share, 1)
-        python = _median(share, 0) - inside
-        print(
-            f"  where a host-screened publication's wall time goes ({len(share)} more batches, "
-            f"timed apart): in SQLite's execute calls (the statements, the commit and its fsync) "
-            f"{inside * 1000:.2f} ms ({inside / raw:.1f}x raw), the rest (Python, rows fetched "
-            f"included) {python * 1000:.2f} ms ({python / raw:.1f}x raw)"
-        )
+        print(f"  where a host-screened publication's time goes ({len(share)} more batches, timed "
+              "apart; medians of each part):")  # fmt: skip
+        for column, clock, base in ((0, "wall", raw), (2, "CPU", raw_cpu)):
+            inside = statistics.median(sample[column + 1] for sample in share)
+            python = statistics.median(sample[column] - sample[column + 1] for sample in share)
+            print(
+                f"    {clock:4}: in SQLite's execute calls (statements, commit) "
+                f"{inside * 1000:6.2f} ms {inside / base:5.1f}x raw; the rest (Python, rows "
+                f"fetched included) {python * 1000:6.2f} ms {python / base:5.1f}x raw"
+            )
         print()
     return 0
 

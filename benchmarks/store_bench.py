@@ -339,17 +339,21 @@ def ratios(measured: Measured) -> dict[str, float]:
         figures[f"publish {batch}"] = _median(samples["host"], 0) / raw
         figures[f"publish {batch} cpu"] = _median(samples["host"], 1) / raw_cpu
         figures[f"publish {batch} screened"] = _median(samples["store"], 0) / raw
+    raw = statistics.median(measured.base)
+    fresh = measured.snapshot["snapshot, fresh instance"]
+    figures["snapshot fresh"] = statistics.median(fresh) / raw
+    figures["snapshot fresh ms"] = statistics.median(fresh) * 1000
     decoded = measured.snapshot["snapshot + every lesson decoded, fresh"]
-    figures["snapshot decoded fresh"] = statistics.median(decoded) / statistics.median(
-        measured.base
-    )
+    figures["snapshot decoded fresh"] = statistics.median(decoded) / raw
+    figures["decoding floor"] = statistics.median(measured.snapshot[FLOOR]) / raw
     return figures
 
 
 def ratio_figures(quick: bool = False) -> dict[str, float]:
     """``ratios`` of a run at 10,000 lessons (fewer repeats with ``quick``), for
     ``hot_paths.py``: keys ``publish 1``, ``publish 100``, their ``cpu`` and ``screened``
-    variants and ``snapshot decoded fresh``."""
+    variants, ``snapshot fresh`` (and its ``ms``), ``snapshot decoded fresh`` and its
+    ``decoding floor``."""
     if quick:
         return ratios(measure(10_000, 5, 3, 60, 10))
     return ratios(measure(10_000, 15, 7, 200, 30))

@@ -155,6 +155,40 @@ def test_a_publication_waits_for_the_server_four_times(
         assert store.get(lesson_id).revision == 2
 
 
+def test_a_publication_confined_to_a_credential_waits_as_often(
+    pg_database: str, counter: _WaitCounter
+) -> None:
+    from active_memory.store.access import AccessScope
+
+    tenant = f"trips{next(_tenants)}"
+    within = AccessScope(tenant, REPOSITORY)
+    with PostgresStore(counter.url(pg_database), tenant=tenant, pool_size=1) as store:
+        lesson_id = new_lesson_id()
+        store.publish(_upsert(store, lesson_id, 0))
+        # The stored scopes are read with the revisions: no wait more than an unconfined one.
+        waits = _waits_of(counter, lambda: store.publish(_upsert(store, lesson_id, 1), None,
+                                                         within=within))  # fmt: skip
+        assert waits == 4
+        assert store.get(lesson_id).revision == 2
+
+
+def test_a_token_is_checked_in_one_wait(pg_database: str, counter: _WaitCounter) -> None:
+    from active_memory.server.credentials import CredentialStore
+    from active_memory.store.postgres.session import open_pool
+
+    pool = open_pool(counter.url(pg_database), max_size=1)
+    try:
+        credentials = CredentialStore(pool)
+        token = credentials.create(tenant="trips", repository=REPOSITORY).token
+        found: list[object] = []
+        waits = _waits_of(counter, lambda: found.append(credentials.authenticate(token)))
+        assert waits == 1  # the transaction's start, the read and the commit: one query
+        assert found == [credentials.list_credentials("trips")[0]]
+        assert credentials.authenticate(token[:-1] + ("A" if token[-1] != "A" else "B")) is None
+    finally:
+        pool.close()
+
+
 def test_a_snapshot_waits_for_the_server_three_times(
     pg_database: str, counter: _WaitCounter
 ) -> None:

@@ -45,7 +45,7 @@ from active_memory.store.backend import PublicationControl
 from active_memory.store.sql import SqlCursor
 from active_memory.store.writes import GENERATION_ROW, META_ROW
 
-__all__ = ["PgSession", "open_pool", "reading", "redacted", "updating", "writing"]
+__all__ = ["PgSession", "open_pool", "read_once", "reading", "redacted", "updating", "writing"]
 
 
 _STATEMENT_TIMEOUT_MS = 60_000
@@ -264,6 +264,26 @@ def _failures(where: str, failure: type[StoreError]) -> Iterator[None]:
         raise failure(f"{where} failed ({error}); nothing was committed") from None
 
 
+_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+
+def read_once(pool: ConnectionPool, schema: str, where: str, query: str) -> Any:
+    """The first row of ``query`` (None without one), a read whose text carries its values
+    itself, each validated by the caller to a plain pattern (no quote, no backslash): sent with
+    the transaction's start and its end as one simple query, one round trip where a
+    :func:`reading` transaction takes three (the service checks a token on every request)."""
+    text = b"; ".join((_opening(_READ, schema, None, None, False), query.encode(), b"COMMIT"))
+    with _failures(where, StoreError), pool.connection() as conn:
+        try:
+            cursor = conn.execute(text)
+            cursor.nextset()  # past the BEGIN
+            cursor.nextset()  # past the settings
+            return cursor.fetchone()
+        except BaseException:
+            _rollback(conn)
+            raise
+
+
 @contextmanager
 def reading(
     pool: ConnectionPool,
@@ -275,9 +295,8 @@ def reading(
 ) -> Iterator[PgSession]:
     """One read transaction; with ``generation``, its start reads the generation too (the
     start's first SELECT takes the snapshot, so that read sees what every later one sees)."""
-    begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     ahead = GENERATION_ROW if generation else None
-    with _transaction(pool, schema, begin, where, failure, ahead=ahead) as session:
+    with _transaction(pool, schema, _READ, where, failure, ahead=ahead) as session:
         yield session
 
 

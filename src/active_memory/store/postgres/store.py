@@ -19,7 +19,7 @@ from psycopg_pool import ConnectionPool
 from active_memory.errors import ConfigError, ScopeRefused, SnapshotError, StoreUnavailable
 from active_memory.models.changes import Publication
 from active_memory.store import admin
-from active_memory.store.access import AccessScope, refuse_out_of_scope
+from active_memory.store.access import AccessScope, states_within
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -188,9 +188,10 @@ class PostgresStore(EngineStore):
                     raise ScopeRefused(f"the draft of lesson {mutation.id!r}", within.describe())
         refuse_flagged(publication, control)
         with self._writing(control) as session:
-            if within is not None:
-                refuse_out_of_scope(session, (m.id for m in publication.mutations), within)
-            return publish_checked(session, publication, self._limits)
+            states = None
+            if within is not None:  # the scopes and the revisions in one read
+                states = states_within(session, (m.id for m in publication.mutations), within)
+            return publish_checked(session, publication, self._limits, states)
 
     # -- admin (list, get, history, revert, purge, export, import, review: EngineStore) -----
 

@@ -404,3 +404,38 @@ def test_a_publication_leaves_no_prepared_statement_on_its_pooled_connection(
     finally:
         pool.close()
     assert prepared == []
+
+
+def _upsert(store: PostgresStore, lesson_id: str, revision: int, draft: LessonDraft) -> None:
+    mutation = Mutation(op="upsert", id=lesson_id, expected_revision=revision, draft=draft)
+    store.publish(Publication(run_id="edit", mutations=(mutation,)))
+
+
+def test_the_counters_stay_exact_when_their_triggers_skip_an_edit_that_changes_nothing_counted(
+    pg_database: str, tenant: str
+) -> None:
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        first, second = _create(store, make_draft("One"), make_draft("Two"))
+        _upsert(store, first, 1, make_draft("Uno"))  # same scope, same size: no counter moves
+        _upsert(store, first, 2, make_draft("Uno, longer"))  # the size moves
+        _upsert(store, second, 1, make_draft("Two", repository="repo:other"))  # the scope moves
+        _upsert(store, first, 3, make_graph_draft())  # the kind moves
+        _retire(store, second, 2)
+        check = store.check()
+        assert check.ok, check.problems
+        assert (check.live, check.tombstones) == (1, 1)
+    with psycopg.connect(pg_database) as conn:
+        conn.execute(f"SET search_path = {tenant_schema(tenant)}")
+        before = conn.execute("SELECT content_bytes FROM meta").fetchone()
+        conn.execute("UPDATE records SET revision = revision + 1 WHERE id = %s", (first,))
+        # Within this transaction: the edit wrote no counter row (the statistics of a
+        # transaction count its own writes at once).
+        writes = conn.execute(
+            "SELECT relname, n_tup_upd + n_tup_ins FROM pg_stat_xact_user_tables "
+            "WHERE schemaname = current_schema() AND relname IN ('meta', 'scope_counts') "
+            "ORDER BY relname"
+        ).fetchall()
+        assert writes == [("meta", 0), ("scope_counts", 0)]
+        conn.execute("UPDATE records SET size = size + 1 WHERE id = %s", (first,))
+        after = conn.execute("SELECT content_bytes FROM meta").fetchone()
+        assert (before[0] + 1,) == after  # a counted column still moves its counter

@@ -3,10 +3,11 @@
 Each wait is a client message that asks the server to answer and report it ready again: a
 ``Sync`` (the end of an extended-protocol exchange, or of a pipeline) or a simple ``Query``.
 A proxy between the store and the cluster's socket counts them. A transaction's start (its
-``BEGIN``, its settings and a write's lock) is one simple query, the writes one pipeline;
-under the writers' lock every wait keeps the tenant's other writers queued, so a publication
-is held to five: the start, the batch's rows, the ``meta`` row, the writes, the commit.
-(Pipelining the reads too would save two more waits, but costs psycopg more CPU than the
+``BEGIN``, its settings and a write's lock, which reads the ``meta`` row the write needs) is
+one simple query, the writes one pipeline; under the writers' lock every wait keeps the
+tenant's other writers queued, so a publication is held to four: the start, the batch's rows,
+the writes, the commit. A snapshot's start reads the generation: three.
+(Pipelining the batch's rows too would save one more wait, but costs psycopg more CPU than the
 waits cost over a local socket.)
 """
 
@@ -133,7 +134,7 @@ def _upsert(store: PostgresStore, lesson_id: str, expected: int) -> Publication:
     return Publication(run_id="run", mutations=(mutation,))
 
 
-def test_a_publication_waits_for_the_server_five_times(
+def test_a_publication_waits_for_the_server_four_times(
     pg_database: str, counter: _WaitCounter
 ) -> None:
     tenant = f"trips{next(_tenants)}"
@@ -142,7 +143,7 @@ def test_a_publication_waits_for_the_server_five_times(
         store.publish(_upsert(store, lesson_id, 0))
         control = PublicationControl(hold_s=30.0)  # the service's bound costs no wait either
         waits = _waits_of(counter, lambda: store.publish(_upsert(store, lesson_id, 1), control))
-        assert waits == 5
+        assert waits == 4
         batch = tuple(
             Mutation(op="upsert", id=new_lesson_id(), expected_revision=0, draft=make_draft())
             for _ in range(120)
@@ -150,11 +151,45 @@ def test_a_publication_waits_for_the_server_five_times(
         waits = _waits_of(
             counter, lambda: store.publish(Publication(run_id="run", mutations=batch))
         )
-        assert waits == 5  # whatever the batch's size
+        assert waits == 4  # whatever the batch's size
         assert store.get(lesson_id).revision == 2
 
 
-def test_a_snapshot_waits_for_the_server_four_times(
+def test_a_publication_confined_to_a_credential_waits_as_often(
+    pg_database: str, counter: _WaitCounter
+) -> None:
+    from active_memory.store.access import AccessScope
+
+    tenant = f"trips{next(_tenants)}"
+    within = AccessScope(tenant, REPOSITORY)
+    with PostgresStore(counter.url(pg_database), tenant=tenant, pool_size=1) as store:
+        lesson_id = new_lesson_id()
+        store.publish(_upsert(store, lesson_id, 0))
+        # The stored scopes are read with the revisions: no wait more than an unconfined one.
+        waits = _waits_of(counter, lambda: store.publish(_upsert(store, lesson_id, 1), None,
+                                                         within=within))  # fmt: skip
+        assert waits == 4
+        assert store.get(lesson_id).revision == 2
+
+
+def test_a_token_is_checked_in_one_wait(pg_database: str, counter: _WaitCounter) -> None:
+    from active_memory.server.credentials import CredentialStore
+    from active_memory.store.postgres.session import open_pool
+
+    pool = open_pool(counter.url(pg_database), max_size=1)
+    try:
+        credentials = CredentialStore(pool)
+        token = credentials.create(tenant="trips", repository=REPOSITORY).token
+        found: list[object] = []
+        waits = _waits_of(counter, lambda: found.append(credentials.authenticate(token)))
+        assert waits == 1  # the transaction's start, the read and the commit: one query
+        assert found == [credentials.list_credentials("trips")[0]]
+        assert credentials.authenticate(token[:-1] + ("A" if token[-1] != "A" else "B")) is None
+    finally:
+        pool.close()
+
+
+def test_a_snapshot_waits_for_the_server_three_times(
     pg_database: str, counter: _WaitCounter
 ) -> None:
     tenant = f"trips{next(_tenants)}"
@@ -163,8 +198,8 @@ def test_a_snapshot_waits_for_the_server_four_times(
         request = SnapshotRequest(RunIdentity("run", REPOSITORY))
         snapshot: list[object] = []
         waits = _waits_of(counter, lambda: snapshot.append(store.snapshot(request)))
-        # The start with its settings; the generation; the rows; the end.
-        assert waits == 4
+        # The start with its settings and the generation; the rows; the end.
+        assert waits == 3
         assert len(snapshot[0].lessons) == 1  # type: ignore[attr-defined]
 
 
@@ -177,3 +212,36 @@ def test_the_proxy_counts_a_plain_statement_as_one_wait(
         waits = _waits_of(counter, lambda: conn.execute("SELECT 1").fetchone())
     assert waits == 1
     assert Path(counter.folder).is_dir()
+
+
+class _Recorder:
+    """A stand-in for a psycopg connection: records what is sent, answers one row."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def execute(self, query: bytes, parameters: object = None) -> object:
+        self.sent.append(query)
+        return _Row()
+
+
+class _Row:
+    def fetchone(self) -> tuple[int, ...]:
+        return (99, 0, 0, 0)
+
+
+def test_a_row_read_with_the_start_answers_once_and_only_until_a_write() -> None:
+    from active_memory.store.postgres.session import PgSession
+    from active_memory.store.writes import GENERATION_ROW, META_ROW
+
+    conn = _Recorder()
+    session = PgSession(conn)  # type: ignore[arg-type]
+    session.known[META_ROW] = (7, 1, 2, 3)
+    assert session.execute("SELECT id FROM records WHERE id IN (?)", ("x",)) is not None
+    assert session.execute(META_ROW).fetchone() == (7, 1, 2, 3)  # a SELECT between: kept
+    assert session.execute(META_ROW).fetchone() == (99, 0, 0, 0)  # answered once, then sent
+    session.known[GENERATION_ROW] = (7,)
+    session.execute("UPDATE history SET body = NULL WHERE id = ?", ("x",))
+    # Any other statement may have changed the row: the answer is dropped, the read is sent.
+    assert session.execute(GENERATION_ROW).fetchone() == (99, 0, 0, 0)
+    assert len(conn.sent) == 4

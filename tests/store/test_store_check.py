@@ -43,7 +43,7 @@ def test_store_check_of_a_postgresql_tenant(engine: Engine, store: Store) -> Non
     assert (report["ok"], report["live"], report["schema_version"]) == (
         True,
         1,
-        "m003_lesson_search",
+        "m004_quiet_counters",
     )
     assert tenant in report["path"]
     engine.raw(store, "UPDATE meta SET live_count = 7")

@@ -64,7 +64,12 @@ from active_memory.server.refusals import (
     refusal_for as _refusal_for,
     refuse_other_run as _refuse_other_run,
 )
-from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
+from active_memory.store.backend import (
+    PublicationControl,
+    PublicationReceipt,
+    RunIdentity,
+    SnapshotRequest,
+)
 from active_memory.store.postgres import PostgresStore
 from active_memory.store.postgres.schema import tenant_schema
 from active_memory.store.postgres.session import reading
@@ -141,6 +146,18 @@ class MemoryService:
             with self._stores_lock:
                 self._checked[tenant] = now
         return store
+
+    async def _store_of(self, tenant: str) -> PostgresStore:
+        """:meth:`store`, answered on the event loop when the tenant's store is open and its
+        ledger was read within ``LEDGER_CHECK_S`` (two dict reads, atomic under the GIL, so
+        without the lock that an opening store holds), else on a worker thread: a hop to a
+        thread and back costs two context switches, on every request."""
+        store = self._stores.get(tenant)
+        if store is not None and time.monotonic() - self._checked.get(tenant, 0.0) < (
+            LEDGER_CHECK_S
+        ):
+            return store
+        return await run_in_threadpool(self.store, tenant)
 
     # -- the request pipeline --------------------------------------------------------------
 
@@ -235,24 +252,18 @@ class MemoryService:
             if refusal is not None:
                 raise _Refusal("refused", refusal)
 
-    async def _publish_body(self, request: Request, who: Credential) -> PublishBody:
+    def _publication_of(self, raw: bytes, who: Credential) -> PublishBody:
         """The publication, refused before it is parsed when its raw counts already say so,
         and again on its validated counts; either way before the writers' lock."""
-        raw = await self._raw_body(request)
-
-        def scan() -> BatchCounts:
-            counts = raw_counts(raw)
-            self._refuse_batch(counts, who.tenant)
-            return counts
-
-        scanned = await run_in_threadpool(scan)
+        scanned = raw_counts(raw)
+        self._refuse_batch(scanned, who.tenant)
         try:
-            body = await run_in_threadpool(lambda: PublishBody.parse_json(raw, where="body"))
+            body = PublishBody.parse_json(raw, where="body")
         except LessonValidationError as error:
             raise _Refusal("bad_request", f"the request is not valid ({error})") from None
         counted = BatchCounts.of(body.publication)
         if counted != scanned:  # keys spelt with escapes: the scan missed them
-            await run_in_threadpool(self._refuse_batch, counted, who.tenant)
+            self._refuse_batch(counted, who.tenant)
         return body
 
     def _capacity(self, tenant: str) -> Capacity:
@@ -333,47 +344,53 @@ class MemoryService:
             repository=body.include_repository,
             graph=body.include_graph,
         )
-        store = await run_in_threadpool(self.store, who.tenant)
+        store = await self._store_of(who.tenant)
         generation, rows = await run_in_threadpool(
             lambda: store.snapshot_rows(wanted, within=who.scope)
         )
         return SnapshotAnswer.model_construct(generation=generation, rows=tuple(rows))
 
     async def _publish(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await run_in_threadpool(self.store, who.tenant)
-        body = await self._publish_body(request, who)
-        publication = body.publication
-        _refuse_other_run(who, publication.run_id)
-        deadline = None if body.deadline_s is None else arrived + body.deadline_s
+        store = await self._store_of(who.tenant)
+        raw = await self._raw_body(request)
         # No screened_by: whatever a client screened, the service screens every draft itself
         # (a leaked token must not plant a card for every agent of its repository).
-        control = PublicationControl(deadline=deadline, hold_s=self.limits.write_hold_s)
-        receipt = await self._while_connected(
-            request, control, lambda: store.publish(publication, control, within=who.scope)
-        )
+        control = PublicationControl(hold_s=self.limits.write_hold_s)
+
+        def publish() -> PublicationReceipt:
+            # One worker thread from the raw body to the receipt: each hop between the loop and
+            # a thread costs two context switches, and the writers hold no lock meanwhile.
+            body = self._publication_of(raw, who)
+            publication = body.publication
+            _refuse_other_run(who, publication.run_id)
+            if body.deadline_s is not None:
+                control.deadline = arrived + body.deadline_s
+            return store.publish(publication, control, within=who.scope)
+
+        receipt = await self._while_connected(request, control, publish)
         return ReceiptAnswer(
             generation=receipt.generation, revisions=receipt.revisions, retired=receipt.retired
         )
 
     async def _generation(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await run_in_threadpool(self.store, who.tenant)
+        store = await self._store_of(who.tenant)
         return GenerationAnswer(generation=await run_in_threadpool(store.generation))
 
     async def _history(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, HistoryBody)
-        store = await run_in_threadpool(self.store, who.tenant)
+        store = await self._store_of(who.tenant)
         entries = await run_in_threadpool(lambda: store.history(body.id, within=who.scope))
         return HistoryAnswer(entries=tuple(HistoryEntryWire.of(entry) for entry in entries))
 
     async def _lessons(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await run_in_threadpool(self.store, who.tenant)
+        store = await self._store_of(who.tenant)
         within = await run_in_threadpool(lambda: store.list_lessons(within=who.scope))
         return LessonsAnswer(lessons=within)
 
     async def _revert(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, RevertBody)
         _refuse_other_run(who, body.run_id)
-        store = await run_in_threadpool(self.store, who.tenant)
+        store = await self._store_of(who.tenant)
         receipt = await self._bounded_write(
             request,
             lambda control: store.revert(
@@ -390,7 +407,7 @@ class MemoryService:
     async def _purge(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, PurgeBody)
         _refuse_other_run(who, body.run_id)
-        store = await run_in_threadpool(self.store, who.tenant)
+        store = await self._store_of(who.tenant)
         return await self._bounded_write(
             request,
             lambda control: store.purge(

@@ -34,6 +34,7 @@ from active_memory.models.lessons import GraphScope, LessonDraft, Scope
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.results import HistoryEntry
 from active_memory.store.sql import SqlConnection
+from active_memory.store.writes import RowState
 
 __all__ = [
     "AccessScope",
@@ -41,6 +42,7 @@ __all__ = [
     "reached_rows",
     "refuse_out_of_scope",
     "refuse_revisions_out_of_scope",
+    "states_within",
     "whole_histories_within",
 ]
 
@@ -142,6 +144,37 @@ def refuse_out_of_scope(conn: SqlConnection, ids: Iterable[str], access: AccessS
         stored = scopes[lesson_id]
         if stored is None or not access.allows(*stored):
             raise ScopeRefused(f"lesson {lesson_id!r}", access.describe())
+
+
+def states_within(
+    conn: SqlConnection, ids: Iterable[str], access: AccessScope
+) -> dict[str, RowState]:
+    """:func:`refuse_out_of_scope`, and what ``writes.read_states`` reads of the same rows, in
+    one SELECT under the writers' lock where the two took two (a checked publication through
+    the service needs both)."""
+    wanted = list(dict.fromkeys(ids))
+    states: dict[str, RowState] = {}
+    reached: dict[str, bool] = {}
+    for start in range(0, len(wanted), _CHUNK):
+        chunk = wanted[start : start + _CHUNK]
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT id, revision, deleted, kind, repository, graph_hash, scoped, "
+            f"scope_repository, scope_graph_hash FROM records WHERE id IN ({marks})",
+            chunk,
+        ).fetchall()
+        for lesson_id, revision, deleted, kind, repository, graph_hash, *scope in rows:
+            scoped, scope_repository, scope_graph_hash = scope
+            states[lesson_id] = RowState(
+                int(revision), bool(deleted), str(kind), repository, graph_hash
+            )
+            reached[lesson_id] = bool(scoped) and access.allows(
+                str(kind), scope_repository, scope_graph_hash
+            )
+    for lesson_id in wanted:  # ids without a row pass: they are new
+        if not reached.get(lesson_id, True):
+            raise ScopeRefused(f"lesson {lesson_id!r}", access.describe())
+    return states
 
 
 def refuse_revisions_out_of_scope(

@@ -8,14 +8,20 @@ refuses should not keep other writers waiting.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from active_memory.errors import RevisionConflict, RevisionMismatch, ScreenRefused
 from active_memory.models.changes import Publication
 from active_memory.store.backend import PublicationControl, PublicationReceipt
 from active_memory.store.results import StoreLimits
 from active_memory.store.sql import SqlConnection
-from active_memory.store.writes import Change, apply_changes, read_generation, read_states
+from active_memory.store.writes import (
+    Change,
+    RowState,
+    apply_changes,
+    read_generation,
+    read_states,
+)
 
 __all__ = ["checked_changes", "publication_receipt", "publish_checked", "refuse_flagged"]
 
@@ -35,10 +41,14 @@ def refuse_flagged(publication: Publication, control: PublicationControl | None 
         raise ScreenRefused(flagged)
 
 
-def checked_changes(conn: SqlConnection, publication: Publication) -> list[Change]:
+def checked_changes(
+    conn: SqlConnection, publication: Publication, states: Mapping[str, RowState] | None = None
+) -> list[Change]:
     """The row writes of ``publication``; RevisionConflict naming every id that does not match
-    (a tombstoned id always conflicts)."""
-    states = read_states(conn, (m.id for m in publication.mutations))
+    (a tombstoned id always conflicts). ``states``: the rows' states, read by the caller in
+    this transaction (``access.states_within``), else read here."""
+    if states is None:
+        states = read_states(conn, (m.id for m in publication.mutations))
     mismatches: list[RevisionMismatch] = []
     changes: list[Change] = []
     for mutation in publication.mutations:
@@ -73,12 +83,15 @@ def publication_receipt(generation: int, changes: Sequence[Change]) -> Publicati
 
 
 def publish_checked(
-    conn: SqlConnection, publication: Publication, limits: StoreLimits
+    conn: SqlConnection,
+    publication: Publication,
+    limits: StoreLimits,
+    states: Mapping[str, RowState] | None = None,
 ) -> PublicationReceipt:
     """Check and write ``publication`` in the caller's write transaction; an empty one writes
-    nothing and reports the current generation."""
+    nothing and reports the current generation. ``states`` as for :func:`checked_changes`."""
     if not publication.mutations:
         return PublicationReceipt(read_generation(conn), {})
-    changes = checked_changes(conn, publication)
+    changes = checked_changes(conn, publication, states)
     generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits)
     return publication_receipt(generation, changes)

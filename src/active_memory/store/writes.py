@@ -27,6 +27,8 @@ from active_memory.store.sql import SqlConnection
 from active_memory.store.unreadable import safe_message
 
 __all__ = [
+    "GENERATION_ROW",
+    "META_ROW",
     "Capacity",
     "Change",
     "RowState",
@@ -191,9 +193,17 @@ class Capacity:
     content_bytes: int
 
 
+# The meta row as ``apply_changes`` reads it first, and the generation as a read does.
+# PostgreSQL sends them with a transaction's start (the writers' lock is the first ``FOR
+# UPDATE``, a snapshot's start has the second) and its session answers these reads from the
+# row that came back (``PgSession``): one round trip fewer, under the lock for a write.
+META_ROW = "SELECT generation, live_count, record_count, content_bytes FROM meta"
+GENERATION_ROW = "SELECT generation FROM meta"
+
+
 def read_generation(conn: SqlConnection) -> int:
     """The store-wide generation: how many batches have committed."""
-    (generation,) = conn.execute("SELECT generation FROM meta").fetchone()
+    (generation,) = conn.execute(GENERATION_ROW).fetchone()
     return int(generation)
 
 
@@ -232,9 +242,7 @@ def apply_changes(
     # one executemany over many parameter rows (SQLite prepares it once; PostgreSQL, whose
     # automatic prepared statements are off, parses each row's in the pipeline), the history in
     # one INSERT, and the new counters come back from the generation's UPDATE.
-    (generation, *counters) = conn.execute(
-        "SELECT generation, live_count, record_count, content_bytes FROM meta"
-    ).fetchone()
+    (generation, *counters) = conn.execute(META_ROW).fetchone()
     before = Capacity(*(int(value) for value in counters))
     generation = int(generation) + 1
     _check_bounds(changes, generation)

@@ -170,7 +170,43 @@ m002_quarantine = Migration(
 # index for full-text search, and the indexes the browser's sorts and filters read.
 m003_lesson_search = Migration("m003_lesson_search", PG_SEARCH_STATEMENTS, backfill=fill_pg_text)
 
-PG_MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_quarantine, m003_lesson_search)
+# The counters' triggers fire on an UPDATE only when a column they count changed. A new revision
+# of a lesson that keeps its scope and its size then writes neither the meta row nor its
+# scope's count, where each wrote once a row (scope_counts twice: a decrement and an increment
+# that cancelled out), under the writers' lock. Their functions are m001's and m003's.
+m004_quiet_counters = Migration(
+    "m004_quiet_counters",
+    (
+        "DROP TRIGGER records_count ON records",
+        """
+        CREATE TRIGGER records_count AFTER INSERT OR DELETE ON records
+        FOR EACH ROW EXECUTE FUNCTION records_count()
+        """,
+        """
+        CREATE TRIGGER records_count_update AFTER UPDATE ON records
+        FOR EACH ROW WHEN (OLD.deleted <> NEW.deleted OR OLD.size <> NEW.size)
+        EXECUTE FUNCTION records_count()
+        """,
+        "DROP TRIGGER scope_counts ON records",
+        """
+        CREATE TRIGGER scope_counts AFTER INSERT OR DELETE ON records
+        FOR EACH ROW EXECUTE FUNCTION scope_counts()
+        """,
+        """
+        CREATE TRIGGER scope_counts_update AFTER UPDATE ON records
+        FOR EACH ROW WHEN ((OLD.deleted, OLD.kind, OLD.repository, OLD.graph_hash)
+                           IS DISTINCT FROM (NEW.deleted, NEW.kind, NEW.repository, NEW.graph_hash))
+        EXECUTE FUNCTION scope_counts()
+        """,
+    ),
+)
+
+PG_MIGRATIONS: tuple[Migration, ...] = (
+    m001_initial,
+    m002_quarantine,
+    m003_lesson_search,
+    m004_quiet_counters,
+)
 
 
 def tenant_schema(tenant: str) -> str:

@@ -43,8 +43,9 @@ from active_memory.errors import (
 )
 from active_memory.store.backend import PublicationControl
 from active_memory.store.sql import SqlCursor
+from active_memory.store.writes import GENERATION_ROW, META_ROW
 
-__all__ = ["PgSession", "open_pool", "reading", "redacted", "updating", "writing"]
+__all__ = ["PgSession", "open_pool", "read_once", "reading", "redacted", "updating", "writing"]
 
 
 _STATEMENT_TIMEOUT_MS = 60_000
@@ -96,11 +97,18 @@ def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> Connec
 
 
 class PgSession:
-    """A psycopg connection with the ``execute`` the shared store logic calls."""
+    """A psycopg connection with the ``execute`` the shared store logic calls.
+
+    ``known`` maps a query to the row the transaction's start already read for it (the
+    writers' lock is ``META_ROW … FOR UPDATE``; a snapshot's start reads ``GENERATION_ROW``):
+    the first such query is answered from it, not sent, as long as only SELECTs ran in between
+    (any other statement might have changed the row: every answer is then dropped).
+    """
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
         self.stopped: WriteInterrupted | None = None  # set by another thread: send no more
+        self.known: dict[str, tuple[object, ...]] = {}
 
     def pipeline(self) -> AbstractContextManager[object]:
         """Statements sent inside go out without waiting for each other's results."""
@@ -109,6 +117,12 @@ class PgSession:
     def execute(self, query: str, parameters: Sequence[Any] | None = None, /) -> SqlCursor:
         if self.stopped is not None:
             raise self.stopped
+        if self.known:
+            row = self.known.pop(query, None)
+            if row is not None:
+                return _Answered(row)
+            if not query.startswith("SELECT "):
+                self.known.clear()
         if parameters is None:
             return self.conn.execute(query.encode("utf-8"))
         return self.conn.execute(_translated(query), parameters)
@@ -118,9 +132,29 @@ class PgSession:
         waiting for each row's result)."""
         if self.stopped is not None:
             raise self.stopped
+        self.known.clear()
         with self.conn.cursor() as cursor:
             cursor.executemany(_translated(query), parameters)
         return None
+
+
+class _Answered:
+    """The cursor of a read answered without the server: one row."""
+
+    rowcount = 1
+
+    def __init__(self, row: tuple[object, ...]) -> None:
+        self._rows = [row]
+
+    def fetchone(self) -> tuple[object, ...] | None:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[tuple[object, ...]]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def __iter__(self) -> Iterator[tuple[object, ...]]:
+        return iter(self.fetchall())
 
 
 @lru_cache(maxsize=256)
@@ -153,20 +187,29 @@ def _transaction(
     failure: type[StoreError],
     lock_timeout_ms: int | None = None,
     *,
-    lock: str | None = None,
+    ahead: str | None = None,
+    locks: bool = False,
     control: PublicationControl | None = None,
 ) -> Iterator[PgSession]:
     """One transaction on a pooled connection. Its ``BEGIN``, the settings (the schema and the
-    timeouts, each for this transaction only) and ``lock`` (a write's writers' lock) go out as
-    one simple query: one round trip where each was one. ``control`` may stop the transaction
-    from the moment the lock is asked for until the caller's block ends (``_interruptible``)."""
-    opening = _opening(begin, schema, lock_timeout_ms, lock)
+    timeouts, each for this transaction only) and ``ahead``, a read of the ``meta`` row (a
+    write's is its writers' lock: ``locks``), go out as one simple query: one round trip where
+    each was one. ``ahead``'s row is kept to answer that read (``PgSession.known``).
+    ``control`` may stop the transaction from the moment the lock is asked for until the
+    caller's block ends (``_interruptible``)."""
+    opening = _opening(begin, schema, lock_timeout_ms, ahead, locks)
     with _failures(where, failure), pool.connection() as conn:
         session = PgSession(conn)
         try:
             with _interruptible(session, control, where) as held:
-                conn.execute(opening)
-                if lock is not None:
+                opened = conn.execute(opening)
+                if ahead is not None:
+                    while opened.nextset():  # its row comes last
+                        pass
+                    row = opened.fetchone()
+                    if row is not None:  # the meta row is always there; if not, ask again
+                        session.known[ahead] = row
+                if locks:
                     _fence(control)
                     held()
                 yield session
@@ -177,11 +220,14 @@ def _transaction(
 
 
 @lru_cache(maxsize=1024)
-def _opening(begin: str, schema: str, lock_timeout_ms: int | None, lock: str | None) -> bytes:
-    """``BEGIN``, the settings for the transaction only and ``lock``, as one simple query (no
-    parameters: a pipeline of three statements cost psycopg more CPU than the two round trips
-    it saved, over a local socket). The values are a validated schema name and integers; a
-    quote or a backslash in them is refused rather than escaped."""
+def _opening(
+    begin: str, schema: str, lock_timeout_ms: int | None, ahead: str | None, locks: bool
+) -> bytes:
+    """``BEGIN``, the settings for the transaction only and ``ahead`` (``FOR UPDATE`` when it
+    ``locks``), as one simple query (no parameters: a pipeline of three statements cost psycopg
+    more CPU than the two round trips it saved, over a local socket). The values are a
+    validated schema name and integers; a quote or a backslash in them is refused rather than
+    escaped."""
     settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
     if lock_timeout_ms is not None:
         settings["lock_timeout"] = str(int(lock_timeout_ms))
@@ -191,7 +237,9 @@ def _opening(begin: str, schema: str, lock_timeout_ms: int | None, lock: str | N
     configure = "SELECT " + ", ".join(
         f"set_config('{name}', '{value}', true)" for name, value in settings.items()
     )
-    statements = [begin, configure, *([] if lock is None else [lock])]
+    statements = [begin, configure]
+    if ahead is not None:
+        statements.append(f"{ahead} FOR UPDATE" if locks else ahead)
     return "; ".join(statements).encode()
 
 
@@ -216,12 +264,39 @@ def _failures(where: str, failure: type[StoreError]) -> Iterator[None]:
         raise failure(f"{where} failed ({error}); nothing was committed") from None
 
 
+_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+
+def read_once(pool: ConnectionPool, schema: str, where: str, query: str) -> Any:
+    """The first row of ``query`` (None without one), a read whose text carries its values
+    itself, each validated by the caller to a plain pattern (no quote, no backslash): sent with
+    the transaction's start and its end as one simple query, one round trip where a
+    :func:`reading` transaction takes three (the service checks a token on every request)."""
+    text = b"; ".join((_opening(_READ, schema, None, None, False), query.encode(), b"COMMIT"))
+    with _failures(where, StoreError), pool.connection() as conn:
+        try:
+            cursor = conn.execute(text)
+            cursor.nextset()  # past the BEGIN
+            cursor.nextset()  # past the settings
+            return cursor.fetchone()
+        except BaseException:
+            _rollback(conn)
+            raise
+
+
 @contextmanager
 def reading(
-    pool: ConnectionPool, schema: str, where: str, failure: type[StoreError] = StoreError
+    pool: ConnectionPool,
+    schema: str,
+    where: str,
+    failure: type[StoreError] = StoreError,
+    *,
+    generation: bool = False,
 ) -> Iterator[PgSession]:
-    begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-    with _transaction(pool, schema, begin, where, failure) as session:
+    """One read transaction; with ``generation``, its start reads the generation too (the
+    start's first SELECT takes the snapshot, so that read sees what every later one sees)."""
+    ahead = GENERATION_ROW if generation else None
+    with _transaction(pool, schema, _READ, where, failure, ahead=ahead) as session:
         yield session
 
 
@@ -251,7 +326,8 @@ def writing(
         where,
         StoreError,
         lock_timeout_ms,
-        lock="SELECT generation FROM meta FOR UPDATE",
+        ahead=META_ROW,
+        locks=True,
         control=control,
     ) as session:
         yield session

@@ -19,7 +19,7 @@ from psycopg_pool import ConnectionPool
 from active_memory.errors import ConfigError, ScopeRefused, SnapshotError, StoreUnavailable
 from active_memory.models.changes import Publication
 from active_memory.store import admin
-from active_memory.store.access import AccessScope, refuse_out_of_scope
+from active_memory.store.access import AccessScope, states_within
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -41,6 +41,7 @@ from active_memory.store.postgres.session import (
     writing,
 )
 from active_memory.store.results import DEFAULT_LIMITS, StoreCheck, StoreLimits
+from active_memory.store.writes import read_generation
 
 __all__ = ["PostgresStore", "is_postgres_url"]
 
@@ -128,11 +129,13 @@ class PostgresStore(EngineStore):
         return self._pool
 
     def _reading(
-        self, failure: type[SnapshotError] | None = None
+        self, failure: type[SnapshotError] | None = None, *, generation: bool = False
     ) -> AbstractContextManager[PgSession]:
+        """A read transaction; ``generation``: its start reads the generation as well."""
+        where = f"reading {self._where}"
         if failure is None:
-            return reading(self._open_pool(), self._schema, f"reading {self._where}")
-        return reading(self._open_pool(), self._schema, f"reading {self._where}", failure)
+            return reading(self._open_pool(), self._schema, where, generation=generation)
+        return reading(self._open_pool(), self._schema, where, failure, generation=generation)
 
     def _writing(
         self, control: PublicationControl | None = None
@@ -145,7 +148,11 @@ class PostgresStore(EngineStore):
             lock_timeout_ms=self._lock_timeout_ms,
         )
 
-    # -- the backend protocol (generation: EngineStore) ------------------------------------
+    # -- the backend protocol ----------------------------------------------------------------
+
+    def generation(self) -> int:
+        with self._reading(generation=True) as session:  # read with the transaction's start
+            return read_generation(session)
 
     def snapshot(self, request: SnapshotRequest, *, within: AccessScope | None = None) -> Snapshot:
         """Every live lesson in scope, sorted by id, read in one REPEATABLE READ transaction;
@@ -160,7 +167,7 @@ class PostgresStore(EngineStore):
         the service to send on without decoding them; SnapshotError for a damaged row."""
         if within is not None:
             request = within.confine(request)
-        with self._reading(SnapshotError) as session:
+        with self._reading(SnapshotError, generation=True) as session:
             generation, rows = select_snapshot(session, request)
         verify_snapshot_rows(rows)
         return generation, rows
@@ -181,9 +188,10 @@ class PostgresStore(EngineStore):
                     raise ScopeRefused(f"the draft of lesson {mutation.id!r}", within.describe())
         refuse_flagged(publication, control)
         with self._writing(control) as session:
-            if within is not None:
-                refuse_out_of_scope(session, (m.id for m in publication.mutations), within)
-            return publish_checked(session, publication, self._limits)
+            states = None
+            if within is not None:  # the scopes and the revisions in one read
+                states = states_within(session, (m.id for m in publication.mutations), within)
+            return publish_checked(session, publication, self._limits, states)
 
     # -- admin (list, get, history, revert, purge, export, import, review: EngineStore) -----
 

@@ -21,8 +21,19 @@ moves both sides alike):
 * publication (batches of 1 and 100) and the fresh snapshot with every lesson decoded, at
   10,000 lessons, against raw SQLite (``store_bench``; PostgreSQL's race is ``team_bench.py``).
 
-Where the recall and hook rows stand, from their profiles (shared 2-core machine, load 8 to 12;
-the full profiles are in docs/recall.md, Performance):
+Where the rows that miss their goals stand, from their profiles (shared 2-core machine; the
+full profiles are in docs/store.md and docs/recall.md, Performance):
+
+* publication: a publication writes the row, a history row holding the same body, the search
+  text (its row and the FTS5 entry) and the counters; its commit writes 17 pages to the
+  write-ahead log for a batch of 1 (the raw UPDATE 1) and 181 for a batch of 100 (the raw
+  UPDATE 11). ``store_bench`` splits it: SQLite's execute calls alone take 2.8x the raw
+  UPDATE's wall time for a batch of 1 and 5.6x for a batch of 100, past both goals before any
+  Python; the Python (canonical JSON, checksums, the folded search text) adds 0.9x and 6.3x;
+* snapshot with every lesson decoded: ``json.loads`` of the two JSON columns alone, building
+  nothing, is 13x to 16x the raw SELECT, so no decoder reading this JSON in Python meets 5x;
+  the rows are validated on read because their checksum proves what a writer stored, not that
+  this version's rules accept it;
 
 * index at run start: loaded from its file, 0.37 s (load 7 to 10), of which ``marshal.loads``
   of 32 MB about 0.25 s, the digest check 35 ms, the rows' content key 15 ms. A start whose

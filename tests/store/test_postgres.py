@@ -439,3 +439,24 @@ def test_the_counters_stay_exact_when_their_triggers_skip_an_edit_that_changes_n
         conn.execute("UPDATE records SET size = size + 1 WHERE id = %s", (first,))
         after = conn.execute("SELECT content_bytes FROM meta").fetchone()
         assert (before[0] + 1,) == after  # a counted column still moves its counter
+
+
+@pytest.mark.parametrize("kind", ["graph", "repository"])
+def test_a_confined_publication_over_an_imported_tombstone_is_refused_for_its_unknown_scope(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]], kind: str
+) -> None:
+    """A tombstone imported as one was never live here: its scope is unknown (a graph one
+    would pass a repository-less check), so a confined publication naming it is refused for
+    its scope, not answered with its revision, whichever op and revision it expects."""
+    store, access, _ = scoped
+    tombstone = {"id": new_lesson_id(), "revision": 3, "kind": kind, "retired": True}
+    store.import_lines([json.dumps(tombstone)])
+    generation = store.generation()
+    for mutation in (
+        Mutation(op="retire", id=tombstone["id"], expected_revision=3),
+        Mutation(op="upsert", id=tombstone["id"], expected_revision=3, draft=make_draft()),
+        Mutation(op="upsert", id=tombstone["id"], expected_revision=0, draft=make_draft()),
+    ):
+        with pytest.raises(ScopeRefused, match=str(tombstone["id"])):
+            store.publish(Publication(run_id="run", mutations=(mutation,)), within=access)
+    assert store.generation() == generation

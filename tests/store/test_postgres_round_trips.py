@@ -189,6 +189,31 @@ def test_a_token_is_checked_in_one_wait(pg_database: str, counter: _WaitCounter)
         pool.close()
 
 
+@pytest.mark.parametrize(
+    "ident",
+    ["0123456789abcde'", "0123456789ABCDEF", "０１２３４５６７８９abcdef", "٠١٢٣٤٥٦٧٨٩abcdef",
+     "0123456789abcd\x00f", "0123456789abcdef\n", "0123456789abcde\\"],
+    ids=["quote", "upper", "fullwidth", "arabic", "nul", "newline", "backslash"],
+)  # fmt: skip
+def test_a_token_whose_id_is_not_16_hex_digits_never_reaches_the_database(
+    pg_database: str, counter: _WaitCounter, ident: str
+) -> None:
+    """The token's id is written into the query text (``read_once``): anything but the 16
+    ASCII hex digits of ``_TOKEN`` must be refused before a query is built."""
+    from active_memory.server.credentials import CredentialStore
+    from active_memory.store.postgres.session import open_pool
+
+    pool = open_pool(counter.url(pg_database), max_size=1)
+    try:
+        credentials = CredentialStore(pool)
+        found: list[object] = []
+        token = f"amt_{ident}_{'A' * 43}"
+        waits = _waits_of(counter, lambda: found.append(credentials.authenticate(token)))
+        assert (waits, found) == (0, [None])
+    finally:
+        pool.close()
+
+
 def test_a_snapshot_waits_for_the_server_three_times(
     pg_database: str, counter: _WaitCounter
 ) -> None:

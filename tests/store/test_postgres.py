@@ -460,3 +460,32 @@ def test_a_confined_publication_over_an_imported_tombstone_is_refused_for_its_un
         with pytest.raises(ScopeRefused, match=str(tombstone["id"])):
             store.publish(Publication(run_id="run", mutations=(mutation,)), within=access)
     assert store.generation() == generation
+
+
+def test_the_counters_stay_exact_through_revert_purge_and_an_import_that_replaces(
+    pg_database: str, tenant: str
+) -> None:
+    """m004's triggers skip an UPDATE that keeps the counted columns: every other path that
+    updates a row in place (revert, purge, an import over a live lesson, in and out of its
+    scope and size) must still move the counters and the counts by scope exactly."""
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        first, second, third = _create(
+            store, make_draft("One"), make_draft("Two"), make_graph_draft()
+        )
+        _upsert(store, first, 1, make_draft("One, and a longer title"))
+        assert store.revert(first, 1).revisions == {first: 3}  # back to the shorter card
+        _upsert(store, second, 1, make_draft("Two", repository=OTHER))
+        assert store.revert(second, 1).revisions == {second: 3}  # back to its first scope
+        lines = [
+            {**make_draft("Three, now longer").model_dump(mode="json"), "id": third,
+             "revision": 2},
+            {**make_draft("Two", repository=OTHER).model_dump(mode="json"), "id": second,
+             "revision": 4},
+        ]  # fmt: skip
+        report = store.import_lines([json.dumps(line) for line in lines], replace=True)
+        assert set(report.replaced) == {second, third}
+        _retire(store, first, 3)
+        store.purge(first)
+        check = store.check()
+        assert check.ok, check.problems
+        assert (check.live, check.tombstones) == (2, 1)

@@ -489,3 +489,44 @@ def test_the_counters_stay_exact_through_revert_purge_and_an_import_that_replace
         check = store.check()
         assert check.ok, check.problems
         assert (check.live, check.tombstones) == (2, 1)
+
+
+def test_a_tenant_with_lessons_written_before_m004_is_upgraded_with_exact_counters(
+    pg_database: str, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m004 replaces the counters' triggers of a tenant that already holds lessons (a service
+    restarted on the new version): it applies once, in the ledger after m003, and the counts
+    kept before and after it stay equal to a recount."""
+    from functools import partial
+
+    from active_memory.store.postgres import store as pg_store
+    from active_memory.store.postgres.schema import apply_pending, check_current
+
+    def ledger() -> list[str]:
+        with psycopg.connect(pg_database) as conn:
+            rows = conn.execute(
+                f"SELECT name FROM {tenant_schema(tenant)}.schema_migrations ORDER BY seq"
+            ).fetchall()
+        return [str(name) for (name,) in rows]
+
+    before_m004 = PG_MIGRATIONS[:3]
+    monkeypatch.setattr(pg_store, "apply_pending", partial(apply_pending, known=before_m004))
+    monkeypatch.setattr(pg_store, "check_current", partial(check_current, known=before_m004))
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        first, second = _create(store, make_draft("One"), make_draft("Two"))
+        _upsert(store, first, 1, make_draft("Uno"))
+        _retire(store, second, 1)
+    assert ledger() == [m.name for m in before_m004]
+    monkeypatch.undo()
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        _upsert(store, first, 2, make_draft("Uno"))  # same scope and size: the new trigger
+        _upsert(store, first, 3, make_draft("Uno", repository=OTHER))
+        _create(store, make_graph_draft())
+        check = store.check()
+        assert check.ok, check.problems
+        assert (check.live, check.tombstones, check.schema_version) == (
+            2,
+            1,
+            "m004_quiet_counters",
+        )
+    assert ledger() == [m.name for m in PG_MIGRATIONS]

@@ -439,3 +439,94 @@ def test_the_counters_stay_exact_when_their_triggers_skip_an_edit_that_changes_n
         conn.execute("UPDATE records SET size = size + 1 WHERE id = %s", (first,))
         after = conn.execute("SELECT content_bytes FROM meta").fetchone()
         assert (before[0] + 1,) == after  # a counted column still moves its counter
+
+
+@pytest.mark.parametrize("kind", ["graph", "repository"])
+def test_a_confined_publication_over_an_imported_tombstone_is_refused_for_its_unknown_scope(
+    scoped: tuple[PostgresStore, AccessScope, dict[str, str]], kind: str
+) -> None:
+    """A tombstone imported as one was never live here: its scope is unknown (a graph one
+    would pass a repository-less check), so a confined publication naming it is refused for
+    its scope, not answered with its revision, whichever op and revision it expects."""
+    store, access, _ = scoped
+    tombstone = {"id": new_lesson_id(), "revision": 3, "kind": kind, "retired": True}
+    store.import_lines([json.dumps(tombstone)])
+    generation = store.generation()
+    for mutation in (
+        Mutation(op="retire", id=tombstone["id"], expected_revision=3),
+        Mutation(op="upsert", id=tombstone["id"], expected_revision=3, draft=make_draft()),
+        Mutation(op="upsert", id=tombstone["id"], expected_revision=0, draft=make_draft()),
+    ):
+        with pytest.raises(ScopeRefused, match=str(tombstone["id"])):
+            store.publish(Publication(run_id="run", mutations=(mutation,)), within=access)
+    assert store.generation() == generation
+
+
+def test_the_counters_stay_exact_through_revert_purge_and_an_import_that_replaces(
+    pg_database: str, tenant: str
+) -> None:
+    """m004's triggers skip an UPDATE that keeps the counted columns: every other path that
+    updates a row in place (revert, purge, an import over a live lesson, in and out of its
+    scope and size) must still move the counters and the counts by scope exactly."""
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        first, second, third = _create(
+            store, make_draft("One"), make_draft("Two"), make_graph_draft()
+        )
+        _upsert(store, first, 1, make_draft("One, and a longer title"))
+        assert store.revert(first, 1).revisions == {first: 3}  # back to the shorter card
+        _upsert(store, second, 1, make_draft("Two", repository=OTHER))
+        assert store.revert(second, 1).revisions == {second: 3}  # back to its first scope
+        lines = [
+            {**make_draft("Three, now longer").model_dump(mode="json"), "id": third,
+             "revision": 2},
+            {**make_draft("Two", repository=OTHER).model_dump(mode="json"), "id": second,
+             "revision": 4},
+        ]  # fmt: skip
+        report = store.import_lines([json.dumps(line) for line in lines], replace=True)
+        assert set(report.replaced) == {second, third}
+        _retire(store, first, 3)
+        store.purge(first)
+        check = store.check()
+        assert check.ok, check.problems
+        assert (check.live, check.tombstones) == (2, 1)
+
+
+def test_a_tenant_with_lessons_written_before_m004_is_upgraded_with_exact_counters(
+    pg_database: str, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """m004 replaces the counters' triggers of a tenant that already holds lessons (a service
+    restarted on the new version): it applies once, in the ledger after m003, and the counts
+    kept before and after it stay equal to a recount."""
+    from functools import partial
+
+    from active_memory.store.postgres import store as pg_store
+    from active_memory.store.postgres.schema import apply_pending, check_current
+
+    def ledger() -> list[str]:
+        with psycopg.connect(pg_database) as conn:
+            rows = conn.execute(
+                f"SELECT name FROM {tenant_schema(tenant)}.schema_migrations ORDER BY seq"
+            ).fetchall()
+        return [str(name) for (name,) in rows]
+
+    before_m004 = PG_MIGRATIONS[:3]
+    monkeypatch.setattr(pg_store, "apply_pending", partial(apply_pending, known=before_m004))
+    monkeypatch.setattr(pg_store, "check_current", partial(check_current, known=before_m004))
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        first, second = _create(store, make_draft("One"), make_draft("Two"))
+        _upsert(store, first, 1, make_draft("Uno"))
+        _retire(store, second, 1)
+    assert ledger() == [m.name for m in before_m004]
+    monkeypatch.undo()
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        _upsert(store, first, 2, make_draft("Uno"))  # same scope and size: the new trigger
+        _upsert(store, first, 3, make_draft("Uno", repository=OTHER))
+        _create(store, make_graph_draft())
+        check = store.check()
+        assert check.ok, check.problems
+        assert (check.live, check.tombstones, check.schema_version) == (
+            2,
+            1,
+            "m004_quiet_counters",
+        )
+    assert ledger() == [m.name for m in PG_MIGRATIONS]

@@ -189,6 +189,31 @@ def test_a_token_is_checked_in_one_wait(pg_database: str, counter: _WaitCounter)
         pool.close()
 
 
+@pytest.mark.parametrize(
+    "ident",
+    ["0123456789abcde'", "0123456789ABCDEF", "０１２３４５６７８９abcdef", "٠١٢٣٤٥٦٧٨٩abcdef",
+     "0123456789abcd\x00f", "0123456789abcdef\n", "0123456789abcde\\"],
+    ids=["quote", "upper", "fullwidth", "arabic", "nul", "newline", "backslash"],
+)  # fmt: skip
+def test_a_token_whose_id_is_not_16_hex_digits_never_reaches_the_database(
+    pg_database: str, counter: _WaitCounter, ident: str
+) -> None:
+    """The token's id is written into the query text (``read_once``): anything but the 16
+    ASCII hex digits of ``_TOKEN`` must be refused before a query is built."""
+    from active_memory.server.credentials import CredentialStore
+    from active_memory.store.postgres.session import open_pool
+
+    pool = open_pool(counter.url(pg_database), max_size=1)
+    try:
+        credentials = CredentialStore(pool)
+        found: list[object] = []
+        token = f"amt_{ident}_{'A' * 43}"
+        waits = _waits_of(counter, lambda: found.append(credentials.authenticate(token)))
+        assert (waits, found) == (0, [None])
+    finally:
+        pool.close()
+
+
 def test_a_snapshot_waits_for_the_server_three_times(
     pg_database: str, counter: _WaitCounter
 ) -> None:
@@ -245,3 +270,36 @@ def test_a_row_read_with_the_start_answers_once_and_only_until_a_write() -> None
     # Any other statement may have changed the row: the answer is dropped, the read is sent.
     assert session.execute(GENERATION_ROW).fetchone() == (99, 0, 0, 0)
     assert len(conn.sent) == 4
+
+
+class _Cursor:
+    def __init__(self, sent: list[bytes]) -> None:
+        self.sent = sent
+
+    def __enter__(self) -> _Cursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def executemany(self, query: bytes, rows: object) -> None:
+        self.sent.append(query)
+
+
+def test_a_kept_row_is_dropped_by_a_batch_write_and_answers_no_stopped_write() -> None:
+    from active_memory.errors import WriteInterrupted
+    from active_memory.store.postgres.session import PgSession
+    from active_memory.store.writes import META_ROW
+
+    conn = _Recorder()
+    conn.cursor = lambda: _Cursor(conn.sent)  # type: ignore[attr-defined]
+    session = PgSession(conn)  # type: ignore[arg-type]
+    session.known[META_ROW] = (7, 1, 2, 3)
+    # A batch of row writes fires the counters' triggers: the kept row may be stale after it.
+    session.executemany("UPDATE records SET size = ? WHERE id = ?", [(1, "x")])
+    assert session.execute(META_ROW).fetchone() == (99, 0, 0, 0)
+    session.known[META_ROW] = (7, 1, 2, 3)
+    session.stopped = WriteInterrupted("writing", "the client went away")
+    with pytest.raises(WriteInterrupted):  # stopped: no answer, kept or sent
+        session.execute(META_ROW)
+    assert len(conn.sent) == 2

@@ -229,12 +229,14 @@ class SqliteClock:
 
     def __init__(self) -> None:
         self.wall = self.cpu = 0.0
-        self._saved: dict[str, Callable[..., object]] = {}
+        # The class's own attribute of each name, None where it inherits sqlite3.Connection's:
+        # the wrapper calls what the store calls, and leaving puts back exactly what was there.
+        self._saved: dict[str, object | None] = {}
 
     def __enter__(self) -> SqliteClock:
         for name in ("execute", "executemany"):
-            method = getattr(sqlite3.Connection, name)
-            self._saved[name] = method
+            self._saved[name] = vars(SqliteConnection).get(name)
+            method = getattr(SqliteConnection, name)
 
             def timed_call(conn: object, *args: object, _method: Any = method) -> object:
                 wall, cpu = time.perf_counter(), time.process_time()
@@ -248,8 +250,11 @@ class SqliteClock:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for name in self._saved:
-            delattr(SqliteConnection, name)  # back to sqlite3.Connection's own
+        for name, own in self._saved.items():
+            if own is None:
+                delattr(SqliteConnection, name)  # back to sqlite3.Connection's own
+            else:
+                setattr(SqliteConnection, name, own)
 
 
 def bench_sqlite_share(

@@ -3,8 +3,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import git
+import pytest
 
-from active_memory.repository import find_checkout, local_repository_key, origin_url, repository_key
+from active_memory.errors import LessonValidationError
+from active_memory.repository import (
+    KEY_BYTES,
+    find_checkout,
+    local_repository_key,
+    origin_url,
+    repository_key,
+    repository_key_from_remote,
+    validate_repository_key,
+)
 
 
 def make_repo(path: Path, origin: str | None = None) -> git.Repo:
@@ -52,6 +62,43 @@ def test_a_directory_outside_git_gets_a_local_key(tmp_path: Path) -> None:
 def test_a_remote_that_is_a_local_path_falls_back_to_a_local_key(tmp_path: Path) -> None:
     make_repo(tmp_path / "clone", "/srv/git/widgets.git")
     assert repository_key(tmp_path / "clone") == local_repository_key(tmp_path / "clone")
+
+
+def test_a_remote_whose_key_the_rules_refuse_falls_back_to_a_local_key(tmp_path: Path) -> None:
+    make_repo(tmp_path / "clone", "https://github.com/acme/wid..gets.git")
+    assert repository_key(tmp_path / "clone") == local_repository_key(tmp_path / "clone")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (3, "scope.repository: must be a string, got int"),
+        (
+            "repo:" + "a" * KEY_BYTES,
+            f"scope.repository: is {KEY_BYTES + 5} UTF-8 bytes; the limit is",
+        ),
+        ("forge:host/a/b..c", "scope.repository: 'forge:host/a/b..c' is not a credential-free"),
+        ("forge:user@host/a/b", "is not a credential-free repository key"),
+    ],
+)
+def test_a_key_is_refused_naming_the_field_and_the_rule(value: object, message: str) -> None:
+    with pytest.raises(LessonValidationError, match=message.replace(".", r"\.")):
+        validate_repository_key("scope.repository", value)
+
+
+def test_a_remote_without_a_key_is_refused_naming_it() -> None:
+    with pytest.raises(LessonValidationError, match="repository: cannot derive a key from remote"):
+        repository_key_from_remote("/srv/git/widgets.git")
+    with pytest.raises(LessonValidationError, match="is not a credential-free repository key"):
+        repository_key_from_remote("https://github.com/acme/wid..gets.git")
+    # A well-known scheme's port says nothing about the repository; another scheme's does.
+    assert (
+        repository_key_from_remote("ssh://git@Host.example:2222/a/b.git")
+        == "forge:host.example/a/b"
+    )
+    assert (
+        repository_key_from_remote("gitx://host.example:2222/a/b") == "forge:host.example:2222/a/b"
+    )
 
 
 def test_linked_worktrees_read_the_shared_config(tmp_path: Path) -> None:

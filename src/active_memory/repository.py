@@ -22,8 +22,11 @@ import stat
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from active_memory.errors import LessonValidationError
 from active_memory.limits import LIMITS
+from active_memory.type_checking import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from active_memory.errors import LessonValidationError
 
 __all__ = [
     "find_checkout",
@@ -47,18 +50,32 @@ _REPOSITORY_KEY = re.compile(
 def validate_repository_key(field_name: str, value: object) -> str:
     """``value`` if it is a credential-free key, else LessonValidationError naming the field."""
     if not isinstance(value, str):
-        raise LessonValidationError(field_name, f"must be a string, got {type(value).__name__}")
+        raise _invalid(field_name, f"must be a string, got {type(value).__name__}")
+    problem = _key_problem(value)
+    if problem:
+        raise _invalid(field_name, problem)
+    return value
+
+
+def _key_problem(value: str) -> str | None:
     # The pattern admits no whitespace or control character, so it also keeps the key one line.
     size = len(value.encode("utf-8", "surrogatepass"))
     if size > KEY_BYTES:
-        raise LessonValidationError(field_name, f"is {size} UTF-8 bytes; the limit is {KEY_BYTES}")
+        return f"is {size} UTF-8 bytes; the limit is {KEY_BYTES}"
     if not _REPOSITORY_KEY.fullmatch(value) or "@" in value or ".." in value:
-        raise LessonValidationError(
-            field_name,
+        return (
             f"{value!r} is not a credential-free repository key "
-            "(forge:host/owner/repo, local:<hex> or repo:<name>)",
+            "(forge:host/owner/repo, local:<hex> or repo:<name>)"
         )
-    return value
+    return None
+
+
+def _invalid(field_name: str, problem: str) -> LessonValidationError:
+    # Imported where raised: the hook fallback's first call derives a key here and loads no
+    # exception tree (about 1 ms) when the key derives cleanly.
+    from active_memory.errors import LessonValidationError
+
+    return LessonValidationError(field_name, problem)
 
 
 def repository_key_from_remote(url: str) -> str:
@@ -67,6 +84,14 @@ def repository_key_from_remote(url: str) -> str:
     Accepts ``https://user:token@host/owner/repo.git``, ``ssh://git@host:22/owner/repo`` and
     scp-like ``git@host:owner/repo.git``.
     """
+    key = _forge_key(url)
+    if key is None:
+        raise _invalid("repository", f"cannot derive a key from remote {url!r}")
+    return validate_repository_key("repository", key)
+
+
+def _forge_key(url: str) -> str | None:
+    """The unchecked ``forge:`` key of ``url``, None when it names no host and path."""
     text = url.strip()
     scp = re.fullmatch(r"(?:[^@/\s]+@)?([A-Za-z0-9.-]+):(?!//)([^\s]+)", text)
     if scp and "://" not in text:
@@ -74,15 +99,14 @@ def repository_key_from_remote(url: str) -> str:
     else:
         parts = urlsplit(text)
         if not parts.hostname or not parts.path.strip("/"):
-            raise LessonValidationError("repository", f"cannot derive a key from remote {url!r}")
+            return None
         host, path = parts.hostname, parts.path
         port = parts.port if parts.scheme not in ("https", "http", "ssh", "git") else None
     path = path.strip("/")
     if path.endswith(".git"):
         path = path[: -len(".git")]
     host = host.lower()
-    key = f"forge:{host}{f':{port}' if port else ''}/{path}"
-    return validate_repository_key("repository", key)
+    return f"forge:{host}{f':{port}' if port else ''}/{path}"
 
 
 def local_repository_key(checkout: str | os.PathLike[str]) -> str:
@@ -204,9 +228,8 @@ def repository_key(workspace: str | os.PathLike[str]) -> str:
     if checkout is None:
         return local_repository_key(workspace)
     url = origin_url(checkout)
-    if url:
-        try:
-            return repository_key_from_remote(url)
-        except LessonValidationError:
-            pass  # a remote we cannot name (a local path, say) identifies nothing portable
+    key = _forge_key(url) if url else None
+    if key is not None and _key_problem(key) is None:
+        return key
+    # A remote we cannot name (a local path, say) identifies nothing portable.
     return local_repository_key(checkout)

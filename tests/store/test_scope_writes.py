@@ -16,6 +16,7 @@ from active_memory.models.changes import Mutation, Publication
 from active_memory.models.lessons import LessonDraft
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.sqlite import SqliteStore
+from active_memory.store.writes import RowState
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft, publish_new
 
 OTHER = "forge:example.com/acme/other"
@@ -139,3 +140,36 @@ def test_a_scope_edited_behind_the_store_is_written_again_by_the_next_publicatio
     assert _live_in(store, REPOSITORY) == {lesson_id}
     assert _live_in(store, OTHER) == set()
     _assert_counts_agree(store)
+
+
+OTHER_HASH = "0" * 64
+
+
+@pytest.mark.parametrize(
+    ("row", "draft", "holds"),
+    [
+        (RowState(1, False, "repository", REPOSITORY), make_draft(), True),
+        (RowState(1, True, "repository", REPOSITORY), make_draft(), False),
+        (RowState(1, False, "repository", OTHER), make_draft(), False),
+        (RowState(1, False, "repository", None), make_draft(), False),
+        (RowState(1, False, "repository", REPOSITORY, GRAPH_HASH), make_draft(), False),
+        (RowState(1, False, "graph", REPOSITORY, GRAPH_HASH), make_draft(), False),
+        (RowState(1, False, "graph", None, GRAPH_HASH), make_graph_draft(), True),
+        (RowState(1, False, "graph", REPOSITORY, GRAPH_HASH),
+         make_graph_draft(repository=REPOSITORY), True),
+        (RowState(1, False, "graph", REPOSITORY, GRAPH_HASH), make_graph_draft(), False),
+        (RowState(1, False, "graph", "", GRAPH_HASH), make_graph_draft(), False),
+        (RowState(1, False, "graph", None, GRAPH_HASH),
+         make_graph_draft(repository=REPOSITORY), False),
+        (RowState(1, False, "graph", None, OTHER_HASH), make_graph_draft(), False),
+        (RowState(1, False, "graph", None, None), make_graph_draft(), False),
+        (RowState(1, False, "repository", None, GRAPH_HASH), make_graph_draft(), False),
+    ],
+)  # fmt: skip
+def test_a_row_holds_a_drafts_scope_only_when_every_scope_column_would_stay(
+    row: RowState, draft: LessonDraft, holds: bool
+) -> None:
+    # The narrow UPDATE leaves kind, repository and graph_hash as they are: a True here for a
+    # row whose columns differ would leave a lesson in the old scope (a graph lesson served to a
+    # repository's runs, or one repository's lesson to another's).
+    assert row.holds_scope_of(draft) is holds

@@ -26,8 +26,8 @@ full profiles are in docs/store.md and docs/recall.md, Performance):
 
 * publication: a publication writes the row, a history row holding the same body, the search
   text (its row and the FTS5 entry) and the counters; its commit writes 17 pages to the
-  write-ahead log for a batch of 1 (the raw UPDATE 1) and 181 for a batch of 100 (the raw
-  UPDATE 11). ``store_bench`` splits it: SQLite's execute calls alone take 2.8x the raw
+  write-ahead log for a batch of 1 (the raw UPDATE 1) and 75 to 185 for a batch of 100 (the
+  raw UPDATE 11). ``store_bench`` splits it: SQLite's execute calls alone take 2.8x the raw
   UPDATE's wall time for a batch of 1 and 5.6x for a batch of 100, past both goals before any
   Python; the Python (canonical JSON, checksums, the folded search text) adds 0.9x and 6.3x;
 * snapshot with every lesson decoded: its floor, the raw SELECT followed by ``json.loads`` of

@@ -374,3 +374,12 @@ def test_a_project_level_agent_file_with_a_long_first_line_is_an_execution(
     if first_bytes > LINE_LIMIT:
         # The line over the converter's own limit is cut, and the cut is recorded.
         assert _cuts(record)["lines: line not read: over the line limit"] == 1
+
+
+def test_a_working_directory_holding_a_nul_is_read_without_a_checkout(tmp_path: Path) -> None:
+    # Found by the session fuzz: the path reached os.path.realpath, which raised ValueError.
+    lines = [user("Fix the failing test.", 1, cwd="/home/dev/a\u0000b"),
+             assistant_text("Looking at it.", 2, cwd="/home/dev/a\u0000b")]  # fmt: skip
+    record = load_claude_session(write_lines(session_path(tmp_path), lines), tmp_path / "rec")
+    assert record.checkout is None
+    assert record.runtime["cwd"] == "/home/dev/a\u0000b"

@@ -159,11 +159,18 @@ def _assemble(
         ),
         runtime=runtime,
         executions=executions,
-        checkout=None
-        if not facts.cwd
-        else Checkout(path=Path(facts.cwd), repository=local_repository_key(facts.cwd)),
+        checkout=_checkout(facts.cwd),
         initial_input=facts.initial_input,
         receipts=receipts.kept(),
     )
     dump_run_record(record, target)
     return load_run_record(target)
+
+
+def _checkout(cwd: str | None) -> Checkout | None:
+    """The checkout a session's working directory names; None without one, or when it holds a
+    NUL character, which no folder's path can (a damaged or hostile log: the session is still
+    read, with its working directory kept in the runtime facts as the log gave it)."""
+    if not cwd or "\0" in cwd:
+        return None
+    return Checkout(path=Path(cwd), repository=local_repository_key(cwd))

@@ -34,7 +34,7 @@ from active_memory.models.lessons import GraphScope, LessonDraft, Scope
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.results import HistoryEntry
 from active_memory.store.sql import SqlConnection
-from active_memory.store.writes import RowState
+from active_memory.store.writes import STATE_COLUMNS, RowState, rows_by_id
 
 __all__ = [
     "AccessScope",
@@ -45,8 +45,6 @@ __all__ = [
     "states_within",
     "whole_histories_within",
 ]
-
-_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,16 +92,9 @@ def _stored_scopes(
     """Each id that has a row: the (kind, repository, graph hash) it last had while live, None
     when it never had content here (a tombstone imported as one)."""
     scopes: dict[str, tuple[str, str | None, str | None] | None] = {}
-    for start in range(0, len(ids), _CHUNK):
-        chunk = ids[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            "SELECT id, kind, scoped, scope_repository, scope_graph_hash FROM records "
-            f"WHERE id IN ({marks})",
-            chunk,
-        ).fetchall()
-        for lesson_id, kind, scoped, repository, graph_hash in rows:
-            scopes[str(lesson_id)] = (str(kind), repository, graph_hash) if scoped else None
+    columns = "id, kind, scoped, scope_repository, scope_graph_hash"
+    for lesson_id, kind, scoped, repository, graph_hash in rows_by_id(conn, columns, ids):
+        scopes[str(lesson_id)] = (str(kind), repository, graph_hash) if scoped else None
     return scopes
 
 
@@ -155,22 +146,14 @@ def states_within(
     wanted = list(dict.fromkeys(ids))
     states: dict[str, RowState] = {}
     reached: dict[str, bool] = {}
-    for start in range(0, len(wanted), _CHUNK):
-        chunk = wanted[start : start + _CHUNK]
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            "SELECT id, revision, deleted, kind, repository, graph_hash, scoped, "
-            f"scope_repository, scope_graph_hash FROM records WHERE id IN ({marks})",
-            chunk,
-        ).fetchall()
-        for lesson_id, revision, deleted, kind, repository, graph_hash, *scope in rows:
-            scoped, scope_repository, scope_graph_hash = scope
-            states[lesson_id] = RowState(
-                int(revision), bool(deleted), str(kind), repository, graph_hash
-            )
-            reached[lesson_id] = bool(scoped) and access.allows(
-                str(kind), scope_repository, scope_graph_hash
-            )
+    columns = f"{STATE_COLUMNS}, scoped, scope_repository, scope_graph_hash"
+    for lesson_id, *state, scoped, scope_repository, scope_graph_hash in rows_by_id(
+        conn, columns, wanted
+    ):
+        found = states[lesson_id] = RowState.from_columns(*state)
+        reached[lesson_id] = bool(scoped) and access.allows(
+            found.kind, scope_repository, scope_graph_hash
+        )
     for lesson_id in wanted:  # ids without a row pass: they are new
         if not reached.get(lesson_id, True):
             raise ScopeRefused(f"lesson {lesson_id!r}", access.describe())

@@ -32,7 +32,7 @@ from active_memory.models.lessons import Lesson, LessonDraft
 from active_memory.store.codec import canonical_json, encode_draft
 from active_memory.store.results import HistoryOp, Tombstone
 from active_memory.store.sql import SqlConnection
-from active_memory.store.writes import Change, read_states
+from active_memory.store.writes import Change, read_states, rows_by_id
 
 __all__ = ["ImportEntry", "ImportPlan", "lesson_line", "parse_lines", "plan_import"]
 
@@ -179,11 +179,6 @@ def _content(draft: LessonDraft) -> tuple[str, str]:
 
 def _live_content(conn: SqlConnection, ids: list[str]) -> dict[str, tuple[str, str]]:
     content: dict[str, tuple[str, str]] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for lesson_id, body, evidence in conn.execute(
-            f"SELECT id, body, evidence FROM records WHERE deleted = 0 AND id IN ({marks})", chunk
-        ):
-            content[lesson_id] = (body, evidence)
+    for lesson_id, body, evidence in rows_by_id(conn, "id, body, evidence", ids, live_only=True):
+        content[lesson_id] = (body, evidence)
     return content

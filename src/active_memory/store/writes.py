@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from active_memory.errors import PublicationError, PublicationFenced, StoreError
 from active_memory.limits import LIMITS
@@ -29,6 +30,7 @@ from active_memory.store.unreadable import safe_message
 __all__ = [
     "GENERATION_ROW",
     "META_ROW",
+    "STATE_COLUMNS",
     "Capacity",
     "Change",
     "RowState",
@@ -38,6 +40,7 @@ __all__ = [
     "read_generation",
     "read_states",
     "read_transaction",
+    "rows_by_id",
     "scrub_file",
     "utc_now",
     "write_transaction",
@@ -133,6 +136,13 @@ class RowState:
     repository: str | None = None
     graph_hash: str | None = None
 
+    @classmethod
+    def from_columns(
+        cls, revision: Any, deleted: Any, kind: Any, repository: Any, graph_hash: Any
+    ) -> RowState:
+        """The state of a row from its columns as ``STATE_COLUMNS`` names them."""
+        return cls(int(revision), bool(deleted), str(kind), repository, graph_hash)
+
     def holds_scope_of(self, draft: LessonDraft) -> bool:
         """Whether this row is live with ``draft``'s kind, repository and graph: writing the
         draft over it then leaves every scope column as it is (:attr:`Change.keeps_scope`)."""
@@ -148,23 +158,28 @@ class RowState:
         )
 
 
-def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:
-    """Current revision, tombstone flag and scope columns of each id that has a row."""
+def rows_by_id(
+    conn: SqlConnection, columns: str, ids: Iterable[str], *, live_only: bool = False
+) -> Iterator[tuple[Any, ...]]:
+    """``SELECT columns FROM records`` for the rows of ``ids`` that exist (each id asked once,
+    ``live_only``: only live rows), in chunks under SQLite's limit on bound parameters."""
     wanted = list(dict.fromkeys(ids))
-    states: dict[str, RowState] = {}
+    live = "deleted = 0 AND " if live_only else ""
     for start in range(0, len(wanted), _CHUNK):
         chunk = wanted[start : start + _CHUNK]
         marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            "SELECT id, revision, deleted, kind, repository, graph_hash FROM records "
-            f"WHERE id IN ({marks})",
-            chunk,
-        )
-        for lesson_id, revision, deleted, kind, repository, graph_hash in rows:
-            states[lesson_id] = RowState(
-                int(revision), bool(deleted), str(kind), repository, graph_hash
-            )
-    return states
+        yield from conn.execute(
+            f"SELECT {columns} FROM records WHERE {live}id IN ({marks})", chunk
+        ).fetchall()
+
+
+# What ``read_states`` reads of a row: the id, then ``RowState.from_columns``'s columns.
+STATE_COLUMNS = "id, revision, deleted, kind, repository, graph_hash"
+
+
+def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:
+    """Current revision, tombstone flag and scope columns of each id that has a row."""
+    return {row[0]: RowState.from_columns(*row[1:]) for row in rows_by_id(conn, STATE_COLUMNS, ids)}
 
 
 @dataclass(frozen=True, slots=True)

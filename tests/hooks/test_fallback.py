@@ -226,8 +226,7 @@ def test_a_call_served_from_the_cache_imports_only_what_it_uses(
 ) -> None:
     """The warm call: neither the store's SQLite, nor collections (about 1.5 ms of a call), nor
     the exception tree (about 1 ms), nor another harness's adapter; and for a ``Read``, neither
-    the shell reader (0.3 ms), nor outside a run the run's ledger module, nor ``@record``, which
-    compiled an ``__init__`` per class (about 1 ms for the dozen classes of the hook path)."""
+    the shell reader (0.3 ms), nor outside a run the run's ledger module."""
     workspace, store = setup
     payload = payload_in("claude/read.json", workspace)
     argv = ["claude", "--store", str(store), "--workspace", str(workspace)]
@@ -245,7 +244,7 @@ def test_a_call_served_from_the_cache_imports_only_what_it_uses(
     unused = {"_sqlite3", "active_memory.store.rows", "collections", "collections.abc",
               "active_memory.errors", "active_memory.hooks.codex", "active_memory.hooks.copilot",
               "active_memory.hooks.pi", "active_memory.recall.shell",
-              "active_memory.recall.record", "active_memory.hooks.run_ledger"}  # fmt: skip
+              "active_memory.hooks.run_ledger"}  # fmt: skip
     assert {"_sqlite3", "active_memory.store.rows"} <= cold  # the first call read the store
     assert sorted(unused & warm) == []
     assert "active_memory.hooks.claude" in warm

@@ -140,7 +140,7 @@ class MemoryService:
                 self._stores[tenant] = store
                 self._checked[tenant] = now
                 return store
-            due = now - self._checked.get(tenant, 0.0) >= LEDGER_CHECK_S
+            due = self._ledger_due(tenant, now)
         if due:
             store.check_migrations()
             with self._stores_lock:
@@ -153,11 +153,13 @@ class MemoryService:
         without the lock that an opening store holds), else on a worker thread: a hop to a
         thread and back costs two context switches, on every request."""
         store = self._stores.get(tenant)
-        if store is not None and time.monotonic() - self._checked.get(tenant, 0.0) < (
-            LEDGER_CHECK_S
-        ):
+        if store is not None and not self._ledger_due(tenant, time.monotonic()):
             return store
         return await run_in_threadpool(self.store, tenant)
+
+    def _ledger_due(self, tenant: str, now: float) -> bool:
+        """Whether the tenant's migration ledger was last read ``LEDGER_CHECK_S`` or more ago."""
+        return now - self._checked.get(tenant, 0.0) >= LEDGER_CHECK_S
 
     # -- the request pipeline --------------------------------------------------------------
 

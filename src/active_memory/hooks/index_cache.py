@@ -261,7 +261,7 @@ def _packed_columns(columns: CardColumns) -> tuple[Any, ...]:
         ends, end = [], 0
         for string in strings:
             end += len(string)
-            ends.append(end.to_bytes(_END_BYTES, sys.byteorder))
+            ends.append(_end(end))
         return "".join(strings), b"".join(ends)
 
     return (packed(ids), tuple(revisions), packed(titles), packed(recommendations))

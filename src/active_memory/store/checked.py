@@ -87,11 +87,14 @@ def publish_checked(
     publication: Publication,
     limits: StoreLimits,
     states: Mapping[str, RowState] | None = None,
+    *,
+    last: bool = False,
 ) -> PublicationReceipt:
     """Check and write ``publication`` in the caller's write transaction; an empty one writes
-    nothing and reports the current generation. ``states`` as for :func:`checked_changes`."""
+    nothing and reports the current generation. ``states`` as for :func:`checked_changes`;
+    ``last`` as for :func:`~active_memory.store.writes.apply_changes`."""
     if not publication.mutations:
         return PublicationReceipt(read_generation(conn), {})
     changes = checked_changes(conn, publication, states)
-    generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits)
+    generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits, last=last)
     return publication_receipt(generation, changes)

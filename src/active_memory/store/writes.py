@@ -42,6 +42,7 @@ __all__ = [
     "read_transaction",
     "rows_by_id",
     "scrub_file",
+    "states_of_rows",
     "utc_now",
     "write_transaction",
 ]
@@ -179,7 +180,12 @@ STATE_COLUMNS = "id, revision, deleted, kind, repository, graph_hash"
 
 def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:
     """Current revision, tombstone flag and scope columns of each id that has a row."""
-    return {row[0]: RowState.from_columns(*row[1:]) for row in rows_by_id(conn, STATE_COLUMNS, ids)}
+    return states_of_rows(rows_by_id(conn, STATE_COLUMNS, ids))
+
+
+def states_of_rows(rows: Iterable[Sequence[Any]]) -> dict[str, RowState]:
+    """The states of rows read as ``STATE_COLUMNS`` (any further columns are left alone)."""
+    return {row[0]: RowState.from_columns(*row[1:6]) for row in rows}
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,12 +250,19 @@ def count_capacity(conn: SqlConnection) -> Capacity:
 
 
 def apply_changes(
-    conn: SqlConnection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
+    conn: SqlConnection,
+    changes: Sequence[Change],
+    *,
+    run_id: str,
+    limits: StoreLimits,
+    last: bool = False,
 ) -> int:
     """Write ``changes`` and their history rows, check capacity, bump the generation.
 
     Must run inside ``write_transaction``; raises PublicationError (and the caller's
-    transaction rolls back) when a body or the store would exceed a limit.
+    transaction rolls back) when a body or the store would exceed a limit. ``last``: the
+    caller runs nothing more in the transaction, so an engine may end it with these writes
+    (``SqlConnection.pipeline``) when no limit is in reach.
     """
     # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
     # other writers waiting: the meta row is read once, every write is planned first and then
@@ -265,11 +278,13 @@ def apply_changes(
     writes: list[tuple[str, list[tuple[object, ...]]]] = []  # runs of one statement, in order
     history: list[tuple[object, ...]] = []
     texts: list[tuple[str, tuple[str, str] | None, bool]] = []  # search text (search_text)
+    grown = 0  # the sizes written
     for change in changes:
         body = evidence = None
         card = None
         if change.draft is not None:
-            sql, values, (body, evidence) = _live_write(change, change.draft, limits)
+            sql, values, (body, evidence), size = _live_write(change, change.draft, limits)
+            grown += size
             card = (change.draft.title, change.draft.recommendation)
         elif change.create:
             sql, values = _INSERT_TOMBSTONE, (change.id, change.revision, change.kind)
@@ -302,23 +317,42 @@ def apply_changes(
             (generation,),
         )
     )
+    # A batch too small to take any measure past its limit, whatever the rows it replaces, is
+    # written with its transaction's end (``pipeline(last=True)``); one that might is checked
+    # against the counters its writes leave before anything commits.
+    last = last and _cannot_cross(before, changes, grown, limits)
     # The result is taken after the pipeline ends: a fetch inside it would wait for the server
     # once more than the pipeline's end already does.
-    with conn.pipeline():
+    with conn.pipeline(last=last):
         for sql, parameter_rows in writes:
             conn.executemany(sql, parameter_rows)
         sent = [conn.execute(sql, parameters) for sql, parameters in statements]
-    after = sent[-1].fetchone()
-    # A batch over a limit raises here, and the caller's transaction rolls every write back.
-    _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
+    if not last:
+        after = sent[-1].fetchone()
+        # A batch over a limit raises here, and the caller's transaction rolls every write back.
+        _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
     return generation
+
+
+def _cannot_cross(
+    before: Capacity, changes: Sequence[Change], grown: int, limits: StoreLimits
+) -> bool:
+    """Whether no limit can be passed by ``changes``: each writes one row, so it adds at most
+    one live lesson and one row, and at most its own size (``grown`` in all) to the content;
+    what it replaces can only lower that."""
+    count = len(changes)
+    return (
+        before.live + count <= limits.max_live
+        and before.rows + count <= limits.max_rows
+        and before.content_bytes + grown <= limits.max_total_bytes
+    )
 
 
 def _live_write(
     change: Change, draft: LessonDraft, limits: StoreLimits
-) -> tuple[str, tuple[object, ...], tuple[str, str]]:
-    """The statement and parameters that write ``draft`` (``change``'s) as its live row, and
-    the body and evidence they write (the history row keeps the same text)."""
+) -> tuple[str, tuple[object, ...], tuple[str, str], int]:
+    """The statement and parameters that write ``draft`` (``change``'s) as its live row, the
+    body and evidence they write (the history row keeps the same text) and the row's size."""
     encoded = encode_draft(draft)
     if encoded.body_bytes > limits.max_body_bytes:
         raise PublicationError(
@@ -335,10 +369,10 @@ def _live_write(
     if change.keeps_scope:
         values: tuple[object, ...] = (change.revision, encoded.node_id, *content, encoded.size,
                                       checksum, change.id)  # fmt: skip
-        return _UPDATE_CONTENT, values, content
+        return _UPDATE_CONTENT, values, content, encoded.size
     values = (change.revision, encoded.kind, encoded.repository, encoded.graph_hash,
               encoded.node_id, *content, encoded.size, checksum, change.id)  # fmt: skip
-    return (_INSERT_LIVE if change.create else _UPDATE_LIVE), values, content
+    return (_INSERT_LIVE if change.create else _UPDATE_LIVE), values, content, encoded.size
 
 
 _INSERT_LIVE = (

@@ -3,8 +3,10 @@
 A :class:`psycopg_pool.ConnectionPool` hands out autocommit connections; every operation runs
 in one explicit transaction whose ``search_path`` is the tenant's schema, set with its timeouts
 for that transaction only (``set_config(…, true)``, as ``SET LOCAL``), so a pooled connection
-carries nothing from one tenant to the next. Automatic server-side prepared statements are off
-for the same reason.
+carries nothing from one tenant to the next. A statement run often is prepared on the server
+(psycopg's ``prepare_threshold``): its names resolve in the schema of the transaction that runs
+it, since PostgreSQL parses a prepared statement again whenever ``search_path`` has changed
+since its last use, so the plan made for one tenant's tables never reads another's.
 
 * reads are ``REPEATABLE READ READ ONLY``: every statement sees one committed state;
 * writes are ``READ COMMITTED`` and start by locking the tenant's ``meta`` row (``SELECT …
@@ -27,7 +29,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
 
@@ -45,7 +47,16 @@ from active_memory.store.backend import PublicationControl
 from active_memory.store.sql import SqlCursor
 from active_memory.store.writes import GENERATION_ROW, META_ROW
 
-__all__ = ["PgSession", "open_pool", "read_once", "reading", "redacted", "updating", "writing"]
+__all__ = [
+    "PgSession",
+    "open_pool",
+    "read_once",
+    "reading",
+    "redacted",
+    "rows_query",
+    "updating",
+    "writing",
+]
 
 
 _STATEMENT_TIMEOUT_MS = 60_000
@@ -80,7 +91,10 @@ def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> Connec
         min_size=1,
         max_size=max_size,
         timeout=timeout_s,
-        kwargs={"autocommit": True, "prepare_threshold": None},
+        # psycopg's default, said here: a statement is prepared on its fifth run, so the
+        # writer's and the snapshot's few texts skip parsing and planning (about a third of
+        # the server's time a publication), and a one-off text never fills the cache.
+        kwargs={"autocommit": True, "prepare_threshold": 5},
         open=False,
         name="active-memory",
     )
@@ -109,14 +123,37 @@ class PgSession:
         self.conn = conn
         self.stopped: WriteInterrupted | None = None  # set by another thread: send no more
         self.known: dict[str, tuple[object, ...]] = {}
+        self.ahead_rows: list[tuple[Any, ...]] = []  # the rows of the opening's ``then``
+        self.committed = False  # by a ``pipeline(last=True)``: the transaction has ended
 
-    def pipeline(self) -> AbstractContextManager[object]:
-        """Statements sent inside go out without waiting for each other's results."""
-        return self.conn.pipeline()
+    @contextmanager
+    def pipeline(self, *, last: bool = False) -> Iterator[None]:
+        """Statements sent inside go out without waiting for each other's results; with
+        ``last``, the ``COMMIT`` goes out with them (after an error in any of them the server
+        skips it, and the transaction rolls back as any failed one does)."""
+        committing = None
+        try:
+            with self.conn.pipeline():
+                yield
+                if last:
+                    self._refuse_after_commit()
+                    committing = self.conn.execute(b"COMMIT", prepare=False)
+        except psycopg.Error:
+            # The server runs the COMMIT only once every statement before it succeeded; a
+            # cancel (``_interruptible``) that reaches it just after it committed must not
+            # report the batch as not written.
+            if committing is None or committing.statusmessage != "COMMIT":
+                raise
+        self.committed = last
+
+    def _refuse_after_commit(self) -> None:
+        if self.committed:
+            raise StoreError("a statement came after its transaction's COMMIT; nothing was sent")
 
     def execute(self, query: str, parameters: Sequence[Any] | None = None, /) -> SqlCursor:
         if self.stopped is not None:
             raise self.stopped
+        self._refuse_after_commit()
         if self.known:
             row = self.known.pop(query, None)
             if row is not None:
@@ -124,7 +161,7 @@ class PgSession:
             if not query.startswith("SELECT "):
                 self.known.clear()
         if parameters is None:
-            return self.conn.execute(query.encode("utf-8"))
+            return self.conn.execute(query.encode("utf-8"), prepare=False)
         return self.conn.execute(_translated(query), parameters)
 
     def executemany(self, query: str, parameters: Iterable[Sequence[Any]], /) -> object:
@@ -132,6 +169,7 @@ class PgSession:
         waiting for each row's result)."""
         if self.stopped is not None:
             raise self.stopped
+        self._refuse_after_commit()
         self.known.clear()
         with self.conn.cursor() as cursor:
             cursor.executemany(_translated(query), parameters)
@@ -190,30 +228,39 @@ def _transaction(
     ahead: str | None = None,
     locks: bool = False,
     control: PublicationControl | None = None,
+    then: str | None = None,
 ) -> Iterator[PgSession]:
     """One transaction on a pooled connection. Its ``BEGIN``, the settings (the schema and the
-    timeouts, each for this transaction only) and ``ahead``, a read of the ``meta`` row (a
-    write's is its writers' lock: ``locks``), go out as one simple query: one round trip where
-    each was one. ``ahead``'s row is kept to answer that read (``PgSession.known``).
-    ``control`` may stop the transaction from the moment the lock is asked for until the
-    caller's block ends (``_interruptible``)."""
+    timeouts, each for this transaction only), ``ahead``, a read of the ``meta`` row (a
+    write's is its writers' lock: ``locks``), and ``then``, a read whose rows the caller takes
+    from ``PgSession.ahead_rows`` (see :func:`rows_query`), go out as one simple query: one
+    round trip where each was one. ``ahead``'s row is kept to answer that read
+    (``PgSession.known``). ``control`` may stop the transaction from the moment the lock is
+    asked for until the caller's block ends (``_interruptible``)."""
     opening = _opening(begin, schema, lock_timeout_ms, ahead, locks)
+    if then is not None:
+        opening += b"; " + then.encode()
     with _failures(where, failure), pool.connection() as conn:
         session = PgSession(conn)
         try:
             with _interruptible(session, control, where) as held:
-                opened = conn.execute(opening)
+                opened = conn.execute(opening, prepare=False)
                 if ahead is not None:
-                    while opened.nextset():  # its row comes last
-                        pass
+                    opened.nextset()  # past the BEGIN
+                    opened.nextset()  # past the settings
                     row = opened.fetchone()
                     if row is not None:  # the meta row is always there; if not, ask again
                         session.known[ahead] = row
+                if then is not None:
+                    while opened.nextset():  # its rows come last
+                        pass
+                    session.ahead_rows = opened.fetchall()
                 if locks:
                     _fence(control)
                     held()
                 yield session
-            conn.execute(b"COMMIT")
+            if not session.committed:
+                conn.execute(b"COMMIT", prepare=False)
         except BaseException:
             _rollback(conn)
             raise
@@ -244,6 +291,23 @@ def _opening(
 
 
 _PLAIN_SETTING = re.compile(r'"?[a-z][a-z0-9_]{0,62}"?|[0-9]{1,12}')
+_PLAIN_LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
+
+
+def rows_query(columns: str, ids: Sequence[str]) -> str | None:
+    """``SELECT columns FROM records`` for the rows of ``ids``, their values written into the
+    text, for a write to read with its lock (``writing``'s ``then``: one round trip fewer while
+    other writers wait); None, so the caller reads them the usual way with bound parameters,
+    when there is no id, more than a batch's worth, or one that is not a plain lesson id (no
+    quote, no backslash can then reach the text: each value is refused, never escaped)."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted or len(wanted) > _ROWS_AHEAD or not all(map(_PLAIN_LESSON_ID.fullmatch, wanted)):
+        return None
+    values = ", ".join(f"'{lesson_id}'" for lesson_id in wanted)
+    return f"SELECT {columns} FROM records WHERE id IN ({values})"
+
+
+_ROWS_AHEAD = 500
 
 
 @contextmanager
@@ -275,7 +339,7 @@ def read_once(pool: ConnectionPool, schema: str, where: str, query: str) -> Any:
     text = b"; ".join((_opening(_READ, schema, None, None, False), query.encode(), b"COMMIT"))
     with _failures(where, StoreError), pool.connection() as conn:
         try:
-            cursor = conn.execute(text)
+            cursor = conn.execute(text, prepare=False)
             cursor.nextset()  # past the BEGIN
             cursor.nextset()  # past the settings
             return cursor.fetchone()
@@ -315,9 +379,11 @@ def writing(
     control: PublicationControl | None = None,
     *,
     lock_timeout_ms: int = 5000,
+    then: str | None = None,
 ) -> Iterator[PgSession]:
     """One write transaction holding the tenant's writer lock; ``control`` is consulted before
-    the lock is awaited and again once it is held, the last moment before the first write."""
+    the lock is awaited and again once it is held, the last moment before the first write.
+    ``then`` is read with the lock, in the same round trip (``PgSession.ahead_rows``)."""
     _fence(control)
     with _transaction(
         pool,
@@ -329,6 +395,7 @@ def writing(
         ahead=META_ROW,
         locks=True,
         control=control,
+        then=then,
     ) as session:
         yield session
 

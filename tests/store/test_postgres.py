@@ -15,6 +15,8 @@ from racing import release, spawn
 from active_memory.errors import (
     ConfigError,
     LessonNotFound,
+    PublicationError,
+    RevisionConflict,
     ScopeRefused,
     StoreError,
     StoreUnavailable,
@@ -542,3 +544,58 @@ def test_a_tenant_with_lessons_written_before_m004_is_upgraded_with_exact_counte
             "m004_quiet_counters",
         )
     assert ledger() == [m.name for m in PG_MIGRATIONS]
+
+
+def _meanwhile(monkeypatch: pytest.MonkeyPatch, write: object) -> None:
+    """Run ``write`` once between a publication's read of its rows and its locked writes."""
+    from active_memory.store.postgres import at_once
+
+    real = at_once.plan_writes
+    pending = [write]
+
+    def planned(*args: object, **kwargs: object) -> object:
+        if pending:
+            pending.pop()()  # type: ignore[operator]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(at_once, "plan_writes", planned)
+
+
+def test_a_batch_whose_row_moved_on_before_the_lock_is_checked_again_under_it(
+    pg_database: str, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with (
+        PostgresStore(pg_database, tenant=tenant) as store,
+        PostgresStore(pg_database, tenant=tenant) as other,
+    ):
+        (lesson_id,) = _create(store, make_draft("First"))
+        _meanwhile(monkeypatch, lambda: _upsert(other, lesson_id, 1, make_draft("Theirs")))
+        mine = Mutation(op="upsert", id=lesson_id, expected_revision=1, draft=make_draft("Mine"))
+        with pytest.raises(RevisionConflict) as raised:
+            store.publish(Publication(run_id="mine", mutations=(mine,)))
+        assert [(m.id, m.expected, m.found) for m in raised.value.mismatches] == [(lesson_id, 1, 2)]
+        assert [entry.run_id for entry in store.history(lesson_id)] == ["seed", "edit"]
+        assert store.get(lesson_id).title == "Theirs"
+        assert store.generation() == 2
+        assert store.check().ok
+
+
+def test_a_batch_a_limit_came_within_reach_of_before_the_lock_is_counted_under_it(
+    pg_database: str, tenant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from active_memory.store.results import StoreLimits
+
+    two = StoreLimits(max_live=2)
+    with (
+        PostgresStore(pg_database, tenant=tenant, limits=two) as store,
+        PostgresStore(pg_database, tenant=tenant, limits=two) as other,
+    ):
+        _create(store, make_draft("First"))
+        # Read with one live lesson, one creation can leave two, the limit; another lesson is
+        # created before the lock, so the guard's bound fails and the locked way counts three.
+        _meanwhile(monkeypatch, lambda: _create(other, make_draft("Second")))
+        with pytest.raises(PublicationError, match="capacity limit reached"):
+            _create(store, make_draft("Third"))
+        assert len(store.list_lessons()) == 2
+        assert store.generation() == 2
+        assert store.check().ok

@@ -2,13 +2,13 @@
 
 Each wait is a client message that asks the server to answer and report it ready again: a
 ``Sync`` (the end of an extended-protocol exchange, or of a pipeline) or a simple ``Query``.
-A proxy between the store and the cluster's socket counts them. A transaction's start (its
-``BEGIN``, its settings and a write's lock, which reads the ``meta`` row the write needs, then
-the rows the batch names) is one simple query; the writes and the ``COMMIT`` one pipeline.
-Under the writers' lock every wait keeps the tenant's other writers queued, so a publication
-is held to two: the start and the writes. A batch that a limit is within reach of waits once
-more, for the counters its writes leave, before it commits; one of more than 500 lessons reads
-its rows after the start. A snapshot's start reads the generation: three.
+A proxy between the store and the cluster's socket counts them. A publication reads the rows
+it names and the counters (one simple query, no lock), then sends its start, the writers' lock,
+a guard, the writes and the ``COMMIT`` in one pipeline: two waits, neither under the lock
+(``store/postgres/at_once.py``). A batch that a limit is within reach of, or of more than 500
+lessons, is written the locked way: its start with the lock (and the rows, up to 500) as one
+simple query, the writes, and the commit unless no limit is in reach. A snapshot's start reads
+the generation: three.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from active_memory.errors import LessonNotFound, PublicationError
+from active_memory.errors import LessonNotFound, PublicationError, StoreError
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store.backend import PublicationControl, RunIdentity, SnapshotRequest
@@ -185,7 +185,7 @@ def test_a_batch_a_limit_is_within_reach_of_is_checked_before_it_commits(
         # One write might add a live lesson to the one there, the limit: the counters are read
         # before it commits (it adds none: a new revision).
         waits = _waits_of(counter, lambda: store.publish(_upsert(store, lesson_id, 1)))
-        assert waits == 3  # the start, the writes, the commit
+        assert waits == 4  # the read; then locked: the start, the writes, the commit
         assert store.get(lesson_id).revision == 2
         one_more = _upsert(store, new_lesson_id(), 0)
         with pytest.raises(PublicationError, match="capacity limit reached"):
@@ -412,3 +412,40 @@ def test_a_rows_read_with_the_lock_writes_only_plain_lesson_ids_into_its_text(
     assert rows_query("id, revision", plain) == (
         f"SELECT id, revision FROM records WHERE id IN ('{many[0]}', '{many[1]}', '{many[2]}')"
     )
+
+
+def test_a_statement_due_to_be_prepared_in_a_failed_pipeline_runs_again_afterwards(
+    pg_database: str,
+) -> None:
+    """psycopg counts a statement prepared as soon as it queues its preparation; when an
+    earlier statement of the same pipeline fails, the server skips it. The write's rollback
+    must leave the pooled connection able to run that statement again: without it, every
+    later run answered "prepared statement … does not exist"."""
+    from active_memory.store.postgres.session import open_pool, writing
+
+    pool = open_pool(pg_database, max_size=1)
+    tenant = f"trips{next(_tenants)}"
+    try:
+        store = PostgresStore(pg_database, tenant=tenant, pool=pool)
+        store.publish(_upsert(store, new_lesson_id(), 0))
+        schema = store._schema
+        for _ in range(2):  # rollbacks before, as a conflict's under the lock
+            with pytest.raises(KeyError), writing(pool, schema, "refusing"):
+                raise KeyError(schema)
+        count = "SELECT count(*) FROM records WHERE revision > ?"
+        for _ in range(5):  # psycopg's threshold: the next run prepares it
+            with writing(pool, schema, "counting") as session:
+                session.execute(count, (0,)).fetchone()
+
+        def fail() -> None:
+            with writing(pool, schema, "failing") as session, session.pipeline():
+                session.execute("SELECT 1 / 0 FROM meta")
+                session.execute(count, (0,))
+
+        with pytest.raises(StoreError, match="division by zero"):
+            fail()
+        for _ in range(2):
+            with writing(pool, schema, "counting again") as session:
+                assert session.execute(count, (0,)).fetchone() == (1,)
+    finally:
+        pool.close()

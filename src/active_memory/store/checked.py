@@ -23,7 +23,13 @@ from active_memory.store.writes import (
     read_states,
 )
 
-__all__ = ["checked_changes", "publication_receipt", "publish_checked", "refuse_flagged"]
+__all__ = [
+    "changes_against",
+    "checked_changes",
+    "publication_receipt",
+    "publish_checked",
+    "refuse_flagged",
+]
 
 
 def refuse_flagged(publication: Publication, control: PublicationControl | None = None) -> None:
@@ -49,6 +55,12 @@ def checked_changes(
     this transaction (``access.states_within``), else read here."""
     if states is None:
         states = read_states(conn, (m.id for m in publication.mutations))
+    return changes_against(publication, states)
+
+
+def changes_against(publication: Publication, states: Mapping[str, RowState]) -> list[Change]:
+    """The row writes of ``publication`` over rows in ``states``; RevisionConflict naming every
+    id that does not match them (a tombstoned id always conflicts)."""
     mismatches: list[RevisionMismatch] = []
     changes: list[Change] = []
     for mutation in publication.mutations:

@@ -49,13 +49,16 @@ from active_memory.store.writes import GENERATION_ROW, META_ROW
 
 __all__ = [
     "PgSession",
+    "RowsMoved",
     "open_pool",
+    "read_all_once",
     "read_once",
     "reading",
     "redacted",
     "rows_query",
     "updating",
     "writing",
+    "writing_at_once",
 ]
 
 
@@ -125,6 +128,7 @@ class PgSession:
         self.known: dict[str, tuple[object, ...]] = {}
         self.ahead_rows: list[tuple[Any, ...]] = []  # the rows of the opening's ``then``
         self.committed = False  # by a ``pipeline(last=True)``: the transaction has ended
+        self.pipeline_failed = False  # a statement in a pipeline failed (see ``_rollback``)
 
     @contextmanager
     def pipeline(self, *, last: bool = False) -> Iterator[None]:
@@ -132,18 +136,28 @@ class PgSession:
         ``last``, the ``COMMIT`` goes out with them (after an error in any of them the server
         skips it, and the transaction rolls back as any failed one does)."""
         committing = None
+        first: psycopg.Error | None = None  # a failure psycopg read while the block sent
         try:
             with self.conn.pipeline():
-                yield
-                if last:
-                    self._refuse_after_commit()
-                    committing = self.conn.execute(b"COMMIT", prepare=False)
-        except psycopg.Error:
+                try:
+                    yield
+                    if last:
+                        self._refuse_after_commit()
+                        committing = self.conn.execute(b"COMMIT", prepare=False)
+                except psycopg.Error as error:
+                    # Kept, not raised through the pipeline's end, which reports it once more
+                    # (as the statements after it, aborted) and would log the second report.
+                    first = error
+        except psycopg.Error as error:
             # The server runs the COMMIT only once every statement before it succeeded; a
             # cancel (``_interruptible``) that reaches it just after it committed must not
             # report the batch as not written.
             if committing is None or committing.statusmessage != "COMMIT":
-                raise
+                self.pipeline_failed = True
+                raise (first or error) from None
+        if first is not None:
+            self.pipeline_failed = True
+            raise first
         self.committed = last
 
     def _refuse_after_commit(self) -> None:
@@ -208,12 +222,19 @@ def _fence(control: PublicationControl | None) -> None:
         raise PublicationFenced(f"publication not started: {refusal}; nothing was written")
 
 
-def _rollback(conn: psycopg.Connection[Any]) -> None:
+def _rollback(conn: psycopg.Connection[Any], session: PgSession | None = None) -> None:
     if conn.closed:
         return
     # A broken connection cannot roll back; the pool discards it and the server rolled back.
     with suppress(psycopg.Error):
-        conn.execute(b"ROLLBACK")
+        if session is not None and session.pipeline_failed:
+            # psycopg counts a statement prepared once it queues its preparation in a pipeline;
+            # an earlier failure there makes the server skip it. Its rollback() forgets every
+            # statement prepared on the connection, on both sides (DEALLOCATE ALL), rather
+            # than let a later run name one the server never made.
+            conn.rollback()
+        else:
+            conn.execute(b"ROLLBACK", prepare=False)
 
 
 @contextmanager
@@ -262,7 +283,7 @@ def _transaction(
             if not session.committed:
                 conn.execute(b"COMMIT", prepare=False)
         except BaseException:
-            _rollback(conn)
+            _rollback(conn, session)
             raise
 
 
@@ -275,19 +296,24 @@ def _opening(
     more CPU than the two round trips it saved, over a local socket). The values are a
     validated schema name and integers; a quote or a backslash in them is refused rather than
     escaped."""
+    statements = [begin, _configure(schema, lock_timeout_ms)]
+    if ahead is not None:
+        statements.append(f"{ahead} FOR UPDATE" if locks else ahead)
+    return "; ".join(statements).encode()
+
+
+@lru_cache(maxsize=1024)
+def _configure(schema: str, lock_timeout_ms: int | None) -> str:
+    """The ``SELECT set_config(…)`` of a transaction's settings, each for it only."""
     settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
     if lock_timeout_ms is not None:
         settings["lock_timeout"] = str(int(lock_timeout_ms))
     for value in settings.values():
         if not _PLAIN_SETTING.fullmatch(value):
             raise StoreError(f"refusing the setting {value!r}: not a plain schema name or number")
-    configure = "SELECT " + ", ".join(
+    return "SELECT " + ", ".join(
         f"set_config('{name}', '{value}', true)" for name, value in settings.items()
     )
-    statements = [begin, configure]
-    if ahead is not None:
-        statements.append(f"{ahead} FOR UPDATE" if locks else ahead)
-    return "; ".join(statements).encode()
 
 
 _PLAIN_SETTING = re.compile(r'"?[a-z][a-z0-9_]{0,62}"?|[0-9]{1,12}')
@@ -336,13 +362,25 @@ def read_once(pool: ConnectionPool, schema: str, where: str, query: str) -> Any:
     itself, each validated by the caller to a plain pattern (no quote, no backslash): sent with
     the transaction's start and its end as one simple query, one round trip where a
     :func:`reading` transaction takes three (the service checks a token on every request)."""
-    text = b"; ".join((_opening(_READ, schema, None, None, False), query.encode(), b"COMMIT"))
+    (rows,) = read_all_once(pool, schema, where, (query,))
+    return rows[0] if rows else None
+
+
+def read_all_once(
+    pool: ConnectionPool, schema: str, where: str, queries: Sequence[str]
+) -> list[list[Any]]:
+    """The rows of each of ``queries``, read as :func:`read_once` reads one: in one
+    transaction (each sees the same state) and one round trip."""
+    statements = (_opening(_READ, schema, None, None, False), *(q.encode() for q in queries))
     with _failures(where, StoreError), pool.connection() as conn:
         try:
-            cursor = conn.execute(text, prepare=False)
+            cursor = conn.execute(b"; ".join((*statements, b"COMMIT")), prepare=False)
             cursor.nextset()  # past the BEGIN
-            cursor.nextset()  # past the settings
-            return cursor.fetchone()
+            found = []
+            for _ in queries:
+                cursor.nextset()  # past the settings, then each query before
+                found.append(cursor.fetchall())
+            return found
         except BaseException:
             _rollback(conn)
             raise
@@ -398,6 +436,46 @@ def writing(
         then=then,
     ) as session:
         yield session
+
+
+class RowsMoved(Exception):
+    """A write sent at once found the rows it was planned over changed (or a limit within
+    reach) once it held the lock, and rolled back having written nothing."""
+
+
+@contextmanager
+def writing_at_once(
+    pool: ConnectionPool,
+    schema: str,
+    where: str,
+    control: PublicationControl | None = None,
+    *,
+    lock_timeout_ms: int = 5000,
+) -> Iterator[PgSession]:
+    """One write transaction sent whole, ``COMMIT`` included, in one pipeline: its start and
+    the writers' lock are queued before the caller's block, whose statements go out with them.
+    The lock is then held only while the server runs the batch, with no wait for this client
+    in between. The block's first statement must be its guard: a statement that divides by
+    zero when the rows read before the lock have changed, which rolls everything back and
+    raises :class:`RowsMoved` (the caller then writes the locked way, :func:`writing`).
+    ``control`` as for :func:`writing`; its hold bound counts from the send."""
+    _fence(control)
+    with _failures(where, StoreError), pool.connection() as conn:
+        session = PgSession(conn)
+        try:
+            with _interruptible(session, control, where) as held:
+                held()
+                try:
+                    with session.pipeline(last=True):
+                        conn.execute(b"BEGIN", prepare=False)
+                        conn.execute(_configure(schema, lock_timeout_ms).encode(), prepare=False)
+                        conn.execute(f"{GENERATION_ROW} FOR UPDATE".encode(), prepare=False)
+                        yield session
+                except pg_errors.DivisionByZero:
+                    raise RowsMoved(where) from None
+        except BaseException:
+            _rollback(conn, session)
+            raise
 
 
 @contextmanager

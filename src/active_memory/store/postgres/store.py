@@ -37,6 +37,7 @@ from active_memory.store.codec import DecodedContent, DecodedRows
 from active_memory.store.engine import EngineStore
 from active_memory.store.engine_steps import select_snapshot
 from active_memory.store.migrations import MigrationMismatch
+from active_memory.store.postgres.at_once import publish_at_once
 from active_memory.store.postgres.schema import apply_pending, check_current, tenant_schema
 from active_memory.store.postgres.session import (
     PgSession,
@@ -194,6 +195,12 @@ class PostgresStore(EngineStore):
                 if mutation.draft is not None and not within.allows_draft(mutation.draft):
                     raise ScopeRefused(f"the draft of lesson {mutation.id!r}", within.describe())
         refuse_flagged(publication, control)
+        receipt = publish_at_once(
+            self._open_pool(), self._schema, self._where, publication, self._limits,
+            within=within, control=control, lock_timeout_ms=self._lock_timeout_ms,
+        )  # fmt: skip
+        if receipt is not None:
+            return receipt
         ids = [mutation.id for mutation in publication.mutations]
         # The rows' states (with the stored scopes for ``within``) are read with the writers'
         # lock, in the round trip that takes it: other writers wait through one fewer.

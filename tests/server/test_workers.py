@@ -42,6 +42,18 @@ def test_an_exception_of_the_call_is_raised_in_the_awaiting_task() -> None:
     workers.stop()
 
 
+def test_a_stop_iteration_of_the_call_reaches_the_task_as_a_runtime_error() -> None:
+    """A future refuses StopIteration: delivered as it is, the awaiting task would never end."""
+    workers = WorkerThreads()
+
+    async def main() -> None:
+        await asyncio.wait_for(workers.run(next, iter(())), timeout=5)
+
+    with pytest.raises(RuntimeError, match="StopIteration"):
+        asyncio.run(main())
+    workers.stop()
+
+
 def test_the_call_sees_the_context_of_its_caller() -> None:
     workers = WorkerThreads()
 

@@ -35,6 +35,8 @@ _Job = tuple[contextvars.Context, Callable[[], Any], asyncio.AbstractEventLoop, 
 def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.done():  # the awaiting task was cancelled: nobody wants the outcome
         return
+    if isinstance(error, StopIteration):  # a future refuses it (TypeError): the task would hang
+        error = RuntimeError(f"the call raised StopIteration: {error!r}")
     if error is not None:
         future.set_exception(error)
     else:

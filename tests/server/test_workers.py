@@ -110,6 +110,18 @@ def test_a_cancelled_wait_drops_the_outcome_and_the_threads_go_on() -> None:
     workers.stop()
 
 
+def test_a_call_after_stop_is_refused_rather_than_left_waiting() -> None:
+    workers = WorkerThreads()
+
+    async def main() -> None:
+        await workers.run(lambda: None)
+        workers.stop()
+        await asyncio.wait_for(workers.run(lambda: None), timeout=5)
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        asyncio.run(main())
+
+
 def test_stop_ends_every_thread() -> None:
     workers = WorkerThreads(name="stopping-worker")
 

@@ -56,6 +56,7 @@ class WorkerThreads:
         self._threads = 0
         self._idle = 0  # threads waiting for a job that no job put meanwhile has claimed
         self._queued = 0  # jobs put while every thread was busy and none could be started
+        self._stopped = False
 
     async def run(self, call: Callable[..., R], *args: Any) -> R:
         """``call(*args)`` on a worker thread, in a copy of the caller's context."""
@@ -63,20 +64,27 @@ class WorkerThreads:
         future: asyncio.Future[R] = loop.create_future()
         context = contextvars.copy_context()
         job = call if not args else lambda: call(*args)
+        start = False
         with self._lock:
+            if self._stopped:
+                raise RuntimeError("the worker threads are stopped (the service was closed)")
             if self._idle:
                 self._idle -= 1  # the job of a thread waiting
             elif self._threads < self._most:
                 self._threads += 1
-                threading.Thread(target=self._serve, name=self._name, daemon=True).start()
+                start = True
             else:
                 self._queued += 1  # the job of the first thread free
         self._jobs.put((context, job, loop, future))
+        if start:  # outside the lock: a start waits for the new thread to run
+            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
         return await future
 
     def stop(self) -> None:
-        """Let every thread end once the jobs before this call are done."""
+        """Let every thread end once the jobs before this call are done; a later
+        :meth:`run` raises RuntimeError rather than wait for a thread that will not come."""
         with self._lock:
+            self._stopped = True
             threads = self._threads
         for _ in range(threads):
             self._jobs.put(None)

@@ -18,9 +18,15 @@ Starts a throwaway PostgreSQL cluster (``tests/pg_cluster.py``), then:
 4. legitimate snapshot latency through the service alone, then while 40 clients send a byte a
    second, 2 loops send wrong tokens and 2 loops send oversized bodies.
 
-Prints publications per second, conflict counts, snapshot time and size, latencies, and the
-time of the direct and the service races as a ratio of the raw baseline's (the goals: direct at
-most 3x, the service at most 6x).
+Beside the service's race it times the floor of that path, the HTTP hop alone: the same
+processes post the same bodies (a snapshot's, then a publication's of 1-3 upserts) to the same
+uvicorn and Starlette stack, which reads each body and answers the bytes the service answered,
+with no token, no parsing, no screen and no store.
+
+Prints publications per second, conflict counts, snapshot time and size, latencies, the time
+of the direct and the service races as a ratio of the raw baseline's (the goals: direct at most
+3x, the service at most 6x), and the CPU a batch of the service's race costs the service (this
+process: it runs nothing else meanwhile) and the writer, against a raw transaction's writer.
 """
 
 from __future__ import annotations
@@ -81,6 +87,7 @@ def raw_worker(url: str, n: int, batches: int, out: str, processes: int = 0) -> 
         if processes:
             ids = _owned(ids, n, processes)
         _ready_then_wait(out)
+        started = time.process_time()
         for _ in range(batches):
             chosen = rng.sample(ids, rng.randint(1, min(3, len(ids))))
             with conn.transaction():
@@ -91,7 +98,8 @@ def raw_worker(url: str, n: int, batches: int, out: str, processes: int = 0) -> 
                     f"(SELECT id FROM {RAW_TABLE} WHERE id = ANY(%s) ORDER BY id FOR UPDATE)",
                     (body, chosen),
                 )
-    Path(out).write_text(json.dumps({"ended": time.time(), "results": []}))
+    cpu_s = time.process_time() - started
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
 
 
 def _raw_table(url: str) -> None:
@@ -102,6 +110,72 @@ def _raw_table(url: str) -> None:
         conn.execute(f"CREATE TABLE {RAW_TABLE} (id text PRIMARY KEY, revision int, body text)")
         for lesson_id in sorted(new_lesson_id() for _ in range(SHARED)):
             conn.execute(f"INSERT INTO {RAW_TABLE} VALUES (%s, 1, '')", (lesson_id,))
+
+
+def hop_worker(url: str, n: int, batches: int, out: str) -> None:
+    """The service race's requests with none of the work: the floor of the service path."""
+    import httpx
+
+    from active_memory.store.wire import PublishBody, SnapshotBody
+
+    rng = random.Random(n)
+    asked = SnapshotBody(run_id=f"worker-{n}", repository=REPOSITORY).model_dump_json()
+    headers = {"content-type": "application/json"}
+    with httpx.Client(base_url=url, headers={"authorization": "Bearer -"}) as client:
+        _ready_then_wait(out)
+        started = time.process_time()
+        for batch in range(batches):
+            client.post("/v1/snapshot", content=asked, headers=headers).read()
+            mutations = tuple(
+                Mutation(op="upsert", id=new_lesson_id(), expected_revision=1,
+                         draft=make_draft(f"Batch {batch} of worker {n} edits lesson {k}"))
+                for k in range(rng.randint(1, 3))
+            )  # fmt: skip
+            body = PublishBody(publication=Publication(run_id=f"hop-w{n}-b{batch}",
+                                                       mutations=mutations))  # fmt: skip
+            client.post("/v1/publish", content=body.model_dump_json(), headers=headers).read()
+    cpu_s = time.process_time() - started
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
+
+
+def _hop_floor(
+    snapshot: bytes, receipt: bytes, processes: int, batches: int
+) -> tuple[float, float, float]:
+    """The race through the service's HTTP stack answering fixed bytes (no work): its seconds,
+    the CPU seconds of this process (the server) and of the writers."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from active_memory.daemon_threads import start_serving
+    from active_memory.server.protocol import guarded_protocol
+
+    def fixed(answer: bytes) -> Any:
+        async def endpoint(request: Request) -> Response:
+            await request.body()
+            return Response(answer, media_type="application/json")
+
+        return endpoint
+
+    app = Starlette(routes=[Route("/v1/snapshot", fixed(snapshot), methods=["POST"]),
+                            Route("/v1/publish", fixed(receipt), methods=["POST"])])  # fmt: skip
+    config = uvicorn.Config(app, http=guarded_protocol(10.0), ws="none", lifespan="off",
+                            log_level="warning", access_log=False, server_header=False)  # fmt: skip
+    bound = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    bound.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(config)
+    thread = start_serving(server, bound, what="the fixed answerer")
+    try:
+        url = f"http://127.0.0.1:{bound.getsockname()[1]}"
+        served = time.process_time()
+        elapsed, _, writers_cpu = _race("hop", url, "", processes, batches)
+        return elapsed, time.process_time() - served, writers_cpu
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        bound.close()
 
 
 def _open(kind: str, location: str, secret: str) -> Any:
@@ -121,6 +195,7 @@ def worker(kind: str, location: str, secret: str, n: int, batches: int, out: str
     with _open(kind, location, secret) as backend:
         backend.generation()  # connected before the race starts
         _ready_then_wait(out)
+        started = time.process_time()
         for batch in range(batches):
             seen = backend.snapshot(request).by_id()
             ordered = sorted(seen)
@@ -143,7 +218,8 @@ def worker(kind: str, location: str, secret: str, n: int, batches: int, out: str
             else:
                 results.append({"run_id": run_id, "status": "committed", "expected": expected,
                                 "revisions": receipt.revisions})  # fmt: skip
-    Path(out).write_text(json.dumps({"ended": time.time(), "results": results}))
+    cpu_s = time.process_time() - started
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": results}))
 
 
 def publisher(
@@ -187,7 +263,7 @@ def _race(
 ) -> list[Any]:
     """Start the workers (``owned``: each on its own lessons or rows, ``publisher``), wait
     until every one is ready, start them at once; the seconds from the start to the last
-    one's end, and every outcome."""
+    one's end, every outcome, and the CPU seconds the workers spent."""
     folder = Path(tempfile.mkdtemp(prefix="team-bench-"))
     outputs = [folder / f"{kind}-{n}.json" for n in range(processes)]
     role = "--publisher" if owned else "--worker"
@@ -208,7 +284,8 @@ def _race(
             raise SystemExit(f"a {kind} worker failed")
     written = [json.loads(out.read_text()) for out in outputs]
     elapsed = max(w["ended"] for w in written) - started
-    return [elapsed, [r for w in written for r in w["results"]]]
+    cpu_s = sum(w.get("cpu_s", 0.0) for w in written)
+    return [elapsed, [r for w in written for r in w["results"]], cpu_s]
 
 
 def _verify(store: Any, ids: list[str], results: list[dict[str, Any]]) -> dict[str, int]:
@@ -358,13 +435,13 @@ def main() -> None:
         url = cluster.create_database("team_bench")
         attempts = args.processes * args.batches
         _raw_table(url)
-        raw, _ = _race("raw", url, "", args.processes, args.batches)
+        raw, _, raw_cpu = _race("raw", url, "", args.processes, args.batches)
         print(f"raw PostgreSQL baseline: {attempts} plain UPDATE transactions of 1-3 rows in "
               f"{raw:.2f} s ({attempts / raw:.1f} transactions/s)")  # fmt: skip
         raw_owned = _race("raw", url, "", args.processes, args.batches, owned=True)[0]
         with PostgresStore(url, tenant="direct") as store:
             ids = _seed(store)
-            elapsed, results = _race("direct", url, "direct", args.processes, args.batches)
+            elapsed, results, _ = _race("direct", url, "direct", args.processes, args.batches)
             _report("direct PostgreSQL", elapsed, _verify(store, ids, results), attempts)
         direct = elapsed
         with PostgresStore(url, tenant="direct_alone") as store:
@@ -381,23 +458,42 @@ def main() -> None:
             token = service.credentials.create(tenant="team", repository=REPOSITORY).token
             store = service.store("team")
             ids = _seed(store)
-            elapsed, results = _race("service", running.url, token, args.processes, args.batches)
+            served = time.process_time()  # this process runs the service, and waits meanwhile
+            elapsed, results, writers_cpu = _race(
+                "service", running.url, token, args.processes, args.batches
+            )
+            served = time.process_time() - served
             _report("through the service", elapsed, _verify(store, ids, results), attempts)
             print(f"time of the same race as a ratio of the raw baseline: direct "
                   f"{direct / raw:.1f}x, through the service {elapsed / raw:.1f}x")  # fmt: skip
+            print(f"CPU a batch of the service's race: the service {served / attempts * 1e3:.2f} "
+                  f"ms, its writer {writers_cpu / attempts * 1e3:.2f} ms; of a raw transaction, "
+                  f"its writer {raw_cpu / attempts * 1e3:.2f} ms")  # fmt: skip
+            import httpx
+
+            seen = httpx.post(f"{running.url}/v1/snapshot", headers={"authorization":
+                              f"Bearer {token}"}, json={"run_id": "hop"}).content  # fmt: skip
+            hop, hop_served, hop_writers = _hop_floor(
+                seen, b'{"generation":1,"revisions":{},"retired":[]}', args.processes, args.batches
+            )
+            print(f"floor of the service path, the HTTP hop alone (the same processes posting "
+                  f"the same bodies to the same uvicorn and Starlette stack answering fixed "
+                  f"bytes, no work): {attempts} batches in {hop:.2f} s, {hop / raw:.1f}x the raw "
+                  f"baseline; CPU a batch: the server {hop_served / attempts * 1e3:.2f} ms, its "
+                  f"writer {hop_writers / attempts * 1e3:.2f} ms")  # fmt: skip
             alone = service.credentials.create(tenant="alone", repository=REPOSITORY).token
             store = service.store("alone")
             _seed(store)
-            served = _race("service", running.url, alone, args.processes, args.batches, owned=True)[
-                0
-            ]
+            served_alone = _race(
+                "service", running.url, alone, args.processes, args.batches, owned=True
+            )[0]
             _published_whole(store, attempts)
             print(f"publications alone ({args.processes} processes x {args.batches}, each on "
                   f"its own lessons, 1-3 upserts a batch, every one committed): raw PostgreSQL "
                   f"baseline {raw_owned:.2f} s ({attempts} plain UPDATE transactions of the "
                   f"same rows); direct {published:.2f} s, {published / raw_owned:.1f}x (goal "
-                  f"3x); through the service {served:.2f} s, {served / raw_owned:.1f}x (goal "
-                  "6x)")  # fmt: skip
+                  f"3x); through the service {served_alone:.2f} s, "
+                  f"{served_alone / raw_owned:.1f}x (goal 6x)")  # fmt: skip
 
             big = service.credentials.create(tenant="big", repository=REPOSITORY).token
             bulk = service.store("big")
@@ -443,6 +539,8 @@ if __name__ == "__main__":
         owned = sys.argv[1] == "--publisher"
         if kind == "raw":
             raw_worker(location, int(n), int(batches), out, int(processes) if owned else 0)
+        elif kind == "hop":
+            hop_worker(location, int(n), int(batches), out)
         elif owned:
             publisher(kind, location, secret, int(n), int(batches), out, int(processes))
         else:

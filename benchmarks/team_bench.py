@@ -228,29 +228,61 @@ def publisher(
     """Publications alone: process ``n`` edits only its own lessons (``_owned``), so the
     revisions its receipts give are the ones it next expects, and no batch conflicts; each
     batch upserts 1-3 of them (as many as it owns), chosen as ``raw_worker`` chooses rows."""
-    rng = random.Random(n)
-    request = SnapshotRequest(RunIdentity(f"publisher-{n}", REPOSITORY))
     with _open(kind, location, secret) as backend:
-        seen = backend.snapshot(request).by_id()
-        ordered = sorted(seen)
-        revisions = {i: seen[i].revision for i in _owned(ordered, n, processes)}
-        _ready_then_wait(out)
-        for batch in range(batches):
-            chosen = rng.sample(sorted(revisions), rng.randint(1, min(3, len(revisions))))
-            mutations = tuple(
-                Mutation(op="upsert", id=i, expected_revision=revisions[i],
-                         draft=make_draft(f"Batch {batch} of publisher {n} edits lesson "
-                                          f"{ordered.index(i)}"))
-                for i in chosen
-            )  # fmt: skip
-            receipt = backend.publish(Publication(run_id=f"{kind}-p{n}-b{batch}",
-                                                  mutations=mutations))  # fmt: skip
-            revisions.update(receipt.revisions)
+        _own_publications(backend, kind, n, batches, processes, lambda: _ready_then_wait(out))
     Path(out).write_text(json.dumps({"ended": time.time(), "results": []}))
 
 
-def _seed(store: Any) -> list[str]:
-    ids = sorted(new_lesson_id() for _ in range(SHARED))
+def _own_publications(
+    backend: Any, kind: str, n: int, batches: int, processes: int, ready: Any
+) -> None:
+    rng = random.Random(n)
+    request = SnapshotRequest(RunIdentity(f"publisher-{n}", REPOSITORY))
+    seen = backend.snapshot(request).by_id()
+    ordered = sorted(seen)
+    revisions = {i: seen[i].revision for i in _owned(ordered, n, processes)}
+    ready()
+    for batch in range(batches):
+        chosen = rng.sample(sorted(revisions), rng.randint(1, min(3, len(revisions))))
+        mutations = tuple(
+            Mutation(op="upsert", id=i, expected_revision=revisions[i],
+                     draft=make_draft(f"Batch {batch} of publisher {n} edits lesson "
+                                      f"{ordered.index(i)}"))
+            for i in chosen
+        )  # fmt: skip
+        receipt = backend.publish(Publication(run_id=f"{kind}-p{n}-b{batch}",
+                                              mutations=mutations))  # fmt: skip
+        revisions.update(receipt.revisions)
+
+
+def replayer(url: str, folder: str, n: int, out: str) -> None:
+    """The floor's worker: publisher ``n``'s recorded publications, sent again."""
+    import team_replay
+
+    team_replay.replay(url, "replayed", Path(folder) / f"{n}.pickle",
+                       lambda: _ready_then_wait(out))  # fmt: skip
+    Path(out).write_text(json.dumps({"ended": time.time(), "results": []}))
+
+
+def _recorded(url: str, ids: list[str], processes: int, batches: int) -> str:
+    """Each publisher's publications, made one process after another on a tenant of their own
+    and recorded (``team_replay``); the folder of the recordings."""
+    import team_replay
+
+    from active_memory.store.postgres import PostgresStore
+
+    folder = Path(tempfile.mkdtemp(prefix="team-replay-"))
+    with PostgresStore(url, tenant="recorded", pool_size=1) as store:
+        _seed(store, ids)
+        for n in range(processes):
+            with team_replay.recording() as recorded:
+                _own_publications(store, "direct", n, batches, processes, lambda: None)
+            team_replay.save(recorded, folder / f"{n}.pickle")
+    return str(folder)
+
+
+def _seed(store: Any, ids: list[str] | None = None) -> list[str]:
+    ids = ids or sorted(new_lesson_id() for _ in range(SHARED))
     mutations = tuple(
         Mutation(op="upsert", id=i, expected_revision=0, draft=make_draft()) for i in ids
     )
@@ -445,11 +477,20 @@ def main() -> None:
             _report("direct PostgreSQL", elapsed, _verify(store, ids, results), attempts)
         direct = elapsed
         with PostgresStore(url, tenant="direct_alone") as store:
-            _seed(store)
+            ids = _seed(store)
             published = _race(
                 "direct", url, "direct_alone", args.processes, args.batches, owned=True
             )[0]
             _published_whole(store, attempts)
+        recordings = _recorded(url, ids, args.processes, args.batches)
+        with PostgresStore(url, tenant="replayed") as store:
+            _seed(store, ids)
+            replayed = _race("replay", url, recordings, args.processes, args.batches)[0]
+            _published_whole(store, attempts)
+        print(f"floor of a direct publication, the database's share (the same publications "
+              f"sent again as recorded: the same read, lock, writes and commit, none of the "
+              f"client's own work): {replayed:.2f} s, {replayed / raw_owned:.1f}x the raw "
+              f"baseline of the same rows")  # fmt: skip
 
         # The race measures throughput: 8 processes share one token here, so its rates are off.
         unmetered = ServiceLimits(rates=RateSettings(requests_per_s=None, bytes_per_s=None))
@@ -541,6 +582,8 @@ if __name__ == "__main__":
             raw_worker(location, int(n), int(batches), out, int(processes) if owned else 0)
         elif kind == "hop":
             hop_worker(location, int(n), int(batches), out)
+        elif kind == "replay":
+            replayer(location, secret, int(n), out)
         elif owned:
             publisher(kind, location, secret, int(n), int(batches), out, int(processes))
         else:

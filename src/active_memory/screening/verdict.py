@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from active_memory.screening.entropy import high_entropy
 from active_memory.screening.instructions import WEAK_KINDS, find_instructions
 from active_memory.screening.normalise import decoded_texts
 from active_memory.screening.personal import find_personal
 from active_memory.screening.redaction_marks import find_redaction_mark
-from active_memory.screening.secrets import find_credential, find_secret
+from active_memory.screening.secrets import find_credential
 
 __all__ = ["WEAK_SIGNALS", "Screening", "is_weak", "screen_texts"]
 
@@ -80,8 +81,8 @@ def _secret_codes(text: str) -> list[str]:
     kind = find_credential(text) or find_redaction_mark(text) or _encoded_credential(text)
     if kind is not None:
         return [f"secret:{kind}"]
-    kind = find_secret(text)
-    return [f"secret:{kind}"] if kind else []
+    # What find_secret adds to find_credential, which found nothing here.
+    return ["secret:high_entropy"] if high_entropy(text) else []
 
 
 def _field_codes(text: str) -> tuple[str, ...]:
@@ -97,6 +98,7 @@ def _field_codes(text: str) -> tuple[str, ...]:
 _MEMO_LIMIT = 512
 _memo_field_codes = lru_cache(maxsize=4096)(_field_codes)
 _memo_instructions = lru_cache(maxsize=4096)(find_instructions)
+_memo_credential = lru_cache(maxsize=4096)(find_credential)
 
 
 def _text_codes(text: str) -> tuple[str, ...]:
@@ -122,8 +124,8 @@ def screen_texts(
     for text in (*card, *others):
         for code in _text_codes(text):
             (secrets if code.startswith("secret:") else personal).append(code)
-    for text in identifiers:
-        kind = find_credential(text)
+    for text in identifiers:  # a batch's cards share their run id
+        kind = _memo_credential(text) if len(text) <= _MEMO_LIMIT else find_credential(text)
         if kind:
             secrets.append(f"secret:{kind}")
     instructions = [f"injection:{kind}" for text in card for kind in _instruction_kinds(text)]

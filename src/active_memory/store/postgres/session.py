@@ -155,6 +155,11 @@ class PgSession:
             if committing is None or committing.statusmessage != "COMMIT":
                 self.pipeline_failed = True
                 raise (first or error) from None
+        except BaseException:
+            # Left by another exception (a stop, ``WriteInterrupted``): psycopg still ran what
+            # was queued and only logged a failure there, so the rollback is a failed one's.
+            self.pipeline_failed = True
+            raise
         if first is not None:
             self.pipeline_failed = True
             raise first

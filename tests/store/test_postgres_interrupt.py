@@ -83,3 +83,22 @@ def test_an_abort_before_the_write_refuses_it_without_starting(
     with pytest.raises(PublicationFenced, match="publication not started: cancelled"):
         slow_store.publish(_creation(1), control)
     assert slow_store.generation() == 0
+
+
+def test_a_write_stopped_while_it_waits_for_the_lock_says_so(
+    slow_store: PostgresStore, pg_database: str
+) -> None:
+    """A publication sent whole asks for the lock with its writes, so its bound counts from
+    the send: stopped while another writer holds the lock, it says it waited, not that it held
+    the lock (it never did)."""
+    schema = tenant_schema(slow_store.tenant)
+    with psycopg.connect(pg_database, autocommit=True) as other:
+        other.execute("BEGIN")
+        other.execute(f'SELECT generation FROM "{schema}".meta FOR UPDATE')
+        control = PublicationControl(screened_by="admission", hold_s=0.3)
+        with pytest.raises(WriteInterrupted) as stopped:
+            slow_store.publish(_creation(1), control)
+        other.execute("ROLLBACK")
+    assert "waited for and held the writers' lock for 0.3 s" in str(stopped.value)
+    assert "nothing was committed" in str(stopped.value)
+    assert slow_store.generation() == 0

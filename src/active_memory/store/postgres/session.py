@@ -283,7 +283,7 @@ def _transaction(
                     session.ahead_rows = opened.fetchall()
                 if locks:
                     _fence(control)
-                    held()
+                    held("held")
                 yield session
             if not session.committed:
                 conn.execute(b"COMMIT", prepare=False)
@@ -463,13 +463,14 @@ def writing_at_once(
     in between. The block's first statement must be its guard: a statement that divides by
     zero when the rows read before the lock have changed, which rolls everything back and
     raises :class:`RowsMoved` (the caller then writes the locked way, :func:`writing`).
-    ``control`` as for :func:`writing`; its hold bound counts from the send."""
+    ``control`` as for :func:`writing`; its hold bound counts from the send, the wait for the
+    lock included (a stop says so)."""
     _fence(control)
     with _failures(where, StoreError), pool.connection() as conn:
         session = PgSession(conn)
         try:
             with _interruptible(session, control, where) as held:
-                held()
+                held("waited for and held")  # the lock is asked for in the pipeline
                 try:
                     with session.pipeline(last=True):
                         conn.execute(b"BEGIN", prepare=False)
@@ -486,12 +487,13 @@ def writing_at_once(
 @contextmanager
 def _interruptible(
     session: PgSession, control: PublicationControl | None, where: str
-) -> Iterator[Callable[[], None]]:
+) -> Iterator[Callable[[str], None]]:
     """Lets ``control`` stop the write: ``abort()`` at any time, ``hold_s`` once the caller
-    says the lock is held (the yielded function). A stopped write raises WriteInterrupted
-    from the statement it was in, or from the next one it tries."""
+    says the lock is held (the yielded function, told what the bound then counts: "held", or
+    "waited for and held" when the lock is still to come). A stopped write raises
+    WriteInterrupted from the statement it was in, or from the next one it tries."""
     if control is None:
-        yield lambda: None
+        yield lambda counted: None
         return
     guard = threading.Lock()
     timer: list[threading.Timer] = []
@@ -506,11 +508,11 @@ def _interruptible(
         with suppress(psycopg.Error):
             session.conn.cancel_safe(timeout=5.0)
 
-    def held() -> None:
+    def held(counted: str) -> None:
         if control.hold_s is None:
             return
         bound = control.hold_s
-        reason = f"it held the writers' lock for {bound:g} s, the most one request may"
+        reason = f"it {counted} the writers' lock for {bound:g} s, the most one request may"
         timer.append(threading.Timer(bound, interrupt, (reason,)))
         timer[0].daemon = True
         timer[0].start()

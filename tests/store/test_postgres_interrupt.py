@@ -102,3 +102,26 @@ def test_a_write_stopped_while_it_waits_for_the_lock_says_so(
     assert "waited for and held the writers' lock for 0.3 s" in str(stopped.value)
     assert "nothing was committed" in str(stopped.value)
     assert slow_store.generation() == 0
+
+
+def test_a_deadline_that_passes_while_the_write_waits_for_the_lock_fences_it(
+    pg_database: str,
+) -> None:
+    """The deadline is checked again once the writers' lock is held, immediately before the
+    first write, even when the publication was sent whole with its lock (``at_once.py``)."""
+    tenant = f"late{next(_tenants)}"
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        schema = tenant_schema(tenant)
+        with psycopg.connect(pg_database, autocommit=True) as other:
+            other.execute("BEGIN")
+            other.execute(f'SELECT generation FROM "{schema}".meta FOR UPDATE')
+            release = threading.Timer(0.6, other.execute, ("ROLLBACK",))
+            release.start()
+            control = PublicationControl(screened_by="admission", deadline=time.monotonic() + 0.3)
+            try:
+                with pytest.raises(PublicationFenced, match="deadline passed"):
+                    store.publish(_creation(1), control)
+            finally:
+                release.join()
+        assert store.generation() == 0
+        assert store.list_lessons() == ()

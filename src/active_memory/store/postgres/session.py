@@ -16,7 +16,8 @@ since its last use, so the plan made for one tenant's tables never reads another
   tenants never wait for each other. The wait is bounded by ``lock_timeout``, every statement
   by ``statement_timeout`` (60 s), so a started write drains or fails within a bounded time.
   A write under a :class:`PublicationControl` is also stopped (``WriteInterrupted``) once it
-  has held the lock for ``control.hold_s``, or when ``control.abort()`` is called while it
+  has held the lock for ``control.hold_s`` (one sent whole with its lock, :func:`writing_at_once`,
+  once it has waited for and held it that long), or when ``control.abort()`` is called while it
   waits for or holds the lock: the running statement is cancelled on the server, no further
   statement is sent, and the transaction rolls back, releasing the lock.
 

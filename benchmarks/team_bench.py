@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import socket
 import statistics
@@ -112,8 +113,9 @@ def _raw_table(url: str) -> None:
             conn.execute(f"INSERT INTO {RAW_TABLE} VALUES (%s, 1, '')", (lesson_id,))
 
 
-def hop_worker(url: str, n: int, batches: int, out: str) -> None:
-    """The service race's requests with none of the work: the floor of the service path."""
+def hop_worker(url: str, n: int, batches: int, out: str, publications_only: bool) -> None:
+    """The service race's requests with none of the work: the floor of the service path (with
+    ``publications_only``, the publication race's: no snapshot a batch)."""
     import httpx
 
     from active_memory.store.wire import PublishBody, SnapshotBody
@@ -125,7 +127,8 @@ def hop_worker(url: str, n: int, batches: int, out: str) -> None:
         _ready_then_wait(out)
         started = time.process_time()
         for batch in range(batches):
-            client.post("/v1/snapshot", content=asked, headers=headers).read()
+            if not publications_only:
+                client.post("/v1/snapshot", content=asked, headers=headers).read()
             mutations = tuple(
                 Mutation(op="upsert", id=new_lesson_id(), expected_revision=1,
                          draft=make_draft(f"Batch {batch} of worker {n} edits lesson {k}"))
@@ -139,10 +142,11 @@ def hop_worker(url: str, n: int, batches: int, out: str) -> None:
 
 
 def _hop_floor(
-    snapshot: bytes, receipt: bytes, processes: int, batches: int
+    snapshot: bytes, receipt: bytes, processes: int, batches: int, *, owned: bool = False
 ) -> tuple[float, float, float]:
-    """The race through the service's HTTP stack answering fixed bytes (no work): its seconds,
-    the CPU seconds of this process (the server) and of the writers."""
+    """The race (``owned``: the publication race) through the service's HTTP stack answering
+    fixed bytes (no work): its seconds, the CPU seconds of this process (the server) and of the
+    writers."""
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -170,7 +174,7 @@ def _hop_floor(
     try:
         url = f"http://127.0.0.1:{bound.getsockname()[1]}"
         served = time.process_time()
-        elapsed, _, writers_cpu = _race("hop", url, "", processes, batches)
+        elapsed, _, writers_cpu, _ = _race("hop", url, "", processes, batches, owned=owned)
         return elapsed, time.process_time() - served, writers_cpu
     finally:
         server.should_exit = True
@@ -228,9 +232,16 @@ def publisher(
     """Publications alone: process ``n`` edits only its own lessons (``_owned``), so the
     revisions its receipts give are the ones it next expects, and no batch conflicts; each
     batch upserts 1-3 of them (as many as it owns), chosen as ``raw_worker`` chooses rows."""
+    started: list[float] = []
     with _open(kind, location, secret) as backend:
-        _own_publications(backend, kind, n, batches, processes, lambda: _ready_then_wait(out))
-    Path(out).write_text(json.dumps({"ended": time.time(), "results": []}))
+        _own_publications(backend, kind, n, batches, processes, lambda: _started(out, started))
+    cpu_s = time.process_time() - started[0]
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
+
+
+def _started(out: str, started: list[float]) -> None:
+    _ready_then_wait(out)
+    started.append(time.process_time())
 
 
 def _own_publications(
@@ -259,26 +270,43 @@ def replayer(url: str, folder: str, n: int, out: str) -> None:
     """The floor's worker: publisher ``n``'s recorded publications, sent again."""
     import team_replay
 
+    started: list[float] = []
     team_replay.replay(url, "replayed", Path(folder) / f"{n}.pickle",
-                       lambda: _ready_then_wait(out))  # fmt: skip
-    Path(out).write_text(json.dumps({"ended": time.time(), "results": []}))
+                       lambda: _started(out, started))  # fmt: skip
+    cpu_s = time.process_time() - started[0]
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
 
 
-def _recorded(url: str, ids: list[str], processes: int, batches: int) -> str:
+def _recorded(url: str, ids: list[str], processes: int, batches: int) -> tuple[str, float]:
     """Each publisher's publications, made one process after another on a tenant of their own
-    and recorded (``team_replay``); the folder of the recordings."""
+    and recorded (``team_replay``); the folder of the recordings, and the CPU seconds the
+    screen of their drafts took."""
     import team_replay
 
-    from active_memory.store.postgres import PostgresStore
+    from active_memory.store.postgres import PostgresStore, store as postgres_store
+
+    screened = [0.0]
+    screen = postgres_store.refuse_flagged
+
+    def timed(*args: Any) -> None:
+        started = time.process_time()
+        try:
+            screen(*args)
+        finally:
+            screened[0] += time.process_time() - started
 
     folder = Path(tempfile.mkdtemp(prefix="team-replay-"))
-    with PostgresStore(url, tenant="recorded", pool_size=1) as store:
-        _seed(store, ids)
-        for n in range(processes):
-            with team_replay.recording() as recorded:
-                _own_publications(store, "direct", n, batches, processes, lambda: None)
-            team_replay.save(recorded, folder / f"{n}.pickle")
-    return str(folder)
+    postgres_store.refuse_flagged = timed  # type: ignore[assignment]
+    try:
+        with PostgresStore(url, tenant="recorded", pool_size=1) as store:
+            _seed(store, ids)
+            for n in range(processes):
+                with team_replay.recording() as recorded:
+                    _own_publications(store, "direct", n, batches, processes, lambda: None)
+                team_replay.save(recorded, folder / f"{n}.pickle")
+    finally:
+        postgres_store.refuse_flagged = screen
+    return str(folder), screened[0]
 
 
 def _seed(store: Any, ids: list[str] | None = None) -> list[str]:
@@ -310,14 +338,39 @@ def _race(
             raise SystemExit(f"a {kind} worker failed before the race")
         time.sleep(0.01)
     started = time.time()
+    server = _server_cpu()
     (folder / "go").touch()
     for process in spawned:
         if process.wait() != 0:
             raise SystemExit(f"a {kind} worker failed")
+    time.sleep(0.3)  # each worker's backend has exited, and its CPU counted to the server
+    server = _server_cpu() - server
     written = [json.loads(out.read_text()) for out in outputs]
     elapsed = max(w["ended"] for w in written) - started
     cpu_s = sum(w.get("cpu_s", 0.0) for w in written)
-    return [elapsed, [r for w in written for r in w["results"]], cpu_s]
+    return [elapsed, [r for w in written for r in w["results"]], cpu_s, server]
+
+
+_POSTMASTER: list[int] = []  # the benchmark's cluster, once started
+
+
+def _server_cpu() -> float:
+    """CPU seconds the cluster has spent: its postmaster with every exited backend (the
+    children it reaped), and every backend still running; 0 before the cluster starts."""
+    if not _POSTMASTER:
+        return 0.0
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        pid = int(stat.parent.name)
+        if pid == _POSTMASTER[0]:
+            ticks += sum(int(value) for value in fields[11:15])  # its own and reaped children
+        elif int(fields[1]) == _POSTMASTER[0]:
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _verify(store: Any, ids: list[str], results: list[dict[str, Any]]) -> dict[str, int]:
@@ -463,34 +516,52 @@ def main() -> None:
     if reason is not None:
         raise SystemExit(f"no PostgreSQL: {reason}")
     cluster = pg_cluster.Cluster()
+    _POSTMASTER.append(int((cluster.data / "postmaster.pid").read_text().split()[0]))
     try:
         url = cluster.create_database("team_bench")
         attempts = args.processes * args.batches
         _raw_table(url)
-        raw, _, raw_cpu = _race("raw", url, "", args.processes, args.batches)
+        raw, _, raw_cpu, _ = _race("raw", url, "", args.processes, args.batches)
         print(f"raw PostgreSQL baseline: {attempts} plain UPDATE transactions of 1-3 rows in "
               f"{raw:.2f} s ({attempts / raw:.1f} transactions/s)")  # fmt: skip
-        raw_owned = _race("raw", url, "", args.processes, args.batches, owned=True)[0]
+        raw_owned, _, raw_owned_cpu, raw_owned_server = _race(
+            "raw", url, "", args.processes, args.batches, owned=True
+        )
         with PostgresStore(url, tenant="direct") as store:
             ids = _seed(store)
-            elapsed, results, _ = _race("direct", url, "direct", args.processes, args.batches)
+            elapsed, results, _, _ = _race("direct", url, "direct", args.processes, args.batches)
             _report("direct PostgreSQL", elapsed, _verify(store, ids, results), attempts)
         direct = elapsed
         with PostgresStore(url, tenant="direct_alone") as store:
             ids = _seed(store)
-            published = _race(
+            published, _, published_cpu, published_server = _race(
                 "direct", url, "direct_alone", args.processes, args.batches, owned=True
-            )[0]
+            )
             _published_whole(store, attempts)
-        recordings = _recorded(url, ids, args.processes, args.batches)
+        recordings, screened = _recorded(url, ids, args.processes, args.batches)
         with PostgresStore(url, tenant="replayed") as store:
             _seed(store, ids)
-            replayed = _race("replay", url, recordings, args.processes, args.batches)[0]
+            replayed, _, replayed_cpu, replayed_server = _race(
+                "replay", url, recordings, args.processes, args.batches
+            )
             _published_whole(store, attempts)
+
+        def ms(seconds: float) -> str:
+            return f"{seconds / attempts * 1e3:.2f} ms"
+
+        raw_total = raw_owned_cpu + raw_owned_server
+        floor = replayed_cpu + replayed_server + screened
         print(f"floor of a direct publication, the database's share (the same publications "
               f"sent again as recorded: the same read, lock, writes and commit, none of the "
               f"client's own work): {replayed:.2f} s, {replayed / raw_owned:.1f}x the raw "
               f"baseline of the same rows")  # fmt: skip
+        print(f"CPU a publication alone (its process and PostgreSQL, from /proc): direct "
+              f"{ms(published_cpu + published_server)} (PostgreSQL {ms(published_server)}); "
+              f"replayed {ms(replayed_cpu + replayed_server)} (PostgreSQL "
+              f"{ms(replayed_server)}); the screen of its drafts {ms(screened)}; a raw "
+              f"transaction {ms(raw_total)} (PostgreSQL {ms(raw_owned_server)}): the replay "
+              f"and the screen alone cost {floor / raw_total:.1f}x a raw transaction's "
+              "CPU")  # fmt: skip
 
         # The race measures throughput: 8 processes share one token here, so its rates are off.
         unmetered = ServiceLimits(rates=RateSettings(requests_per_s=None, bytes_per_s=None))
@@ -500,7 +571,7 @@ def main() -> None:
             store = service.store("team")
             ids = _seed(store)
             served = time.process_time()  # this process runs the service, and waits meanwhile
-            elapsed, results, writers_cpu = _race(
+            elapsed, results, writers_cpu, _ = _race(
                 "service", running.url, token, args.processes, args.batches
             )
             served = time.process_time() - served
@@ -514,9 +585,8 @@ def main() -> None:
 
             seen = httpx.post(f"{running.url}/v1/snapshot", headers={"authorization":
                               f"Bearer {token}"}, json={"run_id": "hop"}).content  # fmt: skip
-            hop, hop_served, hop_writers = _hop_floor(
-                seen, b'{"generation":1,"revisions":{},"retired":[]}', args.processes, args.batches
-            )
+            receipt = b'{"generation":1,"revisions":{},"retired":[]}'
+            hop, hop_served, hop_writers = _hop_floor(seen, receipt, args.processes, args.batches)
             print(f"floor of the service path, the HTTP hop alone (the same processes posting "
                   f"the same bodies to the same uvicorn and Starlette stack answering fixed "
                   f"bytes, no work): {attempts} batches in {hop:.2f} s, {hop / raw:.1f}x the raw "
@@ -529,6 +599,11 @@ def main() -> None:
                 "service", running.url, alone, args.processes, args.batches, owned=True
             )[0]
             _published_whole(store, attempts)
+            hop_alone = _hop_floor(seen, receipt, args.processes, args.batches, owned=True)[0]
+            print(f"floor of a publication through the service, the HTTP hop alone (the "
+                  f"publication race's bodies to the same stack answering fixed bytes): "
+                  f"{hop_alone:.2f} s, {hop_alone / raw_owned:.1f}x the raw baseline of the "
+                  "same rows")  # fmt: skip
             print(f"publications alone ({args.processes} processes x {args.batches}, each on "
                   f"its own lessons, 1-3 upserts a batch, every one committed): raw PostgreSQL "
                   f"baseline {raw_owned:.2f} s ({attempts} plain UPDATE transactions of the "
@@ -581,7 +656,7 @@ if __name__ == "__main__":
         if kind == "raw":
             raw_worker(location, int(n), int(batches), out, int(processes) if owned else 0)
         elif kind == "hop":
-            hop_worker(location, int(n), int(batches), out)
+            hop_worker(location, int(n), int(batches), out, owned)
         elif kind == "replay":
             replayer(location, secret, int(n), out)
         elif owned:

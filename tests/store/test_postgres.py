@@ -599,3 +599,30 @@ def test_a_batch_a_limit_came_within_reach_of_before_the_lock_is_counted_under_i
         assert len(store.list_lessons()) == 2
         assert store.generation() == 2
         assert store.check().ok
+
+
+@pytest.mark.parametrize("setting", ["off", " OFF "])
+def test_prepared_statements_can_be_turned_off_for_a_pooler_that_cannot_keep_them(
+    pg_database: str, tenant: str, monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    monkeypatch.setenv("ACTIVE_MEMORY_PG_PREPARED", setting)
+    pool = open_pool(pg_database, max_size=1)
+    try:
+        store = PostgresStore(pg_database, tenant=tenant, pool=pool)
+        (lesson_id,) = _create(store, make_draft("One"))
+        for revision in range(1, 9):
+            _upsert(store, lesson_id, revision, make_draft(f"Edit {revision}"))
+        assert store.get(lesson_id).revision == 9
+        with pool.connection() as conn:
+            prepared = conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchall()
+    finally:
+        pool.close()
+    assert prepared == [(0,)]
+
+
+def test_a_prepared_setting_that_is_neither_on_nor_off_is_refused_in_one_sentence(
+    pg_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACTIVE_MEMORY_PG_PREPARED", "sometimes")
+    with pytest.raises(ConfigError, match="ACTIVE_MEMORY_PG_PREPARED: must be on or off"):
+        open_pool(pg_database, max_size=1)

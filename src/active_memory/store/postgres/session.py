@@ -27,6 +27,7 @@ psycopg connection.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -39,6 +40,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from active_memory.errors import (
+    ConfigError,
     PublicationFenced,
     StoreError,
     StoreUnavailable,
@@ -49,6 +51,7 @@ from active_memory.store.sql import SqlCursor
 from active_memory.store.writes import GENERATION_ROW, META_ROW
 
 __all__ = [
+    "PREPARED_SETTING",
     "PgSession",
     "RowsMoved",
     "open_pool",
@@ -95,10 +98,7 @@ def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> Connec
         min_size=1,
         max_size=max_size,
         timeout=timeout_s,
-        # psycopg's default, said here: a statement is prepared on its fifth run, so the
-        # writer's and the snapshot's few texts skip parsing and planning (about a third of
-        # the server's time a publication), and a one-off text never fills the cache.
-        kwargs={"autocommit": True, "prepare_threshold": 5},
+        kwargs={"autocommit": True, "prepare_threshold": _prepare_threshold()},
         open=False,
         name="active-memory",
     )
@@ -112,6 +112,21 @@ def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> Connec
             "server accepts this user",
         ) from None
     return pool
+
+
+PREPARED_SETTING = "ACTIVE_MEMORY_PG_PREPARED"
+
+
+def _prepare_threshold() -> int | None:
+    """psycopg's default, said here: a statement is prepared on its fifth run, so the writer's
+    and the snapshot's few texts skip parsing and planning (about a third of the server's time
+    a publication), and a one-off text never fills the cache. ``ACTIVE_MEMORY_PG_PREPARED=off``
+    prepares none, for a connection pooler that cannot keep them (a PgBouncer in transaction
+    mode before 1.21, or without ``max_prepared_statements``)."""
+    value = os.environ.get(PREPARED_SETTING, "on").strip().lower()
+    if value not in ("on", "off"):
+        raise ConfigError(PREPARED_SETTING, f"must be on or off, not {value[:20]!r}")
+    return 5 if value == "on" else None
 
 
 class PgSession:

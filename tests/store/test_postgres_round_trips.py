@@ -446,7 +446,7 @@ def test_a_statement_due_to_be_prepared_in_a_failed_pipeline_runs_again_afterwar
                 # It fails once the block has queued all it sends (a stop comes first).
                 session.execute("SELECT 1 / (SELECT 0 FROM pg_sleep(0.2)) FROM meta")
                 session.execute(count, (0,))
-                if left_by == "a stop":  # as another thread stops it (``_interruptible``)
+                if left_by == "a stop":  # as another thread stops it (``interrupting.py``)
                     session.stopped = WriteInterrupted("failing", "its client went away")
                     session.execute(count, (0,))
 

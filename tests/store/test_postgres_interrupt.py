@@ -125,3 +125,16 @@ def test_a_deadline_that_passes_while_the_write_waits_for_the_lock_fences_it(
                 release.join()
         assert store.generation() == 0
         assert store.list_lessons() == ()
+
+
+def test_a_publication_past_its_deadline_is_fenced_before_its_revisions_are_compared(
+    pg_database: str,
+) -> None:
+    """As on SQLite and as the locked way does: a fenced publication is reported fenced, not
+    as the conflict it would also have been."""
+    with PostgresStore(pg_database, tenant=f"late{next(_tenants)}") as store:
+        stale = Mutation(op="upsert", id=new_lesson_id(), expected_revision=3, draft=make_draft())
+        control = PublicationControl(screened_by="admission", deadline=time.monotonic() - 1)
+        with pytest.raises(PublicationFenced, match="deadline passed"):
+            store.publish(Publication(run_id="run", mutations=(stale,)), control)
+        assert store.generation() == 0

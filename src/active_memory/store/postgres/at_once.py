@@ -91,8 +91,11 @@ def publish_at_once(
 ) -> PublicationReceipt | None:
     """Publish ``publication`` (its drafts already screened) sent whole; RevisionConflict or
     ScopeRefused as of the read before the lock; None when it must be published the locked
-    way: no mutation, more than a read's worth, a limit within reach, or rows that changed
-    between the read and the lock."""
+    way: no mutation, more than a read's worth, a limit within reach, rows that changed
+    between the read and the lock, or a ``control`` that refuses it (the locked way then says
+    so, before anything is compared, as every engine does)."""
+    if control is not None and control.refusal() is not None:
+        return None
     ids = [mutation.id for mutation in publication.mutations]
     rows_read = rows_query(_READ, ids)
     if rows_read is None:

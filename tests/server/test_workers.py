@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import threading
 import time
+import weakref
 
 import pytest
 
@@ -134,3 +136,54 @@ def test_stop_ends_every_thread() -> None:
     while any(t.name == "stopping-worker" for t in threading.enumerate()):
         assert time.monotonic() < deadline, "a worker thread outlived stop()"
         time.sleep(0.01)
+
+
+def test_a_call_that_passed_the_stop_check_is_run_before_stop_ends_the_threads() -> None:
+    """``stop()`` may come between a call's check that the threads still run and its job's
+    put: the job must still come before the threads' ends in the queue, or its task waits
+    for ever (the service closed while a request was arriving)."""
+    workers = WorkerThreads(most=1)
+
+    class StopMeanwhile:
+        def __init__(self, jobs: object) -> None:
+            self.jobs = jobs
+
+        def get(self) -> object:
+            return self.jobs.get()  # type: ignore[attr-defined]
+
+        def put(self, item: object) -> None:
+            if item is not None:  # a job: stop() as it is about to be put
+                stopping = threading.Thread(target=workers.stop)
+                stopping.start()
+                stopping.join(timeout=0.2)  # it may have to wait for the put
+            self.jobs.put(item)  # type: ignore[attr-defined]
+
+    async def main() -> str:
+        await workers.run(lambda: None)  # one idle thread
+        workers._jobs = StopMeanwhile(workers._jobs)  # type: ignore[assignment]
+        return await asyncio.wait_for(workers.run(lambda: "ran"), timeout=5)
+
+    assert asyncio.run(main()) == "ran"
+
+
+def test_an_idle_thread_keeps_nothing_of_its_last_call_context_included() -> None:
+    workers = WorkerThreads(most=1)
+
+    class Held:
+        pass
+
+    box = [Held()]
+    gone = weakref.ref(box[0])
+    carried: contextvars.ContextVar[object] = contextvars.ContextVar("carried")
+
+    async def main() -> None:
+        carried.set(box.pop())  # a request's value, in the context the call runs in
+        await workers.run(lambda: None)
+
+    asyncio.run(main())
+    deadline = time.monotonic() + 5
+    while gone() is not None:
+        assert time.monotonic() < deadline, "an idle thread kept its last call's context"
+        gc.collect()
+        time.sleep(0.01)
+    workers.stop()

@@ -75,7 +75,9 @@ class WorkerThreads:
                 start = True
             else:
                 self._queued += 1  # the job of the first thread free
-        self._jobs.put((context, job, loop, future))
+            # Put under the lock (a C queue's put never blocks): a stop() from now on puts its
+            # threads' ends after this job, which a thread then runs before it ends.
+            self._jobs.put((context, job, loop, future))
         if start:  # outside the lock: a start waits for the new thread to run
             threading.Thread(target=self._serve, name=self._name, daemon=True).start()
         return await future
@@ -103,7 +105,8 @@ class WorkerThreads:
                 result, error = None, failure
             with contextlib.suppress(RuntimeError):  # a closed loop: its task is long gone
                 loop.call_soon_threadsafe(_deliver, future, result, error)
-            del job, call, result, error, future  # nothing of the call is kept while idle
+            # Nothing of the call (its context's values included) is kept while idle.
+            del job, context, call, loop, result, error, future
             with self._lock:
                 if self._queued:
                     self._queued -= 1

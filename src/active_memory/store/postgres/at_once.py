@@ -7,9 +7,11 @@ is most of the time other writers spend queued. Here the rows and the counters a
 without the lock (one round trip), the batch is checked and planned against them, and
 everything else goes out in one pipeline: the start, the lock, a guard, the writes and the
 ``COMMIT``. Under the lock the guard compares each row with what was read (revision, tombstone,
-kind, checksum and stored scope: every write changes the revision and the checksum) and the
-counters with the limits; a difference divides by zero, which rolls the transaction back
-before anything is written, and the caller publishes the locked way instead.
+kind, checksum and stored scope: every write changes the revision and the checksum), the
+counters with the limits, and the time with the publication's deadline (checked again once the
+lock is held, as the locked way does); a difference divides by zero, which rolls the
+transaction back before anything is written, and the caller publishes the locked way instead
+(which refuses a publication past its deadline).
 
 What the read finds is an answer in itself when it refuses the batch: a revision that does not
 match, or a stored scope outside the credential's, is reported as of that read, as a
@@ -18,6 +20,7 @@ publication checked a moment earlier would have been (revisions only ever move o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,10 +55,13 @@ __all__ = ["publish_at_once"]
 _READ = f"{SCOPED_STATE_COLUMNS}, checksum"
 
 # Under the lock: 1 when every row the batch names is as read (those that were missing still
-# are) and no limit can be passed; else a division by zero, which aborts the transaction. The
-# arrays are the rows read, column by column; the counters' bounds as ``writes.cannot_cross``.
+# are), no limit can be passed and the publication's deadline, if any, has not passed (the
+# seconds it had left when sent, counted from the transaction's start, as the server's clock
+# tells); else a division by zero, which aborts the transaction. The arrays are the rows read,
+# column by column; the counters' bounds as ``writes.cannot_cross``.
 _GUARD = """SELECT 1 / coalesce((
-    generation < ?
+    coalesce(extract(epoch FROM clock_timestamp() - transaction_timestamp()) < ?::float8, true)
+    AND generation < ?
     AND live_count + ? <= ? AND record_count + ? <= ? AND content_bytes + ? <= ?
     AND (SELECT count(*) FROM records WHERE id = ANY(?::text[])) = ?
     AND (SELECT count(*) FROM records AS r JOIN unnest(
@@ -85,8 +91,11 @@ def publish_at_once(
 ) -> PublicationReceipt | None:
     """Publish ``publication`` (its drafts already screened) sent whole; RevisionConflict or
     ScopeRefused as of the read before the lock; None when it must be published the locked
-    way: no mutation, more than a read's worth, a limit within reach, or rows that changed
-    between the read and the lock."""
+    way: no mutation, more than a read's worth, a limit within reach, rows that changed
+    between the read and the lock, or a ``control`` that refuses it (the locked way then says
+    so, before anything is compared, as every engine does)."""
+    if control is not None and control.refusal() is not None:
+        return None
     ids = [mutation.id for mutation in publication.mutations]
     rows_read = rows_query(_READ, ids)
     if rows_read is None:
@@ -108,7 +117,9 @@ def publish_at_once(
         with writing_at_once(
             pool, schema, f"writing {where}", control, lock_timeout_ms=lock_timeout_ms
         ) as session:
-            session.execute(_GUARD, guard)
+            deadline = None if control is None else control.deadline
+            left = None if deadline is None else deadline - time.monotonic()
+            session.execute(_GUARD, (left, *guard))
             sent = session.execute(_NEXT_GENERATION)
             for sql, parameter_rows in planned.writes:
                 session.executemany(sql, parameter_rows)

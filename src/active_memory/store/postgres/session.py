@@ -16,7 +16,8 @@ since its last use, so the plan made for one tenant's tables never reads another
   tenants never wait for each other. The wait is bounded by ``lock_timeout``, every statement
   by ``statement_timeout`` (60 s), so a started write drains or fails within a bounded time.
   A write under a :class:`PublicationControl` is also stopped (``WriteInterrupted``) once it
-  has held the lock for ``control.hold_s``, or when ``control.abort()`` is called while it
+  has held the lock for ``control.hold_s`` (one sent whole with its lock, :func:`writing_at_once`,
+  once it has waited for and held it that long), or when ``control.abort()`` is called while it
   waits for or holds the lock: the running statement is cancelled on the server, no further
   statement is sent, and the transaction rolls back, releasing the lock.
 
@@ -28,8 +29,7 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
@@ -46,6 +46,7 @@ from active_memory.errors import (
     WriteInterrupted,
 )
 from active_memory.store.backend import PublicationControl
+from active_memory.store.postgres.interrupting import interruptible
 from active_memory.store.sql import SqlCursor
 from active_memory.store.writes import GENERATION_ROW, META_ROW
 
@@ -165,11 +166,16 @@ class PgSession:
                     first = error
         except psycopg.Error as error:
             # The server runs the COMMIT only once every statement before it succeeded; a
-            # cancel (``_interruptible``) that reaches it just after it committed must not
+            # cancel (``interrupting.py``) that reaches it just after it committed must not
             # report the batch as not written.
             if committing is None or committing.statusmessage != "COMMIT":
                 self.pipeline_failed = True
                 raise (first or error) from None
+        except BaseException:
+            # Left by another exception (a stop, ``WriteInterrupted``): psycopg still ran what
+            # was queued and only logged a failure there, so the rollback is a failed one's.
+            self.pipeline_failed = True
+            raise
         if first is not None:
             self.pipeline_failed = True
             raise first
@@ -272,14 +278,14 @@ def _transaction(
     from ``PgSession.ahead_rows`` (see :func:`rows_query`), go out as one simple query: one
     round trip where each was one. ``ahead``'s row is kept to answer that read
     (``PgSession.known``). ``control`` may stop the transaction from the moment the lock is
-    asked for until the caller's block ends (``_interruptible``)."""
+    asked for until the caller's block ends (``interrupting.interruptible``)."""
     opening = _opening(begin, schema, lock_timeout_ms, ahead, locks)
     if then is not None:
         opening += b"; " + then.encode()
     with _failures(where, failure), pool.connection() as conn:
         session = PgSession(conn)
         try:
-            with _interruptible(session, control, where) as held:
+            with interruptible(session, control, where) as held:
                 opened = conn.execute(opening, prepare=False)
                 if ahead is not None:
                     opened.nextset()  # past the BEGIN
@@ -293,7 +299,7 @@ def _transaction(
                     session.ahead_rows = opened.fetchall()
                 if locks:
                     _fence(control)
-                    held()
+                    held("held")
                 yield session
             if not session.committed:
                 conn.execute(b"COMMIT", prepare=False)
@@ -473,13 +479,14 @@ def writing_at_once(
     in between. The block's first statement must be its guard: a statement that divides by
     zero when the rows read before the lock have changed, which rolls everything back and
     raises :class:`RowsMoved` (the caller then writes the locked way, :func:`writing`).
-    ``control`` as for :func:`writing`; its hold bound counts from the send."""
+    ``control`` as for :func:`writing`; its hold bound counts from the send, the wait for the
+    lock included (a stop says so)."""
     _fence(control)
     with _failures(where, StoreError), pool.connection() as conn:
         session = PgSession(conn)
         try:
-            with _interruptible(session, control, where) as held:
-                held()
+            with interruptible(session, control, where) as held:
+                held("waited for and held")  # the lock is asked for in the pipeline
                 try:
                     with session.pipeline(last=True):
                         conn.execute(b"BEGIN", prepare=False)
@@ -491,48 +498,3 @@ def writing_at_once(
         except BaseException:
             _rollback(conn, session)
             raise
-
-
-@contextmanager
-def _interruptible(
-    session: PgSession, control: PublicationControl | None, where: str
-) -> Iterator[Callable[[], None]]:
-    """Lets ``control`` stop the write: ``abort()`` at any time, ``hold_s`` once the caller
-    says the lock is held (the yielded function). A stopped write raises WriteInterrupted
-    from the statement it was in, or from the next one it tries."""
-    if control is None:
-        yield lambda: None
-        return
-    guard = threading.Lock()
-    timer: list[threading.Timer] = []
-
-    def interrupt(reason: str) -> None:
-        with guard:
-            if session.stopped is not None:
-                return
-            session.stopped = WriteInterrupted(where, reason)
-        # Cancels the statement running now, if any (a new connection to the server: this
-        # blocks briefly, never on the writers' lock).
-        with suppress(psycopg.Error):
-            session.conn.cancel_safe(timeout=5.0)
-
-    def held() -> None:
-        if control.hold_s is None:
-            return
-        bound = control.hold_s
-        reason = f"it held the writers' lock for {bound:g} s, the most one request may"
-        timer.append(threading.Timer(bound, interrupt, (reason,)))
-        timer[0].daemon = True
-        timer[0].start()
-
-    control.interrupt_with(interrupt)
-    try:
-        yield held
-    except pg_errors.QueryCanceled:
-        if session.stopped is None:
-            raise
-        raise session.stopped from None
-    finally:
-        control.interrupt_with(None)
-        for started in timer:
-            started.cancel()

@@ -2,53 +2,49 @@
 
 Run: ``python benchmarks/team_bench.py`` (``--processes N``, ``--batches N``, ``--lessons N``).
 
-Starts a throwaway PostgreSQL cluster (``tests/pg_cluster.py``), then:
+Starts a throwaway PostgreSQL cluster (``tests/pg_cluster.py``), then races ``--processes``
+processes of ``--batches`` batches each (``team_race``), every race beside a raw baseline in
+which as many processes run as many transactions, each a plain ``UPDATE`` of the same rows
+(the same random choices), with a body of a card's size:
 
-0. raw: the baseline, what PostgreSQL itself does: ``--processes`` processes each run
-   ``--batches`` transactions, each a plain ``UPDATE`` of the same 1-3 of 16 rows a batch below
-   picks (the same random choices), with a body of a card's size;
-1. direct: ``--processes`` processes each run ``--batches`` checked batches against one tenant
-   of a ``PostgresStore``: snapshot, pick 1-3 of 16 shared lessons, upsert them at the
-   revisions seen. Every outcome is recorded and checked against the stored history: no lost
-   update (each revision was written by a batch that expected the one before it, revisions are
-   contiguous, every committed batch is there whole, no conflicting batch left a row), and each
-   conflict names only ids whose revision had moved on;
-2. service: the same through ``RemoteBackend`` and the service (uvicorn in this process);
-3. a snapshot of ``--lessons`` lessons through the service (median of 5);
-4. legitimate snapshot latency through the service alone, then while 40 clients send a byte a
-   second, 2 loops send wrong tokens and 2 loops send oversized bodies.
-
-Beside the service's race it times the floor of that path, the HTTP hop alone: the same
-processes post the same bodies (a snapshot's, then a publication's of 1-3 upserts) to the same
-uvicorn and Starlette stack, which reads each body and answers the bytes the service answered,
-with no token, no parsing, no screen and no store.
-
-Prints publications per second, conflict counts, snapshot time and size, latencies, the time
-of the direct and the service races as a ratio of the raw baseline's (the goals: direct at most
-3x, the service at most 6x), and the CPU a batch of the service's race costs the service (this
-process: it runs nothing else meanwhile) and the writer, against a raw transaction's writer.
+1. the checked race, directly against one tenant of a ``PostgresStore``, then through
+   ``RemoteBackend`` and the service (uvicorn in this process): a batch is a snapshot, then a
+   publication of 1-3 upserts of the 16 shared lessons at the revisions seen. Every outcome is
+   checked against the stored history: no lost update (each revision was written by a batch
+   that expected the one before it, revisions are contiguous, every committed batch is there
+   whole, no conflicting batch left a row), and each conflict names only ids whose revision
+   had moved on;
+2. publications alone, directly and through the service: each process publishes 1-3 upserts
+   a batch of lessons only it writes, at the revisions its receipts gave, so every batch
+   commits; its baseline updates the same rows. The goals are set against this race: a
+   publication at most 3x the raw baseline directly, at most 6x through the service;
+3. the floors: the direct publications recorded and sent again with none of the client's work
+   (``team_replay``), the CPU a publication costs (its process's and the cluster's, from
+   ``/proc``) with the screen of its drafts, and the HTTP hop alone of each race through the
+   service's stack (``team_hop``);
+4. a snapshot of ``--lessons`` lessons through the service (median of 5), and legitimate
+   snapshot latency alone and while the service is abused (``team_abuse``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
+
+from team_abuse import abuse  # noqa: E402
+from team_hop import hop_floor, hop_worker  # noqa: E402
+from team_race import POSTMASTER, mark_started, owned, race, ready_then_wait  # noqa: E402
 
 from active_memory.errors import RevisionConflict  # noqa: E402
 from active_memory.models.changes import Mutation, Publication  # noqa: E402
@@ -62,20 +58,6 @@ SHARED = 16
 RAW_TABLE = "raw_bench.lessons"
 
 
-def _ready_then_wait(out: str) -> None:
-    """Say this worker is ready (imports done, connected), then wait for the race to start:
-    the time of a race counts no process start-up."""
-    Path(out + ".ready").touch()
-    go = Path(out).with_name("go")
-    while not go.exists():
-        time.sleep(0.005)
-
-
-def _owned(ids: list[str], n: int, processes: int) -> list[str]:
-    """The lessons (or rows) process ``n`` alone writes in the publication race."""
-    return ids[n::processes]
-
-
 def raw_worker(url: str, n: int, batches: int, out: str, processes: int = 0) -> None:
     """The baseline: the same row choices as ``worker`` (with ``processes``, as
     ``publisher``), each one plain UPDATE transaction."""
@@ -86,8 +68,8 @@ def raw_worker(url: str, n: int, batches: int, out: str, processes: int = 0) -> 
     with psycopg.connect(url, autocommit=True) as conn:
         ids = [row[0] for row in conn.execute(f"SELECT id FROM {RAW_TABLE} ORDER BY id")]
         if processes:
-            ids = _owned(ids, n, processes)
-        _ready_then_wait(out)
+            ids = owned(ids, n, processes)
+        ready_then_wait(out)
         started = time.process_time()
         for _ in range(batches):
             chosen = rng.sample(ids, rng.randint(1, min(3, len(ids))))
@@ -113,75 +95,6 @@ def _raw_table(url: str) -> None:
             conn.execute(f"INSERT INTO {RAW_TABLE} VALUES (%s, 1, '')", (lesson_id,))
 
 
-def hop_worker(url: str, n: int, batches: int, out: str, publications_only: bool) -> None:
-    """The service race's requests with none of the work: the floor of the service path (with
-    ``publications_only``, the publication race's: no snapshot a batch)."""
-    import httpx
-
-    from active_memory.store.wire import PublishBody, SnapshotBody
-
-    rng = random.Random(n)
-    asked = SnapshotBody(run_id=f"worker-{n}", repository=REPOSITORY).model_dump_json()
-    headers = {"content-type": "application/json"}
-    with httpx.Client(base_url=url, headers={"authorization": "Bearer -"}) as client:
-        _ready_then_wait(out)
-        started = time.process_time()
-        for batch in range(batches):
-            if not publications_only:
-                client.post("/v1/snapshot", content=asked, headers=headers).read()
-            mutations = tuple(
-                Mutation(op="upsert", id=new_lesson_id(), expected_revision=1,
-                         draft=make_draft(f"Batch {batch} of worker {n} edits lesson {k}"))
-                for k in range(rng.randint(1, 3))
-            )  # fmt: skip
-            body = PublishBody(publication=Publication(run_id=f"hop-w{n}-b{batch}",
-                                                       mutations=mutations))  # fmt: skip
-            client.post("/v1/publish", content=body.model_dump_json(), headers=headers).read()
-    cpu_s = time.process_time() - started
-    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
-
-
-def _hop_floor(
-    snapshot: bytes, receipt: bytes, processes: int, batches: int, *, owned: bool = False
-) -> tuple[float, float, float]:
-    """The race (``owned``: the publication race) through the service's HTTP stack answering
-    fixed bytes (no work): its seconds, the CPU seconds of this process (the server) and of the
-    writers."""
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
-
-    from active_memory.daemon_threads import start_serving
-    from active_memory.server.protocol import guarded_protocol
-
-    def fixed(answer: bytes) -> Any:
-        async def endpoint(request: Request) -> Response:
-            await request.body()
-            return Response(answer, media_type="application/json")
-
-        return endpoint
-
-    app = Starlette(routes=[Route("/v1/snapshot", fixed(snapshot), methods=["POST"]),
-                            Route("/v1/publish", fixed(receipt), methods=["POST"])])  # fmt: skip
-    config = uvicorn.Config(app, http=guarded_protocol(10.0), ws="none", lifespan="off",
-                            log_level="warning", access_log=False, server_header=False)  # fmt: skip
-    bound = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    bound.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(config)
-    thread = start_serving(server, bound, what="the fixed answerer")
-    try:
-        url = f"http://127.0.0.1:{bound.getsockname()[1]}"
-        served = time.process_time()
-        elapsed, _, writers_cpu, _ = _race("hop", url, "", processes, batches, owned=owned)
-        return elapsed, time.process_time() - served, writers_cpu
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        bound.close()
-
-
 def _open(kind: str, location: str, secret: str) -> Any:
     if kind == "direct":
         from active_memory.store.postgres import PostgresStore
@@ -198,7 +111,7 @@ def worker(kind: str, location: str, secret: str, n: int, batches: int, out: str
     results: list[dict[str, Any]] = []
     with _open(kind, location, secret) as backend:
         backend.generation()  # connected before the race starts
-        _ready_then_wait(out)
+        ready_then_wait(out)
         started = time.process_time()
         for batch in range(batches):
             seen = backend.snapshot(request).by_id()
@@ -229,19 +142,14 @@ def worker(kind: str, location: str, secret: str, n: int, batches: int, out: str
 def publisher(
     kind: str, location: str, secret: str, n: int, batches: int, out: str, processes: int
 ) -> None:
-    """Publications alone: process ``n`` edits only its own lessons (``_owned``), so the
+    """Publications alone: process ``n`` edits only its own lessons (``team_race.owned``), so the
     revisions its receipts give are the ones it next expects, and no batch conflicts; each
     batch upserts 1-3 of them (as many as it owns), chosen as ``raw_worker`` chooses rows."""
     started: list[float] = []
     with _open(kind, location, secret) as backend:
-        _own_publications(backend, kind, n, batches, processes, lambda: _started(out, started))
+        _own_publications(backend, kind, n, batches, processes, lambda: mark_started(out, started))
     cpu_s = time.process_time() - started[0]
     Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
-
-
-def _started(out: str, started: list[float]) -> None:
-    _ready_then_wait(out)
-    started.append(time.process_time())
 
 
 def _own_publications(
@@ -251,7 +159,7 @@ def _own_publications(
     request = SnapshotRequest(RunIdentity(f"publisher-{n}", REPOSITORY))
     seen = backend.snapshot(request).by_id()
     ordered = sorted(seen)
-    revisions = {i: seen[i].revision for i in _owned(ordered, n, processes)}
+    revisions = {i: seen[i].revision for i in owned(ordered, n, processes)}
     ready()
     for batch in range(batches):
         chosen = rng.sample(sorted(revisions), rng.randint(1, min(3, len(revisions))))
@@ -272,7 +180,7 @@ def replayer(url: str, folder: str, n: int, out: str) -> None:
 
     started: list[float] = []
     team_replay.replay(url, "replayed", Path(folder) / f"{n}.pickle",
-                       lambda: _started(out, started))  # fmt: skip
+                       lambda: mark_started(out, started))  # fmt: skip
     cpu_s = time.process_time() - started[0]
     Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
 
@@ -318,61 +226,6 @@ def _seed(store: Any, ids: list[str] | None = None) -> list[str]:
     return ids
 
 
-def _race(
-    kind: str, location: str, secret: str, processes: int, batches: int, *, owned: bool = False
-) -> list[Any]:
-    """Start the workers (``owned``: each on its own lessons or rows, ``publisher``), wait
-    until every one is ready, start them at once; the seconds from the start to the last
-    one's end, every outcome, and the CPU seconds the workers spent."""
-    folder = Path(tempfile.mkdtemp(prefix="team-bench-"))
-    outputs = [folder / f"{kind}-{n}.json" for n in range(processes)]
-    role = "--publisher" if owned else "--worker"
-    spawned = [
-        subprocess.Popen([sys.executable, __file__, role, kind, location, secret, *args])
-        for args in (
-            [str(n), str(batches), str(out), str(processes)] for n, out in enumerate(outputs)
-        )
-    ]
-    while not all(Path(f"{out}.ready").exists() for out in outputs):
-        if any(process.poll() not in (None, 0) for process in spawned):
-            raise SystemExit(f"a {kind} worker failed before the race")
-        time.sleep(0.01)
-    started = time.time()
-    server = _server_cpu()
-    (folder / "go").touch()
-    for process in spawned:
-        if process.wait() != 0:
-            raise SystemExit(f"a {kind} worker failed")
-    time.sleep(0.3)  # each worker's backend has exited, and its CPU counted to the server
-    server = _server_cpu() - server
-    written = [json.loads(out.read_text()) for out in outputs]
-    elapsed = max(w["ended"] for w in written) - started
-    cpu_s = sum(w.get("cpu_s", 0.0) for w in written)
-    return [elapsed, [r for w in written for r in w["results"]], cpu_s, server]
-
-
-_POSTMASTER: list[int] = []  # the benchmark's cluster, once started
-
-
-def _server_cpu() -> float:
-    """CPU seconds the cluster has spent: its postmaster with every exited backend (the
-    children it reaped), and every backend still running; 0 before the cluster starts."""
-    if not _POSTMASTER:
-        return 0.0
-    ticks = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        pid = int(stat.parent.name)
-        if pid == _POSTMASTER[0]:
-            ticks += sum(int(value) for value in fields[11:15])  # its own and reaped children
-        elif int(fields[1]) == _POSTMASTER[0]:
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
 def _verify(store: Any, ids: list[str], results: list[dict[str, Any]]) -> dict[str, int]:
     committed = [r for r in results if r["status"] == "committed"]
     conflicts = [r for r in results if r["status"] == "conflict"]
@@ -413,78 +266,6 @@ def _report(label: str, elapsed: float, figures: dict[str, int], attempts: int) 
           f"{figures['conflicts_misreported']}")  # fmt: skip
 
 
-def _slow(url: str, stop: threading.Event) -> None:
-    parts = urlsplit(url)
-    while not stop.is_set():
-        try:
-            with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
-                sock.sendall(b"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\n")
-                while not stop.is_set():
-                    sock.sendall(b"a")
-                    time.sleep(1.0)
-        except OSError:
-            continue  # cut off: come back
-
-
-def _latencies(backend: Any, count: int) -> list[float]:
-    request = SnapshotRequest(RunIdentity("bench", REPOSITORY))
-    out = []
-    for _ in range(count):
-        started = time.perf_counter()
-        backend.snapshot(request)
-        out.append(time.perf_counter() - started)
-        time.sleep(0.02)
-    return out
-
-
-def _shown(values: list[float]) -> str:
-    ordered = sorted(values)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return (f"median {statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
-            f"max {ordered[-1] * 1000:.1f} ms")  # fmt: skip
-
-
-def _abuse(url: str, token: str) -> None:
-    import httpx
-
-    from active_memory.store.remote import RemoteBackend
-
-    stop = threading.Event()
-    refused: list[int] = []
-
-    def bad(body: bytes, header: str) -> None:
-        with httpx.Client() as client:
-            while not stop.is_set():
-                try:
-                    answer = client.post(
-                        f"{url}/v1/snapshot", content=body, headers={"authorization": header}
-                    )
-                except httpx.HTTPError:
-                    refused.append(0)  # cut off mid-upload, before the refusal could be read
-                    continue
-                refused.append(answer.status_code)
-
-    with RemoteBackend(url, token=token) as backend:
-        alone = _latencies(backend, 200)
-        crowd = [threading.Thread(target=_slow, args=(url, stop)) for _ in range(40)]
-        wrong = "Bearer amt_0000000000000000_" + "x" * 43
-        huge = b" " * (9 * 1024 * 1024)
-        crowd += [threading.Thread(target=bad, args=(b"{}", wrong)) for _ in range(2)]
-        crowd += [threading.Thread(target=bad, args=(huge, f"Bearer {token}")) for _ in range(2)]
-        for thread in crowd:
-            thread.start()
-        time.sleep(1.0)
-        abused = _latencies(backend, 200)
-        stop.set()
-        for thread in crowd:
-            thread.join(15)
-    counts = {code: refused.count(code) for code in sorted(set(refused))}
-    print(f"legitimate snapshot, alone: {_shown(alone)}")
-    print(f"legitimate snapshot, during abuse (40 slow clients, wrong tokens, 9 MiB bodies): "
-          f"{_shown(abused)}; abusive requests answered by status {counts} (0: connection cut "
-          "mid-upload)")  # fmt: skip
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
@@ -516,32 +297,32 @@ def main() -> None:
     if reason is not None:
         raise SystemExit(f"no PostgreSQL: {reason}")
     cluster = pg_cluster.Cluster()
-    _POSTMASTER.append(int((cluster.data / "postmaster.pid").read_text().split()[0]))
+    POSTMASTER.append(int((cluster.data / "postmaster.pid").read_text().split()[0]))
     try:
         url = cluster.create_database("team_bench")
         attempts = args.processes * args.batches
         _raw_table(url)
-        raw, _, raw_cpu, _ = _race("raw", url, "", args.processes, args.batches)
+        raw, _, raw_cpu, _ = race("raw", url, "", args.processes, args.batches)
         print(f"raw PostgreSQL baseline: {attempts} plain UPDATE transactions of 1-3 rows in "
               f"{raw:.2f} s ({attempts / raw:.1f} transactions/s)")  # fmt: skip
-        raw_owned, _, raw_owned_cpu, raw_owned_server = _race(
+        raw_owned, _, raw_owned_cpu, raw_owned_server = race(
             "raw", url, "", args.processes, args.batches, owned=True
         )
         with PostgresStore(url, tenant="direct") as store:
             ids = _seed(store)
-            elapsed, results, _, _ = _race("direct", url, "direct", args.processes, args.batches)
+            elapsed, results, _, _ = race("direct", url, "direct", args.processes, args.batches)
             _report("direct PostgreSQL", elapsed, _verify(store, ids, results), attempts)
         direct = elapsed
         with PostgresStore(url, tenant="direct_alone") as store:
             ids = _seed(store)
-            published, _, published_cpu, published_server = _race(
+            published, _, published_cpu, published_server = race(
                 "direct", url, "direct_alone", args.processes, args.batches, owned=True
             )
             _published_whole(store, attempts)
         recordings, screened = _recorded(url, ids, args.processes, args.batches)
         with PostgresStore(url, tenant="replayed") as store:
             _seed(store, ids)
-            replayed, _, replayed_cpu, replayed_server = _race(
+            replayed, _, replayed_cpu, replayed_server = race(
                 "replay", url, recordings, args.processes, args.batches
             )
             _published_whole(store, attempts)
@@ -571,7 +352,7 @@ def main() -> None:
             store = service.store("team")
             ids = _seed(store)
             served = time.process_time()  # this process runs the service, and waits meanwhile
-            elapsed, results, writers_cpu, _ = _race(
+            elapsed, results, writers_cpu, _ = race(
                 "service", running.url, token, args.processes, args.batches
             )
             served = time.process_time() - served
@@ -586,7 +367,7 @@ def main() -> None:
             seen = httpx.post(f"{running.url}/v1/snapshot", headers={"authorization":
                               f"Bearer {token}"}, json={"run_id": "hop"}).content  # fmt: skip
             receipt = b'{"generation":1,"revisions":{},"retired":[]}'
-            hop, hop_served, hop_writers = _hop_floor(seen, receipt, args.processes, args.batches)
+            hop, hop_served, hop_writers = hop_floor(seen, receipt, args.processes, args.batches)
             print(f"floor of the service path, the HTTP hop alone (the same processes posting "
                   f"the same bodies to the same uvicorn and Starlette stack answering fixed "
                   f"bytes, no work): {attempts} batches in {hop:.2f} s, {hop / raw:.1f}x the raw "
@@ -595,11 +376,11 @@ def main() -> None:
             alone = service.credentials.create(tenant="alone", repository=REPOSITORY).token
             store = service.store("alone")
             _seed(store)
-            served_alone = _race(
+            served_alone = race(
                 "service", running.url, alone, args.processes, args.batches, owned=True
             )[0]
             _published_whole(store, attempts)
-            hop_alone = _hop_floor(seen, receipt, args.processes, args.batches, owned=True)[0]
+            hop_alone = hop_floor(seen, receipt, args.processes, args.batches, owned=True)[0]
             print(f"floor of a publication through the service, the HTTP hop alone (the "
                   f"publication race's bodies to the same stack answering fixed bytes): "
                   f"{hop_alone:.2f} s, {hop_alone / raw_owned:.1f}x the raw baseline of the "
@@ -643,7 +424,7 @@ def main() -> None:
                   f"{statistics.median(decoded):.3f} s with every lesson decoded; about "
                   f"{size / 1e6:.1f} MB of lessons; directly from PostgreSQL (verified): "
                   f"median {statistics.median(direct_times):.3f} s")  # fmt: skip
-            _abuse(running.url, token)
+            abuse(running.url, token)
         service.close()
     finally:
         cluster.stop()
@@ -652,14 +433,14 @@ def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] in (["--worker"], ["--publisher"]):
         kind, location, secret, n, batches, out, processes = sys.argv[2:9]
-        owned = sys.argv[1] == "--publisher"
+        alone = sys.argv[1] == "--publisher"  # the publication race's worker
         if kind == "raw":
-            raw_worker(location, int(n), int(batches), out, int(processes) if owned else 0)
+            raw_worker(location, int(n), int(batches), out, int(processes) if alone else 0)
         elif kind == "hop":
-            hop_worker(location, int(n), int(batches), out, owned)
+            hop_worker(location, int(n), int(batches), out, alone)
         elif kind == "replay":
             replayer(location, secret, int(n), out)
-        elif owned:
+        elif alone:
             publisher(kind, location, secret, int(n), int(batches), out, int(processes))
         else:
             worker(kind, location, secret, int(n), int(batches), out)

@@ -187,3 +187,43 @@ def test_an_idle_thread_keeps_nothing_of_its_last_call_context_included() -> Non
         gc.collect()
         time.sleep(0.01)
     workers.stop()
+
+
+def test_a_call_no_thread_could_start_for_fails_and_never_runs_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The system refuses a new thread: with none running, the call fails at once and is not
+    run by a thread started later (its caller was told it failed); with one running, the call
+    waits for it."""
+    workers = WorkerThreads(most=2)
+    ran: list[str] = []
+    real_start = threading.Thread.start
+
+    def refused(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    async def call(label: str) -> None:
+        await workers.run(ran.append, label)
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        asyncio.run(call("refused"))
+    monkeypatch.setattr(threading.Thread, "start", real_start)
+    asyncio.run(call("later"))
+    assert ran == ["later"]
+
+    release = threading.Event()
+
+    async def both() -> None:
+        busy = asyncio.ensure_future(workers.run(release.wait, 5))
+        await asyncio.sleep(0.05)  # the one thread now runs the busy call
+        monkeypatch.setattr(threading.Thread, "start", refused)
+        waiting = asyncio.ensure_future(call("queued"))
+        await asyncio.sleep(0.05)
+        monkeypatch.setattr(threading.Thread, "start", real_start)
+        release.set()
+        await asyncio.gather(busy, waiting)
+
+    asyncio.run(both())
+    assert ran == ["later", "queued"]
+    workers.stop()

@@ -29,7 +29,10 @@ from typing import Any, TypeVar
 __all__ = ["WorkerThreads"]
 
 R = TypeVar("R")
-_Job = tuple[contextvars.Context, Callable[[], Any], asyncio.AbstractEventLoop, asyncio.Future[Any]]
+# The caller's context, the call, the loop and future to answer, and whether it was given up
+# (set under the pool's lock when no thread could be started to run it).
+_Loop = asyncio.AbstractEventLoop
+_Job = tuple[contextvars.Context, Callable[[], Any], _Loop, asyncio.Future[Any], list[bool]]
 
 
 def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
@@ -64,6 +67,7 @@ class WorkerThreads:
         future: asyncio.Future[R] = loop.create_future()
         context = contextvars.copy_context()
         job = call if not args else lambda: call(*args)
+        given_up = [False]
         start = False
         with self._lock:
             if self._stopped:
@@ -77,9 +81,17 @@ class WorkerThreads:
                 self._queued += 1  # the job of the first thread free
             # Put under the lock (a C queue's put never blocks): a stop() from now on puts its
             # threads' ends after this job, which a thread then runs before it ends.
-            self._jobs.put((context, job, loop, future))
+            self._jobs.put((context, job, loop, future, given_up))
         if start:  # outside the lock: a start waits for the new thread to run
-            threading.Thread(target=self._serve, name=self._name, daemon=True).start()
+            try:
+                threading.Thread(target=self._serve, name=self._name, daemon=True).start()
+            except RuntimeError:  # the system would start no more threads
+                with self._lock:
+                    self._threads -= 1
+                    if not self._threads:  # none to run it, ever: it must not run later
+                        given_up[0] = True
+                        raise
+                    self._queued += 1  # the job of the first thread free
         return await future
 
     def stop(self) -> None:
@@ -98,7 +110,12 @@ class WorkerThreads:
                 with self._lock:
                     self._threads -= 1
                 return
-            context, call, loop, future = job
+            context, call, loop, future, given_up = job
+            with self._lock:
+                skipped = given_up[0]
+            if skipped:  # its caller was told it failed
+                del job, context, call, loop, future, given_up
+                continue
             try:
                 result, error = context.run(call), None
             except BaseException as failure:  # delivered to the awaiting task, never lost here
@@ -106,7 +123,7 @@ class WorkerThreads:
             with contextlib.suppress(RuntimeError):  # a closed loop: its task is long gone
                 loop.call_soon_threadsafe(_deliver, future, result, error)
             # Nothing of the call (its context's values included) is kept while idle.
-            del job, context, call, loop, result, error, future
+            del job, context, call, loop, result, error, future, given_up
             with self._lock:
                 if self._queued:
                     self._queued -= 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -15,15 +15,19 @@ from psycopg import errors as pg_errors
 from active_memory.errors import WriteInterrupted
 from active_memory.store.backend import PublicationControl
 
-if TYPE_CHECKING:
-    from active_memory.store.postgres.session import PgSession
-
 __all__ = ["interruptible"]
+
+
+class _Session(Protocol):
+    """What of a ``PgSession`` a stop touches (named so, not imported: no import cycle)."""
+
+    conn: psycopg.Connection[Any]
+    stopped: WriteInterrupted | None
 
 
 @contextmanager
 def interruptible(
-    session: PgSession, control: PublicationControl | None, where: str
+    session: _Session, control: PublicationControl | None, where: str
 ) -> Iterator[Callable[[str], None]]:
     """Lets ``control`` stop the write: ``abort()`` at any time, ``hold_s`` once the caller
     says the lock is held (the yielded function, told what the bound then counts: "held", or

@@ -376,10 +376,16 @@ def main() -> None:
             alone = service.credentials.create(tenant="alone", repository=REPOSITORY).token
             store = service.store("alone")
             _seed(store)
-            served_alone = race(
+            serving = time.process_time()  # this process runs the service, and waits meanwhile
+            served_alone, _, alone_writers, _ = race(
                 "service", running.url, alone, args.processes, args.batches, owned=True
-            )[0]
+            )
+            serving = time.process_time() - serving
             _published_whole(store, attempts)
+            print(f"CPU a publication through the service: the service {ms(serving)} (one "
+                  f"process: {serving:.2f} s of the race's {served_alone:.2f} s, "
+                  f"{serving / raw_owned:.1f}x the raw baseline of the same rows), its writer "
+                  f"{ms(alone_writers)}")  # fmt: skip
             hop_alone = hop_floor(seen, receipt, args.processes, args.batches, owned=True)[0]
             print(f"floor of a publication through the service, the HTTP hop alone (the "
                   f"publication race's bodies to the same stack answering fixed bytes): "

@@ -343,8 +343,9 @@ _PLAIN_LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
 
 def rows_query(columns: str, ids: Sequence[str]) -> str | None:
     """``SELECT columns FROM records`` for the rows of ``ids``, their values written into the
-    text, for a write to read with its lock (``writing``'s ``then``: one round trip fewer while
-    other writers wait); None, so the caller reads them the usual way with bound parameters,
+    text, for a write to read in a simple query with its transaction's start: with the lock
+    (``writing``'s ``then``) or before it (``at_once``), one round trip fewer either way; None,
+    so the caller reads them the usual way (or writes the locked way) with bound parameters,
     when there is no id, more than a batch's worth, or one that is not a plain lesson id (no
     quote, no backslash can then reach the text: each value is refused, never escaped)."""
     wanted = list(dict.fromkeys(ids))

@@ -2,25 +2,28 @@
 
 Run: ``python benchmarks/team_bench.py`` (``--processes N``, ``--batches N``, ``--lessons N``).
 
-Starts a throwaway PostgreSQL cluster (``tests/pg_cluster.py``), then:
+Starts a throwaway PostgreSQL cluster (``tests/pg_cluster.py``), then races ``--processes``
+processes of ``--batches`` batches each (``team_race``), every race beside a raw baseline in
+which as many processes run as many transactions, each a plain ``UPDATE`` of the same rows
+(the same random choices), with a body of a card's size:
 
-0. raw: the baseline, what PostgreSQL itself does: ``--processes`` processes each run
-   ``--batches`` transactions, each a plain ``UPDATE`` of the same 1-3 of 16 rows a batch below
-   picks (the same random choices), with a body of a card's size;
-1. direct: ``--processes`` processes each run ``--batches`` checked batches against one tenant
-   of a ``PostgresStore``: snapshot, pick 1-3 of 16 shared lessons, upsert them at the
-   revisions seen. Every outcome is recorded and checked against the stored history: no lost
-   update (each revision was written by a batch that expected the one before it, revisions are
-   contiguous, every committed batch is there whole, no conflicting batch left a row), and each
-   conflict names only ids whose revision had moved on;
-2. service: the same through ``RemoteBackend`` and the service (uvicorn in this process);
-3. a snapshot of ``--lessons`` lessons through the service (median of 5);
-4. legitimate snapshot latency through the service alone, then while 40 clients send a byte a
-   second, 2 loops send wrong tokens and 2 loops send oversized bodies.
-
-Prints publications per second, conflict counts, snapshot time and size, latencies, and the
-time of the direct and the service races as a ratio of the raw baseline's (the goals: direct at
-most 3x, the service at most 6x).
+1. the checked race, directly against one tenant of a ``PostgresStore``, then through
+   ``RemoteBackend`` and the service (uvicorn in this process): a batch is a snapshot, then a
+   publication of 1-3 upserts of the 16 shared lessons at the revisions seen. Every outcome is
+   checked against the stored history: no lost update (each revision was written by a batch
+   that expected the one before it, revisions are contiguous, every committed batch is there
+   whole, no conflicting batch left a row), and each conflict names only ids whose revision
+   had moved on;
+2. publications alone, directly and through the service: each process publishes 1-3 upserts
+   a batch of lessons only it writes, at the revisions its receipts gave, so every batch
+   commits; its baseline updates the same rows. The goals are set against this race: a
+   publication at most 3x the raw baseline directly, at most 6x through the service;
+3. the floors: the direct publications recorded and sent again with none of the client's work
+   (``team_replay``), the CPU a publication costs (its process's and the cluster's, from
+   ``/proc``) with the screen of its drafts, and the HTTP hop alone of each race through the
+   service's stack (``team_hop``);
+4. a snapshot of ``--lessons`` lessons through the service (median of 5), and legitimate
+   snapshot latency alone and while the service is abused (``team_abuse``).
 """
 
 from __future__ import annotations
@@ -28,20 +31,20 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
+
+from team_abuse import abuse  # noqa: E402
+from team_hop import hop_floor, hop_worker  # noqa: E402
+from team_race import POSTMASTER, mark_started, owned, race, ready_then_wait  # noqa: E402
 
 from active_memory.errors import RevisionConflict  # noqa: E402
 from active_memory.models.changes import Mutation, Publication  # noqa: E402
@@ -55,26 +58,21 @@ SHARED = 16
 RAW_TABLE = "raw_bench.lessons"
 
 
-def _ready_then_wait(out: str) -> None:
-    """Say this worker is ready (imports done, connected), then wait for the race to start:
-    the time of a race counts no process start-up."""
-    Path(out + ".ready").touch()
-    go = Path(out).with_name("go")
-    while not go.exists():
-        time.sleep(0.005)
-
-
-def raw_worker(url: str, n: int, batches: int, out: str) -> None:
-    """The baseline: the same row choices as ``worker``, each one plain UPDATE transaction."""
+def raw_worker(url: str, n: int, batches: int, out: str, processes: int = 0) -> None:
+    """The baseline: the same row choices as ``worker`` (with ``processes``, as
+    ``publisher``), each one plain UPDATE transaction."""
     import psycopg
 
     rng = random.Random(n)
     body = make_draft("raw").model_dump_json()
     with psycopg.connect(url, autocommit=True) as conn:
         ids = [row[0] for row in conn.execute(f"SELECT id FROM {RAW_TABLE} ORDER BY id")]
-        _ready_then_wait(out)
+        if processes:
+            ids = owned(ids, n, processes)
+        ready_then_wait(out)
+        started = time.process_time()
         for _ in range(batches):
-            chosen = rng.sample(ids, rng.randint(1, 3))
+            chosen = rng.sample(ids, rng.randint(1, min(3, len(ids))))
             with conn.transaction():
                 # The rows locked in id order, in the same statement: two transactions taking
                 # them in scan order can deadlock.
@@ -83,7 +81,8 @@ def raw_worker(url: str, n: int, batches: int, out: str) -> None:
                     f"(SELECT id FROM {RAW_TABLE} WHERE id = ANY(%s) ORDER BY id FOR UPDATE)",
                     (body, chosen),
                 )
-    Path(out).write_text(json.dumps({"ended": time.time(), "results": []}))
+    cpu_s = time.process_time() - started
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
 
 
 def _raw_table(url: str) -> None:
@@ -112,7 +111,8 @@ def worker(kind: str, location: str, secret: str, n: int, batches: int, out: str
     results: list[dict[str, Any]] = []
     with _open(kind, location, secret) as backend:
         backend.generation()  # connected before the race starts
-        _ready_then_wait(out)
+        ready_then_wait(out)
+        started = time.process_time()
         for batch in range(batches):
             seen = backend.snapshot(request).by_id()
             ordered = sorted(seen)
@@ -135,39 +135,95 @@ def worker(kind: str, location: str, secret: str, n: int, batches: int, out: str
             else:
                 results.append({"run_id": run_id, "status": "committed", "expected": expected,
                                 "revisions": receipt.revisions})  # fmt: skip
-    Path(out).write_text(json.dumps({"ended": time.time(), "results": results}))
+    cpu_s = time.process_time() - started
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": results}))
 
 
-def _seed(store: Any) -> list[str]:
-    ids = sorted(new_lesson_id() for _ in range(SHARED))
+def publisher(
+    kind: str, location: str, secret: str, n: int, batches: int, out: str, processes: int
+) -> None:
+    """Publications alone: process ``n`` edits only its own lessons (``team_race.owned``), so the
+    revisions its receipts give are the ones it next expects, and no batch conflicts; each
+    batch upserts 1-3 of them (as many as it owns), chosen as ``raw_worker`` chooses rows."""
+    started: list[float] = []
+    with _open(kind, location, secret) as backend:
+        _own_publications(backend, kind, n, batches, processes, lambda: mark_started(out, started))
+    cpu_s = time.process_time() - started[0]
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
+
+
+def _own_publications(
+    backend: Any, kind: str, n: int, batches: int, processes: int, ready: Any
+) -> None:
+    rng = random.Random(n)
+    request = SnapshotRequest(RunIdentity(f"publisher-{n}", REPOSITORY))
+    seen = backend.snapshot(request).by_id()
+    ordered = sorted(seen)
+    revisions = {i: seen[i].revision for i in owned(ordered, n, processes)}
+    ready()
+    for batch in range(batches):
+        chosen = rng.sample(sorted(revisions), rng.randint(1, min(3, len(revisions))))
+        mutations = tuple(
+            Mutation(op="upsert", id=i, expected_revision=revisions[i],
+                     draft=make_draft(f"Batch {batch} of publisher {n} edits lesson "
+                                      f"{ordered.index(i)}"))
+            for i in chosen
+        )  # fmt: skip
+        receipt = backend.publish(Publication(run_id=f"{kind}-p{n}-b{batch}",
+                                              mutations=mutations))  # fmt: skip
+        revisions.update(receipt.revisions)
+
+
+def replayer(url: str, folder: str, n: int, out: str) -> None:
+    """The floor's worker: publisher ``n``'s recorded publications, sent again."""
+    import team_replay
+
+    started: list[float] = []
+    team_replay.replay(url, "replayed", Path(folder) / f"{n}.pickle",
+                       lambda: mark_started(out, started))  # fmt: skip
+    cpu_s = time.process_time() - started[0]
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
+
+
+def _recorded(url: str, ids: list[str], processes: int, batches: int) -> tuple[str, float]:
+    """Each publisher's publications, made one process after another on a tenant of their own
+    and recorded (``team_replay``); the folder of the recordings, and the CPU seconds the
+    screen of their drafts took."""
+    import team_replay
+
+    from active_memory.store.postgres import PostgresStore, store as postgres_store
+
+    screened = [0.0]
+    screen = postgres_store.refuse_flagged
+
+    def timed(*args: Any) -> None:
+        started = time.process_time()
+        try:
+            screen(*args)
+        finally:
+            screened[0] += time.process_time() - started
+
+    folder = Path(tempfile.mkdtemp(prefix="team-replay-"))
+    postgres_store.refuse_flagged = timed  # type: ignore[assignment]
+    try:
+        with PostgresStore(url, tenant="recorded", pool_size=1) as store:
+            _seed(store, ids)
+            for n in range(processes):
+                with team_replay.recording() as recorded:
+                    _own_publications(store, "direct", n, batches, processes, lambda: None)
+                team_replay.save(recorded, folder / f"{n}.pickle")
+    finally:
+        postgres_store.refuse_flagged = screen
+    return str(folder), screened[0]
+
+
+def _seed(store: Any, ids: list[str] | None = None) -> list[str]:
+    ids = ids or sorted(new_lesson_id() for _ in range(SHARED))
     mutations = tuple(
         Mutation(op="upsert", id=i, expected_revision=0, draft=make_draft()) for i in ids
     )
     store.publish(Publication(run_id="seed", mutations=mutations))
     return ids
-
-
-def _race(kind: str, location: str, secret: str, processes: int, batches: int) -> list[Any]:
-    """Start the workers, wait until every one is ready, start them at once; the seconds from
-    the start to the last one's end, and every outcome."""
-    folder = Path(tempfile.mkdtemp(prefix="team-bench-"))
-    outputs = [folder / f"{kind}-{n}.json" for n in range(processes)]
-    spawned = [
-        subprocess.Popen([sys.executable, __file__, "--worker", kind, location, secret, *args])
-        for args in ([str(n), str(batches), str(out)] for n, out in enumerate(outputs))
-    ]
-    while not all(Path(f"{out}.ready").exists() for out in outputs):
-        if any(process.poll() not in (None, 0) for process in spawned):
-            raise SystemExit(f"a {kind} worker failed before the race")
-        time.sleep(0.01)
-    started = time.time()
-    (folder / "go").touch()
-    for process in spawned:
-        if process.wait() != 0:
-            raise SystemExit(f"a {kind} worker failed")
-    written = [json.loads(out.read_text()) for out in outputs]
-    elapsed = max(w["ended"] for w in written) - started
-    return [elapsed, [r for w in written for r in w["results"]]]
 
 
 def _verify(store: Any, ids: list[str], results: list[dict[str, Any]]) -> dict[str, int]:
@@ -194,6 +250,13 @@ def _verify(store: Any, ids: list[str], results: list[dict[str, Any]]) -> dict[s
             "conflicting_batches_that_wrote": stray, "conflicts_misreported": wrong}  # fmt: skip
 
 
+def _published_whole(store: Any, attempts: int) -> None:
+    """Every batch of the publication race committed: the generation counts them all."""
+    generation = store.generation()
+    if generation != attempts + 1:  # and the seed
+        raise SystemExit(f"the publication race committed {generation - 1} of {attempts}")
+
+
 def _report(label: str, elapsed: float, figures: dict[str, int], attempts: int) -> None:
     print(f"{label}: {attempts} batches in {elapsed:.2f} s; {figures['committed']} committed "
           f"({figures['committed'] / elapsed:.1f} publications/s, {attempts / elapsed:.1f} "
@@ -201,78 +264,6 @@ def _report(label: str, elapsed: float, figures: dict[str, int], attempts: int) 
           f"{figures['lost_updates']}, conflicting batches that wrote "
           f"{figures['conflicting_batches_that_wrote']}, misreported conflicts "
           f"{figures['conflicts_misreported']}")  # fmt: skip
-
-
-def _slow(url: str, stop: threading.Event) -> None:
-    parts = urlsplit(url)
-    while not stop.is_set():
-        try:
-            with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
-                sock.sendall(b"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\n")
-                while not stop.is_set():
-                    sock.sendall(b"a")
-                    time.sleep(1.0)
-        except OSError:
-            continue  # cut off: come back
-
-
-def _latencies(backend: Any, count: int) -> list[float]:
-    request = SnapshotRequest(RunIdentity("bench", REPOSITORY))
-    out = []
-    for _ in range(count):
-        started = time.perf_counter()
-        backend.snapshot(request)
-        out.append(time.perf_counter() - started)
-        time.sleep(0.02)
-    return out
-
-
-def _shown(values: list[float]) -> str:
-    ordered = sorted(values)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return (f"median {statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
-            f"max {ordered[-1] * 1000:.1f} ms")  # fmt: skip
-
-
-def _abuse(url: str, token: str) -> None:
-    import httpx
-
-    from active_memory.store.remote import RemoteBackend
-
-    stop = threading.Event()
-    refused: list[int] = []
-
-    def bad(body: bytes, header: str) -> None:
-        with httpx.Client() as client:
-            while not stop.is_set():
-                try:
-                    answer = client.post(
-                        f"{url}/v1/snapshot", content=body, headers={"authorization": header}
-                    )
-                except httpx.HTTPError:
-                    refused.append(0)  # cut off mid-upload, before the refusal could be read
-                    continue
-                refused.append(answer.status_code)
-
-    with RemoteBackend(url, token=token) as backend:
-        alone = _latencies(backend, 200)
-        crowd = [threading.Thread(target=_slow, args=(url, stop)) for _ in range(40)]
-        wrong = "Bearer amt_0000000000000000_" + "x" * 43
-        huge = b" " * (9 * 1024 * 1024)
-        crowd += [threading.Thread(target=bad, args=(b"{}", wrong)) for _ in range(2)]
-        crowd += [threading.Thread(target=bad, args=(huge, f"Bearer {token}")) for _ in range(2)]
-        for thread in crowd:
-            thread.start()
-        time.sleep(1.0)
-        abused = _latencies(backend, 200)
-        stop.set()
-        for thread in crowd:
-            thread.join(15)
-    counts = {code: refused.count(code) for code in sorted(set(refused))}
-    print(f"legitimate snapshot, alone: {_shown(alone)}")
-    print(f"legitimate snapshot, during abuse (40 slow clients, wrong tokens, 9 MiB bodies): "
-          f"{_shown(abused)}; abusive requests answered by status {counts} (0: connection cut "
-          "mid-upload)")  # fmt: skip
 
 
 def main() -> None:
@@ -293,6 +284,9 @@ def main() -> None:
         help="lessons in the store whose snapshot is timed through the service",
     )
     args = parser.parse_args()
+    if not 1 <= args.processes <= SHARED:
+        parser.error(f"--processes must be 1 to {SHARED}: in the publication race each process "
+                     f"writes lessons of its own, of the {SHARED} shared")  # fmt: skip
 
     import pg_cluster
     from active_memory.server import RunningService, ServiceLimits, build_service
@@ -303,18 +297,52 @@ def main() -> None:
     if reason is not None:
         raise SystemExit(f"no PostgreSQL: {reason}")
     cluster = pg_cluster.Cluster()
+    POSTMASTER.append(int((cluster.data / "postmaster.pid").read_text().split()[0]))
     try:
         url = cluster.create_database("team_bench")
         attempts = args.processes * args.batches
         _raw_table(url)
-        raw, _ = _race("raw", url, "", args.processes, args.batches)
+        raw, _, raw_cpu, _ = race("raw", url, "", args.processes, args.batches)
         print(f"raw PostgreSQL baseline: {attempts} plain UPDATE transactions of 1-3 rows in "
               f"{raw:.2f} s ({attempts / raw:.1f} transactions/s)")  # fmt: skip
+        raw_owned, _, raw_owned_cpu, raw_owned_server = race(
+            "raw", url, "", args.processes, args.batches, owned=True
+        )
         with PostgresStore(url, tenant="direct") as store:
             ids = _seed(store)
-            elapsed, results = _race("direct", url, "direct", args.processes, args.batches)
+            elapsed, results, _, _ = race("direct", url, "direct", args.processes, args.batches)
             _report("direct PostgreSQL", elapsed, _verify(store, ids, results), attempts)
         direct = elapsed
+        with PostgresStore(url, tenant="direct_alone") as store:
+            ids = _seed(store)
+            published, _, published_cpu, published_server = race(
+                "direct", url, "direct_alone", args.processes, args.batches, owned=True
+            )
+            _published_whole(store, attempts)
+        recordings, screened = _recorded(url, ids, args.processes, args.batches)
+        with PostgresStore(url, tenant="replayed") as store:
+            _seed(store, ids)
+            replayed, _, replayed_cpu, replayed_server = race(
+                "replay", url, recordings, args.processes, args.batches
+            )
+            _published_whole(store, attempts)
+
+        def ms(seconds: float) -> str:
+            return f"{seconds / attempts * 1e3:.2f} ms"
+
+        raw_total = raw_owned_cpu + raw_owned_server
+        floor = replayed_cpu + replayed_server + screened
+        print(f"floor of a direct publication, the database's share (the same publications "
+              f"sent again as recorded: the same read, lock, writes and commit, none of the "
+              f"client's own work): {replayed:.2f} s, {replayed / raw_owned:.1f}x the raw "
+              f"baseline of the same rows")  # fmt: skip
+        print(f"CPU a publication alone (its process and PostgreSQL, from /proc): direct "
+              f"{ms(published_cpu + published_server)} (PostgreSQL {ms(published_server)}); "
+              f"replayed {ms(replayed_cpu + replayed_server)} (PostgreSQL "
+              f"{ms(replayed_server)}); the screen of its drafts {ms(screened)}; a raw "
+              f"transaction {ms(raw_total)} (PostgreSQL {ms(raw_owned_server)}): the replay "
+              f"and the screen alone cost {floor / raw_total:.1f}x a raw transaction's "
+              "CPU")  # fmt: skip
 
         # The race measures throughput: 8 processes share one token here, so its rates are off.
         unmetered = ServiceLimits(rates=RateSettings(requests_per_s=None, bytes_per_s=None))
@@ -323,11 +351,52 @@ def main() -> None:
             token = service.credentials.create(tenant="team", repository=REPOSITORY).token
             store = service.store("team")
             ids = _seed(store)
-            elapsed, results = _race("service", running.url, token, args.processes, args.batches)
+            served = time.process_time()  # this process runs the service, and waits meanwhile
+            elapsed, results, writers_cpu, _ = race(
+                "service", running.url, token, args.processes, args.batches
+            )
+            served = time.process_time() - served
             _report("through the service", elapsed, _verify(store, ids, results), attempts)
             print(f"time of the same race as a ratio of the raw baseline: direct "
-                  f"{direct / raw:.1f}x (goal 3x), through the service {elapsed / raw:.1f}x "
-                  "(goal 6x)")  # fmt: skip
+                  f"{direct / raw:.1f}x, through the service {elapsed / raw:.1f}x")  # fmt: skip
+            print(f"CPU a batch of the service's race: the service {served / attempts * 1e3:.2f} "
+                  f"ms, its writer {writers_cpu / attempts * 1e3:.2f} ms; of a raw transaction, "
+                  f"its writer {raw_cpu / attempts * 1e3:.2f} ms")  # fmt: skip
+            import httpx
+
+            seen = httpx.post(f"{running.url}/v1/snapshot", headers={"authorization":
+                              f"Bearer {token}"}, json={"run_id": "hop"}).content  # fmt: skip
+            receipt = b'{"generation":1,"revisions":{},"retired":[]}'
+            hop, hop_served, hop_writers = hop_floor(seen, receipt, args.processes, args.batches)
+            print(f"floor of the service path, the HTTP hop alone (the same processes posting "
+                  f"the same bodies to the same uvicorn and Starlette stack answering fixed "
+                  f"bytes, no work): {attempts} batches in {hop:.2f} s, {hop / raw:.1f}x the raw "
+                  f"baseline; CPU a batch: the server {hop_served / attempts * 1e3:.2f} ms, its "
+                  f"writer {hop_writers / attempts * 1e3:.2f} ms")  # fmt: skip
+            alone = service.credentials.create(tenant="alone", repository=REPOSITORY).token
+            store = service.store("alone")
+            _seed(store)
+            serving = time.process_time()  # this process runs the service, and waits meanwhile
+            served_alone, _, alone_writers, _ = race(
+                "service", running.url, alone, args.processes, args.batches, owned=True
+            )
+            serving = time.process_time() - serving
+            _published_whole(store, attempts)
+            print(f"CPU a publication through the service: the service {ms(serving)} (one "
+                  f"process: {serving:.2f} s of the race's {served_alone:.2f} s, "
+                  f"{serving / raw_owned:.1f}x the raw baseline of the same rows), its writer "
+                  f"{ms(alone_writers)}")  # fmt: skip
+            hop_alone = hop_floor(seen, receipt, args.processes, args.batches, owned=True)[0]
+            print(f"floor of a publication through the service, the HTTP hop alone (the "
+                  f"publication race's bodies to the same stack answering fixed bytes): "
+                  f"{hop_alone:.2f} s, {hop_alone / raw_owned:.1f}x the raw baseline of the "
+                  "same rows")  # fmt: skip
+            print(f"publications alone ({args.processes} processes x {args.batches}, each on "
+                  f"its own lessons, 1-3 upserts a batch, every one committed): raw PostgreSQL "
+                  f"baseline {raw_owned:.2f} s ({attempts} plain UPDATE transactions of the "
+                  f"same rows); direct {published:.2f} s, {published / raw_owned:.1f}x (goal "
+                  f"3x); through the service {served_alone:.2f} s, "
+                  f"{served_alone / raw_owned:.1f}x (goal 6x)")  # fmt: skip
 
             big = service.credentials.create(tenant="big", repository=REPOSITORY).token
             bulk = service.store("big")
@@ -361,17 +430,24 @@ def main() -> None:
                   f"{statistics.median(decoded):.3f} s with every lesson decoded; about "
                   f"{size / 1e6:.1f} MB of lessons; directly from PostgreSQL (verified): "
                   f"median {statistics.median(direct_times):.3f} s")  # fmt: skip
-            _abuse(running.url, token)
+            abuse(running.url, token)
         service.close()
     finally:
         cluster.stop()
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--worker"]:
-        kind, location, secret, n, batches, out = sys.argv[2:8]
+    if sys.argv[1:2] in (["--worker"], ["--publisher"]):
+        kind, location, secret, n, batches, out, processes = sys.argv[2:9]
+        alone = sys.argv[1] == "--publisher"  # the publication race's worker
         if kind == "raw":
-            raw_worker(location, int(n), int(batches), out)
+            raw_worker(location, int(n), int(batches), out, int(processes) if alone else 0)
+        elif kind == "hop":
+            hop_worker(location, int(n), int(batches), out, alone)
+        elif kind == "replay":
+            replayer(location, secret, int(n), out)
+        elif alone:
+            publisher(kind, location, secret, int(n), int(batches), out, int(processes))
         else:
             worker(kind, location, secret, int(n), int(batches), out)
     else:

@@ -212,3 +212,11 @@ def test_a_migration_ledger_changed_after_start_is_refused_with_the_reason(
     assert "different definition" in answer.json()["message"]
     with pytest.raises(StoreError, match="different definition"):
         backend.generation()
+
+
+def test_the_service_serves_on_uvloop_where_it_is_installed(running: RunningService) -> None:
+    """The ``server`` extra installs uvloop (not on Windows); uvicorn then serves on it."""
+    pytest.importorskip("uvloop")
+    listening = running._server.servers  # uvicorn's listening servers, one per socket
+    assert listening
+    assert all(type(server).__module__.startswith("uvloop") for server in listening)

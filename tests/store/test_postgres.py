@@ -25,7 +25,6 @@ from active_memory.models.lessons import LessonDraft
 from active_memory.store.access import AccessScope
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.postgres import PG_MIGRATIONS, PostgresStore, tenant_schema
-from active_memory.store.postgres.session import open_pool
 from active_memory.store.quarantine import QuarantineEntry
 from factories import GRAPH_HASH, REPOSITORY, make_draft, make_graph_draft
 
@@ -384,26 +383,6 @@ def test_revisions_up_to_the_models_bound_are_stored(pg_database: str, tenant: s
     with PostgresStore(pg_database, tenant=tenant) as store:
         store.import_lines([json.dumps(line)])
         assert store.get(line["id"]).revision == LIMITS.revision_max
-
-
-def test_a_publication_leaves_no_prepared_statement_on_its_pooled_connection(
-    pg_database: str, tenant: str
-) -> None:
-    """A batch's row writes go out through ``executemany``, each row unprepared: a pooled
-    connection carries no server-side prepared statement from one tenant's transaction to the
-    next (automatic prepared statements are off)."""
-    pool = open_pool(pg_database, max_size=1)
-    try:
-        store = PostgresStore(pg_database, tenant=tenant, pool=pool)
-        ids = _create(store, make_draft("One"), make_draft("Two"), make_graph_draft())
-        store.publish(Publication(run_id="edit", mutations=tuple(
-            Mutation(op="upsert", id=i, expected_revision=1, draft=make_draft(f"Edit {n}"))
-            for n, i in enumerate(ids))))  # fmt: skip
-        with pool.connection() as conn:
-            prepared = conn.execute("SELECT name FROM pg_prepared_statements").fetchall()
-    finally:
-        pool.close()
-    assert prepared == []
 
 
 def _upsert(store: PostgresStore, lesson_id: str, revision: int, draft: LessonDraft) -> None:

@@ -83,3 +83,58 @@ def test_an_abort_before_the_write_refuses_it_without_starting(
     with pytest.raises(PublicationFenced, match="publication not started: cancelled"):
         slow_store.publish(_creation(1), control)
     assert slow_store.generation() == 0
+
+
+def test_a_write_stopped_while_it_waits_for_the_lock_says_so(
+    slow_store: PostgresStore, pg_database: str
+) -> None:
+    """A publication sent whole asks for the lock with its writes, so its bound counts from
+    the send: stopped while another writer holds the lock, it says it waited, not that it held
+    the lock (it never did)."""
+    schema = tenant_schema(slow_store.tenant)
+    with psycopg.connect(pg_database, autocommit=True) as other:
+        other.execute("BEGIN")
+        other.execute(f'SELECT generation FROM "{schema}".meta FOR UPDATE')
+        control = PublicationControl(screened_by="admission", hold_s=0.3)
+        with pytest.raises(WriteInterrupted) as stopped:
+            slow_store.publish(_creation(1), control)
+        other.execute("ROLLBACK")
+    assert "waited for and held the writers' lock for 0.3 s" in str(stopped.value)
+    assert "nothing was committed" in str(stopped.value)
+    assert slow_store.generation() == 0
+
+
+def test_a_deadline_that_passes_while_the_write_waits_for_the_lock_fences_it(
+    pg_database: str,
+) -> None:
+    """The deadline is checked again once the writers' lock is held, immediately before the
+    first write, even when the publication was sent whole with its lock (``at_once.py``)."""
+    tenant = f"late{next(_tenants)}"
+    with PostgresStore(pg_database, tenant=tenant) as store:
+        schema = tenant_schema(tenant)
+        with psycopg.connect(pg_database, autocommit=True) as other:
+            other.execute("BEGIN")
+            other.execute(f'SELECT generation FROM "{schema}".meta FOR UPDATE')
+            release = threading.Timer(0.6, other.execute, ("ROLLBACK",))
+            release.start()
+            control = PublicationControl(screened_by="admission", deadline=time.monotonic() + 0.3)
+            try:
+                with pytest.raises(PublicationFenced, match="deadline passed"):
+                    store.publish(_creation(1), control)
+            finally:
+                release.join()
+        assert store.generation() == 0
+        assert store.list_lessons() == ()
+
+
+def test_a_publication_past_its_deadline_is_fenced_before_its_revisions_are_compared(
+    pg_database: str,
+) -> None:
+    """As on SQLite and as the locked way does: a fenced publication is reported fenced, not
+    as the conflict it would also have been."""
+    with PostgresStore(pg_database, tenant=f"late{next(_tenants)}") as store:
+        stale = Mutation(op="upsert", id=new_lesson_id(), expected_revision=3, draft=make_draft())
+        control = PublicationControl(screened_by="admission", deadline=time.monotonic() - 1)
+        with pytest.raises(PublicationFenced, match="deadline passed"):
+            store.publish(Publication(run_id="run", mutations=(stale,)), control)
+        assert store.generation() == 0

@@ -102,3 +102,19 @@ def test_a_404_past_the_first_page_is_an_error_not_a_fallback() -> None:
     backend = RemoteBackend(URL, token="t0ken", transport=transport)
     with backend, pytest.raises(StoreError, match="HTTP 404 without an explanation"):
         list(backend.histories())
+
+
+def test_a_cookie_the_service_sets_is_neither_kept_nor_sent_back() -> None:
+    """The token is the client's one credential (a proxy's session cookie is not echoed)."""
+    sent: list[str | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers.get("cookie"))
+        return httpx.Response(
+            200, json={"generation": 7}, headers={"set-cookie": "session=abc; Path=/"}
+        )
+
+    with RemoteBackend(URL, token="t0ken", transport=httpx.MockTransport(answer)) as backend:
+        assert backend.generation() == 7
+        assert backend.generation() == 7
+    assert sent == [None, None]

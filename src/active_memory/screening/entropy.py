@@ -1,6 +1,7 @@
 """The one heuristic admission adds that is not a format: a long random-looking run
 (``high_entropy``). Evidence keeps such strings (lesson ids, hashes and ULIDs there must stay
-readable), so only :func:`active_memory.screening.secrets.find_secret` uses it."""
+readable), so only the card screen uses it: :func:`active_memory.screening.secrets.find_secret`,
+and the verdict once a text holds no credential format (``screening.verdict``)."""
 
 from __future__ import annotations
 

@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from active_memory.screening.entropy import high_entropy
 from active_memory.screening.instructions import WEAK_KINDS, find_instructions
 from active_memory.screening.normalise import decoded_texts
 from active_memory.screening.personal import find_personal
 from active_memory.screening.redaction_marks import find_redaction_mark
-from active_memory.screening.secrets import find_credential, find_secret
+from active_memory.screening.secrets import find_credential
 
 __all__ = ["WEAK_SIGNALS", "Screening", "is_weak", "screen_texts"]
 
@@ -80,25 +81,34 @@ def _secret_codes(text: str) -> list[str]:
     kind = find_credential(text) or find_redaction_mark(text) or _encoded_credential(text)
     if kind is not None:
         return [f"secret:{kind}"]
-    kind = find_secret(text)
-    return [f"secret:{kind}"] if kind else []
+    # What find_secret adds to find_credential, which found nothing here.
+    return ["secret:high_entropy"] if high_entropy(text) else []
 
 
 def _field_codes(text: str) -> tuple[str, ...]:
     return (*_secret_codes(text), *(f"personal:{kind}" for kind in find_personal(text)))
 
 
-# The fields a batch repeats card after card (file paths, folders, references) are short; a
-# bounded memo screens each once rather than once per card: a batch of 1,500 cards naming the
-# same 20 files took a tenth of the CPU. Only short texts are kept (in process memory, never
-# written), so the memo stays under about 2 MB whatever a batch holds.
+# The fields a batch repeats card after card (file paths, folders, references) are short, and
+# so is what an edit leaves as it was (most edits of a lesson change its title or its
+# recommendation, not both); a bounded memo screens each once rather than once per card: a
+# batch of 1,500 cards naming the same 20 files took a tenth of the CPU. Every detector is a
+# pure function of the text. Only short texts are kept (in process memory, never written), so
+# each memo stays under about 2 MB whatever a batch holds.
 _MEMO_LIMIT = 512
 _memo_field_codes = lru_cache(maxsize=4096)(_field_codes)
+_memo_instructions = lru_cache(maxsize=4096)(find_instructions)
+_memo_credential = lru_cache(maxsize=4096)(find_credential)
 
 
 def _text_codes(text: str) -> tuple[str, ...]:
     """The secret and personal-data codes of one text (secrets first), in finding order."""
     return _memo_field_codes(text) if len(text) <= _MEMO_LIMIT else _field_codes(text)
+
+
+def _instruction_kinds(text: str) -> tuple[str, ...]:
+    """The instruction kinds of one card text, as :func:`find_instructions` finds them."""
+    return _memo_instructions(text) if len(text) <= _MEMO_LIMIT else find_instructions(text)
 
 
 def screen_texts(
@@ -114,11 +124,11 @@ def screen_texts(
     for text in (*card, *others):
         for code in _text_codes(text):
             (secrets if code.startswith("secret:") else personal).append(code)
-    for text in identifiers:
-        kind = find_credential(text)
+    for text in identifiers:  # a batch's cards share their run id
+        kind = _memo_credential(text) if len(text) <= _MEMO_LIMIT else find_credential(text)
         if kind:
             secrets.append(f"secret:{kind}")
-    instructions = [f"injection:{kind}" for text in card for kind in find_instructions(text)]
+    instructions = [f"injection:{kind}" for text in card for kind in _instruction_kinds(text)]
     ordered = [
         code
         for codes in (secrets, personal, instructions)

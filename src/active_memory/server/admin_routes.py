@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -65,14 +64,14 @@ class _AdminRoutes:
 
     async def lesson(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, LessonIdBody)
-        store = await run_in_threadpool(self._service.store, who.tenant)
-        lesson = await run_in_threadpool(lambda: store.get(body.id, within=who.scope))
+        store = await self._service.in_thread(self._service.store, who.tenant)
+        lesson = await self._service.in_thread(lambda: store.get(body.id, within=who.scope))
         return LessonAnswer(lesson=lesson)
 
     async def histories(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, HistoriesBody)
-        store = await run_in_threadpool(self._service.store, who.tenant)
-        entries, last = await run_in_threadpool(
+        store = await self._service.in_thread(self._service.store, who.tenant)
+        entries, last = await self._service.in_thread(
             lambda: store.history_page(
                 within=who.scope, after=body.after, lessons=HISTORY_PAGE_LESSONS
             )
@@ -80,14 +79,14 @@ class _AdminRoutes:
         return HistoriesAnswer.page(entries, last, budget=HISTORY_PAGE_BYTES)
 
     async def retired(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await run_in_threadpool(self._service.store, who.tenant)
-        tombstones = await run_in_threadpool(lambda: store.list_retired(within=who.scope))
+        store = await self._service.in_thread(self._service.store, who.tenant)
+        tombstones = await self._service.in_thread(lambda: store.list_retired(within=who.scope))
         return RetiredAnswer.of(tombstones)
 
     async def lesson_page(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, LessonPageBody)
-        store = await run_in_threadpool(self._service.store, who.tenant)
-        listing = await run_in_threadpool(
+        store = await self._service.in_thread(self._service.store, who.tenant)
+        listing = await self._service.in_thread(
             lambda: store.lesson_page(
                 repository=body.repository, graph=body.graph, query=body.query, page=body.page,
                 per_page=body.per_page, sort=body.sort, within=who.scope,
@@ -97,20 +96,20 @@ class _AdminRoutes:
 
     async def retired_page(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, RetiredPageBody)
-        store = await run_in_threadpool(self._service.store, who.tenant)
-        listing = await run_in_threadpool(
+        store = await self._service.in_thread(self._service.store, who.tenant)
+        listing = await self._service.in_thread(
             lambda: store.retired_page(page=body.page, per_page=body.per_page, within=who.scope)
         )
         return RetiredPageAnswer.of(listing)
 
     async def export(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await run_in_threadpool(self._service.store, who.tenant)
-        lines = await run_in_threadpool(lambda: tuple(store.export(within=who.scope)))
+        store = await self._service.in_thread(self._service.store, who.tenant)
+        lines = await self._service.in_thread(lambda: tuple(store.export(within=who.scope)))
         return ExportAnswer(lines=lines)
 
     async def import_(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, ImportBody)
-        store = await run_in_threadpool(self._service.store, who.tenant)
+        store = await self._service.in_thread(self._service.store, who.tenant)
         return await self._service.bounded_write(
             request,
             lambda control: store.import_lines(
@@ -123,22 +122,22 @@ class _AdminRoutes:
         )
 
     async def review(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await run_in_threadpool(self._service.store, who.tenant)
-        entries = await run_in_threadpool(lambda: store.held(within=who.scope))
+        store = await self._service.in_thread(self._service.store, who.tenant)
+        entries = await self._service.in_thread(lambda: store.held(within=who.scope))
         return HeldAnswer(entries=tuple(HeldWire.of(entry) for entry in entries))
 
     async def show(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, LessonIdBody)
-        store = await run_in_threadpool(self._service.store, who.tenant)
-        entry = await run_in_threadpool(lambda: store.held_entry(body.id, within=who.scope))
+        store = await self._service.in_thread(self._service.store, who.tenant)
+        entry = await self._service.in_thread(lambda: store.held_entry(body.id, within=who.scope))
         return HeldWire.of(entry)
 
     async def hold(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, HoldBody)
-        entries = await run_in_threadpool(
+        entries = await self._service.in_thread(
             lambda: screened_for_hold(wire.entry() for wire in body.entries)
         )
-        store = await run_in_threadpool(self._service.store, who.tenant)
+        store = await self._service.in_thread(self._service.store, who.tenant)
         await self._service.bounded_write(
             request, lambda control: store.hold(entries, within=who.scope, control=control)
         )
@@ -147,7 +146,7 @@ class _AdminRoutes:
     async def approve(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         refuse_without_review(who, "approving a quarantined proposal")
         body = await self._service.read_body(request, ApproveBody)
-        store = await run_in_threadpool(self._service.store, who.tenant)
+        store = await self._service.in_thread(self._service.store, who.tenant)
         receipt = await self._service.bounded_write(
             request,
             lambda control: store.approve_held(
@@ -159,7 +158,7 @@ class _AdminRoutes:
     async def reject(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         refuse_without_review(who, "rejecting a quarantined proposal")
         body = await self._service.read_body(request, LessonIdBody)
-        store = await run_in_threadpool(self._service.store, who.tenant)
+        store = await self._service.in_thread(self._service.store, who.tenant)
         scrubbed = await self._service.bounded_write(
             request,
             lambda control: store.reject_held(body.id, within=who.scope, control=control),

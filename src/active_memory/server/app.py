@@ -13,7 +13,7 @@ connection, and a ``Content-Length`` over twice the limit is refused before read
 Answers larger than ``max_response_bytes`` are refused rather than sent. A publication's
 deadline (``deadline_s``) starts counting when the request arrives and is checked again once
 the tenant's writer lock is held, immediately before the first write. Store calls run on
-worker threads; the wire format is in ``store/wire.py``.
+worker threads (``workers.py``); the wire format is in ``store/wire.py``.
 
 Fairness between the tokens of a tenant (``fairness.py``): each token's requests and bytes are
 rate-limited (``429`` with ``Retry-After``, before the body is read); a publication naming more
@@ -35,7 +35,6 @@ from typing import TypeVar
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -64,6 +63,7 @@ from active_memory.server.refusals import (
     refusal_for as _refusal_for,
     refuse_other_run as _refuse_other_run,
 )
+from active_memory.server.workers import WorkerThreads
 from active_memory.store.backend import (
     PublicationControl,
     PublicationReceipt,
@@ -119,12 +119,18 @@ class MemoryService:
         self._stores: dict[str, PostgresStore] = {}
         self._checked: dict[str, float] = {}
         self._stores_lock = threading.Lock()
+        self._workers = WorkerThreads()
 
     def close(self) -> None:
         """Close the shared pool (and so every tenant's store on it)."""
         with self._stores_lock:
             self._stores.clear()
+        self._workers.stop()
         self._pool.close()
+
+    async def in_thread(self, call: Callable[..., R], *args: object) -> R:
+        """``call(*args)`` on one of the service's worker threads (``workers.py``)."""
+        return await self._workers.run(call, *args)
 
     def store(self, tenant: str) -> PostgresStore:
         """The tenant's store, opened (and migrated) once. Its migration ledger is read again
@@ -155,7 +161,7 @@ class MemoryService:
         store = self._stores.get(tenant)
         if store is not None and not self._ledger_due(tenant, time.monotonic()):
             return store
-        return await run_in_threadpool(self.store, tenant)
+        return await self._workers.run(self.store, tenant)
 
     def _ledger_due(self, tenant: str, now: float) -> bool:
         """Whether the tenant's migration ledger was last read ``LEDGER_CHECK_S`` or more ago."""
@@ -170,7 +176,7 @@ class MemoryService:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token or len(token) > 200:
             raise _Refusal("unauthorized", _REFUSED)
-        credential = await run_in_threadpool(self.credentials.authenticate, token.strip())
+        credential = await self._workers.run(self.credentials.authenticate, token.strip())
         if credential is None:
             raise _Refusal("unauthorized", _REFUSED)
         return credential
@@ -235,7 +241,7 @@ class MemoryService:
 
         try:
             # A large body is parsed on a worker thread: validating it must not stall the loop.
-            return parse() if len(raw) < _PARSE_IN_LOOP_BYTES else await run_in_threadpool(parse)
+            return parse() if len(raw) < _PARSE_IN_LOOP_BYTES else await self._workers.run(parse)
         except LessonValidationError as error:
             raise _Refusal("bad_request", f"the request is not valid ({error})") from None
 
@@ -288,11 +294,11 @@ class MemoryService:
         async def watch() -> None:
             while (await request.receive())["type"] != "http.disconnect":
                 continue
-            await run_in_threadpool(control.abort, "the client went away")
+            await self._workers.run(control.abort, "the client went away")
 
         watcher = asyncio.create_task(watch())
         try:
-            return await run_in_threadpool(write)
+            return await self._workers.run(write)
         finally:
             watcher.cancel()
 
@@ -347,7 +353,7 @@ class MemoryService:
             graph=body.include_graph,
         )
         store = await self._store_of(who.tenant)
-        generation, rows = await run_in_threadpool(
+        generation, rows = await self._workers.run(
             lambda: store.snapshot_rows(wanted, within=who.scope)
         )
         return SnapshotAnswer.model_construct(generation=generation, rows=tuple(rows))
@@ -376,17 +382,17 @@ class MemoryService:
 
     async def _generation(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await self._store_of(who.tenant)
-        return GenerationAnswer(generation=await run_in_threadpool(store.generation))
+        return GenerationAnswer(generation=await self._workers.run(store.generation))
 
     async def _history(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, HistoryBody)
         store = await self._store_of(who.tenant)
-        entries = await run_in_threadpool(lambda: store.history(body.id, within=who.scope))
+        entries = await self._workers.run(lambda: store.history(body.id, within=who.scope))
         return HistoryAnswer(entries=tuple(HistoryEntryWire.of(entry) for entry in entries))
 
     async def _lessons(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await self._store_of(who.tenant)
-        within = await run_in_threadpool(lambda: store.list_lessons(within=who.scope))
+        within = await self._workers.run(lambda: store.list_lessons(within=who.scope))
         return LessonsAnswer(lessons=within)
 
     async def _revert(self, request: Request, who: Credential, arrived: float) -> BaseModel:

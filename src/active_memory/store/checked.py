@@ -23,7 +23,13 @@ from active_memory.store.writes import (
     read_states,
 )
 
-__all__ = ["checked_changes", "publication_receipt", "publish_checked", "refuse_flagged"]
+__all__ = [
+    "changes_against",
+    "checked_changes",
+    "publication_receipt",
+    "publish_checked",
+    "refuse_flagged",
+]
 
 
 def refuse_flagged(publication: Publication, control: PublicationControl | None = None) -> None:
@@ -49,6 +55,12 @@ def checked_changes(
     this transaction (``access.states_within``), else read here."""
     if states is None:
         states = read_states(conn, (m.id for m in publication.mutations))
+    return changes_against(publication, states)
+
+
+def changes_against(publication: Publication, states: Mapping[str, RowState]) -> list[Change]:
+    """The row writes of ``publication`` over rows in ``states``; RevisionConflict naming every
+    id that does not match them (a tombstoned id always conflicts)."""
     mismatches: list[RevisionMismatch] = []
     changes: list[Change] = []
     for mutation in publication.mutations:
@@ -87,11 +99,14 @@ def publish_checked(
     publication: Publication,
     limits: StoreLimits,
     states: Mapping[str, RowState] | None = None,
+    *,
+    last: bool = False,
 ) -> PublicationReceipt:
     """Check and write ``publication`` in the caller's write transaction; an empty one writes
-    nothing and reports the current generation. ``states`` as for :func:`checked_changes`."""
+    nothing and reports the current generation. ``states`` as for :func:`checked_changes`;
+    ``last`` as for :func:`~active_memory.store.writes.apply_changes`."""
     if not publication.mutations:
         return PublicationReceipt(read_generation(conn), {})
     changes = checked_changes(conn, publication, states)
-    generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits)
+    generation = apply_changes(conn, changes, run_id=publication.run_id, limits=limits, last=last)
     return publication_receipt(generation, changes)

@@ -26,6 +26,7 @@ import os
 import ssl
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from http.cookiejar import CookieJar
 from typing import TypeVar
 from urllib.parse import urlsplit
 
@@ -111,6 +112,18 @@ DEFAULT_MAX_RESPONSE_BYTES = 96 * 1024 * 1024
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024  # the service's default limit
 
 
+class _NoCookies(CookieJar):
+    """The token is the client's one credential: a cookie set by the service, or by a proxy on
+    the way, is neither kept nor sent back. Nor is it parsed: the standard library's cookie
+    handling ran on every answer (a tenth of a millisecond of the client's CPU each)."""
+
+    def extract_cookies(self, response: object, request: object) -> None:
+        return None
+
+    def add_cookie_header(self, request: object) -> None:
+        return None
+
+
 def check_service_url(url: str) -> str:
     """``url`` without a trailing slash; ConfigError unless https, or http on loopback."""
     parts = urlsplit(url)
@@ -175,6 +188,7 @@ class RemoteBackend(Closing):
             base_url=self.url + API_PREFIX,
             verify=verify,
             headers={"authorization": f"Bearer {token}", "accept": "application/json"},
+            cookies=_NoCookies(),
             timeout=httpx.Timeout(timeout_s),
             follow_redirects=False,
             transport=transport,

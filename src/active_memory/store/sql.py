@@ -39,14 +39,18 @@ class SqlConnection(Protocol):
         once; PostgreSQL sends every row in the pipeline, unprepared (``PgSession``)."""
         ...
 
-    def pipeline(self) -> AbstractContextManager[object]:
+    def pipeline(self, *, last: bool = False) -> AbstractContextManager[object]:
         """Statements executed inside may be sent before the results of the earlier ones have
-        come back; every result is there once the block ends (or at the first fetch)."""
+        come back; every result is there once the block ends (or at the first fetch).
+
+        ``last``: the transaction is to commit once these statements succeed, whatever they
+        return, and nothing more runs in it: an engine may send its ``COMMIT`` with them
+        (PostgreSQL: one round trip fewer while other writers wait for the lock)."""
         ...
 
 
 class SqliteConnection(sqlite3.Connection):
     """The lesson store's SQLite connections (``sqlite3.connect(…, factory=…)``)."""
 
-    def pipeline(self) -> AbstractContextManager[object]:
-        return nullcontext()
+    def pipeline(self, *, last: bool = False) -> AbstractContextManager[object]:
+        return nullcontext()  # in process: the transaction's end costs no round trip

@@ -33,15 +33,20 @@ __all__ = [
     "STATE_COLUMNS",
     "Capacity",
     "Change",
+    "PlannedWrites",
     "RowState",
     "apply_changes",
+    "cannot_cross",
+    "check_bounds",
     "count_capacity",
+    "plan_writes",
     "read_capacity",
     "read_generation",
     "read_states",
     "read_transaction",
     "rows_by_id",
     "scrub_file",
+    "states_of_rows",
     "utc_now",
     "write_transaction",
 ]
@@ -179,7 +184,12 @@ STATE_COLUMNS = "id, revision, deleted, kind, repository, graph_hash"
 
 def read_states(conn: SqlConnection, ids: Iterable[str]) -> dict[str, RowState]:
     """Current revision, tombstone flag and scope columns of each id that has a row."""
-    return {row[0]: RowState.from_columns(*row[1:]) for row in rows_by_id(conn, STATE_COLUMNS, ids)}
+    return states_of_rows(rows_by_id(conn, STATE_COLUMNS, ids))
+
+
+def states_of_rows(rows: Iterable[Sequence[Any]]) -> dict[str, RowState]:
+    """The states of rows read as ``STATE_COLUMNS`` (any further columns are left alone)."""
+    return {row[0]: RowState.from_columns(*row[1:6]) for row in rows}
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,32 +254,99 @@ def count_capacity(conn: SqlConnection) -> Capacity:
 
 
 def apply_changes(
-    conn: SqlConnection, changes: Sequence[Change], *, run_id: str, limits: StoreLimits
+    conn: SqlConnection,
+    changes: Sequence[Change],
+    *,
+    run_id: str,
+    limits: StoreLimits,
+    last: bool = False,
 ) -> int:
     """Write ``changes`` and their history rows, check capacity, bump the generation.
 
     Must run inside ``write_transaction``; raises PublicationError (and the caller's
-    transaction rolls back) when a body or the store would exceed a limit.
+    transaction rolls back) when a body or the store would exceed a limit. ``last``: the
+    caller runs nothing more in the transaction, so an engine may end it with these writes
+    (``SqlConnection.pipeline``) when no limit is in reach.
     """
     # Every statement here runs under the writers' lock, and on PostgreSQL each round trip keeps
     # other writers waiting: the meta row is read once, every write is planned first and then
     # sent in one pipeline (PostgreSQL's; SQLite's does nothing), the row writes of one kind as
-    # one executemany over many parameter rows (SQLite prepares it once; PostgreSQL, whose
-    # automatic prepared statements are off, parses each row's in the pipeline), the history in
-    # one INSERT, and the new counters come back from the generation's UPDATE.
+    # one executemany over many parameter rows, the history in one INSERT, and the new
+    # counters come back from the generation's UPDATE.
     (generation, *counters) = conn.execute(META_ROW).fetchone()
     before = Capacity(*(int(value) for value in counters))
     generation = int(generation) + 1
-    _check_bounds(changes, generation)
-    now = utc_now()
-    writes: list[tuple[str, list[tuple[object, ...]]]] = []  # runs of one statement, in order
+    check_bounds(changes, generation)
+    planned = plan_writes(changes, limits)
+    statements = planned.history_statements(run_id, generation)
+    statements += text_statements(conn, planned.texts)
+    statements.append(
+        (
+            "UPDATE meta SET generation = ? RETURNING live_count, record_count, content_bytes",
+            (generation,),
+        )
+    )
+    # A batch too small to take any measure past its limit, whatever the rows it replaces, is
+    # written with its transaction's end (``pipeline(last=True)``); one that might is checked
+    # against the counters its writes leave before anything commits.
+    last = last and cannot_cross(before, changes, planned.grown, limits)
+    # The result is taken after the pipeline ends: a fetch inside it would wait for the server
+    # once more than the pipeline's end already does.
+    with conn.pipeline(last=last):
+        for sql, parameter_rows in planned.writes:
+            conn.executemany(sql, parameter_rows)
+        sent = [conn.execute(sql, parameters) for sql, parameters in statements]
+    if not last:
+        after = sent[-1].fetchone()
+        # A batch over a limit raises here, and the caller's transaction rolls every write back.
+        _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
+    return generation
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedWrites:
+    """The rows a batch of changes writes, planned before the generation is known: each
+    card encoded and checksummed, its body's size checked."""
+
+    writes: list[tuple[str, list[tuple[object, ...]]]]  # runs of one statement, in order
+    history: list[tuple[object, ...]]  # id, revision, op, body, evidence, source revision
+    texts: list[tuple[str, tuple[str, str] | None, bool]]  # for ``search_text``
+    grown: int  # the sizes written
+
+    def history_statements(
+        self, run_id: str, generation: int | None
+    ) -> list[tuple[str, tuple[object, ...]]]:
+        """The INSERTs of the history rows; ``generation`` None: each row takes the one the
+        transaction has already written to ``meta`` (PostgreSQL's one-trip publication)."""
+        now = utc_now()
+        mark = "?" if generation is not None else "(SELECT generation FROM meta)"
+        tail = () if generation is None else (generation,)
+        row_marks = f"(?, ?, ?, ?, ?, ?, {mark}, ?, ?)"
+        statements = []
+        for start in range(0, len(self.history), _HISTORY_ROWS):
+            rows = self.history[start : start + _HISTORY_ROWS]
+            statements.append(
+                (
+                    "INSERT INTO history (id, revision, op, body, evidence, source_revision, "
+                    "generation, run_id, time) VALUES " + ", ".join([row_marks] * len(rows)),
+                    tuple(value for row in rows for value in (*row, *tail, run_id, now)),
+                )
+            )
+        return statements
+
+
+def plan_writes(changes: Sequence[Change], limits: StoreLimits) -> PlannedWrites:
+    """The rows ``changes`` write; PublicationError for a card over the per-body limit."""
+    writes: list[tuple[str, list[tuple[object, ...]]]] = []
     history: list[tuple[object, ...]] = []
-    texts: list[tuple[str, tuple[str, str] | None, bool]] = []  # search text (search_text)
+    texts: list[tuple[str, tuple[str, str] | None, bool]] = []
+    grown = 0
     for change in changes:
         body = evidence = None
         card = None
         if change.draft is not None:
-            sql, values, (body, evidence) = _live_write(change, change.draft, limits)
+            sql, values, (body, evidence), size = _live_write(change, change.draft, limits)
+            grown += size
             card = (change.draft.title, change.draft.recommendation)
         elif change.create:
             sql, values = _INSERT_TOMBSTONE, (change.id, change.revision, change.kind)
@@ -280,45 +357,31 @@ def apply_changes(
         else:
             writes.append((sql, [values]))
         history.append(
-            (change.id, change.revision, change.op, body, evidence, change.source_revision,
-             generation, run_id, now)
-        )  # fmt: skip
+            (change.id, change.revision, change.op, body, evidence, change.source_revision)
+        )
         texts.append((change.id, card, change.op == "purge"))
-    statements: list[tuple[str, tuple[object, ...]]] = []
-    for start in range(0, len(history), _HISTORY_ROWS):
-        rows = history[start : start + _HISTORY_ROWS]
-        statements.append(
-            (
-                "INSERT INTO history (id, revision, op, body, evidence, source_revision, "
-                "generation, run_id, time) VALUES "
-                + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows)),
-                tuple(value for row in rows for value in row),
-            )
-        )
-    statements += text_statements(conn, texts)
-    statements.append(
-        (
-            "UPDATE meta SET generation = ? RETURNING live_count, record_count, content_bytes",
-            (generation,),
-        )
+    return PlannedWrites(writes, history, texts, grown)
+
+
+def cannot_cross(
+    before: Capacity, changes: Sequence[Change], grown: int, limits: StoreLimits
+) -> bool:
+    """Whether no limit can be passed by ``changes``: each writes one row, so it adds at most
+    one live lesson and one row, and at most its own size (``grown`` in all) to the content;
+    what it replaces can only lower that."""
+    count = len(changes)
+    return (
+        before.live + count <= limits.max_live
+        and before.rows + count <= limits.max_rows
+        and before.content_bytes + grown <= limits.max_total_bytes
     )
-    # The result is taken after the pipeline ends: a fetch inside it would wait for the server
-    # once more than the pipeline's end already does.
-    with conn.pipeline():
-        for sql, parameter_rows in writes:
-            conn.executemany(sql, parameter_rows)
-        sent = [conn.execute(sql, parameters) for sql, parameters in statements]
-    after = sent[-1].fetchone()
-    # A batch over a limit raises here, and the caller's transaction rolls every write back.
-    _check_capacity(before, Capacity(*(int(value) for value in after)), limits)
-    return generation
 
 
 def _live_write(
     change: Change, draft: LessonDraft, limits: StoreLimits
-) -> tuple[str, tuple[object, ...], tuple[str, str]]:
-    """The statement and parameters that write ``draft`` (``change``'s) as its live row, and
-    the body and evidence they write (the history row keeps the same text)."""
+) -> tuple[str, tuple[object, ...], tuple[str, str], int]:
+    """The statement and parameters that write ``draft`` (``change``'s) as its live row, the
+    body and evidence they write (the history row keeps the same text) and the row's size."""
     encoded = encode_draft(draft)
     if encoded.body_bytes > limits.max_body_bytes:
         raise PublicationError(
@@ -335,10 +398,10 @@ def _live_write(
     if change.keeps_scope:
         values: tuple[object, ...] = (change.revision, encoded.node_id, *content, encoded.size,
                                       checksum, change.id)  # fmt: skip
-        return _UPDATE_CONTENT, values, content
+        return _UPDATE_CONTENT, values, content, encoded.size
     values = (change.revision, encoded.kind, encoded.repository, encoded.graph_hash,
               encoded.node_id, *content, encoded.size, checksum, change.id)  # fmt: skip
-    return (_INSERT_LIVE if change.create else _UPDATE_LIVE), values, content
+    return (_INSERT_LIVE if change.create else _UPDATE_LIVE), values, content, encoded.size
 
 
 _INSERT_LIVE = (
@@ -361,7 +424,8 @@ _UPDATE_TOMBSTONE = (
 )
 
 
-def _check_bounds(changes: Sequence[Change], generation: int) -> None:
+def check_bounds(changes: Sequence[Change], generation: int) -> None:
+    """PublicationError when ``generation`` or a change's revision is past what the store keeps."""
     # SQLite stores int64; past it Python would raise a bare OverflowError mid-batch.
     top = LIMITS.stored_integer_max
     if generation > top:

@@ -3,8 +3,10 @@
 A :class:`psycopg_pool.ConnectionPool` hands out autocommit connections; every operation runs
 in one explicit transaction whose ``search_path`` is the tenant's schema, set with its timeouts
 for that transaction only (``set_config(…, true)``, as ``SET LOCAL``), so a pooled connection
-carries nothing from one tenant to the next. Automatic server-side prepared statements are off
-for the same reason.
+carries nothing from one tenant to the next. A statement run often is prepared on the server
+(psycopg's ``prepare_threshold``): its names resolve in the schema of the transaction that runs
+it, since PostgreSQL parses a prepared statement again whenever ``search_path`` has changed
+since its last use, so the plan made for one tenant's tables never reads another's.
 
 * reads are ``REPEATABLE READ READ ONLY``: every statement sees one committed state;
 * writes are ``READ COMMITTED`` and start by locking the tenant's ``meta`` row (``SELECT …
@@ -14,7 +16,8 @@ for the same reason.
   tenants never wait for each other. The wait is bounded by ``lock_timeout``, every statement
   by ``statement_timeout`` (60 s), so a started write drains or fails within a bounded time.
   A write under a :class:`PublicationControl` is also stopped (``WriteInterrupted``) once it
-  has held the lock for ``control.hold_s``, or when ``control.abort()`` is called while it
+  has held the lock for ``control.hold_s`` (one sent whole with its lock, :func:`writing_at_once`,
+  once it has waited for and held it that long), or when ``control.abort()`` is called while it
   waits for or holds the lock: the running statement is cancelled on the server, no further
   statement is sent, and the transaction rolls back, releasing the lock.
 
@@ -24,10 +27,10 @@ psycopg connection.
 
 from __future__ import annotations
 
+import os
 import re
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from typing import Any
 
@@ -36,16 +39,31 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from active_memory.errors import (
+    ConfigError,
     PublicationFenced,
     StoreError,
     StoreUnavailable,
     WriteInterrupted,
 )
 from active_memory.store.backend import PublicationControl
+from active_memory.store.postgres.interrupting import interruptible
 from active_memory.store.sql import SqlCursor
 from active_memory.store.writes import GENERATION_ROW, META_ROW
 
-__all__ = ["PgSession", "open_pool", "read_once", "reading", "redacted", "updating", "writing"]
+__all__ = [
+    "PREPARED_SETTING",
+    "PgSession",
+    "RowsMoved",
+    "open_pool",
+    "read_all_once",
+    "read_once",
+    "reading",
+    "redacted",
+    "rows_query",
+    "updating",
+    "writing",
+    "writing_at_once",
+]
 
 
 _STATEMENT_TIMEOUT_MS = 60_000
@@ -80,7 +98,7 @@ def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> Connec
         min_size=1,
         max_size=max_size,
         timeout=timeout_s,
-        kwargs={"autocommit": True, "prepare_threshold": None},
+        kwargs={"autocommit": True, "prepare_threshold": _prepare_threshold()},
         open=False,
         name="active-memory",
     )
@@ -96,6 +114,21 @@ def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> Connec
     return pool
 
 
+PREPARED_SETTING = "ACTIVE_MEMORY_PG_PREPARED"
+
+
+def _prepare_threshold() -> int | None:
+    """psycopg's default, said here: a statement is prepared on its fifth run, so the writer's
+    and the snapshot's few texts skip parsing and planning (about a third of the server's time
+    a publication), and a one-off text never fills the cache. ``ACTIVE_MEMORY_PG_PREPARED=off``
+    prepares none, for a connection pooler that cannot keep them (a PgBouncer in transaction
+    mode before 1.21, or without ``max_prepared_statements``)."""
+    value = os.environ.get(PREPARED_SETTING, "on").strip().lower()
+    if value not in ("on", "off"):
+        raise ConfigError(PREPARED_SETTING, f"must be on or off, not {value[:20]!r}")
+    return 5 if value == "on" else None
+
+
 class PgSession:
     """A psycopg connection with the ``execute`` the shared store logic calls.
 
@@ -109,14 +142,53 @@ class PgSession:
         self.conn = conn
         self.stopped: WriteInterrupted | None = None  # set by another thread: send no more
         self.known: dict[str, tuple[object, ...]] = {}
+        self.ahead_rows: list[tuple[Any, ...]] = []  # the rows of the opening's ``then``
+        self.committed = False  # by a ``pipeline(last=True)``: the transaction has ended
+        self.pipeline_failed = False  # a statement in a pipeline failed (see ``_rollback``)
 
-    def pipeline(self) -> AbstractContextManager[object]:
-        """Statements sent inside go out without waiting for each other's results."""
-        return self.conn.pipeline()
+    @contextmanager
+    def pipeline(self, *, last: bool = False) -> Iterator[None]:
+        """Statements sent inside go out without waiting for each other's results; with
+        ``last``, the ``COMMIT`` goes out with them (after an error in any of them the server
+        skips it, and the transaction rolls back as any failed one does)."""
+        committing = None
+        first: psycopg.Error | None = None  # a failure psycopg read while the block sent
+        try:
+            with self.conn.pipeline():
+                try:
+                    yield
+                    if last:
+                        self._refuse_after_commit()
+                        committing = self.conn.execute(b"COMMIT", prepare=False)
+                except psycopg.Error as error:
+                    # Kept, not raised through the pipeline's end, which reports it once more
+                    # (as the statements after it, aborted) and would log the second report.
+                    first = error
+        except psycopg.Error as error:
+            # The server runs the COMMIT only once every statement before it succeeded; a
+            # cancel (``interrupting.py``) that reaches it just after it committed must not
+            # report the batch as not written.
+            if committing is None or committing.statusmessage != "COMMIT":
+                self.pipeline_failed = True
+                raise (first or error) from None
+        except BaseException:
+            # Left by another exception (a stop, ``WriteInterrupted``): psycopg still ran what
+            # was queued and only logged a failure there, so the rollback is a failed one's.
+            self.pipeline_failed = True
+            raise
+        if first is not None:
+            self.pipeline_failed = True
+            raise first
+        self.committed = last
+
+    def _refuse_after_commit(self) -> None:
+        if self.committed:
+            raise StoreError("a statement came after its transaction's COMMIT; nothing was sent")
 
     def execute(self, query: str, parameters: Sequence[Any] | None = None, /) -> SqlCursor:
         if self.stopped is not None:
             raise self.stopped
+        self._refuse_after_commit()
         if self.known:
             row = self.known.pop(query, None)
             if row is not None:
@@ -124,7 +196,7 @@ class PgSession:
             if not query.startswith("SELECT "):
                 self.known.clear()
         if parameters is None:
-            return self.conn.execute(query.encode("utf-8"))
+            return self.conn.execute(query.encode("utf-8"), prepare=False)
         return self.conn.execute(_translated(query), parameters)
 
     def executemany(self, query: str, parameters: Iterable[Sequence[Any]], /) -> object:
@@ -132,6 +204,7 @@ class PgSession:
         waiting for each row's result)."""
         if self.stopped is not None:
             raise self.stopped
+        self._refuse_after_commit()
         self.known.clear()
         with self.conn.cursor() as cursor:
             cursor.executemany(_translated(query), parameters)
@@ -170,12 +243,19 @@ def _fence(control: PublicationControl | None) -> None:
         raise PublicationFenced(f"publication not started: {refusal}; nothing was written")
 
 
-def _rollback(conn: psycopg.Connection[Any]) -> None:
+def _rollback(conn: psycopg.Connection[Any], session: PgSession | None = None) -> None:
     if conn.closed:
         return
     # A broken connection cannot roll back; the pool discards it and the server rolled back.
     with suppress(psycopg.Error):
-        conn.execute(b"ROLLBACK")
+        if session is not None and session.pipeline_failed:
+            # psycopg counts a statement prepared once it queues its preparation in a pipeline;
+            # an earlier failure there makes the server skip it. Its rollback() forgets every
+            # statement prepared on the connection, on both sides (DEALLOCATE ALL), rather
+            # than let a later run name one the server never made.
+            conn.rollback()
+        else:
+            conn.execute(b"ROLLBACK", prepare=False)
 
 
 @contextmanager
@@ -190,32 +270,41 @@ def _transaction(
     ahead: str | None = None,
     locks: bool = False,
     control: PublicationControl | None = None,
+    then: str | None = None,
 ) -> Iterator[PgSession]:
     """One transaction on a pooled connection. Its ``BEGIN``, the settings (the schema and the
-    timeouts, each for this transaction only) and ``ahead``, a read of the ``meta`` row (a
-    write's is its writers' lock: ``locks``), go out as one simple query: one round trip where
-    each was one. ``ahead``'s row is kept to answer that read (``PgSession.known``).
-    ``control`` may stop the transaction from the moment the lock is asked for until the
-    caller's block ends (``_interruptible``)."""
+    timeouts, each for this transaction only), ``ahead``, a read of the ``meta`` row (a
+    write's is its writers' lock: ``locks``), and ``then``, a read whose rows the caller takes
+    from ``PgSession.ahead_rows`` (see :func:`rows_query`), go out as one simple query: one
+    round trip where each was one. ``ahead``'s row is kept to answer that read
+    (``PgSession.known``). ``control`` may stop the transaction from the moment the lock is
+    asked for until the caller's block ends (``interrupting.interruptible``)."""
     opening = _opening(begin, schema, lock_timeout_ms, ahead, locks)
+    if then is not None:
+        opening += b"; " + then.encode()
     with _failures(where, failure), pool.connection() as conn:
         session = PgSession(conn)
         try:
-            with _interruptible(session, control, where) as held:
-                opened = conn.execute(opening)
+            with interruptible(session, control, where) as held:
+                opened = conn.execute(opening, prepare=False)
                 if ahead is not None:
-                    while opened.nextset():  # its row comes last
-                        pass
+                    opened.nextset()  # past the BEGIN
+                    opened.nextset()  # past the settings
                     row = opened.fetchone()
                     if row is not None:  # the meta row is always there; if not, ask again
                         session.known[ahead] = row
+                if then is not None:
+                    while opened.nextset():  # its rows come last
+                        pass
+                    session.ahead_rows = opened.fetchall()
                 if locks:
                     _fence(control)
-                    held()
+                    held("held")
                 yield session
-            conn.execute(b"COMMIT")
+            if not session.committed:
+                conn.execute(b"COMMIT", prepare=False)
         except BaseException:
-            _rollback(conn)
+            _rollback(conn, session)
             raise
 
 
@@ -228,22 +317,45 @@ def _opening(
     more CPU than the two round trips it saved, over a local socket). The values are a
     validated schema name and integers; a quote or a backslash in them is refused rather than
     escaped."""
+    statements = [begin, _configure(schema, lock_timeout_ms)]
+    if ahead is not None:
+        statements.append(f"{ahead} FOR UPDATE" if locks else ahead)
+    return "; ".join(statements).encode()
+
+
+@lru_cache(maxsize=1024)
+def _configure(schema: str, lock_timeout_ms: int | None) -> str:
+    """The ``SELECT set_config(…)`` of a transaction's settings, each for it only."""
     settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
     if lock_timeout_ms is not None:
         settings["lock_timeout"] = str(int(lock_timeout_ms))
     for value in settings.values():
         if not _PLAIN_SETTING.fullmatch(value):
             raise StoreError(f"refusing the setting {value!r}: not a plain schema name or number")
-    configure = "SELECT " + ", ".join(
+    return "SELECT " + ", ".join(
         f"set_config('{name}', '{value}', true)" for name, value in settings.items()
     )
-    statements = [begin, configure]
-    if ahead is not None:
-        statements.append(f"{ahead} FOR UPDATE" if locks else ahead)
-    return "; ".join(statements).encode()
 
 
 _PLAIN_SETTING = re.compile(r'"?[a-z][a-z0-9_]{0,62}"?|[0-9]{1,12}')
+_PLAIN_LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
+
+
+def rows_query(columns: str, ids: Sequence[str]) -> str | None:
+    """``SELECT columns FROM records`` for the rows of ``ids``, their values written into the
+    text, for a write to read in a simple query with its transaction's start: with the lock
+    (``writing``'s ``then``) or before it (``at_once``), one round trip fewer either way; None,
+    so the caller reads them the usual way (or writes the locked way) with bound parameters,
+    when there is no id, more than a batch's worth, or one that is not a plain lesson id (no
+    quote, no backslash can then reach the text: each value is refused, never escaped)."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted or len(wanted) > _ROWS_AHEAD or not all(map(_PLAIN_LESSON_ID.fullmatch, wanted)):
+        return None
+    values = ", ".join(f"'{lesson_id}'" for lesson_id in wanted)
+    return f"SELECT {columns} FROM records WHERE id IN ({values})"
+
+
+_ROWS_AHEAD = 500
 
 
 @contextmanager
@@ -272,13 +384,25 @@ def read_once(pool: ConnectionPool, schema: str, where: str, query: str) -> Any:
     itself, each validated by the caller to a plain pattern (no quote, no backslash): sent with
     the transaction's start and its end as one simple query, one round trip where a
     :func:`reading` transaction takes three (the service checks a token on every request)."""
-    text = b"; ".join((_opening(_READ, schema, None, None, False), query.encode(), b"COMMIT"))
+    (rows,) = read_all_once(pool, schema, where, (query,))
+    return rows[0] if rows else None
+
+
+def read_all_once(
+    pool: ConnectionPool, schema: str, where: str, queries: Sequence[str]
+) -> list[list[Any]]:
+    """The rows of each of ``queries``, read as :func:`read_once` reads one: in one
+    transaction (each sees the same state) and one round trip."""
+    statements = (_opening(_READ, schema, None, None, False), *(q.encode() for q in queries))
     with _failures(where, StoreError), pool.connection() as conn:
         try:
-            cursor = conn.execute(text)
+            cursor = conn.execute(b"; ".join((*statements, b"COMMIT")), prepare=False)
             cursor.nextset()  # past the BEGIN
-            cursor.nextset()  # past the settings
-            return cursor.fetchone()
+            found = []
+            for _ in queries:
+                cursor.nextset()  # past the settings, then each query before
+                found.append(cursor.fetchall())
+            return found
         except BaseException:
             _rollback(conn)
             raise
@@ -315,9 +439,11 @@ def writing(
     control: PublicationControl | None = None,
     *,
     lock_timeout_ms: int = 5000,
+    then: str | None = None,
 ) -> Iterator[PgSession]:
     """One write transaction holding the tenant's writer lock; ``control`` is consulted before
-    the lock is awaited and again once it is held, the last moment before the first write."""
+    the lock is awaited and again once it is held, the last moment before the first write.
+    ``then`` is read with the lock, in the same round trip (``PgSession.ahead_rows``)."""
     _fence(control)
     with _transaction(
         pool,
@@ -329,50 +455,47 @@ def writing(
         ahead=META_ROW,
         locks=True,
         control=control,
+        then=then,
     ) as session:
         yield session
 
 
+class RowsMoved(Exception):
+    """A write sent at once found the rows it was planned over changed (or a limit within
+    reach) once it held the lock, and rolled back having written nothing."""
+
+
 @contextmanager
-def _interruptible(
-    session: PgSession, control: PublicationControl | None, where: str
-) -> Iterator[Callable[[], None]]:
-    """Lets ``control`` stop the write: ``abort()`` at any time, ``hold_s`` once the caller
-    says the lock is held (the yielded function). A stopped write raises WriteInterrupted
-    from the statement it was in, or from the next one it tries."""
-    if control is None:
-        yield lambda: None
-        return
-    guard = threading.Lock()
-    timer: list[threading.Timer] = []
-
-    def interrupt(reason: str) -> None:
-        with guard:
-            if session.stopped is not None:
-                return
-            session.stopped = WriteInterrupted(where, reason)
-        # Cancels the statement running now, if any (a new connection to the server: this
-        # blocks briefly, never on the writers' lock).
-        with suppress(psycopg.Error):
-            session.conn.cancel_safe(timeout=5.0)
-
-    def held() -> None:
-        if control.hold_s is None:
-            return
-        bound = control.hold_s
-        reason = f"it held the writers' lock for {bound:g} s, the most one request may"
-        timer.append(threading.Timer(bound, interrupt, (reason,)))
-        timer[0].daemon = True
-        timer[0].start()
-
-    control.interrupt_with(interrupt)
-    try:
-        yield held
-    except pg_errors.QueryCanceled:
-        if session.stopped is None:
+def writing_at_once(
+    pool: ConnectionPool,
+    schema: str,
+    where: str,
+    control: PublicationControl | None = None,
+    *,
+    lock_timeout_ms: int = 5000,
+) -> Iterator[PgSession]:
+    """One write transaction sent whole, ``COMMIT`` included, in one pipeline: its start and
+    the writers' lock are queued before the caller's block, whose statements go out with them.
+    The lock is then held only while the server runs the batch, with no wait for this client
+    in between. The block's first statement must be its guard: a statement that divides by
+    zero when the rows read before the lock have changed, which rolls everything back and
+    raises :class:`RowsMoved` (the caller then writes the locked way, :func:`writing`).
+    ``control`` as for :func:`writing`; its hold bound counts from the send, the wait for the
+    lock included (a stop says so)."""
+    _fence(control)
+    with _failures(where, StoreError), pool.connection() as conn:
+        session = PgSession(conn)
+        try:
+            with interruptible(session, control, where) as held:
+                held("waited for and held")  # the lock is asked for in the pipeline
+                try:
+                    with session.pipeline(last=True):
+                        conn.execute(b"BEGIN", prepare=False)
+                        conn.execute(_configure(schema, lock_timeout_ms).encode(), prepare=False)
+                        conn.execute(f"{GENERATION_ROW} FOR UPDATE".encode(), prepare=False)
+                        yield session
+                except pg_errors.DivisionByZero:
+                    raise RowsMoved(where) from None
+        except BaseException:
+            _rollback(conn, session)
             raise
-        raise session.stopped from None
-    finally:
-        control.interrupt_with(None)
-        for started in timer:
-            started.cancel()

@@ -339,6 +339,7 @@ def _configure(schema: str, lock_timeout_ms: int | None) -> str:
 
 _PLAIN_SETTING = re.compile(r'"?[a-z][a-z0-9_]{0,62}"?|[0-9]{1,12}')
 _PLAIN_LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
+_ROWS_AHEAD = 500  # as many ids as a chunk of ``writes.rows_by_id``
 
 
 def rows_query(columns: str, ids: Sequence[str]) -> str | None:
@@ -353,9 +354,6 @@ def rows_query(columns: str, ids: Sequence[str]) -> str | None:
         return None
     values = ", ".join(f"'{lesson_id}'" for lesson_id in wanted)
     return f"SELECT {columns} FROM records WHERE id IN ({values})"
-
-
-_ROWS_AHEAD = 500
 
 
 @contextmanager

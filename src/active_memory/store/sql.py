@@ -36,7 +36,8 @@ class SqlConnection(Protocol):
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> object:
         """One statement run once per parameter row (no result is read): SQLite prepares it
-        once; PostgreSQL sends every row in the pipeline, unprepared (``PgSession``)."""
+        once; PostgreSQL sends every row in the pipeline, psycopg preparing the statement on
+        the server at its first run (unless prepared statements are off, ``PgSession``)."""
         ...
 
     def pipeline(self, *, last: bool = False) -> AbstractContextManager[object]:

@@ -120,7 +120,7 @@ def publish_at_once(
             deadline = None if control is None else control.deadline
             left = None if deadline is None else deadline - time.monotonic()
             session.execute(_GUARD, (left, *guard))
-            sent = session.execute(_NEXT_GENERATION)
+            sent = session.execute(_NEXT_GENERATION, ())  # with parameters: prepared
             for sql, parameter_rows in planned.writes:
                 session.executemany(sql, parameter_rows)
             statements = planned.history_statements(publication.run_id, None)

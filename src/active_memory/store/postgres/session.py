@@ -249,10 +249,9 @@ def _rollback(conn: psycopg.Connection[Any], session: PgSession | None = None) -
     # A broken connection cannot roll back; the pool discards it and the server rolled back.
     with suppress(psycopg.Error):
         if session is not None and session.pipeline_failed:
-            # psycopg counts a statement prepared once it queues its preparation in a pipeline;
-            # an earlier failure there makes the server skip it. Its rollback() forgets every
-            # statement prepared on the connection, on both sides (DEALLOCATE ALL), rather
-            # than let a later run name one the server never made.
+            # psycopg counts a statement prepared once it queues its preparation in a pipeline,
+            # which an earlier failure makes the server skip: its rollback() forgets them all,
+            # on both sides (DEALLOCATE ALL), so no later run names one never made.
             conn.rollback()
         else:
             conn.execute(b"ROLLBACK", prepare=False)
@@ -339,6 +338,7 @@ def _configure(schema: str, lock_timeout_ms: int | None) -> str:
 
 _PLAIN_SETTING = re.compile(r'"?[a-z][a-z0-9_]{0,62}"?|[0-9]{1,12}')
 _PLAIN_LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
+_LOCK = f"{GENERATION_ROW} FOR UPDATE".encode()  # a write sent whole takes the lock so
 _ROWS_AHEAD = 500  # as many ids as a chunk of ``writes.rows_by_id``
 
 
@@ -489,8 +489,9 @@ def writing_at_once(
                 try:
                     with session.pipeline(last=True):
                         conn.execute(b"BEGIN", prepare=False)
-                        conn.execute(_configure(schema, lock_timeout_ms).encode(), prepare=False)
-                        conn.execute(f"{GENERATION_ROW} FOR UPDATE".encode(), prepare=False)
+                        # Prepared once run often: parsing them would hold the lock longer.
+                        conn.execute(_configure(schema, lock_timeout_ms).encode())
+                        conn.execute(_LOCK)
                         yield session
                 except pg_errors.DivisionByZero:
                     raise RowsMoved(where) from None

@@ -359,9 +359,8 @@ def main() -> None:
             _report("through the service", elapsed, _verify(store, ids, results), attempts)
             print(f"time of the same race as a ratio of the raw baseline: direct "
                   f"{direct / raw:.1f}x, through the service {elapsed / raw:.1f}x")  # fmt: skip
-            print(f"CPU a batch of the service's race: the service {served / attempts * 1e3:.2f} "
-                  f"ms, its writer {writers_cpu / attempts * 1e3:.2f} ms; of a raw transaction, "
-                  f"its writer {raw_cpu / attempts * 1e3:.2f} ms")  # fmt: skip
+            print(f"CPU a batch of the service's race: the service {ms(served)}, its writer "
+                  f"{ms(writers_cpu)}; of a raw transaction, its writer {ms(raw_cpu)}")  # fmt: skip
             import httpx
 
             seen = httpx.post(f"{running.url}/v1/snapshot", headers={"authorization":
@@ -371,8 +370,8 @@ def main() -> None:
             print(f"floor of the service path, the HTTP hop alone (the same processes posting "
                   f"the same bodies to the same uvicorn and Starlette stack answering fixed "
                   f"bytes, no work): {attempts} batches in {hop:.2f} s, {hop / raw:.1f}x the raw "
-                  f"baseline; CPU a batch: the server {hop_served / attempts * 1e3:.2f} ms, its "
-                  f"writer {hop_writers / attempts * 1e3:.2f} ms")  # fmt: skip
+                  f"baseline; CPU a batch: the server {ms(hop_served)}, its writer "
+                  f"{ms(hop_writers)}")  # fmt: skip
             alone = service.credentials.create(tenant="alone", repository=REPOSITORY).token
             store = service.store("alone")
             _seed(store)

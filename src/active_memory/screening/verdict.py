@@ -12,9 +12,10 @@ review``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 from active_memory.screening.entropy import high_entropy
 from active_memory.screening.instructions import WEAK_KINDS, find_instructions
@@ -96,19 +97,25 @@ def _field_codes(text: str) -> tuple[str, ...]:
 # pure function of the text. Only short texts are kept (in process memory, never written), so
 # each memo stays under about 2 MB whatever a batch holds.
 _MEMO_LIMIT = 512
-_memo_field_codes = lru_cache(maxsize=4096)(_field_codes)
-_memo_instructions = lru_cache(maxsize=4096)(find_instructions)
-_memo_credential = lru_cache(maxsize=4096)(find_credential)
+T = TypeVar("T")
 
 
-def _text_codes(text: str) -> tuple[str, ...]:
-    """The secret and personal-data codes of one text (secrets first), in finding order."""
-    return _memo_field_codes(text) if len(text) <= _MEMO_LIMIT else _field_codes(text)
+def _short_texts_memoised(screen: Callable[[str], T]) -> Callable[[str], T]:
+    """``screen``, its answers for texts of up to ``_MEMO_LIMIT`` characters kept in a bounded
+    memo."""
+    memo = lru_cache(maxsize=4096)(screen)
+
+    def screened(text: str) -> T:
+        return memo(text) if len(text) <= _MEMO_LIMIT else screen(text)
+
+    return screened
 
 
-def _instruction_kinds(text: str) -> tuple[str, ...]:
-    """The instruction kinds of one card text, as :func:`find_instructions` finds them."""
-    return _memo_instructions(text) if len(text) <= _MEMO_LIMIT else find_instructions(text)
+# The secret and personal-data codes of one text (secrets first), in finding order; the
+# instruction kinds of a card text; the credential format of an identifier.
+_text_codes = _short_texts_memoised(_field_codes)
+_instruction_kinds = _short_texts_memoised(find_instructions)
+_credential_kind = _short_texts_memoised(find_credential)
 
 
 def screen_texts(
@@ -125,7 +132,7 @@ def screen_texts(
         for code in _text_codes(text):
             (secrets if code.startswith("secret:") else personal).append(code)
     for text in identifiers:  # a batch's cards share their run id
-        kind = _memo_credential(text) if len(text) <= _MEMO_LIMIT else find_credential(text)
+        kind = _credential_kind(text)
         if kind:
             secrets.append(f"secret:{kind}")
     instructions = [f"injection:{kind}" for text in card for kind in _instruction_kinds(text)]

@@ -64,13 +64,13 @@ class _AdminRoutes:
 
     async def lesson(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, LessonIdBody)
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         lesson = await self._service.in_thread(lambda: store.get(body.id, within=who.scope))
         return LessonAnswer(lesson=lesson)
 
     async def histories(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, HistoriesBody)
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         entries, last = await self._service.in_thread(
             lambda: store.history_page(
                 within=who.scope, after=body.after, lessons=HISTORY_PAGE_LESSONS
@@ -79,13 +79,13 @@ class _AdminRoutes:
         return HistoriesAnswer.page(entries, last, budget=HISTORY_PAGE_BYTES)
 
     async def retired(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         tombstones = await self._service.in_thread(lambda: store.list_retired(within=who.scope))
         return RetiredAnswer.of(tombstones)
 
     async def lesson_page(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, LessonPageBody)
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         listing = await self._service.in_thread(
             lambda: store.lesson_page(
                 repository=body.repository, graph=body.graph, query=body.query, page=body.page,
@@ -96,20 +96,20 @@ class _AdminRoutes:
 
     async def retired_page(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, RetiredPageBody)
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         listing = await self._service.in_thread(
             lambda: store.retired_page(page=body.page, per_page=body.per_page, within=who.scope)
         )
         return RetiredPageAnswer.of(listing)
 
     async def export(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         lines = await self._service.in_thread(lambda: tuple(store.export(within=who.scope)))
         return ExportAnswer(lines=lines)
 
     async def import_(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, ImportBody)
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         return await self._service.bounded_write(
             request,
             lambda control: store.import_lines(
@@ -122,13 +122,13 @@ class _AdminRoutes:
         )
 
     async def review(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         entries = await self._service.in_thread(lambda: store.held(within=who.scope))
         return HeldAnswer(entries=tuple(HeldWire.of(entry) for entry in entries))
 
     async def show(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._service.read_body(request, LessonIdBody)
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         entry = await self._service.in_thread(lambda: store.held_entry(body.id, within=who.scope))
         return HeldWire.of(entry)
 
@@ -137,7 +137,7 @@ class _AdminRoutes:
         entries = await self._service.in_thread(
             lambda: screened_for_hold(wire.entry() for wire in body.entries)
         )
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         await self._service.bounded_write(
             request, lambda control: store.hold(entries, within=who.scope, control=control)
         )
@@ -146,7 +146,7 @@ class _AdminRoutes:
     async def approve(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         refuse_without_review(who, "approving a quarantined proposal")
         body = await self._service.read_body(request, ApproveBody)
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         receipt = await self._service.bounded_write(
             request,
             lambda control: store.approve_held(
@@ -158,7 +158,7 @@ class _AdminRoutes:
     async def reject(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         refuse_without_review(who, "rejecting a quarantined proposal")
         body = await self._service.read_body(request, LessonIdBody)
-        store = await self._service.in_thread(self._service.store, who.tenant)
+        store = await self._service.store_of(who.tenant)
         scrubbed = await self._service.bounded_write(
             request,
             lambda control: store.reject_held(body.id, within=who.scope, control=control),

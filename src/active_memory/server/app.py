@@ -153,7 +153,7 @@ class MemoryService:
                 self._checked[tenant] = now
         return store
 
-    async def _store_of(self, tenant: str) -> PostgresStore:
+    async def store_of(self, tenant: str) -> PostgresStore:
         """:meth:`store`, answered on the event loop when the tenant's store is open and its
         ledger was read within ``LEDGER_CHECK_S`` (two dict reads, atomic under the GIL, so
         without the lock that an opening store holds), else on a worker thread: a hop to a
@@ -352,14 +352,14 @@ class MemoryService:
             repository=body.include_repository,
             graph=body.include_graph,
         )
-        store = await self._store_of(who.tenant)
+        store = await self.store_of(who.tenant)
         generation, rows = await self._workers.run(
             lambda: store.snapshot_rows(wanted, within=who.scope)
         )
         return SnapshotAnswer.model_construct(generation=generation, rows=tuple(rows))
 
     async def _publish(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await self._store_of(who.tenant)
+        store = await self.store_of(who.tenant)
         raw = await self._raw_body(request)
         # No screened_by: whatever a client screened, the service screens every draft itself
         # (a leaked token must not plant a card for every agent of its repository).
@@ -381,24 +381,24 @@ class MemoryService:
         )
 
     async def _generation(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await self._store_of(who.tenant)
+        store = await self.store_of(who.tenant)
         return GenerationAnswer(generation=await self._workers.run(store.generation))
 
     async def _history(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, HistoryBody)
-        store = await self._store_of(who.tenant)
+        store = await self.store_of(who.tenant)
         entries = await self._workers.run(lambda: store.history(body.id, within=who.scope))
         return HistoryAnswer(entries=tuple(HistoryEntryWire.of(entry) for entry in entries))
 
     async def _lessons(self, request: Request, who: Credential, arrived: float) -> BaseModel:
-        store = await self._store_of(who.tenant)
+        store = await self.store_of(who.tenant)
         within = await self._workers.run(lambda: store.list_lessons(within=who.scope))
         return LessonsAnswer(lessons=within)
 
     async def _revert(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, RevertBody)
         _refuse_other_run(who, body.run_id)
-        store = await self._store_of(who.tenant)
+        store = await self.store_of(who.tenant)
         receipt = await self._bounded_write(
             request,
             lambda control: store.revert(
@@ -415,7 +415,7 @@ class MemoryService:
     async def _purge(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, PurgeBody)
         _refuse_other_run(who, body.run_id)
-        store = await self._store_of(who.tenant)
+        store = await self.store_of(who.tenant)
         return await self._bounded_write(
             request,
             lambda control: store.purge(

@@ -35,7 +35,7 @@ from active_memory.models.lessons import GraphScope, LessonDraft, Scope
 from active_memory.store.backend import RunIdentity, SnapshotRequest
 from active_memory.store.results import HistoryEntry
 from active_memory.store.sql import SqlConnection
-from active_memory.store.writes import STATE_COLUMNS, RowState, rows_by_id
+from active_memory.store.writes import STATE_COLUMNS, RowState, rows_by_id, states_of_rows
 
 __all__ = [
     "SCOPED_STATE_COLUMNS",
@@ -44,6 +44,7 @@ __all__ = [
     "reached_rows",
     "refuse_out_of_scope",
     "refuse_revisions_out_of_scope",
+    "states_of",
     "states_of_scoped_rows",
     "states_within",
     "whole_histories_within",
@@ -152,6 +153,17 @@ def states_within(
     the service needs both)."""
     wanted = list(dict.fromkeys(ids))
     return states_of_scoped_rows(rows_by_id(conn, SCOPED_STATE_COLUMNS, wanted), wanted, access)
+
+
+def states_of(
+    rows: Iterable[Sequence[Any]], wanted: Iterable[str], access: AccessScope | None
+) -> dict[str, RowState]:
+    """The states of rows read as ``STATE_COLUMNS`` (``writes.states_of_rows``), or, with an
+    ``access`` to confine them to, as ``SCOPED_STATE_COLUMNS`` (:func:`states_of_scoped_rows`);
+    columns after those are left alone."""
+    if access is None:
+        return states_of_rows(rows)
+    return states_of_scoped_rows(rows, wanted, access)
 
 
 def states_of_scoped_rows(

@@ -28,7 +28,7 @@ from psycopg_pool import ConnectionPool
 
 from active_memory.limits import LIMITS
 from active_memory.models.changes import Publication
-from active_memory.store.access import SCOPED_STATE_COLUMNS, AccessScope, states_of_scoped_rows
+from active_memory.store.access import SCOPED_STATE_COLUMNS, AccessScope, states_of
 from active_memory.store.backend import PublicationControl, PublicationReceipt
 from active_memory.store.checked import changes_against, publication_receipt
 from active_memory.store.postgres.session import (
@@ -46,7 +46,6 @@ from active_memory.store.writes import (
     cannot_cross,
     check_bounds,
     plan_writes,
-    states_of_rows,
 )
 
 __all__ = ["publish_at_once"]
@@ -102,11 +101,7 @@ def publish_at_once(
         return None
     (meta,), rows = read_all_once(pool, schema, f"reading {where}", (META_ROW, rows_read))
     generation, *counters = (int(value) for value in meta)
-    states = (
-        states_of_rows(rows)
-        if within is None
-        else states_of_scoped_rows((row[:-1] for row in rows), ids, within)
-    )
+    states = states_of((row[:-1] for row in rows), ids, within)  # less the checksum
     changes = changes_against(publication, states)
     check_bounds(changes, generation + 1)
     planned = plan_writes(changes, limits)

@@ -158,7 +158,7 @@ class PgSession:
                 try:
                     yield
                     if last:
-                        self._refuse_after_commit()
+                        self._may_send()
                         committing = self.conn.execute(b"COMMIT", prepare=False)
                 except psycopg.Error as error:
                     # Kept, not raised through the pipeline's end, which reports it once more
@@ -181,14 +181,15 @@ class PgSession:
             raise first
         self.committed = last
 
-    def _refuse_after_commit(self) -> None:
+    def _may_send(self) -> None:
+        """Raise rather than send once the write was stopped or its transaction committed."""
+        if self.stopped is not None:
+            raise self.stopped
         if self.committed:
             raise StoreError("a statement came after its transaction's COMMIT; nothing was sent")
 
     def execute(self, query: str, parameters: Sequence[Any] | None = None, /) -> SqlCursor:
-        if self.stopped is not None:
-            raise self.stopped
-        self._refuse_after_commit()
+        self._may_send()
         if self.known:
             row = self.known.pop(query, None)
             if row is not None:
@@ -202,9 +203,7 @@ class PgSession:
     def executemany(self, query: str, parameters: Iterable[Sequence[Any]], /) -> object:
         """``query`` once per parameter row, through one cursor (in a pipeline, sent without
         waiting for each row's result)."""
-        if self.stopped is not None:
-            raise self.stopped
-        self._refuse_after_commit()
+        self._may_send()
         self.known.clear()
         with self.conn.cursor() as cursor:
             cursor.executemany(_translated(query), parameters)

@@ -22,7 +22,7 @@ from active_memory.store import admin
 from active_memory.store.access import (
     SCOPED_STATE_COLUMNS,
     AccessScope,
-    states_of_scoped_rows,
+    states_of,
     states_within,
 )
 from active_memory.store.backend import (
@@ -48,7 +48,7 @@ from active_memory.store.postgres.session import (
     writing,
 )
 from active_memory.store.results import DEFAULT_LIMITS, StoreCheck, StoreLimits
-from active_memory.store.writes import STATE_COLUMNS, read_generation, states_of_rows
+from active_memory.store.writes import STATE_COLUMNS, read_generation
 
 __all__ = ["PostgresStore", "is_postgres_url"]
 
@@ -207,12 +207,7 @@ class PostgresStore(EngineStore):
         ahead = rows_query(STATE_COLUMNS if within is None else SCOPED_STATE_COLUMNS, ids)
         with self._writing(control, then=ahead) as session:
             if ahead is not None:
-                rows = session.ahead_rows
-                states = (
-                    states_of_rows(rows)
-                    if within is None
-                    else states_of_scoped_rows(rows, ids, within)
-                )
+                states = states_of(session.ahead_rows, ids, within)
             elif within is not None:  # the scopes and the revisions in one read
                 states = states_within(session, ids, within)
             else:

@@ -9,12 +9,14 @@ the same outcome for every item.
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from active_memory.screening import compiled, detectors, secret_forms, secrets
+from active_memory.screening import compiled, detectors, phrases, secret_forms, secrets
 from active_memory.screening.confusables import fold, mixed_script
 from start_probe import loaded_by, probe
 
@@ -84,3 +86,31 @@ def test_without_a_version_file_the_release_comes_from_the_metadata(
     spec.submodule_search_locations.append(str(tmp_path))  # holds no __version__.py
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
     assert detectors._installed_version() == importlib.metadata.version("detect-secrets")
+
+
+def test_the_phrase_mirror_holds_the_tables_as_the_toml_gives_them() -> None:
+    folder = resources.files("active_memory.screening")
+    kept = json.loads(folder.joinpath(phrases.MIRROR).read_text("utf-8"))
+    rewrite = "PYTHONPATH=src python tests/screening/rewrite_detector_hints.py"
+    assert kept == phrases.mirror(folder.joinpath(phrases.TABLES).read_text("utf-8")), (
+        f"phrases.toml changed: run `{rewrite}`"
+    )
+
+
+def test_a_mirror_of_another_toml_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed: list[str] = []
+
+    def from_the_toml(text: str) -> dict[str, object]:
+        parsed.append(text)
+        return mirror(text)
+
+    mirror = phrases.mirror
+    expected = phrases.languages()
+    monkeypatch.setattr(phrases, "_digest", lambda text: "not the mirror's")
+    monkeypatch.setattr(phrases, "mirror", from_the_toml)
+    phrases.languages.cache_clear()
+    try:
+        assert phrases.languages() == expected
+        assert len(parsed) == 1
+    finally:
+        phrases.languages.cache_clear()

@@ -46,13 +46,19 @@ _COMMAS = (",", "\uff0c", "\u3001", "\u060c")
 
 
 # The writing systems of SCRIPTIO_CONTINUA: a position outside them is passed over at once.
-_CONTINUA_START = "(?=[\u0900-\u097f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+_CONTINUA_LETTERS = "\u0900-\u097f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CONTINUA_START = f"(?=[{_CONTINUA_LETTERS}])"
 # Languages written with spaces in a script of their own (Cyrillic, Arabic): matched at word
 # boundaries like the Latin ones, but only where a letter of their script stands, so the
 # words of an English card are not tried against them (Arabic's joined "and"/"the" make its
 # alternatives start with optional groups, which every position would otherwise enter).
 _OWN_SCRIPT = frozenset({"ru", "ar"})
-_OWN_SCRIPT_START = "(?=[\u0400-\u04ff\u0600-\u06ff])"
+_OWN_SCRIPT_LETTERS = "\u0400-\u04ff\u0600-\u06ff"
+_OWN_SCRIPT_START = f"(?=[{_OWN_SCRIPT_LETTERS}])"
+# What the two branches after the words need at their first character: in a text holding none
+# of it (every English card) only the words branch can match, and a pattern of that branch
+# alone finds the same matches, under the same group names, for a third less to compile.
+_OTHER_SCRIPTS = re.compile(f"[{_OWN_SCRIPT_LETTERS}{_CONTINUA_LETTERS}]")
 _BRANCHES = ("words", "own", "continua")
 
 
@@ -68,15 +74,17 @@ def _branch(language: str) -> str:
     return "own" if language in _OWN_SCRIPT else "words"
 
 
-def _join(cells: dict[str, list[str]]) -> str:
-    """The three branches of a pattern: one boundary test (or script test) per position, before
-    any language's alternatives, so a position inside a word costs one look-behind, not one
-    test per alternative."""
+def _join(cells: dict[str, list[str]], branches: tuple[str, ...] = _BRANCHES) -> str:
+    """The three branches of a pattern (or the first ``branches``): one boundary test (or
+    script test) per position, before any language's alternatives, so a position inside a word
+    costs one look-behind, not one test per alternative."""
     words, own, continua = ("|".join(cells[branch]) for branch in _BRANCHES)
-    return (
-        rf"(?<!\w)(?:{words})(?!\w)|{_OWN_SCRIPT_START}(?<!\w)(?:{own})(?!\w)"
-        rf"|{_CONTINUA_START}(?:{continua})"
-    )
+    written = {
+        "words": rf"(?<!\w)(?:{words})(?!\w)",
+        "own": rf"{_OWN_SCRIPT_START}(?<!\w)(?:{own})(?!\w)",
+        "continua": rf"{_CONTINUA_START}(?:{continua})",
+    }
+    return "|".join(written[branch] for branch in branches)
 
 
 @cache
@@ -176,16 +184,16 @@ def _cells(part: str, branch: str) -> str:
 
 
 @cache
-def _anchor() -> re.Pattern[str]:
+def _anchor(words_only: bool = False) -> re.Pattern[str]:
     """Every anchor part in one pattern, one named group each (``_o`` for the scripts of
     their own, ``_c`` for those without spaces), behind one boundary test: one scan of the
-    card."""
+    card. ``words_only``: the first branch alone, for a text without :data:`_OTHER_SCRIPTS`."""
     suffixes = {"words": "", "own": "_o", "continua": "_c"}
     cells = {
         branch: ["|".join(f"(?P<{part}{suffix}>{_cells(part, branch)})" for part in _ANCHORS)]
         for branch, suffix in suffixes.items()
     }
-    return re.compile(_join(cells))
+    return re.compile(_join(cells, ("words",) if words_only else _BRANCHES))
 
 
 def _alternatives(alternation: str) -> list[str]:
@@ -278,7 +286,7 @@ def find_foreign(text: str) -> tuple[str, ...]:
     if not may_hold_anchor(text):
         return ()
     found: set[str] = set()
-    for match in _anchor().finditer(text):
+    for match in _anchor(_OTHER_SCRIPTS.search(text) is None).finditer(text):
         part = (match.lastgroup or "").removesuffix("_c").removesuffix("_o")
         kind, complete = _ANCHORS[part]
         if kind in found:

@@ -128,13 +128,20 @@ def test_a_mirror_of_another_toml_is_not_read(monkeypatch: pytest.MonkeyPatch) -
 def test_without_other_scripts_the_words_branch_alone_finds_the_same_anchors() -> None:
     # Every text of the corpus, as find_foreign reads it, and its disguised readings' words.
     texts = [plain(text) for text in CARD_TEXTS] + [plain(fold(text)) for text in CARD_TEXTS]
-    latin = [text for text in texts if languages._OTHER_SCRIPTS.search(text) is None]
+    latin = [text for text in texts if languages._words_only(text)]
     assert len(latin) > 1500
     for text in latin:
         alone = [(m.span(), m.lastgroup) for m in languages._anchor(True).finditer(text)]
         assert alone == [(m.span(), m.lastgroup) for m in languages._anchor().finditer(text)]
     assert any(languages._anchor().search(text) for text in latin)
     assert languages._anchor(True).pattern in languages._anchor().pattern
+    # The other branches' scripts all start at or above the bound _words_only tests.
+    for letters in (languages._OWN_SCRIPT_LETTERS, languages._CONTINUA_LETTERS):
+        firsts = letters[::3]  # "a-b" ranges, each three characters
+        assert letters[1::3] == "-" * len(firsts)
+        assert min(firsts) >= languages._OTHER_SCRIPTS_FROM
+    assert not languages._words_only("ignorez les consignes, sekarang kamu adalah — ок")
+    assert languages._words_only("ignorez les précédentes")
 
 
 def test_an_english_card_compiles_the_words_branch_alone() -> None:

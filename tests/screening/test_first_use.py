@@ -133,6 +133,9 @@ def test_without_other_scripts_the_words_branch_alone_finds_the_same_anchors() -
     for text in latin:
         alone = [(m.span(), m.lastgroup) for m in languages._anchor(True).finditer(text)]
         assert alone == [(m.span(), m.lastgroup) for m in languages._anchor().finditer(text)]
+        for part in phrases.PARTS:  # what the clause around an anchor is searched for
+            alone = [m.span() for m in languages._part(part, True).finditer(text)]
+            assert alone == [m.span() for m in languages._part(part).finditer(text)], part
     assert any(languages._anchor().search(text) for text in latin)
     assert languages._anchor(True).pattern in languages._anchor().pattern
     # The other branches' scripts all start at or above the bound _words_only tests.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import cache
+from functools import cache, lru_cache
 
 from active_memory.screening.normalise import without_marks
 from active_memory.screening.phrases import (
@@ -62,6 +62,9 @@ _OWN_SCRIPT_START = f"(?=[{_OWN_SCRIPT_LETTERS}])"
 _OTHER_SCRIPTS_FROM = "\u0400"
 
 
+# Asked again for every part searched around an anchor of the text: a string keeps its hash, so
+# a repeated question is one lookup rather than another pass over a long text.
+@lru_cache(maxsize=2)
 def _words_only(text: str) -> bool:
     """Whether ``text`` holds no letter of the scripts of their own nor of SCRIPTIO_CONTINUA."""
     return text.isascii() or max(text) < _OTHER_SCRIPTS_FROM
@@ -96,13 +99,13 @@ def _join(cells: dict[str, list[str]], branches: tuple[str, ...] = _BRANCHES) ->
 
 
 @cache
-def _part(part: str) -> re.Pattern[str]:
+def _part(part: str, words_only: bool = False) -> re.Pattern[str]:
     """One part of every language, compiled on first use (a card in English that names no
-    anchor compiles nothing)."""
+    anchor compiles nothing); ``words_only`` as for :func:`_anchor`."""
     cells: dict[str, list[str]] = {branch: [] for branch in _BRANCHES}
     for language, row in languages().items():
         cells[_branch(language)].append(f"(?:{_written(row[part])})")
-    branches = [_join(cells)]
+    branches = [_join(cells, ("words",) if words_only else _BRANCHES)]
     if part == "secret":
         branches.append(SHARED_SECRET)
     if part == "outside":
@@ -130,7 +133,7 @@ def _negated(text: str, match: re.Match[str], low: int, high: int) -> bool:
         start = max(start, text.rfind(comma, start, match.start()) + 1)
         found = text.find(comma, match.end(), end)
         end = found if found >= 0 else end
-    negation = _part("negation")
+    negation = _part("negation", _words_only(text))
     before = negation.search(text, start, match.start())
     return bool(before or negation.search(text, match.end(), end))
 
@@ -138,7 +141,7 @@ def _negated(text: str, match: re.Match[str], low: int, high: int) -> bool:
 def _near(part: str, text: str, match: re.Match[str], reach: int, bounds: tuple[int, int]) -> bool:
     low, high = bounds
     start, end = max(low, match.start() - reach), min(high, match.end() + reach)
-    return _part(part).search(text, start, end) is not None
+    return _part(part, _words_only(text)).search(text, start, end) is not None
 
 
 def _override(text: str, match: re.Match[str], bounds: tuple[int, int]) -> bool:
@@ -146,20 +149,20 @@ def _override(text: str, match: re.Match[str], bounds: tuple[int, int]) -> bool:
         return True
     start = max(bounds[0], match.start() - _NOUN_REACH)
     end = min(bounds[1], match.end() + _NOUN_REACH)
-    for noun in _part("nouns").finditer(text, start, end):
+    for noun in _part("nouns", _words_only(text)).finditer(text, start, end):
         if _near("prior", text, noun, _MARKER_REACH, bounds):
             return True
         if _near("all", text, noun, _MARKER_REACH, bounds):
             return True
     return any(
         _near("prior", text, noun, _MARKER_REACH, bounds)
-        for noun in _part("rules").finditer(text, start, end)
+        for noun in _part("rules", _words_only(text)).finditer(text, start, end)
     )
 
 
 def _forced_verdict(text: str, match: re.Match[str], bounds: tuple[int, int]) -> bool:
     # "Approve once CI is green" is a policy; "always approve" is not.
-    if _part("condition").search(text, *bounds):
+    if _part("condition", _words_only(text)).search(text, *bounds):
         return False
     return _near("always", text, match, _ALWAYS_REACH, bounds)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import re
+import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -159,3 +161,20 @@ def test_an_english_card_compiles_the_words_branch_alone() -> None:
         "print(json.dumps([english, _anchor.cache_info().currsize]))"
     )
     assert probe(code) == [1, 2]  # the words branch for the English card, all for the Russian
+
+
+def test_the_first_use_benchmark_prints_its_figures_and_floor() -> None:
+    script = Path(__file__).parents[2] / "benchmarks" / "screening_first_use.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--runs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0] == "screen's first use in a fresh process, CPU, median of 1:"
+    assert "x the second;" in lines[1]
+    assert "x python -c pass" in lines[1]
+    assert lines[1].endswith("; clean")
+    assert "built by _sre.compile from their code" in lines[2]

@@ -1,10 +1,12 @@
-"""Rewrite ``screening/detector_hints.json`` from the instruction detectors' patterns, and
-``screening/detect_secrets_patterns.json`` from the installed detect-secrets plugins.
+"""Rewrite ``screening/detector_hints.json`` from the instruction detectors' patterns,
+``screening/detect_secrets_patterns.json`` from the installed detect-secrets plugins and
+``screening/phrases.json`` from ``screening/phrases.toml``.
 
-Run from the repository root after editing a detector's pattern or upgrading detect-secrets:
+Run from the repository root after editing a detector's pattern, a phrase table or upgrading
+detect-secrets:
 ``PYTHONPATH=src python tests/screening/rewrite_detector_hints.py``. The screens are right
 without it (an unknown pattern is parsed, another release's plugins are imported, at run time);
-the tests of both files fail until they are rewritten.
+the tests of each file fail until it is rewritten.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from active_memory.screening import detector_hints, detectors, instructions
+from active_memory.screening import detector_hints, detectors, instructions, phrases
 
 
 def main() -> None:
@@ -26,6 +28,10 @@ def main() -> None:
     target = target.with_name(detectors.PATTERNS_FILE)
     target.write_text(json.dumps(patterns, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {len(patterns['patterns'])} detect-secrets patterns to {target}")
+    tables = phrases.mirror(target.with_name(phrases.TABLES).read_text(encoding="utf-8"))
+    target = target.with_name(phrases.MIRROR)
+    target.write_text(json.dumps(tables, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {len(tables['tables'])} languages' phrase tables to {target}")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from disarm import normalize_confusables
-
 from active_memory.screening.frame import CLOSERS, OPENERS, strip_invisible
 
 __all__ = ["fold", "mixed_script"]
@@ -38,6 +36,10 @@ _WORDS = re.compile(r"[^\W\d_]{2,}")
 
 @lru_cache(maxsize=4096)
 def _latin(char: str) -> str:
+    # Imported on the first character outside ASCII: loading disarm costs about 10 ms of CPU
+    # (27 ms where nothing has loaded importlib.metadata yet), and most texts are ASCII.
+    from disarm import normalize_confusables
+
     return normalize_confusables(char)
 
 

@@ -25,10 +25,12 @@ Each test reads a bounded window around the match, so the cost stays linear.
 
 from __future__ import annotations
 
-import re
+from active_memory.screening.compiled import compiled
 
 __all__ = ["harmless"]
 
+# The four tests below are sources, compiled on the first match a negation could excuse
+# (:mod:`.compiled`): most texts match no instruction pattern, so most processes never need them.
 _WINDOW = 160
 # Turns that end a negation's reach: a new clause, or a word that starts a new order.
 _BREAK = (
@@ -42,13 +44,13 @@ _NOT_AN_ACT = (
     r"(?:hesitate|fail|forget|stop|worry|mind|wait|bother|panic|ask|think|let|be|feel|skip\s+"
     r"(?:this|that|it))\b"
 )
-_NEGATION = re.compile(
+_NEGATION = (
     r"\b(?:never|don't|do\s+not|does\s+not|doesn't|must\s+not|mustn't|should\s+not|shouldn't|"
     r"cannot|can't|won't|avoid|instead\s+of|rather\s+than|no\s+longer|refuse\s+to|not\s+to|"
     r"stop|quit)(?:\s+(?:ever|once|again))?\s+(?!" + _NOT_AN_ACT + r")"
     r"(?:(?!" + _BREAK + r")(?:[^.;:!?,]|" + _LIST_COMMA + r")){0,140}$"
 )
-_FORBIDDEN_AFTER = re.compile(
+_FORBIDDEN_AFTER = (
     r"[\s`'\"]{0,3}(?:(?:must|should|may|can|is|are|will|shall)\s*(?:never|not|n't)\s+(?:ever\s+)?"
     r"(?:be\s+)?(?:appear|appears|used?|run|ran|executed?|typed|called|allowed|done|included|"
     r"committed|pushed|put|added|in)\b|(?:is|are)\s+(?:never\s+)?(?:forbidden|banned|prohibited|"
@@ -56,13 +58,13 @@ _FORBIDDEN_AFTER = re.compile(
 )
 # The opening of a story: a gerund ("skipping hooks with"), or a subject ("a teardown that ran",
 # "someone committed with"), after an optional time ("last time,").
-_STORY_OPENING = re.compile(
+_STORY_OPENING = (
     r"(?:^|[.;:!?]\s*)(?:(?:last\s+time|once|previously|earlier|yesterday|before|in\s+\d{4}),?\s+)?"
     r"(?:\w{2,}ing\b|(?:a|an|the|one|our|their|someone|somebody|we|they|i|he|she|it)\b)"
     r"(?:(?!\b(?:should|must|shall|will|would|can|could|may|might|need|needs|have\s+to|has\s+to|"
     r"please|always|to)\b)[^.;:!?]){0,80}$"
 )
-_BAD_ENDING = re.compile(
+_BAD_ENDING = (
     r"^[^.;:!?]{0,80}?\b(?:hid|masked|broke|caused|wiped|destroyed|erased|lost|leaked|exposed|"
     r"corrupted|let|allowed|bypassed|cost|took\s+down|went\s+unnoticed|slipped|got\s+through|"
     r"never\s+ran|did\s+not\s+run|didn't\s+run|was\s+(?:lost|leaked|wiped|exposed|skipped)|"
@@ -74,9 +76,11 @@ def harmless(text: str, start: int, end: int) -> bool:
     """Whether the match at ``text[start:end]`` (folded text) warns against its act or tells
     how it went wrong, rather than ordering it."""
     before = text[max(0, start - _WINDOW) : start]
-    if _NEGATION.search(before):
+    if compiled(_NEGATION).search(before):
         return True
     after = text[end : end + _WINDOW]
-    if _FORBIDDEN_AFTER.match(after):
+    if compiled(_FORBIDDEN_AFTER).match(after):
         return True
-    return bool(_STORY_OPENING.search(before)) and bool(_BAD_ENDING.match(after))
+    return bool(compiled(_STORY_OPENING).search(before)) and bool(
+        compiled(_BAD_ENDING).match(after)
+    )

@@ -28,21 +28,23 @@ from __future__ import annotations
 
 import re
 
+from active_memory.screening.compiled import compiled
+
 __all__ = ["PERSONAL_KINDS", "find_personal"]
 
 PERSONAL_KINDS: tuple[str, ...] = ("email", "home_directory", "phone")
 
-_EMAIL = re.compile(
+_EMAIL = (
     r"(?<![\w.+%-])(?P<local>[A-Za-z0-9][\w.+%-]{0,63}(?:\[bot\])?)@"
     r"(?P<domain>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24})\b"
 )
-_RESERVED_DOMAIN = re.compile(
+_RESERVED_DOMAIN = (
     r"(?i)(?:^|\.)(?:example\.(?:com|org|net)|example|test|invalid|localhost|local|internal"
     r"|home\.arpa)$"
 )
 _SERVICE_USERS = frozenset({"git", "hg", "ssh", "svn", "gitlab", "forgejo", "gitea", "aur"})
-_NO_REPLY = re.compile(r"(?i)^(?:no-?reply|do-?not-?reply|donotreply|mailer-daemon)$|\[bot\]$")
-_HOME = re.compile(
+_NO_REPLY = r"(?i)^(?:no-?reply|do-?not-?reply|donotreply|mailer-daemon)$|\[bot\]$"
+_HOME = (
     r"(?<![\w.-])(?:/home|/Users|/export/home|[A-Za-z]:[\\/]+(?:Users|Documents and Settings))"
     r"[\\/]+(?P<user>[^\s\\/'\"`:;,)]{1,64})"
 )
@@ -56,22 +58,22 @@ _NOBODY = frozenset(
      "runner-user", "git", "postgres", "www-data", "...", "…", "*", "x", "foo", "bar", "example",
      "<user>", "<username>", "<you>", "<name>"}
 )  # fmt: skip
-_PLACEHOLDER_USER = re.compile(r"^(?:\$\{?\w+\}?|%\w+%|<[^>]*>|\{\{?[^}]*\}?\}|\*+|\.+)$")
+_PLACEHOLDER_USER = r"^(?:\$\{?\w+\}?|%\w+%|<[^>]*>|\{\{?[^}]*\}?\}|\*+|\.+)$"
 _GROUP = r"(?:[ .-]?\(?\d{1,4}\)?)"
 _PHONE_WORDS = (
     "phone", "tel", "mobile", "cell", "call", "text", "sms", "whatsapp", "fax", "portable",
     "móvil", "celular", "телефон", "тел", "电话", "電話", "手机", "携帯", "전화",
 )  # fmt: skip
 # Each form after the lowercase substrings one of which a text must hold for it to apply (a
-# test in C that spares most cards the pattern).
-_PHONES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+# test in C that spares most cards the pattern, and most processes its compile: every pattern
+# here is a source, compiled on first need by :mod:`.compiled`).
+_PHONES: tuple[tuple[tuple[str, ...], str], ...] = (
     # +44 20 7946 0000, +1-415-555-0100, +49 (0)30 1234567
-    (("+",), re.compile(
-        r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(0\))?" + _GROUP + r"{2,6}(?![\w.-]?\d)")),
+    (("+",), r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(0\))?" + _GROUP + r"{2,6}(?![\w.-]?\d)"),
     # (415) 555-0100
-    (("(",), re.compile(r"(?<![\w(])\(\d{3}\)[ ]?\d{3}[ .-]\d{4}(?![\w-]?\d)")),
+    (("(",), r"(?<![\w(])\(\d{3}\)[ ]?\d{3}[ .-]\d{4}(?![\w-]?\d)"),
     # call 555 0100, Tel. 030 1234567, mobile: 07700 900123, 电话 010-1234-5678
-    (_PHONE_WORDS, re.compile(
+    (_PHONE_WORDS, (
         r"(?i:\b(?:phone|tel|telephone|mobile|cell|cellphone|call|text|sms|whatsapp|fax|"
         r"telefon|téléphone|portable|teléfono|móvil|celular|telefono|telefone|телефон|тел)\.?"
         r"|电话|電話|手机|携帯|전화)"
@@ -81,7 +83,7 @@ _PHONES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
 _HOME_HINTS = ("/home", "/users", "\\users", "documents and settings")
 
 # What a number after "call" or "text" may be besides a phone: a date, an address, a version.
-_NOT_PHONE = re.compile(r"\d{4}[-.]\d{2}[-.]\d{2}|\d{1,3}(?:\.\d{1,3}){3}|\d+(?:\.\d+){2,}")
+_NOT_PHONE = r"\d{4}[-.]\d{2}[-.]\d{2}|\d{1,3}(?:\.\d{1,3}){3}|\d+(?:\.\d+){2,}"
 
 
 def _phone(match: re.Match[str]) -> bool:
@@ -89,7 +91,7 @@ def _phone(match: re.Match[str]) -> bool:
     if "national" in match.re.groupindex:
         national = match.group("national")
         count = sum(c.isdigit() for c in national)
-        return 7 <= count <= 15 and not _NOT_PHONE.fullmatch(national)
+        return 7 <= count <= 15 and not compiled(_NOT_PHONE).fullmatch(national)
     return 8 <= digits <= 15 if match.group(0).startswith("+") else digits == 10
 
 
@@ -97,27 +99,29 @@ def _email(match: re.Match[str]) -> bool:
     if match.group("local").lower() in _SERVICE_USERS:
         return False  # git@github.com:org/repo.git, ssh -T git@github.com: a remote account
     domain = match.group("domain").lower()
-    if _RESERVED_DOMAIN.search(domain) or domain.endswith("users.noreply.github.com"):
+    if compiled(_RESERVED_DOMAIN).search(domain) or domain.endswith("users.noreply.github.com"):
         return False
-    return not _NO_REPLY.search(match.group("local"))
+    return not compiled(_NO_REPLY).search(match.group("local"))
 
 
 def _home(match: re.Match[str]) -> bool:
     user = match.group("user").rstrip(".,;!?")
-    return user.lower() not in _NOBODY and not _PLACEHOLDER_USER.match(user)
+    return user.lower() not in _NOBODY and not compiled(_PLACEHOLDER_USER).match(user)
 
 
 def find_personal(text: str) -> tuple[str, ...]:
     """The kinds of personal data in ``text``, in :data:`PERSONAL_KINDS` order."""
     found: list[str] = []
-    if "@" in text and any(_email(m) for m in _EMAIL.finditer(text)):
+    if "@" in text and any(_email(m) for m in compiled(_EMAIL).finditer(text)):
         found.append("email")
     lowered = text.lower()
-    if any(hint in lowered for hint in _HOME_HINTS) and any(_home(m) for m in _HOME.finditer(text)):
+    if any(hint in lowered for hint in _HOME_HINTS) and any(
+        _home(m) for m in compiled(_HOME).finditer(text)
+    ):
         found.append("home_directory")
     for hints, pattern in _PHONES:
         if any(hint in lowered for hint in hints) and any(
-            _phone(m) for m in pattern.finditer(text)
+            _phone(m) for m in compiled(pattern).finditer(text)
         ):
             found.append("phone")
             break

@@ -29,6 +29,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from active_memory.screening.compiled import compiled
+
 __all__ = ["FORMS", "PLACEHOLDER", "SecretForm"]
 
 PLACEHOLDER = re.compile(
@@ -107,11 +109,17 @@ class SecretForm:
     """One pattern, the kind it reports and whether a match's value reads as a literal."""
 
     kind: str
-    pattern: re.Pattern[str]
+    # The pattern's source, compiled the first time a text holds one of the hints: most
+    # processes never need most forms (:mod:`active_memory.screening.compiled`).
+    source: str
     literal: Callable[[re.Match[str]], bool]
     # Lowercase substrings one of which a text must hold for the pattern to apply: a test in C
     # that spares most cards the scan (one pattern per form, so each scans only when it may).
     hints: tuple[str, ...]
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return compiled(self.source)
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         """The value's span (quotes excluded, trailing punctuation of a bare value too)."""
@@ -129,11 +137,11 @@ def _cli(
     before: str,
     literal: Callable[[re.Match[str]], bool] = _literal_cli,
 ) -> SecretForm:
-    return SecretForm("cli_password", re.compile(before + _VALUE), literal, hints)
+    return SecretForm("cli_password", before + _VALUE, literal, hints)
 
 
 def _prose(hints: tuple[str, ...], pattern: str) -> SecretForm:
-    return SecretForm("password_in_prose", re.compile(pattern), _literal_prose, hints)
+    return SecretForm("password_in_prose", pattern, _literal_prose, hints)
 
 
 FORMS: tuple[SecretForm, ...] = (

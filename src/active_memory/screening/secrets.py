@@ -39,7 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, partial
 
-from active_memory.screening.detectors import plugin_patterns
+from active_memory.screening.compiled import compiled
+from active_memory.screening.detectors import plugin_sources
 from active_memory.screening.entropy import high_entropy, mixed, shannon_entropy
 from active_memory.screening.required_literals import case_fold
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
@@ -177,7 +178,10 @@ def _code_context(match: re.Match[str]) -> bool:
 @dataclass(frozen=True, slots=True)
 class _Format:
     kind: str
-    pattern: re.Pattern[str]
+    # The pattern's source (and flags, below), compiled the first time a text holds one of the
+    # hints: a card names few of the formats' literals, so most are never compiled in most
+    # processes (:mod:`active_memory.screening.compiled`).
+    source: str
     # Admission flags a match only when this holds (None: every match is a credential).
     literal: Callable[[re.Match[str]], bool] | None = None
     # Redaction replaces a match only when this holds (None: every match).
@@ -189,6 +193,11 @@ class _Format:
     # Lowercase substrings one of which a text's required_literals.case_fold must hold for the
     # pattern to apply (empty: any).
     hints: tuple[str, ...] = ()
+    flags: int = 0
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return compiled(self.source, self.flags)
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         if self.value_span is not None:
@@ -203,52 +212,52 @@ class _Format:
 
 _FORMATS: tuple[_Format, ...] = (
     # Hints: see _Format.hints (tests/screening/test_redaction_hints.py proves them).
-    _Format("private_key", re.compile(
+    _Format("private_key", (
         rf"-----BEGIN {_PRIVATE_KEY_LABEL}[\s\S]*?(?:-----END {_PRIVATE_KEY_LABEL}|\Z)"
         r"|PuTTY-User-Key-File-\d{1,2}:[\s\S]*?(?:Private-MAC: ?[0-9A-Fa-f]{1,128}|\Z)"),
         hints=("-----begin ", "putty-user-key-file-")),
     # The end of a key whose beginning was cut away (e.g. an excerpt's tail). A separate entry,
     # so a whole key above has been consumed before this one looks for a lone END line.
-    _Format("private_key", re.compile(rf"\A[\s\S]*?-----END {_PRIVATE_KEY_LABEL}"),
+    _Format("private_key", rf"\A[\s\S]*?-----END {_PRIVATE_KEY_LABEL}",
             hints=(" private key",)),
-    _Format("anthropic_key", re.compile(_NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}"),
+    _Format("anthropic_key", _NOT_KEY_CHAR + r"sk-ant-[A-Za-z0-9_-]{16,}",
             hints=("sk-ant-",)),
-    _Format("openai_key", re.compile(_NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}"),
+    _Format("openai_key", _NOT_KEY_CHAR + r"sk-(?!ant-)[A-Za-z0-9_-]{20,}",
             hints=("sk-",)),
-    _Format("aws_access_key", re.compile(
+    _Format("aws_access_key", (
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)"
         r"[A-Z0-9]{16}(?![A-Z0-9])"),
         hints=("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva")),
-    _Format("github_token", re.compile(
-        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
-        hints=("gh", "github_pat_")),
-    _Format("slack_token", re.compile(
-        r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}"), hints=("xox", "xapp-")),
-    _Format("google_api_key", re.compile(_NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}"),
+    _Format("github_token",
+            r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+            hints=("gh", "github_pat_")),
+    _Format("slack_token", r"(?<![A-Za-z0-9])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,}",
+            hints=("xox", "xapp-")),
+    _Format("google_api_key", _NOT_KEY_CHAR + r"AIza[0-9A-Za-z_-]{35}",
             hints=("aiza",)),
     # Mailgun's old "key-" keys and its newer ones: 32 hex, then two groups of 8 hex.
-    _Format("mailgun_key", re.compile(
+    _Format("mailgun_key", (
         r"(?<![A-Za-z0-9_-])(?:key-[0-9a-zA-Z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8})"
         r"(?![A-Za-z0-9_-])"), hints=("-",)),
     # HashiCorp Vault service, batch and recovery tokens (hvs., hvb., hvr.).
-    _Format("vault_token", re.compile(r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    _Format("vault_token", r"(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}",
             hints=("hvs.", "hvb.", "hvr.")),
-    _Format("service_token", re.compile(
+    _Format("service_token", (
         _NOT_KEY_CHAR + r"(?:(?:glpat-|pypi-)[A-Za-z0-9_-]{20,}"
         r"|(?:npm_|hf_|[sr]k_(?:live|test)_)[A-Za-z0-9]{20,}(?![_-]))"),
         hints=("glpat-", "pypi-", "npm_", "hf_", "k_live_", "k_test_")),
-    _Format("jwt", re.compile(
+    _Format("jwt", (
         _NOT_KEY_CHAR + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         hints=("eyj",)),
-    _Format("url_credentials", re.compile(
+    _Format("url_credentials", (
         r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://"
         r"(?P<secret>[^/\s:@]{0,256}:[^/\s@]{1,256})@"), hints=("://",)),
-    _Format("bearer_token", re.compile(
-        r"(?i)\bbearer\s{1,8}(?P<token>[A-Za-z0-9._~+/-]{16,}=*)"), literal=_literal_bearer,
+    _Format("bearer_token",
+        r"(?i)\bbearer\s{1,8}(?P<token>[A-Za-z0-9._~+/-]{16,}=*)", literal=_literal_bearer,
         hints=("bearer",)),
     # NAME=value, "password": "value", api-key: value. The name is a whole run of name
     # characters (so a run is tried once, not at each of its offsets); only the value is secret.
-    _Format("password_assignment", re.compile(
+    _Format("password_assignment", (
         r"(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]{1,128})[\"']?\s{0,8}[:=]\s{0,8}"
         r"(?:\"(?P<dq>[^\"\n]{0,512})\"|'(?P<sq>[^'\n]{0,512})'|(?P<bare>[^\s\"',;)]+))"),
         literal=_literal_assignment, redact=_redact_assignment, hints=_SECRET_NAME_HINTS),
@@ -263,7 +272,7 @@ _PROSE_NAME = (
     rf"|[Ss]{_W}(?i:ecret\s+key|ecret)|[Tt]{_W}(?i:oken))"
 )
 _PROSE_VALUE = r"[`'\"“‘]?(?P<{group}>[^\s`'\"”’]{{6,128}})"
-_PROSE_PASSWORD = re.compile(
+_PROSE_PASSWORD = (
     # the staging password is X / password for admin: X / the api key, X
     rf"{_PROSE_NAME}\b"
     r"(?i:(?:\s+(?:for|of|on|in)\s+(?:the\s+|our\s+|this\s+|that\s+)?(?:[\w.@-]{1,40}\s+){0,2}"
@@ -374,10 +383,10 @@ SECRET_KINDS: tuple[str, ...] = (*CREDENTIAL_KINDS, "high_entropy")
 
 @cache
 def _all_formats() -> tuple[_Format, ...]:
-    detected = tuple(_Format(item.kind, item.pattern, numbered=True, hints=item.hints)
-                     for item in plugin_patterns())  # fmt: skip
+    detected = tuple(_Format(kind, source, numbered=True, hints=hints, flags=flags)
+                     for kind, source, flags, hints in plugin_sources())  # fmt: skip
     forms = tuple(
-        _Format(f.kind, f.pattern, f.literal, f.literal, False, f.span, f.hints) for f in FORMS
+        _Format(f.kind, f.source, f.literal, f.literal, False, f.span, f.hints) for f in FORMS
     )
     return (*_FORMATS, *detected, _PROSE, *forms)
 
@@ -395,7 +404,7 @@ def _hint_literals(formats: tuple[_Format, ...]) -> tuple[str, ...]:
 
 def detected_kinds() -> tuple[str, ...]:
     """The kinds the detect-secrets plugins add (``sendgrid_api_key``…), unique, in order."""
-    return tuple(dict.fromkeys(item.kind for item in plugin_patterns()))
+    return tuple(dict.fromkeys(kind for kind, _, _, _ in plugin_sources()))
 
 
 def find_credential(text: str) -> str | None:

@@ -70,7 +70,7 @@ def test_the_guard_runs_on_one_plan_made_once(pg_database: str, tenant: str) -> 
         with pool.connection() as conn:
             plans = conn.execute(
                 "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
-                "WHERE statement LIKE 'SELECT 1 / coalesce(%'"
+                "WHERE statement LIKE 'UPDATE meta SET generation = generation + 1 WHERE %'"
             ).fetchall()
     finally:
         pool.close()

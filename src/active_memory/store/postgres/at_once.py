@@ -5,13 +5,13 @@ reads the batch's rows, and only then lets this client plan the writes: the lock
 across a round trip and the wait for this process to be scheduled again, which on a busy host
 is most of the time other writers spend queued. Here the rows and the counters are read first,
 without the lock (one round trip), the batch is checked and planned against them, and
-everything else goes out in one pipeline: the start, the lock, a guard, the writes and the
-``COMMIT``. Under the lock the guard compares each row with what was read (revision, tombstone,
-kind, checksum and stored scope: every write changes the revision and the checksum), the
-counters with the limits, and the time with the publication's deadline (checked again once the
-lock is held, as the locked way does); a difference divides by zero, which rolls the
-transaction back before anything is written, and the caller publishes the locked way instead
-(which refuses a publication past its deadline).
+everything else goes out in one pipeline: the start, the lock, the guarded step of the
+generation, the writes and the ``COMMIT``. Under the lock the guard compares each row with what
+was read (revision, tombstone, kind, checksum and stored scope: every write changes the
+revision and the checksum), the counters with the limits, and the time with the publication's
+deadline (checked again once the lock is held, as the locked way does); a difference divides by
+zero, which rolls the transaction back before anything is written, and the caller publishes the
+locked way instead (which refuses a publication past its deadline).
 
 What the read finds is an answer in itself when it refuses the batch: a revision that does not
 match, or a stored scope outside the credential's, is reported as of that read, as a

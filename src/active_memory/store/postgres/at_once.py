@@ -5,13 +5,13 @@ reads the batch's rows, and only then lets this client plan the writes: the lock
 across a round trip and the wait for this process to be scheduled again, which on a busy host
 is most of the time other writers spend queued. Here the rows and the counters are read first,
 without the lock (one round trip), the batch is checked and planned against them, and
-everything else goes out in one pipeline: the start, the lock, a guard, the writes and the
-``COMMIT``. Under the lock the guard compares each row with what was read (revision, tombstone,
-kind, checksum and stored scope: every write changes the revision and the checksum), the
-counters with the limits, and the time with the publication's deadline (checked again once the
-lock is held, as the locked way does); a difference divides by zero, which rolls the
-transaction back before anything is written, and the caller publishes the locked way instead
-(which refuses a publication past its deadline).
+everything else goes out in one pipeline: the start, the lock, the guarded step of the
+generation, the writes and the ``COMMIT``. Under the lock the guard compares each row with what
+was read (revision, tombstone, kind, checksum and stored scope: every write changes the
+revision and the checksum), the counters with the limits, and the time with the publication's
+deadline (checked again once the lock is held, as the locked way does); a difference divides by
+zero, which rolls the transaction back before anything is written, and the caller publishes the
+locked way instead (which refuses a publication past its deadline).
 
 What the read finds is an answer in itself when it refuses the batch: a revision that does not
 match, or a stored scope outside the credential's, is reported as of that read, as a
@@ -20,6 +20,7 @@ publication checked a moment earlier would have been (revisions only ever move o
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -53,28 +54,30 @@ __all__ = ["publish_at_once"]
 # What is read of each row, and compared under the lock: the scoped state, then the checksum.
 _READ = f"{SCOPED_STATE_COLUMNS}, checksum"
 
-# Under the lock: 1 when every row the batch names is as read (those that were missing still
-# are), no limit can be passed and the publication's deadline, if any, has not passed (the
-# seconds it had left when sent, counted from the transaction's start, as the server's clock
-# tells); else a division by zero, which aborts the transaction. The arrays are the rows read,
-# column by column; the counters' bounds as ``writes.cannot_cross``.
-_GUARD = """SELECT 1 / coalesce((
+# Under the lock, the next generation, written only when every row the batch names is as read
+# (those that were missing still are), no limit can be passed and the publication's deadline,
+# if any, has not passed (the seconds it had left when sent, counted from the transaction's
+# start, as the server's clock tells); else a division by zero, which aborts the transaction.
+# The rows read come as one JSON array (one parameter: binding a column's array each cost this
+# client more than the server's parse of the JSON); the counters' bounds as
+# ``writes.cannot_cross``.
+_GUARDED_GENERATION = """UPDATE meta SET generation = generation + 1 WHERE 1 = 1 / coalesce((
     coalesce(extract(epoch FROM clock_timestamp() - transaction_timestamp()) < ?::float8, true)
     AND generation < ?
     AND live_count + ? <= ? AND record_count + ? <= ? AND content_bytes + ? <= ?
     AND (SELECT count(*) FROM records WHERE id = ANY(?::text[])) = ?
-    AND (SELECT count(*) FROM records AS r JOIN unnest(
-            ?::text[], ?::bigint[], ?::integer[], ?::text[], ?::text[], ?::integer[], ?::text[],
-            ?::text[]
-        ) AS v(id, revision, deleted, kind, checksum, scoped, scope_repository, scope_graph_hash)
+    AND (SELECT count(*) FROM records AS r JOIN jsonb_to_recordset(?::jsonb)
+        AS v(id text, revision bigint, deleted integer, kind text, checksum text, scoped integer,
+             scope_repository text, scope_graph_hash text)
         ON r.id = v.id AND r.revision = v.revision AND r.deleted = v.deleted
         AND r.kind = v.kind AND r.checksum IS NOT DISTINCT FROM v.checksum
         AND r.scoped = v.scoped
         AND r.scope_repository IS NOT DISTINCT FROM v.scope_repository
         AND r.scope_graph_hash IS NOT DISTINCT FROM v.scope_graph_hash) = ?
-), false)::integer FROM meta"""
-
-_NEXT_GENERATION = "UPDATE meta SET generation = generation + 1 RETURNING generation"
+), false)::integer RETURNING generation"""
+# The names of the read columns (``_READ``), as the guard's JSON gives them.
+_READ_NAMES = ("id", "revision", "deleted", "kind", "repository", "graph_hash", "scoped",
+               "scope_repository", "scope_graph_hash", "checksum")  # fmt: skip
 
 
 def publish_at_once(
@@ -114,8 +117,7 @@ def publish_at_once(
         ) as session:
             deadline = None if control is None else control.deadline
             left = None if deadline is None else deadline - time.monotonic()
-            session.execute(_GUARD, (left, *guard))
-            sent = session.execute(_NEXT_GENERATION, ())  # with parameters: prepared
+            sent = session.execute(_GUARDED_GENERATION, (left, *guard))
             for sql, parameter_rows in planned.writes:
                 session.executemany(sql, parameter_rows)
             statements = planned.history_statements(publication.run_id, None)
@@ -135,14 +137,10 @@ def _guard(
     limits: StoreLimits,
 ) -> tuple[object, ...]:
     count = len(changes)
-    columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * 10
-    found_id, revision, deleted, kind, _, _, scoped, scope_repository, scope_graph, checksum = (
-        columns
-    )
+    read = json.dumps([dict(zip(_READ_NAMES, row, strict=True)) for row in rows])
     return (
         LIMITS.stored_integer_max,
         count, limits.max_live, count, limits.max_rows, grown, limits.max_total_bytes,
         list(dict.fromkeys(ids)), len(rows),
-        found_id, revision, deleted, kind, checksum, scoped, scope_repository, scope_graph,
-        len(rows),
+        read, len(rows),
     )  # fmt: skip

@@ -321,12 +321,29 @@ def _opening(
     return "; ".join(statements).encode()
 
 
+@lru_cache(maxsize=256)
+def _locking(schema: str, lock_timeout_ms: int) -> bytes:
+    """The settings of a write sent whole and its writers' lock, in one statement (prepared
+    once run often: parsing it would hold the lock longer). Its settings are made before the
+    row is locked (PostgreSQL locks the rows a scan returns, the settings among their
+    columns), so the lock timeout bounds the wait; the table is named with its schema, which
+    the statement's own ``search_path`` cannot yet be. The generic plans it asks for: left to
+    choose, PostgreSQL plans the guard (``at_once``) anew on every run, preferring a plan for
+    each run's values, a third of the server's work a publication; the generic plan reads the
+    same few rows by their key."""
+    settings = _configure(schema, lock_timeout_ms, generic=True)
+    return f'{settings}, generation FROM "{schema}".meta FOR UPDATE'.encode()
+
+
 @lru_cache(maxsize=1024)
-def _configure(schema: str, lock_timeout_ms: int | None) -> str:
-    """The ``SELECT set_config(…)`` of a transaction's settings, each for it only."""
+def _configure(schema: str, lock_timeout_ms: int | None, *, generic: bool = False) -> str:
+    """The ``SELECT set_config(…)`` of a transaction's settings, each for it only; ``generic``:
+    its prepared statements run on the plan made once for each (see ``writing_at_once``)."""
     settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
     if lock_timeout_ms is not None:
         settings["lock_timeout"] = str(int(lock_timeout_ms))
+    if generic:
+        settings["plan_cache_mode"] = "force_generic_plan"
     for value in settings.values():
         if not _PLAIN_SETTING.fullmatch(value):
             raise StoreError(f"refusing the setting {value!r}: not a plain schema name or number")
@@ -337,7 +354,6 @@ def _configure(schema: str, lock_timeout_ms: int | None) -> str:
 
 _PLAIN_SETTING = re.compile(r'"?[a-z][a-z0-9_]{0,62}"?|[0-9]{1,12}')
 _PLAIN_LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
-_LOCK = f"{GENERATION_ROW} FOR UPDATE".encode()  # a write sent whole takes the lock so
 _ROWS_AHEAD = 500  # as many ids as a chunk of ``writes.rows_by_id``
 
 
@@ -488,9 +504,7 @@ def writing_at_once(
                 try:
                     with session.pipeline(last=True):
                         conn.execute(b"BEGIN", prepare=False)
-                        # Prepared once run often: parsing them would hold the lock longer.
-                        conn.execute(_configure(schema, lock_timeout_ms).encode())
-                        conn.execute(_LOCK)
+                        conn.execute(_locking(schema, lock_timeout_ms))
                         yield session
                 except pg_errors.DivisionByZero:
                     raise RowsMoved(where) from None

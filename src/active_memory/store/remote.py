@@ -26,11 +26,9 @@ import os
 import ssl
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from http.cookiejar import CookieJar
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
-
-import httpx
+from urllib.request import getproxies
 
 from active_memory.errors import (
     ConfigError,
@@ -83,6 +81,14 @@ from active_memory.store.results import (
     PurgeReceipt,
     Tombstone,
 )
+from active_memory.store.service_http import (
+    AnswerLost,
+    AnswerTooLarge,
+    Exchange,
+    Http11,
+    HttpxExchange,
+    Unreached,
+)
 from active_memory.store.wire import (
     API_PREFIX,
     ErrorAnswer,
@@ -99,6 +105,9 @@ from active_memory.store.wire import (
 )
 from active_memory.store.wire_errors import raised_for
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["RemoteBackend", "check_service_url"]
 
 M = TypeVar("M", bound=Model)
@@ -110,18 +119,6 @@ class _RouteMissing(StoreError):
 
 DEFAULT_MAX_RESPONSE_BYTES = 96 * 1024 * 1024
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024  # the service's default limit
-
-
-class _NoCookies(CookieJar):
-    """The token is the client's one credential: a cookie set by the service, or by a proxy on
-    the way, is neither kept nor sent back. Nor is it parsed: the standard library's cookie
-    handling ran on every answer (a tenth of a millisecond of the client's CPU each)."""
-
-    def extract_cookies(self, response: object, request: object) -> None:
-        return None
-
-    def add_cookie_header(self, request: object) -> None:
-        return None
 
 
 def check_service_url(url: str) -> str:
@@ -147,6 +144,21 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _proxied() -> bool:
+    """Whether the environment names a proxy (httpx's source, ``urllib``'s reading of it):
+    then the exchange goes through httpx, which honours it (and ``NO_PROXY``)."""
+    found = getproxies()
+    return any(found.get(scheme) for scheme in ("http", "https", "all"))
+
+
+def _default_context() -> ssl.SSLContext:
+    """The certificate authorities httpx trusts (certifi's, or ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR``), so a host trusts the service's certificate as it did through httpx."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 class RemoteBackend(Closing):
@@ -176,26 +188,40 @@ class RemoteBackend(Closing):
         self._max_response = max_response_bytes
         self._max_request = max_request_bytes
         self._decoded = DecodedRows(capacity=2 * DEFAULT_LIMITS.max_live)
-        verify: ssl.SSLContext | bool = True
+        context: ssl.SSLContext | None = None
         if ca_file is not None:
             try:
-                verify = ssl.create_default_context(cafile=os.fspath(ca_file))
+                context = ssl.create_default_context(cafile=os.fspath(ca_file))
             except (OSError, ssl.SSLError) as error:
                 raise ConfigError(
                     "ca_file", f"{os.fspath(ca_file)!r} is not a PEM file ({error})"
                 ) from None
-        self._client = httpx.Client(
-            base_url=self.url + API_PREFIX,
-            verify=verify,
-            headers={"authorization": f"Bearer {token}", "accept": "application/json"},
-            cookies=_NoCookies(),
-            timeout=httpx.Timeout(timeout_s),
-            follow_redirects=False,
-            transport=transport,
-        )
+        headers = {"authorization": f"Bearer {token}", "accept": "application/json"}
+        self._exchange: Exchange
+        if transport is not None or _proxied():
+            self._exchange = HttpxExchange(
+                self.url + API_PREFIX,
+                headers,
+                timeout_s=timeout_s,
+                max_response_bytes=max_response_bytes,
+                verify=True if context is None else context,
+                transport=transport,
+            )
+        else:
+            parts = urlsplit(self.url)
+            if parts.scheme == "https" and context is None:
+                context = _default_context()
+            self._exchange = Http11(
+                parts,
+                API_PREFIX,
+                headers,
+                timeout_s=timeout_s,
+                max_response_bytes=max_response_bytes,
+                context=context,
+            )
 
     def close(self) -> None:
-        self._client.close()
+        self._exchange.close()
 
     # -- transport -------------------------------------------------------------------------
 
@@ -217,17 +243,18 @@ class RemoteBackend(Closing):
                 f"the request is {len(content)} bytes; the memory service accepts at most "
                 f"{self._max_request}; publish smaller batches"
             )
-        method = "GET" if body is None else "POST"
-        headers = None if content is None else {"content-type": "application/json"}
         try:
-            with self._client.stream(method, path, content=content, headers=headers) as response:
-                raw = self._read(response, failure)
-                status = response.status_code
-        except httpx.HTTPError as error:
-            if unknown_outcome and not isinstance(error, httpx.ConnectError):
+            status, raw = self._exchange.send("GET" if body is None else "POST", path, content)
+        except AnswerTooLarge:
+            raise failure(
+                f"the memory service at {self.url!r} sent more than "
+                f"{self._max_response} bytes; the answer was refused"
+            ) from None
+        except (Unreached, AnswerLost) as error:
+            if unknown_outcome and isinstance(error, AnswerLost):
                 raise StoreError(
                     f"the memory service at {self.url!r} did not answer the publication "
-                    f"({error.__class__.__name__}); its outcome is unknown: take a new snapshot "
+                    f"({error.kind}); its outcome is unknown: take a new snapshot "
                     "and publish again with the revisions it shows"
                 ) from None
             raise failure(
@@ -245,19 +272,6 @@ class RemoteBackend(Closing):
         if status == 404 and new_route:
             raise _RouteMissing(f"the memory service at {self.url!r} has no route {path!r}")
         raise self._error(status, raw, failure, lesson_id)
-
-    def _read(self, response: httpx.Response, failure: type[StoreError]) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > self._max_response:
-                raise failure(
-                    f"the memory service at {self.url!r} sent more than "
-                    f"{self._max_response} bytes; the answer was refused"
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     def _error(
         self, status: int, raw: bytes, failure: type[StoreError], lesson_id: str | None

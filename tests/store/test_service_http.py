@@ -5,9 +5,9 @@ proxy from the environment is still honoured (through httpx)."""
 
 from __future__ import annotations
 
-import time
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 

@@ -207,3 +207,13 @@ def test_a_proxy_the_environment_names_is_used(monkeypatch: pytest.MonkeyPatch) 
         with RemoteBackend("http://127.0.0.1:9", token="t0ken", timeout_s=5) as backend:
             assert backend.generation() == 4
     assert seen[0].startswith(b"GET http://127.0.0.1:9/v1/generation HTTP/1.1\r\n")
+
+
+def test_a_closed_backend_opens_no_new_connection() -> None:
+    with _serving(lambda _: (_ok(b'{"generation":3}'), False)) as (url, seen, accepted):
+        backend = RemoteBackend(url, token="t0ken", timeout_s=5)
+        backend.generation()
+        backend.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            backend.generation()
+    assert (len(seen), accepted[0]) == (1, 1)

@@ -16,7 +16,9 @@ not sent: a client's claim is never trusted); a refusal comes back as ScreenRefu
 draft's id and codes.
 
 Errors map back to the exception tree as the table in ``store/wire.py`` says
-(``store/wire_errors.py``, beside the service's way there).
+(``store/wire_errors.py``, beside the service's way there). The requests go out through the
+standard library's ``http.client`` (``store/service_http.py`` says why), or through httpx when
+the environment names a proxy or a test passes a transport.
 """
 
 from __future__ import annotations
@@ -164,9 +166,9 @@ def _default_context() -> ssl.SSLContext:
 class RemoteBackend(Closing):
     """``ActiveMemoryBackend`` (and history, revert, purge) over the memory service at ``url``.
 
-    ``ca_file`` trusts a private certificate authority (PEM) instead of the system's;
-    ``transport`` is httpx's seam for tests; ``timeout_s`` bounds connecting, each read and
-    each write.
+    ``ca_file`` trusts a private certificate authority (PEM) instead of the ones httpx trusts
+    (certifi's, or ``SSL_CERT_FILE``); ``transport`` is httpx's seam for tests (the requests
+    then go through httpx); ``timeout_s`` bounds connecting, each read and each write.
     """
 
     def __init__(

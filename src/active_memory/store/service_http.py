@@ -84,6 +84,8 @@ class Http11:
         self._host = parts.hostname
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
         self._context = context if parts.scheme == "https" else None
+        if self._context is not None:
+            self._context.set_alpn_protocols(["http/1.1"])  # as httpcore offers it
         # As httpx sends it: the URL's path percent-encoded where it has to be.
         self._prefix = quote(parts.path.rstrip("/") + prefix, safe="/%!$&'()*+,;=:@-._~")
         self._headers = headers
@@ -91,22 +93,22 @@ class Http11:
         self._timeout = timeout_s
         self._max = max_response_bytes
         self._idle: list[_Plain | _Tls] = []
+        self._closed = False
 
     def send(self, method: str, path: str, content: bytes | None) -> tuple[int, bytes]:
         connection = self._connection()
         headers = self._headers if content is None else self._posted
         connection.body_follows = content is not None
         try:
-            # One write for the head and the body: http.client joins them when the body is bytes.
             connection.request(method, self._prefix + path, body=content, headers=headers)
             answer = connection.getresponse()
             status, raw = answer.status, self._read(answer)
-        except AnswerTooLarge:
-            connection.close()  # the rest of the answer is still on its way
-            raise
         except (OSError, http.client.HTTPException) as error:
             connection.close()
             raise AnswerLost(error) from None
+        except BaseException:  # over the bound (the rest is on its way), or interrupted
+            connection.close()
+            raise
         if connection.sock is not None and len(self._idle) < _IDLE_KEPT:
             self._idle.append(connection)  # http.client drops the socket of a "close" answer
         else:
@@ -114,12 +116,19 @@ class Http11:
         return status, raw
 
     def close(self) -> None:
-        while self._idle:
-            self._idle.pop().close()
+        self._closed = True
+        for connection in self._idle[:]:
+            connection.close()
+        self._idle.clear()
 
     def _connection(self) -> _Plain | _Tls:
-        while self._idle:
-            kept = self._idle.pop()
+        if self._closed:  # as httpx refuses a closed client's requests
+            raise RuntimeError("the connection to the memory service was closed")
+        while True:
+            try:
+                kept = self._idle.pop()  # atomic: another thread may have taken the last one
+            except IndexError:
+                break
             if _still_open(kept):
                 return kept
             kept.close()

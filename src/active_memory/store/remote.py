@@ -30,7 +30,6 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
-from urllib.request import getproxies
 
 from active_memory.errors import (
     ConfigError,
@@ -83,14 +82,7 @@ from active_memory.store.results import (
     PurgeReceipt,
     Tombstone,
 )
-from active_memory.store.service_http import (
-    AnswerLost,
-    AnswerTooLarge,
-    Exchange,
-    Http11,
-    HttpxExchange,
-    Unreached,
-)
+from active_memory.store.service_http import AnswerLost, AnswerTooLarge, Unreached, open_exchange
 from active_memory.store.wire import (
     API_PREFIX,
     ErrorAnswer,
@@ -148,21 +140,6 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _proxied() -> bool:
-    """Whether the environment names a proxy (httpx's source, ``urllib``'s reading of it):
-    then the exchange goes through httpx, which honours it (and ``NO_PROXY``)."""
-    found = getproxies()
-    return any(found.get(scheme) for scheme in ("http", "https", "all"))
-
-
-def _default_context() -> ssl.SSLContext:
-    """The certificate authorities httpx trusts (certifi's, or ``SSL_CERT_FILE`` /
-    ``SSL_CERT_DIR``), so a host trusts the service's certificate as it did through httpx."""
-    import httpx
-
-    return httpx.create_ssl_context()
-
-
 class RemoteBackend(Closing):
     """``ActiveMemoryBackend`` (and history, revert, purge) over the memory service at ``url``.
 
@@ -199,28 +176,15 @@ class RemoteBackend(Closing):
                     "ca_file", f"{os.fspath(ca_file)!r} is not a PEM file ({error})"
                 ) from None
         headers = {"authorization": f"Bearer {token}", "accept": "application/json"}
-        self._exchange: Exchange
-        if transport is not None or _proxied():
-            self._exchange = HttpxExchange(
-                self.url + API_PREFIX,
-                headers,
-                timeout_s=timeout_s,
-                max_response_bytes=max_response_bytes,
-                verify=True if context is None else context,
-                transport=transport,
-            )
-        else:
-            parts = urlsplit(self.url)
-            if parts.scheme == "https" and context is None:
-                context = _default_context()
-            self._exchange = Http11(
-                parts,
-                API_PREFIX,
-                headers,
-                timeout_s=timeout_s,
-                max_response_bytes=max_response_bytes,
-                context=context,
-            )
+        self._exchange = open_exchange(
+            self.url,
+            API_PREFIX,
+            headers,
+            timeout_s=timeout_s,
+            max_response_bytes=max_response_bytes,
+            context=context,
+            transport=transport,
+        )
 
     def close(self) -> None:
         self._exchange.close()

@@ -21,17 +21,27 @@ Both send no cookie and follow no redirect; a timeout bounds connecting and each
 from __future__ import annotations
 
 import http.client
+import os
 import select
 import socket
 import ssl
 from http.cookiejar import CookieJar
 from typing import TYPE_CHECKING, Protocol
-from urllib.parse import SplitResult, quote
+from urllib.parse import SplitResult, quote, urlsplit
+from urllib.request import getproxies
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["AnswerLost", "AnswerTooLarge", "Exchange", "Http11", "HttpxExchange", "Unreached"]
+__all__ = [
+    "AnswerLost",
+    "AnswerTooLarge",
+    "Exchange",
+    "Http11",
+    "HttpxExchange",
+    "Unreached",
+    "open_exchange",
+]
 
 _CHUNK = 256 * 1024
 _IDLE_KEPT = 20  # connections kept alive at most, as httpx's default pool keeps
@@ -63,6 +73,50 @@ class Exchange(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def open_exchange(
+    url: str,
+    prefix: str,
+    headers: dict[str, str],
+    *,
+    timeout_s: float,
+    max_response_bytes: int,
+    context: ssl.SSLContext | None,
+    transport: httpx.BaseTransport | None,
+) -> Exchange:
+    """The exchange with the service at ``url`` (checked): :class:`HttpxExchange` for a test's
+    ``transport`` or a proxy the environment names, else :class:`Http11`. ``context`` is the
+    TLS context of a ``ca_file``; None trusts what httpx trusts."""
+    if transport is not None or _proxied():
+        verify: ssl.SSLContext | bool = True if context is None else context
+        return HttpxExchange(url + prefix, headers, timeout_s=timeout_s,
+                             max_response_bytes=max_response_bytes, verify=verify,
+                             transport=transport)  # fmt: skip
+    parts = urlsplit(url)
+    if parts.scheme == "https" and context is None:
+        context = _default_context()
+    return Http11(parts, prefix, headers, timeout_s=timeout_s,
+                  max_response_bytes=max_response_bytes, context=context)  # fmt: skip
+
+
+def _proxied() -> bool:
+    """Whether the environment names a proxy (``urllib``'s reading of it, which httpx uses):
+    then the exchange goes through httpx, which honours it (and ``NO_PROXY``)."""
+    found = getproxies()
+    return any(found.get(scheme) for scheme in ("http", "https", "all"))
+
+
+def _default_context() -> ssl.SSLContext:
+    """The certificate authorities httpx trusts (``SSL_CERT_FILE``, else ``SSL_CERT_DIR``, else
+    certifi's, which httpx installs), so a host trusts the service as it did through httpx."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 class Http11:

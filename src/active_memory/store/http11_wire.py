@@ -119,8 +119,10 @@ class Connection:
         status_line, *lines = self._buffer[:end].decode("latin-1").split("\r\n")
         del self._buffer[: end + 4]
         version, _, rest = status_line.partition(" ")
-        code = rest[:3]
-        if version not in ("HTTP/1.1", "HTTP/1.0") or not (code.isdigit() and code.isascii()):
+        code, after = rest[:3], rest[3:4]
+        if version not in ("HTTP/1.1", "HTTP/1.0") or not (
+            code.isdigit() and code.isascii() and after in ("", " ")
+        ):
             raise BadAnswer(f"{status_line[:80]!r} is not an HTTP/1.1 status line")
         fields: dict[str, str] = {}
         for line in lines:
@@ -144,7 +146,8 @@ class Connection:
     def _exactly(self, size: int) -> bytes:
         while len(self._buffer) < size:
             self._fill()
-        data = bytes(self._buffer[:size])
+        with memoryview(self._buffer) as view:  # one copy of a large body, not two
+            data = bytes(view[:size])
         del self._buffer[:size]
         return data
 

@@ -16,8 +16,8 @@ not sent: a client's claim is never trusted); a refusal comes back as ScreenRefu
 draft's id and codes.
 
 Errors map back to the exception tree as the table in ``store/wire.py`` says
-(``store/wire_errors.py``, beside the service's way there). The requests go out over kept-alive
-HTTP/1.1 sockets of the client's own (``store/service_http.py`` says why), or through httpx when
+(``store/wire_errors.py``, beside the service's way there). The requests go out through the
+standard library's ``http.client`` (``store/service_http.py`` says why), or through httpx when
 the environment names a proxy or a test passes a transport.
 """
 

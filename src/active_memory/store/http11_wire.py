@@ -119,10 +119,8 @@ class Connection:
         status_line, *lines = self._buffer[:end].decode("latin-1").split("\r\n")
         del self._buffer[: end + 4]
         version, _, rest = status_line.partition(" ")
-        code, after = rest[:3], rest[3:4]
-        if version not in ("HTTP/1.1", "HTTP/1.0") or not (
-            code.isdigit() and code.isascii() and after in ("", " ")
-        ):
+        code = rest[:3]
+        if version not in ("HTTP/1.1", "HTTP/1.0") or not (code.isdigit() and code.isascii()):
             raise BadAnswer(f"{status_line[:80]!r} is not an HTTP/1.1 status line")
         fields: dict[str, str] = {}
         for line in lines:
@@ -146,8 +144,7 @@ class Connection:
     def _exactly(self, size: int) -> bytes:
         while len(self._buffer) < size:
             self._fill()
-        with memoryview(self._buffer) as view:  # one copy of a large body, not two
-            data = bytes(view[:size])
+        data = bytes(self._buffer[:size])
         del self._buffer[:size]
         return data
 

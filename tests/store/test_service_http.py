@@ -10,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -18,9 +17,8 @@ from active_memory.errors import SnapshotError, StoreError
 from active_memory.models.changes import Mutation, Publication
 from active_memory.models.ids import new_lesson_id
 from active_memory.store.backend import RunIdentity, SnapshotRequest
-from active_memory.store.http11_wire import BadAnswer, Connection
 from active_memory.store.remote import RemoteBackend
-from active_memory.store.service_http import Http11
+from active_memory.store.service_http import _Plain
 from factories import REPOSITORY, make_draft
 
 RECEIPT = b'{"generation":2,"revisions":{},"retired":[]}'
@@ -181,69 +179,23 @@ def test_no_cookie_goes_back_and_the_path_under_the_url_is_kept() -> None:
 
 
 class _Recorded:
-    """A socket that records each write and answers from ``answer``."""
-
-    def __init__(self, answer: bytes) -> None:
+    def __init__(self) -> None:
         self.writes: list[bytes] = []
-        self._answer = answer
 
     def sendall(self, data: bytes) -> None:
         self.writes.append(bytes(data))
 
-    def recv(self, size: int) -> bytes:
-        data, self._answer = self._answer[:size], self._answer[size:]
-        return data
 
-
-def _wire(answer: bytes) -> tuple[Connection, _Recorded]:
-    recorded = _Recorded(answer)
-    connection = Connection.__new__(Connection)  # on the recording socket, not connected
-    connection.sock = recorded  # type: ignore[assignment]
-    connection._buffer = bytearray()
-    return connection, recorded
-
-
-def test_a_request_with_a_body_is_one_write_with_its_head(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    with _serving(lambda _: (_ok(RECEIPT), False)) as (url, seen, _):
-        exchange = Http11(urlsplit(url), "/v1", {"authorization": "Bearer t0ken"}, timeout_s=5,
-                          max_response_bytes=1000, context=None)  # fmt: skip
-        connection, recorded = _wire(_ok(RECEIPT))
-        exchange._idle.append(connection)
-        monkeypatch.setattr(Connection, "reusable", lambda self: True)
-        assert exchange.send("POST", "/publish", b'{"a":1}') == (200, RECEIPT)
+def test_a_request_with_a_body_is_one_write_with_its_head() -> None:
+    connection = _Plain("127.0.0.1", 1)
+    recorded = _Recorded()
+    connection.sock = recorded
+    connection.body_follows = True
+    connection.request("POST", "/v1/publish", body=b'{"a":1}', headers={"x": "y"})
     ((write,),) = [recorded.writes]
-    assert write.startswith(b"POST /v1/publish HTTP/1.1\r\nhost: 127.0.0.1:")
-    assert write.endswith(b'content-length: 7\r\n\r\n{"a":1}')
-    assert not seen
-
-
-@pytest.mark.parametrize(
-    ("answer", "problem"),
-    [
-        (b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 4\r\n\r\nabcd", "one length"),
-        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n", "not asked"),
-        (b"HTTP/1.1 200 OK\r\nx: 1\r\n folded\r\n\r\n", "not a header line"),
-        (b"SMTP ready\r\n\r\n", "not an HTTP/1.1 status line"),
-        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n", "not a chunk size"),
-        (b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\nabc", "closed the connection"),
-    ],
-    ids=["two-lengths", "gzip", "folded", "not-http", "bad-chunk", "cut-short"],
-)
-def test_an_answer_that_is_not_http_1_1_is_refused(answer: bytes, problem: str) -> None:
-    connection, _ = _wire(answer)
-    with pytest.raises((BadAnswer, ConnectionError), match=problem):
-        connection.exchange(b"GET / HTTP/1.1\r\n\r\n", 1000)
-
-
-def test_an_interim_answer_is_skipped_and_a_chunked_one_read_with_its_trailers() -> None:
-    answer = (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n"
-              b"\r\n3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nx-trailer: 1\r\n\r\n")  # fmt: skip
-    connection, _ = _wire(answer)
-    assert connection.exchange(b"GET / HTTP/1.1\r\n\r\n", 1000) == (200, b"abcde", True)
-    closing, _ = _wire(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nto the end")
-    assert closing.exchange(b"GET / HTTP/1.1\r\n\r\n", 1000) == (200, b"to the end", False)
+    assert write.startswith(b"POST /v1/publish HTTP/1.1\r\n")
+    assert write.endswith(b'\r\n\r\n{"a":1}')
+    connection.sock = None
 
 
 def test_a_proxy_the_environment_names_is_used(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,11 +8,11 @@ needs to word its own (a publication whose request left may have committed):
 * :class:`AnswerLost`: the request was sent, or partly sent, and no whole answer came back;
 * :class:`AnswerTooLarge`: the answer is over the bound (nothing of it is kept).
 
-:class:`Http11` is the way a host talks to the service: HTTP/1.1 over kept-alive sockets
-(``store/http11_wire.py``). A writer's CPU counts against the team's throughput (8 writers,
+:class:`Http11` is the way a host talks to the service: the standard library's ``http.client``
+over kept-alive connections. A writer's CPU counts against the team's throughput (8 writers,
 the service and PostgreSQL share the cores), and httpx's own request and answer models, header
-checks and the h11 state machine cost about 0.4 ms of it a request, where the two system calls
-of an exchange cost 0.025 ms. :class:`HttpxExchange` keeps httpx where its work is needed: a
+checks and the h11 state machine cost about 0.4 ms of it a request, three times the whole of
+``http.client``'s exchange. :class:`HttpxExchange` keeps httpx where its work is needed: a
 proxy from the environment (``HTTPS_PROXY``, ``ALL_PROXY``...), and a test's transport.
 
 Both send no cookie and follow no redirect; a timeout bounds connecting and each read and write.
@@ -20,14 +20,15 @@ Both send no cookie and follow no redirect; a timeout bounds connecting and each
 
 from __future__ import annotations
 
+import http.client
 import os
+import select
+import socket
 import ssl
 from http.cookiejar import CookieJar
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import SplitResult, quote, urlsplit
 from urllib.request import getproxies
-
-from active_memory.store.http11_wire import BadAnswer, Connection, TooLarge
 
 if TYPE_CHECKING:
     import httpx
@@ -42,6 +43,7 @@ __all__ = [
     "open_exchange",
 ]
 
+_CHUNK = 256 * 1024
 _IDLE_KEPT = 20  # connections kept alive at most, as httpx's default pool keeps
 
 
@@ -118,9 +120,9 @@ def _default_context() -> ssl.SSLContext:
 
 
 class Http11:
-    """HTTP/1.1 over kept-alive sockets (``store/http11_wire.py``), one request at a time on
-    each: a connection is taken from the idle list for a request and put back after it, so
-    threads sharing a backend each get their own."""
+    """HTTP/1.1 through ``http.client``: kept-alive connections, one request at a time on each
+    (a connection is taken from the idle list for a request and put back after it, so threads
+    sharing a backend each get their own)."""
 
     def __init__(
         self,
@@ -134,46 +136,35 @@ class Http11:
     ) -> None:
         assert parts.hostname is not None  # check_service_url refused a URL without one
         self._host = parts.hostname
-        default_port = 443 if parts.scheme == "https" else 80
-        self._port = parts.port or default_port
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
         self._context = context if parts.scheme == "https" else None
         if self._context is not None:
             self._context.set_alpn_protocols(["http/1.1"])  # as httpcore offers it
         # As httpx sends it: the URL's path percent-encoded where it has to be.
         self._prefix = quote(parts.path.rstrip("/") + prefix, safe="/%!$&'()*+,;=:@-._~")
-        host = self._host.encode("idna").decode("ascii")
-        authority = f"[{host}]" if ":" in host else host
-        if self._port != default_port:
-            authority += f":{self._port}"
-        fields = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-        self._fields = f"host: {authority}\r\n{fields}"
+        self._headers = headers
+        self._posted = {**headers, "content-type": "application/json"}
         self._timeout = timeout_s
         self._max = max_response_bytes
-        self._idle: list[Connection] = []
+        self._idle: list[_Plain | _Tls] = []
         self._closed = False
 
     def send(self, method: str, path: str, content: bytes | None) -> tuple[int, bytes]:
-        head = f"{method} {self._prefix}{path} HTTP/1.1\r\n{self._fields}"
-        if content is None:
-            request = f"{head}\r\n".encode("latin-1")
-        else:
-            request = (
-                f"{head}content-type: application/json\r\ncontent-length: {len(content)}\r\n\r\n"
-            ).encode("latin-1") + content
         connection = self._connection()
+        headers = self._headers if content is None else self._posted
+        connection.body_follows = content is not None
         try:
-            status, raw, keep = connection.exchange(request, self._max)
-        except TooLarge:
-            connection.close()  # the rest of the answer is still on its way
-            raise AnswerTooLarge from None
-        except (OSError, BadAnswer) as error:
+            connection.request(method, self._prefix + path, body=content, headers=headers)
+            answer = connection.getresponse()
+            status, raw = answer.status, self._read(answer)
+        except (OSError, http.client.HTTPException) as error:
             connection.close()
             raise AnswerLost(error) from None
-        except BaseException:  # interrupted mid-exchange
+        except BaseException:  # over the bound (the rest is on its way), or interrupted
             connection.close()
             raise
-        if keep and not self._closed and len(self._idle) < _IDLE_KEPT:
-            self._idle.append(connection)
+        if connection.sock is not None and len(self._idle) < _IDLE_KEPT:
+            self._idle.append(connection)  # http.client drops the socket of a "close" answer
         else:
             connection.close()
         return status, raw
@@ -184,7 +175,7 @@ class Http11:
             connection.close()
         self._idle.clear()
 
-    def _connection(self) -> Connection:
+    def _connection(self) -> _Plain | _Tls:
         if self._closed:  # as httpx refuses a closed client's requests
             raise RuntimeError("the connection to the memory service was closed")
         while True:
@@ -192,13 +183,79 @@ class Http11:
                 kept = self._idle.pop()  # atomic: another thread may have taken the last one
             except IndexError:
                 break
-            if kept.reusable():
+            if _still_open(kept):
                 return kept
             kept.close()
+        connection: _Plain | _Tls
+        if self._context is None:
+            connection = _Plain(self._host, self._port, timeout=self._timeout)
+        else:
+            connection = _Tls(self._host, self._port, timeout=self._timeout, context=self._context)
         try:
-            return Connection(self._host, self._port, self._timeout, self._context)
+            connection.connect()
         except OSError as error:  # refused, unreachable, timed out, TLS refused (ssl.SSLError)
+            connection.close()
             raise Unreached(error) from None
+        return connection
+
+    def _read(self, answer: http.client.HTTPResponse) -> bytes:
+        if answer.length is not None:  # a Content-Length: refused before reading any of it
+            if answer.length > self._max:
+                raise AnswerTooLarge
+            return answer.read()
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := answer.read(_CHUNK):
+            size += len(chunk)
+            if size > self._max:
+                raise AnswerTooLarge
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+class _OneWrite(http.client.HTTPConnection):
+    """A connection that sends a request's head and body in one write, with Nagle's algorithm
+    off (as httpcore sets it). ``http.client`` writes the head, then the body: two segments,
+    and the service's event loop woken for each (its CPU is the team's too), or the body held
+    back by Nagle until the head is acknowledged."""
+
+    body_follows = False  # set for a request with a body: its head is held until the body
+    _head: bytes | None = None
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def send(self, data: object) -> None:
+        if self._head is not None and isinstance(data, bytes):
+            data, self._head = self._head + data, None
+        elif self.body_follows and isinstance(data, bytes):
+            self._head, self.body_follows = data, False
+            return
+        super().send(data)  # type: ignore[arg-type]  # http.client's ReadableBuffer
+
+
+class _Plain(_OneWrite):
+    pass
+
+
+class _Tls(_OneWrite, http.client.HTTPSConnection):
+    pass
+
+
+def _still_open(connection: http.client.HTTPConnection) -> bool:
+    """Whether a kept-alive connection can carry the next request: a socket readable while no
+    request is out means the service closed it (its keep-alive ran out) or sent what nobody
+    asked for. Checked before sending, as httpcore does, so a publication is never sent on a
+    connection already closed and then reported with an unknown outcome."""
+    sock = connection.sock
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):  # closed meanwhile
+        return False
+    return not readable
 
 
 class _NoCookies(CookieJar):

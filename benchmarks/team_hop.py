@@ -1,8 +1,9 @@
 """The floor of the service path for ``team_bench.py``: the HTTP hop alone.
 
 The same processes post the same bodies (a snapshot's and a publication's of 1-3 upserts, or the
-publication's alone) to the same uvicorn and Starlette stack, which reads each body and answers
-the bytes the service answered, with no token, no parsing, no screen and no store.
+publication's alone) through ``RemoteBackend``'s own exchange (``store/service_http.py``) to the
+same uvicorn and Starlette stack, which reads each body and answers the bytes the service
+answered, with no token, no parsing, no screen and no store.
 """
 
 from __future__ import annotations
@@ -26,19 +27,25 @@ __all__ = ["hop_floor", "hop_worker"]
 def hop_worker(url: str, n: int, batches: int, out: str, publications_only: bool) -> None:
     """The service race's requests with none of the work: the floor of the service path (with
     ``publications_only``, the publication race's: no snapshot a batch)."""
-    import httpx
+    from urllib.parse import urlsplit
 
-    from active_memory.store.wire import PublishBody, SnapshotBody
+    from active_memory.store.remote import DEFAULT_MAX_RESPONSE_BYTES
+    from active_memory.store.service_http import Http11
+    from active_memory.store.wire import API_PREFIX, PublishBody, SnapshotBody
 
     rng = random.Random(n)
-    asked = SnapshotBody(run_id=f"worker-{n}", repository=REPOSITORY).model_dump_json()
-    headers = {"content-type": "application/json"}
-    with httpx.Client(base_url=url, headers={"authorization": "Bearer -"}) as client:
+    asked = SnapshotBody(run_id=f"worker-{n}", repository=REPOSITORY).model_dump_json().encode()
+    # RemoteBackend's own exchange, with its headers: the floor pays what the product pays.
+    headers = {"authorization": "Bearer -", "accept": "application/json"}
+    client = Http11(urlsplit(url), API_PREFIX, headers, timeout_s=60,
+                    max_response_bytes=DEFAULT_MAX_RESPONSE_BYTES, context=None)  # fmt: skip
+    try:
+        client.send("GET", "/generation", None)  # connected before the race starts
         ready_then_wait(out)
         started = time.process_time()
         for batch in range(batches):
             if not publications_only:
-                client.post("/v1/snapshot", content=asked, headers=headers).read()
+                client.send("POST", "/snapshot", asked)
             mutations = tuple(
                 Mutation(op="upsert", id=new_lesson_id(), expected_revision=1,
                          draft=make_draft(f"Batch {batch} of worker {n} edits lesson {k}"))
@@ -46,7 +53,9 @@ def hop_worker(url: str, n: int, batches: int, out: str, publications_only: bool
             )  # fmt: skip
             body = PublishBody(publication=Publication(run_id=f"hop-w{n}-b{batch}",
                                                        mutations=mutations))  # fmt: skip
-            client.post("/v1/publish", content=body.model_dump_json(), headers=headers).read()
+            client.send("POST", "/publish", body.model_dump_json().encode("utf-8"))
+    finally:
+        client.close()
     cpu_s = time.process_time() - started
     Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
 
@@ -74,7 +83,8 @@ def hop_floor(
         return endpoint
 
     app = Starlette(routes=[Route("/v1/snapshot", fixed(snapshot), methods=["POST"]),
-                            Route("/v1/publish", fixed(receipt), methods=["POST"])])  # fmt: skip
+                            Route("/v1/publish", fixed(receipt), methods=["POST"]),
+                            Route("/v1/generation", fixed(b'{"generation":1}'))])  # fmt: skip
     config = uvicorn.Config(app, http=guarded_protocol(10.0), ws="none", lifespan="off",
                             log_level="warning", access_log=False, server_header=False)  # fmt: skip
     bound = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)

@@ -1,4 +1,5 @@
-"""Run in a subprocess by test_real_httpx.py: RemoteBackend on the real ``httpx`` (no alias).
+"""Run in a subprocess by test_real_httpx.py: RemoteBackend through the real ``httpx`` (no
+alias), and refused on its own ``http.client`` exchange.
 
 Usage: ``python real_httpx_client.py URL TOKEN``; prints one JSON object of what happened.
 """
@@ -22,7 +23,8 @@ def main(url: str, token: str) -> dict[str, object]:
     outcome: dict[str, object] = {"httpx": httpx.__name__, "httpx_file": httpx.__file__}
     lesson_id = new_lesson_id()
     create = Mutation(op="upsert", id=lesson_id, expected_revision=0, draft=make_draft())
-    with RemoteBackend(url, token=token, timeout_s=10) as backend:
+    # Through httpx, as a host behind a proxy from its environment talks to the service.
+    with RemoteBackend(url, token=token, timeout_s=10, transport=httpx.HTTPTransport()) as backend:
         receipt = backend.publish(Publication(run_id="real", mutations=(create,)))
         outcome["published"] = receipt.revisions[lesson_id]
         seen = backend.snapshot(SnapshotRequest(RunIdentity("real", REPOSITORY)))

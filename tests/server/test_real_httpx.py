@@ -1,8 +1,9 @@
-"""RemoteBackend on the HTTP client the ``remote`` extra installs.
+"""RemoteBackend through the HTTP client the ``remote`` extra installs.
 
-The test suite aliases ``httpx`` to ``httpx2`` (``tests/conftest.py``), so in-process service
-tests never run the production client; this one runs RemoteBackend in a subprocess that imports
-the real ``httpx``.
+A host talks to the service through ``http.client`` (every service test runs that), and through
+httpx when its environment names a proxy. The test suite aliases ``httpx`` to ``httpx2``
+(``tests/conftest.py``), so in-process tests never run that way on the real httpx; this one runs
+RemoteBackend in a subprocess that imports the real ``httpx``.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ def service(pg_database: str) -> MemoryService:
 
 
 def test_a_host_trusting_the_services_certificate_works_over_https(
-    service: MemoryService, certificate: tuple[Path, Path]
+    service: MemoryService, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cert, key = certificate
     options = ServeOptions(port=0, tls_cert=cert, tls_key=key)
@@ -57,6 +57,9 @@ def test_a_host_trusting_the_services_certificate_works_over_https(
                 pytest.raises(SnapshotError, match="cannot be reached"),
             ):
                 untrusting.snapshot(request)
+            monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # trusted as httpx trusts it
+            with RemoteBackend(running.url, token=token) as trusting:
+                assert len(trusting.snapshot(request).lessons) == 1
     finally:
         service.close()
 

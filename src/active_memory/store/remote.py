@@ -16,7 +16,9 @@ not sent: a client's claim is never trusted); a refusal comes back as ScreenRefu
 draft's id and codes.
 
 Errors map back to the exception tree as the table in ``store/wire.py`` says
-(``store/wire_errors.py``, beside the service's way there).
+(``store/wire_errors.py``, beside the service's way there). The requests go out through the
+standard library's ``http.client`` (``store/service_http.py`` says why), or through httpx when
+the environment names a proxy or a test passes a transport.
 """
 
 from __future__ import annotations
@@ -26,11 +28,8 @@ import os
 import ssl
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from http.cookiejar import CookieJar
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
-
-import httpx
 
 from active_memory.errors import (
     ConfigError,
@@ -83,6 +82,7 @@ from active_memory.store.results import (
     PurgeReceipt,
     Tombstone,
 )
+from active_memory.store.service_http import AnswerLost, AnswerTooLarge, Unreached, open_exchange
 from active_memory.store.wire import (
     API_PREFIX,
     ErrorAnswer,
@@ -99,6 +99,9 @@ from active_memory.store.wire import (
 )
 from active_memory.store.wire_errors import raised_for
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["RemoteBackend", "check_service_url"]
 
 M = TypeVar("M", bound=Model)
@@ -110,18 +113,6 @@ class _RouteMissing(StoreError):
 
 DEFAULT_MAX_RESPONSE_BYTES = 96 * 1024 * 1024
 DEFAULT_MAX_REQUEST_BYTES = 8 * 1024 * 1024  # the service's default limit
-
-
-class _NoCookies(CookieJar):
-    """The token is the client's one credential: a cookie set by the service, or by a proxy on
-    the way, is neither kept nor sent back. Nor is it parsed: the standard library's cookie
-    handling ran on every answer (a tenth of a millisecond of the client's CPU each)."""
-
-    def extract_cookies(self, response: object, request: object) -> None:
-        return None
-
-    def add_cookie_header(self, request: object) -> None:
-        return None
 
 
 def check_service_url(url: str) -> str:
@@ -152,9 +143,9 @@ def _loopback(host: str) -> bool:
 class RemoteBackend(Closing):
     """``ActiveMemoryBackend`` (and history, revert, purge) over the memory service at ``url``.
 
-    ``ca_file`` trusts a private certificate authority (PEM) instead of the system's;
-    ``transport`` is httpx's seam for tests; ``timeout_s`` bounds connecting, each read and
-    each write.
+    ``ca_file`` trusts a private certificate authority (PEM) instead of the ones httpx trusts
+    (certifi's, or ``SSL_CERT_FILE``); ``transport`` is httpx's seam for tests (the requests
+    then go through httpx); ``timeout_s`` bounds connecting, each read and each write.
     """
 
     def __init__(
@@ -176,26 +167,27 @@ class RemoteBackend(Closing):
         self._max_response = max_response_bytes
         self._max_request = max_request_bytes
         self._decoded = DecodedRows(capacity=2 * DEFAULT_LIMITS.max_live)
-        verify: ssl.SSLContext | bool = True
+        context: ssl.SSLContext | None = None
         if ca_file is not None:
             try:
-                verify = ssl.create_default_context(cafile=os.fspath(ca_file))
+                context = ssl.create_default_context(cafile=os.fspath(ca_file))
             except (OSError, ssl.SSLError) as error:
                 raise ConfigError(
                     "ca_file", f"{os.fspath(ca_file)!r} is not a PEM file ({error})"
                 ) from None
-        self._client = httpx.Client(
-            base_url=self.url + API_PREFIX,
-            verify=verify,
-            headers={"authorization": f"Bearer {token}", "accept": "application/json"},
-            cookies=_NoCookies(),
-            timeout=httpx.Timeout(timeout_s),
-            follow_redirects=False,
+        headers = {"authorization": f"Bearer {token}", "accept": "application/json"}
+        self._exchange = open_exchange(
+            self.url,
+            API_PREFIX,
+            headers,
+            timeout_s=timeout_s,
+            max_response_bytes=max_response_bytes,
+            context=context,
             transport=transport,
         )
 
     def close(self) -> None:
-        self._client.close()
+        self._exchange.close()
 
     # -- transport -------------------------------------------------------------------------
 
@@ -217,17 +209,18 @@ class RemoteBackend(Closing):
                 f"the request is {len(content)} bytes; the memory service accepts at most "
                 f"{self._max_request}; publish smaller batches"
             )
-        method = "GET" if body is None else "POST"
-        headers = None if content is None else {"content-type": "application/json"}
         try:
-            with self._client.stream(method, path, content=content, headers=headers) as response:
-                raw = self._read(response, failure)
-                status = response.status_code
-        except httpx.HTTPError as error:
-            if unknown_outcome and not isinstance(error, httpx.ConnectError):
+            status, raw = self._exchange.send("GET" if body is None else "POST", path, content)
+        except AnswerTooLarge:
+            raise failure(
+                f"the memory service at {self.url!r} sent more than "
+                f"{self._max_response} bytes; the answer was refused"
+            ) from None
+        except (Unreached, AnswerLost) as error:
+            if unknown_outcome and isinstance(error, AnswerLost):
                 raise StoreError(
                     f"the memory service at {self.url!r} did not answer the publication "
-                    f"({error.__class__.__name__}); its outcome is unknown: take a new snapshot "
+                    f"({error.kind}); its outcome is unknown: take a new snapshot "
                     "and publish again with the revisions it shows"
                 ) from None
             raise failure(
@@ -245,19 +238,6 @@ class RemoteBackend(Closing):
         if status == 404 and new_route:
             raise _RouteMissing(f"the memory service at {self.url!r} has no route {path!r}")
         raise self._error(status, raw, failure, lesson_id)
-
-    def _read(self, response: httpx.Response, failure: type[StoreError]) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > self._max_response:
-                raise failure(
-                    f"the memory service at {self.url!r} sent more than "
-                    f"{self._max_response} bytes; the answer was refused"
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     def _error(
         self, status: int, raw: bytes, failure: type[StoreError], lesson_id: str | None

@@ -290,6 +290,16 @@ def _strong_kinds(folded: str) -> list[str]:
     return kinds
 
 
+def _may_be_strong(folded: str) -> bool:
+    """Whether a strong detector's hints let it scan ``folded``."""
+    gate = _gate()
+    present = gate.present(folded)
+    return any(
+        kind not in WEAK_KINDS and gate.may_match(index, present)
+        for index, (kind, _, _) in enumerate(_SOURCES)
+    )
+
+
 def _disguised_kinds(text: str) -> list[str]:
     """Strong kinds in the other readings of ``text``: other languages' phrases, and every
     pattern through leetspeak, letter-spacing and markup (:mod:`.normalise`)."""
@@ -308,9 +318,11 @@ def _encoded(text: str) -> bool:
     if not decoded:
         return False
     # Screened as one text, a clause apart: a pattern's fixed cost is paid once, not per run;
-    # and not at all when no word of it could start an instruction ("hello world").
+    # and not at all when no word of it could start an instruction ("hello world"). The
+    # trigger words are a hand-made list; a detector's hints are proven on its pattern
+    # ("just merge it" holds none of the first and one of the second).
     joined = " ;\n".join(decoded)
-    if not may_instruct(joined) and not may_hold_anchor(plain(joined)):
+    if not (may_instruct(joined) or _may_be_strong(fold(joined)) or may_hold_anchor(plain(joined))):
         return False
     return bool(find_frame_tag(joined) or _strong_kinds(fold(joined)) or _disguised_kinds(joined))
 

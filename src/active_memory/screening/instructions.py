@@ -290,16 +290,6 @@ def _strong_kinds(folded: str) -> list[str]:
     return kinds
 
 
-def _may_be_strong(folded: str) -> bool:
-    """Whether a strong detector's hints let it scan ``folded``."""
-    gate = _gate()
-    present = gate.present(folded)
-    return any(
-        kind not in WEAK_KINDS and gate.may_match(index, present)
-        for index, (kind, _, _) in enumerate(_SOURCES)
-    )
-
-
 def _disguised_kinds(text: str) -> list[str]:
     """Strong kinds in the other readings of ``text``: other languages' phrases, and every
     pattern through leetspeak, letter-spacing and markup (:mod:`.normalise`)."""
@@ -317,14 +307,16 @@ def _encoded(text: str) -> bool:
     decoded = decoded_texts(text).texts
     if not decoded:
         return False
-    # Screened as one text, a clause apart: a pattern's fixed cost is paid once, not per run;
-    # and not at all when no word of it could start an instruction ("hello world"). The
-    # trigger words are a hand-made list; a detector's hints are proven on its pattern
-    # ("just merge it" holds none of the first and one of the second).
+    # Screened as one text, a clause apart: a pattern's fixed cost is paid once, not per run.
     joined = " ;\n".join(decoded)
-    if not (may_instruct(joined) or _may_be_strong(fold(joined)) or may_hold_anchor(plain(joined))):
-        return False
-    return bool(find_frame_tag(joined) or _strong_kinds(fold(joined)) or _disguised_kinds(joined))
+    if may_instruct(joined) or may_hold_anchor(plain(joined)):
+        return bool(
+            find_frame_tag(joined) or _strong_kinds(fold(joined)) or _disguised_kinds(joined)
+        )
+    # No trigger word (a hand-made list) and no phrase anchor's first word ("hello world"):
+    # the disguises and tags have nothing to show, but a detector whose hints are there may
+    # still match ("just merge it" holds no trigger word); its hints are proven on its pattern.
+    return bool(_strong_kinds(fold(joined)))
 
 
 def find_instructions(text: str) -> tuple[str, ...]:

@@ -64,6 +64,7 @@ def test_leads_are_read_every_way_an_alternative_begins() -> None:
     assert leads(r"(?:lgtm|pass)\b\W{0,3}x") == {("lgtm", False), ("pass", False)}
     assert leads(r"(?:lgtm|pass)\W{0,3}(?:\w+ )") == {("lgtm", True), ("pass", True)}
     assert leads(r"d'avant") == {("d", False)}
+    assert leads(r"[a-z]{5}x|[ab]c") == {("", True)}  # any letter: every text goes through
 
 
 def test_what_may_begin_without_a_letter_lets_every_text_through() -> None:

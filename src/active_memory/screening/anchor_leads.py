@@ -47,7 +47,9 @@ constants: Any = importlib.import_module("re._constants")
 # Steps of one path's walk before it gives up (as an open lead): far above what a table's
 # first word takes, it bounds a repeat of something that consumes nothing.
 _BUDGET = 64
-_CLASS_LETTERS = 26
+# A class of more characters than this is read as any letter: spelling out [a-z]{5} would
+# take 26 ** 5 paths.
+_CLASS_CHARS = 8
 # Categories that hold no letter a-z: \W, \s, \d.
 _NO_LETTER = (constants.CATEGORY_NOT_WORD, constants.CATEGORY_SPACE, constants.CATEGORY_DIGIT)
 
@@ -115,12 +117,14 @@ def _class(members: Any, rest: tuple[Any, ...], lead: str, budget: int) -> set[L
     for kind, value in members:
         if kind is constants.LITERAL:
             chars.append(chr(value))
-        elif kind is constants.RANGE and value[1] - value[0] < _CLASS_LETTERS:
+        elif kind is constants.RANGE and value[1] - value[0] < _CLASS_CHARS:
             chars += map(chr, range(value[0], value[1] + 1))
         elif kind is constants.CATEGORY and value in _NO_LETTER:
             other = True
         else:  # a negation or a category that holds letters (\w, \S): any letter may follow
             return {(lead, True)}
+    if len(chars) > _CLASS_CHARS:
+        return {(lead, True)}
     found = {(lead, False)} if other else set()
     for char in chars:
         found |= _walk(((constants.LITERAL, ord(char)), *rest), lead, budget)

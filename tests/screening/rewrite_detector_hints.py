@@ -1,6 +1,7 @@
 """Rewrite ``screening/detector_hints.json`` from the instruction detectors' patterns,
-``screening/detect_secrets_patterns.json`` from the installed detect-secrets plugins and
-``screening/phrases.json`` from ``screening/phrases.toml``.
+``screening/detect_secrets_patterns.json`` from the installed detect-secrets plugins,
+``screening/phrases.json`` from ``screening/phrases.toml`` and ``screening/anchor_leads.json``
+from the phrase anchors those tables make.
 
 Run from the repository root after editing a detector's pattern, a phrase table or upgrading
 detect-secrets:
@@ -15,7 +16,14 @@ import json
 import re
 from pathlib import Path
 
-from active_memory.screening import detector_hints, detectors, instructions, phrases
+from active_memory.screening import (
+    anchor_leads,
+    detector_hints,
+    detectors,
+    instructions,
+    languages,
+    phrases,
+)
 
 
 def main() -> None:
@@ -32,6 +40,12 @@ def main() -> None:
     target = target.with_name(phrases.MIRROR)
     target.write_text(json.dumps(tables, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {len(tables['tables'])} languages' phrase tables to {target}")
+    phrases.languages.cache_clear()  # the anchors of the tables just written
+    languages._anchor_source.cache_clear()
+    leads = anchor_leads.derive(languages._anchor_source(True))
+    target = target.with_name(anchor_leads.FILE_NAME)
+    target.write_text(json.dumps(leads, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote the phrase anchors' {len(leads['leads'])} leads to {target}")
 
 
 if __name__ == "__main__":

@@ -307,12 +307,16 @@ def _encoded(text: str) -> bool:
     decoded = decoded_texts(text).texts
     if not decoded:
         return False
-    # Screened as one text, a clause apart: a pattern's fixed cost is paid once, not per run;
-    # and not at all when no word of it could start an instruction ("hello world").
+    # Screened as one text, a clause apart: a pattern's fixed cost is paid once, not per run.
     joined = " ;\n".join(decoded)
-    if not may_instruct(joined) and not may_hold_anchor(plain(joined)):
-        return False
-    return bool(find_frame_tag(joined) or _strong_kinds(fold(joined)) or _disguised_kinds(joined))
+    if may_instruct(joined) or may_hold_anchor(plain(joined)):
+        return bool(
+            find_frame_tag(joined) or _strong_kinds(fold(joined)) or _disguised_kinds(joined)
+        )
+    # No trigger word (a hand-made list) and no phrase anchor's first word ("hello world"):
+    # the disguises and tags have nothing to show, but a detector whose hints are there may
+    # still match ("just merge it" holds no trigger word); its hints are proven on its pattern.
+    return bool(_strong_kinds(fold(joined)))
 
 
 def find_instructions(text: str) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import cache, lru_cache
 
+from active_memory.screening.anchor_leads import LEAD_LETTERS, gate
 from active_memory.screening.normalise import without_marks
 from active_memory.screening.phrases import (
     SCRIPTIO_CONTINUA,
@@ -196,7 +197,7 @@ def _cells(part: str, branch: str) -> str:
 
 
 @cache
-def _anchor(words_only: bool = False) -> re.Pattern[str]:
+def _anchor_source(words_only: bool = False) -> str:
     """Every anchor part in one pattern, one named group each (``_o`` for the scripts of
     their own, ``_c`` for those without spaces), behind one boundary test: one scan of the
     card. ``words_only``: the first branch alone, for a text :func:`_words_only` passes."""
@@ -205,74 +206,17 @@ def _anchor(words_only: bool = False) -> re.Pattern[str]:
         branch: ["|".join(f"(?P<{part}{suffix}>{_cells(part, branch)})" for part in _ANCHORS)]
         for branch, suffix in suffixes.items()
     }
-    return re.compile(_join(cells, ("words",) if words_only else _BRANCHES))
-
-
-def _alternatives(alternation: str) -> list[str]:
-    """The top-level alternatives of a regular expression."""
-    alternatives, depth, start = [], 0, 0
-    for index, char in enumerate(alternation):
-        if char in "([" and alternation[index - 1 : index] != "\\":
-            depth += 1
-        elif char in ")]" and alternation[index - 1 : index] != "\\":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            alternatives.append(alternation[start:index])
-            start = index + 1
-    return [*alternatives, alternation[start:]]
-
-
-def _goes_on(rest: str) -> bool:
-    """Whether what follows a literal in an alternative may add letters to its word."""
-    return rest[:1] in ("?", "*", "{", "[", "(") or rest.startswith(("\\w", "\\S"))
-
-
-def _leads(alternation: str) -> set[tuple[str, bool]]:
-    """The literal letters every match of each alternative starts with ("ignora\\w{0,2}":
-    ``ignora``; "(?:haz|hagan) caso": ``haz``, ``hagan``), each with whether the word may go on
-    after them ("sube\\w{0,2}" matches "subelo"; "ab (?:jetzt|sofort)" ends at "ab")."""
-    leads: set[tuple[str, bool]] = set()
-    for alternative in _alternatives(alternation):
-        if alternative.startswith("(?:"):
-            depth, close = 0, 0
-            for close, char in enumerate(alternative):  # noqa: B007 (read after the loop)
-                depth += (char == "(") - (char == ")")
-                if depth == 0:
-                    break
-            # Letters after the group may continue the word: every lead of it is open.
-            inner, tail = _leads(alternative[3:close]), _goes_on(alternative[close + 1 :])
-            leads |= {(lead, opened or tail) for lead, opened in inner}
-            continue
-        literal = re.match(r"[^\W\d_]*", alternative)
-        lead = literal.group(0) if literal else ""
-        rest = alternative[len(lead) :]
-        opened = _goes_on(rest)
-        if rest[:1] in ("?", "*", "{"):
-            lead = lead[:-1]  # the last letter is optional
-        if lead.isascii():  # an ASCII text holds no Cyrillic lead
-            leads.add((lead, opened))
-    return leads
+    return _join(cells, ("words",) if words_only else _BRANCHES)
 
 
 @cache
-def _hints() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """Words that may open an anchor in the languages written with spaces: whole short
-    words, short words a longer word may start with, and the first five letters of longer
-    ones."""
-    leads: set[tuple[str, bool]] = set()
-    for language, row in languages().items():
-        if _branch(language) == "words":
-            for part in _ANCHORS:
-                leads |= _leads(row[part])
-    # An alternative that starts with no letter could start anywhere: every text is a hint.
-    whole = frozenset(lead for lead, _ in leads if len(lead) < _PREFIX)
-    opened = frozenset(lead for lead, is_open in leads if is_open and 0 < len(lead) < _PREFIX)
-    return whole, opened, frozenset(lead[:_PREFIX] for lead, _ in leads if len(lead) >= _PREFIX)
+def _anchor(words_only: bool = False) -> re.Pattern[str]:
+    return re.compile(_anchor_source(words_only))
 
 
-# Words with their inner apostrophes (l'ordre), not the quotes around them ('genehmigt').
-_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
-_PREFIX = 5
+# Runs of letters: a match of the words branch starts after a character that is not a word
+# character, so at the start of one ("d'ignorer": ``ignorer``, after the apostrophe).
+_WORD = re.compile(r"[a-z]+")
 
 
 def may_hold_anchor(text: str) -> bool:
@@ -280,13 +224,14 @@ def may_hold_anchor(text: str) -> bool:
     which then cost one scan for words instead of the anchor pattern's."""
     if not text.isascii():
         return True
-    whole, opened, prefixes = _hints()
+    # The words branch's leads (anchor_leads.py), read from the pattern an ASCII text meets.
+    whole, opened, prefixes = gate(_anchor_source(True))
     if "" in whole:
-        return True
+        return True  # some anchor may begin with no letter
     lengths = sorted({len(lead) for lead in opened})
     return any(
         word in whole
-        or word[:_PREFIX] in prefixes
+        or word[:LEAD_LETTERS] in prefixes
         or any(word[:length] in opened for length in lengths)
         for word in _WORD.findall(text)
     )

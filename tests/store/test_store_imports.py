@@ -31,7 +31,11 @@ ALLOWED_PACKAGES = (
 )
 THIRD_PARTY = {"pydantic", "pydantic_core"}
 # The engines behind an extra import their own client library, and nothing else does.
-EXTRAS = {"remote.py": {"httpx"}, "postgres": {"psycopg", "psycopg_pool"}}
+EXTRAS = {
+    "remote.py": {"httpx"},
+    "service_http.py": {"httpx", "certifi"},
+    "postgres": {"psycopg", "psycopg_pool"},
+}
 # What the screening detectors load, with what detect-secrets itself requires.
 SCREENING_PACKAGES = ("detect-secrets", "disarm")
 

@@ -129,9 +129,7 @@ _COLUMNS = (
 # off for a pooler that cannot keep them): one round trip, neither side parsing or planning it
 # again. The transaction ``session.read_once`` opens, sets up and commits around the same read
 # cost this process about twice the CPU, on every request.
-_CHECK = (
-    f"SELECT {_COLUMNS}, secret_sha256, now() FROM {SERVICE_SCHEMA}.credentials WHERE id = %s"
-)
+_CHECK = f"SELECT {_COLUMNS}, secret_sha256, now() FROM {SERVICE_SCHEMA}.credentials WHERE id = %s"
 
 
 def _credential(row: tuple[object, ...]) -> Credential:

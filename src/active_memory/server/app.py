@@ -1,6 +1,6 @@
-"""The memory service's ASGI application (Starlette): snapshot and publication for remote hosts,
-and for a person's tools (``lessons stats``, the browser) the lessons in a credential's scope
-(``GET /lessons``) and their history.
+"""The memory service's ASGI application (Starlette; ``dispatch.py`` finds its routes): snapshot
+and publication for remote hosts, and for a person's tools (``lessons stats``, the browser) the
+lessons in a credential's scope (``GET /lessons``) and their history.
 
 Every route but ``/healthz`` needs ``Authorization: Bearer <token>``. The credential is checked
 first, before the body is read; the tenant and scope of the request are the credential's, and
@@ -34,7 +34,6 @@ from typing import TypeVar
 
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel
-from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -46,6 +45,7 @@ from active_memory.errors import (
 from active_memory.models.base import Model
 from active_memory.server.admin_routes import admin_routes
 from active_memory.server.credentials import Credential, CredentialStore
+from active_memory.server.dispatch import DirectRoutes
 from active_memory.server.fairness import (
     BatchCounts,
     TokenRates,
@@ -423,7 +423,7 @@ class MemoryService:
             ),
         )
 
-    def app(self) -> Starlette:
+    def app(self) -> DirectRoutes:
         async def healthz(request: Request) -> Response:
             return Response(b'{"ok":true}', media_type="application/json")
 
@@ -441,4 +441,4 @@ class MemoryService:
         ):
             routes.append(Route(f"{API_PREFIX}/{name}", self._route(handler), methods=["POST"]))
         routes += admin_routes(self)
-        return Starlette(routes=routes)
+        return DirectRoutes(routes)

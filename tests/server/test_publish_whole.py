@@ -1,6 +1,6 @@
-"""A publication that arrived whole (head and body in the protocol's buffer) is checked and
-published on one worker thread, with the same checks in the same order as one whose body is
-still to come (``MemoryService._publish_whole``)."""
+"""A publication or a snapshot that arrived whole (head and body in the protocol's buffer) is
+checked and answered on one worker thread, with the same checks in the same order as one whose
+body is still to come (``MemoryService._publish_whole``, ``_snapshot_whole``)."""
 
 from __future__ import annotations
 
@@ -32,12 +32,14 @@ def _publication(run_id: str = "whole-run") -> bytes:
     )
 
 
-def _sent_whole(running: RunningService, token: str | None, body: bytes) -> tuple[int, Any]:
-    """POST /v1/publish with its head and body in one write; the status and the JSON answer."""
+def _sent_whole(
+    running: RunningService, token: str | None, body: bytes, route: str = "publish"
+) -> tuple[int, Any]:
+    """POST /v1/``route`` with its head and body in one write; the status and the JSON answer."""
     parts = urlsplit(running.url)
     credential = f"Authorization: Bearer {token}\r\n" if token is not None else ""
     head = (
-        "POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"POST /v1/{route} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n{credential}\r\n"
     ).encode()
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
@@ -120,3 +122,31 @@ def test_a_publication_over_the_size_limit_sent_whole_is_refused(
     monkeypatch.setattr(service.bodies, "limits", small)
     status, answer = _sent_whole(running, issue().token, _publication())
     assert (status, answer["error"]) == (413, "too_large")
+
+
+def test_a_snapshot_sent_whole_is_answered_in_one_hop_to_a_worker_thread(
+    running: RunningService, issue: Issue, hops: list[str]
+) -> None:
+    token = issue().token
+    assert _sent_whole(running, token, _publication())[0] == 200
+    hops.clear()
+    status, answer = _sent_whole(running, token, b'{"run_id": "whole-run"}', route="snapshot")
+    assert status == 200, answer
+    assert len(answer["rows"]) == 1
+    assert hops == ["snapshot"]  # the token, its rates, the parse and the read
+
+
+@pytest.mark.parametrize(
+    ("token", "body", "status", "code"),
+    [
+        (None, b"{not json", 401, "unauthorized"),
+        ("amt_0123456789abcdef_" + "A" * 43, b"{not json", 401, "unauthorized"),
+        ("issued", b'{"run_id": 3}', 400, "bad_request"),
+    ],
+)
+def test_a_snapshot_sent_whole_is_refused_as_one_sent_in_pieces(
+    running: RunningService, issue: Issue, token: str | None, body: bytes, status: int, code: str
+) -> None:
+    presented = issue().token if token == "issued" else token
+    answered, answer = _sent_whole(running, presented, body, route="snapshot")
+    assert (answered, answer["error"]) == (status, code)

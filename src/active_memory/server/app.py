@@ -3,18 +3,17 @@ and publication for remote hosts, and for a person's tools (``lessons stats``, t
 lessons in a credential's scope (``GET /lessons``) and their history.
 
 Every route but ``/healthz`` needs ``Authorization: Bearer <token>``. The credential is checked
-first, before the body is read (a publication that has already arrived whole, its body in the
-protocol's buffer, is taken from it at once, and checked in the same order on the worker thread
-that then publishes it: each hop between the loop and a thread costs both); the tenant and
-scope of the request are the credential's, and the store confines the operation to them
-(``store/access.py``): nothing in the body can widen them. Every draft of a publication passes
-the secret and injection screen before the write; a flagged one refuses the batch (422
+first, before the body is read (a publication or a snapshot that has already arrived whole, its
+body in the protocol's buffer, is taken from it at once and checked in the same order on the
+worker thread that then answers it: each hop between the loop and a thread costs both); the
+tenant and scope of the request are the credential's, and the store confines the operation to
+them (``store/access.py``): nothing in the body can widen them. Every draft of a publication
+passes the secret and injection screen before the write; a flagged one refuses the batch (422
 ``screened``, naming ids and codes, never the text). Bodies are read within the limits as
-``bodies.py`` says.
-Answers larger than ``max_response_bytes`` are refused rather than sent. A publication's
-deadline (``deadline_s``) starts counting when the request arrives and is checked again once
-the tenant's writer lock is held, immediately before the first write. Store calls run on
-worker threads (``workers.py``); the wire format is in ``store/wire.py``.
+``bodies.py`` says. Answers larger than ``max_response_bytes`` are refused rather than sent.
+A publication's deadline (``deadline_s``) starts counting when the request arrives and is
+checked again once the tenant's writer lock is held, immediately before the first write. Store
+calls run on worker threads (``workers.py``); the wire format is in ``store/wire.py``.
 
 Fairness between the tokens of a tenant (``fairness.py``): each token's requests and bytes are
 rate-limited (``429`` with ``Retry-After``, before the body is read); a publication naming more

@@ -1,19 +1,19 @@
-"""The memory service's ASGI application (Starlette): snapshot and publication for remote hosts,
-and for a person's tools (``lessons stats``, the browser) the lessons in a credential's scope
-(``GET /lessons``) and their history.
+"""The memory service's ASGI application (Starlette; ``dispatch.py`` finds its routes): snapshot
+and publication for remote hosts, and for a person's tools (``lessons stats``, the browser) the
+lessons in a credential's scope (``GET /lessons``) and their history.
 
 Every route but ``/healthz`` needs ``Authorization: Bearer <token>``. The credential is checked
-first, before the body is read; the tenant and scope of the request are the credential's, and
-the store confines the operation to them (``store/access.py``): nothing in the body can widen
-them. Every draft of a publication passes the secret and injection screen before the write; a
-flagged one refuses the batch (422 ``screened``, naming ids and codes, never the text). Bodies
-are read up to ``max_request_bytes`` within ``request_timeout_s``; a larger body is read on and
-dropped up to twice the limit, so a client still sending reads the 413 rather than a reset
-connection, and a ``Content-Length`` over twice the limit is refused before reading.
-Answers larger than ``max_response_bytes`` are refused rather than sent. A publication's
-deadline (``deadline_s``) starts counting when the request arrives and is checked again once
-the tenant's writer lock is held, immediately before the first write. Store calls run on
-worker threads (``workers.py``); the wire format is in ``store/wire.py``.
+first, before the body is read (a publication or a snapshot that has already arrived whole, its
+body in the protocol's buffer, is taken from it at once and checked in the same order on the
+worker thread that then answers it: each hop between the loop and a thread costs both); the
+tenant and scope of the request are the credential's, and the store confines the operation to
+them (``store/access.py``): nothing in the body can widen them. Every draft of a publication
+passes the secret and injection screen before the write; a flagged one refuses the batch (422
+``screened``, naming ids and codes, never the text). Bodies are read within the limits as
+``bodies.py`` says. Answers larger than ``max_response_bytes`` are refused rather than sent.
+A publication's deadline (``deadline_s``) starts counting when the request arrives and is
+checked again once the tenant's writer lock is held, immediately before the first write. Store
+calls run on worker threads (``workers.py``); the wire format is in ``store/wire.py``.
 
 Fairness between the tokens of a tenant (``fairness.py``): each token's requests and bytes are
 rate-limited (``429`` with ``Retry-After``, before the body is read); a publication naming more
@@ -34,8 +34,7 @@ from typing import TypeVar
 
 from psycopg_pool import ConnectionPool
 from pydantic import BaseModel
-from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -45,13 +44,14 @@ from active_memory.errors import (
 )
 from active_memory.models.base import Model
 from active_memory.server.admin_routes import admin_routes
+from active_memory.server.bodies import PARSE_IN_LOOP_BYTES, Bodies
 from active_memory.server.credentials import Credential, CredentialStore
+from active_memory.server.dispatch import DirectRoutes
 from active_memory.server.fairness import (
     BatchCounts,
     TokenRates,
     capacity_refusal,
     raw_counts,
-    retry_after,
 )
 from active_memory.server.limits import DEFAULT_SERVICE_LIMITS, ServiceLimits
 from active_memory.server.refusals import (
@@ -96,7 +96,6 @@ __all__ = ["DEFAULT_SERVICE_LIMITS", "MemoryService", "ServiceLimits"]
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
 LEDGER_CHECK_S = 1.0
-_PARSE_IN_LOOP_BYTES = 64 * 1024  # larger bodies are validated on a worker thread
 
 
 class MemoryService:
@@ -116,6 +115,7 @@ class MemoryService:
         self._store_limits = store_limits
         self.credentials = CredentialStore(pool)
         self.rates = TokenRates(limits.rates)
+        self.bodies = Bodies(limits, self.rates)
         self._stores: dict[str, PostgresStore] = {}
         self._checked: dict[str, float] = {}
         self._stores_lock = threading.Lock()
@@ -169,81 +169,40 @@ class MemoryService:
 
     # -- the request pipeline --------------------------------------------------------------
 
-    async def _credential(self, request: Request) -> Credential:
+    def _token(self, request: Request) -> str:
         header = request.headers.get("authorization")
         if header is None:
             raise _Refusal("unauthorized", _MISSING)
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token or len(token) > 200:
             raise _Refusal("unauthorized", _REFUSED)
-        credential = await self._workers.run(self.credentials.authenticate, token.strip())
+        return token.strip()
+
+    def _authenticated(self, token: str) -> Credential:
+        """The token's credential (blocking: a worker thread's call); 401 when it has none."""
+        credential = self.credentials.authenticate(token)
         if credential is None:
             raise _Refusal("unauthorized", _REFUSED)
         return credential
 
-    def _declared_length(self, request: Request) -> int | None:
-        declared = request.headers.get("content-length")
-        if declared is None:
-            return None
-        if not (declared.isascii() and declared.isdigit()):
-            raise _Refusal("bad_request", f"Content-Length {declared!r} is not a byte count")
-        return int(declared)
-
-    def _too_large(self) -> _Refusal:
-        limit = self.limits.max_request_bytes
-        return _Refusal("too_large", f"the request body exceeds {limit} bytes; send less")
-
-    def _admit(self, request: Request, who: Credential) -> None:
-        """The token's rates: 429 before anything is read when it is over either."""
-        declared = self._declared_length(request) or 0
-        if declared > 2 * self.limits.max_request_bytes:
-            raise self._too_large()  # not worth reading: answered at once, the upload cut short
-        # A body over the limit is read only to be dropped: it is charged as the largest body.
-        wait_s = self.rates.admit_request(who.id, min(declared, self.limits.max_request_bytes))
-        if wait_s:
-            raise _Refusal(
-                "rate_limited",
-                f"this token is over its request or byte rate; retry in {retry_after(wait_s)} s",
-                wait_s=wait_s,
-            )
-
-    async def _raw_body(self, request: Request) -> bytes:
-        limit = self.limits.max_request_bytes
-        declared = self._declared_length(request)
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async with asyncio.timeout(self.limits.request_timeout_s):
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > 2 * limit:
-                        break
-                    if size <= limit:
-                        chunks.append(chunk)
-        except TimeoutError:
-            raise _Refusal("timeout", "the request body did not arrive in time") from None
-        except ClientDisconnect:
-            raise _Refusal("bad_request", "the client went away before the body arrived") from None
-        who: Credential | None = getattr(request.state, "credential", None)
-        if declared is None and who is not None:
-            self.rates.charge_bytes(who.id, size)
-        if size > limit:
-            # A body up to twice the limit is read (and dropped) before the refusal, so the
-            # client, still sending, reads the 413 instead of a reset connection.
-            raise self._too_large()
-        return b"".join(chunks)
+    async def _credential(self, request: Request) -> Credential:
+        return await self._workers.run(self._authenticated, self._token(request))
 
     async def _body(self, request: Request, model: type[M]) -> M:
-        raw = await self._raw_body(request)
+        raw = await self.bodies.raw(request)
+        # A large body is parsed on a worker thread: validating it must not stall the loop.
+        if len(raw) < PARSE_IN_LOOP_BYTES:
+            return _parsed(raw, model)
+        return await self._workers.run(_parsed, raw, model)
 
-        def parse() -> M:
-            return model.parse_json(raw, where="body")
-
-        try:
-            # A large body is parsed on a worker thread: validating it must not stall the loop.
-            return parse() if len(raw) < _PARSE_IN_LOOP_BYTES else await self._workers.run(parse)
-        except LessonValidationError as error:
-            raise _Refusal("bad_request", f"the request is not valid ({error})") from None
+    def _checked_whole(self, request: Request, token: str, raw: bytes) -> Credential:
+        """The checks of a request that arrived whole (blocking: a worker thread's call), in
+        the order the pipeline makes them: the token, its rates, the body's size."""
+        who = self._authenticated(token)
+        self.bodies.admit(request, who)
+        if len(raw) > self.limits.max_request_bytes:
+            raise self.bodies.too_large()
+        return who
 
     def _refuse_batch(self, counts: BatchCounts, tenant: str) -> None:
         """413 over the mutation cap; 422 when the batch cannot fit the store (read without the
@@ -303,15 +262,23 @@ class MemoryService:
             watcher.cancel()
 
     def _route(
-        self, handler: Callable[[Request, Credential, float], Awaitable[BaseModel]]
+        self,
+        handler: Callable[[Request, Credential, float], Awaitable[BaseModel]],
+        whole: Callable[[Request, bytes, float], Awaitable[BaseModel]] | None = None,
     ) -> Callable[[Request], Awaitable[Response]]:
+        """The endpoint of ``handler``; with ``whole``, a request that arrived whole is answered
+        by ``whole`` instead, given its body (it checks the token first, on a worker thread)."""
+
         async def endpoint(request: Request) -> Response:
             arrived = time.monotonic()
             try:
-                credential = await self._credential(request)
-                request.state.credential = credential  # whose bytes a streamed body charges
-                self._admit(request, credential)
-                answer = await handler(request, credential, arrived)
+                if whole is not None and self.bodies.arrived_whole(request):
+                    answer = await whole(request, await self.bodies.taken(request), arrived)
+                else:
+                    credential = await self._credential(request)
+                    request.state.credential = credential  # whose bytes a streamed body charges
+                    self.bodies.admit(request, credential)
+                    answer = await handler(request, credential, arrived)
             except _Refusal as refusal:
                 # A refused body may still be arriving: closing spares reading it to the end.
                 close = refusal.answer.error in (
@@ -347,38 +314,66 @@ class MemoryService:
 
     async def _snapshot(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         body = await self._body(request, SnapshotBody)
-        wanted = SnapshotRequest(
-            RunIdentity(body.run_id, body.repository, body.graph_hash),
-            repository=body.include_repository,
-            graph=body.include_graph,
-        )
         store = await self.store_of(who.tenant)
-        generation, rows = await self._workers.run(
-            lambda: store.snapshot_rows(wanted, within=who.scope)
-        )
+        generation, rows = await self._workers.run(_snapshot_rows, store, body, who)
+        return SnapshotAnswer.model_construct(generation=generation, rows=tuple(rows))
+
+    async def _snapshot_whole(self, request: Request, raw: bytes, arrived: float) -> BaseModel:
+        """A snapshot that arrived whole: from its token to its rows on one worker thread (each
+        hop between the loop and a thread costs both about 50 us of CPU)."""
+        token = self._token(request)
+
+        def snapshot() -> tuple[int, list[tuple[object, ...]]]:
+            who = self._checked_whole(request, token, raw)
+            return _snapshot_rows(self.store(who.tenant), _parsed(raw, SnapshotBody), who)
+
+        generation, rows = await self._workers.run(snapshot)
         return SnapshotAnswer.model_construct(generation=generation, rows=tuple(rows))
 
     async def _publish(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await self.store_of(who.tenant)
-        raw = await self._raw_body(request)
-        # No screened_by: whatever a client screened, the service screens every draft itself
-        # (a leaked token must not plant a card for every agent of its repository).
+        raw = await self.bodies.raw(request)
+        control = PublicationControl(hold_s=self.limits.write_hold_s)
+        receipt = await self._while_connected(
+            request, control, lambda: self._publication(store, raw, who, arrived, control)
+        )
+        return ReceiptAnswer(
+            generation=receipt.generation, revisions=receipt.revisions, retired=receipt.retired
+        )
+
+    async def _publish_whole(self, request: Request, raw: bytes, arrived: float) -> BaseModel:
+        """A publication that arrived whole: from its token to its receipt on one worker thread
+        (each hop between the loop and a thread costs both about 50 us of CPU), with the checks
+        in the order the pipeline makes them: the token, its rates, the body's size."""
+        token = self._token(request)
         control = PublicationControl(hold_s=self.limits.write_hold_s)
 
         def publish() -> PublicationReceipt:
-            # One worker thread from the raw body to the receipt: each hop between the loop and
-            # a thread costs two context switches, and the writers hold no lock meanwhile.
-            body = self._publication_of(raw, who)
-            publication = body.publication
-            _refuse_other_run(who, publication.run_id)
-            if body.deadline_s is not None:
-                control.deadline = arrived + body.deadline_s
-            return store.publish(publication, control, within=who.scope)
+            who = self._checked_whole(request, token, raw)
+            return self._publication(self.store(who.tenant), raw, who, arrived, control)
 
         receipt = await self._while_connected(request, control, publish)
         return ReceiptAnswer(
             generation=receipt.generation, revisions=receipt.revisions, retired=receipt.retired
         )
+
+    def _publication(
+        self,
+        store: PostgresStore,
+        raw: bytes,
+        who: Credential,
+        arrived: float,
+        control: PublicationControl,
+    ) -> PublicationReceipt:
+        """The publication of ``raw`` (blocking: one worker thread from the raw body to the
+        receipt). No screened_by: whatever a client screened, the service screens every draft
+        itself (a leaked token must not plant a card for every agent of its repository)."""
+        body = self._publication_of(raw, who)
+        publication = body.publication
+        _refuse_other_run(who, publication.run_id)
+        if body.deadline_s is not None:
+            control.deadline = arrived + body.deadline_s
+        return store.publish(publication, control, within=who.scope)
 
     async def _generation(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await self.store_of(who.tenant)
@@ -423,7 +418,7 @@ class MemoryService:
             ),
         )
 
-    def app(self) -> Starlette:
+    def app(self) -> DirectRoutes:
         async def healthz(request: Request) -> Response:
             return Response(b'{"ok":true}', media_type="application/json")
 
@@ -433,12 +428,35 @@ class MemoryService:
             Route(f"{API_PREFIX}/lessons", self._route(self._lessons), methods=["GET"]),
         ]
         for name, handler in (
-            ("snapshot", self._snapshot),
-            ("publish", self._publish),
             ("history", self._history),
             ("revert", self._revert),
             ("purge", self._purge),
         ):
             routes.append(Route(f"{API_PREFIX}/{name}", self._route(handler), methods=["POST"]))
+        for name, handler, whole in (
+            ("snapshot", self._snapshot, self._snapshot_whole),
+            ("publish", self._publish, self._publish_whole),
+        ):
+            endpoint = self._route(handler, whole=whole)
+            routes.append(Route(f"{API_PREFIX}/{name}", endpoint, methods=["POST"]))
         routes += admin_routes(self)
-        return Starlette(routes=routes)
+        return DirectRoutes(routes)
+
+
+def _parsed(raw: bytes, model: type[M]) -> M:
+    try:
+        return model.parse_json(raw, where="body")
+    except LessonValidationError as error:
+        raise _Refusal("bad_request", f"the request is not valid ({error})") from None
+
+
+def _snapshot_rows(
+    store: PostgresStore, body: SnapshotBody, who: Credential
+) -> tuple[int, list[tuple[object, ...]]]:
+    """The rows of the snapshot ``body`` asks for, within the credential's scope (blocking)."""
+    wanted = SnapshotRequest(
+        RunIdentity(body.run_id, body.repository, body.graph_hash),
+        repository=body.include_repository,
+        graph=body.include_graph,
+    )
+    return store.snapshot_rows(wanted, within=who.scope)

@@ -42,7 +42,12 @@ from typing import Any, ClassVar, cast
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["guarded_protocol"]
+__all__ = ["REQUEST_ARRIVED", "guarded_protocol"]
+
+# The ASGI extension (a callable in ``scope["extensions"]``) that tells the application whether
+# its request has arrived whole, head and body, in this protocol's buffer: taking the body then
+# waits for nothing and reads nothing more from the client.
+REQUEST_ARRIVED = "active_memory.request_arrived"
 
 _TIMEOUT_BODY = json.dumps(
     {
@@ -235,6 +240,16 @@ class _GuardedH11Protocol(H11Protocol):
         self._arriving = b""
         if self.conn.their_state in _ARRIVED:
             self._disarm()
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.cycle is not None:  # the current request's (a new one's, when one just came)
+            extensions = cast(dict[str, Any], self.cycle.scope.setdefault("extensions", {}))
+            extensions.setdefault(REQUEST_ARRIVED, self._request_arrived)
+
+    def _request_arrived(self) -> bool:
+        # MUST_CLOSE: the request is done, and the client said it would close after it.
+        return self.conn.their_state in (h11.DONE, h11.MUST_CLOSE)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

@@ -14,6 +14,7 @@ from psycopg import errors as pg_errors
 
 from active_memory.errors import WriteInterrupted
 from active_memory.store.backend import PublicationControl
+from active_memory.store.postgres.alarms import Alarm, call_later
 
 __all__ = ["interruptible"]
 
@@ -37,7 +38,7 @@ def interruptible(
         yield lambda counted: None
         return
     guard = threading.Lock()
-    timer: list[threading.Timer] = []
+    timer: list[Alarm] = []
 
     def interrupt(reason: str) -> None:
         with guard:
@@ -54,9 +55,7 @@ def interruptible(
             return
         bound = control.hold_s
         reason = f"it {counted} the writers' lock for {bound:g} s, the most one request may"
-        timer.append(threading.Timer(bound, interrupt, (reason,)))
-        timer[0].daemon = True
-        timer[0].start()
+        timer.append(call_later(bound, lambda: interrupt(reason)))
 
     control.interrupt_with(interrupt)
     try:

@@ -47,6 +47,7 @@ from active_memory.store.postgres.session import (
     rows_query,
     writing,
 )
+from active_memory.store.postgres.tenant_code import tenant_code_problems
 from active_memory.store.results import DEFAULT_LIMITS, StoreCheck, StoreLimits
 from active_memory.store.writes import STATE_COLUMNS, read_generation
 
@@ -219,7 +220,8 @@ class PostgresStore(EngineStore):
     def check(self) -> StoreCheck:
         """The tenant's migration ledger, every live row and stored past revision validated
         (live rows against their checksums) and screened, the capacity counters and the counts
-        by repository and graph against a recount, and counts; ``file_bytes`` is the size of
+        by repository and graph against a recount, the schema's code against what its
+        migrations created (``tenant_code``), and counts; ``file_bytes`` is the size of
         the tenant's tables. PostgreSQL's own files are its own tools' to check (amcheck)."""
         problems: list[str] = []
         try:
@@ -228,7 +230,7 @@ class PostgresStore(EngineStore):
             problems.append(str(error))
         with self._reading() as session:
             problems += admin.row_problems(session) + admin.capacity_problems(session)
-            problems += admin.scope_count_problems(session)
+            problems += admin.scope_count_problems(session) + tenant_code_problems(session)
             applied = [str(row[0]) for row in session.execute(_MIGRATIONS).fetchall()]
             (table_bytes,) = session.execute(_TABLE_BYTES).fetchone()
             return admin.counted_check(session, self._where, applied, int(table_bytes), problems)

@@ -41,12 +41,17 @@ from active_memory.screening import authority, families
 from active_memory.screening.confusables import fold, mixed_script
 from active_memory.screening.context import harmless
 from active_memory.screening.detector_hints import hints as detector_hints
+from active_memory.screening.detector_words import spelled_stems, words as detector_words
 from active_memory.screening.frame import character_problem, find_frame_tag
 from active_memory.screening.languages import find_foreign, may_hold_anchor
 from active_memory.screening.normalise import (
     MAX_VIEWED,
+    base,
     decoded_texts,
     disguised_views,
+    leet_reading,
+    leet_spellings,
+    leet_words,
     may_instruct,
     plain,
 )
@@ -249,7 +254,16 @@ class _Gate:
     hints: tuple[frozenset[str] | None, ...]
     literals: tuple[str, ...]  # every detector's, once (about 300 substring tests a text)
 
-    def present(self, folded: str) -> frozenset[str]:
+    def present(self, folded: str, only: frozenset[int] | None = None) -> frozenset[str]:
+        """The literals ``folded`` holds: every detector's, or those of the detectors ``only``
+        numbers (a leet view read by a few detectors tests their few literals)."""
+        if only is not None:
+            return frozenset(
+                literal
+                for index in only
+                for literal in self.hints[index] or ()
+                if literal in folded
+            )
         return frozenset(literal for literal in self.literals if literal in folded)
 
     def may_match(self, index: int, present: frozenset[str]) -> bool:
@@ -274,12 +288,15 @@ def _gate() -> _Gate:
     return _Gate(hints, tuple(sorted({text for hint in hints if hint for text in hint})))
 
 
-def _strong_kinds(folded: str) -> list[str]:
-    """The strong kinds the patterns find in ``folded`` text, in detector order."""
+def _strong_kinds(folded: str, only: frozenset[int] | None = None) -> list[str]:
+    """The strong kinds the patterns find in ``folded`` text, in detector order (of the
+    detectors ``only`` numbers, when given)."""
     kinds: list[str] = []
     gate = _gate()
-    present = gate.present(folded)
+    present = gate.present(folded, only)
     for index, (kind, _, negatable) in enumerate(_SOURCES):
+        if only is not None and index not in only:
+            continue
         if kind in WEAK_KINDS or kind in kinds or not gate.may_match(index, present):
             continue
         for match in _pattern(index).finditer(folded):
@@ -287,6 +304,52 @@ def _strong_kinds(folded: str) -> list[str]:
                 continue
             kinds.append(kind)
             break
+    return kinds
+
+
+@cache
+def _spellers() -> dict[str, frozenset[int]]:
+    """Which strong detectors spell each word (:mod:`.detector_words`), read on the first
+    leet word."""
+    found: dict[str, set[int]] = {}
+    for index, (kind, source, _) in enumerate(_SOURCES):
+        if kind not in WEAK_KINDS:
+            for word in detector_words(source):
+                found.setdefault(word, set()).add(index)
+    return {word: frozenset(indices) for word, indices in found.items()}
+
+
+def _spelled_by(word: str, spelling: str) -> frozenset[int]:
+    """The detectors leet ``word`` spells a word of (as ``spelling``), not counting a word
+    with a version or a number after it (``pip3``, ``nvme7`` and ``base64`` read as written
+    by the detectors that spell ``pip``, ``nvme`` and ``base``)."""
+    spellers = _spellers()
+    found = frozenset().union(*(spellers.get(stem, ()) for stem in spelled_stems(spelling)))
+    stem = word.rstrip("0123456789")
+    if found and stem != word and stem.isalpha():
+        found -= frozenset().union(*(spellers.get(part, ()) for part in spelled_stems(stem)))
+    return found
+
+
+def _spelled_kinds(flat: str) -> list[str]:
+    """Strong kinds through leetspeak on words a detector spells, whether or not they are on
+    the trigger list ("fr0m now on, you are", "your 4ctual goal"). Each detector reads a view
+    in which only its own words are folded, so a leet word another detector spells (``pip3``
+    read as ``pipe``) or a number (``ed25519``) stays as written; detectors that fold the same
+    words share one view, and a text whose leet words spell none (hashes, ``l10n``) builds
+    none."""
+    chosen: dict[int, dict[str, str]] = {}
+    for word in leet_words(flat):
+        for spelling in leet_spellings(word):
+            if spelling.isalpha():
+                for index in _spelled_by(word, spelling):
+                    chosen.setdefault(index, {}).setdefault(word, spelling)
+    groups: dict[tuple[tuple[str, str], ...], set[int]] = {}
+    for index, words in chosen.items():
+        groups.setdefault(tuple(sorted(words.items())), set()).add(index)
+    kinds: list[str] = []
+    for spelled, only in groups.items():
+        kinds += _strong_kinds(fold(leet_reading(flat, dict(spelled))), frozenset(only))
     return kinds
 
 
@@ -299,6 +362,9 @@ def _disguised_kinds(text: str) -> list[str]:
     for view in disguised_views(text, may_hold_anchor):
         kinds += _strong_kinds(fold(view))
         kinds += find_foreign(plain(view))
+    # The views above fold every leet word, and only when one is on the trigger list; this
+    # reading folds only the words a detector spells, for that detector ("5sh-ed25519").
+    kinds += _spelled_kinds(base(text[:MAX_VIEWED]))
     return kinds
 
 

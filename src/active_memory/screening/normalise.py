@@ -35,7 +35,7 @@ import base64
 import binascii
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -53,7 +53,11 @@ __all__ = [
     "base",
     "decoded_texts",
     "disguised_views",
+    "leet_reading",
+    "leet_reveals",
+    "leet_spellings",
     "leet_views",
+    "leet_words",
     "markup_view",
     "may_instruct",
     "plain",
@@ -256,13 +260,31 @@ def _reveals(hidden: str, hint: Hint | None) -> bool:
     return hint is not None and bool(hidden.strip()) and hint(hidden)
 
 
-def _leet_reveals(text: str, hint: Hint | None) -> bool:
+def leet_reveals(text: str, hint: Hint | None) -> bool:
     """Whether a leet word of ``text``, folded, is a trigger (only the mixed words are read,
     so an ordinary card pays for its few of them, not for a whole view)."""
     mixed = " ".join(_LEET_WORD.findall(text))
     return bool(mixed) and any(
         _reveals(mixed.translate(table), hint) for table in (_LEET_I, _LEET_L)
     )
+
+
+def leet_words(text: str) -> frozenset[str]:
+    """The words of ``text`` (lower case) mixing letters with ``0 1 3 4 5 7 @ $``."""
+    return frozenset(_LEET_WORD.findall(text))
+
+
+def leet_spellings(word: str) -> tuple[str, ...]:
+    """What a leet ``word`` spells: ``1`` read as ``i``, then as ``l`` when that differs."""
+    spelled = word.translate(_LEET_I)
+    other = word.translate(_LEET_L)
+    return (spelled,) if other == spelled else (spelled, other)
+
+
+def leet_reading(text: str, spelled: Mapping[str, str]) -> str:
+    """``text`` (lower case) with only the leet words in ``spelled`` read as it says: the
+    others (``python3``, ``ed25519``) stay as written, for the patterns that need them so."""
+    return _LEET_WORD.sub(lambda match: spelled.get(match.group(0), match.group(0)), text)
 
 
 def may_instruct(text: str) -> bool:
@@ -283,9 +305,9 @@ def disguised_views(text: str, hint: Hint | None = None) -> tuple[str, ...]:
     runs = " ".join(_closed(match) for match in _SPACED.finditer(flat))
     if runs and _reveals(runs, hint):
         views.append(unspaced(flat))
-    if _leet_reveals(flat, hint):
+    if leet_reveals(flat, hint):
         views += leet_views(flat)
-    if runs and _leet_reveals(runs, hint):
+    if runs and leet_reveals(runs, hint):
         views += leet_views(unspaced(flat))
     marked, hidden = markup_view(flat)
     if marked != flat and (

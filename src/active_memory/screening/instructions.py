@@ -319,37 +319,48 @@ def _spellers() -> dict[str, frozenset[int]]:
     return {word: frozenset(indices) for word, indices in found.items()}
 
 
-def _spelled_by(word: str, spelling: str) -> frozenset[int]:
-    """The detectors leet ``word`` spells a word of (as ``spelling``), not counting a word
-    with a version or a number after it (``pip3``, ``nvme7`` and ``base64`` read as written
-    by the detectors that spell ``pip``, ``nvme`` and ``base``)."""
+def _spelled_by(word: str, spelling: str) -> tuple[frozenset[int], frozenset[int]]:
+    """The detectors leet ``word`` spells a word of (as ``spelling``), and those that need it
+    as written: a word with a version or a number after it (``pip3``, ``nvme7``, ``base64``)
+    for the detectors that spell ``pip``, ``nvme`` or ``base``."""
     spellers = _spellers()
     found = frozenset().union(*(spellers.get(stem, ()) for stem in spelled_stems(spelling)))
     stem = word.rstrip("0123456789")
-    if found and stem != word and stem.isalpha():
-        found -= frozenset().union(*(spellers.get(part, ()) for part in spelled_stems(stem)))
-    return found
+    if not found or stem == word or not stem.isalpha():
+        return found, frozenset()
+    held = frozenset().union(*(spellers.get(part, ()) for part in spelled_stems(stem)))
+    return found - held, held
 
 
 def _spelled_kinds(flat: str) -> list[str]:
     """Strong kinds through leetspeak on words a detector spells, whether or not they are on
-    the trigger list ("fr0m now on, you are", "your 4ctual goal"). Each detector reads a view
-    in which only its own words are folded, so a leet word another detector spells (``pip3``
-    read as ``pipe``) or a number (``ed25519``) stays as written; detectors that fold the same
-    words share one view, and a text whose leet words spell none (hashes, ``l10n``) builds
-    none."""
-    chosen: dict[int, dict[str, str]] = {}
+    the trigger list ("fr0m now on, you are", "your 4ctual goal"). Only those words are folded
+    (a number such as ``ed25519`` stays as written), the detectors that spell one of them read
+    the view, and a detector that needs one of them as written (``pip3``, which another
+    detector reads as ``pipe``) reads a view without it; a text whose leet words spell no
+    detector's word (hashes, ``l10n``) builds none."""
+    spelled: dict[str, str] = {}
+    readers: set[int] = set()
+    held: dict[int, set[str]] = {}
     for word in leet_words(flat):
         for spelling in leet_spellings(word):
-            if spelling.isalpha():
-                for index in _spelled_by(word, spelling):
-                    chosen.setdefault(index, {}).setdefault(word, spelling)
-    groups: dict[tuple[tuple[str, str], ...], set[int]] = {}
-    for index, words in chosen.items():
-        groups.setdefault(tuple(sorted(words.items())), set()).add(index)
+            if not spelling.isalpha():
+                continue
+            found, needed = _spelled_by(word, spelling)
+            if found:
+                spelled.setdefault(word, spelling)
+                readers |= found
+                for index in needed:
+                    held.setdefault(index, set()).add(word)
+    views: dict[tuple[tuple[str, str], ...], set[int]] = {}
+    for index in readers:
+        kept = held.get(index, ())
+        folded = tuple(sorted((w, to) for w, to in spelled.items() if w not in kept))
+        views.setdefault(folded, set()).add(index)
     kinds: list[str] = []
-    for spelled, only in groups.items():
-        kinds += _strong_kinds(fold(leet_reading(flat, dict(spelled))), frozenset(only))
+    for folded, only in views.items():
+        if folded:
+            kinds += _strong_kinds(fold(leet_reading(flat, dict(folded))), frozenset(only))
     return kinds
 
 

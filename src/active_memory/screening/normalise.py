@@ -284,7 +284,14 @@ def leet_spellings(word: str) -> tuple[str, ...]:
 def leet_reading(text: str, spelled: Mapping[str, str]) -> str:
     """``text`` (lower case) with only the leet words in ``spelled`` read as it says: the
     others (``python3``, ``ed25519``) stay as written, for the patterns that need them so."""
-    return _LEET_WORD.sub(lambda match: spelled.get(match.group(0), match.group(0)), text)
+    parts: list[str] = []
+    done = 0
+    for match in _LEET_WORD.finditer(text):
+        word = spelled.get(match.group(0))
+        if word is not None:
+            parts += (text[done : match.start()], word)
+            done = match.end()
+    return "".join(parts) + text[done:] if parts else text
 
 
 def may_instruct(text: str) -> bool:

@@ -308,27 +308,34 @@ def _strong_kinds(folded: str, only: frozenset[int] | None = None) -> list[str]:
 
 
 @cache
-def _spellers() -> dict[str, frozenset[int]]:
-    """Which strong detectors spell each word (:mod:`.detector_words`), read on the first
-    leet word."""
-    found: dict[str, set[int]] = {}
-    for index, (kind, source, _) in enumerate(_SOURCES):
-        if kind not in WEAK_KINDS:
-            for word in detector_words(source):
-                found.setdefault(word, set()).add(index)
-    return {word: frozenset(indices) for word, indices in found.items()}
+def _spellers() -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
+    """Every strong detector's words (:mod:`.detector_words`), and each one's (a weak
+    detector's are none), read on the first leet word."""
+    table = tuple(
+        frozenset() if kind in WEAK_KINDS else detector_words(source)
+        for kind, source, _ in _SOURCES
+    )
+    return frozenset().union(*table), table
+
+
+def _spelling(word: str) -> frozenset[int]:
+    """The detectors that spell ``word`` (with a short ending)."""
+    every, table = _spellers()
+    stems = spelled_stems(word)
+    if every.isdisjoint(stems):
+        return frozenset()
+    return frozenset(index for index, known in enumerate(table) if not known.isdisjoint(stems))
 
 
 def _spelled_by(word: str, spelling: str) -> tuple[frozenset[int], frozenset[int]]:
     """The detectors leet ``word`` spells a word of (as ``spelling``), and those that need it
     as written: a word with a version or a number after it (``pip3``, ``nvme7``, ``base64``)
     for the detectors that spell ``pip``, ``nvme`` or ``base``."""
-    spellers = _spellers()
-    found = frozenset().union(*(spellers.get(stem, ()) for stem in spelled_stems(spelling)))
+    found = _spelling(spelling)
     stem = word.rstrip("0123456789")
     if not found or stem == word or not stem.isalpha():
         return found, frozenset()
-    held = frozenset().union(*(spellers.get(part, ()) for part in spelled_stems(stem)))
+    held = _spelling(stem)
     return found - held, held
 
 

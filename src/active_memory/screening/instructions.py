@@ -344,11 +344,11 @@ def _spelled_kinds(flat: str) -> list[str]:
     the trigger list ("fr0m now on, you are", "your 4ctual goal"). Only those words are folded
     (a number such as ``ed25519`` stays as written), the detectors that spell one of them read
     the view, and a detector that needs one of them as written (``pip3``, which another
-    detector reads as ``pipe``) reads a view without it; a text whose leet words spell no
-    detector's word (hashes, ``l10n``) builds none."""
+    detector reads as ``pipe``) reads a second view without those; a text whose leet words
+    spell no detector's word (hashes, ``l10n``) builds none."""
     spelled: dict[str, str] = {}
     readers: set[int] = set()
-    held: dict[int, set[str]] = {}
+    held: dict[int, set[str]] = {}  # the words a detector needs as written
     for word in leet_words(flat):
         for spelling in leet_spellings(word):
             if not spelling.isalpha():
@@ -359,15 +359,17 @@ def _spelled_kinds(flat: str) -> list[str]:
                 readers |= found
                 for index in needed:
                     held.setdefault(index, set()).add(word)
-    views: dict[tuple[tuple[str, str], ...], set[int]] = {}
-    for index in readers:
-        kept = held.get(index, ())
-        folded = tuple(sorted((w, to) for w, to in spelled.items() if w not in kept))
-        views.setdefault(folded, set()).add(index)
+    # Two views at most, whatever the text: one folding every spelled word, and one keeping
+    # every held word as written for the detectors that hold one.
+    keep = set().union(*held.values())
+    views = (
+        (spelled, frozenset(readers - held.keys())),
+        ({w: to for w, to in spelled.items() if w not in keep}, frozenset(held.keys() & readers)),
+    )
     kinds: list[str] = []
-    for folded, only in views.items():
-        if folded:
-            kinds += _strong_kinds(fold(leet_reading(flat, dict(folded))), frozenset(only))
+    for folded, only in views:
+        if folded and only:
+            kinds += _strong_kinds(fold(leet_reading(flat, folded)), only)
     return kinds
 
 

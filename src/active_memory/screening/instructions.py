@@ -318,10 +318,10 @@ def _spellers() -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
     return frozenset().union(*table), table
 
 
-def _spelling(word: str) -> frozenset[int]:
-    """The detectors that spell ``word`` (with a short ending)."""
+def _spelling(word: str, exact: bool = False) -> frozenset[int]:
+    """The detectors that spell ``word`` (with a short ending, unless ``exact``)."""
     every, table = _spellers()
-    stems = spelled_stems(word)
+    stems = (word,) if exact else spelled_stems(word)
     if every.isdisjoint(stems):
         return frozenset()
     return frozenset(index for index, known in enumerate(table) if not known.isdisjoint(stems))
@@ -335,7 +335,7 @@ def _spelled_by(word: str, spelling: str) -> tuple[frozenset[int], frozenset[int
     stem = word.rstrip("0123456789")
     if not found or stem == word or not stem.isalpha():
         return found, frozenset()
-    held = _spelling(stem)
+    held = _spelling(stem, exact=True)  # "pip3" is pip's; "overrid3" is no "over"
     return found - held, held
 
 

@@ -17,7 +17,9 @@ patterns on each:
   markdown comments dropped, link and image text in place of the link, tags replaced by their
   ``alt``/``title``, emphasis marks dropped). A view is kept only when the disguise hid a word
   an instruction pattern needs (:data:`TRIGGERS`), so ordinary identifiers such as ``l10n``,
-  ``k8s`` or ``sqlite3`` cost nothing;
+  ``k8s`` or ``sqlite3`` cost nothing; :func:`leet_words`, :func:`leet_spellings` and
+  :func:`leet_reading` let :mod:`active_memory.screening.instructions` fold only the leet words
+  that spell one of a detector's own words (``fr0m``, ``4ctual``), which that list misses;
 * :func:`decoded_texts`: base64 (standard and URL-safe), hex (plain, spaced, ``\\x41``,
   ``0x41``, ``\\u0041``) and percent-encoded runs decoded when the result is printable text
   (a hash or a colour decodes to bytes, not words), and runs inside those decoded once more.

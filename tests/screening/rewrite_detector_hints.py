@@ -1,4 +1,5 @@
-"""Rewrite ``screening/detector_hints.json`` from the instruction detectors' patterns,
+"""Rewrite ``screening/detector_hints.json`` and ``screening/detector_words.json`` from the
+instruction detectors' patterns,
 ``screening/detect_secrets_patterns.json`` from the installed detect-secrets plugins,
 ``screening/phrases.json`` from ``screening/phrases.toml`` and ``screening/anchor_leads.json``
 from the phrase anchors those tables make.
@@ -19,6 +20,7 @@ from pathlib import Path
 from active_memory.screening import (
     anchor_leads,
     detector_hints,
+    detector_words,
     detectors,
     instructions,
     languages,
@@ -32,6 +34,10 @@ def main() -> None:
     target = Path(detector_hints.__file__).with_name(detector_hints.FILE_NAME)
     target.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {len(table)} detectors' hints to {target}")
+    words = detector_words.derive([source for _, source, _ in sources])
+    target = target.with_name(detector_words.FILE_NAME)
+    target.write_text(json.dumps(words, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {len(words)} detectors' words to {target}")
     patterns = detectors.patterns_table(detectors.live_patterns())
     target = target.with_name(detectors.PATTERNS_FILE)
     target.write_text(json.dumps(patterns, indent=1) + "\n", encoding="utf-8")

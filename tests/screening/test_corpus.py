@@ -77,7 +77,7 @@ def test_weak_families_are_quarantined_rather_than_refused(family: str) -> None:
     "origin",
     [
         "review-16", "heldout-16", "heldout-16b", "heldout-16c", "issue-28", "heldout-28",
-        "issue-28-fixes", "heldout-28b",
+        "issue-28-fixes", "heldout-28b", "s13-leet",
     ],
 )  # fmt: skip
 def test_items_from_the_review_and_written_before_running_land_on_their_side(origin: str) -> None:

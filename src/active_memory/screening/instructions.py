@@ -41,12 +41,17 @@ from active_memory.screening import authority, families
 from active_memory.screening.confusables import fold, mixed_script
 from active_memory.screening.context import harmless
 from active_memory.screening.detector_hints import hints as detector_hints
+from active_memory.screening.detector_words import spelled_stems, words as detector_words
 from active_memory.screening.frame import character_problem, find_frame_tag
 from active_memory.screening.languages import find_foreign, may_hold_anchor
 from active_memory.screening.normalise import (
     MAX_VIEWED,
+    base,
     decoded_texts,
     disguised_views,
+    leet_reading,
+    leet_spellings,
+    leet_words,
     may_instruct,
     plain,
 )
@@ -249,7 +254,16 @@ class _Gate:
     hints: tuple[frozenset[str] | None, ...]
     literals: tuple[str, ...]  # every detector's, once (about 300 substring tests a text)
 
-    def present(self, folded: str) -> frozenset[str]:
+    def present(self, folded: str, only: frozenset[int] | None = None) -> frozenset[str]:
+        """The literals ``folded`` holds: every detector's, or those of the detectors ``only``
+        numbers (a leet view read by a few detectors tests their few literals)."""
+        if only is not None:
+            return frozenset(
+                literal
+                for index in only
+                for literal in self.hints[index] or ()
+                if literal in folded
+            )
         return frozenset(literal for literal in self.literals if literal in folded)
 
     def may_match(self, index: int, present: frozenset[str]) -> bool:
@@ -274,12 +288,15 @@ def _gate() -> _Gate:
     return _Gate(hints, tuple(sorted({text for hint in hints if hint for text in hint})))
 
 
-def _strong_kinds(folded: str) -> list[str]:
-    """The strong kinds the patterns find in ``folded`` text, in detector order."""
+def _strong_kinds(folded: str, only: frozenset[int] | None = None) -> list[str]:
+    """The strong kinds the patterns find in ``folded`` text, in detector order (of the
+    detectors ``only`` numbers, when given)."""
     kinds: list[str] = []
     gate = _gate()
-    present = gate.present(folded)
+    present = gate.present(folded, only)
     for index, (kind, _, negatable) in enumerate(_SOURCES):
+        if only is not None and index not in only:
+            continue
         if kind in WEAK_KINDS or kind in kinds or not gate.may_match(index, present):
             continue
         for match in _pattern(index).finditer(folded):
@@ -287,6 +304,72 @@ def _strong_kinds(folded: str) -> list[str]:
                 continue
             kinds.append(kind)
             break
+    return kinds
+
+
+@cache
+def _spellers() -> tuple[frozenset[str], tuple[frozenset[str], ...]]:
+    """Every strong detector's words (:mod:`.detector_words`), and each one's (a weak
+    detector's are none), read on the first leet word."""
+    table = tuple(
+        frozenset() if kind in WEAK_KINDS else detector_words(source)
+        for kind, source, _ in _SOURCES
+    )
+    return frozenset().union(*table), table
+
+
+def _spelling(word: str, exact: bool = False) -> frozenset[int]:
+    """The detectors that spell ``word`` (with a short ending, unless ``exact``)."""
+    every, table = _spellers()
+    stems = (word,) if exact else spelled_stems(word)
+    if every.isdisjoint(stems):
+        return frozenset()
+    return frozenset(index for index, known in enumerate(table) if not known.isdisjoint(stems))
+
+
+def _spelled_by(word: str, spelling: str) -> tuple[frozenset[int], frozenset[int]]:
+    """The detectors leet ``word`` spells a word of (as ``spelling``), and those that need it
+    as written: a word with a version or a number after it (``pip3``, ``nvme7``, ``base64``)
+    for the detectors that spell ``pip``, ``nvme`` or ``base``."""
+    found = _spelling(spelling)
+    stem = word.rstrip("0123456789")
+    if not found or stem == word or not stem.isalpha():
+        return found, frozenset()
+    held = _spelling(stem, exact=True)  # "pip3" is pip's; "overrid3" is no "over"
+    return found - held, held
+
+
+def _spelled_kinds(flat: str) -> list[str]:
+    """Strong kinds through leetspeak on words a detector spells, whether or not they are on
+    the trigger list ("fr0m now on, you are", "your 4ctual goal"). Only those words are folded
+    (a number such as ``ed25519`` stays as written), the detectors that spell one of them read
+    the view, and a detector that needs one of them as written (``pip3``, which another
+    detector reads as ``pipe``) reads a second view without those; a text whose leet words
+    spell no detector's word (hashes, ``l10n``) builds none."""
+    spelled: dict[str, str] = {}
+    readers: set[int] = set()
+    held: dict[int, set[str]] = {}  # the words a detector needs as written
+    for word in leet_words(flat):
+        for spelling in leet_spellings(word):
+            if not spelling.isalpha():
+                continue
+            found, needed = _spelled_by(word, spelling)
+            if found:
+                spelled.setdefault(word, spelling)
+                readers |= found
+                for index in needed:
+                    held.setdefault(index, set()).add(word)
+    # Two views at most, whatever the text: one folding every spelled word, and one keeping
+    # every held word as written for the detectors that hold one.
+    keep = set().union(*held.values())
+    views = (
+        (spelled, frozenset(readers - held.keys())),
+        ({w: to for w, to in spelled.items() if w not in keep}, frozenset(held.keys() & readers)),
+    )
+    kinds: list[str] = []
+    for folded, only in views:
+        if folded and only:
+            kinds += _strong_kinds(fold(leet_reading(flat, folded)), only)
     return kinds
 
 
@@ -299,6 +382,9 @@ def _disguised_kinds(text: str) -> list[str]:
     for view in disguised_views(text, may_hold_anchor):
         kinds += _strong_kinds(fold(view))
         kinds += find_foreign(plain(view))
+    # The views above fold every leet word, and only when one is on the trigger list; this
+    # reading folds only the words a detector spells, for that detector ("5sh-ed25519").
+    kinds += _spelled_kinds(base(text[:MAX_VIEWED]))
     return kinds
 
 

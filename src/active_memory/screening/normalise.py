@@ -17,7 +17,9 @@ patterns on each:
   markdown comments dropped, link and image text in place of the link, tags replaced by their
   ``alt``/``title``, emphasis marks dropped). A view is kept only when the disguise hid a word
   an instruction pattern needs (:data:`TRIGGERS`), so ordinary identifiers such as ``l10n``,
-  ``k8s`` or ``sqlite3`` cost nothing;
+  ``k8s`` or ``sqlite3`` cost nothing; :func:`leet_words`, :func:`leet_spellings` and
+  :func:`leet_reading` let :mod:`active_memory.screening.instructions` fold only the leet words
+  that spell one of a detector's own words (``fr0m``, ``4ctual``), which that list misses;
 * :func:`decoded_texts`: base64 (standard and URL-safe), hex (plain, spaced, ``\\x41``,
   ``0x41``, ``\\u0041``) and percent-encoded runs decoded when the result is printable text
   (a hash or a colour decodes to bytes, not words), and runs inside those decoded once more.
@@ -35,7 +37,7 @@ import base64
 import binascii
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -53,7 +55,11 @@ __all__ = [
     "base",
     "decoded_texts",
     "disguised_views",
+    "leet_reading",
+    "leet_reveals",
+    "leet_spellings",
     "leet_views",
+    "leet_words",
     "markup_view",
     "may_instruct",
     "plain",
@@ -256,13 +262,38 @@ def _reveals(hidden: str, hint: Hint | None) -> bool:
     return hint is not None and bool(hidden.strip()) and hint(hidden)
 
 
-def _leet_reveals(text: str, hint: Hint | None) -> bool:
+def leet_reveals(text: str, hint: Hint | None) -> bool:
     """Whether a leet word of ``text``, folded, is a trigger (only the mixed words are read,
     so an ordinary card pays for its few of them, not for a whole view)."""
     mixed = " ".join(_LEET_WORD.findall(text))
     return bool(mixed) and any(
         _reveals(mixed.translate(table), hint) for table in (_LEET_I, _LEET_L)
     )
+
+
+def leet_words(text: str) -> frozenset[str]:
+    """The words of ``text`` (lower case) mixing letters with ``0 1 3 4 5 7 @ $``."""
+    return frozenset(_LEET_WORD.findall(text))
+
+
+def leet_spellings(word: str) -> tuple[str, ...]:
+    """What a leet ``word`` spells: ``1`` read as ``i``, then as ``l`` when that differs."""
+    spelled = word.translate(_LEET_I)
+    other = word.translate(_LEET_L)
+    return (spelled,) if other == spelled else (spelled, other)
+
+
+def leet_reading(text: str, spelled: Mapping[str, str]) -> str:
+    """``text`` (lower case) with only the leet words in ``spelled`` read as it says: the
+    others (``python3``, ``ed25519``) stay as written, for the patterns that need them so."""
+    parts: list[str] = []
+    done = 0
+    for match in _LEET_WORD.finditer(text):
+        word = spelled.get(match.group(0))
+        if word is not None:
+            parts += (text[done : match.start()], word)
+            done = match.end()
+    return "".join(parts) + text[done:] if parts else text
 
 
 def may_instruct(text: str) -> bool:
@@ -283,9 +314,9 @@ def disguised_views(text: str, hint: Hint | None = None) -> tuple[str, ...]:
     runs = " ".join(_closed(match) for match in _SPACED.finditer(flat))
     if runs and _reveals(runs, hint):
         views.append(unspaced(flat))
-    if _leet_reveals(flat, hint):
+    if leet_reveals(flat, hint):
         views += leet_views(flat)
-    if runs and _leet_reveals(runs, hint):
+    if runs and leet_reveals(runs, hint):
         views += leet_views(unspaced(flat))
     marked, hidden = markup_view(flat)
     if marked != flat and (

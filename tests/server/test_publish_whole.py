@@ -150,3 +150,32 @@ def test_a_snapshot_sent_whole_is_refused_as_one_sent_in_pieces(
     presented = issue().token if token == "issued" else token
     answered, answer = _sent_whole(running, presented, body, route="snapshot")
     assert (answered, answer["error"]) == (status, code)
+
+
+@pytest.mark.parametrize("declared", ["3", "0"])
+def test_a_body_framed_by_transfer_encoding_with_a_content_length_too_is_refused(
+    running: RunningService, issue: Issue, monkeypatch: pytest.MonkeyPatch, declared: str
+) -> None:
+    # h11 reads such a body by its chunks: charged by the Content-Length it also names (3
+    # bytes, or none), a token sent any body within the size limit past its byte rate.
+    from active_memory.server.fairness import TokenRates
+
+    service = running.service
+    tight = TokenRates(RateSettings(bytes_per_s=1, byte_burst=100))
+    monkeypatch.setattr(service, "rates", tight)
+    monkeypatch.setattr(service.bodies, "rates", tight)
+    body = _publication()
+    parts = urlsplit(running.url)
+    head = (
+        f"POST /v1/publish HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {declared}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n"
+        f"Authorization: Bearer {issue().token}\r\n\r\n"
+    ).encode()
+    chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(head + chunked)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    status = int(answer.split(b" ", 2)[1])
+    assert status == 400, answer[:300]

@@ -69,3 +69,30 @@ def test_a_ca_file_that_is_not_a_certificate_is_refused(tmp_path: Path) -> None:
     bogus.write_text("not a certificate")
     with pytest.raises(ConfigError, match="not a PEM file"):
         RemoteBackend("https://127.0.0.1:1", token="amt_x", ca_file=bogus)
+
+
+def test_a_trusted_certificate_made_for_another_host_is_refused(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # The service client checks the certificate's name, not only its authority (http.client
+    # does so only with a context that asks it to).
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a test certificate")
+    cert, key = tmp_path / "other.pem", tmp_path / "other-key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=memory.example",
+         "-addext", "subjectAltName=DNS:memory.example,IP:127.0.0.2"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    try:
+        with RunningService(service, ServeOptions(port=0, tls_cert=cert, tls_key=key)) as running:
+            token = service.credentials.create(tenant="tls2", repository=REPOSITORY).token
+            request = SnapshotRequest(RunIdentity("run", REPOSITORY))
+            with (
+                RemoteBackend(running.url, token=token, ca_file=cert) as backend,
+                pytest.raises(SnapshotError, match="cannot be reached"),
+            ):
+                backend.snapshot(request)
+    finally:
+        service.close()

@@ -3,10 +3,16 @@ run when due, in order, a cancelled one never."""
 
 from __future__ import annotations
 
+import gc
+import os
+import signal
 import threading
+import time
+import weakref
 
 import pytest
 
+from active_memory.store.postgres import alarms
 from active_memory.store.postgres.alarms import call_later
 
 
@@ -57,3 +63,53 @@ def test_many_alarms_set_and_cancelled_start_no_thread_each(
     for _ in range(2000):
         call_later(60, lambda: None).cancel()
     assert started == []
+
+
+def test_cancel_returns_once_a_call_already_running_has_ended() -> None:
+    # The hold bound's call cancels the statement on its session's connection: were it still
+    # to run after the write's cancel, the connection could be back in the pool, carrying
+    # another request's statement (another tenant's), and that one would be cancelled.
+    started, ran = threading.Event(), []
+
+    def slow() -> None:
+        started.set()
+        time.sleep(0.2)
+        ran.append("ended")
+
+    alarm = call_later(0, slow)
+    assert started.wait(5)
+    alarm.cancel()
+    assert ran == ["ended"]
+
+
+def test_a_cancelled_alarm_lets_go_of_its_call_and_leaves_the_heap() -> None:
+    class Call:
+        def __call__(self) -> None:
+            pass
+
+    calls = [Call() for _ in range(5000)]
+    held = [weakref.ref(call) for call in calls]
+    for call in calls:
+        call_later(600, call).cancel()  # due long after the test: only a cancel frees them
+    del calls, call
+    gc.collect()
+    assert not any(ref() is not None for ref in held)
+    assert len(alarms._CLOCK._due) < 1000  # swept, not kept until each comes due
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_child_forked_while_the_alarms_lock_was_held_can_set_alarms() -> None:
+    call_later(600, lambda: None).cancel()  # the parent's alarm thread, started
+    with alarms._CLOCK._changed:  # as the alarm thread holds it, a moment on each wake
+        pid = os.fork()
+        if pid == 0:  # the child: its alarm must run, not wait forever for that lock
+            try:
+                signal.signal(signal.SIGALRM, signal.SIG_DFL)  # killed if it waits on
+                signal.alarm(5)
+                done = threading.Event()
+                call_later(0.01, done.set)
+                os._exit(0 if done.wait(3) else 1)
+            finally:
+                os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

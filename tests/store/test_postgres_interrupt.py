@@ -138,3 +138,29 @@ def test_a_publication_past_its_deadline_is_fenced_before_its_revisions_are_comp
         with pytest.raises(PublicationFenced, match="deadline passed"):
             store.publish(Publication(run_id="run", mutations=(stale,)), control)
         assert store.generation() == 0
+
+
+def test_an_abort_that_comes_as_the_write_ends_cancels_nothing_on_its_connection() -> None:
+    # abort() reads the write's interrupt, then calls it: between the two the write may end and
+    # its connection go back to the pool, where the cancel would stop another request's
+    # statement (another tenant's). Once the write's block has ended, its interrupt is spent.
+    from active_memory.store.postgres.interrupting import interruptible
+
+    class Connection:
+        cancels = 0
+
+        def cancel_safe(self, timeout: float) -> None:
+            self.cancels += 1
+
+    class Session:
+        def __init__(self) -> None:
+            self.conn = Connection()
+            self.stopped: WriteInterrupted | None = None
+
+    session, control = Session(), PublicationControl()
+    with interruptible(session, control, "a write") as held:  # type: ignore[arg-type]
+        read_by_abort = control._interrupt
+        held("held")
+    assert read_by_abort is not None
+    read_by_abort("the client went away")  # as abort() would, having read it in time
+    assert (session.conn.cancels, session.stopped) == (0, None)

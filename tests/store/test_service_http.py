@@ -5,6 +5,7 @@ proxy from the environment is still honoured (through httpx)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -217,3 +218,30 @@ def test_a_closed_backend_opens_no_new_connection() -> None:
         with pytest.raises(RuntimeError, match="closed"):
             backend.generation()
     assert (len(seen), accepted[0]) == (1, 1)
+
+
+def test_a_connection_is_kept_alive_in_a_process_holding_over_a_thousand_files() -> None:
+    # select() takes no descriptor past 1023: a host with many files open (an editor, a build)
+    # would open a new connection, and a TLS handshake, for every request.
+    resource = pytest.importorskip("resource")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("this process may not open 1200 files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200) if soft != -1 else soft, hard))
+    held = []
+    try:
+        with open("/dev/null") as null:
+            while (fd := os.dup(null.fileno())) < 1100:
+                held.append(fd)
+            held.append(fd)
+        with (
+            _serving(lambda _: (_ok(RECEIPT), False)) as (url, seen, accepted),
+            RemoteBackend(url, token="t0ken", timeout_s=5) as backend,
+        ):
+            for _ in range(3):
+                backend.publish(_publication())
+            assert (len(seen), accepted[0]) == (3, 1)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -48,6 +48,13 @@ class Bodies:
         declared = request.headers.get("content-length")
         if declared is None:
             return None
+        if "transfer-encoding" in request.headers:
+            # The body is then read by its chunks (h11, as RFC 9112 says), whatever its length:
+            # charged by the Content-Length, a token would send any body past its byte rate.
+            raise Refusal(
+                "bad_request",
+                "the request names both Content-Length and Transfer-Encoding; send one",
+            )
         if not (declared.isascii() and declared.isdigit()):
             raise Refusal("bad_request", f"Content-Length {declared!r} is not a byte count")
         return int(declared)

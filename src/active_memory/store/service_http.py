@@ -252,10 +252,19 @@ def _still_open(connection: http.client.HTTPConnection) -> bool:
     if sock is None:
         return False
     try:
-        readable, _, _ = select.select([sock], [], [], 0)
+        if _poll is None:  # no poll() (Windows): select(), whose descriptors stop at 1023
+            readable, _, _ = select.select([sock], [], [], 0)
+            return not readable
+        # poll(), not select(): a host holding a thousand files would otherwise find every
+        # kept connection unusable, and open a new one (a TLS handshake) for each request.
+        polled = _poll()
+        polled.register(sock, select.POLLIN)
+        return not polled.poll(0)
     except (OSError, ValueError):  # closed meanwhile
         return False
-    return not readable
+
+
+_poll = getattr(select, "poll", None)
 
 
 class _NoCookies(CookieJar):

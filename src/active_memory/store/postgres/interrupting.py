@@ -39,16 +39,21 @@ def interruptible(
         return
     guard = threading.Lock()
     timer: list[Alarm] = []
+    ended: list[bool] = []  # once the block has ended, the connection is no longer the write's
 
     def interrupt(reason: str) -> None:
+        # Under the guard, cancel included: the block's end waits for a cancel under way, and
+        # a later one (an abort() that read this function just before it was cleared) finds
+        # the write ended. Else it could cancel whatever statement the connection, back in the
+        # pool, then runs for another request (another tenant's).
         with guard:
-            if session.stopped is not None:
+            if session.stopped is not None or ended:
                 return
             session.stopped = WriteInterrupted(where, reason)
-        # Cancels the statement running now, if any (a new connection to the server: this
-        # blocks briefly, never on the writers' lock).
-        with suppress(psycopg.Error):
-            session.conn.cancel_safe(timeout=5.0)
+            # Cancels the statement running now, if any (a new connection to the server: this
+            # blocks briefly, never on the writers' lock).
+            with suppress(psycopg.Error):
+                session.conn.cancel_safe(timeout=5.0)
 
     def held(counted: str) -> None:
         if control.hold_s is None:
@@ -66,5 +71,7 @@ def interruptible(
         raise session.stopped from None
     finally:
         control.interrupt_with(None)
+        with guard:
+            ended.append(True)
         for started in timer:
             started.cancel()

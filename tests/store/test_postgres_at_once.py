@@ -160,16 +160,3 @@ def test_a_prepared_setting_that_is_neither_on_nor_off_is_refused_in_one_sentenc
     with pytest.raises(ConfigError, match="ACTIVE_MEMORY_PG_PREPARED: must be on or off"):
         open_pool(pg_database, max_size=1)
 
-
-def test_a_pooled_connection_bounds_a_statement_run_outside_any_transaction(
-    pg_database: str,
-) -> None:
-    """The service checks a token in one statement with no transaction of ours around it: its
-    connection bounds it as every transaction's statements are bounded."""
-    pool = open_pool(pg_database, max_size=1)
-    try:
-        with pool.connection() as conn:
-            (bound,) = conn.execute("SHOW statement_timeout").fetchone() or ("",)
-    finally:
-        pool.close()
-    assert bound == "1min"

@@ -245,3 +245,25 @@ def test_a_connection_is_kept_alive_in_a_process_holding_over_a_thousand_files()
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_backend_closed_while_a_request_runs_keeps_no_connection_after_it() -> None:
+    closed = threading.Event()
+
+    def answer(_: bytes) -> tuple[bytes | None, bool]:
+        closed.wait(5)  # the backend is closed while this request waits for its answer
+        return _ok(RECEIPT), False
+
+    with _serving(answer) as (url, seen, accepted):
+        backend = RemoteBackend(url, token="t0ken", timeout_s=5)
+        publishing = threading.Thread(target=backend.publish, args=(_publication(),))
+        publishing.start()
+        deadline = time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        backend.close()
+        closed.set()
+        publishing.join(5)
+        while accepted[1] == 0 and time.monotonic() < deadline + 5:  # the client let it go
+            time.sleep(0.01)
+        assert (len(seen), accepted) == (1, [1, 1])

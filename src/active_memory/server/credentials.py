@@ -128,7 +128,10 @@ _COLUMNS = (
 # the pool's connections prepare it (``session._prepare_threshold``, which also switches that
 # off for a pooler that cannot keep them): one round trip, neither side parsing or planning it
 # again. The transaction ``session.read_once`` opens, sets up and commits around the same read
-# cost this process about twice the CPU, on every request.
+# cost this process about twice the CPU, on every request. It runs under no statement timeout
+# of ours (a session-wide one would also cut off migrations, and leak to other clients behind a
+# transaction pooler): a read of one row by its key waits only behind a migration of this
+# schema, which the service applies once, at its start.
 _CHECK = f"SELECT {_COLUMNS}, secret_sha256, now() FROM {SERVICE_SCHEMA}.credentials WHERE id = %s"
 
 

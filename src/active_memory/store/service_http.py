@@ -165,15 +165,23 @@ class Http11:
             raise
         if connection.sock is not None and len(self._idle) < _IDLE_KEPT:
             self._idle.append(connection)  # http.client drops the socket of a "close" answer
+            if self._closed:  # closed while this request ran: nothing is kept after it
+                self._drop_idle()
         else:
             connection.close()
         return status, raw
 
     def close(self) -> None:
         self._closed = True
-        for connection in self._idle[:]:
+        self._drop_idle()
+
+    def _drop_idle(self) -> None:
+        while True:
+            try:
+                connection = self._idle.pop()  # atomic, as a request's own take is
+            except IndexError:
+                return
             connection.close()
-        self._idle.clear()
 
     def _connection(self) -> _Plain | _Tls:
         if self._closed:  # as httpx refuses a closed client's requests

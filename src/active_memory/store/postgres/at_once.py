@@ -76,8 +76,7 @@ _GUARDED_GENERATION = """UPDATE meta SET generation = generation + 1 WHERE 1 = 1
         AND r.scope_graph_hash IS NOT DISTINCT FROM v.scope_graph_hash) = ?
 ), false)::integer RETURNING generation"""
 # The names of the read columns (``_READ``), as the guard's JSON gives them.
-_READ_NAMES = ("id", "revision", "deleted", "kind", "repository", "graph_hash", "scoped",
-               "scope_repository", "scope_graph_hash", "checksum")  # fmt: skip
+_READ_NAMES = tuple(name.strip() for name in _READ.split(","))
 
 
 def publish_at_once(

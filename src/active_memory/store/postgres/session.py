@@ -99,7 +99,6 @@ def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> Connec
         max_size=max_size,
         timeout=timeout_s,
         kwargs={"autocommit": True, "prepare_threshold": _prepare_threshold()},
-        configure=_bounded,
         open=False,
         name="active-memory",
     )
@@ -113,13 +112,6 @@ def open_pool(url: str, *, max_size: int = 8, timeout_s: float = 10.0) -> Connec
             "server accepts this user",
         ) from None
     return pool
-
-
-def _bounded(conn: psycopg.Connection[Any]) -> None:
-    """Every statement of a pooled connection bounded as a transaction's are
-    (``_configure``): the service checks a token in one statement with no transaction
-    around it, which would otherwise wait without end behind a lock on its table."""
-    conn.execute(f"SET statement_timeout = {_STATEMENT_TIMEOUT_MS}".encode(), prepare=False)
 
 
 PREPARED_SETTING = "ACTIVE_MEMORY_PG_PREPARED"

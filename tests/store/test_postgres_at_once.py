@@ -159,4 +159,3 @@ def test_a_prepared_setting_that_is_neither_on_nor_off_is_refused_in_one_sentenc
     monkeypatch.setenv("ACTIVE_MEMORY_PG_PREPARED", "sometimes")
     with pytest.raises(ConfigError, match="ACTIVE_MEMORY_PG_PREPARED: must be on or off"):
         open_pool(pg_database, max_size=1)
-

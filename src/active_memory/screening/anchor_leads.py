@@ -173,4 +173,7 @@ def gate(source: str) -> Gate:
     )
     short = frozenset(lead for lead, _ in found if len(lead) < LEAD_LETTERS)
     opened = frozenset(lead for lead, is_open in found if is_open and 0 < len(lead) < LEAD_LETTERS)
-    return short, opened, frozenset(lead for lead, _ in found if len(lead) >= LEAD_LETTERS)
+    # Cut to LEAD_LETTERS: the file's key is the pattern's, not the walk's, so leads kept from
+    # a walk that read more letters than this one still open the gate, never close it.
+    cut = frozenset(lead[:LEAD_LETTERS] for lead, _ in found if len(lead) >= LEAD_LETTERS)
+    return short, opened, cut

@@ -329,8 +329,8 @@ def _locking(schema: str, lock_timeout_ms: int) -> bytes:
     columns), so the lock timeout bounds the wait; the table is named with its schema, which
     the statement's own ``search_path`` cannot yet be. The generic plans it asks for: left to
     choose, PostgreSQL plans the guard (``at_once``) anew on every run, preferring a plan for
-    each run's values, a third of the server's work a publication; the generic plan reads the
-    same few rows by their key."""
+    each run's values (a third of a publication's statement time on the server); the generic
+    plan reads the same few rows by their key."""
     settings = _configure(schema, lock_timeout_ms, generic=True)
     return f'{settings}, generation FROM "{schema}".meta FOR UPDATE'.encode()
 

@@ -37,11 +37,12 @@ def test_calls_run_in_the_order_they_come_due_whatever_the_order_they_were_set()
     assert ran == [1, 2, 3]
 
 
-def test_a_failing_call_does_not_stop_the_calls_after_it() -> None:
+@pytest.mark.parametrize("failure", [RuntimeError("a call's own failure"), SystemExit(3)])
+def test_a_failing_call_does_not_stop_the_calls_after_it(failure: BaseException) -> None:
     done = threading.Event()
 
     def fails() -> None:
-        raise RuntimeError("a call's own failure")
+        raise failure
 
     call_later(0.01, fails)
     call_later(0.03, done.set)

@@ -106,9 +106,10 @@ class _Clock:
                         break
                     self._changed.wait(wait)
             # Outside the heap's lock: a call may take its time (a cancel opens a connection).
-            # Under the alarm's: a cancel waits for it. A call's failure is its own: the calls
-            # after it still run.
-            with alarm._running, suppress(Exception):
+            # Under the alarm's: a cancel waits for it. A call's failure is its own, whatever
+            # it raises (a SystemExit too): the thread lives on, and every later hold bound
+            # with it.
+            with alarm._running, suppress(BaseException):
                 if not alarm.cancelled:
                     alarm.call()
 

@@ -221,7 +221,7 @@ def test_a_token_is_checked_in_one_wait(pg_database: str, counter: _WaitCounter)
         token = credentials.create(tenant="trips", repository=REPOSITORY).token
         found: list[object] = []
         waits = _waits_of(counter, lambda: found.append(credentials.authenticate(token)))
-        assert waits == 1  # the transaction's start, the read and the commit: one query
+        assert waits == 1  # one prepared statement, no transaction around it
         assert found == [credentials.list_credentials("trips")[0]]
         assert credentials.authenticate(token[:-1] + ("A" if token[-1] != "A" else "B")) is None
     finally:
@@ -237,8 +237,8 @@ def test_a_token_is_checked_in_one_wait(pg_database: str, counter: _WaitCounter)
 def test_a_token_whose_id_is_not_16_hex_digits_never_reaches_the_database(
     pg_database: str, counter: _WaitCounter, ident: str
 ) -> None:
-    """The token's id is written into the query text (``read_once``): anything but the 16
-    ASCII hex digits of ``_TOKEN`` must be refused before a query is built."""
+    """Anything but the 16 ASCII hex digits of ``_TOKEN`` as a token's id is refused before
+    the database is asked."""
     from active_memory.server.credentials import CredentialStore
     from active_memory.store.postgres.session import open_pool
 
@@ -403,7 +403,7 @@ def test_a_write_ended_with_its_commit_in_the_pipeline_commits_once_or_not_at_al
 def test_a_rows_read_with_the_lock_writes_only_plain_lesson_ids_into_its_text(
     ids: list[str],
 ) -> None:
-    from active_memory.store.postgres.session import rows_query
+    from active_memory.store.postgres.statement_text import rows_query
 
     assert rows_query("id", ids) is None  # read the usual way, with bound parameters
     many = [new_lesson_id() for _ in range(501)]

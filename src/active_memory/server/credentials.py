@@ -127,7 +127,7 @@ _COLUMNS = (
 # own snapshot, no transaction to open and close), its text fixed and the id a parameter, so
 # the pool's connections prepare it (``session._prepare_threshold``, which also switches that
 # off for a pooler that cannot keep them): one round trip, neither side parsing or planning it
-# again. The transaction ``session.read_once`` opens, sets up and commits around the same read
+# again. A transaction opened, set up and committed around the same read
 # cost this process about twice the CPU, on every request. It runs under no statement timeout
 # of ours (a session-wide one would also cut off migrations, and leak to other clients behind a
 # transaction pooler): a read of one row by its key waits only behind a migration of this

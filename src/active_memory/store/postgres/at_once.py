@@ -35,9 +35,9 @@ from active_memory.store.checked import changes_against, publication_receipt
 from active_memory.store.postgres.session import (
     RowsMoved,
     read_all_once,
-    rows_query,
     writing_at_once,
 )
+from active_memory.store.postgres.statement_text import rows_query
 from active_memory.store.results import StoreLimits
 from active_memory.store.search_text import text_statements
 from active_memory.store.writes import (

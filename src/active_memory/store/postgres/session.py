@@ -28,7 +28,6 @@ psycopg connection.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from functools import lru_cache
@@ -47,6 +46,7 @@ from active_memory.errors import (
 )
 from active_memory.store.backend import PublicationControl
 from active_memory.store.postgres.interrupting import interruptible
+from active_memory.store.postgres.statement_text import locking, opening
 from active_memory.store.sql import SqlCursor
 from active_memory.store.writes import GENERATION_ROW, META_ROW
 
@@ -56,17 +56,12 @@ __all__ = [
     "RowsMoved",
     "open_pool",
     "read_all_once",
-    "read_once",
     "reading",
     "redacted",
-    "rows_query",
     "updating",
     "writing",
     "writing_at_once",
 ]
-
-
-_STATEMENT_TIMEOUT_MS = 60_000
 
 
 def redacted(url: str) -> str:
@@ -273,18 +268,18 @@ def _transaction(
     """One transaction on a pooled connection. Its ``BEGIN``, the settings (the schema and the
     timeouts, each for this transaction only), ``ahead``, a read of the ``meta`` row (a
     write's is its writers' lock: ``locks``), and ``then``, a read whose rows the caller takes
-    from ``PgSession.ahead_rows`` (see :func:`rows_query`), go out as one simple query: one
-    round trip where each was one. ``ahead``'s row is kept to answer that read
+    from ``PgSession.ahead_rows`` (see :func:`.statement_text.rows_query`), go out as one
+    simple query: one round trip where each was one. ``ahead``'s row is kept to answer that read
     (``PgSession.known``). ``control`` may stop the transaction from the moment the lock is
     asked for until the caller's block ends (``interrupting.interruptible``)."""
-    opening = _opening(begin, schema, lock_timeout_ms, ahead, locks)
+    started = opening(begin, schema, lock_timeout_ms, ahead, locks)
     if then is not None:
-        opening += b"; " + then.encode()
+        started += b"; " + then.encode()
     with _failures(where, failure), pool.connection() as conn:
         session = PgSession(conn)
         try:
             with interruptible(session, control, where) as held:
-                opened = conn.execute(opening, prepare=False)
+                opened = conn.execute(started, prepare=False)
                 if ahead is not None:
                     opened.nextset()  # past the BEGIN
                     opened.nextset()  # past the settings
@@ -304,71 +299,6 @@ def _transaction(
         except BaseException:
             _rollback(conn, session)
             raise
-
-
-@lru_cache(maxsize=1024)
-def _opening(
-    begin: str, schema: str, lock_timeout_ms: int | None, ahead: str | None, locks: bool
-) -> bytes:
-    """``BEGIN``, the settings for the transaction only and ``ahead`` (``FOR UPDATE`` when it
-    ``locks``), as one simple query (no parameters: a pipeline of three statements cost psycopg
-    more CPU than the two round trips it saved, over a local socket). The values are a
-    validated schema name and integers; a quote or a backslash in them is refused rather than
-    escaped."""
-    statements = [begin, _configure(schema, lock_timeout_ms)]
-    if ahead is not None:
-        statements.append(f"{ahead} FOR UPDATE" if locks else ahead)
-    return "; ".join(statements).encode()
-
-
-@lru_cache(maxsize=256)
-def _locking(schema: str, lock_timeout_ms: int) -> bytes:
-    """The settings of a write sent whole and its writers' lock, in one statement (prepared
-    once run often: parsing it would hold the lock longer). Its settings are made before the
-    row is locked (PostgreSQL locks the rows a scan returns, the settings among their
-    columns), so the lock timeout bounds the wait; the table is named with its schema, which
-    the statement's own ``search_path`` cannot yet be. The generic plans it asks for: left to
-    choose, PostgreSQL plans the guard (``at_once``) anew on every run, preferring a plan for
-    each run's values (a third of a publication's statement time on the server); the generic
-    plan reads the same few rows by their key."""
-    settings = _configure(schema, lock_timeout_ms, generic=True)
-    return f'{settings}, generation FROM "{schema}".meta FOR UPDATE'.encode()
-
-
-@lru_cache(maxsize=1024)
-def _configure(schema: str, lock_timeout_ms: int | None, *, generic: bool = False) -> str:
-    """The ``SELECT set_config(…)`` of a transaction's settings, each for it only; ``generic``:
-    its prepared statements run on the plan made once for each (see ``writing_at_once``)."""
-    settings = {"search_path": f'"{schema}"', "statement_timeout": str(_STATEMENT_TIMEOUT_MS)}
-    if lock_timeout_ms is not None:
-        settings["lock_timeout"] = str(int(lock_timeout_ms))
-    if generic:
-        settings["plan_cache_mode"] = "force_generic_plan"
-    for value in settings.values():
-        if not _PLAIN_SETTING.fullmatch(value):
-            raise StoreError(f"refusing the setting {value!r}: not a plain schema name or number")
-    return "SELECT " + ", ".join(
-        f"set_config('{name}', '{value}', true)" for name, value in settings.items()
-    )
-
-
-_PLAIN_SETTING = re.compile(r'"?[a-z][a-z0-9_]{0,62}"?|[0-9]{1,12}')
-_PLAIN_LESSON_ID = re.compile(r"lesson-[0-9A-HJKMNP-TV-Z]{26}")
-_ROWS_AHEAD = 500  # as many ids as a chunk of ``writes.rows_by_id``
-
-
-def rows_query(columns: str, ids: Sequence[str]) -> str | None:
-    """``SELECT columns FROM records`` for the rows of ``ids``, their values written into the
-    text, for a write to read in a simple query with its transaction's start: with the lock
-    (``writing``'s ``then``) or before it (``at_once``), one round trip fewer either way; None,
-    so the caller reads them the usual way (or writes the locked way) with bound parameters,
-    when there is no id, more than a batch's worth, or one that is not a plain lesson id (no
-    quote, no backslash can then reach the text: each value is refused, never escaped)."""
-    wanted = list(dict.fromkeys(ids))
-    if not wanted or len(wanted) > _ROWS_AHEAD or not all(map(_PLAIN_LESSON_ID.fullmatch, wanted)):
-        return None
-    values = ", ".join(f"'{lesson_id}'" for lesson_id in wanted)
-    return f"SELECT {columns} FROM records WHERE id IN ({values})"
 
 
 @contextmanager
@@ -392,21 +322,14 @@ def _failures(where: str, failure: type[StoreError]) -> Iterator[None]:
 _READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 
-def read_once(pool: ConnectionPool, schema: str, where: str, query: str) -> Any:
-    """The first row of ``query`` (None without one), a read whose text carries its values
-    itself, each validated by the caller to a plain pattern (no quote, no backslash): sent with
-    the transaction's start and its end as one simple query, one round trip where a
-    :func:`reading` transaction takes three (the service checks a token on every request)."""
-    (rows,) = read_all_once(pool, schema, where, (query,))
-    return rows[0] if rows else None
-
-
 def read_all_once(
     pool: ConnectionPool, schema: str, where: str, queries: Sequence[str]
 ) -> list[list[Any]]:
-    """The rows of each of ``queries``, read as :func:`read_once` reads one: in one
-    transaction (each sees the same state) and one round trip."""
-    statements = (_opening(_READ, schema, None, None, False), *(q.encode() for q in queries))
+    """The rows of each of ``queries``, reads whose texts carry their values themselves, each
+    validated to a plain pattern (no quote, no backslash: :mod:`.statement_text`): sent with
+    the transaction's start and its end as one simple query, in one transaction (each sees the
+    same state) and one round trip, where a :func:`reading` transaction takes three."""
+    statements = (opening(_READ, schema, None, None, False), *(q.encode() for q in queries))
     with _failures(where, StoreError), pool.connection() as conn:
         try:
             cursor = conn.execute(b"; ".join((*statements, b"COMMIT")), prepare=False)
@@ -504,7 +427,7 @@ def writing_at_once(
                 try:
                     with session.pipeline(last=True):
                         conn.execute(b"BEGIN", prepare=False)
-                        conn.execute(_locking(schema, lock_timeout_ms))
+                        conn.execute(locking(schema, lock_timeout_ms))
                         yield session
                 except pg_errors.DivisionByZero:
                     raise RowsMoved(where) from None

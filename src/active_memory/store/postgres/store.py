@@ -44,9 +44,9 @@ from active_memory.store.postgres.session import (
     open_pool,
     reading,
     redacted,
-    rows_query,
     writing,
 )
+from active_memory.store.postgres.statement_text import rows_query
 from active_memory.store.postgres.tenant_code import tenant_code_problems
 from active_memory.store.results import DEFAULT_LIMITS, StoreCheck, StoreLimits
 from active_memory.store.writes import STATE_COLUMNS, read_generation

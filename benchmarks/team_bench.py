@@ -19,9 +19,11 @@ which as many processes run as many transactions, each a plain ``UPDATE`` of the
    commits; its baseline updates the same rows. The goals are set against this race: a
    publication at most 3x the raw baseline directly, at most 6x through the service;
 3. the floors: the direct publications recorded and sent again with none of the client's work
-   (``team_replay``), the CPU a publication costs (its process's and the cluster's, from
-   ``/proc``) with the screen of its drafts, and the HTTP hop alone of each race through the
-   service's stack (``team_hop``);
+   (``team_replay``), and once more with everything after the read as one call of a
+   PL/pgSQL function of the benchmark's own (``team_one_call``, a design the store does not
+   have, measured so that its cost can be weighed), the CPU a publication costs (its
+   process's and the cluster's, from ``/proc``) with the screen of its drafts, and the HTTP
+   hop alone of each race through the service's stack (``team_hop``);
 4. a snapshot of ``--lessons`` lessons through the service (median of 5), and legitimate
    snapshot latency alone and while the service is abused (``team_abuse``).
 """
@@ -42,6 +44,7 @@ from typing import Any
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 
+import team_one_call  # noqa: E402
 from team_abuse import abuse  # noqa: E402
 from team_hop import hop_floor, hop_worker  # noqa: E402
 from team_race import POSTMASTER, mark_started, owned, race, ready_then_wait  # noqa: E402
@@ -180,6 +183,18 @@ def replayer(url: str, folder: str, n: int, out: str) -> None:
 
     started: list[float] = []
     team_replay.replay(url, "replayed", Path(folder) / f"{n}.pickle",
+                       lambda: mark_started(out, started))  # fmt: skip
+    cpu_s = time.process_time() - started[0]
+    Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
+
+
+def one_caller(url: str, folder: str, n: int, out: str) -> None:
+    """The one-call floor's worker: publisher ``n``'s recorded publications, each its read
+    then one call of the benchmark's function (``team_one_call``)."""
+    import team_one_call
+
+    started: list[float] = []
+    team_one_call.send(url, "one_call", Path(folder) / f"{n}.pickle",
                        lambda: mark_started(out, started))  # fmt: skip
     cpu_s = time.process_time() - started[0]
     Path(out).write_text(json.dumps({"ended": time.time(), "cpu_s": cpu_s, "results": []}))
@@ -326,6 +341,13 @@ def main() -> None:
                 "replay", url, recordings, args.processes, args.batches
             )
             _published_whole(store, attempts)
+        with PostgresStore(url, tenant="one_call") as store:
+            _seed(store, ids)
+            team_one_call.install(url, "one_call")
+            one_call, _, one_call_cpu, one_call_server = race(
+                "one_call", url, recordings, args.processes, args.batches
+            )
+            _published_whole(store, attempts)
 
         def ms(seconds: float) -> str:
             return f"{seconds / attempts * 1e3:.2f} ms"
@@ -343,6 +365,14 @@ def main() -> None:
               f"transaction {ms(raw_total)} (PostgreSQL {ms(raw_owned_server)}): the replay "
               f"and the screen alone cost {floor / raw_total:.1f}x a raw transaction's "
               "CPU")  # fmt: skip
+        print(f"floor of a design the store does not have, the same writes as one server-side "
+              f"call (the same read, then one PL/pgSQL function of this benchmark's: the lock, "
+              f"the store's guard, one statement a table): {one_call:.2f} s, "
+              f"{one_call / raw_owned:.1f}x the raw baseline of the same rows; CPU a "
+              f"publication {ms(one_call_cpu + one_call_server)} (PostgreSQL "
+              f"{ms(one_call_server)}); with the screen "
+              f"{(one_call_cpu + one_call_server + screened) / raw_total:.1f}x a raw "
+              "transaction's CPU")  # fmt: skip
 
         # The race measures throughput: 8 processes share one token here, so its rates are off.
         unmetered = ServiceLimits(rates=RateSettings(requests_per_s=None, bytes_per_s=None))
@@ -445,6 +475,8 @@ if __name__ == "__main__":
             hop_worker(location, int(n), int(batches), out, alone)
         elif kind == "replay":
             replayer(location, secret, int(n), out)
+        elif kind == "one_call":
+            one_caller(location, secret, int(n), out)
         elif alone:
             publisher(kind, location, secret, int(n), int(batches), out, int(processes))
         else:

@@ -191,8 +191,6 @@ def replayer(url: str, folder: str, n: int, out: str) -> None:
 def one_caller(url: str, folder: str, n: int, out: str) -> None:
     """The one-call floor's worker: publisher ``n``'s recorded publications, each its read
     then one call of the benchmark's function (``team_one_call``)."""
-    import team_one_call
-
     started: list[float] = []
     team_one_call.send(url, "one_call", Path(folder) / f"{n}.pickle",
                        lambda: mark_started(out, started))  # fmt: skip

@@ -31,7 +31,10 @@ _FUNCTION = "publish_recorded"
 _RECORDS = "UPDATE records SET revision = ?, node_id = ?, body = ?, evidence = ?, size = ?, "
 _HISTORY = "INSERT INTO history (id, revision, op, body, evidence, source_revision, generation"
 _TEXTS = "INSERT INTO lesson_text (id, words) VALUES "
+_GENERATION_READ = "(SELECT generation FROM meta)"  # in each history row, as written
 _GUARD_PARAMETERS = 12
+# A history row's values as the store binds them (its generation is read in the statement).
+_HISTORY_NAMES = ("id", "revision", "op", "body", "evidence", "source_revision", "run_id", "time")
 
 
 def _body(guard: str) -> str:
@@ -63,7 +66,8 @@ END"""
 
 def install(url: str, tenant: str) -> None:
     """The function, in ``tenant``'s schema (created by the store beforehand), with the
-    settings a write sent whole takes for its transaction."""
+    settings a write sent whole takes that bear on its work: the schema, the lock timeout and
+    generic plans (a statement timeout set on a function would not bound the call itself)."""
     import psycopg
 
     from active_memory.store.postgres.at_once import _GUARDED_GENERATION
@@ -77,7 +81,7 @@ def install(url: str, tenant: str) -> None:
             f'CREATE FUNCTION "{schema}".{_FUNCTION}(float8, bigint, bigint, bigint, bigint, '
             "bigint, bigint, bigint, text[], bigint, jsonb, bigint, jsonb, jsonb, jsonb) "
             f'RETURNS bigint LANGUAGE plpgsql SET search_path = "{schema}" '
-            "SET lock_timeout = 60000 SET statement_timeout = 60000 "
+            "SET lock_timeout = 60000 "
             "SET plan_cache_mode = force_generic_plan "
             f"AS $publish$ {_body(_GUARDED_GENERATION)} $publish$"
         )
@@ -86,23 +90,28 @@ def install(url: str, tenant: str) -> None:
 def _arguments(statements: list[tuple[str, str, Any]]) -> tuple[Any, ...]:
     """The function's arguments for one recorded pipeline: the guard's, then the rows of each
     table as JSON."""
-    (_, _, guard), (_, records_sql, records), (_, history_sql, history), (_, texts_sql, texts) = (
-        statements
+    from active_memory.store.postgres.at_once import _GUARDED_GENERATION
+
+    if [method for method, _, _ in statements] != ["execute", "executemany", "execute", "execute"]:
+        raise SystemExit("a recorded publication wrote other statements than the race's upserts")
+    (guard_sql, guard), (records_sql, records), (history_sql, history), (texts_sql, texts) = (
+        statement[1:] for statement in statements
     )
+    history_rows = _rows(_HISTORY_NAMES, history)
     if not (
-        records_sql.startswith(_RECORDS)
-        and history_sql.startswith(_HISTORY)
-        and texts_sql.startswith(_TEXTS)
+        guard_sql == _GUARDED_GENERATION
         and len(guard) == _GUARD_PARAMETERS
+        and records_sql.startswith(_RECORDS)
+        and history_sql.startswith(_HISTORY)
+        and history_sql.count(_GENERATION_READ) == len(history_rows)
+        and texts_sql.startswith(_TEXTS)
     ):
         raise SystemExit("a recorded publication wrote other statements than the race's upserts")
     names = ("revision", "node_id", "body", "evidence", "size", "checksum", "id")
-    history_names = ("id", "revision", "op", "body", "evidence", "source_revision", "run_id",
-                     "time")  # fmt: skip
     return (
         *guard,
         [dict(zip(names, row, strict=True)) for row in records],
-        _rows(history_names, history),
+        history_rows,
         _rows(("id", "words"), texts),
     )
 

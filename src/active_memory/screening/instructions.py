@@ -34,7 +34,7 @@ admission quarantines such a card for review instead of refusing it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from active_memory.screening import authority, families
@@ -253,6 +253,20 @@ class _Gate:
 
     hints: tuple[frozenset[str] | None, ...]
     literals: tuple[str, ...]  # every detector's, once (about 300 substring tests a text)
+    # Which detectors each literal opens, and those that every text opens (no hints): the
+    # detectors a text may match are then a union over its few literals, not a test of each
+    # detector's hints in turn (a card holds a handful of the 300 literals).
+    _opens: dict[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    _unhinted: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        opens: dict[str, list[int]] = {}
+        for index, hint in enumerate(self.hints):
+            for literal in hint or ():
+                opens.setdefault(literal, []).append(index)
+        object.__setattr__(self, "_opens", {key: tuple(found) for key, found in opens.items()})
+        unhinted = tuple(index for index, hint in enumerate(self.hints) if hint is None)
+        object.__setattr__(self, "_unhinted", unhinted)
 
     def present(self, folded: str, only: frozenset[int] | None = None) -> frozenset[str]:
         """The literals ``folded`` holds: every detector's, or those of the detectors ``only``
@@ -264,11 +278,20 @@ class _Gate:
                 for literal in self.hints[index] or ()
                 if literal in folded
             )
-        return frozenset(literal for literal in self.literals if literal in folded)
+        # filter() runs the substring tests without a Python step per literal.
+        return frozenset(filter(folded.__contains__, self.literals))
 
     def may_match(self, index: int, present: frozenset[str]) -> bool:
         hint = self.hints[index]
         return hint is None or not hint.isdisjoint(present)
+
+    def candidates(self, present: frozenset[str]) -> list[int]:
+        """The detectors that may match a text holding the literals ``present`` (those
+        :meth:`may_match` lets through), in detector order."""
+        opened = set(self._unhinted)
+        for literal in present:
+            opened.update(self._opens.get(literal, ()))
+        return sorted(opened)
 
 
 @cache
@@ -288,22 +311,33 @@ def _gate() -> _Gate:
     return _Gate(hints, tuple(sorted({text for hint in hints if hint for text in hint})))
 
 
-def _strong_kinds(folded: str, only: frozenset[int] | None = None) -> list[str]:
+def _found(folded: str, index: int) -> bool:
+    """Whether detector ``index`` matches ``folded`` where no negation makes it harmless."""
+    negatable = _SOURCES[index][2]
+    for match in _pattern(index).finditer(folded):
+        if not (negatable and harmless(folded, match.start(), match.end())):
+            return True
+    return False
+
+
+def _strong_kinds(
+    folded: str, only: frozenset[int] | None = None, present: frozenset[str] | None = None
+) -> list[str]:
     """The strong kinds the patterns find in ``folded`` text, in detector order (of the
-    detectors ``only`` numbers, when given)."""
+    detectors ``only`` numbers, when given); ``present``: the gate's literals in ``folded``,
+    when the caller has them already."""
     kinds: list[str] = []
     gate = _gate()
-    present = gate.present(folded, only)
-    for index, (kind, _, negatable) in enumerate(_SOURCES):
+    if present is None:
+        present = gate.present(folded, only)
+    for index in gate.candidates(present):
+        kind = _SOURCES[index][0]
         if only is not None and index not in only:
             continue
-        if kind in WEAK_KINDS or kind in kinds or not gate.may_match(index, present):
+        if kind in WEAK_KINDS or kind in kinds:
             continue
-        for match in _pattern(index).finditer(folded):
-            if negatable and harmless(folded, match.start(), match.end()):
-                continue
+        if _found(folded, index):
             kinds.append(kind)
-            break
     return kinds
 
 
@@ -409,8 +443,10 @@ def find_instructions(text: str) -> tuple[str, ...]:
     """Every instruction-like kind in ``text``, unique; weak kinds only when nothing strong is
     there."""
     folded = fold(text)
+    gate = _gate()
+    present = gate.present(folded)  # read by the strong pass and the weak one
     kinds = ["role_tag"] if find_frame_tag(text) else []
-    kinds += [kind for kind in _strong_kinds(folded) if kind not in kinds]
+    kinds += [kind for kind in _strong_kinds(folded, present=present) if kind not in kinds]
     # Ordered as the detectors are, whichever reading found the kind.
     kinds += [kind for kind in dict.fromkeys(_disguised_kinds(text)) if kind not in kinds]
     kinds.sort(key=INJECTION_KINDS.index)
@@ -421,14 +457,9 @@ def find_instructions(text: str) -> tuple[str, ...]:
         kinds.append(problem)
     if kinds:
         return tuple(kinds)  # a weak signal adds nothing to a refusal
-    gate = _gate()
-    present = gate.present(folded)
-    for index, (kind, _, negatable) in enumerate(_SOURCES):
-        if kind not in WEAK_KINDS or not gate.may_match(index, present):
-            continue
-        for match in _pattern(index).finditer(folded):
-            if negatable and harmless(folded, match.start(), match.end()):
-                continue
+    for index in gate.candidates(present):
+        kind = _SOURCES[index][0]
+        if kind in WEAK_KINDS and _found(folded, index):
             return (kind,)
     return ("mixed_script",) if mixed_script(text) else ()
 

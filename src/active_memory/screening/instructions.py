@@ -34,13 +34,13 @@ admission quarantines such a card for review instead of refusing it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import cache
 
 from active_memory.screening import authority, families
 from active_memory.screening.confusables import fold, mixed_script
 from active_memory.screening.context import harmless
-from active_memory.screening.detector_hints import hints as detector_hints
+from active_memory.screening.detector_gate import Gate
+from active_memory.screening.detector_hints import arms as detector_arms, hints as detector_hints
 from active_memory.screening.detector_words import spelled_stems, words as detector_words
 from active_memory.screening.frame import character_problem, find_frame_tag
 from active_memory.screening.languages import find_foreign, may_hold_anchor
@@ -242,65 +242,13 @@ def normalise(text: str) -> str:
     return fold(text)
 
 
-@dataclass(frozen=True, slots=True)
-class _Gate:
-    """Which detectors may match a text, from one look at it.
-
-    Per detector, ``hints`` holds the literals one of which each of its matches holds (proven
-    on the pattern's parse tree, ``screening.required_literals``), or None: a text holding
-    none of them is not scanned by it. Most cards hold none of most detectors' words, and the
-    scans were most of a publication's screening time."""
-
-    hints: tuple[frozenset[str] | None, ...]
-    literals: tuple[str, ...]  # every detector's, once (about 300 substring tests a text)
-    # Which detectors each literal opens, and those that every text opens (no hints): the
-    # detectors a text may match are then a union over its few literals, not a test of each
-    # detector's hints in turn (a card holds a handful of the 300 literals).
-    _opens: dict[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
-    _unhinted: tuple[int, ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        opens: dict[str, list[int]] = {}
-        for index, hint in enumerate(self.hints):
-            for literal in hint or ():
-                opens.setdefault(literal, []).append(index)
-        object.__setattr__(self, "_opens", {key: tuple(found) for key, found in opens.items()})
-        unhinted = tuple(index for index, hint in enumerate(self.hints) if hint is None)
-        object.__setattr__(self, "_unhinted", unhinted)
-
-    def present(self, folded: str, only: frozenset[int] | None = None) -> frozenset[str]:
-        """The literals ``folded`` holds: every detector's, or those of the detectors ``only``
-        numbers (a leet view read by a few detectors tests their few literals)."""
-        if only is not None:
-            return frozenset(
-                literal
-                for index in only
-                for literal in self.hints[index] or ()
-                if literal in folded
-            )
-        # filter() runs the substring tests without a Python step per literal.
-        return frozenset(filter(folded.__contains__, self.literals))
-
-    def may_match(self, index: int, present: frozenset[str]) -> bool:
-        hint = self.hints[index]
-        return hint is None or not hint.isdisjoint(present)
-
-    def candidates(self, present: frozenset[str]) -> list[int]:
-        """The detectors that may match a text holding the literals ``present`` (those
-        :meth:`may_match` lets through), in detector order."""
-        opened = set(self._unhinted)
-        for literal in present:
-            opened.update(self._opens.get(literal, ()))
-        return sorted(opened)
-
-
 @cache
 def _pattern(index: int) -> re.Pattern[str]:
     return re.compile(_SOURCES[index][1])
 
 
 @cache
-def _gate() -> _Gate:
+def _gate() -> Gate:
     """Built on first use: a command that screens nothing never reads the hints, which come
     from ``detector_hints.json`` rather than a parse of every pattern
     (:mod:`active_memory.screening.detector_hints`)."""
@@ -308,7 +256,8 @@ def _gate() -> _Gate:
         None if found is None else frozenset(found)
         for found in (detector_hints(source) for _, source, _ in _SOURCES)
     )
-    return _Gate(hints, tuple(sorted({text for hint in hints if hint for text in hint})))
+    literals = tuple(sorted({text for hint in hints if hint for text in hint}))
+    return Gate(hints, literals, tuple(detector_arms(source) for _, source, _ in _SOURCES))
 
 
 def _found(folded: str, index: int) -> bool:
@@ -330,13 +279,14 @@ def _strong_kinds(
     gate = _gate()
     if present is None:
         present = gate.present(folded, only)
+    seen: dict[tuple[str, ...], bool] = {}
     for index in gate.candidates(present):
         kind = _SOURCES[index][0]
         if only is not None and index not in only:
             continue
         if kind in WEAK_KINDS or kind in kinds:
             continue
-        if _found(folded, index):
+        if gate.opens(index, folded, seen) and _found(folded, index):
             kinds.append(kind)
     return kinds
 
@@ -457,9 +407,10 @@ def find_instructions(text: str) -> tuple[str, ...]:
         kinds.append(problem)
     if kinds:
         return tuple(kinds)  # a weak signal adds nothing to a refusal
+    seen: dict[tuple[str, ...], bool] = {}
     for index in gate.candidates(present):
         kind = _SOURCES[index][0]
-        if kind in WEAK_KINDS and _found(folded, index):
+        if kind in WEAK_KINDS and gate.opens(index, folded, seen) and _found(folded, index):
             return (kind,)
     return ("mixed_script",) if mixed_script(text) else ()
 

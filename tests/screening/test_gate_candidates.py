@@ -1,6 +1,7 @@
 """The gates name the patterns to run as a union over the literals a text holds: exactly the
 detectors (and credential formats) whose hints a text holds, in their order, as a test of each
-one's hints in turn would; and a card text is looked at once for every detector's literals."""
+one's hints in turn would; a card text is looked at once for every detector's literals, and the
+compiled look finds exactly what the substring tests find."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import re
 
 import pytest
 
-from active_memory.screening import instructions, secrets
+from active_memory.screening import instructions, literal_scan, secrets
 from active_memory.screening.anchor_leads import LEAD_LETTERS, gate
 from active_memory.screening.confusables import fold
 from active_memory.screening.languages import _anchor_source, may_hold_anchor
+from active_memory.screening.literal_scan import HintTable, LiteralScan
 from active_memory.screening.normalise import plain
 from active_memory.screening.required_literals import case_fold
 from screening.corpus_texts import CARD_TEXTS
@@ -92,3 +94,55 @@ def test_a_card_text_is_looked_at_once_for_every_detectors_literals(
         "remote_fetch",
     )
     assert len(calls) == 2
+
+
+def _substring_tests(literals: tuple[str, ...], text: str) -> frozenset[str]:
+    return frozenset(literal for literal in literals if literal in text)
+
+
+@pytest.mark.parametrize("table", ["detectors", "formats"])
+def test_the_compiled_scan_finds_exactly_the_literals_the_substring_tests_find(
+    table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if table == "detectors":
+        literals, texts = instructions._gate().literals, [fold(t) for t in CARD_TEXTS]
+    else:
+        literals = secrets._hints_of(secrets._all_formats()).literals
+        texts = [case_fold(t) for t in CARD_TEXTS]
+    # Overlapping and nested literals at one position: "password" holds "pass"; "sk-ant-".
+    texts += [" ".join(literals), "".join(literals), "".join(reversed(literals)), ""]
+    monkeypatch.setattr(literal_scan, "COMPILE_AFTER", 0)
+    scan = LiteralScan(literals)
+    assert scan.present("x") == _substring_tests(literals, "x")
+    assert scan._pattern is not None
+    for text in texts:
+        assert scan.present(text) == _substring_tests(literals, text), text
+
+
+def test_a_literal_inside_a_longer_one_at_the_same_place_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(literal_scan, "COMPILE_AFTER", 0)
+    scan = LiteralScan(("pass", "password", "sword", "wo", "-", "a.b"))
+    assert scan.present("my password-axb") == {"pass", "password", "sword", "wo", "-"}
+    assert scan.present("a.b pas") == {"a.b"}
+    for literals in [(), ("", "ab")]:  # nothing to compile; an empty literal is in every text
+        assert LiteralScan(literals).present("xab") == set(literals)
+
+
+def test_a_process_screening_a_few_texts_compiles_no_scan() -> None:
+    # Compiling costs about what COMPILE_AFTER looks save: a one-card command never pays it.
+    scan = LiteralScan(instructions._gate().literals)
+    for text in CARD_TEXTS[: literal_scan.COMPILE_AFTER]:
+        scan.present(fold(text))
+    assert scan._pattern is None
+    scan.present("one more")
+    assert scan._pattern is not None
+
+
+def test_a_table_opens_its_unhinted_entries_for_every_text() -> None:
+    table = HintTable([("ab", "cd"), None, ("cd",), ()])
+    assert table.literals == ("ab", "cd")
+    assert table.candidates(frozenset()) == [1]
+    assert table.candidates(frozenset({"cd"})) == [0, 1, 2]
+    assert table.candidates(table.present("xxabx")) == [0, 1]

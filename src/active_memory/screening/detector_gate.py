@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from active_memory.screening.detector_hints import Arms
+from active_memory.screening.literal_scan import HintTable
 
 __all__ = ["Gate"]
 
@@ -30,24 +31,16 @@ class Gate:
     word such as "log" or "lesson" alone opened the costliest detector for most cards."""
 
     hints: tuple[frozenset[str] | None, ...]
-    literals: tuple[str, ...]  # every detector's, once (about 300 substring tests a text)
+    literals: tuple[str, ...]  # every detector's, once (about 300)
     # Per detector, its arms (``detector_hints.arms``), or None: read only for the detectors a
     # text's literals open, since most texts open none.
     arms: tuple[Arms | None, ...] = ()
-    # Which detectors each literal opens, and those that every text opens (no hints): the
-    # detectors a text may match are then a union over its few literals, not a test of each
-    # detector's hints in turn (a card holds a handful of the 300 literals).
-    _opens: dict[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
-    _unhinted: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    # Which detectors each literal opens (a union over a text's literals, not a test of
+    # each detector's hints in turn).
+    _table: HintTable = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        opens: dict[str, list[int]] = {}
-        for index, hint in enumerate(self.hints):
-            for literal in hint or ():
-                opens.setdefault(literal, []).append(index)
-        object.__setattr__(self, "_opens", {key: tuple(found) for key, found in opens.items()})
-        unhinted = tuple(index for index, hint in enumerate(self.hints) if hint is None)
-        object.__setattr__(self, "_unhinted", unhinted)
+        object.__setattr__(self, "_table", HintTable(self.hints))
 
     def present(self, folded: str, only: frozenset[int] | None = None) -> frozenset[str]:
         """The literals ``folded`` holds: every detector's, or those of the detectors ``only``
@@ -59,8 +52,7 @@ class Gate:
                 for literal in self.hints[index] or ()
                 if literal in folded
             )
-        # filter() runs the substring tests without a Python step per literal.
-        return frozenset(filter(folded.__contains__, self.literals))
+        return self._table.present(folded)
 
     def may_match(self, index: int, present: frozenset[str]) -> bool:
         hint = self.hints[index]
@@ -86,7 +78,4 @@ class Gate:
     def candidates(self, present: frozenset[str]) -> list[int]:
         """The detectors that may match a text holding the literals ``present`` (those
         :meth:`may_match` lets through), in detector order."""
-        opened = set(self._unhinted)
-        for literal in present:
-            opened.update(self._opens.get(literal, ()))
-        return sorted(opened)
+        return self._table.candidates(present)

@@ -42,6 +42,7 @@ from functools import cache, partial
 from active_memory.screening.compiled import compiled
 from active_memory.screening.detectors import plugin_sources
 from active_memory.screening.entropy import high_entropy, mixed, shannon_entropy
+from active_memory.screening.literal_scan import HintTable
 from active_memory.screening.required_literals import case_fold
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
@@ -391,37 +392,14 @@ def _all_formats() -> tuple[_Format, ...]:
     return (*_FORMATS, *detected, _PROSE, *forms)
 
 
-@dataclass(frozen=True, slots=True)
-class _Hints:
-    """What the hints of a tuple of formats say, worked out once for it."""
-
-    literals: tuple[str, ...]  # every format's hints, once each
-    opens: dict[str, tuple[int, ...]]  # the formats (numbers) a hint lets run
-    unhinted: tuple[int, ...]  # the formats that run over every text
-
-    def candidates(self, present: frozenset[str]) -> list[int]:
-        """The formats a text holding the hints ``present`` may match, in format order: a
-        union over a text's few hints rather than a test of each of 60 formats' hints."""
-        opened = set(self.unhinted)
-        for hint in present:
-            opened.update(self.opens[hint])
-        return sorted(opened)
+_hint_memo: list[tuple[tuple[_Format, ...], HintTable]] = []
 
 
-_hint_memo: list[tuple[tuple[_Format, ...], _Hints]] = []
-
-
-def _hints_of(formats: tuple[_Format, ...]) -> _Hints:
-    """:class:`_Hints` of ``formats``, kept for the last tuple of formats asked about
+def _hints_of(formats: tuple[_Format, ...]) -> HintTable:
+    """The hints of ``formats`` as one table, kept for the last tuple of formats asked about
     (``_all_formats()`` is built once, so that is the only one outside tests)."""
     if not _hint_memo or _hint_memo[-1][0] is not formats:
-        opens: dict[str, list[int]] = {}
-        for index, fmt in enumerate(formats):
-            for hint in fmt.hints:
-                opens.setdefault(hint, []).append(index)
-        unhinted = tuple(index for index, fmt in enumerate(formats) if not fmt.hints)
-        hints = _Hints(tuple(sorted(opens)), {k: tuple(v) for k, v in opens.items()}, unhinted)
-        _hint_memo[:] = [(formats, hints)]
+        _hint_memo[:] = [(formats, HintTable(fmt.hints or None for fmt in formats))]
     return _hint_memo[-1][1]
 
 
@@ -451,8 +429,7 @@ def find_credential(text: str) -> str | None:
 def _present(text: str, formats: tuple[_Format, ...]) -> frozenset[str]:
     """The hints of ``formats`` that ``text`` holds: one look for all of them at once (about
     100 substring tests) rather than each format's own in turn."""
-    # filter() runs the substring tests without a Python step per hint.
-    return frozenset(filter(case_fold(text).__contains__, _hints_of(formats).literals))
+    return _hints_of(formats).present(case_fold(text))
 
 
 def find_secret(text: str) -> str | None:

@@ -17,7 +17,9 @@ SOURCES = instructions._SOURCES
 
 
 @pytest.mark.parametrize("index", range(len(SOURCES)), ids=[kind for kind, _, _ in SOURCES])
-def test_every_text_a_detector_matches_passes_its_gate(index: int) -> None:
+def test_every_text_a_detector_matches_passes_its_gate_and_opens_one_of_its_arms(
+    index: int,
+) -> None:
     gate = instructions._gate()
     pattern = instructions._pattern(index)
     matched = 0
@@ -26,6 +28,7 @@ def test_every_text_a_detector_matches_passes_its_gate(index: int) -> None:
             if pattern.search(text):
                 matched += 1
                 assert gate.may_match(index, gate.present(text)), text
+                assert gate.opens(index, text, {}), text
     assert matched > 20  # the samples reach the pattern's matches, not only its misses
 
 

@@ -34,13 +34,13 @@ admission quarantines such a card for review instead of refusing it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 
 from active_memory.screening import authority, families
 from active_memory.screening.confusables import fold, mixed_script
 from active_memory.screening.context import harmless
-from active_memory.screening.detector_hints import hints as detector_hints
+from active_memory.screening.detector_gate import Gate
+from active_memory.screening.detector_hints import arms as detector_arms, hints as detector_hints
 from active_memory.screening.detector_words import spelled_stems, words as detector_words
 from active_memory.screening.frame import character_problem, find_frame_tag
 from active_memory.screening.languages import find_foreign, may_hold_anchor
@@ -242,42 +242,13 @@ def normalise(text: str) -> str:
     return fold(text)
 
 
-@dataclass(frozen=True, slots=True)
-class _Gate:
-    """Which detectors may match a text, from one look at it.
-
-    Per detector, ``hints`` holds the literals one of which each of its matches holds (proven
-    on the pattern's parse tree, ``screening.required_literals``), or None: a text holding
-    none of them is not scanned by it. Most cards hold none of most detectors' words, and the
-    scans were most of a publication's screening time."""
-
-    hints: tuple[frozenset[str] | None, ...]
-    literals: tuple[str, ...]  # every detector's, once (about 300 substring tests a text)
-
-    def present(self, folded: str, only: frozenset[int] | None = None) -> frozenset[str]:
-        """The literals ``folded`` holds: every detector's, or those of the detectors ``only``
-        numbers (a leet view read by a few detectors tests their few literals)."""
-        if only is not None:
-            return frozenset(
-                literal
-                for index in only
-                for literal in self.hints[index] or ()
-                if literal in folded
-            )
-        return frozenset(literal for literal in self.literals if literal in folded)
-
-    def may_match(self, index: int, present: frozenset[str]) -> bool:
-        hint = self.hints[index]
-        return hint is None or not hint.isdisjoint(present)
-
-
 @cache
 def _pattern(index: int) -> re.Pattern[str]:
     return re.compile(_SOURCES[index][1])
 
 
 @cache
-def _gate() -> _Gate:
+def _gate() -> Gate:
     """Built on first use: a command that screens nothing never reads the hints, which come
     from ``detector_hints.json`` rather than a parse of every pattern
     (:mod:`active_memory.screening.detector_hints`)."""
@@ -285,25 +256,38 @@ def _gate() -> _Gate:
         None if found is None else frozenset(found)
         for found in (detector_hints(source) for _, source, _ in _SOURCES)
     )
-    return _Gate(hints, tuple(sorted({text for hint in hints if hint for text in hint})))
+    literals = tuple(sorted({text for hint in hints if hint for text in hint}))
+    return Gate(hints, literals, tuple(detector_arms(source) for _, source, _ in _SOURCES))
 
 
-def _strong_kinds(folded: str, only: frozenset[int] | None = None) -> list[str]:
+def _found(folded: str, index: int) -> bool:
+    """Whether detector ``index`` matches ``folded`` where no negation makes it harmless."""
+    negatable = _SOURCES[index][2]
+    for match in _pattern(index).finditer(folded):
+        if not (negatable and harmless(folded, match.start(), match.end())):
+            return True
+    return False
+
+
+def _strong_kinds(
+    folded: str, only: frozenset[int] | None = None, present: frozenset[str] | None = None
+) -> list[str]:
     """The strong kinds the patterns find in ``folded`` text, in detector order (of the
-    detectors ``only`` numbers, when given)."""
+    detectors ``only`` numbers, when given); ``present``: the gate's literals in ``folded``,
+    when the caller has them already."""
     kinds: list[str] = []
     gate = _gate()
-    present = gate.present(folded, only)
-    for index, (kind, _, negatable) in enumerate(_SOURCES):
+    if present is None:
+        present = gate.present(folded, only)
+    seen: dict[tuple[str, ...], bool] = {}
+    for index in gate.candidates(present):
+        kind = _SOURCES[index][0]
         if only is not None and index not in only:
             continue
-        if kind in WEAK_KINDS or kind in kinds or not gate.may_match(index, present):
+        if kind in WEAK_KINDS or kind in kinds:
             continue
-        for match in _pattern(index).finditer(folded):
-            if negatable and harmless(folded, match.start(), match.end()):
-                continue
+        if gate.opens(index, folded, seen) and _found(folded, index):
             kinds.append(kind)
-            break
     return kinds
 
 
@@ -409,8 +393,10 @@ def find_instructions(text: str) -> tuple[str, ...]:
     """Every instruction-like kind in ``text``, unique; weak kinds only when nothing strong is
     there."""
     folded = fold(text)
+    gate = _gate()
+    present = gate.present(folded)  # read by the strong pass and the weak one
     kinds = ["role_tag"] if find_frame_tag(text) else []
-    kinds += [kind for kind in _strong_kinds(folded) if kind not in kinds]
+    kinds += [kind for kind in _strong_kinds(folded, present=present) if kind not in kinds]
     # Ordered as the detectors are, whichever reading found the kind.
     kinds += [kind for kind in dict.fromkeys(_disguised_kinds(text)) if kind not in kinds]
     kinds.sort(key=INJECTION_KINDS.index)
@@ -421,14 +407,10 @@ def find_instructions(text: str) -> tuple[str, ...]:
         kinds.append(problem)
     if kinds:
         return tuple(kinds)  # a weak signal adds nothing to a refusal
-    gate = _gate()
-    present = gate.present(folded)
-    for index, (kind, _, negatable) in enumerate(_SOURCES):
-        if kind not in WEAK_KINDS or not gate.may_match(index, present):
-            continue
-        for match in _pattern(index).finditer(folded):
-            if negatable and harmless(folded, match.start(), match.end()):
-                continue
+    seen: dict[tuple[str, ...], bool] = {}
+    for index in gate.candidates(present):
+        kind = _SOURCES[index][0]
+        if kind in WEAK_KINDS and gate.opens(index, folded, seen) and _found(folded, index):
             return (kind,)
     return ("mixed_script",) if mixed_script(text) else ()
 

@@ -39,6 +39,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote
 
 from active_memory.screening.frame import strip_invisible
@@ -390,9 +391,17 @@ _DECODERS: tuple[tuple[re.Pattern[str], Callable[[str], bytes | None], str], ...
 def decoded_texts(text: str) -> Decoding:
     """Printable texts hidden in encoded runs of ``text``, nested runs decoded too, within the
     bounds above."""
+    return _decoded(text[:MAX_VIEWED])
+
+
+# A card text is decoded twice, for credentials (``verdict``) and for instructions: a few
+# answers are kept, keyed by the viewed text (at most MAX_VIEWED characters each), so the
+# second look is free. A Decoding is frozen, so sharing one is safe.
+@lru_cache(maxsize=32)
+def _decoded(viewed: str) -> Decoding:
     texts: list[str] = []
     attempts = 0
-    level = [text[:MAX_VIEWED]]
+    level = [viewed]
     for _ in range(MAX_DEPTH):
         following: list[str] = []
         for source in level:

@@ -30,7 +30,14 @@ from typing import Any
 parser: Any = importlib.import_module("re._parser")
 constants: Any = importlib.import_module("re._constants")
 
-__all__ = ["FOLDS", "MIN_HINT_CHARS", "case_fold", "required_alternatives", "required_literal"]
+__all__ = [
+    "FOLDS",
+    "MIN_HINT_CHARS",
+    "case_fold",
+    "required_alternatives",
+    "required_arms",
+    "required_literal",
+]
 
 MIN_HINT_CHARS = 3
 # What IGNORECASE lets match a non-ASCII character whose lower-case form is not ASCII.
@@ -102,7 +109,47 @@ def case_fold(text: str) -> str:
     return text.translate(FOLDS).lower()
 
 
+def required_arms(pattern: re.Pattern[str]) -> tuple[tuple[tuple[str, ...], ...], ...] | None:
+    """For each arm of ``pattern``'s top-level branch (the whole pattern is one arm when it has
+    none), the literal sets a match through that arm holds one of *each* of, sorted, the set
+    with the longest shortest literal first; None when some arm needs nothing (or ``pattern``
+    ignores case).
+
+    Finer than :func:`required_alternatives`, which keeps one set for a sequence and a union
+    for a branch: "a verb, then a secret file, then a sink" needs a word of each of the three,
+    which a card holding only "lesson" (a sink) lacks."""
+    if pattern.flags & re.IGNORECASE:
+        return None
+    try:
+        tree = parser.parse(pattern.pattern, pattern.flags & ~re.UNICODE)
+    except (re.error, RecursionError):
+        return None
+    if tree.state.flags & re.IGNORECASE:
+        return None
+    items = list(tree)
+    *lead, last = items or [(None, None)]
+    # The parser moves a prefix every arm shares (\b) in front of the branch; consuming
+    # nothing, it leaves each arm's needs as they were.
+    zero_width = all(op in (constants.ASSERT, constants.ASSERT_NOT, constants.AT) for op, _ in lead)
+    arms = last[1][1] if zero_width and last[0] is constants.BRANCH else [items]
+    found: list[tuple[tuple[str, ...], ...]] = []
+    for arm in arms:
+        needs = sorted(_needs(arm), key=lambda need: (-min(map(len, need)), len(need)))
+        if not needs:
+            return None
+        found.append(tuple(tuple(sorted(need)) for need in dict.fromkeys(needs)))
+    return tuple(found)
+
+
 def _sequence(items: Any, folded: bool = False) -> frozenset[str] | None:
+    choices = _needs(items, folded)
+    if not choices:
+        return None
+    return max(choices, key=lambda choice: (min(map(len, choice)), -len(choice)))
+
+
+def _needs(items: Any, folded: bool = False) -> list[frozenset[str]]:
+    """The literal sets a match of the sequence ``items`` holds one of each of."""
     choices: list[frozenset[str]] = []
     run = ""
     for op, argument in items:
@@ -119,9 +166,7 @@ def _sequence(items: Any, folded: bool = False) -> frozenset[str] | None:
             choices.append(needed)
     if run:
         choices.append(frozenset((run,)))
-    if not choices:
-        return None
-    return max(choices, key=lambda choice: (min(map(len, choice)), -len(choice)))
+    return choices
 
 
 def _node(op: Any, argument: Any, folded: bool) -> frozenset[str] | None:

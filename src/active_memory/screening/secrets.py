@@ -42,6 +42,7 @@ from functools import cache, partial
 from active_memory.screening.compiled import compiled
 from active_memory.screening.detectors import plugin_sources
 from active_memory.screening.entropy import high_entropy, mixed, shannon_entropy
+from active_memory.screening.literal_scan import HintTable
 from active_memory.screening.required_literals import case_fold
 from active_memory.screening.secret_forms import FORMS, PLACEHOLDER as _PLACEHOLDER
 
@@ -391,14 +392,14 @@ def _all_formats() -> tuple[_Format, ...]:
     return (*_FORMATS, *detected, _PROSE, *forms)
 
 
-_hint_memo: list[tuple[tuple[_Format, ...], tuple[str, ...]]] = []
+_hint_memo: list[tuple[tuple[_Format, ...], HintTable]] = []
 
 
-def _hint_literals(formats: tuple[_Format, ...]) -> tuple[str, ...]:
-    """Every hint of ``formats``, once each; kept for the last tuple of formats asked about
+def _hints_of(formats: tuple[_Format, ...]) -> HintTable:
+    """The hints of ``formats`` as one table, kept for the last tuple of formats asked about
     (``_all_formats()`` is built once, so that is the only one outside tests)."""
     if not _hint_memo or _hint_memo[-1][0] is not formats:
-        _hint_memo[:] = [(formats, tuple(sorted({hint for f in formats for hint in f.hints})))]
+        _hint_memo[:] = [(formats, HintTable(fmt.hints or None for fmt in formats))]
     return _hint_memo[-1][1]
 
 
@@ -415,10 +416,8 @@ def find_credential(text: str) -> str | None:
     ``high_entropy`` heuristic.
     """
     formats = _all_formats()
-    present = _present(text, formats)
-    for fmt in formats:
-        if fmt.hints and present.isdisjoint(fmt.hints):
-            continue
+    for index in _hints_of(formats).candidates(_present(text, formats)):
+        fmt = formats[index]
         if fmt.literal is None:
             if fmt.pattern.search(text):
                 return fmt.kind
@@ -430,8 +429,7 @@ def find_credential(text: str) -> str | None:
 def _present(text: str, formats: tuple[_Format, ...]) -> frozenset[str]:
     """The hints of ``formats`` that ``text`` holds: one look for all of them at once (about
     100 substring tests) rather than each format's own in turn."""
-    folded = case_fold(text)
-    return frozenset(hint for hint in _hint_literals(formats) if hint in folded)
+    return _hints_of(formats).present(case_fold(text))
 
 
 def find_secret(text: str) -> str | None:

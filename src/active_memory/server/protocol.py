@@ -1,12 +1,12 @@
-"""uvicorn's h11 protocol with a deadline on every request's arrival, connection caps and a
-bounded request head, against slow and greedy clients.
+"""uvicorn's httptools protocol with a deadline on every request's arrival, connection caps and
+a bounded request head, against slow and greedy clients.
 
-uvicorn bounds the idle time between requests on a kept-alive connection and the size of a
-request head, but not the time a request takes to arrive: a client sending a byte a second
-holds a connection (and a slot) for as long as it likes. Here each request, head and body,
-must have arrived within ``request_timeout`` seconds of its connection opening or of the
-previous answer on it; otherwise the client gets ``408`` and the connection is closed. A
-request that has fully arrived is no longer timed here: the application answers it.
+uvicorn bounds the idle time between requests on a kept-alive connection, but neither the time
+a request takes to arrive nor the size of its head: a client sending a byte a second holds a
+connection (and a slot) for as long as it likes. Here each request, head and body, must have
+arrived within ``request_timeout`` seconds of its connection opening or of the previous answer
+on it; otherwise the client gets ``408`` and the connection is closed. A request that has fully
+arrived is no longer timed here: the application answers it.
 
 The answer is guarded the same way: once the client stops reading, so that the transport's
 buffer stays above its high-water mark for ``request_timeout`` seconds, the connection is
@@ -20,16 +20,20 @@ hundreds of half-sent requests exhausts only its own share and other peers keep 
 uvicorn's own ``limit_concurrency`` is left off: it answers in plain text, and only once the
 request arrived.
 
-A request head is bounded at ``max_head_bytes`` whether it arrives in pieces or whole (h11
-bounds only the incomplete part it buffers): a larger one is answered ``431`` in JSON and the
-connection closed. A head pipelined behind another request in one read is bounded by h11 only.
-A refusal of a request still arriving (``431``, ``400``) closes lingering: the answer and our
-end of the stream go out, and what the client is still sending is read and dropped for up to
-``LINGER_S`` before the connection closes. Closing at once, with its data unread, makes the
-kernel reset the connection, and a reset can destroy the answer before the client reads it.
-The application's own refusals of a request whose body is still arriving (a ``Content-Length``
-over the cap, a token over its rates, a missing credential) close the same way: the request
-cycle closes through :class:`_LingeringTransport`.
+A request head is bounded at ``max_head_bytes`` whether it arrives in pieces or whole (llhttp,
+httptools' parser, bounds none): every read that starts in a head is counted up to the head's
+end, and a larger head is answered ``431`` in JSON and the connection closed. The part of a
+head that came in the read ending the request before it (pipelined) is not counted: such a head
+may exceed the bound by less than one read. A request that llhttp refuses (a non-numeric or
+negative ``Content-Length``, ``Content-Length`` with ``Transfer-Encoding``, a bare LF...) is
+answered ``400`` in JSON, naming llhttp's reason. A refusal of a request still arriving (``431``,
+``400``) closes lingering: the answer and our end of the stream go out, and what the client is
+still sending is read and dropped for up to ``LINGER_S`` before the connection closes. Closing
+at once, with its data unread, makes the kernel reset the connection, and a reset can destroy
+the answer before the client reads it. The application's own refusals of a request whose body
+is still arriving (a ``Content-Length`` over the cap, a token over its rates, a missing
+credential) close the same way: the request cycle closes through :class:`_LingeringTransport`.
+A refusal of a request pipelined behind one still being answered follows that answer.
 """
 
 from __future__ import annotations
@@ -39,8 +43,8 @@ import json
 import re
 from typing import Any, ClassVar, cast
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+import httptools
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 __all__ = ["REQUEST_ARRIVED", "guarded_protocol"]
 
@@ -60,7 +64,9 @@ _TIMEOUT = (
     + f"content-length: {len(_TIMEOUT_BODY)}\r\n\r\n".encode()
     + _TIMEOUT_BODY
 )
-_ARRIVED = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
+# Where the parser is in the request it reads last: its head (or before it), its body, or past
+# its end (the next one not begun).
+_HEAD, _BODY, _DONE = 0, 1, 2
 LINGER_S = 2.0
 _HEAD_END = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([^\r\n]{0,40})", re.IGNORECASE)
@@ -92,7 +98,7 @@ class _LingeringTransport:
     is still sending its request body lingers (see the module); everything else is the
     transport's own."""
 
-    def __init__(self, transport: asyncio.Transport, protocol: _GuardedH11Protocol) -> None:
+    def __init__(self, transport: asyncio.Transport, protocol: _GuardedProtocol) -> None:
         self._transport = transport
         self._protocol = protocol
 
@@ -107,7 +113,7 @@ class _LingeringTransport:
         return getattr(self._transport, name)
 
 
-class _GuardedH11Protocol(H11Protocol):
+class _GuardedProtocol(HttpToolsProtocol):
     request_timeout: float = 10.0
     max_connections: int = 256
     max_per_client: int = 32
@@ -117,15 +123,21 @@ class _GuardedH11Protocol(H11Protocol):
     _arrival: asyncio.TimerHandle | None = None
     _stalled: asyncio.TimerHandle | None = None
     _peer: str | None = None
+    _phase: int = _HEAD
     _head_seen: int = 0
     _head_tail: bytes = b""
     _lingering: asyncio.TimerHandle | None = None
     _arriving: bytes = b""
+    # A refusal waiting for the answers owed to requests pipelined ahead of the refused one.
+    _deferred: bytes | None = None
+
+    def _arrived(self) -> bool:
+        """Whether the last request read has arrived whole and waits for its answer."""
+        return self._phase == _DONE and self.cycle is not None and not self.cycle.response_complete
 
     def _arm(self) -> None:
         self._disarm()
-        self._head_seen, self._head_tail = 0, b""
-        if self.conn.their_state not in _ARRIVED:
+        if not self._arrived():
             self._arrival = self.loop.call_later(self.request_timeout, self._too_slow)
 
     def _disarm(self) -> None:
@@ -135,7 +147,7 @@ class _GuardedH11Protocol(H11Protocol):
 
     def _too_slow(self) -> None:
         self._arrival = None
-        if self.conn.their_state in _ARRIVED or self.transport.is_closing() or self._lingering:
+        if self._arrived() or self.transport.is_closing() or self._lingering:
             return
         self.logger.info("closing a connection whose request did not arrive in time")
         if self.cycle is None or not self.cycle.response_started:
@@ -171,7 +183,7 @@ class _GuardedH11Protocol(H11Protocol):
         raw = cast(_LingeringTransport, self.transport)._transport
         if (
             self._lingering is not None
-            or self.conn.their_state is not h11.SEND_BODY
+            or self._phase != _BODY
             or raw.is_closing()
             or not raw.can_write_eof()
         ):
@@ -182,15 +194,32 @@ class _GuardedH11Protocol(H11Protocol):
         self._lingering = self.loop.call_later(LINGER_S, raw.close)
         return True
 
+    def _answer_owed(self) -> bool:
+        """Whether a request pipelined ahead of the one being read still waits for its answer:
+        a refusal written now would land inside that answer."""
+        if self._phase == _BODY:  # the request read has its cycle, queued while another runs
+            return bool(self.pipeline)
+        return self.cycle is not None and not self.cycle.response_complete
+
     def _refuse_arriving(self, answer: bytes) -> None:
         """Refuse a request the client is still sending: answer, then close lingering."""
         self._disarm()
+        if self._answer_owed():
+            if self._phase == _BODY:
+                self.pipeline.popleft()  # the refused request's own cycle, never to be run
+            self._deferred = answer
+            self.flow.pause_reading()
+            return
+        self._send_refusal(answer)
+
+    def _send_refusal(self, answer: bytes) -> None:
         self.logger.info("refusing a request: %s", answer.split(b"\r\n", 1)[0].decode())
         self.transport.write(answer)
         if not self.transport.can_write_eof():
             self.transport.close()
             return
         self.transport.write_eof()  # after the answer; the client's end stays open to drain
+        self.flow.resume_reading()  # paused while answers were owed: what arrives is dropped
         self._lingering = self.loop.call_later(LINGER_S, self.transport.close)
 
     def _head_too_large(self, data: bytes) -> bool:
@@ -206,7 +235,7 @@ class _GuardedH11Protocol(H11Protocol):
         return size > self.max_head_bytes
 
     def send_400_response(self, msg: str) -> None:
-        # uvicorn answers a request h11 cannot parse (a bad Content-Length, say) in plain text.
+        # uvicorn answers a request llhttp refuses in plain text; here in JSON, with its reason.
         declared = _CONTENT_LENGTH.search(self._arriving)
         if declared is not None and not declared[1].isdigit():
             problem = (
@@ -214,7 +243,7 @@ class _GuardedH11Protocol(H11Protocol):
                 "count; send the body's length in bytes"
             )
         else:
-            problem = f"({msg.rstrip('.')}); check its headers"
+            problem = f"({msg.rstrip('.')}); check its request line and headers"
         self._refuse_arriving(
             _json_answer(
                 "400 Bad Request", "bad_request", f"the request is not valid HTTP/1.1 {problem}"
@@ -222,9 +251,11 @@ class _GuardedH11Protocol(H11Protocol):
         )
 
     def data_received(self, data: bytes) -> None:
-        if self._lingering is not None or self.transport.is_closing():
+        if self._lingering is not None or self._deferred is not None:
             return  # the rest of a refused request, read only to be dropped
-        if self.conn.their_state is h11.IDLE and self._head_too_large(data):
+        if self.transport.is_closing():
+            return
+        if self._phase != _BODY and self._head_too_large(data):
             self._refuse_arriving(
                 _json_answer(
                     "431 Request Header Fields Too Large",
@@ -234,26 +265,45 @@ class _GuardedH11Protocol(H11Protocol):
                 )
             )
             return
-        # Kept (not copied) only while h11 parses it: a head it refuses is explained from it.
+        self._unset_keepalive_if_required()
+        # Kept (not copied) only while llhttp parses it: a head it refuses is explained from it.
         self._arriving = data
-        super().data_received(data)
-        self._arriving = b""
-        if self.conn.their_state in _ARRIVED:
-            self._disarm()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._unsupported_upgrade_warning()  # the service serves no WebSocket
+        except httptools.HttpParserError as error:
+            self.send_400_response(str(error) or "Invalid HTTP request received.")
+        finally:
+            self._arriving = b""
 
-    def handle_events(self) -> None:
-        super().handle_events()
-        if self.cycle is not None:  # the current request's (a new one's, when one just came)
-            extensions = cast(dict[str, Any], self.cycle.scope.setdefault("extensions", {}))
-            extensions.setdefault(REQUEST_ARRIVED, self._request_arrived)
+    def on_message_begin(self) -> None:
+        self._phase = _HEAD
+        super().on_message_begin()
 
-    def _request_arrived(self) -> bool:
-        # MUST_CLOSE: the request is done, and the client said it would close after it.
-        return self.conn.their_state in (h11.DONE, h11.MUST_CLOSE)
+    def on_headers_complete(self) -> None:
+        # The head ended, whatever the last read held: the next head is counted afresh.
+        self._phase, self._head_seen, self._head_tail = _BODY, 0, b""
+        super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is not None and cycle.scope is self.scope:  # the new request's cycle
+            extensions = cast(dict[str, Any], self.scope.setdefault("extensions", {}))
+            extensions[REQUEST_ARRIVED] = lambda: not cycle.more_body
+
+    def on_message_complete(self) -> None:
+        self._phase = _DONE
+        self._disarm()
+        super().on_message_complete()
 
     def on_response_complete(self) -> None:
+        if self._deferred is not None and not self.pipeline:
+            # The answers owed ahead of a refused request are written: now the refusal.
+            self.server_state.total_requests += 1
+            answer, self._deferred = self._deferred, None
+            self._send_refusal(answer)
+            return
         super().on_response_complete()
-        if not self.transport.is_closing():
+        if self._deferred is None and not self.transport.is_closing():
             self._arm()
 
     def pause_writing(self) -> None:
@@ -297,7 +347,7 @@ def guarded_protocol(
     max_connections: int = 256,
     max_per_client: int = 32,
     max_head_bytes: int = 16 * 1024,
-) -> type[H11Protocol]:
+) -> type[HttpToolsProtocol]:
     """The protocol class to hand ``uvicorn.Config(http=...)``, one per server (it counts the
     server's connections per peer)."""
     settings: dict[str, Any] = {
@@ -307,4 +357,4 @@ def guarded_protocol(
         "max_head_bytes": max_head_bytes,
         "peers": {},
     }
-    return type("GuardedH11Protocol", (_GuardedH11Protocol,), settings)
+    return type("GuardedProtocol", (_GuardedProtocol,), settings)

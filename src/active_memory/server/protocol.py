@@ -22,18 +22,20 @@ request arrived.
 
 A request head is bounded at ``max_head_bytes`` whether it arrives in pieces or whole (llhttp,
 httptools' parser, bounds none): every read that starts in a head is counted up to the head's
-end, and a larger head is answered ``431`` in JSON and the connection closed. The part of a
-head that came in the read ending the request before it (pipelined) is not counted: such a head
-may exceed the bound by less than one read. A request that llhttp refuses (a non-numeric or
-negative ``Content-Length``, ``Content-Length`` with ``Transfer-Encoding``, a bare LF...) is
-answered ``400`` in JSON, naming llhttp's reason. A refusal of a request still arriving (``431``,
-``400``) closes lingering: the answer and our end of the stream go out, and what the client is
-still sending is read and dropped for up to ``LINGER_S`` before the connection closes. Closing
-at once, with its data unread, makes the kernel reset the connection, and a reset can destroy
-the answer before the client reads it. The application's own refusals of a request whose body
-is still arriving (a ``Content-Length`` over the cap, a token over its rates, a missing
-credential) close the same way: the request cycle closes through :class:`_LingeringTransport`.
-A refusal of a request pipelined behind one still being answered follows that answer.
+end, and a larger head is answered ``431`` in JSON and the connection closed. The part of a head
+in a read where something else ended first (the request before it, pipelined, or blank lines)
+is not counted: such a head may exceed the bound by less than one read (h11, which bounded only
+the incomplete part it buffered, let a whole head pipelined in one read through at any size). A
+request that llhttp refuses (a non-numeric or negative ``Content-Length``, ``Content-Length``
+with ``Transfer-Encoding``, a bare LF...) is answered ``400`` in JSON, naming llhttp's reason.
+A refusal of a request still arriving (``431``, ``400``) closes lingering: the answer and our
+end of the stream go out, and what the client is still sending is read and dropped for up to
+``LINGER_S`` before the connection closes. Closing at once, with its data unread, makes the
+kernel reset the connection, and a reset can destroy the answer before the client reads it. The
+application's own refusals of a request whose body is still arriving (a ``Content-Length`` over
+the cap, a token over its rates, a missing credential) close the same way: the request cycle
+closes through :class:`_LingeringTransport`. A refusal of a request pipelined behind one still
+being answered is written after that answer (uvicorn parses on while an answer is owed).
 """
 
 from __future__ import annotations
@@ -64,9 +66,6 @@ _TIMEOUT = (
     + f"content-length: {len(_TIMEOUT_BODY)}\r\n\r\n".encode()
     + _TIMEOUT_BODY
 )
-# Where the parser is in the request it reads last: its head (or before it), its body, or past
-# its end (the next one not begun).
-_HEAD, _BODY, _DONE = 0, 1, 2
 LINGER_S = 2.0
 _HEAD_END = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([^\r\n]{0,40})", re.IGNORECASE)
@@ -123,7 +122,9 @@ class _GuardedProtocol(HttpToolsProtocol):
     _arrival: asyncio.TimerHandle | None = None
     _stalled: asyncio.TimerHandle | None = None
     _peer: str | None = None
-    _phase: int = _HEAD
+    # Whether the parser is in the body of the last request whose head it read (else that
+    # request arrived whole, or none did yet: what comes is a head).
+    _in_body: bool = False
     _head_seen: int = 0
     _head_tail: bytes = b""
     _lingering: asyncio.TimerHandle | None = None
@@ -132,8 +133,9 @@ class _GuardedProtocol(HttpToolsProtocol):
     _deferred: bytes | None = None
 
     def _arrived(self) -> bool:
-        """Whether the last request read has arrived whole and waits for its answer."""
-        return self._phase == _DONE and self.cycle is not None and not self.cycle.response_complete
+        """Whether the last request whose head was read has arrived whole and waits for its
+        answer."""
+        return not self._in_body and self.cycle is not None and not self.cycle.response_complete
 
     def _arm(self) -> None:
         self._disarm()
@@ -183,7 +185,7 @@ class _GuardedProtocol(HttpToolsProtocol):
         raw = cast(_LingeringTransport, self.transport)._transport
         if (
             self._lingering is not None
-            or self._phase != _BODY
+            or not self._in_body
             or raw.is_closing()
             or not raw.can_write_eof()
         ):
@@ -197,7 +199,7 @@ class _GuardedProtocol(HttpToolsProtocol):
     def _answer_owed(self) -> bool:
         """Whether a request pipelined ahead of the one being read still waits for its answer:
         a refusal written now would land inside that answer."""
-        if self._phase == _BODY:  # the request read has its cycle, queued while another runs
+        if self._in_body:  # the request read has its cycle, queued while another runs
             return bool(self.pipeline)
         return self.cycle is not None and not self.cycle.response_complete
 
@@ -205,7 +207,7 @@ class _GuardedProtocol(HttpToolsProtocol):
         """Refuse a request the client is still sending: answer, then close lingering."""
         self._disarm()
         if self._answer_owed():
-            if self._phase == _BODY:
+            if self._in_body:
                 self.pipeline.popleft()  # the refused request's own cycle, never to be run
             self._deferred = answer
             self.flow.pause_reading()
@@ -255,7 +257,7 @@ class _GuardedProtocol(HttpToolsProtocol):
             return  # the rest of a refused request, read only to be dropped
         if self.transport.is_closing():
             return
-        if self._phase != _BODY and self._head_too_large(data):
+        if not self._in_body and self._head_too_large(data):
             self._refuse_arriving(
                 _json_answer(
                     "431 Request Header Fields Too Large",
@@ -277,13 +279,9 @@ class _GuardedProtocol(HttpToolsProtocol):
         finally:
             self._arriving = b""
 
-    def on_message_begin(self) -> None:
-        self._phase = _HEAD
-        super().on_message_begin()
-
     def on_headers_complete(self) -> None:
         # The head ended, whatever the last read held: the next head is counted afresh.
-        self._phase, self._head_seen, self._head_tail = _BODY, 0, b""
+        self._in_body, self._head_seen, self._head_tail = True, 0, b""
         super().on_headers_complete()
         cycle = self.cycle
         if cycle is not None and cycle.scope is self.scope:  # the new request's cycle
@@ -291,7 +289,7 @@ class _GuardedProtocol(HttpToolsProtocol):
             extensions[REQUEST_ARRIVED] = lambda: not cycle.more_body
 
     def on_message_complete(self) -> None:
-        self._phase = _DONE
+        self._in_body = False
         self._disarm()
         super().on_message_complete()
 

@@ -1,0 +1,163 @@
+"""The guarded protocol on its own, fed bytes through a recording transport: what llhttp refuses,
+pipelined requests and refusals that must wait for the answers owed ahead of them.
+
+The end-to-end guards (deadlines, caps, the head bound, lingering) are tested against a running
+service in ``test_abuse.py``; these cases need a request held unanswered at a chosen moment."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import uvicorn
+from uvicorn.server import ServerState
+
+from active_memory.server.protocol import REQUEST_ARRIVED, guarded_protocol
+
+
+class _Transport(asyncio.Transport):
+    """What the protocol writes, and whether it closed or ended its side."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = bytearray()
+        self.closed = self.ended = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.9", 5000), "sockname": ("127.0.0.1", 80)}.get(name)
+
+    def write(self, data: Any) -> None:
+        assert not self.ended, "written after the end of the stream"
+        self.written += data
+
+    def can_write_eof(self) -> bool:
+        return True
+
+    def write_eof(self) -> None:
+        self.ended = True
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def answers(self) -> list[tuple[int, Any]]:
+        """Each answer's status and JSON body, in the order written."""
+        found, rest = [], bytes(self.written)
+        while rest:
+            head, _, rest = rest.partition(b"\r\n\r\n")
+            lines = head.split(b"\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in lines
+                if line.lower().startswith(b"content-length")
+            )
+            found.append((int(lines[0].split(b" ")[1]), json.loads(rest[:length])))
+            rest = rest[length:]
+        return found
+
+
+class _App:
+    """Answers each request with what it was told of its arrival; ``/held`` waits for
+    ``release`` first."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        arrived = scope["extensions"][REQUEST_ARRIVED]()
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        if scope["path"] == "/held":
+            await self.release.wait()
+        answer = json.dumps({"path": scope["path"], "arrived": arrived, "body": len(body)})
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", str(len(answer)).encode())]})  # fmt: skip
+        await send({"type": "http.response.body", "body": answer.encode()})
+
+
+def _connected(app: _App) -> tuple[asyncio.Protocol, _Transport]:
+    protocol_class = guarded_protocol(5.0, max_head_bytes=1024)
+    config = uvicorn.Config(app, http=protocol_class, lifespan="off", log_level="warning")
+    config.load()
+    protocol = protocol_class(config=config, server_state=ServerState(), app_state={})
+    transport = _Transport()
+    protocol.connection_made(transport)
+    return protocol, transport
+
+
+async def _settled() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+def _post(path: str, body: bytes = b"{}", extra: str = "") -> bytes:
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n{extra}\r\n"
+    return head.encode() + body
+
+
+async def test_a_request_llhttp_refuses_is_answered_in_json_with_its_reason() -> None:
+    protocol, transport = _connected(_App())
+    head = b"POST /a HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+    protocol.data_received(head + b"3\r\nabc\r\n")  # the rest yet to come
+    ((status, answer),) = transport.answers()
+    assert (status, answer["error"]) == (400, "bad_request")
+    assert "Transfer-Encoding can't be present with Content-Length" in answer["message"]
+    assert transport.ended  # lingering: the client's rest is read before the close
+    assert not transport.closed
+
+
+async def test_pipelined_requests_are_answered_in_order_each_told_it_arrived_whole() -> None:
+    protocol, transport = _connected(_App())
+    protocol.data_received(_post("/one", b"{}") + _post("/two", b"[1]") + _post("/three")[:-2])
+    await _settled()
+    protocol.data_received(b"{}")
+    await _settled()
+    answers = [answer for _, answer in transport.answers()]
+    assert [answer["path"] for answer in answers] == ["/one", "/two", "/three"]
+    assert [answer["arrived"] for answer in answers] == [True, True, False]
+    assert [answer["body"] for answer in answers] == [2, 3, 2]
+
+
+async def test_a_head_too_large_behind_a_request_being_answered_is_refused_after_its_answer() -> (
+    None
+):
+    app = _App()
+    protocol, transport = _connected(app)
+    protocol.data_received(_post("/held") + b"POST /next HTTP/1.1\r\nX-Pad: ")
+    await _settled()
+    protocol.data_received(b"a" * 2000)  # over the 1 KiB bound while /held is unanswered
+    await _settled()
+    assert transport.written == b""  # a refusal now would land inside the answer owed
+    app.release.set()
+    await _settled()
+    (held, _), (refused, answer) = transport.answers()
+    assert (held, refused, answer["error"]) == (200, 431, "too_large")
+    assert transport.ended
+
+
+async def test_a_body_llhttp_refuses_behind_a_request_being_answered_waits_for_that_answer() -> (
+    None
+):
+    app = _App()
+    protocol, transport = _connected(app)
+    chunked = b"POST /next HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    protocol.data_received(_post("/held") + chunked + b"zz\r\n")  # not a chunk size
+    await _settled()
+    assert transport.written == b""
+    app.release.set()
+    await _settled()
+    (held, answer), (refused, refusal) = transport.answers()
+    assert (held, answer["path"], refused, refusal["error"]) == (200, "/held", 400, "bad_request")

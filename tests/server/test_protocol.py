@@ -82,7 +82,10 @@ class _App:
                 break
         if scope["path"] == "/held":
             await self.release.wait()
-        answer = json.dumps({"path": scope["path"], "arrived": arrived, "body": len(body)})
+        names = sorted(name.decode() for name, _ in scope["headers"])
+        answer = json.dumps(
+            {"path": scope["path"], "arrived": arrived, "body": len(body), "headers": names}
+        )
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-length", str(len(answer)).encode())]})  # fmt: skip
         await send({"type": "http.response.body", "body": answer.encode()})
@@ -161,3 +164,34 @@ async def test_a_body_llhttp_refuses_behind_a_request_being_answered_waits_for_t
     await _settled()
     (held, answer), (refused, refusal) = transport.answers()
     assert (held, answer["path"], refused, refusal["error"]) == (200, "/held", 400, "bad_request")
+
+
+def _chunked(path: str, trailer: bytes = b"") -> bytes:
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    return head.encode() + b"1\r\na\r\n0\r\n" + trailer
+
+
+async def test_trailers_are_dropped_and_many_small_chunks_are_read() -> None:
+    protocol, transport = _connected(_App())
+    protocol.data_received(_chunked("/one", b"Authorization: Bearer x\r\n\r\n"))
+    head = b"POST /two HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    protocol.data_received(head)
+    for _ in range(30):  # 3,000 one-byte chunks, 15 KB of framing: 24 bytes a chunk allowed
+        protocol.data_received(b"1\r\na\r\n" * 100)
+    protocol.data_received(b"0\r\n\r\n")
+    await _settled()
+    first, second = [answer for _, answer in transport.answers()]
+    assert first["headers"] == ["host", "transfer-encoding"]  # no trailer among them
+    assert (second["path"], second["body"]) == ("/two", 3000)
+
+
+async def test_a_trailer_over_the_head_bound_sent_in_pieces_is_refused() -> None:
+    protocol, transport = _connected(_App())
+    protocol.data_received(_chunked("/one", b"X-Pad: "))
+    for _ in range(3):
+        protocol.data_received(b"a" * 600)  # 1,800 bytes past a bound of 1 KiB
+    await _settled()
+    ((status, answer),) = transport.answers()
+    assert (status, answer["error"]) == (431, "too_large")
+    assert "trailers" in answer["message"]
+    assert transport.ended

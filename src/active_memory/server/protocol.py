@@ -67,6 +67,8 @@ _TIMEOUT = (
     + _TIMEOUT_BODY
 )
 LINGER_S = 2.0
+# What a chunk's size line and closing CRLF take beyond its data: 16 hex digits and two CRLFs.
+_CHUNK_FRAMING = 24
 _HEAD_END = b"\r\n\r\n"
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([^\r\n]{0,40})", re.IGNORECASE)
 
@@ -129,6 +131,9 @@ class _GuardedProtocol(HttpToolsProtocol):
     _head_tail: bytes = b""
     _lingering: asyncio.TimerHandle | None = None
     _arriving: bytes = b""
+    # Of a body being read: bytes received that were not body (chunk framing, trailers), chunks.
+    _unframed: int = 0
+    _chunks: int = 0
     # A refusal waiting for the answers owed to requests pipelined ahead of the refused one.
     _deferred: bytes | None = None
 
@@ -216,6 +221,12 @@ class _GuardedProtocol(HttpToolsProtocol):
 
     def _send_refusal(self, answer: bytes) -> None:
         self.logger.info("refusing a request: %s", answer.split(b"\r\n", 1)[0].decode())
+        cycle = self.cycle
+        if self._in_body and cycle is not None and not cycle.response_started:
+            # The refusal is its answer: the application, waiting for the body, learns that the
+            # client is gone, and what it would send is dropped.
+            cycle.disconnected = True
+            cycle.message_event.set()
         self.transport.write(answer)
         if not self.transport.can_write_eof():
             self.transport.close()
@@ -268,6 +279,8 @@ class _GuardedProtocol(HttpToolsProtocol):
             )
             return
         self._unset_keepalive_if_required()
+        if self._in_body:
+            self._unframed += len(data)  # less the body in it (on_body)
         # Kept (not copied) only while llhttp parses it: a head it refuses is explained from it.
         self._arriving = data
         try:
@@ -276,17 +289,45 @@ class _GuardedProtocol(HttpToolsProtocol):
             self._unsupported_upgrade_warning()  # the service serves no WebSocket
         except httptools.HttpParserError as error:
             self.send_400_response(str(error) or "Invalid HTTP request received.")
+        else:
+            if self._in_body and self._framing_too_large():
+                self._refuse_arriving(
+                    _json_answer(
+                        "431 Request Header Fields Too Large",
+                        "too_large",
+                        f"the request's trailers and chunk framing exceed {self.max_head_bytes} "
+                        "bytes; send the body with a Content-Length, or without trailers",
+                    )
+                )
         finally:
             self._arriving = b""
+
+    def _framing_too_large(self) -> bool:
+        """Whether what a chunked body sent beside its data (sizes, extensions, trailers) is over
+        the head's bound: llhttp bounds none, and httptools gathers a trailer whole in memory.
+        A read that began in the head may have been counted short (by its body, at most)."""
+        self._unframed = max(self._unframed, 0)
+        return self._unframed > self.max_head_bytes + _CHUNK_FRAMING * self._chunks
 
     def on_headers_complete(self) -> None:
         # The head ended, whatever the last read held: the next head is counted afresh.
         self._in_body, self._head_seen, self._head_tail = True, 0, b""
+        self._unframed = self._chunks = 0
         super().on_headers_complete()
+        # Trailers (after a chunked body) are gathered apart, bounded and dropped, as uvicorn's
+        # h11 protocol drops them: the application has the request's headers already.
+        self.headers = []
         cycle = self.cycle
         if cycle is not None and cycle.scope is self.scope:  # the new request's cycle
             extensions = cast(dict[str, Any], self.scope.setdefault("extensions", {}))
             extensions[REQUEST_ARRIVED] = lambda: not cycle.more_body
+
+    def on_chunk_header(self) -> None:
+        self._chunks += 1
+
+    def on_body(self, body: bytes) -> None:
+        self._unframed -= len(body)
+        super().on_body(body)
 
     def on_message_complete(self) -> None:
         self._in_body = False

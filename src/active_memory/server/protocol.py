@@ -25,9 +25,12 @@ httptools' parser, bounds none): every read that starts in a head is counted up 
 end, and a larger head is answered ``431`` in JSON and the connection closed. The part of a head
 in a read where something else ended first (the request before it, pipelined, or blank lines)
 is not counted: such a head may exceed the bound by less than one read (h11, which bounded only
-the incomplete part it buffered, let a whole head pipelined in one read through at any size). A
-request that llhttp refuses (a non-numeric or negative ``Content-Length``, ``Content-Length``
-with ``Transfer-Encoding``, a bare LF...) is answered ``400`` in JSON, naming llhttp's reason.
+the incomplete part it buffered, let a whole head pipelined in one read through at any size).
+What a chunked body sends beside its data (chunk sizes and extensions, trailers) is bounded the
+same, each chunk allowed its size line; trailers are dropped, as uvicorn's h11 protocol drops
+them. A request that llhttp refuses (a non-numeric or negative ``Content-Length``,
+``Content-Length`` with ``Transfer-Encoding``, a bare LF...) is answered ``400`` in JSON, naming
+llhttp's reason.
 A refusal of a request still arriving (``431``, ``400``) closes lingering: the answer and our
 end of the stream go out, and what the client is still sending is read and dropped for up to
 ``LINGER_S`` before the connection closes. Closing at once, with its data unread, makes the

@@ -13,7 +13,7 @@ from typing import Any
 import uvicorn
 from uvicorn.server import ServerState
 
-from active_memory.server.protocol import REQUEST_ARRIVED, guarded_protocol
+from active_memory.server.protocol import MAX_PIPELINED, REQUEST_ARRIVED, guarded_protocol
 
 
 class _Transport(asyncio.Transport):
@@ -194,4 +194,21 @@ async def test_a_trailer_over_the_head_bound_sent_in_pieces_is_refused() -> None
     ((status, answer),) = transport.answers()
     assert (status, answer["error"]) == (431, "too_large")
     assert "trailers" in answer["message"]
+    assert transport.ended
+
+
+async def test_requests_pipelined_past_the_cap_are_refused_after_the_answers_owed() -> None:
+    app = _App()
+    protocol, transport = _connected(app)
+    queued = b"".join(_post(f"/q{n}") for n in range(MAX_PIPELINED + 3))
+    protocol.data_received(_post("/held") + queued)
+    await _settled()
+    assert transport.written == b""
+    app.release.set()
+    for _ in range(MAX_PIPELINED + 2):
+        await _settled()
+    answers = transport.answers()
+    paths = [answer.get("path") for _, answer in answers]
+    assert paths == ["/held"] + [f"/q{n}" for n in range(MAX_PIPELINED)] + [None]
+    assert (answers[-1][0], answers[-1][1]["error"]) == (503, "unavailable")
     assert transport.ended

@@ -38,7 +38,8 @@ kernel reset the connection, and a reset can destroy the answer before the clien
 application's own refusals of a request whose body is still arriving (a ``Content-Length`` over
 the cap, a token over its rates, a missing credential) close the same way: the request cycle
 closes through :class:`_LingeringTransport`. A refusal of a request pipelined behind one still
-being answered is written after that answer (uvicorn parses on while an answer is owed).
+being answered is written after that answer (uvicorn parses on while an answer is owed), and so
+is the ``503`` to a request past ``MAX_PIPELINED`` held on one connection, which then closes.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ _TIMEOUT = (
     + _TIMEOUT_BODY
 )
 LINGER_S = 2.0
+# Requests held on one connection waiting for an earlier one's answer: uvicorn parses every
+# request of a read at once, each into a request cycle, where h11 kept the rest as bytes.
+MAX_PIPELINED = 16
 # What a chunk's size line and closing CRLF take beyond its data: 16 hex digits and two CRLFs.
 _CHUNK_FRAMING = 24
 _HEAD_END = b"\r\n\r\n"
@@ -89,12 +93,22 @@ _BUSY = _json_answer(
     "unavailable",
     "the service is at its connection limit; retry in a moment",
 )
+_TOO_MANY_PIPELINED = _json_answer(
+    "503 Service Unavailable",
+    "unavailable",
+    f"this connection sent more than {MAX_PIPELINED} requests ahead of their answers, as many "
+    "as the service holds; read the answers before sending more",
+)
 _TOO_MANY_FROM_YOU = _json_answer(
     "503 Service Unavailable",
     "unavailable",
     "this address holds as many connections as the service allows one client; close some "
     "or reuse them (keep-alive), then retry",
 )
+
+
+class _TooManyPipelined(Exception):
+    """Raised in a parser callback to stop llhttp at a request over ``MAX_PIPELINED``."""
 
 
 class _LingeringTransport:
@@ -291,7 +305,10 @@ class _GuardedProtocol(HttpToolsProtocol):
         except httptools.HttpParserUpgrade:
             self._unsupported_upgrade_warning()  # the service serves no WebSocket
         except httptools.HttpParserError as error:
-            self.send_400_response(str(error) or "Invalid HTTP request received.")
+            if isinstance(error.__context__, _TooManyPipelined):
+                self._refuse_arriving(_TOO_MANY_PIPELINED)
+            else:
+                self.send_400_response(str(error) or "Invalid HTTP request received.")
         else:
             if self._in_body and self._framing_too_large():
                 self._refuse_arriving(
@@ -313,6 +330,8 @@ class _GuardedProtocol(HttpToolsProtocol):
         return self._unframed > self.max_head_bytes + _CHUNK_FRAMING * self._chunks
 
     def on_headers_complete(self) -> None:
+        if len(self.pipeline) >= MAX_PIPELINED:
+            raise _TooManyPipelined  # stops llhttp: the connection ends after what is owed
         # The head ended, whatever the last read held: the next head is counted afresh.
         self._in_body, self._head_seen, self._head_tail = True, 0, b""
         self._unframed = self._chunks = 0

@@ -357,7 +357,7 @@ class _GuardedProtocol(HttpToolsProtocol):
         super().on_message_complete()
 
     def on_response_complete(self) -> None:
-        if self._deferred is not None and not self.pipeline:
+        if self._deferred is not None and not self.pipeline and not self.transport.is_closing():
             # The answers owed ahead of a refused request are written: now the refusal.
             self.server_state.total_requests += 1
             answer, self._deferred = self._deferred, None

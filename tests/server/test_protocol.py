@@ -71,6 +71,8 @@ class _App:
 
     def __init__(self) -> None:
         self.release = asyncio.Event()
+        self.called: list[str] = []  # the paths the application was called for
+        self.told_gone: list[str] = []  # the ``/watch`` requests told the client left
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         arrived = scope["extensions"][REQUEST_ARRIVED]()
@@ -80,8 +82,13 @@ class _App:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
+        self.called.append(scope["path"])
         if scope["path"] == "/held":
             await self.release.wait()
+        if scope["path"] == "/watch":  # as the service watches a publication's client
+            if (await receive())["type"] == "http.disconnect":
+                self.told_gone.append(scope["path"])
+            return
         names = sorted(name.decode() for name, _ in scope["headers"])
         answer = json.dumps(
             {"path": scope["path"], "arrived": arrived, "body": len(body), "headers": names}
@@ -91,8 +98,8 @@ class _App:
         await send({"type": "http.response.body", "body": answer.encode()})
 
 
-def _connected(app: _App) -> tuple[asyncio.Protocol, _Transport]:
-    protocol_class = guarded_protocol(5.0, max_head_bytes=1024)
+def _connected(app: _App, timeout: float = 5.0) -> tuple[asyncio.Protocol, _Transport]:
+    protocol_class = guarded_protocol(timeout, max_head_bytes=1024)
     config = uvicorn.Config(app, http=protocol_class, lifespan="off", log_level="warning")
     config.load()
     protocol = protocol_class(config=config, server_state=ServerState(), app_state={})
@@ -212,3 +219,58 @@ async def test_requests_pipelined_past_the_cap_are_refused_after_the_answers_owe
     assert paths == ["/held"] + [f"/q{n}" for n in range(MAX_PIPELINED)] + [None]
     assert (answers[-1][0], answers[-1][1]["error"]) == (503, "unavailable")
     assert transport.ended
+
+
+async def test_a_request_offering_an_upgrade_is_refused_and_its_body_never_parsed() -> None:
+    app = _App()
+    protocol, transport = _connected(app)
+    smuggled = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+    head = _post("/two", smuggled, "Connection: keep-alive, Upgrade\r\nUpgrade: h2c\r\n")
+    protocol.data_received(head.replace(smuggled, b""))
+    protocol.data_received(smuggled)  # its body, a request if parsed as one
+    await _settled()
+    ((status, answer),) = transport.answers()
+    assert (status, answer["error"]) == (400, "bad_request")
+    assert "Upgrade" in answer["message"]
+    assert app.called == []
+    assert transport.ended
+
+
+async def test_an_upgrade_offered_behind_a_request_being_answered_is_refused_after_it() -> None:
+    app = _App()
+    protocol, transport = _connected(app)
+    upgrade = b"GET /u HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+    protocol.data_received(_post("/held") + upgrade + b"GET /smuggled HTTP/1.1\r\n\r\n")
+    await _settled()
+    assert transport.written == b""
+    app.release.set()
+    await _settled()
+    (held, _), (refused, answer) = transport.answers()
+    assert (held, refused, answer["error"]) == (200, 400, "bad_request")
+    assert app.called == ["/held"]
+
+
+async def test_the_request_running_learns_the_client_left_with_one_queued_behind_it() -> None:
+    app = _App()
+    protocol, transport = _connected(app)
+    protocol.data_received(_post("/watch") + _post("/next"))
+    await _settled()
+    protocol.connection_lost(None)
+    await _settled()
+    assert app.told_gone == ["/watch"]
+    assert transport.written == b""
+
+
+async def test_the_deadline_of_a_request_queued_behind_another_runs_from_its_answer() -> None:
+    app = _App()
+    protocol, transport = _connected(app, timeout=0.2)
+    arriving = _post("/three", b"{}")[:-1]  # a byte of its body yet to come
+    protocol.data_received(_post("/one") + _post("/held") + arriving)
+    await asyncio.sleep(0.4)  # past the deadline while /held is owed its answer
+    assert [status for status, _ in transport.answers()] == [200]
+    app.release.set()
+    await _settled()
+    assert [answer["path"] for _, answer in transport.answers()] == ["/one", "/held"]
+    await asyncio.sleep(0.3)
+    (_, one), (_, held), (status, answer) = transport.answers()
+    assert (one["path"], held["path"], status, answer["error"]) == ("/one", "/held", 408, "timeout")

@@ -4,9 +4,9 @@ a bounded request head, against slow and greedy clients.
 uvicorn bounds the idle time between requests on a kept-alive connection, but neither the time
 a request takes to arrive nor the size of its head: a client sending a byte a second holds a
 connection (and a slot) for as long as it likes. Here each request, head and body, must have
-arrived within ``request_timeout`` seconds of its connection opening or of the previous answer
-on it; otherwise the client gets ``408`` and the connection is closed. A request that has fully
-arrived is no longer timed here: the application answers it.
+arrived within ``request_timeout`` seconds of its connection opening or of the last answer
+owed before it; otherwise the client gets ``408`` and the connection is closed. A request that
+has fully arrived is no longer timed here: the application answers it.
 
 The answer is guarded the same way: once the client stops reading, so that the transport's
 buffer stays above its high-water mark for ``request_timeout`` seconds, the connection is
@@ -30,7 +30,9 @@ What a chunked body sends beside its data (chunk sizes and extensions, trailers)
 same, each chunk allowed its size line; trailers are dropped, as uvicorn's h11 protocol drops
 them. A request that llhttp refuses (a non-numeric or negative ``Content-Length``,
 ``Content-Length`` with ``Transfer-Encoding``, a bare LF...) is answered ``400`` in JSON, naming
-llhttp's reason.
+llhttp's reason. A request offering to switch protocols (``Connection: Upgrade`` with
+``Upgrade``, or ``CONNECT``) is answered ``400`` in JSON before the application runs: llhttp
+reads no body behind such a head, and what follows it must never be parsed as requests.
 A refusal of a request still arriving (``431``, ``400``) closes lingering: the answer and our
 end of the stream go out, and what the client is still sending is read and dropped for up to
 ``LINGER_S`` before the connection closes. Closing at once, with its data unread, makes the
@@ -47,10 +49,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NoReturn, cast
 
 import httptools
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 __all__ = ["REQUEST_ARRIVED", "guarded_protocol"]
 
@@ -99,6 +101,14 @@ _TOO_MANY_PIPELINED = _json_answer(
     f"this connection sent more than {MAX_PIPELINED} requests ahead of their answers, as many "
     "as the service holds; read the answers before sending more",
 )
+# llhttp reads no body behind an offer to switch protocols (Connection: Upgrade, CONNECT): the
+# bytes after the head would be parsed as further requests. The service switches to none.
+_UPGRADE_REFUSED = _json_answer(
+    "400 Bad Request",
+    "bad_request",
+    "the service switches to no other protocol; send the request without the Upgrade and "
+    "Connection: Upgrade headers (and not as CONNECT)",
+)
 _TOO_MANY_FROM_YOU = _json_answer(
     "503 Service Unavailable",
     "unavailable",
@@ -107,8 +117,9 @@ _TOO_MANY_FROM_YOU = _json_answer(
 )
 
 
-class _TooManyPipelined(Exception):
-    """Raised in a parser callback to stop llhttp at a request over ``MAX_PIPELINED``."""
+class _RefusedAtHead(Exception):
+    """Raised in a parser callback to stop llhttp at a request refused from its head alone (its
+    answer in ``_GuardedProtocol._refusal``)."""
 
 
 class _LingeringTransport:
@@ -153,6 +164,10 @@ class _GuardedProtocol(HttpToolsProtocol):
     _chunks: int = 0
     # A refusal waiting for the answers owed to requests pipelined ahead of the refused one.
     _deferred: bytes | None = None
+    # The answer to a request refused in a parser callback, which stops llhttp by raising.
+    _refusal: bytes | None = None
+    # The request whose application runs (uvicorn keeps only the last one read, ``cycle``).
+    _running: RequestResponseCycle | None = None
 
     def _arrived(self) -> bool:
         """Whether the last request whose head was read has arrived whole and waits for its
@@ -178,9 +193,21 @@ class _GuardedProtocol(HttpToolsProtocol):
             self.transport.write(_TIMEOUT)
         if self.cycle is not None:
             self.cycle.keep_alive = False
-            self.cycle.disconnected = True
-            self.cycle.message_event.set()
+        self._tell_all_gone()
         self.transport.close()
+
+    def _tell_all_gone(self) -> None:
+        """Tell every request of the connection not answered yet, the one running and those
+        queued behind it, that the client is gone (uvicorn tells only the last one read): the
+        running one's application stops waiting and writing, and its next send is dropped."""
+        for cycle in (self._running, self.cycle, *(cycle for cycle, _ in self.pipeline)):
+            if cycle is not None and not cycle.response_complete:
+                cycle.disconnected = True
+                cycle.message_event.set()
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        self._running = cycle
+        super()._start_asgi_task(cycle, app)
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
@@ -303,10 +330,11 @@ class _GuardedProtocol(HttpToolsProtocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self._unsupported_upgrade_warning()  # the service serves no WebSocket
+            self._refuse_arriving(_UPGRADE_REFUSED)  # refused at its head already: not reached
         except httptools.HttpParserError as error:
-            if isinstance(error.__context__, _TooManyPipelined):
-                self._refuse_arriving(_TOO_MANY_PIPELINED)
+            refusal, self._refusal = self._refusal, None
+            if refusal is not None:
+                self._refuse_arriving(refusal)
             else:
                 self.send_400_response(str(error) or "Invalid HTTP request received.")
         else:
@@ -325,13 +353,22 @@ class _GuardedProtocol(HttpToolsProtocol):
     def _framing_too_large(self) -> bool:
         """Whether what a chunked body sent beside its data (sizes, extensions, trailers) is over
         the head's bound: llhttp bounds none, and httptools gathers a trailer whole in memory.
-        A read that began in the head may have been counted short (by its body, at most)."""
+        What follows the head in the read where it ended is not counted (that read is not split
+        between head and body): such framing may exceed the bound by less than one read."""
         self._unframed = max(self._unframed, 0)
         return self._unframed > self.max_head_bytes + _CHUNK_FRAMING * self._chunks
 
+    def _refuse_at_head(self, answer: bytes) -> NoReturn:
+        """Stop llhttp before the request's cycle exists: the connection ends after what is
+        owed, then this answer."""
+        self._refusal = answer
+        raise _RefusedAtHead
+
     def on_headers_complete(self) -> None:
+        if self.parser.should_upgrade():
+            self._refuse_at_head(_UPGRADE_REFUSED)  # before its body is parsed as requests
         if len(self.pipeline) >= MAX_PIPELINED:
-            raise _TooManyPipelined  # stops llhttp: the connection ends after what is owed
+            self._refuse_at_head(_TOO_MANY_PIPELINED)
         # The head ended, whatever the last read held: the next head is counted afresh.
         self._in_body, self._head_seen, self._head_tail = True, 0, b""
         self._unframed = self._chunks = 0
@@ -364,7 +401,10 @@ class _GuardedProtocol(HttpToolsProtocol):
             self._send_refusal(answer)
             return
         super().on_response_complete()
-        if self._deferred is None and not self.transport.is_closing():
+        # The deadline is the last request's, counted from the end of the answers owed before
+        # it: while one is still queued, the request now started has its answer to write, and a
+        # 408 armed now would land in its place.
+        if self._deferred is None and not self.pipeline and not self.transport.is_closing():
             self._arm()
 
     def pause_writing(self) -> None:
@@ -382,6 +422,7 @@ class _GuardedProtocol(HttpToolsProtocol):
         self._stalled = None
         if not self.transport.is_closing():
             self.logger.info("aborting a connection whose client stopped reading its answer")
+        self._tell_all_gone()
         self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -399,6 +440,7 @@ class _GuardedProtocol(HttpToolsProtocol):
         if self._stalled is not None:
             self._stalled.cancel()
             self._stalled = None
+        self._tell_all_gone()
         super().connection_lost(exc)
 
 

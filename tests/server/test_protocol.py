@@ -76,6 +76,12 @@ class _App:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         arrived = scope["extensions"][REQUEST_ARRIVED]()
+        if scope["path"] == "/early":  # answered before its body is read, as a 404 is
+            self.called.append(scope["path"])
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-length", b"2")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": b"{}"})
+            return
         body = b""
         while True:
             message = await receive()
@@ -274,3 +280,17 @@ async def test_the_deadline_of_a_request_queued_behind_another_runs_from_its_ans
     await asyncio.sleep(0.3)
     (_, one), (_, held), (status, answer) = transport.answers()
     assert (one["path"], held["path"], status, answer["error"]) == ("/one", "/held", 408, "timeout")
+
+
+async def test_an_answer_sent_before_its_body_came_leaves_the_next_request_a_deadline() -> None:
+    app = _App()
+    protocol, transport = _connected(app, timeout=0.2)
+    request = _post("/early", b"0123456789")
+    protocol.data_received(request[:-8])  # its head and two bytes of its body
+    await _settled()
+    assert [status for status, _ in transport.answers()] == [200]
+    protocol.data_received(request[-8:])  # the rest of its body; then no next request comes
+    await asyncio.sleep(0.1)
+    assert not transport.closed
+    await asyncio.sleep(0.3)  # past the deadline counted from the answer
+    assert transport.closed

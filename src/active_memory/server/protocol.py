@@ -390,7 +390,12 @@ class _GuardedProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._in_body = False
-        self._disarm()
+        # The request has arrived: its deadline ends, unless its answer went out before its
+        # body came (a 404, kept alive) and nothing is queued; the deadline armed then bounds
+        # the next request's arrival, and nothing else would (uvicorn's keep-alive timer was
+        # cancelled when this body's bytes came).
+        if self.cycle is None or not self.cycle.response_complete or self.pipeline:
+            self._disarm()
         super().on_message_complete()
 
     def on_response_complete(self) -> None:

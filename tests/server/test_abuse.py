@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import statistics
 import threading
@@ -460,3 +461,24 @@ def test_a_refused_request_still_sending_its_body_reads_the_json_answer_whole(
     assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]
     head_end = answer.index(b"\r\n\r\n")
     assert json.loads(answer[head_end + 4 :])["message"]
+
+
+def test_pipelined_requests_are_each_answered_in_order(
+    running: RunningService, issue: Issue
+) -> None:
+    # The service parses every request of a read at once; each is answered in turn, the last
+    # (its credential refused) closes the connection.
+    parts = urlsplit(running.url)
+    token = issue().token
+    requests = b"".join(
+        f"POST /v1/snapshot HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+        f"Authorization: Bearer {credential}\r\n\r\n".encode() + body
+        for credential, body in [(token, SNAPSHOT), (token, b"{not json"), (token, SNAPSHOT),
+                                 ("none", SNAPSHOT)]
+    )  # fmt: skip
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(requests)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert re.findall(rb"HTTP/1.1 (\d{3})", answer) == [b"200", b"400", b"200", b"401"]

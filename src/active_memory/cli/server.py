@@ -67,7 +67,8 @@ def _server_modules(*, serving: bool = False) -> None:
 
         if serving:
             import_module("active_memory.server.run")
-        for name in ("starlette", "uvicorn", "h11"):  # h11: the service's own protocol guard
+        # httptools: the parser under the service's own protocol guard
+        for name in ("starlette", "uvicorn", "httptools"):
             _installed(name)
     except ImportError as error:
         fail(

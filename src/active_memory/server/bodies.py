@@ -49,8 +49,9 @@ class Bodies:
         if declared is None:
             return None
         if "transfer-encoding" in request.headers:
-            # The body is then read by its chunks (h11, as RFC 9112 says), whatever its length:
-            # charged by the Content-Length, a token would send any body past its byte rate.
+            # The body would be read by its chunks (RFC 9112), whatever its length: charged by
+            # the Content-Length, a token would send any body past its byte rate. llhttp refuses
+            # such a request before the application sees it; this holds if it ever does not.
             raise Refusal(
                 "bad_request",
                 "the request names both Content-Length and Transfer-Encoding; send one",

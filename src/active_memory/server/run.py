@@ -76,7 +76,6 @@ def _config(service: MemoryService, options: ServeOptions) -> uvicorn.Config:
         timeout_keep_alive=int(options.keep_alive_s),
         # The protocol caps connections itself (answering in JSON); uvicorn's cap stays off.
         limit_concurrency=None,
-        h11_max_incomplete_event_size=_MAX_HEAD_BYTES,
         ssl_certfile=None if options.tls_cert is None else str(options.tls_cert),
         ssl_keyfile=None if options.tls_key is None else str(options.tls_key),
         log_level="warning",

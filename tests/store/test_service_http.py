@@ -111,7 +111,7 @@ def test_a_kept_alive_connection_the_service_closed_is_not_reused_for_a_publicat
         assert accepted[0] == 2
 
 
-def test_a_connection_is_kept_alive_between_requests() -> None:
+def _three_publications_over_one_connection() -> None:
     with (
         _serving(lambda _: (_ok(RECEIPT), False)) as (url, seen, accepted),
         RemoteBackend(url, token="t0ken", timeout_s=5) as backend,
@@ -119,6 +119,10 @@ def test_a_connection_is_kept_alive_between_requests() -> None:
         for _ in range(3):
             backend.publish(_publication())
         assert (len(seen), accepted[0]) == (3, 1)
+
+
+def test_a_connection_is_kept_alive_between_requests() -> None:
+    _three_publications_over_one_connection()
 
 
 def test_a_publication_whose_answer_is_lost_has_an_unknown_outcome() -> None:
@@ -234,13 +238,7 @@ def test_a_connection_is_kept_alive_in_a_process_holding_over_a_thousand_files()
             while (fd := os.dup(null.fileno())) < 1100:
                 held.append(fd)
             held.append(fd)
-        with (
-            _serving(lambda _: (_ok(RECEIPT), False)) as (url, seen, accepted),
-            RemoteBackend(url, token="t0ken", timeout_s=5) as backend,
-        ):
-            for _ in range(3):
-                backend.publish(_publication())
-            assert (len(seen), accepted[0]) == (3, 1)
+        _three_publications_over_one_connection()
     finally:
         for fd in held:
             os.close(fd)

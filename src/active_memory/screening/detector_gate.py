@@ -31,7 +31,6 @@ class Gate:
     word such as "log" or "lesson" alone opened the costliest detector for most cards."""
 
     hints: tuple[frozenset[str] | None, ...]
-    literals: tuple[str, ...]  # every detector's, once (about 300)
     # Per detector, its arms (``detector_hints.arms``), or None: read only for the detectors a
     # text's literals open, since most texts open none.
     arms: tuple[Arms | None, ...] = ()
@@ -41,6 +40,11 @@ class Gate:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_table", HintTable(self.hints))
+
+    @property
+    def literals(self) -> tuple[str, ...]:
+        """Every detector's literals, once (about 300)."""
+        return self._table.literals
 
     def present(self, folded: str, only: frozenset[int] | None = None) -> frozenset[str]:
         """The literals ``folded`` holds: every detector's, or those of the detectors ``only``

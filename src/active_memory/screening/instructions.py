@@ -256,8 +256,7 @@ def _gate() -> Gate:
         None if found is None else frozenset(found)
         for found in (detector_hints(source) for _, source, _ in _SOURCES)
     )
-    literals = tuple(sorted({text for hint in hints if hint for text in hint}))
-    return Gate(hints, literals, tuple(detector_arms(source) for _, source, _ in _SOURCES))
+    return Gate(hints, tuple(detector_arms(source) for _, source, _ in _SOURCES))
 
 
 def _found(folded: str, index: int) -> bool:

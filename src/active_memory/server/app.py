@@ -333,13 +333,10 @@ class MemoryService:
     async def _publish(self, request: Request, who: Credential, arrived: float) -> BaseModel:
         store = await self.store_of(who.tenant)
         raw = await self.bodies.raw(request)
-        control = PublicationControl(hold_s=self.limits.write_hold_s)
-        receipt = await self._while_connected(
-            request, control, lambda: self._publication(store, raw, who, arrived, control)
+        receipt = await self._bounded_write(
+            request, lambda control: self._publication(store, raw, who, arrived, control)
         )
-        return ReceiptAnswer(
-            generation=receipt.generation, revisions=receipt.revisions, retired=receipt.retired
-        )
+        return _receipt_answer(receipt)
 
     async def _publish_whole(self, request: Request, raw: bytes, arrived: float) -> BaseModel:
         """A publication that arrived whole: from its token to its receipt on one worker thread
@@ -348,14 +345,11 @@ class MemoryService:
         token = self._token(request)
         control = PublicationControl(hold_s=self.limits.write_hold_s)
 
-        def publish() -> PublicationReceipt:
+        def publish() -> PublicationReceipt:  # run as itself: the one hop to a worker thread
             who = self._checked_whole(request, token, raw)
             return self._publication(self.store(who.tenant), raw, who, arrived, control)
 
-        receipt = await self._while_connected(request, control, publish)
-        return ReceiptAnswer(
-            generation=receipt.generation, revisions=receipt.revisions, retired=receipt.retired
-        )
+        return _receipt_answer(await self._while_connected(request, control, publish))
 
     def _publication(
         self,
@@ -441,6 +435,12 @@ class MemoryService:
             routes.append(Route(f"{API_PREFIX}/{name}", endpoint, methods=["POST"]))
         routes += admin_routes(self)
         return DirectRoutes(routes)
+
+
+def _receipt_answer(receipt: PublicationReceipt) -> ReceiptAnswer:
+    return ReceiptAnswer(
+        generation=receipt.generation, revisions=receipt.revisions, retired=receipt.retired
+    )
 
 
 def _parsed(raw: bytes, model: type[M]) -> M:
